@@ -1,0 +1,97 @@
+# ted — build, test, install.
+#   make                 libted.a and the ted program (build/)
+#   make test            every test: unit (Criterion), CLI, PyTorch parity, example
+#   make test SAN=1      the same, built with AddressSanitizer + UBSan (build-san/)
+#   make install PREFIX=/usr/local
+
+PYTHON ?= /usr/bin/python3
+PREFIX ?= /usr/local
+CC ?= cc
+
+ifeq ($(SAN),1)
+BUILD ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT ?= -O1
+else
+BUILD ?= build
+SANFLAGS :=
+OPT ?= -O2
+endif
+
+DEPS := openblas yaml-0.1 libcjson
+DEP_CFLAGS := $(shell pkg-config --cflags $(DEPS) 2>/dev/null)
+DEP_LIBS := $(shell pkg-config --libs $(DEPS) 2>/dev/null)
+CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
+
+CFLAGS ?= $(OPT) -g -march=native
+CFLAGS += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Wstrict-prototypes \
+          -Iinclude -Isrc $(DEP_CFLAGS) $(SANFLAGS) -MMD -MP
+LDFLAGS += $(SANFLAGS)
+LDLIBS := $(DEP_LIBS) -lm -lpthread
+
+LIB_SRC := $(wildcard src/core/*.c src/layers/*.c src/model/*.c src/io/*.c)
+CLI_SRC := $(wildcard src/cli/*.c)
+TEST_SRC := $(wildcard tests/unit/*.c)
+EXAMPLE_SRC := examples/translate.c
+
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+
+LIB := $(BUILD)/libted.a
+TED := $(BUILD)/ted
+UNIT := $(BUILD)/unit-tests
+EXAMPLE := $(BUILD)/example-translate
+
+.PHONY: all test check test-unit demo install clean deps toy-model eval
+all: $(LIB) $(TED)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(TED): $(CLI_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(UNIT): $(TEST_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) $^ $(CRITERION_LIBS) $(LDLIBS) -o $@
+
+$(EXAMPLE): $(EXAMPLE_SRC) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# Installs the Debian packages ted needs (apt-get), if any are missing.
+deps:
+	@scripts/install-deps.sh
+
+# `test` installs missing packages first, then re-reads this Makefile so the
+# pkg-config flags see them.
+test: deps
+	@$(MAKE) --no-print-directory check
+
+check: all $(UNIT) $(EXAMPLE)
+	@PYTHON=$(PYTHON) BUILD=$(BUILD) tests/run-all.sh
+
+# The quick start: translate a few sentences with the shipped model.
+demo: deps
+	@$(MAKE) --no-print-directory all
+	$(TED) translate -m models/toy-en-fr $(DEMO_TEXT)
+
+test-unit: $(UNIT)
+	$(UNIT)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/ted
+	install -m 755 $(TED) $(DESTDIR)$(PREFIX)/bin/ted
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libted.a
+	install -m 644 include/ted/*.h $(DESTDIR)$(PREFIX)/include/ted/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define TED_VERSION "\(.*\)"/\1/p' include/ted/ted.h)|' \
+	    ted.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ted.pc
+
+clean:
+	rm -rf build build-san
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -1,0 +1,70 @@
+/*
+ * The model configuration: what config.yaml says, after validation.
+ * docs/model-format.md documents every key.
+ */
+#ifndef TED_CONFIG_H
+#define TED_CONFIG_H
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TED_CONFIG_PATH_SIZE 256
+
+typedef enum ted_activation {
+    TED_ACTIVATION_RELU,
+    TED_ACTIVATION_GELU,  /* exact: x * (1 + erf(x / sqrt 2)) / 2 */
+} ted_activation;
+
+typedef enum ted_positional_layout {
+    TED_POSITIONS_INTERLEAVED,  /* sin at even, cos at odd dimensions (the paper, PyTorch) */
+    TED_POSITIONS_CONCATENATED, /* all sines, then all cosines (Marian) */
+} ted_positional_layout;
+
+typedef enum ted_tokenizer_kind {
+    TED_TOKENIZER_WHITESPACE,  /* tokens are separated by spaces and tabs */
+    TED_TOKENIZER_CHAR,        /* every UTF-8 character is a token */
+} ted_tokenizer_kind;
+
+typedef struct ted_config {
+    /* model: the architecture */
+    int d_model;              /* Embedding Size */
+    int heads;                /* Number of Heads; Query Size = d_model / heads */
+    int encoder_layers;
+    int decoder_layers;
+    int d_ff;                 /* inner size of the feed-forward network */
+    int src_vocab_size;
+    int tgt_vocab_size;
+    ted_activation activation;
+    bool norm_first;          /* pre-norm (true) or the paper's post-norm (false) */
+    float layer_norm_eps;
+    int max_positions;        /* longest sequence the positional encoding covers */
+    bool scale_embedding;     /* multiply embeddings by sqrt(d_model) */
+    ted_positional_layout positional_layout;
+    bool encoder_final_norm;  /* a LayerNorm after the last encoder layer */
+    bool decoder_final_norm;  /* a LayerNorm after the last decoder layer */
+
+    /* weights: the safetensors file, relative to the model directory */
+    char weights[TED_CONFIG_PATH_SIZE];
+
+    /* tokenizer */
+    ted_tokenizer_kind tokenizer;
+    bool lowercase;
+    char src_vocab[TED_CONFIG_PATH_SIZE];
+    char tgt_vocab[TED_CONFIG_PATH_SIZE];
+    int unk_id, pad_id, bos_id, eos_id;
+    bool source_bos_eos;      /* wrap each source as BOS ... EOS */
+
+    /* decoding: at most min(max_length, source tokens + max_length_offset)
+     * target tokens are generated, EOS counted; 0 disables either bound. */
+    int max_length;
+    int max_length_offset;
+} ted_config;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

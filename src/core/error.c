@@ -1,0 +1,48 @@
+#include "core/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *ted_status_name(ted_status status)
+{
+    switch (status) {
+    case TED_OK: return "ok";
+    case TED_ERR_IO: return "I/O error";
+    case TED_ERR_FORMAT: return "malformed file";
+    case TED_ERR_CONFIG: return "invalid config";
+    case TED_ERR_WEIGHTS: return "invalid weights";
+    case TED_ERR_VOCAB: return "invalid vocabulary";
+    case TED_ERR_INPUT: return "invalid input";
+    case TED_ERR_NOMEM: return "out of memory";
+    case TED_ERR_ARGUMENT: return "invalid argument";
+    }
+    return "unknown status";
+}
+
+ted_status ted_fail(ted_error *err, ted_status status, const char *format, ...)
+{
+    if (err) {
+        va_list args;
+        va_start(args, format);
+        vsnprintf(err->message, sizeof err->message, format, args);
+        va_end(args);
+        err->status = status;
+    }
+    return status;
+}
+
+ted_status ted_fail_context(ted_error *err, const char *format, ...)
+{
+    if (!err)
+        return TED_ERR_ARGUMENT;
+    char prefix[TED_ERROR_MESSAGE_SIZE];
+    char message[TED_ERROR_MESSAGE_SIZE];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(prefix, sizeof prefix, format, args);
+    va_end(args);
+    memcpy(message, err->message, sizeof message);
+    snprintf(err->message, sizeof err->message, "%s: %s", prefix, message);
+    return err->status;
+}

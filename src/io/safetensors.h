@@ -1,0 +1,57 @@
+/* The safetensors format: an 8-byte little-endian header length, a JSON
+ * header (parsed with cJSON) mapping tensor names to dtype, shape and byte
+ * offsets, then the raw data. The file is memory-mapped; tensors point into
+ * the mapping. */
+#ifndef TED_IO_SAFETENSORS_H
+#define TED_IO_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ted/ted.h"
+
+#define TED_TENSOR_MAX_DIMS 4
+
+typedef enum ted_dtype {
+    TED_DTYPE_F32,
+    TED_DTYPE_F16,
+    TED_DTYPE_BF16,
+} ted_dtype;
+
+typedef struct ted_st_tensor {
+    char *name;
+    ted_dtype dtype;
+    int ndim;
+    int64_t shape[TED_TENSOR_MAX_DIMS];
+    const void *data;   /* into the mapping; aligned as the file aligns it */
+    size_t bytes;
+} ted_st_tensor;
+
+typedef struct ted_safetensors {
+    const unsigned char *bytes;  /* the whole file */
+    size_t size;
+    bool mapped;                 /* bytes came from mmap (else borrowed) */
+    ted_st_tensor *tensors;
+    int count;
+} ted_safetensors;
+
+/* Maps `path` and parses its header. Every tensor is validated: known dtype,
+ * non-negative shape whose byte count does not overflow and equals its
+ * offsets' span, offsets inside the data section, no two tensors overlapping. */
+ted_status ted_safetensors_open(const char *path, ted_safetensors *file, ted_error *err);
+
+/* Parses a file already in memory (borrowed, not copied); `name` stands for
+ * the file in messages. */
+ted_status ted_safetensors_parse(const void *bytes, size_t size, const char *name,
+                                 ted_safetensors *file, ted_error *err);
+
+/* The tensor called `name`, or NULL. */
+const ted_st_tensor *ted_safetensors_find(const ted_safetensors *file, const char *name);
+
+const char *ted_dtype_name(ted_dtype dtype);
+size_t ted_dtype_size(ted_dtype dtype);
+
+/* Unmaps (if mapped) and frees; safe on a zeroed struct. */
+void ted_safetensors_close(ted_safetensors *file);
+
+#endif

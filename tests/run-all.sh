@@ -1,0 +1,73 @@
+#!/bin/sh
+# Runs every test suite and prints one closing line: "N passed, N failed".
+#   unit:   the Criterion binary (one count per Criterion test)
+#   cli:    tests/cli/*.sh, the ted program as a user runs it
+#   parity: tests/parity/*.py, ted against PyTorch
+#   example: the C API example
+# Scripts print "ok NAME" or "FAIL NAME: why" per check.
+BUILD=${BUILD:-build}
+PYTHON=${PYTHON:-/usr/bin/python3}
+export BUILD PYTHON
+TED="$BUILD/ted"
+export TED
+passed=0
+failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count_checks() {  # $1 = suite name; reads ok/FAIL lines from $log
+    p=$(grep -c '^ok ' "$log")
+    f=$(grep -c '^FAIL ' "$log")
+    passed=$((passed + p))
+    failed=$((failed + f))
+    grep '^FAIL ' "$log"
+    echo "$1: $p passed, $f failed"
+}
+
+echo "== unit tests (Criterion)"
+"$BUILD/unit-tests" --jobs 2 >"$log" 2>&1
+status=$?
+grep -E '^\[(----|FAIL)\]|Synthesis' "$log" | tail -n 40
+synth=$(grep 'Synthesis' "$log" | tail -n 1)
+p=$(echo "$synth" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
+t=$(echo "$synth" | sed -n 's/.*Tested: \([0-9]*\).*/\1/p')
+if [ -z "$p" ] || [ -z "$t" ]; then
+    echo "FAIL unit: the Criterion binary did not report (exit $status)"
+    failed=$((failed + 1))
+else
+    passed=$((passed + p))
+    failed=$((failed + t - p))
+    [ "$status" -ne 0 ] && [ "$t" -eq "$p" ] && failed=$((failed + 1))
+fi
+
+for script in tests/cli/*.sh; do
+    [ -e "$script" ] || continue
+    echo "== $script"
+    sh "$script" >"$log" 2>&1
+    status=$?
+    count_checks "$script"
+    if [ "$status" -ne 0 ] && ! grep -q '^FAIL ' "$log"; then
+        tail -n 20 "$log"; failed=$((failed + 1))
+    fi
+done
+
+for script in tests/parity/test_*.py; do
+    [ -e "$script" ] || continue
+    echo "== $script"
+    "$PYTHON" "$script" >"$log" 2>&1
+    status=$?
+    count_checks "$script"
+    if [ "$status" -ne 0 ] && ! grep -q '^FAIL ' "$log"; then
+        tail -n 20 "$log"; failed=$((failed + 1))
+    fi
+done
+
+echo "== example"
+if out=$("$BUILD/example-translate" models/toy-en-fr 2>&1) && [ -n "$out" ]; then
+    echo "ok example: $out"; passed=$((passed + 1))
+else
+    echo "FAIL example: $out"; failed=$((failed + 1))
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
