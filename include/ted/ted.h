@@ -83,6 +83,11 @@ ted_tensor_info ted_model_tensor(const ted_model *model, int index);
 ted_status ted_encode_source(const ted_model *model, const char *text, int **ids,
                              int *count, int *unknown, ted_error *err);
 
+/* Splits `text` as the tokenizer says and maps each token to its target
+ * vocabulary id, without BOS or EOS (for teacher forcing and scoring). */
+ted_status ted_encode_target(const ted_model *model, const char *text, int **ids, int *count,
+                             int *unknown, ted_error *err);
+
 /* Maps target ids to text, joined by spaces (or nothing, for the character
  * tokenizer). Stops at EOS; BOS and padding are skipped. Returns a malloc'ed
  * string the caller frees, or NULL when out of memory. */
@@ -138,16 +143,24 @@ int ted_session_source_length(const ted_session *session, int row);
 void ted_session_keep_attention(ted_session *session, bool keep);
 
 typedef enum ted_attention_kind {
-    TED_ENCODER_SELF_ATTENTION,   /* (heads, source_len, source_len) */
-    TED_DECODER_SELF_ATTENTION,   /* (heads, 1, position + 1) of the last step */
-    TED_CROSS_ATTENTION,          /* (heads, 1, source_len) of the last step */
+    TED_ENCODER_SELF_ATTENTION,  /* queries and keys: the padded source */
+    TED_DECODER_SELF_ATTENTION,  /* the last step's query over positions 0..step */
+    TED_CROSS_ATTENTION,         /* the last step's query over the padded source */
 } ted_attention_kind;
 
-/* Points `*weights` at the kept weights of `layer` for batch row `row`,
- * laid out (heads, queries, keys) with `*queries` and `*keys` set. */
-ted_status ted_session_attention(const ted_session *session, ted_attention_kind kind,
-                                 int layer, int row, const float **weights, int *queries,
-                                 int *keys, ted_error *err);
+/* Attention weights of one layer and batch row: the weight of head h,
+ * query i on key j is weights[(h * queries + i) * stride + j], j < keys.
+ * Keys past the row's own source length (padding) have weight 0. */
+typedef struct ted_attention_view {
+    const float *weights;
+    int heads;
+    int queries;
+    int keys;
+    int stride;
+} ted_attention_view;
+
+ted_status ted_session_attention(const ted_session *session, ted_attention_kind kind, int layer,
+                                 int row, ted_attention_view *view, ted_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Greedy decoding and translation                                          */

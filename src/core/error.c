@@ -36,13 +36,14 @@ ted_status ted_fail_context(ted_error *err, const char *format, ...)
 {
     if (!err)
         return TED_ERR_ARGUMENT;
-    char prefix[TED_ERROR_MESSAGE_SIZE];
     char message[TED_ERROR_MESSAGE_SIZE];
+    memcpy(message, err->message, sizeof message);
     va_list args;
     va_start(args, format);
-    vsnprintf(prefix, sizeof prefix, format, args);
+    int n = vsnprintf(err->message, sizeof err->message, format, args);
     va_end(args);
-    memcpy(message, err->message, sizeof message);
-    snprintf(err->message, sizeof err->message, "%s: %s", prefix, message);
+    if (n >= 0 && (size_t)n < sizeof err->message)
+        snprintf(err->message + n, sizeof err->message - n, ": %.*s",
+                 (int)(sizeof err->message - n), message);
     return err->status;
 }

@@ -1,0 +1,50 @@
+/* Shared pieces of the ted commands: argument parsing, model loading,
+ * reading input lines, reporting errors. */
+#ifndef TED_CLI_CLI_H
+#define TED_CLI_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "ted/ted.h"
+
+/* Each command: argc/argv start at the command's own arguments. Returns
+ * the process exit status. */
+int cli_translate(int argc, char **argv);
+int cli_logits(int argc, char **argv);
+int cli_info(int argc, char **argv);
+
+/* "ted: <message>" on stderr; returns 1, the exit status of every error. */
+int cli_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Walks argv one option at a time. An option takes its value as the next
+ * argument or after '=' (--max-length=20). Arguments that are not options
+ * are operands, collected in order. */
+typedef struct cli_args {
+    int argc;
+    char **argv;
+    int next;
+    const char *value;     /* the value of the option just matched */
+    const char **operands;
+    int operand_count;
+    bool failed;
+} cli_args;
+
+bool cli_args_init(cli_args *a, int argc, char **argv);
+void cli_args_free(cli_args *a);
+/* The next option's name (e.g. "--model"), or NULL when all are read. */
+const char *cli_next_option(cli_args *a);
+/* Reads the value of the option just returned; false (and an error printed)
+ * when it has none. */
+bool cli_take_value(cli_args *a, const char *option);
+/* Parses the value as an int in [min, max]. */
+bool cli_take_int(cli_args *a, const char *option, int min, int max, int *out);
+
+/* Loads a model, printing the error on failure. */
+ted_model *cli_load_model(const char *dir);
+
+/* Reads one line of any length from `in`, without its "\n" or "\r\n".
+ * Returns false at end of input. `*line` is reused between calls. */
+bool cli_read_line(FILE *in, char **line, size_t *capacity, size_t *length);
+
+#endif

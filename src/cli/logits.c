@@ -1,0 +1,101 @@
+/* ted logits: the decoder fed BOS + the target, teacher-forced; one line of
+ * logits per position, each predicting the next target token. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char usage[] =
+    "usage: ted logits -m DIR --source TEXT --target TEXT\n"
+    "\n"
+    "Feeds the decoder BOS followed by the target's tokens and prints, for each\n"
+    "of the len(target) + 1 positions, the whole logit vector (space-separated)\n"
+    "that predicts the next token: line i predicts target token i, the last line\n"
+    "predicts EOS.\n"
+    "\n"
+    "options:\n"
+    "  -m, --model DIR   the model directory\n"
+    "  --source TEXT     the source sentence\n"
+    "  --target TEXT     the target sentence (may be empty)\n"
+    "  -h, --help        show this help\n";
+
+static void print_logits(const float *logits, int vocab)
+{
+    for (int v = 0; v < vocab; v++)
+        printf(v ? " %.9g" : "%.9g", logits[v]);
+    putchar('\n');
+}
+
+static int run_logits(const ted_model *model, const char *source, const char *target)
+{
+    int *src = NULL, *tgt = NULL, src_len = 0, tgt_len = 0;
+    ted_session *session = NULL;
+    ted_error err = {0};
+    int status = 0;
+    if (ted_encode_source(model, source, &src, &src_len, NULL, &err) ||
+        ted_encode_target(model, target, &tgt, &tgt_len, NULL, &err) ||
+        ted_session_new(model, &session, &err))
+        status = cli_error("%s", err.message);
+    else if (src_len == 0)
+        status = cli_error("logits: the source is empty");
+    const int *sources[1] = {src};
+    if (!status && ted_session_encode(session, sources, &src_len, 1, tgt_len + 1, &err))
+        status = cli_error("%s", err.message);
+
+    const ted_config *c = ted_model_config(model);
+    int token = c->bos_id;
+    for (int t = 0; !status && t <= tgt_len; t++) {
+        const float *logits;
+        if (ted_session_step(session, &token, &logits, &err)) {
+            status = cli_error("%s", err.message);
+            break;
+        }
+        print_logits(logits, c->tgt_vocab_size);
+        if (t < tgt_len)
+            token = tgt[t];
+    }
+    ted_session_free(session);
+    free(src);
+    free(tgt);
+    return status;
+}
+
+int cli_logits(int argc, char **argv)
+{
+    cli_args a;
+    if (!cli_args_init(&a, argc, argv))
+        return 1;
+    const char *model_dir = NULL, *source = NULL, *target = NULL, *option;
+    while (!a.failed && (option = cli_next_option(&a))) {
+        if (!strcmp(option, "-h") || !strcmp(option, "--help")) {
+            fputs(usage, stdout);
+            cli_args_free(&a);
+            return 0;
+        } else if (!strcmp(option, "-m") || !strcmp(option, "--model")) {
+            if (cli_take_value(&a, option))
+                model_dir = a.value;
+        } else if (!strcmp(option, "--source")) {
+            if (cli_take_value(&a, option))
+                source = a.value;
+        } else if (!strcmp(option, "--target")) {
+            if (cli_take_value(&a, option))
+                target = a.value;
+        } else {
+            a.failed = true;
+            cli_error("logits: unknown option '%s' (see ted logits --help)", option);
+        }
+    }
+    int status = a.failed ? 1 : 0;
+    if (!status && a.operand_count > 0)
+        status = cli_error("logits: unexpected argument '%s'", a.operands[0]);
+    if (!status && (!model_dir || !source || !target))
+        status = cli_error("logits: -m DIR, --source TEXT and --target TEXT are required");
+    ted_model *model = NULL;
+    if (!status && !(model = cli_load_model(model_dir)))
+        status = 1;
+    if (!status)
+        status = run_logits(model, source, target);
+    ted_model_free(model);
+    cli_args_free(&a);
+    return status;
+}

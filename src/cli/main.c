@@ -1,0 +1,43 @@
+/* ted: translate with, inspect and learn from encoder-decoder Transformers. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char usage[] =
+    "usage: ted COMMAND [OPTIONS]\n"
+    "\n"
+    "commands:\n"
+    "  translate   translate text with a model\n"
+    "  logits      print the teacher-forced logits of a target given a source\n"
+    "  info        show a model's config and tensors\n"
+    "\n"
+    "Run 'ted COMMAND --help' for a command's options.\n";
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} command;
+
+static const command commands[] = {
+    {"translate", cli_translate},
+    {"logits", cli_logits},
+    {"info", cli_info},
+};
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 1 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("ted %s\n", TED_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 2, argv + 2);
+    fputs(usage, stderr);
+    return cli_error("unknown command '%s'", argv[1]);
+}

@@ -1,0 +1,50 @@
+#include "layers/add_norm.h"
+
+#include <math.h>
+#include <stddef.h>
+
+void ted_layer_norm(float *y, const float *x, const ted_layer_norm_weights *norm, int rows,
+                    int d_model, float eps)
+{
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * d_model;
+        float *yr = y + (size_t)r * d_model;
+        /* Two passes in double: the variance of activations with a large
+         * mean loses digits in float, and this is not the hot path. */
+        double mean = 0.0;
+        for (int i = 0; i < d_model; i++)
+            mean += xr[i];
+        mean /= d_model;
+        double var = 0.0;
+        for (int i = 0; i < d_model; i++) {
+            double c = xr[i] - mean;
+            var += c * c;
+        }
+        var /= d_model;
+        float inv_std = (float)(1.0 / sqrt(var + eps));
+        float m = (float)mean;
+        for (int i = 0; i < d_model; i++)
+            yr[i] = (xr[i] - m) * inv_std * norm->weight[i] + norm->bias[i];
+    }
+}
+
+const float *ted_add_norm_input(const float *x, float *scratch,
+                                const ted_layer_norm_weights *norm, bool norm_first, int rows,
+                                int d_model, float eps)
+{
+    if (!norm_first)
+        return x;
+    ted_layer_norm(scratch, x, norm, rows, d_model, eps);
+    return scratch;
+}
+
+void ted_add_norm_output(float *x, const float *sublayer_out,
+                         const ted_layer_norm_weights *norm, bool norm_first, int rows,
+                         int d_model, float eps)
+{
+    size_t n = (size_t)rows * d_model;
+    for (size_t i = 0; i < n; i++)
+        x[i] += sublayer_out[i];
+    if (!norm_first)
+        ted_layer_norm(x, x, norm, rows, d_model, eps);
+}

@@ -1,0 +1,27 @@
+/* The position-wise feed-forward network: Linear -> activation -> Linear,
+ * applied to every position alike. */
+#ifndef TED_LAYERS_FEED_FORWARD_H
+#define TED_LAYERS_FEED_FORWARD_H
+
+#include <stddef.h>
+
+#include "ted/config.h"
+
+typedef struct ted_feed_forward_weights {
+    const float *linear1_weight;  /* (d_ff, d_model) */
+    const float *linear1_bias;    /* (d_ff) */
+    const float *linear2_weight;  /* (d_model, d_ff) */
+    const float *linear2_bias;    /* (d_model) */
+} ted_feed_forward_weights;
+
+/* x (rows, d_model) -> hidden (rows, d_ff) -> out (rows, d_model).
+ * `hidden` is scratch the caller owns. */
+void ted_feed_forward(float *out, float *hidden, const float *x,
+                      const ted_feed_forward_weights *ffn, ted_activation activation, int rows,
+                      int d_model, int d_ff);
+
+/* The activations, in place over n values. */
+void ted_relu(float *x, size_t n);
+void ted_gelu(float *x, size_t n);
+
+#endif

@@ -1,0 +1,16 @@
+/* The decoder's final Linear + Softmax: hidden states -> scores over the
+ * target vocabulary. */
+#ifndef TED_LAYERS_OUTPUT_H
+#define TED_LAYERS_OUTPUT_H
+
+typedef struct ted_output_weights {
+    const float *weight;  /* (tgt_vocab, d_model): PyTorch's generator.weight */
+    const float *bias;    /* (tgt_vocab) */
+} ted_output_weights;
+
+/* x (rows, d_model) -> logits (rows, tgt_vocab). The softmax is left to the
+ * decoding strategy: greedy needs only the argmax, beam search the log. */
+void ted_output_logits(float *logits, const float *x, const ted_output_weights *out, int rows,
+                       int d_model, int tgt_vocab);
+
+#endif

@@ -1,0 +1,14 @@
+/* Softmax and its logarithm, shifted by the maximum so exp never overflows. */
+#ifndef TED_LAYERS_SOFTMAX_H
+#define TED_LAYERS_SOFTMAX_H
+
+/* x (n) -> softmax(x), in place; n >= 1. */
+void ted_softmax(float *x, int n);
+
+/* x (n) -> log softmax(x), in place: x - max - log(sum(exp(x - max))). */
+void ted_log_softmax(float *x, int n);
+
+/* The index of the largest of x (n); the first one on ties. */
+int ted_argmax(const float *x, int n);
+
+#endif

@@ -1,0 +1,53 @@
+/* The read-only model: config, weights bound to the mapped safetensors file,
+ * the positional encoding table and the vocabularies. Shared by every
+ * session; nothing here changes after ted_model_load(). */
+#ifndef TED_MODEL_MODEL_H
+#define TED_MODEL_MODEL_H
+
+#include "io/safetensors.h"
+#include "io/vocab.h"
+#include "layers/add_norm.h"
+#include "layers/attention.h"
+#include "layers/feed_forward.h"
+#include "layers/output.h"
+#include "ted/ted.h"
+
+typedef struct ted_encoder_layer {
+    ted_attention_weights self_attention;   /* self_attn.* */
+    ted_layer_norm_weights norm1;           /* Add & Norm after attention */
+    ted_feed_forward_weights feed_forward;  /* linear1.*, linear2.* */
+    ted_layer_norm_weights norm2;           /* Add & Norm after feed-forward */
+} ted_encoder_layer;
+
+typedef struct ted_decoder_layer {
+    ted_attention_weights self_attention;   /* masked, self_attn.* */
+    ted_layer_norm_weights norm1;
+    ted_attention_weights cross_attention;  /* encoder-decoder, multihead_attn.* */
+    ted_layer_norm_weights norm2;
+    ted_feed_forward_weights feed_forward;
+    ted_layer_norm_weights norm3;
+} ted_decoder_layer;
+
+typedef struct ted_weights {
+    const float *src_embedding;           /* (src_vocab_size, d_model) */
+    const float *tgt_embedding;           /* (tgt_vocab_size, d_model) */
+    ted_encoder_layer *encoder;           /* (encoder_layers) */
+    ted_layer_norm_weights encoder_norm;  /* NULLs without encoder_final_norm */
+    ted_decoder_layer *decoder;           /* (decoder_layers) */
+    ted_layer_norm_weights decoder_norm;  /* NULLs without decoder_final_norm */
+    ted_output_weights generator;         /* the final Linear */
+} ted_weights;
+
+struct ted_model {
+    ted_config config;
+    ted_weights weights;
+    float *positional_encoding;  /* (max_positions, d_model) */
+    float embedding_scale;       /* sqrt(d_model), or 1 */
+    ted_safetensors file;
+    ted_vocab src_vocab;
+    ted_vocab tgt_vocab;
+    float **converted;           /* F16/BF16 or misaligned tensors copied to F32 */
+    int converted_count;
+};
+
+#endif
