@@ -38,6 +38,5 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 2, argv + 2);
-    fputs(usage, stderr);
-    return cli_error("unknown command '%s'", argv[1]);
+    return cli_error("unknown command '%s' (see ted --help)", argv[1]);
 }

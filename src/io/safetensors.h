@@ -31,17 +31,19 @@ typedef struct ted_safetensors {
     const unsigned char *bytes;  /* the whole file */
     size_t size;
     bool mapped;                 /* bytes came from mmap (else borrowed) */
-    ted_st_tensor *tensors;
+    ted_st_tensor *tensors;      /* sorted by name */
     int count;
 } ted_safetensors;
 
 /* Maps `path` and parses its header. Every tensor is validated: known dtype,
  * non-negative shape whose byte count does not overflow and equals its
- * offsets' span, offsets inside the data section, no two tensors overlapping. */
+ * offsets' span, offsets inside the data section, no two tensors overlapping,
+ * no name given twice. On failure `file` is left zeroed. */
 ted_status ted_safetensors_open(const char *path, ted_safetensors *file, ted_error *err);
 
-/* Parses a file already in memory (borrowed, not copied); `name` stands for
- * the file in messages. */
+/* Parses a file already in memory (borrowed, not copied: it must outlive
+ * `file`); `name` stands for the file in messages. Safe on arbitrary bytes.
+ * On failure `file` is left zeroed. */
 ted_status ted_safetensors_parse(const void *bytes, size_t size, const char *name,
                                  ted_safetensors *file, ted_error *err);
 

@@ -1,0 +1,562 @@
+#include "io/safetensors.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+
+/* Real headers are a few hundred kilobytes; anything near this is an attack
+ * or a corrupt length, and parsing it would cost memory for nothing. */
+#define HEADER_MAX_BYTES ((uint64_t)100 << 20)
+
+/* Shape entries and offsets arrive as JSON doubles, which hold integers
+ * exactly only up to 2^53. */
+#define JSON_EXACT_INTEGER_MAX 9007199254740992.0
+
+#define METADATA_KEY "__metadata__"
+
+/* Longest "[d0, d1, d2, d3]" of TED_TENSOR_MAX_DIMS 64-bit numbers. */
+#define SHAPE_TEXT_SIZE (TED_TENSOR_MAX_DIMS * 22 + 3)
+
+const char *ted_dtype_name(ted_dtype dtype)
+{
+    switch (dtype) {
+    case TED_DTYPE_F32: return "F32";
+    case TED_DTYPE_F16: return "F16";
+    case TED_DTYPE_BF16: return "BF16";
+    }
+    return "?";
+}
+
+size_t ted_dtype_size(ted_dtype dtype)
+{
+    switch (dtype) {
+    case TED_DTYPE_F32: return 4;
+    case TED_DTYPE_F16: return 2;
+    case TED_DTYPE_BF16: return 2;
+    }
+    return 0;
+}
+
+static bool dtype_from_name(const char *name, ted_dtype *dtype)
+{
+    static const ted_dtype known[] = {TED_DTYPE_F32, TED_DTYPE_F16, TED_DTYPE_BF16};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        if (strcmp(name, ted_dtype_name(known[i])) == 0) {
+            *dtype = known[i];
+            return true;
+        }
+    }
+    return false;
+}
+
+static uint64_t read_u64_le(const unsigned char *p)
+{
+    uint64_t value = 0;
+    for (int i = 7; i >= 0; i--)
+        value = value << 8 | p[i];
+    return value;
+}
+
+/* The length of the valid UTF-8 prefix of `s`: equal to `size` when all of
+ * it is valid. Overlong forms, surrogates and code points past U+10FFFF are
+ * invalid, as the format requires. */
+static size_t utf8_valid_prefix(const unsigned char *s, size_t size)
+{
+    size_t i = 0;
+    while (i < size) {
+        unsigned char c = s[i];
+        size_t extra;
+        uint32_t min, code;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            extra = 1;
+            min = 0x80;
+            code = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            extra = 2;
+            min = 0x800;
+            code = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            extra = 3;
+            min = 0x10000;
+            code = c & 0x07;
+        } else {
+            return i;
+        }
+        if (size - i <= extra)
+            return i;
+        for (size_t k = 1; k <= extra; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return i;
+            code = code << 6 | (s[i + k] & 0x3F);
+        }
+        if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))
+            return i;
+        i += extra + 1;
+    }
+    return size;
+}
+
+static bool is_json_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* A JSON number that is a whole number in [0, 2^53]. */
+static bool json_to_count(const cJSON *item, uint64_t *value)
+{
+    if (!cJSON_IsNumber(item))
+        return false;
+    double d = item->valuedouble;
+    if (!(d >= 0 && d <= JSON_EXACT_INTEGER_MAX))
+        return false;
+    uint64_t n = (uint64_t)d;
+    if ((double)n != d)
+        return false;
+    *value = n;
+    return true;
+}
+
+static void format_shape(char *out, size_t size, const int64_t *shape, int ndim)
+{
+    int used = snprintf(out, size, "[");
+    for (int i = 0; i < ndim && used > 0 && (size_t)used < size; i++)
+        used += snprintf(out + used, size - (size_t)used, "%s%lld", i ? ", " : "",
+                         (long long)shape[i]);
+    if (used > 0 && (size_t)used < size)
+        snprintf(out + used, size - (size_t)used, "]");
+}
+
+/* Bytes a tensor of this shape needs, or false when that overflows size_t.
+ * A zero dimension empties the tensor whatever the others say, so it is
+ * looked for before any product can overflow. */
+static bool shape_bytes(const int64_t *shape, int ndim, ted_dtype dtype, size_t *bytes)
+{
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0) {
+            *bytes = 0;
+            return true;
+        }
+    }
+    size_t total = ted_dtype_size(dtype);
+    for (int i = 0; i < ndim; i++) {
+        total = ted_mul_size(total, (size_t)shape[i]);
+        if (total == SIZE_MAX)
+            return false;
+    }
+    *bytes = total;
+    return true;
+}
+
+static ted_status parse_dtype(const cJSON *entry, const char *file_name, const char *tensor,
+                              ted_dtype *dtype, ted_error *err)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(entry, "dtype");
+    if (!item)
+        return ted_fail(err, TED_ERR_FORMAT, "%s: tensor '%s': no \"dtype\"", file_name, tensor);
+    if (!cJSON_IsString(item))
+        return ted_fail(err, TED_ERR_FORMAT, "%s: tensor '%s': \"dtype\" is not a string",
+                        file_name, tensor);
+    if (!dtype_from_name(item->valuestring, dtype))
+        return ted_fail(err, TED_ERR_FORMAT,
+                        "%s: tensor '%s': unsupported dtype '%s' (expected F32, F16 or BF16)",
+                        file_name, tensor, item->valuestring);
+    return TED_OK;
+}
+
+static ted_status parse_shape(const cJSON *entry, const char *file_name, const char *tensor,
+                              int64_t *shape, int *ndim, ted_error *err)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(entry, "shape");
+    if (!item)
+        return ted_fail(err, TED_ERR_FORMAT, "%s: tensor '%s': no \"shape\"", file_name, tensor);
+    if (!cJSON_IsArray(item))
+        return ted_fail(err, TED_ERR_FORMAT, "%s: tensor '%s': \"shape\" is not an array",
+                        file_name, tensor);
+    int dims = 0;
+    const cJSON *dim;
+    cJSON_ArrayForEach(dim, item) {
+        if (dims == TED_TENSOR_MAX_DIMS)
+            return ted_fail(err, TED_ERR_FORMAT,
+                            "%s: tensor '%s': shape has %d dimensions, more than the %d supported",
+                            file_name, tensor, cJSON_GetArraySize(item), TED_TENSOR_MAX_DIMS);
+        uint64_t value;
+        if (!json_to_count(dim, &value))
+            return ted_fail(err, TED_ERR_FORMAT,
+                            "%s: tensor '%s': shape[%d] is not a whole number in [0, 2^53]",
+                            file_name, tensor, dims);
+        shape[dims++] = (int64_t)value;
+    }
+    *ndim = dims;
+    return TED_OK;
+}
+
+static ted_status parse_offsets(const cJSON *entry, const char *file_name, const char *tensor,
+                                uint64_t data_size, uint64_t *begin, uint64_t *end,
+                                ted_error *err)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(entry, "data_offsets");
+    if (!item)
+        return ted_fail(err, TED_ERR_FORMAT, "%s: tensor '%s': no \"data_offsets\"", file_name,
+                        tensor);
+    if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 2)
+        return ted_fail(err, TED_ERR_FORMAT,
+                        "%s: tensor '%s': \"data_offsets\" is not an array of 2 numbers",
+                        file_name, tensor);
+    if (!json_to_count(item->child, begin) || !json_to_count(item->child->next, end))
+        return ted_fail(err, TED_ERR_FORMAT,
+                        "%s: tensor '%s': data_offsets are not whole numbers in [0, 2^53]",
+                        file_name, tensor);
+    if (*begin > *end)
+        return ted_fail(err, TED_ERR_FORMAT,
+                        "%s: tensor '%s': data_offsets [%llu, %llu] are reversed", file_name,
+                        tensor, (unsigned long long)*begin, (unsigned long long)*end);
+    if (*end > data_size)
+        return ted_fail(err, TED_ERR_FORMAT,
+                        "%s: tensor '%s': data_offsets [%llu, %llu] end past the %llu-byte data "
+                        "section (file truncated?)",
+                        file_name, tensor, (unsigned long long)*begin, (unsigned long long)*end,
+                        (unsigned long long)data_size);
+    return TED_OK;
+}
+
+/* Fills `tensor` from one header entry; `data` is the start of the data
+ * section, `data_size` its length. */
+static ted_status parse_tensor(const cJSON *entry, const char *file_name,
+                               const unsigned char *data, uint64_t data_size,
+                               ted_st_tensor *tensor, ted_error *err)
+{
+    const char *name = entry->string;
+    if (name[0] == '\0')
+        return ted_fail(err, TED_ERR_FORMAT, "%s: a tensor has an empty name", file_name);
+    if (!cJSON_IsObject(entry))
+        return ted_fail(err, TED_ERR_FORMAT, "%s: tensor '%s': entry is not an object",
+                        file_name, name);
+
+    ted_dtype dtype = TED_DTYPE_F32;
+    int64_t shape[TED_TENSOR_MAX_DIMS] = {0};
+    int ndim = 0;
+    uint64_t begin = 0, end = 0;
+    ted_status status = parse_dtype(entry, file_name, name, &dtype, err);
+    if (status == TED_OK)
+        status = parse_shape(entry, file_name, name, shape, &ndim, err);
+    if (status == TED_OK)
+        status = parse_offsets(entry, file_name, name, data_size, &begin, &end, err);
+    if (status != TED_OK)
+        return status;
+
+    char shape_text[SHAPE_TEXT_SIZE];
+    size_t needed;
+    if (!shape_bytes(shape, ndim, dtype, &needed)) {
+        format_shape(shape_text, sizeof shape_text, shape, ndim);
+        return ted_fail(err, TED_ERR_FORMAT, "%s: tensor '%s': shape %s of %s overflows size_t",
+                        file_name, name, shape_text, ted_dtype_name(dtype));
+    }
+    if (end - begin != needed) {
+        format_shape(shape_text, sizeof shape_text, shape, ndim);
+        return ted_fail(err, TED_ERR_FORMAT,
+                        "%s: tensor '%s': data_offsets [%llu, %llu] span %llu bytes but shape %s "
+                        "of %s needs %zu",
+                        file_name, name, (unsigned long long)begin, (unsigned long long)end,
+                        (unsigned long long)(end - begin), shape_text, ted_dtype_name(dtype),
+                        needed);
+    }
+
+    size_t name_size = strlen(name) + 1;
+    tensor->name = ted_alloc(name_size, 1, "safetensors tensor name", err);
+    if (!tensor->name)
+        return ted_fail_context(err, "%s: tensor '%s'", file_name, name);
+    memcpy(tensor->name, name, name_size);
+    tensor->dtype = dtype;
+    tensor->ndim = ndim;
+    memcpy(tensor->shape, shape, sizeof shape);
+    tensor->data = data + begin;
+    tensor->bytes = needed;
+    return TED_OK;
+}
+
+static int compare_by_name(const void *a, const void *b)
+{
+    return strcmp(((const ted_st_tensor *)a)->name, ((const ted_st_tensor *)b)->name);
+}
+
+static int compare_by_position(const void *a, const void *b)
+{
+    const ted_st_tensor *x = *(const ted_st_tensor *const *)a;
+    const ted_st_tensor *y = *(const ted_st_tensor *const *)b;
+    const unsigned char *px = x->data, *py = y->data;
+    if (px != py)
+        return px < py ? -1 : 1;
+    return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+/* Sorts the tensors by name (so find() can bisect) and rejects a name that
+ * appears twice: cJSON keeps duplicate keys rather than refusing them. */
+static ted_status sort_and_check_names(ted_safetensors *file, const char *file_name,
+                                       ted_error *err)
+{
+    if (file->count == 0)
+        return TED_OK;
+    qsort(file->tensors, (size_t)file->count, sizeof *file->tensors, compare_by_name);
+    for (int i = 1; i < file->count; i++) {
+        if (strcmp(file->tensors[i - 1].name, file->tensors[i].name) == 0)
+            return ted_fail(err, TED_ERR_FORMAT, "%s: tensor '%s' appears twice in the header",
+                            file_name, file->tensors[i].name);
+    }
+    return TED_OK;
+}
+
+/* Two tensors sharing bytes would let a write through one alias the other
+ * and usually mean a corrupt header. An empty tensor owns no bytes. */
+static ted_status check_overlaps(const ted_safetensors *file, const char *file_name,
+                                 const unsigned char *data, ted_error *err)
+{
+    if (file->count < 2)
+        return TED_OK;
+    const ted_st_tensor **order =
+        ted_alloc((size_t)file->count, sizeof *order, "safetensors tensor order", err);
+    if (!order)
+        return ted_fail_context(err, "%s", file_name);
+    for (int i = 0; i < file->count; i++)
+        order[i] = &file->tensors[i];
+    qsort(order, (size_t)file->count, sizeof *order, compare_by_position);
+
+    ted_status status = TED_OK;
+    const ted_st_tensor *reach_owner = NULL;  /* the tensor ending furthest so far */
+    for (int i = 0; i < file->count && status == TED_OK; i++) {
+        const ted_st_tensor *t = order[i];
+        if (t->bytes == 0)
+            continue;
+        const unsigned char *begin = t->data;
+        if (reach_owner) {
+            const unsigned char *owner_begin = reach_owner->data;
+            if (begin < owner_begin + reach_owner->bytes) {
+                size_t b1 = (size_t)(owner_begin - data), b2 = (size_t)(begin - data);
+                status = ted_fail(err, TED_ERR_FORMAT,
+                                  "%s: tensors '%s' [%zu, %zu] and '%s' [%zu, %zu] overlap",
+                                  file_name, reach_owner->name, b1, b1 + reach_owner->bytes,
+                                  t->name, b2, b2 + t->bytes);
+            }
+        }
+        if (!reach_owner ||
+            begin + t->bytes > (const unsigned char *)reach_owner->data + reach_owner->bytes)
+            reach_owner = t;
+    }
+    free(order);
+    return status;
+}
+
+/* The header as a cJSON object. The mapping has no NUL after the header, so
+ * cJSON reads a NUL-terminated copy: whatever the header holds, the parser
+ * stays inside memory we own. */
+static ted_status parse_header_json(const unsigned char *header, size_t size,
+                                    const char *file_name, cJSON **root, ted_error *err)
+{
+    size_t valid = utf8_valid_prefix(header, size);
+    if (valid != size)
+        return ted_fail(err, TED_ERR_FORMAT, "%s: header is not valid UTF-8 (at header byte %zu)",
+                        file_name, valid);
+
+    char *copy = ted_alloc(size + 1, 1, "safetensors header", err);
+    if (!copy)
+        return ted_fail_context(err, "%s", file_name);
+    memcpy(copy, header, size);
+
+    const char *end = NULL;
+    *root = cJSON_ParseWithLengthOpts(copy, size, &end, 0);
+    size_t stop = end ? (size_t)(end - copy) : 0;
+    if (!*root) {
+        free(copy);
+        return ted_fail(err, TED_ERR_FORMAT, "%s: header is not valid JSON (at header byte %zu)",
+                        file_name, stop);
+    }
+    while (stop < size && is_json_space((unsigned char)copy[stop]))
+        stop++;
+    free(copy);
+    if (stop != size) {
+        cJSON_Delete(*root);
+        *root = NULL;
+        return ted_fail(err, TED_ERR_FORMAT,
+                        "%s: header has data after its JSON object (at header byte %zu)",
+                        file_name, stop);
+    }
+    if (!cJSON_IsObject(*root)) {
+        cJSON_Delete(*root);
+        *root = NULL;
+        return ted_fail(err, TED_ERR_FORMAT, "%s: header is not a JSON object", file_name);
+    }
+    return TED_OK;
+}
+
+static bool is_metadata(const cJSON *entry)
+{
+    return strcmp(entry->string, METADATA_KEY) == 0;
+}
+
+static ted_status parse_entries(const cJSON *root, const char *file_name,
+                                const unsigned char *data, uint64_t data_size,
+                                ted_safetensors *file, ted_error *err)
+{
+    /* An entry takes at least 7 header bytes, so the header limit keeps
+     * the count far inside an int. */
+    size_t count = 0;
+    const cJSON *entry;
+    cJSON_ArrayForEach(entry, root) {
+        if (!is_metadata(entry))
+            count++;
+    }
+    file->tensors = ted_alloc(count, sizeof *file->tensors, "safetensors tensors", err);
+    if (!file->tensors)
+        return ted_fail_context(err, "%s", file_name);
+
+    cJSON_ArrayForEach(entry, root) {
+        if (is_metadata(entry)) {
+            if (!cJSON_IsObject(entry))
+                return ted_fail(err, TED_ERR_FORMAT, "%s: \"%s\" is not an object", file_name,
+                                METADATA_KEY);
+            continue;
+        }
+        ted_status status =
+            parse_tensor(entry, file_name, data, data_size, &file->tensors[file->count], err);
+        if (status != TED_OK)
+            return status;
+        file->count++;
+    }
+    return TED_OK;
+}
+
+ted_status ted_safetensors_parse(const void *bytes, size_t size, const char *name,
+                                 ted_safetensors *file, ted_error *err)
+{
+    if (!file || !name || (!bytes && size > 0))
+        return ted_fail(err, TED_ERR_ARGUMENT, "ted_safetensors_parse: missing argument");
+    memset(file, 0, sizeof *file);
+    if (size < 8)
+        return ted_fail(err, TED_ERR_FORMAT,
+                        "%s: %zu bytes is too short for the 8-byte header length", name, size);
+
+    const unsigned char *start = bytes;
+    uint64_t header_size = read_u64_le(start);
+    if (header_size > HEADER_MAX_BYTES)
+        return ted_fail(err, TED_ERR_FORMAT,
+                        "%s: header length %llu is over the %llu-byte limit", name,
+                        (unsigned long long)header_size, (unsigned long long)HEADER_MAX_BYTES);
+    if (header_size > size - 8)
+        return ted_fail(err, TED_ERR_FORMAT,
+                        "%s: header length %llu runs past the end of the %zu-byte file", name,
+                        (unsigned long long)header_size, size);
+
+    cJSON *root = NULL;
+    ted_status status = parse_header_json(start + 8, (size_t)header_size, name, &root, err);
+    if (status != TED_OK)
+        return status;
+
+    const unsigned char *data = start + 8 + header_size;
+    uint64_t data_size = size - 8 - header_size;
+    status = parse_entries(root, name, data, data_size, file, err);
+    cJSON_Delete(root);
+    if (status == TED_OK)
+        status = sort_and_check_names(file, name, err);
+    if (status == TED_OK)
+        status = check_overlaps(file, name, data, err);
+    if (status != TED_OK) {
+        ted_safetensors_close(file);
+        return status;
+    }
+    file->bytes = start;
+    file->size = size;
+    return TED_OK;
+}
+
+/* Maps the whole of `fd`, which names `path` in messages. */
+static ted_status map_file(int fd, const char *path, const unsigned char **bytes,
+                           size_t *size, ted_error *err)
+{
+    struct stat info;
+    if (fstat(fd, &info) != 0)
+        return ted_fail(err, TED_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
+    if (!S_ISREG(info.st_mode))
+        return ted_fail(err, TED_ERR_IO, "%s: not a regular file", path);
+    if (info.st_size < 8)
+        return ted_fail(err, TED_ERR_FORMAT,
+                        "%s: %lld bytes is too short for the 8-byte header length", path,
+                        (long long)info.st_size);
+    if ((uint64_t)info.st_size > SIZE_MAX)
+        return ted_fail(err, TED_ERR_IO, "%s: %lld bytes do not fit in memory", path,
+                        (long long)info.st_size);
+
+    void *map = mmap(NULL, (size_t)info.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED)
+        return ted_fail(err, TED_ERR_IO, "%s: cannot map %lld bytes: %s", path,
+                        (long long)info.st_size, strerror(errno));
+    /* Loading reads every weight, so ask for read-ahead; only speed is at
+     * stake if the kernel declines. */
+    (void)posix_madvise(map, (size_t)info.st_size, POSIX_MADV_WILLNEED);
+    *bytes = map;
+    *size = (size_t)info.st_size;
+    return TED_OK;
+}
+
+ted_status ted_safetensors_open(const char *path, ted_safetensors *file, ted_error *err)
+{
+    if (!path || !file)
+        return ted_fail(err, TED_ERR_ARGUMENT, "ted_safetensors_open: missing argument");
+    memset(file, 0, sizeof *file);
+
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ted_fail(err, TED_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    const unsigned char *bytes = NULL;
+    size_t size = 0;
+    ted_status status = map_file(fd, path, &bytes, &size, err);
+    /* The mapping outlives the descriptor, and nothing was written through
+     * it, so a failing close loses nothing. */
+    (void)close(fd);
+    if (status != TED_OK)
+        return status;
+
+    status = ted_safetensors_parse(bytes, size, path, file, err);
+    if (status != TED_OK) {
+        munmap((void *)bytes, size);
+        return status;
+    }
+    file->mapped = true;
+    return TED_OK;
+}
+
+static int compare_name_to_tensor(const void *key, const void *element)
+{
+    return strcmp(key, ((const ted_st_tensor *)element)->name);
+}
+
+const ted_st_tensor *ted_safetensors_find(const ted_safetensors *file, const char *name)
+{
+    if (!file || !name || file->count <= 0)
+        return NULL;
+    return bsearch(name, file->tensors, (size_t)file->count, sizeof *file->tensors,
+                   compare_name_to_tensor);
+}
+
+void ted_safetensors_close(ted_safetensors *file)
+{
+    if (!file)
+        return;
+    for (int i = 0; i < file->count; i++)
+        free(file->tensors[i].name);
+    free(file->tensors);
+    if (file->mapped)
+        munmap((void *)file->bytes, file->size);
+    memset(file, 0, sizeof *file);
+}
