@@ -73,7 +73,7 @@ test: deps
 	@$(MAKE) --no-print-directory check
 
 check: all $(UNIT) $(EXAMPLE)
-	@PYTHON=$(PYTHON) BUILD=$(BUILD) tests/run-all.sh
+	@PYTHON=$(PYTHON) BUILD=$(BUILD) SAN=$(SAN) tests/run-all.sh
 
 # The quick start: translate a few sentences with the shipped model.
 demo: deps

@@ -11,6 +11,7 @@ static const char usage[] =
     "  translate   translate text with a model\n"
     "  logits      print the teacher-forced logits of a target given a source\n"
     "  info        show a model's config and tensors\n"
+    "  bench       measure load, encode and decode speed\n"
     "\n"
     "Run 'ted COMMAND --help' for a command's options.\n";
 
@@ -23,6 +24,7 @@ static const command commands[] = {
     {"translate", cli_translate},
     {"logits", cli_logits},
     {"info", cli_info},
+    {"bench", cli_bench},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,203 @@
+/* ted bench: how fast a model loads, encodes and decodes, on random
+ * source ids; every figure is the median of the timed runs. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "cli/cli.h"
+
+static const char usage[] =
+    "usage: ted bench -m DIR [OPTIONS]\n"
+    "\n"
+    "Decodes random source sentences for exactly N greedy steps (EOS ignored):\n"
+    "one warm-up run, then R timed runs. Prints one JSON object of medians:\n"
+    "load_ms, encode_ms, per_token_ms (one decoder step for the whole batch),\n"
+    "tokens_per_s (batch * N / decode time), peak_rss_mib, threads, batch.\n"
+    "\n"
+    "options:\n"
+    "  -m, --model DIR     the model directory\n"
+    "  --batch B           sentences per batch (default 1)\n"
+    "  --source-len S      source tokens per sentence (default 32)\n"
+    "  --new-tokens N      decoder steps (default 64)\n"
+    "  --threads T         threads for the matrix products (default 1)\n"
+    "  --repeat R          timed runs (default 5)\n"
+    "  --seed X            seed of the random source ids (default 1)\n"
+    "  -h, --help          show this help\n";
+
+typedef struct bench_options {
+    const char *model_dir;
+    int batch, source_len, new_tokens, threads, repeat;
+    unsigned seed;
+} bench_options;
+
+typedef struct bench_run {
+    double encode_ms;
+    double decode_ms;
+} bench_run;
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, n, sizeof *v, by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* xorshift: the same ids on every machine for a seed. */
+static uint32_t next_random(uint32_t *state)
+{
+    uint32_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *state = x;
+}
+
+static int run_once(ted_session *session, const ted_config *c, const bench_options *o,
+                    int **sources, int *tokens, bench_run *run)
+{
+    ted_error err = {0};
+    int lengths[o->batch];
+    for (int b = 0; b < o->batch; b++)
+        lengths[b] = o->source_len;
+    double start = now_ms();
+    if (ted_session_encode(session, (const int *const *)sources, lengths, o->batch,
+                           o->new_tokens, &err))
+        return cli_error("%s", err.message);
+    double encoded = now_ms();
+    for (int b = 0; b < o->batch; b++)
+        tokens[b] = c->bos_id;
+    for (int t = 0; t < o->new_tokens; t++) {
+        const float *logits;
+        if (ted_session_step(session, tokens, &logits, &err))
+            return cli_error("%s", err.message);
+        for (int b = 0; b < o->batch; b++) {
+            const float *row = logits + (size_t)b * c->tgt_vocab_size;
+            int best = 0;
+            for (int v = 1; v < c->tgt_vocab_size; v++)
+                if (row[v] > row[best])
+                    best = v;
+            tokens[b] = best;
+        }
+    }
+    double decoded = now_ms();
+    run->encode_ms = encoded - start;
+    run->decode_ms = decoded - encoded;
+    return 0;
+}
+
+static int run_bench(const bench_options *o)
+{
+    int R = o->repeat;
+    double load[R], encode[R], per_token[R], tokens_per_s[R];
+    ted_model *model = NULL;
+    for (int r = 0; r < R; r++) {
+        ted_model_free(model);
+        double start = now_ms();
+        if (!(model = cli_load_model(o->model_dir)))
+            return 1;
+        load[r] = now_ms() - start;
+    }
+    ted_set_threads(o->threads);
+    const ted_config *c = ted_model_config(model);
+    ted_session *session = NULL;
+    ted_error err = {0};
+    int *sources[o->batch];
+    int tokens[o->batch];
+    uint32_t state = o->seed ? o->seed : 1;
+    int status = 0, allocated = 0;
+    if (o->source_len > c->max_positions || o->new_tokens > c->max_positions)
+        status = cli_error("bench: lengths exceed the model's max_positions (%d)",
+                           c->max_positions);
+    for (int b = 0; b < o->batch && !status; b++, allocated++) {
+        if (!(sources[b] = malloc(sizeof(int) * o->source_len))) {
+            status = cli_error("out of memory");
+            break;
+        }
+        for (int t = 0; t < o->source_len; t++)
+            sources[b][t] = 4 + (int)(next_random(&state) % (uint32_t)(c->src_vocab_size - 4));
+    }
+    if (!status && ted_session_new(model, &session, &err))
+        status = cli_error("%s", err.message);
+    bench_run run;
+    if (!status)
+        status = run_once(session, c, o, sources, tokens, &run); /* warm-up */
+    for (int r = 0; r < R && !status; r++) {
+        status = run_once(session, c, o, sources, tokens, &run);
+        encode[r] = run.encode_ms;
+        per_token[r] = run.decode_ms / o->new_tokens;
+        tokens_per_s[r] = o->batch * o->new_tokens / (run.decode_ms / 1e3);
+    }
+    if (!status) {
+        struct rusage resources;
+        getrusage(RUSAGE_SELF, &resources);
+        printf("{\"load_ms\": %.3f, \"encode_ms\": %.3f, \"per_token_ms\": %.3f, "
+               "\"tokens_per_s\": %.1f, \"peak_rss_mib\": %.1f, \"threads\": %d, "
+               "\"batch\": %d, \"source_len\": %d, \"new_tokens\": %d, \"repeat\": %d}\n",
+               median(load, R), median(encode, R), median(per_token, R),
+               median(tokens_per_s, R), resources.ru_maxrss / 1024.0, o->threads, o->batch,
+               o->source_len, o->new_tokens, R);
+    }
+    for (int b = 0; b < allocated; b++)
+        free(sources[b]);
+    ted_session_free(session);
+    ted_model_free(model);
+    return status;
+}
+
+int cli_bench(int argc, char **argv)
+{
+    cli_args a;
+    if (!cli_args_init(&a, argc, argv))
+        return 1;
+    bench_options o = {.batch = 1, .source_len = 32, .new_tokens = 64, .threads = 1,
+                       .repeat = 5, .seed = 1};
+    const char *option;
+    int seed = 1;
+    while (!a.failed && (option = cli_next_option(&a))) {
+        if (!strcmp(option, "-h") || !strcmp(option, "--help")) {
+            fputs(usage, stdout);
+            cli_args_free(&a);
+            return 0;
+        } else if (!strcmp(option, "-m") || !strcmp(option, "--model")) {
+            if (cli_take_value(&a, option))
+                o.model_dir = a.value;
+        } else if (!strcmp(option, "--batch")) {
+            cli_take_int(&a, option, 1, 1024, &o.batch);
+        } else if (!strcmp(option, "--source-len")) {
+            cli_take_int(&a, option, 1, 1 << 16, &o.source_len);
+        } else if (!strcmp(option, "--new-tokens")) {
+            cli_take_int(&a, option, 1, 1 << 16, &o.new_tokens);
+        } else if (!strcmp(option, "--threads")) {
+            cli_take_int(&a, option, 1, 256, &o.threads);
+        } else if (!strcmp(option, "--repeat")) {
+            cli_take_int(&a, option, 1, 1000, &o.repeat);
+        } else if (!strcmp(option, "--seed")) {
+            cli_take_int(&a, option, 0, INT32_MAX, &seed);
+        } else {
+            a.failed = true;
+            cli_error("bench: unknown option '%s' (see ted bench --help)", option);
+        }
+    }
+    o.seed = (unsigned)seed;
+    int status = a.failed ? 1 : 0;
+    if (!status && !o.model_dir)
+        status = cli_error("bench: no model; give one with -m DIR");
+    if (!status)
+        status = run_bench(&o);
+    cli_args_free(&a);
+    return status;
+}
