@@ -24,7 +24,7 @@ DEP_LIBS := $(shell pkg-config --libs $(DEPS) 2>/dev/null)
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
 
 CFLAGS ?= $(OPT) -g -march=native
-CFLAGS += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Wstrict-prototypes \
+CFLAGS += -std=c11 -ffp-contract=fast -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Wstrict-prototypes \
           -Iinclude -Isrc $(DEP_CFLAGS) $(SANFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
 LDLIBS := $(DEP_LIBS) -lm -lpthread
@@ -43,7 +43,7 @@ TED := $(BUILD)/ted
 UNIT := $(BUILD)/unit-tests
 EXAMPLE := $(BUILD)/example-translate
 
-.PHONY: all test check test-unit demo install clean deps toy-model eval
+.PHONY: all test check test-unit demo install clean deps toy-model eval bench
 all: $(LIB) $(TED)
 
 $(BUILD)/%.o: %.c
@@ -95,3 +95,16 @@ clean:
 	rm -rf build build-san
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+
+# ted against PyTorch on a Transformer-base model (bench/run.py): writes
+# $(BUILD)/bench/results.json and $(BUILD)/bench/table.md. BENCH_ARGS: options of
+# bench/run.py, e.g. --quick (one timed run of everything).
+BENCH_MACHINE := $(BUILD)/bench-machine
+BENCH_CFLAGS := -O3 -march=native -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra \
+                $(shell pkg-config --cflags openblas 2>/dev/null)
+BENCH_LIBS := $(shell pkg-config --libs openblas 2>/dev/null) -lpthread
+BENCH_ARGS ?=
+
+bench: all
+	$(CC) $(BENCH_CFLAGS) bench/machine.c $(BENCH_LIBS) -o $(BENCH_MACHINE)
+	BUILD=$(BUILD) BENCH_MACHINE=$(BENCH_MACHINE) $(PYTHON) bench/run.py --no-build $(BENCH_ARGS)

@@ -1,10 +1,10 @@
 /* Text in, text out: tokenize, decode in batches of similar length, detokenize. */
-#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "io/tokenizer.h"
 #include "model/session.h"
 
@@ -56,7 +56,7 @@ int ted_target_id(const ted_model *m, const char *token)
 
 void ted_set_threads(int threads)
 {
-    openblas_set_num_threads(threads > 0 ? threads : 1);
+    ted_parallel_set_threads(threads);
 }
 
 ted_translate_options ted_translate_default_options(void)
