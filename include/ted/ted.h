@@ -127,7 +127,8 @@ ted_status ted_session_step(ted_session *session, const int *tokens, const float
 
 /* Keeps the rows `rows[0..count)` of the batch, in that order, with their
  * caches: row i of the new batch is old row rows[i]. A row may repeat (beam
- * search) and rows may be dropped (finished sentences). */
+ * search) and rows may be dropped (finished sentences); `count` may not
+ * exceed the largest batch this session has encoded. */
 ted_status ted_session_select(ted_session *session, const int *rows, int count,
                               ted_error *err);
 
@@ -139,7 +140,8 @@ int ted_session_source_length(const ted_session *session, int row);
 
 /* Attention weights, for learning and inspection. When enabled, encode()
  * and step() keep every layer's weights for every head; when disabled
- * (the default) nothing is copied or stored. */
+ * (the default) nothing is copied or stored. Takes effect at the next
+ * encode(). */
 void ted_session_keep_attention(ted_session *session, bool keep);
 
 typedef enum ted_attention_kind {

@@ -9,8 +9,9 @@ void ted_layer_norm(float *y, const float *x, const ted_layer_norm_weights *norm
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * d_model;
         float *yr = y + (size_t)r * d_model;
-        /* Two passes in double: the variance of activations with a large
-         * mean loses digits in float, and this is not the hot path. */
+        /* In double, two passes, and the mean subtracted in double too:
+         * rows with a large mean would otherwise lose their digits to the
+         * rounding of the mean. Not the hot path. */
         double mean = 0.0;
         for (int i = 0; i < d_model; i++)
             mean += xr[i];
@@ -21,10 +22,9 @@ void ted_layer_norm(float *y, const float *x, const ted_layer_norm_weights *norm
             var += c * c;
         }
         var /= d_model;
-        float inv_std = (float)(1.0 / sqrt(var + eps));
-        float m = (float)mean;
+        double inv_std = 1.0 / sqrt(var + eps);
         for (int i = 0; i < d_model; i++)
-            yr[i] = (xr[i] - m) * inv_std * norm->weight[i] + norm->bias[i];
+            yr[i] = (float)((xr[i] - mean) * inv_std) * norm->weight[i] + norm->bias[i];
     }
 }
 

@@ -139,7 +139,7 @@ void ted_session_free(ted_session *s)
 
 void ted_session_keep_attention(ted_session *s, bool keep)
 {
-    s->keep_attention = keep;
+    s->attention_requested = keep;
 }
 
 /* Makes the buffers fit (batch, source_len, max_steps), growing each
@@ -221,6 +221,7 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
     if (status)
         return status;
 
+    s->keep_attention = s->attention_requested;
     int source_len = 0;
     for (int b = 0; b < batch; b++)
         if (source_lengths[b] > source_len)

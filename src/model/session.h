@@ -20,7 +20,8 @@ typedef struct ted_activations {
 
 struct ted_session {
     const ted_model *model;
-    bool keep_attention;
+    bool attention_requested;  /* set by ted_session_keep_attention() */
+    bool keep_attention;       /* in effect since the last encode */
 
     int batch;             /* active rows */
     int source_len;        /* the longest source of the batch; shorter ones are padded */

@@ -1,0 +1,341 @@
+/* Multi-head attention composed from ted's pieces (project Q/K/V, store K
+ * and V split by head, scaled dot-product, project out) against PyTorch's
+ * nn.MultiheadAttention (sequence-first, float64) with 1, 2 and 4 heads:
+ *   self-attention over a padded batch (key_padding_mask),
+ *   causal self-attention (attn_mask = the causal mask), whole and in chunks,
+ *   encoder-decoder attention (query length 3, memory length 5, padded).
+ * The attention weights are checked too: PyTorch's per-head weights
+ * (average_attn_weights=False), exact zeros where a key is masked, and rows
+ * summing to 1. Reference values: tests/unit/layer_fixtures.h.
+ * Tolerances: TOL_COMPOSED (1e-4) for outputs and weights of the composed
+ * layer, TOL_OP (1e-5) for a row's sum and for single projections.
+ * Buffers start as NaN, so a read of anything never written shows up. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "float_check.h"
+#include "layer_fixtures.h"
+#include "layers/attention.h"
+
+static const ted_attention_weights W = {att_in_proj_weight, att_in_proj_bias,
+                                        att_out_proj_weight, att_out_proj_bias};
+
+enum { D = ATT_D, B = ATT_BATCH };
+
+static float *filled(size_t n, float value)
+{
+    float *p = malloc(sizeof(float) * (n ? n : 1));
+    cr_assert_not_null(p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = value;
+    return p;
+}
+
+static float *nans(size_t n)
+{
+    return filled(n, NAN);
+}
+
+/* Output rows [first_row, first_row + count) of batch row b, of a
+ * (batch, seq, D) result laid out with `seq` rows per batch row, against the
+ * expected (batch, expected_seq, D). Returns the max abs diff. */
+static double out_rows_diff(const float *out, int seq, const float *expected, int expected_seq,
+                            int b, int first_row, int count)
+{
+    float_diff d = max_abs_diff(out + ((size_t)b * seq) * D,
+                                expected + ((size_t)b * expected_seq + first_row) * D,
+                                (size_t)count * D);
+    return d.max;
+}
+
+typedef struct weight_check {
+    int heads;
+    int seq_q;           /* queries in `weights` */
+    int stride;          /* floats between query rows of `weights` */
+    int keys;            /* keys in the expected weights */
+    int expected_seq_q;  /* queries in the expected weights */
+    int first_query;     /* expected query row of weights' query 0 */
+    const int *key_counts;  /* real keys of each batch row */
+    bool causal;
+    const int *compared_queries;  /* per batch row: queries compared with PyTorch (NULL: all) */
+} weight_check;
+
+/* weights (B, heads, seq_q, stride) against expected (B, heads,
+ * expected_seq_q, keys): PyTorch's values within TOL_COMPOSED, every row
+ * summing to 1 within TOL_OP, and exactly 0 on every key a query may not
+ * see (padding, the future, and the stride's tail). */
+static void check_weights(const float *weights, const float *expected, const weight_check *c,
+                          const char *what)
+{
+    double worst = 0.0, worst_sum = 0.0;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < c->heads; h++)
+            for (int i = 0; i < c->seq_q; i++) {
+                const float *row = weights + (((size_t)b * c->heads + h) * c->seq_q + i) * c->stride;
+                int query = c->first_query + i;
+                const float *want =
+                    expected + (((size_t)b * c->heads + h) * c->expected_seq_q + query) * c->keys;
+                int visible = c->key_counts[b];
+                if (c->causal && query + 1 < visible)
+                    visible = query + 1;
+                double sum = 0.0;
+                for (int j = 0; j < c->stride; j++) {
+                    if (j >= visible)
+                        cr_assert(row[j] == 0.0f,
+                                  "%s: batch %d head %d query %d key %d is masked but has "
+                                  "weight %g",
+                                  what, b, h, query, j, (double)row[j]);
+                    sum += row[j];
+                }
+                if (fabs(sum - 1.0) > worst_sum)
+                    worst_sum = fabs(sum - 1.0);
+                cr_assert(fabs(sum - 1.0) <= TOL_OP,
+                          "%s: batch %d head %d query %d: weights sum to %.9g", what, b, h,
+                          query, sum);
+                if (c->compared_queries && query >= c->compared_queries[b])
+                    continue;
+                float_diff d = max_abs_diff(row, want, (size_t)c->keys);
+                if (d.max > worst)
+                    worst = d.max;
+                cr_assert(d.max <= TOL_COMPOSED,
+                          "%s: batch %d head %d query %d: max abs diff %.3g > %.0e at key %zu "
+                          "(got %.9g, expected %.9g)",
+                          what, b, h, query, d.max, TOL_COMPOSED, d.index,
+                          (double)row[d.index], (double)want[d.index]);
+            }
+    cr_log_info("%s: weights max abs diff %.3g, |row sum - 1| <= %.3g", what, worst, worst_sum);
+}
+
+/* ---- (a) self-attention over a padded batch --------------------------- */
+
+static void self_attention_padded(int heads, const float *expected_out,
+                                  const float *expected_weights)
+{
+    enum { S = ATT_SEQ, CAP = ATT_SEQ + 2 };
+    ted_attention_shape shape = {B, heads, D / heads};
+    char what[48];
+    snprintf(what, sizeof what, "self-attention, %d heads", heads);
+
+    float *qkv = nans((size_t)B * S * 3 * D);
+    float *k = nans((size_t)B * CAP * D), *v = nans((size_t)B * CAP * D);
+    float *weights = filled((size_t)B * heads * S * CAP, 123.0f);
+    float *scores = nans(CAP), *merged = nans((size_t)B * S * D), *out = nans((size_t)B * S * D);
+
+    ted_attention_project_qkv(qkv, att_x, &W, B * S, D);
+    ted_attention_store_kv(k, v, qkv + D, qkv + 2 * D, 3 * D, shape, S, 0, CAP);
+    ted_attention_scaled_dot_product(merged, weights, CAP, scores, qkv, 3 * D, k, v, CAP,
+                                     att_lengths, shape, S, false, 0);
+    ted_attention_project_out(out, merged, &W, B * S, D);
+
+    double worst = 0.0;
+    for (int b = 0; b < B; b++) {  /* padded query rows are not compared */
+        double d = out_rows_diff(out, S, expected_out, S, b, 0, att_lengths[b]);
+        if (d > worst)
+            worst = d;
+        cr_assert(d <= TOL_COMPOSED, "%s: batch %d: max abs diff %.3g > %.0e", what, b, d,
+                  TOL_COMPOSED);
+    }
+    cr_log_info("%s: output max abs diff %.3g", what, worst);
+    weight_check c = {heads, S, CAP, S, S, 0, att_lengths, false, att_lengths};
+    check_weights(weights, expected_weights, &c, what);
+
+    /* Without a weights buffer (the scores scratch instead): the same output. */
+    float *merged2 = nans((size_t)B * S * D);
+    ted_attention_scaled_dot_product(merged2, NULL, 0, scores, qkv, 3 * D, k, v, CAP,
+                                     att_lengths, shape, S, false, 0);
+    ASSERT_CLOSE(merged2, merged, (size_t)B * S * D, 0.0, "weights NULL vs weights kept");
+
+    free(qkv), free(k), free(v), free(weights), free(scores), free(merged), free(out);
+    free(merged2);
+}
+
+Test(attention, self_padded_1_head)
+{
+    self_attention_padded(1, att_self_out_h1, att_self_weights_h1);
+}
+
+Test(attention, self_padded_2_heads)
+{
+    self_attention_padded(2, att_self_out_h2, att_self_weights_h2);
+}
+
+Test(attention, self_padded_4_heads)
+{
+    self_attention_padded(4, att_self_out_h4, att_self_weights_h4);
+}
+
+/* ---- (b) causal self-attention ---------------------------------------- */
+
+/* The sequence fed in chunks of chunk_sizes[] positions (one chunk of all
+ * positions: the whole sequence at once), each chunk's K and V appended to
+ * the cache. With `causal` false each chunk must be one position, whose
+ * key count (position + 1) stands for the mask, as in a decoder step. */
+static void causal_attention(int heads, const int *chunk_sizes, int chunks, bool causal,
+                             const float *expected_out, const float *expected_weights)
+{
+    enum { S = ATT_CAUSAL_SEQ, CAP = ATT_CAUSAL_SEQ + 3 };
+    ted_attention_shape shape = {B, heads, D / heads};
+    char what[80];
+    snprintf(what, sizeof what, "causal self-attention, %d heads, %d chunk(s)%s", heads, chunks,
+             causal ? "" : ", by key count");
+
+    float *k = nans((size_t)B * CAP * D), *v = nans((size_t)B * CAP * D), *scores = nans(CAP);
+    double worst = 0.0;
+    int position = 0;
+    for (int c = 0; c < chunks; c++) {
+        int n = chunk_sizes[c];
+        cr_assert(causal || n == 1);
+        float *x = nans((size_t)B * n * D), *qkv = nans((size_t)B * n * 3 * D);
+        float *merged = nans((size_t)B * n * D), *out = nans((size_t)B * n * D);
+        float *weights = filled((size_t)B * heads * n * CAP, 123.0f);
+        for (int b = 0; b < B; b++)
+            memcpy(x + (size_t)b * n * D, att_xc + ((size_t)b * S + position) * D,
+                   sizeof(float) * n * D);
+        int counts[B];
+        for (int b = 0; b < B; b++)
+            counts[b] = position + n;
+
+        ted_attention_project_qkv(qkv, x, &W, B * n, D);
+        ted_attention_store_kv(k, v, qkv + D, qkv + 2 * D, 3 * D, shape, n, position, CAP);
+        ted_attention_scaled_dot_product(merged, weights, CAP, scores, qkv, 3 * D, k, v, CAP,
+                                         counts, shape, n, causal, position);
+        ted_attention_project_out(out, merged, &W, B * n, D);
+
+        for (int b = 0; b < B; b++) {
+            double d = out_rows_diff(out, n, expected_out, S, b, position, n);
+            if (d > worst)
+                worst = d;
+            cr_assert(d <= TOL_COMPOSED, "%s: batch %d, positions %d..%d: max abs diff %.3g",
+                      what, b, position, position + n - 1, d);
+        }
+        weight_check wc = {heads, n, CAP, S, S, position, counts, true, NULL};
+        check_weights(weights, expected_weights, &wc, what);
+        free(x), free(qkv), free(merged), free(out), free(weights);
+        position += n;
+    }
+    cr_assert_eq(position, S);
+    cr_log_info("%s: output max abs diff %.3g", what, worst);
+    free(k), free(v), free(scores);
+}
+
+static const int whole[] = {ATT_CAUSAL_SEQ};
+static const int in_chunks[] = {1, 2, 1};
+static const int by_steps[] = {1, 1, 1, 1};
+
+Test(attention, causal_whole_sequence_1_head)
+{
+    causal_attention(1, whole, 1, true, att_causal_out_h1, att_causal_weights_h1);
+}
+
+Test(attention, causal_whole_sequence_2_heads)
+{
+    causal_attention(2, whole, 1, true, att_causal_out_h2, att_causal_weights_h2);
+}
+
+Test(attention, causal_whole_sequence_4_heads)
+{
+    causal_attention(4, whole, 1, true, att_causal_out_h4, att_causal_weights_h4);
+}
+
+Test(attention, causal_in_chunks_with_first_position)
+{
+    causal_attention(1, in_chunks, 3, true, att_causal_out_h1, att_causal_weights_h1);
+    causal_attention(2, in_chunks, 3, true, att_causal_out_h2, att_causal_weights_h2);
+    causal_attention(4, in_chunks, 3, true, att_causal_out_h4, att_causal_weights_h4);
+}
+
+Test(attention, causal_one_step_at_a_time_by_key_count)
+{
+    causal_attention(2, by_steps, 4, false, att_causal_out_h2, att_causal_weights_h2);
+    causal_attention(4, by_steps, 4, true, att_causal_out_h4, att_causal_weights_h4);
+}
+
+/* ---- (c) encoder-decoder attention ------------------------------------ */
+
+static void cross_attention(int heads, const float *expected_out, const float *expected_weights)
+{
+    enum { Q = ATT_Q_LEN, K = ATT_K_LEN };
+    ted_attention_shape shape = {B, heads, D / heads};
+    char what[48];
+    snprintf(what, sizeof what, "encoder-decoder attention, %d heads", heads);
+
+    float *q = nans((size_t)B * Q * D), *kv = nans((size_t)B * K * 2 * D);
+    float *k = nans((size_t)B * K * D), *v = nans((size_t)B * K * D), *scores = nans(K);
+    float *weights = filled((size_t)B * heads * Q * K, 123.0f);
+    float *merged = nans((size_t)B * Q * D), *out = nans((size_t)B * Q * D);
+
+    ted_attention_project_q(q, att_query, &W, B * Q, D);
+    ted_attention_project_kv(kv, att_memory, &W, B * K, D);
+    ted_attention_store_kv(k, v, kv, kv + D, 2 * D, shape, K, 0, K);
+    ted_attention_scaled_dot_product(merged, weights, K, scores, q, D, k, v, K, att_k_lengths,
+                                     shape, Q, false, 0);
+    ted_attention_project_out(out, merged, &W, B * Q, D);
+
+    ASSERT_CLOSE(out, expected_out, (size_t)B * Q * D, TOL_COMPOSED, what);
+    weight_check c = {heads, Q, K, K, Q, 0, att_k_lengths, false, NULL};
+    check_weights(weights, expected_weights, &c, what);
+    free(q), free(kv), free(k), free(v), free(scores), free(weights), free(merged), free(out);
+}
+
+Test(attention, cross_1_head)
+{
+    cross_attention(1, att_cross_out_h1, att_cross_weights_h1);
+}
+
+Test(attention, cross_2_heads)
+{
+    cross_attention(2, att_cross_out_h2, att_cross_weights_h2);
+}
+
+Test(attention, cross_4_heads)
+{
+    cross_attention(4, att_cross_out_h4, att_cross_weights_h4);
+}
+
+/* ---- the projections themselves --------------------------------------- */
+
+Test(attention, q_and_kv_projections_are_slices_of_qkv)
+{
+    enum { R = ATT_Q_LEN };
+    float qkv[R * 3 * D], q[R * D], kv[R * 2 * D];
+    ted_attention_project_qkv(qkv, att_query, &W, R, D);
+    ted_attention_project_q(q, att_query, &W, R, D);
+    ted_attention_project_kv(kv, att_query, &W, R, D);
+    for (int r = 0; r < R; r++) {
+        ASSERT_CLOSE(q + r * D, qkv + r * 3 * D, D, TOL_OP, "Q vs the Q third of QKV");
+        ASSERT_CLOSE(kv + r * 2 * D, qkv + r * 3 * D + D, 2 * D, TOL_OP,
+                     "KV vs the K and V thirds of QKV");
+    }
+}
+
+Test(attention, store_kv_splits_heads_into_the_cache_layout)
+{
+    enum { S = 3, HEADS = 4, QS = D / HEADS, CAP = 6, FIRST = 2 };
+    ted_attention_shape shape = {B, HEADS, QS};
+    float k[B * S * 3 * D], cache_k[B * HEADS * CAP * QS], cache_v[B * HEADS * CAP * QS];
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        k[i] = (float)i;
+    for (size_t i = 0; i < sizeof cache_k / sizeof cache_k[0]; i++)
+        cache_k[i] = cache_v[i] = -1.0f;
+    /* rows of 3 * D floats: K at column D, V at 2 * D, as in a QKV product */
+    ted_attention_store_kv(cache_k, cache_v, k + D, k + 2 * D, 3 * D, shape, S, FIRST, CAP);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < HEADS; h++)
+            for (int p = 0; p < CAP; p++)
+                for (int i = 0; i < QS; i++) {
+                    size_t at = (((size_t)b * HEADS + h) * CAP + p) * QS + i;
+                    float want_k = -1.0f, want_v = -1.0f;
+                    if (p >= FIRST && p < FIRST + S) {
+                        size_t src = ((size_t)b * S + (p - FIRST)) * 3 * D + h * QS + i;
+                        want_k = k[src + D];
+                        want_v = k[src + 2 * D];
+                    }
+                    cr_assert(cache_k[at] == want_k && cache_v[at] == want_v,
+                              "batch %d head %d position %d [%d]: K %g V %g, expected %g %g", b,
+                              h, p, i, (double)cache_k[at], (double)cache_v[at], (double)want_k,
+                              (double)want_v);
+                }
+}

@@ -1,0 +1,335 @@
+/* The single layers against PyTorch: Linear (one, three and five rows; many
+ * rows and columns against a naive product), LayerNorm, ReLU and GELU, the
+ * feed-forward network, softmax / log-softmax / argmax, the positional
+ * encoding table and the embedding lookup. Reference values: tests/unit/layer_fixtures.h
+ * (tools/make_layer_fixtures.py). Tolerance: TOL_OP (1e-5 absolute) for a
+ * single operation, TOL_COMPOSED (1e-4) for the feed-forward network. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "float_check.h"
+#include "layer_fixtures.h"
+#include "layers/add_norm.h"
+#include "layers/embedding.h"
+#include "layers/feed_forward.h"
+#include "layers/linear.h"
+#include "layers/output.h"
+#include "layers/positional_encoding.h"
+#include "layers/softmax.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- Linear -------------------------------------------------------------- */
+
+static void check_linear(const float *x, int rows, bool bias, const float *expected,
+                         const char *what)
+{
+    float y[5 * LINEAR_OUT];
+    for (size_t i = 0; i < COUNT(y); i++)
+        y[i] = NAN;  /* without a bias the output must be overwritten, not added to */
+    ted_linear(y, x, linear_W, bias ? linear_b : NULL, rows, LINEAR_IN, LINEAR_OUT);
+    ASSERT_CLOSE(y, expected, (size_t)rows * LINEAR_OUT, TOL_OP, what);
+}
+
+Test(layers, linear_one_row_with_bias)
+{
+    check_linear(linear_x1, 1, true, linear_y1_bias, "linear rows 1, bias");
+}
+
+Test(layers, linear_one_row_without_bias)
+{
+    check_linear(linear_x1, 1, false, linear_y1_nobias, "linear rows 1, no bias");
+}
+
+Test(layers, linear_three_rows_with_bias)
+{
+    check_linear(linear_x3, 3, true, linear_y3_bias, "linear rows 3, bias");
+}
+
+Test(layers, linear_three_rows_without_bias)
+{
+    check_linear(linear_x3, 3, false, linear_y3_nobias, "linear rows 3, no bias");
+}
+
+Test(layers, linear_five_rows_with_and_without_bias)
+{
+    check_linear(linear_x5, 5, true, linear_y5_bias, "linear rows 5, bias");
+    check_linear(linear_x5, 5, false, linear_y5_nobias, "linear rows 5, no bias");
+}
+
+/* Larger shapes than the fixtures hold: deterministic pseudo-random inputs
+ * against a naive double-precision product. Covers many rows (the BLAS
+ * path) and more output columns than one task of the thread pool takes. */
+static float pseudo_random(unsigned *state)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return (float)((*state >> 8) & 0xffff) / 32768.0f - 1.0f;  /* [-1, 1) */
+}
+
+static void check_linear_naive(int rows, int in, int out, bool bias)
+{
+    unsigned state = (unsigned)(rows * 1000003 + in * 1009 + out);
+    size_t nx = (size_t)rows * in, nw = (size_t)out * in, ny = (size_t)rows * out;
+    float *x = malloc(sizeof(float) * nx), *W = malloc(sizeof(float) * nw);
+    float *b = malloc(sizeof(float) * out), *y = malloc(sizeof(float) * ny);
+    float *want = malloc(sizeof(float) * ny);
+    cr_assert(x && W && b && y && want);
+    for (size_t i = 0; i < nx; i++)
+        x[i] = pseudo_random(&state);
+    for (size_t i = 0; i < nw; i++)
+        W[i] = pseudo_random(&state) * 0.25f;
+    for (int i = 0; i < out; i++)
+        b[i] = pseudo_random(&state);
+    for (int r = 0; r < rows; r++)
+        for (int o = 0; o < out; o++) {
+            double s = bias ? b[o] : 0.0;
+            for (int k = 0; k < in; k++)
+                s += (double)x[(size_t)r * in + k] * W[(size_t)o * in + k];
+            want[(size_t)r * out + o] = (float)s;
+            y[(size_t)r * out + o] = NAN;
+        }
+    ted_linear(y, x, W, bias ? b : NULL, rows, in, out);
+    char what[64];
+    snprintf(what, sizeof what, "linear %d x %d -> %d%s (naive reference)", rows, in, out,
+             bias ? ", bias" : "");
+    ASSERT_CLOSE(y, want, ny, TOL_OP, what);
+    free(x), free(W), free(b), free(y), free(want);
+}
+
+Test(layers, linear_many_rows_and_columns_vs_naive)
+{
+    static const int shapes[][3] = {
+        {1, 37, 300}, {2, 64, 257}, {7, 33, 130}, {23, 16, 70}, {64, 48, 67}, {100, 19, 13},
+    };
+    for (size_t i = 0; i < COUNT(shapes); i++) {
+        check_linear_naive(shapes[i][0], shapes[i][1], shapes[i][2], true);
+        check_linear_naive(shapes[i][0], shapes[i][1], shapes[i][2], false);
+    }
+}
+
+Test(layers, output_logits_is_the_final_linear)
+{
+    float y[3 * LINEAR_OUT];
+    ted_output_weights out = {linear_W, linear_b};
+    ted_output_logits(y, linear_x3, &out, 3, LINEAR_IN, LINEAR_OUT);
+    ASSERT_CLOSE(y, linear_y3_bias, COUNT(y), TOL_OP, "output logits");
+}
+
+/* ---- LayerNorm ----------------------------------------------------------- */
+
+static const ted_layer_norm_weights layer_norm_weights = {layer_norm_gamma, layer_norm_beta};
+
+static void check_layer_norm_row(const float *y, const float *expected, int row, float eps)
+{
+    char what[64];
+    snprintf(what, sizeof what, "layer norm eps %g, row %d", (double)eps, row);
+    ASSERT_CLOSE(y + row * LAYER_NORM_D, expected + row * LAYER_NORM_D, LAYER_NORM_D, TOL_OP,
+                 what);
+}
+
+static void check_layer_norm(float eps, const float *expected)
+{
+    float y[LAYER_NORM_ROWS * LAYER_NORM_D];
+    ted_layer_norm(y, layer_norm_x, &layer_norm_weights, LAYER_NORM_ROWS, LAYER_NORM_D, eps);
+    for (int r = 0; r < LAYER_NORM_ROWS; r++)
+        check_layer_norm_row(y, expected, r, eps);
+}
+
+Test(layers, layer_norm_eps_1e5)
+{
+    check_layer_norm(1e-5f, layer_norm_y_eps1e5);
+}
+
+Test(layers, layer_norm_eps_1e6)
+{
+    check_layer_norm(1e-6f, layer_norm_y_eps1e6);
+}
+
+Test(layers, layer_norm_in_place)
+{
+    float x[LAYER_NORM_ROWS * LAYER_NORM_D];
+    memcpy(x, layer_norm_x, sizeof x);
+    ted_layer_norm(x, x, &layer_norm_weights, LAYER_NORM_ROWS, LAYER_NORM_D, 1e-5f);
+    ASSERT_CLOSE(x, layer_norm_y_eps1e5, COUNT(x), TOL_OP, "layer norm in place");
+}
+
+Test(layers, add_norm_post_norm_normalizes_the_sum)
+{
+    /* x + 0 normalized is LayerNorm(x); pre-norm hands LayerNorm(x) to the
+     * sub-layer and leaves the sum unnormalized. */
+    enum { N = LAYER_NORM_ROWS * LAYER_NORM_D };
+    float x[N], zero[N] = {0}, scratch[N];
+    memcpy(x, layer_norm_x, sizeof x);
+    const float *in = ted_add_norm_input(x, scratch, &layer_norm_weights, false,
+                                         LAYER_NORM_ROWS, LAYER_NORM_D, 1e-5f);
+    cr_assert_eq(in, x, "post-norm: the sub-layer reads x itself");
+    ted_add_norm_output(x, zero, &layer_norm_weights, false, LAYER_NORM_ROWS, LAYER_NORM_D,
+                        1e-5f);
+    ASSERT_CLOSE(x, layer_norm_y_eps1e5, N, TOL_OP, "post-norm add & norm");
+
+    memcpy(x, layer_norm_x, sizeof x);
+    in = ted_add_norm_input(x, scratch, &layer_norm_weights, true, LAYER_NORM_ROWS,
+                            LAYER_NORM_D, 1e-5f);
+    cr_assert_eq(in, scratch, "pre-norm: the sub-layer reads the normalized scratch");
+    ASSERT_CLOSE(scratch, layer_norm_y_eps1e5, N, TOL_OP, "pre-norm sub-layer input");
+    ted_add_norm_output(x, zero, &layer_norm_weights, true, LAYER_NORM_ROWS, LAYER_NORM_D,
+                        1e-5f);
+    ASSERT_CLOSE(x, layer_norm_x, N, 0.0, "pre-norm residual x + 0");
+}
+
+/* ---- activations ------------------------------------------------------- */
+
+Test(layers, relu)
+{
+    float x[ACTIVATION_N];
+    memcpy(x, activation_x, sizeof x);
+    ted_relu(x, ACTIVATION_N);
+    ASSERT_CLOSE(x, relu_y, ACTIVATION_N, TOL_OP, "relu");
+}
+
+Test(layers, gelu_exact_erf)
+{
+    float x[ACTIVATION_N];
+    memcpy(x, activation_x, sizeof x);
+    ted_gelu(x, ACTIVATION_N);
+    ASSERT_CLOSE(x, gelu_y, ACTIVATION_N, TOL_OP, "gelu");
+}
+
+/* ---- feed-forward ------------------------------------------------------ */
+
+static void check_feed_forward(ted_activation activation, const float *expected,
+                               const char *what)
+{
+    float out[FF_ROWS * FF_D], hidden[FF_ROWS * FF_DFF];
+    ted_feed_forward_weights w = {ff_W1, ff_b1, ff_W2, ff_b2};
+    ted_feed_forward(out, hidden, ff_x, &w, activation, FF_ROWS, FF_D, FF_DFF);
+    ASSERT_CLOSE(out, expected, COUNT(out), TOL_COMPOSED, what);
+}
+
+Test(layers, feed_forward_relu)
+{
+    check_feed_forward(TED_ACTIVATION_RELU, ff_y_relu, "feed-forward relu");
+}
+
+Test(layers, feed_forward_gelu)
+{
+    check_feed_forward(TED_ACTIVATION_GELU, ff_y_gelu, "feed-forward gelu");
+}
+
+/* ---- softmax ----------------------------------------------------------- */
+
+Test(layers, softmax)
+{
+    for (size_t c = 0; c < COUNT(softmax_cases); c++) {
+        const softmax_case *k = &softmax_cases[c];
+        float x[64];
+        cr_assert_leq(k->n, 64);
+        memcpy(x, k->x, sizeof(float) * k->n);
+        ted_softmax(x, k->n);
+        char what[32];
+        snprintf(what, sizeof what, "softmax case %zu", c);
+        ASSERT_CLOSE(x, k->softmax, (size_t)k->n, TOL_OP, what);
+    }
+}
+
+Test(layers, log_softmax)
+{
+    for (size_t c = 0; c < COUNT(softmax_cases); c++) {
+        const softmax_case *k = &softmax_cases[c];
+        float x[64];
+        cr_assert_leq(k->n, 64);
+        memcpy(x, k->x, sizeof(float) * k->n);
+        ted_log_softmax(x, k->n);
+        char what[32];
+        snprintf(what, sizeof what, "log softmax case %zu", c);
+        ASSERT_CLOSE(x, k->log_softmax, (size_t)k->n, TOL_OP, what);
+    }
+}
+
+Test(layers, argmax_first_of_ties)
+{
+    for (size_t c = 0; c < COUNT(softmax_cases); c++) {
+        const softmax_case *k = &softmax_cases[c];
+        int got = ted_argmax(k->x, k->n);
+        cr_assert_eq(got, k->argmax, "argmax case %zu: %d, torch says %d", c, got, k->argmax);
+    }
+}
+
+/* ---- positional encoding ----------------------------------------------- */
+
+Test(layers, positional_encoding_interleaved_matches_the_tutorial)
+{
+    static float table[PE_POSITIONS * PE_D];
+    ted_positional_encoding_table(table, PE_POSITIONS, PE_D, TED_POSITIONS_INTERLEAVED);
+    for (int r = 0; r < PE_ROW_COUNT; r++) {
+        char what[48];
+        snprintf(what, sizeof what, "interleaved position %d", pe_rows[r]);
+        ASSERT_CLOSE(table + (size_t)pe_rows[r] * PE_D, pe_interleaved + (size_t)r * PE_D, PE_D,
+                     TOL_OP, what);
+    }
+}
+
+/* Positions up to the tutorial's 5000 (a table built incrementally must
+ * not drift), in both layouts, against float64 values computed by hand. */
+static void check_exact_positions(ted_positional_layout layout, const float *expected,
+                                  const char *name)
+{
+    float *table = malloc(sizeof(float) * PE_EXACT_POSITIONS * PE_EXACT_D);
+    cr_assert_not_null(table);
+    ted_positional_encoding_table(table, PE_EXACT_POSITIONS, PE_EXACT_D, layout);
+    for (int r = 0; r < PE_EXACT_ROW_COUNT; r++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s position %d", name, pe_exact_rows[r]);
+        ASSERT_CLOSE(table + (size_t)pe_exact_rows[r] * PE_EXACT_D,
+                     expected + (size_t)r * PE_EXACT_D, PE_EXACT_D, TOL_OP, what);
+    }
+    free(table);
+}
+
+Test(layers, positional_encoding_concatenated)
+{
+    check_exact_positions(TED_POSITIONS_CONCATENATED, pe_exact_concatenated, "concatenated");
+}
+
+Test(layers, positional_encoding_interleaved_to_5000_positions)
+{
+    check_exact_positions(TED_POSITIONS_INTERLEAVED, pe_exact_interleaved, "interleaved");
+}
+
+Test(layers, add_positional_encoding_from_an_offset)
+{
+    enum { FIRST = 63, COUNT_ROWS = 3 };  /* rows 63..65 */
+    float *table = malloc(sizeof(float) * PE_EXACT_POSITIONS * PE_EXACT_D);
+    cr_assert_not_null(table);
+    ted_positional_encoding_table(table, PE_EXACT_POSITIONS, PE_EXACT_D,
+                                  TED_POSITIONS_INTERLEAVED);
+    float x[COUNT_ROWS * PE_EXACT_D], expected[COUNT_ROWS * PE_EXACT_D];
+    for (size_t i = 0; i < COUNT(x); i++) {
+        x[i] = (float)i * 0.25f;
+        expected[i] = x[i] + table[FIRST * PE_EXACT_D + i];
+    }
+    ted_add_positional_encoding(x, table, FIRST, COUNT_ROWS, PE_EXACT_D);
+    ASSERT_CLOSE(x, expected, COUNT(x), 0.0, "x + PE rows 63..65");
+    free(table);
+}
+
+/* ---- embedding --------------------------------------------------------- */
+
+Test(layers, embed_scaled_by_sqrt_d)
+{
+    float x[EMBED_COUNT * EMBED_D];
+    ted_embed(x, embed_table, embed_ids, EMBED_COUNT, EMBED_D, sqrtf((float)EMBED_D));
+    ASSERT_CLOSE(x, embed_y, COUNT(x), TOL_OP, "embed * sqrt(d)");
+}
+
+Test(layers, embed_unscaled)
+{
+    float x[EMBED_COUNT * EMBED_D];
+    ted_embed(x, embed_table, embed_ids, EMBED_COUNT, EMBED_D, 1.0f);
+    for (int t = 0; t < EMBED_COUNT; t++)
+        ASSERT_CLOSE(x + t * EMBED_D, embed_table + embed_ids[t] * EMBED_D, EMBED_D, 0.0,
+                     "embed, scale 1");
+}

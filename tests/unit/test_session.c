@@ -1,0 +1,819 @@
+/* Decoding sessions over two tiny exported models (tests/data/tiny-model,
+ * post-norm ReLU, 2 heads; tests/data/tiny-model-prenorm, pre-norm GELU,
+ * 4 heads) against PyTorch: teacher-forced logits one step at a time, alone
+ * and in a padded batch, across ted_session_select(); the kept attention
+ * weights; every input error; greedy decoding against the tutorial's
+ * greedy_decode; and model directories that are wrong in one way each.
+ * Reference values: tests/unit/layer_fixtures.h (tools/make_layer_fixtures.py).
+ * Tolerances: TOL_COMPOSED (1e-4) against PyTorch; TOL_OP (1e-5) between
+ * ted's own batch-1 and batched results and for attention rows' sums. */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "float_check.h"
+#include "layer_fixtures.h"
+#include "ted/ted.h"
+
+enum { STEPS = TINY_STEPS, VOCAB = TINY_TGT_VOCAB };
+
+typedef struct tiny_model {
+    const char *dir;
+    const float *logits[2];   /* (STEPS, VOCAB) per source */
+    const int *greedy[2];
+    int greedy_length[2];
+} tiny_model;
+
+static const tiny_model tiny_models[] = {
+    {TINY_DIR, {tiny_logits0, tiny_logits1}, {tiny_greedy0, tiny_greedy1},
+     {TINY_GREEDY0_LEN, TINY_GREEDY1_LEN}},
+    {TINY_PRE_DIR, {tiny_pre_logits0, tiny_pre_logits1}, {tiny_pre_greedy0, tiny_pre_greedy1},
+     {TINY_PRE_GREEDY0_LEN, TINY_PRE_GREEDY1_LEN}},
+};
+#define MODEL_COUNT (int)(sizeof tiny_models / sizeof tiny_models[0])
+
+static const int *const sources[2] = {tiny_src0, tiny_src1};
+static const int source_lengths[2] = {TINY_SRC0_LEN, TINY_SRC1_LEN};
+static const int *const targets[2] = {tiny_tgt0, tiny_tgt1};
+
+static ted_model *load(const char *dir)
+{
+    ted_model *model = NULL;
+    ted_error err = {0};
+    ted_status status = ted_model_load(dir, &model, &err);
+    cr_assert_eq(status, TED_OK, "ted_model_load(%s): %s", dir, err.message);
+    cr_assert_not_null(model);
+    return model;
+}
+
+static ted_session *new_session(const ted_model *model)
+{
+    ted_session *session = NULL;
+    ted_error err = {0};
+    cr_assert_eq(ted_session_new(model, &session, &err), TED_OK, "%s", err.message);
+    return session;
+}
+
+/* Encodes the sentences `which[0..batch)` (0 or 1) with room for STEPS steps. */
+static void encode(ted_session *s, const int *which, int batch)
+{
+    const int *ids[4];
+    int lengths[4];
+    cr_assert_leq(batch, 4);
+    for (int b = 0; b < batch; b++) {
+        ids[b] = sources[which[b]];
+        lengths[b] = source_lengths[which[b]];
+    }
+    ted_error err = {0};
+    ted_status status = ted_session_encode(s, ids, lengths, batch, STEPS, &err);
+    cr_assert_eq(status, TED_OK, "encode: %s", err.message);
+}
+
+/* One teacher-forced step: row b feeds target which[b]'s token at the
+ * session's position; returns the logits (batch, VOCAB). */
+static const float *step(ted_session *s, const int *which, int batch)
+{
+    int tokens[4];
+    int t = ted_session_position(s);
+    cr_assert_lt(t, STEPS);
+    for (int b = 0; b < batch; b++)
+        tokens[b] = targets[which[b]][t];
+    const float *logits = NULL;
+    ted_error err = {0};
+    ted_status status = ted_session_step(s, tokens, &logits, &err);
+    cr_assert_eq(status, TED_OK, "step %d: %s", t, err.message);
+    cr_assert_not_null(logits);
+    return logits;
+}
+
+/* Row `row` of `logits` against PyTorch's logits of sentence `sentence` at
+ * step t; returns the max abs diff. */
+static double check_row(const tiny_model *m, const float *logits, int row, int sentence, int t,
+                        const char *what)
+{
+    const float *want = m->logits[sentence] + (size_t)t * VOCAB;
+    float_diff d = max_abs_diff(logits + (size_t)row * VOCAB, want, VOCAB);
+    cr_assert(d.max <= TOL_COMPOSED,
+              "%s: %s, row %d (sentence %d), step %d: max abs diff %.3g > %.0e at id %zu "
+              "(got %.9g, PyTorch %.9g)",
+              m->dir, what, row, sentence, t, d.max, TOL_COMPOSED, d.index,
+              (double)logits[(size_t)row * VOCAB + d.index], (double)want[d.index]);
+    return d.max;
+}
+
+/* ted's batch-1 logits of sentence `sentence`: (STEPS, VOCAB). */
+static void batch1_logits(const ted_model *model, int sentence, float *out)
+{
+    ted_session *s = new_session(model);
+    encode(s, &sentence, 1);
+    for (int t = 0; t < STEPS; t++)
+        memcpy(out + (size_t)t * VOCAB, step(s, &sentence, 1), sizeof(float) * VOCAB);
+    ted_session_free(s);
+}
+
+/* ---- loading ------------------------------------------------------------ */
+
+Test(session, load_tiny_model)
+{
+    ted_model *model = load(TINY_DIR);
+    const ted_config *c = ted_model_config(model);
+    cr_assert_eq(c->d_model, 16);
+    cr_assert_eq(c->heads, 2);
+    cr_assert_eq(c->encoder_layers, 2);
+    cr_assert_eq(c->decoder_layers, 2);
+    cr_assert_eq(c->d_ff, TINY_D_FF);
+    cr_assert_eq(c->src_vocab_size, TINY_SRC_VOCAB);
+    cr_assert_eq(c->tgt_vocab_size, TINY_TGT_VOCAB);
+    cr_assert(c->encoder_final_norm && c->decoder_final_norm && !c->norm_first);
+    /* 2 embeddings, 2 x 12 encoder, 2 x 18 decoder, 2 final norms x 2, 2 generator */
+    cr_assert_eq(ted_model_tensor_count(model), 2 + 24 + 36 + 4 + 2);
+    bool found = false;
+    for (int i = 0; i < ted_model_tensor_count(model); i++) {
+        ted_tensor_info info = ted_model_tensor(model, i);
+        if (strcmp(info.name, "generator.weight") == 0) {
+            found = true;
+            cr_assert_str_eq(info.dtype, "F32");
+            cr_assert(info.ndim == 2 && info.shape[0] == VOCAB && info.shape[1] == 16);
+            cr_assert_eq(info.bytes, sizeof(float) * VOCAB * 16);
+        }
+    }
+    cr_assert(found, "generator.weight is not listed");
+    ted_model_free(model);
+
+    model = load(TINY_PRE_DIR);
+    c = ted_model_config(model);
+    cr_assert(c->norm_first && c->activation == TED_ACTIVATION_GELU && c->heads == 4);
+    cr_assert_float_eq(c->layer_norm_eps, 1e-6f, 1e-12f);
+    ted_model_free(model);
+}
+
+/* ---- logits against PyTorch -------------------------------------------- */
+
+Test(session, logits_batch_1_match_pytorch)
+{
+    for (int k = 0; k < MODEL_COUNT; k++) {
+        const tiny_model *m = &tiny_models[k];
+        ted_model *model = load(m->dir);
+        double worst = 0.0;
+        for (int sentence = 0; sentence < 2; sentence++) {
+            float logits[STEPS * VOCAB];
+            batch1_logits(model, sentence, logits);
+            for (int t = 0; t < STEPS; t++) {
+                double d = check_row(m, logits + (size_t)t * VOCAB, 0, sentence, t, "batch 1");
+                worst = d > worst ? d : worst;
+            }
+        }
+        cr_log_info("%s: batch 1 logits max abs diff %.3g", m->dir, worst);
+        ted_model_free(model);
+    }
+}
+
+Test(session, logits_batch_2_padded_match_pytorch_and_batch_1)
+{
+    static const int orders[2][2] = {{0, 1}, {1, 0}};  /* the shorter source padded */
+    for (int k = 0; k < MODEL_COUNT; k++) {
+        const tiny_model *m = &tiny_models[k];
+        ted_model *model = load(m->dir);
+        float alone[2][STEPS * VOCAB];
+        batch1_logits(model, 0, alone[0]);
+        batch1_logits(model, 1, alone[1]);
+        double worst = 0.0, worst_vs_alone = 0.0;
+        for (int o = 0; o < 2; o++) {
+            ted_session *s = new_session(model);
+            encode(s, orders[o], 2);
+            cr_assert_eq(ted_session_batch(s), 2);
+            for (int b = 0; b < 2; b++)
+                cr_assert_eq(ted_session_source_length(s, b), source_lengths[orders[o][b]]);
+            for (int t = 0; t < STEPS; t++) {
+                const float *logits = step(s, orders[o], 2);
+                for (int b = 0; b < 2; b++) {
+                    int sentence = orders[o][b];
+                    double d = check_row(m, logits, b, sentence, t, "batch 2");
+                    worst = d > worst ? d : worst;
+                    float_diff a = max_abs_diff(logits + (size_t)b * VOCAB,
+                                                alone[sentence] + (size_t)t * VOCAB, VOCAB);
+                    worst_vs_alone = a.max > worst_vs_alone ? a.max : worst_vs_alone;
+                    cr_assert(a.max <= TOL_OP,
+                              "%s: batch 2 row %d (sentence %d) step %d differs from batch 1 by "
+                              "%.3g > %.0e",
+                              m->dir, b, sentence, t, a.max, TOL_OP);
+                }
+            }
+            ted_session_free(s);
+        }
+        cr_log_info("%s: batch 2 logits max abs diff %.3g vs PyTorch, %.3g vs batch 1", m->dir,
+                    worst, worst_vs_alone);
+        ted_model_free(model);
+    }
+}
+
+Test(session, a_session_decodes_batch_after_batch)
+{
+    /* Buffers sized by a bigger first batch are reused for a smaller one. */
+    const tiny_model *m = &tiny_models[0];
+    ted_model *model = load(m->dir);
+    ted_session *s = new_session(model);
+    static const int both[2] = {0, 1}, second[1] = {1}, first[1] = {0};
+    encode(s, both, 2);
+    for (int t = 0; t < STEPS; t++)
+        step(s, both, 2);
+    encode(s, second, 1);
+    cr_assert_eq(ted_session_position(s), 0);
+    for (int t = 0; t < STEPS; t++)
+        check_row(m, step(s, second, 1), 0, 1, t, "second decode");
+    encode(s, first, 1);
+    for (int t = 0; t < STEPS; t++)
+        check_row(m, step(s, first, 1), 0, 0, t, "third decode");
+    ted_session_free(s);
+    ted_model_free(model);
+}
+
+/* ---- select ------------------------------------------------------------- */
+
+static void select_rows(ted_session *s, const int *rows, int count)
+{
+    ted_error err = {0};
+    ted_status status = ted_session_select(s, rows, count, &err);
+    cr_assert_eq(status, TED_OK, "select: %s", err.message);
+    cr_assert_eq(ted_session_batch(s), count);
+}
+
+Test(session, select_drops_a_row)
+{
+    for (int k = 0; k < MODEL_COUNT; k++) {
+        const tiny_model *m = &tiny_models[k];
+        ted_model *model = load(m->dir);
+        ted_session *s = new_session(model);
+        static const int both[2] = {0, 1}, second[1] = {1}, keep[1] = {1};
+        encode(s, both, 2);
+        for (int t = 0; t < 2; t++)
+            step(s, both, 2);
+        select_rows(s, keep, 1);
+        cr_assert_eq(ted_session_source_length(s, 0), TINY_SRC1_LEN);
+        cr_assert_eq(ted_session_position(s), 2);
+        for (int t = 2; t < STEPS; t++)
+            check_row(m, step(s, second, 1), 0, 1, t, "after dropping row 0");
+        ted_session_free(s);
+        ted_model_free(model);
+    }
+}
+
+Test(session, select_swaps_and_duplicates_rows)
+{
+    for (int k = 0; k < MODEL_COUNT; k++) {
+        const tiny_model *m = &tiny_models[k];
+        ted_model *model = load(m->dir);
+        ted_session *s = new_session(model);
+        static const int both[2] = {0, 1}, swapped[2] = {1, 0}, twice1[2] = {1, 1};
+        static const int twice0[2] = {0, 0}, once1[1] = {1};
+
+        /* swap: row 0 becomes sentence 1, row 1 sentence 0 */
+        encode(s, both, 2);
+        step(s, both, 2);
+        select_rows(s, (const int[]){1, 0}, 2);
+        cr_assert_eq(ted_session_source_length(s, 0), TINY_SRC1_LEN);
+        cr_assert_eq(ted_session_source_length(s, 1), TINY_SRC0_LEN);
+        for (int t = 1; t < STEPS; t++) {
+            const float *logits = step(s, swapped, 2);
+            check_row(m, logits, 0, 1, t, "swapped");
+            check_row(m, logits, 1, 0, t, "swapped");
+        }
+
+        /* duplicate: both rows sentence 1, then shrink to one and grow back */
+        encode(s, both, 2);
+        step(s, both, 2);
+        select_rows(s, (const int[]){1, 1}, 2);
+        const float *logits = step(s, twice1, 2);
+        check_row(m, logits, 0, 1, 1, "duplicated row");
+        check_row(m, logits, 1, 1, 1, "duplicated row");
+        select_rows(s, (const int[]){0}, 1);
+        check_row(m, step(s, once1, 1), 0, 1, 2, "one row of the duplicate");
+        select_rows(s, (const int[]){0, 0}, 2);
+        for (int t = 3; t < STEPS; t++) {
+            logits = step(s, twice1, 2);
+            check_row(m, logits, 0, 1, t, "regrown");
+            check_row(m, logits, 1, 1, t, "regrown");
+        }
+
+        /* duplicate sentence 0 (the longer source) */
+        encode(s, both, 2);
+        step(s, both, 2);
+        step(s, both, 2);
+        select_rows(s, (const int[]){0, 0}, 2);
+        for (int t = 2; t < STEPS; t++) {
+            logits = step(s, twice0, 2);
+            check_row(m, logits, 0, 0, t, "sentence 0 twice");
+            check_row(m, logits, 1, 0, t, "sentence 0 twice");
+        }
+        ted_session_free(s);
+        ted_model_free(model);
+    }
+}
+
+/* ---- attention weights -------------------------------------------------- */
+
+/* Every row of every head sums to 1; keys past `real_keys` weigh exactly 0. */
+static void check_view(const ted_attention_view *v, int real_keys, int queries, int keys,
+                       const char *what)
+{
+    cr_assert_eq(v->queries, queries, "%s: %d queries", what, v->queries);
+    cr_assert_eq(v->keys, keys, "%s: %d keys", what, v->keys);
+    cr_assert_geq(v->stride, v->keys);
+    for (int h = 0; h < v->heads; h++)
+        for (int i = 0; i < v->queries; i++) {
+            const float *row = v->weights + ((size_t)h * v->queries + i) * v->stride;
+            double sum = 0.0;
+            for (int j = 0; j < v->keys; j++) {
+                cr_assert(row[j] >= 0.0f && row[j] <= 1.0f, "%s: head %d query %d key %d: %g",
+                          what, h, i, j, (double)row[j]);
+                if (j >= real_keys)
+                    cr_assert(row[j] == 0.0f, "%s: head %d query %d: padded key %d has %g",
+                              what, h, i, j, (double)row[j]);
+                sum += row[j];
+            }
+            cr_assert(fabs(sum - 1.0) <= TOL_OP, "%s: head %d query %d sums to %.9g", what, h,
+                      i, sum);
+        }
+}
+
+static ted_attention_view view(const ted_session *s, ted_attention_kind kind, int layer,
+                               int row)
+{
+    ted_attention_view v = {0};
+    ted_error err = {0};
+    ted_status status = ted_session_attention(s, kind, layer, row, &v, &err);
+    cr_assert_eq(status, TED_OK, "attention kind %d layer %d row %d: %s", (int)kind, layer,
+                 row, err.message);
+    cr_assert_not_null(v.weights);
+    return v;
+}
+
+Test(session, attention_rows_sum_to_1_and_padding_gets_0)
+{
+    for (int k = 0; k < MODEL_COUNT; k++) {
+        const tiny_model *m = &tiny_models[k];
+        ted_model *model = load(m->dir);
+        const ted_config *c = ted_model_config(model);
+        ted_session *s = new_session(model);
+        ted_session_keep_attention(s, true);
+        static const int both[2] = {0, 1};
+        int S = TINY_SRC0_LEN;
+        encode(s, both, 2);
+
+        ted_error err = {0};
+        ted_attention_view v;
+        cr_assert_eq(ted_session_attention(s, TED_CROSS_ATTENTION, 0, 0, &v, &err),
+                     TED_ERR_ARGUMENT, "decoder attention before any step");
+        for (int l = 0; l < c->encoder_layers; l++)
+            for (int b = 0; b < 2; b++) {
+                v = view(s, TED_ENCODER_SELF_ATTENTION, l, b);
+                cr_assert_eq(v.heads, c->heads);
+                check_view(&v, source_lengths[b], S, S, "encoder self-attention");
+            }
+        for (int t = 0; t < STEPS; t++) {
+            const float *logits = step(s, both, 2);
+            check_row(m, logits, 0, 0, t, "keeping attention");
+            check_row(m, logits, 1, 1, t, "keeping attention");
+            for (int l = 0; l < c->decoder_layers; l++)
+                for (int b = 0; b < 2; b++) {
+                    v = view(s, TED_DECODER_SELF_ATTENTION, l, b);
+                    check_view(&v, t + 1, 1, t + 1, "decoder self-attention");
+                    v = view(s, TED_CROSS_ATTENTION, l, b);
+                    check_view(&v, source_lengths[b], 1, S, "cross attention");
+                }
+        }
+
+        /* The padded row's encoder weights equal those of the row alone. */
+        ted_session *alone = new_session(model);
+        ted_session_keep_attention(alone, true);
+        static const int second[1] = {1};
+        encode(alone, second, 1);
+        int n = TINY_SRC1_LEN;
+        for (int l = 0; l < c->encoder_layers; l++) {
+            ted_attention_view a = view(alone, TED_ENCODER_SELF_ATTENTION, l, 0);
+            ted_attention_view p = view(s, TED_ENCODER_SELF_ATTENTION, l, 1);
+            for (int h = 0; h < c->heads; h++)
+                for (int i = 0; i < n; i++) {
+                    float_diff d =
+                        max_abs_diff(p.weights + ((size_t)h * p.queries + i) * p.stride,
+                                     a.weights + ((size_t)h * a.queries + i) * a.stride, n);
+                    cr_assert(d.max <= TOL_OP,
+                              "%s: encoder layer %d head %d query %d: padded row differs from "
+                              "the row alone by %.3g",
+                              m->dir, l, h, i, d.max);
+                }
+        }
+        ted_session_free(alone);
+
+        /* After select, the kept weights follow their rows. */
+        int layer = c->decoder_layers - 1, enc_layer = c->encoder_layers - 1;
+        ted_attention_view before_cross = view(s, TED_CROSS_ATTENTION, layer, 1);
+        ted_attention_view before_self = view(s, TED_DECODER_SELF_ATTENTION, layer, 1);
+        ted_attention_view before_enc = view(s, TED_ENCODER_SELF_ATTENTION, enc_layer, 1);
+        size_t cross_n = (size_t)before_cross.heads * before_cross.stride;
+        size_t self_n = (size_t)before_self.heads * before_self.stride;
+        size_t enc_n = (size_t)before_enc.heads * before_enc.queries * before_enc.stride;
+        float *saved_cross = malloc(sizeof(float) * cross_n);
+        float *saved_self = malloc(sizeof(float) * self_n);
+        float *saved_enc = malloc(sizeof(float) * enc_n);
+        cr_assert(saved_cross && saved_self && saved_enc);
+        memcpy(saved_cross, before_cross.weights, sizeof(float) * cross_n);
+        memcpy(saved_self, before_self.weights, sizeof(float) * self_n);
+        memcpy(saved_enc, before_enc.weights, sizeof(float) * enc_n);
+        select_rows(s, (const int[]){1}, 1);
+        v = view(s, TED_CROSS_ATTENTION, layer, 0);
+        ASSERT_CLOSE(v.weights, saved_cross, cross_n, 0.0, "cross attention after select");
+        v = view(s, TED_DECODER_SELF_ATTENTION, layer, 0);
+        ASSERT_CLOSE(v.weights, saved_self, self_n, 0.0, "self-attention after select");
+        v = view(s, TED_ENCODER_SELF_ATTENTION, enc_layer, 0);
+        ASSERT_CLOSE(v.weights, saved_enc, enc_n, 0.0, "encoder attention after select");
+        free(saved_cross), free(saved_self), free(saved_enc);
+
+        ted_session_free(s);
+        ted_model_free(model);
+    }
+}
+
+/* Attention turned on between encode() and step(): the steps still work,
+ * and ted_session_attention() either shows valid weights or refuses. */
+Test(session, keep_attention_turned_on_after_encode)
+{
+    ted_model *model = load(TINY_DIR);
+    ted_session *s = new_session(model);
+    static const int first[1] = {0};
+    encode(s, first, 1);
+    ted_session_keep_attention(s, true);
+    for (int t = 0; t < 2; t++)
+        check_row(&tiny_models[0], step(s, first, 1), 0, 0, t, "attention turned on late");
+    static const ted_attention_kind kinds[3] = {TED_ENCODER_SELF_ATTENTION,
+                                                TED_DECODER_SELF_ATTENTION,
+                                                TED_CROSS_ATTENTION};
+    for (int k = 0; k < 3; k++) {
+        ted_attention_view v = {0};
+        ted_error err = {0};
+        ted_status status = ted_session_attention(s, kinds[k], 0, 0, &v, &err);
+        if (status != TED_OK) {
+            cr_assert_eq(status, TED_ERR_ARGUMENT, "kind %d: %s", k, err.message);
+            continue;
+        }
+        cr_assert_not_null(v.weights, "kind %d: TED_OK with no weights", k);
+        int keys = kinds[k] == TED_DECODER_SELF_ATTENTION ? 2 : TINY_SRC0_LEN;
+        int queries = kinds[k] == TED_ENCODER_SELF_ATTENTION ? TINY_SRC0_LEN : 1;
+        check_view(&v, keys, queries, keys, "attention turned on late");
+    }
+    ted_session_free(s);
+    ted_model_free(model);
+}
+
+/* ---- errors --------------------------------------------------------------- */
+
+static void expect_error(ted_status got, const ted_error *err, ted_status want,
+                         const char *needle, const char *what)
+{
+    cr_assert_eq(got, want, "%s: status %s, expected %s (%s)", what, ted_status_name(got),
+                 ted_status_name(want), err->message);
+    cr_assert(strstr(err->message, needle), "%s: message \"%s\" does not mention \"%s\"", what,
+              err->message, needle);
+}
+
+Test(session, token_id_out_of_range)
+{
+    ted_model *model = load(TINY_DIR);
+    ted_session *s = new_session(model);
+    static const int both[2] = {0, 1};
+    encode(s, both, 2);
+    const float *logits = NULL;
+    ted_error err = {0};
+    int tokens[2] = {tiny_tgt0[0], VOCAB};
+    expect_error(ted_session_step(s, tokens, &logits, &err), &err, TED_ERR_INPUT, "14",
+                 "target id 14");
+    tokens[1] = -1;
+    expect_error(ted_session_step(s, tokens, &logits, &err), &err, TED_ERR_INPUT, "-1",
+                 "target id -1");
+    cr_assert_eq(ted_session_position(s), 0, "a refused step does not advance");
+    for (int t = 0; t < STEPS; t++) {
+        logits = step(s, both, 2);
+        check_row(&tiny_models[0], logits, 0, 0, t, "after refused steps");
+        check_row(&tiny_models[0], logits, 1, 1, t, "after refused steps");
+    }
+    ted_session_free(s);
+    ted_model_free(model);
+}
+
+Test(session, source_id_out_of_range)
+{
+    ted_model *model = load(TINY_DIR);
+    ted_session *s = new_session(model);
+    int bad[3] = {2, TINY_SRC_VOCAB, 3};
+    const int *ids[2] = {tiny_src0, bad};
+    int lengths[2] = {TINY_SRC0_LEN, 3};
+    ted_error err = {0};
+    expect_error(ted_session_encode(s, ids, lengths, 2, STEPS, &err), &err, TED_ERR_INPUT, "12",
+                 "source id 12");
+    bad[1] = -7;
+    expect_error(ted_session_encode(s, ids, lengths, 2, STEPS, &err), &err, TED_ERR_INPUT, "-7",
+                 "source id -7");
+    ted_session_free(s);
+    ted_model_free(model);
+}
+
+Test(session, empty_source)
+{
+    ted_model *model = load(TINY_DIR);
+    ted_session *s = new_session(model);
+    const int *ids[2] = {tiny_src0, tiny_src1};
+    int lengths[2] = {TINY_SRC0_LEN, 0};
+    ted_error err = {0};
+    expect_error(ted_session_encode(s, ids, lengths, 2, STEPS, &err), &err, TED_ERR_INPUT,
+                 "source 1", "empty source");
+    cr_assert(strstr(err.message, "empty"), "%s", err.message);
+    ted_session_free(s);
+    ted_model_free(model);
+}
+
+Test(session, more_steps_than_max_steps)
+{
+    ted_model *model = load(TINY_DIR);
+    ted_session *s = new_session(model);
+    const int *ids[1] = {tiny_src0};
+    int lengths[1] = {TINY_SRC0_LEN};
+    ted_error err = {0};
+    cr_assert_eq(ted_session_encode(s, ids, lengths, 1, 2, &err), TED_OK, "%s", err.message);
+    static const int first[1] = {0};
+    step(s, first, 1);
+    step(s, first, 1);
+    const float *logits = NULL;
+    int token = tiny_tgt0[2];
+    expect_error(ted_session_step(s, &token, &logits, &err), &err, TED_ERR_ARGUMENT, "2",
+                 "third step of 2");
+    cr_assert_eq(ted_session_position(s), 2);
+    int positions = ted_model_config(model)->max_positions;
+    char needle[16];
+    snprintf(needle, sizeof needle, "%d", positions + 1);
+    expect_error(ted_session_encode(s, ids, lengths, 1, positions + 1, &err), &err,
+                 TED_ERR_ARGUMENT, needle, "max_steps past max_positions");
+    ted_session_free(s);
+    ted_model_free(model);
+}
+
+Test(session, select_with_a_bad_row)
+{
+    ted_model *model = load(TINY_DIR);
+    ted_session *s = new_session(model);
+    static const int both[2] = {0, 1};
+    encode(s, both, 2);
+    step(s, both, 2);
+    ted_error err = {0};
+    expect_error(ted_session_select(s, (const int[]){0, 5}, 2, &err), &err, TED_ERR_ARGUMENT,
+                 "5", "select row 5 of 2");
+    expect_error(ted_session_select(s, (const int[]){-1}, 1, &err), &err, TED_ERR_ARGUMENT,
+                 "-1", "select row -1");
+    expect_error(ted_session_select(s, (const int[]){0}, 0, &err), &err, TED_ERR_ARGUMENT, "0",
+                 "select no row");
+    cr_assert_eq(ted_session_batch(s), 2, "a refused select keeps the batch");
+    for (int t = 1; t < STEPS; t++) {
+        const float *logits = step(s, both, 2);
+        check_row(&tiny_models[0], logits, 0, 0, t, "after refused selects");
+        check_row(&tiny_models[0], logits, 1, 1, t, "after refused selects");
+    }
+    ted_session_free(s);
+    ted_model_free(model);
+}
+
+/* ---- greedy decoding ------------------------------------------------------ */
+
+static void check_greedy(const tiny_model *m, ted_model *model, const int *which, int batch)
+{
+    const int *ids[2];
+    int lengths[2], max_lengths[2], *outputs[2], output_lengths[2];
+    for (int b = 0; b < batch; b++) {
+        ids[b] = sources[which[b]];
+        lengths[b] = source_lengths[which[b]];
+        max_lengths[b] = ted_max_target_length(model, lengths[b], 0);
+        /* the tutorial: max_len = source tokens + 5, BOS included */
+        cr_assert_eq(max_lengths[b], lengths[b] + 4);
+    }
+    ted_session *s = new_session(model);
+    ted_error err = {0};
+    ted_status status =
+        ted_greedy_decode(s, ids, lengths, max_lengths, batch, outputs, output_lengths, &err);
+    cr_assert_eq(status, TED_OK, "greedy: %s", err.message);
+    for (int b = 0; b < batch; b++) {
+        int sentence = which[b];
+        int n = m->greedy_length[sentence];
+        cr_assert_eq(output_lengths[b], n,
+                     "%s: greedy batch %d row %d (sentence %d): %d ids, the tutorial %d",
+                     m->dir, batch, b, sentence, output_lengths[b], n);
+        for (int i = 0; i < n; i++)
+            cr_assert_eq(outputs[b][i], m->greedy[sentence][i],
+                         "%s: greedy batch %d row %d (sentence %d) id %d: %d, the tutorial %d",
+                         m->dir, batch, b, sentence, i, outputs[b][i], m->greedy[sentence][i]);
+        free(outputs[b]);
+    }
+    ted_session_free(s);
+}
+
+Test(session, greedy_matches_the_tutorial)
+{
+    static const int first[1] = {0}, second[1] = {1}, both[2] = {0, 1}, swapped[2] = {1, 0};
+    for (int k = 0; k < MODEL_COUNT; k++) {
+        const tiny_model *m = &tiny_models[k];
+        ted_model *model = load(m->dir);
+        check_greedy(m, model, first, 1);
+        check_greedy(m, model, second, 1);
+        check_greedy(m, model, both, 2);
+        check_greedy(m, model, swapped, 2);
+        ted_model_free(model);
+    }
+}
+
+/* ---- broken model directories -------------------------------------------- */
+
+typedef struct temp_dir {
+    char path[64];
+} temp_dir;
+
+static char *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    cr_assert_geq(n, 0);
+    rewind(f);
+    char *data = malloc((size_t)n + 1);
+    cr_assert_not_null(data);
+    cr_assert_eq(fread(data, 1, (size_t)n, f), (size_t)n);
+    data[n] = '\0';
+    fclose(f);
+    *size = (size_t)n;
+    return data;
+}
+
+static void write_file(const temp_dir *dir, const char *name, const void *data, size_t size)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", dir->path, name);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot create %s", path);
+    cr_assert_eq(fwrite(data, 1, size, f), size);
+    cr_assert_eq(fclose(f), 0);
+}
+
+static void copy_file(const temp_dir *dir, const char *name)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", TINY_DIR, name);
+    size_t size;
+    char *data = read_file(path, &size);
+    write_file(dir, name, data, size);
+    free(data);
+}
+
+/* A copy of tests/data/tiny-model with its config edited: `old` replaced
+ * by `new` (NULL: unchanged); the weights are copied unless `weights` says
+ * otherwise. */
+static temp_dir make_model_dir(const char *old, const char *new, bool copy_weights)
+{
+    temp_dir dir;
+    snprintf(dir.path, sizeof dir.path, "/tmp/ted-session-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir.path));
+    copy_file(&dir, "vocab.src");
+    copy_file(&dir, "vocab.tgt");
+    if (copy_weights)
+        copy_file(&dir, "model.safetensors");
+    size_t size;
+    char *config = read_file(TINY_DIR "/config.yaml", &size);
+    if (old) {
+        char *at = strstr(config, old);
+        cr_assert_not_null(at, "\"%s\" is not in the config", old);
+        size_t head = (size_t)(at - config), tail = strlen(at + strlen(old));
+        char *edited = malloc(head + strlen(new) + tail + 1);
+        cr_assert_not_null(edited);
+        memcpy(edited, config, head);
+        strcpy(edited + head, new);
+        strcpy(edited + head + strlen(new), at + strlen(old));
+        free(config);
+        config = edited;
+    }
+    write_file(&dir, "config.yaml", config, strlen(config));
+    free(config);
+    return dir;
+}
+
+static void remove_model_dir(const temp_dir *dir)
+{
+    static const char *const names[] = {"config.yaml", "vocab.src", "vocab.tgt",
+                                        "model.safetensors"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s", dir->path, names[i]);
+        unlink(path);
+    }
+    rmdir(dir->path);
+}
+
+/* Writes DIR/model.safetensors: the tiny model's file with its JSON header
+ * passed through `edit` (same data section; the header padded with spaces
+ * to its old length, so every offset stays valid). */
+static void write_edited_weights(const temp_dir *dir, void (*edit)(cJSON *header))
+{
+    size_t size;
+    char *file = read_file(TINY_DIR "/model.safetensors", &size);
+    cr_assert_geq(size, 8);
+    uint64_t length = 0;
+    for (int i = 0; i < 8; i++)
+        length |= (uint64_t)(unsigned char)file[i] << (8 * i);
+    cr_assert_leq(length, size - 8);
+    cJSON *header = cJSON_ParseWithLength(file + 8, (size_t)length);
+    cr_assert_not_null(header);
+    edit(header);
+    char *text = cJSON_PrintUnformatted(header);
+    cr_assert_not_null(text);
+    size_t text_length = strlen(text);
+    cr_assert_leq(text_length, length, "the edited header grew");
+    memset(file + 8, ' ', (size_t)length);
+    memcpy(file + 8, text, text_length);
+    write_file(dir, "model.safetensors", file, size);
+    cJSON_free(text);
+    cJSON_Delete(header);
+    free(file);
+}
+
+#define DROPPED_TENSOR "transformer.decoder.layers.1.multihead_attn.out_proj.bias"
+
+static void drop_tensor(cJSON *header)
+{
+    cr_assert_not_null(cJSON_GetObjectItemCaseSensitive(header, DROPPED_TENSOR));
+    cJSON_DeleteItemFromObjectCaseSensitive(header, DROPPED_TENSOR);
+}
+
+static void transpose_generator_shape(cJSON *header)
+{
+    cJSON *tensor = cJSON_GetObjectItemCaseSensitive(header, "generator.weight");
+    cr_assert_not_null(tensor);
+    cJSON *shape = cJSON_CreateIntArray((const int[]){16, VOCAB}, 2);
+    cr_assert(cJSON_ReplaceItemInObjectCaseSensitive(tensor, "shape", shape));
+}
+
+static void expect_load_error(const temp_dir *dir, ted_status want, const char *needle1,
+                              const char *needle2, const char *needle3)
+{
+    static char sentinel;
+    ted_model *model = (ted_model *)(void *)&sentinel;  /* a failed load must reset it to NULL */
+    ted_error err = {0};
+    ted_status got = ted_model_load(dir->path, &model, &err);
+    cr_assert_eq(got, want, "status %s, expected %s: %s", ted_status_name(got),
+                 ted_status_name(want), err.message);
+    cr_assert_null(model);
+    const char *needles[3] = {needle1, needle2, needle3};
+    for (int i = 0; i < 3; i++)
+        if (needles[i])
+            cr_assert(strstr(err.message, needles[i]), "message \"%s\" does not mention \"%s\"",
+                      err.message, needles[i]);
+}
+
+Test(session, load_a_copy_of_the_tiny_model)
+{
+    temp_dir dir = make_model_dir(NULL, NULL, true);
+    ted_model *model = load(dir.path);
+    ted_model_free(model);
+    remove_model_dir(&dir);
+}
+
+Test(session, load_missing_weights_file)
+{
+    temp_dir dir = make_model_dir("weights: model.safetensors", "weights: missing.safetensors",
+                                  true);
+    expect_load_error(&dir, TED_ERR_IO, "missing.safetensors", NULL, NULL);
+    remove_model_dir(&dir);
+}
+
+Test(session, load_weights_missing_a_tensor)
+{
+    temp_dir dir = make_model_dir(NULL, NULL, false);
+    write_edited_weights(&dir, drop_tensor);
+    expect_load_error(&dir, TED_ERR_WEIGHTS, DROPPED_TENSOR, NULL, NULL);
+    remove_model_dir(&dir);
+}
+
+Test(session, load_shape_mismatch_in_the_weights)
+{
+    temp_dir dir = make_model_dir(NULL, NULL, false);
+    write_edited_weights(&dir, transpose_generator_shape);
+    expect_load_error(&dir, TED_ERR_WEIGHTS, "generator.weight", "[16, 14]", "[14, 16]");
+    remove_model_dir(&dir);
+}
+
+Test(session, load_shape_mismatch_with_the_config)
+{
+    temp_dir dir = make_model_dir("d_ff: 32", "d_ff: 24", true);
+    expect_load_error(&dir, TED_ERR_WEIGHTS, "transformer.encoder.layers.0.linear1.weight",
+                      "[32, 16]", "[24, 16]");
+    remove_model_dir(&dir);
+}
