@@ -7,18 +7,24 @@
 #include "io/vocab.h"
 #include "ted/ted.h"
 
-/* Splits `text` (whitespace: on spaces, tabs, CR and LF; char: on UTF-8
- * characters, spaces kept as tokens), lowercases ASCII and UTF-8 Latin
- * letters when `config->lowercase`, maps each piece to its id (unknown ->
- * unk_id, counted in `*unknown`), and wraps the ids in BOS ... EOS when
- * `config->source_bos_eos`. Invalid UTF-8 or a NUL byte is an error.
- * `*ids` is malloc'ed; `*count` is its length. */
+/* Splits `length` bytes of `text` as config->tokenizer says:
+ *   whitespace: on ASCII space, tab, CR, LF, vertical tab and form feed;
+ *   char:       into UTF-8 characters, a space being the token " " and CR
+ *               and LF dropped.
+ * With config->lowercase, A-Z and the Latin-1 capitals U+00C0-U+00DE (but
+ * U+00D7) are lowercased first. Each piece maps to its id, an unknown one to
+ * unk_id, counted in `*unknown` (may be NULL); config->source_bos_eos wraps
+ * the ids in BOS ... EOS. Invalid UTF-8 (overlong, surrogate, truncated,
+ * beyond U+10FFFF) or a NUL byte is TED_ERR_INPUT naming the byte offset.
+ * `*ids` is malloc'ed; `*count` is its length (0 for empty text, or 2 when
+ * wrapped). On failure `*ids` is NULL. */
 ted_status ted_tokenize(const ted_config *config, const ted_vocab *vocab, const char *text,
                         size_t length, int **ids, int *count, int *unknown, ted_error *err);
 
 /* Joins the tokens of `ids` with single spaces (whitespace tokenizer) or
- * nothing (char tokenizer), stopping at eos_id and skipping bos_id and
- * pad_id. Returns a malloc'ed string, or NULL when out of memory. */
+ * nothing (char tokenizer), stopping at eos_id and skipping bos_id, pad_id
+ * and ids outside the vocabulary. Returns a malloc'ed string, or NULL when
+ * out of memory. */
 char *ted_detokenize(const ted_config *config, const ted_vocab *vocab, const int *ids,
                      int count);
 

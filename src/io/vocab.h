@@ -7,27 +7,32 @@
 #include "ted/ted.h"
 
 typedef struct ted_vocab {
-    char **tokens;      /* tokens[id], NUL-terminated */
+    char **tokens;      /* tokens[id], NUL-terminated, all in one buffer that
+                           starts at tokens[0] */
     int size;
     int *slots;         /* open-addressing hash table of ids, -1 = empty */
-    size_t slot_count;  /* a power of two */
+    size_t slot_count;  /* a power of two, at least twice `size` */
 } ted_vocab;
 
-/* Reads a vocabulary file. An empty file, an empty line, a duplicate token
- * or a line with a NUL byte is an error naming the file and line; a trailing
- * CR (CRLF files) is removed. */
+/* Reads a vocabulary file. An empty file, an empty line (a single final
+ * newline is fine), a duplicate token (both lines named), a NUL byte, more
+ * than 16777216 lines or more than 256 MiB is a TED_ERR_VOCAB error naming
+ * the file and line; a file that cannot be read is TED_ERR_IO. A trailing CR
+ * (CRLF files) is removed. On failure `*vocab` is left empty: nothing to free. */
 ted_status ted_vocab_load(const char *path, ted_vocab *vocab, ted_error *err);
 
 /* The same from memory; `name` stands for the file in messages. */
 ted_status ted_vocab_parse(const char *text, size_t length, const char *name, ted_vocab *vocab,
                            ted_error *err);
 
-/* The id of the `length` bytes at `token`, or -1. */
+/* The id of the `length` bytes at `token` (which need not be NUL-terminated),
+ * or -1. */
 int ted_vocab_lookup(const ted_vocab *vocab, const char *token, size_t length);
 
 /* The token of `id`, or NULL when out of range. */
 const char *ted_vocab_token(const ted_vocab *vocab, int id);
 
+/* Frees and zeroes `vocab`; safe on a zeroed or already freed vocabulary. */
 void ted_vocab_free(ted_vocab *vocab);
 
 #endif
