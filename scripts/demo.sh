@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 make --no-print-directory -s all >/dev/null
 if [ "$#" -eq 0 ]; then
-    set -- "the black cat eats the little fish ." \
-           "my sister does not like the old green car ." \
-           "we were reading the books that the teacher gave us ."
+    set -- "the black cat eats the small bird ." \
+           "my sister did not see the old green car ." \
+           "she thinks that the queen will not sing ."
 fi
 translations=$(mktemp)
 trap 'rm -f "$translations"' EXIT

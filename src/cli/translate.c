@@ -49,6 +49,35 @@ static int check_lines(translate_job *job, const char *const *lines, int count)
     return 0;
 }
 
+/* "ted: line 3: 2 words not in the vocabulary, translated as <unk>: 'zebra' 'xylophone'".
+ * The words are listed for the whitespace tokenizer, where the n-th word
+ * of the line is the n-th source token. */
+static void report_unknown(const translate_job *job, const char *line, long number,
+                           int unknown)
+{
+    fprintf(stderr, "ted: line %ld: %d word%s not in the vocabulary, translated as <unk>",
+            number, unknown, unknown > 1 ? "s" : "");
+    const ted_config *c = ted_model_config(job->model);
+    int *ids = NULL, count = 0;
+    if (c->tokenizer == TED_TOKENIZER_WHITESPACE &&
+        ted_encode_source(job->model, line, &ids, &count, NULL, NULL) == TED_OK) {
+        const char *separators = " \t\r\n\v\f";
+        int token = c->source_bos_eos ? 1 : 0;
+        const char *p = line + strspn(line, separators);
+        for (int listed = 0; *p && listed < 8; token++) {
+            size_t n = strcspn(p, separators);
+            if (token < count && ids[token] == c->unk_id) {
+                fprintf(stderr, "%s'%.*s'", listed ? " " : ": ", (int)n, p);
+                listed++;
+            }
+            p += n;
+            p += strspn(p, separators);
+        }
+    }
+    free(ids);
+    fputc('\n', stderr);
+}
+
 static int translate_chunk(translate_job *job, const char *const *lines, int count)
 {
     if (check_lines(job, lines, count))
@@ -69,8 +98,7 @@ static int translate_chunk(translate_job *job, const char *const *lines, int cou
     }
     for (int i = 0; i < count; i++) {
         if (unknown[i] > 0)
-            fprintf(stderr, "ted: line %ld: %d word%s not in the vocabulary, translated as <unk>\n",
-                    job->first_line + i, unknown[i], unknown[i] > 1 ? "s" : "");
+            report_unknown(job, lines[i], job->first_line + i, unknown[i]);
         puts(outputs[i]);
         free(outputs[i]);
     }
