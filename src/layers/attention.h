@@ -63,7 +63,8 @@ void ted_attention_store_kv(float *k_cache, float *v_cache, const float *k, cons
  * out: (batch, seq_q, heads * query_size), the heads merged.
  * weights: NULL, or (batch, heads, seq_q, weights_stride) receiving the
  *   attention weights; keys a query may not see get 0.
- * scores: scratch of `capacity` floats. */
+ * scores: scratch of (batch, heads, capacity) floats, so that heads can be
+ *   computed in parallel. */
 void ted_attention_scaled_dot_product(float *out, float *weights, int weights_stride,
                                       float *scores, const float *q, int q_stride,
                                       const float *k_cache, const float *v_cache, int capacity,

@@ -13,39 +13,10 @@
 #include <string.h>
 
 #include "core/parallel.h"
+#include "layers/simd.h"
 
 /* Below this many rows the kernel beats sgemm (measured with make bench). */
 enum { KERNEL_MAX_ROWS = 24 };
-
-#if defined(__AVX512F__)
-#define VEC_FLOATS 16
-#else
-#define VEC_FLOATS 8
-#endif
-typedef float vec __attribute__((vector_size(VEC_FLOATS * sizeof(float))));
-typedef float vec_unaligned
-    __attribute__((vector_size(VEC_FLOATS * sizeof(float)), aligned(sizeof(float))));
-
-static inline vec load(const float *p)
-{
-    return *(const vec_unaligned *)p;
-}
-
-typedef float vec4 __attribute__((vector_size(4 * sizeof(float))));
-
-/* The sum of a vector's lanes as a tree of halvings: log2(lanes) vector
- * additions instead of a chain of lanes - 1 dependent scalar ones. */
-static inline float sum_lanes(vec v)
-{
-    union {
-        vec whole;
-        vec4 quarter[VEC_FLOATS / 4];
-    } u = {v};
-    vec4 q = u.quarter[0];
-    for (int i = 1; i < VEC_FLOATS / 4; i++)
-        q += u.quarter[i];
-    return (q[0] + q[2]) + (q[1] + q[3]);
-}
 
 /* y[i][j] = x[i] . W[j] (+ b[j]) for ROWS rows of x and 4 rows of W: the
  * 4 * ROWS dot products share every load. ROWS is a constant at each call
@@ -54,16 +25,16 @@ static inline __attribute__((always_inline)) void tile(float *y, int ldy, const 
                                                        const float *W, const float *b, int K,
                                                        const int ROWS)
 {
-    vec acc[4][4] = {{{0}}};
+    ted_vec acc[4][4] = {{{0}}};
     int k = 0;
-    for (; k + VEC_FLOATS <= K; k += VEC_FLOATS) {
-        vec w[4];
+    for (; k + TED_VEC_FLOATS <= K; k += TED_VEC_FLOATS) {
+        ted_vec w[4];
 #pragma GCC unroll 4
         for (int j = 0; j < 4; j++)
-            w[j] = load(W + (size_t)j * K + k);
+            w[j] = ted_vec_load(W + (size_t)j * K + k);
 #pragma GCC unroll 4
         for (int i = 0; i < ROWS; i++) {
-            vec xi = load(x + (size_t)i * K + k);
+            ted_vec xi = ted_vec_load(x + (size_t)i * K + k);
 #pragma GCC unroll 4
             for (int j = 0; j < 4; j++)
                 acc[i][j] += xi * w[j];
@@ -71,7 +42,7 @@ static inline __attribute__((always_inline)) void tile(float *y, int ldy, const 
     }
     for (int i = 0; i < ROWS; i++)
         for (int j = 0; j < 4; j++) {
-            float s = sum_lanes(acc[i][j]);
+            float s = ted_vec_sum(acc[i][j]);
             for (int t = k; t < K; t++)
                 s += x[(size_t)i * K + t] * W[(size_t)j * K + t];
             y[(size_t)i * ldy + j] = b ? s + b[j] : s;
@@ -83,13 +54,7 @@ static void single_column(float *y, int ldy, const float *x, const float *w, con
                           int rows, int K)
 {
     for (int i = 0; i < rows; i++) {
-        vec acc = {0};
-        int k = 0;
-        for (; k + VEC_FLOATS <= K; k += VEC_FLOATS)
-            acc += load(x + (size_t)i * K + k) * load(w + k);
-        float s = sum_lanes(acc);
-        for (; k < K; k++)
-            s += x[(size_t)i * K + k] * w[k];
+        float s = ted_dot(x + (size_t)i * K, w, K);
         y[(size_t)i * ldy] = b ? s + *b : s;
     }
 }

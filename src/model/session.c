@@ -34,7 +34,7 @@ static size_t product(size_t a, size_t b, size_t c)
 }
 
 static void take_activations(arena *a, ted_activations *act, size_t rows, const ted_config *c,
-                             size_t keys)
+                             size_t scores)
 {
     size_t d = c->d_model;
     act->x = take(a, product(rows, d, 1), sizeof(float));
@@ -43,7 +43,7 @@ static void take_activations(arena *a, ted_activations *act, size_t rows, const 
     act->merged = take(a, product(rows, d, 1), sizeof(float));
     act->sublayer = take(a, product(rows, d, 1), sizeof(float));
     act->hidden = take(a, ted_mul_size(rows, c->d_ff), sizeof(float));
-    act->scores = take(a, keys, sizeof(float));
+    act->scores = take(a, scores, sizeof(float));
 }
 
 static size_t max3(size_t a, size_t b, size_t c)
@@ -62,11 +62,11 @@ static void layout(ted_session *s, arena *a, int batch, int source_len, int max_
     s->step_key_counts = take(a, B, sizeof(int));
     s->source_ids = take(a, rows, sizeof(int));
 
-    take_activations(a, &s->encoder, rows, c, S);
+    take_activations(a, &s->encoder, rows, c, product(B, h, S));
     s->encoder_k = take(a, product(rows, d, 1), sizeof(float));
     s->encoder_v = take(a, product(rows, d, 1), sizeof(float));
 
-    take_activations(a, &s->decoder, B, c, T > S ? T : S);
+    take_activations(a, &s->decoder, B, c, product(B, h, T > S ? T : S));
     for (int l = 0; l < c->decoder_layers; l++) {
         s->self_k[l] = take(a, product(B, T, d), sizeof(float));
         s->self_v[l] = take(a, product(B, T, d), sizeof(float));

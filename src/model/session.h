@@ -15,7 +15,7 @@ typedef struct ted_activations {
     float *merged;    /* (rows, heads * query_size): attention with heads merged */
     float *sublayer;  /* (rows, d_model): the output of a sub-layer */
     float *hidden;    /* (rows, d_ff): inside the feed-forward network */
-    float *scores;    /* (keys): one query's attention scores */
+    float *scores;    /* (batch, heads, keys): attention scores, scratch */
 } ted_activations;
 
 struct ted_session {

@@ -122,7 +122,7 @@ static void self_attention_padded(int heads, const float *expected_out,
     float *qkv = nans((size_t)B * S * 3 * D);
     float *k = nans((size_t)B * CAP * D), *v = nans((size_t)B * CAP * D);
     float *weights = filled((size_t)B * heads * S * CAP, 123.0f);
-    float *scores = nans(CAP), *merged = nans((size_t)B * S * D), *out = nans((size_t)B * S * D);
+    float *scores = nans((size_t)B * heads * CAP), *merged = nans((size_t)B * S * D), *out = nans((size_t)B * S * D);
 
     ted_attention_project_qkv(qkv, att_x, &W, B * S, D);
     ted_attention_store_kv(k, v, qkv + D, qkv + 2 * D, 3 * D, shape, S, 0, CAP);
@@ -182,7 +182,7 @@ static void causal_attention(int heads, const int *chunk_sizes, int chunks, bool
     snprintf(what, sizeof what, "causal self-attention, %d heads, %d chunk(s)%s", heads, chunks,
              causal ? "" : ", by key count");
 
-    float *k = nans((size_t)B * CAP * D), *v = nans((size_t)B * CAP * D), *scores = nans(CAP);
+    float *k = nans((size_t)B * CAP * D), *v = nans((size_t)B * CAP * D), *scores = nans((size_t)B * heads * CAP);
     double worst = 0.0;
     int position = 0;
     for (int c = 0; c < chunks; c++) {
@@ -263,7 +263,7 @@ static void cross_attention(int heads, const float *expected_out, const float *e
     snprintf(what, sizeof what, "encoder-decoder attention, %d heads", heads);
 
     float *q = nans((size_t)B * Q * D), *kv = nans((size_t)B * K * 2 * D);
-    float *k = nans((size_t)B * K * D), *v = nans((size_t)B * K * D), *scores = nans(K);
+    float *k = nans((size_t)B * K * D), *v = nans((size_t)B * K * D), *scores = nans((size_t)B * heads * K);
     float *weights = filled((size_t)B * heads * Q * K, 123.0f);
     float *merged = nans((size_t)B * Q * D), *out = nans((size_t)B * Q * D);
 
