@@ -1,0 +1,245 @@
+/* bench-machine: what this machine can do, as a yardstick for the decoder's
+ * figures. For 1 and 2 threads (or the counts given as arguments):
+ *   - OpenBLAS sgemm GFLOP/s on a large square product (2048^3) and on the
+ *     skinny products of a decoder step: M = 1 and 16 rows times a
+ *     (512 x 2048) and a (512 x 32000) weight matrix, as C = A * B^T
+ *     (weights stored row-major, output features by input features, as
+ *     nn.Linear stores them); for these the weight bytes read per second
+ *     (GB/s) are printed as well, and for M = 1 also sgemv's (y = W x),
+ *     which OpenBLAS serves better than a one-row sgemm;
+ *   - memory bandwidth: a read-only sum over 1 GiB, split between the
+ *     threads, and a 512 MiB copy (counted as bytes read + written).
+ * Every figure is the best of several runs. Prints one JSON object.
+ *
+ *     bench-machine [THREADS...]
+ */
+#include <cblas.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define READ_BYTES ((size_t)1 << 30)
+#define COPY_BYTES ((size_t)512 << 20)
+#define MAX_THREADS 64
+
+/* Declared by OpenBLAS's cblas.h; repeated so that another cblas.h works. */
+void openblas_set_num_threads(int threads);
+char *openblas_get_config(void);
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void *xmalloc(size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes)) {
+        fprintf(stderr, "bench-machine: out of memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+static void fill(float *x, size_t n, uint32_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = (float)(seed >> 8) / (float)(1u << 24) - 0.5f;
+    }
+}
+
+/* Best seconds of C(m x n) = A(m x k) * B(n x k)^T over `runs` runs, after
+ * one warm-up; stops early once `budget` seconds are spent. */
+static double time_sgemm(int m, int n, int k, int runs, double budget)
+{
+    float *a = xmalloc(sizeof(float) * (size_t)m * k);
+    float *b = xmalloc(sizeof(float) * (size_t)n * k);
+    float *c = xmalloc(sizeof(float) * (size_t)m * n);
+    fill(a, (size_t)m * k, 1);
+    fill(b, (size_t)n * k, 2);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
+    double best = 1e30, spent = 0;
+    for (int r = 0; r < runs && spent < budget; r++) {
+        double start = now_s();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, k, b, k, 0.0f,
+                    c, n);
+        double t = now_s() - start;
+        spent += t;
+        if (t < best)
+            best = t;
+    }
+    free(a);
+    free(b);
+    free(c);
+    return best;
+}
+
+/* Best seconds of y(n) = W(n x k) x(k), as time_sgemm. */
+static double time_sgemv(int n, int k, int runs, double budget)
+{
+    float *w = xmalloc(sizeof(float) * (size_t)n * k);
+    float *x = xmalloc(sizeof(float) * k);
+    float *y = xmalloc(sizeof(float) * n);
+    fill(w, (size_t)n * k, 3);
+    fill(x, k, 4);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w, k, x, 1, 0.0f, y, 1);
+    double best = 1e30, spent = 0;
+    for (int r = 0; r < runs && spent < budget; r++) {
+        double start = now_s();
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w, k, x, 1, 0.0f, y, 1);
+        double t = now_s() - start;
+        spent += t;
+        if (t < best)
+            best = t;
+    }
+    free(w);
+    free(x);
+    free(y);
+    return best;
+}
+
+typedef struct job {
+    const uint64_t *src;
+    uint64_t *dst;
+    size_t words;
+    uint64_t sum;
+} job;
+
+static void *sum_job(void *arg)
+{
+    job *j = arg;
+    /* four independent accumulators keep the loop bound by memory, not
+     * by the latency of one add chain */
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= j->words; i += 4) {
+        s0 += j->src[i];
+        s1 += j->src[i + 1];
+        s2 += j->src[i + 2];
+        s3 += j->src[i + 3];
+    }
+    for (; i < j->words; i++)
+        s0 += j->src[i];
+    j->sum = s0 + s1 + s2 + s3;
+    return NULL;
+}
+
+static void *copy_job(void *arg)
+{
+    job *j = arg;
+    memcpy(j->dst, j->src, j->words * sizeof(uint64_t));
+    return NULL;
+}
+
+/* Seconds of one pass of `fn` over `words` words split between threads. */
+static double run_threads(void *(*fn)(void *), const uint64_t *src, uint64_t *dst, size_t words,
+                          int threads, uint64_t *sum)
+{
+    pthread_t tid[MAX_THREADS];
+    job jobs[MAX_THREADS];
+    size_t per = words / threads;
+    double start = now_s();
+    for (int t = 0; t < threads; t++) {
+        jobs[t] = (job){src + per * t, dst ? dst + per * t : NULL,
+                        t == threads - 1 ? words - per * t : per, 0};
+        if (t > 0 && pthread_create(&tid[t], NULL, fn, &jobs[t])) {
+            fprintf(stderr, "bench-machine: cannot start a thread\n");
+            exit(1);
+        }
+    }
+    fn(&jobs[0]);
+    for (int t = 1; t < threads; t++)
+        pthread_join(tid[t], NULL);
+    double elapsed = now_s() - start;
+    for (int t = 0; t < threads; t++)
+        *sum += jobs[t].sum;
+    return elapsed;
+}
+
+static double best_of(void *(*fn)(void *), const uint64_t *src, uint64_t *dst, size_t words,
+                      int threads, int runs, uint64_t *sum)
+{
+    double best = 1e30;
+    run_threads(fn, src, dst, words, threads, sum); /* warm-up */
+    for (int r = 0; r < runs; r++) {
+        double t = run_threads(fn, src, dst, words, threads, sum);
+        if (t < best)
+            best = t;
+    }
+    return best;
+}
+
+static const struct {
+    const char *name;
+    int m, n, k, runs;
+} problems[] = {
+    {"sgemm_2048x2048x2048", 2048, 2048, 2048, 5},
+    {"sgemm_1x512x2048", 1, 2048, 512, 200},
+    {"sgemm_16x512x2048", 16, 2048, 512, 200},
+    {"sgemm_1x512x32000", 1, 32000, 512, 30},
+    {"sgemm_16x512x32000", 16, 32000, 512, 30},
+};
+
+int main(int argc, char **argv)
+{
+    int counts[MAX_THREADS], n_counts = 0;
+    for (int i = 1; i < argc && n_counts < MAX_THREADS; i++) {
+        int t = atoi(argv[i]);
+        if (t < 1 || t > MAX_THREADS) {
+            fprintf(stderr, "usage: bench-machine [THREADS...] (1..%d)\n", MAX_THREADS);
+            return 2;
+        }
+        counts[n_counts++] = t;
+    }
+    if (!n_counts) {
+        counts[0] = 1;
+        counts[1] = 2;
+        n_counts = 2;
+    }
+
+    size_t words = READ_BYTES / sizeof(uint64_t);
+    uint64_t *big = xmalloc(READ_BYTES);
+    for (size_t i = 0; i < words; i++) /* touches every page before timing */
+        big[i] = i;
+    uint64_t *copy = xmalloc(COPY_BYTES);
+    memset(copy, 0, COPY_BYTES);
+    uint64_t checksum = 0;
+
+    printf("{\"openblas\": \"%s\", \"read_bytes\": %zu, \"copy_bytes\": %zu, \"threads\": [",
+           openblas_get_config(), READ_BYTES, COPY_BYTES);
+    for (int c = 0; c < n_counts; c++) {
+        int threads = counts[c];
+        openblas_set_num_threads(threads);
+        printf("%s\n {\"threads\": %d", c ? "," : "", threads);
+        for (size_t p = 0; p < sizeof problems / sizeof problems[0]; p++) {
+            double t = time_sgemm(problems[p].m, problems[p].n, problems[p].k, problems[p].runs,
+                                  3.0);
+            double flops = 2.0 * problems[p].m * problems[p].n * problems[p].k;
+            printf(", \"%s_gflops\": %.2f", problems[p].name, flops / t / 1e9);
+            if (problems[p].m < 64) /* weight-bound: bytes of B per second */
+                printf(", \"%s_weight_gbs\": %.2f", problems[p].name,
+                       4.0 * problems[p].n * problems[p].k / t / 1e9);
+            if (problems[p].m == 1) {
+                t = time_sgemv(problems[p].n, problems[p].k, problems[p].runs, 3.0);
+                printf(", \"sgemv_%dx%d_gflops\": %.2f, \"sgemv_%dx%d_weight_gbs\": %.2f",
+                       problems[p].k, problems[p].n, flops / t / 1e9, problems[p].k,
+                       problems[p].n, 4.0 * problems[p].n * problems[p].k / t / 1e9);
+            }
+        }
+        double t = best_of(sum_job, big, NULL, words, threads, 5, &checksum);
+        printf(", \"read_gbs\": %.2f", READ_BYTES / t / 1e9);
+        t = best_of(copy_job, big, copy, COPY_BYTES / sizeof(uint64_t), threads, 5, &checksum);
+        printf(", \"copy_gbs\": %.2f}", 2.0 * COPY_BYTES / t / 1e9);
+        fflush(stdout);
+    }
+    printf("\n], \"checksum\": %llu}\n", (unsigned long long)(checksum & 0xffff));
+    free(big);
+    free(copy);
+    return 0;
+}
