@@ -96,6 +96,21 @@ clean:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
+# The shipped toy model: `make eval` translates its held-out test set with
+# ted and scores it; `make toy-model` regenerates the data, trains (about 11
+# minutes on one core) and exports it into models/toy-en-fr.
+TOY := models/toy-en-fr
+eval: all
+	@mkdir -p $(BUILD)/toy
+	$(TED) translate -m $(TOY) --batch-size 32 < $(TOY)/test.en > $(BUILD)/toy/test.ted.fr
+	$(PYTHON) tools/toy/evaluate.py $(BUILD)/toy/test.ted.fr $(TOY)/test.fr
+
+toy-model:
+	$(PYTHON) tools/toy/generate.py
+	$(PYTHON) tools/toy/train.py > build/toy/train.out
+	$(PYTHON) tools/export_torch.py build/toy/model.pt --src-vocab build/toy/vocab.en \
+	    --tgt-vocab build/toy/vocab.fr --heads 4 --lowercase --out $(TOY)
+
 # ted against PyTorch on a Transformer-base model (bench/run.py): writes
 # $(BUILD)/bench/results.json and $(BUILD)/bench/table.md. BENCH_ARGS: options of
 # bench/run.py, e.g. --quick (one timed run of everything).
