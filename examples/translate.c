@@ -1,7 +1,7 @@
 /* Translating through the C API: load a model, translate, free.
  *
  *   cc translate.c $(pkg-config --cflags --libs ted) -o translate
- *   ./translate models/toy-en-fr "the black cat eats ."
+ *   ./translate models/toy-en-fr "the black cat eats the small bird ."
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s MODEL_DIR [SENTENCE]\n", argv[0]);
         return 1;
     }
-    const char *sentence = argc > 2 ? argv[2] : "the little cat sleeps .";
+    const char *sentence = argc > 2 ? argv[2] : "the small cat sleeps .";
 
     ted_model *model = NULL;
     ted_error err = {0};

@@ -63,10 +63,11 @@ for script in tests/parity/test_*.py; do
 done
 
 echo "== example"
-if out=$("$BUILD/example-translate" models/toy-en-fr 2>&1) && [ -n "$out" ]; then
+expected="le petit chat dort ."
+if out=$("$BUILD/example-translate" models/toy-en-fr 2>&1) && [ "$out" = "$expected" ]; then
     echo "ok example: $out"; passed=$((passed + 1))
 else
-    echo "FAIL example: $out"; failed=$((failed + 1))
+    echo "FAIL example: got '$out', expected '$expected'"; failed=$((failed + 1))
 fi
 
 echo "$passed passed, $failed failed"

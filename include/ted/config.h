@@ -61,6 +61,14 @@ typedef struct ted_config {
      * target tokens are generated, EOS counted; 0 disables either bound. */
     int max_length;
     int max_length_offset;
+    /* The default strategy (docs/decoding.md); ted translate's options
+     * override it. beam_size > 1: beam search; sample: sampling (not both). */
+    int beam_size;            /* 1: greedy */
+    float length_penalty;     /* alpha of ((5 + length) / 6)^alpha; 0: none */
+    bool sample;
+    float temperature;
+    int top_k;                /* 0: no cut */
+    float top_p;              /* 1: no cut */
 } ted_config;
 
 #ifdef __cplusplus

@@ -127,8 +127,9 @@ ted_status ted_session_step(ted_session *session, const int *tokens, const float
 
 /* Keeps the rows `rows[0..count)` of the batch, in that order, with their
  * caches: row i of the new batch is old row rows[i]. A row may repeat (beam
- * search) and rows may be dropped (finished sentences); `count` may not
- * exceed the largest batch this session has encoded. */
+ * search) and rows may be dropped (finished sentences). When `count` is
+ * larger than the session's buffers hold, they grow (one allocation and a
+ * copy of the kept rows; later batches reuse the room). */
 ted_status ted_session_select(ted_session *session, const int *rows, int count,
                               ted_error *err);
 
@@ -165,7 +166,7 @@ ted_status ted_session_attention(const ted_session *session, ted_attention_kind 
                                  int row, ted_attention_view *view, ted_error *err);
 
 /* ------------------------------------------------------------------------ */
-/* Greedy decoding and translation                                          */
+/* Greedy decoding                                                          */
 /* ------------------------------------------------------------------------ */
 
 /* Greedy decoding of a batch of sources: at every step each unfinished
@@ -180,19 +181,134 @@ ted_status ted_greedy_decode(ted_session *session, const int *const *source_ids,
  * of `source_tokens` ids; `max_length` > 0 overrides the config's cap. */
 int ted_max_target_length(const ted_model *model, int source_tokens, int max_length);
 
+/* ------------------------------------------------------------------------ */
+/* Beyond greedy: hypotheses with scores, beam search, sampling             */
+/* ------------------------------------------------------------------------ */
+
+/* One output of a decoding strategy. The log-probabilities are the model's:
+ * log-softmax of the logits, whatever the strategy (sampling temperature and
+ * cuts do not change them), so scores compare across strategies. */
+typedef struct ted_hypothesis {
+    int *ids;          /* (length) target ids, EOS included when produced; malloc'ed */
+    float *log_probs;  /* (length) log P(ids[t] | source, ids[0..t)); malloc'ed */
+    int length;
+    double log_prob;   /* the sum of log_probs */
+    double score;      /* what ranks hypotheses: log_prob, or for beam search
+                        * log_prob / ((5 + length) / 6)^alpha */
+} ted_hypothesis;
+
+/* Frees ids and log_probs of `count` hypotheses and zeroes them. */
+void ted_hypotheses_free(ted_hypothesis *hypotheses, int count);
+
+/* Greedy decoding, as ted_greedy_decode, returning one hypothesis per
+ * source with its log-probabilities. */
+ted_status ted_greedy_search(ted_session *session, const int *const *source_ids,
+                             const int *source_lengths, const int *max_lengths, int batch,
+                             ted_hypothesis *hypotheses, ted_error *err);
+
+typedef struct ted_beam_params {
+    int beam_size;         /* open hypotheses kept per sentence (default 4) */
+    float length_penalty;  /* alpha of the GNMT penalty ((5 + length) / 6)^alpha that divides
+                            * a finished hypothesis' log-prob (default 0.6; 0: none) */
+} ted_beam_params;
+
+ted_beam_params ted_beam_default_params(void);
+
+/* Beam search over a batch of sources (docs/decoding.md). Every step
+ * extends each open hypothesis by every token; the candidates are ranked by
+ * total log-prob. Those among the best beam_size that end in EOS, or reach
+ * max_lengths[i] tokens, are finished and kept aside; the best beam_size
+ * others stay open. Sentence i stops when it holds n_best finished
+ * hypotheses and the best open one, even at no further cost up to
+ * max_lengths[i] tokens, would score below the n_best-th finished one. The
+ * whole batch steps together through one session: each source is encoded
+ * once, and select() copies the caches of the hypotheses that go on.
+ * `hypotheses[i * n_best + k]` receives sentence i's k-th best (by score);
+ * 1 <= n_best <= beam_size < target vocabulary size. With length_penalty 0
+ * and beam_size 1 the result is greedy decoding's. */
+ted_status ted_beam_search(ted_session *session, const int *const *source_ids,
+                           const int *source_lengths, const int *max_lengths, int batch,
+                           const ted_beam_params *params, int n_best,
+                           ted_hypothesis *hypotheses, ted_error *err);
+
+typedef struct ted_sampling_params {
+    float temperature;  /* logits are divided by it before the softmax (default 1; > 0) */
+    int top_k;          /* draw among the k most likely tokens only (default 0: all) */
+    float top_p;        /* then among the fewest most likely tokens whose probability
+                         * reaches p (nucleus; default 1: all; 0 < p <= 1) */
+    uint64_t seed;      /* with the stream, fixes every draw (default 0) */
+} ted_sampling_params;
+
+ted_sampling_params ted_sampling_default_params(void);
+
+/* Random sampling: every step each unfinished sample draws its next token
+ * from softmax(logits / temperature), cut to top_k and then top_p. Sentence
+ * i draws `n_samples` samples from its own random stream, seeded by
+ * (params->seed, streams[i]) (streams NULL: i), so its samples depend on the
+ * seed and its stream only, not on the other sentences of the batch.
+ * `hypotheses[i * n_samples + k]` receives sentence i's samples, highest
+ * log-prob first. top_k 1 is greedy decoding. */
+ted_status ted_sampling_decode(ted_session *session, const int *const *source_ids,
+                               const int *source_lengths, const int *max_lengths, int batch,
+                               const ted_sampling_params *params, const uint64_t *streams,
+                               int n_samples, ted_hypothesis *hypotheses, ted_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Translation                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ted_decoding_strategy {
+    TED_DECODE_GREEDY = 0,
+    TED_DECODE_BEAM,
+    TED_DECODE_SAMPLE,
+} ted_decoding_strategy;
+
 typedef struct ted_translate_options {
     int batch_size;   /* sentences decoded together (default 32) */
     int max_length;   /* cap on generated tokens; 0: the config's rule */
+    ted_decoding_strategy strategy;  /* default TED_DECODE_GREEDY */
+    ted_beam_params beam;            /* for TED_DECODE_BEAM */
+    ted_sampling_params sampling;    /* for TED_DECODE_SAMPLE */
+    int n_best;       /* hypotheses per sentence (default 1): at most the beam size for
+                       * beam search, samples for sampling, 1 for greedy */
+    uint64_t first_index;  /* the index of sources[0] in the whole input: sentence i
+                            * samples from random stream first_index + i */
+    /* Called (when not NULL) after each batch with the sentences done so far
+     * and the total, from the translating thread. */
+    void (*progress)(void *data, int done, int total);
+    void *progress_data;
 } ted_translate_options;
 
+/* Greedy decoding, 32 sentences a batch, the config's length rule. */
 ted_translate_options ted_translate_default_options(void);
 
-/* Translates `count` sentences; `outputs[i]` receives a malloc'ed string.
+/* The defaults with the model's config.yaml `decoding:` section applied:
+ * beam_size > 1 selects beam search, sample: true sampling, and the
+ * length penalty, temperature, top_k and top_p become the params. */
+ted_translate_options ted_translate_model_options(const ted_model *model);
+
+/* Translates `count` sentences; `outputs[i]` receives a malloc'ed string,
+ * the best hypothesis. `options` NULL: ted_translate_model_options().
  * `unknown[i]` (array may be NULL) receives the number of source words
  * that were not in the vocabulary. */
 ted_status ted_translate(const ted_model *model, const char *const *sources, int count,
                          const ted_translate_options *options, char **outputs, int *unknown,
                          ted_error *err);
+
+typedef struct ted_translation {
+    char *text;                 /* malloc'ed: the hypothesis as text */
+    ted_hypothesis hypothesis;  /* its ids and log-probabilities */
+} ted_translation;
+
+/* As ted_translate, with options->n_best hypotheses per sentence:
+ * `outputs[i * n_best + k]` receives sentence i's k-th best. A blank
+ * sentence gives empty hypotheses (length 0, log-prob 0). */
+ted_status ted_translate_n_best(const ted_model *model, const char *const *sources, int count,
+                                const ted_translate_options *options, ted_translation *outputs,
+                                int *unknown, ted_error *err);
+
+/* Frees the texts and hypotheses of `count` translations and zeroes them. */
+void ted_translations_free(ted_translation *translations, int count);
 
 /* Sets the number of threads the matrix products use (process-wide). */
 void ted_set_threads(int threads);

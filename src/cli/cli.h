@@ -14,6 +14,8 @@ int cli_translate(int argc, char **argv);
 int cli_logits(int argc, char **argv);
 int cli_info(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+int cli_step(int argc, char **argv);
+int cli_attention(int argc, char **argv);
 
 /* "ted: <message>" on stderr; returns 1, the exit status of every error. */
 int cli_error(const char *format, ...) __attribute__((format(printf, 1, 2)));

@@ -12,6 +12,8 @@ static const char usage[] =
     "  logits      print the teacher-forced logits of a target given a source\n"
     "  info        show a model's config and tensors\n"
     "  bench       measure load, encode and decode speed\n"
+    "  step        watch a translation one token at a time, inside every attention head\n"
+    "  attention   draw every layer's and head's attention as heatmaps (HTML, SVG, JSON)\n"
     "\n"
     "Run 'ted COMMAND --help' for a command's options.\n";
 
@@ -25,6 +27,8 @@ static const command commands[] = {
     {"logits", cli_logits},
     {"info", cli_info},
     {"bench", cli_bench},
+    {"step", cli_step},
+    {"attention", cli_attention},
 };
 
 int main(int argc, char **argv)

@@ -46,7 +46,8 @@ typedef struct key_spec {
     value_type type;
     bool required;
     size_t offset;        /* of the field in ted_config (not for sections and choices) */
-    int min, max;         /* inclusive bounds of an int */
+    int min, max;         /* inclusive bounds of an int; for a float, min 0 allows 0
+                           * (min 1: it must be > 0) and max > 0 bounds it */
     const char *const *choices;               /* NULL-terminated; index = enum value */
     void (*set_choice)(ted_config *, int);
 } key_spec;
@@ -67,8 +68,9 @@ static void set_tokenizer(ted_config *c, int index) { c->tokenizer = (ted_tokeni
     {section, name, VALUE_INT, required, offsetof(ted_config, field), min, max, NULL, NULL}
 #define BOOL(section, name, field) \
     {section, name, VALUE_BOOL, false, offsetof(ted_config, field), 0, 0, NULL, NULL}
-#define FLOAT(section, name, field) \
-    {section, name, VALUE_FLOAT, false, offsetof(ted_config, field), 0, 0, NULL, NULL}
+#define FLOAT_IN(section, name, field, min, max) \
+    {section, name, VALUE_FLOAT, false, offsetof(ted_config, field), min, max, NULL, NULL}
+#define FLOAT(section, name, field) FLOAT_IN(section, name, field, 1, 0)
 #define PATH(section, name, field) \
     {section, name, VALUE_PATH, true, offsetof(ted_config, field), 0, 0, NULL, NULL}
 #define CHOICE(section, name, names, setter) \
@@ -107,6 +109,12 @@ static const key_spec keys[] = {
     /* no decode outlives max_positions, whose bound these share */
     INT("decoding", "max_length", false, max_length, 0, 1048576),
     INT("decoding", "max_length_offset", false, max_length_offset, 0, 1048576),
+    INT("decoding", "beam_size", false, beam_size, 1, 1024),
+    FLOAT_IN("decoding", "length_penalty", length_penalty, 0, 0),
+    BOOL("decoding", "sample", sample),
+    FLOAT("decoding", "temperature", temperature),
+    INT("decoding", "top_k", false, top_k, 0, 16777216),
+    FLOAT_IN("decoding", "top_p", top_p, 1, 1),
 };
 
 #define KEY_COUNT (sizeof keys / sizeof keys[0])
@@ -137,6 +145,12 @@ static const ted_config defaults = {
     .source_bos_eos = true,
     .max_length = 0,
     .max_length_offset = 0,
+    .beam_size = 1,
+    .length_penalty = 0.6f,
+    .sample = false,
+    .temperature = 1.0f,
+    .top_k = 0,
+    .top_p = 1.0f,
 };
 
 static int node_line(const yaml_node_t *node) { return (int)node->start_mark.line + 1; }
@@ -251,10 +265,16 @@ static ted_status read_float(reader *r, const key_spec *spec, const yaml_node_t 
     if (!end || *end != '\0')
         return key_error(r, spec, node_line(node), "expected a number, got \"%s\"", number.text);
     float single = (float)value;
-    if (!(single > 0.0f) || !isfinite(single))
+    if (spec->min == 0 && !(single >= 0.0f && isfinite(single)))
+        return key_error(r, spec, node_line(node), "%s must be a finite float >= 0",
+                         number.text);
+    if (spec->min != 0 && !(single > 0.0f && isfinite(single)))
         return key_error(r, spec, node_line(node), "%s must be a positive finite float",
                          number.text);
-    *(float *)field_of(r, spec) = single;
+    if (spec->max > 0 && single > (float)spec->max)
+        return key_error(r, spec, node_line(node), "%s is out of range (must be at most %d)",
+                         number.text, spec->max);
+    *(float *)field_of(r, spec) = single == 0.0f ? 0.0f : single;
     return TED_OK;
 }
 
@@ -458,6 +478,25 @@ static ted_status check_special_ids(reader *r)
     return TED_OK;
 }
 
+/* Sampling and beam search exclude each other; a beam needs more
+ * candidates than it keeps. */
+static ted_status check_decoding(reader *r)
+{
+    const ted_config *c = &r->config;
+    if (c->sample && c->beam_size > 1) {
+        const key_spec *spec = spec_named("sample");
+        return key_error(r, spec, line_of(r, spec),
+                         "true with beam_size %d; sampling and beam search exclude each other",
+                         c->beam_size);
+    }
+    if (c->beam_size >= c->tgt_vocab_size) {
+        const key_spec *spec = spec_named("beam_size");
+        return key_error(r, spec, line_of(r, spec), "%d is not below tgt_vocab_size %d",
+                         c->beam_size, c->tgt_vocab_size);
+    }
+    return TED_OK;
+}
+
 static ted_status read_document(reader *r)
 {
     yaml_node_t *root = yaml_document_get_root_node(r->document);
@@ -471,6 +510,8 @@ static ted_status read_document(reader *r)
         status = check_shape(r);
     if (status == TED_OK)
         status = check_special_ids(r);
+    if (status == TED_OK)
+        status = check_decoding(r);
     return status;
 }
 

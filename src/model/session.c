@@ -293,17 +293,111 @@ static void gather_layers(float *data, int layers, int batch, size_t row_size, c
     }
 }
 
+/* The pointers of everything select() carries over, saved before layout()
+ * points the session at a new arena. */
+typedef struct kept_buffers {
+    int *source_lengths, *source_ids;
+    float **layer_caches;  /* (4, decoder_layers): self_k, self_v, cross_k, cross_v */
+    float *encoder_attention, *self_attention, *cross_attention;
+} kept_buffers;
+
+static void copy_rows(void *to, const void *from, size_t row_size, size_t item, const int *rows,
+                      int count)
+{
+    size_t row_bytes = row_size * item;
+    for (int i = 0; i < count; i++)
+        memcpy((char *)to + i * row_bytes, (const char *)from + rows[i] * row_bytes, row_bytes);
+}
+
+/* (layers, batch, row_size) -> (layers, count, row_size) in another buffer. */
+static void copy_layer_rows(float *to, const float *from, int layers, int batch,
+                            size_t row_size, const int *rows, int count)
+{
+    for (int l = 0; l < layers; l++)
+        copy_rows(to + (size_t)l * count * row_size, from + (size_t)l * batch * row_size,
+                  row_size, sizeof(float), rows, count);
+}
+
+/* select() to more rows than the buffers hold: lays the session out in a
+ * new arena sized for `count` rows (the source length and step capacities
+ * unchanged), copies the selected rows of the source and of every cache
+ * (and of the kept attention weights) straight from the old arena, then
+ * frees it. The encoder's activations and the decoder's scratch are not
+ * carried over: the first are done with, the second are rewritten by the
+ * next step. */
+static ted_status grow_and_select(ted_session *s, const int *rows, int count, ted_error *err)
+{
+    const ted_config *c = &s->model->config;
+    session_buffers *b = &((session_private *)s)->buffers;
+    int layers = c->decoder_layers;
+    kept_buffers old = {s->source_lengths, s->source_ids, NULL, s->encoder_attention,
+                        s->self_attention, s->cross_attention};
+    old.layer_caches = ted_alloc(4 * (size_t)layers, sizeof(float *), "session caches", err);
+    if (!old.layer_caches)
+        return TED_ERR_NOMEM;
+    for (int l = 0; l < layers; l++) {
+        old.layer_caches[l] = s->self_k[l];
+        old.layer_caches[layers + l] = s->self_v[l];
+        old.layer_caches[2 * layers + l] = s->cross_k[l];
+        old.layer_caches[3 * layers + l] = s->cross_v[l];
+    }
+    arena sizing = {0};
+    layout(s, &sizing, count, b->source_len, b->max_steps);
+    char *base = sizing.used == SIZE_MAX ? NULL : malloc(sizing.used);
+    if (!base) {
+        /* point the session back at the old arena, which is still whole */
+        arena back = {.base = b->base};
+        layout(s, &back, b->batch, s->source_len, s->max_steps);
+        free(old.layer_caches);
+        return ted_fail(err, TED_ERR_NOMEM,
+                        "select: cannot allocate session buffers for %d rows (source length "
+                        "%d, %d steps)",
+                        count, b->source_len, b->max_steps);
+    }
+    arena used = {.base = base};
+    layout(s, &used, count, s->source_len, s->max_steps);
+
+    size_t S = s->source_len, T = s->max_steps, d = c->d_model, h = c->heads;
+    copy_rows(s->source_lengths, old.source_lengths, 1, sizeof(int), rows, count);
+    copy_rows(s->source_ids, old.source_ids, S, sizeof(int), rows, count);
+    for (int l = 0; l < layers; l++) {
+        copy_rows(s->self_k[l], old.layer_caches[l], T * d, sizeof(float), rows, count);
+        copy_rows(s->self_v[l], old.layer_caches[layers + l], T * d, sizeof(float), rows, count);
+        copy_rows(s->cross_k[l], old.layer_caches[2 * layers + l], S * d, sizeof(float), rows,
+                  count);
+        copy_rows(s->cross_v[l], old.layer_caches[3 * layers + l], S * d, sizeof(float), rows,
+                  count);
+    }
+    if (s->keep_attention) {
+        copy_layer_rows(s->encoder_attention, old.encoder_attention, c->encoder_layers, s->batch,
+                        h * S * S, rows, count);
+        copy_layer_rows(s->self_attention, old.self_attention, layers, s->batch, h * T, rows,
+                        count);
+        copy_layer_rows(s->cross_attention, old.cross_attention, layers, s->batch, h * S, rows,
+                        count);
+    }
+    free(old.layer_caches);
+    free(b->base);
+    b->base = base;
+    b->batch = count;
+    b->keep_attention = s->keep_attention;
+    s->batch = count;
+    return TED_OK;
+}
+
 ted_status ted_session_select(ted_session *s, const int *rows, int count, ted_error *err)
 {
     const ted_config *c = &s->model->config;
-    int capacity = ((session_private *)s)->buffers.batch;
-    if (count < 1 || count > capacity)
-        return ted_fail(err, TED_ERR_ARGUMENT, "select: %d rows, the session holds 1..%d",
-                        count, capacity);
+    if (s->batch < 1)
+        return ted_fail(err, TED_ERR_ARGUMENT, "select: no source encoded");
+    if (count < 1)
+        return ted_fail(err, TED_ERR_ARGUMENT, "select: %d rows; at least 1 is needed", count);
     for (int i = 0; i < count; i++)
         if (rows[i] < 0 || rows[i] >= s->batch)
             return ted_fail(err, TED_ERR_ARGUMENT, "select: row %d is outside 0..%d", rows[i],
                             s->batch - 1);
+    if (count > ((session_private *)s)->buffers.batch)
+        return grow_and_select(s, rows, count, err);
     size_t S = s->source_len, T = s->max_steps, d = c->d_model, h = c->heads;
     gather_rows(s->source_lengths, 1, sizeof(int), rows, count, s->gather);
     gather_rows(s->source_ids, S, sizeof(int), rows, count, s->gather);

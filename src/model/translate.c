@@ -1,4 +1,6 @@
-/* Text in, text out: tokenize, decode in batches of similar length, detokenize. */
+/* Text in, text out: tokenize, decode in batches of similar length with the
+ * chosen strategy, detokenize. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,6 +8,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "io/tokenizer.h"
+#include "model/decoding.h"
 #include "model/session.h"
 
 ted_status ted_encode_source(const ted_model *m, const char *text, int **ids, int *count,
@@ -61,7 +64,54 @@ void ted_set_threads(int threads)
 
 ted_translate_options ted_translate_default_options(void)
 {
-    return (ted_translate_options){.batch_size = 32, .max_length = 0};
+    return (ted_translate_options){
+        .batch_size = 32,
+        .max_length = 0,
+        .strategy = TED_DECODE_GREEDY,
+        .beam = ted_beam_default_params(),
+        .sampling = ted_sampling_default_params(),
+        .n_best = 1,
+    };
+}
+
+ted_translate_options ted_translate_model_options(const ted_model *m)
+{
+    const ted_config *c = &m->config;
+    ted_translate_options o = ted_translate_default_options();
+    if (c->beam_size > 1) {
+        o.strategy = TED_DECODE_BEAM;
+        o.beam.beam_size = c->beam_size;
+    } else if (c->sample) {
+        o.strategy = TED_DECODE_SAMPLE;
+    }
+    o.beam.length_penalty = c->length_penalty;
+    o.sampling.temperature = c->temperature;
+    o.sampling.top_k = c->top_k;
+    o.sampling.top_p = c->top_p;
+    return o;
+}
+
+static ted_status check_options(const ted_model *m, const ted_translate_options *o,
+                                ted_error *err)
+{
+    if (o->batch_size < 1)
+        return ted_fail(err, TED_ERR_ARGUMENT, "translate: batch size %d", o->batch_size);
+    if (o->n_best < 1)
+        return ted_fail(err, TED_ERR_ARGUMENT, "translate: n-best %d", o->n_best);
+    switch (o->strategy) {
+    case TED_DECODE_GREEDY:
+        if (o->n_best > 1)
+            return ted_fail(err, TED_ERR_ARGUMENT,
+                            "translate: greedy decoding gives 1 hypothesis, not %d (use beam "
+                            "search or sampling for n-best lists)",
+                            o->n_best);
+        return TED_OK;
+    case TED_DECODE_BEAM:
+        return ted_check_beam_params(&o->beam, o->n_best, m->config.tgt_vocab_size, err);
+    case TED_DECODE_SAMPLE:
+        return ted_check_sampling_params(&o->sampling, err);
+    }
+    return ted_fail(err, TED_ERR_ARGUMENT, "translate: unknown strategy %d", (int)o->strategy);
 }
 
 /* A source that tokenizes to nothing, or to BOS EOS alone, translates to
@@ -139,38 +189,105 @@ static ted_status tokenize_all(const ted_model *m, const char *const *sources, i
     return order_by_length(src, err);
 }
 
-/* Decodes sentences order[first .. first + n) together and writes their
- * text into outputs. */
+/* Decodes sentences order[first .. first + n) together with the chosen
+ * strategy and writes their n_best hypotheses and texts into outputs. */
 static ted_status translate_batch(ted_session *session, const source_batch *src, int first,
-                                  int n, int max_length, char **outputs, ted_error *err)
+                                  int n, const ted_translate_options *o,
+                                  ted_translation *outputs, ted_error *err)
 {
     const ted_model *m = session->model;
+    int n_best = o->n_best;
     const int **ids_of = ted_alloc(n, sizeof *ids_of, "batch", err);
-    int **decoded = ted_alloc(n, sizeof *decoded, "batch", err);
-    int *lengths = ted_alloc(3 * (size_t)n, sizeof(int), "batch", err);
-    ted_status s = ids_of && decoded && lengths ? TED_OK : TED_ERR_NOMEM;
+    int *lengths = ted_alloc(2 * (size_t)n, sizeof(int), "batch", err);
+    uint64_t *streams = ted_alloc(n, sizeof *streams, "batch", err);
+    ted_hypothesis *found = ted_alloc(ted_mul_size(n, n_best), sizeof *found, "batch", err);
+    ted_status s = ids_of && lengths && streams && found ? TED_OK : TED_ERR_NOMEM;
     if (!s) {
-        int *max_lengths = lengths + n, *output_lengths = lengths + 2 * n;
+        int *max_lengths = lengths + n;
         for (int k = 0; k < n; k++) {
             int i = src->order[first + k];
             ids_of[k] = src->ids[i];
             lengths[k] = src->lengths[i];
-            max_lengths[k] = ted_max_target_length(m, lengths[k], max_length);
+            max_lengths[k] = ted_max_target_length(m, lengths[k], o->max_length);
+            streams[k] = o->first_index + (uint64_t)i;
         }
-        s = ted_greedy_decode(session, ids_of, lengths, max_lengths, n, decoded,
-                              output_lengths, err);
+        switch (o->strategy) {
+        case TED_DECODE_BEAM:
+            s = ted_beam_search(session, ids_of, lengths, max_lengths, n, &o->beam, n_best,
+                                found, err);
+            break;
+        case TED_DECODE_SAMPLE:
+            s = ted_sampling_decode(session, ids_of, lengths, max_lengths, n, &o->sampling,
+                                    streams, n_best, found, err);
+            break;
+        case TED_DECODE_GREEDY:
+            s = ted_greedy_search(session, ids_of, lengths, max_lengths, n, found, err);
+            break;
+        }
         for (int k = 0; k < n && !s; k++) {
             int i = src->order[first + k];
-            outputs[i] = ted_decode_target(m, decoded[k], output_lengths[k]);
-            if (!outputs[i])
-                s = ted_fail(err, TED_ERR_NOMEM, "sentence %d: out of memory", i + 1);
+            for (int j = 0; j < n_best && !s; j++) {
+                ted_translation *t = &outputs[(size_t)i * n_best + j];
+                t->hypothesis = found[(size_t)k * n_best + j];
+                found[(size_t)k * n_best + j] = (ted_hypothesis){0};
+                t->text = ted_decode_target(m, t->hypothesis.ids, t->hypothesis.length);
+                if (!t->text)
+                    s = ted_fail(err, TED_ERR_NOMEM, "sentence %d: out of memory", i + 1);
+            }
         }
-        for (int k = 0; k < n; k++)
-            free(decoded[k]);
+        if (found)
+            ted_hypotheses_free(found, n * n_best);
     }
     free(ids_of);
-    free(decoded);
     free(lengths);
+    free(streams);
+    free(found);
+    return s;
+}
+
+void ted_translations_free(ted_translation *translations, int count)
+{
+    for (int i = 0; translations && i < count; i++) {
+        free(translations[i].text);
+        ted_hypotheses_free(&translations[i].hypothesis, 1);
+        translations[i].text = NULL;
+    }
+}
+
+ted_status ted_translate_n_best(const ted_model *m, const char *const *sources, int count,
+                                const ted_translate_options *options, ted_translation *outputs,
+                                int *unknown, ted_error *err)
+{
+    ted_translate_options o = options ? *options : ted_translate_model_options(m);
+    ted_status s = check_options(m, &o, err);
+    if (s)
+        return s;
+    size_t total = ted_mul_size(count, o.n_best);
+    if (total > INT_MAX)
+        return ted_fail(err, TED_ERR_NOMEM, "translate: %d sentences x %d hypotheses are too many",
+                        count, o.n_best);
+    for (size_t i = 0; i < total; i++)
+        outputs[i] = (ted_translation){0};
+
+    source_batch src = {0};
+    ted_session *session = NULL;
+    s = tokenize_all(m, sources, count, &src, unknown, err);
+    if (!s)
+        s = ted_session_new(m, &session, err);
+    for (int first = 0; !s && first < src.ordered; first += o.batch_size) {
+        int n = src.ordered - first < o.batch_size ? src.ordered - first : o.batch_size;
+        s = translate_batch(session, &src, first, n, &o, outputs, err);
+        if (!s && o.progress)
+            o.progress(o.progress_data, count - src.ordered + first + n, count);
+    }
+    /* blank sentences: empty hypotheses */
+    for (size_t i = 0; !s && i < total; i++)
+        if (!outputs[i].text && !(outputs[i].text = calloc(1, 1)))
+            s = ted_fail(err, TED_ERR_NOMEM, "out of memory");
+    if (s)
+        ted_translations_free(outputs, (int)total);
+    ted_session_free(session);
+    free_sources(&src, count);
     return s;
 }
 
@@ -178,30 +295,22 @@ ted_status ted_translate(const ted_model *m, const char *const *sources, int cou
                          const ted_translate_options *options, char **outputs, int *unknown,
                          ted_error *err)
 {
-    ted_translate_options o = options ? *options : ted_translate_default_options();
-    if (o.batch_size < 1)
-        return ted_fail(err, TED_ERR_ARGUMENT, "translate: batch size %d", o.batch_size);
+    ted_translate_options o = options ? *options : ted_translate_model_options(m);
     for (int i = 0; i < count; i++)
         outputs[i] = NULL;
-
-    source_batch src = {0};
-    ted_session *session = NULL;
-    ted_status s = tokenize_all(m, sources, count, &src, unknown, err);
-    if (!s)
-        s = ted_session_new(m, &session, err);
-    for (int first = 0; !s && first < src.ordered; first += o.batch_size) {
-        int n = src.ordered - first < o.batch_size ? src.ordered - first : o.batch_size;
-        s = translate_batch(session, &src, first, n, o.max_length, outputs, err);
+    if (o.n_best < 1)
+        return ted_fail(err, TED_ERR_ARGUMENT, "translate: n-best %d", o.n_best);
+    ted_translation *all = ted_alloc(ted_mul_size(count > 0 ? count : 1, o.n_best),
+                                     sizeof *all, "translations", err);
+    if (!all)
+        return TED_ERR_NOMEM;
+    ted_status s = ted_translate_n_best(m, sources, count, &o, all, unknown, err);
+    for (int i = 0; !s && i < count; i++) {
+        outputs[i] = all[(size_t)i * o.n_best].text;
+        all[(size_t)i * o.n_best].text = NULL;
     }
-    for (int i = 0; !s && i < count; i++)
-        if (!outputs[i] && !(outputs[i] = calloc(1, 1)))
-            s = ted_fail(err, TED_ERR_NOMEM, "out of memory");
-    if (s)
-        for (int i = 0; i < count; i++) {
-            free(outputs[i]);
-            outputs[i] = NULL;
-        }
-    ted_session_free(session);
-    free_sources(&src, count);
+    if (!s)
+        ted_translations_free(all, count * o.n_best);
+    free(all);
     return s;
 }
