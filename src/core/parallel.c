@@ -4,12 +4,20 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
-enum { MAX_THREADS = 64, SPIN_ROUNDS = 20000 };
+enum { MAX_THREADS = 64, SPIN_ROUNDS = 200000 };
 
-/* Workers spin a little after each job before sleeping: a decoder step
- * hands out dozens of jobs a few tens of microseconds apart, and waking a
- * sleeping thread costs about as much as a job. */
+/* A job is a numbered batch of tasks. Its number and the index of its next
+ * task share one atomic word, so a worker claims a task only while that job
+ * is current: a worker that wakes late, after the job is done, finds a new
+ * number (or none) and claims nothing. The caller takes tasks too and
+ * returns once every task has completed, never waiting for a worker that
+ * had nothing to do.
+ *
+ * Idle workers spin for a while before sleeping: a decoder step hands out
+ * dozens of jobs a few microseconds apart, and waking a sleeping thread
+ * costs about as much as a job. */
 static struct {
     pthread_mutex_t owner;   /* held by the thread whose jobs the pool runs */
     pthread_mutex_t sleep;
@@ -20,9 +28,9 @@ static struct {
     void (*task)(void *, int);
     void *context;
     int count;
-    atomic_int next;         /* next task index to take */
-    atomic_int finished;     /* workers done with the current job */
-    atomic_uint job;         /* incremented for every job */
+    _Atomic uint64_t claim;  /* job number << 32 | next task index */
+    atomic_int completed;    /* tasks of the current job that are done */
+    atomic_uint job;         /* the current job number */
     atomic_bool stopping;
 } pool = {
     .owner = PTHREAD_MUTEX_INITIALIZER,
@@ -30,17 +38,32 @@ static struct {
     .wake = PTHREAD_COND_INITIALIZER,
 };
 
-static void run_tasks(void)
+static bool claim_task(uint32_t job, int *index)
 {
-    int i;
-    while ((i = atomic_fetch_add(&pool.next, 1)) < pool.count)
-        pool.task(pool.context, i);
+    uint64_t current = atomic_load(&pool.claim);
+    for (;;) {
+        if ((uint32_t)(current >> 32) != job || (int)(uint32_t)current >= pool.count)
+            return false;
+        if (atomic_compare_exchange_weak(&pool.claim, &current, current + 1)) {
+            *index = (int)(uint32_t)current;
+            return true;
+        }
+    }
 }
 
-static unsigned wait_for_job(unsigned seen)
+static void run_tasks(uint32_t job)
+{
+    int index;
+    while (claim_task(job, &index)) {
+        pool.task(pool.context, index);
+        atomic_fetch_add(&pool.completed, 1);
+    }
+}
+
+static uint32_t wait_for_job(uint32_t seen)
 {
     for (int spin = 0; spin < SPIN_ROUNDS; spin++) {
-        unsigned job = atomic_load(&pool.job);
+        uint32_t job = atomic_load_explicit(&pool.job, memory_order_acquire);
         if (job != seen || atomic_load(&pool.stopping))
             return job;
     }
@@ -53,13 +76,12 @@ static unsigned wait_for_job(unsigned seen)
 
 static void *worker(void *arg)
 {
-    unsigned seen = (unsigned)(size_t)arg;
+    uint32_t seen = (uint32_t)(uintptr_t)arg;
     for (;;) {
         seen = wait_for_job(seen);
         if (atomic_load(&pool.stopping))
             return NULL;
-        run_tasks();
-        atomic_fetch_add(&pool.finished, 1);
+        run_tasks(seen);
     }
 }
 
@@ -85,9 +107,9 @@ void ted_parallel_set_threads(int threads)
     pthread_mutex_lock(&pool.owner);
     if (threads - 1 != pool.worker_count) {
         stop_workers();
-        unsigned job = atomic_load(&pool.job);
+        uint32_t job = atomic_load(&pool.job);
         for (int i = 0; i < threads - 1; i++) {
-            if (pthread_create(&pool.workers[i], NULL, worker, (void *)(size_t)job) != 0)
+            if (pthread_create(&pool.workers[i], NULL, worker, (void *)(uintptr_t)job) != 0)
                 break;  /* fewer threads: slower, still correct */
             pool.worker_count++;
         }
@@ -110,18 +132,19 @@ void ted_parallel_for(int count, void (*task)(void *context, int index), void *c
             pthread_mutex_unlock(&pool.owner);
         return;
     }
+    uint32_t job = atomic_load(&pool.job) + 1;
     pool.task = task;
     pool.context = context;
     pool.count = count;
-    atomic_store(&pool.next, 0);
-    atomic_store(&pool.finished, 0);
+    atomic_store(&pool.completed, 0);
+    atomic_store(&pool.claim, (uint64_t)job << 32);
     pthread_mutex_lock(&pool.sleep);
-    atomic_fetch_add(&pool.job, 1);
+    atomic_store_explicit(&pool.job, job, memory_order_release);
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.sleep);
 
-    run_tasks();
-    while (atomic_load(&pool.finished) < pool.worker_count)
+    run_tasks(job);
+    while (atomic_load(&pool.completed) < count)
         ;
     pthread_mutex_unlock(&pool.owner);
 }

@@ -1,22 +1,29 @@
 /* The Linear layer, y = x W^T + b, with W as PyTorch stores it: (out, in),
  * row-major, used straight from the mapped weights file.
  *
- * Two paths. Many rows (the encoder: batch * source length) go to OpenBLAS
- * sgemm. Few rows (a decoder step: one row per sentence) go to the kernel
- * below: sgemm re-packs W on every call, which costs more than the product
- * itself when x has a handful of rows, while the kernel reads each row of W
- * once and applies it to every row of x while it is in cache.
- * Either way the output columns are split over the thread pool. */
+ * Three paths, by the number of rows of x:
+ *   - many (the encoder: batch * source length): OpenBLAS sgemm;
+ *   - a batch of decoder rows (8 or more): x is transposed once, so that
+ *     each k gives one vector over the rows, multiplied by W[n][k]
+ *     broadcast: every element of W is read once and feeds a whole vector
+ *     of multiply-adds, with no horizontal sums;
+ *   - a few rows (1 to 7, e.g. one sentence): dot products of the rows of x
+ *     with 4 rows of W at a time, bound by reading W from memory.
+ * sgemm re-packs W on every call, which costs more than the product itself
+ * when x has a handful of rows: hence the two kernels. Each path splits the
+ * output columns over the thread pool. */
 #include "layers/linear.h"
 
 #include <cblas.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/parallel.h"
 #include "layers/simd.h"
 
-/* Below this many rows the kernel beats sgemm (measured with make bench). */
-enum { KERNEL_MAX_ROWS = 24 };
+/* Where each path wins, measured on make bench's shapes. */
+enum { TRANSPOSED_MIN_ROWS = 8, KERNEL_MAX_ROWS = 128 };
 
 /* y[i][j] = x[i] . W[j] (+ b[j]) for ROWS rows of x and 4 rows of W: the
  * 4 * ROWS dot products share every load. ROWS is a constant at each call
@@ -82,6 +89,99 @@ static void kernel_columns(float *y, int ldy, const float *x, const float *W, co
         single_column(y + n, ldy, x, W + (size_t)n * K, b ? b + n : NULL, rows, K);
 }
 
+/* ---- a batch of rows: x transposed ------------------------------------- */
+
+enum { TILE_COLUMNS = 8 };
+
+/* The rows of x in chunks of one vector: xt[(c * K + k) * V + lane] =
+ * x[c * V + lane][k], zero past the last row. */
+static void transpose_rows(float *xt, const float *x, int rows, int K)
+{
+    const int V = TED_VEC_FLOATS;
+    int padded = (rows + V - 1) / V * V;
+    for (int r = 0; r < padded; r++) {
+        float *column = xt + (size_t)(r / V) * K * V + r % V;
+        for (int k = 0; k < K; k++)
+            column[(size_t)k * V] = r < rows ? x[(size_t)r * K + k] : 0.0f;
+    }
+}
+
+/* y[lane][j] = sum_k xt[k][lane] * W[j][k] (+ b[j]) for one chunk of rows
+ * and TILE_COLUMNS rows of W. */
+static void column_tile(float *y, int ldy, const float *xt, int rows, const float *W,
+                        const float *b, int K)
+{
+    ted_vec acc[TILE_COLUMNS] = {{0}};
+    for (int k = 0; k < K; k++) {
+        ted_vec xk = ted_vec_load(xt + (size_t)k * TED_VEC_FLOATS);
+#pragma GCC unroll 8
+        for (int j = 0; j < TILE_COLUMNS; j++)
+            acc[j] += xk * W[(size_t)j * K + k];
+    }
+    for (int j = 0; j < TILE_COLUMNS; j++) {
+        float bias = b ? b[j] : 0.0f;
+        for (int lane = 0; lane < rows; lane++)
+            y[(size_t)lane * ldy + j] = acc[j][lane] + bias;
+    }
+}
+
+static void transposed_columns(float *y, int ldy, const float *x, const float *xt,
+                               const float *W, const float *b, int rows, int K, int first,
+                               int last)
+{
+    const int V = TED_VEC_FLOATS;
+    int n = first;
+    for (; n + TILE_COLUMNS <= last; n += TILE_COLUMNS)
+        for (int r = 0; r < rows; r += V)
+            column_tile(y + (size_t)r * ldy + n, ldy, xt + (size_t)(r / V) * K * V,
+                        rows - r < V ? rows - r : V, W + (size_t)n * K, b ? b + n : NULL, K);
+    for (; n < last; n++)
+        single_column(y + n, ldy, x, W + (size_t)n * K, b ? b + n : NULL, rows, K);
+}
+
+/* The transposed x of the calling thread, reused across calls and freed
+ * when the thread ends. */
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+typedef struct scratch {
+    float *data;
+    size_t size;
+} scratch;
+
+static void free_scratch(void *p)
+{
+    scratch *s = p;
+    free(s->data);
+    free(s);
+}
+
+static void create_scratch_key(void)
+{
+    pthread_key_create(&scratch_key, free_scratch);
+}
+
+static float *thread_scratch(size_t floats)
+{
+    pthread_once(&scratch_once, create_scratch_key);
+    scratch *s = pthread_getspecific(scratch_key);
+    if (!s) {
+        if (!(s = calloc(1, sizeof *s)))
+            return NULL;
+        pthread_setspecific(scratch_key, s);
+    }
+    if (s->size < floats) {
+        float *grown = realloc(s->data, floats * sizeof(float));
+        if (!grown)
+            return NULL;
+        s->data = grown;
+        s->size = floats;
+    }
+    return s->data;
+}
+
+/* ---- many rows: OpenBLAS ------------------------------------------------- */
+
 static void sgemm_columns(float *y, int ldy, const float *x, const float *W, const float *b,
                           int rows, int K, int first, int last)
 {
@@ -96,11 +196,13 @@ static void sgemm_columns(float *y, int ldy, const float *x, const float *W, con
                 W + (size_t)first * K, K, beta, y + first, ldy);
 }
 
+/* ---- splitting the columns over the pool -------------------------------- */
+
 typedef struct linear_job {
     float *y;
-    const float *x, *W, *b;
+    const float *x, *xt, *W, *b;  /* xt: NULL unless the transposed path runs */
     int rows, in_features, out_features;
-    int columns_per_task;  /* a multiple of 4 */
+    int columns_per_task;  /* a multiple of the tiles' widths */
 } linear_job;
 
 static void linear_task(void *context, int index)
@@ -110,23 +212,35 @@ static void linear_task(void *context, int index)
     int last = first + j->columns_per_task;
     if (last > j->out_features)
         last = j->out_features;
-    if (j->rows <= KERNEL_MAX_ROWS)
-        kernel_columns(j->y, j->out_features, j->x, j->W, j->b, j->rows, j->in_features, first,
-                       last);
-    else
+    if (j->rows > KERNEL_MAX_ROWS)
         sgemm_columns(j->y, j->out_features, j->x, j->W, j->b, j->rows, j->in_features, first,
                       last);
+    else if (j->xt)
+        transposed_columns(j->y, j->out_features, j->x, j->xt, j->W, j->b, j->rows,
+                           j->in_features, first, last);
+    else
+        kernel_columns(j->y, j->out_features, j->x, j->W, j->b, j->rows, j->in_features, first,
+                       last);
 }
 
 void ted_linear(float *y, const float *x, const float *W, const float *b, int rows,
                 int in_features, int out_features)
 {
+    linear_job job = {y, x, NULL, W, b, rows, in_features, out_features, 0};
+    if (rows >= TRANSPOSED_MIN_ROWS && rows <= KERNEL_MAX_ROWS) {
+        size_t padded = (size_t)(rows + TED_VEC_FLOATS - 1) / TED_VEC_FLOATS * TED_VEC_FLOATS;
+        float *xt = thread_scratch(padded * in_features);
+        if (xt) {  /* without memory for it, the dot-product kernel still works */
+            transpose_rows(xt, x, rows, in_features);
+            job.xt = xt;
+        }
+    }
     /* A few tasks per thread, so a thread that falls behind is helped. */
     int tasks = ted_parallel_threads() * 4;
     int per_task = (out_features + tasks - 1) / tasks;
     per_task = (per_task + 15) / 16 * 16;
     if (per_task < 64)
         per_task = 64;
-    linear_job job = {y, x, W, b, rows, in_features, out_features, per_task};
+    job.columns_per_task = per_task;
     ted_parallel_for((out_features + per_task - 1) / per_task, linear_task, &job);
 }
