@@ -3,6 +3,10 @@
 #   make test            every test: unit (Criterion), CLI, PyTorch parity, example
 #   make test SAN=1      the same, built with AddressSanitizer + UBSan (build-san/)
 #   make install PREFIX=/usr/local
+#   make fuzz FUZZ_SECONDS=N   builds the libFuzzer harnesses of fuzz/ (build-fuzz/)
+#                        and runs each, one after another, for N seconds (default
+#                        60). Needs clang and its runtimes, which make test does
+#                        not: apt-get install clang libclang-rt-14-dev
 
 PYTHON ?= /usr/bin/python3
 PREFIX ?= /usr/local
@@ -43,7 +47,7 @@ TED := $(BUILD)/ted
 UNIT := $(BUILD)/unit-tests
 EXAMPLE := $(BUILD)/example-translate
 
-.PHONY: all test check test-unit demo install clean deps toy-model eval bench
+.PHONY: all test check test-unit demo install clean deps toy-model eval bench fuzz
 all: $(LIB) $(TED)
 
 $(BUILD)/%.o: %.c
@@ -92,7 +96,7 @@ install: all
 	    ted.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ted.pc
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
@@ -123,3 +127,24 @@ BENCH_ARGS ?=
 bench: all
 	$(CC) $(BENCH_CFLAGS) bench/machine.c $(BENCH_LIBS) -o $(BENCH_MACHINE)
 	BUILD=$(BUILD) BENCH_MACHINE=$(BENCH_MACHINE) $(PYTHON) bench/run.py --no-build $(BENCH_ARGS)
+
+# Fuzzing (fuzz/): one libFuzzer harness per parser that takes bytes from
+# memory, built with ASan + UBSan; fuzz/run.sh runs them in turn and keeps
+# the corpora in build-fuzz/corpus.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD := build-fuzz
+FUZZ_TARGETS := safetensors config vocab tokenizer
+FUZZ_CFLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Iinclude -Isrc \
+               $(shell pkg-config --cflags yaml-0.1 libcjson 2>/dev/null) \
+               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_LIBS := $(shell pkg-config --libs yaml-0.1 libcjson 2>/dev/null)
+FUZZ_LIB_SRC := src/io/config.c src/io/safetensors.c src/io/vocab.c src/io/tokenizer.c \
+                src/core/alloc.c src/core/error.c src/core/file.c
+
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_LIB_SRC) $(wildcard src/io/*.h src/core/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_LIB_SRC) $(FUZZ_LIBS) -o $@
+
+fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+	FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) PYTHON=$(PYTHON) fuzz/run.sh

@@ -60,6 +60,12 @@ void ted_model_free(ted_model *model);
 
 const ted_config *ted_model_config(const ted_model *model);
 
+/* Reads every tensor of the weights file and fails (TED_ERR_WEIGHTS, naming
+ * the tensor and the element) at the first NaN or infinity. Loading checks
+ * the vectors (biases, LayerNorms) only: the matrices are nearly all of the
+ * file, which loading maps rather than reads (docs/model-format.md). */
+ted_status ted_model_check_weights(const ted_model *model, ted_error *err);
+
 /* One tensor of the weights file, for `ted info` and tools. */
 typedef struct ted_tensor_info {
     const char *name;

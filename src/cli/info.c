@@ -4,10 +4,13 @@
 #include "cli/cli.h"
 
 static const char usage[] =
-    "usage: ted info -m DIR\n"
+    "usage: ted info -m DIR [--check]\n"
     "\n"
     "Prints the model's config, every tensor of its weights file with its dtype\n"
-    "and shape, and the parameter count and size.\n";
+    "and shape, and the parameter count and size.\n"
+    "\n"
+    "  --check   first read every weight and fail, naming the tensor and element,\n"
+    "            at a NaN or infinity (loading checks only biases and LayerNorms)\n";
 
 static const char *yes_no(bool b)
 {
@@ -69,6 +72,7 @@ int cli_info(int argc, char **argv)
     if (!cli_args_init(&a, argc, argv))
         return 1;
     const char *model_dir = NULL, *option;
+    bool check = false;
     while (!a.failed && (option = cli_next_option(&a))) {
         if (!strcmp(option, "-h") || !strcmp(option, "--help")) {
             fputs(usage, stdout);
@@ -77,6 +81,8 @@ int cli_info(int argc, char **argv)
         } else if (!strcmp(option, "-m") || !strcmp(option, "--model")) {
             if (cli_take_value(&a, option))
                 model_dir = a.value;
+        } else if (!strcmp(option, "--check")) {
+            check = true;
         } else {
             a.failed = true;
             cli_error("info: unknown option '%s' (see ted info --help)", option);
@@ -88,9 +94,14 @@ int cli_info(int argc, char **argv)
     ted_model *model = NULL;
     if (!status && !(model = cli_load_model(model_dir)))
         status = 1;
+    ted_error err = {0};
+    if (!status && check && ted_model_check_weights(model, &err) != TED_OK)
+        status = cli_error("%s/%s", model_dir, err.message);
     if (!status) {
         print_config(ted_model_config(model));
         print_tensors(model);
+        if (check)
+            printf("check: every weight is finite\n");
     }
     ted_model_free(model);
     cli_args_free(&a);

@@ -519,8 +519,12 @@ int cli_translate(int argc, char **argv)
         } else if (!strcmp(option, "--length-penalty")) {
             d.length_penalty_given =
                 take_float(&a, option, 0.0, true, INFINITY, &d.length_penalty);
-        } else if (!strcmp(option, "--sample")) {
-            d.sample = true;
+        } else if (!strcmp(option, "--sample") || !strcmp(option, "--scores")) {
+            if (a.value) {
+                a.failed = true;
+                cli_error("%s takes no value", option);
+            }
+            *(option[3] == 'a' ? &d.sample : &job.scores) = true;
         } else if (!strcmp(option, "--temperature")) {
             d.temperature_given = take_float(&a, option, 0.0, false, INFINITY, &d.temperature);
         } else if (!strcmp(option, "--top-k")) {
@@ -531,8 +535,6 @@ int cli_translate(int argc, char **argv)
             d.seed_given = take_seed(&a, option, &d.seed);
         } else if (!strcmp(option, "--n-best")) {
             cli_take_int(&a, option, 1, 1024, &d.n_best);
-        } else if (!strcmp(option, "--scores")) {
-            job.scores = true;
         } else {
             a.failed = true;
             cli_error("translate: unknown option '%s' (see ted translate --help)", option);

@@ -536,6 +536,91 @@ ted_status ted_safetensors_open(const char *path, ted_safetensors *file, ted_err
     return TED_OK;
 }
 
+/* The index of the first element whose exponent bits are all ones (NaN or
+ * infinity) among `count` elements of `size` bytes, or `count`. Blocks are
+ * counted first, which vectorizes, and only a block that holds one is
+ * searched element by element. */
+static size_t first_non_finite(const unsigned char *p, size_t count, size_t size,
+                               uint32_t exponent_mask)
+{
+    enum { BLOCK = 1024 };
+    for (size_t start = 0; start < count; start += BLOCK) {
+        size_t n = count - start < BLOCK ? count - start : BLOCK;
+        const unsigned char *q = p + start * size;
+        size_t hits = 0;
+        if (size == 4) {
+            for (size_t i = 0; i < n; i++) {
+                uint32_t bits;
+                memcpy(&bits, q + 4 * i, 4);
+                hits += (bits & exponent_mask) == exponent_mask;
+            }
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                uint16_t bits;
+                memcpy(&bits, q + 2 * i, 2);
+                hits += (bits & exponent_mask) == exponent_mask;
+            }
+        }
+        if (hits == 0)
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t bits = 0;
+            if (size == 4) {
+                memcpy(&bits, q + 4 * i, 4);
+            } else {
+                uint16_t half;
+                memcpy(&half, q + 2 * i, 2);
+                bits = half;
+            }
+            if ((bits & exponent_mask) == exponent_mask)
+                return start + i;
+        }
+    }
+    return count;
+}
+
+ted_status ted_safetensors_check_finite(const ted_st_tensor *tensor, const char *file_name,
+                                        ted_error *err)
+{
+    if (!tensor || !file_name)
+        return ted_fail(err, TED_ERR_ARGUMENT, "ted_safetensors_check_finite: missing argument");
+    size_t size = ted_dtype_size(tensor->dtype);
+    uint32_t exponent = tensor->dtype == TED_DTYPE_F32   ? 0x7F800000u
+                        : tensor->dtype == TED_DTYPE_F16 ? 0x7C00u
+                                                         : 0x7F80u;
+    uint32_t mantissa = tensor->dtype == TED_DTYPE_F32   ? 0x007FFFFFu
+                        : tensor->dtype == TED_DTYPE_F16 ? 0x03FFu
+                                                         : 0x007Fu;
+    uint32_t sign = size == 4 ? 0x80000000u : 0x8000u;
+    size_t count = size ? tensor->bytes / size : 0;
+    const unsigned char *p = tensor->data;
+    size_t at = first_non_finite(p, count, size, exponent);
+    if (at == count)
+        return TED_OK;
+    uint32_t bits = 0;
+    if (size == 4) {
+        memcpy(&bits, p + 4 * at, 4);
+    } else {
+        uint16_t half;
+        memcpy(&half, p + 2 * at, 2);
+        bits = half;
+    }
+    const char *kind = (bits & mantissa) ? "NaN" : (bits & sign) ? "-inf" : "+inf";
+    /* The element's coordinates, last dimension fastest. */
+    int64_t index[TED_TENSOR_MAX_DIMS] = {0};
+    size_t rest = at;
+    for (int d = tensor->ndim - 1; d >= 0; d--) {
+        uint64_t extent = (uint64_t)tensor->shape[d];
+        index[d] = extent ? (int64_t)(rest % extent) : 0;
+        rest = extent ? rest / extent : 0;
+    }
+    char where[SHAPE_TEXT_SIZE];
+    format_shape(where, sizeof where, index, tensor->ndim);
+    return ted_fail(err, TED_ERR_WEIGHTS,
+                    "%s: tensor '%s' holds %s at %s (element %zu); weights must be finite",
+                    file_name, tensor->name, kind, where, at);
+}
+
 static int compare_name_to_tensor(const void *key, const void *element)
 {
     return strcmp(key, ((const ted_st_tensor *)element)->name);

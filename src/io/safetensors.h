@@ -47,6 +47,13 @@ ted_status ted_safetensors_open(const char *path, ted_safetensors *file, ted_err
 ted_status ted_safetensors_parse(const void *bytes, size_t size, const char *name,
                                  ted_safetensors *file, ted_error *err);
 
+/* Fails (TED_ERR_WEIGHTS) when `tensor` holds a NaN or an infinity, naming
+ * `file_name`, the tensor and the first such element ("[row, column]" for
+ * a matrix). Looks at the stored bits, whatever the dtype, and reads every
+ * byte of the tensor. */
+ted_status ted_safetensors_check_finite(const ted_st_tensor *tensor, const char *file_name,
+                                        ted_error *err);
+
 /* The tensor called `name`, or NULL. */
 const ted_st_tensor *ted_safetensors_find(const ted_safetensors *file, const char *name);
 

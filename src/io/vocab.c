@@ -163,6 +163,32 @@ ted_status ted_vocab_parse(const char *text, size_t length, const char *name, te
     return status;
 }
 
+ted_status ted_vocab_check_specials(const ted_vocab *vocab, const ted_config *config,
+                                    const char *name, ted_error *err)
+{
+    if (!vocab || !config || !name)
+        return ted_fail(err, TED_ERR_ARGUMENT, "ted_vocab_check_specials: missing argument");
+    const struct {
+        const char *token, *key;
+        int id;
+    } specials[] = {
+        {"<unk>", "unk_id", config->unk_id},
+        {"<pad>", "pad_id", config->pad_id},
+        {"<bos>", "bos_id", config->bos_id},
+        {"<eos>", "eos_id", config->eos_id},
+    };
+    for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++) {
+        int id = ted_vocab_lookup(vocab, specials[i].token, strlen(specials[i].token));
+        if (id >= 0 && id != specials[i].id)
+            return ted_fail(err, TED_ERR_VOCAB,
+                            "%s:%d: \"%s\" is id %d, but tokenizer.%s is %d: the vocabulary "
+                            "and config.yaml disagree",
+                            name, id + 1, specials[i].token, id, specials[i].key,
+                            specials[i].id);
+    }
+    return TED_OK;
+}
+
 ted_status ted_vocab_load(const char *path, ted_vocab *vocab, ted_error *err)
 {
     if (!path || !vocab)

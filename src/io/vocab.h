@@ -25,6 +25,16 @@ ted_status ted_vocab_load(const char *path, ted_vocab *vocab, ted_error *err);
 ted_status ted_vocab_parse(const char *text, size_t length, const char *name, ted_vocab *vocab,
                            ted_error *err);
 
+/* Special tokens are known by their ids (config->unk_id, pad_id, bos_id,
+ * eos_id), whatever their spelling. When the vocabulary holds one of the
+ * spellings "<unk>", "<pad>", "<bos>" or "<eos>" (PyTorch's translation
+ * tutorial's, which tools/export_torch.py keeps), that token must be at the
+ * id the config gives its role; otherwise the vocabulary and the config
+ * disagree, and the error (TED_ERR_VOCAB) names `name`, the line and the
+ * key. */
+ted_status ted_vocab_check_specials(const ted_vocab *vocab, const ted_config *config,
+                                    const char *name, ted_error *err);
+
 /* The id of the `length` bytes at `token` (which need not be NUL-terminated),
  * or -1. */
 int ted_vocab_lookup(const ted_vocab *vocab, const char *token, size_t length);

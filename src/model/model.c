@@ -122,7 +122,10 @@ static ted_status bind(weight_binder *b, const float **field, int64_t rows, int6
                         "%s: tensor '%s' has shape %s, the config needs %s", b->path, name, got,
                         want);
     }
-    return to_f32(b, t, (size_t)rows * (size_t)(cols ? cols : 1), field);
+    /* Vectors (biases, LayerNorms) are a sliver of the file: checked here.
+     * Matrices are checked by ted_model_check_weights (ted info --check). */
+    ted_status s = cols ? TED_OK : ted_safetensors_check_finite(t, b->path, b->err);
+    return s ? s : to_f32(b, t, (size_t)rows * (size_t)(cols ? cols : 1), field);
 }
 
 static ted_status bind_norm(weight_binder *b, ted_layer_norm_weights *w, int d,
@@ -266,7 +269,8 @@ static ted_status load_weights(ted_model *m, const char *dir, ted_error *err)
 }
 
 static ted_status load_vocab(ted_vocab *vocab, const char *dir, const char *file,
-                             int expected_size, const char *side, ted_error *err)
+                             int expected_size, const char *side, const ted_config *config,
+                             ted_error *err)
 {
     char path[4096];
     ted_status s = join_path(path, sizeof path, dir, file, err);
@@ -276,7 +280,7 @@ static ted_status load_vocab(ted_vocab *vocab, const char *dir, const char *file
         return ted_fail(err, TED_ERR_VOCAB,
                         "%s: %d tokens, but the model's %s vocabulary has %d (%s_vocab_size)",
                         path, vocab->size, side, expected_size, side);
-    return TED_OK;
+    return ted_vocab_check_specials(vocab, config, path, err);
 }
 
 static ted_status build_positional_encoding(ted_model *m, ted_error *err)
@@ -307,10 +311,10 @@ ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *e
         s = load_weights(m, model_dir, err);
     if (!s)
         s = load_vocab(&m->src_vocab, model_dir, m->config.src_vocab, m->config.src_vocab_size,
-                       "src", err);
+                       "src", &m->config, err);
     if (!s)
         s = load_vocab(&m->tgt_vocab, model_dir, m->config.tgt_vocab, m->config.tgt_vocab_size,
-                       "tgt", err);
+                       "tgt", &m->config, err);
     if (!s)
         s = build_positional_encoding(m, err);
     if (s) {
@@ -341,6 +345,18 @@ void ted_model_free(ted_model *m)
 const ted_config *ted_model_config(const ted_model *m)
 {
     return &m->config;
+}
+
+ted_status ted_model_check_weights(const ted_model *m, ted_error *err)
+{
+    if (!m)
+        return ted_fail(err, TED_ERR_ARGUMENT, "ted_model_check_weights: NULL model");
+    for (int i = 0; i < m->file.count; i++) {
+        ted_status s = ted_safetensors_check_finite(&m->file.tensors[i], m->config.weights, err);
+        if (s)
+            return s;
+    }
+    return TED_OK;
 }
 
 int ted_model_tensor_count(const ted_model *m)

@@ -1,6 +1,7 @@
 /* config.yaml: every key read into its field, every default, and every way
  * a file can be wrong, each with the exact message a user would see. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,12 @@ Test(config, optional_keys_take_their_defaults)
     cr_assert(c.source_bos_eos);
     cr_assert_eq(c.max_length, 0);
     cr_assert_eq(c.max_length_offset, 0);
+    cr_assert_eq(c.beam_size, 1);
+    cr_assert_float_eq(c.length_penalty, 0.6f, 0.0);
+    cr_assert(!c.sample);
+    cr_assert_float_eq(c.temperature, 1.0f, 0.0);
+    cr_assert_eq(c.top_k, 0);
+    cr_assert_float_eq(c.top_p, 1.0f, 0.0);
 }
 
 Test(config, flow_style_quoted_keys_and_empty_decoding_are_accepted)
@@ -322,6 +329,75 @@ Test(config, decoding_limits_are_bounded)
                  "config.yaml:14: decoding.max_length_offset: expected an integer, got \"x\"");
     sprintf(text, "%sdecoding: 5\n", MINIMAL);
     expect_error(text, "config.yaml:13: decoding: expected a mapping of keys");
+    free(text);
+}
+
+Test(config, decoding_strategy_keys_are_read)
+{
+    char *text = malloc(strlen(MINIMAL) + 256);
+    cr_assert_not_null(text);
+    sprintf(text, "%sdecoding:\n  beam_size: 5\n  length_penalty: 1.25\n  temperature: 0.7\n"
+                  "  top_k: 40\n  top_p: 0.9\n",
+            MINIMAL);
+    ted_config c = parse_ok(text);
+    cr_assert_eq(c.beam_size, 5);
+    cr_assert_float_eq(c.length_penalty, 1.25f, 0.0);
+    cr_assert(!c.sample);
+    cr_assert_float_eq(c.temperature, 0.7f, 0.0);
+    cr_assert_eq(c.top_k, 40);
+    cr_assert_float_eq(c.top_p, 0.9f, 0.0);
+    sprintf(text, "%sdecoding:\n  sample: true\n  length_penalty: 0\n  top_p: 1\n", MINIMAL);
+    c = parse_ok(text);
+    cr_assert(c.sample);
+    cr_assert_eq(c.beam_size, 1);
+    cr_assert_float_eq(c.length_penalty, 0.0f, 0.0);
+    cr_assert_float_eq(c.top_p, 1.0f, 0.0);
+    sprintf(text, "%sdecoding:\n  beam_size: 1024\n  length_penalty: -0.0\n", MINIMAL);
+    c = parse_ok(text);
+    cr_assert_eq(c.beam_size, 1024);
+    cr_assert(c.length_penalty == 0.0f && !signbit(c.length_penalty));
+    free(text);
+}
+
+Test(config, decoding_strategy_keys_are_checked)
+{
+    char *text = malloc(strlen(MINIMAL) + 128);
+    cr_assert_not_null(text);
+    static const struct {
+        const char *keys;
+        const char *message;
+    } bad[] = {
+        {"  beam_size: 0\n", "config.yaml:14: decoding.beam_size: 0 is out of range (must be 1 "
+                             "to 1024)"},
+        {"  beam_size: 1025\n", "config.yaml:14: decoding.beam_size: 1025 is out of range "
+                                "(must be 1 to 1024)"},
+        {"  length_penalty: -0.5\n", "config.yaml:14: decoding.length_penalty: -0.5 must be a "
+                                     "finite float >= 0"},
+        {"  length_penalty: nan\n", "config.yaml:14: decoding.length_penalty: nan must be a "
+                                    "finite float >= 0"},
+        {"  temperature: 0\n", "config.yaml:14: decoding.temperature: 0 must be a positive "
+                               "finite float"},
+        {"  top_k: -1\n", "config.yaml:14: decoding.top_k: -1 is out of range (must be 0 to "
+                          "16777216)"},
+        {"  top_p: 0\n", "config.yaml:14: decoding.top_p: 0 must be a positive finite float"},
+        {"  top_p: 1.01\n", "config.yaml:14: decoding.top_p: 1.01 is out of range (must be at "
+                            "most 1)"},
+        {"  sample: yes\n", "config.yaml:14: decoding.sample: expected true or false, got "
+                            "\"yes\""},
+        {"  beam_size: 4\n  sample: true\n", "config.yaml:15: decoding.sample: true with "
+                                             "beam_size 4; sampling and beam search exclude "
+                                             "each other"},
+        {"  beam_size: 2\n  n_best: 2\n", "config.yaml:15: decoding.n_best: unknown key"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        sprintf(text, "%sdecoding:\n%s", MINIMAL, bad[k].keys);
+        expect_error(text, bad[k].message);
+    }
+    /* the beam must be smaller than the target vocabulary */
+    char *small = replace(MINIMAL, "tgt_vocab_size: 32000", "tgt_vocab_size: 8");
+    sprintf(text, "%sdecoding:\n  beam_size: 8\n", small);
+    expect_error(text, "config.yaml:14: decoding.beam_size: 8 is not below tgt_vocab_size 8");
+    free(small);
     free(text);
 }
 

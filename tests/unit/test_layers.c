@@ -61,8 +61,10 @@ Test(layers, linear_five_rows_with_and_without_bias)
 }
 
 /* Larger shapes than the fixtures hold: deterministic pseudo-random inputs
- * against a naive double-precision product. Covers many rows (the BLAS
- * path) and more output columns than one task of the thread pool takes. */
+ * against a naive double-precision product. Covers every path of
+ * ted_linear (1-7 rows, 8-128 rows, more than 128 rows for BLAS), partial
+ * vectors and tiles, and more output columns than one task of the thread
+ * pool takes, with one thread and with two. */
 static float pseudo_random(unsigned *state)
 {
     *state = *state * 1664525u + 1013904223u;
@@ -102,12 +104,18 @@ static void check_linear_naive(int rows, int in, int out, bool bias)
 Test(layers, linear_many_rows_and_columns_vs_naive)
 {
     static const int shapes[][3] = {
-        {1, 37, 300}, {2, 64, 257}, {7, 33, 130}, {23, 16, 70}, {64, 48, 67}, {100, 19, 13},
+        {1, 37, 300}, {2, 64, 257}, {7, 33, 130},  {8, 32, 64},   {16, 64, 72},
+        {17, 40, 300}, {23, 16, 70}, {64, 48, 67}, {100, 19, 13}, {128, 24, 40},
+        {129, 24, 40}, {200, 70, 90},
     };
-    for (size_t i = 0; i < COUNT(shapes); i++) {
-        check_linear_naive(shapes[i][0], shapes[i][1], shapes[i][2], true);
-        check_linear_naive(shapes[i][0], shapes[i][1], shapes[i][2], false);
+    for (int threads = 1; threads <= 2; threads++) {
+        ted_set_threads(threads);
+        for (size_t i = 0; i < COUNT(shapes); i++) {
+            check_linear_naive(shapes[i][0], shapes[i][1], shapes[i][2], true);
+            check_linear_naive(shapes[i][0], shapes[i][1], shapes[i][2], false);
+        }
     }
+    ted_set_threads(1);
 }
 
 Test(layers, output_logits_is_the_final_linear)
