@@ -1,0 +1,665 @@
+/* ted step: watch the model translate one token at a time. Each step is one
+ * ted_session_step(): the prefix so far, the token taken, the top-k
+ * candidates and the encoder-decoder attention of that step over the
+ * source, per head on request; --explain tells each step's computation in
+ * the words of multi-head attention, with the model's real sizes. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/learn.h"
+
+static const char usage[] =
+    "usage: ted step -m DIR [OPTIONS] TEXT\n"
+    "\n"
+    "Translates TEXT greedily, one decoder step at a time. Each step shows the\n"
+    "prefix so far, the token taken (the most likely one, unless forced), the\n"
+    "most likely candidates with their probabilities (softmax of the logits) and\n"
+    "the encoder-decoder attention of that step over the source tokens, averaged\n"
+    "over the heads.\n"
+    "\n"
+    "On a terminal, Enter runs the next step, a token typed at the prompt is\n"
+    "taken instead of the model's choice, and q quits. When standard input is not\n"
+    "a terminal, or with --auto, every step runs without waiting.\n"
+    "\n"
+    "options:\n"
+    "  -m, --model DIR       the model directory\n"
+    "  --auto                run every step without waiting; also prints each\n"
+    "                        attention row as numbers:\n"
+    "                          step N: attention layer L mean: W1 W2 ...\n"
+    "                          step N: attention layer L head H: W1 W2 ...\n"
+    "  --force [N:]TOKEN     take TOKEN at step N instead of the model's choice\n"
+    "                        (default N: the step after the previous --force, or 1);\n"
+    "                        may be repeated\n"
+    "  --heads               show every head's attention, not only their mean\n"
+    "  --layer N             the decoder layer whose attention is shown (default:\n"
+    "                        the last)\n"
+    "  --top K               candidates shown per step (default 5)\n"
+    "  --explain             tell each step's computation: embedding size, heads,\n"
+    "                        query size, the shapes of Q, K, V, the logical split,\n"
+    "                        the scores, merge heads, Add & Norm, feed-forward,\n"
+    "                        Linear + Softmax\n"
+    "  --max-length N        at most N steps (default: the model's decoding rule)\n"
+    "  --no-color            no colours (colours are used only on a terminal, and\n"
+    "                        not when the NO_COLOR variable is set)\n"
+    "  -h, --help            show this help\n"
+    "\n"
+    "Lines that scripts can read: 'source: TOKENS', 'step N: prefix TOKENS',\n"
+    "'step N: chosen 'TOKEN' p=P' (with '(forced ...)' when forced), and at the\n"
+    "end 'translation: TEXT'.\n";
+
+typedef struct style {
+    const char *heading, *chosen, *forced, *special, *bar, *dim, *reset;
+} style;
+
+static const style plain = {"", "", "", "", "", "", ""};
+static const style colored = {"\033[1;36m", "\033[1;32m", "\033[1;33m", "\033[35m",
+                              "\033[34m", "\033[2m", "\033[0m"};
+
+typedef struct forced_token {
+    int step;  /* 1-based */
+    int id;
+    const char *text;
+} forced_token;
+
+typedef struct step_options {
+    const char *model_dir;
+    const char *text;
+    bool auto_run, heads, explain, no_color;
+    int layer;       /* 1-based; 0: the last */
+    int top_k;
+    int max_length;
+    forced_token *forced;
+    int forced_count;
+} step_options;
+
+typedef struct stepper {
+    learn_trace t;
+    step_options *o;
+    style st;
+    bool interactive;
+    int layer;       /* 0-based decoder layer shown */
+    int source_width;
+    float *row;      /* (source_len) scratch */
+} stepper;
+
+/* A token, coloured when special; quoted with '' when `quoted`. */
+static void put_token(const stepper *s, int id, bool target, bool quoted, const char *colour)
+{
+    char buf[256];
+    const char *text = target ? ted_target_token(s->t.model, id) : ted_source_token(s->t.model, id);
+    const char *c = learn_is_special(s->t.config, id) ? s->st.special : colour;
+    printf("%s%s%s%s%s", quoted ? "'" : "", c, learn_show(text, buf, sizeof buf),
+           *c ? s->st.reset : "", quoted ? "'" : "");
+}
+
+static int shown_width(const stepper *s, int id, bool target)
+{
+    char buf[256];
+    const char *text = target ? ted_target_token(s->t.model, id) : ted_source_token(s->t.model, id);
+    return learn_width(learn_show(text, buf, sizeof buf));
+}
+
+static void pad_to(int used, int width)
+{
+    for (; used < width; used++)
+        putchar(' ');
+}
+
+static void print_header(stepper *s)
+{
+    const ted_config *c = s->t.config;
+    printf("%sted step%s: %s\n", s->st.heading, s->st.reset, s->o->model_dir);
+    printf("model: Embedding Size %d, Number of Heads %d (Query Size %d), %d encoder + %d "
+           "decoder layers, target vocabulary %d\n",
+           c->d_model, c->heads, c->d_model / c->heads, c->encoder_layers, c->decoder_layers,
+           c->tgt_vocab_size);
+    printf("source:");
+    for (int i = 0; i < s->t.source_len; i++) {
+        putchar(' ');
+        put_token(s, s->t.source[i], false, false, "");
+    }
+    printf("\n%s(%d source tokens; at most %d steps; attention shown: decoder layer %d of %d)%s\n",
+           s->st.dim, s->t.source_len, s->t.max_steps, s->layer + 1, c->decoder_layers,
+           s->st.reset);
+}
+
+/* ---- --explain ------------------------------------------------------------ */
+
+/* One line of an explanation: the words, then the shape in a column. */
+static void explain(const stepper *s, const char *words, const char *shape)
+{
+    int w = learn_width(words);
+    printf("    %s", words);
+    if (shape && *shape) {
+        if (w > 60) {
+            putchar('\n');
+            w = -4;
+        }
+        pad_to(w, 62);
+        printf(" %s%s%s", s->st.dim, shape, s->st.reset);
+    }
+    putchar('\n');
+}
+
+static void explain_add_norm(const stepper *s, const char *shape)
+{
+    explain(s,
+            s->t.config->norm_first ? "Add & Norm (pre-norm): x + sublayer(LayerNorm(x))"
+                                    : "Add & Norm: LayerNorm(x + sublayer(x))",
+            shape);
+}
+
+static void explain_feed_forward(const stepper *s, int seq)
+{
+    const ted_config *c = s->t.config;
+    char words[160], shape[96];
+    snprintf(words, sizeof words, "feed-forward: Linear %d → %d, %s, Linear %d → %d", c->d_model,
+             c->d_ff, c->activation == TED_ACTIVATION_GELU ? "GELU" : "ReLU", c->d_ff,
+             c->d_model);
+    snprintf(shape, sizeof shape, "(1, %d, %d) → (1, %d, %d)", seq, c->d_ff, seq, c->d_model);
+    explain(s, words, shape);
+}
+
+static void explain_same_layers(const stepper *s, int layers, int seq)
+{
+    char words[160], shape[64];
+    if (layers < 2)
+        return;
+    if (layers == 2)
+        snprintf(words, sizeof words, "layer 2: the same computation and shapes");
+    else if (layers == 3)
+        snprintf(words, sizeof words, "layers 2 and 3: the same computation and shapes, each "
+                 "on the output of the one before");
+    else
+        snprintf(words, sizeof words, "layers 2 to %d: the same computation and shapes, each "
+                 "on the output of the one before", layers);
+    snprintf(shape, sizeof shape, "(1, %d, %d)", seq, s->t.config->d_model);
+    explain(s, words, shape);
+}
+
+static void explain_encoder(const stepper *s)
+{
+    const ted_config *c = s->t.config;
+    int d = c->d_model, h = c->heads, q = d / h, S = s->t.source_len;
+    char words[200], shape[120];
+    printf("\n%show the encoder reads the source%s (once, before the first step)\n",
+           s->st.heading, s->st.reset);
+    snprintf(words, sizeof words, "Batch 1 · Embedding Size %d · Number of Heads %d · "
+             "Query Size = %d / %d = %d", d, h, d, h, q);
+    explain(s, words, NULL);
+    explain(s, "shapes: (Batch, Seq, Embedding Size), and split into heads (Batch, Heads, Seq, "
+            "Query Size)", NULL);
+    snprintf(words, sizeof words, "the %d source tokens: input embedding%s + positional encoding",
+             S, c->scale_embedding ? " × √Embedding Size" : "");
+    snprintf(shape, sizeof shape, "(1, %d, %d)", S, d);
+    explain(s, words, shape);
+    printf("  %sencoder layer 1 of %d%s — multi-head self-attention, every token over every token\n",
+           s->st.heading, c->encoder_layers, s->st.reset);
+    snprintf(words, sizeof words, "Q, K, V: one Linear %d → 3 × %d, cut in three", d, d);
+    snprintf(shape, sizeof shape, "Q, K, V (1, %d, %d)", S, d);
+    explain(s, words, shape);
+    snprintf(words, sizeof words, "logical split into %d heads of Query Size %d", h, q);
+    snprintf(shape, sizeof shape, "(1, %d, %d) → (1, %d, %d, %d)", S, d, h, S, q);
+    explain(s, words, shape);
+    snprintf(words, sizeof words, "scores Q·Kᵀ / √%d, softmax over the keys", q);
+    snprintf(shape, sizeof shape, "(1, %d, %d, %d)", h, S, S);
+    explain(s, words, shape);
+    snprintf(shape, sizeof shape, "(1, %d, %d, %d)", h, S, q);
+    explain(s, "weights × V", shape);
+    snprintf(shape, sizeof shape, "(1, %d, %d, %d) → (1, %d, %d, %d) → (1, %d, %d × %d = %d)", h,
+             S, q, S, h, q, S, h, q, d);
+    explain(s, "merge heads", shape);
+    snprintf(words, sizeof words, "output Linear W^O %d → %d", d, d);
+    snprintf(shape, sizeof shape, "(1, %d, %d)", S, d);
+    explain(s, words, shape);
+    explain_add_norm(s, shape);
+    explain_feed_forward(s, S);
+    explain_add_norm(s, shape);
+    explain_same_layers(s, c->encoder_layers, S);
+    if (c->encoder_final_norm)
+        explain(s, "final LayerNorm", shape);
+    snprintf(words, sizeof words, "each decoder layer projects K and V from this output once");
+    snprintf(shape, sizeof shape, "K, V (1, %d, %d) → (1, %d, %d, %d)", S, d, h, S, q);
+    explain(s, words, shape);
+}
+
+static void explain_step(const stepper *s, int step)
+{
+    const ted_config *c = s->t.config;
+    const learn_step *st = &s->t.steps[step];
+    int d = c->d_model, h = c->heads, q = d / h, S = s->t.source_len, keys = step + 1;
+    char words[640], shape[160], tok[256], best[256];
+    learn_show(ted_target_token(s->t.model, st->input), tok, sizeof tok);
+    printf("  %show step %d was computed%s: the decoder reads '%s' at position %d, one new "
+           "position (Seq 1); the earlier ones are cached\n",
+           s->st.heading, step + 1, s->st.reset, tok, step);
+    snprintf(words, sizeof words, "output embedding of '%s'%s + positional encoding of "
+             "position %d", tok, c->scale_embedding ? " × √Embedding Size" : "", step);
+    snprintf(shape, sizeof shape, "(1, 1, %d)", d);
+    explain(s, words, shape);
+    printf("  %sdecoder layer 1 of %d%s — masked multi-head self-attention\n", s->st.heading,
+           c->decoder_layers, s->st.reset);
+    snprintf(words, sizeof words, "Q, K, V: one Linear %d → 3 × %d", d, d);
+    snprintf(shape, sizeof shape, "Q, K, V (1, 1, %d)", d);
+    explain(s, words, shape);
+    if (step > 0) {
+        snprintf(words, sizeof words, "K and V join those of positions 0..%d (cache)", step - 1);
+        snprintf(shape, sizeof shape, "K, V (1, %d, %d)", keys, d);
+        explain(s, words, shape);
+    }
+    snprintf(words, sizeof words, "logical split into %d heads of Query Size %d", h, q);
+    snprintf(shape, sizeof shape, "Q (1, %d, 1, %d); K, V (1, %d, %d, %d)", h, q, h, keys, q);
+    explain(s, words, shape);
+    snprintf(words, sizeof words, "scores Q·Kᵀ / √%d, softmax over positions 0..%d (the mask: "
+             "later ones are not there yet)", q, step);
+    snprintf(shape, sizeof shape, "(1, %d, 1, %d)", h, keys);
+    explain(s, words, shape);
+    snprintf(shape, sizeof shape, "(1, %d, 1, %d) → (1, 1, %d, %d) → (1, 1, %d)", h, q, h, q, d);
+    explain(s, "weights × V, merge heads", shape);
+    snprintf(words, sizeof words, "output Linear W^O %d → %d", d, d);
+    snprintf(shape, sizeof shape, "(1, 1, %d)", d);
+    explain(s, words, shape);
+    explain_add_norm(s, shape);
+    printf("  %sdecoder layer 1, continued%s — encoder-decoder attention: Q from the decoder, "
+           "K and V from the encoder's output\n", s->st.heading, s->st.reset);
+    snprintf(words, sizeof words, "Q: Linear %d → %d, logical split", d, d);
+    snprintf(shape, sizeof shape, "(1, 1, %d) → (1, %d, 1, %d)", d, h, q);
+    explain(s, words, shape);
+    snprintf(words, sizeof words, "K, V of the %d source tokens (computed once)", S);
+    snprintf(shape, sizeof shape, "(1, %d, %d, %d)", h, S, q);
+    explain(s, words, shape);
+    snprintf(words, sizeof words, "scores Q·Kᵀ / √%d, softmax over the source", q);
+    snprintf(shape, sizeof shape, "(1, %d, 1, %d)", h, S);
+    explain(s, words, shape);
+    snprintf(shape, sizeof shape, "(1, %d, 1, %d) → (1, 1, %d, %d) → (1, 1, %d)", h, q, h, q, d);
+    explain(s, "weights × V, merge heads, W^O", shape);
+    snprintf(shape, sizeof shape, "(1, 1, %d)", d);
+    explain_add_norm(s, shape);
+    explain_feed_forward(s, 1);
+    explain_add_norm(s, shape);
+    explain_same_layers(s, c->decoder_layers, 1);
+    if (c->decoder_final_norm)
+        explain(s, "final LayerNorm", shape);
+    snprintf(words, sizeof words, "Linear %d → %d (the target vocabulary): the logits", d,
+             c->tgt_vocab_size);
+    snprintf(shape, sizeof shape, "(1, 1, %d)", c->tgt_vocab_size);
+    explain(s, words, shape);
+    learn_show(ted_target_token(s->t.model, st->best.id), best, sizeof best);
+    snprintf(words, sizeof words, "Softmax: p = exp(logit) / Σ exp(logits); the largest logit, "
+             "%.3f for '%s', gives p = %.4f", st->best.logit, best, st->best.p);
+    explain(s, words, shape);
+}
+
+/* ---- one step's display -------------------------------------------------- */
+
+/* A probability: 0.9731, or 3.2e-05 when below 0.0001; padded to 7
+ * columns when `pad`. */
+static void print_p(float p, bool pad)
+{
+    if (p >= 0.0001f || p == 0)
+        printf(pad ? "%-7.4f" : "%.4f", p);
+    else
+        printf("%.1e", p);
+}
+
+static void print_candidates(const stepper *s, const learn_step *st)
+{
+    int width = 6;
+    for (int i = 0; i < s->t.top_k; i++) {
+        int w = shown_width(s, st->top[i].id, true);
+        width = w > width ? w : width;
+    }
+    printf("  %stop %d%s\n", s->st.dim, s->t.top_k, s->st.reset);
+    for (int i = 0; i < s->t.top_k; i++) {
+        const learn_candidate *k = &st->top[i];
+        bool taken = k->id == st->chosen;
+        printf("  %2d. ", i + 1);
+        put_token(s, k->id, true, false, taken ? (st->forced ? s->st.forced : s->st.chosen) : "");
+        pad_to(shown_width(s, k->id, true), width);
+        printf("  ");
+        bool bar = learn_bar_columns(k->p, 24) > 0;
+        print_p(k->p, bar);
+        if (bar) {
+            printf("  %s", taken ? s->st.chosen : s->st.bar);
+            learn_bar(stdout, k->p, 24);
+            printf("%s", s->st.reset);
+        }
+        putchar('\n');
+    }
+}
+
+/* ' ', ░, ▒, ▓, █ for a weight in [0, 1]. */
+static const char *shade(float w)
+{
+    static const char *const shades[5] = {" ", "\xe2\x96\x91", "\xe2\x96\x92", "\xe2\x96\x93",
+                                          "\xe2\x96\x88"};
+    int i = (int)(w * 4 + 0.5f);
+    return shades[i < 0 ? 0 : i > 4 ? 4 : i];
+}
+
+static void print_attention(const stepper *s, int step)
+{
+    const ted_config *c = s->t.config;
+    const learn_step *st = &s->t.steps[step];
+    int S = s->t.source_len, h = c->heads;
+    printf("  %sencoder-decoder attention while choosing %s", s->st.dim, s->st.reset);
+    put_token(s, st->chosen, true, true, "");
+    printf("%s: the query of %s", s->st.dim, s->st.reset);
+    put_token(s, st->input, true, true, "");
+    printf("%s over the source (decoder layer %d of %d, %s)%s\n", s->st.dim, s->layer + 1,
+           c->decoder_layers, s->o->heads ? "each head and their mean" : "mean of the heads",
+           s->st.reset);
+    float *heads = NULL;
+    if (s->o->heads) {
+        heads = malloc((size_t)h * S * sizeof *heads);
+        if (!heads) {
+            cli_error("step: out of memory");
+            exit(1);
+        }
+        for (int k = 0; k < h; k++)
+            learn_cross_row(&s->t, step, s->layer, k, heads + (size_t)k * S);
+        printf("      ");
+        pad_to(0, s->source_width);
+        printf("  mean                  ");
+        for (int k = 0; k < h; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "head %d", k + 1);
+            printf("  %6s", name);
+        }
+        putchar('\n');
+    }
+    learn_cross_row(&s->t, step, s->layer, h, s->row);
+    for (int j = 0; j < S; j++) {
+        printf("      ");
+        put_token(s, s->t.source[j], false, false, "");
+        pad_to(shown_width(s, s->t.source[j], false), s->source_width);
+        printf("  %.3f", s->row[j]);
+        int used = 0;
+        if (heads || learn_bar_columns(s->row[j], 14) > 0) {
+            printf(" %s", s->st.bar);
+            used = learn_bar(stdout, s->row[j], 14);
+            printf("%s", s->st.reset);
+        }
+        if (heads) {
+            pad_to(used, 15);
+            for (int k = 0; k < h; k++) {
+                float w = heads[(size_t)k * S + j];
+                printf("  %s%s%s%.3f", s->st.bar, shade(w), s->st.reset, w);
+            }
+        }
+        putchar('\n');
+    }
+    free(heads);
+}
+
+/* The numbers of each attention row, for scripts: enough digits for a row
+ * to sum to 1 within 1e-5. */
+static void print_attention_rows(const stepper *s, int step)
+{
+    int S = s->t.source_len, h = s->t.config->heads;
+    for (int k = s->o->heads ? 0 : h; k <= h; k++) {
+        learn_cross_row(&s->t, step, s->layer, k, s->row);
+        if (k == h)
+            printf("step %d: attention layer %d mean:", step + 1, s->layer + 1);
+        else
+            printf("step %d: attention layer %d head %d:", step + 1, s->layer + 1, k + 1);
+        for (int j = 0; j < S; j++)
+            printf(" %.7f", s->row[j]);
+        putchar('\n');
+    }
+}
+
+static void print_step(const stepper *s, int step)
+{
+    const learn_step *st = &s->t.steps[step];
+    printf("\n%sstep %d%s: prefix", s->st.heading, step + 1, s->st.reset);
+    for (int i = 0; i <= step; i++) {
+        putchar(' ');
+        put_token(s, s->t.steps[i].input, true, false, "");
+    }
+    putchar('\n');
+    if (s->o->explain)
+        explain_step(s, step);
+    printf("%sstep %d%s: chosen ", s->st.heading, step + 1, s->st.reset);
+    put_token(s, st->chosen, true, true, st->forced ? s->st.forced : s->st.chosen);
+    printf(" p=");
+    print_p(st->taken.p, false);
+    if (st->forced) {
+        printf(" %s(forced; the model's choice: ", s->st.forced);
+        printf("%s", s->st.reset);
+        put_token(s, st->best.id, true, true, "");
+        printf(" p=%.4f%s)%s", st->best.p, s->st.forced, s->st.reset);
+    }
+    putchar('\n');
+    print_candidates(s, st);
+    print_attention(s, step);
+    if (!s->interactive)
+        print_attention_rows(s, step);
+    fflush(stdout);
+}
+
+static void print_end(stepper *s, bool stopped)
+{
+    char *text = learn_translation(&s->t);
+    if (!text) {
+        cli_error("step: out of memory");
+        exit(1);
+    }
+    printf("\n%stranslation%s:%s%s\n", s->st.heading, s->st.reset, *text ? " " : "", text);
+    const learn_step *last = s->t.count > 0 ? &s->t.steps[s->t.count - 1] : NULL;
+    if (stopped)
+        printf("%s(stopped after %d step%s)%s\n", s->st.dim, s->t.count,
+               s->t.count == 1 ? "" : "s", s->st.reset);
+    else if (last && last->chosen == s->t.config->eos_id)
+        printf("%s(%d steps, the last one chose the end of sentence)%s\n", s->st.dim, s->t.count,
+               s->st.reset);
+    else
+        printf("%s(%d steps: the most the decoding rule allows)%s\n", s->st.dim, s->t.count,
+               s->st.reset);
+    free(text);
+}
+
+/* ---- the loop ------------------------------------------------------------ */
+
+static int forced_at(const step_options *o, int step)
+{
+    for (int i = 0; i < o->forced_count; i++)
+        if (o->forced[i].step == step + 1)
+            return o->forced[i].id;
+    return -1;
+}
+
+/* Reads what the learner types before step `step`: returns 1 to run the
+ * step (with *force set), 0 to quit. */
+static int prompt(stepper *s, int step, int *force, char **line, size_t *capacity)
+{
+    for (;;) {
+        int planned = forced_at(s->o, step);
+        printf("\n%s[step %d] Enter: run it", s->st.dim, step + 1);
+        if (planned >= 0)
+            printf(" (takes '%s', from --force)", ted_target_token(s->t.model, planned));
+        printf(" · type a token to take it instead · q: quit >%s ", s->st.reset);
+        fflush(stdout);
+        size_t length;
+        if (!cli_read_line(stdin, line, capacity, &length))
+            return 0;
+        char *p = *line + strspn(*line, " \t");
+        size_t n = strlen(p);
+        while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            p[--n] = '\0';
+        if (n == 0) {
+            *force = planned;
+            return 1;
+        }
+        if (!strcmp(p, "q") || !strcmp(p, "quit"))
+            return 0;
+        int id = ted_target_id(s->t.model, p);
+        if (id >= 0) {
+            *force = id;
+            return 1;
+        }
+        printf("%s'%s' is not in the target vocabulary; Enter takes the model's choice%s\n",
+               s->st.forced, p, s->st.reset);
+    }
+}
+
+static int run_steps(stepper *s, const ted_model *model)
+{
+    step_options *o = s->o;
+    if (learn_begin(&s->t, model, "step", o->text, o->max_length, o->top_k))
+        return 1;
+    const ted_config *c = s->t.config;
+    for (int i = 0; i < o->forced_count; i++)
+        if (o->forced[i].step > s->t.max_steps)
+            return cli_error("step: --force %d:%s: this sentence has at most %d steps",
+                             o->forced[i].step, o->forced[i].text, s->t.max_steps);
+    if (o->layer > c->decoder_layers)
+        return cli_error("step: --layer %d: the model has %d decoder layers", o->layer,
+                         c->decoder_layers);
+    s->layer = o->layer > 0 ? o->layer - 1 : c->decoder_layers - 1;
+    s->row = malloc((size_t)s->t.source_len * sizeof *s->row);
+    if (!s->row)
+        return cli_error("step: out of memory");
+    s->source_width = 5;
+    for (int j = 0; j < s->t.source_len; j++) {
+        int w = shown_width(s, s->t.source[j], false);
+        s->source_width = w > s->source_width ? w : s->source_width;
+    }
+
+    print_header(s);
+    if (o->explain)
+        explain_encoder(s);
+    char *line = NULL;
+    size_t capacity = 0;
+    bool stopped = false;
+    int status = 0;
+    while (!s->t.finished) {
+        int force = forced_at(o, s->t.count);
+        if (s->interactive && !prompt(s, s->t.count, &force, &line, &capacity)) {
+            stopped = true;
+            break;
+        }
+        if ((status = learn_next(&s->t, force)))
+            break;
+        print_step(s, s->t.count - 1);
+    }
+    free(line);
+    if (!status)
+        print_end(s, stopped);
+    if (!status && !stopped)
+        for (int i = 0; i < o->forced_count; i++)
+            if (o->forced[i].step > s->t.count)
+                fprintf(stderr, "ted: step: decoding ended at step %d, before --force %d:%s\n",
+                        s->t.count, o->forced[i].step, o->forced[i].text);
+    return status;
+}
+
+/* "[N:]TOKEN": TOKEN at step N, or at the step after the previous one. */
+static bool add_forced(step_options *o, const ted_model *model, const char *value)
+{
+    int step = o->forced_count > 0 ? o->forced[o->forced_count - 1].step + 1 : 1;
+    const char *token = value, *colon = strchr(value, ':');
+    if (colon && colon > value && colon[1] != '\0' &&
+        strspn(value, "0123456789") == (size_t)(colon - value)) {
+        char digits[16];
+        size_t n = (size_t)(colon - value);
+        if (n >= sizeof digits || (memcpy(digits, value, n), digits[n] = '\0',
+                                   !learn_parse_int(digits, 1, 1 << 20, &step))) {
+            cli_error("step: --force '%s': the step must be a whole number from 1", value);
+            return false;
+        }
+        token = colon + 1;
+    }
+    int id = ted_target_id(model, token);
+    if (id < 0) {
+        cli_error("step: --force '%s': '%s' is not in the target vocabulary", value, token);
+        return false;
+    }
+    for (int i = 0; i < o->forced_count; i++)
+        if (o->forced[i].step == step) {
+            cli_error("step: --force '%s': step %d is already forced", value, step);
+            return false;
+        }
+    o->forced[o->forced_count++] = (forced_token){step, id, token};
+    return true;
+}
+
+int cli_step(int argc, char **argv)
+{
+    cli_args a;
+    if (!cli_args_init(&a, argc, argv))
+        return 1;
+    step_options o = {.top_k = 5};
+    const char **forces = calloc(argc > 0 ? argc : 1, sizeof *forces);
+    o.forced = calloc(argc > 0 ? argc : 1, sizeof *o.forced);
+    int force_count = 0;
+    if (!forces || !o.forced) {
+        a.failed = true;
+        cli_error("out of memory");
+    }
+    const char *option;
+    while (!a.failed && (option = cli_next_option(&a))) {
+        if (!strcmp(option, "-h") || !strcmp(option, "--help")) {
+            fputs(usage, stdout);
+            free(forces);
+            free(o.forced);
+            cli_args_free(&a);
+            return 0;
+        } else if (!strcmp(option, "-m") || !strcmp(option, "--model")) {
+            if (cli_take_value(&a, option))
+                o.model_dir = a.value;
+        } else if (!strcmp(option, "--force")) {
+            if (cli_take_value(&a, option))
+                forces[force_count++] = a.value;
+        } else if (!strcmp(option, "--top")) {
+            cli_take_int(&a, option, 1, 1000, &o.top_k);
+        } else if (!strcmp(option, "--layer")) {
+            cli_take_int(&a, option, 1, 1000, &o.layer);
+        } else if (!strcmp(option, "--max-length")) {
+            cli_take_int(&a, option, 1, 1 << 20, &o.max_length);
+        } else if (!strcmp(option, "--auto")) {
+            o.auto_run = true;
+        } else if (!strcmp(option, "--heads")) {
+            o.heads = true;
+        } else if (!strcmp(option, "--explain")) {
+            o.explain = true;
+        } else if (!strcmp(option, "--no-color") || !strcmp(option, "--no-colour")) {
+            o.no_color = true;
+        } else {
+            a.failed = true;
+            cli_error("step: unknown option '%s' (see ted step --help)", option);
+        }
+    }
+    int status = a.failed ? 1 : 0;
+    if (!status && !o.model_dir)
+        status = cli_error("step: no model; give one with -m DIR");
+    if (!status && a.operand_count == 0)
+        status = cli_error("step: no sentence; give one as TEXT");
+    if (!status && a.operand_count > 1)
+        status = cli_error("step: give one sentence, in quotes (got %d arguments)",
+                           a.operand_count);
+    ted_model *model = NULL;
+    if (!status && !(model = cli_load_model(o.model_dir)))
+        status = 1;
+    for (int i = 0; !status && i < force_count; i++)
+        if (!add_forced(&o, model, forces[i]))
+            status = 1;
+    if (!status) {
+        o.text = a.operands[0];
+        stepper s = {.o = &o};
+        s.interactive = !o.auto_run && isatty(STDIN_FILENO);
+        const char *no_color = getenv("NO_COLOR");
+        bool color = !o.no_color && isatty(STDOUT_FILENO) && !(no_color && *no_color);
+        s.st = color ? colored : plain;
+        status = run_steps(&s, model);
+        free(s.row);
+        learn_end(&s.t);
+    }
+    ted_model_free(model);
+    free(forces);
+    free(o.forced);
+    cli_args_free(&a);
+    return status;
+}
