@@ -39,6 +39,44 @@ static inline float ted_vec_sum(ted_vec v)
     return (q[0] + q[2]) + (q[1] + q[3]);
 }
 
+typedef int ted_ivec __attribute__((vector_size(TED_VEC_FLOATS * sizeof(int))));
+
+/* Lanes of `a` where `mask` is set (all ones), else of `b`. */
+static inline ted_vec ted_vec_select(ted_ivec mask, ted_vec a, ted_vec b)
+{
+    return (ted_vec)(((ted_ivec)a & mask) | ((ted_ivec)b & ~mask));
+}
+
+/* exp of every lane: x = n ln 2 + r with |r| <= ln 2 / 2, exp(r) by a
+ * degree-6 Taylor polynomial (relative error below 3e-7), times 2^n built
+ * in the exponent bits. Lanes below -87.3 (exp underflows, e.g. the -inf
+ * of a masked score) give 0; lanes above 88 give +inf (exp(88) is within a
+ * factor 2 of the largest float; softmax only passes values <= 0). */
+static inline ted_vec ted_vec_exp(ted_vec x)
+{
+    const ted_vec zero = {0};
+    ted_ivec underflow = x < -87.3f;
+    ted_ivec overflow = x > 88.0f;
+    x = ted_vec_select(underflow, zero, x);
+    x = ted_vec_select(overflow, zero, x);
+    ted_vec scaled = x * 1.44269504088896341f;  /* x / ln 2 */
+    ted_ivec n = __builtin_convertvector(scaled + ted_vec_select(scaled < 0, zero - 0.5f,
+                                                                 zero + 0.5f),
+                                         ted_ivec);
+    ted_vec nf = __builtin_convertvector(n, ted_vec);
+    ted_vec r = x - nf * 0.693359375f - nf * -2.12194440e-4f;  /* ln 2 in two parts */
+    ted_vec p = zero + 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    ted_vec result = p * (ted_vec)((n + 127) << 23);
+    result = ted_vec_select(underflow, zero, result);
+    return ted_vec_select(overflow, zero + __builtin_inff(), result);
+}
+
 /* a . b over n floats. */
 static inline float ted_dot(const float *a, const float *b, int n)
 {

@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "layers/simd.h"
+
 static float max_of(const float *x, int n)
 {
     float m = -INFINITY;
@@ -11,15 +13,30 @@ static float max_of(const float *x, int n)
     return m;
 }
 
+/* x[i] = exp(x[i] - shift) over n floats; returns their sum. The final
+ * Linear + Softmax runs over the whole target vocabulary at every step of
+ * beam search and sampling, so this is vectorized. */
+static double exp_shifted(float *x, int n, float shift)
+{
+    ted_vec sum = {0};
+    int i = 0;
+    for (; i + TED_VEC_FLOATS <= n; i += TED_VEC_FLOATS) {
+        ted_vec e = ted_vec_exp(ted_vec_load(x + i) - shift);
+        ted_vec_store(x + i, e);
+        sum += e;
+    }
+    double total = ted_vec_sum(sum);
+    for (; i < n; i++) {
+        x[i] = expf(x[i] - shift);
+        total += x[i];
+    }
+    return total;
+}
+
 void ted_softmax(float *x, int n)
 {
     float m = max_of(x, n);
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++) {
-        x[i] = expf(x[i] - m);
-        sum += x[i];
-    }
-    float inv = 1.0f / sum;
+    float inv = (float)(1.0 / exp_shifted(x, n, m));
     for (int i = 0; i < n; i++)
         x[i] *= inv;
 }
@@ -27,11 +44,15 @@ void ted_softmax(float *x, int n)
 void ted_log_softmax(float *x, int n)
 {
     float m = max_of(x, n);
+    /* Only the sum of the exponentials is needed; x keeps its logits. */
     double sum = 0.0;
-    for (int i = 0; i < n; i++)
-        sum += exp((double)x[i] - m);
+    int i = 0;
+    for (; i + TED_VEC_FLOATS <= n; i += TED_VEC_FLOATS)
+        sum += ted_vec_sum(ted_vec_exp(ted_vec_load(x + i) - m));
+    for (; i < n; i++)
+        sum += expf(x[i] - m);
     float log_sum = (float)log(sum);
-    for (int i = 0; i < n; i++)
+    for (i = 0; i < n; i++)
         x[i] = x[i] - m - log_sum;
 }
 
