@@ -584,19 +584,14 @@ static int run_attention(const ted_model *model, const attention_options *o)
 int cli_attention(int argc, char **argv)
 {
     cli_args a;
-    if (!cli_args_init(&a, argc, argv))
+    if (!cli_args_init(&a, "attention", usage, argc, argv))
         return 1;
     attention_options o = {.kind = KIND_CROSS, .top_k = 5};
     const char *option;
-    while (!a.failed && (option = cli_next_option(&a))) {
-        if (!strcmp(option, "-h") || !strcmp(option, "--help")) {
-            fputs(usage, stdout);
-            cli_args_free(&a);
-            return 0;
-        } else if (!strcmp(option, "-m") || !strcmp(option, "--model")) {
-            if (cli_take_value(&a, option))
-                o.model_dir = a.value;
-        } else if (!strcmp(option, "--html")) {
+    while (!a.failed && !a.help && (option = cli_next_option(&a))) {
+        if (cli_common_option(&a, option))
+            continue;
+        if (!strcmp(option, "--html")) {
             if (cli_take_value(&a, option))
                 o.out.html = a.value;
         } else if (!strcmp(option, "--svg")) {
@@ -629,15 +624,19 @@ int cli_attention(int argc, char **argv)
         } else if (!strcmp(option, "--max-length")) {
             cli_take_int(&a, option, 1, 1 << 20, &o.max_length);
         } else {
-            a.failed = true;
-            cli_error("attention: unknown option '%s' (see ted attention --help)", option);
+            cli_unknown_option(&a, option);
         }
     }
+    if (a.help) {
+        cli_args_free(&a);
+        return 0;
+    }
+    o.model_dir = a.model_dir;
     int status = a.failed ? 1 : 0;
     int to_stdout = (o.out.html && !strcmp(o.out.html, "-")) +
                     (o.out.svg && !strcmp(o.out.svg, "-")) + (o.out.json && !strcmp(o.out.json, "-"));
-    if (!status && !o.model_dir)
-        status = cli_error("attention: no model; give one with -m DIR");
+    if (!status && !cli_require_model(&a))
+        status = 1;
     if (!status && a.operand_count == 0)
         status = cli_error("attention: no sentence; give one as TEXT");
     if (!status && a.operand_count > 1)
@@ -649,7 +648,7 @@ int cli_attention(int argc, char **argv)
     if (!status && to_stdout > 1)
         status = cli_error("attention: only one of --html, --svg and --json can be '-'");
     ted_model *model = NULL;
-    if (!status && !(model = cli_load_model(o.model_dir)))
+    if (!status && !(model = cli_load_model(a.model_dir)))
         status = 1;
     if (!status) {
         o.text = a.operands[0];

@@ -161,21 +161,16 @@ static int run_bench(const bench_options *o)
 int cli_bench(int argc, char **argv)
 {
     cli_args a;
-    if (!cli_args_init(&a, argc, argv))
+    if (!cli_args_init(&a, "bench", usage, argc, argv))
         return 1;
     bench_options o = {.batch = 1, .source_len = 32, .new_tokens = 64, .threads = 1,
                        .repeat = 5, .seed = 1};
     const char *option;
     int seed = 1;
-    while (!a.failed && (option = cli_next_option(&a))) {
-        if (!strcmp(option, "-h") || !strcmp(option, "--help")) {
-            fputs(usage, stdout);
-            cli_args_free(&a);
-            return 0;
-        } else if (!strcmp(option, "-m") || !strcmp(option, "--model")) {
-            if (cli_take_value(&a, option))
-                o.model_dir = a.value;
-        } else if (!strcmp(option, "--batch")) {
+    while (!a.failed && !a.help && (option = cli_next_option(&a))) {
+        if (cli_common_option(&a, option))
+            continue;
+        if (!strcmp(option, "--batch")) {
             cli_take_int(&a, option, 1, 1024, &o.batch);
         } else if (!strcmp(option, "--source-len")) {
             cli_take_int(&a, option, 1, 1 << 16, &o.source_len);
@@ -188,14 +183,18 @@ int cli_bench(int argc, char **argv)
         } else if (!strcmp(option, "--seed")) {
             cli_take_int(&a, option, 0, INT32_MAX, &seed);
         } else {
-            a.failed = true;
-            cli_error("bench: unknown option '%s' (see ted bench --help)", option);
+            cli_unknown_option(&a, option);
         }
     }
+    if (a.help) {
+        cli_args_free(&a);
+        return 0;
+    }
     o.seed = (unsigned)seed;
+    o.model_dir = a.model_dir;
     int status = a.failed ? 1 : 0;
-    if (!status && !o.model_dir)
-        status = cli_error("bench: no model; give one with -m DIR");
+    if (!status && !cli_require_model(&a))
+        status = 1;
     if (!status)
         status = run_bench(&o);
     cli_args_free(&a);

@@ -16,9 +16,9 @@ int cli_error(const char *format, ...)
     return 1;
 }
 
-bool cli_args_init(cli_args *a, int argc, char **argv)
+bool cli_args_init(cli_args *a, const char *command, const char *usage, int argc, char **argv)
 {
-    *a = (cli_args){.argc = argc, .argv = argv};
+    *a = (cli_args){.command = command, .usage = usage, .argc = argc, .argv = argv};
     a->operands = calloc(argc > 0 ? argc : 1, sizeof *a->operands);
     if (!a->operands)
         cli_error("out of memory");
@@ -70,6 +70,35 @@ bool cli_take_value(cli_args *a, const char *option)
     }
     a->value = a->argv[a->next++];
     return true;
+}
+
+bool cli_common_option(cli_args *a, const char *option)
+{
+    if (!strcmp(option, "-h") || !strcmp(option, "--help")) {
+        fputs(a->usage, stdout);
+        a->help = true;
+        return true;
+    }
+    if (!strcmp(option, "-m") || !strcmp(option, "--model")) {
+        if (cli_take_value(a, option))
+            a->model_dir = a->value;
+        return true;
+    }
+    return false;
+}
+
+void cli_unknown_option(cli_args *a, const char *option)
+{
+    a->failed = true;
+    cli_error("%s: unknown option '%s' (see ted %s --help)", a->command, option, a->command);
+}
+
+bool cli_require_model(const cli_args *a)
+{
+    if (a->model_dir)
+        return true;
+    cli_error("%s: no model; give one with -m DIR", a->command);
+    return false;
 }
 
 bool cli_take_int(cli_args *a, const char *option, int min, int max, int *out)

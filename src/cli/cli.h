@@ -24,6 +24,10 @@ int cli_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
  * argument or after '=' (--max-length=20). Arguments that are not options
  * are operands, collected in order. */
 typedef struct cli_args {
+    const char *command;   /* "translate", for messages */
+    const char *usage;     /* printed by --help */
+    const char *model_dir; /* -m / --model */
+    bool help;             /* --help was given: the usage is printed, exit 0 */
     int argc;
     char **argv;
     int next;
@@ -33,13 +37,20 @@ typedef struct cli_args {
     bool failed;
 } cli_args;
 
-bool cli_args_init(cli_args *a, int argc, char **argv);
+bool cli_args_init(cli_args *a, const char *command, const char *usage, int argc, char **argv);
 void cli_args_free(cli_args *a);
 /* The next option's name (e.g. "--model"), or NULL when all are read. */
 const char *cli_next_option(cli_args *a);
 /* Reads the value of the option just returned; false (and an error printed)
  * when it has none. */
 bool cli_take_value(cli_args *a, const char *option);
+/* The options every command shares: -h/--help and -m/--model DIR. True
+ * when `option` was one of them. */
+bool cli_common_option(cli_args *a, const char *option);
+/* Reports an option the command does not know. */
+void cli_unknown_option(cli_args *a, const char *option);
+/* True when -m DIR was given; else reports it. */
+bool cli_require_model(const cli_args *a);
 /* Parses the value as an int in [min, max]. */
 bool cli_take_int(cli_args *a, const char *option, int min, int max, int *out);
 

@@ -69,34 +69,32 @@ static void print_tensors(const ted_model *model)
 int cli_info(int argc, char **argv)
 {
     cli_args a;
-    if (!cli_args_init(&a, argc, argv))
+    if (!cli_args_init(&a, "info", usage, argc, argv))
         return 1;
-    const char *model_dir = NULL, *option;
+    const char *option;
     bool check = false;
-    while (!a.failed && (option = cli_next_option(&a))) {
-        if (!strcmp(option, "-h") || !strcmp(option, "--help")) {
-            fputs(usage, stdout);
-            cli_args_free(&a);
-            return 0;
-        } else if (!strcmp(option, "-m") || !strcmp(option, "--model")) {
-            if (cli_take_value(&a, option))
-                model_dir = a.value;
-        } else if (!strcmp(option, "--check")) {
+    while (!a.failed && !a.help && (option = cli_next_option(&a))) {
+        if (cli_common_option(&a, option))
+            continue;
+        if (!strcmp(option, "--check")) {
             check = true;
         } else {
-            a.failed = true;
-            cli_error("info: unknown option '%s' (see ted info --help)", option);
+            cli_unknown_option(&a, option);
         }
     }
+    if (a.help) {
+        cli_args_free(&a);
+        return 0;
+    }
     int status = a.failed ? 1 : 0;
-    if (!status && !model_dir)
-        status = cli_error("info: no model; give one with -m DIR");
+    if (!status && !cli_require_model(&a))
+        status = 1;
     ted_model *model = NULL;
-    if (!status && !(model = cli_load_model(model_dir)))
+    if (!status && !(model = cli_load_model(a.model_dir)))
         status = 1;
     ted_error err = {0};
     if (!status && check && ted_model_check_weights(model, &err) != TED_OK)
-        status = cli_error("%s/%s", model_dir, err.message);
+        status = cli_error("%s/%s", a.model_dir, err.message);
     if (!status) {
         print_config(ted_model_config(model));
         print_tensors(model);

@@ -63,35 +63,33 @@ static int run_logits(const ted_model *model, const char *source, const char *ta
 int cli_logits(int argc, char **argv)
 {
     cli_args a;
-    if (!cli_args_init(&a, argc, argv))
+    if (!cli_args_init(&a, "logits", usage, argc, argv))
         return 1;
-    const char *model_dir = NULL, *source = NULL, *target = NULL, *option;
-    while (!a.failed && (option = cli_next_option(&a))) {
-        if (!strcmp(option, "-h") || !strcmp(option, "--help")) {
-            fputs(usage, stdout);
-            cli_args_free(&a);
-            return 0;
-        } else if (!strcmp(option, "-m") || !strcmp(option, "--model")) {
-            if (cli_take_value(&a, option))
-                model_dir = a.value;
-        } else if (!strcmp(option, "--source")) {
+    const char *source = NULL, *target = NULL, *option;
+    while (!a.failed && !a.help && (option = cli_next_option(&a))) {
+        if (cli_common_option(&a, option))
+            continue;
+        if (!strcmp(option, "--source")) {
             if (cli_take_value(&a, option))
                 source = a.value;
         } else if (!strcmp(option, "--target")) {
             if (cli_take_value(&a, option))
                 target = a.value;
         } else {
-            a.failed = true;
-            cli_error("logits: unknown option '%s' (see ted logits --help)", option);
+            cli_unknown_option(&a, option);
         }
+    }
+    if (a.help) {
+        cli_args_free(&a);
+        return 0;
     }
     int status = a.failed ? 1 : 0;
     if (!status && a.operand_count > 0)
         status = cli_error("logits: unexpected argument '%s'", a.operands[0]);
-    if (!status && (!model_dir || !source || !target))
+    if (!status && (!a.model_dir || !source || !target))
         status = cli_error("logits: -m DIR, --source TEXT and --target TEXT are required");
     ted_model *model = NULL;
-    if (!status && !(model = cli_load_model(model_dir)))
+    if (!status && !(model = cli_load_model(a.model_dir)))
         status = 1;
     if (!status)
         status = run_logits(model, source, target);

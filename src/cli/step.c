@@ -589,7 +589,7 @@ static bool add_forced(step_options *o, const ted_model *model, const char *valu
 int cli_step(int argc, char **argv)
 {
     cli_args a;
-    if (!cli_args_init(&a, argc, argv))
+    if (!cli_args_init(&a, "step", usage, argc, argv))
         return 1;
     step_options o = {.top_k = 5};
     const char **forces = calloc(argc > 0 ? argc : 1, sizeof *forces);
@@ -600,17 +600,10 @@ int cli_step(int argc, char **argv)
         cli_error("out of memory");
     }
     const char *option;
-    while (!a.failed && (option = cli_next_option(&a))) {
-        if (!strcmp(option, "-h") || !strcmp(option, "--help")) {
-            fputs(usage, stdout);
-            free(forces);
-            free(o.forced);
-            cli_args_free(&a);
-            return 0;
-        } else if (!strcmp(option, "-m") || !strcmp(option, "--model")) {
-            if (cli_take_value(&a, option))
-                o.model_dir = a.value;
-        } else if (!strcmp(option, "--force")) {
+    while (!a.failed && !a.help && (option = cli_next_option(&a))) {
+        if (cli_common_option(&a, option))
+            continue;
+        if (!strcmp(option, "--force")) {
             if (cli_take_value(&a, option))
                 forces[force_count++] = a.value;
         } else if (!strcmp(option, "--top")) {
@@ -628,20 +621,26 @@ int cli_step(int argc, char **argv)
         } else if (!strcmp(option, "--no-color") || !strcmp(option, "--no-colour")) {
             o.no_color = true;
         } else {
-            a.failed = true;
-            cli_error("step: unknown option '%s' (see ted step --help)", option);
+            cli_unknown_option(&a, option);
         }
     }
+    if (a.help) {
+        free(forces);
+        free(o.forced);
+        cli_args_free(&a);
+        return 0;
+    }
+    o.model_dir = a.model_dir;
     int status = a.failed ? 1 : 0;
-    if (!status && !o.model_dir)
-        status = cli_error("step: no model; give one with -m DIR");
+    if (!status && !cli_require_model(&a))
+        status = 1;
     if (!status && a.operand_count == 0)
         status = cli_error("step: no sentence; give one as TEXT");
     if (!status && a.operand_count > 1)
         status = cli_error("step: give one sentence, in quotes (got %d arguments)",
                            a.operand_count);
     ted_model *model = NULL;
-    if (!status && !(model = cli_load_model(o.model_dir)))
+    if (!status && !(model = cli_load_model(a.model_dir)))
         status = 1;
     for (int i = 0; !status && i < force_count; i++)
         if (!add_forced(&o, model, forces[i]))

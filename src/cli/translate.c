@@ -72,6 +72,7 @@ typedef struct translate_job {
     ted_model *model;
     ted_translate_options options;
     long first_line;  /* number of the chunk's first line, for messages */
+    const char *input;  /* -i FILE, named before the line in messages; else NULL */
     bool moses;       /* n-best lines: INDEX ||| TEXT ||| SCORE ||| LOG-PROB */
     bool scores;      /* and ||| TOKEN-LOG-PROBS */
     FILE *out;
@@ -136,9 +137,11 @@ static int check_lines(translate_job *job, const char *const *lines, int count)
         ted_status s = ted_encode_source(job->model, lines[i], &ids, &n, NULL, &err);
         free(ids);
         if (s != TED_OK)
-            return cli_error("line %ld: %s", job->first_line + i, err.message);
+            return cli_error("%s%sline %ld: %s", job->input ? job->input : "",
+                             job->input ? ": " : "", job->first_line + i, err.message);
         if (n > max_positions)
-            return cli_error("line %ld: %d tokens, more than the model's max_positions (%d)",
+            return cli_error("%s%sline %ld: %d tokens, more than the model's max_positions (%d)",
+                             job->input ? job->input : "", job->input ? ": " : "",
                              job->first_line + i, n, max_positions);
     }
     return 0;
@@ -150,8 +153,9 @@ static int check_lines(translate_job *job, const char *const *lines, int count)
 static void report_unknown(translate_job *job, const char *line, long number, int unknown)
 {
     progress_clear(&job->progress);
-    fprintf(stderr, "ted: line %ld: %d word%s not in the vocabulary, translated as <unk>",
-            number, unknown, unknown > 1 ? "s" : "");
+    fprintf(stderr, "ted: %s%sline %ld: %d word%s not in the vocabulary, translated as <unk>",
+            job->input ? job->input : "", job->input ? ": " : "", number, unknown,
+            unknown > 1 ? "s" : "");
     const ted_config *c = ted_model_config(job->model);
     int *ids = NULL, count = 0;
     if (c->tokenizer == TED_TOKENIZER_WHITESPACE &&
@@ -209,6 +213,7 @@ static int translate_chunk(translate_job *job, const char *const *lines, int cou
         progress_clear(&job->progress);
         return cli_error("%s", err.message);
     }
+    progress_clear(&job->progress);  /* standard output may be the same terminal */
     for (int i = 0; i < count; i++) {
         if (unknown[i] > 0)
             report_unknown(job, lines[i], job->first_line + i, unknown[i]);
@@ -240,7 +245,8 @@ static int translate_stream(translate_job *job, FILE *in, const char *in_name)
     size_t length;
     while (status == 0 && cli_read_line(in, &lines[count], &capacity[count], &length)) {
         if (strlen(lines[count]) != length)
-            status = cli_error("line %ld: contains a NUL byte", job->first_line + count);
+            status = cli_error("%s%sline %ld: contains a NUL byte", job->input ? job->input : "",
+                               job->input ? ": " : "", job->first_line + count);
         else if (++count == CHUNK_LINES) {
             status = translate_chunk(job, (const char *const *)lines, count);
             count = 0;
@@ -255,9 +261,13 @@ static int translate_stream(translate_job *job, FILE *in, const char *in_name)
     return status;
 }
 
-/* Lines in a file, for the progress line's total; 0 when it cannot tell. */
+/* Lines in a regular file, for the progress line's total; 0 when it cannot
+ * tell (a pipe or a terminal can be read only once). */
 static long count_lines(const char *path)
 {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return 0;
@@ -472,6 +482,7 @@ static int run(translate_job *job, const cli_args *a, const char *input, const c
             job->options.progress = on_progress;
             job->options.progress_data = p;
         }
+        job->input = input;
         if (a->operand_count > 0)
             status = translate_chunk(job, a->operands, a->operand_count);
         else
@@ -485,24 +496,29 @@ static int run(translate_job *job, const cli_args *a, const char *input, const c
     return status;
 }
 
+/* A flag: true, unless it was given a value (--sample=1), which is an error. */
+static bool take_flag(cli_args *a, const char *option)
+{
+    if (!a->value)
+        return true;
+    a->failed = true;
+    cli_error("%s takes no value", option);
+    return false;
+}
+
 int cli_translate(int argc, char **argv)
 {
     cli_args a;
-    if (!cli_args_init(&a, argc, argv))
+    if (!cli_args_init(&a, "translate", usage, argc, argv))
         return 1;
-    const char *model_dir = NULL, *input = NULL, *output = NULL, *option;
+    const char *input = NULL, *output = NULL, *option;
     translate_job job = {.first_line = 1};
     decoding_args d = {0};
     int threads = 1, batch_size = 32, max_length = 0;
-    while (!a.failed && (option = cli_next_option(&a))) {
-        if (!strcmp(option, "-h") || !strcmp(option, "--help")) {
-            fputs(usage, stdout);
-            cli_args_free(&a);
-            return 0;
-        } else if (!strcmp(option, "-m") || !strcmp(option, "--model")) {
-            if (cli_take_value(&a, option))
-                model_dir = a.value;
-        } else if (!strcmp(option, "-i") || !strcmp(option, "--input")) {
+    while (!a.failed && !a.help && (option = cli_next_option(&a))) {
+        if (cli_common_option(&a, option))
+            continue;
+        if (!strcmp(option, "-i") || !strcmp(option, "--input")) {
             if (cli_take_value(&a, option))
                 input = a.value;
         } else if (!strcmp(option, "-o") || !strcmp(option, "--output")) {
@@ -519,12 +535,10 @@ int cli_translate(int argc, char **argv)
         } else if (!strcmp(option, "--length-penalty")) {
             d.length_penalty_given =
                 take_float(&a, option, 0.0, true, INFINITY, &d.length_penalty);
-        } else if (!strcmp(option, "--sample") || !strcmp(option, "--scores")) {
-            if (a.value) {
-                a.failed = true;
-                cli_error("%s takes no value", option);
-            }
-            *(option[3] == 'a' ? &d.sample : &job.scores) = true;
+        } else if (!strcmp(option, "--sample")) {
+            d.sample = take_flag(&a, option);
+        } else if (!strcmp(option, "--scores")) {
+            job.scores = take_flag(&a, option);
         } else if (!strcmp(option, "--temperature")) {
             d.temperature_given = take_float(&a, option, 0.0, false, INFINITY, &d.temperature);
         } else if (!strcmp(option, "--top-k")) {
@@ -536,16 +550,19 @@ int cli_translate(int argc, char **argv)
         } else if (!strcmp(option, "--n-best")) {
             cli_take_int(&a, option, 1, 1024, &d.n_best);
         } else {
-            a.failed = true;
-            cli_error("translate: unknown option '%s' (see ted translate --help)", option);
+            cli_unknown_option(&a, option);
         }
+    }
+    if (a.help) {
+        cli_args_free(&a);
+        return 0;
     }
     int status = a.failed ? 1 : 0;
     if (!status && d.beam > 0 && d.sample)
         status = cli_error("translate: --beam and --sample exclude each other");
-    if (!status && !model_dir)
-        status = cli_error("translate: no model; give one with -m DIR");
-    if (!status && !(job.model = cli_load_model(model_dir)))
+    if (!status && !cli_require_model(&a))
+        status = 1;
+    if (!status && !(job.model = cli_load_model(a.model_dir)))
         status = 1;
     if (!status) {
         job.options = ted_translate_model_options(job.model);
