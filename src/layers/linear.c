@@ -125,16 +125,27 @@ static void column_tile(float *y, int ldy, const float *xt, int rows, const floa
     }
 }
 
+/* A last chunk of a few rows would fill a few lanes of each vector: those
+ * rows take the dot-product kernel instead, on the W tile still in cache. */
+enum { TAIL_BY_DOT_MAX = 4 };
+
 static void transposed_columns(float *y, int ldy, const float *x, const float *xt,
                                const float *W, const float *b, int rows, int K, int first,
                                int last)
 {
     const int V = TED_VEC_FLOATS;
+    int tail = rows % V;
+    int by_vector = rows > V && tail <= TAIL_BY_DOT_MAX ? rows - tail : rows;
     int n = first;
-    for (; n + TILE_COLUMNS <= last; n += TILE_COLUMNS)
-        for (int r = 0; r < rows; r += V)
+    for (; n + TILE_COLUMNS <= last; n += TILE_COLUMNS) {
+        for (int r = 0; r < by_vector; r += V)
             column_tile(y + (size_t)r * ldy + n, ldy, xt + (size_t)(r / V) * K * V,
-                        rows - r < V ? rows - r : V, W + (size_t)n * K, b ? b + n : NULL, K);
+                        by_vector - r < V ? by_vector - r : V, W + (size_t)n * K,
+                        b ? b + n : NULL, K);
+        if (by_vector < rows)
+            kernel_columns(y + (size_t)by_vector * ldy, ldy, x + (size_t)by_vector * K, W, b,
+                           rows - by_vector, K, n, n + TILE_COLUMNS);
+    }
     for (; n < last; n++)
         single_column(y + n, ldy, x, W + (size_t)n * K, b ? b + n : NULL, rows, K);
 }
