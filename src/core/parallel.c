@@ -27,7 +27,7 @@ static struct {
 
     void (*task)(void *, int);
     void *context;
-    int count;
+    atomic_int count;        /* tasks in the current job */
     _Atomic uint64_t claim;  /* job number << 32 | next task index */
     atomic_int completed;    /* tasks of the current job that are done */
     atomic_uint job;         /* the current job number */
@@ -133,11 +133,14 @@ void ted_parallel_for(int count, void (*task)(void *context, int index), void *c
         return;
     }
     uint32_t job = atomic_load(&pool.job) + 1;
+    /* The new number goes into the claim word before the new count: a worker
+     * still on the previous job that reads the new count then fails its
+     * compare-exchange, rather than claiming a task past the old job's end. */
+    atomic_store(&pool.claim, (uint64_t)job << 32);
     pool.task = task;
     pool.context = context;
-    pool.count = count;
+    atomic_store(&pool.count, count);
     atomic_store(&pool.completed, 0);
-    atomic_store(&pool.claim, (uint64_t)job << 32);
     pthread_mutex_lock(&pool.sleep);
     atomic_store_explicit(&pool.job, job, memory_order_release);
     pthread_cond_broadcast(&pool.wake);

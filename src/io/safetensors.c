@@ -114,6 +114,35 @@ static bool is_json_space(unsigned char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/* The offset of the first byte JSON refuses that cJSON would let through,
+ * or `size`: a control character (below 0x20) inside a string or outside
+ * the whitespace between tokens, and the escape \u0000. Either would cut a
+ * name short ("a\0b" read as "a"). `*what` says which. */
+static size_t first_hidden_control(const unsigned char *s, size_t size, const char **what)
+{
+    bool in_string = false;
+    for (size_t i = 0; i < size; i++) {
+        unsigned char c = s[i];
+        if (c < 0x20 && (in_string || !is_json_space(c))) {
+            *what = "a control character";
+            return i;
+        }
+        if (!in_string) {
+            in_string = c == '"';
+        } else if (c == '"') {
+            in_string = false;
+        } else if (c == '\\' && i + 1 < size) {
+            if (s[i + 1] == 'u' && size - i >= 6 && memcmp(s + i + 2, "0000", 4) == 0) {
+                *what = "an escaped NUL (\\u0000)";
+                return i;
+            }
+            if (s[i + 1] >= 0x20)
+                i++;  /* the escaped character cannot end the string */
+        }
+    }
+    return size;
+}
+
 /* A JSON number that is a whole number in [0, 2^53]. */
 static bool json_to_count(const cJSON *item, uint64_t *value)
 {
@@ -368,6 +397,13 @@ static ted_status parse_header_json(const unsigned char *header, size_t size,
     if (valid != size)
         return ted_fail(err, TED_ERR_FORMAT, "%s: header is not valid UTF-8 (at header byte %zu)",
                         file_name, valid);
+
+    const char *what = NULL;
+    size_t control = first_hidden_control(header, size, &what);
+    if (control != size)
+        return ted_fail(err, TED_ERR_FORMAT,
+                        "%s: header is not valid JSON: %s at header byte %zu", file_name, what,
+                        control);
 
     char *copy = ted_alloc(size + 1, 1, "safetensors header", err);
     if (!copy)

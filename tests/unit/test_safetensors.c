@@ -415,6 +415,44 @@ Test(safetensors, header_cut_inside_escape)
     expect_format_error("{\"", 0, "not valid JSON", "");
 }
 
+/* JSON forbids control characters in strings; cJSON lets them through, and
+ * a NUL, raw or escaped, would cut a name short ("a\0b" read as "a"). */
+Test(safetensors, header_control_characters_refused)
+{
+    static const char raw_nul[] = "{\"a\0b\":{\"dtype\":\"F32\",\"shape\":[1],"
+                                  "\"data_offsets\":[0,4]}}";
+    built_file f = {.size = 8 + sizeof raw_nul - 1 + 4};
+    f.bytes = calloc(f.size, 1);
+    cr_assert_not_null(f.bytes);
+    put_u64_le(f.bytes, sizeof raw_nul - 1);
+    memcpy(f.bytes + 8, raw_nul, sizeof raw_nul - 1);
+    ted_safetensors st;
+    ted_error err = {0};
+    cr_assert_eq(ted_safetensors_parse(f.bytes, f.size, FILE_NAME, &st, &err), TED_ERR_FORMAT);
+    cr_assert(strstr(err.message, "control character at header byte 3"), "%s", err.message);
+    free(f.bytes);
+
+    expect_format_error("{\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[1],"
+                        "\"data_offsets\":[0,4]}}", 4, "escaped NUL", "header byte 3");
+    expect_format_error("{\"a\":{\"dtype\":\"F32\\u0000x\",\"shape\":[1],"
+                        "\"data_offsets\":[0,4]}}", 4, "escaped NUL", "");
+    expect_format_error("{\"a\tb\":{}}", 0, "control character", "header byte 3");
+    expect_format_error("{\"a\":\n{}\x01}", 0, "control character", "header byte 8");
+}
+
+/* An escaped backslash before "u0000" is not an escaped NUL; tabs and
+ * newlines between tokens are whitespace. */
+Test(safetensors, header_escapes_and_whitespace_accepted)
+{
+    const char *header = "{\n\t\"a\\\\u0000\\\"\\t\" :\r\n"
+                         "{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}";
+    ted_safetensors st;
+    ted_error err = {0};
+    cr_assert_eq(parse_header(header, 4, &st, &err), TED_OK, "%s", err.message);
+    cr_assert_not_null(ted_safetensors_find(&st, "a\\u0000\"\t"));
+    ted_safetensors_close(&st);
+}
+
 Test(safetensors, header_with_trailing_garbage)
 {
     expect_format_error("{}  x", 0, "data after its JSON", "byte 4");
@@ -477,9 +515,10 @@ Test(safetensors, empty_name)
 {
     expect_format_error("{\"\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
                         "empty name", "");
-    /* cJSON ends a name at an escaped NUL, which empties this one. */
+    /* cJSON would end a name at an escaped NUL, emptying this one: refused
+     * before that. */
     expect_format_error("{\"\\u0000x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
-                        4, "empty name", "");
+                        4, "escaped NUL", "header byte 2");
 }
 
 Test(safetensors, missing_or_mistyped_dtype)
@@ -622,10 +661,11 @@ Test(safetensors, duplicate_names)
     expect_format_error("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
                         "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
                         8, "tensor 'a'", "appears twice");
-    /* An escaped NUL cuts the second name down to the first. */
+    /* An escaped NUL would cut the second name down to the first: refused
+     * before that. */
     expect_format_error("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
                         "\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
-                        8, "tensor 'a'", "appears twice");
+                        8, "escaped NUL", "header byte 56");
 }
 
 Test(safetensors, later_tensor_error_frees_earlier_ones)
@@ -633,4 +673,107 @@ Test(safetensors, later_tensor_error_frees_earlier_ones)
     expect_format_error("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
                         "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,9]}}",
                         9, "tensor 'b'", "span 5 bytes");
+}
+
+/* ---- non-finite values ------------------------------------------------- */
+
+/* A tensor over `data` (not necessarily aligned) of the given dtype and shape. */
+static ted_st_tensor tensor_over(const void *data, ted_dtype dtype, int ndim, const int64_t *shape)
+{
+    ted_st_tensor t = {.name = "t", .dtype = dtype, .ndim = ndim, .data = data};
+    size_t count = 1;
+    for (int i = 0; i < ndim; i++) {
+        t.shape[i] = shape[i];
+        count *= (size_t)shape[i];
+    }
+    t.bytes = count * ted_dtype_size(dtype);
+    return t;
+}
+
+static void expect_finite(const ted_st_tensor *t)
+{
+    ted_error err = {0};
+    cr_assert_eq(ted_safetensors_check_finite(t, FILE_NAME, &err), TED_OK, "%s", err.message);
+}
+
+static void expect_non_finite(const ted_st_tensor *t, const char *message)
+{
+    ted_error err = {0};
+    cr_assert_eq(ted_safetensors_check_finite(t, FILE_NAME, &err), TED_ERR_WEIGHTS);
+    cr_assert_str_eq(err.message, message);
+}
+
+Test(safetensors, finite_values_pass_the_check)
+{
+    /* zeros of both signs, the smallest subnormal, the largest finite value */
+    const uint32_t f32[6] = {0x00000000, 0x80000000, 0x00000001, 0x7F7FFFFF, 0xFF7FFFFF, 0x3F800000};
+    const uint16_t f16[4] = {0x0000, 0x8001, 0x7BFF, 0xFBFF};
+    const uint16_t bf16[4] = {0x0000, 0x8001, 0x7F7F, 0xFF7F};
+    ted_st_tensor t = tensor_over(f32, TED_DTYPE_F32, 2, (int64_t[]){2, 3});
+    expect_finite(&t);
+    t = tensor_over(f16, TED_DTYPE_F16, 1, (int64_t[]){4});
+    expect_finite(&t);
+    t = tensor_over(bf16, TED_DTYPE_BF16, 1, (int64_t[]){4});
+    expect_finite(&t);
+    t = tensor_over(f32, TED_DTYPE_F32, 2, (int64_t[]){0, 3});
+    expect_finite(&t);
+}
+
+Test(safetensors, nan_and_infinities_are_named_with_their_element)
+{
+    uint32_t f32[2 * 3] = {0};
+    ted_st_tensor t = tensor_over(f32, TED_DTYPE_F32, 2, (int64_t[]){2, 3});
+    f32[5] = 0x7FC00000;
+    expect_non_finite(&t, "model.safetensors: tensor 't' holds NaN at [1, 2] (element 5); "
+                          "weights must be finite");
+    f32[4] = 0x7F800000;
+    expect_non_finite(&t, "model.safetensors: tensor 't' holds +inf at [1, 1] (element 4); "
+                          "weights must be finite");
+    f32[1] = 0xFF800000;
+    expect_non_finite(&t, "model.safetensors: tensor 't' holds -inf at [0, 1] (element 1); "
+                          "weights must be finite");
+    f32[0] = 0xFFFFFFFF;  /* a negative NaN is a NaN */
+    expect_non_finite(&t, "model.safetensors: tensor 't' holds NaN at [0, 0] (element 0); "
+                          "weights must be finite");
+
+    uint16_t f16[3] = {0x3C00, 0x3C00, 0xFC00};
+    t = tensor_over(f16, TED_DTYPE_F16, 3, (int64_t[]){1, 3, 1});
+    expect_non_finite(&t, "model.safetensors: tensor 't' holds -inf at [0, 2, 0] (element 2); "
+                          "weights must be finite");
+    f16[1] = 0x7C01;
+    expect_non_finite(&t, "model.safetensors: tensor 't' holds NaN at [0, 1, 0] (element 1); "
+                          "weights must be finite");
+
+    uint16_t bf16[2] = {0x7F80, 0x3F80};
+    t = tensor_over(bf16, TED_DTYPE_BF16, 1, (int64_t[]){2});
+    expect_non_finite(&t, "model.safetensors: tensor 't' holds +inf at [0] (element 0); "
+                          "weights must be finite");
+    bf16[0] = 0x7F7F;  /* the largest finite bfloat16 */
+    bf16[1] = 0xFFC1;
+    expect_non_finite(&t, "model.safetensors: tensor 't' holds NaN at [1] (element 1); "
+                          "weights must be finite");
+}
+
+/* The check counts blocks of 1024 elements first: values on either side of
+ * a block boundary, and the very last one, of an unaligned tensor. */
+Test(safetensors, non_finite_found_anywhere_in_a_large_unaligned_tensor)
+{
+    enum { rows = 3, cols = 1000 };
+    unsigned char *bytes = calloc(1 + 4 * rows * cols, 1);
+    cr_assert_not_null(bytes);
+    ted_st_tensor t = tensor_over(bytes + 1, TED_DTYPE_F32, 2, (int64_t[]){rows, cols});
+    expect_finite(&t);
+    const size_t at[] = {1023, 1024, rows * cols - 1, 0};
+    const char *expected[] = {"[1, 23] (element 1023)", "[1, 24] (element 1024)",
+                              "[2, 999] (element 2999)", "[0, 0] (element 0)"};
+    for (int i = 0; i < 4; i++) {
+        const uint32_t nan = 0x7FC00000;
+        memcpy(bytes + 1 + 4 * at[i], &nan, 4);
+        ted_error err = {0};
+        cr_assert_eq(ted_safetensors_check_finite(&t, FILE_NAME, &err), TED_ERR_WEIGHTS);
+        cr_assert(strstr(err.message, expected[i]), "%s", err.message);
+        memset(bytes + 1 + 4 * at[i], 0, 4);
+    }
+    expect_finite(&t);
+    free(bytes);
 }

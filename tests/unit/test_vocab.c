@@ -251,3 +251,56 @@ Test(vocab, load_refuses_files_over_256_mib, .init = make_temp_dir, .fini = remo
              temp_path);
     cr_assert_str_eq(err.message, expected);
 }
+
+/* ---- special tokens ---------------------------------------------------- */
+
+static ted_status check_specials(const char *text, int unk, int pad, int bos, int eos,
+                                 ted_error *err)
+{
+    ted_vocab v = parse_ok(text, strlen(text));
+    ted_config config = {.unk_id = unk, .pad_id = pad, .bos_id = bos, .eos_id = eos};
+    ted_status status = ted_vocab_check_specials(&v, &config, NAME, err);
+    ted_vocab_free(&v);
+    return status;
+}
+
+Test(vocab, specials_where_the_config_says_pass)
+{
+    ted_error err = {0};
+    cr_assert_eq(check_specials("<unk>\n<pad>\n<bos>\n<eos>\nle\n", 0, 1, 2, 3, &err), TED_OK,
+                 "%s", err.message);
+    cr_assert_eq(check_specials("le\n<eos>\n<pad>\n<unk>\n<bos>\n", 3, 2, 4, 1, &err), TED_OK,
+                 "%s", err.message);
+}
+
+/* Specials are known by id: other spellings, or none at all, are fine. */
+Test(vocab, specials_of_other_spellings_pass)
+{
+    ted_error err = {0};
+    cr_assert_eq(check_specials("<s>\n<pad>\n</s>\n<unk>\nle\n", 3, 1, 0, 2, &err), TED_OK, "%s",
+                 err.message);
+    cr_assert_eq(check_specials("[UNK]\n[PAD]\n[CLS]\n[SEP]\n", 0, 1, 2, 3, &err), TED_OK, "%s",
+                 err.message);
+    cr_assert_eq(check_specials("le\nchat\nnoir\nmange\n", 0, 1, 2, 3, &err), TED_OK, "%s",
+                 err.message);
+    /* spelled differently: not the tutorial's token */
+    cr_assert_eq(check_specials("x\n<EOS>\n<unk >\neos\n", 0, 1, 2, 3, &err), TED_OK, "%s",
+                 err.message);
+}
+
+Test(vocab, specials_elsewhere_than_the_config_says_are_refused)
+{
+    ted_error err = {0};
+    cr_assert_eq(check_specials("<unk>\n<pad>\n<bos>\nle\n<eos>\n", 0, 1, 2, 3, &err),
+                 TED_ERR_VOCAB);
+    cr_assert_str_eq(err.message, "vocab.txt:5: \"<eos>\" is id 4, but tokenizer.eos_id is 3: "
+                                  "the vocabulary and config.yaml disagree");
+    /* a line added at the top shifts every id */
+    cr_assert_eq(check_specials("#vocab\n<unk>\n<pad>\n<bos>\n<eos>\n", 0, 1, 2, 3, &err),
+                 TED_ERR_VOCAB);
+    cr_assert_str_eq(err.message, "vocab.txt:2: \"<unk>\" is id 1, but tokenizer.unk_id is 0: "
+                                  "the vocabulary and config.yaml disagree");
+    cr_assert_eq(check_specials("<unk>\n<bos>\n<pad>\n<eos>\n", 0, 1, 2, 3, &err), TED_ERR_VOCAB);
+    cr_assert(strstr(err.message, "vocab.txt:3: \"<pad>\" is id 2, but tokenizer.pad_id is 1"),
+              "%s", err.message);
+}

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Runs each fuzz harness in turn for FUZZ_SECONDS seconds (make fuzz).
+#   FUZZ_BUILD/fuzz_NAME          the harnesses (built by make)
+#   FUZZ_BUILD/corpus/NAME        the growing corpus, kept between runs
+#   FUZZ_BUILD/seeds/NAME         seeds written by fuzz/make_seeds.py
+#   FUZZ_BUILD/artifacts/NAME/    inputs that crashed, leaked or timed out
+#   FUZZ_BUILD/NAME.log           libFuzzer's output; its last lines hold the
+#                                 run's figures (#execs, cov, ft, corp)
+# FUZZ_TARGETS: the harnesses to run (default all four). Exits 1 when any
+# harness found a failure.
+FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_TARGETS=${FUZZ_TARGETS:-safetensors config vocab tokenizer}
+PYTHON=${PYTHON:-/usr/bin/python3}
+"$PYTHON" fuzz/make_seeds.py "$FUZZ_BUILD/seeds" || exit 1
+failed=0
+for name in $FUZZ_TARGETS; do
+    mkdir -p "$FUZZ_BUILD/corpus/$name" "$FUZZ_BUILD/artifacts/$name"
+    dict=""
+    [ -f "fuzz/$name.dict" ] && dict="-dict=fuzz/$name.dict"
+    echo "== fuzz_$name: $FUZZ_SECONDS s"
+    # shellcheck disable=SC2086
+    "$FUZZ_BUILD/fuzz_$name" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+        -max_len=65536 -print_final_stats=1 $dict \
+        -artifact_prefix="$FUZZ_BUILD/artifacts/$name/" \
+        "$FUZZ_BUILD/corpus/$name" "$FUZZ_BUILD/seeds/$name" >"$FUZZ_BUILD/$name.log" 2>&1
+    status=$?
+    grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+.*DONE)' \
+        "$FUZZ_BUILD/$name.log" | sed "s/^/fuzz_$name: /"
+    if [ "$status" -ne 0 ]; then
+        echo "fuzz_$name: FAILED (exit $status): see $FUZZ_BUILD/$name.log and $FUZZ_BUILD/artifacts/$name/"
+        grep -E '^(==[0-9]+==ERROR|SUMMARY)' "$FUZZ_BUILD/$name.log" | head -n 5
+        failed=1
+    fi
+done
+exit $failed

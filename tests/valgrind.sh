@@ -1,0 +1,104 @@
+#!/bin/sh
+# ted under valgrind memcheck: translations with the toy model (greedy, beam
+# search, sampling, several threads) and a few refused inputs, each with no
+# memcheck error (invalid access, uninitialised value, bad free) and no
+# definitely lost block. Thread stacks OpenBLAS and ted's worker pool keep
+# until exit show as "possibly lost" and do not count.
+#
+# memcheck cannot run AVX-512 code, which -march=native may emit, so the
+# binary is built for the baseline instruction set: `make valgrind` builds
+# build-valgrind/ted and runs this script. Prints "ok NAME" or "FAIL NAME: why".
+TED=${TED:-build-valgrind/ted}
+PYTHON=${PYTHON:-/usr/bin/python3}
+VALGRIND_ERROR=99  # memcheck's exit status on an error or a definite leak
+toy=models/toy-en-fr
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if ! command -v valgrind >/dev/null; then
+    echo "FAIL valgrind: not installed (scripts/install-deps.sh installs it)"
+    exit 1
+fi
+
+memcheck() {
+    valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite \
+        --error-exitcode=$VALGRIND_ERROR --log-file="$work/valgrind.log" "$@"
+}
+
+# check NAME EXPECTED_STATUS: judges the last memcheck run.
+check() {
+    if [ "$status" -eq $VALGRIND_ERROR ] || grep -qE 'definitely lost: [1-9]|ERROR SUMMARY: [1-9]|Invalid|uninitialised' "$work/valgrind.log"; then
+        echo "FAIL $1: memcheck: $(grep -m 8 -vE '^==[0-9]+== *$' "$work/valgrind.log" | head -c 1500)"
+        return 1
+    elif [ "$status" -ne "$2" ]; then
+        echo "FAIL $1: exit status $status, expected $2: $(head -c 300 "$work/err")"
+        return 1
+    fi
+    return 0
+}
+
+# Greedy, the README's sentences: the translations the README shows.
+memcheck "$TED" translate -m $toy "the black cat eats the small bird ." \
+    "my sister did not see the old green car ." "she thinks that the queen will not sing ." \
+    >"$work/out" 2>"$work/err"
+status=$?
+expected="le chat noir mange le petit oiseau .
+ma soeur n' a pas vu la vieille voiture verte .
+elle pense que la reine ne chantera pas ."
+if check greedy 0; then
+    if [ "$(cat "$work/out")" = "$expected" ]; then
+        echo "ok greedy"
+    else
+        echo "FAIL greedy: got '$(cat "$work/out")'"
+    fi
+fi
+
+# Standard input in batches, two threads, an unknown word, an empty line.
+head -n 24 $toy/test.en >"$work/in"
+printf 'the zorglub sleeps .\n\n' >>"$work/in"
+memcheck "$TED" translate -m $toy --batch-size 8 --threads 2 <"$work/in" >"$work/out" 2>"$work/err"
+status=$?
+if check batches-threads 0; then
+    if [ "$(wc -l <"$work/out")" -eq 26 ] && grep -q "line 25: 1 word not in the vocabulary" "$work/err"; then
+        echo "ok batches-threads"
+    else
+        echo "FAIL batches-threads: $(wc -l <"$work/out") lines, stderr: $(head -c 300 "$work/err")"
+    fi
+fi
+
+# Beam search with an n-best list, and sampling.
+memcheck "$TED" translate -m $toy --beam 4 --n-best 2 "the dog sleeps ." "the old queen sings ." \
+    >"$work/out" 2>"$work/err"
+status=$?
+if check beam 0; then
+    if [ "$(wc -l <"$work/out")" -eq 4 ]; then echo "ok beam"; else echo "FAIL beam: $(cat "$work/out")"; fi
+fi
+memcheck "$TED" translate -m $toy --sample --seed 7 --top-k 5 "the dog sleeps ." >"$work/out" 2>"$work/err"
+status=$?
+if check sampling 0; then
+    if [ "$(wc -l <"$work/out")" -eq 1 ]; then echo "ok sampling"; else echo "FAIL sampling: $(cat "$work/out")"; fi
+fi
+
+# Refused inputs: a few cases of the bad-input corpus (tests/bad/), each
+# failing after part of the model was loaded.
+"$PYTHON" tests/bad/make_cases.py "$work/cases" >"$work/manifest" ||
+    { echo "FAIL setup: tests/bad/make_cases.py failed"; exit 1; }
+tab=$(printf '\t')
+for wanted in st-missing-tensor st-offsets-overlap st-nan-bias st-header-not-json cfg-heads-3 \
+    cfg-file-billion-laughs voc-duplicate voc-specials-moved in-utf8-surrogate in-100000-words; do
+    line=$(grep "^[a-z]*$tab$wanted$tab" "$work/manifest")
+    if [ -z "$line" ]; then
+        echo "FAIL corpus-$wanted: not in the manifest"
+        continue
+    fi
+    kind=$(echo "$line" | cut -f 1)
+    path=$(echo "$line" | cut -f 3)
+    model=$(echo "$line" | cut -f 4)
+    if [ "$kind" = input ]; then
+        memcheck "$TED" translate -m "$model" -i "$path" >"$work/out" 2>"$work/err"
+    else
+        memcheck "$TED" translate -m "$path" "s1 s2" >"$work/out" 2>"$work/err"
+    fi
+    status=$?
+    check "corpus-$wanted" 1 && echo "ok corpus-$wanted"
+done
