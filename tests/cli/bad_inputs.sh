@@ -9,48 +9,12 @@
 # Prints "ok NAME" or "FAIL NAME: why" per case.
 TED=${TED:-build/ted}
 PYTHON=${PYTHON:-/usr/bin/python3}
-LIMIT=${BAD_INPUT_SECONDS:-120}  # per case; a hang is a failure
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+. tests/lib/checks.sh
 
 "$PYTHON" tests/bad/make_cases.py "$work/cases" >"$work/manifest" ||
     { echo "FAIL setup: tests/bad/make_cases.py failed"; exit 1; }
-
-# run OUT ERR COMMAND...: runs with a time limit, stdin from /dev/null
-# unless $stdin names a file; sets $status (124: timed out).
-run() {
-    out=$1 err=$2
-    shift 2
-    timeout "$LIMIT" "$@" <"${stdin:-/dev/null}" >"$out" 2>"$err"
-    status=$?
-}
-
-# The sanitizer runtimes print these; none may appear, whatever the status.
-sanitizer_report() {
-    grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: (Address|Undefined)' "$1"
-}
-
-# expect_error NAME PATTERN COMMAND...: exit status 1 and exactly one line on
-# stderr, matching PATTERN.
-expect_error() {
-    name=$1 pattern=$2
-    shift 2
-    run "$work/out" "$work/err" "$@"
-    lines=$(wc -l <"$work/err")
-    if [ "$status" -eq 124 ]; then
-        echo "FAIL $name: no answer within $LIMIT s"
-    elif sanitizer_report "$work/err"; then
-        echo "FAIL $name: sanitizer report: $(grep -m 3 -E 'ERROR|runtime error|SUMMARY' "$work/err")"
-    elif [ "$status" -ne 1 ]; then
-        echo "FAIL $name: exit status $status, expected 1 ($(head -c 300 "$work/err"))"
-    elif [ "$lines" -ne 1 ]; then
-        echo "FAIL $name: $lines lines on stderr, expected one message: $(head -c 300 "$work/err")"
-    elif ! grep -qE -- "$pattern" "$work/err"; then
-        echo "FAIL $name: stderr does not match '$pattern': $(head -c 300 "$work/err")"
-    else
-        echo "ok $name"
-    fi
-}
 
 # expect_success NAME EXPECTED_STDOUT EXPECTED_STDERR_PATTERN COMMAND...:
 # exit status 0, stdout exactly EXPECTED_STDOUT, stderr matching the pattern

@@ -8,29 +8,12 @@ TED=${TED:-build/ted}
 MODEL=models/toy-en-fr
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+. tests/lib/checks.sh
 
 head -n 40 "$MODEL/test.en" >"$work/in40"
 printf 'the cat sleeps .\n\nmy sister did not see the old green car .\n' >"$work/in3"
 
-ok() { echo "ok $1"; }
-fail() { echo "FAIL $1: $2"; }
 
-# expect_error NAME PATTERN COMMAND...: exit status 1, one stderr line matching PATTERN
-expect_error() {
-    name=$1 pattern=$2
-    shift 2
-    "$@" >"$work/out" 2>"$work/err" </dev/null
-    status=$?
-    if [ "$status" -ne 1 ]; then
-        fail "$name" "exit status $status, expected 1 ($(head -c 300 "$work/err"))"
-    elif ! grep -qE -- "$pattern" "$work/err"; then
-        fail "$name" "stderr does not match '$pattern': $(head -c 300 "$work/err")"
-    elif [ "$(wc -l <"$work/err")" -ne 1 ]; then
-        fail "$name" "not one message: $(head -c 300 "$work/err")"
-    else
-        ok "$name"
-    fi
-}
 
 # expect_same NAME FILE1 FILE2
 expect_same() {

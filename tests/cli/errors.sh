@@ -6,26 +6,10 @@
 TED=${TED:-build/ted}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+. tests/lib/checks.sh
 
 good=tests/data/tiny-model
 
-# expect_error NAME PATTERN COMMAND...: exit status 1, one line on stderr
-# matching PATTERN
-expect_error() {
-    name=$1 pattern=$2
-    shift 2
-    "$@" >"$work/out" 2>"$work/err" </dev/null
-    status=$?
-    if [ "$status" -ne 1 ]; then
-        echo "FAIL $name: exit status $status, expected 1 ($(head -c 300 "$work/err"))"
-    elif ! grep -qE -- "$pattern" "$work/err"; then
-        echo "FAIL $name: stderr does not match '$pattern': $(head -c 300 "$work/err")"
-    elif [ "$(wc -l <"$work/err")" -ne 1 ]; then
-        echo "FAIL $name: not exactly one message: $(head -c 300 "$work/err")"
-    else
-        echo "ok $name"
-    fi
-}
 
 # --- the command line (bad files and bad input text: tests/cli/bad_inputs.sh) ---
 expect_error missing-model-dir "no-such-dir/config\.yaml" "$TED" translate -m "$work/no-such-dir" "s1"

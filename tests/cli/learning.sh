@@ -15,9 +15,7 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-
-ok() { echo "ok $1"; }
-fail() { echo "FAIL $1: $2"; }
+. tests/lib/checks.sh
 
 # The model's sizes, from its config.
 config_value() { sed -n "s/^ *$1: *\([0-9]*\).*/\1/p" "$MODEL/config.yaml" | head -n 1; }
@@ -228,22 +226,6 @@ for k in $(seq 1 "$steps"); do
 done
 if [ -z "$missing" ] && [ "$steps" -gt 0 ]; then ok step-explain; else fail step-explain "missing:$missing"; fi
 
-# --- errors: one message, exit status 1 ---------------------------------------
-expect_error() {
-    name=$1 pattern=$2
-    shift 2
-    "$@" >"$work/out" 2>"$work/err" </dev/null
-    status=$?
-    if [ "$status" -ne 1 ]; then
-        fail "$name" "exit status $status, expected 1 ($(head -c 300 "$work/err"))"
-    elif ! grep -qE -- "$pattern" "$work/err"; then
-        fail "$name" "stderr does not match '$pattern': $(head -c 300 "$work/err")"
-    elif [ "$(wc -l <"$work/err")" -ne 1 ]; then
-        fail "$name" "not one message: $(head -c 300 "$work/err")"
-    else
-        ok "$name"
-    fi
-}
 expect_error step-no-model "no model" "$TED" step "the cat ."
 expect_error step-no-text "no sentence" "$TED" step -m "$MODEL"
 expect_error step-two-texts "one sentence" "$TED" step -m "$MODEL" the cat

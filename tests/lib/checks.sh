@@ -1,0 +1,50 @@
+# Shared by the scripts of tests/cli/ (sourced, not run): the ok/FAIL lines
+# tests/run-all.sh counts, and the check that a command fails cleanly.
+# The sourcing script sets $work (a scratch directory).
+
+LIMIT=${CHECK_SECONDS:-120}  # per command; a hang is a failure
+
+ok() { echo "ok $1"; }
+fail() { echo "FAIL $1: $2"; }
+
+# run OUT ERR COMMAND...: runs with a time limit, stdin from /dev/null
+# unless $stdin names a file; sets $status (124: timed out). A shell
+# function of the calling script runs without the limit (timeout runs
+# programs only).
+run() {
+    out=$1 err=$2
+    shift 2
+    if [ "$(command -v "$1")" = "$1" ] && [ ! -f "$1" ]; then
+        "$@" <"${stdin:-/dev/null}" >"$out" 2>"$err"
+    else
+        timeout "$LIMIT" "$@" <"${stdin:-/dev/null}" >"$out" 2>"$err"
+    fi
+    status=$?
+}
+
+# The sanitizer runtimes print these; none may appear, whatever the status.
+sanitizer_report() {
+    grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: (Address|Undefined)' "$1"
+}
+
+# expect_error NAME PATTERN COMMAND...: exit status 1 and exactly one line on
+# stderr, matching PATTERN; no sanitizer report.
+expect_error() {
+    name=$1 pattern=$2
+    shift 2
+    run "$work/out" "$work/err" "$@"
+    lines=$(wc -l <"$work/err")
+    if [ "$status" -eq 124 ]; then
+        fail "$name" "no answer within $LIMIT s"
+    elif sanitizer_report "$work/err"; then
+        fail "$name" "sanitizer report: $(grep -m 3 -E 'ERROR|runtime error|SUMMARY' "$work/err")"
+    elif [ "$status" -ne 1 ]; then
+        fail "$name" "exit status $status, expected 1 ($(head -c 300 "$work/err"))"
+    elif [ "$lines" -ne 1 ]; then
+        fail "$name" "$lines lines on stderr, expected one message: $(head -c 300 "$work/err")"
+    elif ! grep -qE -- "$pattern" "$work/err"; then
+        fail "$name" "stderr does not match '$pattern': $(head -c 300 "$work/err")"
+    else
+        ok "$name"
+    fi
+}
