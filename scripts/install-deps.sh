@@ -3,7 +3,7 @@
 # tools, when any is missing. Needs root (or sudo) only when it installs.
 set -e
 packages="build-essential pkg-config libopenblas-dev libyaml-dev libcjson-dev libcriterion-dev
-python3 python3-numpy python3-torch tmux chromium valgrind"
+python3 python3-numpy python3-torch tmux chromium fonts-liberation valgrind"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
