@@ -183,6 +183,10 @@ ted_status ted_greedy_decode(ted_session *session, const int *const *source_ids,
                              const int *source_lengths, const int *max_lengths, int batch,
                              int **outputs, int *output_lengths, ted_error *err);
 
+/* The index of the largest of the n values of x, the first on ties: the
+ * token greedy decoding picks from a row of logits. */
+int ted_argmax(const float *x, int n);
+
 /* The number of target tokens (EOS counted) the config allows for a source
  * of `source_tokens` ids; `max_length` > 0 overrides the config's cap. */
 int ted_max_target_length(const ted_model *model, int source_tokens, int max_length);

@@ -84,14 +84,8 @@ static int run_once(ted_session *session, const ted_config *c, const bench_optio
         const float *logits;
         if (ted_session_step(session, tokens, &logits, &err))
             return cli_error("%s", err.message);
-        for (int b = 0; b < o->batch; b++) {
-            const float *row = logits + (size_t)b * c->tgt_vocab_size;
-            int best = 0;
-            for (int v = 1; v < c->tgt_vocab_size; v++)
-                if (row[v] > row[best])
-                    best = v;
-            tokens[b] = best;
-        }
+        for (int b = 0; b < o->batch; b++)
+            tokens[b] = ted_argmax(logits + (size_t)b * c->tgt_vocab_size, c->tgt_vocab_size);
     }
     double decoded = now_ms();
     run->encode_ms = encoded - start;

@@ -56,11 +56,27 @@ void ted_log_softmax(float *x, int n)
         x[i] = x[i] - m - log_sum;
 }
 
+/* The largest value by vectors, then the first index holding it: greedy
+ * decoding scans the whole target vocabulary for every sentence at every
+ * step. Like a scalar scan with '>', it skips NaN and returns 0 when no
+ * value is larger than -inf. */
 int ted_argmax(const float *x, int n)
 {
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[best])
-            best = i;
-    return best;
+    ted_vec best = (ted_vec){0} - __builtin_inff();
+    int i = 0;
+    for (; i + TED_VEC_FLOATS <= n; i += TED_VEC_FLOATS) {
+        ted_vec v = ted_vec_load(x + i);
+        best = ted_vec_select(v > best, v, best);
+    }
+    float best_value = -__builtin_inff();
+    for (int lane = 0; lane < TED_VEC_FLOATS; lane++)
+        if (best[lane] > best_value)
+            best_value = best[lane];
+    for (; i < n; i++)
+        if (x[i] > best_value)
+            best_value = x[i];
+    for (i = 0; i < n; i++)
+        if (x[i] == best_value)
+            return i;
+    return 0;
 }

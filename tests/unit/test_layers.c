@@ -341,3 +341,30 @@ Test(layers, embed_unscaled)
         ASSERT_CLOSE(x + t * EMBED_D, embed_table + embed_ids[t] * EMBED_D, EMBED_D, 0.0,
                      "embed, scale 1");
 }
+
+/* Longer than any vector, with the maximum tied, in the vector part and in
+ * the tail, and with NaN and -inf around: the first index of the maximum,
+ * as a scalar scan with '>' finds it. */
+Test(layers, argmax_first_of_ties_skipping_nan)
+{
+    enum { N = 1003 };
+    static float x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)((i * 37) % 101) - 50.0f;
+    x[17] = NAN;
+    x[400] = 90.0f;
+    x[650] = 90.0f;
+    x[1001] = 90.0f;
+    cr_assert_eq(ted_argmax(x, N), 400);
+    x[400] = NAN;
+    cr_assert_eq(ted_argmax(x, N), 650);
+    x[1002] = 91.0f;
+    cr_assert_eq(ted_argmax(x, N), 1002, "the maximum in the scalar tail");
+    x[0] = NAN;
+    cr_assert_eq(ted_argmax(x, 1), 0, "nothing larger than -inf: index 0");
+    for (int i = 0; i < 40; i++)
+        x[i] = -INFINITY;
+    cr_assert_eq(ted_argmax(x, 40), 0);
+    x[39] = -1e30f;
+    cr_assert_eq(ted_argmax(x, 40), 39);
+}
