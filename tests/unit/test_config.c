@@ -631,30 +631,8 @@ Test(config, oversized_text_is_not_a_config)
     free(text);
 }
 
-/* Files live in a fresh directory removed by each test. */
-static char temp_dir[64];
-static char temp_path[128];
-
-static void make_temp_dir(void)
-{
-    strcpy(temp_dir, "/tmp/ted-config-XXXXXX");
-    cr_assert_not_null(mkdtemp(temp_dir));
-    snprintf(temp_path, sizeof temp_path, "%s/config.yaml", temp_dir);
-}
-
-static void remove_temp_dir(void)
-{
-    unlink(temp_path);
-    rmdir(temp_dir);
-}
-
-static void write_temp_file(const char *text, size_t size)
-{
-    FILE *file = fopen(temp_path, "wb");
-    cr_assert_not_null(file);
-    cr_assert_eq(fwrite(text, 1, size, file), size);
-    cr_assert_eq(fclose(file), 0);
-}
+#define TEMP_FILE_NAME "config.yaml"
+#include "temp_file.h"
 
 Test(config, load_reads_a_file, .init = make_temp_dir, .fini = remove_temp_dir)
 {

@@ -175,29 +175,8 @@ Test(vocab, free_is_safe_on_zeroed_and_freed_structs)
     cr_assert_eq(v.size, 0);
 }
 
-static char temp_dir[64];
-static char temp_path[128];
-
-static void make_temp_dir(void)
-{
-    strcpy(temp_dir, "/tmp/ted-vocab-XXXXXX");
-    cr_assert_not_null(mkdtemp(temp_dir));
-    snprintf(temp_path, sizeof temp_path, "%s/vocab.src", temp_dir);
-}
-
-static void remove_temp_dir(void)
-{
-    unlink(temp_path);
-    rmdir(temp_dir);
-}
-
-static void write_temp_file(const char *text, size_t size)
-{
-    FILE *file = fopen(temp_path, "wb");
-    cr_assert_not_null(file);
-    cr_assert_eq(fwrite(text, 1, size, file), size);
-    cr_assert_eq(fclose(file), 0);
-}
+#define TEMP_FILE_NAME "vocab.src"
+#include "temp_file.h"
 
 Test(vocab, load_reads_a_file, .init = make_temp_dir, .fini = remove_temp_dir)
 {
