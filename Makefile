@@ -36,7 +36,7 @@ CFLAGS += -std=c11 -ffp-contract=fast -D_POSIX_C_SOURCE=200809L -Wall -Wextra -W
 LDFLAGS += $(SANFLAGS)
 LDLIBS := $(DEP_LIBS) -lm -lpthread
 
-LIB_SRC := $(wildcard src/core/*.c src/layers/*.c src/model/*.c src/io/*.c)
+LIB_SRC := $(wildcard src/core/*.c src/kernels/*.c src/layers/*.c src/model/*.c src/io/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
 EXAMPLE_SRC := examples/translate.c

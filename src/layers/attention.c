@@ -4,96 +4,138 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "core/parallel.h"
-#include "layers/linear.h"
-#include "layers/simd.h"
+#include "kernels/kernels.h"
 #include "layers/softmax.h"
 
-void ted_attention_project_qkv(float *qkv, const float *x, const ted_attention_weights *w,
-                               int rows, int d_model)
+/* ---- project -------------------------------------------------------------- */
+
+/* Q, K, V as the Linear layers give them: (rows, d_model) each, rows
+ * `stride` floats apart. */
+typedef struct projections {
+    const float *q, *k, *v;
+    int stride;
+} projections;
+
+/* True when the `count` matrices W[i] (d, d) and biases b[i] follow one
+ * another in memory, as in a packed in_proj_weight. */
+static bool stacked(const float *const *W, const float *const *b, int count, int d)
 {
-    ted_linear(qkv, x, w->in_proj_weight, w->in_proj_bias, rows, d_model, 3 * d_model);
+    for (int i = 1; i < count; i++) {
+        bool bias_follows = b[0] ? b[i] == b[0] + (size_t)i * d : b[i] == NULL;
+        if (W[i] != W[0] + (size_t)i * d * d || !bias_follows)
+            return false;
+    }
+    return true;
 }
 
-void ted_attention_project_q(float *q, const float *x, const ted_attention_weights *w, int rows,
-                             int d_model)
+/* x (rows, d) through `count` projections W[i] -> out[i] (rows, d), in
+ * `y`: one product of count * d outputs when the weights are stacked (rows
+ * count * d floats apart), else one product each. Returns the row stride. */
+static int project(float *y, const float **out, const float *x, const float *const *W,
+                   const float *const *b, int count, int rows, int d)
 {
-    ted_linear(q, x, w->in_proj_weight, w->in_proj_bias, rows, d_model, d_model);
+    if (stacked(W, b, count, d)) {
+        ted_matmul(y, x, W[0], b[0], rows, d, count * d);
+        for (int i = 0; i < count; i++)
+            out[i] = y + (size_t)i * d;
+        return count * d;
+    }
+    for (int i = 0; i < count; i++) {
+        float *block = y + (size_t)i * rows * d;
+        ted_matmul(block, x, W[i], b[i], rows, d, d);
+        out[i] = block;
+    }
+    return d;
 }
 
-void ted_attention_project_kv(float *kv, const float *memory, const ted_attention_weights *w,
-                              int rows, int d_model)
+/* Q from x, and K and V too when they are projected (in the same product
+ * as Q when the weights are packed). */
+static projections project_qkv(float *y, const float *x, ted_kv_source kv,
+                               const ted_attention_weights *w, int rows, int d)
 {
-    const float *w_kv = w->in_proj_weight + (size_t)d_model * d_model;
-    const float *b_kv = w->in_proj_bias + d_model;
-    ted_linear(kv, memory, w_kv, b_kv, rows, d_model, 2 * d_model);
+    const float *W[3] = {w->q_weight, w->k_weight, w->v_weight};
+    const float *b[3] = {w->q_bias, w->k_bias, w->v_bias};
+    const float *out[3] = {NULL, NULL, NULL};
+    int count = kv == TED_KV_FROM_X ? 3 : 1;
+    int stride = project(y, out, x, W, b, count, rows, d);
+    return (projections){out[0], out[1], out[2], stride};
 }
 
-void ted_attention_store_kv(float *k_cache, float *v_cache, const float *k, const float *v,
-                            int row_stride, ted_attention_shape shape, int seq,
-                            int first_position, int capacity)
+/* ---- split_heads and merge_heads ------------------------------------------ */
+
+void ted_split_heads(float *heads, const float *x, int row_stride, ted_attention_shape shape,
+                     int capacity, int first_position)
 {
     size_t head_bytes = sizeof(float) * shape.query_size;
     for (int b = 0; b < shape.batch; b++)
-        for (int t = 0; t < seq; t++) {
-            size_t src_row = ((size_t)b * seq + t) * row_stride;
+        for (int t = 0; t < shape.seq; t++) {
+            const float *row = x + ((size_t)b * shape.seq + t) * row_stride;
             for (int h = 0; h < shape.heads; h++) {
-                size_t dst = (((size_t)b * shape.heads + h) * capacity + first_position + t) *
-                             shape.query_size;
-                size_t src = src_row + (size_t)h * shape.query_size;
-                memcpy(k_cache + dst, k + src, head_bytes);
-                memcpy(v_cache + dst, v + src, head_bytes);
+                size_t at = ((size_t)b * shape.heads + h) * capacity + first_position + t;
+                memcpy(heads + at * shape.query_size, row + (size_t)h * shape.query_size,
+                       head_bytes);
             }
         }
 }
 
-/* One head, one query: out (query_size) = sum_j softmax_j(q . k_j * scale) v_j. */
-static void attend(float *out, float *probs, const float *q, const float *keys,
-                   const float *values, int key_count, int query_size, float scale)
+void ted_merge_heads(float *x, const float *heads, ted_attention_shape shape)
 {
-    for (int j = 0; j < key_count; j++)
-        probs[j] = ted_dot(q, keys + (size_t)j * query_size, query_size) * scale;
-    ted_softmax(probs, key_count);
-    memset(out, 0, sizeof(float) * query_size);
-    for (int j = 0; j < key_count; j++)
-        ted_axpy(out, probs[j], values + (size_t)j * query_size, query_size);
+    size_t head_bytes = sizeof(float) * shape.query_size;
+    int d_model = shape.heads * shape.query_size;
+    for (int b = 0; b < shape.batch; b++)
+        for (int h = 0; h < shape.heads; h++)
+            for (int t = 0; t < shape.seq; t++) {
+                size_t from = (((size_t)b * shape.heads + h) * shape.seq + t) * shape.query_size;
+                size_t to = ((size_t)b * shape.seq + t) * d_model + (size_t)h * shape.query_size;
+                memcpy(x + to, heads + from, head_bytes);
+            }
 }
 
-typedef struct attention_job {
-    float *out, *weights, *scores;
-    int weights_stride;
-    const float *q, *k_cache, *v_cache;
-    int q_stride, capacity;
-    const int *key_counts;
-    ted_attention_shape shape;
-    int seq_q;
-    bool causal;
-    int first_position;
-} attention_job;
+/* ---- scaled dot-product attention, one head at a time --------------------- */
 
-/* Every query of one (batch row, head) pair. */
+typedef struct heads_job {
+    const float *queries;  /* (batch, heads, seq, query_size) */
+    float *context;        /* (batch, heads, seq, query_size) */
+    float *scores;         /* (batch, heads, capacity) scratch */
+    float *kept_weights;   /* NULL or (batch, heads, seq, capacity) */
+    ted_kv_cache cache;    /* length: the keys there are, this call's included */
+    int first_position;    /* the position of query 0 */
+    ted_attention_mask mask;
+    ted_attention_shape shape;
+} heads_job;
+
+/* The keys query i of batch row b may see: [0, visible). */
+static int visible_keys(const heads_job *j, int b, int i)
+{
+    int visible = j->cache.length;
+    if (j->mask.visible_keys && j->mask.visible_keys[b] < visible)
+        visible = j->mask.visible_keys[b];
+    if (j->mask.causal && j->first_position + i + 1 < visible)
+        visible = j->first_position + i + 1;
+    return visible;
+}
+
+/* Every query of one (batch row, head) pair:
+ * context_i = softmax(q_i K^T / sqrt(query_size)) V over the visible keys. */
 static void attend_head(void *context, int index)
 {
-    const attention_job *j = context;
+    const heads_job *j = context;
     ted_attention_shape shape = j->shape;
-    int b = index / shape.heads, h = index % shape.heads;
-    int d_model = shape.heads * shape.query_size;
-    float scale = 1.0f / sqrtf((float)shape.query_size);
-    size_t head = (size_t)index * j->capacity * shape.query_size;
-    for (int i = 0; i < j->seq_q; i++) {
-        int visible = j->key_counts[b];
-        if (j->causal && j->first_position + i + 1 < visible)
-            visible = j->first_position + i + 1;
-        float *probs = j->scores + (size_t)index * j->capacity;
-        if (j->weights) {
-            probs = j->weights + ((size_t)index * j->seq_q + i) * j->weights_stride;
-            memset(probs, 0, sizeof(float) * j->weights_stride);
+    int b = index / shape.heads, capacity = j->cache.capacity, size = shape.query_size;
+    float scale = 1.0f / sqrtf((float)size);
+    const float *keys = j->cache.k + (size_t)index * capacity * size;
+    const float *values = j->cache.v + (size_t)index * capacity * size;
+    for (int i = 0; i < shape.seq; i++) {
+        size_t query = (size_t)index * shape.seq + i;
+        int visible = visible_keys(j, b, i);
+        float *weights = j->scores + (size_t)index * capacity;
+        if (j->kept_weights) {
+            weights = j->kept_weights + query * capacity;
+            memset(weights, 0, sizeof(float) * capacity);
         }
-        const float *qi = j->q + ((size_t)b * j->seq_q + i) * j->q_stride +
-                          (size_t)h * shape.query_size;
-        float *oi = j->out + ((size_t)b * j->seq_q + i) * d_model + (size_t)h * shape.query_size;
-        attend(oi, probs, qi, j->k_cache + head, j->v_cache + head, visible, shape.query_size,
-               scale);
+        ted_scaled_dots(weights, j->queries + query * size, keys, visible, size, scale);
+        ted_softmax(weights, visible);
+        ted_weighted_sum(j->context + query * size, weights, values, visible, size);
     }
 }
 
@@ -101,26 +143,54 @@ static void attend_head(void *context, int index)
  * than it saves. */
 enum { PARALLEL_MIN_WORK = 1 << 16 };
 
-void ted_attention_scaled_dot_product(float *out, float *weights, int weights_stride,
-                                      float *scores, const float *q, int q_stride,
-                                      const float *k_cache, const float *v_cache, int capacity,
-                                      const int *key_counts, ted_attention_shape shape,
-                                      int seq_q, bool causal, int first_position)
+static void attend_every_head(const heads_job *job)
 {
-    attention_job job = {out, weights, scores, weights_stride, q, k_cache, v_cache, q_stride,
-                         capacity, key_counts, shape, seq_q, causal, first_position};
+    ted_attention_shape shape = job->shape;
     int pairs = shape.batch * shape.heads;
-    long work = 2L * pairs * seq_q * capacity * shape.query_size;
+    long work = 2L * pairs * shape.seq * job->cache.length * shape.query_size;
     if (work < PARALLEL_MIN_WORK) {
         for (int index = 0; index < pairs; index++)
-            attend_head(&job, index);
+            attend_head((void *)job, index);
         return;
     }
-    ted_parallel_for(pairs, attend_head, &job);
+    ted_parallel_for(pairs, attend_head, (void *)job);
 }
 
-void ted_attention_project_out(float *out, const float *merged, const ted_attention_weights *w,
-                               int rows, int d_model)
+/* ---- the whole module ------------------------------------------------------ */
+
+void ted_multi_head_attention(float *out, const float *x, ted_kv_source kv,
+                              const ted_attention_weights *w, ted_kv_cache cache,
+                              ted_attention_mask mask, ted_attention_shape shape,
+                              const ted_attention_scratch *scratch, float *kept_weights)
 {
-    ted_linear(out, merged, w->out_proj_weight, w->out_proj_bias, rows, d_model, d_model);
+    int d_model = shape.heads * shape.query_size, rows = shape.batch * shape.seq;
+    projections p = project_qkv(scratch->projected, x, kv, w, rows, d_model);
+
+    ted_split_heads(scratch->queries, p.q, p.stride, shape, shape.seq, 0);
+    int first_position = cache.length;
+    if (kv == TED_KV_FROM_X) {
+        ted_split_heads(cache.k, p.k, p.stride, shape, cache.capacity, cache.length);
+        ted_split_heads(cache.v, p.v, p.stride, shape, cache.capacity, cache.length);
+        cache.length += shape.seq;
+    }
+
+    heads_job job = {scratch->queries, scratch->context, scratch->scores, kept_weights,
+                     cache, first_position, mask, shape};
+    attend_every_head(&job);
+
+    ted_merge_heads(scratch->merged, scratch->context, shape);
+    ted_matmul(out, scratch->merged, w->out_weight, w->out_bias, rows, d_model, d_model);
+}
+
+void ted_attention_cache_kv(ted_kv_cache cache, const float *memory,
+                            const ted_attention_weights *w, ted_attention_shape shape,
+                            float *projected)
+{
+    int d_model = shape.heads * shape.query_size, rows = shape.batch * shape.seq;
+    const float *W[2] = {w->k_weight, w->v_weight};
+    const float *b[2] = {w->k_bias, w->v_bias};
+    const float *kv[2];
+    int stride = project(projected, kv, memory, W, b, 2, rows, d_model);
+    ted_split_heads(cache.k, kv[0], stride, shape, cache.capacity, cache.length);
+    ted_split_heads(cache.v, kv[1], stride, shape, cache.capacity, cache.length);
 }

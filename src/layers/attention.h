@@ -1,78 +1,110 @@
-/* Multi-head attention, one module for its three uses:
+/* Multi-head attention: one module for its three uses in the Transformer,
  *   encoder self-attention          Q, K, V from the source
- *   decoder masked self-attention   Q, K, V from the target prefix (causal)
+ *   decoder masked self-attention   Q, K, V from the target prefix; a query
+ *                                   sees no later position
  *   encoder-decoder attention       Q from the decoder, K and V from the
- *                                   encoder output (the "memory")
+ *                                   encoder's output (the "memory")
+ * in the steps of "Attention Is All You Need", each a function below:
  *
- * Q, K and V come from one Linear layer of 3 * d_model outputs (PyTorch's
- * packed in_proj_weight: rows [0, d) are W^Q, [d, 2d) W^K, [2d, 3d) W^V).
- * The heads are a logical split of each: head h owns columns
- * [h * query_size, (h + 1) * query_size), query_size = d_model / heads.
- * Q is read in place through that split. K and V are stored split,
- * (batch, heads, positions, query_size), so that each head's keys are
- * contiguous: this is also the layout of the decoder's caches. Each head's
- * output is written straight into its columns of the merged
- * (batch, seq, heads * query_size) matrix, so merging the heads costs
- * nothing before the output projection W^O. */
+ *   project      Q = x W^Q, K = x W^K, V = x W^V          (batch, seq, heads * query_size)
+ *   split_heads  the logical split of each into heads  -> (batch, heads, seq, query_size)
+ *   scores       Q K^T / sqrt(query_size), masked, softmax  (batch, heads, seq, keys)
+ *   weigh        the scores times V                     -> (batch, heads, seq, query_size)
+ *   merge_heads  the heads side by side again           -> (batch, seq, heads * query_size)
+ *   W^O          the output projection                  -> (batch, seq, d_model)
+ *
+ * Embedding Size d_model = Number of Heads * Query Size. The K and V of
+ * every head stay in a cache, (batch, heads, capacity, query_size), which
+ * is where split_heads writes them: the decoder's cache grows by one
+ * position a step, encoder-decoder attention computes its cache once per
+ * source. */
 #ifndef TED_LAYERS_ATTENTION_H
 #define TED_LAYERS_ATTENTION_H
 
 #include <stdbool.h>
 
+/* W^Q, W^K, W^V (d_model, d_model) and their biases (d_model), and W^O.
+ * Models store the three projections packed as one (3 * d_model, d_model)
+ * matrix (PyTorch's in_proj_weight: rows [0, d) W^Q, [d, 2d) W^K,
+ * [2d, 3d) W^V) or as three separate matrices; the pointers below are the
+ * same either way, and a packed layout is multiplied in one product. */
 typedef struct ted_attention_weights {
-    const float *in_proj_weight;   /* (3 * d_model, d_model): W^Q, W^K, W^V */
-    const float *in_proj_bias;     /* (3 * d_model) */
-    const float *out_proj_weight;  /* (d_model, d_model): W^O */
-    const float *out_proj_bias;    /* (d_model) */
+    const float *q_weight, *q_bias;
+    const float *k_weight, *k_bias;
+    const float *v_weight, *v_bias;
+    const float *out_weight, *out_bias;  /* W^O (d_model, d_model), (d_model) */
 } ted_attention_weights;
 
+/* The sizes of one call, in the seeds' words: Batch Size, the query
+ * positions (Seq), Number of Heads and Query Size = d_model / heads. */
 typedef struct ted_attention_shape {
     int batch;
-    int heads;        /* Number of Heads */
-    int query_size;   /* Query Size = d_model / heads */
+    int seq;
+    int heads;
+    int query_size;
 } ted_attention_shape;
 
-/* Q, K and V in one product: x (rows, d_model) -> qkv (rows, 3 * d_model). */
-void ted_attention_project_qkv(float *qkv, const float *x, const ted_attention_weights *w,
-                               int rows, int d_model);
+/* The keys and values of every head: k, v (batch, heads, capacity,
+ * query_size). `length` positions are filled; a call that projects new K
+ * and V writes them at [length, length + seq). */
+typedef struct ted_kv_cache {
+    float *k;
+    float *v;
+    int capacity;
+    int length;
+} ted_kv_cache;
 
-/* Q alone (encoder-decoder attention): x (rows, d_model) -> q (rows, d_model). */
-void ted_attention_project_q(float *q, const float *x, const ted_attention_weights *w, int rows,
-                             int d_model);
+/* Which keys a query may see. visible_keys[b] (or every key, when NULL):
+ * keys past a sentence's own length are padding. causal: query i, at
+ * position length + i of the cache, also sees no later position (the
+ * decoder's masked self-attention). */
+typedef struct ted_attention_mask {
+    const int *visible_keys;
+    bool causal;
+} ted_attention_mask;
 
-/* K and V alone, in one product: memory (rows, d_model) -> kv (rows, 2 * d_model). */
-void ted_attention_project_kv(float *kv, const float *memory, const ted_attention_weights *w,
-                              int rows, int d_model);
+/* Buffers one call works in, sized for rows = batch * seq. */
+typedef struct ted_attention_scratch {
+    float *projected;  /* (rows, 3 * d_model): the projections' output */
+    float *queries;    /* (batch, heads, seq, query_size): Q split into heads */
+    float *context;    /* (batch, heads, seq, query_size): each head's output */
+    float *merged;     /* (batch, seq, heads * query_size): the heads merged */
+    float *scores;     /* (batch, heads, capacity): one query's scores per head */
+} ted_attention_scratch;
 
-/* Logical split of K and V into the cache layout.
- * k, v: (batch, seq, heads * query_size), rows `row_stride` floats apart
- *   (3 * d_model when they point into a qkv product)
- * -> k_cache, v_cache: (batch, heads, capacity, query_size), positions
- *   [first_position, first_position + seq). */
-void ted_attention_store_kv(float *k_cache, float *v_cache, const float *k, const float *v,
-                            int row_stride, ted_attention_shape shape, int seq,
-                            int first_position, int capacity);
+/* Where K and V come from. */
+typedef enum ted_kv_source {
+    TED_KV_FROM_X,     /* self-attention: projected from x, split into heads and
+                        * appended to the cache */
+    TED_KV_FROM_CACHE, /* already in the cache: encoder-decoder attention, whose
+                        * K and V ted_attention_cache_kv computed from the memory */
+} ted_kv_source;
 
-/* Scaled dot-product attention of every head, softmax(Q K^T / sqrt(query_size)) V.
- * q: (batch, seq_q, heads * query_size), rows `q_stride` floats apart
- * k_cache, v_cache: (batch, heads, capacity, query_size)
- * key_counts[b]: keys [0, key_counts[b]) of row b are real; the rest is
- *   padding and gets no weight.
- * causal: query i is at position first_position + i and sees only keys at
- *   positions <= its own (decoder self-attention over a whole prefix).
- * out: (batch, seq_q, heads * query_size), the heads merged.
- * weights: NULL, or (batch, heads, seq_q, weights_stride) receiving the
- *   attention weights; keys a query may not see get 0.
- * scores: scratch of (batch, heads, capacity) floats, so that heads can be
- *   computed in parallel. */
-void ted_attention_scaled_dot_product(float *out, float *weights, int weights_stride,
-                                      float *scores, const float *q, int q_stride,
-                                      const float *k_cache, const float *v_cache, int capacity,
-                                      const int *key_counts, ted_attention_shape shape,
-                                      int seq_q, bool causal, int first_position);
+/* Multi-head attention of x (batch, seq, d_model) -> out (batch, seq,
+ * d_model), over the keys and values of `cache` (with x's own appended
+ * first, for TED_KV_FROM_X).
+ * kept_weights: NULL, or (batch, heads, seq, capacity) receiving the
+ *   attention weights; keys a query may not see get 0. */
+void ted_multi_head_attention(float *out, const float *x, ted_kv_source kv,
+                              const ted_attention_weights *w, ted_kv_cache cache,
+                              ted_attention_mask mask, ted_attention_shape shape,
+                              const ted_attention_scratch *scratch, float *kept_weights);
 
-/* W^O over the merged heads: merged (rows, d_model) -> out (rows, d_model). */
-void ted_attention_project_out(float *out, const float *merged, const ted_attention_weights *w,
-                               int rows, int d_model);
+/* K and V of memory (batch, seq, d_model), projected and split into heads
+ * into cache positions [cache.length, cache.length + seq). `projected`:
+ * scratch of (batch * seq, 2 * d_model). */
+void ted_attention_cache_kv(ted_kv_cache cache, const float *memory,
+                            const ted_attention_weights *w, ted_attention_shape shape,
+                            float *projected);
+
+/* The logical split: x (batch, seq, heads * query_size), rows `row_stride`
+ * floats apart -> heads (batch, heads, capacity, query_size) at positions
+ * [first_position, first_position + seq). */
+void ted_split_heads(float *heads, const float *x, int row_stride, ted_attention_shape shape,
+                     int capacity, int first_position);
+
+/* The heads side by side again: heads (batch, heads, seq, query_size) ->
+ * x (batch, seq, heads * query_size). */
+void ted_merge_heads(float *x, const float *heads, ted_attention_shape shape);
 
 #endif

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "layers/linear.h"
+#include "kernels/kernels.h"
 
 void ted_relu(float *x, size_t n)
 {
@@ -22,11 +22,11 @@ void ted_feed_forward(float *out, float *hidden, const float *x,
                       const ted_feed_forward_weights *ffn, ted_activation activation, int rows,
                       int d_model, int d_ff)
 {
-    ted_linear(hidden, x, ffn->linear1_weight, ffn->linear1_bias, rows, d_model, d_ff);
+    ted_matmul(hidden, x, ffn->linear1_weight, ffn->linear1_bias, rows, d_model, d_ff);
     size_t n = (size_t)rows * d_ff;
     if (activation == TED_ACTIVATION_GELU)
         ted_gelu(hidden, n);
     else
         ted_relu(hidden, n);
-    ted_linear(out, hidden, ffn->linear2_weight, ffn->linear2_bias, rows, d_ff, d_model);
+    ted_matmul(out, hidden, ffn->linear2_weight, ffn->linear2_bias, rows, d_ff, d_model);
 }

@@ -1,115 +1,87 @@
-/* The decoder, one position at a time: Output Embedding + Positional
- * Encoding, then N identical layers of (masked multi-head self-attention,
- * Add & Norm, encoder-decoder attention, Add & Norm, feed-forward,
- * Add & Norm), the optional final LayerNorm, and the final Linear.
+/* The decoder (model/decoder.h), one position at a time.
  *
  * Step t feeds one token per row. Its K and V join the self-attention
  * cache, and its query attends to positions 0..t only: the mask of "masked
- * self-attention" holds by construction, since later positions do not
- * exist yet. */
+ * self-attention" (causal) admits no later position, and none exists yet. */
+#include "model/decoder.h"
+
 #include <stddef.h>
 
 #include "layers/embedding.h"
 #include "layers/output.h"
 #include "layers/positional_encoding.h"
-#include "model/session.h"
 
-static ted_attention_shape attention_shape(const ted_session *s)
+void ted_decoder_cache_memory(const ted_model *m, const float *memory, int batch, int seq,
+                              ted_decoder_cache *caches, float *projected)
 {
-    const ted_config *c = &s->model->config;
-    return (ted_attention_shape){s->batch, c->heads, c->d_model / c->heads};
-}
-
-void ted_decoder_attend_source(ted_session *s)
-{
-    const ted_config *c = &s->model->config;
-    int d = c->d_model, seq = s->source_len, rows = s->batch * seq;
-    float *kv = s->encoder.qkv;  /* the encoder is done with it: (rows, 2 * d_model) */
+    const ted_config *c = &m->config;
+    ted_attention_shape shape = {batch, seq, c->heads, c->d_model / c->heads};
     for (int l = 0; l < c->decoder_layers; l++) {
-        ted_attention_project_kv(kv, s->encoder.x, &s->model->weights.decoder[l].cross_attention,
-                                 rows, d);
-        ted_attention_store_kv(s->cross_k[l], s->cross_v[l], kv, kv + d, 2 * d,
-                               attention_shape(s), seq, 0, seq);
+        caches[l].cross.length = 0;
+        ted_attention_cache_kv(caches[l].cross, memory, &m->weights.decoder[l].cross_attention,
+                               shape, projected);
+        caches[l].cross.length = seq;
     }
 }
 
-/* in (batch, d_model) -> s->decoder.sublayer (batch, d_model) */
-static void masked_self_attention(ted_session *s, int layer, const float *in)
+/* The kept weights of one layer: (batch, heads, capacity) of each. */
+static ted_step_attention layer_attention(ted_step_attention kept, int layer, int batch,
+                                          int heads, const ted_decoder_cache *cache)
 {
-    const ted_attention_weights *w = &s->model->weights.decoder[layer].self_attention;
-    ted_activations *a = &s->decoder;
-    int d = s->model->config.d_model;
-    ted_attention_shape shape = attention_shape(s);
-    float *weights = s->keep_attention
-                         ? s->self_attention + (size_t)layer * s->batch * shape.heads * s->max_steps
-                         : NULL;
-
-    ted_attention_project_qkv(a->qkv, in, w, s->batch, d);
-    ted_attention_store_kv(s->self_k[layer], s->self_v[layer], a->qkv + d, a->qkv + 2 * d, 3 * d,
-                           shape, 1, s->position, s->max_steps);
-    ted_attention_scaled_dot_product(a->merged, weights, s->max_steps, a->scores, a->qkv, 3 * d,
-                                     s->self_k[layer], s->self_v[layer], s->max_steps,
-                                     s->step_key_counts, shape, 1, false, s->position);
-    ted_attention_project_out(a->sublayer, a->merged, w, s->batch, d);
+    if (!kept.self)
+        return kept;
+    size_t rows = (size_t)layer * batch * heads;
+    return (ted_step_attention){kept.self + rows * cache->self.capacity,
+                                kept.cross + rows * cache->cross.capacity};
 }
 
-/* Q from the decoder, K and V from the memory: in (batch, d_model) ->
- * s->decoder.sublayer (batch, d_model) */
-static void encoder_decoder_attention(ted_session *s, int layer, const float *in)
+/* One decoder layer, in place on x (batch, 1, d_model): masked
+ * self-attention, Add & Norm, encoder-decoder attention, Add & Norm,
+ * feed-forward, Add & Norm. */
+static void decoder_layer(float *x, const ted_decoder_layer *w, const ted_config *c,
+                          ted_attention_shape shape, const int *source_lengths,
+                          ted_decoder_cache *cache, ted_activations *a, ted_step_attention kept)
 {
-    const ted_attention_weights *w = &s->model->weights.decoder[layer].cross_attention;
-    ted_activations *a = &s->decoder;
-    int d = s->model->config.d_model;
-    ted_attention_shape shape = attention_shape(s);
-    float *weights = s->keep_attention ? s->cross_attention + (size_t)layer * s->batch *
-                                                                  shape.heads * s->source_len
-                                       : NULL;
-
-    ted_attention_project_q(a->qkv, in, w, s->batch, d);
-    ted_attention_scaled_dot_product(a->merged, weights, s->source_len, a->scores, a->qkv, d,
-                                     s->cross_k[layer], s->cross_v[layer], s->source_len,
-                                     s->source_lengths, shape, 1, false, 0);
-    ted_attention_project_out(a->sublayer, a->merged, w, s->batch, d);
-}
-
-static void decoder_layer(ted_session *s, int layer)
-{
-    const ted_config *c = &s->model->config;
-    const ted_decoder_layer *w = &s->model->weights.decoder[layer];
-    ted_activations *a = &s->decoder;
-    int d = c->d_model, rows = s->batch;
+    int rows = shape.batch, d = c->d_model;
     bool pre = c->norm_first;
     float eps = c->layer_norm_eps;
+    ted_attention_mask causal = {NULL, true};
+    ted_attention_mask source_padding = {source_lengths, false};
 
-    const float *in = ted_add_norm_input(a->x, a->normed, &w->norm1, pre, rows, d, eps);
-    masked_self_attention(s, layer, in);
-    ted_add_norm_output(a->x, a->sublayer, &w->norm1, pre, rows, d, eps);
+    const float *in = ted_add_norm_input(x, a->normed, &w->norm1, pre, rows, d, eps);
+    ted_multi_head_attention(a->sublayer, in, TED_KV_FROM_X, &w->self_attention, cache->self,
+                             causal, shape, &a->attention, kept.self);
+    cache->self.length += shape.seq;
+    ted_add_norm_output(x, a->sublayer, &w->norm1, pre, rows, d, eps);
 
-    in = ted_add_norm_input(a->x, a->normed, &w->norm2, pre, rows, d, eps);
-    encoder_decoder_attention(s, layer, in);
-    ted_add_norm_output(a->x, a->sublayer, &w->norm2, pre, rows, d, eps);
+    in = ted_add_norm_input(x, a->normed, &w->norm2, pre, rows, d, eps);
+    ted_multi_head_attention(a->sublayer, in, TED_KV_FROM_CACHE, &w->cross_attention,
+                             cache->cross, source_padding, shape, &a->attention, kept.cross);
+    ted_add_norm_output(x, a->sublayer, &w->norm2, pre, rows, d, eps);
 
-    in = ted_add_norm_input(a->x, a->normed, &w->norm3, pre, rows, d, eps);
+    in = ted_add_norm_input(x, a->normed, &w->norm3, pre, rows, d, eps);
     ted_feed_forward(a->sublayer, a->hidden, in, &w->feed_forward, c->activation, rows, d,
                      c->d_ff);
-    ted_add_norm_output(a->x, a->sublayer, &w->norm3, pre, rows, d, eps);
+    ted_add_norm_output(x, a->sublayer, &w->norm3, pre, rows, d, eps);
 }
 
-void ted_decoder_step(ted_session *s, const int *tokens)
+void ted_decoder_step(const ted_model *m, const int *tokens, int batch,
+                      const int *source_lengths, ted_decoder_cache *caches, ted_activations *a,
+                      ted_step_attention kept, float *logits)
 {
-    const ted_model *m = s->model;
     const ted_config *c = &m->config;
-    int d = c->d_model;
-    float *x = s->decoder.x;
+    int d = c->d_model, position = caches[0].self.length;
+    float *x = a->x;
 
-    ted_embed(x, m->weights.tgt_embedding, tokens, s->batch, d, m->embedding_scale);
-    for (int b = 0; b < s->batch; b++) {
-        ted_add_positional_encoding(x + (size_t)b * d, m->positional_encoding, s->position, 1, d);
-        s->step_key_counts[b] = s->position + 1;
-    }
+    ted_embed(x, m->weights.tgt_embedding, tokens, batch, d, m->embedding_scale);
+    for (int b = 0; b < batch; b++)
+        ted_add_positional_encoding(x + (size_t)b * d, m->positional_encoding, position, 1, d);
+
+    ted_attention_shape shape = {batch, 1, c->heads, d / c->heads};
     for (int l = 0; l < c->decoder_layers; l++)
-        decoder_layer(s, l);
+        decoder_layer(x, &m->weights.decoder[l], c, shape, source_lengths, &caches[l], a,
+                      layer_attention(kept, l, batch, c->heads, &caches[l]));
     if (c->decoder_final_norm)
-        ted_layer_norm(x, x, &m->weights.decoder_norm, s->batch, d, c->layer_norm_eps);
-    ted_output_logits(s->logits, x, &m->weights.generator, s->batch, d, c->tgt_vocab_size);
+        ted_layer_norm(x, x, &m->weights.decoder_norm, batch, d, c->layer_norm_eps);
+    ted_output_logits(logits, x, &m->weights.generator, batch, d, c->tgt_vocab_size);
 }

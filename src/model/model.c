@@ -135,15 +135,23 @@ static ted_status bind_norm(weight_binder *b, ted_layer_norm_weights *w, int d,
     return s ? s : bind(b, &w->bias, d, 0, "%s.bias", prefix);
 }
 
+/* PyTorch's packed in_proj_weight (3 * d, d) and in_proj_bias (3 * d): W^Q,
+ * W^K and W^V are its thirds. */
 static ted_status bind_attention(weight_binder *b, ted_attention_weights *w, int d,
                                  const char *prefix)
 {
+    const float *in_proj_weight, *in_proj_bias;
     ted_status s;
-    if ((s = bind(b, &w->in_proj_weight, 3 * d, d, "%s.in_proj_weight", prefix)) ||
-        (s = bind(b, &w->in_proj_bias, 3 * d, 0, "%s.in_proj_bias", prefix)) ||
-        (s = bind(b, &w->out_proj_weight, d, d, "%s.out_proj.weight", prefix)))
+    if ((s = bind(b, &in_proj_weight, 3 * d, d, "%s.in_proj_weight", prefix)) ||
+        (s = bind(b, &in_proj_bias, 3 * d, 0, "%s.in_proj_bias", prefix)) ||
+        (s = bind(b, &w->out_weight, d, d, "%s.out_proj.weight", prefix)) ||
+        (s = bind(b, &w->out_bias, d, 0, "%s.out_proj.bias", prefix)))
         return s;
-    return bind(b, &w->out_proj_bias, d, 0, "%s.out_proj.bias", prefix);
+    size_t matrix = (size_t)d * d;
+    w->q_weight = in_proj_weight, w->q_bias = in_proj_bias;
+    w->k_weight = in_proj_weight + matrix, w->k_bias = in_proj_bias + d;
+    w->v_weight = in_proj_weight + 2 * matrix, w->v_bias = in_proj_bias + 2 * d;
+    return TED_OK;
 }
 
 static ted_status bind_feed_forward(weight_binder *b, ted_feed_forward_weights *w, int d,

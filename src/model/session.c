@@ -39,11 +39,22 @@ static void take_activations(arena *a, ted_activations *act, size_t rows, const 
     size_t d = c->d_model;
     act->x = take(a, product(rows, d, 1), sizeof(float));
     act->normed = take(a, product(rows, d, 1), sizeof(float));
-    act->qkv = take(a, product(rows, d, 3), sizeof(float));
-    act->merged = take(a, product(rows, d, 1), sizeof(float));
     act->sublayer = take(a, product(rows, d, 1), sizeof(float));
     act->hidden = take(a, ted_mul_size(rows, c->d_ff), sizeof(float));
-    act->scores = take(a, scores, sizeof(float));
+    act->attention.projected = take(a, product(rows, d, 3), sizeof(float));
+    act->attention.queries = take(a, product(rows, d, 1), sizeof(float));
+    act->attention.context = take(a, product(rows, d, 1), sizeof(float));
+    act->attention.merged = take(a, product(rows, d, 1), sizeof(float));
+    act->attention.scores = take(a, scores, sizeof(float));
+}
+
+/* K and V of (batch, capacity) positions; the cache's length is left as it
+ * is: it belongs to the decode, not to the layout. */
+static void take_cache(arena *a, ted_kv_cache *cache, size_t batch, int capacity, size_t d)
+{
+    cache->k = take(a, product(batch, capacity, d), sizeof(float));
+    cache->v = take(a, product(batch, capacity, d), sizeof(float));
+    cache->capacity = capacity;
 }
 
 static size_t max3(size_t a, size_t b, size_t c)
@@ -52,6 +63,7 @@ static size_t max3(size_t a, size_t b, size_t c)
     return m > c ? m : c;
 }
 
+/* Points every buffer of the session into the arena. */
 static void layout(ted_session *s, arena *a, int batch, int source_len, int max_steps)
 {
     const ted_config *c = &s->model->config;
@@ -59,33 +71,66 @@ static void layout(ted_session *s, arena *a, int batch, int source_len, int max_
     size_t rows = ted_mul_size(B, S);
 
     s->source_lengths = take(a, B, sizeof(int));
-    s->step_key_counts = take(a, B, sizeof(int));
     s->source_ids = take(a, rows, sizeof(int));
 
     take_activations(a, &s->encoder, rows, c, product(B, h, S));
-    s->encoder_k = take(a, product(rows, d, 1), sizeof(float));
-    s->encoder_v = take(a, product(rows, d, 1), sizeof(float));
+    take_cache(a, &s->encoder_cache, B, source_len, d);
 
     take_activations(a, &s->decoder, B, c, product(B, h, T > S ? T : S));
     for (int l = 0; l < c->decoder_layers; l++) {
-        s->self_k[l] = take(a, product(B, T, d), sizeof(float));
-        s->self_v[l] = take(a, product(B, T, d), sizeof(float));
-        s->cross_k[l] = take(a, product(rows, d, 1), sizeof(float));
-        s->cross_v[l] = take(a, product(rows, d, 1), sizeof(float));
+        take_cache(a, &s->caches[l].self, B, max_steps, d);
+        take_cache(a, &s->caches[l].cross, B, source_len, d);
     }
     s->logits = take(a, ted_mul_size(B, c->tgt_vocab_size), sizeof(float));
 
     size_t widest_row = max3(T * d, S * d, S);
+    s->encoder_attention = s->step_attention.self = s->step_attention.cross = NULL;
     if (s->keep_attention) {
         s->encoder_attention = take(a, product(c->encoder_layers, B * h, S * S), sizeof(float));
-        s->self_attention = take(a, product(c->decoder_layers, B * h, T), sizeof(float));
-        s->cross_attention = take(a, product(c->decoder_layers, B * h, S), sizeof(float));
+        s->step_attention.self = take(a, product(c->decoder_layers, B * h, T), sizeof(float));
+        s->step_attention.cross = take(a, product(c->decoder_layers, B * h, S), sizeof(float));
         widest_row = max3(widest_row, h * S * S, h * T);
-    } else {
-        s->encoder_attention = s->self_attention = s->cross_attention = NULL;
     }
     s->gather_size = ted_mul_size(B, widest_row);
     s->gather = take(a, s->gather_size, sizeof(float));
+}
+
+/* ---- what select() carries over -------------------------------------------
+ * Every buffer that holds rows of the batch: (layers, batch, row_bytes)
+ * blocks, each batch row's block following its row through select(). */
+
+typedef struct carried {
+    void *data;
+    int layers;
+    size_t row_bytes;
+} carried;
+
+static int carried_buffers(const ted_session *s, carried *list)
+{
+    const ted_config *c = &s->model->config;
+    size_t S = s->source_len, T = s->max_steps, d = c->d_model, h = c->heads;
+    size_t f = sizeof(float);
+    int n = 0;
+    list[n++] = (carried){s->source_lengths, 1, sizeof(int)};
+    list[n++] = (carried){s->source_ids, 1, S * sizeof(int)};
+    for (int l = 0; l < c->decoder_layers; l++) {
+        const ted_decoder_cache *cache = &s->caches[l];
+        list[n++] = (carried){cache->self.k, 1, T * d * f};
+        list[n++] = (carried){cache->self.v, 1, T * d * f};
+        list[n++] = (carried){cache->cross.k, 1, S * d * f};
+        list[n++] = (carried){cache->cross.v, 1, S * d * f};
+    }
+    if (s->keep_attention) {
+        list[n++] = (carried){s->encoder_attention, c->encoder_layers, h * S * S * f};
+        list[n++] = (carried){s->step_attention.self, c->decoder_layers, h * T * f};
+        list[n++] = (carried){s->step_attention.cross, c->decoder_layers, h * S * f};
+    }
+    return n;
+}
+
+static int carried_capacity(const ted_config *c)
+{
+    return 2 + 4 * c->decoder_layers + 3;
 }
 
 typedef struct session_buffers {
@@ -99,6 +144,7 @@ typedef struct session_buffers {
 typedef struct session_private {
     struct ted_session public;
     session_buffers buffers;
+    carried *old_carried, *new_carried;  /* (carried_capacity) each, for select() */
 } session_private;
 
 ted_status ted_session_new(const ted_model *model, ted_session **session, ted_error *err)
@@ -111,12 +157,11 @@ ted_status ted_session_new(const ted_model *model, ted_session **session, ted_er
         return TED_ERR_NOMEM;
     ted_session *s = &p->public;
     s->model = model;
-    int layers = model->config.decoder_layers;
-    s->self_k = ted_alloc(layers, sizeof(float *), "session caches", err);
-    s->self_v = ted_alloc(layers, sizeof(float *), "session caches", err);
-    s->cross_k = ted_alloc(layers, sizeof(float *), "session caches", err);
-    s->cross_v = ted_alloc(layers, sizeof(float *), "session caches", err);
-    if (!s->self_k || !s->self_v || !s->cross_k || !s->cross_v) {
+    s->caches = ted_alloc(model->config.decoder_layers, sizeof *s->caches, "session caches", err);
+    int buffers = carried_capacity(&model->config);
+    p->old_carried = ted_alloc(buffers, sizeof(carried), "session caches", err);
+    p->new_carried = ted_alloc(buffers, sizeof(carried), "session caches", err);
+    if (!s->caches || !p->old_carried || !p->new_carried) {
         ted_session_free(s);
         return TED_ERR_NOMEM;
     }
@@ -130,10 +175,9 @@ void ted_session_free(ted_session *s)
         return;
     session_private *p = (session_private *)s;
     free(p->buffers.base);
-    free(s->self_k);
-    free(s->self_v);
-    free(s->cross_k);
-    free(s->cross_v);
+    free(s->caches);
+    free(p->old_carried);
+    free(p->new_carried);
     free(p);
 }
 
@@ -232,7 +276,6 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
     s->batch = batch;
     s->source_len = source_len;
     s->max_steps = max_steps;
-    s->position = 0;
     for (int b = 0; b < batch; b++) {
         s->source_lengths[b] = source_lengths[b];
         int *row = s->source_ids + (size_t)b * source_len;
@@ -240,8 +283,12 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
         for (int t = source_lengths[b]; t < source_len; t++)
             row[t] = c->pad_id;
     }
-    ted_encoder_forward(s);
-    ted_decoder_attend_source(s);
+    for (int l = 0; l < c->decoder_layers; l++)
+        s->caches[l].self.length = 0;
+    ted_encoder_forward(s->model, s->source_ids, s->source_lengths, batch, source_len,
+                        &s->encoder, s->encoder_cache, s->encoder_attention);
+    ted_decoder_cache_memory(s->model, s->encoder.x, batch, source_len, s->caches,
+                             s->encoder.attention.projected);
     return TED_OK;
 }
 
@@ -251,7 +298,7 @@ ted_status ted_session_step(ted_session *s, const int *tokens, const float **log
     const ted_config *c = &s->model->config;
     if (s->batch < 1)
         return ted_fail(err, TED_ERR_ARGUMENT, "step: no source encoded");
-    if (s->position >= s->max_steps)
+    if (ted_session_position(s) >= s->max_steps)
         return ted_fail(err, TED_ERR_ARGUMENT, "step: all %d steps of this decode are used",
                         s->max_steps);
     for (int b = 0; b < s->batch; b++)
@@ -260,87 +307,50 @@ ted_status ted_session_step(ted_session *s, const int *tokens, const float **log
                             "step: token id %d of row %d is outside the target vocabulary "
                             "(0..%d)",
                             tokens[b], b, c->tgt_vocab_size - 1);
-    ted_decoder_step(s, tokens);
-    s->position++;
+    ted_decoder_step(s->model, tokens, s->batch, s->source_lengths, s->caches, &s->decoder,
+                     s->step_attention, s->logits);
     if (logits)
         *logits = s->logits;
     return TED_OK;
 }
 
-/* rows of `row_size` items of `item` bytes: out[i] = in[rows[i]], in place. */
-static void gather_rows(void *data, size_t row_size, size_t item, const int *rows, int count,
-                        void *scratch)
+/* (layers, batch, row_bytes) -> (layers, count, row_bytes) in place, row i
+ * of each layer taken from row rows[i]. A layer's new block never overlaps
+ * an old block still to be read: front to back when the batch shrinks, back
+ * to front when it grows. */
+static void gather_layers(carried buffer, int batch, const int *rows, int count, char *scratch)
 {
-    size_t row_bytes = row_size * item;
-    for (int i = 0; i < count; i++)
-        memcpy((char *)scratch + i * row_bytes, (char *)data + rows[i] * row_bytes, row_bytes);
-    memcpy(data, scratch, count * row_bytes);
-}
-
-/* (layers, batch, row_size) -> (layers, count, row_size), each layer's
- * rows gathered. A layer's new block never overlaps an old block still to
- * be read: front to back when the batch shrinks, back to front when it grows. */
-static void gather_layers(float *data, int layers, int batch, size_t row_size, const int *rows,
-                          int count, float *scratch)
-{
-    size_t row_bytes = row_size * sizeof(float);
-    for (int i = 0; i < layers; i++) {
-        int l = count <= batch ? i : layers - 1 - i;
-        const float *old_block = data + (size_t)l * batch * row_size;
+    size_t row_bytes = buffer.row_bytes;
+    for (int i = 0; i < buffer.layers; i++) {
+        int l = count <= batch ? i : buffer.layers - 1 - i;
+        const char *old_block = (const char *)buffer.data + l * batch * row_bytes;
         for (int r = 0; r < count; r++)
-            memcpy(scratch + r * row_size, old_block + rows[r] * row_size, row_bytes);
-        memcpy(data + (size_t)l * count * row_size, scratch, count * row_bytes);
+            memcpy(scratch + r * row_bytes, old_block + rows[r] * row_bytes, row_bytes);
+        memcpy((char *)buffer.data + l * count * row_bytes, scratch, count * row_bytes);
     }
 }
 
-/* The pointers of everything select() carries over, saved before layout()
- * points the session at a new arena. */
-typedef struct kept_buffers {
-    int *source_lengths, *source_ids;
-    float **layer_caches;  /* (4, decoder_layers): self_k, self_v, cross_k, cross_v */
-    float *encoder_attention, *self_attention, *cross_attention;
-} kept_buffers;
-
-static void copy_rows(void *to, const void *from, size_t row_size, size_t item, const int *rows,
-                      int count)
+/* (layers, batch, row_bytes) in `from` -> (layers, count, row_bytes) in `to`. */
+static void copy_layer_rows(carried to, carried from, int batch, const int *rows, int count)
 {
-    size_t row_bytes = row_size * item;
-    for (int i = 0; i < count; i++)
-        memcpy((char *)to + i * row_bytes, (const char *)from + rows[i] * row_bytes, row_bytes);
-}
-
-/* (layers, batch, row_size) -> (layers, count, row_size) in another buffer. */
-static void copy_layer_rows(float *to, const float *from, int layers, int batch,
-                            size_t row_size, const int *rows, int count)
-{
-    for (int l = 0; l < layers; l++)
-        copy_rows(to + (size_t)l * count * row_size, from + (size_t)l * batch * row_size,
-                  row_size, sizeof(float), rows, count);
+    size_t row_bytes = from.row_bytes;
+    for (int l = 0; l < from.layers; l++)
+        for (int r = 0; r < count; r++)
+            memcpy((char *)to.data + (l * count + r) * row_bytes,
+                   (const char *)from.data + (l * batch + rows[r]) * row_bytes, row_bytes);
 }
 
 /* select() to more rows than the buffers hold: lays the session out in a
  * new arena sized for `count` rows (the source length and step capacities
- * unchanged), copies the selected rows of the source and of every cache
- * (and of the kept attention weights) straight from the old arena, then
- * frees it. The encoder's activations and the decoder's scratch are not
- * carried over: the first are done with, the second are rewritten by the
- * next step. */
+ * unchanged), copies the selected rows of every carried buffer straight
+ * from the old arena, then frees it. The encoder's activations and the
+ * decoder's scratch are not carried over: the first are done with, the
+ * second are rewritten by the next step. */
 static ted_status grow_and_select(ted_session *s, const int *rows, int count, ted_error *err)
 {
-    const ted_config *c = &s->model->config;
-    session_buffers *b = &((session_private *)s)->buffers;
-    int layers = c->decoder_layers;
-    kept_buffers old = {s->source_lengths, s->source_ids, NULL, s->encoder_attention,
-                        s->self_attention, s->cross_attention};
-    old.layer_caches = ted_alloc(4 * (size_t)layers, sizeof(float *), "session caches", err);
-    if (!old.layer_caches)
-        return TED_ERR_NOMEM;
-    for (int l = 0; l < layers; l++) {
-        old.layer_caches[l] = s->self_k[l];
-        old.layer_caches[layers + l] = s->self_v[l];
-        old.layer_caches[2 * layers + l] = s->cross_k[l];
-        old.layer_caches[3 * layers + l] = s->cross_v[l];
-    }
+    session_private *p = (session_private *)s;
+    session_buffers *b = &p->buffers;
+    int buffers = carried_buffers(s, p->old_carried);
     arena sizing = {0};
     layout(s, &sizing, count, b->source_len, b->max_steps);
     char *base = sizing.used == SIZE_MAX ? NULL : malloc(sizing.used);
@@ -348,7 +358,6 @@ static ted_status grow_and_select(ted_session *s, const int *rows, int count, te
         /* point the session back at the old arena, which is still whole */
         arena back = {.base = b->base};
         layout(s, &back, b->batch, s->source_len, s->max_steps);
-        free(old.layer_caches);
         return ted_fail(err, TED_ERR_NOMEM,
                         "select: cannot allocate session buffers for %d rows (source length "
                         "%d, %d steps)",
@@ -356,27 +365,9 @@ static ted_status grow_and_select(ted_session *s, const int *rows, int count, te
     }
     arena used = {.base = base};
     layout(s, &used, count, s->source_len, s->max_steps);
-
-    size_t S = s->source_len, T = s->max_steps, d = c->d_model, h = c->heads;
-    copy_rows(s->source_lengths, old.source_lengths, 1, sizeof(int), rows, count);
-    copy_rows(s->source_ids, old.source_ids, S, sizeof(int), rows, count);
-    for (int l = 0; l < layers; l++) {
-        copy_rows(s->self_k[l], old.layer_caches[l], T * d, sizeof(float), rows, count);
-        copy_rows(s->self_v[l], old.layer_caches[layers + l], T * d, sizeof(float), rows, count);
-        copy_rows(s->cross_k[l], old.layer_caches[2 * layers + l], S * d, sizeof(float), rows,
-                  count);
-        copy_rows(s->cross_v[l], old.layer_caches[3 * layers + l], S * d, sizeof(float), rows,
-                  count);
-    }
-    if (s->keep_attention) {
-        copy_layer_rows(s->encoder_attention, old.encoder_attention, c->encoder_layers, s->batch,
-                        h * S * S, rows, count);
-        copy_layer_rows(s->self_attention, old.self_attention, layers, s->batch, h * T, rows,
-                        count);
-        copy_layer_rows(s->cross_attention, old.cross_attention, layers, s->batch, h * S, rows,
-                        count);
-    }
-    free(old.layer_caches);
+    carried_buffers(s, p->new_carried);
+    for (int i = 0; i < buffers; i++)
+        copy_layer_rows(p->new_carried[i], p->old_carried[i], s->batch, rows, count);
     free(b->base);
     b->base = base;
     b->batch = count;
@@ -387,7 +378,7 @@ static ted_status grow_and_select(ted_session *s, const int *rows, int count, te
 
 ted_status ted_session_select(ted_session *s, const int *rows, int count, ted_error *err)
 {
-    const ted_config *c = &s->model->config;
+    session_private *p = (session_private *)s;
     if (s->batch < 1)
         return ted_fail(err, TED_ERR_ARGUMENT, "select: no source encoded");
     if (count < 1)
@@ -396,25 +387,11 @@ ted_status ted_session_select(ted_session *s, const int *rows, int count, ted_er
         if (rows[i] < 0 || rows[i] >= s->batch)
             return ted_fail(err, TED_ERR_ARGUMENT, "select: row %d is outside 0..%d", rows[i],
                             s->batch - 1);
-    if (count > ((session_private *)s)->buffers.batch)
+    if (count > p->buffers.batch)
         return grow_and_select(s, rows, count, err);
-    size_t S = s->source_len, T = s->max_steps, d = c->d_model, h = c->heads;
-    gather_rows(s->source_lengths, 1, sizeof(int), rows, count, s->gather);
-    gather_rows(s->source_ids, S, sizeof(int), rows, count, s->gather);
-    for (int l = 0; l < c->decoder_layers; l++) {
-        gather_rows(s->self_k[l], T * d, sizeof(float), rows, count, s->gather);
-        gather_rows(s->self_v[l], T * d, sizeof(float), rows, count, s->gather);
-        gather_rows(s->cross_k[l], S * d, sizeof(float), rows, count, s->gather);
-        gather_rows(s->cross_v[l], S * d, sizeof(float), rows, count, s->gather);
-    }
-    if (s->keep_attention) {
-        gather_layers(s->encoder_attention, c->encoder_layers, s->batch, h * S * S, rows, count,
-                      s->gather);
-        gather_layers(s->self_attention, c->decoder_layers, s->batch, h * T, rows, count,
-                      s->gather);
-        gather_layers(s->cross_attention, c->decoder_layers, s->batch, h * S, rows, count,
-                      s->gather);
-    }
+    int buffers = carried_buffers(s, p->old_carried);
+    for (int i = 0; i < buffers; i++)
+        gather_layers(p->old_carried[i], s->batch, rows, count, (char *)s->gather);
     s->batch = count;
     return TED_OK;
 }
@@ -426,7 +403,7 @@ int ted_session_batch(const ted_session *s)
 
 int ted_session_position(const ted_session *s)
 {
-    return s->position;
+    return s->caches[0].self.length;
 }
 
 int ted_session_source_length(const ted_session *s, int row)
@@ -445,7 +422,8 @@ ted_status ted_session_attention(const ted_session *s, ted_attention_kind kind, 
     if (layer < 0 || layer >= layers || row < 0 || row >= s->batch)
         return ted_fail(err, TED_ERR_ARGUMENT, "attention: layer %d, row %d out of range",
                         layer, row);
-    if (kind != TED_ENCODER_SELF_ATTENTION && s->position == 0)
+    int position = ted_session_position(s);
+    if (kind != TED_ENCODER_SELF_ATTENTION && position == 0)
         return ted_fail(err, TED_ERR_ARGUMENT, "attention: no decoder step yet");
     size_t block = (size_t)layer * s->batch + row;
     int S = s->source_len, h = c->heads;
@@ -454,11 +432,11 @@ ted_status ted_session_attention(const ted_session *s, ted_attention_kind kind, 
         *view = (ted_attention_view){s->encoder_attention + block * h * S * S, h, S, S, S};
         break;
     case TED_DECODER_SELF_ATTENTION:
-        *view = (ted_attention_view){s->self_attention + block * h * s->max_steps, h, 1,
-                                     s->position, s->max_steps};
+        *view = (ted_attention_view){s->step_attention.self + block * h * s->max_steps, h, 1,
+                                     position, s->max_steps};
         break;
     case TED_CROSS_ATTENTION:
-        *view = (ted_attention_view){s->cross_attention + block * h * S, h, 1, S, S};
+        *view = (ted_attention_view){s->step_attention.cross + block * h * S, h, 1, S, S};
         break;
     }
     return TED_OK;

@@ -6,7 +6,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/parallel.h"
+#include "kernels/kernels.h"
 #include "io/tokenizer.h"
 #include "model/decoding.h"
 #include "model/session.h"

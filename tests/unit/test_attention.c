@@ -1,5 +1,5 @@
-/* Multi-head attention composed from ted's pieces (project Q/K/V, store K
- * and V split by head, scaled dot-product, project out) against PyTorch's
+/* Multi-head attention (ted_multi_head_attention: project Q/K/V, split
+ * heads, scaled dot-product, merge heads, W^O) against PyTorch's
  * nn.MultiheadAttention (sequence-first, float64) with 1, 2 and 4 heads:
  *   self-attention over a padded batch (key_padding_mask),
  *   causal self-attention (attn_mask = the causal mask), whole and in chunks,
@@ -20,10 +20,14 @@
 #include "layer_fixtures.h"
 #include "layers/attention.h"
 
-static const ted_attention_weights W = {att_in_proj_weight, att_in_proj_bias,
-                                        att_out_proj_weight, att_out_proj_bias};
-
 enum { D = ATT_D, B = ATT_BATCH };
+
+/* PyTorch's packed in_proj_weight, as the model loader binds it. */
+static const ted_attention_weights W = {
+    att_in_proj_weight,             att_in_proj_bias,
+    att_in_proj_weight + D * D,     att_in_proj_bias + D,
+    att_in_proj_weight + 2 * D * D, att_in_proj_bias + 2 * D,
+    att_out_proj_weight,            att_out_proj_bias};
 
 static float *filled(size_t n, float value)
 {
@@ -37,6 +41,20 @@ static float *filled(size_t n, float value)
 static float *nans(size_t n)
 {
     return filled(n, NAN);
+}
+
+/* Scratch for `rows` query rows and a cache of `capacity` positions, NaN
+ * so that a read of anything never written shows up. */
+static ted_attention_scratch new_scratch(int rows, int heads, int capacity)
+{
+    return (ted_attention_scratch){nans((size_t)rows * 3 * D), nans((size_t)rows * D),
+                                   nans((size_t)rows * D), nans((size_t)rows * D),
+                                   nans((size_t)B * heads * capacity)};
+}
+
+static void free_scratch(ted_attention_scratch s)
+{
+    free(s.projected), free(s.queries), free(s.context), free(s.merged), free(s.scores);
 }
 
 /* Output rows [first_row, first_row + count) of batch row b, of a
@@ -115,20 +133,18 @@ static void self_attention_padded(int heads, const float *expected_out,
                                   const float *expected_weights)
 {
     enum { S = ATT_SEQ, CAP = ATT_SEQ + 2 };
-    ted_attention_shape shape = {B, heads, D / heads};
+    ted_attention_shape shape = {B, S, heads, D / heads};
+    ted_attention_mask padding = {att_lengths, false};
     char what[48];
     snprintf(what, sizeof what, "self-attention, %d heads", heads);
 
-    float *qkv = nans((size_t)B * S * 3 * D);
-    float *k = nans((size_t)B * CAP * D), *v = nans((size_t)B * CAP * D);
+    ted_kv_cache cache = {nans((size_t)B * CAP * D), nans((size_t)B * CAP * D), CAP, 0};
+    ted_attention_scratch scratch = new_scratch(B * S, heads, CAP);
     float *weights = filled((size_t)B * heads * S * CAP, 123.0f);
-    float *scores = nans((size_t)B * heads * CAP), *merged = nans((size_t)B * S * D), *out = nans((size_t)B * S * D);
+    float *out = nans((size_t)B * S * D);
 
-    ted_attention_project_qkv(qkv, att_x, &W, B * S, D);
-    ted_attention_store_kv(k, v, qkv + D, qkv + 2 * D, 3 * D, shape, S, 0, CAP);
-    ted_attention_scaled_dot_product(merged, weights, CAP, scores, qkv, 3 * D, k, v, CAP,
-                                     att_lengths, shape, S, false, 0);
-    ted_attention_project_out(out, merged, &W, B * S, D);
+    ted_multi_head_attention(out, att_x, TED_KV_FROM_X, &W, cache, padding, shape, &scratch,
+                             weights);
 
     double worst = 0.0;
     for (int b = 0; b < B; b++) {  /* padded query rows are not compared */
@@ -143,13 +159,13 @@ static void self_attention_padded(int heads, const float *expected_out,
     check_weights(weights, expected_weights, &c, what);
 
     /* Without a weights buffer (the scores scratch instead): the same output. */
-    float *merged2 = nans((size_t)B * S * D);
-    ted_attention_scaled_dot_product(merged2, NULL, 0, scores, qkv, 3 * D, k, v, CAP,
-                                     att_lengths, shape, S, false, 0);
-    ASSERT_CLOSE(merged2, merged, (size_t)B * S * D, 0.0, "weights NULL vs weights kept");
+    float *out2 = nans((size_t)B * S * D);
+    ted_multi_head_attention(out2, att_x, TED_KV_FROM_X, &W, cache, padding, shape, &scratch,
+                             NULL);
+    ASSERT_CLOSE(out2, out, (size_t)B * S * D, 0.0, "weights NULL vs weights kept");
 
-    free(qkv), free(k), free(v), free(weights), free(scores), free(merged), free(out);
-    free(merged2);
+    free(cache.k), free(cache.v), free(weights), free(out), free(out2);
+    free_scratch(scratch);
 }
 
 Test(attention, self_padded_1_head)
@@ -171,25 +187,23 @@ Test(attention, self_padded_4_heads)
 
 /* The sequence fed in chunks of chunk_sizes[] positions (one chunk of all
  * positions: the whole sequence at once), each chunk's K and V appended to
- * the cache. With `causal` false each chunk must be one position, whose
- * key count (position + 1) stands for the mask, as in a decoder step. */
+ * the cache, with the causal mask. With `causal` false each chunk must be
+ * one position and the mask is the key count (position + 1) instead. */
 static void causal_attention(int heads, const int *chunk_sizes, int chunks, bool causal,
                              const float *expected_out, const float *expected_weights)
 {
     enum { S = ATT_CAUSAL_SEQ, CAP = ATT_CAUSAL_SEQ + 3 };
-    ted_attention_shape shape = {B, heads, D / heads};
     char what[80];
     snprintf(what, sizeof what, "causal self-attention, %d heads, %d chunk(s)%s", heads, chunks,
              causal ? "" : ", by key count");
 
-    float *k = nans((size_t)B * CAP * D), *v = nans((size_t)B * CAP * D), *scores = nans((size_t)B * heads * CAP);
+    ted_kv_cache cache = {nans((size_t)B * CAP * D), nans((size_t)B * CAP * D), CAP, 0};
+    ted_attention_scratch scratch = new_scratch(B * S, heads, CAP);
     double worst = 0.0;
-    int position = 0;
     for (int c = 0; c < chunks; c++) {
-        int n = chunk_sizes[c];
+        int n = chunk_sizes[c], position = cache.length;
         cr_assert(causal || n == 1);
-        float *x = nans((size_t)B * n * D), *qkv = nans((size_t)B * n * 3 * D);
-        float *merged = nans((size_t)B * n * D), *out = nans((size_t)B * n * D);
+        float *x = nans((size_t)B * n * D), *out = nans((size_t)B * n * D);
         float *weights = filled((size_t)B * heads * n * CAP, 123.0f);
         for (int b = 0; b < B; b++)
             memcpy(x + (size_t)b * n * D, att_xc + ((size_t)b * S + position) * D,
@@ -197,12 +211,12 @@ static void causal_attention(int heads, const int *chunk_sizes, int chunks, bool
         int counts[B];
         for (int b = 0; b < B; b++)
             counts[b] = position + n;
+        ted_attention_shape shape = {B, n, heads, D / heads};
+        ted_attention_mask mask = {causal ? NULL : counts, causal};
 
-        ted_attention_project_qkv(qkv, x, &W, B * n, D);
-        ted_attention_store_kv(k, v, qkv + D, qkv + 2 * D, 3 * D, shape, n, position, CAP);
-        ted_attention_scaled_dot_product(merged, weights, CAP, scores, qkv, 3 * D, k, v, CAP,
-                                         counts, shape, n, causal, position);
-        ted_attention_project_out(out, merged, &W, B * n, D);
+        ted_multi_head_attention(out, x, TED_KV_FROM_X, &W, cache, mask, shape, &scratch,
+                                 weights);
+        cache.length += n;
 
         for (int b = 0; b < B; b++) {
             double d = out_rows_diff(out, n, expected_out, S, b, position, n);
@@ -213,12 +227,12 @@ static void causal_attention(int heads, const int *chunk_sizes, int chunks, bool
         }
         weight_check wc = {heads, n, CAP, S, S, position, counts, true, NULL};
         check_weights(weights, expected_weights, &wc, what);
-        free(x), free(qkv), free(merged), free(out), free(weights);
-        position += n;
+        free(x), free(out), free(weights);
     }
-    cr_assert_eq(position, S);
+    cr_assert_eq(cache.length, S);
     cr_log_info("%s: output max abs diff %.3g", what, worst);
-    free(k), free(v), free(scores);
+    free(cache.k), free(cache.v);
+    free_scratch(scratch);
 }
 
 static const int whole[] = {ATT_CAUSAL_SEQ};
@@ -255,29 +269,31 @@ Test(attention, causal_one_step_at_a_time_by_key_count)
 
 /* ---- (c) encoder-decoder attention ------------------------------------ */
 
+/* K and V computed from the memory once (ted_attention_cache_kv), then the
+ * queries attend over the cache. */
 static void cross_attention(int heads, const float *expected_out, const float *expected_weights)
 {
     enum { Q = ATT_Q_LEN, K = ATT_K_LEN };
-    ted_attention_shape shape = {B, heads, D / heads};
     char what[48];
     snprintf(what, sizeof what, "encoder-decoder attention, %d heads", heads);
 
-    float *q = nans((size_t)B * Q * D), *kv = nans((size_t)B * K * 2 * D);
-    float *k = nans((size_t)B * K * D), *v = nans((size_t)B * K * D), *scores = nans((size_t)B * heads * K);
+    ted_kv_cache cache = {nans((size_t)B * K * D), nans((size_t)B * K * D), K, 0};
+    ted_attention_scratch scratch = new_scratch(B * K, heads, K);
     float *weights = filled((size_t)B * heads * Q * K, 123.0f);
-    float *merged = nans((size_t)B * Q * D), *out = nans((size_t)B * Q * D);
+    float *out = nans((size_t)B * Q * D);
 
-    ted_attention_project_q(q, att_query, &W, B * Q, D);
-    ted_attention_project_kv(kv, att_memory, &W, B * K, D);
-    ted_attention_store_kv(k, v, kv, kv + D, 2 * D, shape, K, 0, K);
-    ted_attention_scaled_dot_product(merged, weights, K, scores, q, D, k, v, K, att_k_lengths,
-                                     shape, Q, false, 0);
-    ted_attention_project_out(out, merged, &W, B * Q, D);
+    ted_attention_cache_kv(cache, att_memory, &W, (ted_attention_shape){B, K, heads, D / heads},
+                           scratch.projected);
+    cache.length = K;
+    ted_attention_mask padding = {att_k_lengths, false};
+    ted_multi_head_attention(out, att_query, TED_KV_FROM_CACHE, &W, cache, padding,
+                             (ted_attention_shape){B, Q, heads, D / heads}, &scratch, weights);
 
     ASSERT_CLOSE(out, expected_out, (size_t)B * Q * D, TOL_COMPOSED, what);
     weight_check c = {heads, Q, K, K, Q, 0, att_k_lengths, false, NULL};
     check_weights(weights, expected_weights, &c, what);
-    free(q), free(kv), free(k), free(v), free(scores), free(weights), free(merged), free(out);
+    free(cache.k), free(cache.v), free(weights), free(out);
+    free_scratch(scratch);
 }
 
 Test(attention, cross_1_head)
@@ -295,47 +311,88 @@ Test(attention, cross_4_heads)
     cross_attention(4, att_cross_out_h4, att_cross_weights_h4);
 }
 
-/* ---- the projections themselves --------------------------------------- */
+/* ---- split and merge heads -------------------------------------------- */
 
-Test(attention, q_and_kv_projections_are_slices_of_qkv)
+Test(attention, separate_weights_give_what_packed_weights_give)
 {
-    enum { R = ATT_Q_LEN };
-    float qkv[R * 3 * D], q[R * D], kv[R * 2 * D];
-    ted_attention_project_qkv(qkv, att_query, &W, R, D);
-    ted_attention_project_q(q, att_query, &W, R, D);
-    ted_attention_project_kv(kv, att_query, &W, R, D);
-    for (int r = 0; r < R; r++) {
-        ASSERT_CLOSE(q + r * D, qkv + r * 3 * D, D, TOL_OP, "Q vs the Q third of QKV");
-        ASSERT_CLOSE(kv + r * 2 * D, qkv + r * 3 * D + D, 2 * D, TOL_OP,
-                     "KV vs the K and V thirds of QKV");
+    enum { S = ATT_SEQ, HEADS = 2 };
+    /* the same W^Q, W^K, W^V and biases in three buffers of their own */
+    float *q = malloc(sizeof(float) * D * D), *k = malloc(sizeof(float) * D * D),
+          *v = malloc(sizeof(float) * D * D);
+    float *bias = malloc(sizeof(float) * 3 * D);
+    cr_assert(q && k && v && bias);
+    memcpy(q, W.q_weight, sizeof(float) * D * D);
+    memcpy(k, W.k_weight, sizeof(float) * D * D);
+    memcpy(v, W.v_weight, sizeof(float) * D * D);
+    /* biases out of order in memory, so they are not stacked either */
+    memcpy(bias + 2 * D, W.q_bias, sizeof(float) * D);
+    memcpy(bias, W.k_bias, sizeof(float) * D);
+    memcpy(bias + D, W.v_bias, sizeof(float) * D);
+    ted_attention_weights separate = {q, bias + 2 * D, k, bias, v, bias + D, W.out_weight,
+                                      W.out_bias};
+    ted_attention_shape shape = {B, S, HEADS, D / HEADS};
+    ted_attention_mask padding = {att_lengths, false};
+    ted_kv_cache cache = {nans((size_t)B * S * D), nans((size_t)B * S * D), S, 0};
+    ted_attention_scratch scratch = new_scratch(B * S, HEADS, S);
+    float *packed_out = nans((size_t)B * S * D), *separate_out = nans((size_t)B * S * D);
+
+    ted_multi_head_attention(packed_out, att_x, TED_KV_FROM_X, &W, cache, padding, shape,
+                             &scratch, NULL);
+    ted_multi_head_attention(separate_out, att_x, TED_KV_FROM_X, &separate, cache, padding,
+                             shape, &scratch, NULL);
+    for (int b = 0; b < B; b++) {
+        double d = out_rows_diff(separate_out, S, att_self_out_h2, S, b, 0, att_lengths[b]);
+        cr_assert(d <= TOL_COMPOSED, "separate Q/K/V, batch %d: max abs diff %.3g vs PyTorch",
+                  b, d);
     }
+    ASSERT_CLOSE(separate_out, packed_out, (size_t)B * S * D, TOL_OP,
+                 "separate vs packed Q/K/V weights");
+    free(q), free(k), free(v), free(bias), free(cache.k), free(cache.v);
+    free(packed_out), free(separate_out);
+    free_scratch(scratch);
 }
 
-Test(attention, store_kv_splits_heads_into_the_cache_layout)
+Test(attention, split_heads_is_the_logical_split_into_the_cache_layout)
 {
     enum { S = 3, HEADS = 4, QS = D / HEADS, CAP = 6, FIRST = 2 };
-    ted_attention_shape shape = {B, HEADS, QS};
-    float k[B * S * 3 * D], cache_k[B * HEADS * CAP * QS], cache_v[B * HEADS * CAP * QS];
+    ted_attention_shape shape = {B, S, HEADS, QS};
+    float k[B * S * 3 * D], cache_k[B * HEADS * CAP * QS];
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         k[i] = (float)i;
     for (size_t i = 0; i < sizeof cache_k / sizeof cache_k[0]; i++)
-        cache_k[i] = cache_v[i] = -1.0f;
-    /* rows of 3 * D floats: K at column D, V at 2 * D, as in a QKV product */
-    ted_attention_store_kv(cache_k, cache_v, k + D, k + 2 * D, 3 * D, shape, S, FIRST, CAP);
+        cache_k[i] = -1.0f;
+    /* rows of 3 * D floats, K at column D, as in a packed QKV product */
+    ted_split_heads(cache_k, k + D, 3 * D, shape, CAP, FIRST);
     for (int b = 0; b < B; b++)
         for (int h = 0; h < HEADS; h++)
             for (int p = 0; p < CAP; p++)
                 for (int i = 0; i < QS; i++) {
                     size_t at = (((size_t)b * HEADS + h) * CAP + p) * QS + i;
-                    float want_k = -1.0f, want_v = -1.0f;
-                    if (p >= FIRST && p < FIRST + S) {
-                        size_t src = ((size_t)b * S + (p - FIRST)) * 3 * D + h * QS + i;
-                        want_k = k[src + D];
-                        want_v = k[src + 2 * D];
-                    }
-                    cr_assert(cache_k[at] == want_k && cache_v[at] == want_v,
-                              "batch %d head %d position %d [%d]: K %g V %g, expected %g %g", b,
-                              h, p, i, (double)cache_k[at], (double)cache_v[at], (double)want_k,
-                              (double)want_v);
+                    float want = -1.0f;
+                    if (p >= FIRST && p < FIRST + S)
+                        want = k[((size_t)b * S + (p - FIRST)) * 3 * D + D + h * QS + i];
+                    cr_assert(cache_k[at] == want,
+                              "batch %d head %d position %d [%d]: %g, expected %g", b, h, p, i,
+                              (double)cache_k[at], (double)want);
+                }
+}
+
+Test(attention, merge_heads_puts_the_heads_side_by_side)
+{
+    enum { S = 3, HEADS = 4, QS = D / HEADS };
+    ted_attention_shape shape = {B, S, HEADS, QS};
+    float heads[B * HEADS * S * QS], merged[B * S * D];
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++)
+        heads[i] = (float)i;
+    ted_merge_heads(merged, heads, shape);
+    /* (batch, heads, seq, query_size) -> (batch, seq, heads * query_size) */
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < S; t++)
+            for (int h = 0; h < HEADS; h++)
+                for (int i = 0; i < QS; i++) {
+                    float got = merged[((size_t)b * S + t) * D + h * QS + i];
+                    float want = heads[(((size_t)b * HEADS + h) * S + t) * QS + i];
+                    cr_assert(got == want, "batch %d position %d head %d [%d]: %g, expected %g",
+                              b, t, h, i, (double)got, (double)want);
                 }
 }

@@ -15,7 +15,7 @@
 #include "layers/add_norm.h"
 #include "layers/embedding.h"
 #include "layers/feed_forward.h"
-#include "layers/linear.h"
+#include "kernels/kernels.h"
 #include "layers/output.h"
 #include "layers/positional_encoding.h"
 #include "layers/softmax.h"
@@ -30,7 +30,7 @@ static void check_linear(const float *x, int rows, bool bias, const float *expec
     float y[5 * LINEAR_OUT];
     for (size_t i = 0; i < COUNT(y); i++)
         y[i] = NAN;  /* without a bias the output must be overwritten, not added to */
-    ted_linear(y, x, linear_W, bias ? linear_b : NULL, rows, LINEAR_IN, LINEAR_OUT);
+    ted_matmul(y, x, linear_W, bias ? linear_b : NULL, rows, LINEAR_IN, LINEAR_OUT);
     ASSERT_CLOSE(y, expected, (size_t)rows * LINEAR_OUT, TOL_OP, what);
 }
 
@@ -93,7 +93,7 @@ static void check_linear_naive(int rows, int in, int out, bool bias)
             want[(size_t)r * out + o] = (float)s;
             y[(size_t)r * out + o] = NAN;
         }
-    ted_linear(y, x, W, bias ? b : NULL, rows, in, out);
+    ted_matmul(y, x, W, bias ? b : NULL, rows, in, out);
     char what[64];
     snprintf(what, sizeof what, "linear %d x %d -> %d%s (naive reference)", rows, in, out,
              bias ? ", bias" : "");

@@ -1,8 +1,8 @@
 /* Vectors of floats through GCC/Clang vector extensions: the compiler maps
  * them onto AVX-512, AVX2 or SSE, whichever -march allows, with no
  * intrinsics. Loads may be unaligned. */
-#ifndef TED_LAYERS_SIMD_H
-#define TED_LAYERS_SIMD_H
+#ifndef TED_KERNELS_SIMD_H
+#define TED_KERNELS_SIMD_H
 
 #if defined(__AVX512F__)
 #define TED_VEC_FLOATS 16

@@ -1,5 +1,6 @@
-/* The Linear layer, y = x W^T + b, with W as PyTorch stores it: (out, in),
- * row-major, used straight from the mapped weights file.
+/* The matrix product of every Linear layer, y = x W^T + b, with W as
+ * PyTorch stores it: (out, in), row-major, used straight from the mapped
+ * weights file.
  *
  * Three paths, by the number of rows of x:
  *   - many (the encoder: batch * source length): OpenBLAS sgemm;
@@ -12,15 +13,13 @@
  * sgemm re-packs W on every call, which costs more than the product itself
  * when x has a handful of rows: hence the two kernels. Each path splits the
  * output columns over the thread pool. */
-#include "layers/linear.h"
-
 #include <cblas.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/parallel.h"
-#include "layers/simd.h"
+#include "kernels/kernels.h"
+#include "kernels/simd.h"
 
 /* Where each path wins, measured on make bench's shapes. */
 enum { TRANSPOSED_MIN_ROWS = 8, KERNEL_MAX_ROWS = 128 };
@@ -241,7 +240,7 @@ static void linear_task(void *context, int index)
                        last);
 }
 
-void ted_linear(float *y, const float *x, const float *W, const float *b, int rows,
+void ted_matmul(float *y, const float *x, const float *W, const float *b, int rows,
                 int in_features, int out_features)
 {
     linear_job job = {y, x, NULL, W, b, rows, in_features, out_features, 0};

@@ -1,4 +1,5 @@
-#include "core/parallel.h"
+/* The thread pool of the kernels (declared in kernels/kernels.h). */
+#include "kernels/kernels.h"
 
 #include <cblas.h>
 #include <pthread.h>
@@ -17,13 +18,14 @@ enum { MAX_THREADS = 64, SPIN_ROUNDS = 200000 };
  *
  * Idle workers spin for a while before sleeping: a decoder step hands out
  * dozens of jobs a few microseconds apart, and waking a sleeping thread
- * costs about as much as a job. */
+ * costs about as much as a job. A spinning thread tells the core so
+ * (pause), which leaves the other hyperthread its share. */
 static struct {
     pthread_mutex_t owner;   /* held by the thread whose jobs the pool runs */
     pthread_mutex_t sleep;
     pthread_cond_t wake;
     pthread_t workers[MAX_THREADS];
-    int worker_count;
+    atomic_int worker_count; /* written under `owner`, read by anyone */
 
     void (*task)(void *, int);
     void *context;
@@ -37,6 +39,15 @@ static struct {
     .sleep = PTHREAD_MUTEX_INITIALIZER,
     .wake = PTHREAD_COND_INITIALIZER,
 };
+
+static inline void spin_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
 
 static bool claim_task(uint32_t job, int *index)
 {
@@ -66,6 +77,7 @@ static uint32_t wait_for_job(uint32_t seen)
         uint32_t job = atomic_load_explicit(&pool.job, memory_order_acquire);
         if (job != seen || atomic_load(&pool.stopping))
             return job;
+        spin_pause();
     }
     pthread_mutex_lock(&pool.sleep);
     while (atomic_load(&pool.job) == seen && !atomic_load(&pool.stopping))
@@ -91,9 +103,10 @@ static void stop_workers(void)
     atomic_store(&pool.stopping, true);
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.sleep);
-    for (int i = 0; i < pool.worker_count; i++)
+    int workers = atomic_load(&pool.worker_count);
+    for (int i = 0; i < workers; i++)
         pthread_join(pool.workers[i], NULL);
-    pool.worker_count = 0;
+    atomic_store(&pool.worker_count, 0);
     atomic_store(&pool.stopping, false);
 }
 
@@ -105,27 +118,27 @@ void ted_parallel_set_threads(int threads)
         threads = MAX_THREADS;
     openblas_set_num_threads(1);
     pthread_mutex_lock(&pool.owner);
-    if (threads - 1 != pool.worker_count) {
+    if (threads - 1 != atomic_load(&pool.worker_count)) {
         stop_workers();
         uint32_t job = atomic_load(&pool.job);
-        for (int i = 0; i < threads - 1; i++) {
-            if (pthread_create(&pool.workers[i], NULL, worker, (void *)(uintptr_t)job) != 0)
-                break;  /* fewer threads: slower, still correct */
-            pool.worker_count++;
-        }
+        int started = 0;
+        while (started < threads - 1 &&
+               pthread_create(&pool.workers[started], NULL, worker, (void *)(uintptr_t)job) == 0)
+            started++;  /* fewer threads when one cannot start: slower, still correct */
+        atomic_store(&pool.worker_count, started);
     }
     pthread_mutex_unlock(&pool.owner);
 }
 
 int ted_parallel_threads(void)
 {
-    return pool.worker_count + 1;
+    return atomic_load(&pool.worker_count) + 1;
 }
 
 void ted_parallel_for(int count, void (*task)(void *context, int index), void *context)
 {
     bool owned = count > 1 && pthread_mutex_trylock(&pool.owner) == 0;
-    if (!owned || pool.worker_count == 0) {
+    if (!owned || atomic_load(&pool.worker_count) == 0) {
         for (int i = 0; i < count; i++)
             task(context, i);
         if (owned)
@@ -148,6 +161,6 @@ void ted_parallel_for(int count, void (*task)(void *context, int index), void *c
 
     run_tasks(job);
     while (atomic_load(&pool.completed) < count)
-        ;
+        spin_pause();
     pthread_mutex_unlock(&pool.owner);
 }

@@ -1,0 +1,58 @@
+/* The kernels: the arithmetic every layer is made of, behind one narrow
+ * interface. src/layers says what the model computes (project, split into
+ * heads, scores, softmax, merge heads, Add & Norm, ...) and calls these;
+ * how each one is computed (vector width, tiling, OpenBLAS, threads) is
+ * decided here and nowhere else. */
+#ifndef TED_KERNELS_KERNELS_H
+#define TED_KERNELS_KERNELS_H
+
+/* ---- the matrix product of every Linear layer ----------------------------
+ * y (rows, out_features) = x (rows, in_features) W^T + b, with W as
+ * PyTorch's nn.Linear stores it: (out_features, in_features), row-major.
+ * b is (out_features) or NULL. Any number of rows; spread over the pool. */
+void ted_matmul(float *y, const float *x, const float *W, const float *b, int rows,
+                int in_features, int out_features);
+
+/* ---- vectors -------------------------------------------------------------- */
+
+/* scores (count) = scale * (keys[j] . q), keys (count, size): one query
+ * against a head's keys. */
+void ted_scaled_dots(float *scores, const float *q, const float *keys, int count, int size,
+                     float scale);
+
+/* out (size) = sum_j weights[j] * values[j], values (count, size). */
+void ted_weighted_sum(float *out, const float *weights, const float *values, int count,
+                      int size);
+
+/* The largest of x (n), -inf when n is 0 or every value is NaN. */
+float ted_max(const float *x, int n);
+
+/* The first index of the largest value of x (n); NaN is never the largest;
+ * 0 when nothing is larger than -inf. */
+int ted_index_of_max(const float *x, int n);
+
+/* x[i] = exp(x[i] - shift) in place; returns the sum of the results. */
+double ted_exp_shifted(float *x, int n, float shift);
+
+/* The sum of exp(x[i] - shift), x unchanged. */
+double ted_sum_exp_shifted(const float *x, int n, float shift);
+
+/* x[i] *= factor. */
+void ted_scale(float *x, int n, float factor);
+
+/* ---- the thread pool -------------------------------------------------------
+ * One process-wide pool, so that ted's threads and OpenBLAS's never compete
+ * for the same cores: OpenBLAS runs single-threaded inside each task. */
+
+/* How many threads run tasks (the caller counts as one); 1 runs everything
+ * on the calling thread. */
+void ted_parallel_set_threads(int threads);
+int ted_parallel_threads(void);
+
+/* Runs task(context, i) for every i in [0, count), spread over the pool,
+ * and returns when all are done. When another thread is already using the
+ * pool, runs them all on the calling thread, so concurrent sessions stay
+ * correct. */
+void ted_parallel_for(int count, void (*task)(void *context, int index), void *context);
+
+#endif

@@ -1,0 +1,92 @@
+/* The vector kernels (declared in kernels/kernels.h): what attention's
+ * scores and weighted sums and the softmax over the vocabulary are made of. */
+#include <math.h>
+#include <stddef.h>
+
+#include "kernels/kernels.h"
+#include "kernels/simd.h"
+
+void ted_scaled_dots(float *scores, const float *q, const float *keys, int count, int size,
+                     float scale)
+{
+    for (int j = 0; j < count; j++)
+        scores[j] = ted_dot(q, keys + (size_t)j * size, size) * scale;
+}
+
+void ted_weighted_sum(float *out, const float *weights, const float *values, int count,
+                      int size)
+{
+    for (int i = 0; i < size; i++)
+        out[i] = 0.0f;
+    for (int j = 0; j < count; j++)
+        ted_axpy(out, weights[j], values + (size_t)j * size, size);
+}
+
+float ted_max(const float *x, int n)
+{
+    float m = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (x[i] > m)
+            m = x[i];
+    return m;
+}
+
+/* The largest value by vectors, then the first index holding it: greedy
+ * decoding scans the whole target vocabulary for every sentence at every
+ * step. Like a scalar scan with '>', it skips NaN. */
+int ted_index_of_max(const float *x, int n)
+{
+    ted_vec best = (ted_vec){0} - __builtin_inff();
+    int i = 0;
+    for (; i + TED_VEC_FLOATS <= n; i += TED_VEC_FLOATS) {
+        ted_vec v = ted_vec_load(x + i);
+        best = ted_vec_select(v > best, v, best);
+    }
+    float best_value = -__builtin_inff();
+    for (int lane = 0; lane < TED_VEC_FLOATS; lane++)
+        if (best[lane] > best_value)
+            best_value = best[lane];
+    for (; i < n; i++)
+        if (x[i] > best_value)
+            best_value = x[i];
+    for (i = 0; i < n; i++)
+        if (x[i] == best_value)
+            return i;
+    return 0;
+}
+
+/* The softmax over the whole target vocabulary runs at every step of beam
+ * search and sampling: exp is vectorized (simd.h). */
+double ted_exp_shifted(float *x, int n, float shift)
+{
+    ted_vec sum = {0};
+    int i = 0;
+    for (; i + TED_VEC_FLOATS <= n; i += TED_VEC_FLOATS) {
+        ted_vec e = ted_vec_exp(ted_vec_load(x + i) - shift);
+        ted_vec_store(x + i, e);
+        sum += e;
+    }
+    double total = ted_vec_sum(sum);
+    for (; i < n; i++) {
+        x[i] = expf(x[i] - shift);
+        total += x[i];
+    }
+    return total;
+}
+
+double ted_sum_exp_shifted(const float *x, int n, float shift)
+{
+    double sum = 0.0;
+    int i = 0;
+    for (; i + TED_VEC_FLOATS <= n; i += TED_VEC_FLOATS)
+        sum += ted_vec_sum(ted_vec_exp(ted_vec_load(x + i) - shift));
+    for (; i < n; i++)
+        sum += expf(x[i] - shift);
+    return sum;
+}
+
+void ted_scale(float *x, int n, float factor)
+{
+    for (int i = 0; i < n; i++)
+        x[i] *= factor;
+}
