@@ -150,11 +150,13 @@ def activation_cases(h, rng):
                1e4]
     x = np.concatenate([np.array(special), f32(rng, 21, scale=3.0)]).astype(np.float32)
     x = x.astype(np.float64)
-    h.text("\n/* ---- ted_relu vs F.relu, ted_gelu vs F.gelu (exact erf form) ---- */\n")
+    h.text("\n/* ---- ted_relu vs F.relu, ted_gelu vs F.gelu (exact erf form), ted_silu vs "
+           "F.silu ---- */\n")
     h.define("ACTIVATION_N", len(x))
     h.floats("activation_x", x)
     h.floats("relu_y", F.relu(t64(x)).numpy())
     h.floats("gelu_y", F.gelu(t64(x)).numpy())
+    h.floats("silu_y", F.silu(t64(x)).numpy())
 
 
 def feed_forward_cases(h, rng):
@@ -168,7 +170,7 @@ def feed_forward_cases(h, rng):
     h.define("FF_DFF", d_ff)
     for name, a in (("ff_x", x), ("ff_W1", W1), ("ff_b1", b1), ("ff_W2", W2), ("ff_b2", b2)):
         h.floats(name, a)
-    for act, fn in (("relu", F.relu), ("gelu", F.gelu)):
+    for act, fn in (("relu", F.relu), ("gelu", F.gelu), ("silu", F.silu)):
         y = F.linear(fn(F.linear(t64(x), t64(W1), t64(b1))), t64(W2), t64(b2)).numpy()
         h.floats(f"ff_y_{act}", y)
 

@@ -16,7 +16,18 @@ extern "C" {
 typedef enum ted_activation {
     TED_ACTIVATION_RELU,
     TED_ACTIVATION_GELU,  /* exact: x * (1 + erf(x / sqrt 2)) / 2 */
+    TED_ACTIVATION_SILU,  /* x * sigmoid(x), "swish" */
 } ted_activation;
+
+typedef enum ted_tensor_names {
+    TED_NAMES_TUTORIAL,  /* PyTorch's translation tutorial (Seq2SeqTransformer) */
+    TED_NAMES_MARIAN,    /* Hugging Face MarianMTModel */
+} ted_tensor_names;
+
+typedef enum ted_attention_projection {
+    TED_PROJECTION_PACKED,    /* one in_proj_weight (3 * d_model, d_model): W^Q, W^K, W^V */
+    TED_PROJECTION_SEPARATE,  /* q_proj, k_proj, v_proj of (d_model, d_model) each */
+} ted_attention_projection;
 
 typedef enum ted_positional_layout {
     TED_POSITIONS_INTERLEAVED,  /* sin at even, cos at odd dimensions (the paper, PyTorch) */
@@ -45,6 +56,11 @@ typedef struct ted_config {
     ted_positional_layout positional_layout;
     bool encoder_final_norm;  /* a LayerNorm after the last encoder layer */
     bool decoder_final_norm;  /* a LayerNorm after the last decoder layer */
+    ted_tensor_names tensor_names;  /* how the weights file names its tensors */
+    ted_attention_projection attention_projection;
+    bool shared_embeddings;   /* source and target embeddings are one table */
+    bool tied_output;         /* the final Linear's weight is the target embedding */
+    bool output_bias;         /* the final Linear has a bias */
 
     /* weights: the safetensors file, relative to the model directory */
     char weights[TED_CONFIG_PATH_SIZE];

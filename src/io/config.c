@@ -136,6 +136,7 @@ static const ted_config defaults = {
     .positional_layout = TED_POSITIONS_INTERLEAVED,
     .encoder_final_norm = true,
     .decoder_final_norm = true,
+    .output_bias = true,
     .tokenizer = TED_TOKENIZER_WHITESPACE,
     .lowercase = false,
     .unk_id = 0,

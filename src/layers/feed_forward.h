@@ -23,5 +23,6 @@ void ted_feed_forward(float *out, float *hidden, const float *x,
 /* The activations, in place over n values. */
 void ted_relu(float *x, size_t n);
 void ted_gelu(float *x, size_t n);
+void ted_silu(float *x, size_t n);
 
 #endif

@@ -206,6 +206,14 @@ Test(layers, gelu_exact_erf)
     ASSERT_CLOSE(x, gelu_y, ACTIVATION_N, TOL_OP, "gelu");
 }
 
+Test(layers, silu)
+{
+    float x[ACTIVATION_N];
+    memcpy(x, activation_x, sizeof x);
+    ted_silu(x, ACTIVATION_N);
+    ASSERT_CLOSE(x, silu_y, ACTIVATION_N, TOL_OP, "silu");
+}
+
 /* ---- feed-forward ------------------------------------------------------ */
 
 static void check_feed_forward(ted_activation activation, const float *expected,
@@ -225,6 +233,11 @@ Test(layers, feed_forward_relu)
 Test(layers, feed_forward_gelu)
 {
     check_feed_forward(TED_ACTIVATION_GELU, ff_y_gelu, "feed-forward gelu");
+}
+
+Test(layers, feed_forward_silu)
+{
+    check_feed_forward(TED_ACTIVATION_SILU, ff_y_silu, "feed-forward silu");
 }
 
 /* ---- softmax ----------------------------------------------------------- */

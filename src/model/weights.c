@@ -1,0 +1,352 @@
+/* Binding tensors to weight pointers (model/weights.h). A naming scheme
+ * (config tensor_names) says what each weight is called in the file;
+ * everything else (packed or separate Q/K/V, shared embeddings, a tied
+ * output projection, final norms) is a config key of its own. */
+#include "model/weights.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+
+/* ---- naming schemes -------------------------------------------------------- */
+
+typedef struct tensor_names {
+    const char *src_embedding, *tgt_embedding, *shared_embedding;  /* NULL: none */
+    const char *encoder_layer, *decoder_layer;  /* prefixes, with %d for the layer */
+    const char *self_attention, *cross_attention;
+    const char *packed_projection;         /* + "_weight", "_bias" */
+    const char *q, *k, *v, *out;           /* + ".weight", ".bias" */
+    const char *ffn_in, *ffn_out;
+    const char *encoder_norms[2];          /* after self-attention, feed-forward */
+    const char *decoder_norms[3];          /* after self-, cross-attention, feed-forward */
+    const char *encoder, *decoder;         /* the stacks' prefixes, for their final norms */
+    const char *final_norm;
+    const char *output_weight, *output_bias;
+} tensor_names;
+
+static const tensor_names schemes[] = {
+    [TED_NAMES_TUTORIAL] = {
+        "src_tok_emb.embedding.weight", "tgt_tok_emb.embedding.weight", NULL,
+        "transformer.encoder.layers.%d", "transformer.decoder.layers.%d",
+        "self_attn", "multihead_attn",
+        "in_proj", "q_proj", "k_proj", "v_proj", "out_proj",
+        "linear1", "linear2",
+        {"norm1", "norm2"}, {"norm1", "norm2", "norm3"},
+        "transformer.encoder", "transformer.decoder", "norm",
+        "generator.weight", "generator.bias"},
+    [TED_NAMES_MARIAN] = {
+        "model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight",
+        "model.shared.weight",
+        "model.encoder.layers.%d", "model.decoder.layers.%d",
+        "self_attn", "encoder_attn",
+        "in_proj", "q_proj", "k_proj", "v_proj", "out_proj",
+        "fc1", "fc2",
+        {"self_attn_layer_norm", "final_layer_norm"},
+        {"self_attn_layer_norm", "encoder_attn_layer_norm", "final_layer_norm"},
+        "model.encoder", "model.decoder", "layer_norm",
+        "lm_head.weight", "final_logits_bias"},
+};
+
+/* ---- one tensor ------------------------------------------------------------ */
+
+typedef struct weight_binder {
+    ted_model *model;
+    const tensor_names *names;
+    const char *path;      /* the weights file, for messages */
+    unsigned char *used;   /* (file.count): which tensors the config uses */
+    ted_error *err;
+} weight_binder;
+
+static float half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    int exponent = (h >> 10) & 0x1f;
+    uint32_t mantissa = h & 0x3ff;
+    float magnitude;
+    if (exponent == 0)
+        magnitude = ldexpf((float)mantissa, -24);
+    else if (exponent == 31)
+        magnitude = mantissa ? NAN : INFINITY;
+    else
+        magnitude = ldexpf((float)(mantissa | 0x400), exponent - 25);
+    uint32_t bits;
+    memcpy(&bits, &magnitude, sizeof bits);
+    bits |= sign;
+    memcpy(&magnitude, &bits, sizeof bits);
+    return magnitude;
+}
+
+/* F32 tensors aligned for float access are used in place; anything else is
+ * converted into a buffer the model owns. */
+static ted_status to_f32(weight_binder *b, const ted_st_tensor *t, size_t count,
+                         const float **out)
+{
+    if (t->dtype == TED_DTYPE_F32 && (uintptr_t)t->data % sizeof(float) == 0) {
+        *out = t->data;
+        return TED_OK;
+    }
+    ted_model *m = b->model;
+    float **grown = realloc(m->converted, sizeof *grown * (m->converted_count + 1));
+    if (!grown)
+        return ted_fail(b->err, TED_ERR_NOMEM, "%s: tensor '%s': out of memory", b->path,
+                        t->name);
+    m->converted = grown;
+    float *f = ted_alloc_floats(count, t->name, b->err);
+    if (!f)
+        return TED_ERR_NOMEM;
+    m->converted[m->converted_count++] = f;
+    const unsigned char *src = t->data;
+    for (size_t i = 0; i < count; i++) {
+        if (t->dtype == TED_DTYPE_F32) {
+            memcpy(&f[i], src + 4 * i, 4);
+            continue;
+        }
+        uint16_t h;
+        memcpy(&h, src + 2 * i, 2);
+        if (t->dtype == TED_DTYPE_F16) {
+            f[i] = half_to_float(h);
+        } else {
+            uint32_t bits = (uint32_t)h << 16;
+            memcpy(&f[i], &bits, 4);
+        }
+    }
+    *out = f;
+    return TED_OK;
+}
+
+static void format_shape(char *buf, size_t size, const int64_t *shape, int ndim)
+{
+    int n = snprintf(buf, size, "[");
+    for (int i = 0; i < ndim && n > 0 && (size_t)n < size; i++)
+        n += snprintf(buf + n, size - n, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    if (n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - n, "]");
+}
+
+/* Points *field at tensor NAME, which must have shape (rows) when cols is 0,
+ * else (rows, cols). */
+static ted_status bind(weight_binder *b, const float **field, int64_t rows, int64_t cols,
+                       const char *name_format, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static ted_status bind(weight_binder *b, const float **field, int64_t rows, int64_t cols,
+                       const char *name_format, ...)
+{
+    char name[256];
+    va_list args;
+    va_start(args, name_format);
+    vsnprintf(name, sizeof name, name_format, args);
+    va_end(args);
+
+    const ted_st_tensor *t = ted_safetensors_find(&b->model->file, name);
+    if (!t)
+        return ted_fail(b->err, TED_ERR_WEIGHTS, "%s: missing tensor '%s'", b->path, name);
+    b->used[t - b->model->file.tensors] = 1;
+
+    int64_t expected[2] = {rows, cols};
+    int ndim = cols ? 2 : 1;
+    bool same = t->ndim == ndim;
+    for (int i = 0; same && i < ndim; i++)
+        same = t->shape[i] == expected[i];
+    if (!same) {
+        char got[96], want[96];
+        format_shape(got, sizeof got, t->shape, t->ndim);
+        format_shape(want, sizeof want, expected, ndim);
+        return ted_fail(b->err, TED_ERR_WEIGHTS,
+                        "%s: tensor '%s' has shape %s, the config needs %s", b->path, name, got,
+                        want);
+    }
+    /* Vectors (biases, LayerNorms) are a sliver of the file: checked here.
+     * Matrices are checked by ted_model_check_weights (ted info --check). */
+    ted_status s = cols ? TED_OK : ted_safetensors_check_finite(t, b->path, b->err);
+    return s ? s : to_f32(b, t, (size_t)rows * (size_t)(cols ? cols : 1), field);
+}
+
+/* Every tensor of the file must be one the config uses: an extra one means
+ * the config and the weights disagree (more layers, a final norm...). */
+static ted_status check_all_used(weight_binder *b)
+{
+    const ted_safetensors *f = &b->model->file;
+    for (int i = 0; i < f->count; i++)
+        if (!b->used[i])
+            return ted_fail(b->err, TED_ERR_WEIGHTS,
+                            "%s: tensor '%s' is not part of the model config.yaml describes "
+                            "(check encoder_layers, decoder_layers and the final norms)",
+                            b->path, f->tensors[i].name);
+    return TED_OK;
+}
+
+static ted_status bind_norm(weight_binder *b, ted_layer_norm_weights *w, int d,
+                            const char *prefix, const char *name)
+{
+    ted_status s = bind(b, &w->weight, d, 0, "%s.%s.weight", prefix, name);
+    return s ? s : bind(b, &w->bias, d, 0, "%s.%s.bias", prefix, name);
+}
+
+/* ---- multi-head attention ------------------------------------------------- */
+
+/* W^Q, W^K, W^V as the thirds of a packed (3 * d, d) projection. */
+static ted_status bind_packed_projection(weight_binder *b, ted_attention_weights *w, int d,
+                                         const char *prefix)
+{
+    const char *name = b->names->packed_projection;
+    const float *weight, *bias;
+    ted_status s;
+    if ((s = bind(b, &weight, 3 * d, d, "%s.%s_weight", prefix, name)) ||
+        (s = bind(b, &bias, 3 * d, 0, "%s.%s_bias", prefix, name)))
+        return s;
+    size_t matrix = (size_t)d * d;
+    w->q_weight = weight, w->q_bias = bias;
+    w->k_weight = weight + matrix, w->k_bias = bias + d;
+    w->v_weight = weight + 2 * matrix, w->v_bias = bias + 2 * d;
+    return TED_OK;
+}
+
+static ted_status bind_linear(weight_binder *b, const float **weight, const float **bias,
+                              int out, int in, const char *prefix, const char *name)
+{
+    ted_status s = bind(b, weight, out, in, "%s.%s.weight", prefix, name);
+    return s ? s : bind(b, bias, out, 0, "%s.%s.bias", prefix, name);
+}
+
+static ted_status bind_attention(weight_binder *b, ted_attention_weights *w, int d,
+                                 const char *layer, const char *attention)
+{
+    const tensor_names *n = b->names;
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "%s.%s", layer, attention);
+    ted_status s;
+    if (b->model->config.attention_projection == TED_PROJECTION_PACKED)
+        s = bind_packed_projection(b, w, d, prefix);
+    else if (!(s = bind_linear(b, &w->q_weight, &w->q_bias, d, d, prefix, n->q)) &&
+             !(s = bind_linear(b, &w->k_weight, &w->k_bias, d, d, prefix, n->k)))
+        s = bind_linear(b, &w->v_weight, &w->v_bias, d, d, prefix, n->v);
+    return s ? s : bind_linear(b, &w->out_weight, &w->out_bias, d, d, prefix, n->out);
+}
+
+/* ---- layers ---------------------------------------------------------------- */
+
+static ted_status bind_feed_forward(weight_binder *b, ted_feed_forward_weights *w,
+                                    const ted_config *c, const char *layer)
+{
+    const tensor_names *n = b->names;
+    ted_status s = bind_linear(b, &w->linear1_weight, &w->linear1_bias, c->d_ff, c->d_model,
+                               layer, n->ffn_in);
+    return s ? s : bind_linear(b, &w->linear2_weight, &w->linear2_bias, c->d_model, c->d_ff,
+                               layer, n->ffn_out);
+}
+
+static ted_status bind_encoder_layer(weight_binder *b, ted_encoder_layer *w, int index)
+{
+    const ted_config *c = &b->model->config;
+    const tensor_names *n = b->names;
+    char layer[96];
+    snprintf(layer, sizeof layer, n->encoder_layer, index);
+    ted_status s;
+    if ((s = bind_attention(b, &w->self_attention, c->d_model, layer, n->self_attention)) ||
+        (s = bind_feed_forward(b, &w->feed_forward, c, layer)) ||
+        (s = bind_norm(b, &w->norm1, c->d_model, layer, n->encoder_norms[0])))
+        return s;
+    return bind_norm(b, &w->norm2, c->d_model, layer, n->encoder_norms[1]);
+}
+
+static ted_status bind_decoder_layer(weight_binder *b, ted_decoder_layer *w, int index)
+{
+    const ted_config *c = &b->model->config;
+    const tensor_names *n = b->names;
+    char layer[96];
+    snprintf(layer, sizeof layer, n->decoder_layer, index);
+    ted_status s;
+    if ((s = bind_attention(b, &w->self_attention, c->d_model, layer, n->self_attention)) ||
+        (s = bind_attention(b, &w->cross_attention, c->d_model, layer, n->cross_attention)) ||
+        (s = bind_feed_forward(b, &w->feed_forward, c, layer)))
+        return s;
+    ted_layer_norm_weights *norms[3] = {&w->norm1, &w->norm2, &w->norm3};
+    for (int i = 0; i < 3; i++)
+        if ((s = bind_norm(b, norms[i], c->d_model, layer, n->decoder_norms[i])))
+            return s;
+    return TED_OK;
+}
+
+/* ---- the whole model ------------------------------------------------------- */
+
+static ted_status bind_embeddings(weight_binder *b, ted_weights *w)
+{
+    const ted_config *c = &b->model->config;
+    const tensor_names *n = b->names;
+    if (c->shared_embeddings) {
+        ted_status s = bind(b, &w->src_embedding, c->src_vocab_size, c->d_model, "%s",
+                            n->shared_embedding);
+        w->tgt_embedding = w->src_embedding;
+        return s;
+    }
+    ted_status s = bind(b, &w->src_embedding, c->src_vocab_size, c->d_model, "%s",
+                        n->src_embedding);
+    return s ? s : bind(b, &w->tgt_embedding, c->tgt_vocab_size, c->d_model, "%s",
+                        n->tgt_embedding);
+}
+
+/* The final Linear: its own weight, or the target embedding used in place
+ * (tied_output); a bias or none. */
+static ted_status bind_output(weight_binder *b, ted_weights *w)
+{
+    const ted_config *c = &b->model->config;
+    const tensor_names *n = b->names;
+    ted_status s = TED_OK;
+    w->generator.weight = w->tgt_embedding;
+    if (!c->tied_output)
+        s = bind(b, &w->generator.weight, c->tgt_vocab_size, c->d_model, "%s", n->output_weight);
+    w->generator.bias = NULL;
+    if (!s && c->output_bias)
+        s = bind(b, &w->generator.bias, c->tgt_vocab_size, 0, "%s", n->output_bias);
+    return s;
+}
+
+static ted_status bind_stacks(weight_binder *b, ted_weights *w)
+{
+    const ted_config *c = &b->model->config;
+    const tensor_names *n = b->names;
+    w->encoder = ted_alloc(c->encoder_layers, sizeof *w->encoder, "encoder layers", b->err);
+    w->decoder = ted_alloc(c->decoder_layers, sizeof *w->decoder, "decoder layers", b->err);
+    if (!w->encoder || !w->decoder)
+        return TED_ERR_NOMEM;
+    ted_status s;
+    for (int i = 0; i < c->encoder_layers; i++)
+        if ((s = bind_encoder_layer(b, &w->encoder[i], i)))
+            return s;
+    for (int i = 0; i < c->decoder_layers; i++)
+        if ((s = bind_decoder_layer(b, &w->decoder[i], i)))
+            return s;
+    if (c->encoder_final_norm &&
+        (s = bind_norm(b, &w->encoder_norm, c->d_model, n->encoder, n->final_norm)))
+        return s;
+    if (c->decoder_final_norm &&
+        (s = bind_norm(b, &w->decoder_norm, c->d_model, n->decoder, n->final_norm)))
+        return s;
+    return TED_OK;
+}
+
+ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err)
+{
+    weight_binder b = {.model = m, .names = &schemes[m->config.tensor_names], .path = path,
+                       .err = err};
+    b.used = ted_alloc(m->file.count, 1, "tensor flags", err);
+    if (!b.used)
+        return TED_ERR_NOMEM;
+    ted_weights *w = &m->weights;
+    ted_status s = bind_embeddings(&b, w);
+    if (!s)
+        s = bind_stacks(&b, w);
+    if (!s)
+        s = bind_output(&b, w);
+    if (!s)
+        s = check_all_used(&b);
+    free(b.used);
+    return s;
+}

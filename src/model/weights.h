@@ -1,0 +1,13 @@
+/* Binding the tensors of a model's safetensors file to its weight pointers. */
+#ifndef TED_MODEL_WEIGHTS_H
+#define TED_MODEL_WEIGHTS_H
+
+#include "model/model.h"
+
+/* Fills m->weights from m->file as m->config describes it: every tensor is
+ * found by the name the config's tensor_names scheme gives it and checked
+ * for shape; F32 tensors are used in place, F16/BF16 converted; a tensor
+ * the config does not use is an error. `path` names the file in messages. */
+ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err);
+
+#endif
