@@ -14,6 +14,7 @@
 PYTHON ?= /usr/bin/python3
 PREFIX ?= /usr/local
 CC ?= cc
+CXX ?= c++
 
 ifeq ($(SAN),1)
 BUILD ?= build-san
@@ -25,7 +26,7 @@ SANFLAGS :=
 OPT ?= -O2
 endif
 
-DEPS := openblas yaml-0.1 libcjson
+DEPS := openblas yaml-0.1 libcjson sentencepiece
 DEP_CFLAGS := $(shell pkg-config --cflags $(DEPS) 2>/dev/null)
 DEP_LIBS := $(shell pkg-config --libs $(DEPS) 2>/dev/null)
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
@@ -33,15 +34,18 @@ CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
 CFLAGS ?= $(OPT) -g -march=native
 CFLAGS += -std=c11 -ffp-contract=fast -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Wstrict-prototypes \
           -Iinclude -Isrc $(DEP_CFLAGS) $(SANFLAGS) -MMD -MP
+CXXFLAGS ?= $(OPT) -g
+CXXFLAGS += -std=c++17 -Wall -Wextra -Iinclude -Isrc $(DEP_CFLAGS) $(SANFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
-LDLIBS := $(DEP_LIBS) -lm -lpthread
+LDLIBS := $(DEP_LIBS) -lstdc++ -lm -lpthread
 
-LIB_SRC := $(wildcard src/core/*.c src/kernels/*.c src/layers/*.c src/model/*.c src/io/*.c)
+LIB_SRC := $(wildcard src/core/*.c src/kernels/*.c src/layers/*.c src/model/*.c src/io/*.c) \
+           $(wildcard src/io/*.cc)
 CLI_SRC := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
 EXAMPLE_SRC := examples/translate.c
 
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ := $(patsubst %.cc,$(BUILD)/%.o,$(LIB_SRC:%.c=$(BUILD)/%.o))
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
@@ -56,6 +60,10 @@ all: $(LIB) $(TED)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@

@@ -85,7 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ted_config config = {
         .tokenizer = (data[0] & 1) ? TED_TOKENIZER_CHAR : TED_TOKENIZER_WHITESPACE,
         .lowercase = (data[0] & 2) != 0,
-        .source_bos_eos = (data[0] & 4) != 0,
+        .source_bos = (data[0] & 4) != 0,
+        .source_eos = (data[0] & 8) != 0,
         .unk_id = 0, .pad_id = 1, .bos_id = 2, .eos_id = 3,
         .src_vocab_size = vocab.size, .tgt_vocab_size = vocab.size,
     };
@@ -97,13 +98,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(text, data + 1, length);
     int *ids = NULL, count = -1, unknown = -1;
     ted_error err = {0};
-    ted_status status = ted_tokenize(&config, &vocab, text, length, &ids, &count, &unknown, &err);
+    ted_status status = ted_tokenize(&config, &vocab, NULL, text, length, &ids, &count, &unknown, &err);
     if (status != TED_OK) {
         REQUIRE(status == TED_ERR_INPUT && ids == NULL && err.message[0] != '\0');
         free(text);
         return 0;
     }
-    int wrap = config.source_bos_eos ? 2 : 0;
+    int wrap = config.source_bos + config.source_eos;
     REQUIRE(count >= wrap && (size_t)(count - wrap) <= length);
     REQUIRE(unknown >= 0 && unknown <= count - wrap);
     int unk_seen = 0;
@@ -114,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     REQUIRE(unk_seen >= unknown);  /* "<unk>" itself is a known token */
     if (wrap)
         REQUIRE(ids[0] == config.bos_id && ids[count - 1] == config.eos_id);
-    char *back = ted_detokenize(&config, &vocab, ids, count);
+    char *back = ted_detokenize(&config, &vocab, NULL, ids, count);
     REQUIRE(back);
     if (unknown == 0 && !config.lowercase) {
         char *expected = expected_text(&config, text, length);
@@ -130,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         unsigned char c = data[1 + i];
         raw[i] = c == 0xFF ? INT_MAX : c == 0xFE ? INT_MIN : (int)(c % 32) - 3;
     }
-    back = ted_detokenize(&config, &vocab, raw, n);
+    back = ted_detokenize(&config, &vocab, NULL, raw, n);
     REQUIRE(back);
     free(back);
     free(raw);

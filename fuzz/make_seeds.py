@@ -63,7 +63,7 @@ def config_seeds():
                    b"positional_encoding: concatenated}\nweights: w.safetensors\n"
                    b"tokenizer: {type: char, lowercase: true, src_vocab: a/s.txt, "
                    b"tgt_vocab: \"t.txt\", unk_id: 3, pad_id: 0, bos_id: 1, eos_id: 2, "
-                   b"source_bos_eos: false}\n"
+                   b"source_bos: false, source_eos: false}\n"
                    b"decoding: {max_length: 10, beam_size: 4, length_penalty: 1.0}\n")
     yield "sampling", (b"model:\n  d_model: 4\n  heads: 1\n  encoder_layers: 1\n"
                        b"  decoder_layers: 2\n  d_ff: 4\n  src_vocab_size: 4\n"

@@ -110,7 +110,8 @@ class Model:
         self.tgt_vocab = read_tokens(os.path.join(model_dir, tok["tgt_vocab"]))
         self.src_index = {t: i for i, t in enumerate(self.src_vocab)}
         self.lowercase = tok.get("lowercase", "false") == "true"
-        self.wrap = tok.get("source_bos_eos", "true") == "true"
+        self.source_bos = tok.get("source_bos", "true") == "true"
+        self.source_eos = tok.get("source_eos", "true") == "true"
         self.unk, self.pad = int(tok.get("unk_id", 0)), int(tok.get("pad_id", 1))
         self.bos, self.eos = int(tok.get("bos_id", 2)), int(tok.get("eos_id", 3))
         self.max_length = int(dec.get("max_length", 0))
@@ -120,7 +121,7 @@ class Model:
         if self.lowercase:
             text = "".join(c.lower() if "A" <= c <= "Z" else c for c in text)
         ids = [self.src_index.get(w, self.unk) for w in text.split()]
-        return [self.bos] + ids + [self.eos] if self.wrap else ids
+        return [self.bos] * self.source_bos + ids + [self.eos] * self.source_eos
 
     def max_target_length(self, source_tokens, max_length=0):
         """ted_max_target_length: tokens allowed, EOS counted."""
@@ -208,7 +209,7 @@ def main():
     m = Model(args.model_dir)
     for index, line in enumerate(sys.stdin):
         ids = m.source_ids(line)
-        if len(ids) <= (2 if m.wrap else 0):
+        if len(ids) <= m.source_bos + m.source_eos:
             for _ in range(args.n_best):
                 print(f"{index} |||  ||| 0.000000 ||| 0.000000 |||")
             continue

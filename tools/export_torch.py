@@ -268,7 +268,8 @@ tokenizer:
   pad_id: {t['pad_id']}
   bos_id: {t['bos_id']}
   eos_id: {t['eos_id']}
-  source_bos_eos: {yaml_bool(t['source_bos_eos'])}
+  source_bos: {yaml_bool(t['source_bos_eos'])}
+  source_eos: {yaml_bool(t['source_bos_eos'])}
 decoding:
   # Target tokens generated, EOS counted: at most min(max_length, source
   # tokens incl. BOS/EOS + max_length_offset); 0 turns a bound off. The

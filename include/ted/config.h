@@ -37,6 +37,7 @@ typedef enum ted_positional_layout {
 typedef enum ted_tokenizer_kind {
     TED_TOKENIZER_WHITESPACE,  /* tokens are separated by spaces and tabs */
     TED_TOKENIZER_CHAR,        /* every UTF-8 character is a token */
+    TED_TOKENIZER_SENTENCEPIECE, /* a SentencePiece model's pieces */
 } ted_tokenizer_kind;
 
 typedef struct ted_config {
@@ -70,8 +71,11 @@ typedef struct ted_config {
     bool lowercase;
     char src_vocab[TED_CONFIG_PATH_SIZE];
     char tgt_vocab[TED_CONFIG_PATH_SIZE];
+    char src_spm[TED_CONFIG_PATH_SIZE];  /* sentencepiece: the SentencePiece models */
+    char tgt_spm[TED_CONFIG_PATH_SIZE];
     int unk_id, pad_id, bos_id, eos_id;
-    bool source_bos_eos;      /* wrap each source as BOS ... EOS */
+    bool source_bos;          /* put BOS before each source */
+    bool source_eos;          /* put EOS after each source */
 
     /* decoding: at most min(max_length, source tokens + max_length_offset)
      * target tokens are generated, EOS counted; 0 disables either bound. */

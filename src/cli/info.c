@@ -40,7 +40,7 @@ static void print_config(const ted_config *c)
     printf("  src_vocab: %s\n  tgt_vocab: %s\n", c->src_vocab, c->tgt_vocab);
     printf("  unk_id: %d\n  pad_id: %d\n  bos_id: %d\n  eos_id: %d\n", c->unk_id, c->pad_id,
            c->bos_id, c->eos_id);
-    printf("  source_bos_eos: %s\n", yes_no(c->source_bos_eos));
+    printf("  source_bos: %s\n  source_eos: %s\n", yes_no(c->source_bos), yes_no(c->source_eos));
     printf("decoding:\n  max_length: %d\n  max_length_offset: %d\n", c->max_length,
            c->max_length_offset);
 }

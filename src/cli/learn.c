@@ -20,7 +20,7 @@ static void report_unknown(const learn_trace *t, const char *text, int unknown)
             unknown > 1 ? "s" : "", ted_source_token(t->model, c->unk_id));
     if (c->tokenizer == TED_TOKENIZER_WHITESPACE) {
         const char *separators = " \t\r\n\v\f";
-        int token = c->source_bos_eos ? 1 : 0;
+        int token = c->source_bos ? 1 : 0;
         const char *p = text + strspn(text, separators);
         for (int listed = 0; *p && listed < 8; token++) {
             size_t n = strcspn(p, separators);
@@ -44,7 +44,7 @@ int learn_begin(learn_trace *t, const ted_model *model, const char *command, con
     int unknown = 0;
     if (ted_encode_source(model, text, &t->source, &t->source_len, &unknown, &err) != TED_OK)
         return cli_error("%s: %s", command, err.message);
-    if (t->source_len <= (c->source_bos_eos ? 2 : 0))
+    if (t->source_len <= c->source_bos + c->source_eos)
         return cli_error("%s: the sentence is empty", command);
     if (t->source_len > c->max_positions)
         return cli_error("%s: %d tokens, more than the model's max_positions (%d)", command,

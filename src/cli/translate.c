@@ -161,7 +161,7 @@ static void report_unknown(translate_job *job, const char *line, long number, in
     if (c->tokenizer == TED_TOKENIZER_WHITESPACE &&
         ted_encode_source(job->model, line, &ids, &count, NULL, NULL) == TED_OK) {
         const char *separators = " \t\r\n\v\f";
-        int token = c->source_bos_eos ? 1 : 0;
+        int token = c->source_bos ? 1 : 0;
         const char *p = line + strspn(line, separators);
         for (int listed = 0; *p && listed < 8; token++) {
             size_t n = strcspn(p, separators);

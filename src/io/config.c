@@ -52,9 +52,11 @@ typedef struct key_spec {
     void (*set_choice)(ted_config *, int);
 } key_spec;
 
-static const char *const activation_names[] = {"relu", "gelu", NULL};
+static const char *const activation_names[] = {"relu", "gelu", "silu", NULL};
+static const char *const tensor_names_names[] = {"tutorial", "marian", NULL};
+static const char *const projection_names[] = {"packed", "separate", NULL};
 static const char *const positional_names[] = {"interleaved", "concatenated", NULL};
-static const char *const tokenizer_names[] = {"whitespace", "char", NULL};
+static const char *const tokenizer_names[] = {"whitespace", "char", "sentencepiece", NULL};
 
 static void set_activation(ted_config *c, int index) { c->activation = (ted_activation)index; }
 static void set_positional(ted_config *c, int index)
@@ -62,6 +64,14 @@ static void set_positional(ted_config *c, int index)
     c->positional_layout = (ted_positional_layout)index;
 }
 static void set_tokenizer(ted_config *c, int index) { c->tokenizer = (ted_tokenizer_kind)index; }
+static void set_tensor_names(ted_config *c, int index)
+{
+    c->tensor_names = (ted_tensor_names)index;
+}
+static void set_projection(ted_config *c, int index)
+{
+    c->attention_projection = (ted_attention_projection)index;
+}
 
 #define SECTION(name, required) {NULL, name, VALUE_SECTION, required, 0, 0, 0, NULL, NULL}
 #define INT(section, name, required, field, min, max) \
@@ -73,6 +83,8 @@ static void set_tokenizer(ted_config *c, int index) { c->tokenizer = (ted_tokeni
 #define FLOAT(section, name, field) FLOAT_IN(section, name, field, 1, 0)
 #define PATH(section, name, field) \
     {section, name, VALUE_PATH, true, offsetof(ted_config, field), 0, 0, NULL, NULL}
+#define OPTIONAL_PATH(section, name, field) \
+    {section, name, VALUE_PATH, false, offsetof(ted_config, field), 0, 0, NULL, NULL}
 #define CHOICE(section, name, names, setter) \
     {section, name, VALUE_CHOICE, false, 0, 0, 0, names, setter}
 
@@ -94,17 +106,25 @@ static const key_spec keys[] = {
     CHOICE("model", "positional_encoding", positional_names, set_positional),
     BOOL("model", "encoder_final_norm", encoder_final_norm),
     BOOL("model", "decoder_final_norm", decoder_final_norm),
+    CHOICE("model", "tensor_names", tensor_names_names, set_tensor_names),
+    CHOICE("model", "attention_projection", projection_names, set_projection),
+    BOOL("model", "shared_embeddings", shared_embeddings),
+    BOOL("model", "tied_output", tied_output),
+    BOOL("model", "output_bias", output_bias),
     PATH(NULL, "weights", weights),
     SECTION("tokenizer", true),
     CHOICE("tokenizer", "type", tokenizer_names, set_tokenizer),
     BOOL("tokenizer", "lowercase", lowercase),
     PATH("tokenizer", "src_vocab", src_vocab),
     PATH("tokenizer", "tgt_vocab", tgt_vocab),
+    OPTIONAL_PATH("tokenizer", "src_spm", src_spm),
+    OPTIONAL_PATH("tokenizer", "tgt_spm", tgt_spm),
     INT("tokenizer", "unk_id", false, unk_id, 0, INT_MAX),
     INT("tokenizer", "pad_id", false, pad_id, 0, INT_MAX),
     INT("tokenizer", "bos_id", false, bos_id, 0, INT_MAX),
     INT("tokenizer", "eos_id", false, eos_id, 0, INT_MAX),
-    BOOL("tokenizer", "source_bos_eos", source_bos_eos),
+    BOOL("tokenizer", "source_bos", source_bos),
+    BOOL("tokenizer", "source_eos", source_eos),
     SECTION("decoding", false),
     /* no decode outlives max_positions, whose bound these share */
     INT("decoding", "max_length", false, max_length, 0, 1048576),
@@ -143,7 +163,8 @@ static const ted_config defaults = {
     .pad_id = 1,
     .bos_id = 2,
     .eos_id = 3,
-    .source_bos_eos = true,
+    .source_bos = true,
+    .source_eos = true,
     .max_length = 0,
     .max_length_offset = 0,
     .beam_size = 1,
@@ -450,8 +471,9 @@ static ted_status check_shape(reader *r)
     return TED_OK;
 }
 
-/* The special ids must be four different tokens present in both
- * vocabularies. A clash is reported on the key the file sets, since the
+/* The special ids must be different tokens present in both vocabularies,
+ * but for BOS and PAD: a model without a BOS token (Marian) starts its
+ * decoder from PAD. A clash is reported on the key the file sets, since the
  * other one may be a default the file never mentions. */
 static ted_status check_special_ids(reader *r)
 {
@@ -461,7 +483,8 @@ static ted_status check_special_ids(reader *r)
     const int ids[] = {c->unk_id, c->pad_id, c->bos_id, c->eos_id};
     for (int i = 0; i < 4; i++) {
         for (int j = 0; j < i; j++) {
-            if (ids[i] != ids[j])
+            bool bos_is_pad = i == 2 && j == 1;
+            if (ids[i] != ids[j] || bos_is_pad)
                 continue;
             bool i_is_set = r->line[key_index(specs[i])] != 0;
             const key_spec *named = i_is_set ? specs[i] : specs[j];
@@ -475,6 +498,32 @@ static ted_status check_special_ids(reader *r)
         if (ids[i] >= c->tgt_vocab_size)
             return key_error(r, specs[i], line_of(r, specs[i]), "%d is not below tgt_vocab_size %d",
                              ids[i], c->tgt_vocab_size);
+    }
+    return TED_OK;
+}
+
+/* What one key of the model needs of others. */
+static ted_status check_model_variant(reader *r)
+{
+    const ted_config *c = &r->config;
+    if (c->tokenizer == TED_TOKENIZER_SENTENCEPIECE) {
+        const key_spec *type = spec_named("type");
+        const key_spec *paths[] = {spec_named("src_spm"), spec_named("tgt_spm")};
+        for (int i = 0; i < 2; i++)
+            if (!r->line[key_index(paths[i])])
+                return key_error(r, paths[i], line_of(r, type),
+                                 "missing; the sentencepiece tokenizer needs its model file");
+    }
+    if (c->shared_embeddings && c->src_vocab_size != c->tgt_vocab_size) {
+        const key_spec *spec = spec_named("shared_embeddings");
+        return key_error(r, spec, line_of(r, spec),
+                         "true, but src_vocab_size %d and tgt_vocab_size %d differ",
+                         c->src_vocab_size, c->tgt_vocab_size);
+    }
+    if (c->shared_embeddings && c->tensor_names == TED_NAMES_TUTORIAL) {
+        const key_spec *spec = spec_named("shared_embeddings");
+        return key_error(r, spec, line_of(r, spec),
+                         "true, but tensor_names tutorial has no shared embedding tensor");
     }
     return TED_OK;
 }
@@ -513,6 +562,8 @@ static ted_status read_document(reader *r)
         status = check_special_ids(r);
     if (status == TED_OK)
         status = check_decoding(r);
+    if (status == TED_OK)
+        status = check_model_variant(r);
     return status;
 }
 

@@ -4,28 +4,33 @@
 
 #include <stddef.h>
 
+#include "io/sentencepiece.h"
 #include "io/vocab.h"
 #include "ted/ted.h"
 
 /* Splits `length` bytes of `text` as config->tokenizer says:
- *   whitespace: on ASCII space, tab, CR, LF, vertical tab and form feed;
- *   char:       into UTF-8 characters, a space being the token " " and CR
- *               and LF dropped.
+ *   whitespace:    on ASCII space, tab, CR, LF, vertical tab and form feed;
+ *   char:          into UTF-8 characters, a space being the token " " and CR
+ *                  and LF dropped;
+ *   sentencepiece: a leading language code (">>fr<<", up to the first "<<")
+ *                  as one token, then the pieces `spm` makes of the rest.
  * With config->lowercase, A-Z and the Latin-1 capitals U+00C0-U+00DE (but
  * U+00D7) are lowercased first. Each piece maps to its id, an unknown one to
- * unk_id, counted in `*unknown` (may be NULL); config->source_bos_eos wraps
- * the ids in BOS ... EOS. Invalid UTF-8 (overlong, surrogate, truncated,
+ * unk_id, counted in `*unknown` (may be NULL); config->source_bos and
+ * source_eos put BOS before and EOS after the ids. Invalid UTF-8 (overlong, surrogate, truncated,
  * beyond U+10FFFF) or a NUL byte is TED_ERR_INPUT naming the byte offset.
  * `*ids` is malloc'ed; `*count` is its length (0 for empty text, or 2 when
  * wrapped). On failure `*ids` is NULL. */
-ted_status ted_tokenize(const ted_config *config, const ted_vocab *vocab, const char *text,
-                        size_t length, int **ids, int *count, int *unknown, ted_error *err);
+ted_status ted_tokenize(const ted_config *config, const ted_vocab *vocab, const ted_spm *spm,
+                        const char *text, size_t length, int **ids, int *count, int *unknown,
+                        ted_error *err);
 
 /* Joins the tokens of `ids` with single spaces (whitespace tokenizer) or
- * nothing (char tokenizer), stopping at eos_id and skipping bos_id, pad_id
- * and ids outside the vocabulary. Returns a malloc'ed string, or NULL when
- * out of memory. */
-char *ted_detokenize(const ted_config *config, const ted_vocab *vocab, const int *ids,
-                     int count);
+ * nothing (char tokenizer), or decodes them with `spm` (sentencepiece:
+ * U+2581 becomes a space, white space is stripped at both ends, unk_id is
+ * dropped), stopping at eos_id and skipping bos_id, pad_id and ids outside
+ * the vocabulary. Returns a malloc'ed string, or NULL when out of memory. */
+char *ted_detokenize(const ted_config *config, const ted_vocab *vocab, const ted_spm *spm,
+                     const int *ids, int count);
 
 #endif

@@ -50,6 +50,21 @@ static ted_status load_vocab(ted_vocab *vocab, const char *dir, const char *file
     return ted_vocab_check_specials(vocab, config, path, err);
 }
 
+/* The SentencePiece models of both sides, when the tokenizer is
+ * sentencepiece. */
+static ted_status load_sentencepiece(ted_model *m, const char *dir, ted_error *err)
+{
+    if (m->config.tokenizer != TED_TOKENIZER_SENTENCEPIECE)
+        return TED_OK;
+    char path[4096];
+    ted_status s = join_path(path, sizeof path, dir, m->config.src_spm, err);
+    if (s || (s = ted_spm_load(path, &m->src_spm, err)))
+        return s;
+    if ((s = join_path(path, sizeof path, dir, m->config.tgt_spm, err)))
+        return s;
+    return ted_spm_load(path, &m->tgt_spm, err);
+}
+
 static ted_status build_positional_encoding(ted_model *m, ted_error *err)
 {
     const ted_config *c = &m->config;
@@ -83,6 +98,8 @@ ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *e
         s = load_vocab(&m->tgt_vocab, model_dir, m->config.tgt_vocab, m->config.tgt_vocab_size,
                        "tgt", &m->config, err);
     if (!s)
+        s = load_sentencepiece(m, model_dir, err);
+    if (!s)
         s = build_positional_encoding(m, err);
     if (s) {
         ted_model_free(m);
@@ -106,6 +123,8 @@ void ted_model_free(ted_model *m)
     ted_safetensors_close(&m->file);
     ted_vocab_free(&m->src_vocab);
     ted_vocab_free(&m->tgt_vocab);
+    ted_spm_free(m->src_spm);
+    ted_spm_free(m->tgt_spm);
     free(m);
 }
 

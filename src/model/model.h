@@ -5,6 +5,7 @@
 #define TED_MODEL_MODEL_H
 
 #include "io/safetensors.h"
+#include "io/sentencepiece.h"
 #include "io/vocab.h"
 #include "layers/add_norm.h"
 #include "layers/attention.h"
@@ -46,6 +47,8 @@ struct ted_model {
     ted_safetensors file;
     ted_vocab src_vocab;
     ted_vocab tgt_vocab;
+    ted_spm *src_spm;            /* the sentencepiece tokenizer's models, else NULL */
+    ted_spm *tgt_spm;
     float **converted;           /* F16/BF16 or misaligned tensors copied to F32 */
     int converted_count;
 };

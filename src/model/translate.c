@@ -15,7 +15,7 @@ ted_status ted_encode_source(const ted_model *m, const char *text, int **ids, in
                              int *unknown, ted_error *err)
 {
     int unknown_count = 0;
-    ted_status s = ted_tokenize(&m->config, &m->src_vocab, text, strlen(text), ids, count,
+    ted_status s = ted_tokenize(&m->config, &m->src_vocab, m->src_spm, text, strlen(text), ids, count,
                                 &unknown_count, err);
     if (unknown)
         *unknown = unknown_count;
@@ -26,9 +26,9 @@ ted_status ted_encode_target(const ted_model *m, const char *text, int **ids, in
                              int *unknown, ted_error *err)
 {
     ted_config unwrapped = m->config;
-    unwrapped.source_bos_eos = false;
+    unwrapped.source_bos = unwrapped.source_eos = false;
     int unknown_count = 0;
-    ted_status s = ted_tokenize(&unwrapped, &m->tgt_vocab, text, strlen(text), ids, count,
+    ted_status s = ted_tokenize(&unwrapped, &m->tgt_vocab, m->tgt_spm, text, strlen(text), ids, count,
                                 &unknown_count, err);
     if (unknown)
         *unknown = unknown_count;
@@ -37,7 +37,7 @@ ted_status ted_encode_target(const ted_model *m, const char *text, int **ids, in
 
 char *ted_decode_target(const ted_model *m, const int *ids, int count)
 {
-    return ted_detokenize(&m->config, &m->tgt_vocab, ids, count);
+    return ted_detokenize(&m->config, &m->tgt_vocab, m->tgt_spm, ids, count);
 }
 
 const char *ted_target_token(const ted_model *m, int id)
@@ -118,8 +118,7 @@ static ted_status check_options(const ted_model *m, const ted_translate_options 
  * the empty string without running the model. */
 static bool is_blank(const ted_model *m, int count)
 {
-    int wrap = m->config.source_bos_eos ? 2 : 0;
-    return count <= wrap;
+    return count <= m->config.source_bos + m->config.source_eos;
 }
 
 typedef struct source_batch {

@@ -305,7 +305,7 @@ def config_cases():
                 "positive finite float", replace("layer_norm_eps: 1.0e-05", "layer_norm_eps: 1e-50"))
     config_case("cfg-section-scalar", CF + "1: model: expected a mapping of keys",
                 text=b"model: 5\nweights: model.safetensors\n")
-    config_case("cfg-choice", CF + "[0-9]+: model\\.activation: \"swish\" is not one of relu, gelu",
+    config_case("cfg-choice", CF + "[0-9]+: model\\.activation: \"swish\" is not one of relu, gelu, silu",
                 replace("activation: relu", "activation: swish"))
     # sizes
     for key, old, value, problem in (

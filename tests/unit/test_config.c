@@ -109,7 +109,8 @@ Test(config, every_key_is_read)
         "  pad_id: 0\n"
         "  bos_id: 1\n"
         "  eos_id: 2\n"
-        "  source_bos_eos: false\n"
+        "  source_bos: false\n"
+        "  source_eos: false\n"
         "decoding:\n"
         "  max_length: 200\n"
         "  max_length_offset: 50\n");
@@ -137,7 +138,7 @@ Test(config, every_key_is_read)
     cr_assert_eq(c.pad_id, 0);
     cr_assert_eq(c.bos_id, 1);
     cr_assert_eq(c.eos_id, 2);
-    cr_assert(!c.source_bos_eos);
+    cr_assert(!c.source_bos && !c.source_eos);
     cr_assert_eq(c.max_length, 200);
     cr_assert_eq(c.max_length_offset, 50);
 }
@@ -162,7 +163,7 @@ Test(config, optional_keys_take_their_defaults)
     cr_assert_eq(c.pad_id, 1);
     cr_assert_eq(c.bos_id, 2);
     cr_assert_eq(c.eos_id, 3);
-    cr_assert(c.source_bos_eos);
+    cr_assert(c.source_bos && c.source_eos);
     cr_assert_eq(c.max_length, 0);
     cr_assert_eq(c.max_length_offset, 0);
     cr_assert_eq(c.beam_size, 1);
@@ -437,13 +438,13 @@ Test(config, layer_norm_eps_must_be_positive_and_finite)
 Test(config, choices_name_the_allowed_words)
 {
     expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  activation: swish\n",
-                          "config.yaml:7: model.activation: \"swish\" is not one of relu, gelu");
+                          "config.yaml:7: model.activation: \"swish\" is not one of relu, gelu, silu");
     expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  positional_encoding: learned\n",
                           "config.yaml:7: model.positional_encoding: \"learned\" is not one of "
                           "interleaved, concatenated");
     expect_replaced_error("tokenizer:\n", "tokenizer:\n  type: bpe\n",
                           "config.yaml:11: tokenizer.type: \"bpe\" is not one of "
-                          "whitespace, char");
+                          "whitespace, char, sentencepiece");
 }
 
 Test(config, paths_must_stay_inside_the_model_directory)

@@ -31,7 +31,7 @@ static ted_config make_config(ted_tokenizer_kind kind, bool lowercase, bool wrap
     memset(&config, 0, sizeof config);
     config.tokenizer = kind;
     config.lowercase = lowercase;
-    config.source_bos_eos = wrap;
+    config.source_bos = config.source_eos = wrap;
     config.unk_id = 0;
     config.pad_id = 1;
     config.bos_id = 2;
@@ -46,7 +46,7 @@ static void expect_ids(const ted_config *config, const char *text, const int *ex
     int *ids = NULL;
     int count = -1, unknown = -1;
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(config, &vocab, text, strlen(text), &ids, &count, &unknown, &err),
+    cr_assert_eq(ted_tokenize(config, &vocab, NULL, text, strlen(text), &ids, &count, &unknown, &err),
                  TED_OK, "%s", err.message);
     cr_assert_eq(count, n, "\"%s\": %d ids, expected %d", text, count, n);
     for (int i = 0; i < n; i++)
@@ -62,7 +62,7 @@ static void expect_input_error(const char *text, size_t length, const char *mess
     int *ids = (int *)&config;
     int count = -1;
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(&config, &vocab, text, length, &ids, &count, NULL, &err),
+    cr_assert_eq(ted_tokenize(&config, &vocab, NULL, text, length, &ids, &count, NULL, &err),
                  TED_ERR_INPUT);
     cr_assert_str_eq(err.message, message);
     cr_assert_null(ids);
@@ -106,7 +106,7 @@ Test(tokenizer, empty_text_is_only_the_wrapping)
     int *ids = NULL;
     int count = -1;
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(&bare, &vocab, NULL, 0, &ids, &count, NULL, &err), TED_OK);
+    cr_assert_eq(ted_tokenize(&bare, &vocab, NULL, NULL, 0, &ids, &count, NULL, &err), TED_OK);
     cr_assert_eq(count, 0);
     free(ids);
 }
@@ -137,7 +137,7 @@ Test(tokenizer, lowercasing_does_not_change_the_callers_text)
     int *ids = NULL;
     int count = 0;
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(&c, &vocab, text, 5, &ids, &count, NULL, &err), TED_OK);
+    cr_assert_eq(ted_tokenize(&c, &vocab, NULL, text, 5, &ids, &count, NULL, &err), TED_OK);
     cr_assert_str_eq(text, "HELLO");
     cr_assert_eq(ids[0], 4);
     free(ids);
@@ -202,7 +202,7 @@ Test(tokenizer, a_hundred_thousand_words_on_one_line)
     int *ids = NULL;
     int count = 0, unknown = 0;
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(&c, &vocab, text, length, &ids, &count, &unknown, &err), TED_OK);
+    cr_assert_eq(ted_tokenize(&c, &vocab, NULL, text, length, &ids, &count, &unknown, &err), TED_OK);
     cr_assert_eq(count, words + 2);
     cr_assert_eq(unknown, 33333);
     cr_assert_eq(ids[0], 2);
@@ -221,14 +221,14 @@ Test(tokenizer, missing_arguments_are_refused)
     int *ids = NULL;
     int count = 0;
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(&c, &vocab, NULL, 3, &ids, &count, NULL, &err), TED_ERR_ARGUMENT);
-    cr_assert_eq(ted_tokenize(NULL, &vocab, "a", 1, &ids, &count, NULL, &err), TED_ERR_ARGUMENT);
-    cr_assert_eq(ted_tokenize(&c, &vocab, "a", 1, NULL, &count, NULL, &err), TED_ERR_ARGUMENT);
+    cr_assert_eq(ted_tokenize(&c, &vocab, NULL, NULL, 3, &ids, &count, NULL, &err), TED_ERR_ARGUMENT);
+    cr_assert_eq(ted_tokenize(NULL, &vocab, NULL, "a", 1, &ids, &count, NULL, &err), TED_ERR_ARGUMENT);
+    cr_assert_eq(ted_tokenize(&c, &vocab, NULL, "a", 1, NULL, &count, NULL, &err), TED_ERR_ARGUMENT);
 }
 
 static void expect_text(const ted_config *config, const int *ids, int count, const char *expected)
 {
-    char *text = ted_detokenize(config, &vocab, ids, count);
+    char *text = ted_detokenize(config, &vocab, NULL, ids, count);
     cr_assert_not_null(text);
     cr_assert_str_eq(text, expected);
     free(text);
@@ -275,7 +275,7 @@ Test(tokenizer, tokenize_then_detokenize_round_trips)
     int *ids = NULL;
     int count = 0;
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(&c, &vocab, text, strlen(text), &ids, &count, NULL, &err), TED_OK);
+    cr_assert_eq(ted_tokenize(&c, &vocab, NULL, text, strlen(text), &ids, &count, NULL, &err), TED_OK);
     expect_text(&c, ids, count, text);
     free(ids);
 }
