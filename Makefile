@@ -54,7 +54,7 @@ TED := $(BUILD)/ted
 UNIT := $(BUILD)/unit-tests
 EXAMPLE := $(BUILD)/example-translate
 
-.PHONY: all test check test-unit demo install clean deps toy-model eval bench fuzz valgrind
+.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model eval bench fuzz valgrind
 all: $(LIB) $(TED)
 
 $(BUILD)/%.o: %.c
@@ -78,17 +78,33 @@ $(UNIT): $(TEST_OBJ) $(LIB)
 $(EXAMPLE): $(EXAMPLE_SRC) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# Installs the Debian packages ted needs (apt-get), if any are missing.
+# Installs the Debian packages ted needs (apt-get), if any are missing:
+# `deps` what running needs, `test-deps` also what the tests need.
 deps:
 	@scripts/install-deps.sh
 
+test-deps:
+	@scripts/install-deps.sh --test
+
+# The test-only Python packages (tests/requirements.txt: Hugging Face
+# transformers as the reference for Marian models, sacremoses) live in a
+# virtualenv over Debian's Python packages; the runtime never needs them.
+VENV ?= .venv
+VENV_PYTHON := $(VENV)/bin/python
+$(VENV)/installed: tests/requirements.txt
+	$(PYTHON) -m venv --system-site-packages $(VENV)
+	$(VENV_PYTHON) -m pip install -q --disable-pip-version-check -r tests/requirements.txt
+	@touch $@
+
+venv: $(VENV)/installed
+
 # `test` installs missing packages first, then re-reads this Makefile so the
 # pkg-config flags see them.
-test: deps
-	@$(MAKE) --no-print-directory check
+test: test-deps
+	@$(MAKE) --no-print-directory venv check
 
 check: all $(UNIT) $(EXAMPLE)
-	@PYTHON=$(PYTHON) BUILD=$(BUILD) SAN=$(SAN) tests/run-all.sh
+	@PYTHON=$(PYTHON) TEST_PYTHON=$(VENV_PYTHON) BUILD=$(BUILD) SAN=$(SAN) tests/run-all.sh
 
 # The quick start: translate a few sentences with the shipped model.
 demo: deps
@@ -143,7 +159,7 @@ bench: all
 # the baseline x86-64 instruction set (the vector code returns vectors wider
 # than SSE registers, which -Wpsabi notes; nothing crosses a library ABI).
 VALGRIND_CFLAGS := -O2 -g -Wno-psabi
-valgrind: deps
+valgrind: test-deps
 	@CFLAGS="$(VALGRIND_CFLAGS)" $(MAKE) --no-print-directory BUILD=build-valgrind all
 	TED=build-valgrind/ted PYTHON=$(PYTHON) sh tests/valgrind.sh
 

@@ -1,9 +1,18 @@
 #!/bin/sh
-# Installs the Debian packages ted needs to build, test and run its Python
-# tools, when any is missing. Needs root (or sudo) only when it installs.
+# Installs the Debian packages ted needs, when any is missing. Needs root (or
+# sudo) only when it installs.
+#   scripts/install-deps.sh          what building and running ted needs
+#   scripts/install-deps.sh --test   also what the tests need: Criterion, the
+#                                    Python side (PyTorch, NumPy, SentencePiece,
+#                                    venv for the test-only packages of
+#                                    tests/requirements.txt), tmux, Chromium,
+#                                    valgrind
 set -e
-packages="build-essential pkg-config libopenblas-dev libyaml-dev libcjson-dev libcriterion-dev
-python3 python3-numpy python3-torch tmux chromium fonts-liberation valgrind"
+packages="build-essential pkg-config libopenblas-dev libyaml-dev libcjson-dev libsentencepiece-dev"
+if [ "${1:-}" = "--test" ]; then
+    packages="$packages libcriterion-dev python3 python3-numpy python3-torch python3-sentencepiece
+python3-venv python3-websocket tmux chromium fonts-liberation valgrind"
+fi
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

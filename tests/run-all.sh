@@ -2,12 +2,15 @@
 # Runs every test suite and prints one closing line: "N passed, N failed".
 #   unit:   the Criterion binary (one count per Criterion test)
 #   cli:    tests/cli/*.sh, the ted program as a user runs it
-#   parity: tests/parity/*.py, ted against PyTorch
+#   parity: tests/parity/*.py, ted against PyTorch and transformers
 #   example: the C API example
 # Scripts print "ok NAME" or "FAIL NAME: why" per check.
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-/usr/bin/python3}
-export BUILD PYTHON
+# The parity tests run in the test virtualenv (make venv), which also sees
+# Debian's packages; without it, in Debian's Python.
+TEST_PYTHON=${TEST_PYTHON:-$PYTHON}
+export BUILD PYTHON TEST_PYTHON
 TED="$BUILD/ted"
 export TED
 passed=0
@@ -54,7 +57,7 @@ done
 for script in tests/parity/test_*.py; do
     [ -e "$script" ] || continue
     echo "== $script"
-    "$PYTHON" "$script" >"$log" 2>&1
+    "$TEST_PYTHON" "$script" >"$log" 2>&1
     status=$?
     count_checks "$script"
     if [ "$status" -ne 0 ] && ! grep -q '^FAIL ' "$log"; then

@@ -1,7 +1,7 @@
 /* Sinusoidal positional encoding:
  *   PE(pos, 2i)   = sin(pos / 10000^(2i / d_model))
  *   PE(pos, 2i+1) = cos(pos / 10000^(2i / d_model))
- * Computed once when the model loads. */
+ * Computed by each session for the positions it reaches. */
 #ifndef TED_LAYERS_POSITIONAL_ENCODING_H
 #define TED_LAYERS_POSITIONAL_ENCODING_H
 

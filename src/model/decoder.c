@@ -65,7 +65,7 @@ static void decoder_layer(float *x, const ted_decoder_layer *w, const ted_config
     ted_add_norm_output(x, a->sublayer, &w->norm3, pre, rows, d, eps);
 }
 
-void ted_decoder_step(const ted_model *m, const int *tokens, int batch,
+void ted_decoder_step(const ted_model *m, const int *tokens, int batch, const float *positions,
                       const int *source_lengths, ted_decoder_cache *caches, ted_activations *a,
                       ted_step_attention kept, float *logits)
 {
@@ -75,7 +75,7 @@ void ted_decoder_step(const ted_model *m, const int *tokens, int batch,
 
     ted_embed(x, m->weights.tgt_embedding, tokens, batch, d, m->embedding_scale);
     for (int b = 0; b < batch; b++)
-        ted_add_positional_encoding(x + (size_t)b * d, m->positional_encoding, position, 1, d);
+        ted_add_positional_encoding(x + (size_t)b * d, positions, position, 1, d);
 
     ted_attention_shape shape = {batch, 1, c->heads, d / c->heads};
     for (int l = 0; l < c->decoder_layers; l++)

@@ -30,8 +30,9 @@ void ted_decoder_cache_memory(const ted_model *m, const float *memory, int batch
 
 /* One step: tokens (batch), at position caches[0].self.length -> logits
  * (batch, tgt_vocab_size). Appends each layer's K and V to its self cache.
- * source_lengths (batch) masks the memory's padding. */
-void ted_decoder_step(const ted_model *m, const int *tokens, int batch,
+ * positions: the positional encoding table, (at least position + 1,
+ * d_model). source_lengths (batch) masks the memory's padding. */
+void ted_decoder_step(const ted_model *m, const int *tokens, int batch, const float *positions,
                       const int *source_lengths, ted_decoder_cache *caches, ted_activations *a,
                       ted_step_attention kept, float *logits);
 

@@ -28,8 +28,8 @@ static void encoder_layer(float *x, const ted_encoder_layer *w, const ted_config
 }
 
 void ted_encoder_forward(const ted_model *m, const int *source_ids, const int *source_lengths,
-                         int batch, int seq, ted_activations *a, ted_kv_cache self_cache,
-                         float *kept_attention)
+                         int batch, int seq, const float *positions, ted_activations *a,
+                         ted_kv_cache self_cache, float *kept_attention)
 {
     const ted_config *c = &m->config;
     int d = c->d_model, rows = batch * seq;
@@ -37,7 +37,7 @@ void ted_encoder_forward(const ted_model *m, const int *source_ids, const int *s
 
     ted_embed(x, m->weights.src_embedding, source_ids, rows, d, m->embedding_scale);
     for (int b = 0; b < batch; b++)
-        ted_add_positional_encoding(x + (size_t)b * seq * d, m->positional_encoding, 0, seq, d);
+        ted_add_positional_encoding(x + (size_t)b * seq * d, positions, 0, seq, d);
 
     ted_attention_shape shape = {batch, seq, c->heads, d / c->heads};
     ted_attention_mask padding = {source_lengths, false};

@@ -1,5 +1,5 @@
 /* Loading a model directory: config.yaml -> weights (mapped, and bound by
- * model/weights.c) -> vocabularies -> positional table. */
+ * model/weights.c) -> vocabularies -> SentencePiece models. */
 #include "model/model.h"
 
 #include <math.h>
@@ -12,7 +12,6 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/config.h"
-#include "layers/positional_encoding.h"
 #include "model/weights.h"
 
 /* ---- the model directory ------------------------------------------------ */
@@ -65,18 +64,6 @@ static ted_status load_sentencepiece(ted_model *m, const char *dir, ted_error *e
     return ted_spm_load(path, &m->tgt_spm, err);
 }
 
-static ted_status build_positional_encoding(ted_model *m, ted_error *err)
-{
-    const ted_config *c = &m->config;
-    size_t count = ted_mul_size((size_t)c->max_positions, (size_t)c->d_model);
-    m->positional_encoding = ted_alloc_floats(count, "positional encoding table", err);
-    if (!m->positional_encoding)
-        return TED_ERR_NOMEM;
-    ted_positional_encoding_table(m->positional_encoding, c->max_positions, c->d_model,
-                                  c->positional_layout);
-    return TED_OK;
-}
-
 ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *err)
 {
     if (!model_dir || !model)
@@ -99,8 +86,6 @@ ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *e
                        "tgt", &m->config, err);
     if (!s)
         s = load_sentencepiece(m, model_dir, err);
-    if (!s)
-        s = build_positional_encoding(m, err);
     if (s) {
         ted_model_free(m);
         return s;
@@ -119,7 +104,6 @@ void ted_model_free(ted_model *m)
     free(m->converted);
     free(m->weights.encoder);
     free(m->weights.decoder);
-    free(m->positional_encoding);
     ted_safetensors_close(&m->file);
     ted_vocab_free(&m->src_vocab);
     ted_vocab_free(&m->tgt_vocab);

@@ -1,5 +1,5 @@
-/* The read-only model: config, weights bound to the mapped safetensors file,
- * the positional encoding table and the vocabularies. Shared by every
+/* The read-only model: config, weights bound to the mapped safetensors file
+ * and the vocabularies. Shared by every
  * session; nothing here changes after ted_model_load(). */
 #ifndef TED_MODEL_MODEL_H
 #define TED_MODEL_MODEL_H
@@ -42,7 +42,6 @@ typedef struct ted_weights {
 struct ted_model {
     ted_config config;
     ted_weights weights;
-    float *positional_encoding;  /* (max_positions, d_model) */
     float embedding_scale;       /* sqrt(d_model), or 1 */
     ted_safetensors file;
     ted_vocab src_vocab;

@@ -7,6 +7,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "layers/positional_encoding.h"
 
 /* ---- buffers -------------------------------------------------------------
  * All of a session's buffers live in one allocation, laid out by the same
@@ -72,6 +73,7 @@ static void layout(ted_session *s, arena *a, int batch, int source_len, int max_
 
     s->source_lengths = take(a, B, sizeof(int));
     s->source_ids = take(a, rows, sizeof(int));
+    s->positions = take(a, product(S > T ? S : T, d, 1), sizeof(float));
 
     take_activations(a, &s->encoder, rows, c, product(B, h, S));
     take_cache(a, &s->encoder_cache, B, source_len, d);
@@ -230,6 +232,14 @@ static ted_status reserve(ted_session *s, int batch, int source_len, int max_ste
     return TED_OK;
 }
 
+/* The positional encoding of every position the decode reaches. */
+static void fill_positions(ted_session *s)
+{
+    const ted_config *c = &s->model->config;
+    int count = s->source_len > s->max_steps ? s->source_len : s->max_steps;
+    ted_positional_encoding_table(s->positions, count, c->d_model, c->positional_layout);
+}
+
 static ted_status check_sources(const ted_config *c, const int *const *source_ids,
                                 const int *lengths, int batch, ted_error *err)
 {
@@ -285,8 +295,9 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
     }
     for (int l = 0; l < c->decoder_layers; l++)
         s->caches[l].self.length = 0;
+    fill_positions(s);
     ted_encoder_forward(s->model, s->source_ids, s->source_lengths, batch, source_len,
-                        &s->encoder, s->encoder_cache, s->encoder_attention);
+                        s->positions, &s->encoder, s->encoder_cache, s->encoder_attention);
     ted_decoder_cache_memory(s->model, s->encoder.x, batch, source_len, s->caches,
                              s->encoder.attention.projected);
     return TED_OK;
@@ -307,8 +318,8 @@ ted_status ted_session_step(ted_session *s, const int *tokens, const float **log
                             "step: token id %d of row %d is outside the target vocabulary "
                             "(0..%d)",
                             tokens[b], b, c->tgt_vocab_size - 1);
-    ted_decoder_step(s->model, tokens, s->batch, s->source_lengths, s->caches, &s->decoder,
-                     s->step_attention, s->logits);
+    ted_decoder_step(s->model, tokens, s->batch, s->positions, s->source_lengths, s->caches,
+                     &s->decoder, s->step_attention, s->logits);
     if (logits)
         *logits = s->logits;
     return TED_OK;
@@ -368,6 +379,7 @@ static ted_status grow_and_select(ted_session *s, const int *rows, int count, te
     carried_buffers(s, p->new_carried);
     for (int i = 0; i < buffers; i++)
         copy_layer_rows(p->new_carried[i], p->old_carried[i], s->batch, rows, count);
+    fill_positions(s);
     free(b->base);
     b->base = base;
     b->batch = count;

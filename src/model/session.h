@@ -17,6 +17,8 @@ struct ted_session {
     int max_steps;         /* self-attention cache capacity */
     int *source_lengths;   /* (batch) */
     int *source_ids;       /* (batch, source_len), padded with pad_id */
+    float *positions;      /* (max(source_len, max_steps), d_model): the positional
+                            * encoding of every position this decode reaches */
 
     ted_activations encoder;     /* rows = batch * source_len; encoder.x ends as the memory */
     ted_kv_cache encoder_cache;  /* one encoder layer's K and V */
