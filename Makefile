@@ -3,8 +3,8 @@
 #   make test            every test: unit (Criterion), CLI, PyTorch parity, example
 #   make test SAN=1      the same, built with AddressSanitizer + UBSan (build-san/)
 #   make install PREFIX=/usr/local
-#   make valgrind        ted under valgrind memcheck (tests/valgrind.sh), built for the
-#                        baseline instruction set in build-valgrind/
+#   make valgrind        ted under valgrind memcheck (tests/valgrind.sh), with the AVX2
+#                        kernels (TED_CPU=avx2: memcheck cannot run AVX-512)
 #   make fuzz FUZZ_SECONDS=N   builds the libFuzzer harnesses of fuzz/ (build-fuzz/)
 #                        and runs each, one after another, for N seconds (default
 #                        60; FUZZ_TARGETS="config vocab" runs only those). Needs clang
@@ -26,12 +26,15 @@ SANFLAGS :=
 OPT ?= -O2
 endif
 
-DEPS := openblas yaml-0.1 libcjson sentencepiece
+DEPS := openblas yaml-0.1 libcjson sentencepiece libmicrohttpd
 DEP_CFLAGS := $(shell pkg-config --cflags $(DEPS) 2>/dev/null)
 DEP_LIBS := $(shell pkg-config --libs $(DEPS) 2>/dev/null)
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
 
-CFLAGS ?= $(OPT) -g -march=native
+# No -march: one binary runs on any CPU of its architecture and picks its
+# kernels at run time (below). CFLAGS="-O2 -g -march=native" make builds for
+# this machine only.
+CFLAGS ?= $(OPT) -g
 CFLAGS += -std=c11 -ffp-contract=fast -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Wstrict-prototypes \
           -Iinclude -Isrc $(DEP_CFLAGS) $(SANFLAGS) -MMD -MP
 CXXFLAGS ?= $(OPT) -g
@@ -41,11 +44,26 @@ LDLIBS := $(DEP_LIBS) -lstdc++ -lm -lpthread
 
 LIB_SRC := $(wildcard src/core/*.c src/kernels/*.c src/layers/*.c src/model/*.c src/io/*.c) \
            $(wildcard src/io/*.cc)
-CLI_SRC := $(wildcard src/cli/*.c)
+CLI_SRC := $(wildcard src/cli/*.c src/serve/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
 EXAMPLE_SRC := examples/translate.c
 
 LIB_OBJ := $(patsubst %.cc,$(BUILD)/%.o,$(LIB_SRC:%.c=$(BUILD)/%.o))
+
+# The kernels of src/kernels/variant/ are compiled once per instruction set,
+# each copy with its flags and its own names (src/kernels/variants.h);
+# src/kernels/dispatch.c picks one at run time from what the CPU offers.
+KERNEL_SRC := $(wildcard src/kernels/variant/*.c)
+KERNEL_VARIANTS := portable
+KERNEL_FLAGS_portable :=
+ifneq ($(filter x86_64-%,$(shell $(CC) -dumpmachine)),)
+KERNEL_VARIANTS += avx2 avx512
+KERNEL_FLAGS_avx2 := -mavx2 -mfma
+KERNEL_FLAGS_avx512 := -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma
+endif
+KERNEL_OBJ := $(foreach v,$(KERNEL_VARIANTS),\
+                $(KERNEL_SRC:src/kernels/variant/%.c=$(BUILD)/src/kernels/$(v)/%.o))
+LIB_OBJ += $(KERNEL_OBJ)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
@@ -53,8 +71,9 @@ LIB := $(BUILD)/libted.a
 TED := $(BUILD)/ted
 UNIT := $(BUILD)/unit-tests
 EXAMPLE := $(BUILD)/example-translate
+NORMALIZE_CHECK := $(BUILD)/normalize-check
 
-.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model eval bench fuzz valgrind
+.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model eval bench bench-serve fuzz valgrind
 all: $(LIB) $(TED)
 
 $(BUILD)/%.o: %.c
@@ -64,6 +83,13 @@ $(BUILD)/%.o: %.c
 $(BUILD)/%.o: %.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+define KERNEL_VARIANT_RULE
+$(BUILD)/src/kernels/$(1)/%.o: src/kernels/variant/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) $$(KERNEL_FLAGS_$(1)) -DTED_VARIANT=$(1) -c $$< -o $$@
+endef
+$(foreach v,$(KERNEL_VARIANTS),$(eval $(call KERNEL_VARIANT_RULE,$(v))))
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -76,6 +102,10 @@ $(UNIT): $(TEST_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(CRITERION_LIBS) $(LDLIBS) -o $@
 
 $(EXAMPLE): $(EXAMPLE_SRC) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# tests/parity/test_normalize.py's way into src/io/normalize.c
+$(NORMALIZE_CHECK): tests/parity/normalize_check.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # Installs the Debian packages ted needs (apt-get), if any are missing:
@@ -103,7 +133,7 @@ venv: $(VENV)/installed
 test: test-deps
 	@$(MAKE) --no-print-directory venv check
 
-check: all $(UNIT) $(EXAMPLE)
+check: all $(UNIT) $(EXAMPLE) $(NORMALIZE_CHECK)
 	@PYTHON=$(PYTHON) TEST_PYTHON=$(VENV_PYTHON) BUILD=$(BUILD) SAN=$(SAN) tests/run-all.sh
 
 # The quick start: translate a few sentences with the shipped model.
@@ -142,6 +172,23 @@ toy-model:
 	$(PYTHON) tools/export_torch.py build/toy/model.pt --src-vocab build/toy/vocab.en \
 	    --tgt-vocab build/toy/vocab.fr --heads 4 --lowercase --out $(TOY)
 
+# The natural-text model (models/en-fr, Marian layout with SentencePiece):
+# `make natural-model` regenerates the data in natural form, trains the
+# SentencePiece models, trains a MarianMTModel with transformers (the test
+# virtualenv; two runs, the second continuing the first at a lower learning
+# rate: about 25 minutes on one free core) and exports it.
+NATURAL := build/toy/natural
+NATURAL_TRAIN := nice -n 5 $(VENV_PYTHON) tools/toy/train_marian.py --data $(NATURAL) \
+                 --spm $(NATURAL)/spm
+natural-model: venv
+	$(PYTHON) tools/toy/generate.py --out $(NATURAL)/tokenized --test-out $(NATURAL)/tokenized
+	$(PYTHON) tools/toy/naturalize.py --out $(NATURAL) --test-out models/en-fr
+	$(PYTHON) tools/toy/train_spm.py --data $(NATURAL) --out $(NATURAL)/spm
+	$(NATURAL_TRAIN) --max-steps 2500 --out $(NATURAL)/hf-first > $(NATURAL)/train-first.out
+	$(NATURAL_TRAIN) --init-from $(NATURAL)/hf-first --lr 3e-4 --warmup 100 --epochs 0.6 \
+	    --seed 2 --out $(NATURAL)/hf > $(NATURAL)/train.out
+	$(PYTHON) tools/export_hf.py $(NATURAL)/hf --out models/en-fr
+
 # ted against PyTorch on a Transformer-base model (bench/run.py): writes
 # $(BUILD)/bench/results.json and $(BUILD)/bench/table.md. BENCH_ARGS: options of
 # bench/run.py, e.g. --quick (one timed run of everything).
@@ -155,13 +202,18 @@ bench: all
 	$(CC) $(BENCH_CFLAGS) bench/machine.c $(BENCH_LIBS) -o $(BENCH_MACHINE)
 	BUILD=$(BUILD) BENCH_MACHINE=$(BENCH_MACHINE) $(PYTHON) bench/run.py --no-build $(BENCH_ARGS)
 
-# memcheck cannot decode AVX-512, which -march=native may emit: a build for
-# the baseline x86-64 instruction set (the vector code returns vectors wider
-# than SSE registers, which -Wpsabi notes; nothing crosses a library ABI).
-VALGRIND_CFLAGS := -O2 -g -Wno-psabi
+# ted serve against sequential ted translate runs on the toy model
+# (bench/serve_bench.py): sentences/s and p50/p99 latency at 1, 8 and 32
+# concurrent clients.
+bench-serve: all
+	$(PYTHON) bench/serve_bench.py --ted $(TED) --model $(TOY)
+
+# memcheck cannot decode AVX-512 (under valgrind the CPU shows none, so
+# TED_CPU=avx512 would be refused): the AVX2 kernels run.
 valgrind: test-deps
-	@CFLAGS="$(VALGRIND_CFLAGS)" $(MAKE) --no-print-directory BUILD=build-valgrind all
-	TED=build-valgrind/ted PYTHON=$(PYTHON) sh tests/valgrind.sh
+	@$(MAKE) --no-print-directory all
+	TED=$(TED) TED_CPU=avx2 PYTHON=$(PYTHON) sh tests/valgrind.sh
+	TED=$(TED) TED_CPU=avx2 PYTHON=$(PYTHON) sh tests/serve/valgrind.sh
 
 # Fuzzing (fuzz/): one libFuzzer harness per parser that takes bytes from
 # memory, built with ASan + UBSan; fuzz/run.sh runs them in turn and keeps
@@ -169,17 +221,23 @@ valgrind: test-deps
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := build-fuzz
-FUZZ_TARGETS := safetensors config vocab tokenizer
+FUZZ_TARGETS := safetensors config vocab tokenizer normalize
 FUZZ_CFLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Iinclude -Isrc \
                $(shell pkg-config --cflags yaml-0.1 libcjson 2>/dev/null) \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_LIBS := $(shell pkg-config --libs yaml-0.1 libcjson 2>/dev/null)
+FUZZ_LIBS := $(shell pkg-config --libs yaml-0.1 libcjson sentencepiece 2>/dev/null) -lstdc++
 FUZZ_LIB_SRC := src/io/config.c src/io/safetensors.c src/io/vocab.c src/io/tokenizer.c \
-                src/core/alloc.c src/core/error.c src/core/file.c
+                src/io/normalize.c src/core/alloc.c src/core/error.c src/core/file.c \
+                src/core/hash.c src/core/mapped.c
+FUZZ_SPM := $(FUZZ_BUILD)/sentencepiece.o
 
-$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_LIB_SRC) $(wildcard src/io/*.h src/core/*.h)
+$(FUZZ_SPM): src/io/sentencepiece.cc src/io/sentencepiece.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_LIB_SRC) $(FUZZ_LIBS) -o $@
+	$(FUZZ_CC)++ -g -O1 -std=c++17 -Iinclude -Isrc -fsanitize=address,undefined -fno-sanitize=vptr -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_LIB_SRC) $(FUZZ_SPM) $(wildcard src/io/*.h src/core/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_LIB_SRC) $(FUZZ_SPM) $(FUZZ_LIBS) -o $@
 
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" \

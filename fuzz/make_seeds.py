@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes the seed corpora of the fuzz harnesses from the repository's good
-files: OUT/safetensors, OUT/config, OUT/vocab, OUT/tokenizer.
+files: OUT/safetensors, OUT/config, OUT/vocab, OUT/tokenizer, OUT/normalize.
 
     /usr/bin/python3 fuzz/make_seeds.py OUT
 """
@@ -91,10 +91,25 @@ def tokenizer_seeds():
                 yield f"text{i}_flags{flags}", bytes([flags]) + text
 
 
+def normalize_seeds():
+    """The language byte (fuzz_normalize.c), then text with what the rules match."""
+    texts = ["f(x) ( a ) . 5 % a : b ; ``q'' \u201ea\u201c \u201cb\u201d 1\u20132 a\u2014b \u00b4",
+             "it\u2019s \u2018q\u2019 \u201aw \u2026 \u00a0\u00ab\u00a0oui\u00a0\u00bb\u00a0",
+             "5\u00a0% n\u00ba\u00a03 a\u00a0: 20\u00a0\u00baC 5\u00a0cm a\u00a0? b\u00a0! c\u00a0; d,\u00a0e",
+             '"yes". "no",. a,"b ."<c> ..." d 1\u00a0000 \u0663\u00a0\u0664 \u3000 x \u2028',
+             "\r\n\t\x0b\x0c \u3002\uff0c \U0001f600 \u00e9t\u00e9 \x01\x7f"]
+    for i, text in enumerate(texts):
+        for language in range(8):
+            if (i + language) % 3 == 0:
+                yield f"text{i}_language{language}", bytes([language]) + text.encode()
+    yield "invalid_utf8", b"\x00a\xff(\xc3 \xc0\xa0\xe2\x80"
+
+
 def main():
     out = sys.argv[1]
     for kind, seeds in (("safetensors", safetensors_seeds()), ("config", config_seeds()),
-                        ("vocab", vocab_seeds()), ("tokenizer", tokenizer_seeds())):
+                        ("vocab", vocab_seeds()), ("tokenizer", tokenizer_seeds()),
+                        ("normalize", normalize_seeds())):
         os.makedirs(os.path.join(out, kind), exist_ok=True)
         for name, data in seeds:
             with open(os.path.join(out, kind, name), "wb") as f:

@@ -6,12 +6,13 @@
 #                                    Python side (PyTorch, NumPy, SentencePiece,
 #                                    venv for the test-only packages of
 #                                    tests/requirements.txt), tmux, Chromium,
-#                                    valgrind
+#                                    valgrind, qemu-user (kernel choice on emulated CPUs)
 set -e
-packages="build-essential pkg-config libopenblas-dev libyaml-dev libcjson-dev libsentencepiece-dev"
+packages="build-essential pkg-config libopenblas-dev libyaml-dev libcjson-dev libsentencepiece-dev
+libmicrohttpd-dev"
 if [ "${1:-}" = "--test" ]; then
     packages="$packages libcriterion-dev python3 python3-numpy python3-torch python3-sentencepiece
-python3-venv python3-websocket tmux chromium fonts-liberation valgrind"
+python3-venv python3-websocket tmux chromium fonts-liberation valgrind qemu-user"
 fi
 missing=""
 for p in $packages; do

@@ -3,6 +3,7 @@
 #   unit:   the Criterion binary (one count per Criterion test)
 #   cli:    tests/cli/*.sh, the ted program as a user runs it
 #   parity: tests/parity/*.py, ted against PyTorch and transformers
+#   serve:  tests/serve/*.py, ted serve over loopback
 #   example: the C API example
 # Scripts print "ok NAME" or "FAIL NAME: why" per check.
 BUILD=${BUILD:-build}
@@ -27,6 +28,16 @@ count_checks() {  # $1 = suite name; reads ok/FAIL lines from $log
     echo "$1: $p passed, $f failed"
 }
 
+run_script() {  # $@ = the command running $script; a crash without FAIL lines counts once
+    echo "== $script"
+    "$@" >"$log" 2>&1
+    status=$?
+    count_checks "$script"
+    if [ "$status" -ne 0 ] && ! grep -q '^FAIL ' "$log"; then
+        tail -n 20 "$log"; failed=$((failed + 1))
+    fi
+}
+
 echo "== unit tests (Criterion)"
 "$BUILD/unit-tests" --jobs 2 >"$log" 2>&1
 status=$?
@@ -44,25 +55,17 @@ else
 fi
 
 for script in tests/cli/*.sh; do
-    [ -e "$script" ] || continue
-    echo "== $script"
-    sh "$script" >"$log" 2>&1
-    status=$?
-    count_checks "$script"
-    if [ "$status" -ne 0 ] && ! grep -q '^FAIL ' "$log"; then
-        tail -n 20 "$log"; failed=$((failed + 1))
-    fi
+    [ -e "$script" ] && run_script sh "$script"
 done
 
 for script in tests/parity/test_*.py; do
-    [ -e "$script" ] || continue
-    echo "== $script"
-    "$TEST_PYTHON" "$script" >"$log" 2>&1
-    status=$?
-    count_checks "$script"
-    if [ "$status" -ne 0 ] && ! grep -q '^FAIL ' "$log"; then
-        tail -n 20 "$log"; failed=$((failed + 1))
-    fi
+    [ -e "$script" ] && run_script "$TEST_PYTHON" "$script"
+done
+
+# ted serve over loopback, in Debian's Python (the standard library only);
+# SAN=1 scales its load down
+for script in tests/serve/test_*.py; do
+    [ -e "$script" ] && run_script env SAN="${SAN:-}" "$PYTHON" "$script"
 done
 
 echo "== example"

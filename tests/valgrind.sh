@@ -5,10 +5,12 @@
 # definitely lost block. Thread stacks OpenBLAS and ted's worker pool keep
 # until exit show as "possibly lost" and do not count.
 #
-# memcheck cannot run AVX-512 code, which -march=native may emit, so the
-# binary is built for the baseline instruction set: `make valgrind` builds
-# build-valgrind/ted and runs this script. Prints "ok NAME" or "FAIL NAME: why".
-TED=${TED:-build-valgrind/ted}
+# memcheck cannot run AVX-512 code, so ted runs its AVX2 kernels (TED_CPU;
+# src/kernels/kernels.h): `make valgrind` builds build/ted and runs this
+# script. Prints "ok NAME" or "FAIL NAME: why".
+TED=${TED:-build/ted}
+TED_CPU=${TED_CPU:-avx2}
+export TED_CPU
 PYTHON=${PYTHON:-/usr/bin/python3}
 VALGRIND_ERROR=99  # memcheck's exit status on an error or a definite leak
 toy=models/toy-en-fr

@@ -19,16 +19,18 @@ From Python: export(state_dict, out_dir, src_vocab=..., tgt_vocab=..., heads=...
 Errors raise ExportError; the command prints them on one line and exits 1.
 """
 import argparse
-import json
 import math
 import os
 import shutil
-import struct
 import sys
 
 import numpy as np
 
-ALIGN = 64  # byte alignment of the data section
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# read_safetensors and yaml_float are used through this module by the tests
+from ted_format import (ALIGN, ExportError, read_safetensors,  # noqa: E402,F401
+                        write_safetensors, yaml_float)
+import ted_format  # noqa: E402
 
 UNK_ID, PAD_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 
@@ -40,10 +42,6 @@ POS_KEY = "positional_encoding.pos_embedding"
 DEFAULT_MAX_POSITIONS = 5000  # the tutorial's PositionalEncoding maxlen
 
 ATTENTION = ("in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias")
-
-
-class ExportError(Exception):
-    """An export that cannot be done; the message names what is at fault."""
 
 
 def _layer_count(state_dict, prefix):
@@ -197,87 +195,29 @@ def analyze(state_dict):
     return sizes, max_positions
 
 
-def write_safetensors(path, tensors, align=ALIGN):
-    """Writes (name, array) pairs as F32 safetensors. The header is padded
-    with spaces so the data section starts at a multiple of `align` bytes;
-    the tensors follow each other with no gap, as the safetensors format
-    requires, so every F32 tensor stays 4-byte aligned in a mapping."""
-    header = {}
-    blobs = []
-    offset = 0
-    for name, array in tensors:
-        data = np.ascontiguousarray(array, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": [int(n) for n in array.shape],
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    header["__metadata__"] = {"format": "pt"}
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-(8 + len(text)) % align)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
-    os.replace(tmp, path)
-
-
-def yaml_float(value):
-    """A float as YAML text that reads back to the same value (repr) and that
-    YAML 1.1 parsers also take for a float (a dot in the mantissa)."""
-    text = repr(float(value))
-    mantissa, e, exponent = text.partition("e")
-    if "." not in mantissa:
-        mantissa += ".0"
-    return mantissa + (e + exponent if e else "")
-
-
-def yaml_bool(value):
-    return "true" if value else "false"
-
-
 def config_yaml(config, source):
     m, t, d = config["model"], config["tokenizer"], config["decoding"]
-    source = source.replace("\n", " ").replace("\r", " ")
-    return f"""\
-# ted model exported by tools/export_torch.py from {source}
-model:
-  d_model: {m['d_model']}
-  heads: {m['heads']}
-  encoder_layers: {m['encoder_layers']}
-  decoder_layers: {m['decoder_layers']}
-  d_ff: {m['d_ff']}
-  src_vocab_size: {m['src_vocab_size']}
-  tgt_vocab_size: {m['tgt_vocab_size']}
-  activation: {m['activation']}  # relu | gelu (exact erf gelu)
-  norm_first: {yaml_bool(m['norm_first'])}
-  layer_norm_eps: {yaml_float(m['layer_norm_eps'])}
-  max_positions: {m['max_positions']}
-  scale_embedding: {yaml_bool(m['scale_embedding'])}  # TokenEmbedding multiplies by sqrt(d_model)
-  positional_encoding: {m['positional_encoding']}
-  encoder_final_norm: {yaml_bool(m['encoder_final_norm'])}
-  decoder_final_norm: {yaml_bool(m['decoder_final_norm'])}
-weights: {config['weights']}
-tokenizer:
-  type: {t['type']}
-  lowercase: {yaml_bool(t['lowercase'])}
-  src_vocab: {t['src_vocab']}
-  tgt_vocab: {t['tgt_vocab']}
-  unk_id: {t['unk_id']}
-  pad_id: {t['pad_id']}
-  bos_id: {t['bos_id']}
-  eos_id: {t['eos_id']}
-  source_bos: {yaml_bool(t['source_bos_eos'])}
-  source_eos: {yaml_bool(t['source_bos_eos'])}
-decoding:
-  # Target tokens generated, EOS counted: at most min(max_length, source
-  # tokens incl. BOS/EOS + max_length_offset); 0 turns a bound off. The
-  # tutorial's greedy_decode(max_len = source tokens + 5) counts its BOS,
-  # so it generates at most source tokens + 4.
-  max_length: {d['max_length']}
-  max_length_offset: {d['max_length_offset']}
-"""
+    model = [(key, m[key]) for key in ("d_model", "heads", "encoder_layers", "decoder_layers",
+                                       "d_ff", "src_vocab_size", "tgt_vocab_size")]
+    model += [("activation", m["activation"], "relu | gelu (exact erf gelu)"),
+              ("norm_first", m["norm_first"]), ("layer_norm_eps", m["layer_norm_eps"]),
+              ("max_positions", m["max_positions"]),
+              ("scale_embedding", m["scale_embedding"],
+               "TokenEmbedding multiplies by sqrt(d_model)")]
+    model += [(key, m[key]) for key in ("positional_encoding", "encoder_final_norm",
+                                        "decoder_final_norm")]
+    tokenizer = [(key, t[key]) for key in ("type", "lowercase", "src_vocab", "tgt_vocab",
+                                           "unk_id", "pad_id", "bos_id", "eos_id")]
+    tokenizer += [("source_bos", t["source_bos_eos"]), ("source_eos", t["source_bos_eos"])]
+    decoding = ["Target tokens generated, EOS counted: at most min(max_length, source",
+                "tokens incl. BOS/EOS + max_length_offset); 0 turns a bound off. The",
+                "tutorial's greedy_decode(max_len = source tokens + 5) counts its BOS,",
+                "so it generates at most source tokens + 4.",
+                ("max_length", d["max_length"]), ("max_length_offset", d["max_length_offset"])]
+    return ted_format.config_yaml(
+        [f"ted model exported by tools/export_torch.py from {source}"],
+        [("model", model), ("weights", config["weights"]), ("tokenizer", tokenizer),
+         ("decoding", decoding)])
 
 
 def export(state_dict, out_dir, src_vocab, tgt_vocab, heads, activation="relu",
@@ -343,15 +283,6 @@ def export(state_dict, out_dir, src_vocab, tgt_vocab, heads, activation="relu",
     return config
 
 
-def read_safetensors(path):
-    """(header dict, data offset, file bytes) of a safetensors file, for checks."""
-    with open(path, "rb") as f:
-        data = f.read()
-    (length,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + length])
-    return header, 8 + length, data
-
-
 def load_checkpoint(path):
     import torch  # only the command needs it
 
@@ -385,21 +316,12 @@ def main(argv=None):
                              "%(default)s, as the tutorial's translate())")
     parser.add_argument("--out", required=True, help="the model directory to write")
     args = parser.parse_args(argv)
-    try:
-        state_dict = load_checkpoint(args.checkpoint)
-        config = export(state_dict, args.out, args.src_vocab, args.tgt_vocab, args.heads,
-                        activation=args.activation, norm_first=args.norm_first,
-                        layer_norm_eps=args.layer_norm_eps,
-                        source_bos_eos=not args.no_source_bos_eos, lowercase=args.lowercase,
-                        max_length_offset=args.max_length_offset, source=args.checkpoint)
-    except ExportError as e:
-        print(f"export_torch: {e}", file=sys.stderr)
-        return 1
-    m = config["model"]
-    print(f"wrote {args.out}: d_model {m['d_model']}, {m['heads']} heads, "
-          f"{m['encoder_layers']}+{m['decoder_layers']} layers, d_ff {m['d_ff']}, "
-          f"vocab {m['src_vocab_size']}/{m['tgt_vocab_size']}")
-    return 0
+    return ted_format.run_export("export_torch", args.out, lambda: export(
+        load_checkpoint(args.checkpoint), args.out, args.src_vocab, args.tgt_vocab, args.heads,
+        activation=args.activation, norm_first=args.norm_first,
+        layer_norm_eps=args.layer_norm_eps, source_bos_eos=not args.no_source_bos_eos,
+        lowercase=args.lowercase, max_length_offset=args.max_length_offset,
+        source=args.checkpoint)["model"])
 
 
 if __name__ == "__main__":

@@ -40,6 +40,32 @@ typedef enum ted_tokenizer_kind {
     TED_TOKENIZER_SENTENCEPIECE, /* a SentencePiece model's pieces */
 } ted_tokenizer_kind;
 
+typedef enum ted_text_normalizer {
+    TED_NORMALIZE_NONE,   /* the text as given */
+    TED_NORMALIZE_MOSES,  /* Moses' punctuation normalizer (as MarianTokenizer with sacremoses) */
+} ted_text_normalizer;
+
+/* The source language, for the language rules of the Moses normalizer;
+ * sacremoses treats every other language as none. */
+typedef enum ted_language {
+    TED_LANGUAGE_NONE,
+    TED_LANGUAGE_EN,
+    TED_LANGUAGE_DE,
+    TED_LANGUAGE_ES,
+    TED_LANGUAGE_FR,
+    TED_LANGUAGE_CS,
+    TED_LANGUAGE_CZ,
+} ted_language;
+
+/* How beam search compares hypotheses of different lengths: their summed
+ * log-probability divided by a length penalty lp(length) = */
+typedef enum ted_length_normalization {
+    TED_LENGTH_GNMT,   /* ((5 + length) / 6)^alpha (Wu et al., GNMT) */
+    TED_LENGTH_POWER,  /* length^alpha (Hugging Face transformers) */
+} ted_length_normalization;
+
+#define TED_MAX_BANNED_IDS 16
+
 typedef struct ted_config {
     /* model: the architecture */
     int d_model;              /* Embedding Size */
@@ -69,6 +95,8 @@ typedef struct ted_config {
     /* tokenizer */
     ted_tokenizer_kind tokenizer;
     bool lowercase;
+    ted_text_normalizer normalize;  /* applied to source text before tokenizing */
+    ted_language source_language;   /* the normalizer's language rules */
     char src_vocab[TED_CONFIG_PATH_SIZE];
     char tgt_vocab[TED_CONFIG_PATH_SIZE];
     char src_spm[TED_CONFIG_PATH_SIZE];  /* sentencepiece: the SentencePiece models */
@@ -84,7 +112,10 @@ typedef struct ted_config {
     /* The default strategy (docs/decoding.md); ted translate's options
      * override it. beam_size > 1: beam search; sample: sampling (not both). */
     int beam_size;            /* 1: greedy */
-    float length_penalty;     /* alpha of ((5 + length) / 6)^alpha; 0: none */
+    float length_penalty;     /* alpha of the length normalization; 0: none */
+    ted_length_normalization length_normalization;
+    int banned_ids[TED_MAX_BANNED_IDS];  /* target ids never generated */
+    int banned_id_count;
     bool sample;
     float temperature;
     int top_k;                /* 0: no cut */

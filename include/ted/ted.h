@@ -60,6 +60,13 @@ void ted_model_free(ted_model *model);
 
 const ted_config *ted_model_config(const ted_model *model);
 
+/* The weights are memory-mapped, not copied: should another program cut
+ * the file short while a model is loaded, reading a weight raises SIGBUS.
+ * A program may call this once to have that reported instead as one line on
+ * standard error naming the file, and exit status 1 (the ted program
+ * does). It installs a SIGBUS handler for the whole process. */
+ted_status ted_report_weight_faults(ted_error *err);
+
 /* Reads every tensor of the weights file and fails (TED_ERR_WEIGHTS, naming
  * the tensor and the element) at the first NaN or infinity. Loading checks
  * the vectors (biases, LayerNorms) only: the matrices are nearly all of the
@@ -139,9 +146,28 @@ ted_status ted_session_step(ted_session *session, const int *tokens, const float
 ted_status ted_session_select(ted_session *session, const int *rows, int count,
                               ted_error *err);
 
+/* Continuous batching: encodes `count` more sources and appends them to
+ * the batch as rows batch .. batch + count - 1, each at position 0 (its
+ * first step() feeds BOS), while the rows already there keep their
+ * positions and caches. Every row then decodes at its own position, over
+ * its own prefix and source, exactly as it would alone; step() feeds all
+ * rows together and select() keeps or drops any of them. `max_steps`
+ * bounds the steps of the new rows. The buffers grow when the rows, a new
+ * source or max_steps outgrow them (each at least twofold, so rows joining
+ * one at a time move the caches a few times only). Needs a batch from
+ * encode() with at least one row; refused while attention weights are
+ * kept (ted_session_keep_attention). */
+ted_status ted_session_append(ted_session *session, const int *const *source_ids,
+                              const int *source_lengths, int count, int max_steps,
+                              ted_error *err);
+
 int ted_session_batch(const ted_session *session);
-/* Number of tokens fed by step() since encode(). */
+/* Number of tokens fed by step() since encode(): the most of any row,
+ * every row's unless rows were appended. */
 int ted_session_position(const ted_session *session);
+/* Number of tokens fed by step() to one row since it was encoded or
+ * appended (0 when the row is out of range). */
+int ted_session_row_position(const ted_session *session, int row);
 /* Source length of a row of the batch (its own, not the padded length). */
 int ted_session_source_length(const ted_session *session, int row);
 
@@ -183,13 +209,36 @@ ted_status ted_greedy_decode(ted_session *session, const int *const *source_ids,
                              const int *source_lengths, const int *max_lengths, int batch,
                              int **outputs, int *output_lengths, ted_error *err);
 
+/* The number of target tokens (EOS counted) the config allows for a source
+ * of `source_tokens` ids (2 * source_tokens + 10 when the config sets no
+ * bound), never more than max_positions; `max_length` > 0 overrides the
+ * config's bounds. */
+int ted_max_target_length(const ted_model *model, int source_tokens, int max_length);
+
+/* ------------------------------------------------------------------------ */
+/* The final Softmax: from a row of logits to the next token                */
+/* ------------------------------------------------------------------------ */
+
+/* Every strategy chooses from one row of scores over the target vocabulary
+ * (logits, or their log-softmax) as these functions do, and so can a
+ * strategy of your own over ted_session_step(). */
+
+/* Sets the scores of the tokens the model never generates (config.yaml
+ * decoding.banned_ids, e.g. a Marian model's padding) to -infinity, in one
+ * row of target_vocab scores. Greedy decoding, beam search and sampling
+ * call it on every row, so no strategy ever produces a banned token. The
+ * log-probabilities they report stay the model's own log-softmax of the
+ * logits, as with a sampling temperature or cut. */
+void ted_ban_tokens(const ted_model *model, float *scores);
+
 /* The index of the largest of the n values of x, the first on ties: the
  * token greedy decoding picks from a row of logits. */
 int ted_argmax(const float *x, int n);
 
-/* The number of target tokens (EOS counted) the config allows for a source
- * of `source_tokens` ids; `max_length` > 0 overrides the config's cap. */
-int ted_max_target_length(const ted_model *model, int source_tokens, int max_length);
+/* The k largest of the n scores, largest first, ties to the lower id:
+ * ids[0..k) and, when values is not NULL, values[0..k). k above n is cut
+ * to n; returns the number written. */
+int ted_top_k(const float *scores, int n, int k, int *ids, float *values);
 
 /* ------------------------------------------------------------------------ */
 /* Beyond greedy: hypotheses with scores, beam search, sampling             */
@@ -204,7 +253,7 @@ typedef struct ted_hypothesis {
     int length;
     double log_prob;   /* the sum of log_probs */
     double score;      /* what ranks hypotheses: log_prob, or for beam search
-                        * log_prob / ((5 + length) / 6)^alpha */
+                        * log_prob / lp(length) (ted_beam_params) */
 } ted_hypothesis;
 
 /* Frees ids and log_probs of `count` hypotheses and zeroes them. */
@@ -218,8 +267,16 @@ ted_status ted_greedy_search(ted_session *session, const int *const *source_ids,
 
 typedef struct ted_beam_params {
     int beam_size;         /* open hypotheses kept per sentence (default 4) */
-    float length_penalty;  /* alpha of the GNMT penalty ((5 + length) / 6)^alpha that divides
-                            * a finished hypothesis' log-prob (default 0.6; 0: none) */
+    float length_penalty;  /* alpha of the length penalty lp(length) that divides a
+                            * finished hypothesis' log-prob (default 0.6; 0: none) */
+    /* lp and when a sentence stops (default TED_LENGTH_GNMT):
+     * TED_LENGTH_GNMT: lp = ((5 + length) / 6)^alpha; a sentence stops once
+     *   its best open hypothesis cannot enter the n-best list any more;
+     * TED_LENGTH_POWER: lp = length^alpha; a sentence stops as soon as
+     *   beam_size hypotheses are finished, as Hugging Face transformers'
+     *   beam search with early_stopping=True does.
+     * length: the tokens generated, EOS counted. */
+    ted_length_normalization length_normalization;
 } ted_beam_params;
 
 ted_beam_params ted_beam_default_params(void);
@@ -228,14 +285,15 @@ ted_beam_params ted_beam_default_params(void);
  * extends each open hypothesis by every token; the candidates are ranked by
  * total log-prob. Those among the best beam_size that end in EOS, or reach
  * max_lengths[i] tokens, are finished and kept aside; the best beam_size
- * others stay open. Sentence i stops when it holds n_best finished
- * hypotheses and the best open one, even at no further cost up to
- * max_lengths[i] tokens, would score below the n_best-th finished one. The
+ * others stay open. With TED_LENGTH_GNMT, sentence i stops when it holds
+ * n_best finished hypotheses and the best open one, even at no further cost
+ * up to max_lengths[i] tokens, would score below the n_best-th finished
+ * one; with TED_LENGTH_POWER, when beam_size hypotheses are finished. The
  * whole batch steps together through one session: each source is encoded
  * once, and select() copies the caches of the hypotheses that go on.
  * `hypotheses[i * n_best + k]` receives sentence i's k-th best (by score);
  * 1 <= n_best <= beam_size < target vocabulary size. With length_penalty 0
- * and beam_size 1 the result is greedy decoding's. */
+ * and beam_size 1 the GNMT result is greedy decoding's. */
 ted_status ted_beam_search(ted_session *session, const int *const *source_ids,
                            const int *source_lengths, const int *max_lengths, int batch,
                            const ted_beam_params *params, int n_best,
@@ -294,7 +352,8 @@ ted_translate_options ted_translate_default_options(void);
 
 /* The defaults with the model's config.yaml `decoding:` section applied:
  * beam_size > 1 selects beam search, sample: true sampling, and the
- * length penalty, temperature, top_k and top_p become the params. */
+ * length penalty and normalization, temperature, top_k and top_p become the
+ * params. */
 ted_translate_options ted_translate_model_options(const ted_model *model);
 
 /* Translates `count` sentences; `outputs[i]` receives a malloc'ed string,
@@ -317,11 +376,68 @@ ted_status ted_translate_n_best(const ted_model *model, const char *const *sourc
                                 const ted_translate_options *options, ted_translation *outputs,
                                 int *unknown, ted_error *err);
 
+/* As ted_translate_n_best, for sources already made ids by
+ * ted_encode_source(): sentence i is ids[i][0..lengths[i]). */
+ted_status ted_translate_ids(const ted_model *model, const int *const *ids, const int *lengths,
+                             int count, const ted_translate_options *options,
+                             ted_translation *outputs, ted_error *err);
+
 /* Frees the texts and hypotheses of `count` translations and zeroes them. */
 void ted_translations_free(ted_translation *translations, int count);
 
+/* ------------------------------------------------------------------------ */
+/* Decoding options as a user gives them                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The largest values ted translate's options and ted serve's fields take. */
+#define TED_BEAM_MAX 1024
+#define TED_N_BEST_MAX 1024
+#define TED_TOP_K_MAX 16777216
+#define TED_MAX_LENGTH_MAX (1 << 20)
+
+/* Decoding options given over the model's config.yaml defaults, each
+ * with whether it was given. */
+typedef struct ted_decoding_choice {
+    bool beam_given, sample, length_penalty_given, normalization_given;
+    bool temperature_given, top_k_given, top_p_given, seed_given;
+    bool n_best_given, max_length_given;
+    int beam;
+    float length_penalty;
+    ted_length_normalization normalization;
+    float temperature;
+    int top_k;
+    float top_p;
+    uint64_t seed;
+    int n_best;
+    int max_length;
+} ted_decoding_choice;
+
+/* How a program names each option in its messages: "--beam" on ted
+ * translate's command line, "beam" in ted serve's requests. */
+typedef struct ted_option_names {
+    const char *beam, *sample, *length_penalty, *normalization, *temperature, *top_k, *top_p,
+        *seed, *n_best, *max_length;
+} ted_option_names;
+
+/* `*options` = the model's defaults (ted_translate_model_options) with
+ * `choice` applied, after checking it: every value in its range (the
+ * limits above; length_penalty >= 0, temperature > 0, 0 < top_p <= 1), not
+ * beam search and sampling both, the sampling options only when sampling
+ * and the beam search ones only with beam search, a beam narrower than
+ * the target vocabulary, an n-best list only from beam search (at most
+ * the beam) or sampling. Sampling without a seed takes one from
+ * /dev/urandom. TED_ERR_ARGUMENT names the option at fault as `names`
+ * spells it. ted translate and ted serve both check their options here. */
+ted_status ted_translate_choose_options(const ted_model *model,
+                                        const ted_decoding_choice *choice,
+                                        const ted_option_names *names,
+                                        ted_translate_options *options, ted_error *err);
+
 /* Sets the number of threads the matrix products use (process-wide). */
 void ted_set_threads(int threads);
+
+/* The kernels that run: "avx512", "avx2" or "portable" (TED_CPU forces one). */
+const char *ted_cpu_kernels(void);
 
 #ifdef __cplusplus
 }

@@ -398,12 +398,12 @@ static const char *const kind_notes[KIND_COUNT] = {
     "Row: the step that read the first token and chose the second; column: the source token "
     "its query attends to, through the keys and values the encoder made."};
 
-static void write_html(FILE *out, const learn_trace *t, const labels *l, const char *model_dir,
-                       const char *translation, heatmap *h)
+/* The page's title, the sentence, its translation and the model's sizes. */
+static void html_head(FILE *out, const learn_trace *t, const labels *l, const char *model_dir,
+                      const char *translation)
 {
     const ted_config *c = t->config;
     int d = c->d_model, heads = c->heads;
-    int layers = c->encoder_layers > c->decoder_layers ? c->encoder_layers : c->decoder_layers;
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width\">\n<title>ted attention: ",
           out);
@@ -424,41 +424,54 @@ static void write_html(FILE *out, const learn_trace *t, const labels *l, const c
                  "Greedy decoding, %d steps. Weights: 0 <span class=\"legend\"></span> 1.</p>\n",
             d, heads, d, heads, d / heads, d / heads, d, c->encoder_layers, c->decoder_layers,
             c->d_ff, c->tgt_vocab_size, t->count);
+}
 
+/* The layer and head buttons. */
+static void html_controls(FILE *out, const ted_config *c)
+{
+    int layers = c->encoder_layers > c->decoder_layers ? c->encoder_layers : c->decoder_layers;
     fputs("<div class=\"controls\"><span>layer ", out);
     for (int layer = 0; layer < layers; layer++)
         fprintf(out, "<button data-layer=\"%d\">%d</button>", layer, layer + 1);
     fputs("</span><span>head <button data-head=\"mean\">mean</button>", out);
-    for (int head = 0; head < heads; head++)
+    for (int head = 0; head < c->heads; head++)
         fprintf(out, "<button data-head=\"%d\">%d</button>", head, head + 1);
     fputs("</span><span><button id=\"every\">every layer and head</button></span></div>\n", out);
+}
 
-    fputs("<div class=\"kinds\">\n", out);
-    for (int kind = 0; kind < KIND_COUNT; kind++) {
-        fprintf(out, "<section class=\"kind\" id=\"%s\">\n<h2>%s</h2>\n<p class=\"note\">%s</p>\n"
-                     "<p class=\"missing\" hidden>No such layer here.</p>\n<div class=\"maps\" "
-                     "style=\"--cols:%d\">\n",
-                kind_names[kind], kind_titles[kind], kind_notes[kind], heads + 1);
-        for (int layer = 0; layer < kind_layers(c, (enum kind)kind); layer++)
-            for (int head = 0; head <= heads; head++) {
-                char name[64], key[16];
-                if (head < heads)
-                    snprintf(key, sizeof key, "%d", head);
-                else
-                    snprintf(key, sizeof key, "mean");
-                fill_heatmap(h, t, l, (enum kind)kind, layer, head);
-                fprintf(out, "<figure class=\"hm\" data-kind=\"%s\" data-layer=\"%d\" "
-                             "data-head=\"%s\"%s><figcaption>layer %d, %s</figcaption>",
-                        kind_names[kind], layer, key,
-                        layer == c->decoder_layers - 1 && head == heads ? "" : " hidden",
-                        layer + 1, head_name(head, heads, name, sizeof name));
-                write_svg(out, h, c, false);
-                fputs("</figure>\n", out);
-            }
-        fputs("</div>\n</section>\n", out);
-    }
-    fputs("</div>\n", out);
+/* Every heatmap of one kind: each layer's heads and their mean. */
+static void html_kind(FILE *out, const learn_trace *t, const labels *l, enum kind kind,
+                      heatmap *h)
+{
+    const ted_config *c = t->config;
+    int heads = c->heads;
+    fprintf(out, "<section class=\"kind\" id=\"%s\">\n<h2>%s</h2>\n<p class=\"note\">%s</p>\n"
+                 "<p class=\"missing\" hidden>No such layer here.</p>\n<div class=\"maps\" "
+                 "style=\"--cols:%d\">\n",
+            kind_names[kind], kind_titles[kind], kind_notes[kind], heads + 1);
+    for (int layer = 0; layer < kind_layers(c, kind); layer++)
+        for (int head = 0; head <= heads; head++) {
+            char name[64], key[16];
+            if (head < heads)
+                snprintf(key, sizeof key, "%d", head);
+            else
+                snprintf(key, sizeof key, "mean");
+            fill_heatmap(h, t, l, kind, layer, head);
+            fprintf(out, "<figure class=\"hm\" data-kind=\"%s\" data-layer=\"%d\" "
+                         "data-head=\"%s\"%s><figcaption>layer %d, %s</figcaption>",
+                    kind_names[kind], layer, key,
+                    layer == c->decoder_layers - 1 && head == heads ? "" : " hidden",
+                    layer + 1, head_name(head, heads, name, sizeof name));
+            write_svg(out, h, c, false);
+            fputs("</figure>\n", out);
+        }
+    fputs("</div>\n</section>\n", out);
+}
 
+/* Every step's Linear + Softmax: the token read, the token chosen, the top-k. */
+static void html_steps(FILE *out, const learn_trace *t, const labels *l)
+{
+    const ted_config *c = t->config;
     fprintf(out, "<section id=\"steps\">\n<h2>Every step: Linear + Softmax over %d target "
                  "tokens, the %d most likely</h2>\n<table>\n<tr><th>step</th><th>reads</th>"
                  "<th>chooses</th><th>p</th><th>candidates</th></tr>\n",
@@ -480,7 +493,20 @@ static void write_html(FILE *out, const learn_trace *t, const labels *l, const c
         }
         fputs("</td></tr>\n", out);
     }
-    fputs("</table>\n</section>\n<script>", out);
+    fputs("</table>\n</section>\n", out);
+}
+
+static void write_html(FILE *out, const learn_trace *t, const labels *l, const char *model_dir,
+                       const char *translation, heatmap *h)
+{
+    html_head(out, t, l, model_dir, translation);
+    html_controls(out, t->config);
+    fputs("<div class=\"kinds\">\n", out);
+    for (int kind = 0; kind < KIND_COUNT; kind++)
+        html_kind(out, t, l, (enum kind)kind, h);
+    fputs("</div>\n", out);
+    html_steps(out, t, l);
+    fputs("<script>", out);
     fputs(html_script, out);
     fputs("</script>\n</body>\n</html>\n", out);
 }
@@ -563,6 +589,19 @@ static int write_all(const learn_trace *t, const attention_options *o)
     return status;
 }
 
+/* --kind encoder|decoder|cross */
+static void take_kind(cli_args *a, attention_options *o)
+{
+    int k = 0;
+    while (k < KIND_COUNT && strcmp(a->value, kind_names[k]))
+        k++;
+    if (k == KIND_COUNT) {
+        a->failed = true;
+        cli_error("attention: --kind '%s': use encoder, decoder or cross", a->value);
+    }
+    o->kind = (enum kind)k;
+}
+
 static int run_attention(const ted_model *model, const attention_options *o)
 {
     learn_trace t;
@@ -581,80 +620,69 @@ static int run_attention(const ted_model *model, const attention_options *o)
     return status;
 }
 
+static bool attention_option(cli_args *a, const char *option, void *options)
+{
+    attention_options *o = options;
+    if (!strcmp(option, "--html")) {
+        if (cli_take_value(a, option))
+            o->out.html = a->value;
+    } else if (!strcmp(option, "--svg")) {
+        if (cli_take_value(a, option))
+            o->out.svg = a->value;
+    } else if (!strcmp(option, "--json")) {
+        if (cli_take_value(a, option))
+            o->out.json = a->value;
+    } else if (!strcmp(option, "--kind")) {
+        if (cli_take_value(a, option))
+            take_kind(a, o);
+    } else if (!strcmp(option, "--layer")) {
+        cli_take_int(a, option, 1, 1000, &o->layer);
+    } else if (!strcmp(option, "--head")) {
+        if (cli_take_value(a, option) && strcmp(a->value, "mean") &&
+            !learn_parse_int(a->value, 1, 1000, &o->head)) {
+            a->failed = true;
+            cli_error("attention: --head '%s': a head number from 1, or 'mean'", a->value);
+        }
+    } else if (!strcmp(option, "--top")) {
+        cli_take_int(a, option, 1, 1000, &o->top_k);
+    } else if (!strcmp(option, "--max-length")) {
+        cli_take_int(a, option, 1, 1 << 20, &o->max_length);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static bool is_stdout(const char *path)
+{
+    return path && !strcmp(path, "-");
+}
+
+static int check_attention(const cli_args *a, void *options)
+{
+    const attention_options *o = options;
+    if (!cli_require_model(a) || cli_one_sentence(a))
+        return 1;
+    if (!o->out.html && !o->out.svg && !o->out.json)
+        return cli_error("attention: nothing to write; give --html FILE, --svg FILE or "
+                         "--json FILE");
+    if (is_stdout(o->out.html) + is_stdout(o->out.svg) + is_stdout(o->out.json) > 1)
+        return cli_error("attention: only one of --html, --svg and --json can be '-'");
+    return 0;
+}
+
+static int attention_command(ted_model *model, const cli_args *a, void *options)
+{
+    attention_options *o = options;
+    o->model_dir = a->model_dir;
+    o->text = a->operands[0];
+    return run_attention(model, o);
+}
+
 int cli_attention(int argc, char **argv)
 {
-    cli_args a;
-    if (!cli_args_init(&a, "attention", usage, argc, argv))
-        return 1;
+    static const cli_command command = {"attention", usage, attention_option, check_attention,
+                                        attention_command, false};
     attention_options o = {.kind = KIND_CROSS, .top_k = 5};
-    const char *option;
-    while (!a.failed && !a.help && (option = cli_next_option(&a))) {
-        if (cli_common_option(&a, option))
-            continue;
-        if (!strcmp(option, "--html")) {
-            if (cli_take_value(&a, option))
-                o.out.html = a.value;
-        } else if (!strcmp(option, "--svg")) {
-            if (cli_take_value(&a, option))
-                o.out.svg = a.value;
-        } else if (!strcmp(option, "--json")) {
-            if (cli_take_value(&a, option))
-                o.out.json = a.value;
-        } else if (!strcmp(option, "--kind")) {
-            if (cli_take_value(&a, option)) {
-                int k = 0;
-                while (k < KIND_COUNT && strcmp(a.value, kind_names[k]))
-                    k++;
-                if (k == KIND_COUNT) {
-                    a.failed = true;
-                    cli_error("attention: --kind '%s': use encoder, decoder or cross", a.value);
-                }
-                o.kind = (enum kind)k;
-            }
-        } else if (!strcmp(option, "--layer")) {
-            cli_take_int(&a, option, 1, 1000, &o.layer);
-        } else if (!strcmp(option, "--head")) {
-            if (cli_take_value(&a, option) && strcmp(a.value, "mean") &&
-                !learn_parse_int(a.value, 1, 1000, &o.head)) {
-                a.failed = true;
-                cli_error("attention: --head '%s': a head number from 1, or 'mean'", a.value);
-            }
-        } else if (!strcmp(option, "--top")) {
-            cli_take_int(&a, option, 1, 1000, &o.top_k);
-        } else if (!strcmp(option, "--max-length")) {
-            cli_take_int(&a, option, 1, 1 << 20, &o.max_length);
-        } else {
-            cli_unknown_option(&a, option);
-        }
-    }
-    if (a.help) {
-        cli_args_free(&a);
-        return 0;
-    }
-    o.model_dir = a.model_dir;
-    int status = a.failed ? 1 : 0;
-    int to_stdout = (o.out.html && !strcmp(o.out.html, "-")) +
-                    (o.out.svg && !strcmp(o.out.svg, "-")) + (o.out.json && !strcmp(o.out.json, "-"));
-    if (!status && !cli_require_model(&a))
-        status = 1;
-    if (!status && a.operand_count == 0)
-        status = cli_error("attention: no sentence; give one as TEXT");
-    if (!status && a.operand_count > 1)
-        status = cli_error("attention: give one sentence, in quotes (got %d arguments)",
-                           a.operand_count);
-    if (!status && !o.out.html && !o.out.svg && !o.out.json)
-        status = cli_error("attention: nothing to write; give --html FILE, --svg FILE or "
-                           "--json FILE");
-    if (!status && to_stdout > 1)
-        status = cli_error("attention: only one of --html, --svg and --json can be '-'");
-    ted_model *model = NULL;
-    if (!status && !(model = cli_load_model(a.model_dir)))
-        status = 1;
-    if (!status) {
-        o.text = a.operands[0];
-        status = run_attention(model, &o);
-    }
-    ted_model_free(model);
-    cli_args_free(&a);
-    return status;
+    return cli_run(&command, &o, argc, argv);
 }

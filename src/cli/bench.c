@@ -138,7 +138,8 @@ static int run_bench(const bench_options *o)
     if (!status) {
         struct rusage resources;
         getrusage(RUSAGE_SELF, &resources);
-        printf("{\"load_ms\": %.3f, \"encode_ms\": %.3f, \"per_token_ms\": %.3f, "
+        printf("{\"kernels\": \"%s\", ", ted_cpu_kernels());
+        printf("\"load_ms\": %.3f, \"encode_ms\": %.3f, \"per_token_ms\": %.3f, "
                "\"tokens_per_s\": %.1f, \"peak_rss_mib\": %.1f, \"threads\": %d, "
                "\"batch\": %d, \"source_len\": %d, \"new_tokens\": %d, \"repeat\": %d}\n",
                median(load, R), median(encode, R), median(per_token, R),
@@ -152,45 +153,45 @@ static int run_bench(const bench_options *o)
     return status;
 }
 
+typedef struct bench_args {
+    bench_options o;
+    int seed;
+} bench_args;
+
+static bool bench_option(cli_args *a, const char *option, void *options)
+{
+    bench_args *b = options;
+    if (!strcmp(option, "--batch"))
+        cli_take_int(a, option, 1, 1024, &b->o.batch);
+    else if (!strcmp(option, "--source-len"))
+        cli_take_int(a, option, 1, 1 << 16, &b->o.source_len);
+    else if (!strcmp(option, "--new-tokens"))
+        cli_take_int(a, option, 1, 1 << 16, &b->o.new_tokens);
+    else if (!strcmp(option, "--threads"))
+        cli_take_int(a, option, 1, 256, &b->o.threads);
+    else if (!strcmp(option, "--repeat"))
+        cli_take_int(a, option, 1, 1000, &b->o.repeat);
+    else if (!strcmp(option, "--seed"))
+        cli_take_int(a, option, 0, INT32_MAX, &b->seed);
+    else
+        return false;
+    return true;
+}
+
+static int bench_command(ted_model *model, const cli_args *a, void *options)
+{
+    (void)model;
+    bench_args *b = options;
+    b->o.seed = (unsigned)b->seed;
+    b->o.model_dir = a->model_dir;
+    return run_bench(&b->o);
+}
+
 int cli_bench(int argc, char **argv)
 {
-    cli_args a;
-    if (!cli_args_init(&a, "bench", usage, argc, argv))
-        return 1;
-    bench_options o = {.batch = 1, .source_len = 32, .new_tokens = 64, .threads = 1,
-                       .repeat = 5, .seed = 1};
-    const char *option;
-    int seed = 1;
-    while (!a.failed && !a.help && (option = cli_next_option(&a))) {
-        if (cli_common_option(&a, option))
-            continue;
-        if (!strcmp(option, "--batch")) {
-            cli_take_int(&a, option, 1, 1024, &o.batch);
-        } else if (!strcmp(option, "--source-len")) {
-            cli_take_int(&a, option, 1, 1 << 16, &o.source_len);
-        } else if (!strcmp(option, "--new-tokens")) {
-            cli_take_int(&a, option, 1, 1 << 16, &o.new_tokens);
-        } else if (!strcmp(option, "--threads")) {
-            cli_take_int(&a, option, 1, 256, &o.threads);
-        } else if (!strcmp(option, "--repeat")) {
-            cli_take_int(&a, option, 1, 1000, &o.repeat);
-        } else if (!strcmp(option, "--seed")) {
-            cli_take_int(&a, option, 0, INT32_MAX, &seed);
-        } else {
-            cli_unknown_option(&a, option);
-        }
-    }
-    if (a.help) {
-        cli_args_free(&a);
-        return 0;
-    }
-    o.seed = (unsigned)seed;
-    o.model_dir = a.model_dir;
-    int status = a.failed ? 1 : 0;
-    if (!status && !cli_require_model(&a))
-        status = 1;
-    if (!status)
-        status = run_bench(&o);
-    cli_args_free(&a);
-    return status;
+    static const cli_command command = {"bench", usage, bench_option, NULL, bench_command, true};
+    bench_args b = {.o = {.batch = 1, .source_len = 32, .new_tokens = 64, .threads = 1,
+                          .repeat = 5, .seed = 1},
+                    .seed = 1};
+    return cli_run(&command, &b, argc, argv);
 }

@@ -1,4 +1,5 @@
 #include "cli/cli.h"
+#include "cli/learn.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -126,6 +127,95 @@ ted_model *cli_load_model(const char *dir)
         return NULL;
     }
     return model;
+}
+
+/* Standard output is buffered: a write that failed (a full disk, a closed
+ * pipe) may only show when the buffer is flushed, so every command ends
+ * with this check before it can report success. A command that failed has
+ * said why already. */
+static int check_output_written(int status)
+{
+    errno = 0;
+    if ((fflush(stdout) == 0 && !ferror(stdout)) || status != 0)
+        return status;
+    int error = errno;
+    cli_error("cannot write the output: %s", error ? strerror(error) : "write error");
+    return 1;
+}
+
+int cli_run(const cli_command *c, void *options, int argc, char **argv)
+{
+    cli_args a;
+    if (!cli_args_init(&a, c->name, c->usage, argc, argv))
+        return 1;
+    const char *option;
+    while (!a.failed && !a.help && (option = cli_next_option(&a)))
+        if (!c->option(&a, option, options) && !cli_common_option(&a, option))
+            cli_unknown_option(&a, option);
+    int status = a.failed ? 1 : 0;
+    if (!a.help && !status)
+        status = c->check ? c->check(&a, options) : !cli_require_model(&a);
+    ted_model *model = NULL;
+    if (!a.help && !status && !c->loads_its_own_model && !(model = cli_load_model(a.model_dir)))
+        status = 1;
+    if (!a.help && !status)
+        status = c->run(model, &a, options);
+    ted_model_free(model);
+    cli_args_free(&a);
+    return check_output_written(a.help ? 0 : status);
+}
+
+int cli_one_sentence(const cli_args *a)
+{
+    if (a->operand_count == 0)
+        return cli_error("%s: no sentence; give one as TEXT", a->command);
+    if (a->operand_count > 1)
+        return cli_error("%s: give one sentence, in quotes (got %d arguments)", a->command,
+                         a->operand_count);
+    return 0;
+}
+
+/* ": 'w1' 'w2'": the words of `text` whose source token is unknown, at most 8. */
+/* Echoed input is cut: a word of megabytes gives a line of ~60 bytes. */
+static void print_word(const char *word, size_t length, const char *before)
+{
+    char copy[128], shown[64];
+    size_t kept = length < sizeof copy - 1 ? length : sizeof copy - 1;
+    memcpy(copy, word, kept);
+    copy[kept] = '\0';
+    fprintf(stderr, "%s'%s'", before, learn_show(copy, shown, sizeof shown));
+}
+
+static void list_unknown_words(const ted_config *c, const char *text, const int *ids, int count)
+{
+    const char *separators = " \t\r\n\v\f";
+    int token = c->source_bos ? 1 : 0;
+    const char *p = text + strspn(text, separators);
+    for (int listed = 0; *p && listed < 8; token++) {
+        size_t n = strcspn(p, separators);
+        if (token < count && ids[token] == c->unk_id) {
+            print_word(p, n, listed ? " " : ": ");
+            listed++;
+        }
+        p += n;
+        p += strspn(p, separators);
+    }
+}
+
+void cli_report_unknown(const ted_model *model, const char *file, long line, const char *text,
+                        const int *ids, int count, int unknown, const char *shown_as)
+{
+    fputs("ted: ", stderr);
+    if (file)
+        fprintf(stderr, "%s: ", file);
+    if (line > 0)
+        fprintf(stderr, "line %ld: ", line);
+    fprintf(stderr, "%d word%s not in the vocabulary, %s", unknown, unknown > 1 ? "s" : "",
+            shown_as);
+    const ted_config *c = ted_model_config(model);
+    if (c->tokenizer == TED_TOKENIZER_WHITESPACE)
+        list_unknown_words(c, text, ids, count);
+    fputc('\n', stderr);
 }
 
 bool cli_read_line(FILE *in, char **line, size_t *capacity, size_t *length)

@@ -12,10 +12,12 @@
  * the process exit status. */
 int cli_translate(int argc, char **argv);
 int cli_logits(int argc, char **argv);
+int cli_tokenize(int argc, char **argv);
 int cli_info(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_step(int argc, char **argv);
 int cli_attention(int argc, char **argv);
+int cli_serve(int argc, char **argv);
 
 /* "ted: <message>" on stderr; returns 1, the exit status of every error. */
 int cli_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -56,6 +58,39 @@ bool cli_take_int(cli_args *a, const char *option, int min, int max, int *out);
 
 /* Loads a model, printing the error on failure. */
 ted_model *cli_load_model(const char *dir);
+
+/* What every command does the same way: read the options (-h/--help and
+ * -m/--model DIR for all, the command's own through `option`), print the
+ * usage for --help, check the arguments, load the model, run, free. */
+typedef struct cli_command {
+    const char *name;   /* "translate", for messages */
+    const char *usage;  /* printed by --help */
+    /* Takes one of the command's own options into `options`; false when
+     * the command has no such option. */
+    bool (*option)(cli_args *a, const char *option, void *options);
+    /* Once every argument is read, before the model is loaded: returns 0,
+     * or 1 after printing what is wrong. NULL: only -m DIR is required. */
+    int (*check)(const cli_args *a, void *options);
+    /* Returns the exit status; `model` is loaded from -m DIR, or NULL
+     * when the command loads models itself. */
+    int (*run)(ted_model *model, const cli_args *a, void *options);
+    bool loads_its_own_model;
+} cli_command;
+
+/* Runs `command` on argv; returns the exit status. */
+int cli_run(const cli_command *command, void *options, int argc, char **argv);
+
+/* 0 when the command was given exactly one TEXT operand; else 1 after
+ * saying so. */
+int cli_one_sentence(const cli_args *a);
+
+/* "ted: FILE: line N: 2 words not in the vocabulary, translated as <unk>:
+ * 'zebra' 'xylophone'" on stderr (`file` NULL: no file; `line` 0: no line)
+ * for a `text` with `unknown` unknown words, whose source ids are
+ * ids[0..count). The words are named for the whitespace tokenizer, where
+ * the n-th word of the text is the n-th source token after BOS. */
+void cli_report_unknown(const ted_model *model, const char *file, long line, const char *text,
+                        const int *ids, int count, int unknown, const char *shown_as);
 
 /* Reads one line of any length from `in`, without its "\n" or "\r\n".
  * Returns false at end of input. `*line` is reused between calls. */

@@ -1,6 +1,8 @@
 /* The decoding trace of `ted step` and `ted attention`, and their shared
- * text helpers. Everything here goes through the public API: the session
- * runs the model, this file only copies out what the session shows. */
+ * text helpers. The session runs the model through the public API, and the
+ * final Softmax is the decoding strategies' own (the softmax of
+ * layers/softmax.h, ted_ban_tokens, ted_top_k): this file only copies out
+ * what they show. */
 #include "cli/learn.h"
 
 #include <errno.h>
@@ -9,31 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-
-/* "ted: 2 words not in the vocabulary, shown as <unk>: 'zebra' 'xylophone'".
- * The words are named for the whitespace tokenizer, where the n-th word of
- * the text is the n-th source token. */
-static void report_unknown(const learn_trace *t, const char *text, int unknown)
-{
-    const ted_config *c = t->config;
-    fprintf(stderr, "ted: %d word%s not in the vocabulary, shown as %s", unknown,
-            unknown > 1 ? "s" : "", ted_source_token(t->model, c->unk_id));
-    if (c->tokenizer == TED_TOKENIZER_WHITESPACE) {
-        const char *separators = " \t\r\n\v\f";
-        int token = c->source_bos ? 1 : 0;
-        const char *p = text + strspn(text, separators);
-        for (int listed = 0; *p && listed < 8; token++) {
-            size_t n = strcspn(p, separators);
-            if (token < t->source_len && t->source[token] == c->unk_id) {
-                fprintf(stderr, "%s'%.*s'", listed ? " " : ": ", (int)n, p);
-                listed++;
-            }
-            p += n;
-            p += strspn(p, separators);
-        }
-    }
-    fputc('\n', stderr);
-}
+#include "layers/softmax.h"
 
 int learn_begin(learn_trace *t, const ted_model *model, const char *command, const char *text,
                 int max_length, int top_k)
@@ -49,16 +27,23 @@ int learn_begin(learn_trace *t, const ted_model *model, const char *command, con
     if (t->source_len > c->max_positions)
         return cli_error("%s: %d tokens, more than the model's max_positions (%d)", command,
                          t->source_len, c->max_positions);
-    if (unknown > 0)
-        report_unknown(t, text, unknown);
+    if (unknown > 0) {
+        char shown_as[256];
+        snprintf(shown_as, sizeof shown_as, "shown as %s",
+                 ted_source_token(model, c->unk_id));
+        cli_report_unknown(model, NULL, 0, text, t->source, t->source_len, unknown, shown_as);
+    }
 
-    t->top_k = top_k < 1 ? 1 : top_k < c->tgt_vocab_size ? top_k : c->tgt_vocab_size;
+    int allowed = c->tgt_vocab_size - c->banned_id_count;
+    t->top_k = top_k < 1 ? 1 : top_k < allowed ? top_k : allowed;
     t->max_steps = ted_max_target_length(model, t->source_len, max_length);
-    size_t S = (size_t)t->source_len, h = (size_t)c->heads;
+    size_t S = (size_t)t->source_len, h = (size_t)c->heads, V = (size_t)c->tgt_vocab_size;
     t->steps = calloc((size_t)t->max_steps, sizeof *t->steps);
-    t->probs = malloc((size_t)c->tgt_vocab_size * sizeof *t->probs);
+    t->probs = malloc(V * sizeof *t->probs);
+    t->allowed = malloc(V * sizeof *t->allowed);
+    t->top_ids = malloc((size_t)t->top_k * sizeof *t->top_ids);
     t->encoder = malloc((size_t)c->encoder_layers * h * S * S * sizeof *t->encoder);
-    if (!t->steps || !t->probs || !t->encoder)
+    if (!t->steps || !t->probs || !t->allowed || !t->top_ids || !t->encoder)
         return cli_error("%s: out of memory", command);
 
     const int *sources[1] = {t->source};
@@ -82,33 +67,21 @@ int learn_begin(learn_trace *t, const ted_model *model, const char *command, con
     return 0;
 }
 
-/* Softmax of the logits into t->probs (in double, then stored as float),
- * and the top_k tokens, most likely first; ties go to the lower id, as in
- * greedy decoding. */
+/* The final Softmax of a step: the probabilities of every token into
+ * t->probs, and the top_k tokens that are not banned, most likely first;
+ * ties go to the lower id, as in greedy decoding. */
 static void rank(learn_trace *t, const float *logits, learn_step *s)
 {
-    int vocab = t->config->tgt_vocab_size, best = 0;
-    for (int v = 1; v < vocab; v++)
-        if (logits[v] > logits[best])
-            best = v;
-    double sum = 0;
-    for (int v = 0; v < vocab; v++)
-        sum += exp((double)logits[v] - logits[best]);
-    for (int v = 0; v < vocab; v++)
-        t->probs[v] = (float)(exp((double)logits[v] - logits[best]) / sum);
-
-    int n = 0;
-    for (int v = 0; v < vocab; v++) {
-        if (n == t->top_k && !(logits[v] > s->top[n - 1].logit))
-            continue;
-        int i = n < t->top_k ? n++ : n - 1;
-        while (i > 0 && logits[v] > s->top[i - 1].logit) {
-            s->top[i] = s->top[i - 1];
-            i--;
-        }
-        s->top[i] = (learn_candidate){v, t->probs[v], logits[v]};
-    }
-    s->best = (learn_candidate){best, t->probs[best], logits[best]};
+    int vocab = t->config->tgt_vocab_size;
+    memcpy(t->probs, logits, (size_t)vocab * sizeof *t->probs);
+    ted_softmax(t->probs, vocab);
+    memcpy(t->allowed, logits, (size_t)vocab * sizeof *t->allowed);
+    ted_ban_tokens(t->model, t->allowed);
+    int n = ted_top_k(t->allowed, vocab, t->top_k, t->top_ids, NULL);
+    for (int k = 0; k < n; k++)
+        s->top[k] = (learn_candidate){t->top_ids[k], t->probs[t->top_ids[k]],
+                                      logits[t->top_ids[k]]};
+    s->best = s->top[0];
 }
 
 int learn_next(learn_trace *t, int force)
@@ -162,6 +135,8 @@ void learn_end(learn_trace *t)
         }
     free(t->steps);
     free(t->probs);
+    free(t->allowed);
+    free(t->top_ids);
     free(t->encoder);
     free(t->source);
     ted_session_free(t->session);
@@ -220,22 +195,65 @@ bool learn_is_special(const ted_config *c, int id)
     return id == c->unk_id || id == c->pad_id || id == c->bos_id || id == c->eos_id;
 }
 
+/* The length of the well-formed UTF-8 character at p (1 to 4), or 0. */
+static size_t utf8_char_length(const unsigned char *p)
+{
+    size_t n = p[0] < 0x80 ? 1 : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
+             : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
+        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
+        return 0;  /* overlong, a surrogate, or past U+10FFFF */
+    return n;
+}
+
+/* One character of a token as shown, into `out` (room for 4 bytes);
+ * returns its length there and advances *p past it. */
+static size_t show_char(const unsigned char **p, char *out)
+{
+    size_t n = utf8_char_length(*p);
+    if (n == 0 || (n == 1 && (**p < 0x20 || **p == 0x7f))) {
+        *p += 1;
+        out[0] = '?';  /* a control byte, or a byte that starts no character */
+        return 1;
+    }
+    if (n == 1 && **p == ' ') {
+        *p += 1;
+        memcpy(out, "\xe2\x90\xa3", 3);  /* ␣ */
+        return 3;
+    }
+    memcpy(out, *p, n);
+    *p += n;
+    return n;
+}
+
 const char *learn_show(const char *token, char *buf, size_t size)
 {
-    size_t n = 0;
-    if (size == 0)
-        return "";
+    static const char ellipsis[] = "\xe2\x80\xa6";  /* … */
+    if (size < 8) {
+        if (size)
+            buf[0] = '\0';
+        return buf;
+    }
     if (!*token) {
         snprintf(buf, size, "\xe2\x88\x85");  /* ∅ */
         return buf;
     }
-    for (const unsigned char *p = (const unsigned char *)token; *p && n + 4 < size; p++) {
-        if (*p == ' ') {
-            memcpy(buf + n, "\xe2\x90\xa3", 3);  /* ␣ */
-            n += 3;
-        } else {
-            buf[n++] = *p < 0x20 || *p == 0x7f ? '?' : (char)*p;
+    size_t n = 0;
+    const unsigned char *p = (const unsigned char *)token;
+    while (*p) {
+        char c[4];
+        size_t len = show_char(&p, c);
+        bool last = *p == '\0';
+        /* keep room for the ellipsis unless this is the last character */
+        if (n + len + (last ? 0 : sizeof ellipsis - 1) + 1 > size) {
+            memcpy(buf + n, ellipsis, sizeof ellipsis);
+            return buf;
         }
+        memcpy(buf + n, c, len);
+        n += len;
     }
     buf[n] = '\0';
     return buf;

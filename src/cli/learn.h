@@ -36,12 +36,14 @@ typedef struct learn_trace {
     int *source;             /* source ids, wrapped in BOS ... EOS if the model wants it */
     int source_len;
     int max_steps;           /* steps allowed, EOS counted */
-    int top_k;
+    int top_k;               /* at most the tokens that are not banned */
     float *encoder;          /* (encoder_layers, heads, source_len, source_len) */
     learn_step *steps;       /* (max_steps), `count` of them done */
     int count;
     bool finished;           /* EOS taken or max_steps reached */
-    float *probs;            /* (tgt_vocab_size): scratch */
+    float *probs;            /* (tgt_vocab_size): scratch, the softmax of a step's logits */
+    float *allowed;          /* (tgt_vocab_size): scratch, its logits, banned tokens at -inf */
+    int *top_ids;            /* (top_k): scratch */
 } learn_trace;
 
 /* Tokenizes `text`, reports unknown words on stderr, encodes it with the
@@ -64,8 +66,9 @@ void learn_self_row(const learn_trace *t, int step, int layer, int head, float *
 void learn_cross_row(const learn_trace *t, int step, int layer, int head, float *out);
 
 bool learn_is_special(const ted_config *c, int id);
-/* A token as shown: spaces as '␣', control bytes as '?', "" as '∅'.
- * Returns buf. */
+/* A token as shown: spaces as '␣', control bytes and bytes that are not
+ * UTF-8 as '?', "" as '∅'; one too long for `size` bytes is cut between
+ * two characters and ends in '…'. Returns buf (size >= 8). */
 const char *learn_show(const char *token, char *buf, size_t size);
 /* Display width in terminal columns (UTF-8 code points). */
 int learn_width(const char *s);

@@ -60,40 +60,46 @@ static int run_logits(const ted_model *model, const char *source, const char *ta
     return status;
 }
 
+typedef struct logits_options {
+    const char *source, *target;
+} logits_options;
+
+static bool logits_option(cli_args *a, const char *option, void *options)
+{
+    logits_options *o = options;
+    if (!strcmp(option, "--source")) {
+        if (cli_take_value(a, option))
+            o->source = a->value;
+    } else if (!strcmp(option, "--target")) {
+        if (cli_take_value(a, option))
+            o->target = a->value;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static int check_logits(const cli_args *a, void *options)
+{
+    const logits_options *o = options;
+    if (a->operand_count > 0)
+        return cli_error("logits: unexpected argument '%s'", a->operands[0]);
+    if (!a->model_dir || !o->source || !o->target)
+        return cli_error("logits: -m DIR, --source TEXT and --target TEXT are required");
+    return 0;
+}
+
+static int logits_command(ted_model *model, const cli_args *a, void *options)
+{
+    (void)a;
+    const logits_options *o = options;
+    return run_logits(model, o->source, o->target);
+}
+
 int cli_logits(int argc, char **argv)
 {
-    cli_args a;
-    if (!cli_args_init(&a, "logits", usage, argc, argv))
-        return 1;
-    const char *source = NULL, *target = NULL, *option;
-    while (!a.failed && !a.help && (option = cli_next_option(&a))) {
-        if (cli_common_option(&a, option))
-            continue;
-        if (!strcmp(option, "--source")) {
-            if (cli_take_value(&a, option))
-                source = a.value;
-        } else if (!strcmp(option, "--target")) {
-            if (cli_take_value(&a, option))
-                target = a.value;
-        } else {
-            cli_unknown_option(&a, option);
-        }
-    }
-    if (a.help) {
-        cli_args_free(&a);
-        return 0;
-    }
-    int status = a.failed ? 1 : 0;
-    if (!status && a.operand_count > 0)
-        status = cli_error("logits: unexpected argument '%s'", a.operands[0]);
-    if (!status && (!a.model_dir || !source || !target))
-        status = cli_error("logits: -m DIR, --source TEXT and --target TEXT are required");
-    ted_model *model = NULL;
-    if (!status && !(model = cli_load_model(a.model_dir)))
-        status = 1;
-    if (!status)
-        status = run_logits(model, source, target);
-    ted_model_free(model);
-    cli_args_free(&a);
-    return status;
+    static const cli_command command = {"logits", usage, logits_option, check_logits,
+                                        logits_command, false};
+    logits_options o = {0};
+    return cli_run(&command, &o, argc, argv);
 }

@@ -10,10 +10,12 @@ static const char usage[] =
     "commands:\n"
     "  translate   translate text with a model\n"
     "  logits      print the teacher-forced logits of a target given a source\n"
+    "  tokenize    print the ids (or tokens) text becomes, or the text of target ids\n"
     "  info        show a model's config and tensors\n"
     "  bench       measure load, encode and decode speed\n"
     "  step        watch a translation one token at a time, inside every attention head\n"
     "  attention   draw every layer's and head's attention as heatmaps (HTML, SVG, JSON)\n"
+    "  serve       serve translations over HTTP, many requests decoded together\n"
     "\n"
     "Run 'ted COMMAND --help' for a command's options.\n";
 
@@ -25,10 +27,12 @@ typedef struct command {
 static const command commands[] = {
     {"translate", cli_translate},
     {"logits", cli_logits},
+    {"tokenize", cli_tokenize},
     {"info", cli_info},
     {"bench", cli_bench},
     {"step", cli_step},
     {"attention", cli_attention},
+    {"serve", cli_serve},
 };
 
 int main(int argc, char **argv)
@@ -41,6 +45,7 @@ int main(int argc, char **argv)
         printf("ted %s\n", TED_VERSION);
         return 0;
     }
+    ted_report_weight_faults(NULL);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 2, argv + 2);

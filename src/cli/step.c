@@ -225,20 +225,12 @@ static void explain_encoder(const stepper *s)
     explain(s, words, shape);
 }
 
-static void explain_step(const stepper *s, int step)
+/* Layer 1's masked self-attention over positions 0..step. */
+static void explain_masked_self_attention(const stepper *s, int step)
 {
     const ted_config *c = s->t.config;
-    const learn_step *st = &s->t.steps[step];
-    int d = c->d_model, h = c->heads, q = d / h, S = s->t.source_len, keys = step + 1;
-    char words[640], shape[160], tok[256], best[256];
-    learn_show(ted_target_token(s->t.model, st->input), tok, sizeof tok);
-    printf("  %show step %d was computed%s: the decoder reads '%s' at position %d, one new "
-           "position (Seq 1); the earlier ones are cached\n",
-           s->st.heading, step + 1, s->st.reset, tok, step);
-    snprintf(words, sizeof words, "output embedding of '%s'%s + positional encoding of "
-             "position %d", tok, c->scale_embedding ? " × √Embedding Size" : "", step);
-    snprintf(shape, sizeof shape, "(1, 1, %d)", d);
-    explain(s, words, shape);
+    int d = c->d_model, h = c->heads, q = d / h, keys = step + 1;
+    char words[640], shape[160];
     printf("  %sdecoder layer 1 of %d%s — masked multi-head self-attention\n", s->st.heading,
            c->decoder_layers, s->st.reset);
     snprintf(words, sizeof words, "Q, K, V: one Linear %d → 3 × %d", d, d);
@@ -262,6 +254,14 @@ static void explain_step(const stepper *s, int step)
     snprintf(shape, sizeof shape, "(1, 1, %d)", d);
     explain(s, words, shape);
     explain_add_norm(s, shape);
+}
+
+/* Layer 1's encoder-decoder attention, its feed-forward and the other layers. */
+static void explain_cross_attention(const stepper *s)
+{
+    const ted_config *c = s->t.config;
+    int d = c->d_model, h = c->heads, q = d / h, S = s->t.source_len;
+    char words[640], shape[160];
     printf("  %sdecoder layer 1, continued%s — encoder-decoder attention: Q from the decoder, "
            "K and V from the encoder's output\n", s->st.heading, s->st.reset);
     snprintf(words, sizeof words, "Q: Linear %d → %d, logical split", d, d);
@@ -282,14 +282,39 @@ static void explain_step(const stepper *s, int step)
     explain_same_layers(s, c->decoder_layers, 1);
     if (c->decoder_final_norm)
         explain(s, "final LayerNorm", shape);
-    snprintf(words, sizeof words, "Linear %d → %d (the target vocabulary): the logits", d,
-             c->tgt_vocab_size);
+}
+
+/* The final Linear + Softmax of a step. */
+static void explain_output(const stepper *s, const learn_step *st)
+{
+    const ted_config *c = s->t.config;
+    char words[640], shape[160], best[256];
+    snprintf(words, sizeof words, "Linear %d → %d (the target vocabulary): the logits",
+             c->d_model, c->tgt_vocab_size);
     snprintf(shape, sizeof shape, "(1, 1, %d)", c->tgt_vocab_size);
     explain(s, words, shape);
     learn_show(ted_target_token(s->t.model, st->best.id), best, sizeof best);
     snprintf(words, sizeof words, "Softmax: p = exp(logit) / Σ exp(logits); the largest logit, "
              "%.3f for '%s', gives p = %.4f", st->best.logit, best, st->best.p);
     explain(s, words, shape);
+}
+
+static void explain_step(const stepper *s, int step)
+{
+    const ted_config *c = s->t.config;
+    const learn_step *st = &s->t.steps[step];
+    char words[640], shape[160], tok[256];
+    learn_show(ted_target_token(s->t.model, st->input), tok, sizeof tok);
+    printf("  %show step %d was computed%s: the decoder reads '%s' at position %d, one new "
+           "position (Seq 1); the earlier ones are cached\n",
+           s->st.heading, step + 1, s->st.reset, tok, step);
+    snprintf(words, sizeof words, "output embedding of '%s'%s + positional encoding of "
+             "position %d", tok, c->scale_embedding ? " × √Embedding Size" : "", step);
+    snprintf(shape, sizeof shape, "(1, 1, %d)", c->d_model);
+    explain(s, words, shape);
+    explain_masked_self_attention(s, step);
+    explain_cross_attention(s);
+    explain_output(s, st);
 }
 
 /* ---- one step's display -------------------------------------------------- */
@@ -586,79 +611,79 @@ static bool add_forced(step_options *o, const ted_model *model, const char *valu
     return true;
 }
 
+/* What the command line gives before the model is loaded: the --force
+ * values are read into tokens once it is. */
+typedef struct step_args {
+    step_options o;
+    const char **forces;  /* (argc) */
+    int force_count;
+} step_args;
+
+static bool step_option(cli_args *a, const char *option, void *options)
+{
+    step_args *s = options;
+    step_options *o = &s->o;
+    if (!strcmp(option, "--force")) {
+        if (cli_take_value(a, option))
+            s->forces[s->force_count++] = a->value;
+    } else if (!strcmp(option, "--top")) {
+        cli_take_int(a, option, 1, 1000, &o->top_k);
+    } else if (!strcmp(option, "--layer")) {
+        cli_take_int(a, option, 1, 1000, &o->layer);
+    } else if (!strcmp(option, "--max-length")) {
+        cli_take_int(a, option, 1, 1 << 20, &o->max_length);
+    } else if (!strcmp(option, "--auto")) {
+        o->auto_run = true;
+    } else if (!strcmp(option, "--heads")) {
+        o->heads = true;
+    } else if (!strcmp(option, "--explain")) {
+        o->explain = true;
+    } else if (!strcmp(option, "--no-color") || !strcmp(option, "--no-colour")) {
+        o->no_color = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static int check_step(const cli_args *a, void *options)
+{
+    (void)options;
+    if (!cli_require_model(a))
+        return 1;
+    return cli_one_sentence(a);
+}
+
+static int step_command(ted_model *model, const cli_args *a, void *options)
+{
+    step_args *args = options;
+    step_options *o = &args->o;
+    for (int i = 0; i < args->force_count; i++)
+        if (!add_forced(o, model, args->forces[i]))
+            return 1;
+    o->model_dir = a->model_dir;
+    o->text = a->operands[0];
+    stepper s = {.o = o};
+    s.interactive = !o->auto_run && isatty(STDIN_FILENO);
+    const char *no_color = getenv("NO_COLOR");
+    bool color = !o->no_color && isatty(STDOUT_FILENO) && !(no_color && *no_color);
+    s.st = color ? colored : plain;
+    int status = run_steps(&s, model);
+    free(s.row);
+    learn_end(&s.t);
+    return status;
+}
+
 int cli_step(int argc, char **argv)
 {
-    cli_args a;
-    if (!cli_args_init(&a, "step", usage, argc, argv))
-        return 1;
-    step_options o = {.top_k = 5};
-    const char **forces = calloc(argc > 0 ? argc : 1, sizeof *forces);
-    o.forced = calloc(argc > 0 ? argc : 1, sizeof *o.forced);
-    int force_count = 0;
-    if (!forces || !o.forced) {
-        a.failed = true;
-        cli_error("out of memory");
-    }
-    const char *option;
-    while (!a.failed && !a.help && (option = cli_next_option(&a))) {
-        if (cli_common_option(&a, option))
-            continue;
-        if (!strcmp(option, "--force")) {
-            if (cli_take_value(&a, option))
-                forces[force_count++] = a.value;
-        } else if (!strcmp(option, "--top")) {
-            cli_take_int(&a, option, 1, 1000, &o.top_k);
-        } else if (!strcmp(option, "--layer")) {
-            cli_take_int(&a, option, 1, 1000, &o.layer);
-        } else if (!strcmp(option, "--max-length")) {
-            cli_take_int(&a, option, 1, 1 << 20, &o.max_length);
-        } else if (!strcmp(option, "--auto")) {
-            o.auto_run = true;
-        } else if (!strcmp(option, "--heads")) {
-            o.heads = true;
-        } else if (!strcmp(option, "--explain")) {
-            o.explain = true;
-        } else if (!strcmp(option, "--no-color") || !strcmp(option, "--no-colour")) {
-            o.no_color = true;
-        } else {
-            cli_unknown_option(&a, option);
-        }
-    }
-    if (a.help) {
-        free(forces);
-        free(o.forced);
-        cli_args_free(&a);
-        return 0;
-    }
-    o.model_dir = a.model_dir;
-    int status = a.failed ? 1 : 0;
-    if (!status && !cli_require_model(&a))
-        status = 1;
-    if (!status && a.operand_count == 0)
-        status = cli_error("step: no sentence; give one as TEXT");
-    if (!status && a.operand_count > 1)
-        status = cli_error("step: give one sentence, in quotes (got %d arguments)",
-                           a.operand_count);
-    ted_model *model = NULL;
-    if (!status && !(model = cli_load_model(a.model_dir)))
-        status = 1;
-    for (int i = 0; !status && i < force_count; i++)
-        if (!add_forced(&o, model, forces[i]))
-            status = 1;
-    if (!status) {
-        o.text = a.operands[0];
-        stepper s = {.o = &o};
-        s.interactive = !o.auto_run && isatty(STDIN_FILENO);
-        const char *no_color = getenv("NO_COLOR");
-        bool color = !o.no_color && isatty(STDOUT_FILENO) && !(no_color && *no_color);
-        s.st = color ? colored : plain;
-        status = run_steps(&s, model);
-        free(s.row);
-        learn_end(&s.t);
-    }
-    ted_model_free(model);
-    free(forces);
-    free(o.forced);
-    cli_args_free(&a);
+    static const cli_command command = {"step", usage, step_option, check_step, step_command,
+                                        false};
+    step_args s = {.o = {.top_k = 5}};
+    s.forces = calloc(argc > 0 ? argc : 1, sizeof *s.forces);
+    s.o.forced = calloc(argc > 0 ? argc : 1, sizeof *s.o.forced);
+    int status = s.forces && s.o.forced ? cli_run(&command, &s, argc, argv)
+                                        : cli_error("out of memory");
+    free(s.forces);
+    free(s.o.forced);
     return status;
 }

@@ -30,7 +30,13 @@ static const char usage[] =
     "decoding (default: the model's config.yaml decoding: section, else greedy):\n"
     "  --beam N             beam search keeping N hypotheses per sentence\n"
     "  --length-penalty A   beam search ranks finished hypotheses by\n"
-    "                       log-prob / ((5 + length) / 6)^A (default 0.6; 0: none)\n"
+    "                       log-prob / lp(length) (default 0.6; 0: none)\n"
+    "  --length-normalization gnmt|power\n"
+    "                       beam search: gnmt (the default): lp = ((5 + length)\n"
+    "                       / 6)^A, a sentence stops when no open hypothesis can\n"
+    "                       win; power: lp = length^A, a sentence stops when N\n"
+    "                       hypotheses are finished (as Hugging Face transformers\n"
+    "                       does with early_stopping=True)\n"
     "  --sample             draw each token at random from the model's distribution\n"
     "  --temperature T      sampling: divide the logits by T > 0 (default 1)\n"
     "  --top-k K            sampling: only among the K most likely tokens (0: all)\n"
@@ -46,7 +52,7 @@ static const char usage[] =
     "' ||| ' (Moses n-best style):\n"
     "  INDEX ||| TRANSLATION ||| SCORE ||| LOG-PROB [||| TOKEN-LOG-PROBS]\n"
     "INDEX is the input line number from 0, SCORE what ranks the hypotheses (beam\n"
-    "search: LOG-PROB / ((5 + length) / 6)^A; otherwise LOG-PROB), LOG-PROB the\n"
+    "search: LOG-PROB / lp(length), EOS counted; otherwise LOG-PROB), LOG-PROB the\n"
     "natural log of the model's probability of the tokens (EOS included), and\n"
     "with --scores TOKEN-LOG-PROBS that of each token, EOS last when produced.\n"
     "\n"
@@ -127,54 +133,46 @@ static void on_progress(void *data, int done, int total)
     progress_show(p, false);
 }
 
-/* Tokenizes each line once up front so that an error names its line. */
-static int check_lines(translate_job *job, const char *const *lines, int count)
+/* The lines of a chunk as source ids, each line tokenized once. */
+typedef struct encoded_lines {
+    int **ids;     /* (count) */
+    int *lengths;  /* (count) */
+    int *unknown;  /* (count): words not in the vocabulary */
+    int count;
+} encoded_lines;
+
+static void free_encoded(encoded_lines *e)
 {
-    int max_positions = ted_model_config(job->model)->max_positions;
-    for (int i = 0; i < count; i++) {
-        int *ids = NULL, n = 0;
-        ted_error err = {0};
-        ted_status s = ted_encode_source(job->model, lines[i], &ids, &n, NULL, &err);
-        free(ids);
-        if (s != TED_OK)
-            return cli_error("%s%sline %ld: %s", job->input ? job->input : "",
-                             job->input ? ": " : "", job->first_line + i, err.message);
-        if (n > max_positions)
-            return cli_error("%s%sline %ld: %d tokens, more than the model's max_positions (%d)",
-                             job->input ? job->input : "", job->input ? ": " : "",
-                             job->first_line + i, n, max_positions);
-    }
-    return 0;
+    for (int i = 0; e->ids && i < e->count; i++)
+        free(e->ids[i]);
+    free(e->ids);
+    free(e->lengths);
+    free(e->unknown);
 }
 
-/* "ted: line 3: 2 words not in the vocabulary, translated as <unk>: 'zebra' 'xylophone'".
- * The words are listed for the whitespace tokenizer, where the n-th word
- * of the line is the n-th source token. */
-static void report_unknown(translate_job *job, const char *line, long number, int unknown)
+/* Tokenizes every line of the chunk before any is translated, so that an
+ * error names its line and leaves no output. */
+static int encode_lines(const translate_job *job, const char *const *lines, int count,
+                        encoded_lines *e)
 {
-    progress_clear(&job->progress);
-    fprintf(stderr, "ted: %s%sline %ld: %d word%s not in the vocabulary, translated as <unk>",
-            job->input ? job->input : "", job->input ? ": " : "", number, unknown,
-            unknown > 1 ? "s" : "");
-    const ted_config *c = ted_model_config(job->model);
-    int *ids = NULL, count = 0;
-    if (c->tokenizer == TED_TOKENIZER_WHITESPACE &&
-        ted_encode_source(job->model, line, &ids, &count, NULL, NULL) == TED_OK) {
-        const char *separators = " \t\r\n\v\f";
-        int token = c->source_bos ? 1 : 0;
-        const char *p = line + strspn(line, separators);
-        for (int listed = 0; *p && listed < 8; token++) {
-            size_t n = strcspn(p, separators);
-            if (token < count && ids[token] == c->unk_id) {
-                fprintf(stderr, "%s'%.*s'", listed ? " " : ": ", (int)n, p);
-                listed++;
-            }
-            p += n;
-            p += strspn(p, separators);
-        }
+    int max_positions = ted_model_config(job->model)->max_positions;
+    const char *file = job->input ? job->input : "", *colon = job->input ? ": " : "";
+    *e = (encoded_lines){.ids = calloc(count, sizeof *e->ids),
+                         .lengths = calloc(count, sizeof *e->lengths),
+                         .unknown = calloc(count, sizeof *e->unknown),
+                         .count = count};
+    if (!e->ids || !e->lengths || !e->unknown)
+        return cli_error("out of memory");
+    for (int i = 0; i < count; i++) {
+        ted_error err = {0};
+        if (ted_encode_source(job->model, lines[i], &e->ids[i], &e->lengths[i], &e->unknown[i],
+                              &err) != TED_OK)
+            return cli_error("%s%sline %ld: %s", file, colon, job->first_line + i, err.message);
+        if (e->lengths[i] > max_positions)
+            return cli_error("%s%sline %ld: %d tokens, more than the model's max_positions (%d)",
+                             file, colon, job->first_line + i, e->lengths[i], max_positions);
     }
-    free(ids);
-    fputc('\n', stderr);
+    return 0;
 }
 
 /* One hypothesis as an n-best line (see the usage). */
@@ -190,33 +188,16 @@ static void print_moses(const translate_job *job, long index, const ted_translat
     fputc('\n', job->out);
 }
 
-static int translate_chunk(translate_job *job, const char *const *lines, int count)
+/* Writes each line's translation (n-best lines with --n-best or --scores),
+ * after the report of its unknown words. */
+static void write_translations(translate_job *job, const char *const *lines,
+                               const encoded_lines *e, const ted_translation *outputs)
 {
-    if (check_lines(job, lines, count))
-        return 1;
     int n_best = job->options.n_best;
-    ted_translation *outputs = calloc((size_t)count * n_best, sizeof *outputs);
-    int *unknown = calloc(count, sizeof *unknown);
-    if (!outputs || !unknown) {
-        free(outputs);
-        free(unknown);
-        return cli_error("out of memory");
-    }
-    ted_error err = {0};
-    job->options.first_index = (uint64_t)(job->first_line - 1);
-    job->progress.done_before = job->first_line - 1;
-    ted_status s = ted_translate_n_best(job->model, lines, count, &job->options, outputs,
-                                        unknown, &err);
-    if (s != TED_OK) {
-        free(outputs);
-        free(unknown);
-        progress_clear(&job->progress);
-        return cli_error("%s", err.message);
-    }
-    progress_clear(&job->progress);  /* standard output may be the same terminal */
-    for (int i = 0; i < count; i++) {
-        if (unknown[i] > 0)
-            report_unknown(job, lines[i], job->first_line + i, unknown[i]);
+    for (int i = 0; i < e->count; i++) {
+        if (e->unknown[i] > 0)
+            cli_report_unknown(job->model, job->input, job->first_line + i, lines[i], e->ids[i],
+                               e->lengths[i], e->unknown[i], "translated as <unk>");
         for (int k = 0; k < (job->moses ? n_best : 1); k++) {
             const ted_translation *t = &outputs[(size_t)i * n_best + k];
             if (job->moses)
@@ -226,15 +207,34 @@ static int translate_chunk(translate_job *job, const char *const *lines, int cou
         }
     }
     fflush(job->out);
-    ted_translations_free(outputs, count * n_best);
-    free(outputs);
-    free(unknown);
-    job->first_line += count;
-    if (ferror(job->out)) {
-        progress_clear(&job->progress);
-        return cli_error("cannot write %s: %s", job->out_name, strerror(errno));
+}
+
+static int translate_chunk(translate_job *job, const char *const *lines, int count)
+{
+    encoded_lines e = {0};
+    int n_best = job->options.n_best;
+    ted_translation *outputs = calloc((size_t)count * n_best, sizeof *outputs);
+    int status = outputs ? encode_lines(job, lines, count, &e) : cli_error("out of memory");
+    if (status == 0) {
+        ted_error err = {0};
+        job->options.first_index = (uint64_t)(job->first_line - 1);
+        job->progress.done_before = job->first_line - 1;
+        ted_status s = ted_translate_ids(job->model, (const int *const *)e.ids, e.lengths, count,
+                                         &job->options, outputs, &err);
+        progress_clear(&job->progress);  /* standard output may be the same terminal */
+        if (s != TED_OK)
+            status = cli_error("%s", err.message);
     }
-    return 0;
+    if (status == 0) {
+        write_translations(job, lines, &e, outputs);
+        ted_translations_free(outputs, count * n_best);
+        job->first_line += count;
+    }
+    free_encoded(&e);
+    free(outputs);
+    if (status == 0 && ferror(job->out))
+        status = cli_error("cannot write %s: %s", job->out_name, strerror(errno));
+    return status;
 }
 
 static int translate_stream(translate_job *job, FILE *in, const char *in_name)
@@ -391,77 +391,6 @@ static bool take_seed(cli_args *a, const char *option, uint64_t *out)
     return true;
 }
 
-/* A seed nobody chose: from /dev/urandom, else the clock and the process. */
-static uint64_t random_seed(void)
-{
-    uint64_t seed = 0;
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (!f || fread(&seed, sizeof seed, 1, f) != 1) {
-        struct timespec t;
-        clock_gettime(CLOCK_REALTIME, &t);
-        seed = ((uint64_t)t.tv_sec * 1000000007u) ^ (uint64_t)t.tv_nsec ^
-               ((uint64_t)getpid() << 32);
-    }
-    if (f)
-        fclose(f);
-    return seed;
-}
-
-/* What the command line says about decoding, applied over the model's
- * defaults once the model is loaded. */
-typedef struct decoding_args {
-    int beam;              /* 0: not given */
-    bool sample;
-    bool length_penalty_given, temperature_given, top_k_given, top_p_given, seed_given;
-    float length_penalty, temperature, top_p;
-    int top_k;
-    uint64_t seed;
-    int n_best;            /* 0: not given */
-} decoding_args;
-
-static int apply_decoding(const decoding_args *d, const ted_model *model,
-                          ted_translate_options *o)
-{
-    if (d->beam > 0) {
-        o->strategy = TED_DECODE_BEAM;
-        o->beam.beam_size = d->beam;
-    } else if (d->sample) {
-        o->strategy = TED_DECODE_SAMPLE;
-    }
-    const char *sampling_option = d->temperature_given ? "--temperature"
-                                  : d->top_k_given     ? "--top-k"
-                                  : d->top_p_given     ? "--top-p"
-                                  : d->seed_given      ? "--seed"
-                                                       : NULL;
-    if (sampling_option && o->strategy != TED_DECODE_SAMPLE)
-        return cli_error("translate: %s applies to sampling; add --sample", sampling_option);
-    if (d->length_penalty_given && o->strategy != TED_DECODE_BEAM)
-        return cli_error("translate: --length-penalty applies to beam search; add --beam N");
-    if (d->length_penalty_given)
-        o->beam.length_penalty = d->length_penalty;
-    if (d->temperature_given)
-        o->sampling.temperature = d->temperature;
-    if (d->top_k_given)
-        o->sampling.top_k = d->top_k;
-    if (d->top_p_given)
-        o->sampling.top_p = d->top_p;
-    o->sampling.seed = d->seed_given ? d->seed : random_seed();
-    int vocab = ted_model_config(model)->tgt_vocab_size;
-    if (o->strategy == TED_DECODE_BEAM && o->beam.beam_size >= vocab)
-        return cli_error("translate: --beam %d: the beam must be smaller than the target "
-                         "vocabulary (%d tokens)",
-                         o->beam.beam_size, vocab);
-    o->n_best = d->n_best > 0 ? d->n_best : 1;
-    if (o->n_best > 1 && o->strategy == TED_DECODE_GREEDY)
-        return cli_error("translate: --n-best %d needs beam search (--beam %d or more) or "
-                         "--sample",
-                         o->n_best, o->n_best);
-    if (o->strategy == TED_DECODE_BEAM && o->n_best > o->beam.beam_size)
-        return cli_error("translate: --n-best %d is more than the beam size %d", o->n_best,
-                         o->beam.beam_size);
-    return 0;
-}
-
 static int run(translate_job *job, const cli_args *a, const char *input, const char *output)
 {
     if (input && a->operand_count > 0)
@@ -506,76 +435,96 @@ static bool take_flag(cli_args *a, const char *option)
     return false;
 }
 
+static bool take_normalization(cli_args *a, const char *option, ted_length_normalization *out)
+{
+    if (!cli_take_value(a, option))
+        return false;
+    if (!strcmp(a->value, "gnmt") || !strcmp(a->value, "power")) {
+        *out = !strcmp(a->value, "gnmt") ? TED_LENGTH_GNMT : TED_LENGTH_POWER;
+        return true;
+    }
+    cli_error("%s: '%s' is neither gnmt nor power", option, a->value);
+    a->failed = true;
+    return false;
+}
+
+/* Everything the command line says, until the model is loaded. */
+typedef struct translate_args {
+    translate_job job;
+    ted_decoding_choice d;
+    const char *input, *output;
+    int threads, batch_size;
+} translate_args;
+
+static bool decoding_option(cli_args *a, const char *option, ted_decoding_choice *d)
+{
+    if (!strcmp(option, "--beam"))
+        d->beam_given = cli_take_int(a, option, 1, TED_BEAM_MAX, &d->beam);
+    else if (!strcmp(option, "--length-penalty"))
+        d->length_penalty_given = take_float(a, option, 0.0, true, INFINITY, &d->length_penalty);
+    else if (!strcmp(option, "--length-normalization"))
+        d->normalization_given = take_normalization(a, option, &d->normalization);
+    else if (!strcmp(option, "--sample"))
+        d->sample = take_flag(a, option);
+    else if (!strcmp(option, "--temperature"))
+        d->temperature_given = take_float(a, option, 0.0, false, INFINITY, &d->temperature);
+    else if (!strcmp(option, "--top-k"))
+        d->top_k_given = cli_take_int(a, option, 0, TED_TOP_K_MAX, &d->top_k);
+    else if (!strcmp(option, "--top-p"))
+        d->top_p_given = take_float(a, option, 0.0, false, 1.0, &d->top_p);
+    else if (!strcmp(option, "--seed"))
+        d->seed_given = take_seed(a, option, &d->seed);
+    else if (!strcmp(option, "--n-best"))
+        d->n_best_given = cli_take_int(a, option, 1, TED_N_BEST_MAX, &d->n_best);
+    else if (!strcmp(option, "--max-length"))
+        d->max_length_given = cli_take_int(a, option, 1, TED_MAX_LENGTH_MAX, &d->max_length);
+    else
+        return false;
+    return true;
+}
+
+static bool translate_option(cli_args *a, const char *option, void *options)
+{
+    translate_args *t = options;
+    if (!strcmp(option, "-i") || !strcmp(option, "--input")) {
+        if (cli_take_value(a, option))
+            t->input = a->value;
+    } else if (!strcmp(option, "-o") || !strcmp(option, "--output")) {
+        if (cli_take_value(a, option))
+            t->output = a->value;
+    } else if (!strcmp(option, "--batch-size")) {
+        cli_take_int(a, option, 1, 4096, &t->batch_size);
+    } else if (!strcmp(option, "--threads")) {
+        cli_take_int(a, option, 1, 256, &t->threads);
+    } else if (!strcmp(option, "--scores")) {
+        t->job.scores = take_flag(a, option);
+    } else {
+        return decoding_option(a, option, &t->d);
+    }
+    return true;
+}
+
+static int translate_command(ted_model *model, const cli_args *a, void *options)
+{
+    static const ted_option_names names = {
+        "--beam",  "--sample", "--length-penalty", "--length-normalization", "--temperature",
+        "--top-k", "--top-p",  "--seed",           "--n-best",               "--max-length"};
+    translate_args *t = options;
+    translate_job *job = &t->job;
+    job->model = model;
+    ted_error err = {0};
+    if (ted_translate_choose_options(model, &t->d, &names, &job->options, &err))
+        return cli_error("translate: %s", err.message);
+    job->options.batch_size = t->batch_size;
+    job->moses = job->scores || job->options.n_best > 1;
+    ted_set_threads(t->threads);
+    return run(job, a, t->input, t->output);
+}
+
 int cli_translate(int argc, char **argv)
 {
-    cli_args a;
-    if (!cli_args_init(&a, "translate", usage, argc, argv))
-        return 1;
-    const char *input = NULL, *output = NULL, *option;
-    translate_job job = {.first_line = 1};
-    decoding_args d = {0};
-    int threads = 1, batch_size = 32, max_length = 0;
-    while (!a.failed && !a.help && (option = cli_next_option(&a))) {
-        if (cli_common_option(&a, option))
-            continue;
-        if (!strcmp(option, "-i") || !strcmp(option, "--input")) {
-            if (cli_take_value(&a, option))
-                input = a.value;
-        } else if (!strcmp(option, "-o") || !strcmp(option, "--output")) {
-            if (cli_take_value(&a, option))
-                output = a.value;
-        } else if (!strcmp(option, "--max-length")) {
-            cli_take_int(&a, option, 1, 1 << 20, &max_length);
-        } else if (!strcmp(option, "--batch-size")) {
-            cli_take_int(&a, option, 1, 4096, &batch_size);
-        } else if (!strcmp(option, "--threads")) {
-            cli_take_int(&a, option, 1, 256, &threads);
-        } else if (!strcmp(option, "--beam")) {
-            cli_take_int(&a, option, 1, 1024, &d.beam);
-        } else if (!strcmp(option, "--length-penalty")) {
-            d.length_penalty_given =
-                take_float(&a, option, 0.0, true, INFINITY, &d.length_penalty);
-        } else if (!strcmp(option, "--sample")) {
-            d.sample = take_flag(&a, option);
-        } else if (!strcmp(option, "--scores")) {
-            job.scores = take_flag(&a, option);
-        } else if (!strcmp(option, "--temperature")) {
-            d.temperature_given = take_float(&a, option, 0.0, false, INFINITY, &d.temperature);
-        } else if (!strcmp(option, "--top-k")) {
-            d.top_k_given = cli_take_int(&a, option, 0, 16777216, &d.top_k);
-        } else if (!strcmp(option, "--top-p")) {
-            d.top_p_given = take_float(&a, option, 0.0, false, 1.0, &d.top_p);
-        } else if (!strcmp(option, "--seed")) {
-            d.seed_given = take_seed(&a, option, &d.seed);
-        } else if (!strcmp(option, "--n-best")) {
-            cli_take_int(&a, option, 1, 1024, &d.n_best);
-        } else {
-            cli_unknown_option(&a, option);
-        }
-    }
-    if (a.help) {
-        cli_args_free(&a);
-        return 0;
-    }
-    int status = a.failed ? 1 : 0;
-    if (!status && d.beam > 0 && d.sample)
-        status = cli_error("translate: --beam and --sample exclude each other");
-    if (!status && !cli_require_model(&a))
-        status = 1;
-    if (!status && !(job.model = cli_load_model(a.model_dir)))
-        status = 1;
-    if (!status) {
-        job.options = ted_translate_model_options(job.model);
-        job.options.batch_size = batch_size;
-        job.options.max_length = max_length;
-        status = apply_decoding(&d, job.model, &job.options);
-        job.moses = job.scores || job.options.n_best > 1;
-    }
-    if (!status) {
-        ted_set_threads(threads);
-        status = run(&job, &a, input, output);
-    }
-    ted_model_free(job.model);
-    cli_args_free(&a);
-    return status;
+    static const cli_command command = {"translate", usage, translate_option, NULL,
+                                        translate_command, false};
+    translate_args t = {.job = {.first_line = 1}, .threads = 1, .batch_size = 32};
+    return cli_run(&command, &t, argc, argv);
 }

@@ -1,29 +1,64 @@
 #include "core/file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
 
+ted_status ted_open_regular(const char *path, int *fd, ted_error *err)
+{
+    int d = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (d < 0)
+        return ted_fail(err, TED_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat info;
+    if (fstat(d, &info) != 0) {
+        int error = errno;
+        close(d);
+        return ted_fail(err, TED_ERR_IO, "%s: cannot stat: %s", path, strerror(error));
+    }
+    if (!S_ISREG(info.st_mode)) {
+        close(d);
+        return ted_fail(err, TED_ERR_IO, "%s: not a regular file", path);
+    }
+    int flags = fcntl(d, F_GETFL);
+    if (flags < 0 || fcntl(d, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        close(d);
+        return ted_fail(err, TED_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    *fd = d;
+    return TED_OK;
+}
+
 ted_status ted_read_file(const char *path, size_t max_bytes, ted_status too_large,
                          const char *what, char **text, size_t *length, ted_error *err)
 {
+    int fd;
+    ted_status status = ted_open_regular(path, &fd, err);
+    if (status != TED_OK)
+        return status;
     struct stat info;
-    if (stat(path, &info) != 0)
-        return ted_fail(err, TED_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    if (!S_ISREG(info.st_mode))
-        return ted_fail(err, TED_ERR_IO, "%s: not a regular file", path);
-    if ((unsigned long long)info.st_size > max_bytes)
+    if (fstat(fd, &info) != 0) {
+        int error = errno;
+        close(fd);
+        return ted_fail(err, TED_ERR_IO, "%s: cannot stat: %s", path, strerror(error));
+    }
+    if ((unsigned long long)info.st_size > max_bytes) {
+        close(fd);
         return ted_fail(err, too_large, "%s: %lld bytes is larger than %zu MiB; not %s", path,
                         (long long)info.st_size, max_bytes >> 20, what);
-    FILE *file = fopen(path, "rb");
-    if (!file)
+    }
+    FILE *file = fdopen(fd, "rb");
+    if (!file) {
+        close(fd);
         return ted_fail(err, TED_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    }
     size_t size = (size_t)info.st_size;
     char *buffer = ted_alloc(size + 1, 1, path, err);
     if (!buffer) {

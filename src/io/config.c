@@ -1,15 +1,18 @@
 /*
- * config.yaml -> ted_config.
+ * config.yaml <-> ted_config.
  *
  * A first pass over libyaml's events checks the shape of the stream (one
- * document, shallow nesting); libyaml then builds the document tree. One
- * table describes every key (section, type, bounds, field), so walking a
- * mapping, refusing unknown and duplicate keys and reporting missing ones is
- * the same code for every section. Checks that involve two keys run once the
- * whole file is read.
+ * document, shallow nesting) and notes explicit tags; libyaml then builds
+ * the document tree. One table describes every key (section, type, bounds,
+ * default, field): the config a file starts from is built from it, walking
+ * a mapping, refusing unknown and duplicate keys and reporting missing ones
+ * is the same code for every section, and ted_config_write_yaml writes the
+ * keys back in its order. Checks that involve two keys run once the whole
+ * file is read.
  */
 #include "io/config.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -38,18 +41,24 @@ typedef enum value_type {
     VALUE_FLOAT,
     VALUE_PATH,     /* a file inside the model directory */
     VALUE_CHOICE,   /* one word of a list */
+    VALUE_INT_LIST, /* a sequence of ints, flow ([1, 2]) or block */
 } value_type;
 
+/* One key of config.yaml: how it is read, checked, defaulted and written. */
 typedef struct key_spec {
     const char *section;  /* NULL for top-level keys */
     const char *name;
     value_type type;
     bool required;
-    size_t offset;        /* of the field in ted_config (not for sections and choices) */
-    int min, max;         /* inclusive bounds of an int; for a float, min 0 allows 0
-                           * (min 1: it must be > 0) and max > 0 bounds it */
-    const char *const *choices;               /* NULL-terminated; index = enum value */
-    void (*set_choice)(ted_config *, int);
+    size_t offset;        /* of the field in ted_config (not for sections) */
+    int min, max;         /* inclusive bounds of an int or of each int of a list;
+                           * for a float, min 0 allows 0 (min 1: it must be > 0)
+                           * and max > 0 bounds it */
+    const char *const *choices;  /* a word's list, NULL-terminated; index = enum value */
+    size_t count_offset;  /* a list: of the int counting its values */
+    int capacity;         /* a list: the most values its field holds */
+    double fallback;      /* an optional key's default: the number, 0/1 for a
+                           * bool, the word's index; paths and lists are empty */
 } key_spec;
 
 static const char *const activation_names[] = {"relu", "gelu", "silu", NULL};
@@ -57,127 +66,158 @@ static const char *const tensor_names_names[] = {"tutorial", "marian", NULL};
 static const char *const projection_names[] = {"packed", "separate", NULL};
 static const char *const positional_names[] = {"interleaved", "concatenated", NULL};
 static const char *const tokenizer_names[] = {"whitespace", "char", "sentencepiece", NULL};
+static const char *const normalizer_names[] = {"none", "moses", NULL};
+static const char *const language_names[] = {"none", "en", "de", "es", "fr", "cs", "cz", NULL};
+static const char *const length_normalization_names[] = {"gnmt", "power", NULL};
 
-static void set_activation(ted_config *c, int index) { c->activation = (ted_activation)index; }
-static void set_positional(ted_config *c, int index)
-{
-    c->positional_layout = (ted_positional_layout)index;
-}
-static void set_tokenizer(ted_config *c, int index) { c->tokenizer = (ted_tokenizer_kind)index; }
-static void set_tensor_names(ted_config *c, int index)
-{
-    c->tensor_names = (ted_tensor_names)index;
-}
-static void set_projection(ted_config *c, int index)
-{
-    c->attention_projection = (ted_attention_projection)index;
-}
+/* The size of a field, and the offset of one the table reads and writes as
+ * int (ints, and the enums of words): a field of another size does not
+ * compile. */
+#define FIELD_SIZE(field) sizeof(((ted_config *)0)->field)
+#define INT_FIELD(field) \
+    (offsetof(ted_config, field) + 0 * sizeof(char[FIELD_SIZE(field) == sizeof(int) ? 1 : -1]))
 
-#define SECTION(name, required) {NULL, name, VALUE_SECTION, required, 0, 0, 0, NULL, NULL}
-#define INT(section, name, required, field, min, max) \
-    {section, name, VALUE_INT, required, offsetof(ted_config, field), min, max, NULL, NULL}
-#define BOOL(section, name, field) \
-    {section, name, VALUE_BOOL, false, offsetof(ted_config, field), 0, 0, NULL, NULL}
-#define FLOAT_IN(section, name, field, min, max) \
-    {section, name, VALUE_FLOAT, false, offsetof(ted_config, field), min, max, NULL, NULL}
-#define FLOAT(section, name, field) FLOAT_IN(section, name, field, 1, 0)
-#define PATH(section, name, field) \
-    {section, name, VALUE_PATH, true, offsetof(ted_config, field), 0, 0, NULL, NULL}
-#define OPTIONAL_PATH(section, name, field) \
-    {section, name, VALUE_PATH, false, offsetof(ted_config, field), 0, 0, NULL, NULL}
-#define CHOICE(section, name, names, setter) \
-    {section, name, VALUE_CHOICE, false, 0, 0, 0, names, setter}
+#define SECTION(key, is_required) {.name = key, .type = VALUE_SECTION, .required = is_required}
+#define REQUIRED_INT(sec, key, field, low, high) \
+    {.section = sec, .name = key, .type = VALUE_INT, .required = true, \
+     .offset = INT_FIELD(field), .min = low, .max = high}
+#define INT(sec, key, field, low, high, value) \
+    {.section = sec, .name = key, .type = VALUE_INT, .offset = INT_FIELD(field), .min = low, \
+     .max = high, .fallback = value}
+#define BOOL(sec, key, field, value) \
+    {.section = sec, .name = key, .type = VALUE_BOOL, .offset = offsetof(ted_config, field), \
+     .fallback = value}
+#define FLOAT_IN(sec, key, field, low, high, value) \
+    {.section = sec, .name = key, .type = VALUE_FLOAT, .offset = offsetof(ted_config, field), \
+     .min = low, .max = high, .fallback = value}
+#define FLOAT(sec, key, field, value) FLOAT_IN(sec, key, field, 1, 0, value)
+#define PATH(sec, key, field) \
+    {.section = sec, .name = key, .type = VALUE_PATH, .required = true, \
+     .offset = offsetof(ted_config, field)}
+#define OPTIONAL_PATH(sec, key, field) \
+    {.section = sec, .name = key, .type = VALUE_PATH, .offset = offsetof(ted_config, field)}
+#define CHOICE(sec, key, field, names, value) \
+    {.section = sec, .name = key, .type = VALUE_CHOICE, .offset = INT_FIELD(field), \
+     .choices = names, .fallback = value}
+#define INT_LIST(sec, key, field, count_field, low, high) \
+    {.section = sec, .name = key, .type = VALUE_INT_LIST, .offset = INT_FIELD(field[0]), \
+     .min = low, .max = high, .count_offset = INT_FIELD(count_field), \
+     .capacity = (int)(FIELD_SIZE(field) / sizeof(int))}
 
-/* The bounds refuse absurd sizes before any buffer is sized from them. */
+/* Every key of config.yaml, in the order ted_config_write_yaml writes them
+ * (docs/model-format.md has a row for each). The bounds refuse absurd sizes
+ * before any buffer is sized from them. */
 static const key_spec keys[] = {
     SECTION("model", true),
-    INT("model", "d_model", true, d_model, 2, 65536),
-    INT("model", "heads", true, heads, 1, 1024),
-    INT("model", "encoder_layers", true, encoder_layers, 1, 256),
-    INT("model", "decoder_layers", true, decoder_layers, 1, 256),
-    INT("model", "d_ff", true, d_ff, 1, 1048576),
-    INT("model", "src_vocab_size", true, src_vocab_size, 4, 16777216),
-    INT("model", "tgt_vocab_size", true, tgt_vocab_size, 4, 16777216),
-    CHOICE("model", "activation", activation_names, set_activation),
-    BOOL("model", "norm_first", norm_first),
-    FLOAT("model", "layer_norm_eps", layer_norm_eps),
-    INT("model", "max_positions", false, max_positions, 1, 1048576),
-    BOOL("model", "scale_embedding", scale_embedding),
-    CHOICE("model", "positional_encoding", positional_names, set_positional),
-    BOOL("model", "encoder_final_norm", encoder_final_norm),
-    BOOL("model", "decoder_final_norm", decoder_final_norm),
-    CHOICE("model", "tensor_names", tensor_names_names, set_tensor_names),
-    CHOICE("model", "attention_projection", projection_names, set_projection),
-    BOOL("model", "shared_embeddings", shared_embeddings),
-    BOOL("model", "tied_output", tied_output),
-    BOOL("model", "output_bias", output_bias),
+    REQUIRED_INT("model", "d_model", d_model, 2, 65536),
+    REQUIRED_INT("model", "heads", heads, 1, 1024),
+    REQUIRED_INT("model", "encoder_layers", encoder_layers, 1, 256),
+    REQUIRED_INT("model", "decoder_layers", decoder_layers, 1, 256),
+    REQUIRED_INT("model", "d_ff", d_ff, 1, 1048576),
+    REQUIRED_INT("model", "src_vocab_size", src_vocab_size, 4, 16777216),
+    REQUIRED_INT("model", "tgt_vocab_size", tgt_vocab_size, 4, 16777216),
+    CHOICE("model", "activation", activation, activation_names, TED_ACTIVATION_RELU),
+    BOOL("model", "norm_first", norm_first, false),
+    FLOAT("model", "layer_norm_eps", layer_norm_eps, 1e-5),
+    INT("model", "max_positions", max_positions, 1, 1048576, 5000),
+    BOOL("model", "scale_embedding", scale_embedding, true),
+    CHOICE("model", "positional_encoding", positional_layout, positional_names,
+           TED_POSITIONS_INTERLEAVED),
+    BOOL("model", "encoder_final_norm", encoder_final_norm, true),
+    BOOL("model", "decoder_final_norm", decoder_final_norm, true),
+    CHOICE("model", "tensor_names", tensor_names, tensor_names_names, TED_NAMES_TUTORIAL),
+    CHOICE("model", "attention_projection", attention_projection, projection_names,
+           TED_PROJECTION_PACKED),
+    BOOL("model", "shared_embeddings", shared_embeddings, false),
+    BOOL("model", "tied_output", tied_output, false),
+    BOOL("model", "output_bias", output_bias, true),
     PATH(NULL, "weights", weights),
     SECTION("tokenizer", true),
-    CHOICE("tokenizer", "type", tokenizer_names, set_tokenizer),
-    BOOL("tokenizer", "lowercase", lowercase),
+    CHOICE("tokenizer", "type", tokenizer, tokenizer_names, TED_TOKENIZER_WHITESPACE),
+    BOOL("tokenizer", "lowercase", lowercase, false),
+    CHOICE("tokenizer", "normalize", normalize, normalizer_names, TED_NORMALIZE_NONE),
+    CHOICE("tokenizer", "source_language", source_language, language_names, TED_LANGUAGE_NONE),
     PATH("tokenizer", "src_vocab", src_vocab),
     PATH("tokenizer", "tgt_vocab", tgt_vocab),
     OPTIONAL_PATH("tokenizer", "src_spm", src_spm),
     OPTIONAL_PATH("tokenizer", "tgt_spm", tgt_spm),
-    INT("tokenizer", "unk_id", false, unk_id, 0, INT_MAX),
-    INT("tokenizer", "pad_id", false, pad_id, 0, INT_MAX),
-    INT("tokenizer", "bos_id", false, bos_id, 0, INT_MAX),
-    INT("tokenizer", "eos_id", false, eos_id, 0, INT_MAX),
-    BOOL("tokenizer", "source_bos", source_bos),
-    BOOL("tokenizer", "source_eos", source_eos),
+    INT("tokenizer", "unk_id", unk_id, 0, INT_MAX, 0),
+    INT("tokenizer", "pad_id", pad_id, 0, INT_MAX, 1),
+    INT("tokenizer", "bos_id", bos_id, 0, INT_MAX, 2),
+    INT("tokenizer", "eos_id", eos_id, 0, INT_MAX, 3),
+    BOOL("tokenizer", "source_bos", source_bos, true),
+    BOOL("tokenizer", "source_eos", source_eos, true),
     SECTION("decoding", false),
     /* no decode outlives max_positions, whose bound these share */
-    INT("decoding", "max_length", false, max_length, 0, 1048576),
-    INT("decoding", "max_length_offset", false, max_length_offset, 0, 1048576),
-    INT("decoding", "beam_size", false, beam_size, 1, 1024),
-    FLOAT_IN("decoding", "length_penalty", length_penalty, 0, 0),
-    BOOL("decoding", "sample", sample),
-    FLOAT("decoding", "temperature", temperature),
-    INT("decoding", "top_k", false, top_k, 0, 16777216),
-    FLOAT_IN("decoding", "top_p", top_p, 1, 1),
+    INT("decoding", "max_length", max_length, 0, 1048576, 0),
+    INT("decoding", "max_length_offset", max_length_offset, 0, 1048576, 0),
+    INT("decoding", "beam_size", beam_size, 1, 1024, 1),
+    FLOAT_IN("decoding", "length_penalty", length_penalty, 0, 0, 0.6),
+    CHOICE("decoding", "length_normalization", length_normalization,
+           length_normalization_names, TED_LENGTH_GNMT),
+    INT_LIST("decoding", "banned_ids", banned_ids, banned_id_count, 0, INT_MAX),
+    BOOL("decoding", "sample", sample, false),
+    FLOAT("decoding", "temperature", temperature, 1.0),
+    INT("decoding", "top_k", top_k, 0, 16777216, 0),
+    FLOAT_IN("decoding", "top_p", top_p, 1, 1, 1.0),
 };
 
 #define KEY_COUNT (sizeof keys / sizeof keys[0])
 
+/* Where explicitly tagged scalars start ("!!str 4"): one bit per character
+ * of the text, NULL when none is. libyaml's document tree gives "4" and
+ * "!!str 4" the same tag, so the tags are noted from its events. */
+typedef unsigned char tag_marks;
+
 typedef struct reader {
     yaml_document_t *document;
     const char *name;   /* the file, in messages */
+    const tag_marks *tagged;
     ted_config config;
     int line[KEY_COUNT];  /* where each key was seen (1-based), 0 = not seen */
     ted_error *err;
 } reader;
 
-static const ted_config defaults = {
-    .activation = TED_ACTIVATION_RELU,
-    .norm_first = false,
-    .layer_norm_eps = 1e-5f,
-    .max_positions = 5000,
-    .scale_embedding = true,
-    .positional_layout = TED_POSITIONS_INTERLEAVED,
-    .encoder_final_norm = true,
-    .decoder_final_norm = true,
-    .output_bias = true,
-    .tokenizer = TED_TOKENIZER_WHITESPACE,
-    .lowercase = false,
-    .unk_id = 0,
-    .pad_id = 1,
-    .bos_id = 2,
-    .eos_id = 3,
-    .source_bos = true,
-    .source_eos = true,
-    .max_length = 0,
-    .max_length_offset = 0,
-    .beam_size = 1,
-    .length_penalty = 0.6f,
-    .sample = false,
-    .temperature = 1.0f,
-    .top_k = 0,
-    .top_p = 1.0f,
-};
+static void *field_of(ted_config *c, const key_spec *spec) { return (char *)c + spec->offset; }
+
+static const void *value_of(const ted_config *c, const key_spec *spec)
+{
+    return (const char *)c + spec->offset;
+}
+
+/* Every optional key at its default; required ones 0, paths and lists empty. */
+static ted_config default_config(void)
+{
+    ted_config c;
+    memset(&c, 0, sizeof c);
+    for (size_t i = 0; i < KEY_COUNT; i++) {
+        const key_spec *spec = &keys[i];
+        if (spec->type == VALUE_INT || spec->type == VALUE_CHOICE)
+            *(int *)field_of(&c, spec) = (int)spec->fallback;
+        else if (spec->type == VALUE_BOOL)
+            *(bool *)field_of(&c, spec) = spec->fallback != 0;
+        else if (spec->type == VALUE_FLOAT)
+            *(float *)field_of(&c, spec) = (float)spec->fallback;
+    }
+    return c;
+}
 
 static int node_line(const yaml_node_t *node) { return (int)node->start_mark.line + 1; }
 
 static int key_index(const key_spec *spec) { return (int)(spec - keys); }
+
+/* A key's dotted name: "model.heads", "weights", "model". */
+typedef struct dotted_name {
+    char text[64];
+} dotted_name;
+
+static dotted_name dotted(const key_spec *spec)
+{
+    dotted_name out;
+    snprintf(out.text, sizeof out.text, "%s%s%s", spec->section ? spec->section : "",
+             spec->section ? "." : "", spec->name);
+    return out;
+}
 
 /* Every message about a key reads "FILE:LINE: KEY: what is wrong", with
  * the key dotted ("model.heads"). */
@@ -189,8 +229,7 @@ static ted_status key_error(reader *r, const key_spec *spec, int line, const cha
     va_start(args, format);
     vsnprintf(what, sizeof what, format, args);
     va_end(args);
-    return ted_fail(r->err, TED_ERR_CONFIG, "%s:%d: %s%s%s: %s", r->name, line,
-                    spec->section ? spec->section : "", spec->section ? "." : "", spec->name,
+    return ted_fail(r->err, TED_ERR_CONFIG, "%s:%d: %s: %s", r->name, line, dotted(spec).text,
                     what);
 }
 
@@ -211,6 +250,12 @@ static bool is_plain(const yaml_node_t *node)
     return node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 }
 
+static bool is_null(const yaml_node_t *node)
+{
+    return node->type == YAML_SCALAR_NODE && is_plain(node) &&
+           (node->data.scalar.length == 0 || scalar_is(node, "~") || scalar_is(node, "null"));
+}
+
 /* Up to 47 bytes of a scalar, NUL-terminated, for messages and numbers:
  * one long value must not crowd the rest of a message out. */
 typedef struct shown_text {
@@ -228,9 +273,40 @@ static shown_text shown(const yaml_node_t *node)
     return out;
 }
 
-static void *field_of(reader *r, const key_spec *spec) { return (char *)&r->config + spec->offset; }
+/* What a scalar of each type is, and the one tag it may carry explicitly. */
+static const struct {
+    const char *tag;
+    const char *what;
+} scalar_types[] = {
+    [VALUE_INT] = {YAML_INT_TAG, "an integer"},
+    [VALUE_BOOL] = {YAML_BOOL_TAG, "true or false"},
+    [VALUE_FLOAT] = {YAML_FLOAT_TAG, "a number"},
+    [VALUE_PATH] = {YAML_STR_TAG, "a path"},
+    [VALUE_CHOICE] = {YAML_STR_TAG, "a word"},
+};
 
-static ted_status read_int(reader *r, const key_spec *spec, const yaml_node_t *node)
+static bool has_explicit_tag(const reader *r, const yaml_node_t *node)
+{
+    size_t at = node->start_mark.index;
+    return r->tagged && (r->tagged[at / 8] >> (at % 8) & 1);
+}
+
+/* An explicit tag must be that of the type the key expects: "!!str 4" is a
+ * string, as "4" is, and no integer. */
+static ted_status check_tag(reader *r, const key_spec *spec, const yaml_node_t *node,
+                            value_type type)
+{
+    const char *tag = (const char *)node->tag;
+    if (!tag || !has_explicit_tag(r, node) || strcmp(tag, scalar_types[type].tag) == 0)
+        return TED_OK;
+    static const char yaml_prefix[] = "tag:yaml.org,2002:";
+    bool standard = strncmp(tag, yaml_prefix, sizeof yaml_prefix - 1) == 0;
+    return key_error(r, spec, node_line(node), "expected %s, got \"%s\" tagged %s%.40s",
+                     scalar_types[type].what, shown(node).text, standard ? "!!" : "",
+                     standard ? tag + sizeof yaml_prefix - 1 : tag);
+}
+
+static ted_status read_int(reader *r, const key_spec *spec, const yaml_node_t *node, int *out)
 {
     const char *s = (const char *)node->data.scalar.value;
     size_t n = node->data.scalar.length;
@@ -262,7 +338,7 @@ static ted_status read_int(reader *r, const key_spec *spec, const yaml_node_t *n
         return key_error(r, spec, line, "%s is out of range (must be %d to %d)", shown(node).text,
                          spec->min, spec->max);
     }
-    *(int *)field_of(r, spec) = (int)value;
+    *out = (int)value;
     return TED_OK;
 }
 
@@ -272,7 +348,7 @@ static ted_status read_bool(reader *r, const key_spec *spec, const yaml_node_t *
     if (!is_plain(node) || (!value && !scalar_is(node, "false")))
         return key_error(r, spec, node_line(node), "expected true or false, got \"%s\"",
                          shown(node).text);
-    *(bool *)field_of(r, spec) = value;
+    *(bool *)field_of(&r->config, spec) = value;
     return TED_OK;
 }
 
@@ -296,7 +372,7 @@ static ted_status read_float(reader *r, const key_spec *spec, const yaml_node_t 
     if (spec->max > 0 && single > (float)spec->max)
         return key_error(r, spec, node_line(node), "%s is out of range (must be at most %d)",
                          number.text, spec->max);
-    *(float *)field_of(r, spec) = single == 0.0f ? 0.0f : single;
+    *(float *)field_of(&r->config, spec) = single == 0.0f ? 0.0f : single;
     return TED_OK;
 }
 
@@ -329,7 +405,7 @@ static ted_status read_path(reader *r, const key_spec *spec, const yaml_node_t *
     const char *problem = path_problem(s, n);
     if (problem)
         return key_error(r, spec, node_line(node), "\"%s\": %s", shown(node).text, problem);
-    char *field = field_of(r, spec);
+    char *field = field_of(&r->config, spec);
     memcpy(field, s, n);
     field[n] = '\0';
     return TED_OK;
@@ -340,7 +416,7 @@ static ted_status read_choice(reader *r, const key_spec *spec, const yaml_node_t
     char allowed[128] = "";
     for (int i = 0; spec->choices[i]; i++) {
         if (scalar_is(node, spec->choices[i])) {
-            spec->set_choice(&r->config, i);
+            *(int *)field_of(&r->config, spec) = i;
             return TED_OK;
         }
         if (i > 0)
@@ -351,13 +427,42 @@ static ted_status read_choice(reader *r, const key_spec *spec, const yaml_node_t
                      allowed);
 }
 
-static ted_status read_section(reader *r, const char *section, yaml_node_t *mapping, int line);
-
-static bool is_null(const yaml_node_t *node)
+/* A list of ints, flow ([1, 2]) or block ("- 1" lines); a list left empty
+ * ("banned_ids:" with every line commented out) has none. */
+static ted_status read_int_list(reader *r, const key_spec *spec, const yaml_node_t *node)
 {
-    return node->type == YAML_SCALAR_NODE && is_plain(node) &&
-           (node->data.scalar.length == 0 || scalar_is(node, "~") || scalar_is(node, "null"));
+    int *count = (int *)((char *)&r->config + spec->count_offset);
+    if (is_null(node)) {
+        *count = 0;
+        return TED_OK;
+    }
+    if (node->type == YAML_SCALAR_NODE)
+        return key_error(r, spec, node_line(node), "expected a list of integers, got \"%s\"",
+                         shown(node).text);
+    if (node->type == YAML_MAPPING_NODE)
+        return key_error(r, spec, node_line(node), "expected a list of integers, got a mapping");
+    yaml_node_item_t *items = node->data.sequence.items.start;
+    ptrdiff_t n = node->data.sequence.items.top - items;
+    if (n > spec->capacity)
+        return key_error(r, spec, node_line(node), "at most %d values are allowed, got %td",
+                         spec->capacity, n);
+    int *values = field_of(&r->config, spec);
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const yaml_node_t *item = yaml_document_get_node(r->document, items[i]);
+        ted_status status = item->type == YAML_SCALAR_NODE
+                                ? check_tag(r, spec, item, VALUE_INT)
+                                : key_error(r, spec, node_line(item),
+                                            "expected an integer, got %s", node_kind(item));
+        if (status == TED_OK)
+            status = read_int(r, spec, item, &values[i]);
+        if (status != TED_OK)
+            return status;
+    }
+    *count = (int)n;
+    return TED_OK;
 }
+
+static ted_status read_section(reader *r, const char *section, yaml_node_t *mapping, int line);
 
 /* "decoding:" with every key commented out is an empty section. */
 static ted_status read_section_value(reader *r, const key_spec *spec, yaml_node_t *node)
@@ -372,16 +477,22 @@ static ted_status read_section_value(reader *r, const key_spec *spec, yaml_node_
 
 static ted_status read_value(reader *r, const key_spec *spec, yaml_node_t *node)
 {
-    if (spec->type != VALUE_SECTION && node->type != YAML_SCALAR_NODE)
+    if (spec->type == VALUE_SECTION)
+        return read_section_value(r, spec, node);
+    if (spec->type == VALUE_INT_LIST)
+        return read_int_list(r, spec, node);
+    if (node->type != YAML_SCALAR_NODE)
         return key_error(r, spec, node_line(node), "expected a single value, got %s",
                          node_kind(node));
+    ted_status status = check_tag(r, spec, node, spec->type);
+    if (status != TED_OK)
+        return status;
     switch (spec->type) {
-    case VALUE_SECTION: return read_section_value(r, spec, node);
-    case VALUE_INT: return read_int(r, spec, node);
+    case VALUE_INT: return read_int(r, spec, node, field_of(&r->config, spec));
     case VALUE_BOOL: return read_bool(r, spec, node);
     case VALUE_FLOAT: return read_float(r, spec, node);
     case VALUE_PATH: return read_path(r, spec, node);
-    case VALUE_CHOICE: break;
+    default: break;
     }
     return read_choice(r, spec, node);
 }
@@ -529,7 +640,7 @@ static ted_status check_model_variant(reader *r)
 }
 
 /* Sampling and beam search exclude each other; a beam needs more
- * candidates than it keeps. */
+ * candidates than it keeps; a banned id must be a target token. */
 static ted_status check_decoding(reader *r)
 {
     const ted_config *c = &r->config;
@@ -543,6 +654,13 @@ static ted_status check_decoding(reader *r)
         const key_spec *spec = spec_named("beam_size");
         return key_error(r, spec, line_of(r, spec), "%d is not below tgt_vocab_size %d",
                          c->beam_size, c->tgt_vocab_size);
+    }
+    for (int i = 0; i < c->banned_id_count; i++) {
+        if (c->banned_ids[i] >= c->tgt_vocab_size) {
+            const key_spec *spec = spec_named("banned_ids");
+            return key_error(r, spec, line_of(r, spec), "%d is not below tgt_vocab_size %d",
+                             c->banned_ids[i], c->tgt_vocab_size);
+        }
     }
     return TED_OK;
 }
@@ -594,11 +712,27 @@ static bool start_parser(yaml_parser_t *parser, const char *text, size_t length)
     return true;
 }
 
+/* Notes where a scalar with an explicit tag starts; false when out of
+ * memory. */
+static bool note_tag(const yaml_event_t *event, size_t length, tag_marks **tagged)
+{
+    size_t at = event->start_mark.index;
+    if (event->type != YAML_SCALAR_EVENT || !event->data.scalar.tag || at > length)
+        return true;
+    if (!*tagged && !(*tagged = calloc(length / 8 + 1, 1)))
+        return false;
+    (*tagged)[at / 8] |= (tag_marks)(1u << (at % 8));
+    return true;
+}
+
 /* One document, nested at most CONFIG_MAX_DEPTH deep. libyaml's scanner
  * slows down with the square of the nesting depth (a megabyte of "[" takes
  * minutes), so this pass over the events, which stops at the first
- * collection nested too deep, comes before the document is built. */
-static ted_status check_stream(const char *text, size_t length, const char *name, ted_error *err)
+ * collection nested too deep, comes before the document is built. It also
+ * notes the explicit tags in `*tagged` (NULL when there are none; the
+ * caller frees it). */
+static ted_status check_stream(const char *text, size_t length, const char *name,
+                               tag_marks **tagged, ted_error *err)
 {
     yaml_parser_t parser;
     if (!start_parser(&parser, text, length))
@@ -621,8 +755,11 @@ static ted_status check_stream(const char *text, size_t length, const char *name
         case YAML_STREAM_END_EVENT: done = true; break;
         default: break;
         }
+        bool noted = note_tag(&event, length, tagged);
         yaml_event_delete(&event);
-        if (documents > 1)
+        if (!noted)
+            status = ted_fail(err, TED_ERR_NOMEM, "%s: out of memory while parsing YAML", name);
+        else if (documents > 1)
             status = ted_fail(err, TED_ERR_CONFIG,
                               "%s:%zu: a config holds one YAML document, not several", name, line);
         else if (depth > CONFIG_MAX_DEPTH)
@@ -642,23 +779,26 @@ ted_status ted_config_parse(const char *text, size_t length, const char *name,
     if (length > CONFIG_MAX_BYTES)
         return ted_fail(err, TED_ERR_CONFIG, "%s: %zu bytes is larger than 1 MiB; "
                         "not a config file", name, length);
-    ted_status status = check_stream(text, length, name, err);
-    if (status != TED_OK)
-        return status;
-
+    tag_marks *tagged = NULL;
+    ted_status status = check_stream(text, length, name, &tagged, err);
     yaml_parser_t parser;
-    if (!start_parser(&parser, text, length))
-        return ted_fail(err, TED_ERR_NOMEM, "%s: cannot start the YAML parser", name);
-    yaml_document_t document;
-    if (!yaml_parser_load(&parser, &document)) {
-        status = syntax_error(&parser, text, length, name, err);
-        yaml_parser_delete(&parser);
+    if (status == TED_OK && !start_parser(&parser, text, length))
+        status = ted_fail(err, TED_ERR_NOMEM, "%s: cannot start the YAML parser", name);
+    if (status != TED_OK) {
+        free(tagged);
         return status;
     }
-    reader r = {.document = &document, .name = name, .config = defaults, .err = err};
-    status = read_document(&r);
-    yaml_document_delete(&document);
+    yaml_document_t document;
+    reader r = {.document = &document, .name = name, .tagged = tagged,
+                .config = default_config(), .err = err};
+    if (yaml_parser_load(&parser, &document)) {
+        status = read_document(&r);
+        yaml_document_delete(&document);
+    } else {
+        status = syntax_error(&parser, text, length, name, err);
+    }
     yaml_parser_delete(&parser);
+    free(tagged);
     if (status == TED_OK)
         *config = r.config;
     return status;
@@ -676,5 +816,203 @@ ted_status ted_config_load(const char *path, ted_config *config, ted_error *err)
         return status;
     status = ted_config_parse(text, length, path, config, err);
     free(text);
+    return status;
+}
+
+/* ---- the keys, for tools and tests ----------------------------------------- */
+
+int ted_config_key_count(void) { return (int)KEY_COUNT; }
+
+ted_status ted_config_key_name(int index, char *name, size_t size, ted_error *err)
+{
+    if (index < 0 || index >= (int)KEY_COUNT || !name)
+        return ted_fail(err, TED_ERR_ARGUMENT, "ted_config_key_name: no key %d (there are %d)",
+                        index, (int)KEY_COUNT);
+    dotted_name key = dotted(&keys[index]);
+    if (strlen(key.text) >= size)
+        return ted_fail(err, TED_ERR_ARGUMENT, "ted_config_key_name: %s needs %zu bytes",
+                        key.text, strlen(key.text) + 1);
+    strcpy(name, key.text);
+    return TED_OK;
+}
+
+/* ---- ted_config -> YAML ---------------------------------------------------- */
+
+typedef struct writer {
+    yaml_emitter_t emitter;
+    const ted_config *config;
+    ted_error *err;
+} writer;
+
+/* Hands `event` to the emitter; `made` is what making it returned, and
+ * `key` is named if it fails. */
+static ted_status emit(writer *w, int made, yaml_event_t *event, const key_spec *key)
+{
+    dotted_name name = key ? dotted(key) : (dotted_name){"the config"};
+    if (!made)
+        return ted_fail(w->err, TED_ERR_ARGUMENT, "writing %s: not UTF-8 text, or out of memory",
+                        name.text);
+    if (yaml_emitter_emit(&w->emitter, event))
+        return TED_OK;
+    if (w->emitter.error == YAML_WRITER_ERROR)
+        return ted_fail(w->err, TED_ERR_IO, "writing the config: %s", strerror(errno));
+    if (w->emitter.error == YAML_MEMORY_ERROR)
+        return ted_fail(w->err, TED_ERR_NOMEM, "writing %s: out of memory", name.text);
+    return ted_fail(w->err, TED_ERR_ARGUMENT, "writing %s: %s", name.text,
+                    w->emitter.problem ? w->emitter.problem : "YAML emitter error");
+}
+
+static ted_status emit_scalar(writer *w, const char *text, yaml_scalar_style_t style,
+                              const key_spec *key)
+{
+    yaml_event_t event;
+    int made = yaml_scalar_event_initialize(&event, NULL, NULL, (yaml_char_t *)text,
+                                            (int)strlen(text), 1, 1, style);
+    return emit(w, made, &event, key);
+}
+
+/* Opens (`start`) or closes the flow list or the block mapping of `key`
+ * (NULL: the top level). */
+static ted_status emit_collection(writer *w, const key_spec *key, bool start)
+{
+    yaml_event_t event;
+    bool list = key && key->type == VALUE_INT_LIST;
+    int made;
+    if (list && start)
+        made = yaml_sequence_start_event_initialize(&event, NULL, NULL, 1,
+                                                    YAML_FLOW_SEQUENCE_STYLE);
+    else if (list)
+        made = yaml_sequence_end_event_initialize(&event);
+    else if (start)
+        made = yaml_mapping_start_event_initialize(&event, NULL, NULL, 1,
+                                                   YAML_BLOCK_MAPPING_STYLE);
+    else
+        made = yaml_mapping_end_event_initialize(&event);
+    return emit(w, made, &event, key);
+}
+
+/* The shortest decimal text that reads back as `value`, with a point in
+ * its mantissa as YAML 1.1 floats have: 0.6, 1.0, 1.0e-05. */
+static void format_float(float value, char *text, size_t size)
+{
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(text, size, "%.*g", digits, (double)value);
+        if ((float)strtod(text, NULL) == value)
+            break;
+    }
+    if (!isfinite(value) || strchr(text, '.'))
+        return;
+    char *exponent = strchr(text, 'e');
+    size_t at = exponent ? (size_t)(exponent - text) : strlen(text);
+    if (strlen(text) + 3 > size)
+        return;
+    memmove(text + at + 2, text + at, strlen(text + at) + 1);
+    memcpy(text + at, ".0", 2);
+}
+
+static ted_status emit_int(writer *w, int value, const key_spec *key)
+{
+    char text[16];
+    snprintf(text, sizeof text, "%d", value);
+    return emit_scalar(w, text, YAML_PLAIN_SCALAR_STYLE, key);
+}
+
+static ted_status emit_int_list(writer *w, const key_spec *key)
+{
+    const int *values = value_of(w->config, key);
+    int count = *(const int *)((const char *)w->config + key->count_offset);
+    if (count < 0 || count > key->capacity)
+        return ted_fail(w->err, TED_ERR_ARGUMENT, "writing %s: %d values, at most %d fit",
+                        dotted(key).text, count, key->capacity);
+    ted_status status = emit_collection(w, key, true);
+    for (int i = 0; i < count && status == TED_OK; i++)
+        status = emit_int(w, values[i], key);
+    return status == TED_OK ? emit_collection(w, key, false) : status;
+}
+
+static ted_status emit_word(writer *w, const key_spec *key)
+{
+    int index = *(const int *)value_of(w->config, key);
+    for (int i = 0; key->choices[i]; i++)
+        if (i == index)
+            return emit_scalar(w, key->choices[i], YAML_PLAIN_SCALAR_STYLE, key);
+    return ted_fail(w->err, TED_ERR_ARGUMENT, "writing %s: %d is not the index of a word",
+                    dotted(key).text, index);
+}
+
+static ted_status emit_mapping(writer *w, const char *section);
+
+static ted_status emit_value(writer *w, const key_spec *key)
+{
+    const void *field = value_of(w->config, key);
+    char text[32];
+    switch (key->type) {
+    case VALUE_SECTION: return emit_mapping(w, key->name);
+    case VALUE_INT: return emit_int(w, *(const int *)field, key);
+    case VALUE_BOOL:
+        return emit_scalar(w, *(const bool *)field ? "true" : "false", YAML_PLAIN_SCALAR_STYLE,
+                           key);
+    case VALUE_FLOAT:
+        format_float(*(const float *)field, text, sizeof text);
+        return emit_scalar(w, text, YAML_PLAIN_SCALAR_STYLE, key);
+    case VALUE_PATH: return emit_scalar(w, field, YAML_ANY_SCALAR_STYLE, key);
+    case VALUE_CHOICE: return emit_word(w, key);
+    case VALUE_INT_LIST: break;
+    }
+    return emit_int_list(w, key);
+}
+
+/* The keys of `section` (NULL: the top level) as a block mapping, in the
+ * order of the table; an optional path left empty is left out. */
+static ted_status emit_mapping(writer *w, const char *section)
+{
+    const key_spec *section_key = section ? spec_named(section) : NULL;
+    ted_status status = emit_collection(w, section_key, true);
+    for (size_t i = 0; i < KEY_COUNT && status == TED_OK; i++) {
+        const key_spec *key = &keys[i];
+        bool unset_path = key->type == VALUE_PATH && !key->required &&
+                          *(const char *)value_of(w->config, key) == '\0';
+        if (!in_section(key, section) || unset_path)
+            continue;
+        status = emit_scalar(w, key->name, YAML_PLAIN_SCALAR_STYLE, key);
+        if (status == TED_OK)
+            status = emit_value(w, key);
+    }
+    return status == TED_OK ? emit_collection(w, section_key, false) : status;
+}
+
+static ted_status emit_document(writer *w)
+{
+    yaml_event_t event;
+    ted_status status =
+        emit(w, yaml_stream_start_event_initialize(&event, YAML_UTF8_ENCODING), &event, NULL);
+    if (status == TED_OK)
+        status = emit(w, yaml_document_start_event_initialize(&event, NULL, NULL, NULL, 1),
+                      &event, NULL);
+    if (status == TED_OK)
+        status = emit_mapping(w, NULL);
+    if (status == TED_OK)
+        status = emit(w, yaml_document_end_event_initialize(&event, 1), &event, NULL);
+    if (status == TED_OK)
+        status = emit(w, yaml_stream_end_event_initialize(&event), &event, NULL);
+    return status;
+}
+
+ted_status ted_config_write_yaml(FILE *out, const ted_config *config, ted_error *err)
+{
+    if (!out || !config)
+        return ted_fail(err, TED_ERR_ARGUMENT,
+                        "ted_config_write_yaml: out and config are required");
+    writer w = {.config = config, .err = err};
+    if (!yaml_emitter_initialize(&w.emitter))
+        return ted_fail(err, TED_ERR_NOMEM, "writing the config: cannot start the YAML emitter");
+    yaml_emitter_set_output_file(&w.emitter, out);
+    yaml_emitter_set_unicode(&w.emitter, 1);
+    yaml_emitter_set_indent(&w.emitter, 2);
+    yaml_emitter_set_width(&w.emitter, -1);  /* no folding of long paths */
+    ted_status status = emit_document(&w);
+    yaml_emitter_delete(&w.emitter);
+    if (status == TED_OK && (fflush(out) != 0 || ferror(out)))
+        return ted_fail(err, TED_ERR_IO, "writing the config: %s", strerror(errno));
     return status;
 }

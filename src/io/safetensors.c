@@ -13,6 +13,8 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/file.h"
+#include "core/mapped.h"
 
 /* Real headers are a few hundred kilobytes; anything near this is an attack
  * or a corrupt length, and parsing it would cost memory for nothing. */
@@ -387,6 +389,50 @@ static ted_status check_overlaps(const ted_safetensors *file, const char *file_n
     return status;
 }
 
+/* What the header's JSON may hold before cJSON builds it (about 64 bytes
+ * a value): a safetensors header nests three levels (the header, a
+ * tensor's entry, its shape) and describes a tensor in about 8 values, so
+ * these bounds pass any real model and keep a hostile header's tree small. */
+#define HEADER_MAX_DEPTH 3
+#define HEADER_MAX_VALUES 1000000
+
+/* Counts the JSON values (strings, numbers, literals, arrays, objects) and
+ * the deepest nesting of the header's text, outside strings; fails at the
+ * first bound passed. The text holds no control bytes (checked before). */
+static ted_status check_header_size(const unsigned char *s, size_t size,
+                                    const char *file_name, ted_error *err)
+{
+    size_t values = 0;
+    int depth = 0;
+    bool in_string = false, in_scalar = false;
+    for (size_t i = 0; i < size; i++) {
+        unsigned char c = s[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+            continue;
+        }
+        bool scalar_char = !is_json_space(c) && !strchr("{}[],:\"", c);
+        values += (c == '"' || c == '{' || c == '[' || (scalar_char && !in_scalar));
+        in_scalar = scalar_char;
+        in_string = c == '"';
+        depth += (c == '{' || c == '[') - (c == '}' || c == ']');
+        if (depth > HEADER_MAX_DEPTH)
+            return ted_fail(err, TED_ERR_FORMAT,
+                            "%s: header nests deeper than %d levels (at header byte %zu); a "
+                            "safetensors header has %d",
+                            file_name, HEADER_MAX_DEPTH, i, HEADER_MAX_DEPTH);
+        if (values > HEADER_MAX_VALUES)
+            return ted_fail(err, TED_ERR_FORMAT,
+                            "%s: header holds more than %d JSON values (at header byte %zu); "
+                            "a safetensors header describes a tensor in about 8",
+                            file_name, HEADER_MAX_VALUES, i);
+    }
+    return TED_OK;
+}
+
 /* The header as a cJSON object. The mapping has no NUL after the header, so
  * cJSON reads a NUL-terminated copy: whatever the header holds, the parser
  * stays inside memory we own. */
@@ -404,6 +450,9 @@ static ted_status parse_header_json(const unsigned char *header, size_t size,
         return ted_fail(err, TED_ERR_FORMAT,
                         "%s: header is not valid JSON: %s at header byte %zu", file_name, what,
                         control);
+    ted_status status = check_header_size(header, size, file_name, err);
+    if (status != TED_OK)
+        return status;
 
     char *copy = ted_alloc(size + 1, 1, "safetensors header", err);
     if (!copy)
@@ -551,12 +600,13 @@ ted_status ted_safetensors_open(const char *path, ted_safetensors *file, ted_err
         return ted_fail(err, TED_ERR_ARGUMENT, "ted_safetensors_open: missing argument");
     memset(file, 0, sizeof *file);
 
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ted_fail(err, TED_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int fd;
+    ted_status status = ted_open_regular(path, &fd, err);
+    if (status != TED_OK)
+        return status;
     const unsigned char *bytes = NULL;
     size_t size = 0;
-    ted_status status = map_file(fd, path, &bytes, &size, err);
+    status = map_file(fd, path, &bytes, &size, err);
     /* The mapping outlives the descriptor, and nothing was written through
      * it, so a failing close loses nothing. */
     (void)close(fd);
@@ -569,6 +619,7 @@ ted_status ted_safetensors_open(const char *path, ted_safetensors *file, ted_err
         return status;
     }
     file->mapped = true;
+    ted_mapped_add(bytes, size, path);
     return TED_OK;
 }
 
@@ -677,7 +728,9 @@ void ted_safetensors_close(ted_safetensors *file)
     for (int i = 0; i < file->count; i++)
         free(file->tensors[i].name);
     free(file->tensors);
-    if (file->mapped)
+    if (file->mapped) {
+        ted_mapped_remove(file->bytes);
         munmap((void *)file->bytes, file->size);
+    }
     memset(file, 0, sizeof *file);
 }

@@ -22,6 +22,18 @@ struct ted_spm {
 
 static const size_t SPM_MAX_BYTES = 64u << 20;
 
+// Why the library refused a model, in a few words: its message without the
+// source location, or what a failed parse means.
+static std::string load_problem(const sentencepiece::util::Status &status)
+{
+    std::string message = status.message();
+    if (message.find("ParseFromArray") != std::string::npos)
+        return "the file does not parse as one: truncated, or another kind of file";
+    while (!message.empty() && (message.back() == '.' || message.back() == ' '))
+        message.pop_back();
+    return message;
+}
+
 extern "C" ted_status ted_spm_load(const char *path, ted_spm **spm, ted_error *err)
 {
     *spm = nullptr;
@@ -31,6 +43,10 @@ extern "C" ted_status ted_spm_load(const char *path, ted_spm **spm, ted_error *e
                                  &bytes, &length, err);
     if (s)
         return s;
+    if (length == 0) {
+        free(bytes);
+        return ted_fail(err, TED_ERR_VOCAB, "%s: empty file, not a SentencePiece model", path);
+    }
     ted_spm *model = new (std::nothrow) ted_spm;
     if (!model) {
         free(bytes);
@@ -42,7 +58,7 @@ extern "C" ted_status ted_spm_load(const char *path, ted_spm **spm, ted_error *e
         if (!status.ok()) {
             delete model;
             return ted_fail(err, TED_ERR_VOCAB, "%s: not a SentencePiece model (%s)", path,
-                            status.ToString().c_str());
+                            load_problem(status).c_str());
         }
     } catch (const std::exception &e) {
         free(bytes);

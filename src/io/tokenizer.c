@@ -15,6 +15,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "io/normalize.h"
 #include "io/sentencepiece.h"
 
 /* The length of the UTF-8 sequence at `s` (`available` bytes left), or 0
@@ -173,30 +174,96 @@ static void split_characters(id_list *list, const ted_vocab *vocab, const ted_co
     }
 }
 
-/* A leading language code, ">>fr<<", as multilingual Marian models take
- * it: the bytes from ">>" to the first "<<", one token. Returns its length,
- * 0 when the text does not start with one. */
-static size_t language_code(const char *text, size_t length)
+/* ---- SentencePiece, as Hugging Face's MarianTokenizer splits text ---------- */
+
+/* The spellings of the special tokens unk, eos and pad (the source or
+ * target vocabulary's tokens at their ids). They cut the text into chunks
+ * before anything else, each becoming its id, as transformers' split on
+ * added tokens does ("a</s>b": "a", "</s>", "b"). */
+typedef struct special_tokens {
+    const char *text[3];
+    size_t length[3];
+    int id[3];
+} special_tokens;
+
+static special_tokens special_spellings(const ted_config *config, const ted_vocab *vocab)
 {
-    if (length < 4 || text[0] != '>' || text[1] != '>')
-        return 0;
-    for (size_t i = 2; i + 1 < length; i++)
-        if (text[i] == '<' && text[i + 1] == '<')
-            return i + 2;
-    return 0;
+    special_tokens s;
+    const int ids[3] = {config->unk_id, config->eos_id, config->pad_id};
+    for (int i = 0; i < 3; i++) {
+        const char *token = ted_vocab_token(vocab, ids[i]);
+        s.text[i] = token;
+        s.length[i] = token ? strlen(token) : 0;
+        s.id[i] = ids[i];
+    }
+    return s;
 }
 
-/* The language code (if any), then SentencePiece's pieces of the rest. */
-static ted_status split_pieces(id_list *list, const ted_vocab *vocab, const ted_spm *spm,
-                               const ted_config *config, const char *text, size_t length,
-                               ted_error *err)
+/* The special token spelled at `text` (`length` bytes left), the longest
+ * when several are: its index in `s`, or -1. */
+static int special_at(const special_tokens *s, const char *text, size_t length)
 {
-    size_t code = language_code(text, length);
-    if (code)
-        append(list, vocab, config, text, code);
+    int found = -1;
+    for (int i = 0; i < 3; i++)
+        if (s->length[i] > 0 && s->length[i] <= length &&
+            memcmp(text, s->text[i], s->length[i]) == 0 &&
+            (found < 0 || s->length[i] > s->length[found]))
+            found = i;
+    return found;
+}
+
+/* The language code of a line, as transformers' Marian tokenizer finds
+ * them with the regular expression ">>.+<<" (greedy; "." is anything but a
+ * newline): from the line's first ">>" to its last "<<", at least one
+ * character between. Returns false when the `length` bytes at `line` (one
+ * line) hold none; else sets the code's byte range [*begin, *end). */
+static bool language_code(const char *line, size_t length, size_t *begin, size_t *end)
+{
+    const char *open = NULL;
+    for (size_t i = 0; !open && i + 1 < length; i++)
+        if (line[i] == '>' && line[i + 1] == '>')
+            open = line + i;
+    size_t close = length;
+    while (close >= 2 && !(line[close - 1] == '<' && line[close - 2] == '<'))
+        close--;
+    if (!open || close < 2 || close < (size_t)(open - line) + 5)
+        return false;
+    *begin = (size_t)(open - line);
+    *end = close;
+    return true;
+}
+
+/* The chunk without its language codes (transformers removes every match,
+ * wherever it is), in `out` (room for `length` bytes); returns the length
+ * kept. `*leading` is the length of the code at the very start (the one
+ * that becomes a token), 0 when the chunk does not start with one. */
+static size_t remove_language_codes(const char *text, size_t length, char *out,
+                                    size_t *leading)
+{
+    size_t used = 0, begin, end;
+    *leading = 0;
+    for (size_t start = 0; start < length;) {
+        const char *newline = memchr(text + start, '\n', length - start);
+        size_t line = newline ? (size_t)(newline - (text + start)) + 1 : length - start;
+        if (!language_code(text + start, line, &begin, &end))
+            begin = end = line;
+        else if (start == 0 && begin == 0)
+            *leading = end;
+        memcpy(out + used, text + start, begin);
+        memcpy(out + used + begin, text + start + end, line - end);
+        used += begin + line - end;
+        start += line;
+    }
+    return used;
+}
+
+static ted_status append_pieces(id_list *list, const ted_vocab *vocab, const ted_spm *spm,
+                                const ted_config *config, const char *text, size_t length,
+                                ted_error *err)
+{
     char *pieces = NULL;
     int count = 0;
-    ted_status s = ted_spm_encode(spm, text + code, length - code, &pieces, &count, err);
+    ted_status s = ted_spm_encode(spm, text, length, &pieces, &count, err);
     if (!s && (s = reserve_ids(list, count, err)))
         free(pieces);
     if (s)
@@ -208,6 +275,61 @@ static ted_status split_pieces(id_list *list, const ted_vocab *vocab, const ted_
         piece += n + 1;
     }
     free(pieces);
+    return TED_OK;
+}
+
+/* A chunk between special tokens: its leading language code as one token,
+ * then SentencePiece's pieces of the rest, codes removed. */
+static ted_status split_chunk(id_list *list, const ted_vocab *vocab, const ted_spm *spm,
+                              const ted_config *config, const char *text, size_t length,
+                              ted_error *err)
+{
+    char *rest = ted_alloc(length, 1, "input text", err);
+    if (!rest)
+        return TED_ERR_NOMEM;
+    size_t code = 0;
+    size_t kept = remove_language_codes(text, length, rest, &code);
+    ted_status s = code ? reserve_ids(list, 1, err) : TED_OK;
+    if (!s && code)
+        append(list, vocab, config, text, code);
+    if (!s)
+        s = append_pieces(list, vocab, spm, config, rest, kept, err);
+    free(rest);
+    return s;
+}
+
+/* The SentencePiece library takes time quadratic in the length of a run of
+ * characters its model does not know (64 KiB: half a second; 1 MiB: two
+ * minutes), so the text it is given is bounded. Real sources of even a
+ * thousand tokens are a small fraction of this. */
+#define SPM_MAX_TEXT_BYTES (64 * 1024)
+
+static ted_status split_pieces(id_list *list, const ted_vocab *vocab, const ted_spm *spm,
+                               const ted_config *config, const char *text, size_t length,
+                               ted_error *err)
+{
+    if (length > SPM_MAX_TEXT_BYTES)
+        return ted_fail(err, TED_ERR_INPUT,
+                        "%zu bytes, more than the %d the SentencePiece tokenizer takes", length,
+                        SPM_MAX_TEXT_BYTES);
+    special_tokens specials = special_spellings(config, vocab);
+    size_t start = 0;
+    for (size_t i = 0; i <= length;) {
+        int k = i < length ? special_at(&specials, text + i, length - i) : -1;
+        if (i < length && k < 0) {
+            i++;
+            continue;
+        }
+        ted_status s = TED_OK;
+        if (i > start)
+            s = split_chunk(list, vocab, spm, config, text + start, i - start, err);
+        if (!s && k >= 0 && !(s = reserve_ids(list, 1, err)))
+            list->ids[list->count++] = specials.id[k];
+        if (s || k < 0)
+            return s;
+        i += specials.length[k];
+        start = i;
+    }
     return TED_OK;
 }
 
@@ -229,9 +351,9 @@ static ted_status split(id_list *list, const ted_vocab *vocab, const ted_spm *sp
     }
 }
 
-ted_status ted_tokenize(const ted_config *config, const ted_vocab *vocab, const ted_spm *spm,
-                        const char *text, size_t length, int **ids, int *count, int *unknown,
-                        ted_error *err)
+static ted_status tokenize_text(const ted_config *config, const ted_vocab *vocab,
+                                const ted_spm *spm, const char *text, size_t length, int **ids,
+                                int *count, int *unknown, ted_error *err)
 {
     if (!config || !vocab || !ids || !count || (!text && length > 0))
         return ted_fail(err, TED_ERR_ARGUMENT,
@@ -278,6 +400,39 @@ ted_status ted_tokenize(const ted_config *config, const ted_vocab *vocab, const 
     if (unknown)
         *unknown = list.unknown;
     return TED_OK;
+}
+
+/* The language code sacremoses takes for tokenizer.source_language. */
+static const char *moses_language(ted_language language)
+{
+    static const char *const codes[] = {
+        [TED_LANGUAGE_NONE] = NULL, [TED_LANGUAGE_EN] = "en", [TED_LANGUAGE_DE] = "de",
+        [TED_LANGUAGE_ES] = "es",   [TED_LANGUAGE_FR] = "fr", [TED_LANGUAGE_CS] = "cs",
+        [TED_LANGUAGE_CZ] = "cz",
+    };
+    return codes[language];
+}
+
+/* With tokenizer.normalize: moses, the text is checked (errors name offsets
+ * in the text as given), then normalized as sacremoses does for the
+ * config's source_language (src/io/normalize.h), then tokenized. */
+ted_status ted_tokenize(const ted_config *config, const ted_vocab *vocab, const ted_spm *spm,
+                        const char *text, size_t length, int **ids, int *count, int *unknown,
+                        ted_error *err)
+{
+    if (!config || config->normalize != TED_NORMALIZE_MOSES || !text || !ids)
+        return tokenize_text(config, vocab, spm, text, length, ids, count, unknown, err);
+    *ids = NULL;
+    size_t characters;
+    char *normalized = NULL;
+    ted_status status = check_utf8(text, length, &characters, err);
+    if (status == TED_OK)
+        status = ted_normalize_moses(text, length, moses_language(config->source_language),
+                                     &normalized, &length, err);
+    if (status == TED_OK)
+        status = tokenize_text(config, vocab, spm, normalized, length, ids, count, unknown, err);
+    free(normalized);
+    return status;
 }
 
 /* The token of `id` when it belongs in the output, else NULL. Unknown
@@ -355,6 +510,35 @@ static void finish_pieces_text(char *text)
     text[end - start] = '\0';
 }
 
+/* Every `from` in `text` replaced by `to`, no longer, left to right, in place. */
+static void replace_all(char *text, const char *from, const char *to)
+{
+    size_t from_length = strlen(from), to_length = strlen(to), used = 0;
+    for (size_t i = 0; text[i];) {
+        if (strncmp(text + i, from, from_length) == 0) {
+            memcpy(text + used, to, to_length);
+            used += to_length;
+            i += from_length;
+        } else {
+            text[used++] = text[i++];
+        }
+    }
+    text[used] = '\0';
+}
+
+/* transformers' clean_up_tokenization, which its decode() applies by
+ * default: no space before . ? ! , and a few English contractions, each
+ * replacement over the whole text in turn. */
+static void clean_up_tokenization(char *text)
+{
+    static const char *const replacements[][2] = {
+        {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"},
+        {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
+    };
+    for (size_t i = 0; i < sizeof replacements / sizeof replacements[0]; i++)
+        replace_all(text, replacements[i][0], replacements[i][1]);
+}
+
 static char *detokenize_pieces(const ted_config *config, const ted_vocab *vocab,
                                const ted_spm *spm, const int *ids, int count)
 {
@@ -364,8 +548,10 @@ static char *detokenize_pieces(const ted_config *config, const ted_vocab *vocab,
         return NULL;
     char *text = ted_spm_decode(spm, tokens, kept);
     free(tokens);
-    if (text)
+    if (text) {
         finish_pieces_text(text);
+        clean_up_tokenization(text);
+    }
     return text;
 }
 

@@ -12,8 +12,13 @@
  *   whitespace:    on ASCII space, tab, CR, LF, vertical tab and form feed;
  *   char:          into UTF-8 characters, a space being the token " " and CR
  *                  and LF dropped;
- *   sentencepiece: a leading language code (">>fr<<", up to the first "<<")
- *                  as one token, then the pieces `spm` makes of the rest.
+ *   sentencepiece: as Hugging Face's MarianTokenizer: the spellings of
+ *                  unk, eos and pad cut the text into chunks and become
+ *                  their ids; in each chunk, language codes (">>fr<<": a
+ *                  line's first ">>" to its last "<<") are removed, the one
+ *                  at the chunk's start becoming a token, and the rest is
+ *                  the pieces `spm` makes of it. More than 64 KiB of text
+ *                  is refused (TED_ERR_INPUT).
  * With config->lowercase, A-Z and the Latin-1 capitals U+00C0-U+00DE (but
  * U+00D7) are lowercased first. Each piece maps to its id, an unknown one to
  * unk_id, counted in `*unknown` (may be NULL); config->source_bos and
@@ -26,10 +31,12 @@ ted_status ted_tokenize(const ted_config *config, const ted_vocab *vocab, const 
                         ted_error *err);
 
 /* Joins the tokens of `ids` with single spaces (whitespace tokenizer) or
- * nothing (char tokenizer), or decodes them with `spm` (sentencepiece:
- * U+2581 becomes a space, white space is stripped at both ends, unk_id is
- * dropped), stopping at eos_id and skipping bos_id, pad_id and ids outside
- * the vocabulary. Returns a malloc'ed string, or NULL when out of memory. */
+ * nothing (char tokenizer), or decodes them with `spm` (sentencepiece, as
+ * MarianTokenizer.decode: unk_id is dropped, U+2581 becomes a space, white
+ * space is stripped at both ends, and transformers' clean-up removes the
+ * space before . , ! ? and in a few English contractions), stopping at
+ * eos_id and skipping bos_id, pad_id and ids outside the vocabulary.
+ * Returns a malloc'ed string, or NULL when out of memory. */
 char *ted_detokenize(const ted_config *config, const ted_vocab *vocab, const ted_spm *spm,
                      const int *ids, int count);
 

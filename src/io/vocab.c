@@ -1,8 +1,9 @@
 /*
  * Vocabulary files. The text is copied once into a buffer where every line
  * end becomes a NUL, so tokens[id] points into it with no per-token
- * allocation; ids are found through an open-addressing table (FNV-1a hash,
- * linear probing, at most half full).
+ * allocation; ids are found through an open-addressing table (a keyed hash,
+ * core/hash.h, so that no file can make its tokens collide; linear probing,
+ * at most half full).
  */
 #include "io/vocab.h"
 
@@ -14,21 +15,12 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/hash.h"
 
 /* The largest vocabulary a config may declare (model.*_vocab_size), and a
  * file size that comfortably holds that many tokens. */
 #define VOCAB_MAX_TOKENS 16777216
 #define VOCAB_MAX_BYTES ((size_t)256 * 1024 * 1024)
-
-static uint64_t fnv1a(const char *s, size_t n)
-{
-    uint64_t hash = 14695981039346656037u;
-    for (size_t i = 0; i < n; i++) {
-        hash ^= (unsigned char)s[i];
-        hash *= 1099511628211u;
-    }
-    return hash;
-}
 
 /* Whether tokens[id] is exactly the `n` bytes at `s`. strnlen keeps the
  * comparison inside the token even when `s` holds a NUL. */
@@ -42,7 +34,7 @@ static bool token_equals(const ted_vocab *vocab, int id, const char *s, size_t n
 static size_t find_slot(const ted_vocab *vocab, const char *s, size_t n)
 {
     size_t mask = vocab->slot_count - 1;
-    size_t slot = (size_t)fnv1a(s, n) & mask;
+    size_t slot = (size_t)ted_hash(s, n) & mask;
     while (vocab->slots[slot] >= 0 && !token_equals(vocab, vocab->slots[slot], s, n))
         slot = (slot + 1) & mask;
     return slot;

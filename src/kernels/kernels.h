@@ -6,6 +6,37 @@
 #ifndef TED_KERNELS_KERNELS_H
 #define TED_KERNELS_KERNELS_H
 
+#include "ted/ted.h"
+
+/* ---- which kernels run ------------------------------------------------------
+ * The kernels are compiled once per instruction set (src/kernels/variants.h)
+ * and one set is chosen per process, from what the CPU and the OS offer:
+ *   "avx512"    AVX-512 F, BW, VL and DQ (16 floats per vector);
+ *   "avx2"      AVX2 and FMA (8 floats per vector);
+ *   "portable"  the baseline instruction set, SSE2 on x86-64 (4 floats per
+ *               vector); the only set on other architectures.
+ * TED_CPU=NAME in the environment forces one. Everything else in ted is
+ * compiled for the baseline, so one binary runs on any CPU of its
+ * architecture. */
+
+/* Chooses the kernels, once per process: TED_CPU's set if it names one the
+ * CPU offers, else the best the CPU offers. Later calls choose nothing and
+ * report the same. Fails (TED_ERR_ARGUMENT) when TED_CPU names no set of this
+ * build or one the CPU lacks; the best set runs even then. The first kernel
+ * call chooses likewise, when nothing has called this before. */
+ted_status ted_kernels_init(ted_error *err);
+
+/* Runs the named set from now on, in every thread (for tests and tools that
+ * compare the sets in one process). Fails (TED_ERR_ARGUMENT) when NAME is no
+ * set of this build or one the CPU lacks, and keeps the current set. */
+ted_status ted_kernels_select(const char *name, ted_error *err);
+
+/* Whether NAME is a set of this build that the CPU can run. */
+bool ted_kernels_supported(const char *name);
+
+/* The name of the set that runs ("avx512", "avx2" or "portable"). */
+const char *ted_kernels_name(void);
+
 /* ---- the matrix product of every Linear layer ----------------------------
  * y (rows, out_features) = x (rows, in_features) W^T + b, with W as
  * PyTorch's nn.Linear stores it: (out_features, in_features), row-major.
@@ -39,6 +70,9 @@ double ted_sum_exp_shifted(const float *x, int n, float shift);
 
 /* x[i] *= factor. */
 void ted_scale(float *x, int n, float factor);
+
+/* x[i] = max(x[i], 0) in place (ReLU); NaN becomes 0. */
+void ted_zero_negatives(float *x, size_t n);
 
 /* ---- the thread pool -------------------------------------------------------
  * One process-wide pool, so that ted's threads and OpenBLAS's never compete

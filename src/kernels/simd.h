@@ -1,13 +1,17 @@
 /* Vectors of floats through GCC/Clang vector extensions: the compiler maps
- * them onto AVX-512, AVX2 or SSE, whichever -march allows, with no
- * intrinsics. Loads may be unaligned. */
+ * them onto AVX-512, AVX or SSE (NEON elsewhere), whichever the flags of
+ * the file allow, with no intrinsics. Included by the kernels of
+ * src/kernels/variant/, compiled once per instruction set: one vector is
+ * one register of that set. Loads may be unaligned. */
 #ifndef TED_KERNELS_SIMD_H
 #define TED_KERNELS_SIMD_H
 
 #if defined(__AVX512F__)
 #define TED_VEC_FLOATS 16
-#else
+#elif defined(__AVX__)
 #define TED_VEC_FLOATS 8
+#else
+#define TED_VEC_FLOATS 4
 #endif
 
 typedef float ted_vec __attribute__((vector_size(TED_VEC_FLOATS * sizeof(float))));

@@ -63,19 +63,29 @@ static projections project_qkv(float *y, const float *x, ted_kv_source kv,
 
 /* ---- split_heads and merge_heads ------------------------------------------ */
 
-void ted_split_heads(float *heads, const float *x, int row_stride, ted_attention_shape shape,
-                     int capacity, int first_position)
+/* As ted_split_heads, batch row b at its own first position
+ * first_positions[b] (NULL: every row at first_position). */
+static void split_heads_at(float *heads, const float *x, int row_stride,
+                           ted_attention_shape shape, int capacity, const int *first_positions,
+                           int first_position)
 {
     size_t head_bytes = sizeof(float) * shape.query_size;
     for (int b = 0; b < shape.batch; b++)
         for (int t = 0; t < shape.seq; t++) {
             const float *row = x + ((size_t)b * shape.seq + t) * row_stride;
+            int position = (first_positions ? first_positions[b] : first_position) + t;
             for (int h = 0; h < shape.heads; h++) {
-                size_t at = ((size_t)b * shape.heads + h) * capacity + first_position + t;
+                size_t at = ((size_t)b * shape.heads + h) * capacity + position;
                 memcpy(heads + at * shape.query_size, row + (size_t)h * shape.query_size,
                        head_bytes);
             }
         }
+}
+
+void ted_split_heads(float *heads, const float *x, int row_stride, ted_attention_shape shape,
+                     int capacity, int first_position)
+{
+    split_heads_at(heads, x, row_stride, shape, capacity, NULL, first_position);
 }
 
 void ted_merge_heads(float *x, const float *heads, ted_attention_shape shape)
@@ -98,20 +108,27 @@ typedef struct heads_job {
     float *context;        /* (batch, heads, seq, query_size) */
     float *scores;         /* (batch, heads, capacity) scratch */
     float *kept_weights;   /* NULL or (batch, heads, seq, capacity) */
-    ted_kv_cache cache;    /* length: the keys there are, this call's included */
-    int first_position;    /* the position of query 0 */
+    ted_kv_cache cache;    /* the lengths before this call */
+    int appended;          /* the keys this call added to each row: seq, or 0 */
     ted_attention_mask mask;
     ted_attention_shape shape;
 } heads_job;
 
+/* The position of batch row b's query 0: the keys the row held before. */
+static int first_position(const heads_job *j, int b)
+{
+    return j->cache.lengths ? j->cache.lengths[b] : j->cache.length;
+}
+
 /* The keys query i of batch row b may see: [0, visible). */
 static int visible_keys(const heads_job *j, int b, int i)
 {
-    int visible = j->cache.length;
+    int first = first_position(j, b);
+    int visible = first + j->appended;
     if (j->mask.visible_keys && j->mask.visible_keys[b] < visible)
         visible = j->mask.visible_keys[b];
-    if (j->mask.causal && j->first_position + i + 1 < visible)
-        visible = j->first_position + i + 1;
+    if (j->mask.causal && first + i + 1 < visible)
+        visible = first + i + 1;
     return visible;
 }
 
@@ -147,7 +164,8 @@ static void attend_every_head(const heads_job *job)
 {
     ted_attention_shape shape = job->shape;
     int pairs = shape.batch * shape.heads;
-    long work = 2L * pairs * shape.seq * job->cache.length * shape.query_size;
+    long keys = job->cache.length + job->appended;  /* the longest row's */
+    long work = 2L * pairs * shape.seq * keys * shape.query_size;
     if (work < PARALLEL_MIN_WORK) {
         for (int index = 0; index < pairs; index++)
             attend_head((void *)job, index);
@@ -167,15 +185,17 @@ void ted_multi_head_attention(float *out, const float *x, ted_kv_source kv,
     projections p = project_qkv(scratch->projected, x, kv, w, rows, d_model);
 
     ted_split_heads(scratch->queries, p.q, p.stride, shape, shape.seq, 0);
-    int first_position = cache.length;
+    int appended = 0;
     if (kv == TED_KV_FROM_X) {
-        ted_split_heads(cache.k, p.k, p.stride, shape, cache.capacity, cache.length);
-        ted_split_heads(cache.v, p.v, p.stride, shape, cache.capacity, cache.length);
-        cache.length += shape.seq;
+        split_heads_at(cache.k, p.k, p.stride, shape, cache.capacity, cache.lengths,
+                       cache.length);
+        split_heads_at(cache.v, p.v, p.stride, shape, cache.capacity, cache.lengths,
+                       cache.length);
+        appended = shape.seq;
     }
 
     heads_job job = {scratch->queries, scratch->context, scratch->scores, kept_weights,
-                     cache, first_position, mask, shape};
+                     cache, appended, mask, shape};
     attend_every_head(&job);
 
     ted_merge_heads(scratch->merged, scratch->context, shape);

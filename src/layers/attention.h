@@ -46,12 +46,17 @@ typedef struct ted_attention_shape {
 
 /* The keys and values of every head: k, v (batch, heads, capacity,
  * query_size). `length` positions are filled; a call that projects new K
- * and V writes them at [length, length + seq). */
+ * and V writes them at [length, length + seq), and its query i is at
+ * position length + i. With `lengths`, every batch row has its own:
+ * row b holds lengths[b] positions, takes its new K and V at
+ * [lengths[b], lengths[b] + seq) and its query i is at lengths[b] + i (the
+ * decoder's rows at different steps); `length` is then the largest. */
 typedef struct ted_kv_cache {
     float *k;
     float *v;
     int capacity;
     int length;
+    const int *lengths;  /* (batch), or NULL: every row holds `length` */
 } ted_kv_cache;
 
 /* Which keys a query may see. visible_keys[b] (or every key, when NULL):

@@ -7,8 +7,7 @@
 
 void ted_relu(float *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    ted_zero_negatives(x, n);
 }
 
 /* The exact form PyTorch uses by default, not the tanh approximation. */

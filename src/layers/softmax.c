@@ -18,8 +18,3 @@ void ted_log_softmax(float *x, int n)
     for (int i = 0; i < n; i++)
         x[i] = x[i] - m - log_sum;
 }
-
-int ted_argmax(const float *x, int n)
-{
-    return ted_index_of_max(x, n);
-}

@@ -10,6 +10,7 @@ void ted_softmax(float *x, int n);
 /* x (n) -> log softmax(x), in place: x - max - log(sum(exp(x - max))). */
 void ted_log_softmax(float *x, int n);
 
-/* ted_argmax(), the index of the largest logit, is declared in ted/ted.h. */
+/* Choosing the next token from a row of them (ted_argmax, ted_top_k, the
+ * banned tokens) is the decoding's: ted/ted.h, src/model/decoding.c. */
 
 #endif

@@ -3,15 +3,22 @@
  * sentence (docs/decoding.md).
  *
  * Every step, each open hypothesis of a sentence is extended by every
- * token; the candidates are ranked by total log-prob (ties: the earlier
- * hypothesis, then the lower id). Among the best beam_size candidates,
- * those that end in EOS or reach the sentence's length limit are finished:
- * they leave the beam and are kept aside, ranked by score = log-prob /
- * ((5 + length) / 6)^alpha. The best beam_size candidates that are not
- * finished form the next beam. A sentence stops when it holds n_best
- * finished hypotheses and the best open one cannot enter them: its
- * log-prob only falls as it grows, so its best possible score is its
- * log-prob divided by the penalty of the longest length allowed.
+ * token that is not banned; the candidates are ranked by total log-prob
+ * (ties: the earlier hypothesis, then the lower id). Among the best
+ * beam_size candidates, those that end in EOS or reach the sentence's
+ * length limit are finished: they leave the beam and are kept aside,
+ * ranked by score = log-prob / lp(length). The best beam_size candidates
+ * that are not finished form the next beam.
+ *
+ * When a sentence stops depends on the length normalization. GNMT
+ * (lp = ((5 + length) / 6)^alpha): once it holds n_best finished
+ * hypotheses and the best open one cannot enter them: its log-prob only
+ * falls as it grows, so its best possible score is its log-prob divided by
+ * the penalty of the longest length allowed. Power (lp = length^alpha):
+ * as Hugging Face transformers' BeamSearchScorer with early_stopping=True,
+ * as soon as beam_size hypotheses have finished. At the length limit GNMT
+ * finishes the best beam_size candidates, whatever their last token; power
+ * ends as transformers does (finish_at_limit).
  *
  * Each source is encoded once, as one row. After the first step its
  * candidates become up to beam_size rows: ted_session_select() repeats the
@@ -29,13 +36,13 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "layers/softmax.h"
 #include "model/decoding.h"
 #include "model/session.h"
 
 ted_beam_params ted_beam_default_params(void)
 {
-    return (ted_beam_params){.beam_size = 4, .length_penalty = 0.6f};
+    return (ted_beam_params){.beam_size = 4, .length_penalty = 0.6f,
+                             .length_normalization = TED_LENGTH_GNMT};
 }
 
 typedef struct candidate {
@@ -65,31 +72,35 @@ typedef struct beam_rows {
     float *log_probs;
 } beam_rows;
 
-/* A sentence's finished hypotheses: the n_best best so far, by score. */
+/* Every sentence's finished hypotheses: the n_best best so far, by score. */
 typedef struct finished {
-    int count;
-    double *score, *log_prob;  /* (n_best) */
-    int *length;               /* (n_best) */
-    int *ids;                  /* (n_best, max_steps) */
-    float *log_probs;          /* (n_best, max_steps) */
+    int *count;                /* (batch): kept, at most n_best */
+    int *total;                /* (batch): finished so far, kept or not */
+    double *score, *log_prob;  /* (batch, n_best) */
+    int *length;               /* (batch, n_best) */
+    int *ids;                  /* (batch, n_best, max_steps) */
+    float *log_probs;          /* (batch, n_best, max_steps) */
 } finished;
 
 typedef struct beam_state {
     const ted_model *model;
     int beam, n_best, max_steps, batch;
     double alpha;
+    ted_length_normalization normalization;
     const int *max_lengths;
     beam_rows rows[2];   /* current and next, swapped after every step */
     int *parents;        /* (capacity): old row of each next row */
     int *tokens;         /* (capacity): the token each next row feeds */
-    finished *done;      /* (batch) */
+    finished done;
     candidate *candidates;  /* (beam * (beam + 1)) */
     float *scratch;      /* (vocab): a row's log-softmax */
+    int *top_ids;        /* (beam + 1): its best tokens */
+    float *top_values;   /* (beam + 1): and their log-probs */
 } beam_state;
 
 static double penalty(const beam_state *st, int length)
 {
-    return st->alpha == 0.0 ? 1.0 : pow((5.0 + length) / 6.0, st->alpha);
+    return ted_length_penalty(st->normalization, st->alpha, length);
 }
 
 static void free_rows(beam_rows *r)
@@ -106,16 +117,17 @@ static void free_state(beam_state *st)
         free_rows(&st->rows[k]);
     free(st->parents);
     free(st->tokens);
-    for (int i = 0; st->done && i < st->batch; i++) {
-        free(st->done[i].score);
-        free(st->done[i].log_prob);
-        free(st->done[i].length);
-        free(st->done[i].ids);
-        free(st->done[i].log_probs);
-    }
-    free(st->done);
+    free(st->done.count);
+    free(st->done.total);
+    free(st->done.score);
+    free(st->done.log_prob);
+    free(st->done.length);
+    free(st->done.ids);
+    free(st->done.log_probs);
     free(st->candidates);
     free(st->scratch);
+    free(st->top_ids);
+    free(st->top_values);
 }
 
 static bool alloc_rows(beam_rows *r, size_t capacity, size_t cells, ted_error *err)
@@ -127,53 +139,59 @@ static bool alloc_rows(beam_rows *r, size_t capacity, size_t cells, ted_error *e
     return r->sentence && r->log_prob && r->ids && r->log_probs;
 }
 
+static bool alloc_finished(finished *f, size_t batch, size_t n_best, size_t max_steps,
+                           ted_error *err)
+{
+    size_t kept = ted_mul_size(batch, n_best), cells = ted_mul_size(kept, max_steps);
+    f->count = ted_alloc(batch, sizeof(int), "beam", err);
+    f->total = ted_alloc(batch, sizeof(int), "beam", err);
+    f->score = ted_alloc(kept, sizeof(double), "beam", err);
+    f->log_prob = ted_alloc(kept, sizeof(double), "beam", err);
+    f->length = ted_alloc(kept, sizeof(int), "beam", err);
+    f->ids = ted_alloc(cells, sizeof(int), "beam", err);
+    f->log_probs = ted_alloc(cells, sizeof(float), "beam", err);
+    return f->count && f->total && f->score && f->log_prob && f->length && f->ids &&
+           f->log_probs;
+}
+
 static ted_status alloc_state(beam_state *st, ted_error *err)
 {
     size_t capacity = ted_mul_size(st->batch, st->beam);
     size_t cells = ted_mul_size(capacity, st->max_steps);
-    size_t kept = ted_mul_size(st->n_best, st->max_steps);
     if (capacity > (size_t)INT32_MAX)
         return ted_fail(err, TED_ERR_NOMEM, "beam search: %d sentences x beam %d are too many",
                         st->batch, st->beam);
     bool ok = alloc_rows(&st->rows[0], capacity, cells, err) &&
-              alloc_rows(&st->rows[1], capacity, cells, err);
+              alloc_rows(&st->rows[1], capacity, cells, err) &&
+              alloc_finished(&st->done, st->batch, st->n_best, st->max_steps, err);
     st->parents = ted_alloc(capacity, sizeof(int), "beam", err);
     st->tokens = ted_alloc(capacity, sizeof(int), "beam", err);
-    st->done = ted_alloc(st->batch, sizeof(finished), "beam", err);
     st->candidates = ted_alloc((size_t)st->beam * (st->beam + 1), sizeof(candidate), "beam", err);
     st->scratch = ted_alloc(st->model->config.tgt_vocab_size, sizeof(float), "beam", err);
-    ok = ok && st->parents && st->tokens && st->done && st->candidates && st->scratch;
-    for (int i = 0; ok && i < st->batch; i++) {
-        finished *f = &st->done[i];
-        f->score = ted_alloc(st->n_best, sizeof(double), "beam", err);
-        f->log_prob = ted_alloc(st->n_best, sizeof(double), "beam", err);
-        f->length = ted_alloc(st->n_best, sizeof(int), "beam", err);
-        f->ids = ted_alloc(kept, sizeof(int), "beam", err);
-        f->log_probs = ted_alloc(kept, sizeof(float), "beam", err);
-        ok = f->score && f->log_prob && f->length && f->ids && f->log_probs;
-    }
+    st->top_ids = ted_alloc(st->beam + 1, sizeof(int), "beam", err);
+    st->top_values = ted_alloc(st->beam + 1, sizeof(float), "beam", err);
+    ok = ok && st->parents && st->tokens && st->candidates && st->scratch && st->top_ids &&
+         st->top_values;
     return ok ? TED_OK : TED_ERR_NOMEM;
 }
 
-/* Appends the best `keep` tokens of one row (log-softmax in `lp`) as
- * candidates extending hypothesis `beam` of log-prob `base`; returns the
- * number appended. */
-static int add_candidates(const float *lp, int vocab, int keep, int beam, double base,
-                          candidate *out)
+/* Ranks the candidates of one sentence, whose open hypotheses are rows
+ * [first, first + open) of `from`: the best beam_size + 1 allowed tokens of
+ * each. Returns their number. */
+static int rank_candidates(beam_state *st, const float *logits, const beam_rows *from,
+                           int first, int open)
 {
-    int count = 0;
-    for (int id = 0; id < vocab; id++) {
-        float x = lp[id];
-        /* ids come in increasing order, so an equal log-prob ranks after */
-        if (count == keep && !(x > out[keep - 1].token_log_prob))
-            continue;
-        int at = count < keep ? count++ : keep - 1;
-        while (at > 0 && x > out[at - 1].token_log_prob) {
-            out[at] = out[at - 1];
-            at--;
-        }
-        out[at] = (candidate){base + x, x, beam, id};
+    int vocab = st->model->config.tgt_vocab_size, count = 0;
+    for (int b = 0; b < open; b++) {
+        int row = first + b;
+        ted_next_token_scores(st->model, logits + (size_t)row * vocab, st->scratch, NULL);
+        ted_ban_tokens(st->model, st->scratch);
+        int n = ted_top_k(st->scratch, vocab, st->beam + 1, st->top_ids, st->top_values);
+        for (int i = 0; i < n; i++)
+            st->candidates[count++] = (candidate){from->log_prob[row] + st->top_values[i],
+                                                  st->top_values[i], b, st->top_ids[i]};
     }
+    qsort(st->candidates, count, sizeof *st->candidates, by_rank);
     return count;
 }
 
@@ -183,29 +201,32 @@ static int add_candidates(const float *lp, int vocab, int keep, int beam, double
 static void keep_finished(beam_state *st, int sentence, const beam_rows *from, int parent,
                           int length, const candidate *c)
 {
-    finished *f = &st->done[sentence];
+    finished *f = &st->done;
+    size_t T = st->max_steps, first = (size_t)sentence * st->n_best;
     double score = c->log_prob / penalty(st, length);
-    int at = f->count;
-    while (at > 0 && score > f->score[at - 1])
+    double *scores = f->score + first;
+    int at = f->count[sentence];
+    f->total[sentence]++;
+    while (at > 0 && score > scores[at - 1])
         at--;
     if (at >= st->n_best)
         return;
-    int last = f->count < st->n_best ? f->count++ : st->n_best - 1;
-    size_t T = st->max_steps;
-    for (int k = last; k > at; k--) {
+    int last = f->count[sentence] < st->n_best ? f->count[sentence]++ : st->n_best - 1;
+    for (size_t k = first + last; k > first + at; k--) {
         f->score[k] = f->score[k - 1];
         f->log_prob[k] = f->log_prob[k - 1];
         f->length[k] = f->length[k - 1];
         memcpy(f->ids + k * T, f->ids + (k - 1) * T, sizeof(int) * f->length[k]);
         memcpy(f->log_probs + k * T, f->log_probs + (k - 1) * T, sizeof(float) * f->length[k]);
     }
-    f->score[at] = score;
-    f->log_prob[at] = c->log_prob;
-    f->length[at] = length;
-    memcpy(f->ids + at * T, from->ids + parent * T, sizeof(int) * (length - 1));
-    memcpy(f->log_probs + at * T, from->log_probs + parent * T, sizeof(float) * (length - 1));
-    f->ids[at * T + length - 1] = c->token;
-    f->log_probs[at * T + length - 1] = c->token_log_prob;
+    size_t k = first + at;
+    f->score[k] = score;
+    f->log_prob[k] = c->log_prob;
+    f->length[k] = length;
+    memcpy(f->ids + k * T, from->ids + parent * T, sizeof(int) * (length - 1));
+    memcpy(f->log_probs + k * T, from->log_probs + parent * T, sizeof(float) * (length - 1));
+    f->ids[k * T + length - 1] = c->token;
+    f->log_probs[k * T + length - 1] = c->token_log_prob;
 }
 
 /* Makes next row `row` the history of old row `parent` plus `c`. */
@@ -223,6 +244,46 @@ static void extend(beam_state *st, const beam_rows *from, beam_rows *to, int row
     st->tokens[row] = c->token;
 }
 
+/* Whether a sentence that still has open hypotheses (the best at row
+ * `best` of `to`) stops here. */
+static bool stops(const beam_state *st, int sentence, const beam_rows *to, int best)
+{
+    const finished *f = &st->done;
+    if (st->normalization == TED_LENGTH_POWER)
+        return f->total[sentence] >= st->beam;
+    if (f->count[sentence] < st->n_best)
+        return false;
+    double best_possible = to->log_prob[best] / penalty(st, st->max_lengths[sentence]);
+    return best_possible <= f->score[(size_t)sentence * st->n_best + st->n_best - 1];
+}
+
+/* The last step of a sentence, as transformers' BeamSearchScorer ends it
+ * with early_stopping=True: the EOS candidates among the best beam_size
+ * finish; then, unless beam_size hypotheses have finished by now, so do
+ * the best beam_size candidates that do not end in EOS (the open beams its
+ * finalize() adds). */
+static void finish_at_limit(beam_state *st, const beam_rows *from, int first, int sentence,
+                            int count, int length)
+{
+    int eos = st->model->config.eos_id;
+    for (int k = 0; k < count && k < st->beam; k++) {
+        const candidate *cand = &st->candidates[k];
+        if (cand->log_prob != -INFINITY && cand->token == eos)
+            keep_finished(st, sentence, from, first + cand->beam, length, cand);
+    }
+    if (st->done.total[sentence] >= st->beam)
+        return;
+    for (int k = 0, kept = 0; k < count && kept < st->beam; k++) {
+        const candidate *cand = &st->candidates[k];
+        if (cand->log_prob == -INFINITY)  /* banned, and every one after it */
+            break;
+        if (cand->token != eos) {
+            keep_finished(st, sentence, from, first + cand->beam, length, cand);
+            kept++;
+        }
+    }
+}
+
 /* One step of one sentence, whose open hypotheses are rows [first, first +
  * open) of `from` with `length - 1` tokens each; its next open hypotheses
  * are appended to `to` from row `next`. Returns how many (0 when the
@@ -230,24 +291,19 @@ static void extend(beam_state *st, const beam_rows *from, beam_rows *to, int row
 static int advance(beam_state *st, const float *logits, const beam_rows *from, beam_rows *to,
                    int first, int open, int next, int length)
 {
-    const ted_config *c = &st->model->config;
-    int vocab = c->tgt_vocab_size, sentence = from->sentence[first];
-    int keep = st->beam + 1 < vocab ? st->beam + 1 : vocab;
-    int count = 0;
-    for (int b = 0; b < open; b++) {
-        int row = first + b;
-        memcpy(st->scratch, logits + (size_t)row * vocab, sizeof(float) * vocab);
-        ted_log_softmax(st->scratch, vocab);
-        count += add_candidates(st->scratch, vocab, keep, b, from->log_prob[row],
-                                st->candidates + count);
-    }
-    qsort(st->candidates, count, sizeof *st->candidates, by_rank);
-
+    int count = rank_candidates(st, logits, from, first, open);
+    int sentence = from->sentence[first], eos = st->model->config.eos_id;
     bool at_limit = length >= st->max_lengths[sentence];
+    if (at_limit && st->normalization == TED_LENGTH_POWER) {
+        finish_at_limit(st, from, first, sentence, count, length);
+        return 0;
+    }
     int opened = 0;
     for (int k = 0; k < count && (opened < st->beam || k < st->beam); k++) {
         const candidate *cand = &st->candidates[k];
-        if (cand->token == c->eos_id || at_limit) {
+        if (cand->log_prob == -INFINITY)  /* banned, and every one after it */
+            break;
+        if (cand->token == eos || at_limit) {
             if (k < st->beam)
                 keep_finished(st, sentence, from, first + cand->beam, length, cand);
         } else if (opened < st->beam) {
@@ -255,32 +311,61 @@ static int advance(beam_state *st, const float *logits, const beam_rows *from, b
             opened++;
         }
     }
-    const finished *f = &st->done[sentence];
-    if (opened > 0 && f->count >= st->n_best) {
-        double best_possible = to->log_prob[next] / penalty(st, st->max_lengths[sentence]);
-        if (best_possible <= f->score[st->n_best - 1])
-            opened = 0;
-    }
+    if (opened > 0 && stops(st, sentence, to, next))
+        opened = 0;
     return opened;
 }
 
 static ted_status collect(const beam_state *st, ted_hypothesis *out, ted_error *err)
 {
+    const finished *f = &st->done;
     size_t T = st->max_steps;
     for (int i = 0; i < st->batch; i++) {
-        const finished *f = &st->done[i];
         for (int k = 0; k < st->n_best; k++) {
-            ted_hypothesis *h = &out[(size_t)i * st->n_best + k];
-            if (k >= f->count) {  /* not reached while beam_size < vocabulary */
+            size_t at = (size_t)i * st->n_best + k;
+            ted_hypothesis *h = &out[at];
+            if (k >= f->count[i]) {  /* not reached while beam_size < vocabulary */
                 *h = (ted_hypothesis){.log_prob = -INFINITY, .score = -INFINITY};
                 continue;
             }
-            ted_status s = ted_hypothesis_copy(h, f->ids + k * T, f->log_probs + k * T,
-                                               f->length[k], f->score[k], err);
+            ted_status s = ted_hypothesis_copy(h, f->ids + at * T, f->log_probs + at * T,
+                                               f->length[at], f->score[at], err);
             if (s)
                 return s;
-            h->log_prob = f->log_prob[k];
+            h->log_prob = f->log_prob[at];
         }
+    }
+    return TED_OK;
+}
+
+/* Steps every sentence until each is done. */
+static ted_status search(ted_session *s, beam_state *st, ted_error *err)
+{
+    beam_rows *from = &st->rows[0], *to = &st->rows[1];
+    for (int i = 0; i < st->batch; i++) {
+        from->sentence[i] = i;
+        from->log_prob[i] = 0.0;
+        st->tokens[i] = st->model->config.bos_id;
+    }
+    for (int active = st->batch, length = 1; active > 0; length++) {
+        const float *logits;
+        ted_status status = ted_session_step(s, st->tokens, &logits, err);
+        if (status)
+            return status;
+        int next = 0;
+        for (int first = 0; first < active;) {
+            int open = 1;
+            while (first + open < active && from->sentence[first + open] == from->sentence[first])
+                open++;
+            next += advance(st, logits, from, to, first, open, next, length);
+            first += open;
+        }
+        if (next > 0 && (status = ted_session_select(s, st->parents, next, err)))
+            return status;
+        beam_rows *swap = from;
+        from = to;
+        to = swap;
+        active = next;
     }
     return TED_OK;
 }
@@ -308,36 +393,14 @@ ted_status ted_beam_search(ted_session *s, const int *const *source_ids,
         .max_steps = max_steps,
         .batch = batch,
         .alpha = params->length_penalty,
+        .normalization = params->length_normalization,
         .max_lengths = max_lengths,
     };
     status = alloc_state(&st, err);
     if (!status)
         status = ted_session_encode(s, source_ids, source_lengths, batch, max_steps, err);
-    beam_rows *from = &st.rows[0], *to = &st.rows[1];
-    for (int i = 0; !status && i < batch; i++) {
-        from->sentence[i] = i;
-        from->log_prob[i] = 0.0;
-        st.tokens[i] = m->config.bos_id;
-    }
-    for (int active = batch, length = 1; !status && active > 0; length++) {
-        const float *logits;
-        if ((status = ted_session_step(s, st.tokens, &logits, err)))
-            break;
-        int next = 0;
-        for (int first = 0; first < active;) {
-            int open = 1;
-            while (first + open < active && from->sentence[first + open] == from->sentence[first])
-                open++;
-            next += advance(&st, logits, from, to, first, open, next, length);
-            first += open;
-        }
-        if (next > 0)
-            status = ted_session_select(s, st.parents, next, err);
-        beam_rows *swap = from;
-        from = to;
-        to = swap;
-        active = next;
-    }
+    if (!status)
+        status = search(s, &st, err);
     if (!status)
         status = collect(&st, hypotheses, err);
     if (status)

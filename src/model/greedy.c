@@ -1,76 +1,83 @@
 /* Greedy decoding: at every step each unfinished sentence takes its most
- * likely next token. A loop over ted_session_step(); finished sentences
- * leave the batch so later steps do not compute them. */
+ * likely next token that is not banned. A loop over ted_session_step();
+ * finished sentences leave the batch so later steps do not compute them. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "layers/softmax.h"
 #include "model/decoding.h"
 #include "model/session.h"
 
-int ted_max_target_length(const ted_model *m, int source_tokens, int max_length)
-{
-    const ted_config *c = &m->config;
-    int limit = c->max_positions;
-    if (max_length > 0) {
-        if (max_length < limit)
-            limit = max_length;
-        return limit;
-    }
-    if (c->max_length > 0 && c->max_length < limit)
-        limit = c->max_length;
-    if (c->max_length_offset > 0 && source_tokens + c->max_length_offset < limit)
-        limit = source_tokens + c->max_length_offset;
-    return limit;
-}
+typedef struct greedy_state {
+    const ted_model *model;
+    const int *max_lengths;  /* (batch) */
+    int **outputs;           /* (batch): each sentence's ids */
+    float **log_probs;       /* (batch): their log-probs; NULL: not wanted */
+    int *lengths;            /* (batch) */
+    ted_rows rows;           /* owner: the sentence */
+    float *allowed;          /* (vocab): a row's logits, banned tokens at -infinity */
+    float *scratch;          /* (vocab): a row's log-softmax, when log-probs are wanted */
+} greedy_state;
 
-static void free_outputs(int **outputs, float **log_probs, int count)
+static void free_outputs(greedy_state *st, int count)
 {
     for (int i = 0; i < count; i++) {
-        free(outputs[i]);
-        outputs[i] = NULL;
-        if (log_probs) {
-            free(log_probs[i]);
-            log_probs[i] = NULL;
+        free(st->outputs[i]);
+        st->outputs[i] = NULL;
+        if (st->log_probs) {
+            free(st->log_probs[i]);
+            st->log_probs[i] = NULL;
         }
     }
 }
 
-typedef struct greedy_rows {
-    int *tokens;    /* (batch): the token each row feeds next */
-    int *sentence;  /* (batch): which sentence a row decodes */
-    int *keep;      /* (batch): rows that go on after this step */
-    float *scratch; /* (vocab): a row's log-softmax, when log-probs are wanted */
-} greedy_rows;
-
-/* Appends each row's argmax to its sentence; returns how many rows go on,
- * compacting tokens/sentence and listing the survivors in keep. */
-static int take_best_tokens(const ted_model *m, const float *logits, greedy_rows *r, int active,
-                            const int *max_lengths, int **outputs, float **log_probs,
-                            int *lengths)
+static void free_rows(greedy_state *st)
 {
-    int vocab = m->config.tgt_vocab_size, eos = m->config.eos_id;
-    int kept = 0;
+    free(st->rows.tokens);
+    free(st->rows.owner);
+    free(st->rows.keep);
+    free(st->allowed);
+    free(st->scratch);
+}
+
+/* Appends each row's best allowed token to its sentence. */
+static int take_best_tokens(void *state, const float *logits, int active)
+{
+    greedy_state *st = state;
+    const ted_config *c = &st->model->config;
+    int vocab = c->tgt_vocab_size, kept = 0;
     for (int row = 0; row < active; row++) {
-        int i = r->sentence[row];
-        const float *row_logits = logits + (size_t)row * vocab;
-        int next = ted_argmax(row_logits, vocab);
-        if (log_probs) {
-            memcpy(r->scratch, row_logits, sizeof(float) * vocab);
-            ted_log_softmax(r->scratch, vocab);
-            log_probs[i][lengths[i]] = r->scratch[next];
-        }
-        outputs[i][lengths[i]++] = next;
-        if (next == eos || lengths[i] >= max_lengths[i])
-            continue;
-        r->keep[kept] = row;
-        r->sentence[kept] = i;
-        r->tokens[kept] = next;
-        kept++;
+        int i = st->rows.owner[row];
+        ted_next_token_scores(st->model, logits + (size_t)row * vocab, st->scratch, st->allowed);
+        int next = ted_argmax(st->allowed, vocab);
+        if (st->log_probs)
+            st->log_probs[i][st->lengths[i]] = st->scratch[next];
+        st->outputs[i][st->lengths[i]++] = next;
+        bool ended = next == c->eos_id || st->lengths[i] >= st->max_lengths[i];
+        kept = ted_rows_keep(&st->rows, kept, row, i, next, ended);
     }
     return kept;
+}
+
+static ted_status alloc_rows(greedy_state *st, int batch, ted_error *err)
+{
+    int vocab = st->model->config.tgt_vocab_size;
+    st->rows.tokens = ted_alloc(batch, sizeof(int), "greedy rows", err);
+    st->rows.owner = ted_alloc(batch, sizeof(int), "greedy rows", err);
+    st->rows.keep = ted_alloc(batch, sizeof(int), "greedy rows", err);
+    st->allowed = ted_alloc(vocab, sizeof(float), "greedy rows", err);
+    st->scratch = st->log_probs ? ted_alloc(vocab, sizeof(float), "greedy rows", err) : NULL;
+    bool ok = st->rows.tokens && st->rows.owner && st->rows.keep && st->allowed &&
+              (st->scratch || !st->log_probs);
+    for (int i = 0; i < batch && ok; i++) {
+        st->rows.tokens[i] = st->model->config.bos_id;
+        st->rows.owner[i] = i;
+        int n = st->max_lengths[i];
+        ok = (st->outputs[i] = ted_alloc(n, sizeof(int), "greedy output", err)) &&
+             (!st->log_probs ||
+              (st->log_probs[i] = ted_alloc(n, sizeof(float), "greedy output", err)));
+    }
+    return ok ? TED_OK : TED_ERR_NOMEM;
 }
 
 /* Greedy decoding; log_probs (NULL: not wanted) receives each sentence's
@@ -79,7 +86,8 @@ static ted_status greedy(ted_session *s, const int *const *source_ids, const int
                          const int *max_lengths, int batch, int **outputs, float **log_probs,
                          int *output_lengths, ted_error *err)
 {
-    const ted_model *m = s->model;
+    greedy_state st = {.model = s->model, .max_lengths = max_lengths, .outputs = outputs,
+                       .log_probs = log_probs, .lengths = output_lengths};
     for (int i = 0; i < batch; i++) {
         outputs[i] = NULL;
         if (log_probs)
@@ -92,41 +100,12 @@ static ted_status greedy(ted_session *s, const int *const *source_ids, const int
         status = ted_session_encode(s, source_ids, source_lengths, batch, max_steps, err);
     if (status)
         return status;
-
-    greedy_rows r = {
-        .tokens = ted_alloc(batch, sizeof(int), "greedy rows", err),
-        .sentence = ted_alloc(batch, sizeof(int), "greedy rows", err),
-        .keep = ted_alloc(batch, sizeof(int), "greedy rows", err),
-        .scratch = log_probs ? ted_alloc(m->config.tgt_vocab_size, sizeof(float), "greedy rows",
-                                         err)
-                             : NULL,
-    };
-    bool ok = r.tokens && r.sentence && r.keep && (r.scratch || !log_probs);
-    for (int i = 0; i < batch && ok; i++) {
-        r.tokens[i] = m->config.bos_id;
-        r.sentence[i] = i;
-        ok = (outputs[i] = ted_alloc(max_lengths[i], sizeof(int), "greedy output", err)) &&
-             (!log_probs ||
-              (log_probs[i] = ted_alloc(max_lengths[i], sizeof(float), "greedy output", err)));
-    }
-    status = ok ? TED_OK : TED_ERR_NOMEM;
-
-    for (int active = batch; status == TED_OK && active > 0;) {
-        const float *logits;
-        if ((status = ted_session_step(s, r.tokens, &logits, err)))
-            break;
-        int kept = take_best_tokens(m, logits, &r, active, max_lengths, outputs, log_probs,
-                                    output_lengths);
-        if (kept > 0 && kept < active)
-            status = ted_session_select(s, r.keep, kept, err);
-        active = kept;
-    }
-    free(r.tokens);
-    free(r.sentence);
-    free(r.keep);
-    free(r.scratch);
+    status = alloc_rows(&st, batch, err);
+    if (!status)
+        status = ted_decode_rows(s, &st.rows, batch, take_best_tokens, &st, err);
+    free_rows(&st);
     if (status)
-        free_outputs(outputs, log_probs, batch);
+        free_outputs(&st, batch);
     return status;
 }
 

@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/config.h"
+#include "kernels/kernels.h"
 #include "model/weights.h"
 
 /* ---- the model directory ------------------------------------------------ */
@@ -73,7 +74,9 @@ ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *e
     if (!m)
         return TED_ERR_NOMEM;
     char path[4096];
-    ted_status s = join_path(path, sizeof path, model_dir, "config.yaml", err);
+    ted_status s = ted_kernels_init(err);  /* TED_CPU's kernels, or the CPU's best */
+    if (!s)
+        s = join_path(path, sizeof path, model_dir, "config.yaml", err);
     if (!s)
         s = ted_config_load(path, &m->config, err);
     if (!s)

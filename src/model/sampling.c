@@ -10,11 +10,9 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "layers/softmax.h"
 #include "model/decoding.h"
 #include "model/session.h"
 
@@ -47,77 +45,59 @@ double ted_rng_uniform(ted_rng *rng)
 
 /* ---- one draw ------------------------------------------------------------ */
 
-/* More likely first; on equal logits the lower id. */
-static int by_logit(const void *a, const void *b)
+/* The candidates of a draw into ids[0..n): the top_k most likely, in
+ * order, when a cut needs them sorted; else every token, in id order. */
+static int take_candidates(const float *logits, int vocab, const ted_sampling_params *p,
+                           int *ids)
 {
-    const ted_candidate *x = a, *y = b;
-    if (x->logit != y->logit)
-        return x->logit < y->logit ? 1 : -1;
-    return (x->id > y->id) - (x->id < y->id);
+    int k = p->top_k > 0 && p->top_k < vocab ? p->top_k : vocab;
+    if (k < vocab || p->top_p < 1.0f)
+        return ted_top_k(logits, vocab, k, ids, NULL);
+    for (int i = 0; i < vocab; i++)
+        ids[i] = i;
+    return vocab;
 }
 
-/* The k most likely of the vocabulary into scratch[0..k), in order. Small k
- * keeps a sorted list (one pass, rarely an insertion); large k sorts all. */
-static void take_top(const float *logits, int vocab, int k, ted_candidate *top)
+/* weights[i] = exp((logits[ids[i]] - max) / temperature); returns their sum. */
+static double weigh(const float *logits, const ted_sampling_params *p,
+                    const ted_draw_scratch *s, int n)
 {
-    if (k > 64) {
-        for (int i = 0; i < vocab; i++)
-            top[i] = (ted_candidate){logits[i], i, 0.0};
-        qsort(top, vocab, sizeof *top, by_logit);
-        return;
+    double inverse_t = 1.0 / p->temperature, total = 0.0;
+    float max = logits[s->ids[0]];
+    for (int i = 1; i < n; i++)
+        if (logits[s->ids[i]] > max)
+            max = logits[s->ids[i]];
+    for (int i = 0; i < n; i++) {
+        s->weights[i] = exp(((double)logits[s->ids[i]] - max) * inverse_t);
+        total += s->weights[i];
     }
-    int count = 0;
-    for (int i = 0; i < vocab; i++) {
-        float x = logits[i];
-        /* ids come in increasing order, so an equal logit ranks after */
-        if (count == k && !(x > top[k - 1].logit))
-            continue;
-        int at = count < k ? count++ : k - 1;
-        while (at > 0 && x > top[at - 1].logit) {
-            top[at] = top[at - 1];
-            at--;
-        }
-        top[at] = (ted_candidate){x, i, 0.0};
-    }
+    return total;
 }
 
 int ted_sample_token(const float *logits, int vocab, const ted_sampling_params *p,
-                     ted_rng *rng, ted_candidate *scratch)
+                     ted_rng *rng, const ted_draw_scratch *s)
 {
-    double inverse_t = 1.0 / p->temperature;
-    int k = p->top_k > 0 && p->top_k < vocab ? p->top_k : vocab;
-    int n = vocab;  /* candidates scratch[0..n) */
-    if (k < vocab || p->top_p < 1.0f) {
-        take_top(logits, vocab, k, scratch);
-        n = k;
-    } else {
-        for (int i = 0; i < vocab; i++)
-            scratch[i] = (ted_candidate){logits[i], i, 0.0};
-    }
-    float max = scratch[0].logit;
-    for (int i = 1; i < n; i++)
-        if (scratch[i].logit > max)
-            max = scratch[i].logit;
-    double total = 0.0;
-    for (int i = 0; i < n; i++) {
-        scratch[i].weight = exp(((double)scratch[i].logit - max) * inverse_t);
-        total += scratch[i].weight;
-    }
+    int n = take_candidates(logits, vocab, p, s->ids);
+    double total = weigh(logits, p, s, n);
     if (p->top_p < 1.0f) {  /* the candidates are sorted: keep the nucleus */
         double need = (double)p->top_p * total, sum = 0.0;
         int kept = 0;
         while (kept < n && sum < need)
-            sum += scratch[kept++].weight;
+            sum += s->weights[kept++];
         n = kept > 0 ? kept : 1;
-        total = sum > 0.0 ? sum : scratch[0].weight;
+        total = sum > 0.0 ? sum : s->weights[0];
     }
     double u = ted_rng_uniform(rng) * total, sum = 0.0;
+    int last = 0;  /* the last candidate that can be drawn, should u round up to total */
     for (int i = 0; i < n; i++) {
-        sum += scratch[i].weight;
+        if (s->weights[i] == 0.0)
+            continue;
+        sum += s->weights[i];
         if (u < sum)
-            return scratch[i].id;
+            return s->ids[i];
+        last = i;
     }
-    return scratch[n - 1].id;
+    return s->ids[last];
 }
 
 /* ---- the decode ------------------------------------------------------------ */
@@ -128,16 +108,19 @@ ted_sampling_params ted_sampling_default_params(void)
 }
 
 typedef struct sample_state {
+    const ted_model *model;
+    const ted_sampling_params *params;
+    const int *max_lengths;  /* (batch) */
     int n_samples, max_steps;
+    bool first;        /* the first step: row i draws every sample of sentence i */
     int *ids;          /* (batch * n_samples, max_steps) */
     float *log_probs;  /* (batch * n_samples, max_steps) */
     int *lengths;      /* (batch * n_samples) */
     ted_rng *rngs;     /* (batch) */
-    int *sample;       /* (rows): the sample a row decodes */
-    int *tokens;       /* (rows): the token it feeds next */
-    int *keep;         /* (rows): the rows that go on */
+    ted_rows rows;     /* (batch * n_samples) each; owner: the sample */
     float *scratch;    /* (vocab): one row's log-softmax */
-    ted_candidate *candidates;  /* (vocab) */
+    float *allowed;    /* (vocab): its logits, banned tokens at -infinity */
+    ted_draw_scratch draw;  /* (vocab) each */
 } sample_state;
 
 static void free_state(sample_state *st)
@@ -146,71 +129,64 @@ static void free_state(sample_state *st)
     free(st->log_probs);
     free(st->lengths);
     free(st->rngs);
-    free(st->sample);
-    free(st->tokens);
-    free(st->keep);
+    free(st->rows.owner);
+    free(st->rows.tokens);
+    free(st->rows.keep);
     free(st->scratch);
-    free(st->candidates);
+    free(st->allowed);
+    free(st->draw.ids);
+    free(st->draw.weights);
 }
 
-static ted_status alloc_state(sample_state *st, int batch, int n_samples, int max_steps,
-                              int vocab, ted_error *err)
+static ted_status alloc_state(sample_state *st, int batch, ted_error *err)
 {
-    size_t samples = ted_mul_size(batch, n_samples);
-    size_t cells = ted_mul_size(samples, max_steps);
+    size_t samples = ted_mul_size(batch, st->n_samples);
+    size_t cells = ted_mul_size(samples, st->max_steps);
+    size_t vocab = st->model->config.tgt_vocab_size;
     if (samples > INT_MAX)
         return ted_fail(err, TED_ERR_NOMEM, "sampling: %d x %d samples are too many", batch,
-                        n_samples);
-    *st = (sample_state){
-        .n_samples = n_samples,
-        .max_steps = max_steps,
-        .ids = ted_alloc(cells, sizeof(int), "samples", err),
-        .log_probs = ted_alloc(cells, sizeof(float), "samples", err),
-        .lengths = ted_alloc(samples, sizeof(int), "samples", err),
-        .rngs = ted_alloc(batch, sizeof(ted_rng), "samples", err),
-        .sample = ted_alloc(samples, sizeof(int), "samples", err),
-        .tokens = ted_alloc(samples, sizeof(int), "samples", err),
-        .keep = ted_alloc(samples, sizeof(int), "samples", err),
-        .scratch = ted_alloc(vocab, sizeof(float), "samples", err),
-        .candidates = ted_alloc(vocab, sizeof(ted_candidate), "samples", err),
-    };
-    bool ok = st->ids && st->log_probs && st->lengths && st->rngs && st->sample && st->tokens &&
-              st->keep && st->scratch && st->candidates;
+                        st->n_samples);
+    st->ids = ted_alloc(cells, sizeof(int), "samples", err);
+    st->log_probs = ted_alloc(cells, sizeof(float), "samples", err);
+    st->lengths = ted_alloc(samples, sizeof(int), "samples", err);
+    st->rngs = ted_alloc(batch, sizeof(ted_rng), "samples", err);
+    st->rows.owner = ted_alloc(samples, sizeof(int), "samples", err);
+    st->rows.tokens = ted_alloc(samples, sizeof(int), "samples", err);
+    st->rows.keep = ted_alloc(samples, sizeof(int), "samples", err);
+    st->scratch = ted_alloc(vocab, sizeof(float), "samples", err);
+    st->allowed = ted_alloc(vocab, sizeof(float), "samples", err);
+    st->draw.ids = ted_alloc(vocab, sizeof(int), "samples", err);
+    st->draw.weights = ted_alloc(vocab, sizeof(double), "samples", err);
+    bool ok = st->ids && st->log_probs && st->lengths && st->rngs && st->rows.owner &&
+              st->rows.tokens && st->rows.keep && st->scratch && st->allowed && st->draw.ids &&
+              st->draw.weights;
     return ok ? TED_OK : TED_ERR_NOMEM;
 }
 
 /* Draws the next token of every row (at the first step, one for each of
- * its sentence's samples); returns how many samples go on, listing their
- * rows in keep and compacting sample and tokens. Later steps read
- * sample[row] before writing sample[kept], kept <= row; the first step does
- * not read it. */
-static int draw_tokens(const ted_model *m, sample_state *st, const float *logits, int active,
-                       bool first, const int *max_lengths, const ted_sampling_params *p)
+ * its sentence's samples); returns how many samples go on. */
+static int draw_tokens(void *state, const float *logits, int active)
 {
-    int vocab = m->config.tgt_vocab_size, eos = m->config.eos_id;
-    int kept = 0;
+    sample_state *st = state;
+    const ted_config *c = &st->model->config;
+    int vocab = c->tgt_vocab_size, kept = 0;
     for (int row = 0; row < active; row++) {
-        const float *row_logits = logits + (size_t)row * vocab;
-        memcpy(st->scratch, row_logits, sizeof(float) * vocab);
-        ted_log_softmax(st->scratch, vocab);
-        int from = first ? row * st->n_samples : st->sample[row];
-        int count = first ? st->n_samples : 1;
+        ted_next_token_scores(st->model, logits + (size_t)row * vocab, st->scratch, st->allowed);
+        int from = st->first ? row * st->n_samples : st->rows.owner[row];
+        int count = st->first ? st->n_samples : 1;
         int sentence = from / st->n_samples;
         for (int j = from; j < from + count; j++) {
-            int token = ted_sample_token(row_logits, vocab, p, &st->rngs[sentence],
-                                         st->candidates);
+            int token = ted_sample_token(st->allowed, vocab, st->params, &st->rngs[sentence],
+                                         &st->draw);
             size_t at = (size_t)j * st->max_steps + st->lengths[j];
             st->ids[at] = token;
             st->log_probs[at] = st->scratch[token];
             st->lengths[j]++;
-            if (token == eos || st->lengths[j] >= max_lengths[sentence])
-                continue;
-            st->keep[kept] = row;
-            st->sample[kept] = j;
-            st->tokens[kept] = token;
-            kept++;
+            bool ended = token == c->eos_id || st->lengths[j] >= st->max_lengths[sentence];
+            kept = ted_rows_keep(&st->rows, kept, row, j, token, ended);
         }
     }
+    st->first = false;
     return kept;
 }
 
@@ -239,46 +215,41 @@ static ted_status collect(const sample_state *st, int batch, ted_hypothesis *out
     return TED_OK;
 }
 
-ted_status ted_sampling_decode(ted_session *s, const int *const *source_ids,
-                               const int *source_lengths, const int *max_lengths, int batch,
-                               const ted_sampling_params *params, const uint64_t *streams,
-                               int n_samples, ted_hypothesis *hypotheses, ted_error *err)
+static ted_status check_arguments(const int *max_lengths, int batch,
+                                  const ted_sampling_params *params, int n_samples,
+                                  int *max_steps, ted_error *err)
 {
-    const ted_model *m = s->model;
-    int max_steps;
-    ted_status status = ted_check_max_lengths(max_lengths, batch, &max_steps, "sampling", err);
+    ted_status status = ted_check_max_lengths(max_lengths, batch, max_steps, "sampling", err);
     if (!status)
         status = ted_check_sampling_params(params, err);
     if (!status && n_samples < 1)
         status = ted_fail(err, TED_ERR_ARGUMENT, "sampling: %d samples per sentence",
                           n_samples);
+    return status;
+}
+
+ted_status ted_sampling_decode(ted_session *s, const int *const *source_ids,
+                               const int *source_lengths, const int *max_lengths, int batch,
+                               const ted_sampling_params *params, const uint64_t *streams,
+                               int n_samples, ted_hypothesis *hypotheses, ted_error *err)
+{
+    sample_state st = {.model = s->model, .params = params, .max_lengths = max_lengths,
+                       .n_samples = n_samples, .first = true};
+    ted_status status = check_arguments(max_lengths, batch, params, n_samples, &st.max_steps,
+                                        err);
     if (status)
         return status;
     for (size_t i = 0; i < (size_t)batch * n_samples; i++)
         hypotheses[i] = (ted_hypothesis){0};
-
-    sample_state st = {0};
-    status = alloc_state(&st, batch, n_samples, max_steps, m->config.tgt_vocab_size, err);
+    status = alloc_state(&st, batch, err);
     if (!status)
-        status = ted_session_encode(s, source_ids, source_lengths, batch, max_steps, err);
-    if (!status) {
-        for (int i = 0; i < batch; i++) {
-            st.rngs[i] = ted_rng_seed(params->seed, streams ? streams[i] : (uint64_t)i);
-            st.tokens[i] = m->config.bos_id;
-        }
+        status = ted_session_encode(s, source_ids, source_lengths, batch, st.max_steps, err);
+    for (int i = 0; !status && i < batch; i++) {
+        st.rngs[i] = ted_rng_seed(params->seed, streams ? streams[i] : (uint64_t)i);
+        st.rows.tokens[i] = s->model->config.bos_id;
     }
-    for (int active = batch, first = 1; !status && active > 0; first = 0) {
-        const float *logits;
-        if ((status = ted_session_step(s, st.tokens, &logits, err)))
-            break;
-        int kept = draw_tokens(m, &st, logits, active, first, max_lengths, params);
-        bool same_rows = kept == active;
-        for (int r = 0; same_rows && r < kept; r++)
-            same_rows = st.keep[r] == r;
-        if (kept > 0 && !same_rows)
-            status = ted_session_select(s, st.keep, kept, err);
-        active = kept;
-    }
+    if (!status)
+        status = ted_decode_rows(s, &st.rows, batch, draw_tokens, &st, err);
     if (!status)
         status = collect(&st, batch, hypotheses, err);
     if (status)

@@ -1,7 +1,9 @@
 /* A decoding session: encode a batch once, then step() one token at a time. */
 #include "model/session.h"
 
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +75,7 @@ static void layout(ted_session *s, arena *a, int batch, int source_len, int max_
 
     s->source_lengths = take(a, B, sizeof(int));
     s->source_ids = take(a, rows, sizeof(int));
+    s->steps = take(a, B, sizeof(int));
     s->positions = take(a, product(S > T ? S : T, d, 1), sizeof(float));
 
     take_activations(a, &s->encoder, rows, c, product(B, h, S));
@@ -97,42 +100,51 @@ static void layout(ted_session *s, arena *a, int batch, int source_len, int max_
     s->gather = take(a, s->gather_size, sizeof(float));
 }
 
-/* ---- what select() carries over -------------------------------------------
- * Every buffer that holds rows of the batch: (layers, batch, row_bytes)
- * blocks, each batch row's block following its row through select(). */
+/* ---- what select() and append() carry over ----------------------------------
+ * Every buffer that holds rows of the batch: (layers, batch, blocks,
+ * block_bytes), each batch row's blocks following its row through
+ * select(). A block is one head's positions, or a row's ids: when append()
+ * widens the source or step positions, each block keeps its first ones. */
 
 typedef struct carried {
     void *data;
     int layers;
-    size_t row_bytes;
+    int blocks;          /* per batch row: one per head, or 1 */
+    size_t block_bytes;
 } carried;
+
+static size_t row_bytes(carried buffer)
+{
+    return buffer.blocks * buffer.block_bytes;
+}
 
 static int carried_buffers(const ted_session *s, carried *list)
 {
     const ted_config *c = &s->model->config;
-    size_t S = s->source_len, T = s->max_steps, d = c->d_model, h = c->heads;
+    size_t S = s->source_len, T = s->max_steps, h = c->heads, q = c->d_model / c->heads;
     size_t f = sizeof(float);
     int n = 0;
-    list[n++] = (carried){s->source_lengths, 1, sizeof(int)};
-    list[n++] = (carried){s->source_ids, 1, S * sizeof(int)};
+    list[n++] = (carried){s->source_lengths, 1, 1, sizeof(int)};
+    list[n++] = (carried){s->steps, 1, 1, sizeof(int)};
+    list[n++] = (carried){s->source_ids, 1, 1, S * sizeof(int)};
     for (int l = 0; l < c->decoder_layers; l++) {
         const ted_decoder_cache *cache = &s->caches[l];
-        list[n++] = (carried){cache->self.k, 1, T * d * f};
-        list[n++] = (carried){cache->self.v, 1, T * d * f};
-        list[n++] = (carried){cache->cross.k, 1, S * d * f};
-        list[n++] = (carried){cache->cross.v, 1, S * d * f};
+        list[n++] = (carried){cache->self.k, 1, (int)h, T * q * f};
+        list[n++] = (carried){cache->self.v, 1, (int)h, T * q * f};
+        list[n++] = (carried){cache->cross.k, 1, (int)h, S * q * f};
+        list[n++] = (carried){cache->cross.v, 1, (int)h, S * q * f};
     }
     if (s->keep_attention) {
-        list[n++] = (carried){s->encoder_attention, c->encoder_layers, h * S * S * f};
-        list[n++] = (carried){s->step_attention.self, c->decoder_layers, h * T * f};
-        list[n++] = (carried){s->step_attention.cross, c->decoder_layers, h * S * f};
+        list[n++] = (carried){s->encoder_attention, c->encoder_layers, (int)(h * S), S * f};
+        list[n++] = (carried){s->step_attention.self, c->decoder_layers, (int)h, T * f};
+        list[n++] = (carried){s->step_attention.cross, c->decoder_layers, (int)h, S * f};
     }
     return n;
 }
 
 static int carried_capacity(const ted_config *c)
 {
-    return 2 + 4 * c->decoder_layers + 3;
+    return 3 + 4 * c->decoder_layers + 3;
 }
 
 typedef struct session_buffers {
@@ -188,45 +200,61 @@ void ted_session_keep_attention(ted_session *s, bool keep)
     s->attention_requested = keep;
 }
 
-/* Makes the buffers fit (batch, source_len, max_steps), growing each
- * capacity to at least what was asked before, so a session that decodes
- * many batches allocates a few times, not once per batch. */
+/* Memory for an arena of at least (rows, source_len, max_steps) and at
+ * least the capacities of `*room`, which receives the new ones; NULL (and
+ * `err` says why) when it cannot be had. The sizing pass leaves the
+ * session's pointers unset: the caller lays an arena out again. */
+static char *new_arena(ted_session *s, session_buffers *room, int rows, int source_len,
+                       int max_steps, const char *who, ted_error *err)
+{
+    session_buffers grown = {NULL, rows > room->batch ? rows : room->batch,
+                             source_len > room->source_len ? source_len : room->source_len,
+                             max_steps > room->max_steps ? max_steps : room->max_steps,
+                             s->keep_attention};
+    arena sizing = {0};
+    layout(s, &sizing, grown.batch, grown.source_len, grown.max_steps);
+    grown.base = sizing.used == SIZE_MAX ? NULL : malloc(sizing.used);
+    if (!grown.base) {
+        char size[32] = "more than the address space";
+        if (sizing.used != SIZE_MAX)
+            snprintf(size, sizeof size, "%zu MiB", sizing.used >> 20);
+        ted_fail(err, TED_ERR_NOMEM,
+                 "%s: cannot allocate %s of session buffers for batch %d, source length %d, "
+                 "%d steps",
+                 who, size, grown.batch, grown.source_len, grown.max_steps);
+        return NULL;
+    }
+    *room = grown;
+    return grown.base;
+}
+
+/* A new arena for an encode: what the old one held is not needed, so it
+ * goes first. */
+static ted_status grow_buffers(ted_session *s, int batch, int source_len, int max_steps,
+                               ted_error *err)
+{
+    session_buffers *b = &((session_private *)s)->buffers;
+    session_buffers room = *b;
+    free(b->base);
+    *b = (session_buffers){0};
+    if (!new_arena(s, &room, batch, source_len, max_steps, "encode", err))
+        return TED_ERR_NOMEM;
+    *b = room;
+    return TED_OK;
+}
+
+/* Makes the buffers fit (batch, source_len, max_steps) and lays them out
+ * for this decode's own sizes inside the capacity: the strides follow
+ * (source_len, max_steps) of this batch, whatever the capacities. */
 static ted_status reserve(ted_session *s, int batch, int source_len, int max_steps,
                           ted_error *err)
 {
     session_buffers *b = &((session_private *)s)->buffers;
     bool fits = b->base && batch <= b->batch && source_len <= b->source_len &&
                 max_steps <= b->max_steps && (b->keep_attention || !s->keep_attention);
-    if (!fits) {
-        if (batch < b->batch)
-            batch = b->batch;
-        if (source_len < b->source_len)
-            source_len = b->source_len;
-        if (max_steps < b->max_steps)
-            max_steps = b->max_steps;
-        arena sizing = {0};
-        layout(s, &sizing, batch, source_len, max_steps);
-        if (sizing.used == SIZE_MAX)
-            return ted_fail(err, TED_ERR_NOMEM,
-                            "session buffers for batch %d, source length %d, %d steps "
-                            "overflow the address space",
-                            batch, source_len, max_steps);
-        free(b->base);
-        b->base = malloc(sizing.used);
-        if (!b->base) {
-            *b = (session_buffers){0};
-            return ted_fail(err, TED_ERR_NOMEM,
-                            "cannot allocate %zu MiB of session buffers for batch %d, source "
-                            "length %d, %d steps",
-                            sizing.used >> 20, batch, source_len, max_steps);
-        }
-        b->batch = batch;
-        b->source_len = source_len;
-        b->max_steps = max_steps;
-        b->keep_attention = s->keep_attention;
-    }
-    /* Lay the buffers out for this decode's own sizes inside the capacity:
-     * strides follow (source_len, max_steps) of this batch. */
+    ted_status status = fits ? TED_OK : grow_buffers(s, batch, source_len, max_steps, err);
+    if (status)
+        return status;
     arena used = {.base = b->base};
     layout(s, &used, b->batch, source_len, max_steps);
     return TED_OK;
@@ -238,6 +266,16 @@ static void fill_positions(ted_session *s)
     const ted_config *c = &s->model->config;
     int count = s->source_len > s->max_steps ? s->source_len : s->max_steps;
     ted_positional_encoding_table(s->positions, count, c->d_model, c->positional_layout);
+}
+
+static ted_status check_max_steps(const ted_config *c, int max_steps, const char *who,
+                                  ted_error *err)
+{
+    if (max_steps < 1 || max_steps > c->max_positions)
+        return ted_fail(err, TED_ERR_ARGUMENT,
+                        "%s: max_steps %d is outside 1..%d (max_positions)", who, max_steps,
+                        c->max_positions);
+    return TED_OK;
 }
 
 static ted_status check_sources(const ted_config *c, const int *const *source_ids,
@@ -260,6 +298,24 @@ static ted_status check_sources(const ted_config *c, const int *const *source_id
     return TED_OK;
 }
 
+/* The largest of n >= 0 counts (0 when n is 0). */
+static int largest(const int *counts, int n)
+{
+    int most = 0;
+    for (int i = 0; i < n; i++)
+        if (counts[i] > most)
+            most = counts[i];
+    return most;
+}
+
+/* row (width) = ids (length), then pad_id; ids may overlap the row's start. */
+static void copy_padded(int *row, const int *ids, int length, int width, int pad_id)
+{
+    memmove(row, ids, sizeof(int) * length);
+    for (int t = length; t < width; t++)
+        row[t] = pad_id;
+}
+
 ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
                               const int *source_lengths, int batch, int max_steps,
                               ted_error *err)
@@ -267,19 +323,14 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
     const ted_config *c = &s->model->config;
     if (batch < 1 || !source_ids || !source_lengths)
         return ted_fail(err, TED_ERR_ARGUMENT, "encode: empty batch");
-    if (max_steps < 1 || max_steps > c->max_positions)
-        return ted_fail(err, TED_ERR_ARGUMENT,
-                        "encode: max_steps %d is outside 1..%d (max_positions)", max_steps,
-                        c->max_positions);
-    ted_status status = check_sources(c, source_ids, source_lengths, batch, err);
+    ted_status status = check_max_steps(c, max_steps, "encode", err);
+    if (!status)
+        status = check_sources(c, source_ids, source_lengths, batch, err);
     if (status)
         return status;
 
     s->keep_attention = s->attention_requested;
-    int source_len = 0;
-    for (int b = 0; b < batch; b++)
-        if (source_lengths[b] > source_len)
-            source_len = source_lengths[b];
+    int source_len = largest(source_lengths, batch);
     if ((status = reserve(s, batch, source_len, max_steps, err)))
         return status;
 
@@ -288,10 +339,9 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
     s->max_steps = max_steps;
     for (int b = 0; b < batch; b++) {
         s->source_lengths[b] = source_lengths[b];
-        int *row = s->source_ids + (size_t)b * source_len;
-        memcpy(row, source_ids[b], sizeof(int) * source_lengths[b]);
-        for (int t = source_lengths[b]; t < source_len; t++)
-            row[t] = c->pad_id;
+        s->steps[b] = 0;
+        copy_padded(s->source_ids + (size_t)b * source_len, source_ids[b], source_lengths[b],
+                    source_len, c->pad_id);
     }
     for (int l = 0; l < c->decoder_layers; l++)
         s->caches[l].self.length = 0;
@@ -318,8 +368,8 @@ ted_status ted_session_step(ted_session *s, const int *tokens, const float **log
                             "step: token id %d of row %d is outside the target vocabulary "
                             "(0..%d)",
                             tokens[b], b, c->tgt_vocab_size - 1);
-    ted_decoder_step(s->model, tokens, s->batch, s->positions, s->source_lengths, s->caches,
-                     &s->decoder, s->step_attention, s->logits);
+    ted_decoder_step(s->model, tokens, s->batch, s->positions, s->steps, s->source_lengths,
+                     s->caches, &s->decoder, s->step_attention, s->logits);
     if (logits)
         *logits = s->logits;
     return TED_OK;
@@ -331,61 +381,91 @@ ted_status ted_session_step(ted_session *s, const int *tokens, const float **log
  * to front when it grows. */
 static void gather_layers(carried buffer, int batch, const int *rows, int count, char *scratch)
 {
-    size_t row_bytes = buffer.row_bytes;
+    size_t bytes = row_bytes(buffer);
     for (int i = 0; i < buffer.layers; i++) {
         int l = count <= batch ? i : buffer.layers - 1 - i;
-        const char *old_block = (const char *)buffer.data + l * batch * row_bytes;
+        const char *old_block = (const char *)buffer.data + l * batch * bytes;
         for (int r = 0; r < count; r++)
-            memcpy(scratch + r * row_bytes, old_block + rows[r] * row_bytes, row_bytes);
-        memcpy((char *)buffer.data + l * count * row_bytes, scratch, count * row_bytes);
+            memcpy(scratch + r * bytes, old_block + rows[r] * bytes, bytes);
+        memcpy((char *)buffer.data + l * count * bytes, scratch, count * bytes);
     }
 }
 
-/* (layers, batch, row_bytes) in `from` -> (layers, count, row_bytes) in `to`. */
-static void copy_layer_rows(carried to, carried from, int batch, const int *rows, int count)
+/* True when every row either stays (rows[r] == r) or comes from past the
+ * new batch (rows[r] >= count): as when rows ended and the last rows
+ * take their places. No row is then read after it is written. */
+static bool fills_from_the_end(const int *rows, int count)
 {
-    size_t row_bytes = from.row_bytes;
-    for (int l = 0; l < from.layers; l++)
-        for (int r = 0; r < count; r++)
-            memcpy((char *)to.data + (l * count + r) * row_bytes,
-                   (const char *)from.data + (l * batch + rows[r]) * row_bytes, row_bytes);
+    for (int r = 0; r < count; r++)
+        if (rows[r] != r && rows[r] < count)
+            return false;
+    return true;
 }
 
-/* select() to more rows than the buffers hold: lays the session out in a
- * new arena sized for `count` rows (the source length and step capacities
- * unchanged), copies the selected rows of every carried buffer straight
- * from the old arena, then frees it. The encoder's activations and the
- * decoder's scratch are not carried over: the first are done with, the
- * second are rewritten by the next step. */
-static ted_status grow_and_select(ted_session *s, const int *rows, int count, ted_error *err)
+/* One layer's rows in place: only the rows that move are copied. */
+static void fill_rows(carried buffer, const int *rows, int count)
+{
+    size_t bytes = row_bytes(buffer);
+    char *data = buffer.data;
+    for (int r = 0; r < count; r++)
+        if (rows[r] != r)
+            memcpy(data + r * bytes, data + rows[r] * bytes, bytes);
+}
+
+/* (layers, batch, blocks) in `from` -> (layers, count, blocks) in `to`,
+ * row i of each layer from row rows[i] (rows NULL: row i). A block keeps
+ * its first positions when `to`'s are wider. */
+static void copy_layer_rows(carried to, carried from, int batch, const int *rows, int count)
+{
+    size_t bytes = to.block_bytes < from.block_bytes ? to.block_bytes : from.block_bytes;
+    for (int l = 0; l < from.layers; l++)
+        for (int r = 0; r < count; r++) {
+            size_t row = (size_t)l * batch + (rows ? rows[r] : r);
+            char *out = (char *)to.data + ((size_t)l * count + r) * row_bytes(to);
+            const char *in = (const char *)from.data + row * row_bytes(from);
+            for (int k = 0; k < from.blocks; k++)
+                memcpy(out + k * to.block_bytes, in + k * from.block_bytes, bytes);
+        }
+}
+
+/* Moves the session to a new arena of at least `capacity` rows, laid out for
+ * (source_len, max_steps), no narrower than the old one, and keeps rows
+ * rows[0..count) (NULL: the first count) of every carried buffer, copied
+ * straight from the old arena, which is then freed. The encoder's
+ * activations and the decoder's scratch are not carried over: the first
+ * are done with, the second are rewritten by the next step. */
+static ted_status move_rows(ted_session *s, int capacity, int source_len, int max_steps,
+                            const int *rows, int count, const char *who, ted_error *err)
 {
     session_private *p = (session_private *)s;
-    session_buffers *b = &p->buffers;
+    session_buffers *b = &p->buffers, room = *b;
     int buffers = carried_buffers(s, p->old_carried);
-    arena sizing = {0};
-    layout(s, &sizing, count, b->source_len, b->max_steps);
-    char *base = sizing.used == SIZE_MAX ? NULL : malloc(sizing.used);
-    if (!base) {
+    if (!new_arena(s, &room, capacity, source_len, max_steps, who, err)) {
         /* point the session back at the old arena, which is still whole */
         arena back = {.base = b->base};
         layout(s, &back, b->batch, s->source_len, s->max_steps);
-        return ted_fail(err, TED_ERR_NOMEM,
-                        "select: cannot allocate session buffers for %d rows (source length "
-                        "%d, %d steps)",
-                        count, b->source_len, b->max_steps);
+        return TED_ERR_NOMEM;
     }
-    arena used = {.base = base};
-    layout(s, &used, count, s->source_len, s->max_steps);
+    arena used = {.base = room.base};
+    layout(s, &used, room.batch, source_len, max_steps);
+    s->source_len = source_len;
+    s->max_steps = max_steps;
     carried_buffers(s, p->new_carried);
     for (int i = 0; i < buffers; i++)
         copy_layer_rows(p->new_carried[i], p->old_carried[i], s->batch, rows, count);
     fill_positions(s);
     free(b->base);
-    b->base = base;
-    b->batch = count;
-    b->keep_attention = s->keep_attention;
+    *b = room;
     s->batch = count;
     return TED_OK;
+}
+
+/* self.length: the most steps of a row, after rows were dropped. */
+static void note_longest_row(ted_session *s)
+{
+    int longest = largest(s->steps, s->batch);
+    for (int l = 0; l < s->model->config.decoder_layers; l++)
+        s->caches[l].self.length = longest;
 }
 
 ted_status ted_session_select(ted_session *s, const int *rows, int count, ted_error *err)
@@ -399,13 +479,108 @@ ted_status ted_session_select(ted_session *s, const int *rows, int count, ted_er
         if (rows[i] < 0 || rows[i] >= s->batch)
             return ted_fail(err, TED_ERR_ARGUMENT, "select: row %d is outside 0..%d", rows[i],
                             s->batch - 1);
-    if (count > p->buffers.batch)
-        return grow_and_select(s, rows, count, err);
-    int buffers = carried_buffers(s, p->old_carried);
-    for (int i = 0; i < buffers; i++)
-        gather_layers(p->old_carried[i], s->batch, rows, count, (char *)s->gather);
-    s->batch = count;
+    if (count > p->buffers.batch) {
+        ted_status status =
+            move_rows(s, count, s->source_len, s->max_steps, rows, count, "select", err);
+        if (status)
+            return status;
+    } else {
+        int buffers = carried_buffers(s, p->old_carried);
+        bool in_place = fills_from_the_end(rows, count);
+        for (int i = 0; i < buffers; i++) {
+            if (in_place && p->old_carried[i].layers == 1)
+                fill_rows(p->old_carried[i], rows, count);
+            else
+                gather_layers(p->old_carried[i], s->batch, rows, count, (char *)s->gather);
+        }
+        s->batch = count;
+    }
+    note_longest_row(s);
     return TED_OK;
+}
+
+/* ---- rows that join ---------------------------------------------------- */
+
+/* `needed` when more than `now`: at least twice `now`, up to `limit`. */
+static int grown(int now, int needed, int limit)
+{
+    if (needed <= now)
+        return now;
+    int doubled = now <= limit / 2 ? 2 * now : limit;
+    return doubled > needed ? doubled : needed;
+}
+
+/* Room for `count` more rows with sources of up to `source_len` tokens and
+ * up to `max_steps` steps. Each of the three grows at least twofold when
+ * it must grow, so rows joining one at a time move the session a few
+ * times only; widened source rows are padded. */
+static ted_status make_room(ted_session *s, int count, int source_len, int max_steps,
+                            ted_error *err)
+{
+    const ted_config *c = &s->model->config;
+    int capacity = ((session_private *)s)->buffers.batch, rows = s->batch + count;
+    if (rows <= capacity && source_len <= s->source_len && max_steps <= s->max_steps)
+        return TED_OK;
+    int old_source_len = s->source_len;
+    ted_status status = move_rows(s, grown(capacity, rows, INT_MAX),
+                                  grown(s->source_len, source_len, c->max_positions),
+                                  grown(s->max_steps, max_steps, c->max_positions), NULL,
+                                  s->batch, "append", err);
+    if (status)
+        return status;
+    for (int b = 0; b < s->batch && s->source_len > old_source_len; b++) {
+        int *row = s->source_ids + (size_t)b * s->source_len;
+        copy_padded(row, row, s->source_lengths[b], s->source_len, c->pad_id);
+    }
+    for (int l = 0; l < c->decoder_layers; l++)
+        s->caches[l].cross.length = s->source_len;
+    return TED_OK;
+}
+
+/* The encoder over `count` new sources, as (count, seq) with seq their own
+ * longest, into rows batch .. batch + count - 1 with their encoder-decoder
+ * K and V; their source ids are then widened to the session's rows. */
+static void encode_joining(ted_session *s, const int *const *source_ids,
+                           const int *source_lengths, int count, int seq)
+{
+    const ted_config *c = &s->model->config;
+    int first = s->batch, width = s->source_len;
+    int *ids = s->source_ids + (size_t)first * width;
+    for (int k = 0; k < count; k++) {
+        s->source_lengths[first + k] = source_lengths[k];
+        s->steps[first + k] = 0;
+        copy_padded(ids + (size_t)k * seq, source_ids[k], source_lengths[k], seq, c->pad_id);
+    }
+    ted_encoder_forward(s->model, ids, s->source_lengths + first, count, seq, s->positions,
+                        &s->encoder, s->encoder_cache, NULL);
+    ted_decoder_cache_joining_memory(s->model, s->encoder.x, first, count, seq, s->caches,
+                                     s->encoder.attention.projected);
+    for (int k = count - 1; k >= 0; k--)  /* last row first: no row overwrites another */
+        copy_padded(ids + (size_t)k * width, ids + (size_t)k * seq, source_lengths[k], width,
+                    c->pad_id);
+    s->batch += count;
+}
+
+ted_status ted_session_append(ted_session *s, const int *const *source_ids,
+                              const int *source_lengths, int count, int max_steps,
+                              ted_error *err)
+{
+    const ted_config *c = &s->model->config;
+    if (s->batch < 1)
+        return ted_fail(err, TED_ERR_ARGUMENT, "append: no batch encoded to append to");
+    if (s->keep_attention)
+        return ted_fail(err, TED_ERR_ARGUMENT, "append: not while attention weights are kept");
+    if (count < 1 || !source_ids || !source_lengths)
+        return ted_fail(err, TED_ERR_ARGUMENT, "append: no sources");
+    ted_status status = check_max_steps(c, max_steps, "append", err);
+    if (!status)
+        status = check_sources(c, source_ids, source_lengths, count, err);
+    int seq = largest(source_lengths, count);
+    if (!status)
+        status = make_room(s, count, seq, max_steps, err);
+    if (!status)
+        encode_joining(s, source_ids, source_lengths, count, seq);
+    return status;
 }
 
 int ted_session_batch(const ted_session *s)
@@ -416,6 +591,11 @@ int ted_session_batch(const ted_session *s)
 int ted_session_position(const ted_session *s)
 {
     return s->caches[0].self.length;
+}
+
+int ted_session_row_position(const ted_session *s, int row)
+{
+    return row >= 0 && row < s->batch ? s->steps[row] : 0;
 }
 
 int ted_session_source_length(const ted_session *s, int row)

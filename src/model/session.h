@@ -13,10 +13,13 @@ struct ted_session {
     bool keep_attention;       /* in effect since the last encode */
 
     int batch;             /* active rows */
-    int source_len;        /* the longest source of the batch; shorter ones are padded */
+    int source_len;        /* room per row for source positions: the longest source of
+                            * the batch (more once rows were appended); shorter ones
+                            * are padded */
     int max_steps;         /* self-attention cache capacity */
     int *source_lengths;   /* (batch) */
     int *source_ids;       /* (batch, source_len), padded with pad_id */
+    int *steps;            /* (batch): the tokens step() has fed each row */
     float *positions;      /* (max(source_len, max_steps), d_model): the positional
                             * encoding of every position this decode reaches */
 
@@ -24,7 +27,7 @@ struct ted_session {
     ted_kv_cache encoder_cache;  /* one encoder layer's K and V */
 
     ted_activations decoder;     /* rows = batch */
-    ted_decoder_cache *caches;   /* (decoder_layers): self.length is the next position */
+    ted_decoder_cache *caches;   /* (decoder_layers): self.length is the largest of steps */
     float *logits;               /* (batch, tgt_vocab_size) */
 
     /* Kept attention weights, when keep_attention. */

@@ -126,7 +126,7 @@ def safetensors_cases():
              "at header byte 3"),
             ("st-header-escaped-nul", b'{"generator.bias\\u0000": {}}', "header is not valid "
              "JSON: an escaped NUL \\(\\\\u0000\\) at header byte 16"),
-            ("st-header-deep", b"[" * 100000, "header is not valid JSON")):
+            ("st-header-deep", b"[" * 100000, "header nests deeper than 3 levels")):
         path = model_case(name, ST + problem)
         write_weights(path, None, good_data, header_bytes=text)
 
@@ -307,6 +307,18 @@ def config_cases():
                 text=b"model: 5\nweights: model.safetensors\n")
     config_case("cfg-choice", CF + "[0-9]+: model\\.activation: \"swish\" is not one of relu, gelu, silu",
                 replace("activation: relu", "activation: swish"))
+    config_case("cfg-int-str-tag", CF + "3: model\\.d_model: expected an integer, got \"16\" "
+                "tagged !!str", replace("d_model: 16", "d_model: !!str 16"))
+    config_case("cfg-normalize-word", CF + "[0-9]+: tokenizer\\.normalize: \"nfkc\" is not one "
+                "of none, moses",
+                replace("  lowercase: false\n", "  lowercase: false\n  normalize: nfkc\n"))
+    config_case("cfg-banned-ids-scalar", CF + "[0-9]+: decoding\\.banned_ids: expected a list of "
+                "integers, got \"5\"", lambda t: t + b"  banned_ids: 5\n")
+    config_case("cfg-banned-id-too-big", CF + "[0-9]+: decoding\\.banned_ids: 14 is not below "
+                "tgt_vocab_size 14", lambda t: t + b"  banned_ids: [3, 14]\n")
+    config_case("cfg-banned-ids-too-many", CF + "[0-9]+: decoding\\.banned_ids: at most 16 values "
+                "are allowed, got 17", lambda t: t + b"  banned_ids: [" + b", ".join(
+                    b"%d" % i for i in range(17)) + b"]\n")
     # sizes
     for key, old, value, problem in (
             ("d_model", "16", "0", "0 is out of range \\(must be 2 to 65536\\)"),
@@ -465,12 +477,134 @@ def input_cases():
                                              "rb").read())
 
 
+# ---- Hugging Face Marian models (tools/export_hf.py) -----------------------
+
+def tiny_marian_hf(hf_dir):
+    """A MarianMTModel directory as save_pretrained writes it (config.json,
+    model.safetensors, source.spm, target.spm, vocab.json), with random
+    weights and a SentencePiece model trained here: built without
+    transformers, which the corpus does not need."""
+    import random
+
+    import numpy as np
+    import sentencepiece
+
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import export_hf
+    import ted_format
+
+    os.makedirs(hf_dir)
+    rng = random.Random(5)
+    words = "the cat dog sees a small bird and sleeps".split()
+    corpus = [" ".join(rng.choice(words) for _ in range(6)) for _ in range(300)]
+    model = os.path.join(hf_dir, "spm")
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(corpus), model_prefix=model, vocab_size=24, bos_id=-1, eos_id=-1,
+        unk_id=0, pad_id=-1, minloglevel=2, num_threads=1)
+    for name in ("source.spm", "target.spm"):
+        shutil.copyfile(model + ".model", os.path.join(hf_dir, name))
+    pieces = sentencepiece.SentencePieceProcessor(model_file=model + ".model")
+    vocab = (["</s>", "<unk>"] + [pieces.id_to_piece(i) for i in range(1, len(pieces))]
+             + ["<pad>"])
+    os.remove(model + ".model")
+    os.remove(model + ".vocab")
+    v, d, f = len(vocab), 16, 32
+    with open(os.path.join(hf_dir, "vocab.json"), "w", encoding="utf-8") as out:
+        json.dump({token: i for i, token in enumerate(vocab)}, out)
+    with open(os.path.join(hf_dir, "config.json"), "w", encoding="utf-8") as out:
+        json.dump(dict(model_type="marian", vocab_size=v, d_model=d, encoder_layers=1,
+                       decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
+                       encoder_ffn_dim=f, decoder_ffn_dim=f, activation_function="swish",
+                       max_position_embeddings=64, pad_token_id=v - 1, eos_token_id=0,
+                       decoder_start_token_id=v - 1, scale_embedding=True,
+                       bad_words_ids=[[v - 1]], max_length=20), out)
+    shapes = {"model.shared.weight": (v, d), "final_logits_bias": (1, v)}
+    shapes.update(export_hf.layer_shapes("model.encoder.layers.0", d, f, False))
+    shapes.update(export_hf.layer_shapes("model.decoder.layers.0", d, f, True))
+    weights = np.random.default_rng(5)
+    ted_format.write_safetensors(os.path.join(hf_dir, "model.safetensors"), [
+        (name, weights.normal(0, 0.5, shape)) for name, shape in shapes.items()])
+    return export_hf
+
+
+MARIAN = os.path.join(OUT, "marian-model")  # the good exported model, not a case
+
+
+def marian_case(name, pattern, edit):
+    """A copy of the exported Marian model with edit(path) applied."""
+    path = case("model", name, pattern)
+    shutil.copytree(MARIAN, path)
+    edit(path)
+
+
+def overwrite(name, data):
+    def edit(path):
+        with open(os.path.join(path, name), "wb") as f:
+            f.write(data)
+    return edit
+
+
+def edit_text(name, change):
+    def edit(path):
+        with open(os.path.join(path, name), "rb") as f:
+            data = change(f.read())
+        overwrite(name, data)(path)
+    return edit
+
+
+def marian_weights(change):
+    def edit(path):
+        header, data = read_weights(path)
+        write_weights(path, *change(header, data))
+    return edit
+
+
+def marian_cases():
+    hf_dir = os.path.join(OUT, "marian-hf")
+    tiny_marian_hf(hf_dir).export(hf_dir, MARIAN)
+    spm = open(os.path.join(MARIAN, "source.spm"), "rb").read()
+    fc1 = "model.encoder.layers.0.fc1.weight"
+    for side in ("source", "target"):
+        marian_case(f"mar-no-{side}-spm", f"/{side}\\.spm: cannot open: No such file or "
+                    "directory", lambda path, s=side: os.remove(os.path.join(path, s + ".spm")))
+    for name, data, problem in (
+            ("empty", b"", "empty file, not a SentencePiece model"),
+            ("garbage", b"\x08\x96\x01 not a model", "not a SentencePiece model \\(the file "
+             "does not parse as one: truncated, or another kind of file\\)"),
+            ("truncated", spm[:len(spm) // 3], "not a SentencePiece model \\(the file does "
+             "not parse as one"),
+            ("text", b"the\ncat\n", "not a SentencePiece model \\("),
+            ("empty-piece", b"\x0a\x00", "not a SentencePiece model \\(piece must not be "
+             "empty\\)")):
+        marian_case(f"mar-spm-{name}", f"/target\\.spm: {problem}",
+                    overwrite("target.spm", data))
+    marian_case("mar-spm-directory", "/source\\.spm: not a regular file",
+                lambda path: (os.remove(os.path.join(path, "source.spm")),
+                              os.mkdir(os.path.join(path, "source.spm"))))
+    marian_case("mar-spm-key-missing", CF + "[0-9]+: tokenizer\\.tgt_spm: missing",
+                edit_text("config.yaml", lambda t: t.replace(b"  tgt_spm: target.spm\n", b"")))
+    marian_case("mar-vocab-extra-line", "/vocab\\.txt: 27 tokens, but the model's src "
+                "vocabulary has 26 \\(src_vocab_size\\)",
+                edit_text("vocab.txt", lambda t: t + b"extra\n"))
+    marian_case("mar-vocab-line-missing", "/vocab\\.txt: 25 tokens, but the model's src "
+                "vocabulary has 26", edit_text("vocab.txt", lambda t: t.split(b"\n", 1)[1]))
+    marian_case("mar-wrong-shape", ST + f"tensor '{fc1}' has shape \\[16, 32\\], the config "
+                "needs \\[32, 16\\]", marian_weights(
+                    lambda h, d: (dict(h, **{fc1: dict(h[fc1], shape=[16, 32])}), d)))
+    marian_case("mar-no-output-bias", ST + "missing tensor 'final_logits_bias'", marian_weights(
+        lambda h, d: ({k: v for k, v in h.items() if k != "final_logits_bias"}, d)))
+    input_case("in-marian-1-mib-line", os.path.join(OUT, "in-marian-1-mib-line").replace(
+        ".", "\\.") + ": line 1: 1048576 bytes, more than the 65536 the SentencePiece "
+        "tokenizer takes", b"x" * (1 << 20) + b"\n", model=MARIAN)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     safetensors_cases()
     config_cases()
     vocab_cases()
     input_cases()
+    marian_cases()
     for row in manifest:
         print("\t".join(row))
 

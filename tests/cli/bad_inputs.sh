@@ -115,6 +115,17 @@ expect_error argument-invalid-utf8 "^ted: line 2: input byte offset 4: invalid U
 stdin="$work/in" expect_error stdin-100000-words \
     "^ted: line 1: 100002 tokens, more than the model's max_positions \(5000\)$" "$TED" translate -m $toy
 
+# ted tokenize: the same input errors, and target ids that are not ids.
+printf 'the cat .\nthe \000 bird .\n' >"$work/in"
+stdin="$work/in" expect_error tokenize-nul-byte "^ted: line 2: contains a NUL byte$" \
+    "$TED" tokenize -m $toy
+expect_error tokenize-invalid-utf8 "^ted: line 1: input byte offset 4: invalid UTF-8" \
+    "$TED" tokenize -m $toy --target "$(printf 'the \342\202')"
+for ids in "5 x 7" "5 -1" "5 +3" "5 3.0" "99999999999"; do
+    expect_error "tokenize-decode-'$ids'" "^ted: line 2: \"[^\"]*\" is not a token id$" \
+        "$TED" tokenize -m $toy --decode "5 6" "$ids"
+done
+
 # ted info --check passes on the good models.
 for model in $tiny $toy; do
     run "$work/out" "$work/err" "$TED" info -m $model --check

@@ -138,7 +138,7 @@ static void self_attention_padded(int heads, const float *expected_out,
     char what[48];
     snprintf(what, sizeof what, "self-attention, %d heads", heads);
 
-    ted_kv_cache cache = {nans((size_t)B * CAP * D), nans((size_t)B * CAP * D), CAP, 0};
+    ted_kv_cache cache = {nans((size_t)B * CAP * D), nans((size_t)B * CAP * D), CAP, 0, NULL};
     ted_attention_scratch scratch = new_scratch(B * S, heads, CAP);
     float *weights = filled((size_t)B * heads * S * CAP, 123.0f);
     float *out = nans((size_t)B * S * D);
@@ -197,7 +197,7 @@ static void causal_attention(int heads, const int *chunk_sizes, int chunks, bool
     snprintf(what, sizeof what, "causal self-attention, %d heads, %d chunk(s)%s", heads, chunks,
              causal ? "" : ", by key count");
 
-    ted_kv_cache cache = {nans((size_t)B * CAP * D), nans((size_t)B * CAP * D), CAP, 0};
+    ted_kv_cache cache = {nans((size_t)B * CAP * D), nans((size_t)B * CAP * D), CAP, 0, NULL};
     ted_attention_scratch scratch = new_scratch(B * S, heads, CAP);
     double worst = 0.0;
     for (int c = 0; c < chunks; c++) {
@@ -277,7 +277,7 @@ static void cross_attention(int heads, const float *expected_out, const float *e
     char what[48];
     snprintf(what, sizeof what, "encoder-decoder attention, %d heads", heads);
 
-    ted_kv_cache cache = {nans((size_t)B * K * D), nans((size_t)B * K * D), K, 0};
+    ted_kv_cache cache = {nans((size_t)B * K * D), nans((size_t)B * K * D), K, 0, NULL};
     ted_attention_scratch scratch = new_scratch(B * K, heads, K);
     float *weights = filled((size_t)B * heads * Q * K, 123.0f);
     float *out = nans((size_t)B * Q * D);
@@ -332,7 +332,7 @@ Test(attention, separate_weights_give_what_packed_weights_give)
                                       W.out_bias};
     ted_attention_shape shape = {B, S, HEADS, D / HEADS};
     ted_attention_mask padding = {att_lengths, false};
-    ted_kv_cache cache = {nans((size_t)B * S * D), nans((size_t)B * S * D), S, 0};
+    ted_kv_cache cache = {nans((size_t)B * S * D), nans((size_t)B * S * D), S, 0, NULL};
     ted_attention_scratch scratch = new_scratch(B * S, HEADS, S);
     float *packed_out = nans((size_t)B * S * D), *separate_out = nans((size_t)B * S * D);
 

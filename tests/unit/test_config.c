@@ -172,6 +172,15 @@ Test(config, optional_keys_take_their_defaults)
     cr_assert_float_eq(c.temperature, 1.0f, 0.0);
     cr_assert_eq(c.top_k, 0);
     cr_assert_float_eq(c.top_p, 1.0f, 0.0);
+    /* the keys Marian models set */
+    cr_assert_eq(c.tensor_names, TED_NAMES_TUTORIAL);
+    cr_assert_eq(c.attention_projection, TED_PROJECTION_PACKED);
+    cr_assert(!c.shared_embeddings && !c.tied_output && c.output_bias);
+    cr_assert_str_eq(c.src_spm, "");
+    cr_assert_str_eq(c.tgt_spm, "");
+    cr_assert_eq(c.normalize, TED_NORMALIZE_NONE);
+    cr_assert_eq(c.length_normalization, TED_LENGTH_GNMT);
+    cr_assert_eq(c.banned_id_count, 0);
 }
 
 Test(config, flow_style_quoted_keys_and_empty_decoding_are_accepted)
@@ -697,4 +706,542 @@ Test(config, load_of_an_empty_file_is_an_empty_document, .init = make_temp_dir,
     char expected[256];
     snprintf(expected, sizeof expected, "%s:1: empty document", temp_path);
     cr_assert_str_eq(err.message, expected);
+}
+
+/* ---- decoding.banned_ids, tokenizer.normalize, length_normalization ---- */
+
+/* MINIMAL followed by `decoding`, the text of a decoding section. */
+static ted_config parse_decoding(const char *decoding)
+{
+    char *text = malloc(strlen(MINIMAL) + strlen(decoding) + 16);
+    cr_assert_not_null(text);
+    sprintf(text, "%sdecoding:\n%s", MINIMAL, decoding);
+    ted_config c = parse_ok(text);
+    free(text);
+    return c;
+}
+
+static void expect_decoding_error(const char *decoding, const char *message)
+{
+    char *text = malloc(strlen(MINIMAL) + strlen(decoding) + 16);
+    cr_assert_not_null(text);
+    sprintf(text, "%sdecoding:\n%s", MINIMAL, decoding);
+    expect_error(text, message);
+    free(text);
+}
+
+Test(config, banned_ids_are_read_in_flow_and_block_style)
+{
+    ted_config c = parse_decoding("  banned_ids: [31999, 0, 7]\n");
+    cr_assert_eq(c.banned_id_count, 3);
+    cr_assert_eq(c.banned_ids[0], 31999);
+    cr_assert_eq(c.banned_ids[1], 0);
+    cr_assert_eq(c.banned_ids[2], 7);
+    c = parse_decoding("  banned_ids:\n    - 5\n    - !!int 6\n  beam_size: 4\n");
+    cr_assert_eq(c.banned_id_count, 2);
+    cr_assert_eq(c.banned_ids[0], 5);
+    cr_assert_eq(c.banned_ids[1], 6);
+    cr_assert_eq(c.beam_size, 4);
+    c = parse_decoding("  banned_ids: []\n");
+    cr_assert_eq(c.banned_id_count, 0);
+    c = parse_decoding("  banned_ids:\n  #  - 5\n");
+    cr_assert_eq(c.banned_id_count, 0);
+    c = parse_decoding("  banned_ids: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]\n");
+    cr_assert_eq(c.banned_id_count, 16);
+    cr_assert_eq(c.banned_ids[15], 16);
+}
+
+Test(config, banned_ids_must_be_target_ids)
+{
+    expect_decoding_error("  banned_ids: [5, 32000]\n",
+                          "config.yaml:14: decoding.banned_ids: 32000 is not below "
+                          "tgt_vocab_size 32000");
+    expect_decoding_error("  banned_ids:\n    - 5\n    - -1\n",
+                          "config.yaml:16: decoding.banned_ids: -1 is out of range "
+                          "(must be >= 0)");
+    expect_decoding_error("  banned_ids: [5, x]\n",
+                          "config.yaml:14: decoding.banned_ids: expected an integer, got \"x\"");
+    expect_decoding_error("  banned_ids: [5, \"6\"]\n",
+                          "config.yaml:14: decoding.banned_ids: expected an integer, got \"6\"");
+    expect_decoding_error("  banned_ids: [5, [6]]\n",
+                          "config.yaml:14: decoding.banned_ids: expected an integer, got a list");
+    expect_decoding_error("  banned_ids: 5\n",
+                          "config.yaml:14: decoding.banned_ids: expected a list of integers, "
+                          "got \"5\"");
+    expect_decoding_error("  banned_ids: {a: 5}\n",
+                          "config.yaml:14: decoding.banned_ids: expected a list of integers, "
+                          "got a mapping");
+}
+
+Test(config, at_most_sixteen_banned_ids)
+{
+    cr_assert_eq(TED_MAX_BANNED_IDS, 16);
+    expect_decoding_error("  banned_ids: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, "
+                          "17]\n",
+                          "config.yaml:14: decoding.banned_ids: at most 16 values are allowed, "
+                          "got 17");
+}
+
+Test(config, normalize_and_length_normalization_are_words)
+{
+    char *text = replace(MINIMAL, "tokenizer:\n", "tokenizer:\n  normalize: moses\n");
+    ted_config c = parse_ok(text);
+    cr_assert_eq(c.normalize, TED_NORMALIZE_MOSES);
+    free(text);
+    c = parse_decoding("  length_normalization: power\n");
+    cr_assert_eq(c.length_normalization, TED_LENGTH_POWER);
+    expect_replaced_error("tokenizer:\n", "tokenizer:\n  normalize: nfkc\n",
+                          "config.yaml:11: tokenizer.normalize: \"nfkc\" is not one of none, "
+                          "moses");
+    expect_decoding_error("  length_normalization: average\n",
+                          "config.yaml:14: decoding.length_normalization: \"average\" is not "
+                          "one of gnmt, power");
+}
+
+/* ---- explicit tags --------------------------------------------------------- */
+
+Test(config, a_tag_of_another_type_is_refused)
+{
+    expect_replaced_error("d_model: 512", "d_model: !!str 512",
+                          "config.yaml:2: model.d_model: expected an integer, got \"512\" "
+                          "tagged !!str");
+    expect_replaced_error("d_model: 512", "d_model: !!float 512",
+                          "config.yaml:2: model.d_model: expected an integer, got \"512\" "
+                          "tagged !!float");
+    expect_replaced_error("d_model: 512", "d_model: !local 512",
+                          "config.yaml:2: model.d_model: expected an integer, got \"512\" "
+                          "tagged !local");
+    /* an alias has the tag of its anchor */
+    expect_replaced_error("d_model: 512\n  heads: 8", "d_model: &d !!str 512\n  heads: *d",
+                          "config.yaml:2: model.d_model: expected an integer, got \"512\" "
+                          "tagged !!str");
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  norm_first: !!str true\n",
+                          "config.yaml:7: model.norm_first: expected true or false, got "
+                          "\"true\" tagged !!str");
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  layer_norm_eps: !!str 1e-5\n",
+                          "config.yaml:7: model.layer_norm_eps: expected a number, got "
+                          "\"1e-5\" tagged !!str");
+    expect_replaced_error("weights: model.safetensors", "weights: !!int 5",
+                          "config.yaml:9: weights: expected a path, got \"5\" tagged !!int");
+    expect_decoding_error("  banned_ids: [5, !!str 6]\n",
+                          "config.yaml:14: decoding.banned_ids: expected an integer, got \"6\" "
+                          "tagged !!str");
+}
+
+Test(config, the_tag_of_the_expected_type_is_accepted)
+{
+    char *a = replace(MINIMAL, "d_model: 512", "d_model: !!int 512");
+    char *b = replace(a, "weights: model.safetensors", "weights: !!str model.safetensors");
+    char *c = replace(b, "tokenizer:\n", "tokenizer:\n  lowercase: !!bool true\n"
+                                         "  type: !<tag:yaml.org,2002:str> char\n");
+    char *d = replace(c, "  d_ff: 2048\n", "  d_ff: 2048\n  layer_norm_eps: !!float 1e-6\n");
+    ted_config config = parse_ok(d);
+    cr_assert_eq(config.d_model, 512);
+    cr_assert_str_eq(config.weights, "model.safetensors");
+    cr_assert(config.lowercase);
+    cr_assert_eq(config.tokenizer, TED_TOKENIZER_CHAR);
+    cr_assert_float_eq(config.layer_norm_eps, 1e-6f, 0.0);
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+}
+
+/* ---- the key table --------------------------------------------------------- */
+
+Test(config, keys_are_named_dotted)
+{
+    int count = ted_config_key_count();
+    cr_assert_gt(count, 40);
+    char name[64];
+    ted_error err = {0};
+    cr_assert_eq(ted_config_key_name(0, name, sizeof name, &err), TED_OK);
+    cr_assert_str_eq(name, "model");
+    cr_assert_eq(ted_config_key_name(1, name, sizeof name, &err), TED_OK);
+    cr_assert_str_eq(name, "model.d_model");
+    cr_assert_eq(ted_config_key_name(count - 1, name, sizeof name, &err), TED_OK);
+    cr_assert_str_eq(name, "decoding.top_p");
+    cr_assert_eq(ted_config_key_name(count, name, sizeof name, &err), TED_ERR_ARGUMENT);
+    cr_assert_eq(ted_config_key_name(1, name, 13, &err), TED_ERR_ARGUMENT);
+    cr_assert_str_eq(err.message, "ted_config_key_name: model.d_model needs 14 bytes");
+}
+
+/* docs/model-format.md, read from the repository root (where the tests run):
+ * its "## config.yaml" part, up to the next "## " heading. */
+static char *read_config_docs(void)
+{
+    FILE *file = fopen("docs/model-format.md", "rb");
+    cr_assert_not_null(file, "docs/model-format.md: cannot open (run from the repository root)");
+    static char text[256 * 1024];
+    size_t n = fread(text, 1, sizeof text - 1, file);
+    fclose(file);
+    text[n] = '\0';
+    char *start = strstr(text, "\n## config.yaml\n");
+    cr_assert_not_null(start, "docs/model-format.md has no \"## config.yaml\" part");
+    char *end = strstr(start + 1, "\n## ");
+    if (end)
+        end[1] = '\0';
+    return start + 1;
+}
+
+typedef struct documented_keys {
+    char names[128][64];
+    int count;
+    char headings[32][64];
+    int heading_count;
+} documented_keys;
+
+/* Whether `name` is a key of config.yaml ("model.heads"), or the section
+ * of some ("model"). */
+static bool is_key_or_section(const char *name, bool section)
+{
+    char key[64];
+    size_t length = strlen(name);
+    for (int i = 0; i < ted_config_key_count(); i++) {
+        cr_assert_eq(ted_config_key_name(i, key, sizeof key, NULL), TED_OK);
+        bool match = section ? strncmp(key, name, length) == 0 && key[length] == '.'
+                             : strcmp(key, name) == 0;
+        if (match)
+            return true;
+    }
+    return false;
+}
+
+static bool is_key(const char *name) { return is_key_or_section(name, false); }
+
+static bool is_section(const char *name) { return is_key_or_section(name, true); }
+
+/* A row of a key table, "| `heads` | int | ...", under "### model" is
+ * model.heads; under a heading that is no section ("### weights"), a
+ * top-level key. Key tables are those whose header row is "| key | ...". */
+static void read_key_row(documented_keys *d, const char *line, const char *heading)
+{
+    const char *name = line + strlen("| `");
+    size_t length = strcspn(name, "`");
+    cr_assert_lt(length, 40, "docs/model-format.md: no key name in: %.60s", line);
+    cr_assert_lt(d->count, 128);
+    bool in_section = is_section(heading);  /* so shorter than a key name */
+    snprintf(d->names[d->count++], 64, "%.23s%s%.*s", in_section ? heading : "",
+             in_section ? "." : "", (int)length, name);
+}
+
+static documented_keys documented_config_keys(void)
+{
+    documented_keys d = {.count = 0};
+    char heading[64] = "";
+    bool in_key_table = false;
+    for (char *line = read_config_docs(); line && *line;) {
+        char *next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        if (strncmp(line, "### ", 4) == 0) {
+            snprintf(heading, sizeof heading, "%s", line + 4);
+            cr_assert_lt(d.heading_count, 32);
+            snprintf(d.headings[d.heading_count++], 64, "%s", heading);
+        }
+        if (strncmp(line, "| key |", 7) == 0)
+            in_key_table = true;
+        else if (line[0] != '|')
+            in_key_table = false;
+        else if (in_key_table && strncmp(line, "| `", 3) == 0)
+            read_key_row(&d, line, heading);
+        line = next;
+    }
+    return d;
+}
+
+static bool listed(const char (*names)[64], int count, const char *name)
+{
+    for (int i = 0; i < count; i++)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
+Test(config, every_key_is_documented)
+{
+    documented_keys d = documented_config_keys();
+    cr_assert_gt(d.count, 0, "docs/model-format.md: no key table found");
+    char name[64];
+    for (int i = 0; i < ted_config_key_count(); i++) {
+        cr_assert_eq(ted_config_key_name(i, name, sizeof name, NULL), TED_OK);
+        if (!is_section(name))
+            cr_expect(listed(d.names, d.count, name),
+                      "%s is a config key, but docs/model-format.md has no row for it", name);
+        else
+            cr_expect(listed(d.headings, d.heading_count, name),
+                      "%s is a config section, but docs/model-format.md has no \"### %s\"",
+                      name, name);
+    }
+}
+
+Test(config, every_documented_key_exists)
+{
+    documented_keys d = documented_config_keys();
+    for (int i = 0; i < d.count; i++)
+        cr_expect(is_key(d.names[i]),
+                  "docs/model-format.md documents %s, which is no config key", d.names[i]);
+}
+
+/* ---- ted_config_write_yaml -------------------------------------------------- */
+
+/* What MINIMAL is with every default spelled out: Transformer-base as
+ * docs/model-format.md shows it. */
+static const char minimal_written[] =
+    "model:\n"
+    "  d_model: 512\n"
+    "  heads: 8\n"
+    "  encoder_layers: 6\n"
+    "  decoder_layers: 6\n"
+    "  d_ff: 2048\n"
+    "  src_vocab_size: 32000\n"
+    "  tgt_vocab_size: 32000\n"
+    "  activation: relu\n"
+    "  norm_first: false\n"
+    "  layer_norm_eps: 1.0e-05\n"
+    "  max_positions: 5000\n"
+    "  scale_embedding: true\n"
+    "  positional_encoding: interleaved\n"
+    "  encoder_final_norm: true\n"
+    "  decoder_final_norm: true\n"
+    "  tensor_names: tutorial\n"
+    "  attention_projection: packed\n"
+    "  shared_embeddings: false\n"
+    "  tied_output: false\n"
+    "  output_bias: true\n"
+    "weights: model.safetensors\n"
+    "tokenizer:\n"
+    "  type: whitespace\n"
+    "  lowercase: false\n"
+    "  normalize: none\n"
+    "  source_language: none\n"
+    "  src_vocab: vocab.src\n"
+    "  tgt_vocab: vocab.tgt\n"
+    "  unk_id: 0\n"
+    "  pad_id: 1\n"
+    "  bos_id: 2\n"
+    "  eos_id: 3\n"
+    "  source_bos: true\n"
+    "  source_eos: true\n"
+    "decoding:\n"
+    "  max_length: 0\n"
+    "  max_length_offset: 0\n"
+    "  beam_size: 1\n"
+    "  length_penalty: 0.6\n"
+    "  length_normalization: gnmt\n"
+    "  banned_ids: []\n"
+    "  sample: false\n"
+    "  temperature: 1.0\n"
+    "  top_k: 0\n"
+    "  top_p: 1.0\n";
+
+/* Every key set away from its default; paths YAML must quote. */
+#define EVERY_KEY                                           \
+    "model:\n"                                              \
+    "  d_model: 64\n"                                       \
+    "  heads: 4\n"                                          \
+    "  encoder_layers: 3\n"                                 \
+    "  decoder_layers: 2\n"                                 \
+    "  d_ff: 256\n"                                         \
+    "  src_vocab_size: 100\n"                               \
+    "  tgt_vocab_size: 100\n"                               \
+    "  activation: silu\n"                                  \
+    "  norm_first: true\n"                                  \
+    "  layer_norm_eps: 1.4e-45\n"                           \
+    "  max_positions: 512\n"                                \
+    "  scale_embedding: false\n"                            \
+    "  positional_encoding: concatenated\n"                 \
+    "  encoder_final_norm: false\n"                         \
+    "  decoder_final_norm: false\n"                         \
+    "  tensor_names: marian\n"                              \
+    "  attention_projection: separate\n"                    \
+    "  shared_embeddings: true\n"                           \
+    "  tied_output: true\n"                                 \
+    "  output_bias: false\n"                                \
+    "weights: \"a dir/b: c #d \\\"e\\\".safetensors\"\n"    \
+    "tokenizer:\n"                                          \
+    "  type: sentencepiece\n"                               \
+    "  lowercase: true\n"                                   \
+    "  normalize: moses\n"                                  \
+    "  src_vocab: 'd\xc3\xa9j\xc3\xa0/vocab''s'\n"          \
+    "  tgt_vocab: \"tab\\there\\u0085\"\n"                  \
+    "  src_spm: \"true\"\n"                                 \
+    "  tgt_spm: '- x'\n"                                    \
+    "  unk_id: 3\n"                                         \
+    "  pad_id: 0\n"                                         \
+    "  bos_id: 0\n"                                         \
+    "  eos_id: 2\n"                                         \
+    "  source_bos: false\n"                                 \
+    "  source_eos: false\n"                                 \
+    "decoding:\n"                                           \
+    "  max_length: 200\n"                                   \
+    "  max_length_offset: 50\n"                             \
+    "  beam_size: 5\n"                                      \
+    "  length_penalty: 3.4028235e38\n"                      \
+    "  length_normalization: power\n"                       \
+    "  banned_ids: [99, 0, 99]\n"                           \
+    "  temperature: 0.1\n"                                  \
+    "  top_k: 40\n"                                         \
+    "  top_p: 0.9\n"
+
+/* The text ted_config_write_yaml makes of `config`; the caller frees it. */
+static char *written(const ted_config *config)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    cr_assert_not_null(out);
+    ted_error err = {0};
+    cr_assert_eq(ted_config_write_yaml(out, config, &err), TED_OK, "%s", err.message);
+    cr_assert_eq(fclose(out), 0);
+    return text;
+}
+
+/* `config` written to the scratch file and loaded back. */
+static ted_config written_and_read(const ted_config *config)
+{
+    FILE *out = fopen(temp_path, "wb");
+    cr_assert_not_null(out);
+    ted_error err = {0};
+    cr_assert_eq(ted_config_write_yaml(out, config, &err), TED_OK, "%s", err.message);
+    cr_assert_eq(fclose(out), 0);
+    ted_config back;
+    cr_assert_eq(ted_config_load(temp_path, &back, &err), TED_OK, "%s", err.message);
+    return back;
+}
+
+#define SAME(field) cr_assert(a->field == b->field, "%s differs", #field)
+#define SAME_TEXT(field) cr_assert_str_eq(a->field, b->field, "%s differs", #field)
+
+static void assert_same_config(const ted_config *a, const ted_config *b)
+{
+    SAME(d_model);
+    SAME(heads);
+    SAME(encoder_layers);
+    SAME(decoder_layers);
+    SAME(d_ff);
+    SAME(src_vocab_size);
+    SAME(tgt_vocab_size);
+    SAME(activation);
+    SAME(norm_first);
+    SAME(layer_norm_eps);
+    SAME(max_positions);
+    SAME(scale_embedding);
+    SAME(positional_layout);
+    SAME(encoder_final_norm);
+    SAME(decoder_final_norm);
+    SAME(tensor_names);
+    SAME(attention_projection);
+    SAME(shared_embeddings);
+    SAME(tied_output);
+    SAME(output_bias);
+    SAME_TEXT(weights);
+    SAME(tokenizer);
+    SAME(lowercase);
+    SAME(normalize);
+    SAME_TEXT(src_vocab);
+    SAME_TEXT(tgt_vocab);
+    SAME_TEXT(src_spm);
+    SAME_TEXT(tgt_spm);
+    SAME(unk_id);
+    SAME(pad_id);
+    SAME(bos_id);
+    SAME(eos_id);
+    SAME(source_bos);
+    SAME(source_eos);
+    SAME(max_length);
+    SAME(max_length_offset);
+    SAME(beam_size);
+    SAME(length_penalty);
+    SAME(length_normalization);
+    SAME(banned_id_count);
+    SAME(sample);
+    SAME(temperature);
+    SAME(top_k);
+    SAME(top_p);
+    for (int i = 0; i < a->banned_id_count; i++)
+        SAME(banned_ids[i]);
+}
+
+Test(config, the_writer_spells_out_every_default)
+{
+    ted_config c = parse_ok(MINIMAL);
+    char *text = written(&c);
+    cr_assert_str_eq(text, minimal_written);
+    free(text);
+}
+
+Test(config, the_writer_gives_back_every_key, .init = make_temp_dir, .fini = remove_temp_dir)
+{
+    ted_config c = parse_ok(EVERY_KEY);
+    /* what the file says, read independently of the writer */
+    cr_assert_str_eq(c.weights, "a dir/b: c #d \"e\".safetensors");
+    cr_assert_str_eq(c.src_vocab, "d\xc3\xa9j\xc3\xa0/vocab's");
+    cr_assert_str_eq(c.tgt_vocab, "tab\there\xc2\x85");
+    cr_assert_str_eq(c.tgt_spm, "- x");
+    cr_assert_float_eq(c.layer_norm_eps, 1.4e-45f, 0.0);
+    cr_assert_gt(c.layer_norm_eps, 0.0f);
+    cr_assert_eq(c.banned_id_count, 3);
+    ted_config back = written_and_read(&c);
+    assert_same_config(&c, &back);
+}
+
+Test(config, the_shipped_configs_are_written_back_as_they_are, .init = make_temp_dir,
+     .fini = remove_temp_dir)
+{
+    static const char *const paths[] = {"tests/data/tiny-model/config.yaml",
+                                        "models/toy-en-fr/config.yaml"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        ted_config c;
+        ted_error err = {0};
+        cr_assert_eq(ted_config_load(paths[i], &c, &err), TED_OK, "%s", err.message);
+        ted_config back = written_and_read(&c);
+        assert_same_config(&c, &back);
+    }
+}
+
+Test(config, write_errors_are_reported)
+{
+    FILE *full = fopen("/dev/full", "w");
+    if (!full)
+        cr_skip_test("no /dev/full");
+    ted_config c = parse_ok(MINIMAL);
+    ted_error err = {0};
+    cr_assert_eq(ted_config_write_yaml(full, &c, &err), TED_ERR_IO);
+    cr_assert_str_eq(err.message, "writing the config: No space left on device");
+    fclose(full);
+}
+
+Test(config, a_value_no_config_holds_is_not_written)
+{
+    ted_config c = parse_ok(MINIMAL);
+    c.positional_layout = (ted_positional_layout)2;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    cr_assert_not_null(out);
+    ted_error err = {0};
+    cr_assert_eq(ted_config_write_yaml(out, &c, &err), TED_ERR_ARGUMENT);
+    cr_assert_str_eq(err.message,
+                     "writing model.positional_encoding: 2 is not the index of a word");
+    c = parse_ok(MINIMAL);
+    strcpy(c.src_vocab, "vocab.\xff");
+    cr_assert_eq(ted_config_write_yaml(out, &c, &err), TED_ERR_ARGUMENT);
+    cr_assert_str_eq(err.message, "writing tokenizer.src_vocab: not UTF-8 text, or out of memory");
+    fclose(out);
+    free(text);
+}
+
+/* The example at the top of the config.yaml part of the docs is what the
+ * writer makes of Transformer-base: every key, at its default. */
+Test(config, the_documented_example_lists_every_default)
+{
+    char *docs = read_config_docs();
+    char *start = strstr(docs, "```yaml\n");
+    cr_assert_not_null(start, "docs/model-format.md: no ```yaml example under config.yaml");
+    start += strlen("```yaml\n");
+    char *end = strstr(start, "```");
+    cr_assert_not_null(end);
+    *end = '\0';
+    cr_assert_str_eq(start, minimal_written);
 }

@@ -2,8 +2,10 @@
  * batch, the PCG32 generator, single draws against their distribution
  * (temperature, top-k, top-p), sampled decodes (top-k 1 is greedy, a seed
  * repeats, the batch does not matter, first-token frequencies follow the
- * softmax), and beam search (beam 1 without length penalty is greedy,
- * n-best lists are ordered, bad parameters are refused).
+ * softmax), top-k and banned tokens, and beam search (beam 1 without
+ * length penalty is greedy, n-best lists are ordered, bad parameters are
+ * refused, and on a model whose logits never change, the scores and
+ * stopping of both length normalizations worked out by hand).
  *
  * Frequency checks are Pearson chi-square tests of N seeded draws against
  * the exact probabilities, at significance 0.001 (critical values below).
@@ -11,8 +13,10 @@
  * check also shows that the statistic is far above the critical value for
  * a distribution that is slightly wrong, so the test can fail. Against
  * PyTorch: tests/parity/test_beam.py. */
+#include <cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +24,7 @@
 #include "float_check.h"
 #include "layer_fixtures.h"
 #include "model/decoding.h"
+#include "model_dir.h"
 #include "ted/ted.h"
 
 #define TOY_DIR "models/toy-en-fr"
@@ -214,11 +219,13 @@ enum { DRAWS = 40000 };
 static void draw_counts(const float *logits, int n, ted_sampling_params params, uint64_t seed,
                         long *counts)
 {
-    ted_candidate scratch[16];
+    int ids[16];
+    double weights[16];
+    ted_draw_scratch scratch = {ids, weights};
     ted_rng rng = ted_rng_seed(seed, 0);
     memset(counts, 0, sizeof(long) * n);
     for (int i = 0; i < DRAWS; i++) {
-        int id = ted_sample_token(logits, n, &params, &rng, scratch);
+        int id = ted_sample_token(logits, n, &params, &rng, &scratch);
         cr_assert(id >= 0 && id < n);
         counts[id]++;
     }
@@ -698,11 +705,12 @@ Test(decoding, bad_beam_parameters_are_refused)
         int n_best;
         const char *says;
     } bad[] = {
-        {{0, 0.6f}, 1, "beam size 0"},
-        {{TINY_TGT_VOCAB, 0.6f}, 1, "beam size 14 is outside 1..13"},
-        {{2, -1.0f}, 1, "length penalty -1"},
-        {{2, 0.6f}, 3, "n-best 3 is outside 1..2"},
-        {{2, 0.6f}, 0, "n-best 0"},
+        {{0, 0.6f, TED_LENGTH_GNMT}, 1, "beam size 0"},
+        {{TINY_TGT_VOCAB, 0.6f, TED_LENGTH_GNMT}, 1, "beam size 14 is outside 1..13"},
+        {{2, -1.0f, TED_LENGTH_GNMT}, 1, "length penalty -1"},
+        {{2, 0.6f, TED_LENGTH_GNMT}, 3, "n-best 3 is outside 1..2"},
+        {{2, 0.6f, TED_LENGTH_GNMT}, 0, "n-best 0"},
+        {{2, 0.6f, (ted_length_normalization)2}, 1, "length normalization 2 is neither"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         cr_assert_eq(ted_beam_search(s, tiny_sources, tiny_source_lengths, &max_length, 1,
@@ -712,7 +720,7 @@ Test(decoding, bad_beam_parameters_are_refused)
                   bad[k].says);
     }
     /* the largest beam works */
-    ted_beam_params widest = {TINY_TGT_VOCAB - 1, 0.6f};
+    ted_beam_params widest = {TINY_TGT_VOCAB - 1, 0.6f, TED_LENGTH_POWER};
     cr_assert_eq(ted_beam_search(s, tiny_sources, tiny_source_lengths, &max_length, 1, &widest,
                                  TINY_TGT_VOCAB - 1, h, &err),
                  TED_OK, "%s", err.message);
@@ -747,4 +755,194 @@ Test(decoding, translate_options_are_checked)
     ted_beam_params b = ted_beam_default_params();
     cr_assert(b.beam_size == 4 && b.length_penalty == 0.6f);
     ted_model_free(model);
+}
+
+/* ---- the final Softmax's choices ------------------------------------------ */
+
+Test(decoding, top_k_takes_the_largest_first_and_the_lower_id_on_ties)
+{
+    const float scores[7] = {0.5f, 2.0f, -1.0f, 2.0f, 3.0f, -INFINITY, 0.5f};
+    int ids[7];
+    float values[7];
+    cr_assert_eq(ted_top_k(scores, 7, 4, ids, values), 4);
+    const int want[4] = {4, 1, 3, 0};
+    const float want_values[4] = {3.0f, 2.0f, 2.0f, 0.5f};
+    cr_assert_arr_eq(ids, want, sizeof want);
+    cr_assert_arr_eq(values, want_values, sizeof want_values);
+    /* k above n: every score, -infinity last */
+    cr_assert_eq(ted_top_k(scores, 7, 20, ids, NULL), 7);
+    const int all[7] = {4, 1, 3, 0, 6, 2, 5};
+    cr_assert_arr_eq(ids, all, sizeof all);
+    cr_assert_eq(ted_top_k(scores, 7, 1, ids, NULL), 1);
+    cr_assert_eq(ids[0], ted_argmax(scores, 7));
+    cr_assert_eq(ted_top_k(scores, 7, 0, ids, NULL), 0);
+}
+
+Test(decoding, a_banned_logit_is_never_drawn)
+{
+    float logits[6];
+    double p[6];
+    make_logits(logits, p);
+    logits[shuffled[0]] = -INFINITY;  /* the most likely token, banned */
+    softmax_t(logits, 6, 1.0, p);
+    long counts[6];
+    ted_sampling_params params = ted_sampling_default_params();
+    draw_counts(logits, 6, params, 60, counts);
+    cr_assert_eq(counts[shuffled[0]], 0);
+    expect_fit(counts, p, 6, "the others, renormalized");
+    params.top_k = 6;
+    params.top_p = 0.999f;
+    draw_counts(logits, 6, params, 61, counts);
+    cr_assert_eq(counts[shuffled[0]], 0, "sorted candidates: the banned one comes last");
+}
+
+/* ---- beam search by hand ---------------------------------------------------
+ * A copy of the tiny model whose every weight is 0 but the final Linear's
+ * bias, log p: the decoder's output is 0 (every LayerNorm scales by 0), so
+ * every step's logits are log p whatever the source and the prefix. With
+ * p(A) = 0.5, p(EOS) = 0.25, p(B) = 0.15 and 0.1 / 11 for each other
+ * token, every beam search below can be followed by hand. */
+
+enum { EOS = 3, A = 4, B = 5 };
+
+static temp_dir make_constant_model(const char *config_tail)
+{
+    char tail[256];
+    snprintf(tail, sizeof tail, "max_length_offset: 4\n%s", config_tail);
+    temp_dir dir = make_model_dir("max_length_offset: 4", tail, false);
+    size_t size;
+    char *file = read_file(TINY_DIR "/model.safetensors", &size);
+    uint64_t length = 0;
+    for (int i = 0; i < 8; i++)
+        length |= (uint64_t)(unsigned char)file[i] << (8 * i);
+    cJSON *header = cJSON_ParseWithLength(file + 8, (size_t)length);
+    cJSON *bias = cJSON_GetObjectItemCaseSensitive(header, "generator.bias");
+    cr_assert_not_null(bias);
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(bias, "dtype")->valuestring, "F32");
+    size_t begin = (size_t)cJSON_GetArrayItem(
+                       cJSON_GetObjectItemCaseSensitive(bias, "data_offsets"), 0)->valuedouble;
+    char *data = file + 8 + length;
+    memset(data, 0, size - 8 - (size_t)length);
+    for (int v = 0; v < TINY_TGT_VOCAB; v++) {
+        double p = v == A ? 0.5 : v == EOS ? 0.25 : v == B ? 0.15 : 0.1 / 11;
+        float logit = (float)log(p);
+        memcpy(data + begin + sizeof(float) * v, &logit, sizeof logit);
+    }
+    write_file(&dir, "model.safetensors", file, size);
+    cJSON_Delete(header);
+    free(file);
+    return dir;
+}
+
+/* Beam search of tiny source 0 on the constant model in `dir`. */
+static void beam_by_hand(const char *dir, ted_beam_params params, int max_length, int n_best,
+                         ted_hypothesis *h)
+{
+    ted_model *model = load(dir);
+    ted_session *s = new_session(model);
+    ted_error err = {0};
+    cr_assert_eq(ted_beam_search(s, tiny_sources, tiny_source_lengths, &max_length, 1, &params,
+                                 n_best, h, &err),
+                 TED_OK, "%s", err.message);
+    ted_session_free(s);
+    ted_model_free(model);
+}
+
+static void expect_hypothesis(const ted_hypothesis *h, const int *ids, int length,
+                              double log_prob, double score, const char *what)
+{
+    cr_assert_eq(h->length, length, "%s: %d tokens, expected %d", what, h->length, length);
+    cr_assert_arr_eq(h->ids, ids, sizeof(int) * length, "%s: other tokens", what);
+    cr_assert(fabs(h->log_prob - log_prob) < 1e-5, "%s: log-prob %.7f, by hand %.7f", what,
+              h->log_prob, log_prob);
+    cr_assert(fabs(h->score - score) < 1e-5, "%s: score %.7f, by hand %.7f", what, h->score,
+              score);
+}
+
+Test(decoding, length_penalties_by_hand)
+{
+    cr_assert_float_eq(ted_length_penalty(TED_LENGTH_GNMT, 1.0, 7), 2.0, 1e-12);
+    cr_assert_float_eq(ted_length_penalty(TED_LENGTH_GNMT, 2.0, 13), 9.0, 1e-12);
+    cr_assert_float_eq(ted_length_penalty(TED_LENGTH_GNMT, 0.6, 1), 1.0, 1e-12);
+    cr_assert_float_eq(ted_length_penalty(TED_LENGTH_POWER, 1.0, 7), 7.0, 1e-12);
+    cr_assert_float_eq(ted_length_penalty(TED_LENGTH_POWER, 0.5, 9), 3.0, 1e-12);
+    cr_assert_float_eq(ted_length_penalty(TED_LENGTH_POWER, 2.0, 3), 9.0, 1e-12);
+    cr_assert_float_eq(ted_length_penalty(TED_LENGTH_POWER, 0.0, 5), 1.0, 0.0);
+    cr_assert_float_eq(ted_length_penalty(TED_LENGTH_GNMT, 0.0, 5), 1.0, 0.0);
+}
+
+/* Power, alpha 1, beam 2. Step 1: A (log .5) stays open, EOS (log .25,
+ * second) finishes with score log .25 / 1, B stays open. Step 2: A A
+ * stays open, A EOS (second) finishes with (log .5 + log .25) / 2: two
+ * finished, so the search stops, as transformers' early_stopping=True does,
+ * though longer hypotheses (A A EOS: (2 log .5 + log .25) / 3) would score
+ * better. */
+Test(decoding, power_normalization_stops_at_beam_size_finished)
+{
+    temp_dir dir = make_constant_model("");
+    ted_beam_params params = {2, 1.0f, TED_LENGTH_POWER};
+    ted_hypothesis h[2];
+    beam_by_hand(dir.path, params, 6, 2, h);
+    double a = log(0.5), eos = log(0.25);
+    expect_hypothesis(&h[0], (const int[]){A, EOS}, 2, a + eos, (a + eos) / 2, "best");
+    expect_hypothesis(&h[1], (const int[]){EOS}, 1, eos, eos, "second");
+    cr_assert_gt((2 * a + eos) / 3, h[0].score, "a longer one would have won");
+    ted_hypotheses_free(h, 2);
+    remove_model_dir(&dir);
+}
+
+/* GNMT, alpha 1, beam 2, length limit 6: lp = (5 + length) / 6. EOS at
+ * step 1 scores log .25; A EOS at step 2 (log .5 + log .25) / (7/6),
+ * A A EOS (2 log .5 + log .25) / (8/6), ... lower and lower. The best open
+ * hypothesis after step k is A x k, whose best possible score is
+ * k log .5 / (11/6): above the second best's after step 4, not after
+ * step 5, where the search stops. */
+Test(decoding, gnmt_normalization_stops_when_no_open_hypothesis_can_win)
+{
+    temp_dir dir = make_constant_model("");
+    ted_beam_params params = {2, 1.0f, TED_LENGTH_GNMT};
+    ted_hypothesis h[2];
+    beam_by_hand(dir.path, params, 6, 2, h);
+    double a = log(0.5), eos = log(0.25);
+    expect_hypothesis(&h[0], (const int[]){EOS}, 1, eos, eos, "best");
+    expect_hypothesis(&h[1], (const int[]){A, EOS}, 2, a + eos, (a + eos) / (7.0 / 6.0),
+                      "second");
+    cr_assert_leq(5 * a / (11.0 / 6.0), h[1].score, "A x 5 cannot win");
+    cr_assert_gt(4 * a / (11.0 / 6.0), h[1].score, "A x 4 could have");
+    ted_hypotheses_free(h, 2);
+    remove_model_dir(&dir);
+}
+
+/* At the length limit (2 tokens) the best beam_size candidates finish,
+ * whatever their last token: A A (2 log .5), A EOS, then A B; EOS from
+ * step 1 ranks last. */
+Test(decoding, the_length_limit_finishes_the_best_candidates)
+{
+    temp_dir dir = make_constant_model("");
+    ted_beam_params params = {3, 1.0f, TED_LENGTH_POWER};
+    ted_hypothesis h[3];
+    beam_by_hand(dir.path, params, 2, 3, h);
+    double a = log(0.5), eos = log(0.25), b = log(0.15);
+    expect_hypothesis(&h[0], (const int[]){A, A}, 2, 2 * a, a, "best");
+    expect_hypothesis(&h[1], (const int[]){A, EOS}, 2, a + eos, (a + eos) / 2, "second");
+    expect_hypothesis(&h[2], (const int[]){A, B}, 2, a + b, (a + b) / 2, "third");
+    ted_hypotheses_free(h, 3);
+    remove_model_dir(&dir);
+}
+
+/* banned_ids: [4] (A) in the config: beam 2, power, alpha 1. Step 1: EOS
+ * finishes first (log .25), B and another token stay open; step 2: B EOS
+ * finishes, (log .15 + log .25) / 2: two finished. The log-probs stay the
+ * model's (log .25, not log(.25 / .5)), as transformers reports them. */
+Test(decoding, a_banned_token_is_never_in_a_beam)
+{
+    temp_dir dir = make_constant_model("  banned_ids: [4]\n");
+    ted_beam_params params = {2, 1.0f, TED_LENGTH_POWER};
+    ted_hypothesis h[2];
+    beam_by_hand(dir.path, params, 6, 2, h);
+    double eos = log(0.25), b = log(0.15);
+    expect_hypothesis(&h[0], (const int[]){EOS}, 1, eos, eos, "best");
+    expect_hypothesis(&h[1], (const int[]){B, EOS}, 2, b + eos, (b + eos) / 2, "second");
+    ted_hypotheses_free(h, 2);
+    remove_model_dir(&dir);
 }

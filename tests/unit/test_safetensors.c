@@ -494,7 +494,7 @@ Test(safetensors, deeply_nested_header)
     memset(header + 5, '[', depth);
     memset(header + 5 + depth, ']', depth);
     strcpy(header + 5 + 2 * depth, "}");
-    expect_format_error(header, 0, "not valid JSON", "");
+    expect_format_error(header, 0, "nests deeper than 3 levels", "");
     free(header);
 }
 
@@ -776,4 +776,34 @@ Test(safetensors, non_finite_found_anywhere_in_a_large_unaligned_tensor)
     }
     expect_finite(&t);
     free(bytes);
+}
+
+/* A header of a million tiny values (metadata or a shape) would make cJSON
+ * build a tree ~30 times its size: refused before parsing. */
+Test(safetensors, header_with_too_many_values)
+{
+    enum { values = 1000001 };
+    char *header = malloc(16 + 2 * (size_t)values + 4);
+    cr_assert_not_null(header);
+    size_t n = (size_t)sprintf(header, "{\"a\":[");
+    for (int i = 0; i < values; i++) {
+        header[n++] = '0';
+        header[n++] = ',';
+    }
+    strcpy(header + n - 1, "]}");
+    expect_format_error(header, 0, "more than 1000000 JSON values", "");
+    free(header);
+}
+
+/* Strings holding brackets, commas and escaped quotes are not counted as
+ * structure: a header within the bounds parses. */
+Test(safetensors, header_size_count_skips_strings)
+{
+    const char *header = "{\"__metadata__\":{\"k\":\"[[[[{{{{,,,\\\"]]]]\"},"
+                         "\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}";
+    ted_safetensors st;
+    ted_error err = {0};
+    cr_assert_eq(parse_header(header, 4, &st, &err), TED_OK, "%s", err.message);
+    cr_assert_eq(st.count, 1);
+    ted_safetensors_close(&st);
 }

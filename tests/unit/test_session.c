@@ -18,6 +18,7 @@
 
 #include "float_check.h"
 #include "layer_fixtures.h"
+#include "model_dir.h"
 #include "ted/ted.h"
 
 enum { STEPS = TINY_STEPS, VOCAB = TINY_TGT_VOCAB };
@@ -315,6 +316,38 @@ Test(session, select_swaps_and_duplicates_rows)
     }
 }
 
+/* A decode with more rows but fewer steps than the one before: the buffers
+ * grow for the rows, and the strides must follow this decode's steps, not
+ * the capacity left by the longer one, or select() copies the caches
+ * askew. */
+Test(session, a_bigger_batch_after_a_longer_decode_selects_right)
+{
+    for (int k = 0; k < MODEL_COUNT; k++) {
+        const tiny_model *m = &tiny_models[k];
+        ted_model *model = load(m->dir);
+        ted_session *s = new_session(model);
+        const int *ids[1] = {tiny_src0};
+        int lengths[1] = {TINY_SRC0_LEN};
+        ted_error err = {0};
+        cr_assert_eq(ted_session_encode(s, ids, lengths, 1, 3 * STEPS, &err), TED_OK, "%s",
+                     err.message);
+        static const int first[1] = {0}, both[2] = {0, 1}, three[3] = {1, 0, 1};
+        step(s, first, 1);
+        encode(s, both, 2);  /* STEPS steps, 2 rows */
+        const float *logits = step(s, both, 2);
+        check_row(m, logits, 0, 0, 0, "after a longer decode");
+        check_row(m, logits, 1, 1, 0, "after a longer decode");
+        select_rows(s, (const int[]){1, 0, 1}, 3);
+        for (int t = 1; t < STEPS; t++) {
+            logits = step(s, three, 3);
+            for (int b = 0; b < 3; b++)
+                check_row(m, logits, b, three[b], t, "selected after a longer decode");
+        }
+        ted_session_free(s);
+        ted_model_free(model);
+    }
+}
+
 /* ---- attention weights -------------------------------------------------- */
 
 /* Every row of every head sums to 1; keys past `real_keys` weigh exactly 0. */
@@ -443,6 +476,9 @@ Test(session, attention_rows_sum_to_1_and_padding_gets_0)
  * and ted_session_attention() either shows valid weights or refuses. */
 Test(session, keep_attention_turned_on_after_encode)
 {
+    /* ted.h: keeping attention "takes effect at the next encode()": the
+     * decode already running keeps nothing, its steps are unchanged, and
+     * every kind of attention is refused with an argument error. */
     ted_model *model = load(TINY_DIR);
     ted_session *s = new_session(model);
     static const int first[1] = {0};
@@ -456,16 +492,19 @@ Test(session, keep_attention_turned_on_after_encode)
     for (int k = 0; k < 3; k++) {
         ted_attention_view v = {0};
         ted_error err = {0};
-        ted_status status = ted_session_attention(s, kinds[k], 0, 0, &v, &err);
-        if (status != TED_OK) {
-            cr_assert_eq(status, TED_ERR_ARGUMENT, "kind %d: %s", k, err.message);
-            continue;
-        }
-        cr_assert_not_null(v.weights, "kind %d: TED_OK with no weights", k);
-        int keys = kinds[k] == TED_DECODER_SELF_ATTENTION ? 2 : TINY_SRC0_LEN;
-        int queries = kinds[k] == TED_ENCODER_SELF_ATTENTION ? TINY_SRC0_LEN : 1;
-        check_view(&v, keys, queries, keys, "attention turned on late");
+        cr_assert_eq(ted_session_attention(s, kinds[k], 0, 0, &v, &err), TED_ERR_ARGUMENT,
+                     "kind %d: attention turned on after encode() must not be kept yet", k);
+        cr_assert(strstr(err.message, "not kept"), "kind %d: message '%s'", k, err.message);
+        cr_assert_null(v.weights, "kind %d: weights given though not kept", k);
     }
+    /* from the next encode() on, it is */
+    encode(s, first, 1);
+    step(s, first, 1);
+    ted_attention_view v = {0};
+    ted_error err = {0};
+    cr_assert_eq(ted_session_attention(s, TED_CROSS_ATTENTION, 0, 0, &v, &err), TED_OK, "%s",
+                 err.message);
+    check_view(&v, TINY_SRC0_LEN, 1, TINY_SRC0_LEN, "attention kept after the next encode");
     ted_session_free(s);
     ted_model_free(model);
 }
@@ -585,6 +624,235 @@ Test(session, select_with_a_bad_row)
     ted_model_free(model);
 }
 
+/* ---- rows that join late (continuous batching) ------------------------------ */
+
+/* A row that joins late computes what it computes alone: its own
+ * positions, its own prefix, its own source. */
+#define TOL_JOINED 1e-6
+
+/* Appends sentences which[0..count) with room for `max_steps` steps. */
+static void append(ted_session *s, const int *which, int count, int max_steps)
+{
+    const int *ids[4];
+    int lengths[4];
+    cr_assert_leq(count, 4);
+    for (int k = 0; k < count; k++) {
+        ids[k] = sources[which[k]];
+        lengths[k] = source_lengths[which[k]];
+    }
+    ted_error err = {0};
+    int before = ted_session_batch(s);
+    ted_status status = ted_session_append(s, ids, lengths, count, max_steps, &err);
+    cr_assert_eq(status, TED_OK, "append: %s", err.message);
+    cr_assert_eq(ted_session_batch(s), before + count);
+    for (int k = 0; k < count; k++) {
+        cr_assert_eq(ted_session_row_position(s, before + k), 0);
+        cr_assert_eq(ted_session_source_length(s, before + k), lengths[k]);
+    }
+}
+
+/* One teacher-forced step, row b feeding target which[b]'s token at the
+ * row's own position; checks every row against PyTorch and against the
+ * sentence decoded alone (`alone[sentence]`, (STEPS, VOCAB)). */
+static void step_joined(const tiny_model *m, ted_session *s, const int *which, int batch,
+                        float alone[2][STEPS * VOCAB], double *worst)
+{
+    int tokens[4], t[4];
+    cr_assert_leq(batch, 4);
+    for (int b = 0; b < batch; b++) {
+        t[b] = ted_session_row_position(s, b);
+        cr_assert_lt(t[b], STEPS);
+        tokens[b] = targets[which[b]][t[b]];
+    }
+    const float *logits = NULL;
+    ted_error err = {0};
+    cr_assert_eq(ted_session_step(s, tokens, &logits, &err), TED_OK, "%s", err.message);
+    for (int b = 0; b < batch; b++) {
+        check_row(m, logits, b, which[b], t[b], "joined late");
+        float_diff d = max_abs_diff(logits + (size_t)b * VOCAB,
+                                    alone[which[b]] + (size_t)t[b] * VOCAB, VOCAB);
+        cr_assert(d.max <= TOL_JOINED,
+                  "%s: row %d (sentence %d) at step %d differs from the sentence alone by "
+                  "%.3g > %.0e",
+                  m->dir, b, which[b], t[b], d.max, TOL_JOINED);
+        *worst = d.max > *worst ? d.max : *worst;
+        cr_assert_eq(ted_session_row_position(s, b), t[b] + 1);
+    }
+}
+
+/* Rows joining and leaving a session, checked step by step (step_joined). */
+typedef void (*join_scenario)(const tiny_model *m, ted_session *s,
+                              float alone[2][STEPS * VOCAB], double *worst);
+
+static void run_join_scenario(join_scenario scenario, const char *what)
+{
+    for (int k = 0; k < MODEL_COUNT; k++) {
+        const tiny_model *m = &tiny_models[k];
+        ted_model *model = load(m->dir);
+        float alone[2][STEPS * VOCAB];
+        batch1_logits(model, 0, alone[0]);
+        batch1_logits(model, 1, alone[1]);
+        double worst = 0.0;
+        ted_session *s = new_session(model);
+        scenario(m, s, alone, &worst);
+        cr_log_info("%s: %s: max abs diff %.3g vs alone", m->dir, what, worst);
+        ted_session_free(s);
+        ted_model_free(model);
+    }
+}
+
+/* Sentence 1 joins sentence 0 after 2 steps, goes on alone after it. */
+static void join_late(const tiny_model *m, ted_session *s, float alone[2][STEPS * VOCAB],
+                      double *worst)
+{
+    static const int first[1] = {0}, second[1] = {1}, both[2] = {0, 1}, last[1] = {1};
+    encode(s, first, 1);
+    step_joined(m, s, first, 1, alone, worst);
+    step_joined(m, s, first, 1, alone, worst);
+    append(s, second, 1, STEPS);  /* row 1 at step 0, row 0 at step 2 */
+    cr_assert_eq(ted_session_position(s), 2);
+    for (int t = 2; t < STEPS; t++)
+        step_joined(m, s, both, 2, alone, worst);
+    select_rows(s, (const int[]){1}, 1);  /* row 0 is done; row 1 at step 3 goes on */
+    cr_assert_eq(ted_session_position(s), STEPS - 2);
+    while (ted_session_row_position(s, 0) < STEPS)
+        step_joined(m, s, last, 1, alone, worst);
+}
+
+Test(session, a_row_that_joins_late_decodes_as_it_does_alone)
+{
+    run_join_scenario(join_late, "rows joined late");
+}
+
+/* Sentence 1 with room for 3 steps; sentence 0, longer and with 5 steps,
+ * joins; then both at once, encoded together. */
+static void join_and_grow(const tiny_model *m, ted_session *s, float alone[2][STEPS * VOCAB],
+                          double *worst)
+{
+    const int *ids[1] = {tiny_src1};
+    int lengths[1] = {TINY_SRC1_LEN};
+    ted_error err = {0};
+    cr_assert_eq(ted_session_encode(s, ids, lengths, 1, 3, &err), TED_OK, "%s", err.message);
+    static const int one[1] = {1}, rows2[2] = {1, 0}, rows4[4] = {1, 0, 1, 0};
+    step_joined(m, s, one, 1, alone, worst);
+    /* sentence 0 (7 tokens, 5 steps) joins: the source and step room grow */
+    append(s, (const int[]){0}, 1, STEPS);
+    step_joined(m, s, rows2, 2, alone, worst);
+    /* both sentences join at once, encoded together, the shorter padded */
+    append(s, (const int[]){1, 0}, 2, STEPS);
+    cr_assert_eq(ted_session_row_position(s, 0), 2);
+    cr_assert_eq(ted_session_row_position(s, 1), 1);
+    for (int t = 0; t < 3; t++)
+        step_joined(m, s, rows4, 4, alone, worst);
+    /* rows 0 (5 steps) and 1 (4) drop out; rows 2 and 3 (3 steps) go on */
+    select_rows(s, (const int[]){2, 3}, 2);
+    while (ted_session_row_position(s, 0) < STEPS)
+        step_joined(m, s, rows2, 2, alone, worst);
+}
+
+Test(session, rows_that_join_with_longer_sources_and_more_steps_grow_the_session)
+{
+    run_join_scenario(join_and_grow, "rows joined with growth");
+}
+
+/* Greedy decoding where each sentence joins when the previous one is
+ * half done: the tutorial's greedy_decode tokens (PyTorch), sentence by
+ * sentence. */
+Test(session, greedy_rows_that_join_late_give_the_tutorials_tokens)
+{
+    for (int k = 0; k < MODEL_COUNT; k++) {
+        const tiny_model *m = &tiny_models[k];
+        ted_model *model = load(m->dir);
+        int eos = ted_model_config(model)->eos_id, bos = ted_model_config(model)->bos_id;
+        static const int order[3] = {0, 1, 0};  /* row r decodes sentence order[r] */
+        int owner[3], tokens[3], out[3][64], length[3] = {0}, max_length[3];
+        for (int r = 0; r < 3; r++)
+            max_length[r] = ted_max_target_length(model, source_lengths[order[r]], 0);
+        ted_session *s = new_session(model);
+        encode(s, order, 1);
+        int batch = 1, joined = 1;
+        owner[0] = 0;
+        tokens[0] = bos;
+        while (batch > 0) {
+            if (joined < 3 && length[joined - 1] == 2) {  /* the last one has 2 tokens */
+                append(s, order + joined, 1, max_length[joined]);
+                owner[batch] = joined;
+                tokens[batch++] = bos;
+                joined++;
+            }
+            const float *logits = NULL;
+            ted_error err = {0};
+            cr_assert_eq(ted_session_step(s, tokens, &logits, &err), TED_OK, "%s",
+                         err.message);
+            int keep[3], kept = 0;
+            for (int b = 0; b < batch; b++) {
+                int r = owner[b], next = ted_argmax(logits + (size_t)b * VOCAB, VOCAB);
+                out[r][length[r]++] = next;
+                if (next != eos && length[r] < max_length[r]) {
+                    keep[kept] = b;
+                    owner[kept] = r;
+                    tokens[kept++] = next;
+                }
+            }
+            if (kept > 0 && kept < batch)
+                select_rows(s, keep, kept);
+            batch = kept;
+            if (batch == 0 && joined < 3) {  /* the batch ran dry: the next starts anew */
+                encode(s, order + joined, 1);
+                owner[0] = joined++;
+                tokens[batch++] = bos;
+            }
+        }
+        for (int r = 0; r < 3; r++) {
+            int sentence = order[r], n = m->greedy_length[sentence];
+            cr_assert_eq(length[r], n, "%s: row %d (sentence %d): %d tokens, the tutorial %d",
+                         m->dir, r, sentence, length[r], n);
+            for (int i = 0; i < n; i++)
+                cr_assert_eq(out[r][i], m->greedy[sentence][i],
+                             "%s: row %d (sentence %d) token %d: %d, the tutorial %d", m->dir,
+                             r, sentence, i, out[r][i], m->greedy[sentence][i]);
+        }
+        ted_session_free(s);
+        ted_model_free(model);
+    }
+}
+
+Test(session, append_errors)
+{
+    ted_model *model = load(TINY_DIR);
+    ted_session *s = new_session(model);
+    const int *ids[1] = {tiny_src1};
+    int lengths[1] = {TINY_SRC1_LEN};
+    ted_error err = {0};
+    expect_error(ted_session_append(s, ids, lengths, 1, STEPS, &err), &err, TED_ERR_ARGUMENT,
+                 "no batch", "append before encode");
+    static const int first[1] = {0}, both[2] = {0, 1};
+    encode(s, first, 1);
+    step(s, first, 1);
+    int bad[3] = {2, TINY_SRC_VOCAB, 3}, bad_length = 3;
+    const int *bad_ids[1] = {bad};
+    expect_error(ted_session_append(s, bad_ids, &bad_length, 1, STEPS, &err), &err,
+                 TED_ERR_INPUT, "12", "source id 12");
+    int positions = ted_model_config(model)->max_positions;
+    char needle[16];
+    snprintf(needle, sizeof needle, "%d", positions + 1);
+    expect_error(ted_session_append(s, ids, lengths, 1, positions + 1, &err), &err,
+                 TED_ERR_ARGUMENT, needle, "max_steps past max_positions");
+    expect_error(ted_session_append(s, ids, lengths, 0, STEPS, &err), &err, TED_ERR_ARGUMENT,
+                 "no sources", "no sources");
+    cr_assert_eq(ted_session_batch(s), 1, "a refused append keeps the batch");
+    append(s, (const int[]){1}, 1, STEPS);
+    const float *logits = step(s, (const int[]){0, 1}, 2);  /* both at row 0's step 1 */
+    check_row(&tiny_models[0], logits, 0, 0, 1, "after refused appends");
+
+    ted_session_keep_attention(s, true);
+    encode(s, both, 2);
+    expect_error(ted_session_append(s, ids, lengths, 1, STEPS, &err), &err, TED_ERR_ARGUMENT,
+                 "attention", "append while attention is kept");
+    ted_session_free(s);
+    ted_model_free(model);
+}
+
 /* ---- greedy decoding ------------------------------------------------------ */
 
 static void check_greedy(const tiny_model *m, ted_model *model, const int *which, int batch)
@@ -632,91 +900,83 @@ Test(session, greedy_matches_the_tutorial)
     }
 }
 
+/* ---- banned tokens ---------------------------------------------------------- */
+
+/* The first step's logits (BOS fed; PyTorch's) rank `first` then `second`. */
+static void first_step_ranking(int *first, int *second)
+{
+    const float *row = tiny_logits0;  /* step 0 */
+    *first = 0;
+    for (int v = 1; v < VOCAB; v++)
+        if (row[v] > row[*first])
+            *first = v;
+    *second = *first == 0 ? 1 : 0;
+    for (int v = 0; v < VOCAB; v++)
+        if (v != *first && row[v] > row[*second])
+            *second = v;
+}
+
+static bool produces(const ted_hypothesis *h, int count, int id)
+{
+    for (int i = 0; i < count; i++)
+        for (int t = 0; t < h[i].length; t++)
+            if (h[i].ids[t] == id)
+                return true;
+    return false;
+}
+
+/* config.yaml bans the token greedy decoding takes first: greedy takes the
+ * second best instead (with the model's own log-prob, PyTorch's
+ * log-softmax), and neither greedy decoding, beam search nor sampling ever
+ * produce it. */
+Test(session, banned_tokens_are_never_generated, .timeout = 60)
+{
+    int first, second;
+    first_step_ranking(&first, &second);
+    cr_assert_eq(first, tiny_greedy0[0], "greedy takes the best token of the first step");
+    char banned[96];
+    snprintf(banned, sizeof banned, "max_length_offset: 4\n  banned_ids: [%d]", first);
+    temp_dir dir = make_model_dir("max_length_offset: 4", banned, true);
+    ted_model *model = load(dir.path);
+    ted_session *session = NULL;
+    ted_error err = {0};
+    cr_assert_eq(ted_session_new(model, &session, &err), TED_OK, "%s", err.message);
+    const int *lengths = source_lengths, max_lengths[2] = {12, 12};
+    ted_hypothesis h[2 * 40];
+    cr_assert_eq(ted_greedy_search(session, sources, lengths, max_lengths, 2, h, &err), TED_OK,
+                 "%s", err.message);
+    cr_assert_eq(h[0].ids[0], second);
+    double max = tiny_logits0[first], sum = 0.0;
+    for (int v = 0; v < VOCAB; v++)
+        sum += exp(tiny_logits0[v] - max);
+    double want = tiny_logits0[second] - max - log(sum);
+    cr_assert(fabs(h[0].log_probs[0] - want) <= TOL_COMPOSED, "log-prob %.7f, PyTorch %.7f",
+              h[0].log_probs[0], want);
+    cr_assert(!produces(h, 2, first), "greedy");
+    ted_hypotheses_free(h, 2);
+    ted_beam_params beam = {4, 0.6f, TED_LENGTH_GNMT};
+    for (int n = 0; n < 2; n++, beam.length_normalization = TED_LENGTH_POWER) {
+        cr_assert_eq(ted_beam_search(session, sources, lengths, max_lengths, 2, &beam, 4, h,
+                                     &err), TED_OK, "%s", err.message);
+        cr_assert(!produces(h, 2 * 4, first), "beam search");
+        ted_hypotheses_free(h, 2 * 4);
+    }
+    ted_sampling_params hot = {.temperature = 3.0f, .top_k = 0, .top_p = 1.0f, .seed = 5};
+    cr_assert_eq(ted_sampling_decode(session, sources, lengths, max_lengths, 2, &hot, NULL, 40,
+                                     h, &err), TED_OK, "%s", err.message);
+    cr_assert(!produces(h, 2 * 40, first), "sampling");
+    ted_hypotheses_free(h, 2 * 40);
+    float row[VOCAB];
+    memcpy(row, tiny_logits0, sizeof row);
+    ted_ban_tokens(model, row);
+    for (int v = 0; v < VOCAB; v++)
+        cr_assert(v == first ? row[v] == -INFINITY : row[v] == tiny_logits0[v]);
+    ted_session_free(session);
+    ted_model_free(model);
+    remove_model_dir(&dir);
+}
+
 /* ---- broken model directories -------------------------------------------- */
-
-typedef struct temp_dir {
-    char path[64];
-} temp_dir;
-
-static char *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    cr_assert_geq(n, 0);
-    rewind(f);
-    char *data = malloc((size_t)n + 1);
-    cr_assert_not_null(data);
-    cr_assert_eq(fread(data, 1, (size_t)n, f), (size_t)n);
-    data[n] = '\0';
-    fclose(f);
-    *size = (size_t)n;
-    return data;
-}
-
-static void write_file(const temp_dir *dir, const char *name, const void *data, size_t size)
-{
-    char path[128];
-    snprintf(path, sizeof path, "%s/%s", dir->path, name);
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "cannot create %s", path);
-    cr_assert_eq(fwrite(data, 1, size, f), size);
-    cr_assert_eq(fclose(f), 0);
-}
-
-static void copy_file(const temp_dir *dir, const char *name)
-{
-    char path[128];
-    snprintf(path, sizeof path, "%s/%s", TINY_DIR, name);
-    size_t size;
-    char *data = read_file(path, &size);
-    write_file(dir, name, data, size);
-    free(data);
-}
-
-/* A copy of tests/data/tiny-model with its config edited: `old` replaced
- * by `new` (NULL: unchanged); the weights are copied unless `weights` says
- * otherwise. */
-static temp_dir make_model_dir(const char *old, const char *new, bool copy_weights)
-{
-    temp_dir dir;
-    snprintf(dir.path, sizeof dir.path, "/tmp/ted-session-test-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir.path));
-    copy_file(&dir, "vocab.src");
-    copy_file(&dir, "vocab.tgt");
-    if (copy_weights)
-        copy_file(&dir, "model.safetensors");
-    size_t size;
-    char *config = read_file(TINY_DIR "/config.yaml", &size);
-    if (old) {
-        char *at = strstr(config, old);
-        cr_assert_not_null(at, "\"%s\" is not in the config", old);
-        size_t head = (size_t)(at - config), tail = strlen(at + strlen(old));
-        char *edited = malloc(head + strlen(new) + tail + 1);
-        cr_assert_not_null(edited);
-        memcpy(edited, config, head);
-        strcpy(edited + head, new);
-        strcpy(edited + head + strlen(new), at + strlen(old));
-        free(config);
-        config = edited;
-    }
-    write_file(&dir, "config.yaml", config, strlen(config));
-    free(config);
-    return dir;
-}
-
-static void remove_model_dir(const temp_dir *dir)
-{
-    static const char *const names[] = {"config.yaml", "vocab.src", "vocab.tgt",
-                                        "model.safetensors"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char path[128];
-        snprintf(path, sizeof path, "%s/%s", dir->path, names[i]);
-        unlink(path);
-    }
-    rmdir(dir->path);
-}
 
 /* Writes DIR/model.safetensors: the tiny model's file with its JSON header
  * passed through `edit` (same data section; the header padded with spaces

@@ -1,13 +1,18 @@
 #!/usr/bin/python3
 """Scores translations against references, line by line.
 
-    /usr/bin/python3 tools/toy/evaluate.py HYPOTHESES REFERENCES
+    /usr/bin/python3 tools/toy/evaluate.py [--natural] HYPOTHESES REFERENCES
 
-Both files hold one sentence a line, already tokenized (tokens separated by
-spaces; the toy model's output and test.fr are), and must have the same
-number of lines. Prints
+Both files hold one sentence a line and must have the same number of lines.
+By default the text is already tokenized (tokens separated by spaces; the
+output of models/toy-en-fr and its test.fr are). With --natural it is text
+as people write it (models/en-fr: "J'ai vu le chat."): a sentence matches
+only when its line is the reference's, character for character, and token
+accuracy and BLEU split words from the punctuation and apostrophes attached
+to them ("J'ai vu le chat." -> J ' ai vu le chat .). Prints
 
     exact match     sentences whose tokens equal the reference's exactly
+                    (--natural: whose text does)
     token accuracy  sum over sentences of the positions i where hypothesis
                     token i equals reference token i, divided by the sum over
                     sentences of max(hypothesis length, reference length):
@@ -26,6 +31,7 @@ The last line is machine-readable:
 """
 import collections
 import math
+import re
 import sys
 
 MAX_ORDER = 4
@@ -78,25 +84,38 @@ def token_accuracy(hypotheses, references):
     return good / total if total else 0.0
 
 
-def read_tokens(path):
+# Natural text: a run of letters or digits, or any other visible character.
+WORD_OR_MARK = re.compile(r"[^\W_]+|[^\w\s]|_")
+
+
+def read_lines(path):
     with open(path, encoding="utf-8") as f:
-        return [line.split() for line in f.read().splitlines()]
+        return f.read().splitlines()
+
+
+def tokens(line, natural):
+    return WORD_OR_MARK.findall(line) if natural else line.split()
 
 
 def main(argv):
-    if len(argv) != 3 or argv[1] in ("-h", "--help"):
+    natural = "--natural" in argv[1:]
+    args = [a for a in argv[1:] if a != "--natural"]
+    if len(args) != 2 or args[0] in ("-h", "--help"):
         print(__doc__.strip())
-        return 0 if len(argv) == 2 else 2
-    hyps, refs = read_tokens(argv[1]), read_tokens(argv[2])
-    if len(hyps) != len(refs):
-        print(f"evaluate: {argv[1]} has {len(hyps)} lines, {argv[2]} has {len(refs)}",
-              file=sys.stderr)
+        return 0 if args[:1] in (["-h"], ["--help"]) else 2
+    hyp_lines, ref_lines = read_lines(args[0]), read_lines(args[1])
+    if len(hyp_lines) != len(ref_lines):
+        print(f"evaluate: {args[0]} has {len(hyp_lines)} lines, {args[1]} has "
+              f"{len(ref_lines)}", file=sys.stderr)
         return 1
-    em = exact_match(hyps, refs)
+    hyps = [tokens(line, natural) for line in hyp_lines]
+    refs = [tokens(line, natural) for line in ref_lines]
+    compared = (hyp_lines, ref_lines) if natural else (hyps, refs)
+    em = exact_match(*compared)
     acc = token_accuracy(hyps, refs)
     bleu, precisions, bp = corpus_bleu(hyps, refs)
     print(f"sentences       {len(refs)}")
-    print(f"exact match     {em:.4f}  ({sum(h == r for h, r in zip(hyps, refs))} sentences)")
+    print(f"exact match     {em:.4f}  ({sum(h == r for h, r in zip(*compared))} sentences)")
     print(f"token accuracy  {acc:.4f}")
     print("BLEU            {:.2f}  (precisions {}, brevity penalty {:.4f}, "
           "length ratio {:.4f})".format(

@@ -1,20 +1,22 @@
-/* The vector kernels (declared in kernels/kernels.h): what attention's
- * scores and weighted sums and the softmax over the vocabulary are made of. */
+/* The vector kernels (declared in kernels/kernels.h), compiled once per
+ * instruction set (kernels/variants.h): what attention's scores and
+ * weighted sums, the softmax over the vocabulary and the feed-forward
+ * network's ReLU are made of. */
 #include <math.h>
 #include <stddef.h>
 
-#include "kernels/kernels.h"
 #include "kernels/simd.h"
+#include "kernels/variants.h"
 
-void ted_scaled_dots(float *scores, const float *q, const float *keys, int count, int size,
-                     float scale)
+void TED_VARIANT_NAME(ted_scaled_dots)(float *scores, const float *q, const float *keys,
+                                       int count, int size, float scale)
 {
     for (int j = 0; j < count; j++)
         scores[j] = ted_dot(q, keys + (size_t)j * size, size) * scale;
 }
 
-void ted_weighted_sum(float *out, const float *weights, const float *values, int count,
-                      int size)
+void TED_VARIANT_NAME(ted_weighted_sum)(float *out, const float *weights, const float *values,
+                                        int count, int size)
 {
     for (int i = 0; i < size; i++)
         out[i] = 0.0f;
@@ -22,7 +24,7 @@ void ted_weighted_sum(float *out, const float *weights, const float *values, int
         ted_axpy(out, weights[j], values + (size_t)j * size, size);
 }
 
-float ted_max(const float *x, int n)
+float TED_VARIANT_NAME(ted_max)(const float *x, int n)
 {
     float m = -INFINITY;
     for (int i = 0; i < n; i++)
@@ -34,7 +36,7 @@ float ted_max(const float *x, int n)
 /* The largest value by vectors, then the first index holding it: greedy
  * decoding scans the whole target vocabulary for every sentence at every
  * step. Like a scalar scan with '>', it skips NaN. */
-int ted_index_of_max(const float *x, int n)
+int TED_VARIANT_NAME(ted_index_of_max)(const float *x, int n)
 {
     ted_vec best = (ted_vec){0} - __builtin_inff();
     int i = 0;
@@ -57,7 +59,7 @@ int ted_index_of_max(const float *x, int n)
 
 /* The softmax over the whole target vocabulary runs at every step of beam
  * search and sampling: exp is vectorized (simd.h). */
-double ted_exp_shifted(float *x, int n, float shift)
+double TED_VARIANT_NAME(ted_exp_shifted)(float *x, int n, float shift)
 {
     ted_vec sum = {0};
     int i = 0;
@@ -74,7 +76,7 @@ double ted_exp_shifted(float *x, int n, float shift)
     return total;
 }
 
-double ted_sum_exp_shifted(const float *x, int n, float shift)
+double TED_VARIANT_NAME(ted_sum_exp_shifted)(const float *x, int n, float shift)
 {
     double sum = 0.0;
     int i = 0;
@@ -85,8 +87,22 @@ double ted_sum_exp_shifted(const float *x, int n, float shift)
     return sum;
 }
 
-void ted_scale(float *x, int n, float factor)
+void TED_VARIANT_NAME(ted_scale)(float *x, int n, float factor)
 {
     for (int i = 0; i < n; i++)
         x[i] *= factor;
+}
+
+/* The feed-forward network's ReLU over (rows, d_ff): a select per vector,
+ * where a scalar comparison would branch on every sign. */
+void TED_VARIANT_NAME(ted_zero_negatives)(float *x, size_t n)
+{
+    const ted_vec zero = {0};
+    size_t i = 0;
+    for (; i + TED_VEC_FLOATS <= n; i += TED_VEC_FLOATS) {
+        ted_vec v = ted_vec_load(x + i);
+        ted_vec_store(x + i, ted_vec_select(v > zero, v, zero));
+    }
+    for (; i < n; i++)
+        x[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }

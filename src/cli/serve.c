@@ -1,0 +1,152 @@
+/* ted serve: a translation service over HTTP (src/serve/, docs/serving.md). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "serve/server.h"
+
+static const char usage[] =
+    "usage: ted serve -m [NAME=]DIR [-m [NAME=]DIR ...] [OPTIONS]\n"
+    "\n"
+    "Serves translations over HTTP (docs/serving.md): POST /v1/translate,\n"
+    "GET /v1/models, GET /healthz. Each model decodes the sentences of every\n"
+    "request together, a sentence joining the running batch at the next step\n"
+    "and leaving it when it ends (continuous batching). The first line on\n"
+    "standard error says where it listens; then one line per request. SIGTERM\n"
+    "or SIGINT: new requests get 503, the accepted ones are answered, exit 0.\n"
+    "\n"
+    "options:\n"
+    "  -m, --model [NAME=]DIR  a model to serve, named NAME in requests (default:\n"
+    "                       the directory's name); the first is the default\n"
+    "  --host HOST          the address to listen on (default 127.0.0.1)\n"
+    "  --port N             the port (default 8080; 0: a free one)\n"
+    "  --threads N          threads for the matrix products (default 1)\n"
+    "  --max-batch N        rows a model decodes together (default 32)\n"
+    "  --max-queue N        sentences a model holds at once, waiting or decoding;\n"
+    "                       past it a request gets 429 (default 1024)\n"
+    "  --max-body BYTES     largest request body; past it 413 (default 1048576)\n"
+    "  --timeout S          seconds a connection has to send a whole request\n"
+    "                       before it is cut (default 30)\n"
+    "  -h, --help           show this help\n";
+
+typedef struct serve_args {
+    serve_config config;
+    serve_model *models;  /* (model_count): names and directories until loaded */
+    const char **dirs;    /* (model_count) */
+    int threads;
+} serve_args;
+
+/* -m [NAME=]DIR: NAME, or the last part of DIR. */
+static bool take_model(cli_args *a, const char *option, serve_args *s)
+{
+    if (!cli_take_value(a, option))
+        return false;
+    int n = s->config.model_count;
+    serve_model *models = realloc(s->models, (n + 1) * sizeof *models);
+    const char **dirs = realloc(s->dirs, (n + 1) * sizeof *dirs);
+    if (models)
+        s->models = models;
+    if (dirs)
+        s->dirs = dirs;
+    if (!models || !dirs) {
+        a->failed = true;
+        cli_error("out of memory");
+        return false;
+    }
+    const char *value = a->value, *equals = strchr(value, '=');
+    char *name = equals ? strndup(value, (size_t)(equals - value)) : strdup(value);
+    if (!name) {
+        a->failed = true;
+        cli_error("out of memory");
+        return false;
+    }
+    size_t end = strlen(name);
+    while (!equals && end > 1 && name[end - 1] == '/')
+        name[--end] = '\0';
+    const char *slash = equals ? NULL : strrchr(name, '/');
+    if (slash && slash[1])
+        memmove(name, slash + 1, strlen(slash));
+    s->models[n] = (serve_model){name, NULL};
+    s->dirs[n] = equals ? equals + 1 : value;
+    s->config.model_count++;
+    return true;
+}
+
+static bool serve_option(cli_args *a, const char *option, void *options)
+{
+    serve_args *s = options;
+    serve_config *c = &s->config;
+    int body = (int)c->max_body;
+    if (!strcmp(option, "-m") || !strcmp(option, "--model"))
+        take_model(a, option, s);
+    else if (!strcmp(option, "--host")) {
+        if (cli_take_value(a, option))
+            c->host = a->value;
+    } else if (!strcmp(option, "--port"))
+        cli_take_int(a, option, 0, 65535, &c->port);
+    else if (!strcmp(option, "--threads"))
+        cli_take_int(a, option, 1, 256, &s->threads);
+    else if (!strcmp(option, "--max-batch"))
+        cli_take_int(a, option, 1, 4096, &c->max_batch);
+    else if (!strcmp(option, "--max-queue"))
+        cli_take_int(a, option, 1, 1 << 20, &c->max_queue);
+    else if (!strcmp(option, "--max-body")) {
+        if (cli_take_int(a, option, 1, 1 << 30, &body))
+            c->max_body = (size_t)body;
+    } else if (!strcmp(option, "--timeout"))
+        cli_take_int(a, option, 1, 86400, &c->timeout);
+    else
+        return false;
+    return true;
+}
+
+static int check_serve(const cli_args *a, void *options)
+{
+    const serve_args *s = options;
+    (void)a;
+    if (s->config.model_count == 0)
+        return cli_error("serve: no model; give one with -m DIR");
+    for (int i = 0; i < s->config.model_count; i++) {
+        if (!s->models[i].name[0])
+            return cli_error("serve: -m =%s: the model's name is empty", s->dirs[i]);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(s->models[i].name, s->models[j].name))
+                return cli_error("serve: two models are named %s; name them with -m NAME=DIR",
+                                 s->models[i].name);
+    }
+    return 0;
+}
+
+static int serve_command(ted_model *unused, const cli_args *a, void *options)
+{
+    (void)unused;
+    (void)a;
+    serve_args *s = options;
+    int status = 0;
+    for (int i = 0; i < s->config.model_count && !status; i++)
+        if (!(s->models[i].model = cli_load_model(s->dirs[i])))
+            status = 1;
+    ted_error err = {0};
+    ted_set_threads(s->threads);
+    s->config.models = s->models;
+    if (!status && serve_run(&s->config, &err) != TED_OK)
+        status = cli_error("serve: %s", err.message);
+    for (int i = 0; i < s->config.model_count; i++)
+        ted_model_free((ted_model *)s->models[i].model);
+    return status;
+}
+
+int cli_serve(int argc, char **argv)
+{
+    static const cli_command command = {"serve", usage, serve_option, check_serve,
+                                        serve_command, true};
+    serve_args s = {.config = {.host = "127.0.0.1", .port = 8080, .max_batch = 32,
+                               .max_queue = 1024, .max_body = 1 << 20, .timeout = 30},
+                    .threads = 1};
+    int status = cli_run(&command, &s, argc, argv);
+    for (int i = 0; i < s.config.model_count; i++)
+        free((char *)s.models[i].name);
+    free(s.models);
+    free(s.dirs);
+    return status;
+}

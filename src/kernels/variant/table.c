@@ -1,0 +1,22 @@
+/* The table of this copy of the kernels (kernels/variants.h), named after
+ * its instruction set: ted_kernels_avx512, ted_kernels_avx2 or
+ * ted_kernels_portable. */
+#include "kernels/simd.h"
+#include "kernels/variants.h"
+
+#define TED_STRINGIFY(name) #name
+#define TED_VARIANT_STRING(name) TED_STRINGIFY(name)
+
+const ted_kernel_table TED_VARIANT_NAME(ted_kernels) = {
+    .name = TED_VARIANT_STRING(TED_VARIANT),
+    .vector_floats = TED_VEC_FLOATS,
+    .matmul_columns = TED_VARIANT_NAME(ted_matmul_columns),
+    .scaled_dots = TED_VARIANT_NAME(ted_scaled_dots),
+    .weighted_sum = TED_VARIANT_NAME(ted_weighted_sum),
+    .max = TED_VARIANT_NAME(ted_max),
+    .index_of_max = TED_VARIANT_NAME(ted_index_of_max),
+    .exp_shifted = TED_VARIANT_NAME(ted_exp_shifted),
+    .sum_exp_shifted = TED_VARIANT_NAME(ted_sum_exp_shifted),
+    .scale = TED_VARIANT_NAME(ted_scale),
+    .zero_negatives = TED_VARIANT_NAME(ted_zero_negatives),
+};

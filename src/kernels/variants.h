@@ -1,0 +1,66 @@
+/* The kernels compiled once per instruction set.
+ *
+ * The sources of src/kernels/variant/ are compiled several times (the
+ * Makefile's KERNEL_VARIANTS), each time with the flags of one instruction
+ * set and -DTED_VARIANT=NAME. TED_VARIANT_NAME suffixes every name they
+ * define (TED_VARIANT_NAME(ted_scaled_dots) is ted_scaled_dots_avx2), so
+ * the copies link side by side, and each copy fills one ted_kernel_table.
+ * src/kernels/dispatch.c picks one table at run time; the kernels.h
+ * functions call through it, one indirect call per kernel call.
+ *
+ * A new kernel is a field of ted_kernel_table, its declaration below, its
+ * function in a file of variant/ (compiled for every set) and its entry in
+ * variant/table.c. Only functions of variant/ may use the variant's
+ * instructions: the rest of ted runs before the choice, on any CPU. */
+#ifndef TED_KERNELS_VARIANTS_H
+#define TED_KERNELS_VARIANTS_H
+
+#include "kernels/kernels.h"
+
+/* Output columns [first, last) of y (rows, ldy) = x (rows, K) W^T + b, for
+ * at most 128 rows: from `xt`, x transposed in chunks of vector_floats rows
+ * (matmul.c), when it is not NULL, else by dot products of the rows of x. */
+typedef void ted_matmul_columns_fn(float *y, int ldy, const float *x, const float *xt,
+                                   const float *W, const float *b, int rows, int K, int first,
+                                   int last);
+
+typedef struct ted_kernel_table {
+    const char *name;   /* "avx512", "avx2", "portable": the value of TED_CPU */
+    int vector_floats;  /* floats per vector (simd.h's TED_VEC_FLOATS) */
+    ted_matmul_columns_fn *matmul_columns;
+    __typeof__(ted_scaled_dots) *scaled_dots;
+    __typeof__(ted_weighted_sum) *weighted_sum;
+    __typeof__(ted_max) *max;
+    __typeof__(ted_index_of_max) *index_of_max;
+    __typeof__(ted_exp_shifted) *exp_shifted;
+    __typeof__(ted_sum_exp_shifted) *sum_exp_shifted;
+    __typeof__(ted_scale) *scale;
+    __typeof__(ted_zero_negatives) *zero_negatives;
+} ted_kernel_table;
+
+/* The table that runs (chosen at the first call, see ted_kernels_init). */
+const ted_kernel_table *ted_kernels(void);
+
+extern const ted_kernel_table ted_kernels_portable;
+#if defined(__x86_64__)
+extern const ted_kernel_table ted_kernels_avx2, ted_kernels_avx512;
+#endif
+
+/* ---- inside src/kernels/variant/ ----------------------------------------- */
+#ifdef TED_VARIANT
+#define TED_VARIANT_PASTE(name, variant) name##_##variant
+#define TED_VARIANT_EXPAND(name, variant) TED_VARIANT_PASTE(name, variant)
+#define TED_VARIANT_NAME(name) TED_VARIANT_EXPAND(name, TED_VARIANT)
+
+ted_matmul_columns_fn TED_VARIANT_NAME(ted_matmul_columns);
+__typeof__(ted_scaled_dots) TED_VARIANT_NAME(ted_scaled_dots);
+__typeof__(ted_weighted_sum) TED_VARIANT_NAME(ted_weighted_sum);
+__typeof__(ted_max) TED_VARIANT_NAME(ted_max);
+__typeof__(ted_index_of_max) TED_VARIANT_NAME(ted_index_of_max);
+__typeof__(ted_exp_shifted) TED_VARIANT_NAME(ted_exp_shifted);
+__typeof__(ted_sum_exp_shifted) TED_VARIANT_NAME(ted_sum_exp_shifted);
+__typeof__(ted_scale) TED_VARIANT_NAME(ted_scale);
+__typeof__(ted_zero_negatives) TED_VARIANT_NAME(ted_zero_negatives);
+#endif
+
+#endif

@@ -1,0 +1,96 @@
+/* Translation jobs (serve/job.h). */
+#include "serve/job.h"
+
+#include <stdlib.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+
+/* Sentence i has nothing to decode: its tokens are BOS and EOS at most, as
+ * ted_translate_ids sees a blank line. */
+static bool is_blank(const serve_job *job, int i)
+{
+    const ted_config *c = ted_model_config(job->model);
+    return job->lengths[i] <= c->source_bos + c->source_eos;
+}
+
+/* Sentence i's n_best outputs: empty texts and hypotheses. */
+static ted_status fill_blank(serve_job *job, int i, ted_error *err)
+{
+    for (int k = 0; k < job->options.n_best; k++) {
+        ted_translation *t = &job->outputs[(size_t)i * job->options.n_best + k];
+        if (!(t->text = ted_alloc(1, 1, "translation", err)))
+            return TED_ERR_NOMEM;
+    }
+    return TED_OK;
+}
+
+static ted_status tokenize(serve_job *job, const char *const *texts, ted_error *err)
+{
+    int max_positions = ted_model_config(job->model)->max_positions;
+    for (int i = 0; i < job->count; i++) {
+        if (ted_encode_source(job->model, texts[i], &job->ids[i], &job->lengths[i], NULL, err))
+            return ted_fail_context(err, "text[%d]", i);
+        if (job->lengths[i] > max_positions)
+            return ted_fail(err, TED_ERR_INPUT,
+                            "text[%d]: %d tokens, more than the model's max_positions (%d)", i,
+                            job->lengths[i], max_positions);
+        if (!is_blank(job, i))
+            job->unfinished++;
+        else if (fill_blank(job, i, err))
+            return TED_ERR_NOMEM;
+    }
+    return TED_OK;
+}
+
+ted_status serve_job_new(const ted_model *model, const ted_translate_options *options,
+                         const char *const *texts, int count, serve_job **out, ted_error *err)
+{
+    *out = NULL;
+    serve_job *job = ted_alloc(1, sizeof *job, "job", err);
+    if (!job)
+        return TED_ERR_NOMEM;
+    size_t room = count > 0 ? (size_t)count : 1;
+    *job = (serve_job){.model = model, .options = *options, .count = count};
+    job->options.first_index = 0;  /* sentence i samples from stream i */
+    job->ids = ted_alloc(room, sizeof *job->ids, "job", err);
+    job->lengths = ted_alloc(room, sizeof *job->lengths, "job", err);
+    job->outputs = ted_alloc(ted_mul_size(room, options->n_best), sizeof *job->outputs, "job",
+                             err);
+    ted_status status = job->ids && job->lengths && job->outputs ? TED_OK : TED_ERR_NOMEM;
+    if (!status)
+        status = tokenize(job, texts, err);
+    if (status) {
+        serve_job_free(job);
+        return status;
+    }
+    *out = job;
+    return TED_OK;
+}
+
+void serve_job_free(serve_job *job)
+{
+    if (!job)
+        return;
+    for (int i = 0; job->ids && i < job->count; i++)
+        free(job->ids[i]);
+    free(job->ids);
+    free(job->lengths);
+    if (job->outputs)
+        ted_translations_free(job->outputs, job->count * job->options.n_best);
+    free(job->outputs);
+    free(job);
+}
+
+void serve_job_fail(serve_job *job, const ted_error *err)
+{
+    if (job->status)
+        return;
+    job->status = err->status ? err->status : TED_ERR_NOMEM;
+    job->error = *err;
+}
+
+bool serve_job_pending(const serve_job *job, int i)
+{
+    return !job->outputs[(size_t)i * job->options.n_best].text;
+}

@@ -1,0 +1,45 @@
+/* A translation job: the sentences of one request, tokenized, on their way
+ * through a model's decoding loop (serve/loop.h), and their translations. */
+#ifndef TED_SERVE_JOB_H
+#define TED_SERVE_JOB_H
+
+#include <stdbool.h>
+
+#include "ted/ted.h"
+
+typedef struct serve_job serve_job;
+
+struct serve_job {
+    const ted_model *model;
+    ted_translate_options options;  /* checked (ted_translate_choose_options) */
+    int count;                      /* sentences */
+    int **ids;                      /* (count): each sentence's source ids */
+    int *lengths;                   /* (count) */
+    ted_translation *outputs;       /* (count, n_best); a sentence is done once its
+                                     * first output has a text */
+    int unfinished;                 /* sentences still to decode */
+    ted_status status;              /* the first failure, else TED_OK */
+    ted_error error;
+    /* Called once every sentence is done, from the decoding thread. */
+    void (*done)(serve_job *job, void *data);
+    void *done_data;
+    serve_job *next;                /* in a decoding loop's queue */
+};
+
+/* A job for `count` texts: each tokenized (a blank one, nothing to decode,
+ * is done at once with empty hypotheses) and checked against the model's
+ * max_positions. TED_ERR_INPUT names the text at fault ("text[2]: ...").
+ * `*job` is NULL on failure. */
+ted_status serve_job_new(const ted_model *model, const ted_translate_options *options,
+                         const char *const *texts, int count, serve_job **job, ted_error *err);
+
+void serve_job_free(serve_job *job);
+
+/* Records the first failure of the job (a sentence that could not be
+ * decoded). */
+void serve_job_fail(serve_job *job, const ted_error *err);
+
+/* True while sentence i waits for its translation. */
+bool serve_job_pending(const serve_job *job, int i);
+
+#endif

@@ -1,0 +1,585 @@
+/* A model's decoding loops (serve/loop.h). */
+#include "serve/loop.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "model/decoding.h"
+
+/* Sentence `index` of `job`, waiting to join the batch. */
+typedef struct waiting {
+    serve_job *job;
+    int index;
+} waiting;
+
+/* One sentence in the running batch. */
+typedef struct decoding {
+    serve_job *job;
+    long serial;        /* the order it joined in */
+    int index;          /* in its job */
+    int samples;        /* hypotheses: the n-best samples when sampling, else 1 */
+    int max_length;     /* tokens, EOS counted (ted_max_target_length) */
+    int unfinished;     /* samples still decoding */
+    bool first;         /* before its first step: its one row draws every sample */
+    ted_rng rng;        /* sampling: stream `index` of the job's seed */
+    int *ids;           /* (samples, max_length) */
+    float *log_probs;   /* (samples, max_length) */
+    int *lengths;       /* (samples) */
+} decoding;
+
+/* Rows of the batch: row r decodes sample sample[r] of owner[r] and feeds
+ * tokens[r] at the next step. */
+typedef struct row_set {
+    decoding **owner;
+    int *sample;
+    int *tokens;
+} row_set;
+
+/* A row, by the sentence it decodes (the order it joined in) and its
+ * sample: the order in which the rows choose their tokens, so that a
+ * sentence's samples draw from its generator in their own order. */
+typedef struct row_key {
+    long serial;
+    int sample;
+    int row;
+} row_key;
+
+/* What the batching thread owns: the session and its rows. */
+typedef struct batch {
+    const ted_model *model;
+    ted_session *session;
+    int rows;
+    long joined;            /* sentences that joined so far */
+    row_set now, next;      /* (row_capacity) each: this step's rows, those that go on */
+    row_set spare;          /* (row_capacity): for arrange() */
+    int *keep;              /* (row_capacity): the old row of each row that goes on */
+    int *spare_keep;        /* (row_capacity) */
+    unsigned char *kept;    /* (row_capacity): old rows seen in keep, for arrange() */
+    row_key *order;         /* (row_capacity): the rows in the order they choose */
+    float *log_probs;       /* (vocab): a row's log-softmax */
+    float *allowed;         /* (vocab): its logits, banned tokens at -infinity */
+    ted_draw_scratch draw;  /* (vocab) each */
+    waiting *joining;       /* (max_batch): sentences taken from the queue */
+    decoding **newcomers;   /* (max_batch) */
+    const int **ids;        /* (max_batch): their source ids */
+    int *lengths;           /* (max_batch) */
+} batch;
+
+struct serve_loop {
+    const ted_model *model;
+    int max_batch, max_queue;
+    pthread_mutex_t lock;
+    pthread_cond_t batch_work;  /* a sentence arrived, or stop */
+    pthread_cond_t beam_work;   /* a beam search job arrived, or stop */
+    waiting *queue;             /* (max_queue): a ring of sentences waiting to join */
+    int first, waiting;
+    serve_job *beam_first, *beam_last;  /* beam search jobs, in order */
+    int held;                   /* sentences submitted and not yet done */
+    bool stopping;
+    batch batch;
+    pthread_t batching, beam;
+};
+
+static int samples_of(const serve_job *job)
+{
+    return job->options.strategy == TED_DECODE_SAMPLE ? job->options.n_best : 1;
+}
+
+/* `sentences` of `job` are done, translated or failed: the job is answered
+ * once all of its sentences are. Called by the thread decoding the job. */
+static void sentences_done(serve_loop *l, serve_job *job, int sentences)
+{
+    pthread_mutex_lock(&l->lock);
+    l->held -= sentences;
+    pthread_mutex_unlock(&l->lock);
+    job->unfinished -= sentences;
+    if (job->unfinished == 0)
+        job->done(job, job->done_data);
+}
+
+/* ---- sentences of the batch --------------------------------------------- */
+
+static void free_decoding(decoding *d)
+{
+    free(d->ids);
+    free(d->log_probs);
+    free(d->lengths);
+    free(d);
+}
+
+static decoding *new_decoding(const ted_model *m, waiting w, ted_error *err)
+{
+    serve_job *job = w.job;
+    decoding *d = ted_alloc(1, sizeof *d, "sentence", err);
+    if (!d)
+        return NULL;
+    *d = (decoding){.job = job, .index = w.index, .samples = samples_of(job), .first = true};
+    d->max_length = ted_max_target_length(m, job->lengths[w.index], job->options.max_length);
+    d->unfinished = d->samples;
+    d->rng = ted_rng_seed(job->options.sampling.seed,
+                          job->options.first_index + (uint64_t)w.index);
+    size_t cells = ted_mul_size(d->samples, d->max_length);
+    d->ids = ted_alloc(cells, sizeof(int), "sentence", err);
+    d->log_probs = ted_alloc(cells, sizeof(float), "sentence", err);
+    d->lengths = ted_alloc(d->samples, sizeof(int), "sentence", err);
+    if (!d->ids || !d->log_probs || !d->lengths) {
+        free_decoding(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* Most likely first; on ties the earlier sample first, as
+ * ted_sampling_decode orders them. */
+static void order_by_score(ted_translation *t, int n)
+{
+    for (int k = 1; k < n; k++)
+        for (int at = k; at > 0 && t[at].hypothesis.score > t[at - 1].hypothesis.score; at--) {
+            ted_translation swap = t[at];
+            t[at] = t[at - 1];
+            t[at - 1] = swap;
+        }
+}
+
+/* A sentence whose samples have all ended: its hypotheses become its
+ * translations. */
+static void finish(serve_loop *l, decoding *d)
+{
+    serve_job *job = d->job;
+    ted_translation *out = job->outputs + (size_t)d->index * d->samples;
+    ted_error err = {0};
+    ted_status s = TED_OK;
+    for (int k = 0; k < d->samples && !s; k++) {
+        size_t at = (size_t)k * d->max_length;
+        s = ted_hypothesis_copy(&out[k].hypothesis, d->ids + at, d->log_probs + at,
+                                d->lengths[k], 0.0, &err);
+        out[k].hypothesis.score = out[k].hypothesis.log_prob;
+    }
+    if (!s)
+        order_by_score(out, d->samples);
+    for (int k = 0; k < d->samples && !s; k++)
+        if (!(out[k].text = ted_decode_target(job->model, out[k].hypothesis.ids,
+                                              out[k].hypothesis.length)))
+            s = ted_fail(&err, TED_ERR_NOMEM, "text[%d]: out of memory", d->index);
+    if (s)
+        serve_job_fail(job, &err);
+    free_decoding(d);
+    sentences_done(l, job, 1);
+}
+
+static void fail_sentence(serve_loop *l, decoding *d, const ted_error *err)
+{
+    serve_job *job = d->job;
+    serve_job_fail(job, err);
+    free_decoding(d);
+    sentences_done(l, job, 1);
+}
+
+static int by_sentence(const void *a, const void *b)
+{
+    const row_key *x = a, *y = b;
+    if (x->serial != y->serial)
+        return x->serial < y->serial ? -1 : 1;
+    return (x->sample > y->sample) - (x->sample < y->sample);
+}
+
+/* b->order: the rows of each sentence together, its samples in order. */
+static void order_rows(batch *b)
+{
+    for (int r = 0; r < b->rows; r++)
+        b->order[r] = (row_key){b->now.owner[r]->serial, b->now.sample[r], r};
+    qsort(b->order, b->rows, sizeof *b->order, by_sentence);
+}
+
+/* Every sentence of the batch fails (the session could not step). */
+static void fail_rows(serve_loop *l, batch *b, const ted_error *err)
+{
+    order_rows(b);
+    for (int k = 0; k < b->rows; k++)
+        if (k == 0 || b->order[k].serial != b->order[k - 1].serial)
+            fail_sentence(l, b->now.owner[b->order[k].row], err);
+    b->rows = 0;
+}
+
+/* ---- the batching thread ---------------------------------------------------- */
+
+/* Waits for work, then takes the waiting sentences that fit the batch
+ * into b->joining: up to max_batch rows, a sentence taking one row per
+ * sample (an empty batch takes its first sentence whatever its samples).
+ * Returns how many, or -1 once the loop stops with nothing left. */
+static int take_newcomers(serve_loop *l, batch *b)
+{
+    pthread_mutex_lock(&l->lock);
+    while (b->rows == 0 && l->waiting == 0 && !l->stopping)
+        pthread_cond_wait(&l->batch_work, &l->lock);
+    int taken = b->rows == 0 && l->waiting == 0 ? -1 : 0, rows = b->rows;
+    while (l->waiting > 0) {
+        waiting w = l->queue[l->first];
+        int samples = samples_of(w.job);
+        if (rows > 0 && rows + samples > l->max_batch)
+            break;
+        b->joining[taken++] = w;
+        l->first = (l->first + 1) % l->max_queue;
+        l->waiting--;
+        rows += samples;
+    }
+    pthread_mutex_unlock(&l->lock);
+    return taken;
+}
+
+/* The newcomers join: encoded together, then rows of the batch from the
+ * next step on, each feeding BOS first. */
+static void join(serve_loop *l, batch *b, int count)
+{
+    int joined = 0, max_steps = 0;
+    ted_error err = {0};
+    for (int k = 0; k < count; k++) {
+        waiting w = b->joining[k];
+        decoding *d = new_decoding(b->model, w, &err);
+        if (!d) {
+            serve_job_fail(w.job, &err);
+            sentences_done(l, w.job, 1);
+            continue;
+        }
+        d->serial = b->joined++;
+        b->newcomers[joined] = d;
+        b->ids[joined] = w.job->ids[w.index];
+        b->lengths[joined++] = w.job->lengths[w.index];
+        max_steps = d->max_length > max_steps ? d->max_length : max_steps;
+    }
+    if (joined == 0)
+        return;
+    ted_status s =
+        b->rows == 0
+            ? ted_session_encode(b->session, b->ids, b->lengths, joined, max_steps, &err)
+            : ted_session_append(b->session, b->ids, b->lengths, joined, max_steps, &err);
+    int bos = ted_model_config(b->model)->bos_id;
+    for (int k = 0; k < joined; k++) {
+        if (s) {
+            fail_sentence(l, b->newcomers[k], &err);
+            continue;
+        }
+        b->now.owner[b->rows] = b->newcomers[k];
+        b->now.sample[b->rows] = 0;
+        b->now.tokens[b->rows++] = bos;
+    }
+}
+
+/* Row r's next token (at its sentence's first step, the first token of
+ * every sample): the best allowed one, or a draw. The samples that go on
+ * are kept for the next step; returns how many are kept so far. */
+static int choose(serve_loop *l, batch *b, const float *logits, int r, int kept)
+{
+    decoding *d = b->now.owner[r];
+    const ted_config *c = ted_model_config(b->model);
+    const ted_translate_options *o = &d->job->options;
+    int vocab = c->tgt_vocab_size;
+    ted_next_token_scores(b->model, logits + (size_t)r * vocab, b->log_probs, b->allowed);
+    int from = d->first ? 0 : b->now.sample[r], to = d->first ? d->samples : from + 1;
+    d->first = false;
+    for (int j = from; j < to; j++) {
+        int token = o->strategy == TED_DECODE_SAMPLE
+                        ? ted_sample_token(b->allowed, vocab, &o->sampling, &d->rng, &b->draw)
+                        : ted_argmax(b->allowed, vocab);
+        size_t at = (size_t)j * d->max_length + d->lengths[j]++;
+        d->ids[at] = token;
+        d->log_probs[at] = b->log_probs[token];
+        if (token != c->eos_id && d->lengths[j] < d->max_length) {
+            b->keep[kept] = r;
+            b->next.owner[kept] = d;
+            b->next.sample[kept] = j;
+            b->next.tokens[kept++] = token;
+        } else if (--d->unfinished == 0) {
+            finish(l, d);  /* j was its last sample still decoding */
+            break;
+        }
+    }
+    return kept;
+}
+
+static bool keeps_every_row(const int *keep, int kept, int rows)
+{
+    for (int r = 0; r < kept; r++)
+        if (keep[r] != r)
+            return false;
+    return kept == rows;
+}
+
+/* True when some old row goes on twice: a sentence's first step, which
+ * repeats its row once per sample. */
+static bool repeats_a_row(batch *b, int kept)
+{
+    bool repeated = false;
+    for (int k = 0; k < kept; k++) {
+        repeated |= b->kept[b->keep[k]];
+        b->kept[b->keep[k]] = 1;
+    }
+    for (int k = 0; k < kept; k++)
+        b->kept[b->keep[k]] = 0;
+    return repeated;
+}
+
+/* Places the rows that go on so that select() copies the fewest: a row
+ * inside the new batch stays where it is, and the rows past it take the
+ * places of the rows that ended. */
+static void arrange(batch *b, int kept)
+{
+    if (repeats_a_row(b, kept))
+        return;
+    for (int k = 0; k < kept; k++)
+        if (b->keep[k] < kept)
+            b->kept[b->keep[k]] = 1;  /* its place is taken */
+    int free = 0;
+    for (int k = 0; k < kept; k++) {
+        int place = b->keep[k];
+        if (place >= kept) {
+            while (b->kept[free])
+                free++;
+            place = free++;
+        }
+        b->spare.owner[place] = b->next.owner[k];
+        b->spare.sample[place] = b->next.sample[k];
+        b->spare.tokens[place] = b->next.tokens[k];
+        b->spare_keep[place] = b->keep[k];
+    }
+    for (int r = 0; r < kept; r++)
+        b->kept[r] = 0;
+    row_set rows = b->next;
+    b->next = b->spare;
+    b->spare = rows;
+    int *keep = b->keep;
+    b->keep = b->spare_keep;
+    b->spare_keep = keep;
+}
+
+/* One decoder step for every row; the rows whose sample ended leave. */
+static void step(serve_loop *l, batch *b)
+{
+    const float *logits;
+    ted_error err = {0};
+    if (ted_session_step(b->session, b->now.tokens, &logits, &err)) {
+        fail_rows(l, b, &err);
+        return;
+    }
+    int kept = 0;
+    order_rows(b);
+    for (int k = 0; k < b->rows; k++)
+        kept = choose(l, b, logits, b->order[k].row, kept);
+    arrange(b, kept);
+    row_set swap = b->now;
+    b->now = b->next;
+    b->next = swap;
+    bool same = keeps_every_row(b->keep, kept, b->rows);
+    b->rows = kept;
+    if (kept > 0 && !same && ted_session_select(b->session, b->keep, kept, &err))
+        fail_rows(l, b, &err);
+}
+
+static void *batching_main(void *arg)
+{
+    serve_loop *l = arg;
+    int count;
+    while ((count = take_newcomers(l, &l->batch)) >= 0) {
+        if (count > 0)
+            join(l, &l->batch, count);
+        if (l->batch.rows > 0)
+            step(l, &l->batch);
+    }
+    return NULL;
+}
+
+/* ---- the beam search thread ----------------------------------------------- */
+
+static serve_job *take_beam_job(serve_loop *l)
+{
+    pthread_mutex_lock(&l->lock);
+    while (!l->beam_first && !l->stopping)
+        pthread_cond_wait(&l->beam_work, &l->lock);
+    serve_job *job = l->beam_first;
+    if (job && !(l->beam_first = job->next))
+        l->beam_last = NULL;
+    pthread_mutex_unlock(&l->lock);
+    return job;
+}
+
+/* The job's sentences to decode, in order, through ted_translate_ids as
+ * ted translate decodes its input. */
+static void run_beam_job(serve_loop *l, serve_job *job)
+{
+    int n = job->unfinished, n_best = job->options.n_best;
+    ted_error err = {0};
+    const int **ids = ted_alloc(n, sizeof *ids, "beam job", &err);
+    int *lengths = ted_alloc(n, sizeof *lengths, "beam job", &err);
+    int *sentence = ted_alloc(n, sizeof *sentence, "beam job", &err);
+    ted_translation *found = ted_alloc(ted_mul_size(n, n_best), sizeof *found, "beam job", &err);
+    ted_status s = ids && lengths && sentence && found ? TED_OK : TED_ERR_NOMEM;
+    for (int i = 0, k = 0; !s && i < job->count; i++)
+        if (serve_job_pending(job, i)) {
+            sentence[k] = i;
+            ids[k] = job->ids[i];
+            lengths[k++] = job->lengths[i];
+        }
+    if (!s)
+        s = ted_translate_ids(job->model, ids, lengths, n, &job->options, found, &err);
+    for (int k = 0; !s && k < n; k++)
+        for (int j = 0; j < n_best; j++)
+            job->outputs[(size_t)sentence[k] * n_best + j] = found[(size_t)k * n_best + j];
+    if (s)
+        serve_job_fail(job, &err);
+    free(ids);
+    free(lengths);
+    free(sentence);
+    free(found);
+    sentences_done(l, job, n);
+}
+
+static void *beam_main(void *arg)
+{
+    serve_loop *l = arg;
+    serve_job *job;
+    while ((job = take_beam_job(l)))
+        run_beam_job(l, job);
+    return NULL;
+}
+
+/* ---- the loop --------------------------------------------------------------- */
+
+serve_admission serve_loop_submit(serve_loop *l, serve_job *job)
+{
+    int sentences = job->unfinished;
+    if (sentences > l->max_queue)
+        return SERVE_TOO_MANY;
+    pthread_mutex_lock(&l->lock);
+    serve_admission admission = SERVE_QUEUE_FULL;
+    if (l->held + sentences <= l->max_queue) {
+        admission = SERVE_ACCEPTED;
+        l->held += sentences;
+        job->next = NULL;
+        if (job->options.strategy == TED_DECODE_BEAM) {
+            *(l->beam_last ? &l->beam_last->next : &l->beam_first) = job;
+            l->beam_last = job;
+            pthread_cond_signal(&l->beam_work);
+        } else {
+            for (int i = 0; i < job->count; i++)
+                if (serve_job_pending(job, i))
+                    l->queue[(l->first + l->waiting++) % l->max_queue] = (waiting){job, i};
+            pthread_cond_signal(&l->batch_work);
+        }
+    }
+    pthread_mutex_unlock(&l->lock);
+    return admission;
+}
+
+static void free_batch(batch *b)
+{
+    ted_session_free(b->session);
+    free(b->now.owner), free(b->now.sample), free(b->now.tokens);
+    free(b->next.owner), free(b->next.sample), free(b->next.tokens);
+    free(b->spare.owner), free(b->spare.sample), free(b->spare.tokens);
+    free(b->keep), free(b->spare_keep), free(b->kept), free(b->order);
+    free(b->log_probs), free(b->allowed);
+    free(b->draw.ids), free(b->draw.weights);
+    free(b->joining), free(b->newcomers), free(b->ids), free(b->lengths);
+}
+
+static ted_status new_rows(row_set *r, int capacity, ted_error *err)
+{
+    r->owner = ted_alloc(capacity, sizeof *r->owner, "batch rows", err);
+    r->sample = ted_alloc(capacity, sizeof *r->sample, "batch rows", err);
+    r->tokens = ted_alloc(capacity, sizeof *r->tokens, "batch rows", err);
+    return r->owner && r->sample && r->tokens ? TED_OK : TED_ERR_NOMEM;
+}
+
+/* Rows: a batch holds up to max_batch rows, or a lone sentence's samples. */
+static ted_status new_batch(batch *b, const ted_model *m, int max_batch, ted_error *err)
+{
+    int rows = max_batch > TED_N_BEST_MAX ? max_batch : TED_N_BEST_MAX;
+    int vocab = ted_model_config(m)->tgt_vocab_size;
+    b->model = m;
+    ted_status s = ted_session_new(m, &b->session, err);
+    if (!s)
+        s = new_rows(&b->now, rows, err);
+    if (!s)
+        s = new_rows(&b->next, rows, err);
+    if (!s)
+        s = new_rows(&b->spare, rows, err);
+    b->keep = ted_alloc(rows, sizeof *b->keep, "batch rows", err);
+    b->spare_keep = ted_alloc(rows, sizeof *b->spare_keep, "batch rows", err);
+    b->kept = ted_alloc(rows, sizeof *b->kept, "batch rows", err);
+    b->order = ted_alloc(rows, sizeof *b->order, "batch rows", err);
+    b->log_probs = ted_alloc(vocab, sizeof(float), "batch rows", err);
+    b->allowed = ted_alloc(vocab, sizeof(float), "batch rows", err);
+    b->draw.ids = ted_alloc(vocab, sizeof(int), "batch rows", err);
+    b->draw.weights = ted_alloc(vocab, sizeof(double), "batch rows", err);
+    b->joining = ted_alloc(max_batch, sizeof *b->joining, "batch rows", err);
+    b->newcomers = ted_alloc(max_batch, sizeof *b->newcomers, "batch rows", err);
+    b->ids = ted_alloc(max_batch, sizeof *b->ids, "batch rows", err);
+    b->lengths = ted_alloc(max_batch, sizeof *b->lengths, "batch rows", err);
+    bool all = b->keep && b->spare_keep && b->kept && b->order && b->log_probs && b->allowed &&
+               b->draw.ids && b->draw.weights && b->joining && b->newcomers && b->ids &&
+               b->lengths;
+    return s ? s : all ? TED_OK : TED_ERR_NOMEM;
+}
+
+static void free_loop(serve_loop *l)
+{
+    free_batch(&l->batch);
+    free(l->queue);
+    pthread_mutex_destroy(&l->lock);
+    pthread_cond_destroy(&l->batch_work);
+    pthread_cond_destroy(&l->beam_work);
+    free(l);
+}
+
+/* Stops the threads started (`threads` of them: 0, 1 or 2). */
+static void join_threads(serve_loop *l, int threads)
+{
+    pthread_mutex_lock(&l->lock);
+    l->stopping = true;
+    pthread_cond_broadcast(&l->batch_work);
+    pthread_cond_broadcast(&l->beam_work);
+    pthread_mutex_unlock(&l->lock);
+    if (threads > 0)
+        pthread_join(l->batching, NULL);
+    if (threads > 1)
+        pthread_join(l->beam, NULL);
+}
+
+ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue,
+                            serve_loop **out, ted_error *err)
+{
+    *out = NULL;
+    serve_loop *l = ted_alloc(1, sizeof *l, "decoding loop", err);
+    if (!l)
+        return TED_ERR_NOMEM;
+    *l = (serve_loop){.model = model, .max_batch = max_batch, .max_queue = max_queue};
+    pthread_mutex_init(&l->lock, NULL);
+    pthread_cond_init(&l->batch_work, NULL);
+    pthread_cond_init(&l->beam_work, NULL);
+    l->queue = ted_alloc(max_queue, sizeof *l->queue, "decoding queue", err);
+    ted_status s = l->queue ? new_batch(&l->batch, model, max_batch, err) : TED_ERR_NOMEM;
+    int threads = 0;
+    if (!s && !pthread_create(&l->batching, NULL, batching_main, l))
+        threads++;
+    if (!s && threads == 1 && !pthread_create(&l->beam, NULL, beam_main, l))
+        threads++;
+    if (!s && threads < 2)
+        s = ted_fail(err, TED_ERR_NOMEM, "cannot start the decoding threads");
+    if (s) {
+        join_threads(l, threads);
+        free_loop(l);
+        return s;
+    }
+    *out = l;
+    return TED_OK;
+}
+
+void serve_loop_stop(serve_loop *l)
+{
+    if (!l)
+        return;
+    join_threads(l, 2);
+    free_loop(l);
+}

@@ -1,0 +1,41 @@
+/* A model's decoding loops.
+ *
+ * Continuous batching: one thread owns a session and steps every sentence
+ * it holds, greedy or sampled, from any request, as rows of one batch.
+ * Sentences that arrive while the batch runs join it at the next step
+ * (their encoder pass batched together, ted_session_append), and a
+ * sentence leaves the batch the step it ends (ted_session_select): a
+ * short sentence never waits for a long one, and a lone sentence never
+ * waits for a batch to fill. Each row decodes exactly as it would alone;
+ * a sampled sentence draws from its own generator, seeded as ted
+ * translate seeds it.
+ *
+ * Beam search requests go to a second thread, one request at a time
+ * through ted_translate_ids, as ted translate decodes them. */
+#ifndef TED_SERVE_LOOP_H
+#define TED_SERVE_LOOP_H
+
+#include "serve/job.h"
+
+typedef struct serve_loop serve_loop;
+
+/* max_batch: the rows stepped together (a sentence with n sampled
+ * hypotheses takes n); max_queue: the sentences the loop holds at once,
+ * waiting or decoding. */
+ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue,
+                            serve_loop **loop, ted_error *err);
+
+typedef enum serve_admission {
+    SERVE_ACCEPTED,    /* the job's done() will be called */
+    SERVE_QUEUE_FULL,  /* the loop holds too many sentences now */
+    SERVE_TOO_MANY,    /* more sentences than the loop ever holds */
+} serve_admission;
+
+/* Hands a job with sentences to decode to the loop. */
+serve_admission serve_loop_submit(serve_loop *loop, serve_job *job);
+
+/* Decodes every sentence already submitted, then stops the threads and
+ * frees the loop. */
+void serve_loop_stop(serve_loop *loop);
+
+#endif

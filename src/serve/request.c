@@ -1,0 +1,431 @@
+/* The JSON of ted serve (serve/request.h), with cJSON. */
+#include "serve/request.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "io/config.h"
+
+const ted_option_names serve_field_names = {
+    "beam",  "\"sample\": true", "length_penalty", "length_normalization", "temperature",
+    "top_k", "top_p",            "seed",           "n_best",               "max_length",
+};
+
+/* ---- reading a request --------------------------------------------------- */
+
+typedef enum field_kind {
+    FIELD_MODEL,          /* a string: the model's name */
+    FIELD_TEXT,           /* a list of strings */
+    FIELD_WHOLE,          /* an int */
+    FIELD_NUMBER,         /* a float */
+    FIELD_FLAG,           /* true or false */
+    FIELD_SEED,           /* a whole number >= 0, or its decimal digits as a string */
+    FIELD_NORMALIZATION,  /* "gnmt" or "power" */
+} field_kind;
+
+/* A field of the body: where its value goes in serve_request, and where
+ * its "given" flag does (0: none). */
+typedef struct field {
+    const char *name;
+    field_kind kind;
+    size_t value, given;
+} field;
+
+#define CHOICE(member) offsetof(serve_request, choice.member)
+
+static const field fields[] = {
+    {"model", FIELD_MODEL, 0, 0},
+    {"text", FIELD_TEXT, 0, 0},
+    {"beam", FIELD_WHOLE, CHOICE(beam), CHOICE(beam_given)},
+    {"sample", FIELD_FLAG, CHOICE(sample), 0},
+    {"length_penalty", FIELD_NUMBER, CHOICE(length_penalty), CHOICE(length_penalty_given)},
+    {"length_normalization", FIELD_NORMALIZATION, CHOICE(normalization),
+     CHOICE(normalization_given)},
+    {"temperature", FIELD_NUMBER, CHOICE(temperature), CHOICE(temperature_given)},
+    {"top_k", FIELD_WHOLE, CHOICE(top_k), CHOICE(top_k_given)},
+    {"top_p", FIELD_NUMBER, CHOICE(top_p), CHOICE(top_p_given)},
+    {"seed", FIELD_SEED, CHOICE(seed), CHOICE(seed_given)},
+    {"n_best", FIELD_WHOLE, CHOICE(n_best), CHOICE(n_best_given)},
+    {"max_length", FIELD_WHOLE, CHOICE(max_length), CHOICE(max_length_given)},
+    {"scores", FIELD_FLAG, offsetof(serve_request, scores), 0},
+};
+enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
+
+/* 2^53: the largest seed a JSON number holds exactly. */
+#define EXACT_SEED_MAX 9007199254740992.0
+
+static bool read_seed(const cJSON *v, uint64_t *seed)
+{
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        *seed = (uint64_t)d;
+        return d >= 0.0 && d <= EXACT_SEED_MAX && d == floor(d);
+    }
+    if (!cJSON_IsString(v) || v->valuestring[0] < '0' || v->valuestring[0] > '9')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v->valuestring, &end, 10);
+    *seed = (uint64_t)n;
+    return !errno && *end == '\0';
+}
+
+static bool read_texts(const cJSON *v, serve_request *r, char *message, size_t size)
+{
+    if (!cJSON_IsArray(v)) {
+        snprintf(message, size, "text: expected a list of strings");
+        return false;
+    }
+    int count = cJSON_GetArraySize(v);
+    r->texts = calloc(count > 0 ? (size_t)count : 1, sizeof *r->texts);
+    if (!r->texts) {
+        snprintf(message, size, "text: out of memory");
+        return false;
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, v) {
+        if (!cJSON_IsString(item)) {
+            snprintf(message, size, "text[%d]: expected a string", r->count);
+            return false;
+        }
+        r->texts[r->count++] = item->valuestring;
+    }
+    return true;
+}
+
+static const char *expected(field_kind kind)
+{
+    switch (kind) {
+    case FIELD_MODEL: return "a string";
+    case FIELD_TEXT: return "a list of strings";
+    case FIELD_WHOLE: return "a whole number";
+    case FIELD_NUMBER: return "a number";
+    case FIELD_FLAG: return "true or false";
+    case FIELD_SEED: return "a whole number from 0 to 2^53, or a string of digits";
+    case FIELD_NORMALIZATION: return "\"gnmt\" or \"power\"";
+    }
+    return "";
+}
+
+/* Stores value `v` of field `f`; false when it has the wrong type. */
+static bool store(const field *f, const cJSON *v, serve_request *r)
+{
+    char *at = (char *)r + f->value;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    switch (f->kind) {
+    case FIELD_MODEL:
+        r->model = cJSON_IsString(v) ? v->valuestring : NULL;
+        return r->model != NULL;
+    case FIELD_TEXT:
+        return false;  /* read_texts */
+    case FIELD_WHOLE:
+        *(int *)at = (int)(d >= INT_MIN && d <= INT_MAX ? d : 0);
+        return d >= INT_MIN && d <= INT_MAX && d == floor(d);
+    case FIELD_NUMBER:
+        *(float *)at = (float)d;
+        return cJSON_IsNumber(v);
+    case FIELD_FLAG:
+        *(bool *)at = cJSON_IsTrue(v);
+        return cJSON_IsBool(v);
+    case FIELD_SEED:
+        return read_seed(v, (uint64_t *)at);
+    case FIELD_NORMALIZATION:
+        if (!cJSON_IsString(v))
+            return false;
+        *(ted_length_normalization *)at =
+            strcmp(v->valuestring, "gnmt") ? TED_LENGTH_POWER : TED_LENGTH_GNMT;
+        return !strcmp(v->valuestring, "gnmt") || !strcmp(v->valuestring, "power");
+    }
+    return false;
+}
+
+static bool read_field(const cJSON *v, serve_request *r, unsigned *seen, char *message,
+                       size_t size)
+{
+    int i = 0;
+    while (i < FIELD_COUNT && strcmp(fields[i].name, v->string))
+        i++;
+    if (i == FIELD_COUNT) {
+        snprintf(message, size, "unknown field \"%.64s\"", v->string);
+        return false;
+    }
+    const field *f = &fields[i];
+    if (*seen & 1u << i) {
+        snprintf(message, size, "field \"%s\" given twice", f->name);
+        return false;
+    }
+    *seen |= 1u << i;
+    if (f->kind == FIELD_TEXT)
+        return read_texts(v, r, message, size);
+    if (!store(f, v, r)) {
+        snprintf(message, size, "%s: expected %s", f->name, expected(f->kind));
+        return false;
+    }
+    if (f->given)
+        *((bool *)((char *)r + f->given)) = true;
+    return true;
+}
+
+/* What cJSON cannot tell apart: a NUL byte, raw or escaped as \u0000,
+ * would cut a string short. */
+static bool has_nul(const char *body, size_t length)
+{
+    if (memchr(body, '\0', length))
+        return true;
+    for (size_t i = 0; i + 1 < length; i++)
+        if (body[i] == '\\') {
+            if (body[i + 1] == 'u' && i + 5 < length && !memcmp(body + i + 2, "0000", 4))
+                return true;
+            i++;  /* the escaped character */
+        }
+    return false;
+}
+
+static bool parse_object(const char *body, size_t length, serve_request *r, char *message,
+                         size_t size)
+{
+    const char *end = NULL;
+    r->root = cJSON_ParseWithLengthOpts(body, length, &end, false);
+    size_t at = end ? (size_t)(end - body) : 0;
+    while (r->root && at < length && strchr(" \t\r\n", body[at]))
+        at++;
+    if (!r->root || at < length) {
+        snprintf(message, size, "malformed JSON at byte %zu", at);
+        return false;
+    }
+    if (!cJSON_IsObject(r->root)) {
+        snprintf(message, size, "the body is not a JSON object");
+        return false;
+    }
+    return true;
+}
+
+bool serve_parse_request(const char *body, size_t length, serve_request *r, char *message,
+                         size_t size)
+{
+    *r = (serve_request){0};
+    if (has_nul(body, length)) {
+        snprintf(message, size, "the body holds a NUL character");
+        return false;
+    }
+    if (!parse_object(body, length, r, message, size))
+        return false;
+    unsigned seen = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, r->root) {
+        if (!read_field(v, r, &seen, message, size))
+            return false;
+    }
+    if (!r->texts) {
+        snprintf(message, size, "text: missing (a list of strings)");
+        return false;
+    }
+    return true;
+}
+
+void serve_request_free(serve_request *r)
+{
+    cJSON_Delete(r->root);
+    free(r->texts);
+    *r = (serve_request){0};
+}
+
+/* ---- answers ---------------------------------------------------------------- */
+
+/* Adds `item` to an object under `key`, or to an array (key NULL); a
+ * NULL item, or one that cannot be added (then freed), is a failure. */
+static bool add_item(cJSON *to, const char *key, cJSON *item)
+{
+    if (item && (key ? cJSON_AddItemToObject(to, key, item) : cJSON_AddItemToArray(to, item)))
+        return true;
+    cJSON_Delete(item);
+    return false;
+}
+
+static cJSON *hypothesis_json(const ted_translation *t, bool scores)
+{
+    const ted_hypothesis *h = &t->hypothesis;
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o && cJSON_AddStringToObject(o, "text", t->text) &&
+              cJSON_AddNumberToObject(o, "score", h->score) &&
+              cJSON_AddNumberToObject(o, "log_prob", h->log_prob);
+    if (ok && scores) {
+        cJSON *list = cJSON_AddArrayToObject(o, "token_log_probs");
+        for (int k = 0; list && k < h->length; k++)
+            if (!add_item(list, NULL, cJSON_CreateNumber(h->log_probs[k])))
+                list = NULL;
+        ok = list != NULL;
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* One text's answer: its translation, or the list of its hypotheses. */
+static cJSON *text_json(const serve_job *job, int i, bool lists, bool scores)
+{
+    int n_best = job->options.n_best;
+    const ted_translation *t = job->outputs + (size_t)i * n_best;
+    if (!lists)
+        return cJSON_CreateString(t->text);
+    cJSON *list = cJSON_CreateArray();
+    for (int k = 0; list && k < n_best; k++)
+        if (!add_item(list, NULL, hypothesis_json(&t[k], scores))) {
+            cJSON_Delete(list);
+            list = NULL;
+        }
+    return list;
+}
+
+char *serve_answer(const serve_job *job, bool scores)
+{
+    bool lists = scores || job->options.n_best > 1;  /* as ted translate's n-best lines */
+    cJSON *root = cJSON_CreateObject();
+    cJSON *all = root ? cJSON_AddArrayToObject(root, "translations") : NULL;
+    for (int i = 0; all && i < job->count; i++)
+        if (!add_item(all, NULL, text_json(job, i, lists, scores)))
+            all = NULL;
+    char *text = all ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(root);
+    return text;
+}
+
+char *serve_error_json(const char *message)
+{
+    cJSON *root = cJSON_CreateObject();
+    char *text = NULL;
+    if (root && cJSON_AddStringToObject(root, "error", message))
+        text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+/* ---- the models ---------------------------------------------------------- */
+
+/* A scalar of config.yaml: true, false, a number, or a string. */
+static cJSON *scalar_json(const yaml_event_t *e)
+{
+    const char *v = (const char *)e->data.scalar.value;
+    if (e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+        char *end;
+        double d = strtod(v, &end);
+        if (!strcmp(v, "true") || !strcmp(v, "false"))
+            return cJSON_CreateBool(!strcmp(v, "true"));
+        if (*v && !*end)
+            return cJSON_CreateNumber(d);
+    }
+    return cJSON_CreateString(v);
+}
+
+static cJSON *collection_json(yaml_parser_t *p, bool mapping);
+
+/* The node that event `e` starts. */
+static cJSON *node_json(yaml_parser_t *p, const yaml_event_t *e)
+{
+    if (e->type == YAML_SCALAR_EVENT)
+        return scalar_json(e);
+    if (e->type == YAML_SEQUENCE_START_EVENT || e->type == YAML_MAPPING_START_EVENT)
+        return collection_json(p, e->type == YAML_MAPPING_START_EVENT);
+    return NULL;
+}
+
+/* A mapping (keys are scalars) or a sequence, up to its end event. */
+static cJSON *collection_json(yaml_parser_t *p, bool mapping)
+{
+    cJSON *out = mapping ? cJSON_CreateObject() : cJSON_CreateArray();
+    char *key = NULL;
+    bool failed = !out;
+    yaml_event_t e;
+    while (!failed && yaml_parser_parse(p, &e)) {
+        if (e.type == YAML_MAPPING_END_EVENT || e.type == YAML_SEQUENCE_END_EVENT) {
+            yaml_event_delete(&e);
+            free(key);
+            return out;
+        }
+        if (mapping && !key) {
+            key = e.type == YAML_SCALAR_EVENT ? strdup((const char *)e.data.scalar.value) : NULL;
+            failed = !key;
+        } else {
+            failed = !add_item(out, key, node_json(p, &e));
+            free(key);
+            key = NULL;
+        }
+        yaml_event_delete(&e);
+    }
+    free(key);
+    cJSON_Delete(out);
+    return NULL;
+}
+
+/* The model's config as JSON, through the config.yaml ted writes for it. */
+static cJSON *config_json(const ted_model *model)
+{
+    char *yaml = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&yaml, &size);
+    ted_error err = {0};
+    bool written = f && !ted_config_write_yaml(f, ted_model_config(model), &err);
+    if (f)
+        fclose(f);
+    cJSON *json = NULL;
+    yaml_parser_t parser;
+    if (written && yaml_parser_initialize(&parser)) {
+        yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, size);
+        yaml_event_t e;
+        while (!json && yaml_parser_parse(&parser, &e)) {
+            bool done = e.type == YAML_STREAM_END_EVENT;
+            json = e.type == YAML_MAPPING_START_EVENT ? collection_json(&parser, true) : NULL;
+            yaml_event_delete(&e);
+            if (done)
+                break;
+        }
+        yaml_parser_delete(&parser);
+    }
+    free(yaml);
+    return json;
+}
+
+static double parameter_count(const ted_model *model)
+{
+    double parameters = 0.0;
+    for (int i = 0; i < ted_model_tensor_count(model); i++) {
+        ted_tensor_info t = ted_model_tensor(model, i);
+        double elements = 1.0;
+        for (int d = 0; d < t.ndim; d++)
+            elements *= (double)t.shape[d];
+        parameters += elements;
+    }
+    return parameters;
+}
+
+static cJSON *model_json(const char *name, const ted_model *model)
+{
+    cJSON *m = cJSON_CreateObject();
+    if (m && cJSON_AddStringToObject(m, "name", name) &&
+        add_item(m, "config", config_json(model)) &&
+        cJSON_AddNumberToObject(m, "parameters", parameter_count(model)))
+        return m;
+    cJSON_Delete(m);
+    return NULL;
+}
+
+char *serve_models_json(const char *const *names, const ted_model *const *models, int count)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *list = root ? cJSON_AddArrayToObject(root, "models") : NULL;
+    for (int i = 0; list && i < count; i++)
+        if (!add_item(list, NULL, model_json(names[i], models[i])))
+            list = NULL;
+    char *text = list ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(root);
+    return text;
+}

@@ -1,0 +1,33 @@
+/* ted serve: the HTTP service (libmicrohttpd) in front of the decoding
+ * loops (serve/loop.h). docs/serving.md describes the API, the limits and
+ * what happens past them. */
+#ifndef TED_SERVE_SERVER_H
+#define TED_SERVE_SERVER_H
+
+#include <stddef.h>
+
+#include "ted/ted.h"
+
+typedef struct serve_model {
+    const char *name;
+    const ted_model *model;
+} serve_model;
+
+typedef struct serve_config {
+    const serve_model *models;  /* the first answers requests that name none */
+    int model_count;
+    const char *host;           /* an address or a name to listen on */
+    int port;                   /* 0: a free port */
+    int max_batch;              /* rows each model decodes together */
+    int max_queue;              /* sentences each model holds at once */
+    size_t max_body;            /* bytes of a request body */
+    int timeout;                /* seconds a connection has to send each request */
+} serve_config;
+
+/* Serves until SIGTERM or SIGINT, then answers every request it accepted
+ * (new ones get 503) and returns TED_OK. Once it listens, the first line
+ * on standard error is "ted serve: listening on http://HOST:PORT"; then
+ * one line per request. Fails (TED_ERR_IO) when it cannot listen. */
+ted_status serve_run(const serve_config *config, ted_error *err);
+
+#endif

@@ -1,0 +1,620 @@
+#!/usr/bin/python3
+"""ted against Hugging Face transformers (MarianMTModel, MarianTokenizer),
+on models exported with tools/export_hf.py.
+
+    TED=build/ted .venv/bin/python tests/parity/test_marian.py
+
+Random-init MarianMTModels of several shapes (1 to 8 heads, unequal
+depths, swish, relu and gelu, shared or separate vocabularies, a
+multilingual vocabulary with >>xx<< codes, untied output) with SentencePiece
+models trained here on generated text, saved by save_pretrained as
+model.safetensors and as pytorch_model.bin. Checks (one "ok NAME" or
+"FAIL NAME: why" line each; exit 1 if one fails):
+  export/*     both formats export to the same ted files; a pytorch_model.bin
+               with the positional tables (as older transformers saved it)
+               too; what ted cannot run is refused, exit 1, one message
+  tokenize/*   `ted tokenize` against MarianTokenizer on >= 1000 lines (accents,
+               CJK, emoji, odd white space, empty lines, language codes,
+               special tokens' spellings): source ids, target ids, and the
+               text target ids decode to; all identical
+  logits/*     `ted logits` against MarianMTModel's teacher-forced logits
+               (float64): max abs diff <= 1e-4
+  greedy/*     `ted translate --beam 1` against generate(num_beams=1), the
+               generation settings of generation_config.json (max_length,
+               forced EOS, bad_words_ids) coming through config.yaml: all
+               identical
+  beam/*       `ted translate --beam 4` against generate(num_beams=4,
+               early_stopping=True): identical on >= 98 % of all the models'
+               sentences (see check_beam)
+TED_PARITY_KEEP=1 keeps the temporary directories (printed on stderr).
+"""
+import copy
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+import test_parity as parity  # noqa: E402  (report, run, ted_problem, parse_logits)
+import ted_format  # noqa: E402
+
+EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
+PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
+TOLERANCE = 1e-4
+BEAM_AGREEMENT = 0.98
+TOKENIZE_LINES = 1200
+SENTENCES = 48          # per model, for greedy and beam search
+MAX_LENGTH = 16         # generation_config.json max_length (start token counted)
+MAX_POSITIONS = 64
+SPM_VOCAB = 180
+
+# (name, heads, d_model, encoder layers, decoder layers, d_ff, activation,
+#  vocabulary, scale_embedding, tie_word_embeddings)
+CONFIGS = [
+    ("h8-2+2-swish", 8, 32, 2, 2, 64, "swish", "shared", True, True),
+    ("h1-1+3-relu", 1, 16, 1, 3, 40, "relu", "shared", False, True),
+    ("h4-3+1-gelu-separate", 4, 24, 3, 1, 48, "gelu", "separate", True, True),
+    ("h2-2+3-swish-multilingual", 2, 20, 2, 3, 36, "swish", "multilingual", True, True),
+    ("h4-2+2-relu-untied", 4, 32, 2, 2, 56, "relu", "shared", True, False),
+]
+LANGUAGE_CODES = [">>fr<<", ">>de<<", ">>zh_Hant<<"]
+
+WORDS = ("the cat dog bird eats sleeps sees small black green house garden river city "
+         "she he they we not never always today tomorrow because and or but with without "
+         "café naïve über señor façade déjà Ærø Øresund piñata coöperate élève "
+         "東京 日本語 中文 한국어 北京 こんにちは 😀 🐱 👍🏽 🇫🇷 ❤️ "
+         "1 2 42 1999 3.14 , . ! ? ' \" « » ( ) : ; - n't 's").split()
+ODD_SPACES = [" ", "  ", "\t", " \t ", "\u00a0", "\u3000", "\u2009", "\u200b", "\u2028",
+              "\x0b", "\x0c"]
+ODD_PIECES = ["</s>", "<unk>", "<pad>", ">>fr<<", ">>xx<< ", ">> <<", "<<", ">>", "e\u0301",
+              "ＦＵＬＬ", "ﬁ", "\u0085", "\x01", "€", "Ω", "ŉ", "\U0001F9D1\u200d\U0001F4BB"]
+
+
+# ---- text ---------------------------------------------------------------------
+
+def sentence(rng, words=WORDS, low=1, high=12):
+    return " ".join(rng.choice(words) for _ in range(rng.randint(low, high)))
+
+
+def odd_line(rng):
+    """A line of words, odd white space and odd pieces, maybe with a
+    language code in front."""
+    parts = []
+    for _ in range(rng.randint(0, 14)):
+        r = rng.random()
+        parts.append(rng.choice(ODD_PIECES) if r < 0.12 else rng.choice(WORDS))
+        parts.append(rng.choice(ODD_SPACES) if r < 0.3 else " ")
+    line = "".join(parts)
+    if rng.random() < 0.15:
+        line = rng.choice(LANGUAGE_CODES) + rng.choice(["", " "]) + line
+    return line if rng.random() > 0.04 else rng.choice(["", " ", "\t", "\u3000"])
+
+
+def tokenize_lines(rng):
+    return [odd_line(rng) for _ in range(TOKENIZE_LINES)]
+
+
+def translation_sentences(rng, multilingual):
+    out = []
+    for i in range(SENTENCES):
+        text = sentence(rng, high=6 + i % 14)  # within MAX_POSITIONS tokens
+        if multilingual and i % 3:
+            text = LANGUAGE_CODES[i % len(LANGUAGE_CODES)] + " " + text
+        out.append(text)
+    return out
+
+
+# ---- tokenizers ---------------------------------------------------------------
+
+def train_spm(tmp, name, rng):
+    """A SentencePiece unigram model trained on generated text; its pieces."""
+    import sentencepiece as spm
+
+    corpus = os.path.join(tmp, name + ".txt")
+    with open(corpus, "w", encoding="utf-8") as f:
+        f.write("".join(sentence(rng) + "\n" for _ in range(3000)))
+    spm.SentencePieceTrainer.train(
+        input=corpus, model_prefix=os.path.join(tmp, name), vocab_size=SPM_VOCAB,
+        model_type="unigram", character_coverage=0.995, bos_id=-1, eos_id=-1, unk_id=0,
+        pad_id=-1, hard_vocab_limit=False, minloglevel=2, num_threads=1)
+    os.rename(os.path.join(tmp, name + ".model"), os.path.join(tmp, name + ".spm"))
+    processor = spm.SentencePieceProcessor(model_file=os.path.join(tmp, name + ".spm"))
+    return [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+
+
+def marian_vocab(pieces, rng, codes=(), size=None):
+    """vocab.json as Marian's converter writes it: </s> 0, <unk> 1, the
+    pieces (in an order of their own, a few left out: they become <unk>),
+    language codes, then <pad> last; filler tokens up to `size`."""
+    pieces = [p for p in pieces if p != "<unk>"]
+    rng.shuffle(pieces)
+    tokens = ["</s>", "<unk>"] + pieces[4:] + list(codes)
+    while size and len(tokens) < size - 1:
+        tokens.append(f"▁filler{len(tokens)}")
+    return {token: i for i, token in enumerate(tokens + ["<pad>"])}
+
+
+def write_tokenizer(tok_dir, tmp, kind, rng):
+    """source.spm, target.spm, vocab.json (target_vocab.json) and
+    tokenizer_config.json; returns the MarianTokenizer."""
+    from transformers import MarianTokenizer
+
+    os.makedirs(tok_dir)
+    source, target = train_spm(tmp, kind + "-source", rng), train_spm(tmp, kind + "-target", rng)
+    for name in ("source", "target"):
+        shutil.copy(os.path.join(tmp, f"{kind}-{name}.spm"), os.path.join(tok_dir, name + ".spm"))
+    separate = kind == "separate"
+    codes = LANGUAGE_CODES if kind == "multilingual" else ()
+    if separate:
+        size = max(len(source), len(target)) + 2
+        vocabs = {"vocab.json": marian_vocab(source, rng, size=size),
+                  "target_vocab.json": marian_vocab(target, rng, size=size)}
+    else:
+        vocabs = {"vocab.json": marian_vocab(sorted(set(source) | set(target)), rng, codes)}
+    vocabs["tokenizer_config.json"] = {"source_lang": "en", "target_lang": "fr",
+                                       "separate_vocabs": separate}
+    for name, value in vocabs.items():
+        with open(os.path.join(tok_dir, name), "w", encoding="utf-8") as f:
+            json.dump(value, f, ensure_ascii=False)
+    return MarianTokenizer.from_pretrained(tok_dir)
+
+
+# ---- models -------------------------------------------------------------------
+
+def randomize(model, seed):
+    """Parameters scaled so that the logits are O(1-10) and attention is far
+    from uniform."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=generator, dtype=p.dtype)
+            if "embed_positions" in name:
+                continue
+            if "layer_norm" in name:
+                p.copy_(1.0 + 0.2 * noise if name.endswith("weight") else 0.2 * noise)
+            elif "embed_tokens" in name or "shared" in name or "lm_head" in name:
+                p.copy_(noise)
+            elif p.dim() == 2:
+                p.copy_(noise / p.shape[1] ** 0.5)
+            else:
+                p.copy_(0.3 * noise)
+        model.final_logits_bias.copy_(torch.randn(model.final_logits_bias.shape,
+                                                  generator=generator))
+    return model.eval()
+
+
+def favour_eos(model, tok, rng):
+    """Raises EOS's bias until it is the most likely token at about one
+    greedy step in twenty, so that translations end at various lengths."""
+    batch = tok([sentence(rng) for _ in range(16)], return_tensors="pt", padding=True)
+    with torch.no_grad():
+        out = model.generate(**batch, num_beams=1, do_sample=False, output_scores=True,
+                             return_dict_in_generate=True)
+        scores = torch.stack(out.scores[:-1], 1)  # the last step's EOS is forced
+        eos = tok.eos_token_id
+        gap = (scores.max(-1).values - scores[..., eos]).flatten()
+        model.final_logits_bias[0, eos] += torch.quantile(gap, 0.05)
+    return model
+
+
+def build_model(spec, tok, seed):
+    from transformers import MarianConfig, MarianMTModel
+
+    name, heads, d, enc, dec, ff, activation, kind, scale, tied = spec
+    vocab, pad, eos = len(tok.encoder), tok.pad_token_id, tok.eos_token_id
+    config = MarianConfig(
+        vocab_size=vocab, d_model=d, encoder_layers=enc, decoder_layers=dec,
+        encoder_attention_heads=heads, decoder_attention_heads=heads, encoder_ffn_dim=ff,
+        decoder_ffn_dim=ff, activation_function=activation,
+        max_position_embeddings=MAX_POSITIONS, pad_token_id=pad, eos_token_id=eos,
+        decoder_start_token_id=pad, forced_eos_token_id=eos, bad_words_ids=[[pad]],
+        max_length=MAX_LENGTH, num_beams=4, scale_embedding=scale, dropout=0.0,
+        share_encoder_decoder_embeddings=kind != "separate", tie_word_embeddings=tied)
+    return favour_eos(randomize(MarianMTModel(config), seed), tok, random.Random(seed))
+
+
+def export(hf_dir, out_dir):
+    """(True, "") when tools/export_hf.py succeeds, else (False, why)."""
+    status, _, err = parity.run([PYTHON, EXPORTER, hf_dir, "--out", out_dir])
+    return status == 0, err.strip()
+
+
+def same_files(a, b):
+    for name in sorted(os.listdir(a)):
+        if name != "config.yaml" and open(os.path.join(a, name), "rb").read() != open(
+                os.path.join(b, name), "rb").read():
+            return name
+    return None
+
+
+def save_and_export(spec, model, tok, tmp):
+    """Saves the model both ways, exports both; returns the ted directory
+    (from model.safetensors), or None after reporting a failure."""
+    name = spec[0]
+    dirs = {}
+    for fmt, safe in (("safetensors", True), ("bin", False)):
+        hf_dir = os.path.join(tmp, f"hf-{name}-{fmt}")
+        model.save_pretrained(hf_dir, safe_serialization=safe)
+        tok.save_pretrained(hf_dir)
+        dirs[fmt] = os.path.join(tmp, f"ted-{name}-{fmt}")
+        ok, why = export(hf_dir, dirs[fmt])
+        if not ok:
+            parity.report(f"export/{name}-{fmt}", why)
+            return None
+    differs = same_files(dirs["safetensors"], dirs["bin"])
+    if differs:
+        parity.report(f"export/same-from-both-formats-{name}", f"{differs} differs")
+        return None
+    header, _, _ = ted_format.read_safetensors(os.path.join(dirs["safetensors"],
+                                                            "model.safetensors"))
+    parity.report(f"export/same-from-both-formats-{name}",
+                  detail=f"{len(header) - 1} tensors, identical files")
+    return dirs["safetensors"]
+
+
+# ---- running ted --------------------------------------------------------------
+
+def ted_lines(args, lines):
+    """ted's output lines for input `lines` (UTF-8, split on "\\n" only: a
+    line may hold U+2028 or a form feed), or (None, why)."""
+    status, out, err = run_bytes([parity.TED] + args, "".join(l + "\n" for l in lines))
+    if status != 0:
+        return None, f"`{parity.quote([parity.TED] + args)}` exited {status}: " + (
+            err.strip().splitlines() or [""])[-1]
+    out = out.split("\n")
+    if len(out) != len(lines) + 1 or out[-1]:
+        return None, f"`{parity.quote([parity.TED] + args)}`: {len(out) - 1} lines for " \
+                     f"{len(lines)}"
+    return out[:-1], None
+
+
+def run_bytes(args, text):
+    import subprocess
+
+    try:
+        p = subprocess.run(args, input=text.encode("utf-8"), capture_output=True,
+                           timeout=parity.TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, "", str(e)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8",
+                                                                               "replace")
+
+
+def compare(name, got, want, lines, what, minimum=1.0, note=""):
+    """Reports how many of `got` equal `want`; fails below `minimum`."""
+    same = sum(g == w for g, w in zip(got, want))
+    detail = f"{same}/{len(want)} {what} identical{note}"
+    if same >= minimum * len(want) and len(want) > 0:
+        return parity.report(name, detail=detail)
+    first = next(i for i, (g, w) in enumerate(zip(got, want)) if g != w)
+    parity.report(name, f"{detail}; first at {lines[first]!r}: ted {got[first]!r}, "
+                        f"transformers {want[first]!r}")
+
+
+# ---- checks -------------------------------------------------------------------
+
+def check_tokenize(name, ted_dir, tok, lines, rng):
+    """Source ids, target ids and the text of target ids, line by line."""
+    source = [" ".join(map(str, tok(line).input_ids)) for line in lines]
+    target_ids = [tok(text_target=line).input_ids[:-1] for line in lines]
+    target = [" ".join(map(str, ids)) for ids in target_ids]
+    for side, args, want in (("source", [], source), ("target", ["--target"], target)):
+        got, problem = ted_lines(["tokenize", "-m", ted_dir] + args, lines)
+        if problem:
+            parity.report(f"tokenize/{name}-{side}-ids", problem)
+        else:
+            compare(f"tokenize/{name}-{side}-ids", got, want, lines, "lines")
+    # ted's text stops at the first EOS, as a translation does; transformers
+    # drops it and goes on: ids with an EOS inside are left out.
+    eos = tok.eos_token_id
+    sequences = [ids for ids in target_ids if eos not in ids]
+    vocab = [i for i in range(len(tok.decoder)) if i != eos]
+    sequences += [[rng.choice(vocab) for _ in range(rng.randint(0, 20))] for _ in range(400)]
+    texts = [" ".join(map(str, ids)) for ids in sequences]
+    got, problem = ted_lines(["tokenize", "-m", ted_dir, "--decode"], texts)
+    if problem:
+        return parity.report(f"tokenize/{name}-decode", problem)
+    want = [tok.decode(ids, skip_special_tokens=True) for ids in sequences]
+    compare(f"tokenize/{name}-decode", got, want, texts, "id sequences")
+
+
+def reference_logits(model, tok, source, target):
+    """MarianMTModel's teacher-forced logits: the decoder fed its start
+    token and the target's ids (without the EOS MarianTokenizer adds)."""
+    decoder = [model.config.decoder_start_token_id] + tok(text_target=target).input_ids[:-1]
+    torch.set_default_dtype(torch.float64)  # transformers builds its masks in it
+    try:
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([tok(source).input_ids]),
+                        decoder_input_ids=torch.tensor([decoder]))
+    finally:
+        torch.set_default_dtype(torch.float32)
+    return out.logits[0].numpy()
+
+
+def check_logits(name, ted_dir, model, tok, pairs):
+    reference = copy.deepcopy(model).double()
+    worst, largest = 0.0, 0.0
+    for source, target in pairs:
+        args = ["logits", "-m", ted_dir, "--source", source, "--target", target]
+        out, problem = parity.ted_problem(args)
+        if problem:
+            return parity.report(name, problem)
+        want = reference_logits(reference, tok, source, target)
+        try:
+            got = parity.parse_logits(out, *want.shape)
+        except ValueError as e:
+            return parity.report(name, f"`{parity.quote([parity.TED] + args)}`: {e}")
+        diff = float(np.abs(got - want).max())
+        worst, largest = max(worst, diff), max(largest, float(np.abs(want).max()))
+        if not diff <= TOLERANCE:
+            return parity.report(name, f"max abs diff {diff:.3g} > {TOLERANCE} for "
+                                       f"{source!r} -> {target!r}")
+    parity.report(name, detail=f"max abs diff {worst:.2e} over {len(pairs)} sentence pairs "
+                               f"(logits up to {largest:.1f})")
+
+
+def logits_pairs(rng):
+    return [(sentence(rng, high=6), sentence(rng, high=6)),
+            (sentence(rng, low=12, high=16), sentence(rng, low=1, high=3)),
+            ("café 東京 😀 « naïve »", ""),
+            (">>fr<< " + sentence(rng), "</s> " + sentence(rng, high=4))]
+
+
+def hf_translate(model, tok, sentences, **options):
+    """generate()'s translations, and how many ended before max_length."""
+    out, early = [], 0
+    for start in range(0, len(sentences), 16):
+        batch = tok(sentences[start:start + 16], return_tensors="pt", padding=True)
+        with torch.no_grad():
+            ids = model.generate(**batch, **options)
+        out += tok.batch_decode(ids, skip_special_tokens=True)
+        early += sum(tok.eos_token_id in row[:MAX_LENGTH - 1] for row in ids.tolist())
+    return out, early
+
+
+def check_translations(name, ted_dir, model, tok, sentences, beam_results):
+    """Greedy decoding: every translation identical. Beam search: the
+    translations go to `beam_results`, checked over all models at once by
+    check_beam."""
+    for kind, beam, options in (
+            ("greedy", "1", dict(num_beams=1, do_sample=False)),
+            ("beam", "4", dict(num_beams=4, do_sample=False, early_stopping=True))):
+        got, problem = ted_lines(["translate", "-m", ted_dir, "--beam", beam], sentences)
+        if problem:
+            parity.report(f"{kind}/{name}", problem)
+            continue
+        want, early = hf_translate(model, tok, sentences, **options)
+        note = (f" ({len(set(want))} different translations, {early} ended before "
+                f"max_length {MAX_LENGTH})")
+        if kind == "greedy":
+            compare(f"{kind}/{name}", got, want, sentences, "sentences", 1.0, note)
+        else:
+            beam_results.append((name, got, want, sentences))
+
+
+def check_beam(beam_results):
+    """Beam search on every model's sentences: >= 98 % identical. At the
+    last step transformers adds its open hypotheses only when the ones
+    ending in EOS at that step do not already make num_beams finished ones
+    (BeamSearchScorer.finalize skips a sentence that is done); ted finishes
+    the open ones too and may pick one. Random models run to max_length in
+    most sentences, trained ones seldom."""
+    got, want, lines, counts = [], [], [], []
+    for name, ted, transformers, sentences in beam_results:
+        counts.append(f"{name} {sum(a == b for a, b in zip(ted, transformers))}/{len(ted)}")
+        got, want, lines = got + ted, want + transformers, lines + sentences
+    if beam_results:
+        compare("beam/all-models", got, want, lines, "sentences", BEAM_AGREEMENT,
+                f" (>= {BEAM_AGREEMENT:.0%} required; {', '.join(counts)})")
+
+
+# ---- the exporter's refusals --------------------------------------------------
+
+def edit_json(name, **changes):
+    def edit(hf_dir):
+        path = os.path.join(hf_dir, name)
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+        value.update(changes)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(value, f)
+    return edit
+
+
+def edit_tensors(change):
+    """change(tensors) on model.safetensors (rewritten F32)."""
+    def edit(hf_dir):
+        path = os.path.join(hf_dir, "model.safetensors")
+        tensors = ted_format.read_tensors(path)
+        change(tensors)
+        ted_format.write_safetensors(path, list(tensors.items()))
+    return edit
+
+
+def remove(*names):
+    return lambda hf_dir: [os.remove(os.path.join(hf_dir, n)) for n in names]
+
+
+def write_file(name, data):
+    def edit(hf_dir):
+        with open(os.path.join(hf_dir, name), "wb") as f:
+            f.write(data)
+    return edit
+
+
+def rename_token(hf_dir, token, new, new_id=None):
+    """vocab.json with `token` spelled `new` (None: kept), or given `new_id`."""
+    path = os.path.join(hf_dir, "vocab.json")
+    with open(path, encoding="utf-8") as f:
+        vocab = json.load(f)
+    index = vocab.pop(token)
+    vocab[new or token] = index if new_id is None else new_id
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(vocab, f)
+
+
+FC1 = "model.encoder.layers.0.fc1.weight"
+REFUSALS = [
+    ("no-source-spm", r"source\.spm: missing", remove("source.spm")),
+    ("no-target-spm", r"target\.spm: missing", remove("target.spm")),
+    ("no-vocab", r"vocab\.json: missing", remove("vocab.json")),
+    ("no-config", r"config\.json: missing", remove("config.json")),
+    ("no-weights", r"no model\.safetensors or pytorch_model\.bin", remove("model.safetensors")),
+    ("garbage-spm", r"source\.spm: not a SentencePiece model",
+     write_file("source.spm", b"\x08\x96\x01 not a model")),
+    ("truncated-weights", r"model\.safetensors: .*(truncated|runs past)",
+     lambda d: write_file("model.safetensors",
+                          open(os.path.join(d, "model.safetensors"), "rb").read()[:5000])(d)),
+    ("vocab-size", r"vocab\.json: [0-9]+ tokens, but config\.json vocab_size is [0-9]+",
+     lambda d: edit_json("vocab.json", extra_token=10 ** 6)(d)),
+    ("vocab-token-newline", r"vocab\.json: token '<unk>\\nx' \(id 1\) holds a line end",
+     lambda d: rename_token(d, "<unk>", "<unk>\nx")),
+    ("vocab-same-id", r'vocab\.json: tokens "<unk>" and "</s>" both have id 1',
+     lambda d: rename_token(d, "</s>", None, 1)),
+    ("separate-no-target-vocab", r"target_vocab\.json: missing",
+     edit_json("tokenizer_config.json", separate_vocabs=True)),
+    ("normalize-before", r"config\.json: normalize_before true asks for pre-norm layers",
+     edit_json("config.json", normalize_before=True)),
+    ("learned-positions", r"config\.json: static_position_embeddings false asks for learned",
+     edit_json("config.json", static_position_embeddings=False)),
+    ("normalize-embedding", r"config\.json: normalize_embedding true asks for a LayerNorm",
+     edit_json("config.json", normalize_embedding=True)),
+    ("model-type", r"config\.json: model_type \"bart\" asks for another model family", edit_json("config.json",
+                                                                      model_type="bart")),
+    ("heads-differ", r"encoder_attention_heads 8 and decoder_attention_heads 4 differ",
+     edit_json("config.json", decoder_attention_heads=4)),
+    ("activation", r"activation_function \"gelu_new\" is not supported",
+     edit_json("config.json", activation_function="gelu_new")),
+    ("decoder-vocab-size", r"decoder_vocab_size 7 differs from vocab_size",
+     edit_json("config.json", decoder_vocab_size=7)),
+    ("layernorm-embedding", r"tensor model\.encoder\.layernorm_embedding\.weight: "
+     r"normalize_embedding", edit_tensors(lambda t: t.update(
+         {"model.encoder.layernorm_embedding.weight": np.ones(32, np.float32)}))),
+    ("wrong-shape", r"tensor " + FC1.replace(".", r"\.") + r" has shape \[32, 64\], "
+     r"config\.json implies \[64, 32\]", edit_tensors(lambda t: t.update({FC1: t[FC1].T}))),
+    ("missing-tensor", r"missing tensor model\.decoder\.layers\.1\.fc2\.bias",
+     edit_tensors(lambda t: t.pop("model.decoder.layers.1.fc2.bias"))),
+    ("bad-words-sequence", r"generation_config\.json: bad_words_ids \[\[5, 6\]\]",
+     edit_json("generation_config.json", bad_words_ids=[[5, 6]])),
+    ("no-repeat-ngram", r"generation_config\.json: no_repeat_ngram_size 3 is not supported",
+     edit_json("generation_config.json", no_repeat_ngram_size=3)),
+    ("clean-up-off", r"tokenizer_config\.json: clean_up_tokenization_spaces false",
+     edit_json("tokenizer_config.json", clean_up_tokenization_spaces=False)),
+    ("sharded", r"model\.safetensors\.index\.json: checkpoints split into several files",
+     lambda d: (os.remove(os.path.join(d, "model.safetensors")),
+                write_file("model.safetensors.index.json", b"{}")(d))),
+]
+
+
+def check_refusal(name, pattern, hf_dir, tmp):
+    import re
+
+    status, _, err = parity.run([PYTHON, EXPORTER, hf_dir, "--out", os.path.join(tmp, "out")])
+    lines = err.strip().splitlines()
+    if status != 1 or len(lines) != 1 or not re.search(pattern, lines[0]):
+        return parity.report(name, f"exit {status}, stderr {err.strip()[:300]!r}, expected one "
+                                   f"line matching {pattern!r}")
+    parity.report(name, detail=lines[0])
+
+
+def check_refusals(good_dir, tmp):
+    for name, pattern, edit in REFUSALS:
+        hf_dir = os.path.join(tmp, "refuse-" + name)
+        shutil.copytree(good_dir, hf_dir)
+        edit(hf_dir)
+        check_refusal("export/refuses-" + name, pattern, hf_dir, tmp)
+
+
+def check_positional_tables(model, tok, ted_dir, tmp):
+    """pytorch_model.bin as older transformers saved it, the positional
+    tables included: the same export; a table that is not Marian's (the
+    interleaved layout) is refused, naming the tensor."""
+    state = model.state_dict()
+    name = "model.decoder.embed_positions.weight"
+    for case, table in (("with-positions", state[name]),
+                        ("interleaved-positions", interleaved(state[name]))):
+        hf_dir = os.path.join(tmp, "hf-" + case)
+        model.config.save_pretrained(hf_dir)
+        tok.save_pretrained(hf_dir)
+        torch.save(dict(state, **{name: table}), os.path.join(hf_dir, "pytorch_model.bin"))
+        if case == "interleaved-positions":
+            check_refusal("export/refuses-" + case, f"tensor {name} is not the sinusoidal "
+                          "table", hf_dir, tmp)
+            continue
+        out = os.path.join(tmp, "ted-" + case)
+        ok, why = export(hf_dir, out)
+        differs = why if not ok else same_files(ted_dir, out)
+        parity.report("export/" + case, differs and f"{differs} differs",
+                      "the positional tables checked, then left out")
+
+
+def interleaved(table):
+    """The same sines and cosines, interleaved (PyTorch's tutorial layout)."""
+    half = table.shape[1] // 2
+    out = table.clone()
+    out[:, 0::2], out[:, 1::2] = table[:, :half], table[:, half:]
+    return out
+
+
+# ---- main ---------------------------------------------------------------------
+
+def check_model(spec, tok, lines, tmp, rng, seed, beam_results):
+    name = spec[0]
+    model = build_model(spec, tok, seed)
+    ted_dir = save_and_export(spec, model, tok, tmp)
+    if ted_dir is None:
+        return None
+    if lines:
+        check_tokenize(spec[7], ted_dir, tok, lines, rng)
+    check_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(rng))
+    check_translations(name, ted_dir, model, tok,
+                       translation_sentences(rng, spec[7] == "multilingual"), beam_results)
+    return model, ted_dir
+
+
+def main():
+    torch.set_num_threads(1)
+    try:
+        import sentencepiece  # noqa: F401
+        import transformers
+    except ImportError as e:
+        parity.report("setup", f"{e.name} is not installed (make venv; python3-sentencepiece)")
+        return
+    transformers.logging.set_verbosity_error()
+    tmp = tempfile.mkdtemp(prefix="ted-marian-")
+    rng = random.Random(11)
+    try:
+        tokenizers, beam_results = {}, []
+        for k, spec in enumerate(CONFIGS):
+            kind = spec[7]
+            lines = None
+            if kind not in tokenizers:
+                tokenizers[kind] = write_tokenizer(os.path.join(tmp, "tok-" + kind), tmp, kind,
+                                                   rng)
+                lines = tokenize_lines(rng)
+            result = check_model(spec, tokenizers[kind], lines, tmp, rng, 100 + k,
+                                 beam_results)
+            if k == 0 and result:
+                check_positional_tables(result[0], tokenizers[kind], result[1], tmp)
+                check_refusals(os.path.join(tmp, f"hf-{spec[0]}-safetensors"), tmp)
+        check_beam(beam_results)
+    finally:
+        if os.environ.get("TED_PARITY_KEEP"):
+            print(f"kept {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(1 if parity.failures else 0)

@@ -1,0 +1,399 @@
+/* The kernels of every instruction set the CPU offers (src/kernels/
+ * kernels.h), each against a naive double-precision reference and against
+ * the portable set: ted_matmul for 1 to 7 rows (the dot-product kernel), 8
+ * to 128 (the transposed-x kernel), more (OpenBLAS), with in and out
+ * feature counts that are multiples of no vector width, with and without a
+ * bias, on 1 and 2 threads; and each vector function on odd lengths. A set
+ * the CPU lacks is skipped (not counted). Which sets the CPU offers is
+ * checked against the flags Linux reports in /proc/cpuinfo.
+ *
+ * Tolerance: a sum of K products is within TOL_RELATIVE * sqrt(K) of the
+ * reference, relative to the sum of the magnitudes of its terms; exp within
+ * TOL_RELATIVE of the reference, relative; max, argmax, scale and ReLU
+ * (zero_negatives) exact. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#define TOL_RELATIVE 1e-5
+
+/* Uniform in [-1, 1), the same sequence on every run. */
+static void fill_random(float *x, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = (float)((seed >> 8) / 8388608.0 - 1.0);
+    }
+}
+
+static void select_or_fail(const char *name)
+{
+    ted_error err = {0};
+    cr_assert_eq(ted_kernels_select(name, &err), TED_OK, "select %s: %s", name, err.message);
+    cr_assert_str_eq(ted_kernels_name(), name);
+}
+
+/* Runs the named set, or skips the test when the CPU lacks it. */
+static void use_variant(const char *name)
+{
+    if (!ted_kernels_supported(name))
+        cr_skip_test("this CPU does not offer the %s kernels", name);
+    select_or_fail(name);
+}
+
+/* |got - reference| <= TOL_RELATIVE * sqrt(terms) * magnitude, elementwise. */
+static void assert_sums_close(const float *got, const double *reference,
+                              const double *magnitude, size_t n, int terms, const char *what)
+{
+    for (size_t i = 0; i < n; i++) {
+        double tolerance = TOL_RELATIVE * sqrt((double)terms) * magnitude[i];
+        double diff = fabs((double)got[i] - reference[i]);
+        cr_assert(diff <= tolerance, "%s [%zu]: got %.9g, expected %.9g (tolerance %.3g)", what,
+                  i, (double)got[i], reference[i], tolerance);
+    }
+}
+
+/* The same check against the portable set's result. */
+static void assert_matches_portable(const float *got, const float *portable,
+                                    const double *magnitude, size_t n, int terms,
+                                    const char *what)
+{
+    double *as_double = malloc(sizeof(double) * n);
+    cr_assert(as_double);
+    for (size_t i = 0; i < n; i++)
+        as_double[i] = portable[i];
+    char label[192];
+    snprintf(label, sizeof label, "%s vs portable", what);
+    assert_sums_close(got, as_double, magnitude, n, terms, label);
+    free(as_double);
+}
+
+/* ---- ted_matmul ------------------------------------------------------------ */
+
+typedef struct product {
+    int rows, in, out;
+    bool bias;
+    float *x, *W, *b;
+    double *reference, *magnitude;  /* (rows, out): the sum, and the sum of |terms| */
+} product;
+
+static product make_product(int rows, int in, int out, bool bias)
+{
+    product p = {rows, in, out, bias, malloc(sizeof(float) * rows * in),
+                 malloc(sizeof(float) * out * in), malloc(sizeof(float) * out),
+                 malloc(sizeof(double) * rows * out), malloc(sizeof(double) * rows * out)};
+    cr_assert(p.x && p.W && p.b && p.reference && p.magnitude);
+    fill_random(p.x, (size_t)rows * in, 1u + rows);
+    fill_random(p.W, (size_t)out * in, 2u + in);
+    fill_random(p.b, (size_t)out, 3u + out);
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < out; j++) {
+            double sum = bias ? p.b[j] : 0.0, magnitude = bias ? fabs(p.b[j]) : 0.0;
+            for (int k = 0; k < in; k++) {
+                double term = (double)p.x[i * in + k] * p.W[j * in + k];
+                sum += term;
+                magnitude += fabs(term);
+            }
+            p.reference[i * out + j] = sum;
+            p.magnitude[i * out + j] = magnitude;
+        }
+    return p;
+}
+
+static void free_product(product *p)
+{
+    free(p->x);
+    free(p->W);
+    free(p->b);
+    free(p->reference);
+    free(p->magnitude);
+}
+
+/* y by the named set; NaN first, so an output left unwritten fails. */
+static void run_matmul(float *y, const product *p, const char *variant)
+{
+    select_or_fail(variant);
+    for (int i = 0; i < p->rows * p->out; i++)
+        y[i] = NAN;
+    ted_matmul(y, p->x, p->W, p->bias ? p->b : NULL, p->rows, p->in, p->out);
+}
+
+static void check_product(const char *variant, int rows, int in, int out, bool bias,
+                          int threads)
+{
+    product p = make_product(rows, in, out, bias);
+    float *y = malloc(sizeof(float) * rows * out), *portable = malloc(sizeof(float) * rows * out);
+    cr_assert(y && portable);
+    run_matmul(portable, &p, "portable");
+    run_matmul(y, &p, variant);
+    char what[160];
+    snprintf(what, sizeof what, "%s matmul rows %d in %d out %d%s, %d threads", variant, rows,
+             in, out, bias ? " bias" : "", threads);
+    assert_sums_close(y, p.reference, p.magnitude, (size_t)rows * out, in + bias, what);
+    assert_matches_portable(y, portable, p.magnitude, (size_t)rows * out, in + bias, what);
+    free(portable);
+    free(y);
+    free_product(&p);
+}
+
+/* 1-7 rows: dot products; 8-128: transposed x (whole vectors of rows, a
+ * partial last one, a tail of a few rows); above: OpenBLAS. */
+static const int row_counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 20, 31, 33, 64, 100,
+                                 128, 129, 200};
+/* (in_features, out_features): no multiple of 4, 8 or 16 but 64. */
+static const int shapes[][2] = {{1, 1}, {3, 5}, {17, 33}, {33, 17}, {130, 67}, {64, 130}};
+
+static void check_matmul(const char *variant)
+{
+    use_variant(variant);
+    for (int threads = 1; threads <= 2; threads++) {
+        ted_parallel_set_threads(threads);
+        for (size_t r = 0; r < COUNT(row_counts); r++)
+            for (size_t s = 0; s < COUNT(shapes); s++)
+                for (int bias = 0; bias <= 1; bias++)
+                    check_product(variant, row_counts[r], shapes[s][0], shapes[s][1], bias,
+                                  threads);
+    }
+    ted_parallel_set_threads(1);
+}
+
+/* ---- the vector functions -------------------------------------------------- */
+
+static const int lengths[] = {1, 3, 5, 7, 15, 17, 31, 33, 63, 65, 130, 1001};
+
+/* scores = scale * keys q, keys (count, size); checked against the
+ * reference and against the portable set's scores. */
+static void check_scaled_dots(const char *variant, int size)
+{
+    enum { KEYS = 7 };
+    const float scale = 0.125f;
+    float q[1001], keys[KEYS * 1001], scores[KEYS], portable[KEYS];
+    double reference[KEYS], magnitude[KEYS];
+    fill_random(q, size, 11u + size);
+    fill_random(keys, (size_t)KEYS * size, 12u + size);
+    for (int j = 0; j < KEYS; j++) {
+        reference[j] = magnitude[j] = 0.0;
+        for (int k = 0; k < size; k++) {
+            double term = (double)q[k] * keys[j * size + k] * scale;
+            reference[j] += term;
+            magnitude[j] += fabs(term);
+        }
+    }
+    select_or_fail("portable");
+    ted_scaled_dots(portable, q, keys, KEYS, size, scale);
+    select_or_fail(variant);
+    ted_scaled_dots(scores, q, keys, KEYS, size, scale);
+    char what[96];
+    snprintf(what, sizeof what, "%s scaled_dots size %d", variant, size);
+    assert_sums_close(scores, reference, magnitude, KEYS, size, what);
+    assert_matches_portable(scores, portable, magnitude, KEYS, size, what);
+}
+
+/* out = sum_j weights[j] values[j], values (count, size). */
+static void check_weighted_sum(const char *variant, int size)
+{
+    enum { VALUES = 9 };
+    float weights[VALUES], values[VALUES * 1001], out[1001], portable[1001];
+    double reference[1001], magnitude[1001];
+    fill_random(weights, VALUES, 21u + size);
+    fill_random(values, (size_t)VALUES * size, 22u + size);
+    for (int i = 0; i < size; i++) {
+        reference[i] = magnitude[i] = 0.0;
+        for (int j = 0; j < VALUES; j++) {
+            reference[i] += (double)weights[j] * values[j * size + i];
+            magnitude[i] += fabs((double)weights[j] * values[j * size + i]);
+        }
+        out[i] = portable[i] = NAN;
+    }
+    select_or_fail("portable");
+    ted_weighted_sum(portable, weights, values, VALUES, size);
+    select_or_fail(variant);
+    ted_weighted_sum(out, weights, values, VALUES, size);
+    char what[96];
+    snprintf(what, sizeof what, "%s weighted_sum size %d", variant, size);
+    assert_sums_close(out, reference, magnitude, (size_t)size, VALUES, what);
+    assert_matches_portable(out, portable, magnitude, (size_t)size, VALUES, what);
+}
+
+/* max and argmax: the largest value twice (the first index counts) and
+ * NaN, which is never the largest, first (from 3 values on) and last (from
+ * 5 on: then first and second lie between). */
+static void check_max(const char *variant, int n)
+{
+    float x[1001];
+    fill_random(x, n, 31u + n);
+    int first = n / 3, second = n - 1 - n / 5;
+    x[first] = x[second] = 2.0f;
+    if (n >= 3)
+        x[0] = NAN;
+    if (n >= 5)
+        x[n - 1] = NAN;
+    cr_assert_eq(ted_max(x, n), 2.0f, "%s max n %d: %g", variant, n, (double)ted_max(x, n));
+    int at = ted_index_of_max(x, n);
+    cr_assert_eq(at, first < second ? first : second, "%s argmax n %d: %d", variant, n, at);
+}
+
+/* exp(x - shift) of values from -88 to 0 and -inf; below -87.3 the kernels
+ * give 0 (ted_vec_exp), within EXP_UNDERFLOW of exp. */
+#define EXP_UNDERFLOW 1.3e-38
+static void check_exp(const char *variant, int n)
+{
+    float x[1001], e[1001];
+    fill_random(x, n, 41u + n);
+    for (int i = 0; i < n; i++)
+        x[i] = i % 11 == 3 ? -INFINITY : x[i] * 44.0f - 44.5f;
+    const float shift = -0.5f;
+    double reference_sum = 0.0;
+    memcpy(e, x, sizeof(float) * n);
+    double sum = ted_exp_shifted(e, n, shift), sum_only = ted_sum_exp_shifted(x, n, shift);
+    for (int i = 0; i < n; i++) {
+        double reference = exp((double)x[i] - shift);
+        reference_sum += reference;
+        cr_assert(fabs(e[i] - reference) <= TOL_RELATIVE * reference + EXP_UNDERFLOW,
+                  "%s exp_shifted n %d [%d]: exp(%g) got %.9g, expected %.9g", variant, n, i,
+                  (double)x[i] - shift, (double)e[i], reference);
+    }
+    cr_assert(fabs(sum - reference_sum) <= TOL_RELATIVE * reference_sum,
+              "%s exp_shifted n %d: sum %.9g, expected %.9g", variant, n, sum, reference_sum);
+    cr_assert(fabs(sum_only - reference_sum) <= TOL_RELATIVE * reference_sum,
+              "%s sum_exp_shifted n %d: %.9g, expected %.9g", variant, n, sum_only,
+              reference_sum);
+}
+
+static void check_scale(const char *variant, int n)
+{
+    float x[1001], scaled[1001];
+    fill_random(x, n, 51u + n);
+    memcpy(scaled, x, sizeof(float) * n);
+    ted_scale(scaled, n, 0.37f);
+    for (int i = 0; i < n; i++)  /* one rounding of an exact product: exact */
+        cr_assert_eq(scaled[i], (float)((double)x[i] * 0.37f), "%s scale n %d [%d]", variant,
+                     n, i);
+}
+
+/* ReLU: positive values kept, negative ones, -0 and NaN made +0, exactly. */
+static void check_zero_negatives(const char *variant, int n)
+{
+    float x[1001], out[1001];
+    fill_random(x, n, 61u + n);
+    x[0] = NAN;
+    if (n > 2)
+        x[n - 2] = -0.0f;
+    memcpy(out, x, sizeof(float) * n);
+    ted_zero_negatives(out, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        float expected = x[i] > 0.0f ? x[i] : 0.0f;
+        cr_assert(out[i] == expected && !signbit(out[i]),
+                  "%s zero_negatives n %d [%d]: %g gave %g", variant, n, i, (double)x[i],
+                  (double)out[i]);
+    }
+}
+
+static void check_vectors(const char *variant)
+{
+    use_variant(variant);
+    for (size_t i = 0; i < COUNT(lengths); i++) {
+        check_scaled_dots(variant, lengths[i]);
+        check_weighted_sum(variant, lengths[i]);
+        check_max(variant, lengths[i]);
+        check_exp(variant, lengths[i]);
+        check_scale(variant, lengths[i]);
+        check_zero_negatives(variant, lengths[i]);
+    }
+}
+
+#define VARIANT_TESTS(name)                                                                   \
+    Test(kernels, matmul_##name)                                                              \
+    {                                                                                         \
+        check_matmul(#name);                                                                  \
+    }                                                                                         \
+    Test(kernels, vectors_##name)                                                             \
+    {                                                                                         \
+        check_vectors(#name);                                                                 \
+    }
+
+VARIANT_TESTS(portable)
+VARIANT_TESTS(avx2)
+VARIANT_TESTS(avx512)
+
+/* ---- which set runs --------------------------------------------------------- */
+
+/* Whether /proc/cpuinfo's flags (what the CPU has and Linux enabled) hold
+ * every one of `wanted`, a list separated by spaces. */
+static bool cpuinfo_has(const char *wanted)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    cr_assert(f, "cannot read /proc/cpuinfo");
+    char line[8192] = "";
+    while (fgets(line, sizeof line, f) && strncmp(line, "flags", 5))
+        ;
+    fclose(f);
+    char flags[8200], words[128];
+    snprintf(flags, sizeof flags, " %s ", strchr(line, ':') ? strchr(line, ':') + 1 : line);
+    flags[strcspn(flags, "\n")] = ' ';
+    snprintf(words, sizeof words, "%s", wanted);
+    for (char *w = strtok(words, " "); w; w = strtok(NULL, " ")) {
+        char word[40];
+        snprintf(word, sizeof word, " %s ", w);
+        if (!strstr(flags, word))
+            return false;
+    }
+    return true;
+}
+
+Test(kernels, sets_follow_the_cpu)
+{
+#if defined(__x86_64__) && defined(__linux__)
+    bool avx2 = cpuinfo_has("avx2 fma");
+    bool avx512 = avx2 && cpuinfo_has("avx512f avx512bw avx512vl avx512dq");
+#else
+    bool avx2 = false, avx512 = false;
+#endif
+    cr_assert_eq(ted_kernels_supported("avx512"), avx512);
+    cr_assert_eq(ted_kernels_supported("avx2"), avx2);
+    cr_assert(ted_kernels_supported("portable"));
+    cr_assert(!ted_kernels_supported("avx9"));
+    const char *forced = getenv("TED_CPU");
+    const char *expected = forced && *forced ? forced
+                           : avx512          ? "avx512"
+                           : avx2            ? "avx2"
+                                             : "portable";
+    cr_assert_str_eq(ted_kernels_name(), expected);
+}
+
+Test(kernels, unknown_set_refused)
+{
+    const char *before = ted_kernels_name();
+    ted_error err = {0};
+    cr_assert_eq(ted_kernels_select("avx9", &err), TED_ERR_ARGUMENT);
+    cr_assert(strstr(err.message, "unknown kernels 'avx9'") && strstr(err.message, "portable"),
+              "%s", err.message);
+    cr_assert_eq(ted_kernels_select(NULL, &err), TED_ERR_ARGUMENT);
+    cr_assert_str_eq(ted_kernels_name(), before);
+}
+
+/* Each test runs in a process of its own, so TED_CPU set here is read at
+ * the first choice. */
+Test(kernels, environment_forces_a_set)
+{
+    setenv("TED_CPU", "portable", 1);
+    ted_error err = {0};
+    cr_assert_eq(ted_kernels_init(&err), TED_OK, "%s", err.message);
+    cr_assert_str_eq(ted_kernels_name(), "portable");
+}
+
+Test(kernels, environment_unknown_set_refused)
+{
+    setenv("TED_CPU", "avx9", 1);
+    ted_error err = {0};
+    cr_assert_eq(ted_kernels_init(&err), TED_ERR_ARGUMENT);
+    cr_assert(strstr(err.message, "TED_CPU") && strstr(err.message, "'avx9'"), "%s",
+              err.message);
+    cr_assert_eq(ted_kernels_init(&err), TED_ERR_ARGUMENT, "refused on every call");
+    cr_assert(ted_kernels_supported(ted_kernels_name()), "the best set runs instead");
+}
