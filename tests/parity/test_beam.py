@@ -30,6 +30,8 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 import beam_search_torch  # noqa: E402
 from tutorial_model import greedy_decode  # noqa: E402
+import checks  # noqa: E402
+from checks import report  # noqa: E402
 
 TOLERANCE = 1e-4
 TIMEOUT = 300
@@ -39,18 +41,6 @@ ODD = ["the the the the the the the .",
        "cat dog bird apple",
        "the zebra eats the xylophone .",
        "the small cat and the big dog and the old bird and the green apple eat ."]
-failures = 0
-
-
-def report(name, problem=None, detail=""):
-    global failures
-    if problem is None:
-        print(f"ok {name}" + (f": {detail}" if detail else ""), flush=True)
-    else:
-        failures += 1
-        print(f"FAIL {name}: {problem}", flush=True)
-
-
 def run_ted(args, sentences):
     """ted's stdout lines, or raises RuntimeError."""
     try:
@@ -174,4 +164,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if failures else 0)
+    sys.exit(1 if checks.failures else 0)

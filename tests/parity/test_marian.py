@@ -44,6 +44,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
+import checks  # noqa: E402
 import test_parity as parity  # noqa: E402  (report, run, ted_problem, parse_logits)
 import ted_format  # noqa: E402
 
@@ -617,4 +618,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if parity.failures else 0)
+    sys.exit(1 if checks.failures else 0)

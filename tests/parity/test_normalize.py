@@ -22,23 +22,13 @@ import subprocess
 import sys
 
 from transformers import MarianTokenizer
+import checks  # noqa: E402
+from checks import report  # noqa: E402
 
 BUILD = os.environ.get("BUILD", "build")
 CHECK = os.path.join(BUILD, "normalize-check")
 LANGUAGES = ["en", "de", "es", "fr", "cs", "cz", "ro", None]
 TIMEOUT = 120
-failures = 0
-
-
-def report(name, problem=None, detail=""):
-    global failures
-    if problem is None:
-        print(f"ok {name}" + (f": {detail}" if detail else ""), flush=True)
-    else:
-        failures += 1
-        print(f"FAIL {name}: {problem}", flush=True)
-
-
 # Everything a rule of MosesPunctNormalizer looks at, alone and in the
 # sequences its patterns match.
 RULE_PIECES = [
@@ -158,7 +148,7 @@ def main():
     inputs = texts()
     for language in LANGUAGES:
         check_language(language, inputs)
-    return 1 if failures else 0
+    return 1 if checks.failures else 0
 
 
 if __name__ == "__main__":

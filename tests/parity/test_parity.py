@@ -39,6 +39,8 @@ import make_parity_model  # noqa: E402
 from tutorial_model import (BOS_IDX, EOS_IDX, PAD_IDX, UNK_IDX,  # noqa: E402
                             PositionalEncoding, Seq2SeqTransformer,
                             generate_square_subsequent_mask, greedy_decode)
+import checks  # noqa: E402
+from checks import report  # noqa: E402
 
 TOLERANCE = 1e-4
 TIMEOUT = 120  # seconds per ted run
@@ -62,18 +64,6 @@ CONFIGS = [
 LOGIT_LENGTHS = [(1, 0), (3, 1), (6, 5), (13, 9), (24, 30)]
 
 TED = os.environ.get("TED", os.path.join("build", "ted"))
-failures = 0
-
-
-def report(name, problem=None, detail=""):
-    global failures
-    if problem is None:
-        print(f"ok {name}" + (f": {detail}" if detail else ""), flush=True)
-    else:
-        failures += 1
-        print(f"FAIL {name}: {problem}", flush=True)
-
-
 def run(args, stdin=None):
     """(exit status, stdout, stderr) of a command; status None when it could
     not run or timed out, with the reason in stderr."""
@@ -414,7 +404,7 @@ def main():
         if keep:
             print(f"kept {tmp}", file=sys.stderr)
         else:
-            if failures:
+            if checks.failures:
                 print("(TED_PARITY_KEEP=1 keeps the model directories named above)",
                       file=sys.stderr)
             shutil.rmtree(tmp, ignore_errors=True)
@@ -422,4 +412,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if failures else 0)
+    sys.exit(1 if checks.failures else 0)
