@@ -161,6 +161,15 @@ ted_status ted_session_append(ted_session *session, const int *const *source_ids
                               const int *source_lengths, int count, int max_steps,
                               ted_error *err);
 
+/* Continuous batching with the encoder run elsewhere: the rows of
+ * `joining`, a session of the same model that was encoded and has not
+ * stepped (e.g. on another thread, while this one stepped), become rows
+ * batch .. batch + count - 1 of `session`, exactly as ted_session_append()
+ * would have made them, with room for joining's max_steps. `joining` is
+ * left with no rows, ready for its next encode(). Both need an encoded
+ * batch; refused while either keeps attention weights. */
+ted_status ted_session_join(ted_session *session, ted_session *joining, ted_error *err);
+
 int ted_session_batch(const ted_session *session);
 /* Number of tokens fed by step() since encode(): the most of any row,
  * every row's unless rows were appended. */

@@ -2,6 +2,7 @@
 #include "model/session.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -353,6 +354,28 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
     return TED_OK;
 }
 
+/* Weights that are finite can still overflow in use (a LayerNorm weight of
+ * 1e30), and a matrix is not checked for NaN at load: either makes logits
+ * NaN or infinite, which no decoding can rank. Such a step is an error, not
+ * a translation of <unk>s. The check costs one pass over (batch, vocab),
+ * against the (batch, vocab, d_model) of the output projection. */
+static ted_status check_logits_finite(const ted_session *s, ted_error *err)
+{
+    int vocab = s->model->config.tgt_vocab_size;
+    for (int b = 0; b < s->batch; b++) {
+        const float *row = s->logits + (size_t)b * vocab;
+        for (int v = 0; v < vocab; v++)
+            if (!isfinite(row[v]))
+                return ted_fail(err, TED_ERR_WEIGHTS,
+                                "step %d: the logit of target token %d is %s (row %d): the "
+                                "model's numbers overflowed or a weight is not finite (ted info "
+                                "--check looks for one)",
+                                ted_session_position(s), v, isnan(row[v]) ? "NaN" : "infinite",
+                                b);
+    }
+    return TED_OK;
+}
+
 ted_status ted_session_step(ted_session *s, const int *tokens, const float **logits,
                             ted_error *err)
 {
@@ -370,6 +393,9 @@ ted_status ted_session_step(ted_session *s, const int *tokens, const float **log
                             tokens[b], b, c->tgt_vocab_size - 1);
     ted_decoder_step(s->model, tokens, s->batch, s->positions, s->steps, s->source_lengths,
                      s->caches, &s->decoder, s->step_attention, s->logits);
+    ted_status status = check_logits_finite(s, err);
+    if (status)
+        return status;
     if (logits)
         *logits = s->logits;
     return TED_OK;
@@ -583,6 +609,49 @@ ted_status ted_session_append(ted_session *s, const int *const *source_ids,
     return status;
 }
 
+/* The rows of `joining` (just encoded, not stepped) become rows batch ..
+ * batch + count - 1 of s: their source ids, lengths and encoder-decoder
+ * K and V are copied, each block keeping its first positions; their
+ * source ids are then widened to the session's rows. */
+static void copy_joining_rows(ted_session *s, ted_session *joining)
+{
+    session_private *p = (session_private *)s, *q = (session_private *)joining;
+    int buffers = carried_buffers(s, p->new_carried);
+    carried_buffers(joining, q->old_carried);
+    for (int i = 0; i < buffers; i++) {
+        carried to = p->new_carried[i];
+        to.data = (char *)to.data + (size_t)s->batch * row_bytes(to);
+        copy_layer_rows(to, q->old_carried[i], joining->batch, NULL, joining->batch);
+    }
+    int pad = s->model->config.pad_id;
+    for (int k = 0; k < joining->batch; k++) {
+        int row = s->batch + k;
+        int *ids = s->source_ids + (size_t)row * s->source_len;
+        copy_padded(ids, ids, s->source_lengths[row], s->source_len, pad);
+    }
+}
+
+ted_status ted_session_join(ted_session *s, ted_session *joining, ted_error *err)
+{
+    if (!joining || joining == s || joining->model != s->model)
+        return ted_fail(err, TED_ERR_ARGUMENT, "join: not another session of the same model");
+    if (s->batch < 1 || joining->batch < 1)
+        return ted_fail(err, TED_ERR_ARGUMENT, "join: both sessions need an encoded batch");
+    if (s->keep_attention || joining->keep_attention)
+        return ted_fail(err, TED_ERR_ARGUMENT, "join: not while attention weights are kept");
+    if (ted_session_position(joining) > 0)
+        return ted_fail(err, TED_ERR_ARGUMENT,
+                        "join: the joining rows have stepped; only encoded rows can join");
+    ted_status status = make_room(s, joining->batch, joining->source_len,
+                                  joining->max_steps, err);
+    if (status)
+        return status;
+    copy_joining_rows(s, joining);
+    s->batch += joining->batch;
+    joining->batch = 0;
+    return TED_OK;
+}
+
 int ted_session_batch(const ted_session *s)
 {
     return s->batch;
@@ -607,6 +676,10 @@ ted_status ted_session_attention(const ted_session *s, ted_attention_kind kind, 
                                  int row, ted_attention_view *view, ted_error *err)
 {
     const ted_config *c = &s->model->config;
+    if (kind != TED_ENCODER_SELF_ATTENTION && kind != TED_DECODER_SELF_ATTENTION &&
+        kind != TED_CROSS_ATTENTION)
+        return ted_fail(err, TED_ERR_ARGUMENT, "attention: kind %d is none of encoder "
+                        "self-attention, decoder self-attention and cross-attention", (int)kind);
     if (!s->keep_attention || s->batch < 1)
         return ted_fail(err, TED_ERR_ARGUMENT,
                         "attention: not kept (call ted_session_keep_attention before encode)");

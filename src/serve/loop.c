@@ -46,6 +46,21 @@ typedef struct row_key {
     int row;
 } row_key;
 
+/* Sentences encoded together by the encoding thread, in a session of
+ * their own, on their way into the batch (ted_session_join). */
+typedef struct group {
+    ted_session *session;
+    decoding **sentences;   /* (max_batch) */
+    const int **ids;        /* (max_batch): their source ids */
+    int *lengths;           /* (max_batch) */
+    int count;              /* sentences */
+    int rows;               /* the rows they take in the batch: one per sample */
+    struct group *next;     /* in the ready or the free list */
+} group;
+
+/* Two groups: one is encoded while the other waits for the next step. */
+enum { GROUPS = 2 };
+
 /* What the batching thread owns: the session and its rows. */
 typedef struct batch {
     const ted_model *model;
@@ -61,25 +76,27 @@ typedef struct batch {
     float *log_probs;       /* (vocab): a row's log-softmax */
     float *allowed;         /* (vocab): its logits, banned tokens at -infinity */
     ted_draw_scratch draw;  /* (vocab) each */
-    waiting *joining;       /* (max_batch): sentences taken from the queue */
-    decoding **newcomers;   /* (max_batch) */
-    const int **ids;        /* (max_batch): their source ids */
-    int *lengths;           /* (max_batch) */
 } batch;
 
 struct serve_loop {
     const ted_model *model;
     int max_batch, max_queue;
     pthread_mutex_t lock;
-    pthread_cond_t batch_work;  /* a sentence arrived, or stop */
+    pthread_cond_t encode_work; /* a sentence arrived, a group or rows were freed, or stop */
+    pthread_cond_t batch_work;  /* a group was encoded, or the encoding thread ended */
     pthread_cond_t beam_work;   /* a beam search job arrived, or stop */
-    waiting *queue;             /* (max_queue): a ring of sentences waiting to join */
+    waiting *queue;             /* (max_queue): a ring of sentences waiting to be encoded */
     int first, waiting;
+    waiting *queue_taken;       /* (max_batch): the encoding thread's next sentences */
+    group groups[GROUPS];
+    group *free_groups, *ready_first, *ready_last;
+    int decoding_rows;          /* the batch's rows, as of its last step or join */
+    int encoding_rows;          /* the rows of the groups being encoded or ready */
     serve_job *beam_first, *beam_last;  /* beam search jobs, in order */
     int held;                   /* sentences submitted and not yet done */
-    bool stopping;
+    bool stopping, encoding_ended;
     batch batch;
-    pthread_t batching, beam;
+    pthread_t encoding, batching, beam;
 };
 
 static int samples_of(const serve_job *job)
@@ -87,15 +104,20 @@ static int samples_of(const serve_job *job)
     return job->options.strategy == TED_DECODE_SAMPLE ? job->options.n_best : 1;
 }
 
-/* `sentences` of `job` are done, translated or failed: the job is answered
- * once all of its sentences are. Called by the thread decoding the job. */
-static void sentences_done(serve_loop *l, serve_job *job, int sentences)
+/* `sentences` of `job` are done, translated or failed (`err`, or NULL):
+ * the job is answered once all of its sentences are, by the thread that
+ * finished the last one (the encoding, batching and beam search threads
+ * may each finish sentences of one job). */
+static void sentences_done(serve_loop *l, serve_job *job, int sentences, const ted_error *err)
 {
     pthread_mutex_lock(&l->lock);
+    if (err)
+        serve_job_fail(job, err);
     l->held -= sentences;
-    pthread_mutex_unlock(&l->lock);
     job->unfinished -= sentences;
-    if (job->unfinished == 0)
+    bool answered = job->unfinished == 0;
+    pthread_mutex_unlock(&l->lock);
+    if (answered)
         job->done(job, job->done_data);
 }
 
@@ -163,18 +185,15 @@ static void finish(serve_loop *l, decoding *d)
         if (!(out[k].text = ted_decode_target(job->model, out[k].hypothesis.ids,
                                               out[k].hypothesis.length)))
             s = ted_fail(&err, TED_ERR_NOMEM, "text[%d]: out of memory", d->index);
-    if (s)
-        serve_job_fail(job, &err);
     free_decoding(d);
-    sentences_done(l, job, 1);
+    sentences_done(l, job, 1, s ? &err : NULL);
 }
 
 static void fail_sentence(serve_loop *l, decoding *d, const ted_error *err)
 {
     serve_job *job = d->job;
-    serve_job_fail(job, err);
     free_decoding(d);
-    sentences_done(l, job, 1);
+    sentences_done(l, job, 1, err);
 }
 
 static int by_sentence(const void *a, const void *b)
@@ -203,68 +222,181 @@ static void fail_rows(serve_loop *l, batch *b, const ted_error *err)
     b->rows = 0;
 }
 
-/* ---- the batching thread ---------------------------------------------------- */
+/* ---- the encoding thread ---------------------------------------------------- */
 
-/* Waits for work, then takes the waiting sentences that fit the batch
- * into b->joining: up to max_batch rows, a sentence taking one row per
- * sample (an empty batch takes its first sentence whatever its samples).
- * Returns how many, or -1 once the loop stops with nothing left. */
-static int take_newcomers(serve_loop *l, batch *b)
+/* Waits for sentences and a free group, then takes the waiting sentences
+ * that fit the batch's free rows (the batch's own rows and those of the
+ * groups on their way count as taken), one row per sample; when nothing
+ * decodes or is on its way, the first sentence is taken whatever its
+ * samples. Returns how many, into `taken`, or -1 once the loop stops with
+ * nothing left to encode. */
+static int take_to_encode(serve_loop *l, waiting *taken, group **into)
 {
     pthread_mutex_lock(&l->lock);
-    while (b->rows == 0 && l->waiting == 0 && !l->stopping)
-        pthread_cond_wait(&l->batch_work, &l->lock);
-    int taken = b->rows == 0 && l->waiting == 0 ? -1 : 0, rows = b->rows;
-    while (l->waiting > 0) {
-        waiting w = l->queue[l->first];
-        int samples = samples_of(w.job);
-        if (rows > 0 && rows + samples > l->max_batch)
+    int count = 0;
+    for (;;) {
+        if (l->waiting > 0 && l->free_groups) {
+            bool idle = l->decoding_rows == 0 && l->encoding_rows == 0;
+            int room = l->max_batch - l->decoding_rows - l->encoding_rows, rows = 0;
+            while (l->waiting > 0 && count < l->max_batch) {
+                waiting w = l->queue[l->first];
+                int samples = samples_of(w.job);
+                if (rows + samples > room && !(idle && count == 0))
+                    break;
+                taken[count++] = w;
+                l->first = (l->first + 1) % l->max_queue;
+                l->waiting--;
+                rows += samples;
+            }
+            if (count > 0) {
+                *into = l->free_groups;
+                l->free_groups = (*into)->next;
+                l->encoding_rows += rows;
+                break;
+            }
+        }
+        if (l->stopping && l->waiting == 0) {
+            count = -1;
             break;
-        b->joining[taken++] = w;
-        l->first = (l->first + 1) % l->max_queue;
-        l->waiting--;
-        rows += samples;
+        }
+        pthread_cond_wait(&l->encode_work, &l->lock);
     }
     pthread_mutex_unlock(&l->lock);
-    return taken;
+    return count;
 }
 
-/* The newcomers join: encoded together, then rows of the batch from the
- * next step on, each feeding BOS first. */
-static void join(serve_loop *l, batch *b, int count)
+/* The taken sentences, encoded together into the group's session; a
+ * sentence that cannot be is answered with its failure. */
+static void encode_group(serve_loop *l, group *g, const waiting *taken, int count)
 {
-    int joined = 0, max_steps = 0;
+    int max_steps = 0;
     ted_error err = {0};
+    g->count = g->rows = 0;
     for (int k = 0; k < count; k++) {
-        waiting w = b->joining[k];
-        decoding *d = new_decoding(b->model, w, &err);
+        decoding *d = new_decoding(l->model, taken[k], &err);
         if (!d) {
-            serve_job_fail(w.job, &err);
-            sentences_done(l, w.job, 1);
+            sentences_done(l, taken[k].job, 1, &err);
+            continue;
+        }
+        g->sentences[g->count] = d;
+        g->ids[g->count] = d->job->ids[d->index];
+        g->lengths[g->count++] = d->job->lengths[d->index];
+        g->rows += d->samples;
+        max_steps = d->max_length > max_steps ? d->max_length : max_steps;
+    }
+    if (g->count > 0 &&
+        ted_session_encode(g->session, g->ids, g->lengths, g->count, max_steps, &err)) {
+        for (int k = 0; k < g->count; k++)
+            fail_sentence(l, g->sentences[k], &err);
+        g->count = g->rows = 0;
+    }
+}
+
+/* The group joins the queue of encoded groups, or goes back to the free
+ * ones when none of its sentences could be encoded. */
+static void publish_group(serve_loop *l, group *g, int taken_rows)
+{
+    pthread_mutex_lock(&l->lock);
+    l->encoding_rows -= taken_rows - g->rows;
+    g->next = NULL;
+    if (g->count > 0) {
+        *(l->ready_last ? &l->ready_last->next : &l->ready_first) = g;
+        l->ready_last = g;
+        pthread_cond_signal(&l->batch_work);
+    } else {
+        g->next = l->free_groups;
+        l->free_groups = g;
+    }
+    pthread_mutex_unlock(&l->lock);
+}
+
+static int rows_of(const waiting *taken, int count)
+{
+    int rows = 0;
+    for (int k = 0; k < count; k++)
+        rows += samples_of(taken[k].job);
+    return rows;
+}
+
+/* Encodes newcomers while the batching thread steps the batch, so a step
+ * never waits for an encoder pass. */
+static void *encoding_main(void *arg)
+{
+    serve_loop *l = arg;
+    waiting *taken = l->queue_taken;
+    group *g;
+    int count;
+    while ((count = take_to_encode(l, taken, &g)) >= 0) {
+        encode_group(l, g, taken, count);
+        publish_group(l, g, rows_of(taken, count));
+    }
+    pthread_mutex_lock(&l->lock);
+    l->encoding_ended = true;
+    pthread_cond_signal(&l->batch_work);
+    pthread_mutex_unlock(&l->lock);
+    return NULL;
+}
+
+/* ---- the batching thread ---------------------------------------------------- */
+
+/* Waits for work, then takes every encoded group. Returns the groups (a
+ * list), or NULL with *stop set once the loop stops with nothing left. */
+static group *take_encoded(serve_loop *l, const batch *b, bool *stop)
+{
+    pthread_mutex_lock(&l->lock);
+    while (b->rows == 0 && !l->ready_first && !(l->stopping && l->encoding_ended))
+        pthread_cond_wait(&l->batch_work, &l->lock);
+    group *ready = l->ready_first;
+    l->ready_first = l->ready_last = NULL;
+    *stop = b->rows == 0 && !ready;
+    pthread_mutex_unlock(&l->lock);
+    return ready;
+}
+
+/* The group's sentences join: rows of the batch from the next step on,
+ * each feeding BOS first. Into an empty batch the group's session comes
+ * whole (the batch's goes to the group); else its rows join the batch's. */
+static void absorb(serve_loop *l, batch *b, group *g)
+{
+    ted_error err = {0};
+    ted_status s = TED_OK;
+    if (b->rows == 0) {
+        ted_session *empty = b->session;
+        b->session = g->session;
+        g->session = empty;
+    } else {
+        s = ted_session_join(b->session, g->session, &err);
+    }
+    int bos = ted_model_config(b->model)->bos_id;
+    for (int k = 0; k < g->count; k++) {
+        decoding *d = g->sentences[k];
+        if (s) {
+            fail_sentence(l, d, &err);
             continue;
         }
         d->serial = b->joined++;
-        b->newcomers[joined] = d;
-        b->ids[joined] = w.job->ids[w.index];
-        b->lengths[joined++] = w.job->lengths[w.index];
-        max_steps = d->max_length > max_steps ? d->max_length : max_steps;
-    }
-    if (joined == 0)
-        return;
-    ted_status s =
-        b->rows == 0
-            ? ted_session_encode(b->session, b->ids, b->lengths, joined, max_steps, &err)
-            : ted_session_append(b->session, b->ids, b->lengths, joined, max_steps, &err);
-    int bos = ted_model_config(b->model)->bos_id;
-    for (int k = 0; k < joined; k++) {
-        if (s) {
-            fail_sentence(l, b->newcomers[k], &err);
-            continue;
-        }
-        b->now.owner[b->rows] = b->newcomers[k];
+        b->now.owner[b->rows] = d;
         b->now.sample[b->rows] = 0;
         b->now.tokens[b->rows++] = bos;
     }
+    pthread_mutex_lock(&l->lock);
+    l->encoding_rows -= g->rows;
+    l->decoding_rows += s ? 0 : g->rows;
+    g->next = l->free_groups;
+    l->free_groups = g;
+    pthread_cond_signal(&l->encode_work);
+    pthread_mutex_unlock(&l->lock);
+}
+
+/* The rows the batch holds now, for the encoding thread's next group. */
+static void publish_rows(serve_loop *l, const batch *b)
+{
+    pthread_mutex_lock(&l->lock);
+    bool freed = b->rows < l->decoding_rows;
+    l->decoding_rows = b->rows;
+    if (freed)
+        pthread_cond_signal(&l->encode_work);
+    pthread_mutex_unlock(&l->lock);
 }
 
 /* Row r's next token (at its sentence's first step, the first token of
@@ -380,12 +512,20 @@ static void step(serve_loop *l, batch *b)
 static void *batching_main(void *arg)
 {
     serve_loop *l = arg;
-    int count;
-    while ((count = take_newcomers(l, &l->batch)) >= 0) {
-        if (count > 0)
-            join(l, &l->batch, count);
-        if (l->batch.rows > 0)
-            step(l, &l->batch);
+    batch *b = &l->batch;
+    bool stop = false;
+    for (;;) {
+        group *ready = take_encoded(l, b, &stop);
+        if (stop)
+            break;
+        while (ready) {
+            group *next = ready->next;
+            absorb(l, b, ready);
+            ready = next;
+        }
+        if (b->rows > 0)
+            step(l, b);
+        publish_rows(l, b);
     }
     return NULL;
 }
@@ -426,13 +566,11 @@ static void run_beam_job(serve_loop *l, serve_job *job)
     for (int k = 0; !s && k < n; k++)
         for (int j = 0; j < n_best; j++)
             job->outputs[(size_t)sentence[k] * n_best + j] = found[(size_t)k * n_best + j];
-    if (s)
-        serve_job_fail(job, &err);
     free(ids);
     free(lengths);
     free(sentence);
     free(found);
-    sentences_done(l, job, n);
+    sentences_done(l, job, n, s ? &err : NULL);
 }
 
 static void *beam_main(void *arg)
@@ -465,7 +603,7 @@ serve_admission serve_loop_submit(serve_loop *l, serve_job *job)
             for (int i = 0; i < job->count; i++)
                 if (serve_job_pending(job, i))
                     l->queue[(l->first + l->waiting++) % l->max_queue] = (waiting){job, i};
-            pthread_cond_signal(&l->batch_work);
+            pthread_cond_signal(&l->encode_work);
         }
     }
     pthread_mutex_unlock(&l->lock);
@@ -481,7 +619,6 @@ static void free_batch(batch *b)
     free(b->keep), free(b->spare_keep), free(b->kept), free(b->order);
     free(b->log_probs), free(b->allowed);
     free(b->draw.ids), free(b->draw.weights);
-    free(b->joining), free(b->newcomers), free(b->ids), free(b->lengths);
 }
 
 static ted_status new_rows(row_set *r, int capacity, ted_error *err)
@@ -513,37 +650,71 @@ static ted_status new_batch(batch *b, const ted_model *m, int max_batch, ted_err
     b->allowed = ted_alloc(vocab, sizeof(float), "batch rows", err);
     b->draw.ids = ted_alloc(vocab, sizeof(int), "batch rows", err);
     b->draw.weights = ted_alloc(vocab, sizeof(double), "batch rows", err);
-    b->joining = ted_alloc(max_batch, sizeof *b->joining, "batch rows", err);
-    b->newcomers = ted_alloc(max_batch, sizeof *b->newcomers, "batch rows", err);
-    b->ids = ted_alloc(max_batch, sizeof *b->ids, "batch rows", err);
-    b->lengths = ted_alloc(max_batch, sizeof *b->lengths, "batch rows", err);
     bool all = b->keep && b->spare_keep && b->kept && b->order && b->log_probs && b->allowed &&
-               b->draw.ids && b->draw.weights && b->joining && b->newcomers && b->ids &&
-               b->lengths;
+               b->draw.ids && b->draw.weights;
     return s ? s : all ? TED_OK : TED_ERR_NOMEM;
+}
+
+static void free_group(group *g)
+{
+    ted_session_free(g->session);
+    free(g->sentences), free(g->ids), free(g->lengths);
+}
+
+static ted_status new_group(group *g, const ted_model *m, int max_batch, ted_error *err)
+{
+    ted_status s = ted_session_new(m, &g->session, err);
+    g->sentences = ted_alloc(max_batch, sizeof *g->sentences, "encoding group", err);
+    g->ids = ted_alloc(max_batch, sizeof *g->ids, "encoding group", err);
+    g->lengths = ted_alloc(max_batch, sizeof *g->lengths, "encoding group", err);
+    return s ? s : g->sentences && g->ids && g->lengths ? TED_OK : TED_ERR_NOMEM;
+}
+
+/* The groups, all free, and the encoding thread's list of taken sentences. */
+static ted_status new_groups(serve_loop *l, ted_error *err)
+{
+    ted_status s = TED_OK;
+    for (int k = 0; k < GROUPS && !s; k++) {
+        s = new_group(&l->groups[k], l->model, l->max_batch, err);
+        l->groups[k].next = l->free_groups;
+        l->free_groups = &l->groups[k];
+    }
+    l->queue_taken = ted_alloc(l->max_batch, sizeof *l->queue_taken, "decoding queue", err);
+    return s ? s : l->queue_taken ? TED_OK : TED_ERR_NOMEM;
 }
 
 static void free_loop(serve_loop *l)
 {
     free_batch(&l->batch);
+    for (int k = 0; k < GROUPS; k++)
+        free_group(&l->groups[k]);
     free(l->queue);
+    free(l->queue_taken);
     pthread_mutex_destroy(&l->lock);
+    pthread_cond_destroy(&l->encode_work);
     pthread_cond_destroy(&l->batch_work);
     pthread_cond_destroy(&l->beam_work);
     free(l);
 }
 
-/* Stops the threads started (`threads` of them: 0, 1 or 2). */
+/* Stops the threads started: the first `threads` of encoding, batching,
+ * beam search. The encoding thread encodes what waits, the batching thread
+ * decodes it, then both end. */
 static void join_threads(serve_loop *l, int threads)
 {
     pthread_mutex_lock(&l->lock);
     l->stopping = true;
+    if (threads < 1)
+        l->encoding_ended = true;
+    pthread_cond_broadcast(&l->encode_work);
     pthread_cond_broadcast(&l->batch_work);
     pthread_cond_broadcast(&l->beam_work);
     pthread_mutex_unlock(&l->lock);
     if (threads > 0)
-        pthread_join(l->batching, NULL);
+        pthread_join(l->encoding, NULL);
     if (threads > 1)
+        pthread_join(l->batching, NULL);
+    if (threads > 2)
         pthread_join(l->beam, NULL);
 }
 
@@ -556,16 +727,21 @@ ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue
         return TED_ERR_NOMEM;
     *l = (serve_loop){.model = model, .max_batch = max_batch, .max_queue = max_queue};
     pthread_mutex_init(&l->lock, NULL);
+    pthread_cond_init(&l->encode_work, NULL);
     pthread_cond_init(&l->batch_work, NULL);
     pthread_cond_init(&l->beam_work, NULL);
     l->queue = ted_alloc(max_queue, sizeof *l->queue, "decoding queue", err);
     ted_status s = l->queue ? new_batch(&l->batch, model, max_batch, err) : TED_ERR_NOMEM;
+    if (!s)
+        s = new_groups(l, err);
     int threads = 0;
-    if (!s && !pthread_create(&l->batching, NULL, batching_main, l))
+    if (!s && !pthread_create(&l->encoding, NULL, encoding_main, l))
         threads++;
-    if (!s && threads == 1 && !pthread_create(&l->beam, NULL, beam_main, l))
+    if (!s && threads == 1 && !pthread_create(&l->batching, NULL, batching_main, l))
         threads++;
-    if (!s && threads < 2)
+    if (!s && threads == 2 && !pthread_create(&l->beam, NULL, beam_main, l))
+        threads++;
+    if (!s && threads < 3)
         s = ted_fail(err, TED_ERR_NOMEM, "cannot start the decoding threads");
     if (s) {
         join_threads(l, threads);
@@ -580,6 +756,6 @@ void serve_loop_stop(serve_loop *l)
 {
     if (!l)
         return;
-    join_threads(l, 2);
+    join_threads(l, 3);
     free_loop(l);
 }

@@ -2,11 +2,12 @@
  *
  * Continuous batching: one thread owns a session and steps every sentence
  * it holds, greedy or sampled, from any request, as rows of one batch.
- * Sentences that arrive while the batch runs join it at the next step
- * (their encoder pass batched together, ted_session_append), and a
- * sentence leaves the batch the step it ends (ted_session_select): a
- * short sentence never waits for a long one, and a lone sentence never
- * waits for a batch to fill. Each row decodes exactly as it would alone;
+ * Sentences that arrive while the batch runs are encoded together by a
+ * second thread, in a session of their own, while the batch steps; they
+ * join it at the next step (ted_session_join), and a sentence leaves the
+ * batch the step it ends (ted_session_select): a short sentence never
+ * waits for a long one, a step never waits for an encoder pass, and a
+ * lone sentence never waits for a batch to fill. Each row decodes exactly as it would alone;
  * a sampled sentence draws from its own generator, seeded as ted
  * translate seeds it.
  *

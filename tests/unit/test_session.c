@@ -755,6 +755,97 @@ Test(session, rows_that_join_with_longer_sources_and_more_steps_grow_the_session
     run_join_scenario(join_and_grow, "rows joined with growth");
 }
 
+/* Sentences which[0..count) encoded in a session of their own, `encoded`
+ * (as a server's encoding thread does), join `s` (ted_session_join). */
+static void join_encoded(ted_session *s, ted_session *encoded, const int *which, int count,
+                         int max_steps)
+{
+    const int *ids[4];
+    int lengths[4];
+    cr_assert_leq(count, 4);
+    for (int k = 0; k < count; k++) {
+        ids[k] = sources[which[k]];
+        lengths[k] = source_lengths[which[k]];
+    }
+    ted_error err = {0};
+    cr_assert_eq(ted_session_encode(encoded, ids, lengths, count, max_steps, &err), TED_OK,
+                 "encode: %s", err.message);
+    int before = ted_session_batch(s);
+    cr_assert_eq(ted_session_join(s, encoded, &err), TED_OK, "join: %s", err.message);
+    cr_assert_eq(ted_session_batch(s), before + count);
+    cr_assert_eq(ted_session_batch(encoded), 0, "the joined rows leave their session");
+    for (int k = 0; k < count; k++) {
+        cr_assert_eq(ted_session_row_position(s, before + k), 0);
+        cr_assert_eq(ted_session_source_length(s, before + k), lengths[k]);
+    }
+}
+
+/* join_and_grow, the joining rows encoded elsewhere: a longer source and
+ * more steps grow the session, two rows join at once, rows leave. */
+static void join_encoded_and_grow(const tiny_model *m, ted_model *model, ted_session *s,
+                                  float alone[2][STEPS * VOCAB], double *worst)
+{
+    ted_session *encoded = new_session(model);
+    const int *ids[1] = {tiny_src1};
+    int lengths[1] = {TINY_SRC1_LEN};
+    ted_error err = {0};
+    cr_assert_eq(ted_session_encode(s, ids, lengths, 1, 3, &err), TED_OK, "%s", err.message);
+    static const int one[1] = {1}, rows2[2] = {1, 0}, rows4[4] = {1, 0, 1, 0};
+    step_joined(m, s, one, 1, alone, worst);
+    join_encoded(s, encoded, (const int[]){0}, 1, STEPS);
+    step_joined(m, s, rows2, 2, alone, worst);
+    join_encoded(s, encoded, (const int[]){1, 0}, 2, STEPS);
+    for (int t = 0; t < 3; t++)
+        step_joined(m, s, rows4, 4, alone, worst);
+    select_rows(s, (const int[]){2, 3}, 2);
+    while (ted_session_row_position(s, 0) < STEPS)
+        step_joined(m, s, rows2, 2, alone, worst);
+    ted_session_free(encoded);
+}
+
+Test(session, rows_encoded_in_another_session_join_as_they_decode_alone)
+{
+    for (int k = 0; k < MODEL_COUNT; k++) {
+        const tiny_model *m = &tiny_models[k];
+        ted_model *model = load(m->dir);
+        float alone[2][STEPS * VOCAB];
+        batch1_logits(model, 0, alone[0]);
+        batch1_logits(model, 1, alone[1]);
+        double worst = 0.0;
+        ted_session *s = new_session(model);
+        join_encoded_and_grow(m, model, s, alone, &worst);
+        cr_log_info("%s: rows encoded elsewhere: max abs diff %.3g vs alone", m->dir, worst);
+        ted_session_free(s);
+        ted_model_free(model);
+    }
+}
+
+Test(session, join_errors)
+{
+    ted_model *model = load(TINY_DIR);
+    ted_session *s = new_session(model), *other = new_session(model);
+    static const int first[1] = {0}, second[1] = {1};
+    ted_error err = {0};
+    expect_error(ted_session_join(s, other, &err), &err, TED_ERR_ARGUMENT, "encoded batch",
+                 "join before any encode");
+    encode(s, first, 1);
+    expect_error(ted_session_join(s, s, &err), &err, TED_ERR_ARGUMENT, "another session",
+                 "a session joining itself");
+    encode(other, second, 1);
+    step(other, second, 1);
+    expect_error(ted_session_join(s, other, &err), &err, TED_ERR_ARGUMENT, "stepped",
+                 "rows that have stepped");
+    cr_assert_eq(ted_session_batch(s), 1, "a refused join keeps the batch");
+    cr_assert_eq(ted_session_batch(other), 1, "a refused join keeps the joining rows");
+    ted_session_keep_attention(other, true);
+    encode(other, second, 1);
+    expect_error(ted_session_join(s, other, &err), &err, TED_ERR_ARGUMENT, "attention",
+                 "joining rows that keep attention");
+    ted_session_free(other);
+    ted_session_free(s);
+    ted_model_free(model);
+}
+
 /* Greedy decoding where each sentence joins when the previous one is
  * half done: the tutorial's greedy_decode tokens (PyTorch), sentence by
  * sentence. */
