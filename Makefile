@@ -65,6 +65,10 @@ KERNEL_OBJ := $(foreach v,$(KERNEL_VARIANTS),\
                 $(KERNEL_SRC:src/kernels/variant/%.c=$(BUILD)/src/kernels/$(v)/%.o))
 LIB_OBJ += $(KERNEL_OBJ)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+# The explorer's page (src/serve/explorer/) is built into the program by
+# src/serve/explorer_assets.S (.incbin): no tool beyond the assembler.
+EXPLORER_ASSETS := $(wildcard src/serve/explorer/*)
+CLI_OBJ += $(BUILD)/src/serve/explorer_assets.o
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 LIB := $(BUILD)/libted.a
@@ -79,6 +83,10 @@ all: $(LIB) $(TED)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/src/serve/explorer_assets.o: src/serve/explorer_assets.S $(EXPLORER_ASSETS)
+	@mkdir -p $(dir $@)
+	$(CC) -c $< -o $@
 
 $(BUILD)/%.o: %.cc
 	@mkdir -p $(dir $@)
@@ -189,18 +197,25 @@ natural-model: venv
 	    --seed 2 --out $(NATURAL)/hf > $(NATURAL)/train.out
 	$(PYTHON) tools/export_hf.py $(NATURAL)/hf --out models/en-fr
 
-# ted against PyTorch on a Transformer-base model (bench/run.py): writes
+# ted against PyTorch (float32 and quantize_dynamic int8) and CTranslate2 on the
+# same Transformer-base-sized Marian checkpoint (bench/run.py): writes
 # $(BUILD)/bench/results.json and $(BUILD)/bench/table.md. BENCH_ARGS: options of
-# bench/run.py, e.g. --quick (one timed run of everything).
+# bench/run.py, e.g. --quick (one timed run of everything). Its Python packages
+# (bench/requirements.txt) go into the test virtualenv.
 BENCH_MACHINE := $(BUILD)/bench-machine
 BENCH_CFLAGS := -O3 -march=native -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra \
                 $(shell pkg-config --cflags openblas 2>/dev/null)
 BENCH_LIBS := $(shell pkg-config --libs openblas 2>/dev/null) -lpthread
 BENCH_ARGS ?=
 
-bench: all
+$(VENV)/bench-installed: bench/requirements.txt $(VENV)/installed
+	$(VENV_PYTHON) -m pip install -q --disable-pip-version-check -r bench/requirements.txt
+	@touch $@
+
+bench: all $(VENV)/bench-installed
 	$(CC) $(BENCH_CFLAGS) bench/machine.c $(BENCH_LIBS) -o $(BENCH_MACHINE)
-	BUILD=$(BUILD) BENCH_MACHINE=$(BENCH_MACHINE) $(PYTHON) bench/run.py --no-build $(BENCH_ARGS)
+	BUILD=$(BUILD) BENCH_MACHINE=$(BENCH_MACHINE) $(VENV_PYTHON) bench/run.py --no-build \
+	    $(BENCH_ARGS)
 
 # ted serve against sequential ted translate runs on the toy model
 # (bench/serve_bench.py): sentences/s and p50/p99 latency at 1, 8 and 32

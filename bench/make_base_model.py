@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Builds the benchmark model: a Transformer-base Seq2SeqTransformer
-(tools/tutorial_model.py) with random weights from a fixed seed, and exports
-it to a ted model directory.
+"""Builds a Transformer-base Seq2SeqTransformer (tools/tutorial_model.py,
+the tutorial's layout) with random weights from a fixed seed, and exports it
+to a ted model directory, to time with `ted bench` by hand (`make bench` uses
+bench/make_marian_model.py's Marian checkpoint).
 
     /usr/bin/python3 bench/make_base_model.py [--out DIR] [--force]
 

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Builds a Transformer-base-sized Hugging Face MarianMTModel with random
 weights from a fixed seed, saves it with save_pretrained, and exports it to a
-ted model directory with tools/export_hf.py: the OPUS-MT shape, to time with
-`ted bench` next to bench/make_base_model.py's tutorial-layout model.
+ted model directory with tools/export_hf.py: the OPUS-MT shape, the checkpoint
+`make bench` (bench/run.py) gives ted, PyTorch and CTranslate2.
 
     .venv/bin/python bench/make_marian_model.py [--out DIR]
 
@@ -15,7 +15,8 @@ on generated words; the vocabulary is filled up to 58 101 tokens (ted bench
 feeds random ids, so tokenization plays no part in the timings).
 
 DIR (default build/bench/marian) receives the ted model, DIR-hf the Hugging
-Face directory (both replaced; about 15 s).
+Face directory (both replaced; about 15 s). When DIR/stamp.json already names
+this script's version, seed and sizes, nothing is done (--force: rebuild).
 """
 import argparse
 import json
@@ -29,6 +30,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
+VERSION = 1  # bump when the model or its files change
 SEED = 20240612
 MARIAN_BASE = dict(vocab_size=58101, d_model=512, encoder_layers=6, decoder_layers=6,
                    encoder_attention_heads=8, decoder_attention_heads=8, encoder_ffn_dim=2048,
@@ -87,9 +89,25 @@ def build_model():
     return model.eval()
 
 
-def make(out_dir):
+def stamp():
+    return {"version": VERSION, "seed": SEED, "std": STD, **MARIAN_BASE}
+
+
+def up_to_date(out_dir):
+    try:
+        with open(os.path.join(out_dir, "stamp.json"), encoding="utf-8") as f:
+            return json.load(f) == stamp() and \
+                os.path.isfile(os.path.join(out_dir + "-hf", "model.safetensors"))
+    except (OSError, ValueError):
+        return False
+
+
+def make(out_dir, force=False):
     """Writes the Hugging Face directory out_dir-hf and the ted model
-    out_dir exported from it."""
+    out_dir exported from it, unless they are up to date; returns out_dir."""
+    if not force and up_to_date(out_dir):
+        print(f"make_marian_model: {out_dir} is up to date", file=sys.stderr)
+        return out_dir
     from export_hf import export
 
     start = time.time()
@@ -100,15 +118,21 @@ def make(out_dir):
     build_model().save_pretrained(hf_dir)
     write_tokenizer(hf_dir, MARIAN_BASE["vocab_size"])
     export(hf_dir, out_dir)
+    with open(os.path.join(out_dir, "stamp.json"), "w", encoding="utf-8") as f:
+        json.dump(stamp(), f, indent=1)
+        f.write("\n")
     size = os.path.getsize(os.path.join(out_dir, "model.safetensors"))
     print(f"make_marian_model: wrote {out_dir} ({size / 2**20:.1f} MiB of weights) and "
           f"{hf_dir} in {time.time() - start:.1f} s", file=sys.stderr)
+    return out_dir
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=DEFAULT_OUT, help="model directory (default: %(default)s)")
-    make(parser.parse_args(argv).out)
+    parser.add_argument("--force", action="store_true", help="rebuild even when up to date")
+    args = parser.parse_args(argv)
+    make(args.out, args.force)
     return 0
 
 

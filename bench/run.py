@@ -1,52 +1,75 @@
 #!/usr/bin/python3
-"""make bench: ted against PyTorch on the same Transformer-base weights.
+"""make bench: ted against PyTorch and CTranslate2 on the same Marian checkpoint.
 
-    /usr/bin/python3 bench/run.py [--quick] [--repeat R] [--torch-repeat R]
-        [--tutorial-repeat-large R] [--torch-budget S] [--batch 1,16]
+    .venv/bin/python bench/run.py [--quick] [--repeat R] [--batch 1,16]
         [--threads 1,2] [--toy DIR] [--no-build]
 
-Builds ted (make) and bench-machine (bench/machine.c), makes the model (bench/make_base_model.py),
-then for every batch and thread count (source length 32, 64 new tokens):
-`ted bench`, the two PyTorch loops (bench/torch_bench.py: KV-cached and the
-tutorial's full-prefix loop), and bench-machine (sgemm and memory bandwidth).
-When the toy model (models/toy-en-fr) is there, also times `ted translate`
-over its test.en with --batch-size 1 and 32.
+Makes a Transformer-base-sized Hugging Face MarianMTModel with random weights
+(bench/make_marian_model.py: d_model 512, 6 + 6 layers, 8 heads, d_ff 2048,
+vocabulary 58 101) and gives the same checkpoint to every runtime:
 
-Prints a Markdown table; writes build/bench/results.json (every raw figure)
-and build/bench/table.md. Exits 1 when any measurement failed (the table
-says which). --quick: one timed run of everything, for checking the harness.
+  ted          tools/export_hf.py's export, `ted bench`; int8: `ted quantize`
+               of that export, `ted bench` on the result;
+  PyTorch      bench/torch_bench.py: a tuned key/value-cached loop over the
+               model's own modules; int8: quantize_dynamic on the same weights;
+  CTranslate2  ct2-transformers-converter --quantization float32 and int8,
+               bench/ct2_bench.py: translate_batch(beam_size=1).
+
+For every batch and thread count: the same source ids (32 a sentence, those
+`ted bench --seed 1` draws), exactly 64 greedy steps, one warm-up and R timed
+runs, medians; each measurement is a process of its own, whose peak resident
+memory is read from wait4(). bench-machine (bench/machine.c) measures the
+machine's own bounds in the same run: read bandwidth and sgemm rate. When the
+toy model (models/toy-en-fr) is there, also times `ted translate` over its
+test.en with --batch-size 1 and 32.
+
+Prints a Markdown table; writes BUILD/bench/results.json (every raw figure)
+and BUILD/bench/table.md. Exits 1 when a measurement of ted fp32, PyTorch or
+CTranslate2 failed (the table says which; ted int8 shows n/a when `ted
+quantize` is not there). --quick: one timed run of everything.
 """
 import argparse
 import json
 import os
 import platform
+import re
 import shlex
+import shutil
 import statistics
-import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-import make_base_model  # noqa: E402
+import make_marian_model  # noqa: E402
 
 PYTHON = sys.executable or "/usr/bin/python3"
 BUILD = os.environ.get("BUILD", "build")
 SOURCE_LEN = 32
 NEW_TOKENS = 64
-LARGE_BATCH = 16  # from this batch on, the tutorial loop is timed fewer times
+SEED = 1  # ted bench's --seed: the source ids every runtime gets
+
+RUNTIMES = ("ted", "ted int8", "PyTorch", "PyTorch int8", "CTranslate2", "CTranslate2 int8")
+PEER_OF = {"PyTorch": "ted", "PyTorch int8": "ted int8",
+           "CTranslate2": "ted", "CTranslate2 int8": "ted int8"}
+ISA_FLAGS = re.compile(r"^(sse4_2|avx\w*|fma|f16c|amx\w*)$")
 
 
 def log(message):
     print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
+def quoted(cmd):
+    return " ".join(shlex.quote(str(c)) for c in cmd)
+
+
 def run(cmd, **kwargs):
     """subprocess.run with text output; logs the command."""
-    log("$ " + " ".join(shlex.quote(str(c)) for c in cmd))
+    log("$ " + quoted(cmd))
     return subprocess.run([str(c) for c in cmd], cwd=ROOT, text=True, **kwargs)
 
 
@@ -54,47 +77,129 @@ def int_list(text):
     return [int(x) for x in text.split(",") if x]
 
 
+def last_line(text, status):
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else f"exit status {status}"
+
+
+def run_measured(cmd, env=None):
+    """Runs cmd as a child of its own; returns (exit status, stdout, stderr,
+    the child's own peak RSS in MiB and CPU seconds, from wait4)."""
+    log("$ " + quoted(cmd))
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen([str(c) for c in cmd], cwd=ROOT, stdout=out, stderr=err,
+                                 env=env)
+        _, wait_status, usage = os.wait4(child.pid, 0)
+        child.returncode = status = os.waitstatus_to_exitcode(wait_status)
+        out.seek(0)
+        err.seek(0)
+        return (status, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
+                usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime)
+
+
+def measured_json(cmd, env=None):
+    """The JSON object cmd prints, with peak_rss_mib and cpu_s from wait4; or
+    {"error": ...}."""
+    start = time.perf_counter()
+    status, out, err, rss, cpu = run_measured(cmd, env)
+    if status != 0:
+        return {"error": last_line(err, status)}
+    try:
+        result = json.loads(out)
+    except ValueError:
+        return {"error": f"unreadable output: {out.strip()[:200]!r}"}
+    result["self_reported_peak_rss_mib"] = result.pop("peak_rss_mib", None)
+    result["peak_rss_mib"] = round(rss, 1)
+    result["process_s"] = round(time.perf_counter() - start, 1)
+    result["cpu_s"] = round(cpu, 1)
+    return result
+
+
 # --------------------------------------------------------------------------
-# Measurements
+# Models and inputs
+# --------------------------------------------------------------------------
+
+def source_ids(batch, vocab_size, seed=SEED):
+    """The ids `ted bench --seed` draws: xorshift32, 4 + x % (vocab - 4),
+    sentence after sentence."""
+    state, out = seed or 1, []
+    for _ in range(batch):
+        sentence = []
+        for _ in range(SOURCE_LEN):
+            state ^= (state << 13) & 0xFFFFFFFF
+            state ^= state >> 17
+            state ^= (state << 5) & 0xFFFFFFFF
+            sentence.append(4 + state % (vocab_size - 4))
+        out.append(sentence)
+    return out
+
+
+def write_sources(out_dir, batches, vocab_size):
+    paths = {}
+    for b in batches:
+        paths[b] = os.path.join(out_dir, f"sources-{b}.json")
+        with open(paths[b], "w", encoding="utf-8") as f:
+            json.dump(source_ids(b, vocab_size), f)
+    return paths
+
+
+def convert_ct2(hf_dir, out_dir, quantization):
+    """ct2-transformers-converter, unless out_dir is newer than the checkpoint;
+    returns an error message or None."""
+    model_bin = os.path.join(out_dir, "model.bin")
+    checkpoint = os.path.join(hf_dir, "model.safetensors")
+    if os.path.isfile(model_bin) and os.path.getmtime(model_bin) > os.path.getmtime(checkpoint):
+        return None
+    converter = os.path.join(os.path.dirname(PYTHON), "ct2-transformers-converter")
+    p = run([converter, "--model", hf_dir, "--output_dir", out_dir, "--quantization",
+             quantization, "--force"], capture_output=True)
+    return last_line(p.stderr, p.returncode) if p.returncode else None
+
+
+def ted_quantize(ted, model_dir, out_dir):
+    """`ted quantize` of the exported model; returns an error message or None."""
+    p = run([ted, "quantize", model_dir, out_dir], capture_output=True)
+    return f"ted quantize failed: {last_line(p.stderr, p.returncode)}" if p.returncode else None
+
+
+# --------------------------------------------------------------------------
+# Measurements: one function per runtime, one process per measurement
 # --------------------------------------------------------------------------
 
 def ted_bench(ted, model_dir, batch, threads, repeat):
-    p = run([ted, "bench", "-m", model_dir, "--batch", batch, "--source-len", SOURCE_LEN,
-             "--new-tokens", NEW_TOKENS, "--threads", threads, "--repeat", repeat],
-            capture_output=True)
-    if p.returncode != 0:
-        return {"error": (p.stderr.strip() or f"exit status {p.returncode}").splitlines()[-1]}
-    try:
-        return json.loads(p.stdout)
-    except ValueError:
-        return {"error": f"unreadable output: {p.stdout.strip()[:200]!r}"}
+    return measured_json([ted, "bench", "-m", model_dir, "--batch", batch, "--source-len",
+                          SOURCE_LEN, "--new-tokens", NEW_TOKENS, "--threads", threads,
+                          "--repeat", repeat, "--seed", SEED])
 
 
-def torch_bench(state_dict, batches, threads, repeat, tutorial_repeat, budget):
-    cmd = [PYTHON, os.path.join(HERE, "torch_bench.py"), "--state-dict", state_dict,
-           "--batch", ",".join(map(str, batches)), "--threads", ",".join(map(str, threads)),
-           "--source-len", SOURCE_LEN, "--new-tokens", NEW_TOKENS, "--repeat", repeat,
-           "--tutorial-repeat", ",".join(f"{b}:{tutorial_repeat(b)}" for b in batches),
-           "--budget", budget]
-    # libgomp's default spin-waiting keeps PyTorch's idle OpenMP threads on the
-    # cores OpenBLAS's threads need: several times slower with 2 threads on 2 cores
+def peer_env():
+    """The peers' environment: OMP_WAIT_POLICY=PASSIVE unless set. Both use
+    libgomp, whose default spin-waiting keeps idle OpenMP threads on cores that
+    other threads need (OpenBLAS's under PyTorch, any other process's on a
+    shared machine): several times slower with 2 threads on 2 cores."""
     env = dict(os.environ)
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    log(f"OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']}")
-    p = run(cmd, stdout=subprocess.PIPE, env=env)  # its progress goes straight to stderr
-    if p.returncode != 0:
-        return {"error": f"bench/torch_bench.py failed (exit status {p.returncode}); "
-                         "see its message above"}
-    try:
-        return json.loads(p.stdout)
-    except ValueError:
-        return {"error": f"unreadable output: {p.stdout.strip()[:200]!r}"}
+    return env
+
+
+def torch_bench(hf_dir, sources, threads, repeat, int8):
+    return measured_json([PYTHON, os.path.join(HERE, "torch_bench.py"), "--hf-dir", hf_dir,
+                          "--sources", sources, "--threads", threads, "--new-tokens",
+                          NEW_TOKENS, "--repeat", repeat] + (["--int8"] if int8 else []),
+                         peer_env())
+
+
+def ct2_bench(ct2_dir, hf_dir, sources, threads, repeat, compute_type):
+    return measured_json([PYTHON, os.path.join(HERE, "ct2_bench.py"), "--model", ct2_dir,
+                          "--vocab", os.path.join(hf_dir, "vocab.json"), "--sources", sources,
+                          "--compute-type", compute_type, "--threads", threads,
+                          "--new-tokens", NEW_TOKENS, "--repeat", repeat], peer_env())
 
 
 def machine(binary, threads):
     p = run([binary] + threads, capture_output=True)
     if p.returncode != 0:
-        return {"error": (p.stderr.strip() or f"exit status {p.returncode}").splitlines()[-1]}
+        return {"error": last_line(p.stderr, p.returncode)}
     return json.loads(p.stdout)
 
 
@@ -115,9 +220,8 @@ def toy_translate(ted, toy_dir, batch_sizes, repeat):
                                    stderr=subprocess.PIPE)
                 elapsed = time.perf_counter() - start
             if p.returncode != 0:
-                message = p.stderr.decode(errors="replace").strip().splitlines()
-                out["runs"][size] = {"error": message[-1] if message else
-                                     f"exit status {p.returncode}"}
+                out["runs"][size] = {"error": last_line(p.stderr.decode(errors="replace"),
+                                                        p.returncode)}
                 break
             times.append(elapsed)
             if elapsed > 30:  # slow: one run is enough
@@ -131,36 +235,76 @@ def toy_translate(ted, toy_dir, batch_sizes, repeat):
 
 
 # --------------------------------------------------------------------------
-# Bytes a decoder step reads
+# The machine's bounds
 # --------------------------------------------------------------------------
 
-def tensor_bytes(path):
-    """{name: bytes} of a safetensors file, from its header."""
-    with open(path, "rb") as f:
-        (length,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(length))
-    header.pop("__metadata__", None)
-    return {name: t["data_offsets"][1] - t["data_offsets"][0] for name, t in header.items()}
+def model_costs(cfg):
+    """Weight bytes (float32) and FLOPs of one decoder step, per sentence, and
+    of the encoder over SOURCE_LEN tokens, from the Marian config."""
+    d, f, vocab = cfg["d_model"], cfg["decoder_ffn_dim"], cfg["vocab_size"]
+    layers, enc_layers = cfg["decoder_layers"], cfg["encoder_layers"]
+    # self-attention q, k, v, out; encoder-decoder attention q, out (its keys
+    # and values are computed once per sentence); feed-forward
+    matrices = 6 * d * d + 2 * d * f
+    small = 6 * d + f + d + 3 * 2 * d  # biases, three LayerNorms
+    generator = vocab * d + vocab  # tied output layer + final_logits_bias
+    step_bytes = 4 * (layers * (matrices + small) + generator)
+    mean_position = (NEW_TOKENS + 1) / 2
+    attention = layers * 2 * d * (mean_position + SOURCE_LEN)  # scores and mix, self + cross
+    step_flops = 2 * (layers * matrices + vocab * d + attention)
+    encoder_flops = 2 * enc_layers * (SOURCE_LEN * (4 * d * d + 2 * d * f)
+                                      + 2 * SOURCE_LEN * SOURCE_LEN * d)
+    encoder_bytes = 4 * enc_layers * (4 * d * d + 2 * d * f + 4 * d + f + d + 2 * 2 * d)
+    return {"step_weight_bytes": step_bytes, "step_flops_per_sentence": step_flops,
+            "encoder_flops_per_sentence": encoder_flops, "encoder_weight_bytes": encoder_bytes}
 
 
-def step_bytes(weights, d_model):
-    """Weight bytes one decoder step reads: every decoder layer tensor except
-    the key/value rows of the encoder-decoder attention's in-projection (two
-    thirds of it, applied to the encoder output once per encode), the final
-    LayerNorm and the generator. The target embedding and positional rows
-    (one row of d_model floats per sentence) are left out as negligible."""
-    layers = final = 0
-    for name, size in weights.items():
-        if name.startswith("transformer.decoder.layers."):
-            if ".multihead_attn.in_proj_" in name:
-                size //= 3  # the query third only
-            layers += size
-        elif name.startswith("transformer.decoder.norm."):
-            final += size
-    generator = weights["generator.weight"] + weights["generator.bias"]
-    return {"decoder_layers": layers, "final_norm": final, "generator": generator,
-            "total": layers + final + generator,
-            "embedding_row_per_sentence": 4 * d_model}
+def bounds(costs, machine_results):
+    """{threads: bounds} from bench-machine's read bandwidth and 2048^3 sgemm rate."""
+    out = {}
+    for m in machine_results.get("threads", []):
+        rate = m["sgemm_2048x2048x2048_gflops"] * 1e9
+        out[m["threads"]] = {
+            "read_gbs": m["read_gbs"], "sgemm_gflops": m["sgemm_2048x2048x2048_gflops"],
+            # tokens/s at batch 1 (scales with the batch) and at any batch
+            "read_tokens_per_s_batch1": m["read_gbs"] * 1e9 / costs["step_weight_bytes"],
+            "compute_tokens_per_s": rate / costs["step_flops_per_sentence"],
+            "encoder_ms_per_sentence": costs["encoder_flops_per_sentence"] / rate * 1e3,
+            "encoder_read_ms": costs["encoder_weight_bytes"] / (m["read_gbs"] * 1e9) * 1e3}
+    return out
+
+
+def add_ratios(row, bound):
+    """The row's speed over the bounds of its thread count (float32 bounds,
+    whatever the row's weights)."""
+    if "error" in row or "n/a" in row or not bound:
+        return
+    tps, b = row["tokens_per_s"], row["batch"]
+    row["x_read_bound"] = tps / (b * bound["read_tokens_per_s_batch1"])
+    row["x_compute_bound"] = tps / bound["compute_tokens_per_s"]
+    if row.get("encode_ms"):
+        row["x_encoder_bound"] = b * bound["encoder_ms_per_sentence"] / row["encode_ms"]
+
+
+# --------------------------------------------------------------------------
+# Host
+# --------------------------------------------------------------------------
+
+def cpu_info():
+    name, flags = platform.processor() or "unknown CPU", []
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    name = value.strip()
+                elif key.strip() == "flags":
+                    flags = value.split()
+                    break
+    except OSError:
+        pass
+    return {"cpu": name, "isa_flags": [f for f in flags if ISA_FLAGS.match(f)],
+            "flags": flags}
 
 
 # --------------------------------------------------------------------------
@@ -171,153 +315,175 @@ def fmt(value, digits=1):
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
-def ratio(a, b):
-    return "—" if a is None or not b else f"{a / b:.2f}×"
+def times(value):
+    return "—" if value is None else f"{value:.2f}×"
 
 
-def get(d, *keys):
-    for k in keys:
-        if not isinstance(d, dict) or k not in d:
-            return None
-        d = d[k]
-    return d
+LOADED = " **Other work was running: the figures are noisy.**"
 
 
-LOADED = " (**measured under load: the figures are noisy**)"
+def row_cells(row, ted_row):
+    if "n/a" in row:
+        return [f"n/a ({row['n/a']})"] + ["—"] * 8
+    if "error" in row:
+        return [f"**failed: {row['error']}**"] + ["—"] * 8
+    encode = fmt(row.get("encode_ms"))
+    if row["runtime"].startswith("CTranslate2") and row.get("encode_ms") is not None:
+        encode = "≈" + encode
+    versus = None
+    if ted_row and "tokens_per_s" in ted_row:
+        versus = ted_row["tokens_per_s"] / row["tokens_per_s"]
+    return [fmt(row["tokens_per_s"]), fmt(row["per_token_ms"], 2), encode,
+            times(row.get("x_read_bound")), times(row.get("x_compute_bound")),
+            times(row.get("x_encoder_bound")), times(versus), rss_cell(row),
+            f"{row['cpu_s'] / (row['process_s'] * row['threads']) * 100:.0f} %"]
+
+
+def own_rss(row):
+    """Peak RSS less what the process held before loading the model (the
+    Python peers' imports); ted's whole peak."""
+    return row["peak_rss_mib"] - (row.get("startup_rss_mib") or 0)
+
+
+def rss_cell(row):
+    if row.get("startup_rss_mib") is None:
+        return fmt(row["peak_rss_mib"])
+    return f"{fmt(row['peak_rss_mib'])} ({fmt(own_rss(row))})"
+
+
+def target_lines(r):
+    """The targets, met or not, from this run's rows."""
+    rows = {(x["runtime"], x["batch"], x["threads"]): x for x in r["rows"]}
+    lines = []
+
+    def ok(x):
+        return x is not None and "tokens_per_s" in x
+
+    def ratio_target(what, key, runtime, batch, threads, floor):
+        x = rows.get((runtime, batch, threads))
+        value = x.get(key) if ok(x) else None
+        state = "—" if value is None else ("met" if value >= floor else
+                                           f"**not met** ({value / floor:.2f} of it)")
+        lines.append(f"| {what} ≥ {floor:.2f}× | {times(value)} | {state} |")
+
+    ratio_target("ted fp32, batch 1, 2 threads: read-bandwidth bound", "x_read_bound",
+                 "ted", 1, 2, 0.75)
+    ratio_target("ted fp32, batch 16, 2 threads: compute bound", "x_compute_bound",
+                 "ted", 16, 2, 0.65)
+    ratio_target("ted fp32 encoder, batch 1, 32 tokens, 2 threads: compute bound",
+                 "x_encoder_bound", "ted", 1, 2, 0.5)
+    for peer in ("PyTorch", "PyTorch int8", "CTranslate2", "CTranslate2 int8"):
+        mine = PEER_OF[peer]
+        for (runtime, b, t), x in sorted(rows.items(), key=lambda kv: kv[0][1:]):
+            if runtime != peer:
+                continue
+            own = rows.get((mine, b, t))
+            if not ok(x) or not ok(own):
+                lines.append(f"| {mine} ahead of {peer}, batch {b}, {t} thread(s) | — | "
+                             "not measured |")
+                continue
+            speed = own["tokens_per_s"] / x["tokens_per_s"]
+            memory = own["peak_rss_mib"] / own_rss(x)
+            state = "met" if speed > 1 else f"**not met** ({(1 - speed) * 100:.0f} % slower)"
+            if peer.startswith("CTranslate2"):
+                state += ("; memory met" if memory <= 1 else
+                          f"; memory **not met** ({(memory - 1) * 100:+.0f} %)")
+            lines.append(f"| {mine} ahead of {peer}, batch {b}, {t} thread(s)"
+                         f"{' and at most its peak RSS' if peer.startswith('CTranslate2') else ''}"
+                         f" | {speed:.2f}× speed, {memory:.2f}× memory | {state} |")
+    return lines
 
 
 def report(r):
     lines = []
     add = lines.append
-    cfg = r["settings"]
-    add("## ted vs PyTorch — Transformer-base, greedy decoding")
+    h, c = r["host"], r["costs"]
+    add("## ted vs PyTorch vs CTranslate2 — Marian Transformer-base, greedy decoding")
     add("")
-    add(f"Model: {r['model']['description']}, random weights (seed {r['model']['seed']}). "
-        f"Source {SOURCE_LEN} tokens, exactly {NEW_TOKENS} new tokens (EOS ignored). "
-        f"Machine: {r['host']['cpu']}, {r['host']['cores']} cores; load average "
-        f"{r['host']['load_before'][0]:.2f} before, {r['host']['load_after'][0]:.2f} after "
-        f"the runs{LOADED if r['host']['loaded'] else ''}. "
-        f"PyTorch {get(r, 'torch', 'torch_version') or '?'}; BLAS: "
-        f"{get(r, 'torch', 'openblas') or get(r, 'machine', 'openblas') or '?'}.")
+    add(f"Model: {r['model']['description']}, random weights (seed {r['model']['seed']}), "
+        f"the same checkpoint for every runtime. Source {SOURCE_LEN} tokens (the ids of "
+        f"`ted bench --seed {SEED}`), exactly {NEW_TOKENS} new tokens (EOS ignored).")
     add("")
-    add("| batch | threads | ted tokens/s | ted ms/token | ted encode ms "
-        "| PyTorch cached tokens/s | PyTorch tutorial-loop tokens/s "
-        "| ted / PyTorch cached | ted / tutorial loop |")
-    add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    torch_rows = {(e["batch"], e["threads"]): e for e in get(r, "torch", "results") or []}
-    for row in r["ted"]:
-        b, t = row["batch"], row["threads"]
-        tp = torch_rows.get((b, t), {})
-        ted_tps = row.get("tokens_per_s")
-        cached = get(tp, "cached", "tokens_per_s")
-        tutorial = get(tp, "tutorial", "tokens_per_s")
-        if "error" in row:
-            ted_cells = ["**ted failed**", "—", "—"]
-        else:
-            ted_cells = [fmt(ted_tps), fmt(row["per_token_ms"], 2), fmt(row["encode_ms"])]
-        add(f"| {b} | {t} | " + " | ".join(ted_cells) +
-            f" | {fmt(cached)} | {fmt(tutorial)} | {ratio(ted_tps, cached)} "
-            f"| {ratio(ted_tps, tutorial)} |")
+    add(f"Machine: {h['cpu']}, {h['cores']} cores; SIMD flags: {' '.join(h['isa_flags'])}; "
+        f"ted kernels: {h['ted_kernels'] or '?'}; Linux {h['kernel']}. Load average "
+        f"{h['load_before'][0]:.2f} before, {h['load_after'][0]:.2f} after the runs."
+        f"{LOADED if h['loaded'] else ''} Versions: PyTorch {r['versions'].get('torch') or '?'} "
+        f"({r['versions'].get('openblas') or '?'}), CTranslate2 "
+        f"{r['versions'].get('ctranslate2') or '?'}.")
     add("")
-    runs = []
-    for row in r["ted"]:
-        tp = torch_rows.get((row["batch"], row["threads"]), {})
-        counts = [row.get("repeat"), get(tp, "cached", "repeat"), get(tp, "tutorial", "repeat")]
-        runs.append(f"batch {row['batch']} × {row['threads']} thread(s) "
-                    + "/".join("—" if n is None else str(n) for n in counts))
-    add("Medians of timed runs after one warm-up; timed runs (ted / PyTorch cached / tutorial "
-        "loop): " + ", ".join(runs) + ". The tutorial loop is timed "
-        f"{cfg['tutorial_repeat_large']} "
-        f"time(s) from batch {LARGE_BATCH} on, as it is slow, and its warm-up decodes 8 tokens "
-        "only; a PyTorch loop stops taking timed runs once they add up to "
-        f"{cfg['torch_budget_s']:g} s. "
-        "ms/token: one decoder step for the whole batch; tokens/s: batch × new tokens / decode "
-        "time. PyTorch threads: torch.set_num_threads(T) and openblas_set_num_threads(T) "
-        "(PyTorch's OpenMP pool does not set the threads of the OpenBLAS it calls, which "
-        "default to every core), with OMP_WAIT_POLICY="
-        f"{get(r, 'torch', 'omp_wait_policy') or 'unset'} (libgomp's default spin-waiting "
-        "keeps idle OpenMP threads on the cores OpenBLAS's threads need, several times slower "
-        "at 2 threads on 2 cores). The cached loop multiplies a batch of one row with "
-        "torch.addmv (gemv): F.linear's sgemm is several times slower on a single row.")
-    if "error" in r["torch"]:
-        add("")
-        add(f"**PyTorch: {r['torch']['error']}**")
-    for row in r["ted"]:
-        if "error" in row:
-            add("")
-            add(f"**ted bench, batch {row['batch']}, {row['threads']} thread(s): "
-                f"{row['error']}**")
-
-    # memory
-    wmib = r["weights"]["file_bytes"] / 2**20
+    add("| runtime | batch | threads | tokens/s | ms/step | encode ms | × read bound "
+        "| × compute bound | × encoder bound | ted ÷ it | peak RSS MiB | CPU use |")
+    add("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rows = {(x["runtime"], x["batch"], x["threads"]): x for x in r["rows"]}
+    for b in r["settings"]["batches"]:
+        for t in r["settings"]["threads"]:
+            for name in RUNTIMES:
+                x = rows.get((name, b, t))
+                if x is None:
+                    continue
+                ted_row = rows.get((PEER_OF[name], b, t)) if name in PEER_OF else None
+                add(f"| {name} | {b} | {t} | " + " | ".join(row_cells(x, ted_row)) + " |")
     add("")
-    add(f"### ted load time and memory (weight file {wmib:,.1f} MiB)")
+    add(f"Medians of {r['settings']['repeat']} timed run(s) after one warm-up; each row is a "
+        "process of its own, and its peak RSS is that process's own (wait4); in brackets, "
+        "for the Python peers, the peak less what the process held before it loaded the "
+        "model (Python, torch, transformers: `import ctranslate2` imports both), the memory "
+        "targets' yardstick (× memory = ted's peak / that). CPU use: the process's CPU time "
+        "(wait4) over its wall time × threads, load and warm-up included; well under 100 % "
+        "means other work took the cores (threads that spin while they wait count as busy). "
+        "tokens/s: batch × "
+        "new tokens / decoding time, encoder excluded; ms/step: one decoder step for the whole "
+        "batch. CTranslate2 encodes and decodes in one call: its step is (time of a "
+        f"{NEW_TOKENS}-token translate_batch − time of a 1-token one) / {NEW_TOKENS - 1}, and "
+        "its encode ms (≈) is the 1-token call minus one step. PyTorch: the tuned "
+        "key/value-cached loop (bench/torch_bench.py), torch.set_num_threads(T) and "
+        "openblas_set_num_threads(T); int8: quantize_dynamic "
+        f"(qint8, {r['versions'].get('quantized_engine') or '?'} engine) on every nn.Linear. "
+        "CTranslate2: intra_threads T, inter_threads 1, compute_type float32 or int8 on "
+        "models converted by ct2-transformers-converter. Both peers run with OMP_WAIT_POLICY="
+        f"{r['versions'].get('omp_wait_policy') or 'unset'}: libgomp's default spin-waiting "
+        "made them several times slower at 2 threads on 2 cores (CTranslate2 float32 over "
+        "ten times on a shared machine). ted int8: `ted quantize` of the "
+        "exported model.")
     add("")
-    add("The weights are memory-mapped: the peak RSS counts the pages actually read, and "
-        "embedding rows no sentence uses are never read, so it can stay under the file size.")
+    add("The bounds are this machine's, measured in this run by bench-machine, for the row's "
+        "thread count, and are float32 bounds for every row (an int8 row reads a quarter of "
+        "the bytes, so it can pass 1×):")
     add("")
-    add("| batch | threads | load ms | peak RSS MiB | over the weight file |")
-    add("|---:|---:|---:|---:|---:|")
-    for row in r["ted"]:
-        if "error" in row:
-            continue
-        rss = row["peak_rss_mib"]
-        add(f"| {row['batch']} | {row['threads']} | {fmt(row['load_ms'])} | {fmt(rss)} "
-            f"| {rss - wmib:+,.1f} MiB ({(rss / wmib - 1) * 100:+.1f} %) |")
-
-    # bytes per step and the bandwidth bound
-    s = r["weights"]["per_step"]
+    add(f"- **read bound**: a decoder step reads {c['step_weight_bytes'] / 1e6:,.1f} MB of "
+        "float32 weights (decoder layers without the encoder-decoder keys/values, which are "
+        "computed once, plus the output layer); at the read bandwidth that is at most "
+        "batch × bandwidth / bytes tokens/s. × read bound = tokens/s over that.")
+    add(f"- **compute bound**: a step does {c['step_flops_per_sentence'] / 1e6:,.1f} MFLOP a "
+        "sentence; at OpenBLAS's sgemm 2048³ rate that is at most rate / FLOPs tokens/s.")
+    add(f"- **encoder bound**: {c['encoder_flops_per_sentence'] / 1e9:.3f} GFLOP a sentence "
+        f"of {SOURCE_LEN} tokens at the sgemm rate; × encoder bound = bound ms / encode ms.")
     add("")
-    add("### Batch-1 bound: weight bytes per decoder step / memory bandwidth")
+    add("| threads | read GB/s | sgemm 2048³ GFLOP/s | read bound tokens/s, batch 1 "
+        "| read bound, batch 16 | compute bound tokens/s | encoder bound ms, batch 1 "
+        "| encoder weights at the read bandwidth, ms |")
+    add("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for t, bnd in sorted(r["bounds"].items()):
+        add(f"| {t} | {bnd['read_gbs']:.1f} | {bnd['sgemm_gflops']:.1f} "
+            f"| {bnd['read_tokens_per_s_batch1']:.1f} "
+            f"| {16 * bnd['read_tokens_per_s_batch1']:,.0f} "
+            f"| {bnd['compute_tokens_per_s']:,.0f} "
+            f"| {bnd['encoder_ms_per_sentence']:.2f} | {bnd['encoder_read_ms']:.2f} |")
     add("")
-    add(f"A decoder step reads {s['total'] / 1e6:,.1f} MB of weights "
-        f"({s['total'] / 2**20:,.1f} MiB): "
-        f"decoder layers {s['decoder_layers'] / 1e6:,.1f} MB (self-attention, the query third of "
-        f"the encoder-decoder in-projection, its out-projection, feed-forward, LayerNorms), "
-        f"generator {s['generator'] / 1e6:,.1f} MB, "
-        f"final LayerNorm {s['final_norm'] / 1e3:.1f} kB; "
-        f"the target embedding row ({s['embedding_row_per_sentence']:,} bytes a sentence) is "
-        "negligible. The key/value caches add about "
-        f"{r['weights']['kv_cache_batch1_mean'] / 1e6:.1f} MB "
-        f"a step at batch 1 (not counted).")
-    add("")
-    add("| threads | read bandwidth GB/s | bound ms/token | bound tokens/s | ted batch 1 tokens/s "
-        "| ted / bound |")
-    add("|---:|---:|---:|---:|---:|---:|")
-    ted1 = {row["threads"]: row for row in r["ted"] if row["batch"] == 1}
-    for m in get(r, "machine", "threads") or []:
-        t = m["threads"]
-        bw = m["read_gbs"] * 1e9
-        bound_s = s["total"] / bw
-        achieved = get(ted1, t, "tokens_per_s")
-        add(f"| {t} | {m['read_gbs']:.1f} | {bound_s * 1e3:.2f} | {1 / bound_s:.1f} "
-            f"| {fmt(achieved)} | {ratio(achieved, 1 / bound_s)} |")
-
-    # machine
+    add("A step cannot beat the lower of its two bounds: where the read bound at batch 16 is "
+        "under the compute bound, a batch-16 step is still bound by reading the weights, and "
+        "× compute bound cannot reach 1×; the encoder reads "
+        f"{c['encoder_weight_bytes'] / 1e6:.1f} MB of weights as well.")
     if "error" in r["machine"]:
         add("")
         add(f"**bench-machine: {r['machine']['error']}**")
-    else:
-        add("")
-        add("### Machine (bench-machine, best of several runs)")
-        add("")
-        add("| threads | sgemm 2048³ GFLOP/s | sgemm 16×512×2048 GFLOP/s "
-            "| sgemm 16×512×32000 GFLOP/s | sgemm 1×512×32000 GFLOP/s | sgemv 512×32000 GB/s "
-            "| read GB/s | copy GB/s |")
-        add("|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for m in r["machine"]["threads"]:
-            add(f"| {m['threads']} | {m['sgemm_2048x2048x2048_gflops']:.1f} "
-                f"| {m['sgemm_16x512x2048_gflops']:.1f} | {m['sgemm_16x512x32000_gflops']:.1f} "
-                f"| {m['sgemm_1x512x32000_gflops']:.1f} | {m['sgemv_512x32000_weight_gbs']:.1f} "
-                f"| {m['read_gbs']:.1f} | {m['copy_gbs']:.1f} |")
-        add("")
-        add("M×K×N: M rows times a weight matrix of N rows of K (C = A·Bᵀ, as nn.Linear). "
-            "Read: a sum over 1 GiB split between the threads; copy: 512 MiB, "
-            "bytes read + written.")
-
-    # toy model
     add("")
+    add("| target | measured | |")
+    add("|---|---|---|")
+    lines.extend(target_lines(r))
+
     toy = r.get("toy")
+    add("")
     if not toy:
         add(f"Toy model: {r['toy_dir']} not found (no config.yaml); skipped.")
     else:
@@ -328,16 +494,17 @@ def report(r):
         else:
             add(f"Toy model ({toy['model']}, {toy['sentences']:,} sentences of test.en, "
                 f"whole `ted translate` command, 1 thread, median of {one['repeat']}): "
-                f"--batch-size 1 {one['sentences_per_s']:,.1f} sentences/s "
-                f"({one['seconds']:.2f} s), "
-                f"--batch-size 32 {many['sentences_per_s']:,.1f} sentences/s "
-                f"({many['seconds']:.2f} s): "
-                f"{many['sentences_per_s'] / one['sentences_per_s']:.2f}× "
-                f"faster batched.")
+                f"--batch-size 1 {one['sentences_per_s']:,.1f} sentences/s, "
+                f"--batch-size 32 {many['sentences_per_s']:,.1f} sentences/s: "
+                f"{many['sentences_per_s'] / one['sentences_per_s']:.2f}× faster batched.")
     add("")
     add(f"Total time of the benchmark: {r['elapsed_s'] / 60:.1f} min.")
     return "\n".join(lines) + "\n"
 
+
+# --------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------
 
 def build_machine(binary):
     """Compiles bench/machine.c as `make bench` does; returns the exit status."""
@@ -349,26 +516,38 @@ def build_machine(binary):
                + flags + ["-lpthread"]).returncode
 
 
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
+def prepare(ted, out_dir):
+    """The checkpoint in every runtime's format: {name: directory or n/a message}."""
+    model_dir = make_marian_model.make(os.path.join(out_dir, "marian"))
+    hf_dir = model_dir + "-hf"
+    dirs = {"hf": hf_dir, "ted": model_dir, "PyTorch": hf_dir, "PyTorch int8": hf_dir}
+    int8_dir = os.path.join(out_dir, "marian-int8")
+    shutil.rmtree(int8_dir, ignore_errors=True)
+    error = ted_quantize(ted, model_dir, int8_dir)
+    dirs["ted int8"] = {"n/a": error} if error else int8_dir
+    for name, quantization in (("CTranslate2", "float32"), ("CTranslate2 int8", "int8")):
+        ct2_dir = os.path.join(out_dir, "ct2-" + quantization)
+        error = convert_ct2(hf_dir, ct2_dir, quantization)
+        dirs[name] = {"error": f"ct2-transformers-converter failed: {error}"} if error \
+            else ct2_dir
+    return dirs
+
+
+def measure(name, dirs, sources, ted, b, t, repeat):
+    where = dirs[name]
+    if isinstance(where, dict):  # the model could not be made
+        return dict(where)
+    if name.startswith("ted"):
+        return ted_bench(ted, where, b, t, repeat)
+    if name.startswith("PyTorch"):
+        return torch_bench(where, sources[b], t, repeat, name.endswith("int8"))
+    return ct2_bench(where, dirs["hf"], sources[b], t, repeat,
+                     "int8" if name.endswith("int8") else "float32")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=5, help="ted bench timed runs (5)")
-    parser.add_argument("--torch-repeat", type=int, default=3,
-                        help="PyTorch timed runs (3); the tutorial loop at batch 1 as well")
-    parser.add_argument("--tutorial-repeat-large", type=int, default=1,
-                        help=f"timed runs of the tutorial loop at batch >= {LARGE_BATCH} (1)")
-    parser.add_argument("--torch-budget", type=float, default=60.0,
-                        help="seconds of timed runs after which a PyTorch loop stops (60)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each (3)")
     parser.add_argument("--batch", type=int_list, default=[1, 16])
     parser.add_argument("--threads", type=int_list, default=[1, 2])
     parser.add_argument("--toy", default=os.path.join("models", "toy-en-fr"),
@@ -380,7 +559,7 @@ def main(argv=None):
                         help="ted and bench-machine are built already (make bench)")
     args = parser.parse_args(argv)
     if args.quick:
-        args.repeat = args.torch_repeat = args.tutorial_repeat_large = args.toy_repeat = 1
+        args.repeat = args.toy_repeat = 1
 
     start = time.time()
     load_before = os.getloadavg()
@@ -392,29 +571,27 @@ def main(argv=None):
             log("the build failed")
             return 1
     out_dir = os.path.join(ROOT, BUILD, "bench")
-    model_dir = make_base_model.make(os.path.join(out_dir, "base"))
-    failed = False
+    dirs = prepare(ted, out_dir)
+    cfg = make_marian_model.MARIAN_BASE
+    sources = write_sources(out_dir, args.batch, cfg["vocab_size"])
 
-    results = []
+    machine_results = machine(machine_bin, args.threads)
+    costs = model_costs(cfg)
+    machine_bounds = bounds(costs, machine_results)
+    failed = "error" in machine_results
+    rows = []
     for b in args.batch:
         for t in args.threads:
-            row = ted_bench(ted, model_dir, b, t, args.repeat)
-            row.setdefault("batch", b)
-            row.setdefault("threads", t)
-            failed |= "error" in row
-            log(f"ted batch {b}, {t} thread(s): " +
-                (row["error"] if "error" in row else f"{row['tokens_per_s']} tokens/s"))
-            results.append(row)
-
-    def tutorial_repeat(b):
-        return args.tutorial_repeat_large if b >= LARGE_BATCH else args.torch_repeat
-
-    torch_results = torch_bench(os.path.join(model_dir, "state_dict.pt"), args.batch,
-                                args.threads, args.torch_repeat, tutorial_repeat,
-                                args.torch_budget)
-    failed |= "error" in torch_results
-    machine_results = machine(machine_bin, args.threads)
-    failed |= "error" in machine_results
+            for name in RUNTIMES:
+                row = measure(name, dirs, sources, ted, b, t, args.repeat)
+                row.update(runtime=name, batch=b, threads=t)
+                add_ratios(row, machine_bounds.get(t))
+                failed |= "error" in row
+                log(f"{name}, batch {b}, {t} thread(s): " +
+                    (row.get("error") or row.get("n/a") or
+                     f"{row['tokens_per_s']} tokens/s, {row['peak_rss_mib']} MiB, "
+                     f"{row['process_s']} s"))
+                rows.append(row)
 
     toy = None
     toy_dir = args.toy if os.path.isabs(args.toy) else os.path.join(ROOT, args.toy)
@@ -423,44 +600,39 @@ def main(argv=None):
         toy = toy_translate(ted, args.toy, [1, 32], args.toy_repeat)
         failed |= any("error" in v for v in toy["runs"].values())
 
-    weights_path = os.path.join(model_dir, "model.safetensors")
-    weights = tensor_bytes(weights_path)
-    base = make_base_model.BASE
-    d, layers = base["emb_size"], base["num_decoder_layers"]
-    mean_position = (NEW_TOKENS + 1) / 2
-    kv_cache = layers * 2 * d * 4 * (mean_position + SOURCE_LEN)  # self + cross, batch 1
+    def first(key, runtime_prefix):
+        return next((x[key] for x in rows if x.get(key) and
+                     x["runtime"].startswith(runtime_prefix)), None)
 
     load_after = os.getloadavg()
     r = {
-        "settings": {"source_len": SOURCE_LEN, "new_tokens": NEW_TOKENS,
-                     "batches": args.batch, "threads": args.threads,
-                     "ted_repeat": args.repeat, "torch_repeat": args.torch_repeat,
-                     "tutorial_repeat": {b: tutorial_repeat(b) for b in args.batch},
-                     "tutorial_repeat_large": args.tutorial_repeat_large,
-                     "torch_budget_s": args.torch_budget},
-        "model": {"dir": model_dir, "seed": make_base_model.SEED,
-                  "description": f"d_model {d}, {base['nhead']} heads, "
-                                 f"{base['num_encoder_layers']}+{layers} layers, "
-                                 f"d_ff {base['dim_feedforward']}, vocab "
-                                 f"{base['src_vocab_size']:,}/{base['tgt_vocab_size']:,}, "
-                                 f"{base['activation']}, post-norm"},
-        "host": {"cpu": cpu_name(), "cores": os.cpu_count(), "load_before": load_before,
-                 "load_after": load_after,
-                 # other work was running when the benchmark started
-                 "loaded": load_before[0] > 0.5},
-        "ted": results,
-        "torch": torch_results,
+        "settings": {"source_len": SOURCE_LEN, "new_tokens": NEW_TOKENS, "seed": SEED,
+                     "batches": args.batch, "threads": args.threads, "repeat": args.repeat},
+        "model": {"dirs": dirs, "seed": make_marian_model.SEED,
+                  "description": f"MarianMTModel, d_model {cfg['d_model']}, "
+                                 f"{cfg['encoder_attention_heads']} heads, "
+                                 f"{cfg['encoder_layers']}+{cfg['decoder_layers']} layers, "
+                                 f"d_ff {cfg['decoder_ffn_dim']}, {cfg['activation_function']}, "
+                                 f"shared vocabulary of {cfg['vocab_size']:,}, post-norm"},
+        "host": {**cpu_info(), "cores": os.cpu_count(), "kernel": platform.release(),
+                 "ted_kernels": first("kernels", "ted"),
+                 "load_before": load_before, "load_after": load_after,
+                 # other work was running when the benchmark started or ended
+                 "loaded": max(load_before[0], load_after[0]) > 0.5},
+        "versions": {"torch": first("torch_version", "PyTorch"),
+                     "openblas": first("openblas", "PyTorch") or machine_results.get("openblas"),
+                     "omp_wait_policy": first("omp_wait_policy", "PyTorch"),
+                     "quantized_engine": first("quantized_engine", "PyTorch"),
+                     "ctranslate2": first("version", "CTranslate2")},
+        "costs": costs,
         "machine": machine_results,
+        "bounds": machine_bounds,
+        "rows": rows,
         "toy_dir": args.toy,
         "toy": toy,
-        "weights": {"file_bytes": os.path.getsize(weights_path),
-                    "tensor_bytes": sum(weights.values()),
-                    "per_step": step_bytes(weights, d),
-                    "kv_cache_batch1_mean": kv_cache},
         "elapsed_s": time.time() - start,
     }
     table = report(r)
-    os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "results.json"), "w", encoding="utf-8") as f:
         json.dump(r, f, indent=1)
         f.write("\n")

@@ -4,6 +4,7 @@
 #   cli:    tests/cli/*.sh, the ted program as a user runs it
 #   parity: tests/parity/*.py, ted against PyTorch and transformers
 #   serve:  tests/serve/*.py, ted serve over loopback
+#   browser: tests/browser/*.py, ted serve's explorer page in headless Chromium
 #   example: the C API example
 # Scripts print "ok NAME" or "FAIL NAME: why" per check.
 BUILD=${BUILD:-build}
@@ -65,6 +66,12 @@ done
 # ted serve over loopback, in Debian's Python (the standard library only);
 # SAN=1 scales its load down
 for script in tests/serve/test_*.py; do
+    [ -e "$script" ] && run_script env SAN="${SAN:-}" "$PYTHON" "$script"
+done
+
+# the explorer page of ted serve in headless Chromium, over the DevTools
+# protocol (Debian's python3-websocket)
+for script in tests/browser/test_*.py; do
     [ -e "$script" ] && run_script env SAN="${SAN:-}" "$PYTHON" "$script"
 done
 

@@ -577,10 +577,11 @@ def ted_config(m, tokenizer, decode, source):
          ("decoding", decoding_rows)])
 
 
-def write_model(out_dir, hf_dir, tensors, vocabs, config_text):
+def write_model(out_dir, hf_dir, tensors, vocabs, config_text, quantize=None):
     try:
         os.makedirs(out_dir, exist_ok=True)
-        ted_format.write_safetensors(os.path.join(out_dir, "model.safetensors"), tensors)
+        ted_format.write_safetensors(os.path.join(out_dir, "model.safetensors"), tensors,
+                                     quantize=quantize)
         for name, tokens in vocabs.items():
             ted_format.write_vocab(os.path.join(out_dir, name), tokens)
         for name in ("source.spm", "target.spm"):
@@ -594,9 +595,11 @@ def write_model(out_dir, hf_dir, tensors, vocabs, config_text):
         raise ExportError(f"{e.filename or out_dir}: {e.strerror}") from None
 
 
-def export(hf_dir, out_dir):
+def export(hf_dir, out_dir, quantize=None):
     """Writes the ted model directory `out_dir` for the MarianMTModel in
-    `hf_dir`. Returns the model section written (a dict). Raises ExportError."""
+    `hf_dir`; quantize "int8" stores the matrices as int8
+    (ted_format.write_safetensors). Returns the model section written (a
+    dict). Raises ExportError."""
     config = read_json(hf_dir, "config.json")
     # from_pretrained lets special_tokens_map.json's tokens override these
     tokenizer_config = {**read_json(hf_dir, "tokenizer_config.json", required=False),
@@ -608,7 +611,7 @@ def export(hf_dir, out_dir):
     path, tensors = load_weights(hf_dir)
     written = model_tensors(path, tensors, m)
     text = ted_config(m, (src_vocab, tgt_vocab, ids), decode, hf_dir)
-    write_model(out_dir, hf_dir, written, vocabs, text)
+    write_model(out_dir, hf_dir, written, vocabs, text, quantize)
     return m
 
 
@@ -619,8 +622,12 @@ def main(argv=None):
                         "model.safetensors or pytorch_model.bin, source.spm, target.spm, "
                         "vocab.json, ...)")
     parser.add_argument("--out", required=True, help="the ted model directory to write")
+    parser.add_argument("--quantize", choices=ted_format.QUANTIZATIONS,
+                        help="store Linear and embedding weights as int8, one F32 scale per "
+                        "row (what `ted quantize` writes)")
     args = parser.parse_args(argv)
-    return ted_format.run_export("export_hf", args.out, lambda: export(args.hf_dir, args.out))
+    return ted_format.run_export("export_hf", args.out,
+                                 lambda: export(args.hf_dir, args.out, args.quantize))
 
 
 if __name__ == "__main__":

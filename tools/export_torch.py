@@ -223,10 +223,12 @@ def config_yaml(config, source):
 def export(state_dict, out_dir, src_vocab, tgt_vocab, heads, activation="relu",
            norm_first=False, layer_norm_eps=1e-5, source_bos_eos=True, lowercase=False,
            max_length_offset=DEFAULT_MAX_LENGTH_OFFSET, max_length=0, source=None,
-           align=ALIGN):
+           align=ALIGN, quantize=None):
     """Writes the ted model directory `out_dir` for a Seq2SeqTransformer
     state_dict; `src_vocab` and `tgt_vocab` are vocabulary file paths.
-    Returns the config written, as a dict of sections. Raises ExportError."""
+    Returns the config written, as a dict of sections. quantize "int8"
+    stores the matrices as int8 (ted_format.write_safetensors). Raises
+    ExportError."""
     if hasattr(state_dict, "state_dict") and callable(state_dict.state_dict):
         state_dict = state_dict.state_dict()
     if all(k.startswith("module.") for k in state_dict):  # saved from DataParallel
@@ -271,7 +273,7 @@ def export(state_dict, out_dir, src_vocab, tgt_vocab, heads, activation="relu",
     tensors = [(name, _to_numpy(state_dict[name])) for name in names]
     try:
         os.makedirs(out_dir, exist_ok=True)
-        write_safetensors(os.path.join(out_dir, config["weights"]), tensors, align)
+        write_safetensors(os.path.join(out_dir, config["weights"]), tensors, align, quantize)
         for path, name in ((src_vocab, "vocab.src"), (tgt_vocab, "vocab.tgt")):
             target = os.path.join(out_dir, name)
             if not (os.path.exists(target) and os.path.samefile(path, target)):
@@ -315,13 +317,16 @@ def main(argv=None):
                         help="generate at most source tokens + K target tokens (default: "
                              "%(default)s, as the tutorial's translate())")
     parser.add_argument("--out", required=True, help="the model directory to write")
+    parser.add_argument("--quantize", choices=ted_format.QUANTIZATIONS,
+                        help="store Linear and embedding weights as int8, one F32 scale per "
+                        "row (what `ted quantize` writes)")
     args = parser.parse_args(argv)
     return ted_format.run_export("export_torch", args.out, lambda: export(
         load_checkpoint(args.checkpoint), args.out, args.src_vocab, args.tgt_vocab, args.heads,
         activation=args.activation, norm_first=args.norm_first,
         layer_norm_eps=args.layer_norm_eps, source_bos_eos=not args.no_source_bos_eos,
         lowercase=args.lowercase, max_length_offset=args.max_length_offset,
-        source=args.checkpoint)["model"])
+        source=args.checkpoint, quantize=args.quantize)["model"])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""What the exporters share: the safetensors file (written F32, read F32, F16
-or BF16 with NumPy only), config.yaml's scalars and sections, vocabulary
-files, and the error every export raises.
+"""What the exporters share: the safetensors file (written F32, or with int8
+matrices; read F32, F16 or BF16 with NumPy only), config.yaml's scalars and
+sections, vocabulary files, and the error every export raises.
 
 tools/export_torch.py (PyTorch's translation tutorial model) and
 tools/export_hf.py (Hugging Face MarianMTModel) both write through it.
@@ -40,17 +40,57 @@ def run_export(program, out_dir, export):
     return 0
 
 
-def write_safetensors(path, tensors, align=ALIGN):
-    """Writes (name, array) pairs as F32 safetensors. The header is padded
-    with spaces so the data section starts at a multiple of `align` bytes;
-    the tensors follow each other with no gap, as the safetensors format
-    requires, so every F32 tensor stays 4-byte aligned in a mapping."""
+QUANTIZATIONS = ("int8",)
+
+
+def quantize_int8(name, matrix):
+    """(q, scale) of a float matrix (rows, cols), symmetric per row: scale =
+    max |row| / 127 (float32), q = row / scale rounded to the nearest
+    integer, ties to even (int8 in [-127, 127]); a row of zeros gives scale 0
+    and q 0. What `ted quantize` computes (src/model/quantize.c), bit for bit."""
+    w = np.ascontiguousarray(matrix, dtype=np.float32)
+    if not np.all(np.isfinite(w)):
+        raise ExportError(f"tensor {name}: holds a NaN or an infinity; weights must be finite")
+    scale = (np.max(np.abs(w), axis=1) / np.float32(127)).astype(np.float32)
+    divisor = np.where(scale > 0, scale, np.float32(1))[:, None]
+    q = np.clip(np.rint(w / divisor), -127, 127)
+    q = np.where(scale[:, None] > 0, q, 0).astype(np.int8)
+    return q, scale
+
+
+def quantized_tensors(tensors):
+    """(name, array) pairs with every matrix replaced by its int8 values and
+    a "NAME.scale" F32 vector; F32 tensors first, then the I8 ones, each
+    sorted by name, so every F32 tensor stays 4-byte aligned in a mapping."""
+    floats, ints = [], []
+    for name, array in tensors:
+        array = np.asarray(array)
+        if array.ndim == 2:
+            q, scale = quantize_int8(name, array)
+            ints.append((name, q))
+            floats.append((name + ".scale", scale))
+        else:
+            floats.append((name, np.asarray(array, dtype=np.float32)))
+    return sorted(floats, key=lambda t: t[0]) + sorted(ints, key=lambda t: t[0])
+
+
+def write_safetensors(path, tensors, align=ALIGN, quantize=None):
+    """Writes (name, array) pairs as safetensors: F32, or with quantize
+    "int8" every matrix (Linear and embedding weights) as I8 with its
+    scales (quantized_tensors). The header is padded with spaces so the
+    data section starts at a multiple of `align` bytes; the tensors follow
+    each other with no gap, as the safetensors format requires."""
+    if quantize not in (None,) + QUANTIZATIONS:
+        raise ExportError(f"quantize {quantize!r}: expected one of {', '.join(QUANTIZATIONS)}")
+    if quantize == "int8":
+        tensors = quantized_tensors(tensors)
     header = {}
     blobs = []
     offset = 0
     for name, array in tensors:
-        data = np.ascontiguousarray(array, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": [int(n) for n in array.shape],
+        i8 = getattr(array, "dtype", None) == np.int8
+        data = np.ascontiguousarray(array, dtype="i1" if i8 else "<f4").tobytes()
+        header[name] = {"dtype": "I8" if i8 else "F32", "shape": [int(n) for n in array.shape],
                         "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)

@@ -288,6 +288,37 @@ typedef struct ted_beam_params {
     ted_length_normalization length_normalization;
 } ted_beam_params;
 
+/* What one step of beam search did with a candidate (ted_beam_search_traced). */
+typedef enum ted_beam_fate {
+    TED_BEAM_PRUNED,    /* not among the best: dropped */
+    TED_BEAM_OPEN,      /* kept in the beam: extended at the next step */
+    TED_BEAM_FINISHED,  /* ended (EOS, or the length limit), ranked by its score */
+} ted_beam_fate;
+
+typedef struct ted_beam_candidate {
+    int parent;        /* the open hypothesis it extends: its index among the
+                        * sentence's open candidates of the step before, in
+                        * their order there (0 at the first step) */
+    int token;
+    double log_prob;   /* of the whole hypothesis */
+    double score;      /* finished: log_prob / lp(length); otherwise log_prob */
+    ted_beam_fate fate;
+} ted_beam_candidate;
+
+/* One step of one sentence. The candidates are every open hypothesis
+ * extended by each of its best beam_size + 1 tokens that are not banned,
+ * ranked by log-prob (the order beam search ranks them in). */
+typedef struct ted_beam_step {
+    int sentence;
+    int length;                            /* tokens of each candidate, EOS counted */
+    const ted_beam_candidate *candidates;  /* (count), valid during the call */
+    int count;
+    bool stops;  /* the sentence is done after this step: no open candidate is
+                  * extended (those marked open are dropped when the search
+                  * stops early) */
+} ted_beam_step;
+
+
 ted_beam_params ted_beam_default_params(void);
 
 /* Beam search over a batch of sources (docs/decoding.md). Every step
@@ -307,6 +338,20 @@ ted_status ted_beam_search(ted_session *session, const int *const *source_ids,
                            const int *source_lengths, const int *max_lengths, int batch,
                            const ted_beam_params *params, int n_best,
                            ted_hypothesis *hypotheses, ted_error *err);
+
+/* Beam search as ted_beam_search, reporting every step of every sentence,
+ * once decided, to trace->step (for learning and inspection; it changes
+ * nothing in the search). */
+typedef struct ted_beam_trace {
+    void (*step)(void *data, const ted_beam_step *step);
+    void *data;
+} ted_beam_trace;
+
+ted_status ted_beam_search_traced(ted_session *session, const int *const *source_ids,
+                                  const int *source_lengths, const int *max_lengths, int batch,
+                                  const ted_beam_params *params, int n_best,
+                                  const ted_beam_trace *trace, ted_hypothesis *hypotheses,
+                                  ted_error *err);
 
 typedef struct ted_sampling_params {
     float temperature;  /* logits are divided by it before the softmax (default 1; > 0) */

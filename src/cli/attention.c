@@ -4,7 +4,6 @@
  * encoder-decoder attention one row per step. Writes a self-contained HTML
  * page (every layer and head as a heatmap, a layer/head selector, the top-k
  * candidates of every step), one heatmap as SVG, or every number as JSON. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +32,14 @@ static const char usage[] =
     "  --head H            its head, from 1, or 'mean' (the default)\n"
     "  --top K             candidates kept per step (default 5)\n"
     "  --max-length N      at most N steps (default: the model's decoding rule)\n"
-    "  -h, --help          show this help\n";
+    "  -h, --help          show this help\n"
+    "\n"
+    "Every output grows with the square of the sentence's length, so the sentence\n"
+    "and the decode are capped: at most 64 source tokens and 64 steps with --html\n"
+    "or --svg, 256 with --json alone (a longer sentence is refused; a decode that\n"
+    "reaches the cap stops there, as with --max-length). A FILE that exists is\n"
+    "replaced once it is written, keeping its permissions; a symbolic link's\n"
+    "target is written; a device or FIFO is written directly.\n";
 
 enum kind { KIND_ENCODER, KIND_DECODER, KIND_CROSS, KIND_COUNT };
 
@@ -517,28 +523,6 @@ typedef struct outputs {
     const char *html, *svg, *json;
 } outputs;
 
-static FILE *open_output(const char *path)
-{
-    if (!strcmp(path, "-"))
-        return stdout;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        cli_error("attention: cannot write '%s': %s", path, strerror(errno));
-    return f;
-}
-
-static int close_output(FILE *f, const char *path)
-{
-    int failed = ferror(f);
-    if (f == stdout)
-        failed |= fflush(f) != 0;
-    else
-        failed |= fclose(f) != 0;
-    if (failed)
-        return cli_error("attention: error writing '%s': %s", path, strerror(errno));
-    return 0;
-}
-
 typedef struct attention_options {
     const char *model_dir, *text;
     outputs out;
@@ -565,11 +549,10 @@ static int write_all(const learn_trace *t, const attention_options *o)
     for (int f = 0; f < 3 && !status; f++) {
         if (!files[f].path)
             continue;
-        FILE *out = open_output(files[f].path);
-        if (!out) {
-            status = 1;
+        cli_output output;
+        if ((status = cli_output_open(&output, files[f].path, "attention")))
             break;
-        }
+        FILE *out = output.file;
         if (files[f].what == 0) {
             write_html(out, t, &l, o->model_dir, translation, &h);
         } else if (files[f].what == 1) {
@@ -581,7 +564,7 @@ static int write_all(const learn_trace *t, const attention_options *o)
         } else {
             write_json(out, t, &l, o->text, translation, &h);
         }
-        status = close_output(out, files[f].path);
+        status = cli_output_close(&output, status);
     }
     free_labels(&l, t);
     free(h.w);
@@ -602,10 +585,43 @@ static void take_kind(cli_args *a, attention_options *o)
     o->kind = (enum kind)k;
 }
 
+/* Every output holds layers x heads x length^2 weights of each kind of
+ * attention, about 120 bytes a weight in a picture and 12 in JSON, so the
+ * sentence and the decode are capped: a Transformer-base page of 64 source
+ * tokens and 64 steps is about 80 MB. */
+enum { PICTURE_MAX_TOKENS = 64, JSON_MAX_TOKENS = 256 };
+
+/* The decode's length: the model's rule or --max-length, within the cap;
+ * a longer sentence is refused. */
+static int capped_length(const ted_model *model, const attention_options *o, int *max_length)
+{
+    bool picture = o->out.html || o->out.svg;
+    int cap = picture ? PICTURE_MAX_TOKENS : JSON_MAX_TOKENS;
+    const char *what = picture ? "--html and --svg draw" : "--json holds";
+    int *ids = NULL, n = 0;
+    ted_error err = {0};
+    if (ted_encode_source(model, o->text, &ids, &n, NULL, &err) != TED_OK)
+        return cli_error("attention: %s", err.message);
+    free(ids);
+    if (n > cap)
+        return cli_error("attention: the sentence is %d tokens; %s at most %d (the output "
+                         "grows with the square of the length)", n, what, cap);
+    if (o->max_length > cap)
+        return cli_error("attention: --max-length %d: %s at most %d steps", o->max_length,
+                         what, cap);
+    int rule = ted_max_target_length(model, n, o->max_length);
+    *max_length = rule < cap ? rule : cap;
+    return 0;
+}
+
 static int run_attention(const ted_model *model, const attention_options *o)
 {
-    learn_trace t;
-    int status = learn_begin(&t, model, "attention", o->text, o->max_length, o->top_k);
+    learn_trace t = {0};
+    int max_length = 0;
+    int status = capped_length(model, o, &max_length);
+    if (status)
+        return status;
+    status = learn_begin(&t, model, "attention", o->text, max_length, o->top_k);
     const ted_config *c = ted_model_config(model);
     if (!status && o->layer > kind_layers(c, o->kind))
         status = cli_error("attention: --layer %d: the model has %d %s layers", o->layer,

@@ -2,9 +2,12 @@
 #include "cli/learn.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int cli_error(const char *format, ...)
 {
@@ -186,10 +189,10 @@ static void print_word(const char *word, size_t length, const char *before)
     fprintf(stderr, "%s'%s'", before, learn_show(copy, shown, sizeof shown));
 }
 
-static void list_unknown_words(const ted_config *c, const char *text, const int *ids, int count)
+static void list_unknown_words(const ted_config *c, const char *text, const int *ids, int count,
+                               int token)
 {
     const char *separators = " \t\r\n\v\f";
-    int token = c->source_bos ? 1 : 0;
     const char *p = text + strspn(text, separators);
     for (int listed = 0; *p && listed < 8; token++) {
         size_t n = strcspn(p, separators);
@@ -202,8 +205,10 @@ static void list_unknown_words(const ted_config *c, const char *text, const int 
     }
 }
 
-void cli_report_unknown(const ted_model *model, const char *file, long line, const char *text,
-                        const int *ids, int count, int unknown, const char *shown_as)
+/* `first_word`: the token of the text's first word (1 after a BOS). */
+static void report_unknown(const ted_model *model, const char *file, long line, const char *text,
+                           const int *ids, int count, int first_word, int unknown,
+                           const char *shown_as)
 {
     fputs("ted: ", stderr);
     if (file)
@@ -214,40 +219,155 @@ void cli_report_unknown(const ted_model *model, const char *file, long line, con
             shown_as);
     const ted_config *c = ted_model_config(model);
     if (c->tokenizer == TED_TOKENIZER_WHITESPACE)
-        list_unknown_words(c, text, ids, count);
+        list_unknown_words(c, text, ids, count, first_word);
     fputc('\n', stderr);
 }
 
-bool cli_read_line(FILE *in, char **line, size_t *capacity, size_t *length)
+void cli_report_unknown(const ted_model *model, const char *file, long line, const char *text,
+                        const int *ids, int count, int unknown, const char *shown_as)
+{
+    report_unknown(model, file, line, text, ids, count, ted_model_config(model)->source_bos ? 1 : 0,
+                   unknown, shown_as);
+}
+
+void cli_report_unknown_target(const ted_model *model, const char *label, const char *text,
+                               const int *ids, int count, int unknown, const char *shown_as)
+{
+    report_unknown(model, label, 0, text, ids, count, 0, unknown, shown_as);
+}
+
+/* Reading stops at the cap, so that input without line ends (-i /dev/zero)
+ * cannot take all memory before any check sees it. */
+static int line_too_long(const char *file, long number)
+{
+    fputs("ted: ", stderr);
+    if (file)
+        fprintf(stderr, "%s: ", file);
+    if (number > 0)
+        fprintf(stderr, "line %ld: ", number);
+    fprintf(stderr, "longer than %d MiB; a line is one sentence\n", CLI_LINE_MAX_BYTES >> 20);
+    return CLI_LINE_ERROR;
+}
+
+int cli_read_bounded_line(FILE *in, const char *file, long number, char **line,
+                          size_t *capacity, size_t *length)
 {
     size_t n = 0;
     int c;
     while ((c = getc(in)) != EOF && c != '\n') {
+        if (n >= CLI_LINE_MAX_BYTES)
+            return line_too_long(file, number);
         if (n + 1 >= *capacity) {
             size_t grown = *capacity ? *capacity * 2 : 256;
             char *p = realloc(*line, grown);
-            if (!p) {
-                cli_error("out of memory reading a line of %zu bytes", n);
-                exit(1);
-            }
+            if (!p)
+                return cli_error("out of memory reading a line of %zu bytes", n);
             *line = p;
             *capacity = grown;
         }
         (*line)[n++] = (char)c;
     }
     if (c == EOF && n == 0)
-        return false;
+        return CLI_LINE_END;
     if (n > 0 && (*line)[n - 1] == '\r')
         n--;
     if (!*line) {
-        *line = malloc(1);
-        if (!*line) {
-            cli_error("out of memory");
-            exit(1);
-        }
+        if (!(*line = malloc(1)))
+            return cli_error("out of memory");
         *capacity = 1;
     }
     (*line)[n] = '\0';
     *length = n;
-    return true;
+    return CLI_LINE_READ;
+}
+
+bool cli_read_line(FILE *in, char **line, size_t *capacity, size_t *length)
+{
+    int got = cli_read_bounded_line(in, NULL, 0, line, capacity, length);
+    if (got == CLI_LINE_ERROR)
+        exit(1);
+    return got == CLI_LINE_READ;
+}
+
+/* ---- output files ------------------------------------------------------------ */
+
+/* The temporary files of the outputs being written, removed when SIGTERM,
+ * SIGINT or SIGHUP ends the program before they are renamed. A name is
+ * copied in before its slot is marked used, so the handler reads only
+ * whole names. */
+enum { PENDING_MAX = 4 };
+static char pending_names[PENDING_MAX][PATH_MAX];
+static volatile sig_atomic_t pending_used[PENDING_MAX];
+
+static void remove_temporaries_and_stop(int signal_number)
+{
+    for (int i = 0; i < PENDING_MAX; i++)
+        if (pending_used[i])
+            unlink(pending_names[i]);
+    signal(signal_number, SIG_DFL);
+    raise(signal_number);
+}
+
+/* Installed once; a signal the program was told to ignore (nohup) stays
+ * ignored. */
+static void install_removal_handlers(void)
+{
+    static bool installed;
+    static const int signals[] = {SIGTERM, SIGINT, SIGHUP};
+    if (installed)
+        return;
+    installed = true;
+    for (size_t i = 0; i < sizeof signals / sizeof *signals; i++) {
+        struct sigaction old, action = {.sa_handler = remove_temporaries_and_stop};
+        sigemptyset(&action.sa_mask);
+        if (sigaction(signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(signals[i], &action, NULL);
+    }
+}
+
+static int remember_temporary(const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < PENDING_MAX; i++)
+        if (!pending_used[i] && n < sizeof pending_names[i]) {
+            memcpy(pending_names[i], name, n + 1);
+            pending_used[i] = 1;
+            return i;
+        }
+    return -1;
+}
+
+int cli_output_open(cli_output *o, const char *path, const char *command)
+{
+    *o = (cli_output){.file = stdout, .name = "the standard output", .command = command,
+                      .slot = -1};
+    if (!path || !strcmp(path, "-"))
+        return 0;
+    install_removal_handlers();
+    ted_error err = {0};
+    if (ted_output_open(&o->output, path, &err) != TED_OK)
+        return command ? cli_error("%s: cannot write '%s': %s", command, path,
+                                   strerror(o->output.error))
+                       : cli_error("%s", err.message);
+    o->file = o->output.file;
+    o->name = path;
+    if (o->output.temp)
+        o->slot = remember_temporary(o->output.temp);
+    return 0;
+}
+
+int cli_output_close(cli_output *o, int status)
+{
+    if (o->file == stdout)
+        return status;
+    ted_error err = {0};
+    if (ted_output_close(&o->output, o->name, status == 0, &err) != TED_OK && status == 0)
+        status = o->command ? cli_error("%s: error writing '%s': %s", o->command, o->name,
+                                        strerror(o->output.error))
+                            : cli_error("%s", err.message);
+    if (o->slot >= 0)
+        pending_used[o->slot] = 0;
+    o->slot = -1;
+    o->file = NULL;
+    return status;
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "core/output.h"
 #include "ted/ted.h"
 
 /* Each command: argc/argv start at the command's own arguments. Returns
@@ -18,6 +19,7 @@ int cli_bench(int argc, char **argv);
 int cli_step(int argc, char **argv);
 int cli_attention(int argc, char **argv);
 int cli_serve(int argc, char **argv);
+int cli_quantize(int argc, char **argv);
 
 /* "ted: <message>" on stderr; returns 1, the exit status of every error. */
 int cli_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -91,9 +93,47 @@ int cli_one_sentence(const cli_args *a);
  * the n-th word of the text is the n-th source token after BOS. */
 void cli_report_unknown(const ted_model *model, const char *file, long line, const char *text,
                         const int *ids, int count, int unknown, const char *shown_as);
+/* The same for target text, whose ids (from ted_encode_target) have no BOS;
+ * `label` ("--target") stands where the file would. */
+void cli_report_unknown_target(const ted_model *model, const char *label, const char *text,
+                               const int *ids, int count, int unknown, const char *shown_as);
 
-/* Reads one line of any length from `in`, without its "\n" or "\r\n".
- * Returns false at end of input. `*line` is reused between calls. */
+/* The longest input line read: a sentence never comes near it, and input
+ * without line ends (-i /dev/zero) stops there instead of taking all memory. */
+#define CLI_LINE_MAX_BYTES (4 << 20)
+
+enum { CLI_LINE_END, CLI_LINE_ERROR, CLI_LINE_READ };
+
+/* Reads one line of up to CLI_LINE_MAX_BYTES from `in`, without its "\n" or
+ * "\r\n". Returns CLI_LINE_READ; CLI_LINE_END at end of input; or
+ * CLI_LINE_ERROR after saying so (naming `file` when not NULL, and the line
+ * `number` when above 0) for a longer line or no memory. `*line` is reused
+ * between calls. */
+int cli_read_bounded_line(FILE *in, const char *file, long number, char **line,
+                          size_t *capacity, size_t *length);
+
+/* cli_read_bounded_line that exits with status 1 after an error; true when
+ * a line was read. */
 bool cli_read_line(FILE *in, char **line, size_t *capacity, size_t *length);
+
+/* An output file (-o FILE, --html FILE) as core/output.h writes it, its
+ * temporary file also removed when SIGTERM, SIGINT or SIGHUP ends the
+ * program; NULL or "-" is standard output. */
+typedef struct cli_output {
+    FILE *file;        /* where to write */
+    const char *name;  /* for messages: the path, or "the standard output" */
+    const char *command;  /* "attention": messages "attention: cannot write 'PATH': ..." */
+    ted_output output;
+    int slot;          /* among the temporary files removed at a signal; -1: none */
+} cli_output;
+
+/* 0, or 1 after saying why `path` cannot be written ("cannot write PATH:
+ * REASON", or with `command` "COMMAND: cannot write 'PATH': REASON"). */
+int cli_output_open(cli_output *o, const char *path, const char *command);
+/* Completes the output when `status` is 0, else discards it; returns
+ * `status`, or 1 after saying why the output failed ("cannot write PATH:
+ * REASON", or "COMMAND: error writing 'PATH': REASON"). Standard output is
+ * left to cli_run's final check. */
+int cli_output_close(cli_output *o, int status);
 
 #endif

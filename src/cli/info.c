@@ -8,7 +8,8 @@ static const char usage[] =
     "usage: ted info -m DIR [--check]\n"
     "\n"
     "Prints the model's config, every tensor of its weights file with its dtype\n"
-    "and shape, and the parameter count and size.\n"
+    "and shape, the parameter count and size, the weight type (fp32 or int8)\n"
+    "and the kernels that run.\n"
     "\n"
     "  --check   first read every weight and fail, naming the tensor and element,\n"
     "            at a NaN or infinity (loading checks only biases and LayerNorms)\n";
@@ -34,6 +35,16 @@ static void print_tensors(const ted_model *model)
     printf("bytes: %lld (%.2f MiB)\n", bytes, bytes / (1024.0 * 1024.0));
 }
 
+/* "int8" when the matrices are stored I8 (with their F32 scales), else
+ * "fp32" (F16 and BF16 weights run as F32). */
+static const char *weight_type(const ted_model *model)
+{
+    for (int i = 0; i < ted_model_tensor_count(model); i++)
+        if (!strcmp(ted_model_tensor(model, i).dtype, "I8"))
+            return "int8";
+    return "fp32";
+}
+
 static bool info_option(cli_args *a, const char *option, void *options)
 {
     (void)a;
@@ -53,6 +64,7 @@ static int info_command(ted_model *model, const cli_args *a, void *options)
     if (ted_config_write_yaml(stdout, ted_model_config(model), &err) != TED_OK)
         return cli_error("%s", err.message);
     print_tensors(model);
+    printf("weights: %s\n", weight_type(model));
     printf("kernels: %s\n", ted_cpu_kernels());
     if (*check)
         printf("check: every weight is finite\n");

@@ -1,4 +1,5 @@
-/* The decoding trace of `ted step` and `ted attention`, and their shared
+/* The decoding trace of `ted step`, `ted attention` and ted serve's
+ * explorer, the explanation of each step's computation, and the shared
  * text helpers. The session runs the model through the public API, and the
  * final Softmax is the decoding strategies' own (the softmax of
  * layers/softmax.h, ted_ban_tokens, ted_top_k): this file only copies out
@@ -11,28 +12,22 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/error.h"
 #include "layers/softmax.h"
 
-int learn_begin(learn_trace *t, const ted_model *model, const char *command, const char *text,
-                int max_length, int top_k)
+ted_status learn_start(learn_trace *t, const ted_model *model, const char *text,
+                       int max_length, int top_k, int *unknown, ted_error *err)
 {
-    *t = (learn_trace){.model = model, .config = ted_model_config(model), .command = command};
+    *t = (learn_trace){.model = model, .config = ted_model_config(model), .command = "learn"};
     const ted_config *c = t->config;
-    ted_error err = {0};
-    int unknown = 0;
-    if (ted_encode_source(model, text, &t->source, &t->source_len, &unknown, &err) != TED_OK)
-        return cli_error("%s: %s", command, err.message);
+    *unknown = 0;
+    if (ted_encode_source(model, text, &t->source, &t->source_len, unknown, err) != TED_OK)
+        return err->status;
     if (t->source_len <= c->source_bos + c->source_eos)
-        return cli_error("%s: the sentence is empty", command);
+        return ted_fail(err, TED_ERR_INPUT, "the sentence is empty");
     if (t->source_len > c->max_positions)
-        return cli_error("%s: %d tokens, more than the model's max_positions (%d)", command,
-                         t->source_len, c->max_positions);
-    if (unknown > 0) {
-        char shown_as[256];
-        snprintf(shown_as, sizeof shown_as, "shown as %s",
-                 ted_source_token(model, c->unk_id));
-        cli_report_unknown(model, NULL, 0, text, t->source, t->source_len, unknown, shown_as);
-    }
+        return ted_fail(err, TED_ERR_INPUT, "%d tokens, more than the model's max_positions (%d)",
+                        t->source_len, c->max_positions);
 
     int allowed = c->tgt_vocab_size - c->banned_id_count;
     t->top_k = top_k < 1 ? 1 : top_k < allowed ? top_k : allowed;
@@ -44,19 +39,19 @@ int learn_begin(learn_trace *t, const ted_model *model, const char *command, con
     t->top_ids = malloc((size_t)t->top_k * sizeof *t->top_ids);
     t->encoder = malloc((size_t)c->encoder_layers * h * S * S * sizeof *t->encoder);
     if (!t->steps || !t->probs || !t->allowed || !t->top_ids || !t->encoder)
-        return cli_error("%s: out of memory", command);
+        return ted_fail(err, TED_ERR_NOMEM, "out of memory");
 
     const int *sources[1] = {t->source};
-    if (ted_session_new(model, &t->session, &err) != TED_OK)
-        return cli_error("%s: %s", command, err.message);
+    if (ted_session_new(model, &t->session, err) != TED_OK)
+        return err->status;
     ted_session_keep_attention(t->session, true);
-    if (ted_session_encode(t->session, sources, &t->source_len, 1, t->max_steps, &err) != TED_OK)
-        return cli_error("%s: %s", command, err.message);
+    if (ted_session_encode(t->session, sources, &t->source_len, 1, t->max_steps, err) != TED_OK)
+        return err->status;
 
     for (int l = 0; l < c->encoder_layers; l++) {
         ted_attention_view v;
-        if (ted_session_attention(t->session, TED_ENCODER_SELF_ATTENTION, l, 0, &v, &err))
-            return cli_error("%s: %s", command, err.message);
+        if (ted_session_attention(t->session, TED_ENCODER_SELF_ATTENTION, l, 0, &v, err))
+            return err->status;
         float *out = t->encoder + (size_t)l * h * S * S;
         for (int head = 0; head < v.heads; head++)
             for (int i = 0; i < v.queries; i++)
@@ -64,7 +59,23 @@ int learn_begin(learn_trace *t, const ted_model *model, const char *command, con
                        v.weights + ((size_t)head * v.queries + i) * v.stride,
                        S * sizeof *out);
     }
-    return 0;
+    return TED_OK;
+}
+
+int learn_begin(learn_trace *t, const ted_model *model, const char *command, const char *text,
+                int max_length, int top_k)
+{
+    ted_error err = {0};
+    int unknown = 0;
+    ted_status status = learn_start(t, model, text, max_length, top_k, &unknown, &err);
+    t->command = command;
+    if (!status && unknown > 0) {
+        char shown_as[256];
+        snprintf(shown_as, sizeof shown_as, "shown as %s",
+                 ted_source_token(model, t->config->unk_id));
+        cli_report_unknown(model, NULL, 0, text, t->source, t->source_len, unknown, shown_as);
+    }
+    return status ? cli_error("%s: %s", command, err.message) : 0;
 }
 
 /* The final Softmax of a step: the probabilities of every token into
@@ -84,11 +95,11 @@ static void rank(learn_trace *t, const float *logits, learn_step *s)
     s->best = s->top[0];
 }
 
-int learn_next(learn_trace *t, int force)
+ted_status learn_advance(learn_trace *t, int force, ted_error *err)
 {
     const ted_config *c = t->config;
     if (t->finished || t->count >= t->max_steps)
-        return cli_error("%s: decoding is over", t->command);
+        return ted_fail(err, TED_ERR_ARGUMENT, "decoding is over");
     learn_step *s = &t->steps[t->count];
     size_t h = (size_t)c->heads, L = (size_t)c->decoder_layers, S = (size_t)t->source_len;
     size_t keys = (size_t)t->count + 1;
@@ -96,13 +107,12 @@ int learn_next(learn_trace *t, int force)
     s->self = malloc(L * h * keys * sizeof *s->self);
     s->cross = malloc(L * h * S * sizeof *s->cross);
     if (!s->top || !s->self || !s->cross)
-        return cli_error("%s: out of memory", t->command);
+        return ted_fail(err, TED_ERR_NOMEM, "out of memory");
 
     s->input = t->count == 0 ? c->bos_id : t->steps[t->count - 1].chosen;
     const float *logits;
-    ted_error err = {0};
-    if (ted_session_step(t->session, &s->input, &logits, &err) != TED_OK)
-        return cli_error("%s: %s", t->command, err.message);
+    if (ted_session_step(t->session, &s->input, &logits, err) != TED_OK)
+        return err->status;
     rank(t, logits, s);
     s->forced = force >= 0;
     s->chosen = s->forced ? force : s->best.id;
@@ -110,9 +120,9 @@ int learn_next(learn_trace *t, int force)
 
     for (int l = 0; l < c->decoder_layers; l++) {
         ted_attention_view self, cross;
-        if (ted_session_attention(t->session, TED_DECODER_SELF_ATTENTION, l, 0, &self, &err) ||
-            ted_session_attention(t->session, TED_CROSS_ATTENTION, l, 0, &cross, &err))
-            return cli_error("%s: %s", t->command, err.message);
+        if (ted_session_attention(t->session, TED_DECODER_SELF_ATTENTION, l, 0, &self, err) ||
+            ted_session_attention(t->session, TED_CROSS_ATTENTION, l, 0, &cross, err))
+            return err->status;
         for (size_t head = 0; head < h; head++) {
             memcpy(s->self + ((size_t)l * h + head) * keys, self.weights + head * self.stride,
                    keys * sizeof *s->self);
@@ -122,6 +132,14 @@ int learn_next(learn_trace *t, int force)
     }
     t->count++;
     t->finished = s->chosen == c->eos_id || t->count >= t->max_steps;
+    return TED_OK;
+}
+
+int learn_next(learn_trace *t, int force)
+{
+    ted_error err = {0};
+    if (learn_advance(t, force, &err) != TED_OK)
+        return cli_error("%s: %s", t->command, err.message);
     return 0;
 }
 
@@ -141,6 +159,215 @@ void learn_end(learn_trace *t)
     free(t->source);
     ted_session_free(t->session);
     *t = (learn_trace){0};
+}
+
+/* ---- the computation, in the words of multi-head attention ---------------- */
+
+/* An explanation goes out through `emit` one piece at a time; these carry
+ * the emitter along. */
+typedef struct explainer {
+    const learn_trace *t;
+    learn_explain_fn *emit;
+    void *data;
+} explainer;
+
+static void part(const explainer *x, const char *title, const char *words)
+{
+    x->emit(x->data, LEARN_EXPLAIN_PART, title, words, "");
+}
+
+static void heading(const explainer *x, const char *title, const char *words)
+{
+    x->emit(x->data, LEARN_EXPLAIN_HEADING, title, words, "");
+}
+
+static void line(const explainer *x, const char *words, const char *shape)
+{
+    x->emit(x->data, LEARN_EXPLAIN_LINE, "", words, shape ? shape : "");
+}
+
+static const char *activation_name(ted_activation activation)
+{
+    switch (activation) {
+    case TED_ACTIVATION_GELU: return "GELU";
+    case TED_ACTIVATION_SILU: return "SiLU";
+    default: return "ReLU";
+    }
+}
+
+static void explain_add_norm(const explainer *x, const char *shape)
+{
+    line(x,
+         x->t->config->norm_first ? "Add & Norm (pre-norm): x + sublayer(LayerNorm(x))"
+                                  : "Add & Norm: LayerNorm(x + sublayer(x))",
+         shape);
+}
+
+static void explain_feed_forward(const explainer *x, int seq)
+{
+    const ted_config *c = x->t->config;
+    char words[160], shape[96];
+    snprintf(words, sizeof words, "feed-forward: Linear %d → %d, %s, Linear %d → %d", c->d_model,
+             c->d_ff, activation_name(c->activation), c->d_ff, c->d_model);
+    snprintf(shape, sizeof shape, "(1, %d, %d) → (1, %d, %d)", seq, c->d_ff, seq, c->d_model);
+    line(x, words, shape);
+}
+
+static void explain_same_layers(const explainer *x, int layers, int seq)
+{
+    char words[160], shape[64];
+    if (layers < 2)
+        return;
+    if (layers == 2)
+        snprintf(words, sizeof words, "layer 2: the same computation and shapes");
+    else if (layers == 3)
+        snprintf(words, sizeof words, "layers 2 and 3: the same computation and shapes, each "
+                 "on the output of the one before");
+    else
+        snprintf(words, sizeof words, "layers 2 to %d: the same computation and shapes, each "
+                 "on the output of the one before", layers);
+    snprintf(shape, sizeof shape, "(1, %d, %d)", seq, x->t->config->d_model);
+    line(x, words, shape);
+}
+
+void learn_explain_encoder(const learn_trace *t, learn_explain_fn *emit, void *data)
+{
+    const explainer x0 = {t, emit, data}, *x = &x0;
+    const ted_config *c = t->config;
+    int d = c->d_model, h = c->heads, q = d / h, S = t->source_len;
+    char words[200], shape[120];
+    part(x, "how the encoder reads the source", " (once, before the first step)");
+    snprintf(words, sizeof words, "Batch 1 · Embedding Size %d · Number of Heads %d · "
+             "Query Size = %d / %d = %d", d, h, d, h, q);
+    line(x, words, NULL);
+    line(x, "shapes: (Batch, Seq, Embedding Size), and split into heads (Batch, Heads, Seq, "
+         "Query Size)", NULL);
+    snprintf(words, sizeof words, "the %d source tokens: input embedding%s + positional encoding",
+             S, c->scale_embedding ? " × √Embedding Size" : "");
+    snprintf(shape, sizeof shape, "(1, %d, %d)", S, d);
+    line(x, words, shape);
+    snprintf(words, sizeof words, "encoder layer 1 of %d", c->encoder_layers);
+    heading(x, words, " — multi-head self-attention, every token over every token");
+    snprintf(words, sizeof words, "Q, K, V: one Linear %d → 3 × %d, cut in three", d, d);
+    snprintf(shape, sizeof shape, "Q, K, V (1, %d, %d)", S, d);
+    line(x, words, shape);
+    snprintf(words, sizeof words, "logical split into %d heads of Query Size %d", h, q);
+    snprintf(shape, sizeof shape, "(1, %d, %d) → (1, %d, %d, %d)", S, d, h, S, q);
+    line(x, words, shape);
+    snprintf(words, sizeof words, "scores Q·Kᵀ / √%d, softmax over the keys", q);
+    snprintf(shape, sizeof shape, "(1, %d, %d, %d)", h, S, S);
+    line(x, words, shape);
+    snprintf(shape, sizeof shape, "(1, %d, %d, %d)", h, S, q);
+    line(x, "weights × V", shape);
+    snprintf(shape, sizeof shape, "(1, %d, %d, %d) → (1, %d, %d, %d) → (1, %d, %d × %d = %d)", h,
+             S, q, S, h, q, S, h, q, d);
+    line(x, "merge heads", shape);
+    snprintf(words, sizeof words, "output Linear W^O %d → %d", d, d);
+    snprintf(shape, sizeof shape, "(1, %d, %d)", S, d);
+    line(x, words, shape);
+    explain_add_norm(x, shape);
+    explain_feed_forward(x, S);
+    explain_add_norm(x, shape);
+    explain_same_layers(x, c->encoder_layers, S);
+    if (c->encoder_final_norm)
+        line(x, "final LayerNorm", shape);
+    snprintf(words, sizeof words, "each decoder layer projects K and V from this output once");
+    snprintf(shape, sizeof shape, "K, V (1, %d, %d) → (1, %d, %d, %d)", S, d, h, S, q);
+    line(x, words, shape);
+}
+
+/* Layer 1's masked self-attention over positions 0..step. */
+static void explain_masked_self_attention(const explainer *x, int step)
+{
+    const ted_config *c = x->t->config;
+    int d = c->d_model, h = c->heads, q = d / h, keys = step + 1;
+    char words[640], shape[160];
+    snprintf(words, sizeof words, "decoder layer 1 of %d", c->decoder_layers);
+    heading(x, words, " — masked multi-head self-attention");
+    snprintf(words, sizeof words, "Q, K, V: one Linear %d → 3 × %d", d, d);
+    snprintf(shape, sizeof shape, "Q, K, V (1, 1, %d)", d);
+    line(x, words, shape);
+    if (step > 0) {
+        snprintf(words, sizeof words, "K and V join those of positions 0..%d (cache)", step - 1);
+        snprintf(shape, sizeof shape, "K, V (1, %d, %d)", keys, d);
+        line(x, words, shape);
+    }
+    snprintf(words, sizeof words, "logical split into %d heads of Query Size %d", h, q);
+    snprintf(shape, sizeof shape, "Q (1, %d, 1, %d); K, V (1, %d, %d, %d)", h, q, h, keys, q);
+    line(x, words, shape);
+    snprintf(words, sizeof words, "scores Q·Kᵀ / √%d, softmax over positions 0..%d (the mask: "
+             "later ones are not there yet)", q, step);
+    snprintf(shape, sizeof shape, "(1, %d, 1, %d)", h, keys);
+    line(x, words, shape);
+    snprintf(shape, sizeof shape, "(1, %d, 1, %d) → (1, 1, %d, %d) → (1, 1, %d)", h, q, h, q, d);
+    line(x, "weights × V, merge heads", shape);
+    snprintf(words, sizeof words, "output Linear W^O %d → %d", d, d);
+    snprintf(shape, sizeof shape, "(1, 1, %d)", d);
+    line(x, words, shape);
+    explain_add_norm(x, shape);
+}
+
+/* Layer 1's encoder-decoder attention, its feed-forward and the other layers. */
+static void explain_cross_attention(const explainer *x)
+{
+    const ted_config *c = x->t->config;
+    int d = c->d_model, h = c->heads, q = d / h, S = x->t->source_len;
+    char words[640], shape[160];
+    heading(x, "decoder layer 1, continued", " — encoder-decoder attention: Q from the decoder, "
+            "K and V from the encoder's output");
+    snprintf(words, sizeof words, "Q: Linear %d → %d, logical split", d, d);
+    snprintf(shape, sizeof shape, "(1, 1, %d) → (1, %d, 1, %d)", d, h, q);
+    line(x, words, shape);
+    snprintf(words, sizeof words, "K, V of the %d source tokens (computed once)", S);
+    snprintf(shape, sizeof shape, "(1, %d, %d, %d)", h, S, q);
+    line(x, words, shape);
+    snprintf(words, sizeof words, "scores Q·Kᵀ / √%d, softmax over the source", q);
+    snprintf(shape, sizeof shape, "(1, %d, 1, %d)", h, S);
+    line(x, words, shape);
+    snprintf(shape, sizeof shape, "(1, %d, 1, %d) → (1, 1, %d, %d) → (1, 1, %d)", h, q, h, q, d);
+    line(x, "weights × V, merge heads, W^O", shape);
+    snprintf(shape, sizeof shape, "(1, 1, %d)", d);
+    explain_add_norm(x, shape);
+    explain_feed_forward(x, 1);
+    explain_add_norm(x, shape);
+    explain_same_layers(x, c->decoder_layers, 1);
+    if (c->decoder_final_norm)
+        line(x, "final LayerNorm", shape);
+}
+
+/* The final Linear + Softmax of a step. */
+static void explain_output(const explainer *x, const learn_step *st)
+{
+    const ted_config *c = x->t->config;
+    char words[640], shape[160], best[256];
+    snprintf(words, sizeof words, "Linear %d → %d (the target vocabulary): the logits",
+             c->d_model, c->tgt_vocab_size);
+    snprintf(shape, sizeof shape, "(1, 1, %d)", c->tgt_vocab_size);
+    line(x, words, shape);
+    learn_show(ted_target_token(x->t->model, st->best.id), best, sizeof best);
+    snprintf(words, sizeof words, "Softmax: p = exp(logit) / Σ exp(logits); the largest logit, "
+             "%.3f for '%s', gives p = %.4f", st->best.logit, best, st->best.p);
+    line(x, words, shape);
+}
+
+void learn_explain_step(const learn_trace *t, int step, learn_explain_fn *emit, void *data)
+{
+    const explainer x0 = {t, emit, data}, *x = &x0;
+    const ted_config *c = t->config;
+    const learn_step *st = &t->steps[step];
+    char title[64], words[640], shape[160], tok[256];
+    learn_show(ted_target_token(t->model, st->input), tok, sizeof tok);
+    snprintf(title, sizeof title, "how step %d was computed", step + 1);
+    snprintf(words, sizeof words, ": the decoder reads '%s' at position %d, one new position "
+             "(Seq 1); the earlier ones are cached", tok, step);
+    heading(x, title, words);
+    snprintf(words, sizeof words, "output embedding of '%s'%s + positional encoding of "
+             "position %d", tok, c->scale_embedding ? " × √Embedding Size" : "", step);
+    snprintf(shape, sizeof shape, "(1, 1, %d)", c->d_model);
+    line(x, words, shape);
+    explain_masked_self_attention(x, step);
+    explain_cross_attention(x);
+    explain_output(x, st);
 }
 
 char *learn_translation(const learn_trace *t)

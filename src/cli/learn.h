@@ -1,7 +1,8 @@
-/* What `ted step` and `ted attention` share: a greedy decode through the
- * public session API (encode once, then step() a token at a time) that
- * records, at every step, the probabilities of the next token and every
- * head's attention weights; and the small text helpers both print with. */
+/* What `ted step`, `ted attention` and the explorer of `ted serve` share: a
+ * greedy decode through the public session API (encode once, then step() a
+ * token at a time) that records, at every step, the probabilities of the
+ * next token and every head's attention weights; the explanation of each
+ * step's computation; and the small text helpers the commands print with. */
 #ifndef TED_CLI_LEARN_H
 #define TED_CLI_LEARN_H
 
@@ -46,7 +47,16 @@ typedef struct learn_trace {
     int *top_ids;            /* (top_k): scratch */
 } learn_trace;
 
-/* Tokenizes `text`, reports unknown words on stderr, encodes it with the
+/* Tokenizes `text` and encodes it with the attention weights kept.
+ * `max_length` > 0 caps the steps (else the model's rule). `*unknown`
+ * receives the number of words not in the source vocabulary. */
+ted_status learn_start(learn_trace *t, const ted_model *model, const char *text,
+                       int max_length, int top_k, int *unknown, ted_error *err);
+/* Runs one decoder step; `force` >= 0 takes that token instead of the best. */
+ted_status learn_advance(learn_trace *t, int force, ted_error *err);
+
+/* As learn_start, learn_advance, for the commands: reports unknown words on
+ * stderr, and prints the error. Tokenizes `text`, encodes it with the
  * attention weights kept. `max_length` > 0 caps the steps (else the model's
  * rule). Returns 0, or 1 after printing the error. */
 int learn_begin(learn_trace *t, const ted_model *model, const char *command, const char *text,
@@ -55,6 +65,26 @@ int learn_begin(learn_trace *t, const ted_model *model, const char *command, con
  * Returns 0, or 1 after printing the error. */
 int learn_next(learn_trace *t, int force);
 void learn_end(learn_trace *t);
+
+/* The computation of the encoder and of each step, in the words of
+ * multi-head attention with the model's real sizes (Embedding Size, Number
+ * of Heads, Query Size, the logical split, merge heads, Add & Norm, the
+ * final Linear and Softmax): what `ted step --explain` prints and what
+ * ted serve's explorer shows, given one piece at a time to `emit`. */
+typedef enum learn_explain_kind {
+    LEARN_EXPLAIN_PART,     /* a part of the computation: `title`, then `words` */
+    LEARN_EXPLAIN_HEADING,  /* a layer or a step within it: `title`, then `words` */
+    LEARN_EXPLAIN_LINE,     /* one operation in `words`, the shape it gives in `shape` */
+} learn_explain_kind;
+
+typedef void learn_explain_fn(void *data, learn_explain_kind kind, const char *title,
+                              const char *words, const char *shape);
+
+/* The encoder's computation, once per sentence. */
+void learn_explain_encoder(const learn_trace *t, learn_explain_fn *emit, void *data);
+/* Step `step` (0-based, already run): the decoder's computation and the
+ * final Linear + Softmax. */
+void learn_explain_step(const learn_trace *t, int step, learn_explain_fn *emit, void *data);
 
 /* The translation so far (the chosen tokens up to EOS), malloc'ed. */
 char *learn_translation(const learn_trace *t);

@@ -17,7 +17,11 @@ static const char usage[] =
     "  -m, --model DIR   the model directory\n"
     "  --source TEXT     the source sentence\n"
     "  --target TEXT     the target sentence (may be empty)\n"
-    "  -h, --help        show this help\n";
+    "  -h, --help        show this help\n"
+    "\n"
+    "Words of either sentence missing from its vocabulary are fed as unknown\n"
+    "(<unk>) and named on standard error. Logits that are not numbers (weights\n"
+    "that overflow) are an error.\n";
 
 static void print_logits(const float *logits, int vocab)
 {
@@ -26,18 +30,35 @@ static void print_logits(const float *logits, int vocab)
     putchar('\n');
 }
 
+/* The source's and the target's ids; an error names the option at fault,
+ * and unknown words are reported, as they are fed to the model as <unk>. */
+static int encode_both(const ted_model *model, const char *source, const char *target,
+                       int **src, int *src_len, int **tgt, int *tgt_len)
+{
+    ted_error err = {0};
+    int unknown = 0;
+    if (ted_encode_source(model, source, src, src_len, &unknown, &err))
+        return cli_error("logits: --source: %s", err.message);
+    if (*src_len == 0)
+        return cli_error("logits: --source: the source is empty");
+    if (unknown > 0)
+        cli_report_unknown(model, "--source", 0, source, *src, *src_len, unknown, "fed as <unk>");
+    if (ted_encode_target(model, target, tgt, tgt_len, &unknown, &err))
+        return cli_error("logits: --target: %s", err.message);
+    if (unknown > 0)
+        cli_report_unknown_target(model, "--target", target, *tgt, *tgt_len, unknown,
+                                  "fed as <unk>");
+    return 0;
+}
+
 static int run_logits(const ted_model *model, const char *source, const char *target)
 {
     int *src = NULL, *tgt = NULL, src_len = 0, tgt_len = 0;
     ted_session *session = NULL;
     ted_error err = {0};
-    int status = 0;
-    if (ted_encode_source(model, source, &src, &src_len, NULL, &err) ||
-        ted_encode_target(model, target, &tgt, &tgt_len, NULL, &err) ||
-        ted_session_new(model, &session, &err))
+    int status = encode_both(model, source, target, &src, &src_len, &tgt, &tgt_len);
+    if (!status && ted_session_new(model, &session, &err))
         status = cli_error("%s", err.message);
-    else if (src_len == 0)
-        status = cli_error("logits: the source is empty");
     const int *sources[1] = {src};
     if (!status && ted_session_encode(session, sources, &src_len, 1, tgt_len + 1, &err))
         status = cli_error("%s", err.message);

@@ -16,6 +16,7 @@ static const char usage[] =
     "  step        watch a translation one token at a time, inside every attention head\n"
     "  attention   draw every layer's and head's attention as heatmaps (HTML, SVG, JSON)\n"
     "  serve       serve translations over HTTP, many requests decoded together\n"
+    "  quantize    write a copy of a model with int8 weights\n"
     "\n"
     "Run 'ted COMMAND --help' for a command's options.\n";
 
@@ -33,6 +34,7 @@ static const command commands[] = {
     {"step", cli_step},
     {"attention", cli_attention},
     {"serve", cli_serve},
+    {"quantize", cli_quantize},
 };
 
 int main(int argc, char **argv)

@@ -9,11 +9,13 @@ static const char usage[] =
     "usage: ted serve -m [NAME=]DIR [-m [NAME=]DIR ...] [OPTIONS]\n"
     "\n"
     "Serves translations over HTTP (docs/serving.md): POST /v1/translate,\n"
-    "GET /v1/models, GET /healthz. Each model decodes the sentences of every\n"
-    "request together, a sentence joining the running batch at the next step\n"
-    "and leaving it when it ends (continuous batching). The first line on\n"
-    "standard error says where it listens; then one line per request. SIGTERM\n"
-    "or SIGINT: new requests get 503, the accepted ones are answered, exit 0.\n"
+    "GET /v1/models, GET /healthz; at / a page that follows a sentence through\n"
+    "the model, step by step (docs/learning.md). Each model decodes the\n"
+    "sentences of every request together, a sentence joining the running batch\n"
+    "at the next step and leaving it when it ends (continuous batching). The\n"
+    "first line on standard error says where it listens; then one line per\n"
+    "request. SIGTERM or SIGINT: new requests get 503, the accepted ones are\n"
+    "answered, exit 0.\n"
     "\n"
     "options:\n"
     "  -m, --model [NAME=]DIR  a model to serve, named NAME in requests (default:\n"
@@ -66,7 +68,7 @@ static bool take_model(cli_args *a, const char *option, serve_args *s)
     const char *slash = equals ? NULL : strrchr(name, '/');
     if (slash && slash[1])
         memmove(name, slash + 1, strlen(slash));
-    s->models[n] = (serve_model){name, NULL};
+    s->models[n] = (serve_model){name, NULL, NULL};
     s->dirs[n] = equals ? equals + 1 : value;
     s->config.model_count++;
     return true;
@@ -126,6 +128,8 @@ static int serve_command(ted_model *unused, const cli_args *a, void *options)
     for (int i = 0; i < s->config.model_count && !status; i++)
         if (!(s->models[i].model = cli_load_model(s->dirs[i])))
             status = 1;
+        else
+            s->models[i].dir = s->dirs[i];
     ted_error err = {0};
     ted_set_threads(s->threads);
     s->config.models = s->models;

@@ -127,12 +127,21 @@ static void print_header(stepper *s)
 
 /* ---- --explain ------------------------------------------------------------ */
 
-/* One line of an explanation: the words, then the shape in a column. */
-static void explain(const stepper *s, const char *words, const char *shape)
+/* Prints one piece of a shared explanation (learn_explain_encoder,
+ * learn_explain_step): headings in colour, each operation's words with
+ * its shape in a column. */
+static void print_explanation(void *data, learn_explain_kind kind, const char *title,
+                              const char *words, const char *shape)
 {
+    const stepper *s = data;
+    if (kind != LEARN_EXPLAIN_LINE) {
+        printf("%s%s%s%s%s\n", kind == LEARN_EXPLAIN_PART ? "\n" : "  ", s->st.heading, title,
+               s->st.reset, words);
+        return;
+    }
     int w = learn_width(words);
     printf("    %s", words);
-    if (shape && *shape) {
+    if (*shape) {
         if (w > 60) {
             putchar('\n');
             w = -4;
@@ -141,180 +150,6 @@ static void explain(const stepper *s, const char *words, const char *shape)
         printf(" %s%s%s", s->st.dim, shape, s->st.reset);
     }
     putchar('\n');
-}
-
-static void explain_add_norm(const stepper *s, const char *shape)
-{
-    explain(s,
-            s->t.config->norm_first ? "Add & Norm (pre-norm): x + sublayer(LayerNorm(x))"
-                                    : "Add & Norm: LayerNorm(x + sublayer(x))",
-            shape);
-}
-
-static void explain_feed_forward(const stepper *s, int seq)
-{
-    const ted_config *c = s->t.config;
-    char words[160], shape[96];
-    snprintf(words, sizeof words, "feed-forward: Linear %d → %d, %s, Linear %d → %d", c->d_model,
-             c->d_ff, c->activation == TED_ACTIVATION_GELU ? "GELU" : "ReLU", c->d_ff,
-             c->d_model);
-    snprintf(shape, sizeof shape, "(1, %d, %d) → (1, %d, %d)", seq, c->d_ff, seq, c->d_model);
-    explain(s, words, shape);
-}
-
-static void explain_same_layers(const stepper *s, int layers, int seq)
-{
-    char words[160], shape[64];
-    if (layers < 2)
-        return;
-    if (layers == 2)
-        snprintf(words, sizeof words, "layer 2: the same computation and shapes");
-    else if (layers == 3)
-        snprintf(words, sizeof words, "layers 2 and 3: the same computation and shapes, each "
-                 "on the output of the one before");
-    else
-        snprintf(words, sizeof words, "layers 2 to %d: the same computation and shapes, each "
-                 "on the output of the one before", layers);
-    snprintf(shape, sizeof shape, "(1, %d, %d)", seq, s->t.config->d_model);
-    explain(s, words, shape);
-}
-
-static void explain_encoder(const stepper *s)
-{
-    const ted_config *c = s->t.config;
-    int d = c->d_model, h = c->heads, q = d / h, S = s->t.source_len;
-    char words[200], shape[120];
-    printf("\n%show the encoder reads the source%s (once, before the first step)\n",
-           s->st.heading, s->st.reset);
-    snprintf(words, sizeof words, "Batch 1 · Embedding Size %d · Number of Heads %d · "
-             "Query Size = %d / %d = %d", d, h, d, h, q);
-    explain(s, words, NULL);
-    explain(s, "shapes: (Batch, Seq, Embedding Size), and split into heads (Batch, Heads, Seq, "
-            "Query Size)", NULL);
-    snprintf(words, sizeof words, "the %d source tokens: input embedding%s + positional encoding",
-             S, c->scale_embedding ? " × √Embedding Size" : "");
-    snprintf(shape, sizeof shape, "(1, %d, %d)", S, d);
-    explain(s, words, shape);
-    printf("  %sencoder layer 1 of %d%s — multi-head self-attention, every token over every token\n",
-           s->st.heading, c->encoder_layers, s->st.reset);
-    snprintf(words, sizeof words, "Q, K, V: one Linear %d → 3 × %d, cut in three", d, d);
-    snprintf(shape, sizeof shape, "Q, K, V (1, %d, %d)", S, d);
-    explain(s, words, shape);
-    snprintf(words, sizeof words, "logical split into %d heads of Query Size %d", h, q);
-    snprintf(shape, sizeof shape, "(1, %d, %d) → (1, %d, %d, %d)", S, d, h, S, q);
-    explain(s, words, shape);
-    snprintf(words, sizeof words, "scores Q·Kᵀ / √%d, softmax over the keys", q);
-    snprintf(shape, sizeof shape, "(1, %d, %d, %d)", h, S, S);
-    explain(s, words, shape);
-    snprintf(shape, sizeof shape, "(1, %d, %d, %d)", h, S, q);
-    explain(s, "weights × V", shape);
-    snprintf(shape, sizeof shape, "(1, %d, %d, %d) → (1, %d, %d, %d) → (1, %d, %d × %d = %d)", h,
-             S, q, S, h, q, S, h, q, d);
-    explain(s, "merge heads", shape);
-    snprintf(words, sizeof words, "output Linear W^O %d → %d", d, d);
-    snprintf(shape, sizeof shape, "(1, %d, %d)", S, d);
-    explain(s, words, shape);
-    explain_add_norm(s, shape);
-    explain_feed_forward(s, S);
-    explain_add_norm(s, shape);
-    explain_same_layers(s, c->encoder_layers, S);
-    if (c->encoder_final_norm)
-        explain(s, "final LayerNorm", shape);
-    snprintf(words, sizeof words, "each decoder layer projects K and V from this output once");
-    snprintf(shape, sizeof shape, "K, V (1, %d, %d) → (1, %d, %d, %d)", S, d, h, S, q);
-    explain(s, words, shape);
-}
-
-/* Layer 1's masked self-attention over positions 0..step. */
-static void explain_masked_self_attention(const stepper *s, int step)
-{
-    const ted_config *c = s->t.config;
-    int d = c->d_model, h = c->heads, q = d / h, keys = step + 1;
-    char words[640], shape[160];
-    printf("  %sdecoder layer 1 of %d%s — masked multi-head self-attention\n", s->st.heading,
-           c->decoder_layers, s->st.reset);
-    snprintf(words, sizeof words, "Q, K, V: one Linear %d → 3 × %d", d, d);
-    snprintf(shape, sizeof shape, "Q, K, V (1, 1, %d)", d);
-    explain(s, words, shape);
-    if (step > 0) {
-        snprintf(words, sizeof words, "K and V join those of positions 0..%d (cache)", step - 1);
-        snprintf(shape, sizeof shape, "K, V (1, %d, %d)", keys, d);
-        explain(s, words, shape);
-    }
-    snprintf(words, sizeof words, "logical split into %d heads of Query Size %d", h, q);
-    snprintf(shape, sizeof shape, "Q (1, %d, 1, %d); K, V (1, %d, %d, %d)", h, q, h, keys, q);
-    explain(s, words, shape);
-    snprintf(words, sizeof words, "scores Q·Kᵀ / √%d, softmax over positions 0..%d (the mask: "
-             "later ones are not there yet)", q, step);
-    snprintf(shape, sizeof shape, "(1, %d, 1, %d)", h, keys);
-    explain(s, words, shape);
-    snprintf(shape, sizeof shape, "(1, %d, 1, %d) → (1, 1, %d, %d) → (1, 1, %d)", h, q, h, q, d);
-    explain(s, "weights × V, merge heads", shape);
-    snprintf(words, sizeof words, "output Linear W^O %d → %d", d, d);
-    snprintf(shape, sizeof shape, "(1, 1, %d)", d);
-    explain(s, words, shape);
-    explain_add_norm(s, shape);
-}
-
-/* Layer 1's encoder-decoder attention, its feed-forward and the other layers. */
-static void explain_cross_attention(const stepper *s)
-{
-    const ted_config *c = s->t.config;
-    int d = c->d_model, h = c->heads, q = d / h, S = s->t.source_len;
-    char words[640], shape[160];
-    printf("  %sdecoder layer 1, continued%s — encoder-decoder attention: Q from the decoder, "
-           "K and V from the encoder's output\n", s->st.heading, s->st.reset);
-    snprintf(words, sizeof words, "Q: Linear %d → %d, logical split", d, d);
-    snprintf(shape, sizeof shape, "(1, 1, %d) → (1, %d, 1, %d)", d, h, q);
-    explain(s, words, shape);
-    snprintf(words, sizeof words, "K, V of the %d source tokens (computed once)", S);
-    snprintf(shape, sizeof shape, "(1, %d, %d, %d)", h, S, q);
-    explain(s, words, shape);
-    snprintf(words, sizeof words, "scores Q·Kᵀ / √%d, softmax over the source", q);
-    snprintf(shape, sizeof shape, "(1, %d, 1, %d)", h, S);
-    explain(s, words, shape);
-    snprintf(shape, sizeof shape, "(1, %d, 1, %d) → (1, 1, %d, %d) → (1, 1, %d)", h, q, h, q, d);
-    explain(s, "weights × V, merge heads, W^O", shape);
-    snprintf(shape, sizeof shape, "(1, 1, %d)", d);
-    explain_add_norm(s, shape);
-    explain_feed_forward(s, 1);
-    explain_add_norm(s, shape);
-    explain_same_layers(s, c->decoder_layers, 1);
-    if (c->decoder_final_norm)
-        explain(s, "final LayerNorm", shape);
-}
-
-/* The final Linear + Softmax of a step. */
-static void explain_output(const stepper *s, const learn_step *st)
-{
-    const ted_config *c = s->t.config;
-    char words[640], shape[160], best[256];
-    snprintf(words, sizeof words, "Linear %d → %d (the target vocabulary): the logits",
-             c->d_model, c->tgt_vocab_size);
-    snprintf(shape, sizeof shape, "(1, 1, %d)", c->tgt_vocab_size);
-    explain(s, words, shape);
-    learn_show(ted_target_token(s->t.model, st->best.id), best, sizeof best);
-    snprintf(words, sizeof words, "Softmax: p = exp(logit) / Σ exp(logits); the largest logit, "
-             "%.3f for '%s', gives p = %.4f", st->best.logit, best, st->best.p);
-    explain(s, words, shape);
-}
-
-static void explain_step(const stepper *s, int step)
-{
-    const ted_config *c = s->t.config;
-    const learn_step *st = &s->t.steps[step];
-    char words[640], shape[160], tok[256];
-    learn_show(ted_target_token(s->t.model, st->input), tok, sizeof tok);
-    printf("  %show step %d was computed%s: the decoder reads '%s' at position %d, one new "
-           "position (Seq 1); the earlier ones are cached\n",
-           s->st.heading, step + 1, s->st.reset, tok, step);
-    snprintf(words, sizeof words, "output embedding of '%s'%s + positional encoding of "
-             "position %d", tok, c->scale_embedding ? " × √Embedding Size" : "", step);
-    snprintf(shape, sizeof shape, "(1, 1, %d)", c->d_model);
-    explain(s, words, shape);
-    explain_masked_self_attention(s, step);
-    explain_cross_attention(s);
-    explain_output(s, st);
 }
 
 /* ---- one step's display -------------------------------------------------- */
@@ -446,7 +281,7 @@ static void print_step(const stepper *s, int step)
     }
     putchar('\n');
     if (s->o->explain)
-        explain_step(s, step);
+        learn_explain_step(&s->t, step, print_explanation, (void *)s);
     printf("%sstep %d%s: chosen ", s->st.heading, step + 1, s->st.reset);
     put_token(s, st->chosen, true, true, st->forced ? s->st.forced : s->st.chosen);
     printf(" p=");
@@ -555,7 +390,7 @@ static int run_steps(stepper *s, const ted_model *model)
 
     print_header(s);
     if (o->explain)
-        explain_encoder(s);
+        learn_explain_encoder(&s->t, print_explanation, s);
     char *line = NULL;
     size_t capacity = 0;
     bool stopped = false;

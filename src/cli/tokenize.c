@@ -109,9 +109,12 @@ static int tokenize_input(const tokenize_job *job, const cli_args *a)
         return 0;
     char *line = NULL;
     size_t capacity = 0, length = 0;
-    int status = 0;
-    for (long number = 1; !status && cli_read_line(stdin, &line, &capacity, &length); number++)
-        status = tokenize_line(job, line, length, number);
+    int status = 0, got;
+    for (long number = 1;
+         !status && (got = cli_read_bounded_line(stdin, NULL, number, &line, &capacity,
+                                                 &length)) != CLI_LINE_END;
+         number++)
+        status = got == CLI_LINE_ERROR ? 1 : tokenize_line(job, line, length, number);
     free(line);
     return status;
 }

@@ -1,5 +1,6 @@
 /* ted translate: one output line per input line (or n_best lines), in order. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,8 +20,12 @@ static const char usage[] =
     "options:\n"
     "  -m, --model DIR      the model directory (config.yaml, weights, vocabularies)\n"
     "  -i, --input FILE     read the sentences from FILE, one a line\n"
-    "  -o, --output FILE    write the translations to FILE (replaced only once all\n"
-    "                       are written) instead of standard output\n"
+    "  -o, --output FILE    write the translations to FILE instead of standard\n"
+    "                       output: a FILE that exists is replaced only once all\n"
+    "                       are written, keeping its permissions and owner; a\n"
+    "                       symbolic link's target is written; a device or FIFO\n"
+    "                       (/dev/stdout) is written directly; '-' is standard\n"
+    "                       output\n"
     "  --max-length N       generate at most N tokens per sentence (default: the\n"
     "                       model's decoding rule in config.yaml)\n"
     "  --batch-size N       sentences decoded together (default 32)\n"
@@ -54,15 +59,18 @@ static const char usage[] =
     "INDEX is the input line number from 0, SCORE what ranks the hypotheses (beam\n"
     "search: LOG-PROB / lp(length), EOS counted; otherwise LOG-PROB), LOG-PROB the\n"
     "natural log of the model's probability of the tokens (EOS included), and\n"
-    "with --scores TOKEN-LOG-PROBS that of each token, EOS last when produced.\n"
+    "with --scores TOKEN-LOG-PROBS that of each token, EOS last when produced\n"
+    "(an empty field for an empty line: every line has its five fields).\n"
     "\n"
     "A progress line (sentences done, sentences/s, time left) goes to standard\n"
     "error when it is a terminal. Words missing from the source vocabulary are\n"
-    "translated as unknown (<unk>) and reported on standard error.\n";
+    "translated as unknown (<unk>) and reported on standard error. A line longer\n"
+    "than 4 MiB is an error, naming the line.\n";
 
-/* Lines are translated in chunks, so output starts before input ends and
- * memory stays bounded on long files. */
-enum { CHUNK_LINES = 1024 };
+/* Lines are translated in chunks of CHUNK_LINES, or fewer once they hold
+ * CHUNK_BYTES, so output starts before input ends and memory stays bounded
+ * on long files and long lines. */
+enum { CHUNK_LINES = 1024, CHUNK_BYTES = 16 << 20, KEPT_LINE_BYTES = 64 << 10 };
 
 /* The progress line on standard error, when it is a terminal. */
 typedef struct progress {
@@ -181,9 +189,9 @@ static void print_moses(const translate_job *job, long index, const ted_translat
     const ted_hypothesis *h = &t->hypothesis;
     fprintf(job->out, "%ld ||| %s ||| %.6f ||| %.6f", index, t->text, h->score, h->log_prob);
     if (job->scores) {
-        fputs(" |||", job->out);
+        fputs(" ||| ", job->out);  /* the field is there, empty, for an empty line */
         for (int k = 0; k < h->length; k++)
-            fprintf(job->out, " %.6f", (double)h->log_probs[k]);
+            fprintf(job->out, k ? " %.6f" : "%.6f", (double)h->log_probs[k]);
     }
     fputc('\n', job->out);
 }
@@ -237,19 +245,40 @@ static int translate_chunk(translate_job *job, const char *const *lines, int cou
     return status;
 }
 
+/* After a chunk, the buffers a long line grew are freed: the 1024 line
+ * buffers kept for the next chunk stay small. */
+static void free_grown_buffers(char **lines, size_t *capacity, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (capacity[i] > KEPT_LINE_BYTES) {
+            free(lines[i]);
+            lines[i] = NULL;
+            capacity[i] = 0;
+        }
+}
+
 static int translate_stream(translate_job *job, FILE *in, const char *in_name)
 {
     char *lines[CHUNK_LINES] = {0};
     size_t capacity[CHUNK_LINES] = {0};
-    int count = 0, status = 0;
-    size_t length;
-    while (status == 0 && cli_read_line(in, &lines[count], &capacity[count], &length)) {
-        if (strlen(lines[count]) != length)
+    int count = 0, status = 0, got;
+    size_t length, bytes = 0;
+    while (status == 0 &&
+           (got = cli_read_bounded_line(in, job->input, job->first_line + count, &lines[count],
+                                        &capacity[count], &length)) != CLI_LINE_END) {
+        if (got == CLI_LINE_ERROR)
+            status = 1;
+        else if (strlen(lines[count]) != length)
             status = cli_error("%s%sline %ld: contains a NUL byte", job->input ? job->input : "",
                                job->input ? ": " : "", job->first_line + count);
-        else if (++count == CHUNK_LINES) {
-            status = translate_chunk(job, (const char *const *)lines, count);
-            count = 0;
+        else {
+            bytes += length + 1;
+            if (++count == CHUNK_LINES || bytes >= CHUNK_BYTES) {
+                status = translate_chunk(job, (const char *const *)lines, count);
+                free_grown_buffers(lines, capacity, count);
+                count = 0;
+                bytes = 0;
+            }
         }
     }
     if (status == 0 && ferror(in))
@@ -284,70 +313,6 @@ static long count_lines(const char *path)
     return lines + (last != '\n');
 }
 
-/* -o FILE: the translations go to a temporary file next to FILE, renamed
- * over it once all are written, so FILE is never left half written. */
-typedef struct output_file {
-    char *temp;  /* NULL when writing to standard output */
-    FILE *file;
-} output_file;
-
-static int open_output(output_file *o, const char *path)
-{
-    *o = (output_file){NULL, stdout};
-    if (!path)
-        return 0;
-    size_t n = strlen(path);
-    o->temp = malloc(n + 8);
-    if (!o->temp)
-        return cli_error("out of memory");
-    memcpy(o->temp, path, n);
-    memcpy(o->temp + n, ".XXXXXX", 8);
-    int fd = mkstemp(o->temp);
-    if (fd < 0) {
-        int e = errno;
-        free(o->temp);
-        o->temp = NULL;
-        return cli_error("cannot write %s: %s", path, strerror(e));
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    if (!(o->file = fdopen(fd, "w"))) {
-        int e = errno;
-        close(fd);
-        unlink(o->temp);
-        free(o->temp);
-        o->temp = NULL;
-        return cli_error("cannot write %s: %s", path, strerror(e));
-    }
-    return 0;
-}
-
-/* Renames the temporary file over `path` when status is 0, else removes it. */
-static int close_output(output_file *o, const char *path, int status)
-{
-    if (!o->temp) {
-        if (status == 0 && fflush(stdout) != 0)
-            return cli_error("cannot write the standard output: %s", strerror(errno));
-        return status;
-    }
-    bool failed = ferror(o->file) != 0;
-    int e = errno;
-    if (fclose(o->file) != 0 && !failed) {
-        failed = true;
-        e = errno;
-    }
-    if (status == 0 && failed)
-        status = cli_error("cannot write %s: %s", path, strerror(e));
-    if (status == 0 && rename(o->temp, path) != 0)
-        status = cli_error("cannot write %s: %s", path, strerror(errno));
-    if (status != 0)
-        unlink(o->temp);
-    free(o->temp);
-    o->temp = NULL;
-    return status;
-}
-
 /* Parses a float option's value into [min, max] (min itself allowed only
  * when min_ok). */
 static bool take_float(cli_args *a, const char *option, double min, bool min_ok, double max,
@@ -359,7 +324,19 @@ static bool take_float(cli_args *a, const char *option, double min, bool min_ok,
     errno = 0;
     double v = strtod(a->value, &end);
     bool in_range = min_ok ? v >= min : v > min;
-    if (errno || end == a->value || *end != '\0' || !isfinite(v) || !in_range || v > max) {
+    bool number = !errno && end != a->value && *end == '\0' && isfinite(v);
+    if (number && in_range && v <= max && (v > FLT_MAX || (v != 0 && v < FLT_MIN))) {
+        /* a double, but a float would make it infinity or 0 */
+        if (v > FLT_MAX)
+            cli_error("%s: '%s' is too large for a float (at most %g)", option, a->value,
+                      FLT_MAX);
+        else
+            cli_error("%s: '%s' is too small for a float (at least %g)", option,
+                      a->value, FLT_MIN);
+        a->failed = true;
+        return false;
+    }
+    if (!number || !in_range || v > max) {
         if (isinf(max))
             cli_error("%s: '%s' is not a number %s %g", option, a->value, min_ok ? ">=" : ">",
                       min);
@@ -398,11 +375,11 @@ static int run(translate_job *job, const cli_args *a, const char *input, const c
     FILE *in = stdin;
     if (input && !(in = fopen(input, "r")))
         return cli_error("cannot open %s: %s", input, strerror(errno));
-    output_file out;
-    int status = open_output(&out, output);
+    cli_output out;
+    int status = cli_output_open(&out, output, NULL);
     if (status == 0) {
         job->out = out.file;
-        job->out_name = output ? output : "the standard output";
+        job->out_name = out.name;
         progress *p = &job->progress;
         p->on = isatty(STDERR_FILENO);
         if (p->on) {
@@ -418,7 +395,7 @@ static int run(translate_job *job, const cli_args *a, const char *input, const c
             status = translate_stream(job, in, input ? input : "the standard input");
         if (p->on && status == 0 && p->done > 0)
             progress_show(p, true);
-        status = close_output(&out, output, status);
+        status = cli_output_close(&out, status);
     }
     if (in != stdin)
         fclose(in);

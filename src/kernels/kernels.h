@@ -6,12 +6,16 @@
 #ifndef TED_KERNELS_KERNELS_H
 #define TED_KERNELS_KERNELS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "ted/ted.h"
 
 /* ---- which kernels run ------------------------------------------------------
  * The kernels are compiled once per instruction set (src/kernels/variants.h)
  * and one set is chosen per process, from what the CPU and the OS offer:
- *   "avx512"    AVX-512 F, BW, VL and DQ (16 floats per vector);
+ *   "avx512"    AVX-512 F, BW, VL and DQ (16 floats per vector); its int8
+ *               product uses AVX512_VNNI when the CPU has it;
  *   "avx2"      AVX2 and FMA (8 floats per vector);
  *   "portable"  the baseline instruction set, SSE2 on x86-64 (4 floats per
  *               vector); the only set on other architectures.
@@ -43,6 +47,48 @@ const char *ted_kernels_name(void);
  * b is (out_features) or NULL. Any number of rows; spread over the pool. */
 void ted_matmul(float *y, const float *x, const float *W, const float *b, int rows,
                 int in_features, int out_features);
+
+/* ---- int8 weights ------------------------------------------------------------
+ * A weight matrix (rows, cols), row-major: float, or int8 with one float
+ * scale per row, symmetric: W[r][c] ~ q[r][c] * scale[r], q in [-127, 127]
+ * (scale = max |W[r]| / 127). Linear layers and embedding tables are one. */
+typedef struct ted_matrix {
+    const float *f32;    /* (rows, cols), or NULL when quantized */
+    const int8_t *i8;    /* (rows, cols), or NULL when float */
+    const float *scale;  /* (rows), with i8 */
+} ted_matrix;
+
+/* The largest in_features of an int8 product: 127 * 127 * K must fit int32. */
+#define TED_I8_MAX_IN_FEATURES 131072
+
+static inline ted_matrix ted_matrix_float(const float *W)
+{
+    return (ted_matrix){W, NULL, NULL};
+}
+
+/* Rows [first, rows) of W, whose rows have `cols` columns. */
+static inline ted_matrix ted_matrix_rows(ted_matrix W, size_t first, int cols)
+{
+    if (W.i8)
+        return (ted_matrix){NULL, W.i8 + first * cols, W.scale + first};
+    return ted_matrix_float(W.f32 + first * cols);
+}
+
+/* y = x W^T + b for either kind of W: ted_matmul or ted_matmul_i8. */
+void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows,
+                int in_features, int out_features);
+
+/* y (rows, out_features) = x (rows, in_features) W^T + b for an int8 W (out,
+ * in) with w_scale (out): each row of x is quantized at run time
+ * (x_scale = max |x[i]| / 127, x[i][k] / x_scale rounded to the nearest
+ * integer, ties to even), the dot products are computed exactly in int32
+ * and y[i][j] = dot * (x_scale * w_scale[j]) + b[j]. in_features at most
+ * TED_I8_MAX_IN_FEATURES. Any number of rows; spread over the pool. */
+void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_scale,
+                   const float *b, int rows, int in_features, int out_features);
+
+/* out (cols) = W[row] * factor, dequantized when W is int8. */
+void ted_matrix_row(float *out, ted_matrix W, int row, int cols, float factor);
 
 /* ---- vectors -------------------------------------------------------------- */
 

@@ -13,6 +13,7 @@
  * instruction set (kernels/variants.h). Each path splits the output
  * columns over the thread pool. */
 #include <cblas.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,8 @@ static void transpose_rows(float *xt, const float *x, int rows, int K, int V)
     }
 }
 
-/* The transposed x of the calling thread, reused across calls and freed
- * when the thread ends. */
+/* The transposed (or quantized) x of the calling thread, reused across
+ * calls and freed when the thread ends. */
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 
@@ -56,7 +57,7 @@ static void create_scratch_key(void)
     pthread_key_create(&scratch_key, free_scratch);
 }
 
-static float *thread_scratch(size_t floats)
+static void *thread_scratch(size_t floats)
 {
     pthread_once(&scratch_once, create_scratch_key);
     scratch *s = pthread_getspecific(scratch_key);
@@ -137,4 +138,109 @@ void ted_matmul(float *y, const float *x, const float *W, const float *b, int ro
         per_task = 64;
     job.columns_per_task = per_task;
     ted_parallel_for((out_features + per_task - 1) / per_task, linear_task, &job);
+}
+
+/* ---- int8 weights ------------------------------------------------------------
+ * The rows of x are quantized once, on the calling thread (a sliver of the
+ * work: rows * in against rows * in * out), into a scratch of rows padded
+ * to a multiple of 64 bytes; the kernel of variant/matmul_i8.c then splits
+ * the output columns over the pool as above. */
+
+typedef struct i8_job {
+    const ted_kernel_table *kernels;
+    float *y;
+    const int8_t *x, *W;
+    const float *x_scale, *w_scale, *b;
+    const int32_t *x_sum;
+    int rows, ldx, in_features, out_features, columns_per_task;
+} i8_job;
+
+static void i8_task(void *context, int index)
+{
+    const i8_job *j = context;
+    int first = index * j->columns_per_task;
+    int last = first + j->columns_per_task;
+    if (last > j->out_features)
+        last = j->out_features;
+    j->kernels->matmul_i8_columns(j->y, j->out_features, j->x, j->x_scale, j->x_sum, j->ldx,
+                                  j->W, j->w_scale, j->b, j->rows, j->in_features, first, last);
+}
+
+/* Without memory for the quantized x: the same numbers, one row of x at a
+ * time through a quantized copy on the stack, in pieces of 4096 columns
+ * whose partial dot products are exact. */
+static void matmul_i8_in_pieces(float *y, const float *x, const int8_t *W, const float *w_scale,
+                                const float *b, int rows, int K, int out)
+{
+    enum { PIECE = 4096 };
+    int8_t q[PIECE];
+    for (int i = 0; i < rows; i++) {
+        const float *xi = x + (size_t)i * K;
+        float m = 0.0f;
+        for (int k = 0; k < K; k++)
+            m = fabsf(xi[k]) > m ? fabsf(xi[k]) : m;
+        float factor = m > 0.0f ? 127.0f / m : 0.0f, x_scale = m / 127.0f;
+        for (int j = 0; j < out; j++) {
+            int32_t dot = 0;
+            for (int k0 = 0; k0 < K; k0 += PIECE) {
+                int n = K - k0 < PIECE ? K - k0 : PIECE;
+                for (int k = 0; k < n; k++) {
+                    float v = rintf(xi[k0 + k] * factor);
+                    q[k] = v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? (int8_t)v : 0;
+                }
+                for (int k = 0; k < n; k++)
+                    dot += q[k] * W[(size_t)j * K + k0 + k];
+            }
+            float v = (float)dot * (x_scale * w_scale[j]);
+            y[(size_t)i * out + j] = b ? v + b[j] : v;
+        }
+    }
+}
+
+void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_scale,
+                   const float *b, int rows, int in_features, int out_features)
+{
+    int ldx = (in_features + 63) / 64 * 64;
+    /* floats: the quantized rows (bytes), then the scales, then the sums */
+    size_t floats = (size_t)rows * ldx / sizeof(float) + 2 * (size_t)rows;
+    float *buffer = thread_scratch(floats);
+    if (!buffer) {
+        matmul_i8_in_pieces(y, x, W, w_scale, b, rows, in_features, out_features);
+        return;
+    }
+    int8_t *xq = (int8_t *)buffer;
+    float *x_scale = buffer + (size_t)rows * ldx / sizeof(float);
+    int32_t *x_sum = (int32_t *)(x_scale + rows);
+    i8_job job = {ted_kernels(), y, xq, W, x_scale, w_scale, b, x_sum, rows, ldx, in_features,
+                  out_features, 0};
+    job.kernels->quantize_rows(xq, x_scale, x_sum, x, rows, in_features, ldx);
+    int tasks = ted_parallel_threads() * 4;
+    int per_task = (out_features + tasks - 1) / tasks;
+    per_task = (per_task + 15) / 16 * 16;
+    if (per_task < 64)
+        per_task = 64;
+    job.columns_per_task = per_task;
+    ted_parallel_for((out_features + per_task - 1) / per_task, i8_task, &job);
+}
+
+void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows,
+                int in_features, int out_features)
+{
+    if (W.i8)
+        ted_matmul_i8(y, x, W.i8, W.scale, b, rows, in_features, out_features);
+    else
+        ted_matmul(y, x, W.f32, b, rows, in_features, out_features);
+}
+
+void ted_matrix_row(float *out, ted_matrix W, int row, int cols, float factor)
+{
+    if (W.i8) {
+        const int8_t *q = W.i8 + (size_t)row * cols;
+        for (int c = 0; c < cols; c++)
+            out[c] = (q[c] * W.scale[row]) * factor;
+        return;
+    }
+    const float *w = W.f32 + (size_t)row * cols;
+    for (int c = 0; c < cols; c++)
+        out[c] = w[c] * factor;
 }

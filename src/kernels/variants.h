@@ -15,6 +15,8 @@
 #ifndef TED_KERNELS_VARIANTS_H
 #define TED_KERNELS_VARIANTS_H
 
+#include <stdint.h>
+
 #include "kernels/kernels.h"
 
 /* Output columns [first, last) of y (rows, ldy) = x (rows, K) W^T + b, for
@@ -24,10 +26,28 @@ typedef void ted_matmul_columns_fn(float *y, int ldy, const float *x, const floa
                                    const float *W, const float *b, int rows, int K, int first,
                                    int last);
 
+/* Output columns [first, last) of y (rows, ldy) = dequantized int8 product
+ * of x (rows, K; rows ldx bytes apart, zero from K to ldx; x_sum[i] the sum
+ * of row i) and W (out, K), each row of x times x_scale[i], each row of W
+ * times w_scale[j], + b. */
+typedef void ted_matmul_i8_columns_fn(float *y, int ldy, const int8_t *x, const float *x_scale,
+                                      const int32_t *x_sum, int ldx, const int8_t *W,
+                                      const float *w_scale, const float *b, int rows, int K,
+                                      int first, int last);
+
+/* Each row of x (rows, K) quantized to int8: scale[i] = max |x[i]| / 127,
+ * q[i][k] = x[i][k] * (127 / max |x[i]|) rounded to the nearest integer,
+ * ties to even; rows ldq bytes apart, zero from K to ldq; sum[i] the sum
+ * of q[i]. */
+typedef void ted_quantize_rows_fn(int8_t *q, float *scale, int32_t *sum, const float *x,
+                                  int rows, int K, int ldq);
+
 typedef struct ted_kernel_table {
     const char *name;   /* "avx512", "avx2", "portable": the value of TED_CPU */
     int vector_floats;  /* floats per vector (simd.h's TED_VEC_FLOATS) */
     ted_matmul_columns_fn *matmul_columns;
+    ted_matmul_i8_columns_fn *matmul_i8_columns;
+    ted_quantize_rows_fn *quantize_rows;
     __typeof__(ted_scaled_dots) *scaled_dots;
     __typeof__(ted_weighted_sum) *weighted_sum;
     __typeof__(ted_max) *max;
@@ -53,6 +73,8 @@ extern const ted_kernel_table ted_kernels_avx2, ted_kernels_avx512;
 #define TED_VARIANT_NAME(name) TED_VARIANT_EXPAND(name, TED_VARIANT)
 
 ted_matmul_columns_fn TED_VARIANT_NAME(ted_matmul_columns);
+ted_matmul_i8_columns_fn TED_VARIANT_NAME(ted_matmul_i8_columns);
+ted_quantize_rows_fn TED_VARIANT_NAME(ted_quantize_rows);
 __typeof__(ted_scaled_dots) TED_VARIANT_NAME(ted_scaled_dots);
 __typeof__(ted_weighted_sum) TED_VARIANT_NAME(ted_weighted_sum);
 __typeof__(ted_max) TED_VARIANT_NAME(ted_max);

@@ -18,11 +18,13 @@ typedef struct projections {
 
 /* True when the `count` matrices W[i] (d, d) and biases b[i] follow one
  * another in memory, as in a packed in_proj_weight. */
-static bool stacked(const float *const *W, const float *const *b, int count, int d)
+static bool stacked(const ted_matrix *W, const float *const *b, int count, int d)
 {
     for (int i = 1; i < count; i++) {
         bool bias_follows = b[0] ? b[i] == b[0] + (size_t)i * d : b[i] == NULL;
-        if (W[i] != W[0] + (size_t)i * d * d || !bias_follows)
+        ted_matrix expected = ted_matrix_rows(W[0], (size_t)i * d, d);
+        if (W[i].f32 != expected.f32 || W[i].i8 != expected.i8 ||
+            W[i].scale != expected.scale || !bias_follows)
             return false;
     }
     return true;
@@ -31,18 +33,18 @@ static bool stacked(const float *const *W, const float *const *b, int count, int
 /* x (rows, d) through `count` projections W[i] -> out[i] (rows, d), in
  * `y`: one product of count * d outputs when the weights are stacked (rows
  * count * d floats apart), else one product each. Returns the row stride. */
-static int project(float *y, const float **out, const float *x, const float *const *W,
+static int project(float *y, const float **out, const float *x, const ted_matrix *W,
                    const float *const *b, int count, int rows, int d)
 {
     if (stacked(W, b, count, d)) {
-        ted_matmul(y, x, W[0], b[0], rows, d, count * d);
+        ted_linear(y, x, W[0], b[0], rows, d, count * d);
         for (int i = 0; i < count; i++)
             out[i] = y + (size_t)i * d;
         return count * d;
     }
     for (int i = 0; i < count; i++) {
         float *block = y + (size_t)i * rows * d;
-        ted_matmul(block, x, W[i], b[i], rows, d, d);
+        ted_linear(block, x, W[i], b[i], rows, d, d);
         out[i] = block;
     }
     return d;
@@ -53,7 +55,7 @@ static int project(float *y, const float **out, const float *x, const float *con
 static projections project_qkv(float *y, const float *x, ted_kv_source kv,
                                const ted_attention_weights *w, int rows, int d)
 {
-    const float *W[3] = {w->q_weight, w->k_weight, w->v_weight};
+    const ted_matrix W[3] = {w->q_weight, w->k_weight, w->v_weight};
     const float *b[3] = {w->q_bias, w->k_bias, w->v_bias};
     const float *out[3] = {NULL, NULL, NULL};
     int count = kv == TED_KV_FROM_X ? 3 : 1;
@@ -199,7 +201,7 @@ void ted_multi_head_attention(float *out, const float *x, ted_kv_source kv,
     attend_every_head(&job);
 
     ted_merge_heads(scratch->merged, scratch->context, shape);
-    ted_matmul(out, scratch->merged, w->out_weight, w->out_bias, rows, d_model, d_model);
+    ted_linear(out, scratch->merged, w->out_weight, w->out_bias, rows, d_model, d_model);
 }
 
 void ted_attention_cache_kv(ted_kv_cache cache, const float *memory,
@@ -207,7 +209,7 @@ void ted_attention_cache_kv(ted_kv_cache cache, const float *memory,
                             float *projected)
 {
     int d_model = shape.heads * shape.query_size, rows = shape.batch * shape.seq;
-    const float *W[2] = {w->k_weight, w->v_weight};
+    const ted_matrix W[2] = {w->k_weight, w->v_weight};
     const float *b[2] = {w->k_bias, w->v_bias};
     const float *kv[2];
     int stride = project(projected, kv, memory, W, b, 2, rows, d_model);

@@ -23,16 +23,23 @@
 
 #include <stdbool.h>
 
+#include "kernels/kernels.h"
+
 /* W^Q, W^K, W^V (d_model, d_model) and their biases (d_model), and W^O.
  * Models store the three projections packed as one (3 * d_model, d_model)
  * matrix (PyTorch's in_proj_weight: rows [0, d) W^Q, [d, 2d) W^K,
  * [2d, 3d) W^V) or as three separate matrices; the pointers below are the
- * same either way, and a packed layout is multiplied in one product. */
+ * same either way, and a packed layout is multiplied in one product. The
+ * matrices are float or int8 (kernels.h's ted_matrix). */
 typedef struct ted_attention_weights {
-    const float *q_weight, *q_bias;
-    const float *k_weight, *k_bias;
-    const float *v_weight, *v_bias;
-    const float *out_weight, *out_bias;  /* W^O (d_model, d_model), (d_model) */
+    ted_matrix q_weight;
+    const float *q_bias;
+    ted_matrix k_weight;
+    const float *k_bias;
+    ted_matrix v_weight;
+    const float *v_bias;
+    ted_matrix out_weight;  /* W^O (d_model, d_model) */
+    const float *out_bias;  /* (d_model) */
 } ted_attention_weights;
 
 /* The sizes of one call, in the seeds' words: Batch Size, the query

@@ -3,9 +3,12 @@
 #ifndef TED_LAYERS_EMBEDDING_H
 #define TED_LAYERS_EMBEDDING_H
 
-/* ids (count) -> x (count, d_model) = table[id] * scale.
- * table (vocab_size, d_model); every id must be < vocab_size. */
-void ted_embed(float *x, const float *table, const int *ids, int count, int d_model,
+#include "kernels/kernels.h"
+
+/* ids (count) -> x (count, d_model) = table[id] * scale, an int8 row
+ * dequantized first (row * its scale). table (vocab_size, d_model); every
+ * id must be < vocab_size. */
+void ted_embed(float *x, ted_matrix table, const int *ids, int count, int d_model,
                float scale);
 
 #endif

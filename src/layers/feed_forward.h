@@ -5,13 +5,14 @@
 
 #include <stddef.h>
 
+#include "kernels/kernels.h"
 #include "ted/config.h"
 
 typedef struct ted_feed_forward_weights {
-    const float *linear1_weight;  /* (d_ff, d_model) */
-    const float *linear1_bias;    /* (d_ff) */
-    const float *linear2_weight;  /* (d_model, d_ff) */
-    const float *linear2_bias;    /* (d_model) */
+    ted_matrix linear1_weight;  /* (d_ff, d_model) */
+    const float *linear1_bias;  /* (d_ff) */
+    ted_matrix linear2_weight;  /* (d_model, d_ff) */
+    const float *linear2_bias;  /* (d_model) */
 } ted_feed_forward_weights;
 
 /* x (rows, d_model) -> hidden (rows, d_ff) -> out (rows, d_model).

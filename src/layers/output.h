@@ -3,9 +3,11 @@
 #ifndef TED_LAYERS_OUTPUT_H
 #define TED_LAYERS_OUTPUT_H
 
+#include "kernels/kernels.h"
+
 typedef struct ted_output_weights {
-    const float *weight;  /* (tgt_vocab, d_model): PyTorch's generator.weight */
-    const float *bias;    /* (tgt_vocab) */
+    ted_matrix weight;  /* (tgt_vocab, d_model): PyTorch's generator.weight */
+    const float *bias;  /* (tgt_vocab) */
 } ted_output_weights;
 
 /* x (rows, d_model) -> logits (rows, tgt_vocab). The softmax is left to the

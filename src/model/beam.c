@@ -29,7 +29,11 @@
  * after every step so that row r holds the history of the hypothesis it
  * extends. Only the best beam_size + 1 tokens of a hypothesis can be among
  * the candidates that matter (at most one of them is EOS), so only those
- * are ranked. */
+ * are ranked.
+ *
+ * With a trace (ted_beam_search_traced), each step of each sentence is
+ * reported once decided: every candidate ranked, and whether it stayed
+ * open, finished or was pruned. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +100,8 @@ typedef struct beam_state {
     float *scratch;      /* (vocab): a row's log-softmax */
     int *top_ids;        /* (beam + 1): its best tokens */
     float *top_values;   /* (beam + 1): and their log-probs */
+    const ted_beam_trace *trace;  /* NULL: none */
+    ted_beam_candidate *traced;   /* (beam * (beam + 1)): a step's candidates, for the trace */
 } beam_state;
 
 static double penalty(const beam_state *st, int length)
@@ -128,6 +134,7 @@ static void free_state(beam_state *st)
     free(st->scratch);
     free(st->top_ids);
     free(st->top_values);
+    free(st->traced);
 }
 
 static bool alloc_rows(beam_rows *r, size_t capacity, size_t cells, ted_error *err)
@@ -170,8 +177,10 @@ static ted_status alloc_state(beam_state *st, ted_error *err)
     st->scratch = ted_alloc(st->model->config.tgt_vocab_size, sizeof(float), "beam", err);
     st->top_ids = ted_alloc(st->beam + 1, sizeof(int), "beam", err);
     st->top_values = ted_alloc(st->beam + 1, sizeof(float), "beam", err);
+    st->traced = ted_alloc((size_t)st->beam * (st->beam + 1), sizeof(ted_beam_candidate), "beam",
+                           err);
     ok = ok && st->parents && st->tokens && st->candidates && st->scratch && st->top_ids &&
-         st->top_values;
+         st->top_values && st->traced;
     return ok ? TED_OK : TED_ERR_NOMEM;
 }
 
@@ -257,6 +266,36 @@ static bool stops(const beam_state *st, int sentence, const beam_rows *to, int b
     return best_possible <= f->score[(size_t)sentence * st->n_best + st->n_best - 1];
 }
 
+/* ---- the trace ----------------------------------------------------------- */
+
+/* Before a sentence's step is decided: every candidate pruned. */
+static void trace_begin(beam_state *st, int count)
+{
+    for (int k = 0; k < count; k++) {
+        const candidate *c = &st->candidates[k];
+        st->traced[k] = (ted_beam_candidate){c->beam, c->token, c->log_prob, c->log_prob,
+                                             TED_BEAM_PRUNED};
+    }
+}
+
+static void trace_fate(beam_state *st, int k, int length, ted_beam_fate fate)
+{
+    st->traced[k].fate = fate;
+    if (fate == TED_BEAM_FINISHED)
+        st->traced[k].score = st->traced[k].log_prob / penalty(st, length);
+}
+
+/* Reports the step, the banned candidates (-infinity, ranked last) left out. */
+static void trace_end(const beam_state *st, int sentence, int length, int count, bool stops)
+{
+    if (!st->trace || !st->trace->step)
+        return;
+    while (count > 0 && st->candidates[count - 1].log_prob == -INFINITY)
+        count--;
+    ted_beam_step step = {sentence, length, st->traced, count, stops};
+    st->trace->step(st->trace->data, &step);
+}
+
 /* The last step of a sentence, as transformers' BeamSearchScorer ends it
  * with early_stopping=True: the EOS candidates among the best beam_size
  * finish; then, unless beam_size hypotheses have finished by now, so do
@@ -268,8 +307,10 @@ static void finish_at_limit(beam_state *st, const beam_rows *from, int first, in
     int eos = st->model->config.eos_id;
     for (int k = 0; k < count && k < st->beam; k++) {
         const candidate *cand = &st->candidates[k];
-        if (cand->log_prob != -INFINITY && cand->token == eos)
+        if (cand->log_prob != -INFINITY && cand->token == eos) {
             keep_finished(st, sentence, from, first + cand->beam, length, cand);
+            trace_fate(st, k, length, TED_BEAM_FINISHED);
+        }
     }
     if (st->done.total[sentence] >= st->beam)
         return;
@@ -279,6 +320,7 @@ static void finish_at_limit(beam_state *st, const beam_rows *from, int first, in
             break;
         if (cand->token != eos) {
             keep_finished(st, sentence, from, first + cand->beam, length, cand);
+            trace_fate(st, k, length, TED_BEAM_FINISHED);
             kept++;
         }
     }
@@ -294,8 +336,10 @@ static int advance(beam_state *st, const float *logits, const beam_rows *from, b
     int count = rank_candidates(st, logits, from, first, open);
     int sentence = from->sentence[first], eos = st->model->config.eos_id;
     bool at_limit = length >= st->max_lengths[sentence];
+    trace_begin(st, count);
     if (at_limit && st->normalization == TED_LENGTH_POWER) {
         finish_at_limit(st, from, first, sentence, count, length);
+        trace_end(st, sentence, length, count, true);
         return 0;
     }
     int opened = 0;
@@ -304,15 +348,19 @@ static int advance(beam_state *st, const float *logits, const beam_rows *from, b
         if (cand->log_prob == -INFINITY)  /* banned, and every one after it */
             break;
         if (cand->token == eos || at_limit) {
-            if (k < st->beam)
+            if (k < st->beam) {
                 keep_finished(st, sentence, from, first + cand->beam, length, cand);
+                trace_fate(st, k, length, TED_BEAM_FINISHED);
+            }
         } else if (opened < st->beam) {
             extend(st, from, to, next + opened, first + cand->beam, length, cand);
+            trace_fate(st, k, length, TED_BEAM_OPEN);
             opened++;
         }
     }
     if (opened > 0 && stops(st, sentence, to, next))
         opened = 0;
+    trace_end(st, sentence, length, count, opened == 0);
     return opened;
 }
 
@@ -375,6 +423,16 @@ ted_status ted_beam_search(ted_session *s, const int *const *source_ids,
                            const ted_beam_params *params, int n_best,
                            ted_hypothesis *hypotheses, ted_error *err)
 {
+    return ted_beam_search_traced(s, source_ids, source_lengths, max_lengths, batch, params,
+                                  n_best, NULL, hypotheses, err);
+}
+
+ted_status ted_beam_search_traced(ted_session *s, const int *const *source_ids,
+                                  const int *source_lengths, const int *max_lengths, int batch,
+                                  const ted_beam_params *params, int n_best,
+                                  const ted_beam_trace *trace, ted_hypothesis *hypotheses,
+                                  ted_error *err)
+{
     const ted_model *m = s->model;
     int max_steps;
     ted_status status = ted_check_max_lengths(max_lengths, batch, &max_steps, "beam search",
@@ -395,6 +453,7 @@ ted_status ted_beam_search(ted_session *s, const int *const *source_ids,
         .alpha = params->length_penalty,
         .normalization = params->length_normalization,
         .max_lengths = max_lengths,
+        .trace = trace,
     };
     status = alloc_state(&st, err);
     if (!status)

@@ -30,8 +30,8 @@ typedef struct ted_decoder_layer {
 } ted_decoder_layer;
 
 typedef struct ted_weights {
-    const float *src_embedding;           /* (src_vocab_size, d_model) */
-    const float *tgt_embedding;           /* (tgt_vocab_size, d_model) */
+    ted_matrix src_embedding;             /* (src_vocab_size, d_model) */
+    ted_matrix tgt_embedding;             /* (tgt_vocab_size, d_model) */
     ted_encoder_layer *encoder;           /* (encoder_layers) */
     ted_layer_norm_weights encoder_norm;  /* NULLs without encoder_final_norm */
     ted_decoder_layer *decoder;           /* (decoder_layers) */

@@ -4,6 +4,7 @@
  * output projection, final norms) is a config key of its own. */
 #include "model/weights.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -129,21 +130,11 @@ static void format_shape(char *buf, size_t size, const int64_t *shape, int ndim)
         snprintf(buf + n, size - n, "]");
 }
 
-/* Points *field at tensor NAME, which must have shape (rows) when cols is 0,
- * else (rows, cols). */
-static ted_status bind(weight_binder *b, const float **field, int64_t rows, int64_t cols,
-                       const char *name_format, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static ted_status bind(weight_binder *b, const float **field, int64_t rows, int64_t cols,
-                       const char *name_format, ...)
+/* *out = tensor NAME, marked used, which must have shape (rows) when cols
+ * is 0, else (rows, cols). */
+static ted_status find_shaped(weight_binder *b, const char *name, int64_t rows, int64_t cols,
+                              const ted_st_tensor **out)
 {
-    char name[256];
-    va_list args;
-    va_start(args, name_format);
-    vsnprintf(name, sizeof name, name_format, args);
-    va_end(args);
-
     const ted_st_tensor *t = ted_safetensors_find(&b->model->file, name);
     if (!t)
         return ted_fail(b->err, TED_ERR_WEIGHTS, "%s: missing tensor '%s'", b->path, name);
@@ -162,10 +153,94 @@ static ted_status bind(weight_binder *b, const float **field, int64_t rows, int6
                         "%s: tensor '%s' has shape %s, the config needs %s", b->path, name, got,
                         want);
     }
-    /* Vectors (biases, LayerNorms) are a sliver of the file: checked here.
-     * Matrices are checked by ted_model_check_weights (ted info --check). */
-    ted_status s = cols ? TED_OK : ted_safetensors_check_finite(t, b->path, b->err);
-    return s ? s : to_f32(b, t, (size_t)rows * (size_t)(cols ? cols : 1), field);
+    *out = t;
+    return TED_OK;
+}
+
+/* Points *field at the vector NAME (rows): a bias or a LayerNorm's. */
+static ted_status bind_vector(weight_binder *b, const float **field, int64_t rows,
+                              const char *name_format, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static ted_status bind_vector(weight_binder *b, const float **field, int64_t rows,
+                              const char *name_format, ...)
+{
+    char name[256];
+    va_list args;
+    va_start(args, name_format);
+    vsnprintf(name, sizeof name, name_format, args);
+    va_end(args);
+
+    const ted_st_tensor *t;
+    ted_status s = find_shaped(b, name, rows, 0, &t);
+    if (s)
+        return s;
+    if (t->dtype == TED_DTYPE_I8)
+        return ted_fail(b->err, TED_ERR_WEIGHTS,
+                        "%s: tensor '%s' is I8; only matrices (Linear and embedding weights) "
+                        "may be quantized", b->path, name);
+    /* Vectors are a sliver of the file: checked here. Matrices are checked
+     * by ted_model_check_weights (ted info --check). */
+    s = ted_safetensors_check_finite(t, b->path, b->err);
+    return s ? s : to_f32(b, t, (size_t)rows, field);
+}
+
+/* The scales of the int8 matrix NAME (rows, cols): tensor "NAME.scale",
+ * F32 of shape (rows), every scale finite and not negative. */
+static ted_status bind_scales(weight_binder *b, ted_matrix *field, const char *name,
+                              int64_t rows, int64_t cols)
+{
+    if (cols > TED_I8_MAX_IN_FEATURES)
+        return ted_fail(b->err, TED_ERR_WEIGHTS,
+                        "%s: tensor '%s' is I8 with %lld columns; int8 products take at most "
+                        "%d", b->path, name, (long long)cols, TED_I8_MAX_IN_FEATURES);
+    char scale_name[300];
+    snprintf(scale_name, sizeof scale_name, "%s.scale", name);
+    if (!ted_safetensors_find(&b->model->file, scale_name))
+        return ted_fail(b->err, TED_ERR_WEIGHTS,
+                        "%s: tensor '%s' is I8 but the file has no '%s' (one F32 scale per row)",
+                        b->path, name, scale_name);
+    const ted_st_tensor *t;
+    ted_status s = find_shaped(b, scale_name, rows, 0, &t);
+    if (s)
+        return s;
+    if (t->dtype != TED_DTYPE_F32)
+        return ted_fail(b->err, TED_ERR_WEIGHTS, "%s: tensor '%s' is %s; scales must be F32",
+                        b->path, scale_name, ted_dtype_name(t->dtype));
+    s = to_f32(b, t, (size_t)rows, &field->scale);
+    for (int64_t r = 0; !s && r < rows; r++)
+        if (!(field->scale[r] >= 0.0f && field->scale[r] <= FLT_MAX))
+            s = ted_fail(b->err, TED_ERR_WEIGHTS,
+                         "%s: tensor '%s' holds %g at [%lld]; scales must be finite and not "
+                         "negative", b->path, scale_name, (double)field->scale[r], (long long)r);
+    return s;
+}
+
+/* Binds the matrix NAME (rows, cols): float (F32, F16, BF16), or I8 with
+ * its scales. */
+static ted_status bind_matrix(weight_binder *b, ted_matrix *field, int64_t rows, int64_t cols,
+                              const char *name_format, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static ted_status bind_matrix(weight_binder *b, ted_matrix *field, int64_t rows, int64_t cols,
+                              const char *name_format, ...)
+{
+    char name[256];
+    va_list args;
+    va_start(args, name_format);
+    vsnprintf(name, sizeof name, name_format, args);
+    va_end(args);
+
+    const ted_st_tensor *t;
+    ted_status s = find_shaped(b, name, rows, cols, &t);
+    if (s)
+        return s;
+    *field = (ted_matrix){0};
+    if (t->dtype == TED_DTYPE_I8) {
+        field->i8 = t->data;
+        return bind_scales(b, field, name, rows, cols);
+    }
+    return to_f32(b, t, (size_t)rows * (size_t)cols, &field->f32);
 }
 
 /* Every tensor of the file must be one the config uses: an extra one means
@@ -185,8 +260,8 @@ static ted_status check_all_used(weight_binder *b)
 static ted_status bind_norm(weight_binder *b, ted_layer_norm_weights *w, int d,
                             const char *prefix, const char *name)
 {
-    ted_status s = bind(b, &w->weight, d, 0, "%s.%s.weight", prefix, name);
-    return s ? s : bind(b, &w->bias, d, 0, "%s.%s.bias", prefix, name);
+    ted_status s = bind_vector(b, &w->weight, d, "%s.%s.weight", prefix, name);
+    return s ? s : bind_vector(b, &w->bias, d, "%s.%s.bias", prefix, name);
 }
 
 /* ---- multi-head attention ------------------------------------------------- */
@@ -196,23 +271,23 @@ static ted_status bind_packed_projection(weight_binder *b, ted_attention_weights
                                          const char *prefix)
 {
     const char *name = b->names->packed_projection;
-    const float *weight, *bias;
+    ted_matrix weight;
+    const float *bias;
     ted_status s;
-    if ((s = bind(b, &weight, 3 * d, d, "%s.%s_weight", prefix, name)) ||
-        (s = bind(b, &bias, 3 * d, 0, "%s.%s_bias", prefix, name)))
+    if ((s = bind_matrix(b, &weight, 3 * d, d, "%s.%s_weight", prefix, name)) ||
+        (s = bind_vector(b, &bias, 3 * d, "%s.%s_bias", prefix, name)))
         return s;
-    size_t matrix = (size_t)d * d;
     w->q_weight = weight, w->q_bias = bias;
-    w->k_weight = weight + matrix, w->k_bias = bias + d;
-    w->v_weight = weight + 2 * matrix, w->v_bias = bias + 2 * d;
+    w->k_weight = ted_matrix_rows(weight, d, d), w->k_bias = bias + d;
+    w->v_weight = ted_matrix_rows(weight, 2 * (size_t)d, d), w->v_bias = bias + 2 * d;
     return TED_OK;
 }
 
-static ted_status bind_linear(weight_binder *b, const float **weight, const float **bias,
+static ted_status bind_linear(weight_binder *b, ted_matrix *weight, const float **bias,
                               int out, int in, const char *prefix, const char *name)
 {
-    ted_status s = bind(b, weight, out, in, "%s.%s.weight", prefix, name);
-    return s ? s : bind(b, bias, out, 0, "%s.%s.bias", prefix, name);
+    ted_status s = bind_matrix(b, weight, out, in, "%s.%s.weight", prefix, name);
+    return s ? s : bind_vector(b, bias, out, "%s.%s.bias", prefix, name);
 }
 
 static ted_status bind_attention(weight_binder *b, ted_attention_weights *w, int d,
@@ -281,15 +356,15 @@ static ted_status bind_embeddings(weight_binder *b, ted_weights *w)
     const ted_config *c = &b->model->config;
     const tensor_names *n = b->names;
     if (c->shared_embeddings) {
-        ted_status s = bind(b, &w->src_embedding, c->src_vocab_size, c->d_model, "%s",
-                            n->shared_embedding);
+        ted_status s = bind_matrix(b, &w->src_embedding, c->src_vocab_size, c->d_model, "%s",
+                                   n->shared_embedding);
         w->tgt_embedding = w->src_embedding;
         return s;
     }
-    ted_status s = bind(b, &w->src_embedding, c->src_vocab_size, c->d_model, "%s",
-                        n->src_embedding);
-    return s ? s : bind(b, &w->tgt_embedding, c->tgt_vocab_size, c->d_model, "%s",
-                        n->tgt_embedding);
+    ted_status s = bind_matrix(b, &w->src_embedding, c->src_vocab_size, c->d_model, "%s",
+                               n->src_embedding);
+    return s ? s : bind_matrix(b, &w->tgt_embedding, c->tgt_vocab_size, c->d_model, "%s",
+                               n->tgt_embedding);
 }
 
 /* The final Linear: its own weight, or the target embedding used in place
@@ -301,10 +376,11 @@ static ted_status bind_output(weight_binder *b, ted_weights *w)
     ted_status s = TED_OK;
     w->generator.weight = w->tgt_embedding;
     if (!c->tied_output)
-        s = bind(b, &w->generator.weight, c->tgt_vocab_size, c->d_model, "%s", n->output_weight);
+        s = bind_matrix(b, &w->generator.weight, c->tgt_vocab_size, c->d_model, "%s",
+                        n->output_weight);
     w->generator.bias = NULL;
     if (!s && c->output_bias)
-        s = bind(b, &w->generator.bias, c->tgt_vocab_size, 0, "%s", n->output_bias);
+        s = bind_vector(b, &w->generator.bias, c->tgt_vocab_size, "%s", n->output_bias);
     return s;
 }
 

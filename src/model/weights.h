@@ -6,7 +6,8 @@
 
 /* Fills m->weights from m->file as m->config describes it: every tensor is
  * found by the name the config's tensor_names scheme gives it and checked
- * for shape; F32 tensors are used in place, F16/BF16 converted; a tensor
+ * for shape; F32 and I8 tensors are used in place, F16/BF16 converted (an
+ * I8 matrix with its "NAME.scale" tensor, kernels.h's ted_matrix); a tensor
  * the config does not use is an error. `path` names the file in messages. */
 ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err);
 

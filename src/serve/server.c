@@ -6,7 +6,9 @@
  * decoding thread once every sentence is translated, and the answer goes
  * out. A watchdog cuts connections that take longer than --timeout to
  * send a request. SIGTERM or SIGINT starts draining: new requests get
- * 503, and the service stops once every accepted request is answered. */
+ * 503, and the service stops once every accepted request is answered.
+ * The explorer (serve/explore.h) is answered on the HTTP thread: its page
+ * from memory, its decodes with a session of their own. */
 #include "serve/server.h"
 
 #include <microhttpd.h>
@@ -25,6 +27,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "serve/explore.h"
 #include "serve/loop.h"
 #include "serve/request.h"
 
@@ -230,6 +233,45 @@ static enum MHD_Result translate(request *r)
     return submit(r, r->server->loops[m]);
 }
 
+/* ---- the explorer (serve/explore.h) ---------------------------------------------- */
+
+/* A file of the page, with a policy that lets it reach this server only. */
+static enum MHD_Result send_asset(request *r, const serve_asset *asset)
+{
+    if (strcmp(r->method, MHD_HTTP_METHOD_GET))
+        return refuse(r, MHD_HTTP_METHOD_NOT_ALLOWED, MHD_HTTP_HEADER_ALLOW,
+                      MHD_HTTP_METHOD_GET, "%s takes GET, not %s", r->path, r->method);
+    struct MHD_Response *answer = MHD_create_response_from_buffer(
+        asset->size, (void *)asset->data, MHD_RESPMEM_PERSISTENT);
+    if (!answer)
+        return MHD_NO;
+    MHD_add_response_header(answer, MHD_HTTP_HEADER_CONTENT_TYPE, asset->content_type);
+    MHD_add_response_header(answer, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(answer, "Content-Security-Policy", serve_explorer_policy);
+    MHD_add_response_header(answer, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(answer, "Referrer-Policy", "no-referrer");
+    start_answering(r);
+    enum MHD_Result queued = MHD_queue_response(r->connection, MHD_HTTP_OK, answer);
+    MHD_destroy_response(answer);
+    r->status = MHD_HTTP_OK;
+    return queued;
+}
+
+/* The whole body of an explorer request is in: it is decoded here, on this
+ * HTTP thread, with a session of its own. */
+static enum MHD_Result explore(request *r)
+{
+    const serve_config *c = r->server->config;
+    start_answering(r);
+    if (r->too_large)
+        return refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL,
+                      "the body is over %zu bytes (--max-body)", c->max_body);
+    int status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+    char *json = serve_explore(c->models, c->model_count, r->path, r->body ? r->body : "",
+                               r->length, &status);
+    return respond(r, status, json, NULL, NULL);
+}
+
 /* ---- the request's first call: routes ---------------------------------------- */
 
 static bool is_draining(server *s)
@@ -255,6 +297,10 @@ static enum MHD_Result get(request *r)
         char *json = strdup(s->models_json);
         return respond(r, MHD_HTTP_OK, json, NULL, NULL);
     }
+    if (!strcmp(r->path, "/v1/explorer"))
+        return respond(r, MHD_HTTP_OK,
+                       serve_explorer_models(s->config->models, s->config->model_count), NULL,
+                       NULL);
     if (is_draining(s))
         return refuse_draining(r);
     return respond(r, MHD_HTTP_OK, strdup("{\"status\":\"ok\"}"), NULL, NULL);
@@ -264,12 +310,17 @@ static enum MHD_Result get(request *r)
 static enum MHD_Result route(request *r)
 {
     const serve_config *c = r->server->config;
-    if (!strcmp(r->path, "/healthz") || !strcmp(r->path, "/v1/models"))
+    serve_asset asset;
+    if (serve_explorer_asset(r->path, &asset))
+        return send_asset(r, &asset);
+    if (!strcmp(r->path, "/healthz") || !strcmp(r->path, "/v1/models") ||
+        !strcmp(r->path, "/v1/explorer"))
         return get(r);
-    if (strcmp(r->path, "/v1/translate"))
+    if (strcmp(r->path, "/v1/translate") && !serve_explorer_endpoint(r->path))
         return refuse(r, MHD_HTTP_NOT_FOUND, NULL, NULL,
-                      "no such path: %s (there are POST /v1/translate, GET /v1/models and "
-                      "GET /healthz)",
+                      "no such path: %s (there are POST /v1/translate, GET /v1/models, "
+                      "GET /healthz, and the explorer: GET /, GET /v1/explorer, "
+                      "POST /v1/explore, POST /v1/beam)",
                       r->path);
     if (strcmp(r->method, MHD_HTTP_METHOD_POST))
         return wrong_method(r, MHD_HTTP_METHOD_POST);
@@ -343,7 +394,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     }
     if (r->job)  /* resumed: the job is done, or was refused */
         return answer_job(r);
-    return translate(r);
+    return serve_explorer_endpoint(r->path) ? explore(r) : translate(r);
 }
 
 /* The request is over (answered, or its connection closed): one log line. */

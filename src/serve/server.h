@@ -11,6 +11,7 @@
 typedef struct serve_model {
     const char *name;
     const ted_model *model;
+    const char *dir;  /* its directory (the explorer's examples: DIR/test.en), or NULL */
 } serve_model;
 
 typedef struct serve_config {

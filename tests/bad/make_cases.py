@@ -160,7 +160,7 @@ def safetensors_cases():
                  "shape \\[13\\] of F32 needs 52", set_entry(G_BIAS, "shape", [13]))
     for dtype in ("F64", "I64", "I32", "U8", "BOOL", "F8_E4M3", "f32", ""):
         weights_case(f"st-dtype-{dtype or 'empty'}", ST + f"tensor '{G_BIAS}': unsupported dtype "
-                     f"'{dtype}' \\(expected F32, F16 or BF16\\)", set_entry(G_BIAS, "dtype", dtype))
+                     f"'{dtype}' \\(expected F32, F16, BF16 or I8\\)", set_entry(G_BIAS, "dtype", dtype))
     weights_case("st-dtype-not-string", ST + f"tensor '{G_BIAS}': \"dtype\" is not a string",
                  set_entry(G_BIAS, "dtype", 32))
     weights_case("st-shape-overflow", ST + f"tensor '{G_BIAS}': shape \\[4294967296, 4294967296, "
@@ -228,11 +228,24 @@ def safetensors_cases():
     weights_case("st-inf-embedding-check", ST + "tensor 'tgt_tok_emb.embedding.weight' holds "
                  "\\+inf at \\[13, 15\\]", poke("tgt_tok_emb.embedding.weight", 13 * 16 + 15,
                                                 0x7F800000), kind="check")
-    # Policy: a NaN in a matrix is not looked for at load; translating must
-    # still finish cleanly.
-    weights_case("st-nan-matrix-loads", "", poke(LIN1, 0, 0x7FC00000), kind="loads")
-    weights_case("st-inf-generator-loads", "", poke("generator.weight", 3, 0x7F800000),
-                 kind="loads")
+    # Policy: a NaN in a matrix is not looked for at load. A row no sentence
+    # uses is never read, a ReLU turns a NaN into 0; otherwise it makes the
+    # logits NaN or infinite, and that step is an error. Finite weights that overflow in use (LayerNorm
+    # weights of 3e38) are caught there too.
+    weights_case("st-nan-unused-embedding-loads", "",
+                 poke("src_tok_emb.embedding.weight", 11 * 16, 0x7FC00000), kind="loads")
+    weights_case("st-nan-matrix-loads", "", poke(LIN1, 0, 0x7FC00000), kind="loads")  # ReLU drops it
+    RUN = r"step 1: the logit of target token [0-9]+ is (NaN|infinite) \(row 0\): the model's"
+    weights_case("st-nan-matrix-at-run-time", RUN,
+                 poke("transformer.encoder.layers.0.linear2.weight", 0, 0x7FC00000))
+    weights_case("st-inf-generator-at-run-time", RUN, poke("generator.weight", 3, 0x7F800000))
+
+    def overflow(header, data):
+        for i in range(16):
+            put_f32_bits(data, header, NORM, i, 0x7F61B1E6)  # 3e38, finite
+        return header, data
+
+    weights_case("st-finite-overflow-at-run-time", RUN, overflow)
 
     path = model_case("st-is-directory", ST + "not a regular file")
     os.remove(os.path.join(path, "model.safetensors"))
@@ -598,6 +611,54 @@ def marian_cases():
         "tokenizer takes", b"x" * (1 << 20) + b"\n", model=MARIAN)
 
 
+# ---- int8 weights (ted quantize, --quantize int8) -------------------------
+
+def int8_case(name, pattern, edit, kind="model"):
+    """The tiny model with int8 matrices (tools/ted_format.py's quantizer),
+    its list of (name, array) tensors changed by edit(tensors) first."""
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import numpy as np
+    import ted_format
+
+    path = model_case(name, pattern, kind)
+    weights = os.path.join(path, "model.safetensors")
+    tensors = ted_format.quantized_tensors(sorted(ted_format.read_tensors(weights).items()))
+    tensors = edit([(n, np.array(a)) for n, a in tensors])
+    ted_format.write_safetensors(weights, tensors)
+
+
+def int8_set(tensor, change):
+    def edit(tensors):
+        return [(n, change(a) if n == tensor else a) for n, a in tensors]
+    return edit
+
+
+def int8_cases():
+    import numpy as np
+
+    scale = LIN1 + ".scale"
+    int8_case("int8-good", "", lambda t: t, kind="loads")
+    int8_case("int8-scale-missing", ST + f"tensor '{LIN1}' is I8 but the file has no "
+              f"'{scale}' \\(one F32 scale per row\\)", lambda t: [x for x in t if x[0] != scale])
+    int8_case("int8-scale-shape", ST + f"tensor '{scale}' has shape \\[33\\], the config "
+              "needs \\[32\\]", int8_set(scale, lambda a: np.append(a, a[:1])))
+    int8_case("int8-scale-matrix", ST + f"tensor '{scale}' has shape \\[32, 1\\], the config "
+              "needs \\[32\\]", int8_set(scale, lambda a: a.reshape(-1, 1)))
+    int8_case("int8-scale-nan", ST + f"tensor '{scale}' holds nan at \\[2\\]; scales must be "
+              "finite and not negative", int8_set(scale, lambda a: np.where(
+                  np.arange(a.size) == 2, np.float32("nan"), a)))
+    int8_case("int8-scale-negative", ST + f"tensor '{scale}' holds -0.5 at \\[0\\]; scales "
+              "must be finite and not negative", int8_set(scale, lambda a: np.where(
+                  np.arange(a.size) == 0, np.float32(-0.5), a)))
+    int8_case("int8-scale-infinite", ST + f"tensor '{scale}' holds inf at \\[31\\]",
+              int8_set(scale, lambda a: np.where(np.arange(a.size) == 31, np.float32("inf"), a)))
+    int8_case("int8-bias", ST + f"tensor '{G_BIAS}' is I8; only matrices \\(Linear and "
+              "embedding weights\\) may be quantized",
+              int8_set(G_BIAS, lambda a: np.zeros(a.shape, dtype=np.int8)))
+    int8_case("int8-orphan-scale", ST + f"tensor 'generator\\.bias\\.scale' is not part of the "
+              "model", lambda t: t + [(G_BIAS + ".scale", np.ones(14, dtype=np.float32))])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     safetensors_cases()
@@ -605,6 +666,7 @@ def main():
     vocab_cases()
     input_cases()
     marian_cases()
+    int8_cases()
     for row in manifest:
         print("\t".join(row))
 

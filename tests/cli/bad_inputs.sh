@@ -70,6 +70,16 @@ the_dog=$("$TED" translate -m $toy "the dog sleeps .")
 printf 'the cat eats the small bird .\n\n \t \nthe dog sleeps .\n' >"$work/in"
 stdin="$work/in" expect_success empty-and-blank-lines "$(printf '%s\n\n\n%s' "$the_cat" "$the_dog")" "" \
     "$TED" translate -m $toy
+# With --scores, an empty line's hypothesis has its five fields too, the
+# last (the token log-probs) empty.
+printf 'the dog sleeps .\n\n' >"$work/in"
+stdin="$work/in" run "$work/out" "$work/err" "$TED" translate -m $toy --scores
+fields=$(awk -F ' [|][|][|] ' '{ printf "%d ", NF }' "$work/out")
+if [ "$status" -eq 0 ] && [ "$fields" = "5 5 " ] && [ "$(tail -n 1 "$work/out")" = "1 |||  ||| 0.000000 ||| 0.000000 ||| " ]; then
+    echo "ok scores-empty-line-five-fields"
+else
+    echo "FAIL scores-empty-line-five-fields: exit $status, fields $fields: $(tail -n 1 "$work/out")"
+fi
 # No input at all: no output.
 : >"$work/in"
 stdin="$work/in" expect_success empty-input "" "" "$TED" translate -m $toy
@@ -111,6 +121,16 @@ printf 'the cat .\nthe \000 bird .\n' >"$work/in"
 stdin="$work/in" expect_error stdin-nul-byte "^ted: line 2: contains a NUL byte$" "$TED" translate -m $toy
 expect_error argument-invalid-utf8 "^ted: line 2: input byte offset 4: invalid UTF-8 \(truncated sequence\)$" \
     "$TED" translate -m $toy "the cat ." "$(printf 'the \342\202')"
+# Input without line ends stops at the 4 MiB line cap, under a memory limit
+# (only for the plain build: ASan reserves its shadow memory).
+case "$TED" in
+*-san/*) limited() { "$@"; } ;;
+*) limited() { (ulimit -v 1048576 && exec "$@"); } ;;
+esac
+expect_error dev-zero-line-capped "^ted: /dev/zero: line 1: longer than 4 MiB; a line is one sentence$" \
+    limited "$TED" translate -m $toy -i /dev/zero
+stdin=/dev/zero expect_error dev-zero-tokenize-line-capped "^ted: line 1: longer than 4 MiB" \
+    limited "$TED" tokenize -m $toy
 "$PYTHON" -c "print(' '.join(['the'] * 100000))" >"$work/in"
 stdin="$work/in" expect_error stdin-100000-words \
     "^ted: line 1: 100002 tokens, more than the model's max_positions \(5000\)$" "$TED" translate -m $toy

@@ -133,3 +133,131 @@ if [ "$status" -eq 0 ] && [ -n "$tokens" ] && [ "$tokens" -le 18 ]; then
 else
     fail runaway-decode-bounded-by-source "exit $status, $tokens tokens: $(head -c 200 "$work/err")"
 fi
+
+# --- -o FILE (and ted attention's FILEs) keep what FILE is -------------------
+# A symbolic link's target is written and the link stays; an existing file
+# keeps its mode and owner; /dev/stdout and a FIFO are written directly,
+# not replaced by a regular file; the temporary file is gone after an error
+# and after SIGTERM.
+odir="$work/o"
+mkdir "$odir"
+echo old >"$odir/private"
+chmod 600 "$odir/private"
+ln -s private "$odir/link"
+run "$work/out" "$work/err" "$TED" translate -m "$toy" -o "$odir/link" "the cat sleeps ."
+if [ "$status" -eq 0 ] && [ -L "$odir/link" ] && [ "$(cat "$odir/private")" = "le chat dort ." ] &&
+    [ "$(stat -c %a "$odir/private")" = 600 ]; then
+    ok output-symlink-target-written-mode-kept
+else
+    fail output-symlink-target-written-mode-kept \
+        "exit $status, link: $(ls -l "$odir/link" "$odir/private" 2>&1 | tr '\n' ' ')"
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+    echo old >"$odir/owned"
+    chown nobody "$odir/owned"
+    chmod 640 "$odir/owned"
+    run "$work/out" "$work/err" "$TED" translate -m "$toy" -o "$odir/owned" "the cat ."
+    if [ "$status" -eq 0 ] && [ "$(stat -c '%U %a' "$odir/owned")" = "nobody 640" ] &&
+        [ "$(cat "$odir/owned")" = "le chat ." ]; then
+        ok output-owner-kept
+    else
+        fail output-owner-kept "exit $status: $(stat -c '%U %a' "$odir/owned")"
+    fi
+else
+    ok output-owner-kept-skipped-not-root
+fi
+
+# Through a link like /dev/stdout (made here: a ted that replaced it would
+# break the machine's /dev/stdout), into a pipe and into a file opened for
+# appending: standard output is written, the link stays a link.
+ln -s /proc/self/fd/1 "$odir/stdout"
+"$TED" translate -m "$toy" -o "$odir/stdout" "the cat ." 2>"$work/err" | cat >"$work/piped"
+echo before >"$work/appended"
+"$TED" attention -m "$toy" "the cat ." --svg "$odir/stdout" >>"$work/appended" 2>>"$work/err"
+if [ "$(cat "$work/piped")" = "le chat ." ] && [ -L "$odir/stdout" ] &&
+    [ "$(head -n 1 "$work/appended")" = before ] && grep -q '</svg>' "$work/appended" &&
+    [ ! -s "$work/err" ]; then
+    ok output-dev-stdout-written-through
+else
+    fail output-dev-stdout-written-through "$(head -c 300 "$work/piped" "$work/err")"
+fi
+
+mkfifo "$odir/fifo"
+timeout "$LIMIT" cat "$odir/fifo" >"$work/from-fifo" &
+reader=$!
+run "$work/out" "$work/err" "$TED" translate -m "$toy" -o "$odir/fifo" "the cat ."
+wait "$reader"
+if [ "$status" -eq 0 ] && [ -p "$odir/fifo" ] && [ "$(cat "$work/from-fifo")" = "le chat ." ]; then
+    ok output-fifo-written-through
+else
+    fail output-fifo-written-through "exit $status, reader got '$(head -c 100 "$work/from-fifo")'"
+fi
+
+# A device node (made here: a ted that replaced it would break /dev/null).
+if [ "$(id -u)" -eq 0 ] && mknod "$work/null" c 1 3 2>/dev/null; then
+    run "$work/out" "$work/err" "$TED" translate -m "$toy" -o "$work/null" "the cat ."
+    if [ "$status" -eq 0 ] && [ -c "$work/null" ] && [ ! -s "$work/err" ]; then
+        ok output-device-written-through
+    else
+        fail output-device-written-through "exit $status: $(ls -l "$work/null")"
+    fi
+else
+    ok output-device-written-through-skipped-not-root
+fi
+
+# An error after the output was opened (a bad line): FILE unchanged, no
+# temporary file left.
+printf 'the cat .\n\377\n' >"$work/bad-line"
+run "$work/out" "$work/err" "$TED" translate -m "$toy" -i "$work/bad-line" -o "$odir/private"
+if [ "$status" -eq 1 ] && [ "$(cat "$odir/private")" = "le chat dort ." ] &&
+    [ "$(ls "$odir" | wc -l)" -eq 5 ]; then
+    ok output-error-leaves-file-and-no-temporary
+else
+    fail output-error-leaves-file-and-no-temporary "exit $status: $(ls "$odir" | tr '\n' ' ')"
+fi
+
+# SIGTERM while translating standard input (a FIFO kept open) to -o FILE.
+mkfifo "$work/slow-input"
+"$TED" translate -m "$toy" -o "$odir/private" <"$work/slow-input" 2>"$work/err" &
+pid=$!
+exec 4>"$work/slow-input"
+echo "the cat ." >&4
+sleep 1
+temporaries=$(ls "$odir" | grep -c '^private\.')
+kill -TERM "$pid"
+{ wait "$pid"; } 2>/dev/null  # the shell's "Terminated"
+status=$?
+exec 4>&-
+if [ "$temporaries" -eq 1 ] && [ "$status" -eq 143 ] && [ "$(ls "$odir" | wc -l)" -eq 5 ] &&
+    [ "$(cat "$odir/private")" = "le chat dort ." ]; then
+    ok output-temporary-removed-on-sigterm
+else
+    fail output-temporary-removed-on-sigterm \
+        "$temporaries temporary while running, exit $status, after: $(ls "$odir" | tr '\n' ' ')"
+fi
+
+# ted attention writes layers x heads x length^2 weights: a long sentence is
+# refused with the cap named, before anything of that size is allocated, and
+# a decode stops at the cap (an HTML page of 64 source tokens and 64 steps).
+long=$(for i in $(seq 100); do printf 'the cat '; done)
+expect_error attention-html-length-capped \
+    "attention: the sentence is 20[0-9] tokens; --html and --svg draw at most 64" \
+    "$TED" attention -m "$toy" "$long" --html "$work/long.html"
+expect_error attention-json-length-capped \
+    "attention: the sentence is 40[0-9] tokens; --json holds at most 256" \
+    "$TED" attention -m "$toy" "$long $long" --json "$work/long.json"
+expect_error attention-max-length-capped "attention: --max-length 100: --html and --svg draw at most 64 steps" \
+    "$TED" attention -m "$toy" "the cat ." --max-length 100 --svg "$work/long.svg"
+model_copy runaway-attention
+sed -i 's/^  max_positions: .*/  max_positions: 4096/; s/^  max_length_offset: .*/  max_length_offset: 0/' \
+    "$work/runaway-attention/config.yaml"
+word=$(sed -n 5p "$work/runaway-attention/vocab.src")
+sentence=$(for i in $(seq 30); do printf '%s ' "$word"; done)  # a rule of 2 x 32 + 10 steps
+run "$work/out" "$work/err" "$TED" attention -m "$work/runaway-attention" "$sentence" --json "$work/steps.json" --html "$work/steps.html"
+steps=$("$PYTHON" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["steps"]))' "$work/steps.json" 2>&1)
+if [ "$status" -eq 0 ] && [ "$steps" = 64 ] && [ "$(wc -c <"$work/steps.html")" -lt 20000000 ]; then
+    ok attention-decode-stops-at-cap
+else
+    fail attention-decode-stops-at-cap "exit $status, $steps steps: $(head -c 200 "$work/err")"
+fi

@@ -35,3 +35,40 @@ if [ "$status" -eq 0 ] && [ "$(wc -l <"$work/out")" -eq 1 ]; then
 else
     fail translate-with-huge-max-positions "exit $status: $(head -c 300 "$work/err")"
 fi
+
+# Peak memory of `ted info` is bounded by a constant (the program, its
+# libraries, a tiny model: measured here) plus 48 times the model
+# directory's size. The largest multiple measured (docs/model-format.md,
+# "What ted refuses") is ~41, for a safetensors header of a million small
+# JSON values, each a node of the parsed tree; weights are mapped, not read.
+if [ ! -x /usr/bin/time ]; then
+    ok info-memory-multiple-skipped-no-usr-bin-time
+    exit 0
+fi
+peak_kib() {  # peak RSS in KiB of `ted info -m $1`
+    /usr/bin/time -o "$work/time" -f '%M' "$TED" info -m "$1" >/dev/null 2>&1
+    tail -n 1 "$work/time"
+}
+base=$(peak_kib tests/data/tiny-model)
+"${PYTHON:-/usr/bin/python3}" - "$work/values" tests/data/tiny-model <<'PY'
+import json, shutil, struct, sys
+out, tiny = sys.argv[1], sys.argv[2]
+shutil.copytree(tiny, out)
+raw = open(out + "/model.safetensors", "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+header = json.dumps(json.loads(raw[8:8 + n])).encode()
+header = header[:-1] + b',"__metadata__":{"k":[' + b"0," * 998999 + b'0]}}'
+header += b" " * (-(8 + len(header)) % 8)
+with open(out + "/model.safetensors", "wb") as f:
+    f.write(struct.pack("<Q", len(header)) + header + raw[8 + n:])
+PY
+for dir in models/toy-en-fr models/en-fr "$model" "$work/values"; do
+    peak=$(peak_kib "$dir")
+    size=$(du -sbL "$dir" | cut -f1)
+    if [ -n "$peak" ] && [ "$((peak - base))" -le "$((48 * size / 1024))" ]; then
+        ok "info-memory-within-48x-$(basename "$dir")"
+    else
+        fail "info-memory-within-48x-$(basename "$dir")" \
+            "peak $peak KiB, constant $base KiB, directory $size bytes"
+    fi
+done

@@ -24,10 +24,10 @@ enum { D = ATT_D, B = ATT_BATCH };
 
 /* PyTorch's packed in_proj_weight, as the model loader binds it. */
 static const ted_attention_weights W = {
-    att_in_proj_weight,             att_in_proj_bias,
-    att_in_proj_weight + D * D,     att_in_proj_bias + D,
-    att_in_proj_weight + 2 * D * D, att_in_proj_bias + 2 * D,
-    att_out_proj_weight,            att_out_proj_bias};
+    {att_in_proj_weight, NULL, NULL},             att_in_proj_bias,
+    {att_in_proj_weight + D * D, NULL, NULL},     att_in_proj_bias + D,
+    {att_in_proj_weight + 2 * D * D, NULL, NULL}, att_in_proj_bias + 2 * D,
+    {att_out_proj_weight, NULL, NULL},            att_out_proj_bias};
 
 static float *filled(size_t n, float value)
 {
@@ -321,15 +321,17 @@ Test(attention, separate_weights_give_what_packed_weights_give)
           *v = malloc(sizeof(float) * D * D);
     float *bias = malloc(sizeof(float) * 3 * D);
     cr_assert(q && k && v && bias);
-    memcpy(q, W.q_weight, sizeof(float) * D * D);
-    memcpy(k, W.k_weight, sizeof(float) * D * D);
-    memcpy(v, W.v_weight, sizeof(float) * D * D);
+    memcpy(q, W.q_weight.f32, sizeof(float) * D * D);
+    memcpy(k, W.k_weight.f32, sizeof(float) * D * D);
+    memcpy(v, W.v_weight.f32, sizeof(float) * D * D);
     /* biases out of order in memory, so they are not stacked either */
     memcpy(bias + 2 * D, W.q_bias, sizeof(float) * D);
     memcpy(bias, W.k_bias, sizeof(float) * D);
     memcpy(bias + D, W.v_bias, sizeof(float) * D);
-    ted_attention_weights separate = {q, bias + 2 * D, k, bias, v, bias + D, W.out_weight,
-                                      W.out_bias};
+    ted_attention_weights separate = {ted_matrix_float(q), bias + 2 * D,
+                                      ted_matrix_float(k), bias,
+                                      ted_matrix_float(v), bias + D,
+                                      W.out_weight,        W.out_bias};
     ted_attention_shape shape = {B, S, HEADS, D / HEADS};
     ted_attention_mask padding = {att_lengths, false};
     ted_kv_cache cache = {nans((size_t)B * S * D), nans((size_t)B * S * D), S, 0, NULL};

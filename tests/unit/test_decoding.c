@@ -946,3 +946,83 @@ Test(decoding, a_banned_token_is_never_in_a_beam)
     ted_hypotheses_free(h, 2);
     remove_model_dir(&dir);
 }
+
+/* ---- the trace of beam search ------------------------------------------- */
+
+typedef struct traced_steps {
+    int count;
+    ted_beam_step steps[4];
+    ted_beam_candidate candidates[4][8];
+} traced_steps;
+
+static void record_traced_step(void *data, const ted_beam_step *step)
+{
+    traced_steps *t = data;
+    cr_assert_lt(t->count, 4, "more steps than the search can take");
+    cr_assert_leq(step->count, 8);
+    t->steps[t->count] = *step;
+    memcpy(t->candidates[t->count], step->candidates, sizeof *step->candidates * step->count);
+    t->count++;
+}
+
+static void expect_candidate(const ted_beam_candidate *c, int parent, int token, double log_prob,
+                             double score, ted_beam_fate fate, const char *what)
+{
+    cr_assert_eq(c->parent, parent, "%s: parent %d, by hand %d", what, c->parent, parent);
+    cr_assert_eq(c->token, token, "%s: token %d, by hand %d", what, c->token, token);
+    cr_assert(fabs(c->log_prob - log_prob) < 1e-5, "%s: log-prob %.7f, by hand %.7f", what,
+              c->log_prob, log_prob);
+    cr_assert(fabs(c->score - score) < 1e-5, "%s: score %.7f, by hand %.7f", what, c->score,
+              score);
+    cr_assert_eq(c->fate, fate, "%s: fate %d, by hand %d", what, c->fate, fate);
+}
+
+/* The search of power_normalization_stops_at_beam_size_finished, step by
+ * step. Step 1 ranks A, EOS, B (the best beam_size + 1 of the one open
+ * hypothesis): A and B stay open, EOS finishes. Step 2 ranks A A, A EOS,
+ * A B, then B A (as likely as A B: the earlier hypothesis first), B EOS,
+ * B B: A A and A B stay open, A EOS finishes, the rest is pruned, and with
+ * two finished the search stops. The hypotheses are those of the search
+ * without a trace. */
+Test(decoding, the_beam_trace_reports_every_candidate_by_hand)
+{
+    temp_dir dir = make_constant_model("");
+    ted_model *model = load(dir.path);
+    ted_session *s = new_session(model);
+    ted_beam_params params = {2, 1.0f, TED_LENGTH_POWER};
+    traced_steps t = {0};
+    ted_beam_trace trace = {record_traced_step, &t};
+    ted_hypothesis h[2], untraced[2];
+    ted_error err = {0};
+    int max_length = 6;
+    cr_assert_eq(ted_beam_search_traced(s, tiny_sources, tiny_source_lengths, &max_length, 1,
+                                        &params, 2, &trace, h, &err),
+                 TED_OK, "%s", err.message);
+    double a = log(0.5), eos = log(0.25), b = log(0.15);
+    cr_assert_eq(t.count, 2, "%d steps traced", t.count);
+    cr_assert(t.steps[0].length == 1 && t.steps[0].count == 3 && !t.steps[0].stops);
+    expect_candidate(&t.candidates[0][0], 0, A, a, a, TED_BEAM_OPEN, "step 1, A");
+    expect_candidate(&t.candidates[0][1], 0, EOS, eos, eos, TED_BEAM_FINISHED, "step 1, EOS");
+    expect_candidate(&t.candidates[0][2], 0, B, b, b, TED_BEAM_OPEN, "step 1, B");
+    cr_assert(t.steps[1].length == 2 && t.steps[1].count == 6 && t.steps[1].stops);
+    expect_candidate(&t.candidates[1][0], 0, A, 2 * a, 2 * a, TED_BEAM_OPEN, "A A");
+    expect_candidate(&t.candidates[1][1], 0, EOS, a + eos, (a + eos) / 2, TED_BEAM_FINISHED,
+                     "A EOS");
+    expect_candidate(&t.candidates[1][2], 0, B, a + b, a + b, TED_BEAM_OPEN, "A B");
+    expect_candidate(&t.candidates[1][3], 1, A, b + a, b + a, TED_BEAM_PRUNED, "B A");
+    expect_candidate(&t.candidates[1][4], 1, EOS, b + eos, b + eos, TED_BEAM_PRUNED, "B EOS");
+    expect_candidate(&t.candidates[1][5], 1, B, 2 * b, 2 * b, TED_BEAM_PRUNED, "B B");
+    cr_assert_eq(ted_beam_search(s, tiny_sources, tiny_source_lengths, &max_length, 1, &params, 2,
+                                 untraced, &err),
+                 TED_OK, "%s", err.message);
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(h[k].length, untraced[k].length);
+        cr_assert_arr_eq(h[k].ids, untraced[k].ids, sizeof(int) * h[k].length);
+        cr_assert_eq(h[k].score, untraced[k].score, "the trace changes nothing");
+    }
+    ted_hypotheses_free(h, 2);
+    ted_hypotheses_free(untraced, 2);
+    ted_session_free(s);
+    ted_model_free(model);
+    remove_model_dir(&dir);
+}

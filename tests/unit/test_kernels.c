@@ -3,7 +3,8 @@
  * the portable set: ted_matmul for 1 to 7 rows (the dot-product kernel), 8
  * to 128 (the transposed-x kernel), more (OpenBLAS), with in and out
  * feature counts that are multiples of no vector width, with and without a
- * bias, on 1 and 2 threads; and each vector function on odd lengths. A set
+ * bias, on 1 and 2 threads; the int8 product (ted_matmul_i8) against an
+ * exact integer reference; and each vector function on odd lengths. A set
  * the CPU lacks is skipped (not counted). Which sets the CPU offers is
  * checked against the flags Linux reports in /proc/cpuinfo.
  *
@@ -307,6 +308,197 @@ static void check_vectors(const char *variant)
     }
 }
 
+/* ---- ted_matmul_i8 ------------------------------------------------------------
+ * Against a reference computed here from the documented scheme: each row of
+ * x quantized (scale max|x| / 127, x * (127 / max) rounded to the nearest
+ * integer, ties to even), the dot products with the int8 W summed exactly
+ * in 64-bit integers, then dot * (x_scale * w_scale) + b. The integer part
+ * is exact, so the only slack is the final float multiply-add (a fused
+ * multiply-add rounds once where the reference rounds twice): I8_TOL_RELATIVE
+ * of the magnitude. Then, with no reference to ted's own quantization, the
+ * result against the float product with the dequantized W: the activation's
+ * rounding error is at most x_scale / 2 per element, so the difference is
+ * at most x_scale / 2 * sum_k |W[j][k] * w_scale[j]| (plus float slack). */
+#define I8_TOL_RELATIVE 1e-6
+
+typedef struct i8_product {
+    int rows, in, out;
+    float *x, *w_scale, *b;
+    int8_t *W;
+} i8_product;
+
+/* Integers in [-127, 127], the same sequence on every run. */
+static void fill_int8(int8_t *q, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        q[i] = (int8_t)((int)((seed >> 8) % 255u) - 127);
+    }
+}
+
+static i8_product make_i8_product(int rows, int in, int out)
+{
+    i8_product p = {rows, in, out, malloc(sizeof(float) * rows * in), malloc(sizeof(float) * out),
+                    malloc(sizeof(float) * out), malloc((size_t)out * in)};
+    cr_assert(p.x && p.w_scale && p.b && p.W);
+    fill_random(p.x, (size_t)rows * in, 5u + rows + in);
+    fill_int8(p.W, (size_t)out * in, 6u + out);
+    fill_random(p.w_scale, (size_t)out, 7u + in);
+    for (int j = 0; j < out; j++)
+        p.w_scale[j] = fabsf(p.w_scale[j]) * 0.01f;
+    fill_random(p.b, (size_t)out, 8u);
+    return p;
+}
+
+static void free_i8_product(i8_product *p)
+{
+    free(p->x);
+    free(p->w_scale);
+    free(p->b);
+    free(p->W);
+}
+
+/* The documented quantization of one row of x. */
+static float reference_quantize(int8_t *q, const float *x, int n)
+{
+    float m = 0.0f;
+    for (int k = 0; k < n; k++)
+        m = fmaxf(m, fabsf(x[k]));
+    float factor = m > 0.0f ? 127.0f / m : 0.0f;
+    for (int k = 0; k < n; k++)
+        q[k] = (int8_t)nearbyintf(x[k] * factor);
+    return m / 127.0f;
+}
+
+static void check_i8_product(const char *variant, const i8_product *p, bool bias, int threads)
+{
+    float *y = malloc(sizeof(float) * p->rows * p->out);
+    int8_t *q = malloc((size_t)p->in);
+    cr_assert(y && q);
+    for (int i = 0; i < p->rows * p->out; i++)
+        y[i] = NAN;
+    ted_matmul_i8(y, p->x, p->W, p->w_scale, bias ? p->b : NULL, p->rows, p->in, p->out);
+    for (int i = 0; i < p->rows; i++) {
+        const float *xi = p->x + (size_t)i * p->in;
+        float x_scale = reference_quantize(q, xi, p->in);
+        for (int j = 0; j < p->out; j++) {
+            const int8_t *w = p->W + (size_t)j * p->in;
+            int64_t dot = 0;
+            double exact = bias ? p->b[j] : 0.0, w_magnitude = 0.0;
+            for (int k = 0; k < p->in; k++) {
+                dot += (int64_t)q[k] * w[k];
+                double dequantized = (double)((float)w[k] * p->w_scale[j]);
+                exact += xi[k] * dequantized;
+                w_magnitude += fabs(dequantized);
+            }
+            double scaled = (double)((float)dot * (x_scale * p->w_scale[j]));
+            double expected = scaled + (bias ? p->b[j] : 0.0);
+            double got = y[(size_t)i * p->out + j];
+            double magnitude = fabs(scaled) + (bias ? fabs(p->b[j]) : 0.0);
+            cr_assert(fabs(got - expected) <= I8_TOL_RELATIVE * magnitude + 1e-30,
+                      "%s matmul_i8 rows %d in %d out %d%s, %d threads [%d][%d]: got %.9g, "
+                      "integer reference %.9g", variant, p->rows, p->in, p->out,
+                      bias ? " bias" : "", threads, i, j, got, expected);
+            double bound = x_scale / 2.0 * w_magnitude + 1e-5 * (magnitude + 1e-30);
+            cr_assert(fabs(got - exact) <= bound,
+                      "%s matmul_i8 [%d][%d]: got %.9g, float product %.9g, beyond the "
+                      "activation rounding bound %.3g", variant, i, j, got, exact, bound);
+        }
+    }
+    free(q);
+    free(y);
+}
+
+/* Rows 1 to 17 (the tiles of 1, 2 and 4 rows and their remainders), in
+ * features no multiple of 64 (the vector tails), out features no multiple
+ * of 4 (the last columns one by one). */
+static const int i8_row_counts[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17};
+static const int i8_shapes[][2] = {{1, 1}, {31, 5}, {64, 4}, {100, 17}, {130, 67}, {515, 9}};
+
+static void check_matmul_i8(const char *variant)
+{
+    use_variant(variant);
+    for (int threads = 1; threads <= 2; threads++) {
+        ted_parallel_set_threads(threads);
+        for (size_t r = 0; r < COUNT(i8_row_counts); r++)
+            for (size_t s = 0; s < COUNT(i8_shapes); s++) {
+                i8_product p = make_i8_product(i8_row_counts[r], i8_shapes[s][0],
+                                               i8_shapes[s][1]);
+                check_i8_product(variant, &p, false, threads);
+                check_i8_product(variant, &p, true, threads);
+                free_i8_product(&p);
+            }
+    }
+    ted_parallel_set_threads(1);
+}
+
+/* Every product at +-127 * +-127, the largest pairs vpmaddubsw sums
+ * (2 * 16129 = 32258, under int16's 32767), and sums far beyond int16:
+ * the result must be exact. */
+static void check_i8_saturation(const char *variant)
+{
+    use_variant(variant);
+    enum { ROWS = 3, IN = 1000, OUT = 6 };
+    float x[ROWS * IN], w_scale[OUT], y[ROWS * OUT];
+    int8_t W[OUT * IN];
+    for (int k = 0; k < IN; k++) {
+        x[k] = 2.0f;                          /* every element quantizes to 127 */
+        x[IN + k] = k % 2 ? 3.0f : -3.0f;     /* +-127, alternating */
+        x[2 * IN + k] = -0.5f;                /* -127 */
+    }
+    for (int j = 0; j < OUT; j++) {
+        w_scale[j] = 1.0f;
+        for (int k = 0; k < IN; k++)
+            W[j * IN + k] = (int8_t)(j % 3 == 0 ? 127 : j % 3 == 1 ? -127
+                                                  : (k % 2 ? 127 : -127));
+    }
+    ted_matmul_i8(y, x, W, w_scale, NULL, ROWS, IN, OUT);
+    const float x_scale[ROWS] = {2.0f / 127.0f, 3.0f / 127.0f, 0.5f / 127.0f};
+    const int sign[ROWS][3] = {{1, -1, 0}, {0, 0, 1}, {-1, 1, 0}};  /* dot / (127 * 127 * IN) */
+    for (int i = 0; i < ROWS; i++)
+        for (int j = 0; j < OUT; j++) {
+            float expected = (float)(sign[i][j % 3] * 127 * 127 * IN) * (x_scale[i] * 1.0f);
+            cr_assert(fabsf(y[i * OUT + j] - expected) <= 1e-6f * fabsf(expected),
+                      "%s matmul_i8 at +-127: [%d][%d] got %.9g, expected %.9g", variant, i, j,
+                      (double)y[i * OUT + j], (double)expected);
+        }
+}
+
+/* Activations rounded to the nearest integer, ties to even, and clipped at
+ * the row's largest magnitude: W = identity reads the quantized x back. */
+static void check_i8_rounding(const char *variant)
+{
+    use_variant(variant);
+    enum { N = 8 };
+    const float x[N] = {127.0f, 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -126.5f, 3.49f};
+    const float expected[N] = {127.0f, 0.0f, 2.0f, 2.0f, 0.0f, -2.0f, -126.0f, 3.0f};
+    int8_t W[N * N] = {0};
+    float w_scale[N], y[N];
+    for (int j = 0; j < N; j++) {
+        W[j * N + j] = 1;
+        w_scale[j] = 1.0f;
+    }
+    ted_matmul_i8(y, x, W, w_scale, NULL, 1, N, N);
+    for (int j = 0; j < N; j++)
+        cr_assert(y[j] == expected[j], "%s quantized %g to %g, expected %g", variant,
+                  (double)x[j], (double)y[j], (double)expected[j]);
+}
+
+/* Rows of an int8 table, dequantized: q * scale * factor. */
+Test(kernels, matrix_row_dequantizes)
+{
+    const int8_t q[6] = {-127, 0, 5, 127, -1, 64};
+    const float scale[2] = {0.5f, 0.25f};
+    ted_matrix table = {NULL, q, scale};
+    float row[3];
+    ted_matrix_row(row, table, 1, 3, 2.0f);
+    cr_assert(row[0] == 63.5f && row[1] == -0.5f && row[2] == 32.0f, "%g %g %g",
+              (double)row[0], (double)row[1], (double)row[2]);
+    ted_matrix second = ted_matrix_rows(table, 1, 3);
+    ted_matrix_row(row, second, 0, 3, 1.0f);
+    cr_assert(row[0] == 31.75f && row[1] == -0.25f && row[2] == 16.0f);
+}
+
 #define VARIANT_TESTS(name)                                                                   \
     Test(kernels, matmul_##name)                                                              \
     {                                                                                         \
@@ -315,6 +507,15 @@ static void check_vectors(const char *variant)
     Test(kernels, vectors_##name)                                                             \
     {                                                                                         \
         check_vectors(#name);                                                                 \
+    }                                                                                         \
+    Test(kernels, matmul_i8_##name)                                                           \
+    {                                                                                         \
+        check_matmul_i8(#name);                                                               \
+    }                                                                                         \
+    Test(kernels, matmul_i8_saturation_##name)                                                \
+    {                                                                                         \
+        check_i8_saturation(#name);                                                           \
+        check_i8_rounding(#name);                                                             \
     }
 
 VARIANT_TESTS(portable)

@@ -121,7 +121,7 @@ Test(layers, linear_many_rows_and_columns_vs_naive)
 Test(layers, output_logits_is_the_final_linear)
 {
     float y[3 * LINEAR_OUT];
-    ted_output_weights out = {linear_W, linear_b};
+    ted_output_weights out = {ted_matrix_float(linear_W), linear_b};
     ted_output_logits(y, linear_x3, &out, 3, LINEAR_IN, LINEAR_OUT);
     ASSERT_CLOSE(y, linear_y3_bias, COUNT(y), TOL_OP, "output logits");
 }
@@ -220,7 +220,8 @@ static void check_feed_forward(ted_activation activation, const float *expected,
                                const char *what)
 {
     float out[FF_ROWS * FF_D], hidden[FF_ROWS * FF_DFF];
-    ted_feed_forward_weights w = {ff_W1, ff_b1, ff_W2, ff_b2};
+    ted_feed_forward_weights w = {ted_matrix_float(ff_W1), ff_b1, ted_matrix_float(ff_W2),
+                                  ff_b2};
     ted_feed_forward(out, hidden, ff_x, &w, activation, FF_ROWS, FF_D, FF_DFF);
     ASSERT_CLOSE(out, expected, COUNT(out), TOL_COMPOSED, what);
 }
@@ -342,14 +343,15 @@ Test(layers, add_positional_encoding_from_an_offset)
 Test(layers, embed_scaled_by_sqrt_d)
 {
     float x[EMBED_COUNT * EMBED_D];
-    ted_embed(x, embed_table, embed_ids, EMBED_COUNT, EMBED_D, sqrtf((float)EMBED_D));
+    ted_embed(x, ted_matrix_float(embed_table), embed_ids, EMBED_COUNT, EMBED_D,
+              sqrtf((float)EMBED_D));
     ASSERT_CLOSE(x, embed_y, COUNT(x), TOL_OP, "embed * sqrt(d)");
 }
 
 Test(layers, embed_unscaled)
 {
     float x[EMBED_COUNT * EMBED_D];
-    ted_embed(x, embed_table, embed_ids, EMBED_COUNT, EMBED_D, 1.0f);
+    ted_embed(x, ted_matrix_float(embed_table), embed_ids, EMBED_COUNT, EMBED_D, 1.0f);
     for (int t = 0; t < EMBED_COUNT; t++)
         ASSERT_CLOSE(x + t * EMBED_D, embed_table + embed_ids[t] * EMBED_D, EMBED_D, 0.0,
                      "embed, scale 1");

@@ -1,0 +1,35 @@
+/* Writing an output file (ted translate -o FILE, ted attention --html FILE)
+ * without changing what FILE is:
+ *   - a symbolic link is followed: its target is written, the link stays;
+ *   - a regular file is replaced only once everything is written: the output
+ *     goes to a temporary file in the same directory, given the old file's
+ *     mode and owner, and is renamed over it (a new file gets 0666 less the
+ *     umask); the temporary file is removed when the output fails;
+ *   - anything else (a device such as /dev/null, a FIFO, a terminal, or a
+ *     name of an open descriptor such as /dev/stdout or /proc/self/fd/1) is
+ *     opened and written directly, appending, as standard output would be. */
+#ifndef TED_CORE_OUTPUT_H
+#define TED_CORE_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "ted/ted.h"
+
+typedef struct ted_output {
+    FILE *file;
+    char *temp;    /* the temporary file renamed over `target`; NULL: written directly */
+    char *target;  /* the file it replaces: the path with its symbolic links followed */
+    int error;     /* after a failure, its errno, for callers that word their own message */
+} ted_output;
+
+/* Opens `path` for writing as above. Messages ("cannot write PATH: REASON")
+ * name `path`. */
+ted_status ted_output_open(ted_output *o, const char *path, ted_error *err);
+
+/* With `keep`, completes the output: flushes it and (for a temporary file)
+ * syncs it and renames it over the target; a write that failed is reported.
+ * Without `keep`, removes the temporary file. Frees what open allocated. */
+ted_status ted_output_close(ted_output *o, const char *path, bool keep, ted_error *err);
+
+#endif

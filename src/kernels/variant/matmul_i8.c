@@ -1,0 +1,324 @@
+/* The kernel of ted_matmul_i8 (src/kernels/matmul.c): output columns of
+ * y = x W^T + b with int8 W and x, compiled once per instruction set
+ * (kernels/variants.h). The integer dot products are exact in int32; one
+ * float multiply per output applies both scales.
+ *
+ *   avx512    vpdpbusd (AVX512_VNNI, when the CPU has it): 64 unsigned x
+ *             signed byte products summed into 16 int32 lanes, without
+ *             saturation. W + 128 (W xor 0x80) is the unsigned operand, x
+ *             the signed one; the excess, 128 * sum(x row), is subtracted
+ *             at the end (the sums come with the quantized x). Without
+ *             VNNI, the avx2 code below.
+ *   avx2      vpmaddubsw + vpmaddwd on 32 bytes: |x| is the unsigned
+ *             operand and W takes x's sign (vpsignb), so each pair of
+ *             products is at most 2 * 127 * 127 = 32258 and the int16 sums
+ *             cannot saturate (x and W are both in [-127, 127]);
+ *   portable  plain C, widened to int32.
+ *
+ * x comes quantized (ted_quantize_rows below), rows `ldx` bytes apart,
+ * zero past column K. */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/simd.h"
+#include "kernels/variants.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+/* x . w over n bytes, in int32. */
+static inline int32_t dot_i8(const int8_t *x, const int8_t *w, int n)
+{
+    int32_t s = 0;
+    for (int k = 0; k < n; k++)
+        s += (int32_t)x[k] * w[k];
+    return s;
+}
+
+static inline float dequantize(int32_t dot, float x_scale, float w_scale, const float *b)
+{
+    float v = (float)dot * (x_scale * w_scale);
+    return b ? v + *b : v;
+}
+
+/* ---- avx2 (and avx512 without VNNI): 2 rows x 4 columns per tile ---------- */
+#if defined(__AVX2__)
+
+static inline int32_t sum_lanes_256(__m256i v)
+{
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* y[i][j] for ROWS rows of x and 4 rows of W; `next` (or NULL): the 4 rows
+ * of W after these, fetched into cache meanwhile. */
+static inline __attribute__((always_inline)) void tile_avx2(
+    float *y, int ldy, const int8_t *x, const float *x_scale, int ldx, const int8_t *W,
+    const int8_t *next, const float *w_scale, const float *b, int K, const int ROWS)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i acc[2][4];
+#pragma GCC unroll 4
+    for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++)
+            acc[i][j] = _mm256_setzero_si256();
+    int k = 0;
+    for (; k + 32 <= K; k += 32) {
+        __m256i w[4];
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            w[j] = _mm256_loadu_si256((const __m256i *)(W + (size_t)j * K + k));
+            if (next && (k & 63) == 0)
+                __builtin_prefetch(next + (size_t)j * K + k);
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < ROWS; i++) {
+            __m256i xv = _mm256_loadu_si256((const __m256i *)(x + (size_t)i * ldx + k));
+            __m256i magnitude = _mm256_abs_epi8(xv);
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; j++) {
+                __m256i pairs = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(w[j], xv));
+                acc[i][j] = _mm256_add_epi32(acc[i][j], _mm256_madd_epi16(pairs, ones));
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            const int8_t *xi = x + (size_t)i * ldx, *wj = W + (size_t)j * K;
+            int32_t dot = sum_lanes_256(acc[i][j]) + dot_i8(xi + k, wj + k, K - k);
+            y[(size_t)i * ldy + j] =
+                dequantize(dot, x_scale[i], w_scale[j], b ? b + j : NULL);
+        }
+}
+
+static void columns_avx2(float *y, int ldy, const int8_t *x, const float *x_scale,
+                         const int32_t *x_sum, int ldx, const int8_t *W, const int8_t *next,
+                         const float *w_scale, const float *b, int rows, int K)
+{
+    (void)x_sum;  /* the sign trick needs no correction */
+    int i = 0;
+    for (; i + 2 <= rows; i += 2)
+        tile_avx2(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
+                  i == 0 ? next : NULL, w_scale, b, K, 2);
+    if (i < rows)
+        tile_avx2(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
+                  i == 0 ? next : NULL, w_scale, b, K, 1);
+}
+#define FOUR_COLUMNS columns_avx2
+#endif
+
+/* ---- avx512 with VNNI: 4 rows x 4 columns per tile ------------------------- */
+#if defined(__AVX512F__)
+#define TED_VNNI __attribute__((target("avx512vnni,avx512bw,avx512f")))
+
+TED_VNNI static inline int32_t sum_lanes_512(__m512i v)
+{
+    return _mm512_reduce_add_epi32(v);
+}
+
+/* `next` (or NULL): the 4 rows of W that come after these, fetched into
+ * cache while this tile is computed, so that the next columns do not wait
+ * on memory. */
+TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
+    float *y, int ldy, const int8_t *x, const float *x_scale, const int32_t *x_sum, int ldx,
+    const int8_t *W, const int8_t *next, const float *w_scale, const float *b, int K,
+    const int ROWS)
+{
+    const __m512i shift = _mm512_set1_epi8((char)0x80);
+    __m512i acc[4][4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++)
+#pragma GCC unroll 4
+        for (int i = 0; i < ROWS; i++)
+            acc[i][j] = _mm512_setzero_si512();
+    for (int k = 0; k < K; k += 64) {
+        /* The last vector loads only the columns left: no byte past a row
+         * (W + 128 is then 128 against an x of 0). */
+        __mmask64 m = K - k >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (K - k)) - 1;
+        __m512i w[4];
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            w[j] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, W + (size_t)j * K + k), shift);
+            if (next)
+                __builtin_prefetch(next + (size_t)j * K + k);
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < ROWS; i++) {
+            __m512i xi = _mm512_maskz_loadu_epi8(m, x + (size_t)i * ldx + k);
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; j++)
+                acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], w[j], xi);
+        }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < ROWS; i++) {
+        /* Wraps modulo 2^32 like the sums: the difference is exact. */
+        uint32_t excess = (uint32_t)x_sum[i] << 7;
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            int32_t dot = (int32_t)((uint32_t)sum_lanes_512(acc[i][j]) - excess);
+            y[(size_t)i * ldy + j] =
+                dequantize(dot, x_scale[i], w_scale[j], b ? b + j : NULL);
+        }
+    }
+}
+
+/* The first tile of rows fetches the next columns' W. */
+TED_VNNI static void columns_vnni(float *y, int ldy, const int8_t *x, const float *x_scale,
+                                  const int32_t *x_sum, int ldx, const int8_t *W,
+                                  const int8_t *next, const float *w_scale, const float *b,
+                                  int rows, int K)
+{
+    int i = 0;
+    for (; i + 4 <= rows; i += 4)
+        tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, x_sum + i, ldx, W,
+                  i == 0 ? next : NULL, w_scale, b, K, 4);
+    float *yi = y + (size_t)i * ldy;
+    const int8_t *xi = x + (size_t)i * ldx;
+    const int8_t *n = i == 0 ? next : NULL;
+    switch (rows - i) {
+    case 3: tile_vnni(yi, ldy, xi, x_scale + i, x_sum + i, ldx, W, n, w_scale, b, K, 3); break;
+    case 2: tile_vnni(yi, ldy, xi, x_scale + i, x_sum + i, ldx, W, n, w_scale, b, K, 2); break;
+    case 1: tile_vnni(yi, ldy, xi, x_scale + i, x_sum + i, ldx, W, n, w_scale, b, K, 1); break;
+    }
+}
+
+static void columns_avx512(float *y, int ldy, const int8_t *x, const float *x_scale,
+                           const int32_t *x_sum, int ldx, const int8_t *W, const int8_t *next,
+                           const float *w_scale, const float *b, int rows, int K)
+{
+    if (__builtin_cpu_supports("avx512vnni"))
+        columns_vnni(y, ldy, x, x_scale, x_sum, ldx, W, next, w_scale, b, rows, K);
+    else
+        columns_avx2(y, ldy, x, x_scale, x_sum, ldx, W, next, w_scale, b, rows, K);
+}
+#undef FOUR_COLUMNS
+#define FOUR_COLUMNS columns_avx512
+#endif
+
+/* ---- portable: 4 columns at a time ------------------------------------------ */
+#if !defined(FOUR_COLUMNS)
+static void columns_portable(float *y, int ldy, const int8_t *x, const float *x_scale,
+                             const int32_t *x_sum, int ldx, const int8_t *W, const int8_t *next,
+                             const float *w_scale, const float *b, int rows, int K)
+{
+    (void)x_sum;
+    (void)next;
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < 4; j++)
+            y[(size_t)i * ldy + j] =
+                dequantize(dot_i8(x + (size_t)i * ldx, W + (size_t)j * K, K), x_scale[i],
+                           w_scale[j], b ? b + j : NULL);
+}
+#define FOUR_COLUMNS columns_portable
+#endif
+
+/* Rows of x taken together: a block stays in the first-level cache while
+ * every column of W passes (e.g. 32 rows of 512 bytes: 16 KiB). */
+enum { ROW_BLOCK = 32 };
+
+static void row_block(float *y, int ldy, const int8_t *x, const float *x_scale,
+                      const int32_t *x_sum, int ldx, const int8_t *W, const float *w_scale,
+                      const float *b, int rows, int K, int first, int last)
+{
+    int n = first;
+    for (; n + 4 <= last; n += 4)
+        FOUR_COLUMNS(y + n, ldy, x, x_scale, x_sum, ldx, W + (size_t)n * K,
+                     n + 8 <= last ? W + (size_t)(n + 4) * K : NULL, w_scale + n,
+                     b ? b + n : NULL, rows, K);
+    for (; n < last; n++)
+        for (int i = 0; i < rows; i++)
+            y[(size_t)i * ldy + n] =
+                dequantize(dot_i8(x + (size_t)i * ldx, W + (size_t)n * K, K), x_scale[i],
+                           w_scale[n], b ? b + n : NULL);
+}
+
+void TED_VARIANT_NAME(ted_matmul_i8_columns)(float *y, int ldy, const int8_t *x,
+                                             const float *x_scale, const int32_t *x_sum,
+                                             int ldx, const int8_t *W, const float *w_scale,
+                                             const float *b, int rows, int K, int first,
+                                             int last)
+{
+    for (int r = 0; r < rows; r += ROW_BLOCK)
+        row_block(y + (size_t)r * ldy, ldy, x + (size_t)r * ldx, x_scale + r, x_sum + r, ldx, W,
+                  w_scale, b, rows - r < ROW_BLOCK ? rows - r : ROW_BLOCK, K, first, last);
+}
+
+/* ---- quantizing the activations --------------------------------------------- */
+
+/* max |x[k]| over n floats. */
+static float max_magnitude(const float *x, int n)
+{
+    const ted_ivec magnitude_bits = (ted_ivec){0} + 0x7fffffff;
+    ted_vec best = {0};
+    int k = 0;
+    for (; k + TED_VEC_FLOATS <= n; k += TED_VEC_FLOATS) {
+        ted_vec a = (ted_vec)((ted_ivec)ted_vec_load(x + k) & magnitude_bits);
+        best = ted_vec_select(a > best, a, best);
+    }
+    float m = 0.0f;
+    for (int lane = 0; lane < TED_VEC_FLOATS; lane++)
+        m = best[lane] > m ? best[lane] : m;
+    for (; k < n; k++)
+        m = fabsf(x[k]) > m ? fabsf(x[k]) : m;
+    return m;
+}
+
+/* x * factor rounded to the nearest integer (ties to even), in [-127, 127]
+ * (NaN gives 0). */
+static inline int8_t quantize_one(float x, float factor)
+{
+    float v = rintf(x * factor);
+    return v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? (int8_t)v : 0;
+}
+
+/* q (n) = x (n) * factor, rounded as quantize_one. */
+static void quantize_row(int8_t *q, const float *x, int n, float factor)
+{
+    int k = 0;
+#if defined(__AVX512F__)
+    const __m512 f = _mm512_set1_ps(factor);
+    for (; k + 16 <= n; k += 16) {
+        __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + k), f));
+        _mm_storeu_si128((__m128i *)(q + k), _mm512_cvtsepi32_epi8(v));
+    }
+#elif defined(__AVX2__)
+    const __m256 f = _mm256_set1_ps(factor);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (; k + 32 <= n; k += 32) {
+        __m256i v[4];
+        for (int p = 0; p < 4; p++)
+            v[p] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + k + 8 * p), f));
+        __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]),
+                                           _mm256_packs_epi32(v[2], v[3]));
+        _mm256_storeu_si256((__m256i *)(q + k), _mm256_permutevar8x32_epi32(bytes, order));
+    }
+#endif
+    for (; k < n; k++)
+        q[k] = quantize_one(x[k], factor);
+}
+
+void TED_VARIANT_NAME(ted_quantize_rows)(int8_t *q, float *scale, int32_t *sum,
+                                         const float *x, int rows, int K, int ldq)
+{
+    for (int i = 0; i < rows; i++) {
+        const float *xi = x + (size_t)i * K;
+        int8_t *qi = q + (size_t)i * ldq;
+        float m = max_magnitude(xi, K);
+        scale[i] = m / 127.0f;
+        quantize_row(qi, xi, K, m > 0.0f ? 127.0f / m : 0.0f);
+        int32_t s = 0;
+        for (int k = 0; k < K; k++)
+            s += qi[k];
+        sum[i] = s;
+        for (int k = K; k < ldq; k++)
+            qi[k] = 0;
+    }
+}

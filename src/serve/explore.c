@@ -1,0 +1,755 @@
+/* The explorer of ted serve (serve/explore.h): its page, built into the
+ * program, and its JSON endpoints. The decoding is the library's and the
+ * commands' own (cli/learn.h for greedy steps and the explanation,
+ * ted_beam_search_traced for beam search); this file checks the
+ * requests and writes the answers. */
+#include "serve/explore.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/learn.h"
+#include "serve/request.h"
+
+/* ---- the page ----------------------------------------------------------------- */
+
+/* src/serve/explorer_assets.S: the files of src/serve/explorer/. */
+extern const unsigned char serve_explorer_html[], serve_explorer_html_end[];
+extern const unsigned char serve_explorer_js[], serve_explorer_js_end[];
+extern const unsigned char serve_explorer_css[], serve_explorer_css_end[];
+
+const char serve_explorer_policy[] =
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+bool serve_explorer_asset(const char *path, serve_asset *asset)
+{
+    static const struct {
+        const char *path, *content_type;
+        const unsigned char *start, *end;
+    } files[] = {
+        {"/", "text/html; charset=utf-8", serve_explorer_html, serve_explorer_html_end},
+        {"/explorer.js", "text/javascript; charset=utf-8", serve_explorer_js,
+         serve_explorer_js_end},
+        {"/explorer.css", "text/css; charset=utf-8", serve_explorer_css, serve_explorer_css_end},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        if (!strcmp(path, files[i].path)) {
+            *asset = (serve_asset){files[i].path, files[i].content_type, files[i].start,
+                                   (size_t)(files[i].end - files[i].start)};
+            return true;
+        }
+    return false;
+}
+
+bool serve_explorer_endpoint(const char *path)
+{
+    return !strcmp(path, "/v1/explore") || !strcmp(path, "/v1/beam");
+}
+
+/* ---- JSON helpers --------------------------------------------------------------- */
+
+/* A number with `digits` significant digits: short in the answer, and
+ * within half a unit of the last digit of the float it comes from. */
+static cJSON *rounded(double value, int digits)
+{
+    if (!isfinite(value))
+        return cJSON_CreateNull();
+    char text[48];
+    snprintf(text, sizeof text, "%.*g", digits, value);
+    return cJSON_CreateNumber(strtod(text, NULL));
+}
+
+static void add_rounded(cJSON *object, const char *name, double value, int digits)
+{
+    cJSON_AddItemToObject(object, name, rounded(value, digits));
+}
+
+/* Attention weights: 8 significant digits, so a row sums to 1 within 1e-6. */
+static cJSON *weights_row(const float *w, int n)
+{
+    cJSON *row = cJSON_CreateArray();
+    for (int j = 0; row && j < n; j++)
+        cJSON_AddItemToArray(row, rounded(w[j], 8));
+    return row;
+}
+
+/* {"id": ID, "token": "TOKEN"}. */
+static cJSON *token_json(const ted_model *model, int id, bool target)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", id);
+    cJSON_AddStringToObject(o, "token",
+                            target ? ted_target_token(model, id) : ted_source_token(model, id));
+    return o;
+}
+
+static char *error_answer(int *status, int code, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static char *error_answer(int *status, int code, const char *format, ...)
+{
+    char message[TED_ERROR_MESSAGE_SIZE];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    *status = code;
+    return serve_error_json(message);
+}
+
+/* The answer's text (freeing `root`), status 200. */
+static char *answer(cJSON *root, int *status)
+{
+    char *text = root ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(root);
+    *status = 200;
+    return text;
+}
+
+/* ---- GET /v1/explorer ------------------------------------------------------------- */
+
+static const char *activation_name(ted_activation a)
+{
+    return a == TED_ACTIVATION_GELU ? "GELU" : a == TED_ACTIVATION_SILU ? "SiLU" : "ReLU";
+}
+
+static const char *tokenizer_name(ted_tokenizer_kind kind)
+{
+    return kind == TED_TOKENIZER_SENTENCEPIECE ? "SentencePiece pieces"
+           : kind == TED_TOKENIZER_CHAR        ? "characters"
+                                               : "words";
+}
+
+static cJSON *architecture_json(const ted_config *c)
+{
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "norm", c->norm_first ? "pre-norm" : "post-norm");
+    cJSON_AddStringToObject(a, "positional_encoding",
+                            c->positional_layout == TED_POSITIONS_CONCATENATED
+                                ? "concatenated (all sines, then all cosines)"
+                                : "interleaved (sine, cosine, sine...)");
+    cJSON_AddStringToObject(a, "activation", activation_name(c->activation));
+    cJSON_AddBoolToObject(a, "tied_output", c->tied_output);
+    cJSON_AddBoolToObject(a, "scale_embedding", c->scale_embedding);
+    cJSON_AddStringToObject(a, "tokenizer", tokenizer_name(c->tokenizer));
+    return a;
+}
+
+static cJSON *sizes_json(const ted_config *c)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddNumberToObject(s, "d_model", c->d_model);
+    cJSON_AddNumberToObject(s, "heads", c->heads);
+    cJSON_AddNumberToObject(s, "query_size", c->d_model / c->heads);
+    cJSON_AddNumberToObject(s, "encoder_layers", c->encoder_layers);
+    cJSON_AddNumberToObject(s, "decoder_layers", c->decoder_layers);
+    cJSON_AddNumberToObject(s, "d_ff", c->d_ff);
+    cJSON_AddNumberToObject(s, "src_vocab_size", c->src_vocab_size);
+    cJSON_AddNumberToObject(s, "tgt_vocab_size", c->tgt_vocab_size);
+    return s;
+}
+
+enum { EXAMPLES = 8, EXAMPLE_BYTES = 300 };
+
+/* The first lines of the model directory's test.en, when it has one. */
+static cJSON *examples_json(const char *dir)
+{
+    cJSON *list = cJSON_CreateArray();
+    char path[4096], text[EXAMPLE_BYTES + 2];
+    if (!dir || snprintf(path, sizeof path, "%s/test.en", dir) >= (int)sizeof path)
+        return list;
+    FILE *f = fopen(path, "r");
+    for (int n = 0; f && n < EXAMPLES && fgets(text, sizeof text, f);) {
+        size_t length = strcspn(text, "\r\n");
+        if (text[length] == '\0' && !feof(f)) {  /* a longer line: skip the rest of it */
+            int ch;
+            while ((ch = fgetc(f)) != EOF && ch != '\n')
+                ;
+            continue;
+        }
+        text[length] = '\0';
+        if (length > 0) {
+            cJSON_AddItemToArray(list, cJSON_CreateString(text));
+            n++;
+        }
+    }
+    if (f)
+        fclose(f);
+    return list;
+}
+
+char *serve_explorer_models(const serve_model *models, int count)
+{
+    cJSON *root = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(root, "models");
+    for (int i = 0; list && i < count; i++) {
+        const ted_config *c = ted_model_config(models[i].model);
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "name", models[i].name);
+        cJSON_AddItemToObject(m, "architecture", architecture_json(c));
+        cJSON_AddItemToObject(m, "sizes", sizes_json(c));
+        cJSON_AddItemToObject(m, "examples", examples_json(models[i].dir));
+        cJSON_AddItemToArray(list, m);
+    }
+    cJSON_AddNumberToObject(root, "max_source_tokens", EXPLORE_MAX_SOURCE_TOKENS);
+    cJSON_AddNumberToObject(root, "max_beam", EXPLORE_MAX_BEAM);
+    int status;
+    return answer(root, &status);
+}
+
+/* ---- reading a request ---------------------------------------------------------- */
+
+typedef struct forced_token {
+    int step;  /* 1-based */
+    int id;
+} forced_token;
+
+typedef struct explore_request {
+    cJSON *root;
+    const serve_model *model;
+    const char *source;
+    forced_token *forced;  /* (forced_count) */
+    int forced_count;
+    int top_k;
+    int beam;
+    ted_decoding_choice choice;  /* beam search's options */
+} explore_request;
+
+enum { SOURCE_BYTES_MAX = 4096 };
+
+static bool whole_number(const cJSON *v, int min, int max, int *out)
+{
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < min ||
+        v->valuedouble > max)
+        return false;
+    *out = (int)v->valuedouble;
+    return true;
+}
+
+/* forced: [{"step": N, "token": "TOKEN"}, ...], N from 1, one token per step. */
+static bool read_forced(const cJSON *v, const ted_model *model, explore_request *r,
+                        char *message, size_t size)
+{
+    int n = cJSON_GetArraySize(v);
+    if (!cJSON_IsArray(v) || n > EXPLORE_MAX_STEPS) {
+        snprintf(message, size, "forced: expected a list of at most %d {\"step\", \"token\"}",
+                 EXPLORE_MAX_STEPS);
+        return false;
+    }
+    r->forced = calloc((size_t)(n > 0 ? n : 1), sizeof *r->forced);
+    if (!r->forced) {
+        snprintf(message, size, "out of memory");
+        return false;
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, v)
+    {
+        int i = r->forced_count;
+        const cJSON *step = cJSON_GetObjectItemCaseSensitive(item, "step");
+        const cJSON *token = cJSON_GetObjectItemCaseSensitive(item, "token");
+        forced_token *f = &r->forced[i];
+        if (!cJSON_IsObject(item) || cJSON_GetArraySize(item) != 2 ||
+            !whole_number(step, 1, EXPLORE_MAX_STEPS, &f->step) || !cJSON_IsString(token)) {
+            snprintf(message, size, "forced[%d]: expected {\"step\": a whole number from 1 to "
+                     "%d, \"token\": a string}", i, EXPLORE_MAX_STEPS);
+            return false;
+        }
+        if ((f->id = ted_target_id(model, token->valuestring)) < 0) {
+            snprintf(message, size, "forced[%d].token: \"%.100s\" is not in the target "
+                     "vocabulary", i, token->valuestring);
+            return false;
+        }
+        for (int k = 0; k < i; k++)
+            if (r->forced[k].step == f->step) {
+                snprintf(message, size, "forced[%d].step: step %d is already forced", i,
+                         f->step);
+                return false;
+            }
+        r->forced_count++;
+    }
+    return true;
+}
+
+static bool read_field(const cJSON *v, explore_request *r, bool beam, char *message,
+                       size_t size)
+{
+    const char *name = v->string;
+    const ted_model *model = r->model->model;
+    if (!strcmp(name, "model"))
+        return true;  /* read first */
+    if (!strcmp(name, "source")) {
+        r->source = cJSON_GetStringValue(v);
+        if (!r->source || strlen(r->source) > SOURCE_BYTES_MAX) {
+            snprintf(message, size, "source: expected a string of at most %d bytes",
+                     SOURCE_BYTES_MAX);
+            return false;
+        }
+        return true;
+    }
+    if (!beam && !strcmp(name, "forced"))
+        return read_forced(v, model, r, message, size);
+    if (!beam && !strcmp(name, "top_k")) {
+        if (whole_number(v, 1, EXPLORE_MAX_TOP_K, &r->top_k))
+            return true;
+        snprintf(message, size, "top_k: expected a whole number from 1 to %d",
+                 EXPLORE_MAX_TOP_K);
+        return false;
+    }
+    if (beam && !strcmp(name, "beam")) {
+        r->choice.beam_given = true;
+        if (whole_number(v, 1, EXPLORE_MAX_BEAM, &r->choice.beam))
+            return true;
+        snprintf(message, size, "beam: expected a whole number from 1 to %d", EXPLORE_MAX_BEAM);
+        return false;
+    }
+    if (beam && !strcmp(name, "length_penalty")) {
+        r->choice.length_penalty_given = true;
+        r->choice.length_penalty = (float)v->valuedouble;
+        if (cJSON_IsNumber(v))
+            return true;
+        snprintf(message, size, "length_penalty: expected a number");
+        return false;
+    }
+    if (beam && !strcmp(name, "length_normalization")) {
+        const char *value = cJSON_GetStringValue(v);
+        r->choice.normalization_given = true;
+        if (value && (!strcmp(value, "gnmt") || !strcmp(value, "power"))) {
+            r->choice.normalization = !strcmp(value, "gnmt") ? TED_LENGTH_GNMT : TED_LENGTH_POWER;
+            return true;
+        }
+        snprintf(message, size, "length_normalization: expected \"gnmt\" or \"power\"");
+        return false;
+    }
+    snprintf(message, size, "unknown field \"%.64s\"", name);
+    return false;
+}
+
+/* Parses the body of /v1/explore or /v1/beam; returns the HTTP status of
+ * the refusal (message filled), or 0. */
+static int read_request(const serve_model *models, int count, const char *body, size_t length,
+                        bool beam, explore_request *r, char *message, size_t size)
+{
+    *r = (explore_request){.top_k = 5};
+    const char *end = NULL;
+    r->root = cJSON_ParseWithLengthOpts(body, length, &end, false);
+    size_t at = end ? (size_t)(end - body) : 0;
+    while (r->root && at < length && strchr(" \t\r\n", body[at]))
+        at++;
+    if (!r->root || at < length || memchr(body, '\0', length)) {
+        snprintf(message, size, "malformed JSON at byte %zu", at);
+        return 400;
+    }
+    if (!cJSON_IsObject(r->root)) {
+        snprintf(message, size, "the body is not a JSON object");
+        return 400;
+    }
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(r->root, "model");
+    if (name && !cJSON_IsString(name)) {
+        snprintf(message, size, "model: expected a string");
+        return 400;
+    }
+    for (int i = 0; i < count && !r->model; i++)
+        if (!name || !strcmp(models[i].name, name->valuestring))
+            r->model = &models[i];
+    if (!r->model) {
+        snprintf(message, size, "model \"%.100s\" is not served here (GET /v1/models lists "
+                 "them)", name->valuestring);
+        return 404;
+    }
+    const cJSON *v;
+    cJSON_ArrayForEach(v, r->root)
+    {
+        if (!read_field(v, r, beam, message, size))
+            return 400;
+        for (const cJSON *w = r->root->child; w != v; w = w->next)
+            if (!strcmp(w->string, v->string)) {
+                snprintf(message, size, "field \"%.64s\" given twice", v->string);
+                return 400;
+            }
+    }
+    if (!r->source) {
+        snprintf(message, size, "source: missing (the sentence to translate)");
+        return 400;
+    }
+    return 0;
+}
+
+static void free_request(explore_request *r)
+{
+    cJSON_Delete(r->root);
+    free(r->forced);
+}
+
+/* Tokenizes the source to check it: within the explorer's limits. Returns
+ * the HTTP status of a refusal, or 0 with its ids. */
+static int check_source(const explore_request *r, int **ids, int *length, char *message,
+                        size_t size)
+{
+    const ted_model *model = r->model->model;
+    const ted_config *c = ted_model_config(model);
+    ted_error err = {0};
+    if (ted_encode_source(model, r->source, ids, length, NULL, &err)) {
+        snprintf(message, size, "source: %.900s", err.message);
+        return err.status == TED_ERR_NOMEM ? 500 : 400;
+    }
+    if (*length <= c->source_bos + c->source_eos) {
+        snprintf(message, size, "source: the sentence is empty");
+        return 400;
+    }
+    int most = EXPLORE_MAX_SOURCE_TOKENS < c->max_positions ? EXPLORE_MAX_SOURCE_TOKENS
+                                                            : c->max_positions;
+    if (*length > most) {
+        snprintf(message, size, "source: %d tokens, more than the explorer's %d", *length,
+                 most);
+        return 400;
+    }
+    return 0;
+}
+
+/* ---- POST /v1/explore ------------------------------------------------------------- */
+
+/* learn_explain_fn: the explanation as a list of {kind, title, words, shape}. */
+static void explanation_piece(void *data, learn_explain_kind kind, const char *title,
+                              const char *words, const char *shape)
+{
+    static const char *const kinds[] = {"part", "heading", "line"};
+    cJSON *piece = cJSON_CreateObject();
+    cJSON_AddStringToObject(piece, "kind", kinds[kind]);
+    cJSON_AddStringToObject(piece, "title", title);
+    cJSON_AddStringToObject(piece, "words", words);
+    cJSON_AddStringToObject(piece, "shape", shape);
+    cJSON_AddItemToArray(data, piece);
+}
+
+static cJSON *candidate_json(const learn_trace *t, const learn_candidate *k)
+{
+    cJSON *o = token_json(t->model, k->id, true);
+    add_rounded(o, "p", k->p, 7);
+    add_rounded(o, "logit", k->logit, 7);
+    return o;
+}
+
+/* (layers, heads, keys) weights as nested lists. */
+static cJSON *attention_json(const float *w, int layers, int heads, int keys)
+{
+    cJSON *list = cJSON_CreateArray();
+    for (int l = 0; l < layers; l++) {
+        cJSON *layer = cJSON_CreateArray();
+        for (int h = 0; h < heads; h++)
+            cJSON_AddItemToArray(layer, weights_row(w + ((size_t)l * heads + h) * keys, keys));
+        cJSON_AddItemToArray(list, layer);
+    }
+    return list;
+}
+
+static cJSON *encoder_json(const learn_trace *t)
+{
+    const ted_config *c = t->config;
+    int S = t->source_len;
+    cJSON *list = cJSON_CreateArray();
+    for (int l = 0; l < c->encoder_layers; l++) {
+        cJSON *layer = cJSON_CreateArray();
+        for (int h = 0; h < c->heads; h++) {
+            cJSON *rows = cJSON_CreateArray();
+            for (int i = 0; i < S; i++)
+                cJSON_AddItemToArray(
+                    rows, weights_row(t->encoder + (((size_t)l * c->heads + h) * S + i) * S, S));
+            cJSON_AddItemToArray(layer, rows);
+        }
+        cJSON_AddItemToArray(list, layer);
+    }
+    return list;
+}
+
+static cJSON *step_json(const learn_trace *t, int i)
+{
+    const ted_config *c = t->config;
+    const learn_step *s = &t->steps[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "input", token_json(t->model, s->input, true));
+    cJSON_AddItemToObject(o, "chosen", candidate_json(t, &s->taken));
+    cJSON_AddBoolToObject(o, "forced", s->forced);
+    cJSON_AddItemToObject(o, "best", candidate_json(t, &s->best));
+    cJSON *top = cJSON_AddArrayToObject(o, "top");
+    for (int k = 0; top && k < t->top_k; k++)
+        cJSON_AddItemToArray(top, candidate_json(t, &s->top[k]));
+    cJSON_AddItemToObject(o, "self", attention_json(s->self, c->decoder_layers, c->heads, i + 1));
+    cJSON_AddItemToObject(o, "cross",
+                          attention_json(s->cross, c->decoder_layers, c->heads, t->source_len));
+    cJSON *explain = cJSON_AddArrayToObject(o, "explain");
+    if (explain)
+        learn_explain_step(t, i, explanation_piece, explain);
+    return o;
+}
+
+static cJSON *trace_json(const explore_request *r, const learn_trace *t, int unknown)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "model", r->model->name);
+    cJSON *source = cJSON_AddObjectToObject(root, "source");
+    cJSON_AddStringToObject(source, "text", r->source);
+    cJSON_AddNumberToObject(source, "unknown", unknown);
+    cJSON *tokens = cJSON_AddArrayToObject(source, "tokens");
+    for (int j = 0; tokens && j < t->source_len; j++)
+        cJSON_AddItemToArray(tokens, token_json(t->model, t->source[j], false));
+    cJSON_AddNumberToObject(root, "max_steps", t->max_steps);
+    cJSON_AddNumberToObject(root, "top_k", t->top_k);
+    cJSON_AddItemToObject(root, "encoder", encoder_json(t));
+    cJSON *explain = cJSON_AddArrayToObject(root, "explain_encoder");
+    if (explain)
+        learn_explain_encoder(t, explanation_piece, explain);
+    cJSON *steps = cJSON_AddArrayToObject(root, "steps");
+    for (int i = 0; steps && i < t->count; i++)
+        cJSON_AddItemToArray(steps, step_json(t, i));
+    char *text = learn_translation(t);
+    cJSON_AddStringToObject(root, "translation", text ? text : "");
+    free(text);
+    bool eos = t->count > 0 && t->steps[t->count - 1].chosen == t->config->eos_id;
+    cJSON_AddStringToObject(root, "end", eos ? "eos" : "length");
+    return root;
+}
+
+static int forced_at(const explore_request *r, int step)
+{
+    for (int i = 0; i < r->forced_count; i++)
+        if (r->forced[i].step == step + 1)
+            return r->forced[i].id;
+    return -1;
+}
+
+/* The most steps of a source: the model's rule, within the explorer's cap. */
+static int step_cap(const ted_model *model, int source_len)
+{
+    int steps = ted_max_target_length(model, source_len, 0);
+    return steps < EXPLORE_MAX_STEPS ? 0 : EXPLORE_MAX_STEPS;
+}
+
+static char *explore(const explore_request *r, int *status)
+{
+    char message[TED_ERROR_MESSAGE_SIZE];
+    int *ids = NULL, length = 0;
+    int refused = check_source(r, &ids, &length, message, sizeof message);
+    free(ids);
+    if (refused)
+        return error_answer(status, refused, "%s", message);
+    const ted_model *model = r->model->model;
+    learn_trace t;
+    ted_error err = {0};
+    int unknown = 0;
+    ted_status s = learn_start(&t, model, r->source, step_cap(model, length), r->top_k,
+                               &unknown, &err);
+    while (!s && !t.finished)
+        s = learn_advance(&t, forced_at(r, t.count), &err);
+    for (int i = 0; !s && i < r->forced_count; i++)
+        if (r->forced[i].step > t.count) {
+            int steps = t.count;
+            learn_end(&t);
+            return error_answer(status, 400, "forced[%d].step: %d is past the end of the "
+                                "decode (%d steps)", i, r->forced[i].step, steps);
+        }
+    char *text = s ? error_answer(status, s == TED_ERR_NOMEM ? 500 : 400, "source: %s",
+                                  err.message)
+                   : answer(trace_json(r, &t, unknown), status);
+    learn_end(&t);
+    return text;
+}
+
+/* ---- POST /v1/beam -------------------------------------------------------------- */
+
+/* What the trace of a beam search gathers: every step's candidates, and
+ * the ids of the open hypotheses so far, to spell out the finished ones. */
+typedef struct beam_record {
+    const ted_model *model;
+    cJSON *steps;
+    cJSON *finished;     /* every finished hypothesis, in the order they finished */
+    int **open, **next;  /* (beam + 1): ids of the open hypotheses, (max_steps) each;
+                          * next[beam]: room for a finished one */
+    int beam;
+} beam_record;
+
+static const char *fate_name(ted_beam_fate fate)
+{
+    return fate == TED_BEAM_OPEN ? "open" : fate == TED_BEAM_FINISHED ? "finished" : "pruned";
+}
+
+/* ted_beam_trace: one step of the (only) sentence. */
+static void record_step(void *data, const ted_beam_step *step)
+{
+    beam_record *b = data;
+    cJSON *o = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(o, "candidates");
+    cJSON_AddNumberToObject(o, "length", step->length);
+    cJSON_AddBoolToObject(o, "stops", step->stops);
+    int opened = 0, L = step->length;
+    for (int k = 0; k < step->count; k++) {
+        const ted_beam_candidate *c = &step->candidates[k];
+        cJSON *item = token_json(b->model, c->token, true);
+        cJSON_AddNumberToObject(item, "parent", c->parent);
+        add_rounded(item, "log_prob", c->log_prob, 9);
+        add_rounded(item, "score", c->score, 9);
+        cJSON_AddStringToObject(item, "fate", fate_name(c->fate));
+        cJSON_AddItemToArray(list, item);
+        int *ids = c->fate == TED_BEAM_OPEN && opened < b->beam ? b->next[opened++]
+                   : c->fate == TED_BEAM_FINISHED               ? b->next[b->beam]
+                                                                : NULL;
+        if (!ids)
+            continue;
+        if (L > 1)
+            memcpy(ids, b->open[c->parent], (size_t)(L - 1) * sizeof *ids);
+        ids[L - 1] = c->token;
+        if (c->fate == TED_BEAM_FINISHED) {
+            char *text = ted_decode_target(b->model, ids, L);
+            cJSON *f = cJSON_CreateObject();
+            cJSON_AddStringToObject(f, "text", text ? text : "");
+            free(text);
+            cJSON_AddNumberToObject(f, "length", L);
+            cJSON_AddNumberToObject(f, "step", cJSON_GetArraySize(b->steps));
+            cJSON_AddNumberToObject(f, "candidate", k);
+            add_rounded(f, "log_prob", c->log_prob, 9);
+            add_rounded(f, "score", c->score, 9);
+            cJSON_AddItemToArray(b->finished, f);
+        }
+    }
+    int **swap = b->open;  /* this step's open hypotheses are the next one's parents */
+    b->open = b->next;
+    b->next = swap;
+    cJSON_AddItemToArray(b->steps, o);
+}
+
+/* The finished hypotheses by score, best first; the earlier finished first
+ * on equal scores, as beam search ranks them. */
+static cJSON *ranking_json(const cJSON *finished)
+{
+    int n = cJSON_GetArraySize(finished);
+    cJSON **items = calloc((size_t)(n > 0 ? n : 1), sizeof *items), *list = cJSON_CreateArray();
+    if (!items)
+        return list;
+    for (int i = 0; i < n; i++) {
+        cJSON *item = cJSON_Duplicate(cJSON_GetArrayItem(finished, i), true);
+        double score = cJSON_GetObjectItem(item, "score")->valuedouble;
+        int at = i;
+        while (at > 0 && score > cJSON_GetObjectItem(items[at - 1], "score")->valuedouble) {
+            items[at] = items[at - 1];
+            at--;
+        }
+        items[at] = item;
+    }
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(list, items[i]);
+    free(items);
+    return list;
+}
+
+static void free_record(beam_record *b)
+{
+    for (int k = 0; b->open && k <= b->beam; k++) {
+        free(b->open[k]);
+        free(b->next ? b->next[k] : NULL);
+    }
+    free(b->open);
+    free(b->next);
+    cJSON_Delete(b->steps);
+    cJSON_Delete(b->finished);
+}
+
+static bool new_record(beam_record *b, const ted_model *model, int beam, int max_steps)
+{
+    *b = (beam_record){.model = model, .beam = beam};
+    b->steps = cJSON_CreateArray();
+    b->finished = cJSON_CreateArray();
+    b->open = calloc((size_t)beam + 1, sizeof *b->open);
+    b->next = calloc((size_t)beam + 1, sizeof *b->next);
+    bool ok = b->steps && b->finished && b->open && b->next;
+    for (int k = 0; ok && k <= beam; k++)
+        ok = (b->open[k] = malloc((size_t)max_steps * sizeof(int))) &&
+             (b->next[k] = malloc((size_t)max_steps * sizeof(int)));
+    return ok;
+}
+
+static cJSON *beam_json(const explore_request *r, const ted_beam_params *p, beam_record *b,
+                        const ted_hypothesis *best)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "model", r->model->name);
+    cJSON_AddStringToObject(root, "source", r->source);
+    cJSON_AddNumberToObject(root, "beam", p->beam_size);
+    add_rounded(root, "length_penalty", p->length_penalty, 7);
+    cJSON_AddStringToObject(root, "length_normalization",
+                            p->length_normalization == TED_LENGTH_POWER ? "power" : "gnmt");
+    cJSON_AddItemToObject(root, "steps", b->steps);
+    b->steps = NULL;
+    cJSON_AddItemToObject(root, "ranking", ranking_json(b->finished));
+    char *text = ted_decode_target(r->model->model, best->ids, best->length);
+    cJSON *o = cJSON_AddObjectToObject(root, "best");
+    cJSON_AddStringToObject(o, "text", text ? text : "");
+    free(text);
+    add_rounded(o, "log_prob", best->log_prob, 9);
+    add_rounded(o, "score", best->score, 9);
+    return root;
+}
+
+/* Beam search of the source `ids`, with the model's options and the
+ * request's (beam size 4 unless given), traced. */
+static char *traced_beam_search(const explore_request *r, const int *ids, int length,
+                                int *status)
+{
+    const ted_model *model = r->model->model;
+    ted_decoding_choice choice = r->choice;
+    choice.beam_given = true;
+    choice.beam = r->choice.beam_given ? r->choice.beam : 4;
+    ted_translate_options options;
+    ted_error err = {0};
+    if (ted_translate_choose_options(model, &choice, &serve_field_names, &options, &err))
+        return error_answer(status, 400, "%s", err.message);
+    int max_length = ted_max_target_length(model, length, 0);
+    if (max_length > EXPLORE_MAX_STEPS)
+        max_length = EXPLORE_MAX_STEPS;
+    const ted_beam_params *params = &options.beam;
+    beam_record record;
+    ted_beam_trace trace = {record_step, &record};
+    ted_session *session = NULL;
+    ted_hypothesis best = {0};
+    const int *sources[1] = {ids};
+    ted_status s = new_record(&record, model, params->beam_size, max_length) ? TED_OK
+                                                                             : TED_ERR_NOMEM;
+    if (!s)
+        s = ted_session_new(model, &session, &err);
+    if (!s)
+        s = ted_beam_search_traced(session, sources, &length, &max_length, 1, params, 1, &trace,
+                                   &best, &err);
+    char *text = s == TED_ERR_NOMEM ? error_answer(status, 500, "out of memory")
+                 : s                ? error_answer(status, 400, "%s", err.message)
+                                    : answer(beam_json(r, params, &record, &best), status);
+    ted_hypotheses_free(&best, 1);
+    ted_session_free(session);
+    free_record(&record);
+    return text;
+}
+
+static char *beam_search(const explore_request *r, int *status)
+{
+    char message[TED_ERROR_MESSAGE_SIZE];
+    int *ids = NULL, length = 0;
+    int refused = check_source(r, &ids, &length, message, sizeof message);
+    char *text = refused ? error_answer(status, refused, "%s", message)
+                         : traced_beam_search(r, ids, length, status);
+    free(ids);
+    return text;
+}
+
+char *serve_explore(const serve_model *models, int count, const char *path, const char *body,
+                    size_t length, int *status)
+{
+    bool beam = !strcmp(path, "/v1/beam");
+    explore_request r;
+    char message[TED_ERROR_MESSAGE_SIZE];
+    int refused = read_request(models, count, body, length, beam, &r, message, sizeof message);
+    char *text = refused ? error_answer(status, refused, "%s", message)
+                 : beam  ? beam_search(&r, status)
+                         : explore(&r, status);
+    free_request(&r);
+    return text;
+}

@@ -1,0 +1,707 @@
+#!/usr/bin/python3
+"""The explorer page of `ted serve`, in a real browser: headless Chromium
+driven over the DevTools protocol (a websocket), with the toy model.
+
+    TED=build/ted /usr/bin/python3 tests/browser/test_explorer.py [--screenshots DIR]
+
+The page is used as a learner uses it: keys typed and pressed, candidates
+clicked with the mouse. What it shows is compared with the ted program run
+on its own (`ted translate`, `ted translate --beam N`, `ted step --force
+--auto`, `ted step --explain`).
+
+Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
+  api/*        the JSON the page reads: every refusal (unknown field, empty or
+               too long source, a token not in the vocabulary, a forced step
+               past the end, top_k, beam size, model, malformed JSON, method)
+               names its field; every step's top-k probabilities are the
+               softmax of `ted logits` teacher-forced on the translation
+  assets/*     the page, its script and its style: their types, a
+               Content-Security-Policy that allows this server only; their
+               weight in bytes
+  greedy/*     a sentence typed, Enter, then the right arrow until EOS: the
+               tokens shown are ted translate's; every heatmap is drawn (3
+               attentions x layers x (heads + their mean)); every attention
+               row of the page's data sums to 1 within 1e-5; the
+               computation shown is ted step --explain's; the time from
+               Enter to the whole first view
+  force/*      the second candidate of step 2 clicked: the continuation is
+               ted step --force 2:TOKEN --auto's, the step marked forced; undo
+               brings back the greedy translation
+  beam/*       beam search of size 3: the best is ted translate --beam 3's
+               (text and score), and the trace's ranking agrees
+  url/*        the URL of a view opened afresh shows the same view: step,
+               tokens, forced mark and every heatmap's pixels
+  model/*      the menu switches to a second model served: its translation
+               of the sentence is ted translate's, its architecture is said
+  network/*    no request left 127.0.0.1 (the DevTools network events), none
+               failed; no console error, no uncaught exception
+  screenshot/* 1280x800 and 390x844 (phone) PNGs under 200 KB; on the phone
+               nothing is wider than the screen (with --screenshots DIR they
+               are written there, as docs/img/ has them)
+"""
+import base64
+import json
+import math
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import websocket  # Debian's python3-websocket
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TED = os.environ.get("TED", os.path.join("build", "ted"))
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+MODEL = os.environ.get("EXPLORER_MODEL", os.path.join(ROOT, "models", "toy-en-fr"))
+# a second model served, for the model switch
+OTHER = os.path.join(ROOT, "models", "en-fr" if os.path.basename(MODEL) != "en-fr" else "toy-en-fr")
+SAN = os.environ.get("SAN") == "1"
+SLOW = 10 if SAN else 1
+WAIT = 30 * SLOW          # seconds any wait for the page may take
+SENTENCE = os.environ.get("EXPLORER_SENTENCE", "the black cat eats the small bird .")
+BEAM = 3
+
+failed = 0
+
+
+def ok(name):
+    print(f"ok {name}", flush=True)
+
+
+def fail(name, why):
+    global failed
+    failed += 1
+    print(f"FAIL {name}: {why}", flush=True)
+
+
+def check(name, condition, why):
+    if condition:
+        ok(name)
+    else:
+        fail(name, why)
+
+
+def ted(*args):
+    """The ted program's standard output."""
+    return subprocess.run([TED, *args], check=True, capture_output=True, text=True,
+                          timeout=120 * SLOW).stdout
+
+
+def chosen_tokens(step_output):
+    """The tokens `ted step --auto` chose, EOS left out (it ends its output
+    with "(N steps, the last one chose the end of sentence)")."""
+    tokens = []
+    for line in step_output.splitlines():
+        if line.startswith("step ") and ": chosen '" in line:
+            tokens.append(line.split(": chosen '", 1)[1].split("' p=", 1)[0])
+    if "the last one chose the end of sentence" in step_output:
+        tokens = tokens[:-1]
+    return [t.replace("\u2423", " ") for t in tokens]
+
+
+# ---- the server and the browser ----------------------------------------------
+
+class Server:
+    """`ted serve` on a free loopback port."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen(
+            [TED, "serve", "-m", MODEL, "-m", OTHER, "--host", "127.0.0.1", "--port", "0"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.lines = []
+        started = threading.Event()
+
+        def read():
+            for raw in self.proc.stderr:
+                self.lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
+                started.set()
+            started.set()
+
+        self.reader = threading.Thread(target=read, daemon=True)
+        self.reader.start()
+        if not started.wait(30 * SLOW) or "listening on http://" not in self.lines[0]:
+            self.proc.kill()
+            raise RuntimeError(f"ted serve did not start: {self.lines[:3]}")
+        self.port = int(self.lines[0].rsplit(":", 1)[1])
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def get(self, path):
+        with urllib.request.urlopen(self.base + path, timeout=30 * SLOW) as r:
+            return r.status, dict(r.getheaders()), r.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            status = self.proc.wait(30 * SLOW)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            status = "still running"
+        self.reader.join(10)  # the last lines: a sanitizer reports at exit
+        return status
+
+    def sanitizer_reports(self):
+        words = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+        return [line for line in self.lines if any(w in line for w in words)]
+
+
+class Browser:
+    """Headless Chromium and one page of it, spoken to over the DevTools protocol."""
+
+    def __init__(self, workdir):
+        self.profile = os.path.join(workdir, "profile")
+        self.proc = subprocess.Popen(
+            [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--no-default-browser-check", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--disable-extensions",
+             "--remote-allow-origins=*", "--remote-debugging-port=0",
+             f"--user-data-dir={self.profile}", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port = self._devtools_port()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
+            targets = json.load(r)
+        page = next(t for t in targets if t.get("type") == "page")
+        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=WAIT,
+                                              suppress_origin=True)
+        self.next_id = 0
+        self.events = []
+
+    def _devtools_port(self):
+        path = os.path.join(self.profile, "DevToolsActivePort")
+        deadline = time.monotonic() + 30 * SLOW
+        while time.monotonic() < deadline:
+            if os.path.exists(path):
+                with open(path) as f:
+                    first = f.readline().strip()
+                if first.isdigit():
+                    return int(first)
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise RuntimeError("chromium did not open its DevTools port")
+
+    def send(self, method, **params):
+        """The result of one command; the events that come meanwhile are kept."""
+        self.next_id += 1
+        ident = self.next_id
+        self.ws.send(json.dumps({"id": ident, "method": method, "params": params}))
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            message = json.loads(self.ws.recv())
+            if message.get("id") == ident:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message.get("result", {})
+            if "method" in message:
+                self.events.append(message)
+        raise TimeoutError(f"{method}: no answer in {WAIT} s")
+
+    def evaluate(self, expression):
+        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True,
+                           awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression[:60]}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def wait_for(self, expression, timeout=WAIT):
+        """Polls a JavaScript condition until it holds; False past the timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.evaluate(f"!!({expression})"):
+                return True
+            time.sleep(0.03)
+        return False
+
+    def navigate(self, url):
+        """Opens `url`; for the explorer, waits until it has drawn its view."""
+        self.send("Page.navigate", url=url)
+        if url == "about:blank":
+            return self.wait_for("location.href === 'about:blank' && document.readyState === 'complete'")
+        return self.wait_for("window.ted && window.ted.ready && document.readyState === 'complete'")
+
+    def key(self, key, code=None, keycode=0, text=None):
+        base = {"key": key, "code": code or key, "windowsVirtualKeyCode": keycode,
+                "nativeVirtualKeyCode": keycode}
+        down = dict(base, type="keyDown")
+        if text is not None:
+            down.update(text=text, unmodifiedText=text)
+        self.send("Input.dispatchKeyEvent", **down)
+        self.send("Input.dispatchKeyEvent", **dict(base, type="keyUp"))
+
+    def type_text(self, text):
+        for ch in text:
+            self.key(ch, code="", text=ch)
+
+    def click(self, selector):
+        """A real mouse click in the middle of the element."""
+        box = self.evaluate(f"""(() => {{ const e = document.querySelector({json.dumps(selector)});
+            e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect();
+            return [r.left + r.width / 2, r.top + r.height / 2]; }})()""")
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left",
+                      clickCount=1)
+
+    def close(self):
+        try:
+            self.send("Browser.close")
+        except Exception:
+            pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+# ---- what the page shows -------------------------------------------------------
+
+SHOWN = """(() => ({
+  step: window.ted.state.step,
+  steps: window.ted.state.data ? window.ted.state.data.steps.length : 0,
+  label: document.getElementById('step-label').textContent,
+  output: [...document.querySelectorAll('#output .word')].map(e => e.textContent),
+  forced: [...document.querySelectorAll('#output .word')].map(e => e.classList.contains('forced')),
+  prefix: document.getElementById('prefix').textContent,
+  candidates: [...document.querySelectorAll('#candidates li')].map(e => e.textContent),
+  focus: document.getElementById('focus-title').textContent,
+}))()"""
+
+# Every heatmap as [kind, layer, head, width, height, pixels that are not blank, hash].
+HEATMAPS = """[...document.querySelectorAll('canvas.heatmap')].map(c => {
+  const d = c.getContext('2d').getImageData(0, 0, c.width || 1, c.height || 1).data;
+  let inked = 0, hash = 0;
+  for (let i = 0; i < d.length; i += 4) {
+    if (d[i + 3] > 0) inked++;
+    hash = (hash * 31 + d[i] * 7 + d[i + 1] * 3 + d[i + 2]) >>> 0;
+  }
+  return [c.dataset.kind, +c.dataset.layer, +c.dataset.head, c.width, c.height, inked, hash];
+})"""
+
+
+def model_sizes():
+    sizes = {}
+    with open(os.path.join(MODEL, "config.yaml")) as f:
+        for line in f:
+            key, _, value = line.strip().partition(":")
+            if key in ("heads", "encoder_layers", "decoder_layers"):
+                sizes[key] = int(value.split("#")[0])
+    return sizes
+
+
+def rows_off_by(data):
+    """The largest |sum - 1| of every attention row of an /v1/explore answer."""
+    worst = 0.0
+    rows = [row for layer in data["encoder"] for head in layer for row in head]
+    for step in data["steps"]:
+        rows += [row for kind in ("self", "cross") for layer in step[kind] for row in layer]
+    for row in rows:
+        worst = max(worst, abs(sum(row) - 1.0))
+    return worst, len(rows)
+
+
+def explain_lines(text, step):
+    """The operation lines `ted step --explain` prints for the encoder and step N."""
+    blocks, current = {}, None
+    for line in text.splitlines():
+        if line.startswith("how the encoder reads"):
+            current = "encoder"
+        elif line.startswith("  how step "):
+            current = int(line.split()[2])
+        elif line.startswith("step ") or line.startswith("translation:"):
+            current = None
+        elif current is not None and line.startswith(" " * 20) and blocks.get(current):
+            blocks[current][-1] += " " + line.strip()  # a shape on a line of its own
+        elif current is not None and line.startswith("    "):
+            blocks.setdefault(current, []).append(line.strip())
+    return blocks.get("encoder", []) + blocks.get(step, [])
+
+
+# ---- the checks ---------------------------------------------------------------------
+
+def test_assets(server):
+    total = 0
+    for path, kind in (("/", "text/html"), ("/explorer.js", "text/javascript"),
+                       ("/explorer.css", "text/css")):
+        status, headers, body = server.get(path)
+        total += len(body)
+        policy = headers.get("Content-Security-Policy", "")
+        check(f"assets/type{path}", status == 200 and headers.get("Content-Type", "").startswith(kind),
+              f"{status} {headers.get('Content-Type')}")
+        check(f"assets/policy{path}", "default-src 'none'" in policy and "connect-src 'self'" in policy
+              and "http" not in policy, policy)
+    ok(f"assets/weight ({total} bytes: the page, its script and its style)")
+    return total
+
+
+def as_text(tokens):
+    """Target tokens as ted translate prints them: pieces joined, ▁ a space."""
+    if any(t.startswith("\u2581") for t in tokens):
+        return "".join(tokens).replace("\u2581", " ").strip()
+    return " ".join(tokens)
+
+
+def shown_text(shown, data):
+    """The translation the page shows: its output tokens, EOS left out."""
+    tokens = shown["output"]
+    if data["end"] == "eos" and len(tokens) == len(data["steps"]):
+        tokens = tokens[:-1]
+    return as_text(tokens)
+
+
+def post(server, path, body):
+    """(status, parsed JSON) of a POST."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(server.base + path, data=data, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60 * SLOW) as r:
+            return r.status, json.load(r)
+    except urllib.error.HTTPError as e:
+        return e.code, json.load(e)
+
+
+def test_api(server):
+    """The endpoints the page reads: refusals name the field; the top-k
+    probabilities are the softmax of `ted logits` (teacher-forced on the
+    page's translation) at every step."""
+    long_source = " ".join(["the cat"] * 60)
+    cases = [
+        ("unknown-field", "/v1/explore", {"source": "the cat .", "bogus": 1}, 400, 'unknown field "bogus"'),
+        ("empty", "/v1/explore", {"source": ""}, 400, "source: the sentence is empty"),
+        ("no-source", "/v1/explore", {"model": "toy-en-fr"}, 400, "source: missing"),
+        ("long", "/v1/explore", {"source": long_source}, 400, "source: 122 tokens, more than the explorer's 100"),
+        ("token", "/v1/explore", {"source": "the cat .", "forced": [{"step": 1, "token": "zzz"}]},
+         400, 'forced[0].token: "zzz" is not in the target vocabulary'),
+        ("past-end", "/v1/explore", {"source": "the cat .", "forced": [{"step": 9, "token": "le"}]},
+         400, "forced[0].step: 9 is past the end"),
+        ("top-k", "/v1/explore", {"source": "the cat .", "top_k": 0}, 400, "top_k: expected a whole number from 1 to 20"),
+        ("beam-size", "/v1/beam", {"source": "the cat .", "beam": 99}, 400, "beam: expected a whole number from 1 to 16"),
+        ("model", "/v1/beam", {"source": "the cat .", "model": "de-en"}, 404, 'model "de-en" is not served'),
+        ("json", "/v1/explore", b'{"source": ', 400, "malformed JSON"),
+    ]
+    for name, path, body, status, needle in cases:
+        got, answer = post(server, path, body)
+        check(f"api/refuses-{name} ({got})", got == status and needle in answer.get("error", ""),
+              f"{got} {answer}")
+    try:
+        urllib.request.urlopen(server.base + "/v1/explore", timeout=30 * SLOW)
+        fail("api/method", "GET /v1/explore answered")
+    except urllib.error.HTTPError as e:
+        check("api/method (405)", e.code == 405 and "POST" in e.headers.get("Allow", ""), str(e.code))
+
+    status, data = post(server, "/v1/explore", {"source": SENTENCE, "top_k": 20})
+    steps = data["steps"]
+    target = [s["chosen"]["token"] for s in steps[:-1]] if data["end"] == "eos" else []
+    rows = ted("logits", "-m", MODEL, "--source", SENTENCE, "--target", as_text(target)).split("\n")
+    worst = 0.0
+    for step, row in zip(steps, rows):
+        logits = [float(x) for x in row.split()]
+        top = max(logits)
+        z = sum(math.exp(x - top) for x in logits)
+        for c in step["top"]:
+            worst = max(worst, abs(c["p"] - math.exp(logits[c["id"]] - top) / z))
+        order = sorted(range(len(logits)), key=lambda v: (-logits[v], v))
+        if [c["id"] for c in step["top"]][:3] != order[:3]:
+            worst = float("inf")
+    check(f"api/top-k-is-softmax-of-ted-logits ({len(steps)} steps x 20, worst {worst:.1e})",
+          status == 200 and len(rows) >= len(steps) and worst <= 1e-5, f"worst difference {worst}")
+
+
+def test_greedy(browser, server, sizes):
+    expected = ted("translate", "-m", MODEL, SENTENCE).strip()
+    browser.navigate(server.base + "/")
+    browser.evaluate("document.getElementById('source').focus()")
+    browser.type_text(SENTENCE)
+    start = time.monotonic()
+    browser.key("Enter", keycode=13, text="\r")
+    if not browser.wait_for("window.ted.ready && window.ted.state.data && window.ted.state.step === 1"):
+        fail("greedy/first-view", f"no first view; error: {browser.evaluate('window.ted.error')}")
+        return None
+    seen = time.monotonic() - start
+    first_view = browser.evaluate("window.ted.timing.firstView")
+    ok(f"greedy/first-view (Enter to the whole first view: {first_view:.1f} ms in the page, "
+       f"{seen * 1e3:.0f} ms seen over the DevTools protocol)")
+    steps = browser.evaluate("window.ted.state.data.steps.length")
+    for n in range(2, steps + 1):
+        browser.key("ArrowRight", keycode=39)
+        if not browser.wait_for(f"window.ted.state.step === {n}", timeout=10 * SLOW):
+            fail("greedy/arrow-keys", f"the right arrow did not reach step {n}")
+            return None
+    shown, data = browser.evaluate(SHOWN), browser.evaluate("window.ted.state.data")
+    eos = data["steps"][-1]["chosen"]["token"]
+    check(f"greedy/arrow-keys (to step {steps}, '{eos}')",
+          shown["output"][-1] == eos and data["end"] == "eos" and shown["step"] == steps,
+          f"stopped at {shown['label']}, last token {shown['output'][-1:]}")
+    text = shown_text(shown, data)
+    check(f"greedy/tokens-are-ted-translate ({' '.join(shown['output'])})", text == expected,
+          f"page '{text}', ted translate '{expected}'")
+    browser.key("ArrowLeft", keycode=37)
+    check("greedy/arrow-back", browser.wait_for(f"window.ted.state.step === {steps - 1}"),
+          "the left arrow did not step back")
+    browser.key("End", keycode=35)
+    browser.wait_for(f"window.ted.state.step === {steps}")
+
+    heatmaps = browser.evaluate(HEATMAPS)
+    H, EL, DL = sizes["heads"], sizes["encoder_layers"], sizes["decoder_layers"]
+    want = (EL + 2 * DL) * (H + 1)
+    blank = [h[:3] for h in heatmaps if h[5] == 0 or h[3] == 0]
+    check(f"greedy/heatmap-count ({len(heatmaps)} = 3 attentions x {DL} layers x ({H} heads + mean))",
+          len(heatmaps) == want and EL == DL, f"{len(heatmaps)} heatmaps, expected {want}")
+    check("greedy/heatmaps-drawn", not blank and heatmaps, f"blank: {blank[:5]}")
+    worst, count = rows_off_by(data)
+    check(f"greedy/rows-sum-to-1 ({count} rows, worst |sum - 1| = {worst:.2e})", worst <= 1e-5,
+          f"a row sums to 1 +- {worst}")
+
+    test_hover(browser, data, sizes)
+    explained = ted("step", "-m", MODEL, "--explain", "--auto", SENTENCE)
+    for step in (1, steps):
+        browser.key("Home" if step == 1 else "End", keycode=36 if step == 1 else 35)
+        browser.wait_for(f"window.ted.state.step === {step}")
+        page = browser.evaluate("""[...document.querySelectorAll('#explain-lines .line')].map(
+            e => (e.children[0].textContent + ' ' + e.children[1].textContent).trim())""")
+        cli = [" ".join(line.split()) for line in explain_lines(explained, step)]
+        page = [" ".join(line.split()) for line in page]
+        check(f"greedy/explain-is-ted-step-explain-step-{step} ({len(page)} lines)",
+              page == cli and len(page) > 10,
+              f"first difference: {next(((a, b) for a, b in zip(page, cli) if a != b), (len(page), len(cli)))}")
+    return first_view
+
+
+def test_hover(browser, data, sizes):
+    """The large heatmap (at first: encoder-decoder attention, last layer, mean
+    of the heads): hovering a cell of the current row shows both tokens and
+    the weight, the mean computed here from the page's per-head data."""
+    step = len(data["steps"])
+    geometry = browser.evaluate("window.ted.focus")
+    source = [t["token"] for t in data["source"]["tokens"]]
+    heads = data["steps"][step - 1]["cross"][sizes["decoder_layers"] - 1]
+    query = data["steps"][step - 1]["input"]["token"]
+    box = browser.evaluate("""(() => { const c = document.getElementById('focus-canvas');
+        c.scrollIntoView({block: 'center'}); const r = c.getBoundingClientRect();
+        return [r.left, r.top]; })()""")
+    wrong = []
+    for j in range(len(source)):
+        x = box[0] + geometry["left"] + (j + 0.5) * geometry["cell"]
+        y = box[1] + geometry["top"] + (step - 0.5) * geometry["cell"]
+        browser.send("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
+        tip = browser.evaluate("document.getElementById('tip').hidden ? '' : "
+                               "document.getElementById('tip').textContent")
+        mean = sum(h[j] for h in heads) / len(heads)
+        if tip != f"{query} → {source[j]}: {mean:.6f}":
+            wrong.append((tip, f"{query} → {source[j]}: {mean:.6f}"))
+    check(f"greedy/hover-shows-weight-and-tokens ({len(source)} cells of step {step})", not wrong,
+          f"tip, expected: {wrong[:3]}")
+
+
+def test_force(browser):
+    browser.key("Home", keycode=36)
+    browser.key("ArrowRight", keycode=39)
+    if not browser.wait_for("window.ted.state.step === 2"):
+        fail("force/click", "cannot reach step 2")
+        return None
+    token = browser.evaluate("document.querySelectorAll('#candidates li')[1].dataset.token")
+    browser.click("#candidates li:nth-child(2)")
+    if not browser.wait_for(f"window.ted.ready && window.ted.state.forced.length === 1 && "
+                            f"window.ted.state.data.steps[1].chosen.token === {json.dumps(token)}"):
+        fail("force/click", f"clicking '{token}' forced nothing")
+        return None
+    expected = chosen_tokens(ted("step", "-m", MODEL, "--force", f"2:{token}", "--auto", SENTENCE))
+    browser.key("End", keycode=35)
+    browser.wait_for("window.ted.state.step === window.ted.state.data.steps.length")
+    shown, data = browser.evaluate(SHOWN), browser.evaluate("window.ted.state.data")
+    tokens = shown["output"][:-1] if data["end"] == "eos" else shown["output"]
+    check(f"force/continuation-is-ted-step-force (2:{token} -> {' '.join(tokens)})",
+          tokens == expected, f"page {tokens}, ted step --force 2:{token} {expected}")
+    check("force/marked", shown["forced"][1] and sum(shown["forced"]) == 1,
+          f"forced marks {shown['forced']}")
+    return token
+
+
+def test_url(browser, server):
+    browser.key("Home", keycode=36)
+    browser.key("ArrowRight", keycode=39)
+    browser.key("ArrowRight", keycode=39)
+    browser.wait_for("window.ted.state.step === 3")
+    url = browser.evaluate("location.href")
+    before, pixels = browser.evaluate(SHOWN), browser.evaluate(HEATMAPS)
+    browser.navigate("about:blank")
+    if not browser.navigate(url):
+        fail("url/same-view", f"{url} did not load")
+        return url
+    after, pixels_after = browser.evaluate(SHOWN), browser.evaluate(HEATMAPS)
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(url).query)
+    check(f"url/state-in-url ({urllib.parse.urlparse(url).query})",
+          query.get("step") == ["3"] and len(query.get("forced", [])) == 1 and query.get("source"),
+          str(query))
+    check("url/same-view", after == before, f"before {before}, after {after}")
+    check(f"url/same-heatmaps ({len(pixels_after)} canvases, pixel for pixel)",
+          pixels_after == pixels and all(p[5] > 0 for p in pixels_after), "the heatmaps differ")
+    return url
+
+
+def test_undo(browser):
+    expected = ted("translate", "-m", MODEL, SENTENCE).strip()
+    browser.click("#forced button")
+    if not browser.wait_for("window.ted.ready && window.ted.state.forced.length === 0"):
+        fail("force/undo", "undo did not remove the forced token")
+        return
+    browser.key("End", keycode=35)
+    browser.wait_for("window.ted.state.step === window.ted.state.data.steps.length")
+    text = shown_text(browser.evaluate(SHOWN), browser.evaluate("window.ted.state.data"))
+    check("force/undo", text == expected, f"after undo '{text}', ted translate '{expected}'")
+
+
+def test_beam(browser):
+    line = ted("translate", "-m", MODEL, "--beam", str(BEAM), "--scores", SENTENCE).strip()
+    _, text, score, _, _ = [part.strip() for part in line.split("|||")]
+    browser.evaluate(f"document.getElementById('beam-size').value = '{BEAM}'")
+    browser.click("#beam-form button")
+    if not browser.wait_for(f"window.ted.ready && window.ted.state.beamData && "
+                            f"window.ted.state.beamData.beam === {BEAM} && "
+                            f"document.querySelector('.beam-best')"):
+        fail("beam/best", f"no beam view; error: {browser.evaluate('window.ted.error')}")
+        return
+    shown = browser.evaluate("document.querySelector('.beam-best').textContent")
+    beam = browser.evaluate("window.ted.state.beamData")
+    check(f"beam/best-is-ted-translate-beam-{BEAM} ({shown})", shown == text,
+          f"page '{shown}', ted translate --beam {BEAM} '{text}'")
+    check("beam/score", abs(beam["best"]["score"] - float(score)) <= 2e-6 + 1e-6 * abs(float(score)),
+          f"page {beam['best']['score']}, ted translate {score}")
+    ranking = beam["ranking"]
+    ordered = all(a["score"] >= b["score"] for a, b in zip(ranking, ranking[1:]))
+    check(f"beam/ranking ({len(ranking)} finished, {len(beam['steps'])} steps)",
+          ranking and ranking[0]["text"] == text and ordered,
+          f"ranking {[(r['text'], r['score']) for r in ranking[:3]]}")
+    fates = {c["fate"] for s in beam["steps"] for c in s["candidates"]}
+    shown_fates = browser.evaluate("""['open', 'finished', 'pruned'].map(
+        f => document.querySelectorAll('.hyp.' + f).length)""")
+    check(f"beam/steps-shown (open, finished, pruned: {shown_fates})",
+          fates == {"open", "finished", "pruned"} and all(shown_fates), f"fates {fates}")
+
+
+def png_size(png):
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    return struct.unpack(">II", png[16:24])
+
+
+def test_screenshots(browser, url, out_dir):
+    for name, width, height, mobile in (("explorer-desktop", 1280, 800, False),
+                                        ("explorer-phone", 390, 844, True)):
+        browser.send("Emulation.setDeviceMetricsOverride", width=width, height=height,
+                     deviceScaleFactor=1, mobile=mobile)
+        browser.navigate("about:blank")
+        if not browser.navigate(url):
+            fail(f"screenshot/{name}", "the page did not load")
+            continue
+        if mobile:
+            wide = browser.evaluate("document.documentElement.scrollWidth")
+            check(f"screenshot/phone-fits ({wide} px wide)", wide <= width,
+                  f"the page is {wide} px wide on a {width} px screen")
+        png = base64.b64decode(browser.send("Page.captureScreenshot", format="png")["data"])
+        path = os.path.join(out_dir, name + ".png")
+        with open(path, "wb") as f:
+            f.write(png)
+        check(f"screenshot/{name} ({width}x{height}, {len(png)} bytes)",
+              png_size(png) == (width, height) and len(png) < 200_000,
+              f"{png_size(png)}, {len(png)} bytes")
+
+
+def test_model_switch(browser):
+    """The menu switches to the other model: the same sentence decoded by it,
+    its architecture said, the URL naming it."""
+    name = os.path.basename(OTHER)
+    before = browser.evaluate("document.getElementById('variant').textContent")
+    browser.evaluate(f"""(() => {{ const m = document.getElementById('model');
+        m.value = {json.dumps(name)}; m.dispatchEvent(new Event('change')); }})()""")
+    if not browser.wait_for(f"window.ted.ready && window.ted.state.data && "
+                            f"window.ted.state.data.model === {json.dumps(name)}"):
+        fail("model/switch", f"no decode by {name}; error: {browser.evaluate('window.ted.error')}")
+        return
+    variant = browser.evaluate("document.getElementById('variant').textContent")
+    config = open(os.path.join(OTHER, "config.yaml")).read()
+    said = [("pre-norm" if "norm_first: true" in config else "post-norm"),
+            ("concatenated" if "positional_encoding: concatenated" in config else "interleaved"),
+            ("tied" if "tied_output: true" in config else "separate")]
+    expected = ted("translate", "-m", OTHER, SENTENCE).strip()
+    browser.key("End", keycode=35)
+    browser.wait_for("window.ted.state.step === window.ted.state.data.steps.length")
+    text = shown_text(browser.evaluate(SHOWN), browser.evaluate("window.ted.state.data"))
+    check(f"model/switch ({name}: {variant})",
+          variant != before and all(w in variant for w in said) and text == expected
+          and f"model={name}" in browser.evaluate("location.search"),
+          f"variant '{variant}' (expected {said}), page '{text}', ted translate '{expected}'")
+
+
+def test_network(browser, server):
+    events = browser.events
+    urls = [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
+    outside = [u for u in urls if not u.startswith(server.base + "/") and not u.startswith("data:")]
+    check(f"network/loopback-only ({len(urls)} requests, all to {server.base})",
+          urls and not outside, f"requests elsewhere: {outside[:5]}")
+    failures = [e["params"].get("errorText") for e in events if e["method"] == "Network.loadingFailed"]
+    check("network/no-failed-request", not failures, str(failures[:5]))
+    errors = [e["params"]["entry"]["text"] for e in events
+              if e["method"] == "Log.entryAdded" and e["params"]["entry"]["level"] == "error"]
+    errors += [json.dumps(e["params"]["args"])[:200] for e in events
+               if e["method"] == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert")]
+    errors += [e["params"]["exceptionDetails"].get("text", "") for e in events
+               if e["method"] == "Runtime.exceptionThrown"]
+    check("network/no-console-error", not errors, str(errors[:5]))
+    statuses = [e["params"]["response"]["status"] for e in events
+                if e["method"] == "Network.responseReceived"]
+    check("network/every-answer-200", statuses and all(s == 200 for s in statuses),
+          f"statuses {sorted(set(statuses))}")
+
+
+def main():
+    out_dir = None
+    if len(sys.argv) == 3 and sys.argv[1] == "--screenshots":
+        out_dir = sys.argv[2]
+        os.makedirs(out_dir, exist_ok=True)
+    if not os.access(CHROMIUM, os.X_OK):
+        fail("browser/chromium", f"{CHROMIUM} is missing (scripts/install-deps.sh --test installs chromium)")
+        return 1
+    work = tempfile.mkdtemp(prefix="ted-explorer-")
+    server = browser = None
+    try:
+        server = Server()
+        browser = Browser(work)
+        for domain in ("Page", "Network", "Runtime", "Log"):
+            browser.send(f"{domain}.enable")
+        browser.send("Emulation.setDeviceMetricsOverride", width=1280, height=800,
+                     deviceScaleFactor=1, mobile=False)
+        test_assets(server)
+        test_api(server)
+        if test_greedy(browser, server, model_sizes()) is not None:
+            if test_force(browser) is not None:
+                url = test_url(browser, server)
+                test_undo(browser)
+                test_beam(browser)
+                test_screenshots(browser, url + f"&beam={BEAM}", out_dir or work)
+                test_model_switch(browser)
+        test_network(browser, server)
+    except Exception as e:  # a broken page or browser: one failure, with why
+        fail("browser/run", f"{type(e).__name__}: {e}")
+    finally:
+        if browser:
+            browser.close()
+        if server:
+            status = server.stop()
+            check("server/exit", status == 0, f"ted serve exit status {status}")
+            reports = server.sanitizer_reports()
+            check("server/no-sanitizer-report", not reports, str(reports[:3]))
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,296 @@
+#!/usr/bin/python3
+"""int8 weights (`ted quantize`, `--quantize int8` of the exporters) against
+float32 and against PyTorch.
+
+    TED=build/ted /usr/bin/python3 tests/parity/test_int8.py
+
+Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
+  quality/MODEL     each shipped model (models/toy-en-fr, models/en-fr)
+                    quantized by `ted quantize` translates its test set with
+                    >= 98% of the lines identical to the float32 model's, and
+                    an exact match against the reference at most 1 point
+                    lower; the figures are printed
+  logits/MODEL      `ted logits` of the int8 model against the float32
+                    model's on test sentences: max abs diff <= LOGITS_VS_FP32
+                    (printed)
+  pytorch/toy       the toy model's int8 weights dequantized (q * scale) into
+                    PyTorch's tutorial model: its float64 logits against ted
+                    int8's, max abs diff <= LOGITS_VS_DEQUANTIZED. ted's only
+                    departure from that computation is the run-time
+                    quantization of the activations (8 bits per row)
+  bytes/export-torch, bytes/export-hf
+                    tools/export_torch.py and tools/export_hf.py with
+                    --quantize int8 write the same model.safetensors, byte for
+                    byte, as `ted quantize` of their float32 export
+  quantize/refuses  `ted quantize` refuses an existing non-empty OUT_DIR, OUT_DIR
+                    = IN_DIR and an int8 IN_DIR, each with exit 1 and a message
+"""
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+import checks  # noqa: E402
+import export_torch  # noqa: E402
+import test_parity as parity  # noqa: E402  (run, ted_problem, reference_logits, ...)
+import ted_format  # noqa: E402
+from checks import report  # noqa: E402
+from tutorial_model import PositionalEncoding, Seq2SeqTransformer  # noqa: E402
+
+PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporters' Python
+TED = parity.TED
+MIN_IDENTICAL = 0.98        # of the test lines, int8 output = float32 output
+MAX_EXACT_MATCH_DROP = 0.01  # exact match against the reference, float32 - int8
+# Measured on this suite's sentences (|logits| up to 29): int8 vs float32
+# 0.29 (toy) and 0.23 (en-fr); int8 vs PyTorch on the dequantized weights
+# 0.24 (toy). Bounds about twice that.
+LOGITS_VS_FP32 = 0.6
+LOGITS_VS_DEQUANTIZED = 0.5
+LOGIT_SENTENCES = 12
+MODELS = [("toy", os.path.join(ROOT, "models", "toy-en-fr"), []),
+          ("en-fr", os.path.join(ROOT, "models", "en-fr"), ["--natural"])]
+
+
+def read_lines(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read().split("\n")[:-1]
+
+
+def quantize(in_dir, out_dir):
+    """None when `ted quantize` succeeds, else why."""
+    _, problem = parity.ted_problem(["quantize", in_dir, out_dir])
+    return problem
+
+
+def exact_match(hyp_path, ref_path, flags):
+    """tools/toy/evaluate.py's exact match (a fraction)."""
+    out = subprocess.run([PYTHON, os.path.join(ROOT, "tools", "toy", "evaluate.py"), *flags,
+                          hyp_path, ref_path], capture_output=True, text=True, check=True)
+    summary = out.stdout.strip().splitlines()[-1]
+    return float(summary.split("exact_match=")[1].split()[0].rstrip(","))
+
+
+def translate(model_dir, source, out_path):
+    with open(source, encoding="utf-8") as f:
+        out, problem = parity.ted_problem(["translate", "-m", model_dir], f.read())
+    if out is not None:
+        with open(out_path, "w", encoding="utf-8") as f:
+            f.write(out)
+    return problem
+
+
+def check_quality(name, model_dir, int8_dir, flags, tmp):
+    hyps = {}
+    for kind, path in (("fp32", model_dir), ("int8", int8_dir)):
+        hyps[kind] = os.path.join(tmp, f"{name}-{kind}.out")
+        problem = translate(path, os.path.join(model_dir, "test.en"), hyps[kind])
+        if problem:
+            return report(f"quality/{name}", problem)
+    fp32, int8 = read_lines(hyps["fp32"]), read_lines(hyps["int8"])
+    if len(fp32) != len(int8) or not fp32:
+        return report(f"quality/{name}", f"{len(int8)} int8 lines for {len(fp32)} fp32 lines")
+    identical = sum(a == b for a, b in zip(fp32, int8)) / len(fp32)
+    reference = os.path.join(model_dir, "test.fr")
+    match = {kind: exact_match(path, reference, flags) for kind, path in hyps.items()}
+    drop = match["fp32"] - match["int8"]
+    detail = (f"{identical:.2%} of {len(fp32)} lines identical to fp32; exact match fp32 "
+              f"{match['fp32']:.2%}, int8 {match['int8']:.2%} (drop {drop * 100:.2f} points)")
+    if identical < MIN_IDENTICAL or drop > MAX_EXACT_MATCH_DROP:
+        return report(f"quality/{name}", detail)
+    report(f"quality/{name}", detail=detail)
+
+
+def ted_logits(model_dir, source, target):
+    """ted logits as a float64 array, or raises ValueError."""
+    out, problem = parity.ted_problem(["logits", "-m", model_dir, "--source", source,
+                                       "--target", target])
+    if problem:
+        raise ValueError(problem)
+    return np.array([[float(v) for v in line.split()] for line in out.splitlines()])
+
+
+def check_logits(name, model_dir, int8_dir):
+    sources = read_lines(os.path.join(model_dir, "test.en"))[:LOGIT_SENTENCES]
+    targets = read_lines(os.path.join(model_dir, "test.fr"))[:LOGIT_SENTENCES]
+    worst, largest = 0.0, 0.0
+    try:
+        for source, target in zip(sources, targets):
+            want = ted_logits(model_dir, source, target)
+            got = ted_logits(int8_dir, source, target)
+            worst = max(worst, float(np.abs(got - want).max()))
+            largest = max(largest, float(np.abs(want).max()))
+    except ValueError as e:
+        return report(f"logits/{name}", str(e))
+    detail = (f"int8 vs fp32 max abs diff {worst:.3g} over {len(sources)} sentences "
+              f"(|logits| up to {largest:.1f}; bound {LOGITS_VS_FP32})")
+    report(f"logits/{name}", None if worst <= LOGITS_VS_FP32 else detail,
+           detail if worst <= LOGITS_VS_FP32 else "")
+
+
+def dequantized_state(int8_dir):
+    """The int8 model's weights as float32 tensors: q * scale per row."""
+    header, start, data = ted_format.read_safetensors(os.path.join(int8_dir,
+                                                                   "model.safetensors"))
+    arrays = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = entry["data_offsets"]
+        dtype = np.int8 if entry["dtype"] == "I8" else np.float32
+        arrays[name] = np.frombuffer(data[start + begin:start + end],
+                                     dtype=dtype).reshape(entry["shape"])
+    state = {}
+    for name, array in arrays.items():
+        if name.endswith(".scale"):
+            continue
+        if array.dtype == np.int8:
+            scale = arrays[name + ".scale"]
+            array = array.astype(np.float32) * scale[:, None]
+        state[name] = torch.from_numpy(np.array(array, dtype=np.float32))
+    return state
+
+
+def check_pytorch(model_dir, int8_dir):
+    """The toy model (tutorial layout, whitespace tokens, lowercase)."""
+    state = dequantized_state(int8_dir)
+    sizes, _ = export_torch.analyze(state)
+    model = Seq2SeqTransformer(sizes["encoder_layers"], sizes["decoder_layers"],
+                               sizes["d_model"], 4, sizes["src_vocab_size"],
+                               sizes["tgt_vocab_size"], dim_feedforward=sizes["d_ff"],
+                               dropout=0.0)
+    model.positional_encoding = PositionalEncoding(sizes["d_model"], 0.0, 5000)
+    missing = model.load_state_dict(state, strict=False)
+    if missing.unexpected_keys or any("pos_embedding" not in k for k in missing.missing_keys):
+        return report("pytorch/toy", f"state_dict mismatch: {missing}")
+    model = model.eval().double()
+    src_vocab = read_lines(os.path.join(model_dir, "vocab.src"))
+    tgt_index = {t: i for i, t in enumerate(read_lines(os.path.join(model_dir, "vocab.tgt")))}
+    sources = read_lines(os.path.join(model_dir, "test.en"))[:LOGIT_SENTENCES]
+    targets = read_lines(os.path.join(model_dir, "test.fr"))[:LOGIT_SENTENCES]
+    worst, worst_fp32 = 0.0, 0.0
+    try:
+        for source, target in zip(sources, targets):
+            src_words, tgt_words = source.lower().split(), target.lower().split()
+            want = parity.reference_logits(model, parity.source_ids(src_words, src_vocab),
+                                           [tgt_index.get(w, 0) for w in tgt_words])
+            got = ted_logits(int8_dir, source, target)
+            worst = max(worst, float(np.abs(got - want).max()))
+            worst_fp32 = max(worst_fp32,
+                             float(np.abs(ted_logits(model_dir, source, target) - want).max()))
+    except ValueError as e:
+        return report("pytorch/toy", str(e))
+    detail = (f"ted int8 vs PyTorch on the dequantized weights: max abs diff {worst:.3g} "
+              f"(bound {LOGITS_VS_DEQUANTIZED}); ted fp32 vs the same: {worst_fp32:.3g}")
+    report("pytorch/toy", None if worst <= LOGITS_VS_DEQUANTIZED else detail,
+           detail if worst <= LOGITS_VS_DEQUANTIZED else "")
+
+
+def same_bytes(name, python_dir, c_dir):
+    a = open(os.path.join(python_dir, "model.safetensors"), "rb").read()
+    b = open(os.path.join(c_dir, "model.safetensors"), "rb").read()
+    if a != b:
+        first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
+        return report(name, f"model.safetensors differ ({len(a)} and {len(b)} bytes, first at "
+                            f"byte {first})")
+    report(name, detail=f"{len(a)} bytes identical")
+
+
+def check_export_torch(model_dir, c_dir, tmp):
+    """The toy's weights as a state_dict, exported with --quantize int8."""
+    tensors = ted_format.read_tensors(os.path.join(model_dir, "model.safetensors"))
+    checkpoint = os.path.join(tmp, "toy.pt")
+    torch.save({k: torch.from_numpy(v) for k, v in tensors.items()}, checkpoint)
+    out_dir = os.path.join(tmp, "toy-exported-int8")
+    status, _, err = parity.run([PYTHON, os.path.join(ROOT, "tools", "export_torch.py"),
+                                 checkpoint, "--src-vocab", os.path.join(model_dir, "vocab.src"),
+                                 "--tgt-vocab", os.path.join(model_dir, "vocab.tgt"),
+                                 "--heads", "4", "--lowercase", "--quantize", "int8",
+                                 "--out", out_dir])
+    if status != 0:
+        return report("bytes/export-torch", f"export_torch.py exited {status}: {err.strip()}")
+    same_bytes("bytes/export-torch", out_dir, c_dir)
+
+
+def check_export_hf(tmp):
+    """A random MarianMTModel (tests/parity/test_marian.py's), exported in
+    float32 and quantized by ted, and exported with --quantize int8."""
+    try:
+        import sentencepiece  # noqa: F401
+        import transformers
+    except ImportError as e:
+        return report("bytes/export-hf", f"{e.name} is not installed (make venv)")
+    import test_marian
+
+    transformers.logging.set_verbosity_error()
+    rng = random.Random(5)
+    tok = test_marian.write_tokenizer(os.path.join(tmp, "tok"), tmp, "shared", rng)
+    model = test_marian.build_model(test_marian.CONFIGS[0], tok, 7)
+    hf_dir = os.path.join(tmp, "hf")
+    model.save_pretrained(hf_dir, safe_serialization=True)
+    tok.save_pretrained(hf_dir)
+    exporter = os.path.join(ROOT, "tools", "export_hf.py")
+    dirs = {}
+    for kind, extra in (("fp32", []), ("int8", ["--quantize", "int8"])):
+        dirs[kind] = os.path.join(tmp, f"hf-ted-{kind}")
+        status, _, err = parity.run([PYTHON, exporter, hf_dir, "--out", dirs[kind], *extra])
+        if status != 0:
+            return report("bytes/export-hf", f"export_hf.py {extra} exited {status}: "
+                                             f"{err.strip()}")
+    c_dir = os.path.join(tmp, "hf-ted-quantized")
+    problem = quantize(dirs["fp32"], c_dir)
+    if problem:
+        return report("bytes/export-hf", problem)
+    same_bytes("bytes/export-hf", dirs["int8"], c_dir)
+
+
+def check_refusals(model_dir, int8_dir, tmp):
+    cases = [("non-empty", [model_dir, int8_dir], "exists and is not empty"),
+             ("same-dir", [model_dir, model_dir], "is the input directory"),
+             ("already-int8", [int8_dir, os.path.join(tmp, "twice")], "is I8; ted quantize "
+                                                                        "reads F32 weights")]
+    for name, args, message in cases:
+        status, _, err = parity.run([TED, "quantize", *args])
+        if status != 1 or message not in err or len(err.strip().splitlines()) != 1:
+            return report(f"quantize/refuses-{name}", f"exit {status}: {err.strip()[:300]}")
+    report("quantize/refuses", detail=f"{len(cases)} cases, one message each")
+
+
+def main():
+    torch.set_num_threads(1)
+    tmp = tempfile.mkdtemp(prefix="ted-int8-")
+    try:
+        int8_dirs = {}
+        for name, model_dir, flags in MODELS:
+            int8_dirs[name] = os.path.join(tmp, f"{name}-int8")
+            problem = quantize(model_dir, int8_dirs[name])
+            if problem:
+                report(f"quality/{name}", problem)
+                continue
+            check_quality(name, model_dir, int8_dirs[name], flags, tmp)
+            check_logits(name, model_dir, int8_dirs[name])
+        toy_dir, toy_int8 = MODELS[0][1], int8_dirs["toy"]
+        if os.path.isdir(toy_int8):
+            check_pytorch(toy_dir, toy_int8)
+            check_export_torch(toy_dir, toy_int8, tmp)
+            check_refusals(toy_dir, toy_int8, tmp)
+        check_export_hf(tmp)
+    finally:
+        if os.environ.get("TED_PARITY_KEEP"):
+            print(f"kept {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(1 if checks.failures else 0)
