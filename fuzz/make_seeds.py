@@ -38,6 +38,9 @@ def safetensors_seeds():
     yield "nan_inf", safetensors([("x", "F32", [3], struct.pack("<3I", 0x3F800000, 0x7FC00000,
                                                                0xFF800000))])
     yield "no_tensors", safetensors([], metadata={})
+    i8 = struct.pack("<6b", 127, -127, 0, 5, -3, 64)
+    yield "i8_with_scale", safetensors([("q.weight", "I8", [2, 3], i8),
+                                        ("q.weight.scale", "F32", [2], struct.pack("<2f", 0.01, 0.5))])
     # The first tensors of the tiny test model, as exported.
     path = os.path.join(ROOT, "tests/data/tiny-model/model.safetensors")
     raw = open(path, "rb").read()
