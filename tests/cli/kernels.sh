@@ -6,7 +6,8 @@
 #   - TED_CPU naming an unknown set, or one the CPU lacks, is refused with
 #     one message and exit status 1;
 #   - the unit tests and the PyTorch parity tests (tests/parity/
-#     test_parity.py) pass with every set the CPU offers besides the best,
+#     test_parity.py, and test_int8.py for the int8 products) pass with
+#     every set the CPU offers besides the best,
 #     which the rest of the suite runs;
 #   - with qemu-x86_64 installed, the binary runs on emulated CPUs without
 #     AVX (the portable set) and with AVX2 but no AVX-512 (the avx2 set), and
@@ -94,20 +95,21 @@ unit_tests() {
     fi
 }
 
-# The parity tests with one set: each of their checks, named after the set.
-parity_tests() {
-    TED_CPU=$1 TED=$TED "$TEST_PYTHON" tests/parity/test_parity.py >"$work/parity" 2>&1
+# A parity script with one set: each of its checks, named after the set.
+parity_tests() {  # SET SCRIPT
+    TED_CPU=$1 TED=$TED "$TEST_PYTHON" "$2" >"$work/parity" 2>&1
     status=$?
     sed -n "s/^ok /ok TED_CPU=$1 /p; s/^FAIL /FAIL TED_CPU=$1 /p" "$work/parity"
     if [ "$status" -ne 0 ] && ! grep -q '^FAIL ' "$work/parity"; then
-        fail "parity-TED_CPU=$1" "exit $status: $(tail -n 5 "$work/parity")"
+        fail "$(basename "$2" .py)-TED_CPU=$1" "exit $status: $(tail -n 5 "$work/parity")"
     fi
 }
 
 for set in $offered; do
     [ "$set" = "$best" ] && continue
     unit_tests "$set"
-    parity_tests "$set"
+    parity_tests "$set" tests/parity/test_parity.py
+    parity_tests "$set" tests/parity/test_int8.py
 done
 
 # On emulated CPUs (qemu-x86_64 -cpu MODEL): the set chosen, the
