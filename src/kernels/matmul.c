@@ -94,6 +94,30 @@ static void sgemm_columns(float *y, int ldy, const float *x, const float *W, con
 
 /* ---- splitting the columns over the pool -------------------------------- */
 
+/* Output columns per task: a few tasks per thread, so a thread that falls
+ * behind is helped; a multiple of 16, and at least 64. */
+static int columns_per_task(int out_features)
+{
+    int tasks = ted_parallel_threads() * 4;
+    int per_task = (out_features + tasks - 1) / tasks;
+    per_task = (per_task + 15) / 16 * 16;
+    return per_task < 64 ? 64 : per_task;
+}
+
+/* Runs task(job, i) over the pool for every chunk of `per_task` columns. */
+static void for_each_column_chunk(int out_features, int per_task,
+                                  void (*task)(void *job, int index), void *job)
+{
+    ted_parallel_for((out_features + per_task - 1) / per_task, task, job);
+}
+
+/* The columns [*first, *last) of task `index`. */
+static void task_columns(int index, int per_task, int out_features, int *first, int *last)
+{
+    *first = index * per_task;
+    *last = *first + per_task < out_features ? *first + per_task : out_features;
+}
+
 typedef struct linear_job {
     const ted_kernel_table *kernels;  /* one set for the whole product */
     float *y;
@@ -105,10 +129,8 @@ typedef struct linear_job {
 static void linear_task(void *context, int index)
 {
     const linear_job *j = context;
-    int first = index * j->columns_per_task;
-    int last = first + j->columns_per_task;
-    if (last > j->out_features)
-        last = j->out_features;
+    int first, last;
+    task_columns(index, j->columns_per_task, j->out_features, &first, &last);
     if (j->rows > KERNEL_MAX_ROWS)
         sgemm_columns(j->y, j->out_features, j->x, j->W, j->b, j->rows, j->in_features, first,
                       last);
@@ -130,14 +152,8 @@ void ted_matmul(float *y, const float *x, const float *W, const float *b, int ro
             job.xt = xt;
         }
     }
-    /* A few tasks per thread, so a thread that falls behind is helped. */
-    int tasks = ted_parallel_threads() * 4;
-    int per_task = (out_features + tasks - 1) / tasks;
-    per_task = (per_task + 15) / 16 * 16;
-    if (per_task < 64)
-        per_task = 64;
-    job.columns_per_task = per_task;
-    ted_parallel_for((out_features + per_task - 1) / per_task, linear_task, &job);
+    job.columns_per_task = columns_per_task(out_features);
+    for_each_column_chunk(out_features, job.columns_per_task, linear_task, &job);
 }
 
 /* ---- int8 weights ------------------------------------------------------------
@@ -158,10 +174,8 @@ typedef struct i8_job {
 static void i8_task(void *context, int index)
 {
     const i8_job *j = context;
-    int first = index * j->columns_per_task;
-    int last = first + j->columns_per_task;
-    if (last > j->out_features)
-        last = j->out_features;
+    int first, last;
+    task_columns(index, j->columns_per_task, j->out_features, &first, &last);
     j->kernels->matmul_i8_columns(j->y, j->out_features, j->x, j->x_scale, j->x_sum, j->ldx,
                                   j->W, j->w_scale, j->b, j->rows, j->in_features, first, last);
 }
@@ -214,13 +228,8 @@ void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_sca
     i8_job job = {ted_kernels(), y, xq, W, x_scale, w_scale, b, x_sum, rows, ldx, in_features,
                   out_features, 0};
     job.kernels->quantize_rows(xq, x_scale, x_sum, x, rows, in_features, ldx);
-    int tasks = ted_parallel_threads() * 4;
-    int per_task = (out_features + tasks - 1) / tasks;
-    per_task = (per_task + 15) / 16 * 16;
-    if (per_task < 64)
-        per_task = 64;
-    job.columns_per_task = per_task;
-    ted_parallel_for((out_features + per_task - 1) / per_task, i8_task, &job);
+    job.columns_per_task = columns_per_task(out_features);
+    for_each_column_chunk(out_features, job.columns_per_task, i8_task, &job);
 }
 
 void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows,
