@@ -8,10 +8,14 @@
  *     (GB/s) are printed as well, and for M = 1 also sgemv's (y = W x),
  *     which OpenBLAS serves better than a one-row sgemm;
  *   - memory bandwidth: a read-only sum over 1 GiB, split between the
- *     threads, and a 512 MiB copy (counted as bytes read + written).
+ *     threads, and a 512 MiB copy (counted as bytes read + written);
+ *   - with --working-set BYTES, the same sum over the first BYTES only,
+ *     pass after pass: the bandwidth of reading a data set of that size
+ *     (a decoder step's weights) again and again, which a large last-level
+ *     cache can hold in part.
  * Every figure is the best of several runs. Prints one JSON object.
  *
- *     bench-machine [THREADS...]
+ *     bench-machine [--working-set BYTES] [THREADS...]
  */
 #include <cblas.h>
 #include <pthread.h>
@@ -186,15 +190,29 @@ static const struct {
     {"sgemm_16x512x32000", 16, 32000, 512, 30},
 };
 
+static int usage(void)
+{
+    fprintf(stderr, "usage: bench-machine [--working-set BYTES] [THREADS...] (BYTES up to %zu, "
+            "THREADS 1..%d)\n", READ_BYTES, MAX_THREADS);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     int counts[MAX_THREADS], n_counts = 0;
+    size_t working_set = 0;
     for (int i = 1; i < argc && n_counts < MAX_THREADS; i++) {
-        int t = atoi(argv[i]);
-        if (t < 1 || t > MAX_THREADS) {
-            fprintf(stderr, "usage: bench-machine [THREADS...] (1..%d)\n", MAX_THREADS);
-            return 2;
+        if (!strcmp(argv[i], "--working-set") && i + 1 < argc) {
+            char *end;
+            unsigned long long bytes = strtoull(argv[++i], &end, 10);
+            if (*end || bytes < 4096 || bytes > READ_BYTES)
+                return usage();
+            working_set = bytes;
+            continue;
         }
+        int t = atoi(argv[i]);
+        if (t < 1 || t > MAX_THREADS)
+            return usage();
         counts[n_counts++] = t;
     }
     if (!n_counts) {
@@ -234,6 +252,12 @@ int main(int argc, char **argv)
         }
         double t = best_of(sum_job, big, NULL, words, threads, 5, &checksum);
         printf(", \"read_gbs\": %.2f", READ_BYTES / t / 1e9);
+        if (working_set) {
+            size_t set_words = working_set / sizeof(uint64_t);
+            t = best_of(sum_job, big, NULL, set_words, threads, 10, &checksum);
+            printf(", \"working_set_bytes\": %zu, \"read_working_set_gbs\": %.2f",
+                   set_words * sizeof(uint64_t), set_words * sizeof(uint64_t) / t / 1e9);
+        }
         t = best_of(copy_job, big, copy, COPY_BYTES / sizeof(uint64_t), threads, 5, &checksum);
         printf(", \"copy_gbs\": %.2f}", 2.0 * COPY_BYTES / t / 1e9);
         fflush(stdout);

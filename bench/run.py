@@ -196,8 +196,8 @@ def ct2_bench(ct2_dir, hf_dir, sources, threads, repeat, compute_type):
                           "--new-tokens", NEW_TOKENS, "--repeat", repeat], peer_env())
 
 
-def machine(binary, threads):
-    p = run([binary] + threads, capture_output=True)
+def machine(binary, threads, working_set):
+    p = run([binary, "--working-set", working_set] + threads, capture_output=True)
     if p.returncode != 0:
         return {"error": last_line(p.stderr, p.returncode)}
     return json.loads(p.stdout)
@@ -260,17 +260,20 @@ def model_costs(cfg):
 
 
 def bounds(costs, machine_results):
-    """{threads: bounds} from bench-machine's read bandwidth and 2048^3 sgemm rate."""
+    """{threads: bounds} from bench-machine's read bandwidth over a decoder
+    step's weight bytes, read pass after pass, and its 2048^3 sgemm rate."""
     out = {}
     for m in machine_results.get("threads", []):
         rate = m["sgemm_2048x2048x2048_gflops"] * 1e9
+        read = m.get("read_working_set_gbs", m["read_gbs"])
         out[m["threads"]] = {
-            "read_gbs": m["read_gbs"], "sgemm_gflops": m["sgemm_2048x2048x2048_gflops"],
+            "read_gbs": read, "read_1gib_gbs": m["read_gbs"],
+            "sgemm_gflops": m["sgemm_2048x2048x2048_gflops"],
             # tokens/s at batch 1 (scales with the batch) and at any batch
-            "read_tokens_per_s_batch1": m["read_gbs"] * 1e9 / costs["step_weight_bytes"],
+            "read_tokens_per_s_batch1": read * 1e9 / costs["step_weight_bytes"],
             "compute_tokens_per_s": rate / costs["step_flops_per_sentence"],
             "encoder_ms_per_sentence": costs["encoder_flops_per_sentence"] / rate * 1e3,
-            "encoder_read_ms": costs["encoder_weight_bytes"] / (m["read_gbs"] * 1e9) * 1e3}
+            "encoder_read_ms": costs["encoder_weight_bytes"] / (read * 1e9) * 1e3}
     return out
 
 
@@ -359,11 +362,17 @@ def target_lines(r):
     def ok(x):
         return x is not None and "tokens_per_s" in x
 
+    def starved(*xs):
+        """' (CPU use N %)' when a row's process got well under its threads' cores."""
+        use = min(x["cpu_s"] / (x["process_s"] * x["threads"]) for x in xs)
+        return f" (CPU use {use * 100:.0f} %: other work held the cores)" if use < 0.75 else ""
+
     def ratio_target(what, key, runtime, batch, threads, floor):
         x = rows.get((runtime, batch, threads))
         value = x.get(key) if ok(x) else None
         state = "—" if value is None else ("met" if value >= floor else
-                                           f"**not met** ({value / floor:.2f} of it)")
+                                           f"**not met** ({value / floor:.2f} of it)"
+                                           + starved(x))
         lines.append(f"| {what} ≥ {floor:.2f}× | {times(value)} | {state} |")
 
     ratio_target("ted fp32, batch 1, 2 threads: read-bandwidth bound", "x_read_bound",
@@ -384,7 +393,8 @@ def target_lines(r):
                 continue
             speed = own["tokens_per_s"] / x["tokens_per_s"]
             memory = own["peak_rss_mib"] / own_rss(x)
-            state = "met" if speed > 1 else f"**not met** ({(1 - speed) * 100:.0f} % slower)"
+            state = "met" if speed > 1 else \
+                f"**not met** ({(1 - speed) * 100:.0f} % slower){starved(own, x)}"
             if peer.startswith("CTranslate2"):
                 state += ("; memory met" if memory <= 1 else
                           f"; memory **not met** ({(memory - 1) * 100:+.0f} %)")
@@ -452,19 +462,22 @@ def report(r):
     add("")
     add(f"- **read bound**: a decoder step reads {c['step_weight_bytes'] / 1e6:,.1f} MB of "
         "float32 weights (decoder layers without the encoder-decoder keys/values, which are "
-        "computed once, plus the output layer); at the read bandwidth that is at most "
+        "computed once, plus the output layer); at the bandwidth of reading that many bytes "
+        "pass after pass (what a step does; bench-machine --working-set) that is at most "
         "batch × bandwidth / bytes tokens/s. × read bound = tokens/s over that.")
     add(f"- **compute bound**: a step does {c['step_flops_per_sentence'] / 1e6:,.1f} MFLOP a "
         "sentence; at OpenBLAS's sgemm 2048³ rate that is at most rate / FLOPs tokens/s.")
     add(f"- **encoder bound**: {c['encoder_flops_per_sentence'] / 1e9:.3f} GFLOP a sentence "
         f"of {SOURCE_LEN} tokens at the sgemm rate; × encoder bound = bound ms / encode ms.")
     add("")
-    add("| threads | read GB/s | sgemm 2048³ GFLOP/s | read bound tokens/s, batch 1 "
+    add("| threads | read GB/s, step-sized set (1 GiB) | sgemm 2048³ GFLOP/s "
+        "| read bound tokens/s, batch 1 "
         "| read bound, batch 16 | compute bound tokens/s | encoder bound ms, batch 1 "
         "| encoder weights at the read bandwidth, ms |")
     add("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for t, bnd in sorted(r["bounds"].items()):
-        add(f"| {t} | {bnd['read_gbs']:.1f} | {bnd['sgemm_gflops']:.1f} "
+        add(f"| {t} | {bnd['read_gbs']:.1f} ({bnd['read_1gib_gbs']:.1f}) "
+            f"| {bnd['sgemm_gflops']:.1f} "
             f"| {bnd['read_tokens_per_s_batch1']:.1f} "
             f"| {16 * bnd['read_tokens_per_s_batch1']:,.0f} "
             f"| {bnd['compute_tokens_per_s']:,.0f} "
@@ -575,8 +588,8 @@ def main(argv=None):
     cfg = make_marian_model.MARIAN_BASE
     sources = write_sources(out_dir, args.batch, cfg["vocab_size"])
 
-    machine_results = machine(machine_bin, args.threads)
     costs = model_costs(cfg)
+    machine_results = machine(machine_bin, args.threads, costs["step_weight_bytes"])
     machine_bounds = bounds(costs, machine_results)
     failed = "error" in machine_results
     rows = []
