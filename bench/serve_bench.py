@@ -25,7 +25,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from run import cpu_name  # noqa: E402  (bench/run.py, make bench)
+from run import cpu_info  # noqa: E402  (bench/run.py, make bench)
 
 SHORT = "the dog sleeps ."
 
@@ -169,7 +169,7 @@ def main():
         serve = [load(server.port, texts, c, args.seconds, probe=c > 1) for c in (1, 8, 32)]
     finally:
         server.stop()
-    results = {"cpu": cpu_name(), "threads": args.threads, "short_alone": alone,
+    results = {"cpu": cpu_info()["cpu"], "threads": args.threads, "short_alone": alone,
                "serve": serve, "sentences": args.sentences,
                "translate": translate_runs(args.ted, args.model, texts[:args.sentences],
                                            args.threads)}
