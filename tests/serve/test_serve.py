@@ -49,7 +49,13 @@ TED = os.environ.get("TED", os.path.join("build", "ted"))
 MODEL = os.path.join(ROOT, "models", "toy-en-fr")
 SAN = os.environ.get("SAN") == "1"
 SLOW = 10 if SAN else 1          # how much slower everything runs
-TOLERANCE = 2e-5           # absolute, plus RELATIVE x the score's size
+# Scores agree up to float32 rounding, which depends on what a sentence was batched with
+# (the matrix products sum in another order over another number of rows): ted translate
+# itself, on 400 test sentences sampled at temperature 3 with --batch-size 1, 8 and 64, gives
+# token log-probs up to 4.4e-5 apart (the unlikely tokens a hot draw picks have the largest
+# logits in magnitude, and so the largest rounding); ted serve against ted translate, up to
+# 5.0e-5. The bound is twice that.
+TOLERANCE = 1e-4           # absolute, plus RELATIVE x the score's size
 RELATIVE = 2e-6
 CLIENTS = 32
 REQUESTS = 5 if SAN else 20      # per client
