@@ -61,9 +61,13 @@ static bool names_a_descriptor(const char *name)
 static char *link_target(const char *name)
 {
     char text[PATH_MAX];
-    ssize_t n = readlink(name, text, sizeof text - 1);
+    ssize_t n = readlink(name, text, sizeof text);
     if (n < 0)
         return NULL;
+    if ((size_t)n >= sizeof text) {  /* the link's text may be cut: follow nothing */
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
     text[n] = '\0';
     if (text[0] == '/')
         return strdup(text);

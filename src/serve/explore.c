@@ -363,13 +363,13 @@ static int read_request(const serve_model *models, int count, const char *body, 
     const cJSON *v;
     cJSON_ArrayForEach(v, r->root)
     {
-        if (!read_field(v, r, beam, message, size))
-            return 400;
         for (const cJSON *w = r->root->child; w != v; w = w->next)
             if (!strcmp(w->string, v->string)) {
                 snprintf(message, size, "field \"%.64s\" given twice", v->string);
                 return 400;
             }
+        if (!read_field(v, r, beam, message, size))
+            return 400;
     }
     if (!r->source) {
         snprintf(message, size, "source: missing (the sentence to translate)");

@@ -228,9 +228,9 @@ static void fail_rows(serve_loop *l, batch *b, const ted_error *err)
  * that fit the batch's free rows (the batch's own rows and those of the
  * groups on their way count as taken), one row per sample; when nothing
  * decodes or is on its way, the first sentence is taken whatever its
- * samples. Returns how many, into `taken`, or -1 once the loop stops with
- * nothing left to encode. */
-static int take_to_encode(serve_loop *l, waiting *taken, group **into)
+ * samples. Returns how many, into `taken` (their rows into *rows), or -1
+ * once the loop stops with nothing left to encode. */
+static int take_to_encode(serve_loop *l, waiting *taken, group **into, int *rows_taken)
 {
     pthread_mutex_lock(&l->lock);
     int count = 0;
@@ -252,6 +252,7 @@ static int take_to_encode(serve_loop *l, waiting *taken, group **into)
                 *into = l->free_groups;
                 l->free_groups = (*into)->next;
                 l->encoding_rows += rows;
+                *rows_taken = rows;
                 break;
             }
         }
@@ -310,14 +311,6 @@ static void publish_group(serve_loop *l, group *g, int taken_rows)
     pthread_mutex_unlock(&l->lock);
 }
 
-static int rows_of(const waiting *taken, int count)
-{
-    int rows = 0;
-    for (int k = 0; k < count; k++)
-        rows += samples_of(taken[k].job);
-    return rows;
-}
-
 /* Encodes newcomers while the batching thread steps the batch, so a step
  * never waits for an encoder pass. */
 static void *encoding_main(void *arg)
@@ -325,10 +318,12 @@ static void *encoding_main(void *arg)
     serve_loop *l = arg;
     waiting *taken = l->queue_taken;
     group *g;
-    int count;
-    while ((count = take_to_encode(l, taken, &g)) >= 0) {
+    int count, rows;
+    /* rows counted when taken: a job may be answered (and freed) while its
+     * sentences are encoded, when one cannot be */
+    while ((count = take_to_encode(l, taken, &g, &rows)) >= 0) {
         encode_group(l, g, taken, count);
-        publish_group(l, g, rows_of(taken, count));
+        publish_group(l, g, rows);
     }
     pthread_mutex_lock(&l->lock);
     l->encoding_ended = true;

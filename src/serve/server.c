@@ -51,6 +51,7 @@ typedef struct server {
     pthread_cond_t answered;     /* in_flight fell */
     pthread_cond_t stop_watch;
     int in_flight;               /* translation requests accepted, not yet answered */
+    atomic_int exploring;        /* explorer requests being decoded (on HTTP threads) */
     bool draining, stopping;
     atomic_bool listening;       /* libmicrohttpd's messages are left out from then on */
     char why_not[256];           /* libmicrohttpd's last message before that */
@@ -257,18 +258,29 @@ static enum MHD_Result send_asset(request *r, const serve_asset *asset)
     return queued;
 }
 
+/* Explorer requests decoded at once: fewer than the HTTP threads, so that
+ * one is always left for translation requests and answers. */
+enum { MAX_EXPLORING = HTTP_THREADS - 1 };
+
 /* The whole body of an explorer request is in: it is decoded here, on this
- * HTTP thread, with a session of its own. */
+ * HTTP thread, with a session of its own; one at a time, others get a 503. */
 static enum MHD_Result explore(request *r)
 {
-    const serve_config *c = r->server->config;
+    server *s = r->server;
+    const serve_config *c = s->config;
     start_answering(r);
     if (r->too_large)
         return refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL,
                       "the body is over %zu bytes (--max-body)", c->max_body);
+    if (atomic_fetch_add(&s->exploring, 1) >= MAX_EXPLORING) {
+        atomic_fetch_sub(&s->exploring, 1);
+        return refuse(r, MHD_HTTP_SERVICE_UNAVAILABLE, MHD_HTTP_HEADER_RETRY_AFTER, "1",
+                      "the explorer is decoding another request; retry in a moment");
+    }
     int status = MHD_HTTP_INTERNAL_SERVER_ERROR;
     char *json = serve_explore(c->models, c->model_count, r->path, r->body ? r->body : "",
                                r->length, &status);
+    atomic_fetch_sub(&s->exploring, 1);
     return respond(r, status, json, NULL, NULL);
 }
 

@@ -386,6 +386,10 @@ def test_api(server):
         ("beam-size", "/v1/beam", {"source": "the cat .", "beam": 99}, 400, "beam: expected a whole number from 1 to 16"),
         ("model", "/v1/beam", {"source": "the cat .", "model": "de-en"}, 404, 'model "de-en" is not served'),
         ("json", "/v1/explore", b'{"source": ', 400, "malformed JSON"),
+        ("forced-twice", "/v1/explore",
+         b'{"source": "the cat .", "forced": [{"step": 1, "token": "le"}, '
+         b'{"step": 2, "token": "chat"}], "forced": [{"step": 3, "token": "noir"}]}',
+         400, 'field "forced" given twice'),
     ]
     for name, path, body, status, needle in cases:
         got, answer = post(server, path, body)
@@ -414,6 +418,28 @@ def test_api(server):
     check(f"api/top-k-is-softmax-of-ted-logits ({len(steps)} steps x 20, worst {worst:.1e})",
           status == 200 and len(rows) >= len(steps) and worst <= 1e-5, f"worst difference {worst}")
 
+    # Explorer requests decode on an HTTP thread, one at a time: others at
+    # once get a 503 with Retry-After, and translation is answered meanwhile.
+    long_text = " ".join(["the black cat eats the small bird"] * 10) + " ."
+    answers = []
+
+    def beam_request():
+        answers.append(post(server, "/v1/beam", {"source": long_text, "beam": 16}))
+
+    beams = [threading.Thread(target=beam_request) for _ in range(4)]
+    for t in beams:
+        t.start()
+    status, data = post(server, "/v1/translate", {"text": [SENTENCE]})
+    for t in beams:
+        t.join(120 * SLOW)
+    statuses = sorted(code for code, _ in answers)
+    busy_named = all("explorer is decoding another request" in a.get("error", "")
+                     for code, a in answers if code == 503)
+    check(f"api/explorer-one-at-a-time (statuses {statuses})",
+          len(answers) == 4 and set(statuses) <= {200, 503} and 200 in statuses and busy_named,
+          str([(code, str(a)[:80]) for code, a in answers]))
+    check("api/translate-while-exploring", status == 200 and data.get("translations"),
+          f"{status} {data}")
 
 def test_greedy(browser, server, sizes):
     expected = ted("translate", "-m", MODEL, SENTENCE).strip()

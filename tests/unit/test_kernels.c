@@ -432,13 +432,14 @@ static void check_matmul_i8(const char *variant)
     ted_parallel_set_threads(1);
 }
 
-/* Every product at +-127 * +-127, the largest pairs vpmaddubsw sums
- * (2 * 16129 = 32258, under int16's 32767), and sums far beyond int16:
- * the result must be exact. */
+/* Every product at +-127 * +-127 and at +-127 * -128 (a weight ted's
+ * quantizer never writes, but a file may hold), the largest pairs
+ * vpmaddubsw sums (2 * 128 * 127 = 32512, under int16's 32767), and sums
+ * far beyond int16: the result must be exact. */
 static void check_i8_saturation(const char *variant)
 {
     use_variant(variant);
-    enum { ROWS = 3, IN = 1000, OUT = 6 };
+    enum { ROWS = 3, IN = 1000, OUT = 8, KINDS = 4 };
     float x[ROWS * IN], w_scale[OUT], y[ROWS * OUT];
     int8_t W[OUT * IN];
     for (int k = 0; k < IN; k++) {
@@ -449,18 +450,21 @@ static void check_i8_saturation(const char *variant)
     for (int j = 0; j < OUT; j++) {
         w_scale[j] = 1.0f;
         for (int k = 0; k < IN; k++)
-            W[j * IN + k] = (int8_t)(j % 3 == 0 ? 127 : j % 3 == 1 ? -127
-                                                  : (k % 2 ? 127 : -127));
+            W[j * IN + k] = (int8_t)(j % KINDS == 0   ? 127
+                                     : j % KINDS == 1 ? -127
+                                     : j % KINDS == 2 ? (k % 2 ? 127 : -127)
+                                                      : -128);
     }
     ted_matmul_i8(y, x, W, w_scale, NULL, ROWS, IN, OUT);
     const float x_scale[ROWS] = {2.0f / 127.0f, 3.0f / 127.0f, 0.5f / 127.0f};
-    const int sign[ROWS][3] = {{1, -1, 0}, {0, 0, 1}, {-1, 1, 0}};  /* dot / (127 * 127 * IN) */
+    /* dot / (127 * IN) for each kind of W row */
+    const int dot[ROWS][KINDS] = {{127, -127, 0, -128}, {0, 0, 127, 0}, {-127, 127, 0, 128}};
     for (int i = 0; i < ROWS; i++)
         for (int j = 0; j < OUT; j++) {
-            float expected = (float)(sign[i][j % 3] * 127 * 127 * IN) * (x_scale[i] * 1.0f);
+            float expected = (float)(dot[i][j % KINDS] * 127 * IN) * (x_scale[i] * 1.0f);
             cr_assert(fabsf(y[i * OUT + j] - expected) <= 1e-6f * fabsf(expected),
-                      "%s matmul_i8 at +-127: [%d][%d] got %.9g, expected %.9g", variant, i, j,
-                      (double)y[i * OUT + j], (double)expected);
+                      "%s matmul_i8 at +-127 and -128: [%d][%d] got %.9g, expected %.9g",
+                      variant, i, j, (double)y[i * OUT + j], (double)expected);
         }
 }
 
@@ -482,6 +486,30 @@ static void check_i8_rounding(const char *variant)
     for (int j = 0; j < N; j++)
         cr_assert(y[j] == expected[j], "%s quantized %g to %g, expected %g", variant,
                   (double)x[j], (double)y[j], (double)expected[j]);
+}
+
+/* A NaN in a row of x makes that row's products NaN, as in float32; the
+ * other rows are untouched. 40 columns: the vector loops and the tail. */
+static void check_i8_nan(const char *variant)
+{
+    use_variant(variant);
+    enum { ROWS = 2, IN = 40, OUT = 4 };
+    float x[ROWS * IN], w_scale[OUT], y[ROWS * OUT];
+    int8_t W[OUT * IN];
+    for (int k = 0; k < ROWS * IN; k++)
+        x[k] = 1.0f;
+    x[3] = NAN;  /* row 0, inside the first vector */
+    for (int j = 0; j < OUT * IN; j++)
+        W[j] = 1;
+    for (int j = 0; j < OUT; j++)
+        w_scale[j] = 1.0f;
+    ted_matmul_i8(y, x, W, w_scale, NULL, ROWS, IN, OUT);
+    for (int j = 0; j < OUT; j++) {
+        cr_assert(isnan(y[j]), "%s: row with a NaN gave %g at column %d", variant,
+                  (double)y[j], j);
+        cr_assert(y[OUT + j] == (float)IN * (1.0f / 127.0f) * 127.0f,
+                  "%s: the row without a NaN gave %g", variant, (double)y[OUT + j]);
+    }
 }
 
 /* Rows of an int8 table, dequantized: q * scale * factor. */
@@ -516,6 +544,7 @@ Test(kernels, matrix_row_dequantizes)
     {                                                                                         \
         check_i8_saturation(#name);                                                           \
         check_i8_rounding(#name);                                                             \
+        check_i8_nan(#name);                                                                  \
     }
 
 VARIANT_TESTS(portable)

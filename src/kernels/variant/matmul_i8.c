@@ -9,10 +9,11 @@
  *             the signed one; the excess, 128 * sum(x row), is subtracted
  *             at the end (the sums come with the quantized x). Without
  *             VNNI, the avx2 code below.
- *   avx2      vpmaddubsw + vpmaddwd on 32 bytes: |x| is the unsigned
- *             operand and W takes x's sign (vpsignb), so each pair of
- *             products is at most 2 * 127 * 127 = 32258 and the int16 sums
- *             cannot saturate (x and W are both in [-127, 127]);
+ *   avx2      vpmaddubsw + vpmaddwd on 32 bytes: |W| is the unsigned
+ *             operand and x takes W's sign (vpsignb), so each pair of
+ *             products is at most 2 * 128 * 127 = 32512 and the int16 sums
+ *             cannot saturate (x in [-127, 127], W in [-128, 127]: a -128
+ *             from another quantizer is exact too);
  *   portable  plain C, widened to int32.
  *
  * x comes quantized (ted_quantize_rows below), rows `ldx` bytes apart,
@@ -69,20 +70,21 @@ static inline __attribute__((always_inline)) void tile_avx2(
             acc[i][j] = _mm256_setzero_si256();
     int k = 0;
     for (; k + 32 <= K; k += 32) {
-        __m256i w[4];
+        __m256i w[4], magnitude[4];
 #pragma GCC unroll 4
         for (int j = 0; j < 4; j++) {
             w[j] = _mm256_loadu_si256((const __m256i *)(W + (size_t)j * K + k));
+            magnitude[j] = _mm256_abs_epi8(w[j]);  /* -128 gives 0x80: 128 unsigned */
             if (next && (k & 63) == 0)
                 __builtin_prefetch(next + (size_t)j * K + k);
         }
 #pragma GCC unroll 4
         for (int i = 0; i < ROWS; i++) {
             __m256i xv = _mm256_loadu_si256((const __m256i *)(x + (size_t)i * ldx + k));
-            __m256i magnitude = _mm256_abs_epi8(xv);
 #pragma GCC unroll 4
             for (int j = 0; j < 4; j++) {
-                __m256i pairs = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(w[j], xv));
+                __m256i pairs =
+                    _mm256_maddubs_epi16(magnitude[j], _mm256_sign_epi8(xv, w[j]));
                 acc[i][j] = _mm256_add_epi32(acc[i][j], _mm256_madd_epi16(pairs, ones));
             }
         }
@@ -312,7 +314,12 @@ void TED_VARIANT_NAME(ted_quantize_rows)(int8_t *q, float *scale, int32_t *sum,
         const float *xi = x + (size_t)i * K;
         int8_t *qi = q + (size_t)i * ldq;
         float m = max_magnitude(xi, K);
-        scale[i] = m / 127.0f;
+        /* a NaN or an infinity in the row makes its products NaN, as in
+         * float32, instead of a finite number from whatever it quantized to */
+        float poison = 0.0f;
+        for (int k = 0; k < K; k++)
+            poison += xi[k] * 0.0f;
+        scale[i] = m / 127.0f + poison;
         quantize_row(qi, xi, K, m > 0.0f ? 127.0f / m : 0.0f);
         int32_t s = 0;
         for (int k = 0; k < K; k++)
