@@ -60,16 +60,22 @@ static ted_session *new_session(const ted_model *model)
     return session;
 }
 
+/* ids, lengths (count <= 4): the sources of sentences which[0..count). */
+static void pick_sources(const int *which, int count, const int **ids, int *lengths)
+{
+    cr_assert_leq(count, 4);
+    for (int k = 0; k < count; k++) {
+        ids[k] = sources[which[k]];
+        lengths[k] = source_lengths[which[k]];
+    }
+}
+
 /* Encodes the sentences `which[0..batch)` (0 or 1) with room for STEPS steps. */
 static void encode(ted_session *s, const int *which, int batch)
 {
     const int *ids[4];
     int lengths[4];
-    cr_assert_leq(batch, 4);
-    for (int b = 0; b < batch; b++) {
-        ids[b] = sources[which[b]];
-        lengths[b] = source_lengths[which[b]];
-    }
+    pick_sources(which, batch, ids, lengths);
     ted_error err = {0};
     ted_status status = ted_session_encode(s, ids, lengths, batch, STEPS, &err);
     cr_assert_eq(status, TED_OK, "encode: %s", err.message);
@@ -635,11 +641,7 @@ static void append(ted_session *s, const int *which, int count, int max_steps)
 {
     const int *ids[4];
     int lengths[4];
-    cr_assert_leq(count, 4);
-    for (int k = 0; k < count; k++) {
-        ids[k] = sources[which[k]];
-        lengths[k] = source_lengths[which[k]];
-    }
+    pick_sources(which, count, ids, lengths);
     ted_error err = {0};
     int before = ted_session_batch(s);
     ted_status status = ted_session_append(s, ids, lengths, count, max_steps, &err);
@@ -762,11 +764,7 @@ static void join_encoded(ted_session *s, ted_session *encoded, const int *which,
 {
     const int *ids[4];
     int lengths[4];
-    cr_assert_leq(count, 4);
-    for (int k = 0; k < count; k++) {
-        ids[k] = sources[which[k]];
-        lengths[k] = source_lengths[which[k]];
-    }
+    pick_sources(which, count, ids, lengths);
     ted_error err = {0};
     cr_assert_eq(ted_session_encode(encoded, ids, lengths, count, max_steps, &err), TED_OK,
                  "encode: %s", err.message);
