@@ -14,6 +14,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/output.h"
 #include "model/model.h"
 
 /* ---- the symmetric per-row quantization ------------------------------------ */
@@ -169,19 +170,21 @@ static ted_status write_weights(const ted_model *m, const char *in_path, const c
         if (e[i].kind == ENTRY_MATRIX && (size_t)e[i].source->shape[1] > widest)
             widest = (size_t)e[i].source->shape[1];
     int8_t *q = header ? ted_alloc(widest, 1, "quantized row", err) : NULL;
-    FILE *f = q ? fopen(out_path, "wb") : NULL;
-    if (!q || !f) {
-        s = q ? ted_fail(err, TED_ERR_IO, "%s: %s", out_path, strerror(errno)) : TED_ERR_NOMEM;
-    } else {
+    /* through a temporary file, renamed into place once whole: a failed or
+     * interrupted run leaves no cut weights file */
+    ted_output out;
+    s = q ? ted_output_open(&out, out_path, err) : TED_ERR_NOMEM;
+    if (q && !s) {
         unsigned char prefix[8];
         for (int i = 0; i < 8; i++)
             prefix[i] = (unsigned char)((uint64_t)length >> (8 * i));
+        FILE *f = out.file;
         bool ok = fwrite(prefix, 1, 8, f) == 8 && fwrite(header, 1, length, f) == length;
         for (int i = 0; ok && i < count; i++)
             ok = write_entry(f, &e[i], q);
-        ok = fclose(f) == 0 && ok;
-        if (!ok)
-            s = ted_fail(err, TED_ERR_IO, "%s: write failed: %s", out_path, strerror(errno));
+        s = ted_output_close(&out, out_path, ok, err);
+        if (!ok && !s)
+            s = ted_fail(err, TED_ERR_IO, "%s: write failed", out_path);
     }
     free(q);
     free(header);
