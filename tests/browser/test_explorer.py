@@ -58,6 +58,8 @@ import urllib.request
 import websocket  # Debian's python3-websocket
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from checks import check, fail, failures, ok  # noqa: E402  (tests/lib/checks.py)
 TED = os.environ.get("TED", os.path.join("build", "ted"))
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 MODEL = os.environ.get("EXPLORER_MODEL", os.path.join(ROOT, "models", "toy-en-fr"))
@@ -68,25 +70,6 @@ SLOW = 10 if SAN else 1
 WAIT = 30 * SLOW          # seconds any wait for the page may take
 SENTENCE = os.environ.get("EXPLORER_SENTENCE", "the black cat eats the small bird .")
 BEAM = 3
-
-failed = 0
-
-
-def ok(name):
-    print(f"ok {name}", flush=True)
-
-
-def fail(name, why):
-    global failed
-    failed += 1
-    print(f"FAIL {name}: {why}", flush=True)
-
-
-def check(name, condition, why):
-    if condition:
-        ok(name)
-    else:
-        fail(name, why)
 
 
 def ted(*args):
@@ -673,8 +656,8 @@ def test_network(browser, server):
     outside = [u for u in urls if not u.startswith(server.base + "/") and not u.startswith("data:")]
     check(f"network/loopback-only ({len(urls)} requests, all to {server.base})",
           urls and not outside, f"requests elsewhere: {outside[:5]}")
-    failures = [e["params"].get("errorText") for e in events if e["method"] == "Network.loadingFailed"]
-    check("network/no-failed-request", not failures, str(failures[:5]))
+    broken = [e["params"].get("errorText") for e in events if e["method"] == "Network.loadingFailed"]
+    check("network/no-failed-request", not broken, str(broken[:5]))
     errors = [e["params"]["entry"]["text"] for e in events
               if e["method"] == "Log.entryAdded" and e["params"]["entry"]["level"] == "error"]
     errors += [json.dumps(e["params"]["args"])[:200] for e in events
@@ -726,7 +709,7 @@ def main():
             reports = server.sanitizer_reports()
             check("server/no-sanitizer-report", not reports, str(reports[:3]))
         shutil.rmtree(work, ignore_errors=True)
-    return 1 if failed else 0
+    return 1 if failures() else 0
 
 
 if __name__ == "__main__":

@@ -45,6 +45,8 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from checks import check, fail, failures, ok  # noqa: E402  (tests/lib/checks.py)
 TED = os.environ.get("TED", os.path.join("build", "ted"))
 MODEL = os.path.join(ROOT, "models", "toy-en-fr")
 SAN = os.environ.get("SAN") == "1"
@@ -61,25 +63,6 @@ CLIENTS = 32
 REQUESTS = 5 if SAN else 20      # per client
 POOL = 16 if SAN else 40         # distinct requests the clients draw from
 TIMEOUT = 120 * SLOW             # seconds any one exchange may take
-
-failed = 0
-
-
-def ok(name):
-    print(f"ok {name}", flush=True)
-
-
-def fail(name, why):
-    global failed
-    failed += 1
-    print(f"FAIL {name}: {why}", flush=True)
-
-
-def check(name, condition, why):
-    if condition:
-        ok(name)
-    else:
-        fail(name, why)
 
 
 # ---- the server ---------------------------------------------------------------
@@ -619,7 +602,7 @@ def main():
     test_drain(pool, expected)
     reports = [line for s in SERVERS for line in s.sanitizer_reports()]
     check("alive/no-sanitizer-report", not reports, reports[:5])
-    return 1 if failed else 0
+    return 1 if failures() else 0
 
 
 if __name__ == "__main__":
