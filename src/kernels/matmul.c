@@ -104,13 +104,6 @@ static int columns_per_task(int out_features)
     return per_task < 64 ? 64 : per_task;
 }
 
-/* Runs task(job, i) over the pool for every chunk of `per_task` columns. */
-static void for_each_column_chunk(int out_features, int per_task,
-                                  void (*task)(void *job, int index), void *job)
-{
-    ted_parallel_for((out_features + per_task - 1) / per_task, task, job);
-}
-
 /* The columns [*first, *last) of task `index`. */
 static void task_columns(int index, int per_task, int out_features, int *first, int *last)
 {
@@ -152,8 +145,8 @@ void ted_matmul(float *y, const float *x, const float *W, const float *b, int ro
             job.xt = xt;
         }
     }
-    job.columns_per_task = columns_per_task(out_features);
-    for_each_column_chunk(out_features, job.columns_per_task, linear_task, &job);
+    int per_task = job.columns_per_task = columns_per_task(out_features);
+    ted_parallel_for((out_features + per_task - 1) / per_task, linear_task, &job);
 }
 
 /* ---- int8 weights ------------------------------------------------------------
@@ -228,8 +221,8 @@ void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_sca
     i8_job job = {ted_kernels(), y, xq, W, x_scale, w_scale, b, x_sum, rows, ldx, in_features,
                   out_features, 0};
     job.kernels->quantize_rows(xq, x_scale, x_sum, x, rows, in_features, ldx);
-    job.columns_per_task = columns_per_task(out_features);
-    for_each_column_chunk(out_features, job.columns_per_task, i8_task, &job);
+    int per_task = job.columns_per_task = columns_per_task(out_features);
+    ted_parallel_for((out_features + per_task - 1) / per_task, i8_task, &job);
 }
 
 void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows,
