@@ -187,3 +187,8 @@ void ted_zero_negatives(float *x, size_t n)
 {
     ted_kernels()->zero_negatives(x, n);
 }
+
+bool ted_all_finite(const float *x, size_t n)
+{
+    return ted_kernels()->all_finite(x, n);
+}

@@ -120,6 +120,9 @@ void ted_scale(float *x, int n, float factor);
 /* x[i] = max(x[i], 0) in place (ReLU); NaN becomes 0. */
 void ted_zero_negatives(float *x, size_t n);
 
+/* Whether every x[i] is finite (neither NaN nor infinite). */
+bool ted_all_finite(const float *x, size_t n);
+
 /* ---- the thread pool -------------------------------------------------------
  * One process-wide pool, so that ted's threads and OpenBLAS's never compete
  * for the same cores: OpenBLAS runs single-threaded inside each task. */

@@ -357,11 +357,14 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
 /* Weights that are finite can still overflow in use (a LayerNorm weight of
  * 1e30), and a matrix is not checked for NaN at load: either makes logits
  * NaN or infinite, which no decoding can rank. Such a step is an error, not
- * a translation of <unk>s. The check costs one pass over (batch, vocab),
- * against the (batch, vocab, d_model) of the output projection. */
+ * a translation of <unk>s. The check costs one vector pass over (batch,
+ * vocab), against the (batch, vocab, d_model) of the output projection;
+ * only a failed one looks for the token to name. */
 static ted_status check_logits_finite(const ted_session *s, ted_error *err)
 {
     int vocab = s->model->config.tgt_vocab_size;
+    if (ted_all_finite(s->logits, (size_t)s->batch * vocab))
+        return TED_OK;
     for (int b = 0; b < s->batch; b++) {
         const float *row = s->logits + (size_t)b * vocab;
         for (int v = 0; v < vocab; v++)

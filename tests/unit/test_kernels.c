@@ -10,9 +10,10 @@
  *
  * Tolerance: a sum of K products is within TOL_RELATIVE * sqrt(K) of the
  * reference, relative to the sum of the magnitudes of its terms; exp within
- * TOL_RELATIVE of the reference, relative; max, argmax, scale and ReLU
- * (zero_negatives) exact. */
+ * TOL_RELATIVE of the reference, relative; max, argmax, scale, ReLU
+ * (zero_negatives) and the finiteness check (all_finite) exact. */
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -295,6 +296,30 @@ static void check_zero_negatives(const char *variant, int n)
     }
 }
 
+/* Finite or not, against isfinite over every value: all finite, then one
+ * NaN, +inf, -inf or FLT_MAX (finite) at the first, a middle and the last
+ * position (the vector part and the tail). */
+static void check_all_finite(const char *variant, int n)
+{
+    float x[1001];
+    const float odd[] = {NAN, INFINITY, -INFINITY, FLT_MAX};
+    fill_random(x, n, 71u + n);
+    cr_assert(ted_all_finite(x, (size_t)n), "%s all_finite n %d: finite values", variant, n);
+    int positions[] = {0, n / 2, n - 1};
+    for (size_t p = 0; p < COUNT(positions) && n > 0; p++)
+        for (size_t v = 0; v < COUNT(odd); v++) {
+            float kept = x[positions[p]];
+            x[positions[p]] = odd[v];
+            bool expected = true;
+            for (int i = 0; i < n; i++)
+                expected = expected && isfinite(x[i]);
+            cr_assert_eq(ted_all_finite(x, (size_t)n), expected,
+                         "%s all_finite n %d: %g at %d", variant, n, (double)odd[v],
+                         positions[p]);
+            x[positions[p]] = kept;
+        }
+}
+
 static void check_vectors(const char *variant)
 {
     use_variant(variant);
@@ -305,6 +330,7 @@ static void check_vectors(const char *variant)
         check_exp(variant, lengths[i]);
         check_scale(variant, lengths[i]);
         check_zero_negatives(variant, lengths[i]);
+        check_all_finite(variant, lengths[i]);
     }
 }
 

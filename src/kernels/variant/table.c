@@ -21,4 +21,5 @@ const ted_kernel_table TED_VARIANT_NAME(ted_kernels) = {
     .sum_exp_shifted = TED_VARIANT_NAME(ted_sum_exp_shifted),
     .scale = TED_VARIANT_NAME(ted_scale),
     .zero_negatives = TED_VARIANT_NAME(ted_zero_negatives),
+    .all_finite = TED_VARIANT_NAME(ted_all_finite),
 };

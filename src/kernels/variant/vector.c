@@ -106,3 +106,18 @@ void TED_VARIANT_NAME(ted_zero_negatives)(float *x, size_t n)
     for (; i < n; i++)
         x[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
+
+/* x * 0 is 0 for a finite x and NaN for NaN or an infinity, and a sum
+ * with a NaN in it is NaN: one multiply-add per value, no branch (the
+ * logits of every step are checked, (batch, vocab) of them). */
+bool TED_VARIANT_NAME(ted_all_finite)(const float *x, size_t n)
+{
+    ted_vec acc = {0};
+    size_t i = 0;
+    for (; i + TED_VEC_FLOATS <= n; i += TED_VEC_FLOATS)
+        acc += ted_vec_load(x + i) * 0.0f;
+    float sum = ted_vec_sum(acc);
+    for (; i < n; i++)
+        sum += x[i] * 0.0f;
+    return sum == 0.0f;
+}
