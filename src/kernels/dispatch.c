@@ -192,3 +192,9 @@ bool ted_all_finite(const float *x, size_t n)
 {
     return ted_kernels()->all_finite(x, n);
 }
+
+void ted_normalize_rows(float *y, const float *x, const float *gamma, const float *beta,
+                        int rows, int n, float eps)
+{
+    ted_kernels()->normalize_rows(y, x, gamma, beta, rows, n, eps);
+}

@@ -123,6 +123,12 @@ void ted_zero_negatives(float *x, size_t n);
 /* Whether every x[i] is finite (neither NaN nor infinite). */
 bool ted_all_finite(const float *x, size_t n);
 
+/* Layer normalization of each row of x (rows, n) into y (y may equal x):
+ * y = (x - mean) / sqrt(variance + eps) * gamma + beta, the mean and the
+ * variance summed in double, in two passes. */
+void ted_normalize_rows(float *y, const float *x, const float *gamma, const float *beta,
+                        int rows, int n, float eps);
+
 /* ---- the thread pool -------------------------------------------------------
  * One process-wide pool, so that ted's threads and OpenBLAS's never compete
  * for the same cores: OpenBLAS runs single-threaded inside each task. */

@@ -24,14 +24,20 @@
 enum { TRANSPOSED_MIN_ROWS = 8, KERNEL_MAX_ROWS = 128 };
 
 /* The rows of x in chunks of V rows, one vector of the kernels: xt[(c * K
- * + k) * V + lane] = x[c * V + lane][k], zero past the last row. */
+ * + k) * V + lane] = x[c * V + lane][k], zero past the last row. Written
+ * in order, a vector's V floats at a time (a scatter of single floats V
+ * apart cost as much as a small model's product). */
 static void transpose_rows(float *xt, const float *x, int rows, int K, int V)
 {
-    int padded = (rows + V - 1) / V * V;
-    for (int r = 0; r < padded; r++) {
-        float *column = xt + (size_t)(r / V) * K * V + r % V;
-        for (int k = 0; k < K; k++)
-            column[(size_t)k * V] = r < rows ? x[(size_t)r * K + k] : 0.0f;
+    for (int first = 0; first < rows; first += V) {
+        int lanes = rows - first < V ? rows - first : V;
+        const float *chunk = x + (size_t)first * K;
+        for (int k = 0; k < K; k++, xt += V) {
+            for (int lane = 0; lane < lanes; lane++)
+                xt[lane] = chunk[(size_t)lane * K + k];
+            for (int lane = lanes; lane < V; lane++)
+                xt[lane] = 0.0f;
+        }
     }
 }
 

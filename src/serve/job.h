@@ -18,6 +18,9 @@ struct serve_job {
     ted_translation *outputs;       /* (count, n_best); a sentence is done once its
                                      * first output has a text */
     int unfinished;                 /* sentences still to decode */
+    bool log_probs;                 /* the tokens' log-probabilities are wanted (scores, or
+                                     * n_best > 1 to rank the samples); without them a
+                                     * step skips the log-softmax over the vocabulary */
     ted_status status;              /* the first failure, else TED_OK */
     ted_error error;
     /* Called once every sentence is done, from the decoding thread. */

@@ -403,7 +403,9 @@ static int choose(serve_loop *l, batch *b, const float *logits, int r, int kept)
     const ted_config *c = ted_model_config(b->model);
     const ted_translate_options *o = &d->job->options;
     int vocab = c->tgt_vocab_size;
-    ted_next_token_scores(b->model, logits + (size_t)r * vocab, b->log_probs, b->allowed);
+    bool log_probs = d->job->log_probs;
+    ted_next_token_scores(b->model, logits + (size_t)r * vocab, log_probs ? b->log_probs : NULL,
+                          b->allowed);
     int from = d->first ? 0 : b->now.sample[r], to = d->first ? d->samples : from + 1;
     d->first = false;
     for (int j = from; j < to; j++) {
@@ -412,7 +414,7 @@ static int choose(serve_loop *l, batch *b, const float *logits, int r, int kept)
                         : ted_argmax(b->allowed, vocab);
         size_t at = (size_t)j * d->max_length + d->lengths[j]++;
         d->ids[at] = token;
-        d->log_probs[at] = b->log_probs[token];
+        d->log_probs[at] = log_probs ? b->log_probs[token] : 0.0f;
         if (token != c->eos_id && d->lengths[j] < d->max_length) {
             b->keep[kept] = r;
             b->next.owner[kept] = d;

@@ -229,6 +229,7 @@ static enum MHD_Result translate(request *r)
                       err.status == TED_ERR_NOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR
                                                   : MHD_HTTP_BAD_REQUEST,
                       NULL, NULL, "%s", err.message);
+    r->job->log_probs = r->fields.scores || options.n_best > 1;
     if (r->job->unfinished == 0)
         return answer_job(r);
     return submit(r, r->server->loops[m]);

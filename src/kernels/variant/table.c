@@ -22,4 +22,5 @@ const ted_kernel_table TED_VARIANT_NAME(ted_kernels) = {
     .scale = TED_VARIANT_NAME(ted_scale),
     .zero_negatives = TED_VARIANT_NAME(ted_zero_negatives),
     .all_finite = TED_VARIANT_NAME(ted_all_finite),
+    .normalize_rows = TED_VARIANT_NAME(ted_normalize_rows),
 };

@@ -24,10 +24,20 @@ void TED_VARIANT_NAME(ted_weighted_sum)(float *out, const float *weights, const 
         ted_axpy(out, weights[j], values + (size_t)j * size, size);
 }
 
+/* By vectors, like a scalar scan with '>': NaN is skipped. */
 float TED_VARIANT_NAME(ted_max)(const float *x, int n)
 {
+    ted_vec best = (ted_vec){0} - __builtin_inff();
+    int i = 0;
+    for (; i + TED_VEC_FLOATS <= n; i += TED_VEC_FLOATS) {
+        ted_vec v = ted_vec_load(x + i);
+        best = ted_vec_select(v > best, v, best);
+    }
     float m = -INFINITY;
-    for (int i = 0; i < n; i++)
+    for (int lane = 0; lane < TED_VEC_FLOATS; lane++)
+        if (best[lane] > m)
+            m = best[lane];
+    for (; i < n; i++)
         if (x[i] > m)
             m = x[i];
     return m;
@@ -120,4 +130,67 @@ bool TED_VARIANT_NAME(ted_all_finite)(const float *x, size_t n)
     for (; i < n; i++)
         sum += x[i] * 0.0f;
     return sum == 0.0f;
+}
+
+/* ---- layer normalization -------------------------------------------------
+ * Sums in double over 8 independent partial sums (one vector of 8 doubles),
+ * so the additions overlap instead of waiting on one another; two passes,
+ * and the mean subtracted in double: rows with a large mean would otherwise
+ * lose their digits to the rounding of the mean. */
+typedef double ted_dvec8 __attribute__((vector_size(8 * sizeof(double))));
+typedef float ted_vec8 __attribute__((vector_size(8 * sizeof(float)), aligned(sizeof(float))));
+
+/* The sum of the 8 partial sums, after `tail` (the last n % 8 values). */
+static double sum_partials(const double partial[8], double tail)
+{
+    for (int lane = 0; lane < 8; lane++)
+        tail += partial[lane];
+    return tail;
+}
+
+static double row_mean(const float *x, int n)
+{
+    ted_dvec8 partial = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        partial += __builtin_convertvector(*(const ted_vec8 *)(x + i), ted_dvec8);
+    double tail = 0.0;
+    for (; i < n; i++)
+        tail += x[i];
+    return sum_partials((const double *)&partial, tail) / n;
+}
+
+static double row_variance(const float *x, int n, double mean)
+{
+    ted_dvec8 partial = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        ted_dvec8 value = __builtin_convertvector(*(const ted_vec8 *)(x + i), ted_dvec8);
+        ted_dvec8 centered = value - mean;
+        partial += centered * centered;
+    }
+    double tail = 0.0;
+    for (; i < n; i++)
+        tail += (x[i] - mean) * (x[i] - mean);
+    return sum_partials((const double *)&partial, tail) / n;
+}
+
+void TED_VARIANT_NAME(ted_normalize_rows)(float *y, const float *x, const float *gamma,
+                                          const float *beta, int rows, int n, float eps)
+{
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * n;
+        float *yr = y + (size_t)r * n;
+        double mean = row_mean(xr, n);
+        double inv_std = 1.0 / sqrt(row_variance(xr, n, mean) + eps);
+        int i = 0;
+        for (; i + 8 <= n; i += 8) {
+            ted_dvec8 value = __builtin_convertvector(*(const ted_vec8 *)(xr + i), ted_dvec8);
+            ted_vec8 normed = __builtin_convertvector((value - mean) * inv_std, ted_vec8);
+            *(ted_vec8 *)(yr + i) =
+                normed * *(const ted_vec8 *)(gamma + i) + *(const ted_vec8 *)(beta + i);
+        }
+        for (; i < n; i++)
+            yr[i] = (float)((xr[i] - mean) * inv_std) * gamma[i] + beta[i];
+    }
 }
