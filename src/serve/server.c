@@ -282,6 +282,7 @@ static enum MHD_Result explore(request *r)
     char *json = serve_explore(c->models, c->model_count, r->path, r->body ? r->body : "",
                                r->length, &status);
     atomic_fetch_sub(&s->exploring, 1);
+    r->fields.count = status == MHD_HTTP_OK;  /* the log line's sentence: one decoded */
     return respond(r, status, json, NULL, NULL);
 }
 

@@ -131,6 +131,10 @@ class Server:
         self.reader.join(10)  # the last lines: a sanitizer reports at exit
         return status
 
+    def matching(self, text):
+        """The log lines so far that contain `text`."""
+        return [line for line in self.lines if text in line]
+
     def sanitizer_reports(self):
         words = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
         return [line for line in self.lines if any(w in line for w in words)]
@@ -400,6 +404,17 @@ def test_api(server):
             worst = float("inf")
     check(f"api/top-k-is-softmax-of-ted-logits ({len(steps)} steps x 20, worst {worst:.1e})",
           status == 200 and len(rows) >= len(steps) and worst <= 1e-5, f"worst difference {worst}")
+
+    # One log line per request: an answered exploration decoded one sentence,
+    # a refused one none (the line is written once the answer is out).
+    deadline = time.monotonic() + 10 * SLOW
+    while time.monotonic() < deadline and not server.matching(" POST /v1/explore 200 "):
+        time.sleep(0.05)
+    explored = server.matching(" POST /v1/explore 200 ")
+    refused = server.matching(" POST /v1/explore 400 ")
+    check("api/log-counts-the-sentence",
+          explored and refused and all(" 1 sentence " in line for line in explored)
+          and all(" 0 sentences " in line for line in refused), f"{explored[:2]} {refused[:2]}")
 
     # Explorer requests decode on an HTTP thread, one at a time: others at
     # once get a 503 with Retry-After, and translation is answered meanwhile.
