@@ -5,6 +5,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "kernels/kernels.h"
 #include "model/decoding.h"
 #include "model/session.h"
 
@@ -15,8 +16,13 @@ typedef struct greedy_state {
     float **log_probs;       /* (batch): their log-probs; NULL: not wanted */
     int *lengths;            /* (batch) */
     ted_rows rows;           /* owner: the sentence */
-    float *allowed;          /* (vocab): a row's logits, banned tokens at -infinity */
-    float *scratch;          /* (vocab): a row's log-softmax, when log-probs are wanted */
+    /* The rows' choices are made in `tasks` parallel tasks, task t with
+     * buffers t of: */
+    int tasks;
+    float *allowed;          /* (tasks, vocab): a row's logits, banned tokens at -infinity */
+    float *scratch;          /* (tasks, vocab): its log-softmax, when log-probs are wanted */
+    int *best;               /* (batch): each row's choice */
+    float *best_log_prob;    /* (batch): its log-probability, when wanted */
 } greedy_state;
 
 static void free_outputs(greedy_state *st, int count)
@@ -38,20 +44,49 @@ static void free_rows(greedy_state *st)
     free(st->rows.keep);
     free(st->allowed);
     free(st->scratch);
+    free(st->best);
+    free(st->best_log_prob);
 }
 
-/* Appends each row's best allowed token to its sentence. */
+typedef struct choice_job {
+    greedy_state *st;
+    const float *logits;  /* (active, vocab) */
+    int active, rows_per_task;
+} choice_job;
+
+/* Task t: the best allowed token of rows [t * rows_per_task, ...), with
+ * buffers t. */
+static void choose_rows(void *context, int task)
+{
+    const choice_job *j = context;
+    greedy_state *st = j->st;
+    int vocab = st->model->config.tgt_vocab_size;
+    float *allowed = st->allowed + (size_t)task * vocab;
+    float *log_probs = st->scratch ? st->scratch + (size_t)task * vocab : NULL;
+    int first = task * j->rows_per_task;
+    int last = first + j->rows_per_task < j->active ? first + j->rows_per_task : j->active;
+    for (int row = first; row < last; row++) {
+        ted_next_token_scores(st->model, j->logits + (size_t)row * vocab, log_probs, allowed);
+        st->best[row] = ted_argmax(allowed, vocab);
+        if (log_probs)
+            st->best_log_prob[row] = log_probs[st->best[row]];
+    }
+}
+
+/* Appends each row's best allowed token to its sentence. The choices, a
+ * scan of the whole vocabulary per row, are spread over the thread pool. */
 static int take_best_tokens(void *state, const float *logits, int active)
 {
     greedy_state *st = state;
     const ted_config *c = &st->model->config;
-    int vocab = c->tgt_vocab_size, kept = 0;
+    int tasks = active < st->tasks ? active : st->tasks;
+    choice_job job = {st, logits, active, (active + tasks - 1) / tasks};
+    ted_parallel_for((active + job.rows_per_task - 1) / job.rows_per_task, choose_rows, &job);
+    int kept = 0;
     for (int row = 0; row < active; row++) {
-        int i = st->rows.owner[row];
-        ted_next_token_scores(st->model, logits + (size_t)row * vocab, st->scratch, st->allowed);
-        int next = ted_argmax(st->allowed, vocab);
+        int i = st->rows.owner[row], next = st->best[row];
         if (st->log_probs)
-            st->log_probs[i][st->lengths[i]] = st->scratch[next];
+            st->log_probs[i][st->lengths[i]] = st->best_log_prob[row];
         st->outputs[i][st->lengths[i]++] = next;
         bool ended = next == c->eos_id || st->lengths[i] >= st->max_lengths[i];
         kept = ted_rows_keep(&st->rows, kept, row, i, next, ended);
@@ -65,10 +100,16 @@ static ted_status alloc_rows(greedy_state *st, int batch, ted_error *err)
     st->rows.tokens = ted_alloc(batch, sizeof(int), "greedy rows", err);
     st->rows.owner = ted_alloc(batch, sizeof(int), "greedy rows", err);
     st->rows.keep = ted_alloc(batch, sizeof(int), "greedy rows", err);
-    st->allowed = ted_alloc(vocab, sizeof(float), "greedy rows", err);
-    st->scratch = st->log_probs ? ted_alloc(vocab, sizeof(float), "greedy rows", err) : NULL;
-    bool ok = st->rows.tokens && st->rows.owner && st->rows.keep && st->allowed &&
-              (st->scratch || !st->log_probs);
+    st->tasks = ted_parallel_threads();
+    size_t buffer = ted_mul_size(st->tasks, vocab);
+    st->allowed = ted_alloc(buffer, sizeof(float), "greedy rows", err);
+    st->best = ted_alloc(batch, sizeof(int), "greedy rows", err);
+    if (st->log_probs) {
+        st->scratch = ted_alloc(buffer, sizeof(float), "greedy rows", err);
+        st->best_log_prob = ted_alloc(batch, sizeof(float), "greedy rows", err);
+    }
+    bool ok = st->rows.tokens && st->rows.owner && st->rows.keep && st->allowed && st->best &&
+              (!st->log_probs || (st->scratch && st->best_log_prob));
     for (int i = 0; i < batch && ok; i++) {
         st->rows.tokens[i] = st->model->config.bos_id;
         st->rows.owner[i] = i;
