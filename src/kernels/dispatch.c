@@ -188,6 +188,11 @@ void ted_zero_negatives(float *x, size_t n)
     ted_kernels()->zero_negatives(x, n);
 }
 
+void ted_times_sigmoid(float *x, size_t n)
+{
+    ted_kernels()->times_sigmoid(x, n);
+}
+
 bool ted_all_finite(const float *x, size_t n)
 {
     return ted_kernels()->all_finite(x, n);

@@ -120,6 +120,10 @@ void ted_scale(float *x, int n, float factor);
 /* x[i] = max(x[i], 0) in place (ReLU); NaN becomes 0. */
 void ted_zero_negatives(float *x, size_t n);
 
+/* x[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])) in place (SiLU), exp
+ * as ted_exp_shifted's. */
+void ted_times_sigmoid(float *x, size_t n);
+
 /* Whether every x[i] is finite (neither NaN nor infinite). */
 bool ted_all_finite(const float *x, size_t n);
 

@@ -20,8 +20,7 @@ void ted_gelu(float *x, size_t n)
 /* SiLU, which Hugging Face calls "swish": x * sigmoid(x). */
 void ted_silu(float *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        x[i] = x[i] / (1.0f + expf(-x[i]));
+    ted_times_sigmoid(x, n);
 }
 
 static void activate(float *x, size_t n, ted_activation activation)

@@ -10,7 +10,7 @@
  *
  * Tolerance: a sum of K products is within TOL_RELATIVE * sqrt(K) of the
  * reference, relative to the sum of the magnitudes of its terms; exp within
- * TOL_RELATIVE of the reference, relative; max, argmax, scale, ReLU
+ * TOL_RELATIVE of the reference, relative (SiLU too); max, argmax, scale, ReLU
  * (zero_negatives) and the finiteness check (all_finite) exact. */
 #include <criterion/criterion.h>
 #include <float.h>
@@ -320,6 +320,34 @@ static void check_all_finite(const char *variant, int n)
         }
 }
 
+/* SiLU against x / (1 + exp(-x)) in double, within TOL_RELATIVE of the
+ * magnitude; large negative values give -0 (or a denormal's worth), large
+ * positive ones themselves, NaN stays NaN. */
+static void check_times_sigmoid(const char *variant, int n)
+{
+    float x[1001], out[1001];
+    fill_random(x, n, 83u + n);
+    for (int i = 0; i < n; i++)
+        x[i] *= 12.0f;
+    if (n > 3) {
+        x[0] = -100.0f;
+        x[1] = 100.0f;
+        x[2] = NAN;
+    }
+    memcpy(out, x, sizeof(float) * n);
+    ted_times_sigmoid(out, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        double expected = (double)x[i] / (1.0 + exp(-(double)x[i]));
+        if (isnan(x[i]))
+            cr_assert(isnan(out[i]), "%s times_sigmoid n %d [%d]: NaN gave %g", variant, n, i,
+                      (double)out[i]);
+        else
+            cr_assert(fabs(out[i] - expected) <= TOL_RELATIVE * fabs(expected) + 1e-30,
+                      "%s times_sigmoid n %d [%d]: %g gave %.9g, expected %.9g", variant, n, i,
+                      (double)x[i], (double)out[i], expected);
+    }
+}
+
 static void check_vectors(const char *variant)
 {
     use_variant(variant);
@@ -331,6 +359,7 @@ static void check_vectors(const char *variant)
         check_scale(variant, lengths[i]);
         check_zero_negatives(variant, lengths[i]);
         check_all_finite(variant, lengths[i]);
+        check_times_sigmoid(variant, lengths[i]);
     }
 }
 

@@ -21,6 +21,7 @@ const ted_kernel_table TED_VARIANT_NAME(ted_kernels) = {
     .sum_exp_shifted = TED_VARIANT_NAME(ted_sum_exp_shifted),
     .scale = TED_VARIANT_NAME(ted_scale),
     .zero_negatives = TED_VARIANT_NAME(ted_zero_negatives),
+    .times_sigmoid = TED_VARIANT_NAME(ted_times_sigmoid),
     .all_finite = TED_VARIANT_NAME(ted_all_finite),
     .normalize_rows = TED_VARIANT_NAME(ted_normalize_rows),
 };

@@ -117,6 +117,19 @@ void TED_VARIANT_NAME(ted_zero_negatives)(float *x, size_t n)
         x[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
+/* The feed-forward network's SiLU over (rows, d_ff), exp by vectors. For
+ * x below -88, exp(-x) is +inf and the result -0, as x / (1 + expf(-x)). */
+void TED_VARIANT_NAME(ted_times_sigmoid)(float *x, size_t n)
+{
+    size_t i = 0;
+    for (; i + TED_VEC_FLOATS <= n; i += TED_VEC_FLOATS) {
+        ted_vec v = ted_vec_load(x + i);
+        ted_vec_store(x + i, v / (1.0f + ted_vec_exp(-v)));
+    }
+    for (; i < n; i++)
+        x[i] = x[i] / (1.0f + expf(-x[i]));
+}
+
 /* x * 0 is 0 for a finite x and NaN for NaN or an infinity, and a sum
  * with a NaN in it is NaN: one multiply-add per value, no branch (the
  * logits of every step are checked, (batch, vocab) of them). */
