@@ -252,8 +252,12 @@ def model_costs(cfg):
     mean_position = (NEW_TOKENS + 1) / 2
     attention = layers * 2 * d * (mean_position + SOURCE_LEN)  # scores and mix, self + cross
     step_flops = 2 * (layers * matrices + vocab * d + attention)
+    # the encode phase: the encoder, then the encoder-decoder keys and values
+    # of every decoder layer, computed once per sentence (ted, PyTorch and
+    # CTranslate2 all time them with the encoder)
     encoder_flops = 2 * enc_layers * (SOURCE_LEN * (4 * d * d + 2 * d * f)
                                       + 2 * SOURCE_LEN * SOURCE_LEN * d)
+    encoder_flops += 2 * layers * SOURCE_LEN * 2 * d * d
     encoder_bytes = 4 * enc_layers * (4 * d * d + 2 * d * f + 4 * d + f + d + 2 * 2 * d)
     return {"step_weight_bytes": step_bytes, "step_flops_per_sentence": step_flops,
             "encoder_flops_per_sentence": encoder_flops, "encoder_weight_bytes": encoder_bytes}
@@ -468,7 +472,9 @@ def report(r):
     add(f"- **compute bound**: a step does {c['step_flops_per_sentence'] / 1e6:,.1f} MFLOP a "
         "sentence; at OpenBLAS's sgemm 2048³ rate that is at most rate / FLOPs tokens/s.")
     add(f"- **encoder bound**: {c['encoder_flops_per_sentence'] / 1e9:.3f} GFLOP a sentence "
-        f"of {SOURCE_LEN} tokens at the sgemm rate; × encoder bound = bound ms / encode ms.")
+        f"of {SOURCE_LEN} tokens (the encoder, and the encoder-decoder keys and values of "
+        "every decoder layer, computed once per sentence) at the sgemm rate; × encoder bound "
+        "= bound ms / encode ms.")
     add("")
     add("| threads | read GB/s, step-sized set (1 GiB) | sgemm 2048³ GFLOP/s "
         "| read bound tokens/s, batch 1 "
