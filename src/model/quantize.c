@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -215,43 +216,88 @@ static ted_status copy_file(const char *from, const char *to, ted_error *err)
     return ok ? TED_OK : ted_fail(err, TED_ERR_IO, "copying %s to %s failed", from, to);
 }
 
-/* The files of the model besides its weights: config.yaml, the
- * vocabularies and the SentencePiece models, each once. */
-static ted_status copy_model_files(const ted_config *c, const char *in_dir, const char *out_dir,
+/* The files of a model directory: the weights, config.yaml, the
+ * vocabularies and the SentencePiece models, each once, each a plain file
+ * name (a path into a subdirectory is refused before anything is written). */
+enum { MODEL_FILES = 6 };
+
+typedef struct model_files {
+    const char *name[MODEL_FILES];
+    int count;
+} model_files;
+
+static ted_status list_model_files(const ted_config *c, const char *in_dir, model_files *files,
                                    ted_error *err)
 {
     bool spm = c->tokenizer == TED_TOKENIZER_SENTENCEPIECE;
-    const char *files[] = {"config.yaml", c->src_vocab, c->tgt_vocab, spm ? c->src_spm : NULL,
-                           spm ? c->tgt_spm : NULL};
-    enum { FILES = sizeof files / sizeof files[0] };
-    ted_status s = TED_OK;
-    for (int i = 0; !s && i < FILES; i++) {
-        bool copied = !files[i];
-        for (int j = 0; !copied && j < i; j++)
-            copied = files[j] && !strcmp(files[i], files[j]);
-        char from[PATH_MAX], to[PATH_MAX];
-        if (copied)
+    const char *all[MODEL_FILES] = {c->weights, "config.yaml", c->src_vocab, c->tgt_vocab,
+                                    spm ? c->src_spm : NULL, spm ? c->tgt_spm : NULL};
+    files->count = 0;
+    for (int i = 0; i < MODEL_FILES; i++) {
+        bool listed = !all[i];
+        for (int j = 0; !listed && j < files->count; j++)
+            listed = !strcmp(all[i], files->name[j]);
+        if (listed)
             continue;
-        if (strchr(files[i], '/'))
-            s = ted_fail(err, TED_ERR_ARGUMENT,
-                         "%s: '%s' is not a file name of the model directory", in_dir, files[i]);
-        else if (snprintf(from, sizeof from, "%s/%s", in_dir, files[i]) >= (int)sizeof from ||
-                 snprintf(to, sizeof to, "%s/%s", out_dir, files[i]) >= (int)sizeof to)
-            s = ted_fail(err, TED_ERR_ARGUMENT, "%s/%s: path too long", out_dir, files[i]);
-        else
+        if (strchr(all[i], '/'))
+            return ted_fail(err, TED_ERR_ARGUMENT,
+                            "%s: '%s' is not a file name of the model directory", in_dir,
+                            all[i]);
+        files->name[files->count++] = all[i];
+    }
+    return TED_OK;
+}
+
+static ted_status join_path(char *path, size_t size, const char *dir, const char *name,
+                            ted_error *err)
+{
+    if (snprintf(path, size, "%s/%s", dir, name) >= (int)size)
+        return ted_fail(err, TED_ERR_ARGUMENT, "%s/%s: path too long", dir, name);
+    return TED_OK;
+}
+
+/* Every file but the weights (files->name[0]), copied. */
+static ted_status copy_model_files(const model_files *files, const char *in_dir,
+                                   const char *out_dir, ted_error *err)
+{
+    ted_status s = TED_OK;
+    for (int i = 1; !s && i < files->count; i++) {
+        char from[PATH_MAX], to[PATH_MAX];
+        s = join_path(from, sizeof from, in_dir, files->name[i], err);
+        if (!s)
+            s = join_path(to, sizeof to, out_dir, files->name[i], err);
+        if (!s)
             s = copy_file(from, to, err);
     }
     return s;
 }
 
-/* out_dir is created, or is an empty directory other than in_dir. */
-static ted_status prepare_out_dir(const char *in_dir, const char *out_dir, ted_error *err)
+/* After a failure: the files this run wrote, and out_dir when this run
+ * created it, are removed, so no half model is left behind. */
+static void remove_output(const model_files *files, const char *out_dir, bool created)
+{
+    for (int i = 0; i < files->count; i++) {
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", out_dir, files->name[i]) < (int)sizeof path)
+            unlink(path);
+    }
+    if (created)
+        rmdir(out_dir);
+}
+
+/* out_dir is created (*created), or is an empty directory other than
+ * in_dir. */
+static ted_status prepare_out_dir(const char *in_dir, const char *out_dir, bool *created,
+                                  ted_error *err)
 {
     struct stat in_stat, out_stat;
+    *created = false;
     if (stat(in_dir, &in_stat))
         return ted_fail(err, TED_ERR_IO, "%s: %s", in_dir, strerror(errno));
-    if (mkdir(out_dir, 0777) == 0)
+    if (mkdir(out_dir, 0777) == 0) {
+        *created = true;
         return TED_OK;
+    }
     if (errno != EEXIST)
         return ted_fail(err, TED_ERR_IO, "%s: cannot create the output directory: %s", out_dir,
                         strerror(errno));
@@ -284,24 +330,25 @@ ted_status ted_quantize_model(const char *in_dir, const char *out_dir, ted_error
     ted_status s = ted_model_load(in_dir, &m, err);
     if (s)
         return s;
-    const char *weights = m->config.weights;
+    model_files files;
     char in_path[PATH_MAX], out_path[PATH_MAX];
-    if (strchr(weights, '/'))
-        s = ted_fail(err, TED_ERR_ARGUMENT,
-                     "%s: weights '%s' is not a file name of the model directory", in_dir,
-                     weights);
-    else if (snprintf(in_path, sizeof in_path, "%s/%s", in_dir, weights) >= (int)sizeof in_path ||
-             snprintf(out_path, sizeof out_path, "%s/%s", out_dir, weights) >=
-                 (int)sizeof out_path)
-        s = ted_fail(err, TED_ERR_ARGUMENT, "%s: path too long", out_dir);
+    s = list_model_files(&m->config, in_dir, &files, err);
+    if (!s)
+        s = join_path(in_path, sizeof in_path, in_dir, files.name[0], err);
+    if (!s)
+        s = join_path(out_path, sizeof out_path, out_dir, files.name[0], err);
     for (int i = 0; !s && i < m->file.count; i++)
         s = ted_safetensors_check_finite(&m->file.tensors[i], in_path, err);
+    bool created = false;
     if (!s)
-        s = prepare_out_dir(in_dir, out_dir, err);
-    if (!s)
+        s = prepare_out_dir(in_dir, out_dir, &created, err);
+    if (!s) {
         s = write_weights(m, in_path, out_path, err);
-    if (!s)
-        s = copy_model_files(&m->config, in_dir, out_dir, err);
+        if (!s)
+            s = copy_model_files(&files, in_dir, out_dir, err);
+        if (s)
+            remove_output(&files, out_dir, created);
+    }
     ted_model_free(m);
     return s;
 }

@@ -23,7 +23,9 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                     --quantize int8 write the same model.safetensors, byte for
                     byte, as `ted quantize` of their float32 export
   quantize/refuses  `ted quantize` refuses an existing non-empty OUT_DIR, OUT_DIR
-                    = IN_DIR and an int8 IN_DIR, each with exit 1 and a message
+                    = IN_DIR, an int8 IN_DIR and a model whose vocabulary is in a
+                    subdirectory, each with exit 1 and a message; the last
+                    leaves no OUT_DIR behind
 """
 import os
 import random
@@ -258,11 +260,26 @@ def check_refusals(model_dir, int8_dir, tmp):
              ("same-dir", [model_dir, model_dir], "is the input directory"),
              ("already-int8", [int8_dir, os.path.join(tmp, "twice")], "is I8; ted quantize "
                                                                         "reads F32 weights")]
+    # a vocabulary in a subdirectory: the model loads, but OUT_DIR could not
+    # hold it; refused before anything is written (no half model left)
+    nested = os.path.join(tmp, "nested-vocab")
+    shutil.copytree(model_dir, nested)
+    os.mkdir(os.path.join(nested, "sub"))
+    os.rename(os.path.join(nested, "vocab.src"), os.path.join(nested, "sub", "vocab.src"))
+    with open(os.path.join(nested, "config.yaml")) as f:
+        config = f.read().replace("src_vocab: vocab.src", "src_vocab: sub/vocab.src")
+    with open(os.path.join(nested, "config.yaml"), "w") as f:
+        f.write(config)
+    nested_out = os.path.join(tmp, "nested-int8")
+    cases.append(("nested-file", [nested, nested_out], "'sub/vocab.src' is not a file name"))
     for name, args, message in cases:
         status, _, err = parity.run([TED, "quantize", *args])
         if status != 1 or message not in err or len(err.strip().splitlines()) != 1:
             return report(f"quantize/refuses-{name}", f"exit {status}: {err.strip()[:300]}")
-    report("quantize/refuses", detail=f"{len(cases)} cases, one message each")
+    if os.path.exists(nested_out):
+        return report("quantize/refuses-nested-file",
+                      f"{nested_out} was left behind: {sorted(os.listdir(nested_out))}")
+    report("quantize/refuses", detail=f"{len(cases)} cases, one message each, nothing written")
 
 
 def main():
