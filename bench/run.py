@@ -259,6 +259,7 @@ def model_costs(cfg):
                                       + 2 * SOURCE_LEN * SOURCE_LEN * d)
     encoder_flops += 2 * layers * SOURCE_LEN * 2 * d * d
     encoder_bytes = 4 * enc_layers * (4 * d * d + 2 * d * f + 4 * d + f + d + 2 * 2 * d)
+    encoder_bytes += 4 * layers * (2 * d * d + 2 * d)  # the keys' and values' projections
     return {"step_weight_bytes": step_bytes, "step_flops_per_sentence": step_flops,
             "encoder_flops_per_sentence": encoder_flops, "encoder_weight_bytes": encoder_bytes}
 

@@ -129,7 +129,9 @@ bool ted_all_finite(const float *x, size_t n);
 
 /* Layer normalization of each row of x (rows, n) into y (y may equal x):
  * y = (x - mean) / sqrt(variance + eps) * gamma + beta, the mean and the
- * variance summed in double, in two passes. */
+ * variance summed in double, in two passes. Sets with FMA fuse the
+ * multiply-adds: their results may differ from the portable set's in the
+ * last bit. */
 void ted_normalize_rows(float *y, const float *x, const float *gamma, const float *beta,
                         int rows, int n, float eps);
 

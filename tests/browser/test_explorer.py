@@ -408,7 +408,8 @@ def test_api(server):
     # One log line per request: an answered exploration decoded one sentence,
     # a refused one none (the line is written once the answer is out).
     deadline = time.monotonic() + 10 * SLOW
-    while time.monotonic() < deadline and not server.matching(" POST /v1/explore 200 "):
+    while time.monotonic() < deadline and not (server.matching(" POST /v1/explore 200 ")
+                                               and server.matching(" POST /v1/explore 400 ")):
         time.sleep(0.05)
     explored = server.matching(" POST /v1/explore 200 ")
     refused = server.matching(" POST /v1/explore 400 ")

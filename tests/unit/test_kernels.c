@@ -10,7 +10,8 @@
  *
  * Tolerance: a sum of K products is within TOL_RELATIVE * sqrt(K) of the
  * reference, relative to the sum of the magnitudes of its terms; exp within
- * TOL_RELATIVE of the reference, relative (SiLU too); max, argmax, scale, ReLU
+ * TOL_RELATIVE of the reference, relative (SiLU and layer normalization too);
+ * max, argmax, scale, ReLU
  * (zero_negatives) and the finiteness check (all_finite) exact. */
 #include <criterion/criterion.h>
 #include <float.h>
@@ -144,9 +145,10 @@ static void check_product(const char *variant, int rows, int in, int out, bool b
 }
 
 /* 1-7 rows: dot products; 8-128: transposed x (whole vectors of rows, a
- * partial last one, a tail of a few rows); above: OpenBLAS. */
-static const int row_counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 20, 31, 33, 64, 100,
-                                 128, 129, 200};
+ * partial last one, a tail of a few rows; on AVX-512 pairs of vectors, then
+ * a single one: 40, 48, 57, 80); above: OpenBLAS. */
+static const int row_counts[] = {1,  2,  3,  4,  5,  6,  7,   8,   9,   15,  16, 17,
+                                 20, 31, 33, 40, 48, 57, 64, 80, 100, 128, 129, 200};
 /* (in_features, out_features): no multiple of 4, 8 or 16 but 64. */
 static const int shapes[][2] = {{1, 1}, {3, 5}, {17, 33}, {33, 17}, {130, 67}, {64, 130}};
 
@@ -348,6 +350,44 @@ static void check_times_sigmoid(const char *variant, int n)
     }
 }
 
+/* Layer normalization of 3 rows of n against a double-precision reference
+ * (two-pass mean and variance), out of place and in place: within
+ * TOL_RELATIVE of the magnitudes of each output's terms. Rows with a large
+ * mean (1000 + small values) check that the mean is taken out in double. */
+static void check_normalize_rows(const char *variant, int n)
+{
+    enum { ROWS = 3 };
+    static float x[ROWS * 1001], y[ROWS * 1001], gamma[1001], beta[1001];
+    fill_random(x, (size_t)ROWS * n, 91u + n);
+    fill_random(gamma, n, 92u + n);
+    fill_random(beta, n, 93u + n);
+    for (int i = 0; i < n; i++)
+        x[2 * n + i] += 1000.0f;
+    ted_normalize_rows(y, x, gamma, beta, ROWS, n, 1e-5f);
+    for (int r = 0; r < ROWS; r++) {
+        const float *xr = x + (size_t)r * n;
+        double mean = 0.0, variance = 0.0;
+        for (int i = 0; i < n; i++)
+            mean += xr[i];
+        mean /= n;
+        for (int i = 0; i < n; i++)
+            variance += (xr[i] - mean) * (xr[i] - mean);
+        double inv_std = 1.0 / sqrt(variance / n + 1e-5);
+        for (int i = 0; i < n; i++) {
+            double scaled = (xr[i] - mean) * inv_std * gamma[i];
+            double expected = scaled + beta[i];
+            float got = y[(size_t)r * n + i];
+            cr_assert(fabs(got - expected) <= TOL_RELATIVE * (fabs(scaled) + fabs(beta[i])) + 1e-7,
+                      "%s normalize_rows n %d row %d [%d]: %.9g, expected %.9g", variant, n, r,
+                      i, (double)got, expected);
+        }
+    }
+    ted_normalize_rows(x, x, gamma, beta, ROWS, n, 1e-5f);  /* in place: the same values */
+    for (int i = 0; i < ROWS * n; i++)
+        cr_assert_eq(x[i], y[i], "%s normalize_rows n %d in place [%d]: %.9g, not %.9g", variant,
+                     n, i, (double)x[i], (double)y[i]);
+}
+
 static void check_vectors(const char *variant)
 {
     use_variant(variant);
@@ -360,6 +400,7 @@ static void check_vectors(const char *variant)
         check_zero_negatives(variant, lengths[i]);
         check_all_finite(variant, lengths[i]);
         check_times_sigmoid(variant, lengths[i]);
+        check_normalize_rows(variant, lengths[i]);
     }
 }
 
