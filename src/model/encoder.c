@@ -2,9 +2,39 @@
 #include "model/encoder.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "layers/embedding.h"
 #include "layers/positional_encoding.h"
+
+/* The feed-forward network over the rows of x (batch, seq, d_model) that
+ * hold tokens, into out (batch, seq, d_model); the padding rows of out are
+ * 0. A batch of sentences of different lengths is padded to the longest:
+ * the network works on each position alone, so the padding rows need not
+ * be computed. The token rows go through `packed` and `packed_out` (rows,
+ * d_model each; the attention's buffers, free by now). */
+static void feed_forward_tokens(float *out, const float *x, const ted_encoder_layer *w,
+                                const ted_config *c, ted_attention_shape shape,
+                                const int *lengths, ted_activations *a)
+{
+    int rows = shape.batch * shape.seq, d = c->d_model, tokens = 0;
+    for (int b = 0; lengths && b < shape.batch; b++)
+        tokens += lengths[b];
+    if (!lengths || tokens == rows) {
+        ted_feed_forward(out, a->hidden, x, &w->feed_forward, c->activation, rows, d, c->d_ff);
+        return;
+    }
+    float *packed = a->attention.queries, *packed_out = a->attention.context;
+    size_t row_bytes = sizeof(float) * (size_t)d;
+    for (int b = 0, at = 0; b < shape.batch; at += lengths[b++])
+        memcpy(packed + (size_t)at * d, x + (size_t)b * shape.seq * d, row_bytes * lengths[b]);
+    ted_feed_forward(packed_out, a->hidden, packed, &w->feed_forward, c->activation, tokens, d,
+                     c->d_ff);
+    memset(out, 0, row_bytes * rows);
+    for (int b = 0, at = 0; b < shape.batch; at += lengths[b++])
+        memcpy(out + (size_t)b * shape.seq * d, packed_out + (size_t)at * d,
+               row_bytes * lengths[b]);
+}
 
 /* One encoder layer, in place on x (batch, seq, d_model):
  * self-attention, Add & Norm, feed-forward, Add & Norm. */
@@ -22,8 +52,7 @@ static void encoder_layer(float *x, const ted_encoder_layer *w, const ted_config
     ted_add_norm_output(x, a->sublayer, &w->norm1, pre, rows, d, eps);
 
     in = ted_add_norm_input(x, a->normed, &w->norm2, pre, rows, d, eps);
-    ted_feed_forward(a->sublayer, a->hidden, in, &w->feed_forward, c->activation, rows, d,
-                     c->d_ff);
+    feed_forward_tokens(a->sublayer, in, w, c, shape, padding.visible_keys, a);
     ted_add_norm_output(x, a->sublayer, &w->norm2, pre, rows, d, eps);
 }
 
