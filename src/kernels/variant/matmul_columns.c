@@ -80,43 +80,46 @@ static void kernel_columns(float *y, int ldy, const float *x, const float *W, co
 
 enum { TILE_COLUMNS = 8 };
 
-/* With 32 vector registers (AVX-512), two chunks of rows share every
- * broadcast weight: 16 accumulators, two multiply-adds per weight loaded
- * (20% faster with 32 rows, make bench's encoder); with 16 registers, one. */
+/* Two chunks of rows share every broadcast weight: two multiply-adds per
+ * weight loaded instead of one. With 32 vector registers (AVX-512) a pair
+ * takes the whole tile of 8 columns (16 accumulators; 20% faster with 32
+ * rows); with 16 (AVX2, SSE) the tile in two halves of 4 columns (8
+ * accumulators; 1.4-1.6x with 16 rows on AVX2). */
 #if defined(__AVX512F__)
-enum { MAX_CHUNKS = 2 };
+enum { PAIR_COLUMNS = 8 };
 #else
-enum { MAX_CHUNKS = 1 };
+enum { PAIR_COLUMNS = 4 };
 #endif
 
 /* y[c * V + lane][j] = sum_k xt[c][k][lane] * W[j][k] (+ b[j]) for CHUNKS
  * chunks of V rows (the last one `rows` - (CHUNKS - 1) * V rows) and
- * TILE_COLUMNS rows of W. `next` (or NULL) is the tile of W that comes
- * next: fetching it into cache while this one is computed keeps the kernel
- * from waiting on memory (25% faster with 16 rows). CHUNKS is a constant
- * at each call site, so the accumulators stay in registers. */
+ * COLUMNS rows of W. `next` (or NULL) is the same columns of the tile of W
+ * that comes next: fetching it into cache while this one is computed keeps
+ * the kernel from waiting on memory (25% faster with 16 rows). CHUNKS and
+ * COLUMNS are constants at each call site, so the accumulators stay in
+ * registers. */
 static inline __attribute__((always_inline)) void column_tile(
     float *y, int ldy, const float *xt, int rows, const float *W, const float *next,
-    const float *b, int K, const int CHUNKS)
+    const float *b, int K, const int CHUNKS, const int COLUMNS)
 {
     const int V = TED_VEC_FLOATS;
-    ted_vec acc[MAX_CHUNKS][TILE_COLUMNS] = {{{0}}};
+    ted_vec acc[2][TILE_COLUMNS] = {{{0}}};
     for (int k = 0; k < K; k++) {
         if (next && (k & 15) == 0)
-            for (int j = 0; j < TILE_COLUMNS; j++)
+            for (int j = 0; j < COLUMNS; j++)
                 __builtin_prefetch(next + (size_t)j * K + k);
-        ted_vec xk[MAX_CHUNKS];
+        ted_vec xk[2];
         for (int c = 0; c < CHUNKS; c++)
             xk[c] = ted_vec_load(xt + ((size_t)c * K + k) * V);
 #pragma GCC unroll 8
-        for (int j = 0; j < TILE_COLUMNS; j++) {
+        for (int j = 0; j < COLUMNS; j++) {
             float w = W[(size_t)j * K + k];
             for (int c = 0; c < CHUNKS; c++)
                 acc[c][j] += xk[c] * w;
         }
     }
     for (int c = 0; c < CHUNKS; c++)
-        for (int j = 0; j < TILE_COLUMNS; j++) {
+        for (int j = 0; j < COLUMNS; j++) {
             float bias = b ? b[j] : 0.0f;
             int lanes = rows - c * V < V ? rows - c * V : V;
             for (int lane = 0; lane < lanes; lane++)
@@ -124,19 +127,23 @@ static inline __attribute__((always_inline)) void column_tile(
         }
 }
 
-/* Rows [0, rows) of one tile of columns, MAX_CHUNKS chunks at a time. */
+/* Rows [0, rows) of one tile of columns: pairs of chunks, then a last
+ * chunk alone. */
 static void column_tiles(float *y, int ldy, const float *xt, int rows, const float *W,
                          const float *next, const float *b, int K)
 {
     const int V = TED_VEC_FLOATS;
     int r = 0;
-    for (; MAX_CHUNKS > 1 && rows - r > V; r += 2 * V)
-        column_tile(y + (size_t)r * ldy, ldy, xt + (size_t)(r / V) * K * V,
-                    rows - r < 2 * V ? rows - r : 2 * V, W, r == 0 ? next : NULL, b, K,
-                    MAX_CHUNKS);
+    for (; rows - r > V; r += 2 * V)
+        for (int j = 0; j < TILE_COLUMNS; j += PAIR_COLUMNS)
+            column_tile(y + (size_t)r * ldy + j, ldy, xt + (size_t)(r / V) * K * V,
+                        rows - r < 2 * V ? rows - r : 2 * V, W + (size_t)j * K,
+                        r == 0 && next ? next + (size_t)j * K : NULL, b ? b + j : NULL, K, 2,
+                        PAIR_COLUMNS);
     for (; r < rows; r += V)
         column_tile(y + (size_t)r * ldy, ldy, xt + (size_t)(r / V) * K * V,
-                    rows - r < V ? rows - r : V, W, r == 0 ? next : NULL, b, K, 1);
+                    rows - r < V ? rows - r : V, W, r == 0 ? next : NULL, b, K, 1,
+                    TILE_COLUMNS);
 }
 
 /* A last chunk of a few rows would fill a few lanes of each vector: those
