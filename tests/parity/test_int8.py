@@ -32,7 +32,6 @@ import random
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import torch
@@ -284,8 +283,7 @@ def check_refusals(model_dir, int8_dir, tmp):
 
 def main():
     torch.set_num_threads(1)
-    tmp = tempfile.mkdtemp(prefix="ted-int8-")
-    try:
+    with parity.scratch_directory("ted-int8-") as tmp:
         int8_dirs = {}
         for name, model_dir, flags in MODELS:
             int8_dirs[name] = os.path.join(tmp, f"{name}-int8")
@@ -301,11 +299,6 @@ def main():
             check_export_torch(toy_dir, toy_int8, tmp)
             check_refusals(toy_dir, toy_int8, tmp)
         check_export_hf(tmp)
-    finally:
-        if os.environ.get("TED_PARITY_KEEP"):
-            print(f"kept {tmp}", file=sys.stderr)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

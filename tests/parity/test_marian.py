@@ -34,7 +34,6 @@ import os
 import random
 import shutil
 import sys
-import tempfile
 
 import numpy as np
 import torch
@@ -592,9 +591,8 @@ def main():
         parity.report("setup", f"{e.name} is not installed (make venv; python3-sentencepiece)")
         return
     transformers.logging.set_verbosity_error()
-    tmp = tempfile.mkdtemp(prefix="ted-marian-")
-    rng = random.Random(11)
-    try:
+    with parity.scratch_directory("ted-marian-") as tmp:
+        rng = random.Random(11)
         tokenizers, beam_results = {}, []
         for k, spec in enumerate(CONFIGS):
             kind = spec[7]
@@ -609,11 +607,6 @@ def main():
                 check_positional_tables(result[0], tokenizers[kind], result[1], tmp)
                 check_refusals(os.path.join(tmp, f"hf-{spec[0]}-safetensors"), tmp)
         check_beam(beam_results)
-    finally:
-        if os.environ.get("TED_PARITY_KEEP"):
-            print(f"kept {tmp}", file=sys.stderr)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                  give identical output
 TED_PARITY_KEEP=1 keeps the temporary model directories (printed on stderr).
 """
+import contextlib
 import math
 import os
 import random
@@ -64,6 +65,20 @@ CONFIGS = [
 LOGIT_LENGTHS = [(1, 0), (3, 1), (6, 5), (13, 9), (24, 30)]
 
 TED = os.environ.get("TED", os.path.join("build", "ted"))
+
+@contextlib.contextmanager
+def scratch_directory(prefix):
+    """A temporary directory for the block, removed after it unless
+    TED_PARITY_KEEP is set (then its path is printed on stderr)."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    try:
+        yield tmp
+    finally:
+        if os.environ.get("TED_PARITY_KEEP"):
+            print(f"kept {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
 def run(args, stdin=None):
     """(exit status, stdout, stderr) of a command; status None when it could
     not run or timed out, with the reason in stderr."""
