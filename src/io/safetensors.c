@@ -1,3 +1,6 @@
+/* madvise(MADV_DONTNEED): POSIX_MADV_DONTNEED is a no-op on Linux */
+#define _DEFAULT_SOURCE
+
 #include "io/safetensors.h"
 
 #include <cJSON.h>
@@ -624,6 +627,19 @@ ted_status ted_safetensors_open(const char *path, ted_safetensors *file, ted_err
     file->mapped = true;
     ted_mapped_add(bytes, size, path);
     return TED_OK;
+}
+
+void ted_safetensors_release(const ted_safetensors *file, const void *data, size_t bytes)
+{
+    uintptr_t begin = (uintptr_t)data, end = begin + bytes;
+    uintptr_t file_begin = (uintptr_t)file->bytes, file_end = file_begin + file->size;
+    if (!file->mapped || begin < file_begin || end > file_end || end < begin)
+        return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+    /* advice only: if the kernel declines, the pages just stay resident */
+    if (first < last)
+        (void)madvise((void *)first, last - first, MADV_DONTNEED);
 }
 
 /* The index of the first element whose exponent bits are all ones (NaN or

@@ -55,6 +55,12 @@ ted_status ted_safetensors_parse(const void *bytes, size_t size, const char *nam
 ted_status ted_safetensors_check_finite(const ted_st_tensor *tensor, const char *file_name,
                                         ted_error *err);
 
+/* Drops the mapped file's pages that lie wholly inside [data, data +
+ * bytes) from the resident memory (they are read from the file again if
+ * touched): for weights that were copied elsewhere. Does nothing for a
+ * borrowed file or a range outside the mapping. */
+void ted_safetensors_release(const ted_safetensors *file, const void *data, size_t bytes);
+
 /* The tensor called `name`, or NULL. */
 const ted_st_tensor *ted_safetensors_find(const ted_safetensors *file, const char *name);
 

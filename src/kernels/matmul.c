@@ -1,8 +1,9 @@
-/* The matrix product of every Linear layer, y = x W^T + b, with W as
- * PyTorch stores it: (out, in), row-major, used straight from the mapped
- * weights file.
+/* The matrix product of every Linear layer, y = x W^T + b.
  *
- * Three paths, by the number of rows of x:
+ * A model's float weights are repacked into panels at load (kernels.h): the
+ * kernel of variant/matmul_panels.c takes any number of rows. W as PyTorch
+ * stores it, (out, in) row-major (ted_matmul), takes three paths, by the
+ * number of rows of x:
  *   - many (the encoder: batch * source length): OpenBLAS sgemm;
  *   - a batch of decoder rows (8 or more): x is transposed once, here, and
  *     the broadcast kernel of variant/matmul_columns.c reads it;
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kernels/variants.h"
 
 /* Where each path wins, measured on make bench's shapes. */
@@ -142,6 +144,70 @@ static void linear_task(void *context, int index)
                                    j->in_features, first, last);
 }
 
+/* ---- W in panels --------------------------------------------------------- */
+
+size_t ted_panels_floats(int rows, int cols)
+{
+    size_t panels = ((size_t)rows + TED_PANEL_COLUMNS - 1) / TED_PANEL_COLUMNS;
+    return ted_mul_size(ted_mul_size(panels, TED_PANEL_COLUMNS), (size_t)cols);
+}
+
+void ted_pack_panels(float *panels, const float *W, int rows, int cols)
+{
+    const int P = TED_PANEL_COLUMNS;
+    for (int first = 0; first < rows; first += P, panels += (size_t)P * cols) {
+        int count = rows - first < P ? rows - first : P;
+        const float *panel_rows = W + (size_t)first * cols;
+        for (int c = 0; c < cols; c++) {
+            float *out = panels + (size_t)c * P;
+            for (int j = 0; j < count; j++)
+                out[j] = panel_rows[(size_t)j * cols + c];
+            for (int j = count; j < P; j++)
+                out[j] = 0.0f;
+        }
+    }
+}
+
+/* Panels per task: a multiple of 3 (the AVX-512 tile's panels), a few tasks
+ * per thread as for the other paths. */
+static int panels_per_task(int out_features)
+{
+    int panels = (out_features + TED_PANEL_COLUMNS - 1) / TED_PANEL_COLUMNS;
+    int tasks = ted_parallel_threads() * 4;
+    int per_task = (panels + tasks - 1) / tasks;
+    per_task = (per_task + 2) / 3 * 3;
+    return per_task < 3 ? 3 : per_task;
+}
+
+typedef struct panels_job {
+    const ted_kernel_table *kernels;
+    float *y;
+    const float *x, *panels, *b;
+    int rows, in_features, out_features, panels_per_task;
+} panels_job;
+
+static void panels_task(void *context, int index)
+{
+    const panels_job *j = context;
+    int panels = (j->out_features + TED_PANEL_COLUMNS - 1) / TED_PANEL_COLUMNS;
+    int first = index * j->panels_per_task;
+    int last = first + j->panels_per_task < panels ? first + j->panels_per_task : panels;
+    j->kernels->matmul_panels(j->y, j->out_features, j->x, j->panels, j->b, j->rows,
+                              j->in_features, j->out_features, first, last);
+}
+
+static void matmul_panels(float *y, const float *x, const float *panels, const float *b,
+                          int rows, int in_features, int out_features)
+{
+    panels_job job = {ted_kernels(), y, x, panels, b, rows, in_features, out_features,
+                      panels_per_task(out_features)};
+    int panel_count = (out_features + TED_PANEL_COLUMNS - 1) / TED_PANEL_COLUMNS;
+    ted_parallel_for((panel_count + job.panels_per_task - 1) / job.panels_per_task,
+                     panels_task, &job);
+}
+
+/* ---- W as stored ------------------------------------------------------------ */
+
 void ted_matmul(float *y, const float *x, const float *W, const float *b, int rows,
                 int in_features, int out_features)
 {
@@ -238,7 +304,9 @@ void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_sca
 void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows,
                 int in_features, int out_features)
 {
-    if (W.i8)
+    if (W.panels)
+        matmul_panels(y, x, W.panels, b, rows, in_features, out_features);
+    else if (W.i8)
         ted_matmul_i8(y, x, W.i8, W.scale, b, rows, in_features, out_features);
     else
         ted_matmul(y, x, W.f32, b, rows, in_features, out_features);
@@ -250,6 +318,13 @@ void ted_matrix_row(float *out, ted_matrix W, int row, int cols, float factor)
         const int8_t *q = W.i8 + (size_t)row * cols;
         for (int c = 0; c < cols; c++)
             out[c] = (q[c] * W.scale[row]) * factor;
+        return;
+    }
+    if (W.panels) {
+        const int P = TED_PANEL_COLUMNS;
+        const float *w = W.panels + (size_t)(row / P) * P * cols + row % P;
+        for (int c = 0; c < cols; c++)
+            out[c] = w[(size_t)c * P] * factor;
         return;
     }
     const float *w = W.f32 + (size_t)row * cols;

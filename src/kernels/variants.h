@@ -26,6 +26,13 @@ typedef void ted_matmul_columns_fn(float *y, int ldy, const float *x, const floa
                                    const float *W, const float *b, int rows, int K, int first,
                                    int last);
 
+/* Panels [first, last) of y (rows, ldy) = x (rows, K) W^T + b, W (out, K)
+ * in panels (kernels.h, ted_pack_panels); the last panel's columns past
+ * `out` are not written. Any number of rows. */
+typedef void ted_matmul_panels_fn(float *y, int ldy, const float *x, const float *panels,
+                                  const float *b, int rows, int K, int out, int first,
+                                  int last);
+
 /* Output columns [first, last) of y (rows, ldy) = dequantized int8 product
  * of x (rows, K; rows ldx bytes apart, zero from K to ldx; x_sum[i] the sum
  * of row i) and W (out, K), each row of x times x_scale[i], each row of W
@@ -46,6 +53,7 @@ typedef struct ted_kernel_table {
     const char *name;   /* "avx512", "avx2", "portable": the value of TED_CPU */
     int vector_floats;  /* floats per vector (simd.h's TED_VEC_FLOATS) */
     ted_matmul_columns_fn *matmul_columns;
+    ted_matmul_panels_fn *matmul_panels;
     ted_matmul_i8_columns_fn *matmul_i8_columns;
     ted_quantize_rows_fn *quantize_rows;
     __typeof__(ted_scaled_dots) *scaled_dots;
@@ -76,6 +84,7 @@ extern const ted_kernel_table ted_kernels_avx2, ted_kernels_avx512;
 #define TED_VARIANT_NAME(name) TED_VARIANT_EXPAND(name, TED_VARIANT)
 
 ted_matmul_columns_fn TED_VARIANT_NAME(ted_matmul_columns);
+ted_matmul_panels_fn TED_VARIANT_NAME(ted_matmul_panels);
 ted_matmul_i8_columns_fn TED_VARIANT_NAME(ted_matmul_i8_columns);
 ted_quantize_rows_fn TED_VARIANT_NAME(ted_quantize_rows);
 __typeof__(ted_scaled_dots) TED_VARIANT_NAME(ted_scaled_dots);

@@ -17,14 +17,15 @@ typedef struct projections {
 } projections;
 
 /* True when the `count` matrices W[i] (d, d) and biases b[i] follow one
- * another in memory, as in a packed in_proj_weight. */
+ * another in memory, as in a packed in_proj_weight (and so do their panels,
+ * which needs d to be a whole number of panels). */
 static bool stacked(const ted_matrix *W, const float *const *b, int count, int d)
 {
     for (int i = 1; i < count; i++) {
         bool bias_follows = b[0] ? b[i] == b[0] + (size_t)i * d : b[i] == NULL;
         ted_matrix expected = ted_matrix_rows(W[0], (size_t)i * d, d);
         if (W[i].f32 != expected.f32 || W[i].i8 != expected.i8 ||
-            W[i].scale != expected.scale || !bias_follows)
+            W[i].scale != expected.scale || W[i].panels != expected.panels || !bias_follows)
             return false;
     }
     return true;

@@ -50,6 +50,7 @@ struct ted_model {
     ted_spm *tgt_spm;
     float **converted;           /* F16/BF16 or misaligned tensors copied to F32 */
     int converted_count;
+    float *panels;               /* every float Linear weight in panels (kernels.h) */
 };
 
 #endif

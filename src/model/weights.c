@@ -14,6 +14,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "kernels/kernels.h"
 
 /* ---- naming schemes -------------------------------------------------------- */
 
@@ -408,6 +409,139 @@ static ted_status bind_stacks(weight_binder *b, ted_weights *w)
     return TED_OK;
 }
 
+/* ---- float weights in panels ------------------------------------------------ */
+
+typedef struct linear_weight {
+    ted_matrix *matrix;
+    int rows, cols;
+} linear_weight;
+
+typedef struct linear_list {
+    linear_weight *items;  /* NULL while counting */
+    int count;
+} linear_list;
+
+static void add_linear(linear_list *list, ted_matrix *matrix, int rows, int cols)
+{
+    if (list->items)
+        list->items[list->count] = (linear_weight){matrix, rows, cols};
+    list->count++;
+}
+
+/* Q, K and V one after another: when their rows follow one another in the
+ * file (a packed in_proj_weight), so do their panels, and the products of
+ * Q, K and V stay one product. */
+static void add_attention(linear_list *list, ted_attention_weights *a, int d)
+{
+    add_linear(list, &a->q_weight, d, d);
+    add_linear(list, &a->k_weight, d, d);
+    add_linear(list, &a->v_weight, d, d);
+    add_linear(list, &a->out_weight, d, d);
+}
+
+static void add_feed_forward(linear_list *list, ted_feed_forward_weights *f, int d, int d_ff)
+{
+    add_linear(list, &f->linear1_weight, d_ff, d);
+    add_linear(list, &f->linear2_weight, d, d_ff);
+}
+
+/* Every Linear layer's weight (the embeddings are looked up, not
+ * multiplied, and keep their stored rows). */
+static void list_linear_weights(linear_list *list, ted_weights *w, const ted_config *c)
+{
+    int d = c->d_model;
+    for (int l = 0; l < c->encoder_layers; l++) {
+        add_attention(list, &w->encoder[l].self_attention, d);
+        add_feed_forward(list, &w->encoder[l].feed_forward, d, c->d_ff);
+    }
+    for (int l = 0; l < c->decoder_layers; l++) {
+        add_attention(list, &w->decoder[l].self_attention, d);
+        add_attention(list, &w->decoder[l].cross_attention, d);
+        add_feed_forward(list, &w->decoder[l].feed_forward, d, c->d_ff);
+    }
+    add_linear(list, &w->generator.weight, c->tgt_vocab_size, d);
+}
+
+/* An embedding table that is the output layer's weight (tied) looks its
+ * rows up in the output layer's panels: its mapped pages were let go. */
+static void share_output_panels(ted_weights *w)
+{
+    ted_matrix *tables[2] = {&w->src_embedding, &w->tgt_embedding};
+    for (int i = 0; i < 2; i++)
+        if (tables[i]->f32 && tables[i]->f32 == w->generator.weight.f32)
+            tables[i]->panels = w->generator.weight.panels;
+}
+
+/* W (rows, cols) into `panels`, a slice of rows per task over the pool,
+ * each slice's mapped pages let go once copied: the resident memory never
+ * holds a large matrix (the output layer) twice. */
+typedef struct packing {
+    float *panels;
+    const float *W;
+    int rows, cols;
+    const ted_safetensors *file;
+} packing;
+
+enum { SLICE_ROWS = 16 * TED_PANEL_COLUMNS };
+
+static void pack_slice(void *context, int index)
+{
+    const packing *p = context;
+    int first = index * SLICE_ROWS;
+    int count = p->rows - first < SLICE_ROWS ? p->rows - first : SLICE_ROWS;
+    const float *slice = p->W + (size_t)first * p->cols;
+    ted_pack_panels(p->panels + (size_t)first * p->cols, slice, count, p->cols);
+    ted_safetensors_release(p->file, slice, (size_t)count * p->cols * sizeof(float));
+}
+
+static void pack_and_release(float *panels, const float *W, int rows, int cols,
+                             const ted_safetensors *file)
+{
+    packing job = {panels, W, rows, cols, file};
+    ted_parallel_for((rows + SLICE_ROWS - 1) / SLICE_ROWS, pack_slice, &job);
+}
+
+/* Copies every float Linear weight into panels, in one allocation, and
+ * lets the mapped pages it came from go: the products read the panels
+ * only, so the resident memory holds each weight once. */
+static ted_status pack_linear_weights(ted_model *m, const char *path, ted_error *err)
+{
+    linear_list list = {NULL, 0};
+    list_linear_weights(&list, &m->weights, &m->config);
+    list.items = ted_alloc((size_t)list.count, sizeof *list.items, "linear weights", err);
+    if (!list.items)
+        return TED_ERR_NOMEM;
+    list.count = 0;
+    list_linear_weights(&list, &m->weights, &m->config);
+
+    size_t floats = 0;
+    for (int i = 0; i < list.count; i++) {
+        linear_weight *l = &list.items[i];
+        size_t size = l->matrix->f32 ? ted_panels_floats(l->rows, l->cols) : 0;
+        floats = size > SIZE_MAX / sizeof(float) - floats ? SIZE_MAX : floats + size;
+    }
+    ted_status s = TED_OK;
+    if (floats > 0 && floats != SIZE_MAX)
+        m->panels = aligned_alloc(64, floats * sizeof(float));
+    if (floats > 0 && !m->panels) {
+        s = ted_fail(err, TED_ERR_NOMEM,
+                     "%s: cannot allocate %zu MiB for the Linear weights in panels", path,
+                     floats == SIZE_MAX ? SIZE_MAX >> 20 : (floats * sizeof(float)) >> 20);
+    }
+    float *next = m->panels;
+    for (int i = 0; !s && i < list.count; i++) {
+        linear_weight *l = &list.items[i];
+        if (!l->matrix->f32)
+            continue;
+        pack_and_release(next, l->matrix->f32, l->rows, l->cols, &m->file);
+        l->matrix->panels = next;
+        next += ted_panels_floats(l->rows, l->cols);
+    }
+    free(list.items);
+    share_output_panels(&m->weights);
+    return s;
+}
+
 ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err)
 {
     weight_binder b = {.model = m, .names = &schemes[m->config.tensor_names], .path = path,
@@ -424,5 +558,5 @@ ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err)
     if (!s)
         s = check_all_used(&b);
     free(b.used);
-    return s;
+    return s ? s : pack_linear_weights(m, path, err);
 }

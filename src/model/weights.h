@@ -8,7 +8,9 @@
  * found by the name the config's tensor_names scheme gives it and checked
  * for shape; F32 and I8 tensors are used in place, F16/BF16 converted (an
  * I8 matrix with its "NAME.scale" tensor, kernels.h's ted_matrix); a tensor
- * the config does not use is an error. `path` names the file in messages. */
+ * the config does not use is an error. `path` names the file in messages.
+ * Then every float Linear weight is copied into panels (m->panels), which
+ * the products use, and its pages of the mapped file are let go. */
 ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err);
 
 #endif

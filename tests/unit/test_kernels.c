@@ -126,19 +126,40 @@ static void run_matmul(float *y, const product *p, const char *variant)
     ted_matmul(y, p->x, p->W, p->bias ? p->b : NULL, p->rows, p->in, p->out);
 }
 
+/* The same product through ted_linear with W in panels (kernels.h). */
+static void run_panels(float *y, const product *p, const float *panels, const char *variant)
+{
+    select_or_fail(variant);
+    for (int i = 0; i < p->rows * p->out; i++)
+        y[i] = NAN;
+    ted_matrix W = {p->W, NULL, NULL, panels};
+    ted_linear(y, p->x, W, p->bias ? p->b : NULL, p->rows, p->in, p->out);
+}
+
 static void check_product(const char *variant, int rows, int in, int out, bool bias,
                           int threads)
 {
     product p = make_product(rows, in, out, bias);
-    float *y = malloc(sizeof(float) * rows * out), *portable = malloc(sizeof(float) * rows * out);
-    cr_assert(y && portable);
-    run_matmul(portable, &p, "portable");
-    run_matmul(y, &p, variant);
+    size_t n = (size_t)rows * out;
+    float *y = malloc(sizeof(float) * n), *portable = malloc(sizeof(float) * n);
+    float *panels = malloc(sizeof(float) * ted_panels_floats(out, in));
+    cr_assert(y && portable && panels);
+    ted_pack_panels(panels, p.W, out, in);
     char what[160];
-    snprintf(what, sizeof what, "%s matmul rows %d in %d out %d%s, %d threads", variant, rows,
-             in, out, bias ? " bias" : "", threads);
-    assert_sums_close(y, p.reference, p.magnitude, (size_t)rows * out, in + bias, what);
-    assert_matches_portable(y, portable, p.magnitude, (size_t)rows * out, in + bias, what);
+    for (int packed = 0; packed <= 1; packed++) {
+        if (packed) {
+            run_panels(portable, &p, panels, "portable");
+            run_panels(y, &p, panels, variant);
+        } else {
+            run_matmul(portable, &p, "portable");
+            run_matmul(y, &p, variant);
+        }
+        snprintf(what, sizeof what, "%s matmul%s rows %d in %d out %d%s, %d threads", variant,
+                 packed ? " (panels)" : "", rows, in, out, bias ? " bias" : "", threads);
+        assert_sums_close(y, p.reference, p.magnitude, n, in + bias, what);
+        assert_matches_portable(y, portable, p.magnitude, n, in + bias, what);
+    }
+    free(panels);
     free(portable);
     free(y);
     free_product(&p);
@@ -146,11 +167,16 @@ static void check_product(const char *variant, int rows, int in, int out, bool b
 
 /* 1-7 rows: dot products; 8-128: transposed x (whole vectors of rows, a
  * partial last one, a tail of a few rows; on AVX-512 pairs of vectors, then
- * a single one: 40, 48, 57, 80); above: OpenBLAS. */
+ * a single one: 40, 48, 57, 80); above: OpenBLAS. In panels: tiles of 8, 6
+ * or 2 rows and the rows left over, at every count. */
 static const int row_counts[] = {1,  2,  3,  4,  5,  6,  7,   8,   9,   15,  16, 17,
                                  20, 31, 33, 40, 48, 57, 64, 80, 100, 128, 129, 200};
-/* (in_features, out_features): no multiple of 4, 8 or 16 but 64. */
-static const int shapes[][2] = {{1, 1}, {3, 5}, {17, 33}, {33, 17}, {130, 67}, {64, 130}};
+/* (in_features, out_features): no multiple of 4, 8 or 16 but 64; in panels
+ * of 16 columns, tiles of 3 (AVX-512) whole and with a partial last panel
+ * (out 33, 67, 130), two tiles of 3 (96), one of 3 and one of 2 (80), k in
+ * one block or more (in 130, 300). */
+static const int shapes[][2] = {{1, 1},    {3, 5},    {17, 33}, {33, 17},
+                                {130, 67}, {64, 130}, {40, 96}, {300, 80}};
 
 static void check_matmul(const char *variant)
 {
@@ -613,7 +639,7 @@ Test(kernels, matrix_row_dequantizes)
 {
     const int8_t q[6] = {-127, 0, 5, 127, -1, 64};
     const float scale[2] = {0.5f, 0.25f};
-    ted_matrix table = {NULL, q, scale};
+    ted_matrix table = {NULL, q, scale, NULL};
     float row[3];
     ted_matrix_row(row, table, 1, 3, 2.0f);
     cr_assert(row[0] == 63.5f && row[1] == -0.5f && row[2] == 32.0f, "%g %g %g",
@@ -621,6 +647,25 @@ Test(kernels, matrix_row_dequantizes)
     ted_matrix second = ted_matrix_rows(table, 1, 3);
     ted_matrix_row(row, second, 0, 3, 1.0f);
     cr_assert(row[0] == 31.75f && row[1] == -0.25f && row[2] == 16.0f);
+}
+
+/* A row looked up in the panels is the row as stored. */
+Test(kernels, matrix_row_from_panels)
+{
+    enum { ROWS = 37, COLS = 5 };
+    float W[ROWS * COLS], panels[48 * COLS], row[COLS];
+    fill_random(W, ROWS * COLS, 7u);
+    ted_pack_panels(panels, W, ROWS, COLS);
+    cr_assert_eq(ted_panels_floats(ROWS, COLS), 48 * COLS);
+    ted_matrix table = {W, NULL, NULL, panels};
+    for (int r = 0; r < ROWS; r++) {
+        ted_matrix_row(row, table, r, COLS, 2.0f);
+        for (int c = 0; c < COLS; c++)
+            cr_assert(row[c] == W[r * COLS + c] * 2.0f, "row %d column %d: %g, stored %g", r, c,
+                      (double)row[c], (double)W[r * COLS + c]);
+    }
+    for (int c = 0; c < COLS; c++)
+        cr_assert(panels[(2 * COLS + c) * 16 + 5] == 0.0f, "the rows past 37 are zero");
 }
 
 #define VARIANT_TESTS(name)                                                                   \

@@ -1,0 +1,150 @@
+/* The product of a Linear layer whose W was packed into panels at load
+ * (kernels.h, ted_pack_panels): panel p holds W's rows 16p .. 16p + 15 as
+ * (in_features, 16), so one k gives the 16 weights of 16 output columns in
+ * one contiguous run. Compiled once per instruction set.
+ *
+ * A tile is ROWS rows of x by PANELS panels: for each k it loads the
+ * panels' weights as vectors and multiplies them by each row's x[k],
+ * broadcast; every load feeds ROWS (or PANELS) multiply-adds. The weights
+ * stream in order, panel by panel, and k runs in blocks, so that the rows
+ * after the first of a tile find the block's weights in the first-level
+ * cache. */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernels/simd.h"
+#include "kernels/variants.h"
+
+enum {
+    PANEL = TED_PANEL_COLUMNS,
+    PANEL_VECTORS = PANEL / TED_VEC_FLOATS,
+    K_BLOCK = 128,  /* 3 panels' block: 24 KB, within any first-level cache */
+};
+
+/* Rows and panels of a tile, within the registers of each set: AVX-512
+ * 8 x 3 (24 accumulators of 32 registers), AVX2 6 x 1 (12 of 16), SSE
+ * 2 x 1 (8 of 16). */
+#if defined(__AVX512F__)
+#define TILE_ROWS 8
+#define TILE_PANELS 3
+#elif defined(__AVX__)
+#define TILE_ROWS 6
+#define TILE_PANELS 1
+#else
+#define TILE_ROWS 2
+#define TILE_PANELS 1
+#endif
+
+/* y[i][0 .. PANELS * 16) (+)= x[i][k0 .. k1) . W's columns, for ROWS rows
+ * of x (rows ldx apart) and PANELS panels from `panels` (K * 16 floats
+ * apart). `first`: the block that starts the sums (else they go on from
+ * y); `bias` (or NULL) is added as the sums end. ROWS and PANELS are
+ * constants at each call site, so the accumulators stay in registers. */
+static inline __attribute__((always_inline)) void tile(float *y, int ldy, const float *x,
+                                                       int ldx, const float *panels, int K,
+                                                       int k0, int k1, bool first,
+                                                       const float *bias, const int ROWS,
+                                                       const int PANELS)
+{
+    enum { VECTORS = TILE_PANELS * PANEL_VECTORS };
+    const int V = TED_VEC_FLOATS;
+    ted_vec acc[TILE_ROWS][VECTORS];
+    for (int i = 0; i < ROWS; i++)
+        for (int v = 0; v < PANELS * PANEL_VECTORS; v++)
+            acc[i][v] = first ? (ted_vec){0} : ted_vec_load(y + (size_t)i * ldy + v * V);
+    for (int k = k0; k < k1; k++) {
+        ted_vec w[VECTORS];
+#pragma GCC unroll 4
+        for (int p = 0; p < PANELS; p++)
+            for (int v = 0; v < PANEL_VECTORS; v++)
+                w[p * PANEL_VECTORS + v] =
+                    ted_vec_load(panels + ((size_t)p * K + k) * PANEL + v * V);
+#pragma GCC unroll 8
+        for (int i = 0; i < ROWS; i++) {
+            float xi = x[(size_t)i * ldx + k];
+#pragma GCC unroll 4
+            for (int v = 0; v < PANELS * PANEL_VECTORS; v++)
+                acc[i][v] += w[v] * xi;
+        }
+    }
+    for (int i = 0; i < ROWS; i++)
+        for (int v = 0; v < PANELS * PANEL_VECTORS; v++) {
+            ted_vec sum = acc[i][v];
+            if (bias)
+                sum += ted_vec_load(bias + v * V);
+            ted_vec_store(y + (size_t)i * ldy + v * V, sum);
+        }
+}
+
+/* tile() with ROWS and PANELS as constants: 1 .. TILE_ROWS by
+ * 1 .. TILE_PANELS. */
+#define TILE_CASE(R, P)                                                                        \
+    case (R) * 4 + (P):                                                                         \
+        tile(y, ldy, x, ldx, panels, K, k0, k1, first, bias, R, P);                             \
+        break;
+
+static void any_tile(float *y, int ldy, const float *x, int ldx, const float *panels, int K,
+                     int k0, int k1, bool first, const float *bias, int rows, int count)
+{
+    switch (rows * 4 + count) {
+        TILE_CASE(1, 1)
+        TILE_CASE(2, 1)
+#if TILE_ROWS > 2
+        TILE_CASE(3, 1) TILE_CASE(4, 1) TILE_CASE(5, 1) TILE_CASE(6, 1)
+#endif
+#if TILE_PANELS > 1
+        TILE_CASE(1, 2) TILE_CASE(2, 2) TILE_CASE(3, 2) TILE_CASE(4, 2)
+        TILE_CASE(5, 2) TILE_CASE(6, 2) TILE_CASE(7, 2) TILE_CASE(8, 2)
+        TILE_CASE(7, 1) TILE_CASE(8, 1)
+        TILE_CASE(1, 3) TILE_CASE(2, 3) TILE_CASE(3, 3) TILE_CASE(4, 3)
+        TILE_CASE(5, 3) TILE_CASE(6, 3) TILE_CASE(7, 3) TILE_CASE(8, 3)
+#endif
+    }
+}
+
+/* All rows of x by `count` whole panels: k in blocks, each block over every
+ * tile of rows while its weights are in cache. */
+static void whole_panels(float *y, int ldy, const float *x, const float *panels,
+                         const float *bias, int rows, int K, int count)
+{
+    for (int k0 = 0; k0 < K; k0 += K_BLOCK) {
+        int k1 = K - k0 > K_BLOCK ? k0 + K_BLOCK : K;
+        for (int i = 0; i < rows; i += TILE_ROWS)
+            any_tile(y + (size_t)i * ldy, ldy, x + (size_t)i * K, K, panels, K, k0, k1,
+                     k0 == 0, k1 == K ? bias : NULL, rows - i < TILE_ROWS ? rows - i : TILE_ROWS,
+                     count);
+    }
+}
+
+/* The last panels, whose columns run past `columns` (W's rows, zero in the
+ * panels): each tile into a buffer, whose first columns are copied. */
+static void last_panels(float *y, int ldy, const float *x, const float *panels,
+                        const float *bias, int rows, int K, int count, int columns)
+{
+    float buffer[TILE_ROWS * TILE_PANELS * PANEL];
+    const int width = TILE_PANELS * PANEL;
+    for (int i = 0; i < rows; i += TILE_ROWS) {
+        int tile_rows = rows - i < TILE_ROWS ? rows - i : TILE_ROWS;
+        any_tile(buffer, width, x + (size_t)i * K, K, panels, K, 0, K, true, NULL, tile_rows,
+                 count);
+        for (int r = 0; r < tile_rows; r++)
+            for (int j = 0; j < columns; j++)
+                y[(size_t)(i + r) * ldy + j] = buffer[r * width + j] + (bias ? bias[j] : 0.0f);
+    }
+}
+
+void TED_VARIANT_NAME(ted_matmul_panels)(float *y, int ldy, const float *x,
+                                         const float *panels, const float *b, int rows, int K,
+                                         int out, int first, int last)
+{
+    for (int p = first; p < last; p += TILE_PANELS) {
+        int count = last - p < TILE_PANELS ? last - p : TILE_PANELS;
+        int column = p * PANEL, columns = out - column;
+        const float *W = panels + (size_t)p * K * PANEL;
+        const float *bias = b ? b + column : NULL;
+        if (columns >= count * PANEL)
+            whole_panels(y + column, ldy, x, W, bias, rows, K, count);
+        else
+            last_panels(y + column, ldy, x, W, bias, rows, K, count, columns);
+    }
+}
