@@ -1,7 +1,11 @@
+/* MAP_ANONYMOUS, MAP_POPULATE */
+#define _DEFAULT_SOURCE
+
 #include "core/alloc.h"
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "core/error.h"
 
@@ -28,4 +32,19 @@ void *ted_alloc(size_t count, size_t size, const char *what, ted_error *err)
 float *ted_alloc_floats(size_t count, const char *what, ted_error *err)
 {
     return ted_alloc(count, sizeof(float), what, err);
+}
+
+void *ted_alloc_prefaulted(size_t bytes)
+{
+    if (bytes == 0)
+        return NULL;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void ted_free_prefaulted(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes);
 }

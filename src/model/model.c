@@ -105,7 +105,7 @@ void ted_model_free(ted_model *m)
     for (int i = 0; i < m->converted_count; i++)
         free(m->converted[i]);
     free(m->converted);
-    free(m->panels);
+    ted_free_prefaulted(m->panels, m->panels_bytes);
     free(m->weights.encoder);
     free(m->weights.decoder);
     ted_safetensors_close(&m->file);

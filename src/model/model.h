@@ -51,6 +51,7 @@ struct ted_model {
     float **converted;           /* F16/BF16 or misaligned tensors copied to F32 */
     int converted_count;
     float *panels;               /* every float Linear weight in panels (kernels.h) */
+    size_t panels_bytes;
 };
 
 #endif

@@ -472,17 +472,40 @@ static void share_output_panels(ted_weights *w)
             tables[i]->panels = w->generator.weight.panels;
 }
 
-/* W (rows, cols) into `panels`, a slice of rows per task over the pool,
- * each slice's mapped pages let go once copied: the resident memory never
- * holds a large matrix (the output layer) twice. */
+/* Letting mapped pages go costs a system call and, with other threads
+ * running, an interrupt to each of their cores: it is done per slice for a
+ * large matrix (the output layer), and for the others once they add up to
+ * RELEASE_BYTES (a small model: once). The resident memory never holds
+ * more than that twice. */
+enum { SLICE_ROWS = 64 * TED_PANEL_COLUMNS, RELEASE_BYTES = 16 << 20 };
+
+/* The mapped range whose weights were packed and not yet let go. */
+typedef struct released {
+    const ted_safetensors *file;
+    const char *begin, *end;  /* NULL: nothing pending */
+} released;
+
+static void release_pending(released *r)
+{
+    if (r->begin)
+        ted_safetensors_release(r->file, r->begin, (size_t)(r->end - r->begin));
+    r->begin = r->end = NULL;
+}
+
+static void add_pending(released *r, const void *data, size_t bytes)
+{
+    const char *begin = data, *end = begin + bytes;
+    r->begin = r->begin && r->begin < begin ? r->begin : begin;
+    r->end = r->end && r->end > end ? r->end : end;
+}
+
+/* W (rows, cols) into `panels`, a slice of rows per task over the pool. */
 typedef struct packing {
     float *panels;
     const float *W;
     int rows, cols;
-    const ted_safetensors *file;
+    const ted_safetensors *file;  /* let each slice go, or NULL */
 } packing;
-
-enum { SLICE_ROWS = 16 * TED_PANEL_COLUMNS };
 
 static void pack_slice(void *context, int index)
 {
@@ -491,14 +514,22 @@ static void pack_slice(void *context, int index)
     int count = p->rows - first < SLICE_ROWS ? p->rows - first : SLICE_ROWS;
     const float *slice = p->W + (size_t)first * p->cols;
     ted_pack_panels(p->panels + (size_t)first * p->cols, slice, count, p->cols);
-    ted_safetensors_release(p->file, slice, (size_t)count * p->cols * sizeof(float));
+    if (p->file)
+        ted_safetensors_release(p->file, slice, (size_t)count * p->cols * sizeof(float));
 }
 
 static void pack_and_release(float *panels, const float *W, int rows, int cols,
-                             const ted_safetensors *file)
+                             released *pending)
 {
-    packing job = {panels, W, rows, cols, file};
+    size_t bytes = (size_t)rows * cols * sizeof(float);
+    bool large = bytes >= RELEASE_BYTES;
+    packing job = {panels, W, rows, cols, large ? pending->file : NULL};
     ted_parallel_for((rows + SLICE_ROWS - 1) / SLICE_ROWS, pack_slice, &job);
+    if (large)
+        return;
+    add_pending(pending, W, bytes);
+    if ((size_t)(pending->end - pending->begin) >= RELEASE_BYTES)
+        release_pending(pending);
 }
 
 /* Copies every float Linear weight into panels, in one allocation, and
@@ -521,22 +552,26 @@ static ted_status pack_linear_weights(ted_model *m, const char *path, ted_error 
         floats = size > SIZE_MAX / sizeof(float) - floats ? SIZE_MAX : floats + size;
     }
     ted_status s = TED_OK;
-    if (floats > 0 && floats != SIZE_MAX)
-        m->panels = aligned_alloc(64, floats * sizeof(float));
+    if (floats > 0 && floats != SIZE_MAX) {
+        m->panels = ted_alloc_prefaulted(floats * sizeof(float));
+        m->panels_bytes = m->panels ? floats * sizeof(float) : 0;
+    }
     if (floats > 0 && !m->panels) {
         s = ted_fail(err, TED_ERR_NOMEM,
                      "%s: cannot allocate %zu MiB for the Linear weights in panels", path,
                      floats == SIZE_MAX ? SIZE_MAX >> 20 : (floats * sizeof(float)) >> 20);
     }
     float *next = m->panels;
+    released pending = {&m->file, NULL, NULL};
     for (int i = 0; !s && i < list.count; i++) {
         linear_weight *l = &list.items[i];
         if (!l->matrix->f32)
             continue;
-        pack_and_release(next, l->matrix->f32, l->rows, l->cols, &m->file);
+        pack_and_release(next, l->matrix->f32, l->rows, l->cols, &pending);
         l->matrix->panels = next;
         next += ted_panels_floats(l->rows, l->cols);
     }
+    release_pending(&pending);
     free(list.items);
     share_output_panels(&m->weights);
     return s;
