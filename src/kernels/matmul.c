@@ -168,15 +168,14 @@ void ted_pack_panels(float *panels, const float *W, int rows, int cols)
     }
 }
 
-/* Panels per task: a multiple of 3 (the AVX-512 tile's panels), a few tasks
- * per thread as for the other paths. */
+/* Panels per task: a multiple of 6 (whole tiles of 1, 2 or 3 panels), a
+ * few tasks per thread as for the other paths. */
 static int panels_per_task(int out_features)
 {
     int panels = (out_features + TED_PANEL_COLUMNS - 1) / TED_PANEL_COLUMNS;
     int tasks = ted_parallel_threads() * 4;
     int per_task = (panels + tasks - 1) / tasks;
-    per_task = (per_task + 2) / 3 * 3;
-    return per_task < 3 ? 3 : per_task;
+    return (per_task + 5) / 6 * 6;
 }
 
 typedef struct panels_job {

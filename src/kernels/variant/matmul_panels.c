@@ -22,16 +22,19 @@ enum {
 };
 
 /* Rows and panels of a tile, within the registers of each set: AVX-512
- * 8 x 3 (24 accumulators of 32 registers), AVX2 6 x 1 (12 of 16), SSE
- * 2 x 1 (8 of 16). */
+ * 8 x 3 (24 accumulators of 32 registers), AVX2 3 x 2 (12 of 16, the
+ * weights as memory operands), SSE 3 x 1 (12 of 16). Chosen on make
+ * bench's products (1, 16 and 32 rows, from memory and in cache) over the
+ * other tiles that fit: AVX2 2 x 2, 4 x 1, 6 x 1, 2 x 3 (which spills);
+ * SSE 2 x 1, 4 x 1, 1 x 2. */
 #if defined(__AVX512F__)
 #define TILE_ROWS 8
 #define TILE_PANELS 3
 #elif defined(__AVX__)
-#define TILE_ROWS 6
-#define TILE_PANELS 1
+#define TILE_ROWS 3
+#define TILE_PANELS 2
 #else
-#define TILE_ROWS 2
+#define TILE_ROWS 3
 #define TILE_PANELS 1
 #endif
 
@@ -46,9 +49,9 @@ static inline __attribute__((always_inline)) void tile(float *y, int ldy, const 
                                                        const float *bias, const int ROWS,
                                                        const int PANELS)
 {
-    enum { VECTORS = TILE_PANELS * PANEL_VECTORS };
+    enum { VECTORS = 3 * PANEL_VECTORS };  /* the largest tile of any set: 8 x 3 */
     const int V = TED_VEC_FLOATS;
-    ted_vec acc[TILE_ROWS][VECTORS];
+    ted_vec acc[8][VECTORS];
     for (int i = 0; i < ROWS; i++)
         for (int v = 0; v < PANELS * PANEL_VECTORS; v++)
             acc[i][v] = first ? (ted_vec){0} : ted_vec_load(y + (size_t)i * ldy + v * V);
@@ -77,7 +80,7 @@ static inline __attribute__((always_inline)) void tile(float *y, int ldy, const 
 }
 
 /* tile() with ROWS and PANELS as constants: 1 .. TILE_ROWS by
- * 1 .. TILE_PANELS. */
+ * 1 .. TILE_PANELS (the cases past them are never reached). */
 #define TILE_CASE(R, P)                                                                        \
     case (R) * 4 + (P):                                                                         \
         tile(y, ldy, x, ldx, panels, K, k0, k1, first, bias, R, P);                             \
@@ -87,18 +90,12 @@ static void any_tile(float *y, int ldy, const float *x, int ldx, const float *pa
                      int k0, int k1, bool first, const float *bias, int rows, int count)
 {
     switch (rows * 4 + count) {
-        TILE_CASE(1, 1)
-        TILE_CASE(2, 1)
-#if TILE_ROWS > 2
-        TILE_CASE(3, 1) TILE_CASE(4, 1) TILE_CASE(5, 1) TILE_CASE(6, 1)
-#endif
-#if TILE_PANELS > 1
+        TILE_CASE(1, 1) TILE_CASE(2, 1) TILE_CASE(3, 1) TILE_CASE(4, 1)
+        TILE_CASE(5, 1) TILE_CASE(6, 1) TILE_CASE(7, 1) TILE_CASE(8, 1)
         TILE_CASE(1, 2) TILE_CASE(2, 2) TILE_CASE(3, 2) TILE_CASE(4, 2)
         TILE_CASE(5, 2) TILE_CASE(6, 2) TILE_CASE(7, 2) TILE_CASE(8, 2)
-        TILE_CASE(7, 1) TILE_CASE(8, 1)
         TILE_CASE(1, 3) TILE_CASE(2, 3) TILE_CASE(3, 3) TILE_CASE(4, 3)
         TILE_CASE(5, 3) TILE_CASE(6, 3) TILE_CASE(7, 3) TILE_CASE(8, 3)
-#endif
     }
 }
 
