@@ -40,7 +40,9 @@ fi
 # libraries, a tiny model: measured here) plus 48 times the model
 # directory's size. The largest multiple measured (docs/model-format.md,
 # "What ted refuses") is ~41, for a safetensors header of a million small
-# JSON values, each a node of the parsed tree; weights are mapped, not read.
+# JSON values, each a node of the parsed tree; a float model's Linear
+# weights are copied into panels (one times their size), the rest is mapped,
+# not read.
 if [ ! -x /usr/bin/time ]; then
     ok info-memory-multiple-skipped-no-usr-bin-time
     exit 0
