@@ -54,6 +54,7 @@ typedef struct ted_kernel_table {
     int vector_floats;  /* floats per vector (simd.h's TED_VEC_FLOATS) */
     ted_matmul_columns_fn *matmul_columns;
     ted_matmul_panels_fn *matmul_panels;
+    int tile_panels;    /* panels a tile of matmul_panels takes at once */
     ted_matmul_i8_columns_fn *matmul_i8_columns;
     ted_quantize_rows_fn *quantize_rows;
     __typeof__(ted_scaled_dots) *scaled_dots;
@@ -85,6 +86,23 @@ extern const ted_kernel_table ted_kernels_avx2, ted_kernels_avx512;
 
 ted_matmul_columns_fn TED_VARIANT_NAME(ted_matmul_columns);
 ted_matmul_panels_fn TED_VARIANT_NAME(ted_matmul_panels);
+
+/* Rows and panels of a tile of matmul_panels, within the registers of each
+ * set: AVX-512 8 x 3 (24 accumulators of 32 registers), AVX2 3 x 2 (12 of
+ * 16, the weights as memory operands), SSE 3 x 1 (12 of 16). Chosen on
+ * make bench's products (1, 16 and 32 rows, from memory and in cache) over
+ * the other tiles that fit: AVX2 2 x 2, 4 x 1, 6 x 1, 2 x 3 (which spills);
+ * SSE 2 x 1, 4 x 1, 1 x 2. */
+#if defined(__AVX512F__)
+#define TED_TILE_ROWS 8
+#define TED_TILE_PANELS 3
+#elif defined(__AVX__)
+#define TED_TILE_ROWS 3
+#define TED_TILE_PANELS 2
+#else
+#define TED_TILE_ROWS 3
+#define TED_TILE_PANELS 1
+#endif
 ted_matmul_i8_columns_fn TED_VARIANT_NAME(ted_matmul_i8_columns);
 ted_quantize_rows_fn TED_VARIANT_NAME(ted_quantize_rows);
 __typeof__(ted_scaled_dots) TED_VARIANT_NAME(ted_scaled_dots);

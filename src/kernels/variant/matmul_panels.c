@@ -21,22 +21,7 @@ enum {
     K_BLOCK = 128,  /* 3 panels' block: 24 KB, within any first-level cache */
 };
 
-/* Rows and panels of a tile, within the registers of each set: AVX-512
- * 8 x 3 (24 accumulators of 32 registers), AVX2 3 x 2 (12 of 16, the
- * weights as memory operands), SSE 3 x 1 (12 of 16). Chosen on make
- * bench's products (1, 16 and 32 rows, from memory and in cache) over the
- * other tiles that fit: AVX2 2 x 2, 4 x 1, 6 x 1, 2 x 3 (which spills);
- * SSE 2 x 1, 4 x 1, 1 x 2. */
-#if defined(__AVX512F__)
-#define TILE_ROWS 8
-#define TILE_PANELS 3
-#elif defined(__AVX__)
-#define TILE_ROWS 3
-#define TILE_PANELS 2
-#else
-#define TILE_ROWS 3
-#define TILE_PANELS 1
-#endif
+enum { TILE_ROWS = TED_TILE_ROWS, TILE_PANELS = TED_TILE_PANELS };
 
 /* y[i][0 .. PANELS * 16) (+)= x[i][k0 .. k1) . W's columns, for ROWS rows
  * of x (rows ldx apart) and PANELS panels from `panels` (K * 16 floats
@@ -80,10 +65,11 @@ static inline __attribute__((always_inline)) void tile(float *y, int ldy, const 
 }
 
 /* tile() with ROWS and PANELS as constants: 1 .. TILE_ROWS by
- * 1 .. TILE_PANELS (the cases past them are never reached). */
+ * 1 .. TILE_PANELS (the cases past them compile to nothing). */
 #define TILE_CASE(R, P)                                                                        \
     case (R) * 4 + (P):                                                                         \
-        tile(y, ldy, x, ldx, panels, K, k0, k1, first, bias, R, P);                             \
+        if ((R) <= TILE_ROWS && (P) <= TILE_PANELS)                                             \
+            tile(y, ldy, x, ldx, panels, K, k0, k1, first, bias, R, P);                         \
         break;
 
 static void any_tile(float *y, int ldy, const float *x, int ldx, const float *panels, int K,

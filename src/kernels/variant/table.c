@@ -12,6 +12,7 @@ const ted_kernel_table TED_VARIANT_NAME(ted_kernels) = {
     .vector_floats = TED_VEC_FLOATS,
     .matmul_columns = TED_VARIANT_NAME(ted_matmul_columns),
     .matmul_panels = TED_VARIANT_NAME(ted_matmul_panels),
+    .tile_panels = TED_TILE_PANELS,
     .matmul_i8_columns = TED_VARIANT_NAME(ted_matmul_i8_columns),
     .quantize_rows = TED_VARIANT_NAME(ted_quantize_rows),
     .scaled_dots = TED_VARIANT_NAME(ted_scaled_dots),
