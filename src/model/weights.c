@@ -545,21 +545,25 @@ static ted_status pack_linear_weights(ted_model *m, const char *path, ted_error 
     list.count = 0;
     list_linear_weights(&list, &m->weights, &m->config);
 
-    size_t floats = 0;
+    size_t floats = 0;  /* SIZE_MAX once the sum overflows */
     for (int i = 0; i < list.count; i++) {
         linear_weight *l = &list.items[i];
         size_t size = l->matrix->f32 ? ted_panels_floats(l->rows, l->cols) : 0;
-        floats = size > SIZE_MAX / sizeof(float) - floats ? SIZE_MAX : floats + size;
+        bool fits = floats != SIZE_MAX && size <= SIZE_MAX / sizeof(float) - floats;
+        floats = fits ? floats + size : SIZE_MAX;
     }
     ted_status s = TED_OK;
-    if (floats > 0 && floats != SIZE_MAX) {
+    if (floats == SIZE_MAX) {
+        s = ted_fail(err, TED_ERR_NOMEM,
+                     "%s: the Linear weights in panels would not fit in the address space",
+                     path);
+    } else if (floats > 0) {
         m->panels = ted_alloc_prefaulted(floats * sizeof(float));
         m->panels_bytes = m->panels ? floats * sizeof(float) : 0;
-    }
-    if (floats > 0 && !m->panels) {
-        s = ted_fail(err, TED_ERR_NOMEM,
-                     "%s: cannot allocate %zu MiB for the Linear weights in panels", path,
-                     floats == SIZE_MAX ? SIZE_MAX >> 20 : (floats * sizeof(float)) >> 20);
+        if (!m->panels)
+            s = ted_fail(err, TED_ERR_NOMEM,
+                         "%s: cannot allocate %zu MiB for the Linear weights in panels", path,
+                         (floats * sizeof(float)) >> 20);
     }
     float *next = m->panels;
     released pending = {&m->file, NULL, NULL};
