@@ -33,6 +33,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shlex
 import shutil
 import statistics
@@ -90,6 +91,10 @@ def run_measured(cmd, env=None):
         child = subprocess.Popen([str(c) for c in cmd], cwd=ROOT, stdout=out, stderr=err,
                                  env=env)
         _, wait_status, usage = os.wait4(child.pid, 0)
+        own_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        if usage.ru_maxrss <= own_peak:
+            raise SystemExit(f"bench: the peak RSS of {quoted(cmd)} cannot be told from this "
+                             f"process's own ({own_peak / 1024:.1f} MiB), which a child starts at")
         child.returncode = status = os.waitstatus_to_exitcode(wait_status)
         out.seek(0)
         err.seek(0)
@@ -538,7 +543,14 @@ def build_machine(binary):
 
 def prepare(ted, out_dir):
     """The checkpoint in every runtime's format: {name: directory or n/a message}."""
-    model_dir = make_marian_model.make(os.path.join(out_dir, "marian"))
+    # A child process builds it: torch and the model would otherwise stay in
+    # this process, and Linux starts a child's peak RSS (wait4) at the peak of
+    # the process it was forked from, so every row would show this one's.
+    model_dir = os.path.join(out_dir, "marian")
+    status = run([sys.executable, os.path.join("bench", "make_marian_model.py"),
+                  "--out", model_dir]).returncode
+    if status != 0:
+        raise SystemExit(f"bench/make_marian_model.py failed (exit status {status})")
     hf_dir = model_dir + "-hf"
     dirs = {"hf": hf_dir, "ted": model_dir, "PyTorch": hf_dir, "PyTorch int8": hf_dir}
     int8_dir = os.path.join(out_dir, "marian-int8")
