@@ -26,7 +26,7 @@ SANFLAGS :=
 OPT ?= -O2
 endif
 
-DEPS := openblas yaml-0.1 libcjson sentencepiece libmicrohttpd
+DEPS := yaml-0.1 libcjson sentencepiece libmicrohttpd
 DEP_CFLAGS := $(shell pkg-config --cflags $(DEPS) 2>/dev/null)
 DEP_LIBS := $(shell pkg-config --libs $(DEPS) 2>/dev/null)
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)

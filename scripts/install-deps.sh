@@ -2,17 +2,19 @@
 # Installs the Debian packages ted needs, when any is missing. Needs root (or
 # sudo) only when it installs.
 #   scripts/install-deps.sh          what building and running ted needs
-#   scripts/install-deps.sh --test   also what the tests need: Criterion, the
+#   scripts/install-deps.sh --test   also what the tests and make bench need: Criterion, the
 #                                    Python side (PyTorch, NumPy, SentencePiece,
 #                                    venv for the test-only packages of
 #                                    tests/requirements.txt), tmux, Chromium,
-#                                    valgrind, qemu-user (kernel choice on emulated CPUs)
+#                                    valgrind, qemu-user (kernel choice on emulated CPUs),
+#                                    OpenBLAS (make bench's sgemm yardstick)
 set -e
-packages="build-essential pkg-config libopenblas-dev libyaml-dev libcjson-dev libsentencepiece-dev
+packages="build-essential pkg-config libyaml-dev libcjson-dev libsentencepiece-dev
 libmicrohttpd-dev"
 if [ "${1:-}" = "--test" ]; then
     packages="$packages libcriterion-dev python3 python3-numpy python3-torch python3-sentencepiece
-python3-venv python3-websocket tmux chromium fonts-liberation valgrind qemu-user"
+python3-venv python3-websocket tmux chromium fonts-liberation valgrind qemu-user
+libopenblas-dev"
 fi
 missing=""
 for p in $packages; do

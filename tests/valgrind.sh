@@ -2,7 +2,7 @@
 # ted under valgrind memcheck: translations with the toy model (greedy, beam
 # search, sampling, several threads) and a few refused inputs, each with no
 # memcheck error (invalid access, uninitialised value, bad free) and no
-# definitely lost block. Thread stacks OpenBLAS and ted's worker pool keep
+# definitely lost block. Thread stacks ted's worker pool keeps
 # until exit show as "possibly lost" and do not count.
 #
 # memcheck cannot run AVX-512 code, so ted runs its AVX2 kernels (TED_CPU;

@@ -1,7 +1,7 @@
 /* The kernels: the arithmetic every layer is made of, behind one narrow
  * interface. src/layers says what the model computes (project, split into
  * heads, scores, softmax, merge heads, Add & Norm, ...) and calls these;
- * how each one is computed (vector width, tiling, OpenBLAS, threads) is
+ * how each one is computed (vector width, tiling, threads) is
  * decided here and nowhere else. */
 #ifndef TED_KERNELS_KERNELS_H
 #define TED_KERNELS_KERNELS_H
@@ -44,7 +44,10 @@ const char *ted_kernels_name(void);
 /* ---- the matrix product of every Linear layer ----------------------------
  * y (rows, out_features) = x (rows, in_features) W^T + b, with W as
  * PyTorch's nn.Linear stores it: (out_features, in_features), row-major.
- * b is (out_features) or NULL. Any number of rows; spread over the pool. */
+ * b is (out_features) or NULL. Any number of rows; spread over the pool.
+ * W is packed into panels (below) on every call, in a scratch of the
+ * calling thread: for weights built by hand; a model's are packed once, at
+ * load. */
 void ted_matmul(float *y, const float *x, const float *W, const float *b, int rows,
                 int in_features, int out_features);
 
@@ -53,8 +56,9 @@ void ted_matmul(float *y, const float *x, const float *W, const float *b, int ro
  * 16p .. 16p + 15 as (cols, 16), panels[(p * cols + c) * 16 + j] =
  * W[16p + j][c], zero past the last row. One k gives 16 output columns'
  * weights in a row, which the kernels load as whole vectors (1.2x faster
- * than W as stored for one row of x, from memory; 1.5x for a batch whose
- * weights are in cache). The layout is the same for every kernel set. */
+ * than kernels that read W as stored, for one row of x from memory; 1.5x
+ * for a batch whose weights are in cache). The layout is the same for
+ * every kernel set. */
 #define TED_PANEL_COLUMNS 16
 
 /* Floats of W (rows, cols) in panels; SIZE_MAX when the count overflows. */
@@ -157,8 +161,8 @@ void ted_normalize_rows(float *y, const float *x, const float *gamma, const floa
                         int rows, int n, float eps);
 
 /* ---- the thread pool -------------------------------------------------------
- * One process-wide pool, so that ted's threads and OpenBLAS's never compete
- * for the same cores: OpenBLAS runs single-threaded inside each task. */
+ * One process-wide pool: every product and every layer that splits its work
+ * runs its tasks on the same threads. */
 
 /* How many threads run tasks (the caller counts as one); 1 runs everything
  * on the calling thread. */

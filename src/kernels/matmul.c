@@ -1,49 +1,23 @@
 /* The matrix product of every Linear layer, y = x W^T + b.
  *
- * A model's float weights are repacked into panels at load (kernels.h): the
- * kernel of variant/matmul_panels.c takes any number of rows. W as PyTorch
- * stores it, (out, in) row-major (ted_matmul), takes three paths, by the
- * number of rows of x:
- *   - many (the encoder: batch * source length): OpenBLAS sgemm;
- *   - a batch of decoder rows (8 or more): x is transposed once, here, and
- *     the broadcast kernel of variant/matmul_columns.c reads it;
- *   - a few rows (1 to 7, e.g. one sentence): the dot-product kernel of
- *     variant/matmul_columns.c.
- * sgemm re-packs W on every call, which costs more than the product itself
- * when x has a handful of rows: hence the two kernels, compiled once per
- * instruction set (kernels/variants.h). Each path splits the output
- * columns over the thread pool. */
-#include <cblas.h>
+ * A model's float weights are repacked into panels at load (kernels.h),
+ * and the kernel of variant/matmul_panels.c computes the product for any
+ * number of rows: one sentence's decoder step, a batch, an encoder pass.
+ * A W as PyTorch stores it, (out, in) row-major, that was not packed at
+ * load (weights built by hand) is packed into the calling thread's scratch
+ * on each call (ted_matmul). int8 weights have their own kernel
+ * (variant/matmul_i8.c). Each product splits its output columns over the
+ * thread pool. */
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "kernels/variants.h"
 
-/* Where each path wins, measured on make bench's shapes. */
-enum { TRANSPOSED_MIN_ROWS = 8, KERNEL_MAX_ROWS = 128 };
-
-/* The rows of x in chunks of V rows, one vector of the kernels: xt[(c * K
- * + k) * V + lane] = x[c * V + lane][k], zero past the last row. Written
- * in order, a vector's V floats at a time (a scatter of single floats V
- * apart cost as much as a small model's product). */
-static void transpose_rows(float *xt, const float *x, int rows, int K, int V)
-{
-    for (int first = 0; first < rows; first += V) {
-        int lanes = rows - first < V ? rows - first : V;
-        const float *chunk = x + (size_t)first * K;
-        for (int k = 0; k < K; k++, xt += V) {
-            for (int lane = 0; lane < lanes; lane++)
-                xt[lane] = chunk[(size_t)lane * K + k];
-            for (int lane = lanes; lane < V; lane++)
-                xt[lane] = 0.0f;
-        }
-    }
-}
-
-/* The transposed (or quantized) x of the calling thread, reused across
+/* The packed W or the quantized x of the calling thread, reused across
  * calls and freed when the thread ends. */
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
@@ -76,9 +50,9 @@ static void *thread_scratch(size_t floats)
     }
     if (s->size < floats) {
         /* 64-byte aligned: a vector load that straddles two cache lines
-         * costs two (the transposed kernel ran 1.4x slower on some runs) */
+         * costs two */
         size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
-        float *grown = aligned_alloc(64, bytes);
+        float *grown = bytes / sizeof(float) >= floats ? aligned_alloc(64, bytes) : NULL;
         if (!grown)
             return NULL;
         free(s->data);
@@ -86,22 +60,6 @@ static void *thread_scratch(size_t floats)
         s->size = floats;
     }
     return s->data;
-}
-
-/* ---- many rows: OpenBLAS ------------------------------------------------- */
-
-static void sgemm_columns(float *y, int ldy, const float *x, const float *W, const float *b,
-                          int rows, int K, int first, int last)
-{
-    int n = last - first;
-    float beta = 0.0f;
-    if (b) {
-        for (int r = 0; r < rows; r++)
-            memcpy(y + (size_t)r * ldy + first, b + first, sizeof(float) * n);
-        beta = 1.0f;
-    }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, K, 1.0f, x, K,
-                W + (size_t)first * K, K, beta, y + first, ldy);
 }
 
 /* ---- splitting the columns over the pool -------------------------------- */
@@ -121,27 +79,6 @@ static void task_columns(int index, int per_task, int out_features, int *first, 
 {
     *first = index * per_task;
     *last = *first + per_task < out_features ? *first + per_task : out_features;
-}
-
-typedef struct linear_job {
-    const ted_kernel_table *kernels;  /* one set for the whole product */
-    float *y;
-    const float *x, *xt, *W, *b;  /* xt: NULL unless the transposed path runs */
-    int rows, in_features, out_features;
-    int columns_per_task;  /* a multiple of the tiles' widths */
-} linear_job;
-
-static void linear_task(void *context, int index)
-{
-    const linear_job *j = context;
-    int first, last;
-    task_columns(index, j->columns_per_task, j->out_features, &first, &last);
-    if (j->rows > KERNEL_MAX_ROWS)
-        sgemm_columns(j->y, j->out_features, j->x, j->W, j->b, j->rows, j->in_features, first,
-                      last);
-    else
-        j->kernels->matmul_columns(j->y, j->out_features, j->x, j->xt, j->W, j->b, j->rows,
-                                   j->in_features, first, last);
 }
 
 /* ---- W in panels --------------------------------------------------------- */
@@ -204,21 +141,30 @@ static void matmul_panels(float *y, const float *x, const float *panels, const f
 
 /* ---- W as stored ------------------------------------------------------------ */
 
+/* Without memory for the panels: the same sums, one dot product at a time. */
+static void matmul_unpacked(float *y, const float *x, const float *W, const float *b,
+                            int rows, int K, int out)
+{
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < out; j++) {
+            float sum = b ? b[j] : 0.0f;
+            for (int k = 0; k < K; k++)
+                sum += x[(size_t)i * K + k] * W[(size_t)j * K + k];
+            y[(size_t)i * out + j] = sum;
+        }
+}
+
 void ted_matmul(float *y, const float *x, const float *W, const float *b, int rows,
                 int in_features, int out_features)
 {
-    linear_job job = {ted_kernels(), y, x, NULL, W, b, rows, in_features, out_features, 0};
-    if (rows >= TRANSPOSED_MIN_ROWS && rows <= KERNEL_MAX_ROWS) {
-        int V = job.kernels->vector_floats;
-        size_t padded = (size_t)(rows + V - 1) / V * V;
-        float *xt = thread_scratch(padded * in_features);
-        if (xt) {  /* without memory for it, the dot-product kernel still works */
-            transpose_rows(xt, x, rows, in_features, V);
-            job.xt = xt;
-        }
+    size_t floats = ted_panels_floats(out_features, in_features);
+    float *panels = floats != SIZE_MAX ? thread_scratch(floats) : NULL;
+    if (!panels) {
+        matmul_unpacked(y, x, W, b, rows, in_features, out_features);
+        return;
     }
-    int per_task = job.columns_per_task = columns_per_task(out_features);
-    ted_parallel_for((out_features + per_task - 1) / per_task, linear_task, &job);
+    ted_pack_panels(panels, W, out_features, in_features);
+    matmul_panels(y, x, panels, b, rows, in_features, out_features);
 }
 
 /* ---- int8 weights ------------------------------------------------------------

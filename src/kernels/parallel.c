@@ -1,7 +1,6 @@
 /* The thread pool of the kernels (declared in kernels/kernels.h). */
 #include "kernels/kernels.h"
 
-#include <cblas.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -116,7 +115,6 @@ void ted_parallel_set_threads(int threads)
         threads = 1;
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
-    openblas_set_num_threads(1);
     pthread_mutex_lock(&pool.owner);
     if (threads - 1 != atomic_load(&pool.worker_count)) {
         stop_workers();

@@ -19,13 +19,6 @@
 
 #include "kernels/kernels.h"
 
-/* Output columns [first, last) of y (rows, ldy) = x (rows, K) W^T + b, for
- * at most 128 rows: from `xt`, x transposed in chunks of vector_floats rows
- * (matmul.c), when it is not NULL, else by dot products of the rows of x. */
-typedef void ted_matmul_columns_fn(float *y, int ldy, const float *x, const float *xt,
-                                   const float *W, const float *b, int rows, int K, int first,
-                                   int last);
-
 /* Panels [first, last) of y (rows, ldy) = x (rows, K) W^T + b, W (out, K)
  * in panels (kernels.h, ted_pack_panels); the last panel's columns past
  * `out` are not written. Any number of rows. */
@@ -51,8 +44,6 @@ typedef void ted_quantize_rows_fn(int8_t *q, float *scale, int32_t *sum, const f
 
 typedef struct ted_kernel_table {
     const char *name;   /* "avx512", "avx2", "portable": the value of TED_CPU */
-    int vector_floats;  /* floats per vector (simd.h's TED_VEC_FLOATS) */
-    ted_matmul_columns_fn *matmul_columns;
     ted_matmul_panels_fn *matmul_panels;
     int tile_panels;    /* panels a tile of matmul_panels takes at once */
     ted_matmul_i8_columns_fn *matmul_i8_columns;
@@ -84,7 +75,6 @@ extern const ted_kernel_table ted_kernels_avx2, ted_kernels_avx512;
 #define TED_VARIANT_EXPAND(name, variant) TED_VARIANT_PASTE(name, variant)
 #define TED_VARIANT_NAME(name) TED_VARIANT_EXPAND(name, TED_VARIANT)
 
-ted_matmul_columns_fn TED_VARIANT_NAME(ted_matmul_columns);
 ted_matmul_panels_fn TED_VARIANT_NAME(ted_matmul_panels);
 
 /* Rows and panels of a tile of matmul_panels, within the registers of each

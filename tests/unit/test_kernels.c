@@ -1,9 +1,9 @@
 /* The kernels of every instruction set the CPU offers (src/kernels/
  * kernels.h), each against a naive double-precision reference and against
- * the portable set: ted_matmul for 1 to 7 rows (the dot-product kernel), 8
- * to 128 (the transposed-x kernel), more (OpenBLAS), with in and out
- * feature counts that are multiples of no vector width, with and without a
- * bias, on 1 and 2 threads; the int8 product (ted_matmul_i8) against an
+ * the portable set: the float product with W in panels, packed by the test
+ * (ted_linear) and by ted_matmul into its scratch, for 1 to 200 rows, with
+ * in and out feature counts that are multiples of no vector width, with
+ * and without a bias, on 1 and 2 threads; the int8 product (ted_matmul_i8) against an
  * exact integer reference; and each vector function on odd lengths. A set
  * the CPU lacks is skipped (not counted). Which sets the CPU offers is
  * checked against the flags Linux reports in /proc/cpuinfo.
@@ -165,10 +165,8 @@ static void check_product(const char *variant, int rows, int in, int out, bool b
     free_product(&p);
 }
 
-/* 1-7 rows: dot products; 8-128: transposed x (whole vectors of rows, a
- * partial last one, a tail of a few rows; on AVX-512 pairs of vectors, then
- * a single one: 40, 48, 57, 80); above: OpenBLAS. In panels: tiles of 8, 6
- * or 2 rows and the rows left over, at every count. */
+/* Tiles of 8 (AVX-512) or 3 rows (AVX2, SSE) and the rows left over, at
+ * every count. */
 static const int row_counts[] = {1,  2,  3,  4,  5,  6,  7,   8,   9,   15,  16, 17,
                                  20, 31, 33, 40, 48, 57, 64, 80, 100, 128, 129, 200};
 /* (in_features, out_features): no multiple of 4, 8 or 16 but 64; in panels

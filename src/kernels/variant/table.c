@@ -9,8 +9,6 @@
 
 const ted_kernel_table TED_VARIANT_NAME(ted_kernels) = {
     .name = TED_VARIANT_STRING(TED_VARIANT),
-    .vector_floats = TED_VEC_FLOATS,
-    .matmul_columns = TED_VARIANT_NAME(ted_matmul_columns),
     .matmul_panels = TED_VARIANT_NAME(ted_matmul_panels),
     .tile_panels = TED_TILE_PANELS,
     .matmul_i8_columns = TED_VARIANT_NAME(ted_matmul_i8_columns),
