@@ -8,7 +8,9 @@ clients sends greedy requests of one test sentence each (every client waits
 for its answer before sending the next) for --seconds, and reports
 sentences/s and the p50/p99 latency of a request. At 32 clients one client
 sends the same short sentence over and over: its p99 is set against that
-sentence's latency alone. Next to it: `ted translate` run once per sentence
+sentence's latency alone. That probe is a process of its own, so that its
+latencies are the server's and not the wait for the interpreter lock among
+the other clients' threads. Next to it: `ted translate` run once per sentence
 (one process each, as a script would without a server) and once over all of
 them (one process, batches of 32). Prints a Markdown table with the CPU, and
 writes the numbers as JSON with --json FILE. Standard library only.
@@ -16,6 +18,7 @@ writes the numbers as JSON with --json FILE. Standard library only.
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import statistics
 import subprocess
@@ -54,43 +57,58 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def client(port, texts, until, latencies, probe_latencies=None):
-    """Sends one sentence a request until `until`; the probe sends SHORT."""
+def client(port, texts, start, until, latencies):
+    """From `start` until `until`, sends texts[0], texts[1], ... one a request
+    and waits for each answer; appends each request's latency."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    time.sleep(max(0.0, start - time.monotonic()))
     n = 0
     while time.monotonic() < until:
-        text = SHORT if probe_latencies is not None else texts[n % len(texts)]
-        body = json.dumps({"text": [text]})
-        start = time.monotonic()
+        body = json.dumps({"text": [texts[n % len(texts)]]})
+        begin = time.monotonic()
         connection.request("POST", "/v1/translate", body=body,
                            headers={"Content-Type": "application/json"})
         response = connection.getresponse()
         response.read()
         if response.status != 200:
             raise SystemExit(f"ted serve answered {response.status}")
-        (probe_latencies if probe_latencies is not None else latencies).append(
-            time.monotonic() - start)
+        latencies.append(time.monotonic() - begin)
         n += 1
     connection.close()
 
 
-def load(port, texts, clients, seconds, probe):
+def probe(port, start, until, answer):
+    """The probe process: client() with SHORT; sends its latencies back."""
+    latencies = []
+    client(port, [SHORT], start, until, latencies)
+    answer.send(latencies)
+    answer.close()
+
+
+def load(port, texts, clients, seconds, with_probe):
     """sentences/s and latencies with `clients` clients; the last is the
-    probe when `probe`."""
+    probe, in a process of its own, when `with_probe`."""
     latencies, probe_latencies = [], []
-    until = time.monotonic() + seconds
-    threads = []
-    for k in range(clients):
-        is_probe = probe and k == clients - 1
-        share = texts[k * 37 % len(texts):] + texts[:k * 37 % len(texts)]
-        threads.append(threading.Thread(
-            target=client,
-            args=(port, share, until, latencies, probe_latencies if is_probe else None)))
-    start = time.monotonic()
+    start = time.monotonic() + 1.0  # time for the probe's interpreter to start
+    until = start + seconds
+    if with_probe:
+        receiver, sender = multiprocessing.Pipe(duplex=False)
+        prober = multiprocessing.get_context("spawn").Process(
+            target=probe, args=(port, start, until, sender))
+        prober.start()
+        clients -= 1
+    threads = [threading.Thread(target=client,
+                                args=(port, texts[k * 37 % len(texts):] +
+                                      texts[:k * 37 % len(texts)], start, until, latencies))
+               for k in range(clients)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    if with_probe:
+        probe_latencies = receiver.recv()
+        prober.join()
+        clients += 1
     wall = time.monotonic() - start
     done = len(latencies) + len(probe_latencies)
     return {"clients": clients, "sentences": done, "sentences_per_s": done / wall,
@@ -166,7 +184,8 @@ def main():
     server = Server(args.ted, args.model, args.threads, args.max_batch)
     try:
         alone = short_alone(server.port, 200)
-        serve = [load(server.port, texts, c, args.seconds, probe=c > 1) for c in (1, 8, 32)]
+        serve = [load(server.port, texts, c, args.seconds, with_probe=c > 1)
+                 for c in (1, 8, 32)]
     finally:
         server.stop()
     results = {"cpu": cpu_info()["cpu"], "threads": args.threads, "short_alone": alone,
