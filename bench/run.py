@@ -364,6 +364,14 @@ def rss_cell(row):
     return f"{fmt(row['peak_rss_mib'])} ({fmt(own_rss(row))})"
 
 
+def weight_file_mib(model_dir):
+    """The size of a ted model's weight file, MiB; None when it is missing."""
+    try:
+        return round(os.path.getsize(os.path.join(model_dir, "model.safetensors")) / 2**20, 1)
+    except (OSError, TypeError):
+        return None
+
+
 def target_lines(r):
     """The targets, met or not, from this run's rows."""
     rows = {(x["runtime"], x["batch"], x["threads"]): x for x in r["rows"]}
@@ -391,6 +399,21 @@ def target_lines(r):
                  "ted", 16, 2, 0.65)
     ratio_target("ted fp32 encoder, batch 1, 32 tokens, 2 threads: compute bound",
                  "x_encoder_bound", "ted", 1, 2, 0.5)
+    fp32_file = r["model"].get("fp32_file_mib")
+    for (runtime, b, t), x in sorted(rows.items(), key=lambda kv: kv[0][1:]):
+        fp32 = rows.get(("ted", b, t))
+        if runtime != "ted int8" or not ok(x) or not ok(fp32):
+            continue
+        floor = 2.5 if b == 1 else 1.5
+        speed = x["tokens_per_s"] / fp32["tokens_per_s"]
+        lines.append(f"| ted int8 ÷ ted fp32, batch {b}, {t} thread(s) ≥ {floor:.1f}× | "
+                     f"{speed:.2f}× | " + ("met" if speed >= floor else
+                                          f"**not met** ({speed / floor:.2f} of it)") + " |")
+        if fp32_file:
+            memory = x["peak_rss_mib"] / fp32_file
+            lines.append(f"| ted int8 peak RSS, batch {b}, {t} thread(s) ≤ 0.35× the fp32 "
+                         f"weight file ({fp32_file:,.1f} MiB) | {memory:.2f}× | " +
+                         ("met" if memory <= 0.35 else "**not met**") + " |")
     for peer in ("PyTorch", "PyTorch int8", "CTranslate2", "CTranslate2 int8"):
         mine = PEER_OF[peer]
         for (runtime, b, t), x in sorted(rows.items(), key=lambda kv: kv[0][1:]):
@@ -641,6 +664,7 @@ def main(argv=None):
         "settings": {"source_len": SOURCE_LEN, "new_tokens": NEW_TOKENS, "seed": SEED,
                      "batches": args.batch, "threads": args.threads, "repeat": args.repeat},
         "model": {"dirs": dirs, "seed": make_marian_model.SEED,
+                  "fp32_file_mib": weight_file_mib(dirs["ted"]),
                   "description": f"MarianMTModel, d_model {cfg['d_model']}, "
                                  f"{cfg['encoder_attention_heads']} heads, "
                                  f"{cfg['encoder_layers']}+{cfg['decoder_layers']} layers, "
