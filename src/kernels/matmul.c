@@ -12,7 +12,6 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/alloc.h"
 #include "kernels/variants.h"
