@@ -77,7 +77,7 @@ UNIT := $(BUILD)/unit-tests
 EXAMPLE := $(BUILD)/example-translate
 NORMALIZE_CHECK := $(BUILD)/normalize-check
 
-.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model eval bench bench-serve fuzz valgrind
+.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model eval bench bench-run bench-serve fuzz valgrind
 all: $(LIB) $(TED)
 
 $(BUILD)/%.o: %.c
@@ -212,7 +212,12 @@ $(VENV)/bench-installed: bench/requirements.txt $(VENV)/installed
 	$(VENV_PYTHON) -m pip install -q --disable-pip-version-check -r bench/requirements.txt
 	@touch $@
 
-bench: all $(VENV)/bench-installed
+# Like `test`: the packages first (OpenBLAS, PyTorch), then a fresh read of
+# this Makefile for their pkg-config flags.
+bench: test-deps
+	@$(MAKE) --no-print-directory bench-run
+
+bench-run: all $(VENV)/bench-installed
 	$(CC) $(BENCH_CFLAGS) bench/machine.c $(BENCH_LIBS) -o $(BENCH_MACHINE)
 	BUILD=$(BUILD) BENCH_MACHINE=$(BENCH_MACHINE) $(VENV_PYTHON) bench/run.py --no-build \
 	    $(BENCH_ARGS)
