@@ -96,11 +96,10 @@ def load(port, texts, clients, seconds, with_probe):
         prober = multiprocessing.get_context("spawn").Process(
             target=probe, args=(port, start, until, sender))
         prober.start()
-        clients -= 1
     threads = [threading.Thread(target=client,
                                 args=(port, texts[k * 37 % len(texts):] +
                                       texts[:k * 37 % len(texts)], start, until, latencies))
-               for k in range(clients)]
+               for k in range(clients - 1 if with_probe else clients)]
     for t in threads:
         t.start()
     for t in threads:
@@ -108,7 +107,6 @@ def load(port, texts, clients, seconds, with_probe):
     if with_probe:
         probe_latencies = receiver.recv()
         prober.join()
-        clients += 1
     wall = time.monotonic() - start
     done = len(latencies) + len(probe_latencies)
     return {"clients": clients, "sentences": done, "sentences_per_s": done / wall,
