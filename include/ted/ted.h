@@ -244,6 +244,12 @@ void ted_ban_tokens(const ted_model *model, float *scores);
  * token greedy decoding picks from a row of logits. */
 int ted_argmax(const float *x, int n);
 
+/* ted_argmax of each of `rows` rows of n values (rows * n floats):
+ * ids[0..rows). The rows are spread over the thread pool (ted_set_threads):
+ * at batch 16 and a 58k vocabulary a scan on one thread takes as long as
+ * several of the step's smaller matrix products. */
+void ted_argmax_rows(const float *x, int rows, int n, int *ids);
+
 /* The k largest of the n scores, largest first, ties to the lower id:
  * ids[0..k) and, when values is not NULL, values[0..k). k above n is cut
  * to n; returns the number written. */

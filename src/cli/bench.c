@@ -84,8 +84,7 @@ static int run_once(ted_session *session, const ted_config *c, const bench_optio
         const float *logits;
         if (ted_session_step(session, tokens, &logits, &err))
             return cli_error("%s", err.message);
-        for (int b = 0; b < o->batch; b++)
-            tokens[b] = ted_argmax(logits + (size_t)b * c->tgt_vocab_size, c->tgt_vocab_size);
+        ted_argmax_rows(logits, o->batch, c->tgt_vocab_size, tokens);
     }
     double decoded = now_ms();
     run->encode_ms = encoded - start;

@@ -42,6 +42,23 @@ int ted_argmax(const float *x, int n)
     return ted_index_of_max(x, n);
 }
 
+typedef struct argmax_job {
+    const float *x;
+    int n, *ids;
+} argmax_job;
+
+static void argmax_row(void *context, int row)
+{
+    const argmax_job *j = context;
+    j->ids[row] = ted_index_of_max(j->x + (size_t)row * j->n, j->n);
+}
+
+void ted_argmax_rows(const float *x, int rows, int n, int *ids)
+{
+    argmax_job job = {x, n, ids};
+    ted_parallel_for(rows, argmax_row, &job);
+}
+
 /* a ranks before b: a higher score, or the same and a lower id */
 static bool ranks_before(const float *scores, int a, int b)
 {
