@@ -12,10 +12,16 @@
  *   - with --working-set BYTES, the same sum over the first BYTES only,
  *     pass after pass: the bandwidth of reading a data set of that size
  *     (a decoder step's weights) again and again, which a large last-level
- *     cache can hold in part.
+ *     cache can hold in part;
+ *   - with --step D_MODEL,D_FF,LAYERS,VOCAB, OpenBLAS sgemm on the matrix
+ *     products of one decoder step of that shape, for 16 rows: per layer
+ *     self-attention q, k, v, out and encoder-decoder q, out (d_model x
+ *     d_model), the feed-forward's two (d_ff x d_model, d_model x d_ff),
+ *     then the output layer (vocab x d_model); every matrix its own, so
+ *     that a step reads them all from memory, as a decoder step does.
  * Every figure is the best of several runs. Prints one JSON object.
  *
- *     bench-machine [--working-set BYTES] [THREADS...]
+ *     bench-machine [--working-set BYTES] [--step D,F,L,V] [THREADS...]
  */
 #include <cblas.h>
 #include <pthread.h>
@@ -108,6 +114,64 @@ static double time_sgemv(int n, int k, int runs, double budget)
     return best;
 }
 
+/* The weights of one decoder step (--step): count matrices, matrix i
+ * (out[i], in[i]) row-major. */
+enum { MAX_LAYERS = 64, STEP_ROWS = 16 };
+
+typedef struct step_weights {
+    int count, out[8 * MAX_LAYERS + 1], in[8 * MAX_LAYERS + 1];
+    float *w[8 * MAX_LAYERS + 1];
+    double flops_per_row;
+} step_weights;
+
+static void add_matrix(step_weights *s, int out, int in)
+{
+    s->out[s->count] = out;
+    s->in[s->count] = in;
+    s->w[s->count] = xmalloc(sizeof(float) * (size_t)out * in);
+    fill(s->w[s->count], (size_t)out * in, 5 + s->count);
+    s->flops_per_row += 2.0 * out * in;
+    s->count++;
+}
+
+static void new_step(step_weights *s, int d_model, int d_ff, int layers, int vocab)
+{
+    *s = (step_weights){0};
+    for (int l = 0; l < layers; l++) {
+        for (int i = 0; i < 6; i++)
+            add_matrix(s, d_model, d_model);
+        add_matrix(s, d_ff, d_model);
+        add_matrix(s, d_model, d_ff);
+    }
+    add_matrix(s, vocab, d_model);
+}
+
+/* Best seconds of every product of a step for `rows` rows of x. */
+static double time_step(const step_weights *s, int rows, int runs)
+{
+    int widest = 0;
+    for (int i = 0; i < s->count; i++) {
+        widest = s->out[i] > widest ? s->out[i] : widest;
+        widest = s->in[i] > widest ? s->in[i] : widest;
+    }
+    float *x = xmalloc(sizeof(float) * (size_t)rows * widest);
+    float *y = xmalloc(sizeof(float) * (size_t)rows * widest);
+    fill(x, (size_t)rows * widest, 6);
+    double best = 1e30;
+    for (int r = 0; r <= runs; r++) { /* the first warms up */
+        double start = now_s();
+        for (int i = 0; i < s->count; i++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, s->out[i], s->in[i],
+                        1.0f, x, s->in[i], s->w[i], s->in[i], 0.0f, y, s->out[i]);
+        double t = now_s() - start;
+        if (r > 0 && t < best)
+            best = t;
+    }
+    free(x);
+    free(y);
+    return best;
+}
+
 typedef struct job {
     const uint64_t *src;
     uint64_t *dst;
@@ -192,8 +256,9 @@ static const struct {
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: bench-machine [--working-set BYTES] [THREADS...] (BYTES up to %zu, "
-            "THREADS 1..%d)\n", READ_BYTES, MAX_THREADS);
+    fprintf(stderr, "usage: bench-machine [--working-set BYTES] [--step D,F,L,V] [THREADS...] "
+            "(BYTES up to %zu, LAYERS up to %d, THREADS 1..%d)\n", READ_BYTES, MAX_LAYERS,
+            MAX_THREADS);
     return 2;
 }
 
@@ -201,7 +266,16 @@ int main(int argc, char **argv)
 {
     int counts[MAX_THREADS], n_counts = 0;
     size_t working_set = 0;
+    int d_model = 0, d_ff = 0, layers = 0, vocab = 0;
     for (int i = 1; i < argc && n_counts < MAX_THREADS; i++) {
+        if (!strcmp(argv[i], "--step") && i + 1 < argc) {
+            char extra;
+            if (sscanf(argv[++i], "%d,%d,%d,%d%c", &d_model, &d_ff, &layers, &vocab, &extra) != 4
+                || d_model < 1 || d_model > 65536 || d_ff < 1 || d_ff > 262144 || layers < 1
+                || layers > MAX_LAYERS || vocab < 1 || vocab > 1 << 20)
+                return usage();
+            continue;
+        }
         if (!strcmp(argv[i], "--working-set") && i + 1 < argc) {
             char *end;
             unsigned long long bytes = strtoull(argv[++i], &end, 10);
@@ -228,6 +302,9 @@ int main(int argc, char **argv)
     uint64_t *copy = xmalloc(COPY_BYTES);
     memset(copy, 0, COPY_BYTES);
     uint64_t checksum = 0;
+    step_weights step = {0};
+    if (layers)
+        new_step(&step, d_model, d_ff, layers, vocab);
 
     printf("{\"openblas\": \"%s\", \"read_bytes\": %zu, \"copy_bytes\": %zu, \"threads\": [",
            openblas_get_config(), READ_BYTES, COPY_BYTES);
@@ -250,6 +327,11 @@ int main(int argc, char **argv)
                        problems[p].n, 4.0 * problems[p].n * problems[p].k / t / 1e9);
             }
         }
+        if (layers) {
+            double t = time_step(&step, STEP_ROWS, 5);
+            printf(", \"sgemm_step_%d_rows_ms\": %.3f, \"sgemm_step_%d_rows_gflops\": %.2f",
+                   STEP_ROWS, t * 1e3, STEP_ROWS, STEP_ROWS * step.flops_per_row / t / 1e9);
+        }
         double t = best_of(sum_job, big, NULL, words, threads, 5, &checksum);
         printf(", \"read_gbs\": %.2f", READ_BYTES / t / 1e9);
         if (working_set) {
@@ -265,5 +347,7 @@ int main(int argc, char **argv)
     printf("\n], \"checksum\": %llu}\n", (unsigned long long)(checksum & 0xffff));
     free(big);
     free(copy);
+    for (int i = 0; i < step.count; i++)
+        free(step.w[i]);
     return 0;
 }

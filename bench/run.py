@@ -19,7 +19,8 @@ For every batch and thread count: the same source ids (32 a sentence, those
 `ted bench --seed 1` draws), exactly 64 greedy steps, one warm-up and R timed
 runs, medians; each measurement is a process of its own, whose peak resident
 memory is read from wait4(). bench-machine (bench/machine.c) measures the
-machine's own bounds in the same run: read bandwidth and sgemm rate. When the
+machine's own bounds in the same run: read bandwidth and sgemm rate, and
+OpenBLAS's sgemm on the products of a batch-16 step as a yardstick. When the
 toy model (models/toy-en-fr) is there, also times `ted translate` over its
 test.en with --batch-size 1 and 32.
 
@@ -201,8 +202,11 @@ def ct2_bench(ct2_dir, hf_dir, sources, threads, repeat, compute_type):
                           "--new-tokens", NEW_TOKENS, "--repeat", repeat], peer_env())
 
 
-def machine(binary, threads, working_set):
-    p = run([binary, "--working-set", working_set] + threads, capture_output=True)
+def machine(binary, threads, working_set, cfg):
+    step = ",".join(str(cfg[k]) for k in ("d_model", "decoder_ffn_dim", "decoder_layers",
+                                          "vocab_size"))
+    p = run([binary, "--working-set", working_set, "--step", step] + threads,
+            capture_output=True)
     if p.returncode != 0:
         return {"error": last_line(p.stderr, p.returncode)}
     return json.loads(p.stdout)
@@ -283,7 +287,9 @@ def bounds(costs, machine_results):
             "read_tokens_per_s_batch1": read * 1e9 / costs["step_weight_bytes"],
             "compute_tokens_per_s": rate / costs["step_flops_per_sentence"],
             "encoder_ms_per_sentence": costs["encoder_flops_per_sentence"] / rate * 1e3,
-            "encoder_read_ms": costs["encoder_weight_bytes"] / (read * 1e9) * 1e3}
+            "encoder_read_ms": costs["encoder_weight_bytes"] / (read * 1e9) * 1e3,
+            # OpenBLAS on the products alone of a batch-16 step, weights from memory
+            "sgemm_step16_ms": m.get("sgemm_step_16_rows_ms")}
     return out
 
 
@@ -504,19 +510,28 @@ def report(r):
         f"of {SOURCE_LEN} tokens (the encoder, and the encoder-decoder keys and values of "
         "every decoder layer, computed once per sentence) at the sgemm rate; × encoder bound "
         "= bound ms / encode ms.")
+    add("- **sgemm on a step**: OpenBLAS's sgemm on the matrix products alone of one batch-16 "
+        "step of this model (no attention, no output choice), each matrix its own so that "
+        "they come from memory as in a step; × compute bound = 16 tokens / that time over "
+        "the compute bound: how near the library that sets the bound gets to it on a step's "
+        "shapes.")
     add("")
     add("| threads | read GB/s, step-sized set (1 GiB) | sgemm 2048³ GFLOP/s "
         "| read bound tokens/s, batch 1 "
         "| read bound, batch 16 | compute bound tokens/s | encoder bound ms, batch 1 "
-        "| encoder weights at the read bandwidth, ms |")
-    add("|---:|---:|---:|---:|---:|---:|---:|---:|")
+        "| encoder weights at the read bandwidth, ms | sgemm on a step, ms (× compute bound) |")
+    add("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for t, bnd in sorted(r["bounds"].items()):
+        step_ms = bnd.get("sgemm_step16_ms")
+        step = (f"{step_ms:.2f} ({16e3 / step_ms / bnd['compute_tokens_per_s']:.2f}×)"
+                if step_ms else "—")
         add(f"| {t} | {bnd['read_gbs']:.1f} ({bnd['read_1gib_gbs']:.1f}) "
             f"| {bnd['sgemm_gflops']:.1f} "
             f"| {bnd['read_tokens_per_s_batch1']:.1f} "
             f"| {16 * bnd['read_tokens_per_s_batch1']:,.0f} "
             f"| {bnd['compute_tokens_per_s']:,.0f} "
-            f"| {bnd['encoder_ms_per_sentence']:.2f} | {bnd['encoder_read_ms']:.2f} |")
+            f"| {bnd['encoder_ms_per_sentence']:.2f} | {bnd['encoder_read_ms']:.2f} "
+            f"| {step} |")
     add("")
     add("A step cannot beat the lower of its two bounds: where the read bound at batch 16 is "
         "under the compute bound, a batch-16 step is still bound by reading the weights, and "
@@ -631,7 +646,7 @@ def main(argv=None):
     sources = write_sources(out_dir, args.batch, cfg["vocab_size"])
 
     costs = model_costs(cfg)
-    machine_results = machine(machine_bin, args.threads, costs["step_weight_bytes"])
+    machine_results = machine(machine_bin, args.threads, costs["step_weight_bytes"], cfg)
     machine_bounds = bounds(costs, machine_results)
     failed = "error" in machine_results
     rows = []

@@ -193,6 +193,9 @@ static void check_matmul(const char *variant)
 /* ---- the vector functions -------------------------------------------------- */
 
 static const int lengths[] = {1, 3, 5, 7, 15, 17, 31, 33, 63, 65, 130, 1001};
+/* query sizes of attention heads: whole vectors of every set (held in
+ * registers up to 8 vectors), and past that */
+static const int head_sizes[] = {4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 160, 256};
 
 /* scores = scale * keys q, keys (count, size); checked against the
  * reference and against the portable set's scores. */
@@ -425,6 +428,10 @@ static void check_vectors(const char *variant)
         check_all_finite(variant, lengths[i]);
         check_times_sigmoid(variant, lengths[i]);
         check_normalize_rows(variant, lengths[i]);
+    }
+    for (size_t i = 0; i < COUNT(head_sizes); i++) {
+        check_scaled_dots(variant, head_sizes[i]);
+        check_weighted_sum(variant, head_sizes[i]);
     }
 }
 

@@ -8,9 +8,76 @@
 #include "kernels/simd.h"
 #include "kernels/variants.h"
 
+/* A head's query_size in whole vectors, at most this many (AVX-512: 128
+ * floats, AVX2: 64), keeps a query or a weighted sum in registers over all
+ * the keys; other sizes take the general loops. */
+enum { MAX_HEAD_VECTORS = 8 };
+
+/* scores[j] = q . keys[j] * scale for VECTORS * TED_VEC_FLOATS floats,
+ * four keys at a time: four independent sums. */
+static inline __attribute__((always_inline)) void scaled_dots_in_registers(
+    float *scores, const float *q, const float *keys, int count, float scale, const int VECTORS)
+{
+    const int V = TED_VEC_FLOATS, size = VECTORS * V;
+    ted_vec query[MAX_HEAD_VECTORS];
+    for (int v = 0; v < VECTORS; v++)
+        query[v] = ted_vec_load(q + v * V);
+    int j = 0;
+    for (; j + 4 <= count; j += 4) {
+        const float *key = keys + (size_t)j * size;
+        ted_vec sum[4] = {{0}, {0}, {0}, {0}};
+        for (int v = 0; v < VECTORS; v++)
+            for (int r = 0; r < 4; r++)
+                sum[r] += query[v] * ted_vec_load(key + r * size + v * V);
+        for (int r = 0; r < 4; r++)
+            scores[j + r] = ted_vec_sum(sum[r]) * scale;
+    }
+    for (; j < count; j++) {
+        ted_vec sum = {0};
+        for (int v = 0; v < VECTORS; v++)
+            sum += query[v] * ted_vec_load(keys + (size_t)j * size + v * V);
+        scores[j] = ted_vec_sum(sum) * scale;
+    }
+}
+
+/* out = sum_j weights[j] * values[j] for VECTORS * TED_VEC_FLOATS floats,
+ * the sum in registers. */
+static inline __attribute__((always_inline)) void weighted_sum_in_registers(
+    float *out, const float *weights, const float *values, int count, const int VECTORS)
+{
+    const int V = TED_VEC_FLOATS, size = VECTORS * V;
+    ted_vec sum[MAX_HEAD_VECTORS];
+    for (int v = 0; v < VECTORS; v++)
+        sum[v] = (ted_vec){0};
+    for (int j = 0; j < count; j++) {
+        float w = weights[j];
+        for (int v = 0; v < VECTORS; v++)
+            sum[v] += w * ted_vec_load(values + (size_t)j * size + v * V);
+    }
+    for (int v = 0; v < VECTORS; v++)
+        ted_vec_store(out + v * V, sum[v]);
+}
+
+/* The number of vectors of a head of `size` floats that the functions
+ * above take, or 0. */
+static int head_vectors(int size)
+{
+    int vectors = size / TED_VEC_FLOATS;
+    return size % TED_VEC_FLOATS == 0 && vectors <= MAX_HEAD_VECTORS ? vectors : 0;
+}
+
 void TED_VARIANT_NAME(ted_scaled_dots)(float *scores, const float *q, const float *keys,
                                        int count, int size, float scale)
 {
+    switch (head_vectors(size)) {
+#define DOTS_CASE(N)                                                                           \
+    case N:                                                                                     \
+        scaled_dots_in_registers(scores, q, keys, count, scale, N);                             \
+        return;
+        DOTS_CASE(1) DOTS_CASE(2) DOTS_CASE(3) DOTS_CASE(4)
+        DOTS_CASE(5) DOTS_CASE(6) DOTS_CASE(7) DOTS_CASE(8)
+#undef DOTS_CASE
+    }
     for (int j = 0; j < count; j++)
         scores[j] = ted_dot(q, keys + (size_t)j * size, size) * scale;
 }
@@ -18,6 +85,15 @@ void TED_VARIANT_NAME(ted_scaled_dots)(float *scores, const float *q, const floa
 void TED_VARIANT_NAME(ted_weighted_sum)(float *out, const float *weights, const float *values,
                                         int count, int size)
 {
+    switch (head_vectors(size)) {
+#define SUM_CASE(N)                                                                            \
+    case N:                                                                                     \
+        weighted_sum_in_registers(out, weights, values, count, N);                              \
+        return;
+        SUM_CASE(1) SUM_CASE(2) SUM_CASE(3) SUM_CASE(4)
+        SUM_CASE(5) SUM_CASE(6) SUM_CASE(7) SUM_CASE(8)
+#undef SUM_CASE
+    }
     for (int i = 0; i < size; i++)
         out[i] = 0.0f;
     for (int j = 0; j < count; j++)
