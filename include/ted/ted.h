@@ -166,9 +166,15 @@ ted_status ted_session_append(ted_session *session, const int *const *source_ids
  * stepped (e.g. on another thread, while this one stepped), become rows
  * batch .. batch + count - 1 of `session`, exactly as ted_session_append()
  * would have made them, with room for joining's max_steps. `joining` is
- * left with no rows, ready for its next encode(). Both need an encoded
- * batch; refused while either keeps attention weights. */
+ * left with no rows, ready for its next encode(). `session` may be empty
+ * (new, or emptied by ted_session_clear()): its buffers are then laid out
+ * as wide as they have been, so that later rows join without moving the
+ * caches. Refused while either keeps attention weights. */
 ted_status ted_session_join(ted_session *session, ted_session *joining, ted_error *err);
+
+/* Drops every row of the batch (all sentences finished); the buffers stay,
+ * for the next encode() or join(). */
+void ted_session_clear(ted_session *session);
 
 int ted_session_batch(const ted_session *session);
 /* Number of tokens fed by step() since encode(): the most of any row,

@@ -541,6 +541,28 @@ static int grown(int now, int needed, int limit)
     return doubled > needed ? doubled : needed;
 }
 
+/* An empty session laid out for `count` rows to join, as wide as its
+ * buffers allow (and at least source_len and max_steps): rows that join
+ * later fit without moving the caches while the buffers hold them. */
+static ted_status lay_out_empty(ted_session *s, int count, int source_len, int max_steps,
+                                ted_error *err)
+{
+    const session_buffers *b = &((session_private *)s)->buffers;
+    int width = source_len > b->source_len ? source_len : b->source_len;
+    int steps = max_steps > b->max_steps ? max_steps : b->max_steps;
+    ted_status status = reserve(s, count, width, steps, err);
+    if (status)
+        return status;
+    s->source_len = width;
+    s->max_steps = steps;
+    for (int l = 0; l < s->model->config.decoder_layers; l++) {
+        s->caches[l].self.length = 0;
+        s->caches[l].cross.length = width;
+    }
+    fill_positions(s);
+    return TED_OK;
+}
+
 /* Room for `count` more rows with sources of up to `source_len` tokens and
  * up to `max_steps` steps. Each of the three grows at least twofold when
  * it must grow, so rows joining one at a time move the session a few
@@ -549,6 +571,8 @@ static ted_status make_room(ted_session *s, int count, int source_len, int max_s
                             ted_error *err)
 {
     const ted_config *c = &s->model->config;
+    if (s->batch == 0)
+        return lay_out_empty(s, count, source_len, max_steps, err);
     int capacity = ((session_private *)s)->buffers.batch, rows = s->batch + count;
     if (rows <= capacity && source_len <= s->source_len && max_steps <= s->max_steps)
         return TED_OK;
@@ -640,8 +664,8 @@ ted_status ted_session_join(ted_session *s, ted_session *joining, ted_error *err
 {
     if (!joining || joining == s || joining->model != s->model)
         return ted_fail(err, TED_ERR_ARGUMENT, "join: not another session of the same model");
-    if (s->batch < 1 || joining->batch < 1)
-        return ted_fail(err, TED_ERR_ARGUMENT, "join: both sessions need an encoded batch");
+    if (joining->batch < 1)
+        return ted_fail(err, TED_ERR_ARGUMENT, "join: the joining session has no encoded rows");
     if (s->keep_attention || joining->keep_attention)
         return ted_fail(err, TED_ERR_ARGUMENT, "join: not while attention weights are kept");
     if (ted_session_position(joining) > 0)
@@ -655,6 +679,13 @@ ted_status ted_session_join(ted_session *s, ted_session *joining, ted_error *err
     s->batch += joining->batch;
     joining->batch = 0;
     return TED_OK;
+}
+
+void ted_session_clear(ted_session *s)
+{
+    s->batch = 0;
+    for (int l = 0; l < s->model->config.decoder_layers; l++)
+        s->caches[l].self.length = 0;
 }
 
 int ted_session_batch(const ted_session *s)

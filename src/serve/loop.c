@@ -220,6 +220,7 @@ static void fail_rows(serve_loop *l, batch *b, const ted_error *err)
         if (k == 0 || b->order[k].serial != b->order[k - 1].serial)
             fail_sentence(l, b->now.owner[b->order[k].row], err);
     b->rows = 0;
+    ted_session_clear(b->session);
 }
 
 /* ---- the encoding thread ---------------------------------------------------- */
@@ -349,19 +350,13 @@ static group *take_encoded(serve_loop *l, const batch *b, bool *stop)
 }
 
 /* The group's sentences join: rows of the batch from the next step on,
- * each feeding BOS first. Into an empty batch the group's session comes
- * whole (the batch's goes to the group); else its rows join the batch's. */
+ * each feeding BOS first. The batch keeps its own session, whose buffers
+ * grow to the largest batch and then stay: joining copies the group's
+ * rows, and no step waits for a new allocation to be paged in. */
 static void absorb(serve_loop *l, batch *b, group *g)
 {
     ted_error err = {0};
-    ted_status s = TED_OK;
-    if (b->rows == 0) {
-        ted_session *empty = b->session;
-        b->session = g->session;
-        g->session = empty;
-    } else {
-        s = ted_session_join(b->session, g->session, &err);
-    }
+    ted_status s = ted_session_join(b->session, g->session, &err);
     int bos = ted_model_config(b->model)->bos_id;
     for (int k = 0; k < g->count; k++) {
         decoding *d = g->sentences[k];
@@ -502,7 +497,9 @@ static void step(serve_loop *l, batch *b)
     b->next = swap;
     bool same = keeps_every_row(b->keep, kept, b->rows);
     b->rows = kept;
-    if (kept > 0 && !same && ted_session_select(b->session, b->keep, kept, &err))
+    if (kept == 0)
+        ted_session_clear(b->session);
+    else if (!same && ted_session_select(b->session, b->keep, kept, &err))
         fail_rows(l, b, &err);
 }
 

@@ -818,14 +818,56 @@ Test(session, rows_encoded_in_another_session_join_as_they_decode_alone)
     }
 }
 
+/* Rows joining an empty session: a new one, then one emptied by
+ * ted_session_clear() once its rows ended, as a server's batch is; the
+ * second time with a longer source and more steps than the buffers had. */
+static void join_empty_sessions(const tiny_model *m, ted_model *model, ted_session *s,
+                                float alone[2][STEPS * VOCAB], double *worst)
+{
+    ted_session *encoded = new_session(model);
+    static const int zero[1] = {0}, one[1] = {1}, rows2[2] = {0, 1};
+    join_encoded(s, encoded, one, 1, 3);
+    for (int t = 0; t < 3; t++)
+        step_joined(m, s, one, 1, alone, worst);
+    ted_session_clear(s);
+    cr_assert_eq(ted_session_batch(s), 0, "a cleared session has no rows");
+    cr_assert_eq(ted_session_position(s), 0, "a cleared session is back at position 0");
+    join_encoded(s, encoded, zero, 1, STEPS);
+    step_joined(m, s, zero, 1, alone, worst);
+    join_encoded(s, encoded, one, 1, STEPS);
+    while (ted_session_row_position(s, 0) < STEPS)
+        step_joined(m, s, rows2, 2, alone, worst);
+    select_rows(s, (const int[]){1}, 1);
+    step_joined(m, s, one, 1, alone, worst);
+    ted_session_free(encoded);
+}
+
+Test(session, rows_join_a_new_or_cleared_session_as_they_decode_alone)
+{
+    for (int k = 0; k < MODEL_COUNT; k++) {
+        const tiny_model *m = &tiny_models[k];
+        ted_model *model = load(m->dir);
+        float alone[2][STEPS * VOCAB];
+        batch1_logits(model, 0, alone[0]);
+        batch1_logits(model, 1, alone[1]);
+        double worst = 0.0;
+        ted_session *s = new_session(model);
+        join_empty_sessions(m, model, s, alone, &worst);
+        cr_log_info("%s: rows joining empty sessions: max abs diff %.3g vs alone", m->dir,
+                    worst);
+        ted_session_free(s);
+        ted_model_free(model);
+    }
+}
+
 Test(session, join_errors)
 {
     ted_model *model = load(TINY_DIR);
     ted_session *s = new_session(model), *other = new_session(model);
     static const int first[1] = {0}, second[1] = {1};
     ted_error err = {0};
-    expect_error(ted_session_join(s, other, &err), &err, TED_ERR_ARGUMENT, "encoded batch",
-                 "join before any encode");
+    expect_error(ted_session_join(s, other, &err), &err, TED_ERR_ARGUMENT, "no encoded rows",
+                 "joining rows never encoded");
     encode(s, first, 1);
     expect_error(ted_session_join(s, s, &err), &err, TED_ERR_ARGUMENT, "another session",
                  "a session joining itself");
