@@ -169,7 +169,8 @@ ted_status ted_session_append(ted_session *session, const int *const *source_ids
  * left with no rows, ready for its next encode(). `session` may be empty
  * (new, or emptied by ted_session_clear()): its buffers are then laid out
  * as wide as they have been, so that later rows join without moving the
- * caches. Refused while either keeps attention weights. */
+ * caches. Refused while either keeps attention weights (an empty session:
+ * while ted_session_keep_attention() asks for them). */
 ted_status ted_session_join(ted_session *session, ted_session *joining, ted_error *err);
 
 /* Drops every row of the batch (all sentences finished); the buffers stay,

@@ -666,7 +666,9 @@ ted_status ted_session_join(ted_session *s, ted_session *joining, ted_error *err
         return ted_fail(err, TED_ERR_ARGUMENT, "join: not another session of the same model");
     if (joining->batch < 1)
         return ted_fail(err, TED_ERR_ARGUMENT, "join: the joining session has no encoded rows");
-    if (s->keep_attention || joining->keep_attention)
+    /* an empty session would take its layout here, not from an encode */
+    bool keeps_attention = s->batch == 0 ? s->attention_requested : s->keep_attention;
+    if (keeps_attention || joining->keep_attention)
         return ted_fail(err, TED_ERR_ARGUMENT, "join: not while attention weights are kept");
     if (ted_session_position(joining) > 0)
         return ted_fail(err, TED_ERR_ARGUMENT,

@@ -881,6 +881,13 @@ Test(session, join_errors)
     encode(other, second, 1);
     expect_error(ted_session_join(s, other, &err), &err, TED_ERR_ARGUMENT, "attention",
                  "joining rows that keep attention");
+    ted_session *empty = new_session(model), *plain = new_session(model);
+    ted_session_keep_attention(empty, true);
+    encode(plain, first, 1);
+    expect_error(ted_session_join(empty, plain, &err), &err, TED_ERR_ARGUMENT, "attention",
+                 "rows joining an empty session that is to keep attention");
+    ted_session_free(plain);
+    ted_session_free(empty);
     ted_session_free(other);
     ted_session_free(s);
     ted_model_free(model);
