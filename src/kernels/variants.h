@@ -37,8 +37,8 @@ typedef void ted_matmul_i8_columns_fn(float *y, int ldy, const int8_t *x, const 
 
 /* Each row of x (rows, K) quantized to int8: scale[i] = max |x[i]| / 127,
  * q[i][k] = x[i][k] * (127 / max |x[i]|) rounded to the nearest integer,
- * ties to even; rows ldq bytes apart, zero from K to ldq; sum[i] the sum
- * of q[i]. */
+ * ties to even; rows ldq bytes apart (a multiple of 64), zero from K to
+ * ldq; sum[i] the sum of q[i]. */
 typedef void ted_quantize_rows_fn(int8_t *q, float *scale, int32_t *sum, const float *x,
                                   int rows, int K, int ldq);
 
@@ -78,17 +78,18 @@ extern const ted_kernel_table ted_kernels_avx2, ted_kernels_avx512;
 ted_matmul_panels_fn TED_VARIANT_NAME(ted_matmul_panels);
 
 /* Rows and panels of a tile of matmul_panels, within the registers of each
- * set: AVX-512 8 x 3 (24 accumulators of 32 registers), AVX2 3 x 2 (12 of
- * 16, the weights as memory operands), SSE 3 x 1 (12 of 16). Chosen on
- * make bench's products (1, 16 and 32 rows, from memory and in cache) over
- * the other tiles that fit: AVX2 2 x 2, 4 x 1, 6 x 1, 2 x 3 (which spills);
- * SSE 2 x 1, 4 x 1, 1 x 2. */
+ * set: AVX-512 8 x 3 (24 accumulators of 32 registers), AVX2 6 x 1 (12 of
+ * 16), SSE 3 x 1 (12 of 16). Chosen on make bench's products (1, 16 and 32
+ * rows, from memory and in cache) over the other tiles that fit: AVX2 3 x 2
+ * (as fast in cache, but the first tile of a block asks memory for twice
+ * the bytes per multiply-add: batch-16 steps 7-10% slower on Zen 4),
+ * 2 x 2, 4 x 1, 2 x 3 (which spills); SSE 2 x 1, 4 x 1, 1 x 2. */
 #if defined(__AVX512F__)
 #define TED_TILE_ROWS 8
 #define TED_TILE_PANELS 3
 #elif defined(__AVX__)
-#define TED_TILE_ROWS 3
-#define TED_TILE_PANELS 2
+#define TED_TILE_ROWS 6
+#define TED_TILE_PANELS 1
 #else
 #define TED_TILE_ROWS 3
 #define TED_TILE_PANELS 1

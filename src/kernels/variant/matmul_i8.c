@@ -79,21 +79,21 @@ static inline __attribute__((always_inline)) void tile_avx2(
             acc[i][j] = _mm256_setzero_si256();
     int k = 0;
     for (; k + 32 <= K; k += 32) {
-        __m256i w[4], magnitude[4];
+        /* one column's weights at a time: the 8 sums, 2 rows of x, w and
+         * |w| and the ones fit the 16 registers without spilling */
+        __m256i xv[2];
+#pragma GCC unroll 2
+        for (int i = 0; i < ROWS; i++)
+            xv[i] = _mm256_loadu_si256((const __m256i *)(x + (size_t)i * ldx + k));
 #pragma GCC unroll 4
         for (int j = 0; j < 4; j++) {
-            w[j] = _mm256_loadu_si256((const __m256i *)(W + (size_t)j * K + k));
-            magnitude[j] = _mm256_abs_epi8(w[j]);  /* -128 gives 0x80: 128 unsigned */
+            __m256i w = _mm256_loadu_si256((const __m256i *)(W + (size_t)j * K + k));
+            __m256i magnitude = _mm256_abs_epi8(w);  /* -128 gives 0x80: 128 unsigned */
             if (next && (k & 63) == 0)
                 __builtin_prefetch(next + (size_t)j * K + k, 0, PREFETCH_LOCALITY);
-        }
-#pragma GCC unroll 4
-        for (int i = 0; i < ROWS; i++) {
-            __m256i xv = _mm256_loadu_si256((const __m256i *)(x + (size_t)i * ldx + k));
-#pragma GCC unroll 4
-            for (int j = 0; j < 4; j++) {
-                __m256i pairs =
-                    _mm256_maddubs_epi16(magnitude[j], _mm256_sign_epi8(xv, w[j]));
+#pragma GCC unroll 2
+            for (int i = 0; i < ROWS; i++) {
+                __m256i pairs = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(xv[i], w));
                 acc[i][j] = _mm256_add_epi32(acc[i][j], _mm256_madd_epi16(pairs, ones));
             }
         }
@@ -266,22 +266,50 @@ void TED_VARIANT_NAME(ted_matmul_i8_columns)(float *y, int ldy, const int8_t *x,
 
 /* ---- quantizing the activations --------------------------------------------- */
 
-/* max |x[k]| over n floats. */
-static float max_magnitude(const float *x, int n)
+/* max |x[k]| over n floats; *poison: 0, or NaN when x holds a NaN or an
+ * infinity (the sum of x[k] * 0). */
+static float max_magnitude(const float *x, int n, float *poison)
 {
     const ted_ivec magnitude_bits = (ted_ivec){0} + 0x7fffffff;
-    ted_vec best = {0};
+    ted_vec best = {0}, nonfinite = {0};
     int k = 0;
     for (; k + TED_VEC_FLOATS <= n; k += TED_VEC_FLOATS) {
-        ted_vec a = (ted_vec)((ted_ivec)ted_vec_load(x + k) & magnitude_bits);
+        ted_vec v = ted_vec_load(x + k);
+        ted_vec a = (ted_vec)((ted_ivec)v & magnitude_bits);
         best = ted_vec_select(a > best, a, best);
+        nonfinite += v * 0.0f;
     }
-    float m = 0.0f;
-    for (int lane = 0; lane < TED_VEC_FLOATS; lane++)
+    float m = 0.0f, p = 0.0f;
+    for (int lane = 0; lane < TED_VEC_FLOATS; lane++) {
         m = best[lane] > m ? best[lane] : m;
-    for (; k < n; k++)
+        p += nonfinite[lane];
+    }
+    for (; k < n; k++) {
         m = fabsf(x[k]) > m ? fabsf(x[k]) : m;
+        p += x[k] * 0.0f;
+    }
+    *poison = p;
     return m;
+}
+
+/* The sum of n bytes, n a multiple of 64. */
+static int32_t sum_bytes(const int8_t *q, int n)
+{
+#if defined(__AVX2__)
+    const __m256i one_bytes = _mm256_set1_epi8(1), one_pairs = _mm256_set1_epi16(1);
+    __m256i sums = _mm256_setzero_si256();
+    for (int k = 0; k < n; k += 32) {
+        __m256i bytes = _mm256_loadu_si256((const __m256i *)(q + k));
+        sums = _mm256_add_epi32(sums,
+                                _mm256_madd_epi16(_mm256_maddubs_epi16(one_bytes, bytes), one_pairs));
+    }
+    return sum_lanes_256(sums);
+#else
+    int32_t s = 0;
+    for (int k = 0; k < n; k++)
+        s += q[k];
+    return s;
+#endif
 }
 
 /* x * factor rounded to the nearest integer (ties to even), in [-127, 127]
@@ -324,19 +352,14 @@ void TED_VARIANT_NAME(ted_quantize_rows)(int8_t *q, float *scale, int32_t *sum,
     for (int i = 0; i < rows; i++) {
         const float *xi = x + (size_t)i * K;
         int8_t *qi = q + (size_t)i * ldq;
-        float m = max_magnitude(xi, K);
         /* a NaN or an infinity in the row makes its products NaN, as in
          * float32, instead of a finite number from whatever it quantized to */
-        float poison = 0.0f;
-        for (int k = 0; k < K; k++)
-            poison += xi[k] * 0.0f;
+        float poison;
+        float m = max_magnitude(xi, K, &poison);
         scale[i] = m / 127.0f + poison;
         quantize_row(qi, xi, K, m > 0.0f ? 127.0f / m : 0.0f);
-        int32_t s = 0;
-        for (int k = 0; k < K; k++)
-            s += qi[k];
-        sum[i] = s;
         for (int k = K; k < ldq; k++)
             qi[k] = 0;
+        sum[i] = sum_bytes(qi, ldq);
     }
 }
