@@ -18,12 +18,21 @@
  *     self-attention q, k, v, out and encoder-decoder q, out (d_model x
  *     d_model), the feed-forward's two (d_ff x d_model, d_model x d_ff),
  *     then the output layer (vocab x d_model); every matrix its own, so
- *     that a step reads them all from memory, as a decoder step does.
+ *     that a step reads them all from memory, as a decoder step does;
+ *   - the multiply-adds one core's instructions can do per second, from
+ *     registers (no memory): float32 FMA on 256- and 512-bit vectors, and
+ *     int8 as ted's kernels do it, AVX2 vpsignb + vpmaddubsw + vpmaddwd +
+ *     vpaddd (32 products) and AVX-512 VNNI vpdpbusd (64), for the sets
+ *     this CPU has: how far int8 can outrun float32 where both are bound
+ *     by arithmetic (a batch-16 step) rather than by memory.
  * Every figure is the best of several runs. Prints one JSON object.
  *
  *     bench-machine [--working-set BYTES] [--step D,F,L,V] [THREADS...]
  */
 #include <cblas.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -254,6 +263,148 @@ static const struct {
     {"sgemm_16x512x32000", 16, 32000, 512, 30},
 };
 
+/* ---- instruction peaks of one core ------------------------------------------
+ * Each loop runs independent chains of one recipe over operands in
+ * registers; the empty asm tells the compiler an operand changed, so that
+ * nothing is hoisted out of the loop. Enough chains to cover each
+ * instruction's latency at two a cycle. */
+enum { PEAK_ITERATIONS = 20000000 };
+
+#if defined(__AVX2__) && defined(__FMA__)
+static double fp32_ymm_peak(void)
+{
+    __m256 a[10], b = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(1e-3f);
+    for (int j = 0; j < 10; j++)
+        a[j] = _mm256_set1_ps((float)j);
+    double start = now_s();
+    for (long i = 0; i < PEAK_ITERATIONS; i++) {
+        for (int j = 0; j < 10; j++)
+            a[j] = _mm256_fmadd_ps(a[j], b, c);
+        __asm__ volatile("" : "+x"(b));
+    }
+    double t = now_s() - start;
+    __m256 sum = a[0];
+    for (int j = 1; j < 10; j++)
+        sum = _mm256_add_ps(sum, a[j]);
+    volatile float sink = sum[0];
+    (void)sink;
+    return 10.0 * 8 * PEAK_ITERATIONS / t / 1e9;
+}
+
+/* 32 int8 products summed into 8 int32 lanes, as the AVX2 kernel does. */
+static inline __m256i i8_pairs(__m256i acc, __m256i magnitude, __m256i x, __m256i w,
+                               __m256i ones)
+{
+    __m256i pairs = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(x, w));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, ones));
+}
+
+static double i8_avx2_peak(void)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i acc[8], x0 = _mm256_set1_epi8(3), x1 = _mm256_set1_epi8(-5);
+    __m256i w0 = _mm256_set1_epi8(-7), w1 = _mm256_set1_epi8(9);
+    __m256i m0 = _mm256_abs_epi8(w0), m1 = _mm256_abs_epi8(w1);
+    for (int j = 0; j < 8; j++)
+        acc[j] = _mm256_setzero_si256();
+    double start = now_s();
+    for (long i = 0; i < PEAK_ITERATIONS; i++) {
+        acc[0] = i8_pairs(acc[0], m0, x0, w0, ones);
+        acc[1] = i8_pairs(acc[1], m1, x0, w1, ones);
+        acc[2] = i8_pairs(acc[2], m0, x1, w0, ones);
+        acc[3] = i8_pairs(acc[3], m1, x1, w1, ones);
+        __asm__ volatile("" : "+x"(x0), "+x"(x1));
+        acc[4] = i8_pairs(acc[4], m0, x0, w0, ones);
+        acc[5] = i8_pairs(acc[5], m1, x0, w1, ones);
+        acc[6] = i8_pairs(acc[6], m0, x1, w0, ones);
+        acc[7] = i8_pairs(acc[7], m1, x1, w1, ones);
+        __asm__ volatile("" : "+x"(x0), "+x"(x1));
+    }
+    double t = now_s() - start;
+    __m256i sum = acc[0];
+    for (int j = 1; j < 8; j++)
+        sum = _mm256_add_epi32(sum, acc[j]);
+    volatile int sink = _mm256_extract_epi32(sum, 0);
+    (void)sink;
+    return 8.0 * 32 * PEAK_ITERATIONS / t / 1e9;
+}
+#endif
+
+#if defined(__AVX512F__)
+static double fp32_zmm_peak(void)
+{
+    __m512 a[12], b = _mm512_set1_ps(0.999f), c = _mm512_set1_ps(1e-3f);
+    for (int j = 0; j < 12; j++)
+        a[j] = _mm512_set1_ps((float)j);
+    double start = now_s();
+    for (long i = 0; i < PEAK_ITERATIONS; i++) {
+        for (int j = 0; j < 12; j++)
+            a[j] = _mm512_fmadd_ps(a[j], b, c);
+        __asm__ volatile("" : "+v"(b));
+    }
+    double t = now_s() - start;
+    __m512 sum = a[0];
+    for (int j = 1; j < 12; j++)
+        sum = _mm512_add_ps(sum, a[j]);
+    volatile float sink = _mm512_reduce_add_ps(sum);
+    (void)sink;
+    return 12.0 * 16 * PEAK_ITERATIONS / t / 1e9;
+}
+#endif
+
+#if defined(__AVX512VNNI__)
+static double i8_vnni_peak(void)
+{
+    __m512i acc[12], u = _mm512_set1_epi8(7), s = _mm512_set1_epi8(-3);
+    for (int j = 0; j < 12; j++)
+        acc[j] = _mm512_setzero_si512();
+    double start = now_s();
+    for (long i = 0; i < PEAK_ITERATIONS; i++) {
+        for (int j = 0; j < 12; j++)
+            acc[j] = _mm512_dpbusd_epi32(acc[j], u, s);
+        __asm__ volatile("" : "+v"(u));
+    }
+    double t = now_s() - start;
+    __m512i sum = acc[0];
+    for (int j = 1; j < 12; j++)
+        sum = _mm512_add_epi32(sum, acc[j]);
+    volatile int sink = _mm512_reduce_add_epi32(sum);
+    (void)sink;
+    return 12.0 * 64 * PEAK_ITERATIONS / t / 1e9;
+}
+#endif
+
+/* Prints ', "core_peaks": {...}' with the best of three runs of each
+ * (empty without AVX2 and FMA). */
+static void print_core_peaks(void)
+{
+    printf(", \"core_peaks\": {");
+#if defined(__AVX2__) && defined(__FMA__)
+    static const struct {
+        const char *name;
+        double (*run)(void);
+    } peaks[] = {
+        {"fp32_fma_256_gmacs", fp32_ymm_peak},
+        {"i8_avx2_gmacs", i8_avx2_peak},
+#if defined(__AVX512F__)
+        {"fp32_fma_512_gmacs", fp32_zmm_peak},
+#endif
+#if defined(__AVX512VNNI__)
+        {"i8_vnni_512_gmacs", i8_vnni_peak},
+#endif
+    };
+    for (size_t p = 0; p < sizeof peaks / sizeof peaks[0]; p++) {
+        double best = 0.0;
+        for (int run = 0; run < 3; run++) {
+            double rate = peaks[p].run();
+            best = rate > best ? rate : best;
+        }
+        printf("%s\"%s\": %.1f", p ? ", " : "", peaks[p].name, best);
+    }
+#endif
+    printf("}");
+}
+
 static int usage(void)
 {
     fprintf(stderr, "usage: bench-machine [--working-set BYTES] [--step D,F,L,V] [THREADS...] "
@@ -344,7 +495,9 @@ int main(int argc, char **argv)
         printf(", \"copy_gbs\": %.2f}", 2.0 * COPY_BYTES / t / 1e9);
         fflush(stdout);
     }
-    printf("\n], \"checksum\": %llu}\n", (unsigned long long)(checksum & 0xffff));
+    printf("\n]");
+    print_core_peaks();
+    printf(", \"checksum\": %llu}\n", (unsigned long long)(checksum & 0xffff));
     free(big);
     free(copy);
     for (int i = 0; i < step.count; i++)

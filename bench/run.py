@@ -293,6 +293,20 @@ def bounds(costs, machine_results):
     return out
 
 
+def int8_ceiling(machine_results, kernels):
+    """One core's int8 multiply-adds per second over its float32 ones, with
+    the instructions of the kernel set ted ran (bench-machine's core_peaks):
+    what int8 can gain where arithmetic, not memory, bounds both; None when
+    unknown."""
+    peaks = machine_results.get("core_peaks", {})
+    if kernels == "avx512" and "i8_vnni_512_gmacs" in peaks:
+        return peaks["i8_vnni_512_gmacs"] / peaks["fp32_fma_512_gmacs"]
+    if kernels in ("avx2", "avx512") and "i8_avx2_gmacs" in peaks:
+        fp32 = peaks.get("fp32_fma_512_gmacs" if kernels == "avx512" else "fp32_fma_256_gmacs")
+        return peaks["i8_avx2_gmacs"] / fp32 if fp32 else None
+    return None
+
+
 def add_ratios(row, bound):
     """The row's speed over the bounds of its thread count (float32 bounds,
     whatever the row's weights)."""
@@ -412,9 +426,12 @@ def target_lines(r):
             continue
         floor = 2.5 if b == 1 else 1.5
         speed = x["tokens_per_s"] / fp32["tokens_per_s"]
+        ceiling = int8_ceiling(r["machine"], r["host"]["ted_kernels"]) if b > 1 else None
         lines.append(f"| ted int8 ÷ ted fp32, batch {b}, {t} thread(s) ≥ {floor:.1f}× | "
                      f"{speed:.2f}× | " + ("met" if speed >= floor else
-                                          f"**not met** ({speed / floor:.2f} of it)") + " |")
+                                          f"**not met** ({speed / floor:.2f} of it)") +
+                     (f"; the instructions' own ratio: {ceiling:.2f}×" if ceiling else "") +
+                     " |")
         if fp32_file:
             memory = x["peak_rss_mib"] / fp32_file
             lines.append(f"| ted int8 peak RSS, batch {b}, {t} thread(s) ≤ 0.35× the fp32 "
@@ -533,6 +550,16 @@ def report(r):
             f"| {bnd['encoder_ms_per_sentence']:.2f} | {bnd['encoder_read_ms']:.2f} "
             f"| {step} |")
     add("")
+    peaks = r["machine"].get("core_peaks")
+    if peaks:
+        ceiling = int8_ceiling(r["machine"], h["ted_kernels"])
+        add("One core's multiply-adds from registers, GMAC/s (bench-machine): " +
+            ", ".join(f"{name.removesuffix('_gmacs').replace('_', ' ')} {rate:.1f}"
+                      for name, rate in peaks.items()) +
+            (f". With the {h['ted_kernels']} kernels int8 does {ceiling:.2f}× the float32 "
+             "multiply-adds a core can: the most those instructions let int8 gain over float32 "
+             "where arithmetic bounds both (a batch-16 step)." if ceiling else "."))
+        add("")
     add("A step cannot beat the lower of its two bounds: where the read bound at batch 16 is "
         "under the compute bound, a batch-16 step is still bound by reading the weights, and "
         "× compute bound cannot reach 1×; the encoder reads "
