@@ -64,6 +64,24 @@ static inline int32_t sum_lanes_256(__m256i v)
     return _mm_cvtsi128_si32(s);
 }
 
+/* The sums of the lanes of acc[0], acc[1], acc[2] and acc[3], in order. */
+static inline __m128i sum_lanes_4x256(const __m256i acc[4])
+{
+    __m256i pairs01 = _mm256_hadd_epi32(acc[0], acc[1]);
+    __m256i pairs23 = _mm256_hadd_epi32(acc[2], acc[3]);
+    __m256i halves = _mm256_hadd_epi32(pairs01, pairs23);  /* 0 1 2 3 | 0 1 2 3 */
+    return _mm_add_epi32(_mm256_castsi256_si128(halves), _mm256_extracti128_si256(halves, 1));
+}
+
+/* y[0 .. 4) = dequantize() of four columns' dots, w_scales their scales
+ * and b (or NULL) their biases. */
+static inline void dequantize_four(float *y, __m128i dots, float x_scale, __m128 w_scales,
+                                   const float *b)
+{
+    __m128 v = _mm_mul_ps(_mm_cvtepi32_ps(dots), _mm_mul_ps(_mm_set1_ps(x_scale), w_scales));
+    _mm_storeu_ps(y, b ? _mm_add_ps(v, _mm_loadu_ps(b)) : v);
+}
+
 /* y[i][j] for ROWS rows of x and 4 rows of W; `next` (or NULL): 4 rows of
  * W PREFETCH_BYTES further on, fetched into cache meanwhile. */
 static inline __attribute__((always_inline)) void tile_avx2(
@@ -98,15 +116,18 @@ static inline __attribute__((always_inline)) void tile_avx2(
             }
         }
     }
-#pragma GCC unroll 4
-    for (int i = 0; i < ROWS; i++)
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; j++) {
-            const int8_t *xi = x + (size_t)i * ldx, *wj = W + (size_t)j * K;
-            int32_t dot = sum_lanes_256(acc[i][j]) + dot_i8(xi + k, wj + k, K - k);
-            y[(size_t)i * ldy + j] =
-                dequantize(dot, x_scale[i], w_scale[j], b ? b + j : NULL);
+    const __m128 w_scales = _mm_loadu_ps(w_scale);
+#pragma GCC unroll 2
+    for (int i = 0; i < ROWS; i++) {
+        __m128i dots = sum_lanes_4x256(acc[i]);
+        if (k < K) {
+            int32_t tails[4];
+            for (int j = 0; j < 4; j++)
+                tails[j] = dot_i8(x + (size_t)i * ldx + k, W + (size_t)j * K + k, K - k);
+            dots = _mm_add_epi32(dots, _mm_loadu_si128((const __m128i *)tails));
         }
+        dequantize_four(y + (size_t)i * ldy, dots, x_scale[i], w_scales, b);
+    }
 }
 
 static void columns_avx2(float *y, int ldy, const int8_t *x, const float *x_scale,
@@ -128,11 +149,6 @@ static void columns_avx2(float *y, int ldy, const int8_t *x, const float *x_scal
 /* ---- avx512 with VNNI: 4 rows x 4 columns per tile ------------------------- */
 #if defined(__AVX512F__)
 #define TED_VNNI __attribute__((target("avx512vnni,avx512bw,avx512f")))
-
-TED_VNNI static inline int32_t sum_lanes_512(__m512i v)
-{
-    return _mm512_reduce_add_epi32(v);
-}
 
 /* `next` (or NULL): 4 rows of W PREFETCH_BYTES further on, fetched into
  * cache while this tile is computed, so that later columns do not wait on
@@ -168,16 +184,18 @@ TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
                 acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], w[j], xi);
         }
     }
+    const __m128 w_scales = _mm_loadu_ps(w_scale);
 #pragma GCC unroll 4
     for (int i = 0; i < ROWS; i++) {
-        /* Wraps modulo 2^32 like the sums: the difference is exact. */
-        uint32_t excess = (uint32_t)x_sum[i] << 7;
+        __m256i halves[4];
 #pragma GCC unroll 4
-        for (int j = 0; j < 4; j++) {
-            int32_t dot = (int32_t)((uint32_t)sum_lanes_512(acc[i][j]) - excess);
-            y[(size_t)i * ldy + j] =
-                dequantize(dot, x_scale[i], w_scale[j], b ? b + j : NULL);
-        }
+        for (int j = 0; j < 4; j++)
+            halves[j] = _mm256_add_epi32(_mm512_castsi512_si256(acc[i][j]),
+                                         _mm512_extracti64x4_epi64(acc[i][j], 1));
+        /* Wraps modulo 2^32 like the sums: the difference is exact. */
+        __m128i excess = _mm_set1_epi32((int32_t)((uint32_t)x_sum[i] << 7));
+        __m128i dots = _mm_sub_epi32(sum_lanes_4x256(halves), excess);
+        dequantize_four(y + (size_t)i * ldy, dots, x_scale[i], w_scales, b);
     }
 }
 
