@@ -97,8 +97,9 @@ static inline __attribute__((always_inline)) void tile_avx2(
             acc[i][j] = _mm256_setzero_si256();
     int k = 0;
     for (; k + 32 <= K; k += 32) {
-        /* one column's weights at a time: the 8 sums, 2 rows of x, w and
-         * |w| and the ones fit the 16 registers without spilling */
+        /* one column's weights at a time: the 8 sums, 2 rows of x, w, |w|
+         * and the ones take 13 of the 16 registers (all 4 columns' w and
+         * |w| at once had spilled sums to the stack) */
         __m256i xv[2];
 #pragma GCC unroll 2
         for (int i = 0; i < ROWS; i++)
