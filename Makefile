@@ -77,7 +77,7 @@ UNIT := $(BUILD)/unit-tests
 EXAMPLE := $(BUILD)/example-translate
 NORMALIZE_CHECK := $(BUILD)/normalize-check
 
-.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model eval bench bench-run bench-serve fuzz valgrind
+.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model eval bench bench-run bench-serve bench-serve-run fuzz valgrind
 all: $(LIB) $(TED)
 
 $(BUILD)/%.o: %.c
@@ -222,11 +222,18 @@ bench-run: all $(VENV)/bench-installed
 	BUILD=$(BUILD) BENCH_MACHINE=$(BENCH_MACHINE) $(VENV_PYTHON) bench/run.py --no-build \
 	    $(BENCH_ARGS)
 
-# ted serve against sequential ted translate runs on the toy model
-# (bench/serve_bench.py): sentences/s and p50/p99 latency at 1, 8 and 32
-# concurrent clients.
-bench-serve: all
+# ted serve against sequential ted translate runs (bench/serve_bench.py):
+# sentences/s and p50/p99 latency at 1, 8 and 32 concurrent clients, on the
+# toy model and on make bench's Transformer-base checkpoint (random weights:
+# greedy, source tokens + 4 target tokens a sentence).
+bench-serve: test-deps
+	@$(MAKE) --no-print-directory bench-serve-run
+
+bench-serve-run: all $(VENV)/installed
+	$(VENV_PYTHON) bench/make_marian_model.py --out $(BUILD)/bench/marian
 	$(PYTHON) bench/serve_bench.py --ted $(TED) --model $(TOY)
+	$(PYTHON) bench/serve_bench.py --ted $(TED) --model $(BUILD)/bench/marian --random-weights \
+	    --texts $(TOY)/test.en --threads 2 --seconds 30 --warmup 3 --alone 50 --sentences 32
 
 # memcheck cannot decode AVX-512 (under valgrind the CPU shows none, so
 # TED_CPU=avx512 would be refused): the AVX2 kernels run.
