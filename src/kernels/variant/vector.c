@@ -223,46 +223,62 @@ bool TED_VARIANT_NAME(ted_all_finite)(const float *x, size_t n)
 }
 
 /* ---- layer normalization -------------------------------------------------
- * Sums in double over 8 independent partial sums (one vector of 8 doubles),
- * so the additions overlap instead of waiting on one another; two passes,
- * and the mean subtracted in double: rows with a large mean would otherwise
- * lose their digits to the rounding of the mean. */
-typedef double ted_dvec8 __attribute__((vector_size(8 * sizeof(double))));
-typedef float ted_vec8 __attribute__((vector_size(8 * sizeof(float)), aligned(sizeof(float))));
+ * Sums in double over 8 independent partial sums, so the additions overlap
+ * instead of waiting on one another; two passes, and the mean subtracted in
+ * double: rows with a large mean would otherwise lose their digits to the
+ * rounding of the mean. The 8 sums are held in registers of the set's
+ * width (AVX-512: one, AVX2: two, SSE: four; wider vectors than the
+ * registers would go through memory): every set adds the same numbers in
+ * the same order. */
+enum {
+    DOUBLES = TED_VEC_FLOATS / 2,   /* doubles in a register */
+    PARTIALS = 8,
+    PARTIAL_VECTORS = PARTIALS / DOUBLES,
+};
+typedef double ted_dvec __attribute__((vector_size(DOUBLES * sizeof(double))));
+typedef float ted_half_vec
+    __attribute__((vector_size(DOUBLES * sizeof(float)), aligned(sizeof(float))));
 
-/* The sum of the 8 partial sums, after `tail` (the last n % 8 values). */
-static double sum_partials(const double partial[8], double tail)
+#define AS_DOUBLES(p) __builtin_convertvector(*(const ted_half_vec *)(p), ted_dvec)
+
+/* The sum of the 8 partial sums (x[i] went into sum i % 8), after `tail`
+ * (the last n % 8 values). */
+static double sum_partials(const ted_dvec partial[PARTIAL_VECTORS], double tail)
 {
-    for (int lane = 0; lane < 8; lane++)
-        tail += partial[lane];
+    for (int v = 0; v < PARTIAL_VECTORS; v++)
+        for (int lane = 0; lane < DOUBLES; lane++)
+            tail += partial[v][lane];
     return tail;
 }
 
 static double row_mean(const float *x, int n)
 {
-    ted_dvec8 partial = {0};
+    ted_dvec partial[PARTIAL_VECTORS] = {{0}};
     int i = 0;
-    for (; i + 8 <= n; i += 8)
-        partial += __builtin_convertvector(*(const ted_vec8 *)(x + i), ted_dvec8);
+    for (; i + PARTIALS <= n; i += PARTIALS)
+#pragma GCC unroll 4
+        for (int v = 0; v < PARTIAL_VECTORS; v++)
+            partial[v] += AS_DOUBLES(x + i + v * DOUBLES);
     double tail = 0.0;
     for (; i < n; i++)
         tail += x[i];
-    return sum_partials((const double *)&partial, tail) / n;
+    return sum_partials(partial, tail) / n;
 }
 
 static double row_variance(const float *x, int n, double mean)
 {
-    ted_dvec8 partial = {0};
+    ted_dvec partial[PARTIAL_VECTORS] = {{0}};
     int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        ted_dvec8 value = __builtin_convertvector(*(const ted_vec8 *)(x + i), ted_dvec8);
-        ted_dvec8 centered = value - mean;
-        partial += centered * centered;
-    }
+    for (; i + PARTIALS <= n; i += PARTIALS)
+#pragma GCC unroll 4
+        for (int v = 0; v < PARTIAL_VECTORS; v++) {
+            ted_dvec centered = AS_DOUBLES(x + i + v * DOUBLES) - mean;
+            partial[v] += centered * centered;
+        }
     double tail = 0.0;
     for (; i < n; i++)
         tail += (x[i] - mean) * (x[i] - mean);
-    return sum_partials((const double *)&partial, tail) / n;
+    return sum_partials(partial, tail) / n;
 }
 
 void TED_VARIANT_NAME(ted_normalize_rows)(float *y, const float *x, const float *gamma,
@@ -274,11 +290,11 @@ void TED_VARIANT_NAME(ted_normalize_rows)(float *y, const float *x, const float 
         double mean = row_mean(xr, n);
         double inv_std = 1.0 / sqrt(row_variance(xr, n, mean) + eps);
         int i = 0;
-        for (; i + 8 <= n; i += 8) {
-            ted_dvec8 value = __builtin_convertvector(*(const ted_vec8 *)(xr + i), ted_dvec8);
-            ted_vec8 normed = __builtin_convertvector((value - mean) * inv_std, ted_vec8);
-            *(ted_vec8 *)(yr + i) =
-                normed * *(const ted_vec8 *)(gamma + i) + *(const ted_vec8 *)(beta + i);
+        for (; i + DOUBLES <= n; i += DOUBLES) {
+            ted_half_vec normed =
+                __builtin_convertvector((AS_DOUBLES(xr + i) - mean) * inv_std, ted_half_vec);
+            *(ted_half_vec *)(yr + i) =
+                normed * *(const ted_half_vec *)(gamma + i) + *(const ted_half_vec *)(beta + i);
         }
         for (; i < n; i++)
             yr[i] = (float)((xr[i] - mean) * inv_std) * gamma[i] + beta[i];
