@@ -183,19 +183,77 @@ void ted_scale(float *x, int n, float factor)
     ted_kernels()->scale(x, n, factor);
 }
 
+/* Element-wise passes over long vectors (a feed-forward layer's hidden
+ * values, a step's logits) are split over the pool in chunks of this many
+ * floats (64 KB; a multiple of every set's vector, so the chunks' vector
+ * loops and tails cover the elements as one call would). Shorter ones run
+ * on the calling thread: a task would cost more than it saves. */
+enum { CHUNK_FLOATS = 16384 };
+
+static int chunks_of(size_t n)
+{
+    return (int)((n + CHUNK_FLOATS - 1) / CHUNK_FLOATS);
+}
+
+static size_t chunk_length(size_t n, int index)
+{
+    size_t start = (size_t)index * CHUNK_FLOATS;
+    return n - start < CHUNK_FLOATS ? n - start : CHUNK_FLOATS;
+}
+
+typedef struct in_place_job {
+    void (*op)(float *x, size_t n);
+    float *x;
+    size_t n;
+} in_place_job;
+
+static void in_place_chunk(void *context, int index)
+{
+    const in_place_job *job = context;
+    job->op(job->x + (size_t)index * CHUNK_FLOATS, chunk_length(job->n, index));
+}
+
+static void in_place(void (*op)(float *x, size_t n), float *x, size_t n)
+{
+    if (n < 2 * CHUNK_FLOATS) {
+        op(x, n);
+        return;
+    }
+    in_place_job job = {op, x, n};
+    ted_parallel_for(chunks_of(n), in_place_chunk, &job);
+}
+
 void ted_zero_negatives(float *x, size_t n)
 {
-    ted_kernels()->zero_negatives(x, n);
+    in_place(ted_kernels()->zero_negatives, x, n);
 }
 
 void ted_times_sigmoid(float *x, size_t n)
 {
-    ted_kernels()->times_sigmoid(x, n);
+    in_place(ted_kernels()->times_sigmoid, x, n);
+}
+
+typedef struct finite_job {
+    const float *x;
+    size_t n;
+    atomic_bool all_finite;
+} finite_job;
+
+static void finite_chunk(void *context, int index)
+{
+    finite_job *job = context;
+    if (!ted_kernels()->all_finite(job->x + (size_t)index * CHUNK_FLOATS,
+                                   chunk_length(job->n, index)))
+        atomic_store(&job->all_finite, false);
 }
 
 bool ted_all_finite(const float *x, size_t n)
 {
-    return ted_kernels()->all_finite(x, n);
+    if (n < 2 * CHUNK_FLOATS)
+        return ted_kernels()->all_finite(x, n);
+    finite_job job = {x, n, true};
+    ted_parallel_for(chunks_of(n), finite_chunk, &job);
+    return atomic_load(&job.all_finite);
 }
 
 void ted_normalize_rows(float *y, const float *x, const float *gamma, const float *beta,

@@ -142,7 +142,8 @@ double ted_sum_exp_shifted(const float *x, int n, float shift);
 /* x[i] *= factor. */
 void ted_scale(float *x, int n, float factor);
 
-/* x[i] = max(x[i], 0) in place (ReLU); NaN becomes 0. */
+/* x[i] = max(x[i], 0) in place (ReLU); NaN becomes 0. This and the next
+ * two spread long vectors (32768 floats and more) over the pool. */
 void ted_zero_negatives(float *x, size_t n);
 
 /* x[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])) in place (SiLU), exp

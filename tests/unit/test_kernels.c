@@ -34,6 +34,13 @@ static void fill_random(float *x, size_t n, unsigned seed)
     }
 }
 
+static float *checked_floats(int n)
+{
+    float *x = malloc(sizeof(float) * (size_t)n);
+    cr_assert_not_null(x, "%d floats", n);
+    return x;
+}
+
 static void select_or_fail(const char *name)
 {
     ted_error err = {0};
@@ -310,7 +317,7 @@ static void check_scale(const char *variant, int n)
 /* ReLU: positive values kept, negative ones, -0 and NaN made +0, exactly. */
 static void check_zero_negatives(const char *variant, int n)
 {
-    float x[1001], out[1001];
+    float *x = checked_floats(n), *out = checked_floats(n);
     fill_random(x, n, 61u + n);
     x[0] = NAN;
     if (n > 2)
@@ -323,6 +330,8 @@ static void check_zero_negatives(const char *variant, int n)
                   "%s zero_negatives n %d [%d]: %g gave %g", variant, n, i, (double)x[i],
                   (double)out[i]);
     }
+    free(x);
+    free(out);
 }
 
 /* Finite or not, against isfinite over every value: all finite, then one
@@ -330,7 +339,7 @@ static void check_zero_negatives(const char *variant, int n)
  * position (the vector part and the tail). */
 static void check_all_finite(const char *variant, int n)
 {
-    float x[1001];
+    float *x = checked_floats(n);
     const float odd[] = {NAN, INFINITY, -INFINITY, FLT_MAX};
     fill_random(x, n, 71u + n);
     cr_assert(ted_all_finite(x, (size_t)n), "%s all_finite n %d: finite values", variant, n);
@@ -347,6 +356,7 @@ static void check_all_finite(const char *variant, int n)
                          positions[p]);
             x[positions[p]] = kept;
         }
+    free(x);
 }
 
 /* SiLU against x / (1 + exp(-x)) in double, within TOL_RELATIVE of the
@@ -354,7 +364,7 @@ static void check_all_finite(const char *variant, int n)
  * positive ones themselves, NaN stays NaN. */
 static void check_times_sigmoid(const char *variant, int n)
 {
-    float x[1001], out[1001];
+    float *x = checked_floats(n), *out = checked_floats(n);
     fill_random(x, n, 83u + n);
     for (int i = 0; i < n; i++)
         x[i] *= 12.0f;
@@ -375,6 +385,8 @@ static void check_times_sigmoid(const char *variant, int n)
                       "%s times_sigmoid n %d [%d]: %g gave %.9g, expected %.9g", variant, n, i,
                       (double)x[i], (double)out[i], expected);
     }
+    free(x);
+    free(out);
 }
 
 /* Layer normalization of 3 rows of n against a double-precision reference
@@ -433,6 +445,13 @@ static void check_vectors(const char *variant)
         check_scaled_dots(variant, head_sizes[i]);
         check_weighted_sum(variant, head_sizes[i]);
     }
+    /* Long enough to be split over the pool (kernels/dispatch.c: chunks of
+     * 16384 floats from 32768 on), the last chunk partial. */
+    ted_parallel_set_threads(2);
+    check_zero_negatives(variant, 50007);
+    check_all_finite(variant, 50007);
+    check_times_sigmoid(variant, 50007);
+    ted_parallel_set_threads(1);
 }
 
 /* ---- ted_matmul_i8 ------------------------------------------------------------
