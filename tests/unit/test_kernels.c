@@ -274,6 +274,18 @@ static void check_max(const char *variant, int n)
     cr_assert_eq(ted_max(x, n), 2.0f, "%s max n %d: %g", variant, n, (double)ted_max(x, n));
     int at = ted_index_of_max(x, n);
     cr_assert_eq(at, first < second ? first : second, "%s argmax n %d: %d", variant, n, at);
+    if (n >= 64) {
+        /* tied in one lane of every set (16 apart), and in a lower lane
+         * later (14 further: lane 3, then lane 1 of a later vector) */
+        int a = n / 2 - n / 2 % 16 + 3;
+        x[a] = x[a + 16] = x[a + 14] = 3.0f;
+        at = ted_index_of_max(x, n);
+        cr_assert_eq(at, a, "%s argmax n %d: %d, expected %d", variant, n, at, a);
+    }
+    for (int i = 0; i < n; i++)  /* nothing above -inf: 0 */
+        x[i] = i % 2 ? -INFINITY : NAN;
+    at = ted_index_of_max(x, n);
+    cr_assert_eq(at, 0, "%s argmax n %d of -inf and NaN: %d", variant, n, at);
 }
 
 /* exp(x - shift) of values from -88 to 0 and -inf; below -87.3 the kernels

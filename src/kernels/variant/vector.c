@@ -119,28 +119,38 @@ float TED_VARIANT_NAME(ted_max)(const float *x, int n)
     return m;
 }
 
-/* The largest value by vectors, then the first index holding it: greedy
- * decoding scans the whole target vocabulary for every sentence at every
- * step. Like a scalar scan with '>', it skips NaN. */
+/* Greedy decoding scans the whole target vocabulary for every sentence at
+ * every step: one pass by vectors, each lane keeping its largest value and
+ * the first index that held it (a strict '>', which also skips NaN), then
+ * the largest of the lanes, the first index on ties, then the tail. */
 int TED_VARIANT_NAME(ted_index_of_max)(const float *x, int n)
 {
     ted_vec best = (ted_vec){0} - __builtin_inff();
+    ted_ivec best_at = {0}, at;
+    for (int lane = 0; lane < TED_VEC_FLOATS; lane++)
+        at[lane] = lane;
     int i = 0;
-    for (; i + TED_VEC_FLOATS <= n; i += TED_VEC_FLOATS) {
+    for (; i + TED_VEC_FLOATS <= n; i += TED_VEC_FLOATS, at += TED_VEC_FLOATS) {
         ted_vec v = ted_vec_load(x + i);
-        best = ted_vec_select(v > best, v, best);
+        ted_ivec greater = v > best;
+        best = ted_vec_select(greater, v, best);
+        best_at = (greater & at) | (~greater & best_at);
     }
     float best_value = -__builtin_inff();
+    int best_index = 0;
     for (int lane = 0; lane < TED_VEC_FLOATS; lane++)
-        if (best[lane] > best_value)
+        if (best[lane] > best_value ||
+            (best[lane] == best_value && best[lane] > -__builtin_inff() &&
+             best_at[lane] < best_index)) {
             best_value = best[lane];
+            best_index = best_at[lane];
+        }
     for (; i < n; i++)
-        if (x[i] > best_value)
+        if (x[i] > best_value) {
             best_value = x[i];
-    for (i = 0; i < n; i++)
-        if (x[i] == best_value)
-            return i;
-    return 0;
+            best_index = i;
+        }
+    return best_index;
 }
 
 /* The softmax over the whole target vocabulary runs at every step of beam
