@@ -44,7 +44,7 @@ LDLIBS := $(DEP_LIBS) -lstdc++ -lm -lpthread
 
 LIB_SRC := $(wildcard src/core/*.c src/kernels/*.c src/layers/*.c src/model/*.c src/io/*.c) \
            $(wildcard src/io/*.cc)
-CLI_SRC := $(wildcard src/cli/*.c src/serve/*.c)
+CLI_SRC := $(wildcard src/cli/*.c src/serve/*.c src/frontend/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
 EXAMPLE_SRC := examples/translate.c
 

@@ -177,6 +177,9 @@ ted_status ted_session_join(ted_session *session, ted_session *joining, ted_erro
  * for the next encode() or join(). */
 void ted_session_clear(ted_session *session);
 
+/* The model the session decodes with. */
+const ted_model *ted_session_model(const ted_session *session);
+
 int ted_session_batch(const ted_session *session);
 /* Number of tokens fed by step() since encode(): the most of any row,
  * every row's unless rows were appended. */
@@ -214,24 +217,6 @@ ted_status ted_session_attention(const ted_session *session, ted_attention_kind 
                                  int row, ted_attention_view *view, ted_error *err);
 
 /* ------------------------------------------------------------------------ */
-/* Greedy decoding                                                          */
-/* ------------------------------------------------------------------------ */
-
-/* Greedy decoding of a batch of sources: at every step each unfinished
- * sentence takes its most likely next token. Sentence i stops at EOS or
- * after max_lengths[i] tokens (EOS counted). `outputs[i]` receives a
- * malloc'ed array of `output_lengths[i]` ids, EOS included when produced. */
-ted_status ted_greedy_decode(ted_session *session, const int *const *source_ids,
-                             const int *source_lengths, const int *max_lengths, int batch,
-                             int **outputs, int *output_lengths, ted_error *err);
-
-/* The number of target tokens (EOS counted) the config allows for a source
- * of `source_tokens` ids (2 * source_tokens + 10 when the config sets no
- * bound), never more than max_positions; `max_length` > 0 overrides the
- * config's bounds. */
-int ted_max_target_length(const ted_model *model, int source_tokens, int max_length);
-
-/* ------------------------------------------------------------------------ */
 /* The final Softmax: from a row of logits to the next token                */
 /* ------------------------------------------------------------------------ */
 
@@ -251,19 +236,13 @@ void ted_ban_tokens(const ted_model *model, float *scores);
  * token greedy decoding picks from a row of logits. */
 int ted_argmax(const float *x, int n);
 
-/* ted_argmax of each of `rows` rows of n values (rows * n floats):
- * ids[0..rows). The rows are spread over the thread pool (ted_set_threads):
- * at batch 16 and a 58k vocabulary a scan on one thread takes as long as
- * several of the step's smaller matrix products. */
-void ted_argmax_rows(const float *x, int rows, int n, int *ids);
-
 /* The k largest of the n scores, largest first, ties to the lower id:
  * ids[0..k) and, when values is not NULL, values[0..k). k above n is cut
  * to n; returns the number written. */
 int ted_top_k(const float *scores, int n, int k, int *ids, float *values);
 
 /* ------------------------------------------------------------------------ */
-/* Beyond greedy: hypotheses with scores, beam search, sampling             */
+/* Decoding: a batch of sources to hypotheses                               */
 /* ------------------------------------------------------------------------ */
 
 /* One output of a decoding strategy. The log-probabilities are the model's:
@@ -281,11 +260,17 @@ typedef struct ted_hypothesis {
 /* Frees ids and log_probs of `count` hypotheses and zeroes them. */
 void ted_hypotheses_free(ted_hypothesis *hypotheses, int count);
 
-/* Greedy decoding, as ted_greedy_decode, returning one hypothesis per
- * source with its log-probabilities. */
-ted_status ted_greedy_search(ted_session *session, const int *const *source_ids,
-                             const int *source_lengths, const int *max_lengths, int batch,
-                             ted_hypothesis *hypotheses, ted_error *err);
+/* The number of target tokens (EOS counted) the config allows for a source
+ * of `source_tokens` ids (2 * source_tokens + 10 when the config sets no
+ * bound), never more than max_positions; `max_length` > 0 overrides the
+ * config's bounds. */
+int ted_max_target_length(const ted_model *model, int source_tokens, int max_length);
+
+typedef enum ted_decoding_strategy {
+    TED_DECODE_GREEDY = 0,  /* each step, the most likely token that is not banned */
+    TED_DECODE_BEAM,        /* the beam_size best open hypotheses per sentence */
+    TED_DECODE_SAMPLE,      /* each step, a token drawn from the softmax */
+} ted_decoding_strategy;
 
 typedef struct ted_beam_params {
     int beam_size;         /* open hypotheses kept per sentence (default 4) */
@@ -301,7 +286,46 @@ typedef struct ted_beam_params {
     ted_length_normalization length_normalization;
 } ted_beam_params;
 
-/* What one step of beam search did with a candidate (ted_beam_search_traced). */
+ted_beam_params ted_beam_default_params(void);
+
+typedef struct ted_sampling_params {
+    float temperature;  /* logits are divided by it before the softmax (default 1; > 0) */
+    int top_k;          /* draw among the k most likely tokens only (default 0: all) */
+    float top_p;        /* then among the fewest most likely tokens whose probability
+                         * reaches p (nucleus; default 1: all; 0 < p <= 1) */
+    uint64_t seed;      /* with the stream, fixes every draw (default 0) */
+} ted_sampling_params;
+
+ted_sampling_params ted_sampling_default_params(void);
+
+/* How to decode (docs/decoding.md). */
+typedef struct ted_decode_options {
+    ted_decoding_strategy strategy;  /* default TED_DECODE_GREEDY */
+    ted_beam_params beam;            /* for TED_DECODE_BEAM */
+    ted_sampling_params sampling;    /* for TED_DECODE_SAMPLE */
+    int n_best;       /* hypotheses per sentence (default 1): at most the beam size for
+                       * beam search, samples for sampling, 1 for greedy */
+} ted_decode_options;
+
+/* What a decode works on: `count` sources, as ted_prepare_source makes them. */
+typedef struct ted_batch {
+    const int *const *source_ids;  /* (count): each source's ids */
+    const int *source_lengths;     /* (count) */
+    const int *max_lengths;        /* (count): target tokens allowed, EOS counted
+                                    * (ted_max_target_length), each >= 1 */
+    /* Target tokens each sentence must begin with, e.g. the target-language
+     * token of a multilingual model; NULL: none. Forced tokens are counted
+     * in the length and scored with the model's log-probabilities; they
+     * draw nothing from a sampling stream. */
+    const int *const *prefix_ids;  /* (count), NULL or each (prefix_lengths[i]) */
+    const int *prefix_lengths;     /* (count) */
+    /* Sampling: sentence i draws from the random stream (seed, streams[i]),
+     * so its samples do not depend on the rest of the batch; NULL: stream i. */
+    const uint64_t *streams;       /* (count) */
+    int count;
+} ted_batch;
+
+/* What one step of beam search did with a candidate (ted_beam_trace). */
 typedef enum ted_beam_fate {
     TED_BEAM_PRUNED,    /* not among the best: dropped */
     TED_BEAM_OPEN,      /* kept in the beam: extended at the next step */
@@ -331,81 +355,48 @@ typedef struct ted_beam_step {
                   * stops early) */
 } ted_beam_step;
 
-
-ted_beam_params ted_beam_default_params(void);
-
-/* Beam search over a batch of sources (docs/decoding.md). Every step
- * extends each open hypothesis by every token; the candidates are ranked by
- * total log-prob. Those among the best beam_size that end in EOS, or reach
- * max_lengths[i] tokens, are finished and kept aside; the best beam_size
- * others stay open. With TED_LENGTH_GNMT, sentence i stops when it holds
- * n_best finished hypotheses and the best open one, even at no further cost
- * up to max_lengths[i] tokens, would score below the n_best-th finished
- * one; with TED_LENGTH_POWER, when beam_size hypotheses are finished. The
- * whole batch steps together through one session: each source is encoded
- * once, and select() copies the caches of the hypotheses that go on.
- * `hypotheses[i * n_best + k]` receives sentence i's k-th best (by score);
- * 1 <= n_best <= beam_size < target vocabulary size. With length_penalty 0
- * and beam_size 1 the GNMT result is greedy decoding's. */
-ted_status ted_beam_search(ted_session *session, const int *const *source_ids,
-                           const int *source_lengths, const int *max_lengths, int batch,
-                           const ted_beam_params *params, int n_best,
-                           ted_hypothesis *hypotheses, ted_error *err);
-
-/* Beam search as ted_beam_search, reporting every step of every sentence,
- * once decided, to trace->step (for learning and inspection; it changes
- * nothing in the search). */
+/* Beam search reports every step of every sentence, once decided, to
+ * step() (for learning and inspection; it changes nothing in the search). */
 typedef struct ted_beam_trace {
     void (*step)(void *data, const ted_beam_step *step);
     void *data;
 } ted_beam_trace;
 
-ted_status ted_beam_search_traced(ted_session *session, const int *const *source_ids,
-                                  const int *source_lengths, const int *max_lengths, int batch,
-                                  const ted_beam_params *params, int n_best,
-                                  const ted_beam_trace *trace, ted_hypothesis *hypotheses,
-                                  ted_error *err);
-
-typedef struct ted_sampling_params {
-    float temperature;  /* logits are divided by it before the softmax (default 1; > 0) */
-    int top_k;          /* draw among the k most likely tokens only (default 0: all) */
-    float top_p;        /* then among the fewest most likely tokens whose probability
-                         * reaches p (nucleus; default 1: all; 0 < p <= 1) */
-    uint64_t seed;      /* with the stream, fixes every draw (default 0) */
-} ted_sampling_params;
-
-ted_sampling_params ted_sampling_default_params(void);
-
-/* Random sampling: every step each unfinished sample draws its next token
- * from softmax(logits / temperature), cut to top_k and then top_p. Sentence
- * i draws `n_samples` samples from its own random stream, seeded by
- * (params->seed, streams[i]) (streams NULL: i), so its samples depend on the
- * seed and its stream only, not on the other sentences of the batch.
- * `hypotheses[i * n_samples + k]` receives sentence i's samples, highest
- * log-prob first. top_k 1 is greedy decoding. */
-ted_status ted_sampling_decode(ted_session *session, const int *const *source_ids,
-                               const int *source_lengths, const int *max_lengths, int batch,
-                               const ted_sampling_params *params, const uint64_t *streams,
-                               int n_samples, ted_hypothesis *hypotheses, ted_error *err);
+/* Decodes a batch through the session with the options' strategy:
+ * encodes the sources once, then steps until every sentence is done.
+ * `out[i * n_best + k]` receives sentence i's k-th best hypothesis (by
+ * score).
+ * - Greedy: each step, every unfinished sentence takes its most likely
+ *   token that is not banned; sentence i stops at EOS or after
+ *   max_lengths[i] tokens.
+ * - Sampling: each step, every unfinished sample draws its next token from
+ *   softmax(logits / temperature), cut to top_k and then top_p; sentence i
+ *   draws n_best samples from its stream, returned highest log-prob first.
+ *   top_k 1 is greedy decoding.
+ * - Beam search: every step extends each open hypothesis by every token;
+ *   the candidates are ranked by total log-prob. Those among the best
+ *   beam_size that end in EOS, or reach max_lengths[i] tokens, are
+ *   finished and kept aside; the best beam_size others stay open. With
+ *   TED_LENGTH_GNMT, sentence i stops when it holds n_best finished
+ *   hypotheses and the best open one, even at no further cost up to
+ *   max_lengths[i] tokens, would score below the n_best-th finished one;
+ *   with TED_LENGTH_POWER, when beam_size hypotheses are finished.
+ *   1 <= n_best <= beam_size < target vocabulary size. With length_penalty
+ *   0 and beam_size 1 the GNMT result is greedy decoding's.
+ * `trace` (may be NULL) sees beam search's steps. On failure `out` holds
+ * nothing to free. */
+ted_status ted_decode(ted_session *session, const ted_batch *batch,
+                      const ted_decode_options *options, const ted_beam_trace *trace,
+                      ted_hypothesis *out, ted_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Translation                                                              */
 /* ------------------------------------------------------------------------ */
 
-typedef enum ted_decoding_strategy {
-    TED_DECODE_GREEDY = 0,
-    TED_DECODE_BEAM,
-    TED_DECODE_SAMPLE,
-} ted_decoding_strategy;
-
 typedef struct ted_translate_options {
+    ted_decode_options decode;
     int batch_size;   /* sentences decoded together (default 32) */
     int max_length;   /* cap on generated tokens; 0: the config's rule */
-    ted_decoding_strategy strategy;  /* default TED_DECODE_GREEDY */
-    ted_beam_params beam;            /* for TED_DECODE_BEAM */
-    ted_sampling_params sampling;    /* for TED_DECODE_SAMPLE */
-    int n_best;       /* hypotheses per sentence (default 1): at most the beam size for
-                       * beam search, samples for sampling, 1 for greedy */
     uint64_t first_index;  /* the index of sources[0] in the whole input: sentence i
                             * samples from random stream first_index + i */
     /* Called (when not NULL) after each batch with the sentences done so far
@@ -423,6 +414,13 @@ ted_translate_options ted_translate_default_options(void);
  * params. */
 ted_translate_options ted_translate_model_options(const ted_model *model);
 
+/* Checks options against the model: a batch size and n-best list of at
+ * least 1, the strategy's parameters in range, an n-best list the strategy
+ * can give (TED_ERR_ARGUMENT names the value at fault). The translate
+ * functions check their options so; a program may check earlier. */
+ted_status ted_translate_options_check(const ted_model *model,
+                                       const ted_translate_options *options, ted_error *err);
+
 /* Translates `count` sentences; `outputs[i]` receives a malloc'ed string,
  * the best hypothesis. `options` NULL: ted_translate_model_options().
  * `unknown[i]` (array may be NULL) receives the number of source words
@@ -436,7 +434,7 @@ typedef struct ted_translation {
     ted_hypothesis hypothesis;  /* its ids and log-probabilities */
 } ted_translation;
 
-/* As ted_translate, with options->n_best hypotheses per sentence:
+/* As ted_translate, with options->decode.n_best hypotheses per sentence:
  * `outputs[i * n_best + k]` receives sentence i's k-th best. A blank
  * sentence gives empty hypotheses (length 0, log-prob 0). */
 ted_status ted_translate_n_best(const ted_model *model, const char *const *sources, int count,
@@ -444,61 +442,15 @@ ted_status ted_translate_n_best(const ted_model *model, const char *const *sourc
                                 int *unknown, ted_error *err);
 
 /* As ted_translate_n_best, for sources already made ids by
- * ted_encode_source(): sentence i is ids[i][0..lengths[i]). */
+ * ted_encode_source(): sentence i is ids[i][0..lengths[i]). Sentences of
+ * similar length are decoded together, batch_size at a time, through
+ * ted_decode(). */
 ted_status ted_translate_ids(const ted_model *model, const int *const *ids, const int *lengths,
                              int count, const ted_translate_options *options,
                              ted_translation *outputs, ted_error *err);
 
 /* Frees the texts and hypotheses of `count` translations and zeroes them. */
 void ted_translations_free(ted_translation *translations, int count);
-
-/* ------------------------------------------------------------------------ */
-/* Decoding options as a user gives them                                    */
-/* ------------------------------------------------------------------------ */
-
-/* The largest values ted translate's options and ted serve's fields take. */
-#define TED_BEAM_MAX 1024
-#define TED_N_BEST_MAX 1024
-#define TED_TOP_K_MAX 16777216
-#define TED_MAX_LENGTH_MAX (1 << 20)
-
-/* Decoding options given over the model's config.yaml defaults, each
- * with whether it was given. */
-typedef struct ted_decoding_choice {
-    bool beam_given, sample, length_penalty_given, normalization_given;
-    bool temperature_given, top_k_given, top_p_given, seed_given;
-    bool n_best_given, max_length_given;
-    int beam;
-    float length_penalty;
-    ted_length_normalization normalization;
-    float temperature;
-    int top_k;
-    float top_p;
-    uint64_t seed;
-    int n_best;
-    int max_length;
-} ted_decoding_choice;
-
-/* How a program names each option in its messages: "--beam" on ted
- * translate's command line, "beam" in ted serve's requests. */
-typedef struct ted_option_names {
-    const char *beam, *sample, *length_penalty, *normalization, *temperature, *top_k, *top_p,
-        *seed, *n_best, *max_length;
-} ted_option_names;
-
-/* `*options` = the model's defaults (ted_translate_model_options) with
- * `choice` applied, after checking it: every value in its range (the
- * limits above; length_penalty >= 0, temperature > 0, 0 < top_p <= 1), not
- * beam search and sampling both, the sampling options only when sampling
- * and the beam search ones only with beam search, a beam narrower than
- * the target vocabulary, an n-best list only from beam search (at most
- * the beam) or sampling. Sampling without a seed takes one from
- * /dev/urandom. TED_ERR_ARGUMENT names the option at fault as `names`
- * spells it. ted translate and ted serve both check their options here. */
-ted_status ted_translate_choose_options(const ted_model *model,
-                                        const ted_decoding_choice *choice,
-                                        const ted_option_names *names,
-                                        ted_translate_options *options, ted_error *err);
 
 /* Sets the number of threads the matrix products use (process-wide). */
 void ted_set_threads(int threads);

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "model/choose.h"
 
 static const char usage[] =
     "usage: ted bench -m DIR [OPTIONS]\n"
@@ -66,6 +67,16 @@ static uint32_t next_random(uint32_t *state)
     return *state = x;
 }
 
+/* Greedy's choice of every row, as ted translate makes it, without the
+ * log-probabilities. */
+static void choose_best(ted_chooser *chooser, const float *logits, int batch, int *tokens)
+{
+    ted_choice choices[batch];
+    for (int b = 0; b < batch; b++)
+        choices[b] = (ted_choice){.row = b, .draws = 1, .forced = -1, .tokens = &tokens[b]};
+    ted_choose(chooser, logits, choices, batch);
+}
+
 static int run_once(ted_session *session, const ted_config *c, const bench_options *o,
                     int **sources, int *tokens, bench_run *run)
 {
@@ -73,20 +84,28 @@ static int run_once(ted_session *session, const ted_config *c, const bench_optio
     int lengths[o->batch];
     for (int b = 0; b < o->batch; b++)
         lengths[b] = o->source_len;
+    ted_chooser chooser;
+    if (ted_chooser_init(&chooser, ted_session_model(session), false, &err))
+        return cli_error("%s", err.message);
     double start = now_ms();
     if (ted_session_encode(session, (const int *const *)sources, lengths, o->batch,
-                           o->new_tokens, &err))
+                           o->new_tokens, &err)) {
+        ted_chooser_free(&chooser);
         return cli_error("%s", err.message);
+    }
     double encoded = now_ms();
     for (int b = 0; b < o->batch; b++)
         tokens[b] = c->bos_id;
     for (int t = 0; t < o->new_tokens; t++) {
         const float *logits;
-        if (ted_session_step(session, tokens, &logits, &err))
+        if (ted_session_step(session, tokens, &logits, &err)) {
+            ted_chooser_free(&chooser);
             return cli_error("%s", err.message);
-        ted_argmax_rows(logits, o->batch, c->tgt_vocab_size, tokens);
+        }
+        choose_best(&chooser, logits, o->batch, tokens);
     }
     double decoded = now_ms();
+    ted_chooser_free(&chooser);
     run->encode_ms = encoded - start;
     run->decode_ms = decoded - encoded;
     return 0;

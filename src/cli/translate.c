@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "frontend/options.h"
 
 static const char usage[] =
     "usage: ted translate -m DIR [OPTIONS] [TEXT...]\n"
@@ -201,7 +202,7 @@ static void print_moses(const translate_job *job, long index, const ted_translat
 static void write_translations(translate_job *job, const char *const *lines,
                                const encoded_lines *e, const ted_translation *outputs)
 {
-    int n_best = job->options.n_best;
+    int n_best = job->options.decode.n_best;
     for (int i = 0; i < e->count; i++) {
         if (e->unknown[i] > 0)
             cli_report_unknown(job->model, job->input, job->first_line + i, lines[i], e->ids[i],
@@ -220,7 +221,7 @@ static void write_translations(translate_job *job, const char *const *lines,
 static int translate_chunk(translate_job *job, const char *const *lines, int count)
 {
     encoded_lines e = {0};
-    int n_best = job->options.n_best;
+    int n_best = job->options.decode.n_best;
     ted_translation *outputs = calloc((size_t)count * n_best, sizeof *outputs);
     int status = outputs ? encode_lines(job, lines, count, &e) : cli_error("out of memory");
     if (status == 0) {
@@ -428,15 +429,15 @@ static bool take_normalization(cli_args *a, const char *option, ted_length_norma
 /* Everything the command line says, until the model is loaded. */
 typedef struct translate_args {
     translate_job job;
-    ted_decoding_choice d;
+    frontend_choice d;
     const char *input, *output;
     int threads, batch_size;
 } translate_args;
 
-static bool decoding_option(cli_args *a, const char *option, ted_decoding_choice *d)
+static bool decoding_option(cli_args *a, const char *option, frontend_choice *d)
 {
     if (!strcmp(option, "--beam"))
-        d->beam_given = cli_take_int(a, option, 1, TED_BEAM_MAX, &d->beam);
+        d->beam_given = cli_take_int(a, option, 1, FRONTEND_BEAM_MAX, &d->beam);
     else if (!strcmp(option, "--length-penalty"))
         d->length_penalty_given = take_float(a, option, 0.0, true, INFINITY, &d->length_penalty);
     else if (!strcmp(option, "--length-normalization"))
@@ -446,15 +447,15 @@ static bool decoding_option(cli_args *a, const char *option, ted_decoding_choice
     else if (!strcmp(option, "--temperature"))
         d->temperature_given = take_float(a, option, 0.0, false, INFINITY, &d->temperature);
     else if (!strcmp(option, "--top-k"))
-        d->top_k_given = cli_take_int(a, option, 0, TED_TOP_K_MAX, &d->top_k);
+        d->top_k_given = cli_take_int(a, option, 0, FRONTEND_TOP_K_MAX, &d->top_k);
     else if (!strcmp(option, "--top-p"))
         d->top_p_given = take_float(a, option, 0.0, false, 1.0, &d->top_p);
     else if (!strcmp(option, "--seed"))
         d->seed_given = take_seed(a, option, &d->seed);
     else if (!strcmp(option, "--n-best"))
-        d->n_best_given = cli_take_int(a, option, 1, TED_N_BEST_MAX, &d->n_best);
+        d->n_best_given = cli_take_int(a, option, 1, FRONTEND_N_BEST_MAX, &d->n_best);
     else if (!strcmp(option, "--max-length"))
-        d->max_length_given = cli_take_int(a, option, 1, TED_MAX_LENGTH_MAX, &d->max_length);
+        d->max_length_given = cli_take_int(a, option, 1, FRONTEND_MAX_LENGTH_MAX, &d->max_length);
     else
         return false;
     return true;
@@ -483,17 +484,17 @@ static bool translate_option(cli_args *a, const char *option, void *options)
 
 static int translate_command(ted_model *model, const cli_args *a, void *options)
 {
-    static const ted_option_names names = {
+    static const frontend_option_names names = {
         "--beam",  "--sample", "--length-penalty", "--length-normalization", "--temperature",
         "--top-k", "--top-p",  "--seed",           "--n-best",               "--max-length"};
     translate_args *t = options;
     translate_job *job = &t->job;
     job->model = model;
     ted_error err = {0};
-    if (ted_translate_choose_options(model, &t->d, &names, &job->options, &err))
+    if (frontend_choose_options(model, &t->d, &names, &job->options, &err))
         return cli_error("translate: %s", err.message);
     job->options.batch_size = t->batch_size;
-    job->moses = job->scores || job->options.n_best > 1;
+    job->moses = job->scores || job->options.decode.n_best > 1;
     ted_set_threads(t->threads);
     return run(job, a, t->input, t->output);
 }

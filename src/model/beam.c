@@ -31,9 +31,10 @@
  * the candidates that matter (at most one of them is EOS), so only those
  * are ranked.
  *
- * With a trace (ted_beam_search_traced), each step of each sentence is
- * reported once decided: every candidate ranked, and whether it stayed
- * open, finished or was pruned. */
+ * With a trace, each step of each sentence is reported once decided:
+ * every candidate ranked, and whether it stayed open, finished or was
+ * pruned. While a sentence's target prefix lasts, the prefix token is each
+ * open hypothesis' only candidate. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "model/decoding.h"
-#include "model/session.h"
+#include "model/model.h"
 
 ted_beam_params ted_beam_default_params(void)
 {
@@ -91,7 +92,9 @@ typedef struct beam_state {
     int beam, n_best, max_steps, batch;
     double alpha;
     ted_length_normalization normalization;
+    const ted_batch *sources;
     const int *max_lengths;
+    int length;          /* of the candidates of this step, EOS counted */
     beam_rows rows[2];   /* current and next, swapped after every step */
     int *parents;        /* (capacity): old row of each next row */
     int *tokens;         /* (capacity): the token each next row feeds */
@@ -184,18 +187,32 @@ static ted_status alloc_state(beam_state *st, ted_error *err)
     return ok ? TED_OK : TED_ERR_NOMEM;
 }
 
+/* The candidate tokens of one open hypothesis, whose row's logits are
+ * `logits`: its best beam_size + 1 allowed tokens, or the token its
+ * sentence's prefix forces. Returns their number. */
+static int top_tokens(beam_state *st, const float *logits, int sentence)
+{
+    int vocab = st->model->config.tgt_vocab_size;
+    ted_next_token_scores(st->model, logits, st->scratch, NULL);
+    int forced = ted_batch_forced(st->sources, sentence, st->length - 1);
+    if (forced >= 0) {
+        st->top_ids[0] = forced;
+        st->top_values[0] = st->scratch[forced];
+        return 1;
+    }
+    ted_ban_tokens(st->model, st->scratch);
+    return ted_top_k(st->scratch, vocab, st->beam + 1, st->top_ids, st->top_values);
+}
+
 /* Ranks the candidates of one sentence, whose open hypotheses are rows
- * [first, first + open) of `from`: the best beam_size + 1 allowed tokens of
- * each. Returns their number. */
+ * [first, first + open) of `from`. Returns their number. */
 static int rank_candidates(beam_state *st, const float *logits, const beam_rows *from,
                            int first, int open)
 {
     int vocab = st->model->config.tgt_vocab_size, count = 0;
     for (int b = 0; b < open; b++) {
         int row = first + b;
-        ted_next_token_scores(st->model, logits + (size_t)row * vocab, st->scratch, NULL);
-        ted_ban_tokens(st->model, st->scratch);
-        int n = ted_top_k(st->scratch, vocab, st->beam + 1, st->top_ids, st->top_values);
+        int n = top_tokens(st, logits + (size_t)row * vocab, from->sentence[row]);
         for (int i = 0; i < n; i++)
             st->candidates[count++] = (candidate){from->log_prob[row] + st->top_values[i],
                                                   st->top_values[i], b, st->top_ids[i]};
@@ -327,12 +344,13 @@ static void finish_at_limit(beam_state *st, const beam_rows *from, int first, in
 }
 
 /* One step of one sentence, whose open hypotheses are rows [first, first +
- * open) of `from` with `length - 1` tokens each; its next open hypotheses
+ * open) of `from` with st->length - 1 tokens each; its next open hypotheses
  * are appended to `to` from row `next`. Returns how many (0 when the
  * sentence is done). */
 static int advance(beam_state *st, const float *logits, const beam_rows *from, beam_rows *to,
-                   int first, int open, int next, int length)
+                   int first, int open, int next)
 {
+    int length = st->length;
     int count = rank_candidates(st, logits, from, first, open);
     int sentence = from->sentence[first], eos = st->model->config.eos_id;
     bool at_limit = length >= st->max_lengths[sentence];
@@ -397,6 +415,7 @@ static ted_status search(ted_session *s, beam_state *st, ted_error *err)
     }
     for (int active = st->batch, length = 1; active > 0; length++) {
         const float *logits;
+        st->length = length;
         ted_status status = ted_session_step(s, st->tokens, &logits, err);
         if (status)
             return status;
@@ -405,7 +424,7 @@ static ted_status search(ted_session *s, beam_state *st, ted_error *err)
             int open = 1;
             while (first + open < active && from->sentence[first + open] == from->sentence[first])
                 open++;
-            next += advance(st, logits, from, to, first, open, next, length);
+            next += advance(st, logits, from, to, first, open, next);
             first += open;
         }
         if (next > 0 && (status = ted_session_select(s, st->parents, next, err)))
@@ -418,52 +437,30 @@ static ted_status search(ted_session *s, beam_state *st, ted_error *err)
     return TED_OK;
 }
 
-ted_status ted_beam_search(ted_session *s, const int *const *source_ids,
-                           const int *source_lengths, const int *max_lengths, int batch,
-                           const ted_beam_params *params, int n_best,
-                           ted_hypothesis *hypotheses, ted_error *err)
+ted_status ted_decode_beam(ted_session *s, const ted_batch *batch,
+                           const ted_decode_options *o, const ted_beam_trace *trace,
+                           ted_hypothesis *out, ted_error *err)
 {
-    return ted_beam_search_traced(s, source_ids, source_lengths, max_lengths, batch, params,
-                                  n_best, NULL, hypotheses, err);
-}
-
-ted_status ted_beam_search_traced(ted_session *s, const int *const *source_ids,
-                                  const int *source_lengths, const int *max_lengths, int batch,
-                                  const ted_beam_params *params, int n_best,
-                                  const ted_beam_trace *trace, ted_hypothesis *hypotheses,
-                                  ted_error *err)
-{
-    const ted_model *m = s->model;
-    int max_steps;
-    ted_status status = ted_check_max_lengths(max_lengths, batch, &max_steps, "beam search",
-                                              err);
-    if (!status)
-        status = ted_check_beam_params(params, n_best, m->config.tgt_vocab_size, err);
-    if (status)
-        return status;
-    for (size_t i = 0; i < (size_t)batch * n_best; i++)
-        hypotheses[i] = (ted_hypothesis){0};
-
+    int max_steps = 0;
+    for (int i = 0; i < batch->count; i++)
+        max_steps = batch->max_lengths[i] > max_steps ? batch->max_lengths[i] : max_steps;
     beam_state st = {
-        .model = m,
-        .beam = params->beam_size,
-        .n_best = n_best,
+        .model = ted_session_model(s),
+        .beam = o->beam.beam_size,
+        .n_best = o->n_best,
         .max_steps = max_steps,
-        .batch = batch,
-        .alpha = params->length_penalty,
-        .normalization = params->length_normalization,
-        .max_lengths = max_lengths,
+        .batch = batch->count,
+        .alpha = o->beam.length_penalty,
+        .normalization = o->beam.length_normalization,
+        .sources = batch,
+        .max_lengths = batch->max_lengths,
         .trace = trace,
     };
-    status = alloc_state(&st, err);
-    if (!status)
-        status = ted_session_encode(s, source_ids, source_lengths, batch, max_steps, err);
+    ted_status status = alloc_state(&st, err);
     if (!status)
         status = search(s, &st, err);
     if (!status)
-        status = collect(&st, hypotheses, err);
-    if (status)
-        ted_hypotheses_free(hypotheses, batch * n_best);
+        status = collect(&st, out, err);
     free_state(&st);
     return status;
 }

@@ -1,6 +1,7 @@
-/* Pieces shared by the decoding strategies: the final Softmax's choices
- * (banned tokens, argmax, top-k), the length rule, argument checks,
- * hypotheses, the loop of rows that go on alone, the length penalty. */
+/* ted_decode() and the pieces its strategies share: the final Softmax's
+ * choices (banned tokens, argmax, top-k), the length rule, hypotheses,
+ * forced prefixes, the length penalty, the checks of a batch and of the
+ * options. */
 #include "model/decoding.h"
 
 #include <math.h>
@@ -11,7 +12,7 @@
 #include "core/error.h"
 #include "kernels/kernels.h"
 #include "layers/softmax.h"
-#include "model/session.h"
+#include "model/model.h"
 
 /* ---- the final Softmax ---------------------------------------------------- */
 
@@ -40,23 +41,6 @@ void ted_next_token_scores(const ted_model *m, const float *logits, float *log_p
 int ted_argmax(const float *x, int n)
 {
     return ted_index_of_max(x, n);
-}
-
-typedef struct argmax_job {
-    const float *x;
-    int n, *ids;
-} argmax_job;
-
-static void argmax_row(void *context, int row)
-{
-    const argmax_job *j = context;
-    j->ids[row] = ted_index_of_max(j->x + (size_t)row * j->n, j->n);
-}
-
-void ted_argmax_rows(const float *x, int rows, int n, int *ids)
-{
-    argmax_job job = {x, n, ids};
-    ted_parallel_for(rows, argmax_row, &job);
 }
 
 /* a ranks before b: a higher score, or the same and a lower id */
@@ -138,22 +122,6 @@ int ted_max_target_length(const ted_model *m, int source_tokens, int max_length)
     return limit;
 }
 
-ted_status ted_check_max_lengths(const int *max_lengths, int batch, int *max_steps,
-                                 const char *who, ted_error *err)
-{
-    if (batch < 1 || !max_lengths)
-        return ted_fail(err, TED_ERR_ARGUMENT, "%s: empty batch", who);
-    *max_steps = 0;
-    for (int i = 0; i < batch; i++) {
-        if (max_lengths[i] < 1)
-            return ted_fail(err, TED_ERR_ARGUMENT, "%s: max length of sentence %d is %d", who,
-                            i, max_lengths[i]);
-        if (max_lengths[i] > *max_steps)
-            *max_steps = max_lengths[i];
-    }
-    return TED_OK;
-}
-
 ted_status ted_hypothesis_copy(ted_hypothesis *h, const int *ids, const float *log_probs,
                                int length, double score, ted_error *err)
 {
@@ -174,6 +142,39 @@ ted_status ted_hypothesis_copy(ted_hypothesis *h, const int *ids, const float *l
     return TED_OK;
 }
 
+ted_status ted_hypothesis_append(ted_hypothesis *h, int *room, int limit, int token,
+                                 float log_prob, ted_error *err)
+{
+    if (h->length == *room) {
+        int grown = *room < 8 ? 8 : *room > limit / 2 ? limit : 2 * *room;
+        if (grown > limit)
+            grown = limit;
+        if (grown <= h->length)
+            return ted_fail(err, TED_ERR_ARGUMENT, "hypothesis: more than %d tokens", limit);
+        int *ids = realloc(h->ids, sizeof(int) * (size_t)grown);
+        if (ids)
+            h->ids = ids;
+        float *log_probs = realloc(h->log_probs, sizeof(float) * (size_t)grown);
+        if (log_probs)
+            h->log_probs = log_probs;
+        if (!ids || !log_probs)
+            return ted_fail(err, TED_ERR_NOMEM, "hypothesis: out of memory for %d tokens",
+                            grown);
+        *room = grown;
+    }
+    h->ids[h->length] = token;
+    h->log_probs[h->length++] = log_prob;
+    return TED_OK;
+}
+
+void ted_hypothesis_total(ted_hypothesis *h)
+{
+    h->log_prob = 0.0;
+    for (int t = 0; t < h->length; t++)
+        h->log_prob += h->log_probs[t];
+    h->score = h->log_prob;
+}
+
 void ted_hypotheses_free(ted_hypothesis *hypotheses, int count)
 {
     for (int i = 0; hypotheses && i < count; i++) {
@@ -181,45 +182,6 @@ void ted_hypotheses_free(ted_hypothesis *hypotheses, int count)
         free(hypotheses[i].log_probs);
         hypotheses[i] = (ted_hypothesis){0};
     }
-}
-
-/* ---- rows that go on alone ------------------------------------------------- */
-
-int ted_rows_keep(ted_rows *r, int kept, int row, int owner, int token, bool ended)
-{
-    if (ended)
-        return kept;
-    r->keep[kept] = row;
-    r->owner[kept] = owner;
-    r->tokens[kept] = token;
-    return kept + 1;
-}
-
-static bool keeps_every_row(const int *keep, int kept, int active)
-{
-    if (kept != active)
-        return false;
-    for (int r = 0; r < kept; r++)
-        if (keep[r] != r)
-            return false;
-    return true;
-}
-
-ted_status ted_decode_rows(ted_session *s, ted_rows *rows, int active,
-                           ted_choose_tokens choose, void *state, ted_error *err)
-{
-    while (active > 0) {
-        const float *logits;
-        ted_status status = ted_session_step(s, rows->tokens, &logits, err);
-        if (status)
-            return status;
-        int kept = choose(state, logits, active);
-        if (kept > 0 && !keeps_every_row(rows->keep, kept, active) &&
-            (status = ted_session_select(s, rows->keep, kept, err)))
-            return status;
-        active = kept;
-    }
-    return TED_OK;
 }
 
 /* ---- beam search --------------------------------------------------------------- */
@@ -273,4 +235,99 @@ ted_status ted_check_beam_params(const ted_beam_params *p, int n_best, int vocab
                         "beam search: n-best %d is outside 1..%d (the beam size)", n_best,
                         p->beam_size);
     return TED_OK;
+}
+
+/* ---- ted_decode --------------------------------------------------------------- */
+
+int ted_batch_forced(const ted_batch *b, int i, int length)
+{
+    if (!b->prefix_ids || length >= b->prefix_lengths[i])
+        return -1;
+    return b->prefix_ids[i][length];
+}
+
+static ted_status check_prefix(const ted_model *m, const ted_batch *b, int i, ted_error *err)
+{
+    int vocab = ted_model_config(m)->tgt_vocab_size, n = b->prefix_lengths[i];
+    if (n < 0 || n > b->max_lengths[i] || (n > 0 && !b->prefix_ids[i]))
+        return ted_fail(err, TED_ERR_ARGUMENT,
+                        "decode: sentence %d: a target prefix of %d tokens, max length %d", i,
+                        n, b->max_lengths[i]);
+    for (int t = 0; t < n; t++)
+        if (b->prefix_ids[i][t] < 0 || b->prefix_ids[i][t] >= vocab)
+            return ted_fail(err, TED_ERR_ARGUMENT,
+                            "decode: sentence %d: prefix token %d is not a target id (0..%d)", i,
+                            b->prefix_ids[i][t], vocab - 1);
+    return TED_OK;
+}
+
+/* `*max_steps`: the largest max length, what encode() must allow. */
+static ted_status check_batch(const ted_model *m, const ted_batch *b, int *max_steps,
+                              ted_error *err)
+{
+    if (!b || b->count < 1 || !b->source_ids || !b->source_lengths || !b->max_lengths)
+        return ted_fail(err, TED_ERR_ARGUMENT, "decode: empty batch");
+    if (b->prefix_ids && !b->prefix_lengths)
+        return ted_fail(err, TED_ERR_ARGUMENT, "decode: prefix ids without their lengths");
+    *max_steps = 0;
+    for (int i = 0; i < b->count; i++) {
+        if (b->max_lengths[i] < 1)
+            return ted_fail(err, TED_ERR_ARGUMENT, "decode: max length of sentence %d is %d", i,
+                            b->max_lengths[i]);
+        ted_status s = b->prefix_ids ? check_prefix(m, b, i, err) : TED_OK;
+        if (s)
+            return s;
+        if (b->max_lengths[i] > *max_steps)
+            *max_steps = b->max_lengths[i];
+    }
+    return TED_OK;
+}
+
+ted_status ted_check_decode_options(const ted_model *m, const ted_decode_options *o,
+                                    ted_error *err)
+{
+    if (!o)
+        return ted_fail(err, TED_ERR_ARGUMENT, "decode: no options");
+    if (o->n_best < 1)
+        return ted_fail(err, TED_ERR_ARGUMENT, "decode: n-best %d", o->n_best);
+    switch (o->strategy) {
+    case TED_DECODE_GREEDY:
+        if (o->n_best > 1)
+            return ted_fail(err, TED_ERR_ARGUMENT,
+                            "translate: greedy decoding gives 1 hypothesis, not %d (use beam "
+                            "search or sampling for n-best lists)",
+                            o->n_best);
+        return TED_OK;
+    case TED_DECODE_BEAM:
+        return ted_check_beam_params(&o->beam, o->n_best,
+                                     ted_model_config(m)->tgt_vocab_size, err);
+    case TED_DECODE_SAMPLE:
+        return ted_check_sampling_params(&o->sampling, err);
+    }
+    return ted_fail(err, TED_ERR_ARGUMENT, "decode: unknown strategy %d", (int)o->strategy);
+}
+
+ted_status ted_decode(ted_session *s, const ted_batch *batch, const ted_decode_options *o,
+                      const ted_beam_trace *trace, ted_hypothesis *out, ted_error *err)
+{
+    const ted_model *m = ted_session_model(s);
+    int max_steps = 0;
+    ted_status status = check_batch(m, batch, &max_steps, err);
+    if (!status)
+        status = ted_check_decode_options(m, o, err);
+    if (status)
+        return status;
+    size_t total = (size_t)batch->count * o->n_best;
+    for (size_t i = 0; i < total; i++)
+        out[i] = (ted_hypothesis){0};
+    status = ted_session_encode(s, batch->source_ids, batch->source_lengths, batch->count,
+                                max_steps, err);
+    if (status)
+        return status;
+    status = o->strategy == TED_DECODE_BEAM
+                 ? ted_decode_beam(s, batch, o, trace, out, err)
+                 : ted_decode_independent(s, batch, o, out, err);
+    if (status)
+        ted_hypotheses_free(out, (int)total);
+    return status;
 }

@@ -1,9 +1,9 @@
-/* What the decoding strategies (greedy.c, beam.c, sampling.c) share: the
- * checks of their arguments, hypotheses, the loop of the strategies whose
- * rows go on alone (greedy decoding, sampling), the length penalty of beam
- * search, and the seeded random generator and token draw of sampling. The
- * public pieces of the final Softmax (ted_ban_tokens, ted_argmax,
- * ted_top_k) are defined in decoding.c too. */
+/* What the decoding strategies (independent.c: greedy decoding and
+ * sampling; beam.c: beam search) share: hypotheses, the scores a row of
+ * logits gives, forced prefixes, the length penalty of beam search, the
+ * seeded random generator and token draw of sampling, the checks of their
+ * parameters. ted_decode() (decoding.c) checks a batch, encodes it and
+ * runs the strategy. */
 #ifndef TED_MODEL_DECODING_H
 #define TED_MODEL_DECODING_H
 
@@ -11,15 +11,20 @@
 
 #include "ted/ted.h"
 
-/* Checks that every max_lengths[i] is at least 1 and that the batch is not
- * empty; `*max_steps` receives the largest (what encode() must allow). */
-ted_status ted_check_max_lengths(const int *max_lengths, int batch, int *max_steps,
-                                 const char *who, ted_error *err);
-
 /* Copies `length` ids and log-probs into a fresh hypothesis; log_prob is
  * their sum (in double), score is given. */
 ted_status ted_hypothesis_copy(ted_hypothesis *h, const int *ids, const float *log_probs,
                                int length, double score, ted_error *err);
+
+/* Appends a token and its log-prob to a hypothesis that holds `*room`
+ * cells, growing them twofold (never past `limit`) when full: a
+ * hypothesis takes memory for the tokens it has, not for every token it
+ * might reach. */
+ted_status ted_hypothesis_append(ted_hypothesis *h, int *room, int limit, int token,
+                                 float log_prob, ted_error *err);
+
+/* log_prob = the sum of log_probs (in double, in order); score = log_prob. */
+void ted_hypothesis_total(ted_hypothesis *h);
 
 /* One row of logits (target_vocab) as a strategy reads it: `log_probs`
  * (may be NULL) receives the model's log-softmax, `allowed` (may be NULL)
@@ -27,31 +32,27 @@ ted_status ted_hypothesis_copy(ted_hypothesis *h, const int *ids, const float *l
 void ted_next_token_scores(const ted_model *model, const float *logits, float *log_probs,
                            float *allowed);
 
-/* ---- rows that go on alone -------------------------------------------------
- * Greedy decoding and sampling: every row of the session decodes one output
- * and never looks at the others, so a step is: feed each row its token,
- * choose each row's next token, drop the rows that ended. */
-typedef struct ted_rows {
-    int *tokens;  /* (rows): the token each row feeds next */
-    int *owner;   /* (rows): the sentence or sample each row decodes */
-    int *keep;    /* (rows): the rows of the last step that go on, in order */
-} ted_rows;
+/* The token sentence i must take at position `length` (tokens it has so
+ * far), or -1. */
+int ted_batch_forced(const ted_batch *batch, int i, int length);
 
-/* Chooses the next token of each of the `active` rows from their logits
- * ((active, target_vocab)), and lists the rows that go on with
- * ted_rows_keep(); returns how many go on. */
-typedef int (*ted_choose_tokens)(void *state, const float *logits, int active);
+/* Checks the options against the model: the strategy's parameters, an
+ * n-best list that the strategy can give. */
+ted_status ted_check_decode_options(const ted_model *model, const ted_decode_options *options,
+                                    ted_error *err);
 
-/* Steps the session from `active` rows until none goes on, select()ing
- * after every step the rows that go on (unless they are all of them). */
-ted_status ted_decode_rows(ted_session *session, ted_rows *rows, int active,
-                           ted_choose_tokens choose, void *state, ted_error *err);
+/* ---- the strategies ted_decode() runs, once the batch is checked and
+ * encoded; `out` is zeroed and freed by ted_decode on failure. */
 
-/* Lists old row `row`, now decoding `owner` and feeding `token`, as the
- * `kept`-th row that goes on, unless `ended`; returns the rows kept. Reads
- * nothing of rows `kept` and later, so a choose() may read owner[row],
- * row >= kept, before it keeps the row. */
-int ted_rows_keep(ted_rows *rows, int kept, int row, int owner, int token, bool ended);
+/* Greedy decoding and sampling: rows that go on alone (model/independent.c). */
+ted_status ted_decode_independent(ted_session *session, const ted_batch *batch,
+                                  const ted_decode_options *options, ted_hypothesis *out,
+                                  ted_error *err);
+
+/* Beam search (model/beam.c). */
+ted_status ted_decode_beam(ted_session *session, const ted_batch *batch,
+                           const ted_decode_options *options, const ted_beam_trace *trace,
+                           ted_hypothesis *out, ted_error *err);
 
 /* ---- beam search ------------------------------------------------------------ */
 

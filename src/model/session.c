@@ -695,6 +695,11 @@ int ted_session_batch(const ted_session *s)
     return s->batch;
 }
 
+const ted_model *ted_session_model(const ted_session *s)
+{
+    return s->model;
+}
+
 int ted_session_position(const ted_session *s)
 {
     return s->caches[0].self.length;

@@ -1,7 +1,7 @@
 /* The explorer of ted serve (serve/explore.h): its page, built into the
  * program, and its JSON endpoints. The decoding is the library's and the
  * commands' own (cli/learn.h for greedy steps and the explanation,
- * ted_beam_search_traced for beam search); this file checks the
+ * ted_decode with a beam trace for beam search); this file checks the
  * requests and writes the answers. */
 #include "serve/explore.h"
 
@@ -216,7 +216,7 @@ typedef struct explore_request {
     int forced_count;
     int top_k;
     int beam;
-    ted_decoding_choice choice;  /* beam search's options */
+    frontend_choice choice;  /* beam search's options */
 } explore_request;
 
 enum { SOURCE_BYTES_MAX = 4096 };
@@ -697,29 +697,31 @@ static char *traced_beam_search(const explore_request *r, const int *ids, int le
                                 int *status)
 {
     const ted_model *model = r->model->model;
-    ted_decoding_choice choice = r->choice;
+    frontend_choice choice = r->choice;
     choice.beam_given = true;
     choice.beam = r->choice.beam_given ? r->choice.beam : 4;
     ted_translate_options options;
     ted_error err = {0};
-    if (ted_translate_choose_options(model, &choice, &serve_field_names, &options, &err))
+    if (frontend_choose_options(model, &choice, &serve_field_names, &options, &err))
         return error_answer(status, 400, "%s", err.message);
     int max_length = ted_max_target_length(model, length, 0);
     if (max_length > EXPLORE_MAX_STEPS)
         max_length = EXPLORE_MAX_STEPS;
-    const ted_beam_params *params = &options.beam;
+    const ted_beam_params *params = &options.decode.beam;
     beam_record record;
     ted_beam_trace trace = {record_step, &record};
     ted_session *session = NULL;
     ted_hypothesis best = {0};
     const int *sources[1] = {ids};
+    ted_batch batch = {.source_ids = sources, .source_lengths = &length,
+                       .max_lengths = &max_length, .count = 1};
+    options.decode.n_best = 1;
     ted_status s = new_record(&record, model, params->beam_size, max_length) ? TED_OK
                                                                              : TED_ERR_NOMEM;
     if (!s)
         s = ted_session_new(model, &session, &err);
     if (!s)
-        s = ted_beam_search_traced(session, sources, &length, &max_length, 1, params, 1, &trace,
-                                   &best, &err);
+        s = ted_decode(session, &batch, &options.decode, &trace, &best, &err);
     char *text = s == TED_ERR_NOMEM ? error_answer(status, 500, "out of memory")
                  : s                ? error_answer(status, 400, "%s", err.message)
                                     : answer(beam_json(r, params, &record, &best), status);

@@ -17,8 +17,8 @@ static bool is_blank(const serve_job *job, int i)
 /* Sentence i's n_best outputs: empty texts and hypotheses. */
 static ted_status fill_blank(serve_job *job, int i, ted_error *err)
 {
-    for (int k = 0; k < job->options.n_best; k++) {
-        ted_translation *t = &job->outputs[(size_t)i * job->options.n_best + k];
+    for (int k = 0; k < job->options.decode.n_best; k++) {
+        ted_translation *t = &job->outputs[(size_t)i * job->options.decode.n_best + k];
         if (!(t->text = ted_alloc(1, 1, "translation", err)))
             return TED_ERR_NOMEM;
     }
@@ -55,7 +55,7 @@ ted_status serve_job_new(const ted_model *model, const ted_translate_options *op
     job->options.first_index = 0;  /* sentence i samples from stream i */
     job->ids = ted_alloc(room, sizeof *job->ids, "job", err);
     job->lengths = ted_alloc(room, sizeof *job->lengths, "job", err);
-    job->outputs = ted_alloc(ted_mul_size(room, options->n_best), sizeof *job->outputs, "job",
+    job->outputs = ted_alloc(ted_mul_size(room, options->decode.n_best), sizeof *job->outputs, "job",
                              err);
     ted_status status = job->ids && job->lengths && job->outputs ? TED_OK : TED_ERR_NOMEM;
     if (!status)
@@ -77,7 +77,7 @@ void serve_job_free(serve_job *job)
     free(job->ids);
     free(job->lengths);
     if (job->outputs)
-        ted_translations_free(job->outputs, job->count * job->options.n_best);
+        ted_translations_free(job->outputs, job->count * job->options.decode.n_best);
     free(job->outputs);
     free(job);
 }
@@ -92,5 +92,5 @@ void serve_job_fail(serve_job *job, const ted_error *err)
 
 bool serve_job_pending(const serve_job *job, int i)
 {
-    return !job->outputs[(size_t)i * job->options.n_best].text;
+    return !job->outputs[(size_t)i * job->options.decode.n_best].text;
 }

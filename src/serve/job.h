@@ -11,7 +11,7 @@ typedef struct serve_job serve_job;
 
 struct serve_job {
     const ted_model *model;
-    ted_translate_options options;  /* checked (ted_translate_choose_options) */
+    ted_translate_options options;  /* checked (ted_translate_options_check) */
     int count;                      /* sentences */
     int **ids;                      /* (count): each sentence's source ids */
     int *lengths;                   /* (count) */

@@ -6,7 +6,9 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "model/decoding.h"
+#include "frontend/options.h"
+#include "model/choose.h"
+#include "serve/beam_worker.h"
 
 /* Sentence `index` of `job`, waiting to join the batch. */
 typedef struct waiting {
@@ -24,9 +26,10 @@ typedef struct decoding {
     int unfinished;     /* samples still decoding */
     bool first;         /* before its first step: its one row draws every sample */
     ted_rng rng;        /* sampling: stream `index` of the job's seed */
-    int *ids;           /* (samples, max_length) */
-    float *log_probs;   /* (samples, max_length) */
-    int *lengths;       /* (samples) */
+    ted_hypothesis *found;  /* (samples): each sample's tokens so far */
+    int *room;          /* (samples): the cells each holds */
+    ted_error failure;  /* status TED_OK, or why its samples stop: it fails once the
+                         * last of them leaves the batch */
 } decoding;
 
 /* Rows of the batch: row r decodes sample sample[r] of owner[r] and feeds
@@ -73,9 +76,10 @@ typedef struct batch {
     int *spare_keep;        /* (row_capacity) */
     unsigned char *kept;    /* (row_capacity): old rows seen in keep, for arrange() */
     row_key *order;         /* (row_capacity): the rows in the order they choose */
-    float *log_probs;       /* (vocab): a row's log-softmax */
-    float *allowed;         /* (vocab): its logits, banned tokens at -infinity */
-    ted_draw_scratch draw;  /* (vocab) each */
+    ted_choice *choices;    /* (row_capacity): in that order */
+    int *tokens;            /* (row_capacity): what the choices chose */
+    float *log_probs;       /* (row_capacity) */
+    ted_chooser chooser;
 } batch;
 
 struct serve_loop {
@@ -84,7 +88,6 @@ struct serve_loop {
     pthread_mutex_t lock;
     pthread_cond_t encode_work; /* a sentence arrived, a group or rows were freed, or stop */
     pthread_cond_t batch_work;  /* a group was encoded, or the encoding thread ended */
-    pthread_cond_t beam_work;   /* a beam search job arrived, or stop */
     waiting *queue;             /* (max_queue): a ring of sentences waiting to be encoded */
     int first, waiting;
     waiting *queue_taken;       /* (max_batch): the encoding thread's next sentences */
@@ -92,24 +95,26 @@ struct serve_loop {
     group *free_groups, *ready_first, *ready_last;
     int decoding_rows;          /* the batch's rows, as of its last step or join */
     int encoding_rows;          /* the rows of the groups being encoded or ready */
-    serve_job *beam_first, *beam_last;  /* beam search jobs, in order */
     int held;                   /* sentences submitted and not yet done */
     bool stopping, encoding_ended;
     batch batch;
-    pthread_t encoding, batching, beam;
+    serve_beam_worker beam;
+    pthread_t encoding, batching;
 };
 
 static int samples_of(const serve_job *job)
 {
-    return job->options.strategy == TED_DECODE_SAMPLE ? job->options.n_best : 1;
+    const ted_decode_options *o = &job->options.decode;
+    return o->strategy == TED_DECODE_SAMPLE ? o->n_best : 1;
 }
 
 /* `sentences` of `job` are done, translated or failed (`err`, or NULL):
  * the job is answered once all of its sentences are, by the thread that
  * finished the last one (the encoding, batching and beam search threads
  * may each finish sentences of one job). */
-static void sentences_done(serve_loop *l, serve_job *job, int sentences, const ted_error *err)
+static void sentences_done(void *loop, serve_job *job, int sentences, const ted_error *err)
 {
+    serve_loop *l = loop;
     pthread_mutex_lock(&l->lock);
     if (err)
         serve_job_fail(job, err);
@@ -125,9 +130,9 @@ static void sentences_done(serve_loop *l, serve_job *job, int sentences, const t
 
 static void free_decoding(decoding *d)
 {
-    free(d->ids);
-    free(d->log_probs);
-    free(d->lengths);
+    ted_hypotheses_free(d->found, d->samples);
+    free(d->found);
+    free(d->room);
     free(d);
 }
 
@@ -140,51 +145,35 @@ static decoding *new_decoding(const ted_model *m, waiting w, ted_error *err)
     *d = (decoding){.job = job, .index = w.index, .samples = samples_of(job), .first = true};
     d->max_length = ted_max_target_length(m, job->lengths[w.index], job->options.max_length);
     d->unfinished = d->samples;
-    d->rng = ted_rng_seed(job->options.sampling.seed,
+    d->rng = ted_rng_seed(job->options.decode.sampling.seed,
                           job->options.first_index + (uint64_t)w.index);
-    size_t cells = ted_mul_size(d->samples, d->max_length);
-    d->ids = ted_alloc(cells, sizeof(int), "sentence", err);
-    d->log_probs = ted_alloc(cells, sizeof(float), "sentence", err);
-    d->lengths = ted_alloc(d->samples, sizeof(int), "sentence", err);
-    if (!d->ids || !d->log_probs || !d->lengths) {
+    d->found = ted_alloc(d->samples, sizeof *d->found, "sentence", err);
+    d->room = ted_alloc(d->samples, sizeof *d->room, "sentence", err);
+    if (!d->found || !d->room) {
         free_decoding(d);
         return NULL;
     }
     return d;
 }
 
-/* Most likely first; on ties the earlier sample first, as
- * ted_sampling_decode orders them. */
-static void order_by_score(ted_translation *t, int n)
-{
-    for (int k = 1; k < n; k++)
-        for (int at = k; at > 0 && t[at].hypothesis.score > t[at - 1].hypothesis.score; at--) {
-            ted_translation swap = t[at];
-            t[at] = t[at - 1];
-            t[at - 1] = swap;
-        }
-}
-
-/* A sentence whose samples have all ended: its hypotheses become its
- * translations. */
+/* A sentence whose samples have all ended: its hypotheses, best first,
+ * become its translations. */
 static void finish(serve_loop *l, decoding *d)
 {
     serve_job *job = d->job;
     ted_translation *out = job->outputs + (size_t)d->index * d->samples;
     ted_error err = {0};
     ted_status s = TED_OK;
-    for (int k = 0; k < d->samples && !s; k++) {
-        size_t at = (size_t)k * d->max_length;
-        s = ted_hypothesis_copy(&out[k].hypothesis, d->ids + at, d->log_probs + at,
-                                d->lengths[k], 0.0, &err);
-        out[k].hypothesis.score = out[k].hypothesis.log_prob;
-    }
-    if (!s)
-        order_by_score(out, d->samples);
-    for (int k = 0; k < d->samples && !s; k++)
-        if (!(out[k].text = ted_decode_target(job->model, out[k].hypothesis.ids,
-                                              out[k].hypothesis.length)))
+    for (int k = 0; k < d->samples; k++)
+        ted_hypothesis_total(&d->found[k]);
+    ted_hypotheses_sort(d->found, d->samples);
+    for (int k = 0; k < d->samples; k++) {
+        out[k].hypothesis = d->found[k];
+        d->found[k] = (ted_hypothesis){0};
+        if (!s && !(out[k].text = ted_decode_target(job->model, out[k].hypothesis.ids,
+                                                    out[k].hypothesis.length)))
             s = ted_fail(&err, TED_ERR_NOMEM, "text[%d]: out of memory", d->index);
+    }
     free_decoding(d);
     sentences_done(l, job, 1, s ? &err : NULL);
 }
@@ -389,34 +378,54 @@ static void publish_rows(serve_loop *l, const batch *b)
     pthread_mutex_unlock(&l->lock);
 }
 
-/* Row r's next token (at its sentence's first step, the first token of
- * every sample): the best allowed one, or a draw. The samples that go on
- * are kept for the next step; returns how many are kept so far. */
-static int choose(serve_loop *l, batch *b, const float *logits, int r, int kept)
+/* The choice of each row, in b->order: the best allowed token, or a draw
+ * from its sentence's generator (at the sentence's first step, the first
+ * token of every sample). */
+static void plan_choices(batch *b)
 {
-    decoding *d = b->now.owner[r];
-    const ted_config *c = ted_model_config(b->model);
-    const ted_translate_options *o = &d->job->options;
-    int vocab = c->tgt_vocab_size;
-    bool log_probs = d->job->log_probs;
-    ted_next_token_scores(b->model, logits + (size_t)r * vocab, log_probs ? b->log_probs : NULL,
-                          b->allowed);
-    int from = d->first ? 0 : b->now.sample[r], to = d->first ? d->samples : from + 1;
+    int drawn = 0;
+    for (int k = 0; k < b->rows; k++) {
+        int r = b->order[k].row;
+        decoding *d = b->now.owner[r];
+        const ted_decode_options *o = &d->job->options.decode;
+        b->choices[k] = (ted_choice){
+            .row = r,
+            .draws = d->first ? d->samples : 1,
+            .forced = -1,
+            .sampling = o->strategy == TED_DECODE_SAMPLE ? &o->sampling : NULL,
+            .rng = &d->rng,
+            .tokens = b->tokens + drawn,
+            .log_probs = d->job->log_probs ? b->log_probs + drawn : NULL,
+        };
+        drawn += b->choices[k].draws;
+    }
+}
+
+/* Appends a choice's tokens to its samples. The samples that go on are
+ * kept for the next step; returns how many are kept so far. */
+static int take_tokens(serve_loop *l, batch *b, const ted_choice *ch, int kept)
+{
+    decoding *d = b->now.owner[ch->row];
+    int eos = ted_model_config(b->model)->eos_id;
+    int from = d->first ? 0 : b->now.sample[ch->row];
     d->first = false;
-    for (int j = from; j < to; j++) {
-        int token = o->strategy == TED_DECODE_SAMPLE
-                        ? ted_sample_token(b->allowed, vocab, &o->sampling, &d->rng, &b->draw)
-                        : ted_argmax(b->allowed, vocab);
-        size_t at = (size_t)j * d->max_length + d->lengths[j]++;
-        d->ids[at] = token;
-        d->log_probs[at] = log_probs ? b->log_probs[token] : 0.0f;
-        if (token != c->eos_id && d->lengths[j] < d->max_length) {
-            b->keep[kept] = r;
+    for (int k = 0; k < ch->draws; k++) {
+        int j = from + k, token = ch->tokens[k];
+        ted_hypothesis *h = &d->found[j];
+        float log_prob = ch->log_probs ? ch->log_probs[k] : 0.0f;
+        if (!d->failure.status)
+            ted_hypothesis_append(h, &d->room[j], d->max_length, token, log_prob, &d->failure);
+        if (!d->failure.status && token != eos && h->length < d->max_length) {
+            b->keep[kept] = ch->row;
             b->next.owner[kept] = d;
             b->next.sample[kept] = j;
             b->next.tokens[kept++] = token;
-        } else if (--d->unfinished == 0) {
-            finish(l, d);  /* j was its last sample still decoding */
+        } else if (--d->unfinished == 0) {  /* j was its last sample still decoding */
+            ted_error failure = d->failure;  /* d is freed */
+            if (failure.status)
+                fail_sentence(l, d, &failure);
+            else
+                finish(l, d);
             break;
         }
     }
@@ -489,8 +498,10 @@ static void step(serve_loop *l, batch *b)
     }
     int kept = 0;
     order_rows(b);
+    plan_choices(b);
+    ted_choose(&b->chooser, logits, b->choices, b->rows);
     for (int k = 0; k < b->rows; k++)
-        kept = choose(l, b, logits, b->order[k].row, kept);
+        kept = take_tokens(l, b, &b->choices[k], kept);
     arrange(b, kept);
     row_set swap = b->now;
     b->now = b->next;
@@ -524,58 +535,6 @@ static void *batching_main(void *arg)
     return NULL;
 }
 
-/* ---- the beam search thread ----------------------------------------------- */
-
-static serve_job *take_beam_job(serve_loop *l)
-{
-    pthread_mutex_lock(&l->lock);
-    while (!l->beam_first && !l->stopping)
-        pthread_cond_wait(&l->beam_work, &l->lock);
-    serve_job *job = l->beam_first;
-    if (job && !(l->beam_first = job->next))
-        l->beam_last = NULL;
-    pthread_mutex_unlock(&l->lock);
-    return job;
-}
-
-/* The job's sentences to decode, in order, through ted_translate_ids as
- * ted translate decodes its input. */
-static void run_beam_job(serve_loop *l, serve_job *job)
-{
-    int n = job->unfinished, n_best = job->options.n_best;
-    ted_error err = {0};
-    const int **ids = ted_alloc(n, sizeof *ids, "beam job", &err);
-    int *lengths = ted_alloc(n, sizeof *lengths, "beam job", &err);
-    int *sentence = ted_alloc(n, sizeof *sentence, "beam job", &err);
-    ted_translation *found = ted_alloc(ted_mul_size(n, n_best), sizeof *found, "beam job", &err);
-    ted_status s = ids && lengths && sentence && found ? TED_OK : TED_ERR_NOMEM;
-    for (int i = 0, k = 0; !s && i < job->count; i++)
-        if (serve_job_pending(job, i)) {
-            sentence[k] = i;
-            ids[k] = job->ids[i];
-            lengths[k++] = job->lengths[i];
-        }
-    if (!s)
-        s = ted_translate_ids(job->model, ids, lengths, n, &job->options, found, &err);
-    for (int k = 0; !s && k < n; k++)
-        for (int j = 0; j < n_best; j++)
-            job->outputs[(size_t)sentence[k] * n_best + j] = found[(size_t)k * n_best + j];
-    free(ids);
-    free(lengths);
-    free(sentence);
-    free(found);
-    sentences_done(l, job, n, s ? &err : NULL);
-}
-
-static void *beam_main(void *arg)
-{
-    serve_loop *l = arg;
-    serve_job *job;
-    while ((job = take_beam_job(l)))
-        run_beam_job(l, job);
-    return NULL;
-}
-
 /* ---- the loop --------------------------------------------------------------- */
 
 serve_admission serve_loop_submit(serve_loop *l, serve_job *job)
@@ -589,10 +548,8 @@ serve_admission serve_loop_submit(serve_loop *l, serve_job *job)
         admission = SERVE_ACCEPTED;
         l->held += sentences;
         job->next = NULL;
-        if (job->options.strategy == TED_DECODE_BEAM) {
-            *(l->beam_last ? &l->beam_last->next : &l->beam_first) = job;
-            l->beam_last = job;
-            pthread_cond_signal(&l->beam_work);
+        if (job->options.decode.strategy == TED_DECODE_BEAM) {
+            serve_beam_submit(&l->beam, job);
         } else {
             for (int i = 0; i < job->count; i++)
                 if (serve_job_pending(job, i))
@@ -611,8 +568,8 @@ static void free_batch(batch *b)
     free(b->next.owner), free(b->next.sample), free(b->next.tokens);
     free(b->spare.owner), free(b->spare.sample), free(b->spare.tokens);
     free(b->keep), free(b->spare_keep), free(b->kept), free(b->order);
-    free(b->log_probs), free(b->allowed);
-    free(b->draw.ids), free(b->draw.weights);
+    free(b->choices), free(b->tokens), free(b->log_probs);
+    ted_chooser_free(&b->chooser);
 }
 
 static ted_status new_rows(row_set *r, int capacity, ted_error *err)
@@ -626,8 +583,7 @@ static ted_status new_rows(row_set *r, int capacity, ted_error *err)
 /* Rows: a batch holds up to max_batch rows, or a lone sentence's samples. */
 static ted_status new_batch(batch *b, const ted_model *m, int max_batch, ted_error *err)
 {
-    int rows = max_batch > TED_N_BEST_MAX ? max_batch : TED_N_BEST_MAX;
-    int vocab = ted_model_config(m)->tgt_vocab_size;
+    int rows = max_batch > FRONTEND_N_BEST_MAX ? max_batch : FRONTEND_N_BEST_MAX;
     b->model = m;
     ted_status s = ted_session_new(m, &b->session, err);
     if (!s)
@@ -640,13 +596,14 @@ static ted_status new_batch(batch *b, const ted_model *m, int max_batch, ted_err
     b->spare_keep = ted_alloc(rows, sizeof *b->spare_keep, "batch rows", err);
     b->kept = ted_alloc(rows, sizeof *b->kept, "batch rows", err);
     b->order = ted_alloc(rows, sizeof *b->order, "batch rows", err);
-    b->log_probs = ted_alloc(vocab, sizeof(float), "batch rows", err);
-    b->allowed = ted_alloc(vocab, sizeof(float), "batch rows", err);
-    b->draw.ids = ted_alloc(vocab, sizeof(int), "batch rows", err);
-    b->draw.weights = ted_alloc(vocab, sizeof(double), "batch rows", err);
-    bool all = b->keep && b->spare_keep && b->kept && b->order && b->log_probs && b->allowed &&
-               b->draw.ids && b->draw.weights;
-    return s ? s : all ? TED_OK : TED_ERR_NOMEM;
+    b->choices = ted_alloc(rows, sizeof *b->choices, "batch rows", err);
+    b->tokens = ted_alloc(rows, sizeof *b->tokens, "batch rows", err);
+    b->log_probs = ted_alloc(rows, sizeof *b->log_probs, "batch rows", err);
+    bool all = b->keep && b->spare_keep && b->kept && b->order && b->choices && b->tokens &&
+               b->log_probs;
+    if (!s && !all)
+        s = TED_ERR_NOMEM;
+    return s ? s : ted_chooser_init(&b->chooser, m, true, err);
 }
 
 static void free_group(group *g)
@@ -687,29 +644,26 @@ static void free_loop(serve_loop *l)
     pthread_mutex_destroy(&l->lock);
     pthread_cond_destroy(&l->encode_work);
     pthread_cond_destroy(&l->batch_work);
-    pthread_cond_destroy(&l->beam_work);
     free(l);
 }
 
-/* Stops the threads started: the first `threads` of encoding, batching,
- * beam search. The encoding thread encodes what waits, the batching thread
- * decodes it, then both end. */
+/* Stops the threads started: the first `threads` of beam search,
+ * encoding, batching. The encoding thread encodes what waits, the batching
+ * thread decodes it, then both end. */
 static void join_threads(serve_loop *l, int threads)
 {
     pthread_mutex_lock(&l->lock);
     l->stopping = true;
-    if (threads < 1)
+    if (threads < 2)
         l->encoding_ended = true;
     pthread_cond_broadcast(&l->encode_work);
     pthread_cond_broadcast(&l->batch_work);
-    pthread_cond_broadcast(&l->beam_work);
     pthread_mutex_unlock(&l->lock);
-    if (threads > 0)
-        pthread_join(l->encoding, NULL);
+    serve_beam_stop(&l->beam);
     if (threads > 1)
-        pthread_join(l->batching, NULL);
+        pthread_join(l->encoding, NULL);
     if (threads > 2)
-        pthread_join(l->beam, NULL);
+        pthread_join(l->batching, NULL);
 }
 
 ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue,
@@ -723,17 +677,16 @@ ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue
     pthread_mutex_init(&l->lock, NULL);
     pthread_cond_init(&l->encode_work, NULL);
     pthread_cond_init(&l->batch_work, NULL);
-    pthread_cond_init(&l->beam_work, NULL);
     l->queue = ted_alloc(max_queue, sizeof *l->queue, "decoding queue", err);
     ted_status s = l->queue ? new_batch(&l->batch, model, max_batch, err) : TED_ERR_NOMEM;
     if (!s)
         s = new_groups(l, err);
     int threads = 0;
+    if (!s && !(s = serve_beam_start(&l->beam, &l->lock, sentences_done, l, err)))
+        threads++;
     if (!s && !pthread_create(&l->encoding, NULL, encoding_main, l))
         threads++;
-    if (!s && threads == 1 && !pthread_create(&l->batching, NULL, batching_main, l))
-        threads++;
-    if (!s && threads == 2 && !pthread_create(&l->beam, NULL, beam_main, l))
+    if (!s && threads == 2 && !pthread_create(&l->batching, NULL, batching_main, l))
         threads++;
     if (!s && threads < 3)
         s = ted_fail(err, TED_ERR_NOMEM, "cannot start the decoding threads");

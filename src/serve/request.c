@@ -13,7 +13,7 @@
 
 #include "io/config.h"
 
-const ted_option_names serve_field_names = {
+const frontend_option_names serve_field_names = {
     "beam",  "\"sample\": true", "length_penalty", "length_normalization", "temperature",
     "top_k", "top_p",            "seed",           "n_best",               "max_length",
 };
@@ -273,7 +273,7 @@ static cJSON *hypothesis_json(const ted_translation *t, bool scores)
 /* One text's answer: its translation, or the list of its hypotheses. */
 static cJSON *text_json(const serve_job *job, int i, bool lists, bool scores)
 {
-    int n_best = job->options.n_best;
+    int n_best = job->options.decode.n_best;
     const ted_translation *t = job->outputs + (size_t)i * n_best;
     if (!lists)
         return cJSON_CreateString(t->text);
@@ -288,7 +288,7 @@ static cJSON *text_json(const serve_job *job, int i, bool lists, bool scores)
 
 char *serve_answer(const serve_job *job, bool scores)
 {
-    bool lists = scores || job->options.n_best > 1;  /* as ted translate's n-best lines */
+    bool lists = scores || job->options.decode.n_best > 1;  /* as ted translate's n-best lines */
     cJSON *root = cJSON_CreateObject();
     cJSON *all = root ? cJSON_AddArrayToObject(root, "translations") : NULL;
     for (int i = 0; all && i < job->count; i++)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "frontend/options.h"
 #include "serve/job.h"
 
 typedef struct serve_request {
@@ -13,13 +14,13 @@ typedef struct serve_request {
     const char *model;         /* NULL: the first model served */
     const char **texts;        /* (count) */
     int count;
-    ted_decoding_choice choice;
+    frontend_choice choice;
     bool scores;
 } serve_request;
 
 /* How ted serve names the options in its messages: by their JSON fields
  * (sampling as "sample": true). */
-extern const ted_option_names serve_field_names;
+extern const frontend_option_names serve_field_names;
 
 /* Parses a body: a JSON object of known fields, each of its type. Returns
  * false with the reason in `message` (a 400 answer). */

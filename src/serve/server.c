@@ -222,14 +222,14 @@ static enum MHD_Result translate(request *r)
     const ted_model *model = c->models[m].model;
     ted_translate_options options;
     ted_error err = {0};
-    if (ted_translate_choose_options(model, &r->fields.choice, &serve_field_names, &options,
+    if (frontend_choose_options(model, &r->fields.choice, &serve_field_names, &options,
                                      &err) ||
         serve_job_new(model, &options, r->fields.texts, r->fields.count, &r->job, &err))
         return refuse(r,
                       err.status == TED_ERR_NOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR
                                                   : MHD_HTTP_BAD_REQUEST,
                       NULL, NULL, "%s", err.message);
-    r->job->log_probs = r->fields.scores || options.n_best > 1;
+    r->job->log_probs = r->fields.scores || options.decode.n_best > 1;
     if (r->job->unfinished == 0)
         return answer_job(r);
     return submit(r, r->server->loops[m]);

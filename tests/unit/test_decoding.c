@@ -21,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode.h"
 #include "float_check.h"
 #include "layer_fixtures.h"
+#include "model/choose.h"
 #include "model/decoding.h"
 #include "model_dir.h"
 #include "ted/ted.h"
@@ -408,7 +410,7 @@ static void free_lines(char **lines, int n)
 static ted_translation *translate(const ted_model *model, char **lines, int n,
                                   const ted_translate_options *o)
 {
-    ted_translation *out = calloc((size_t)n * o->n_best, sizeof *out);
+    ted_translation *out = calloc((size_t)n * o->decode.n_best, sizeof *out);
     cr_assert_not_null(out);
     ted_error err = {0};
     cr_assert_eq(ted_translate_n_best(model, (const char *const *)lines, n, o, out, NULL, &err),
@@ -446,11 +448,11 @@ Test(decoding, top_k_1_sampling_is_greedy, .timeout = 120)
     ted_translate_options greedy = ted_translate_default_options();
     ted_translation *want = translate(model, lines, TOY_SENTENCES, &greedy);
     ted_translate_options o = ted_translate_default_options();
-    o.strategy = TED_DECODE_SAMPLE;
-    o.sampling.top_k = 1;
+    o.decode.strategy = TED_DECODE_SAMPLE;
+    o.decode.sampling.top_k = 1;
     for (int t = 0; t < 2; t++) {
-        o.sampling.temperature = t == 0 ? 1.0f : 5.0f;
-        o.sampling.seed = 99 + t;
+        o.decode.sampling.temperature = t == 0 ? 1.0f : 5.0f;
+        o.decode.sampling.seed = 99 + t;
         ted_translation *got = translate(model, lines, TOY_SENTENCES, &o);
         for (int i = 0; i < TOY_SENTENCES; i++) {
             cr_assert(same_hypothesis(&got[i].hypothesis, &want[i].hypothesis),
@@ -483,9 +485,9 @@ Test(decoding, a_seed_repeats_whatever_the_batch, .timeout = 120)
     ted_model *model = load(TOY_DIR);
     char **lines = read_lines(TOY_TEST, TOY_SENTENCES);
     ted_translate_options o = ted_translate_default_options();
-    o.strategy = TED_DECODE_SAMPLE;
-    o.sampling.temperature = 2.0f;  /* so that samples differ from greedy */
-    o.sampling.seed = 1234;
+    o.decode.strategy = TED_DECODE_SAMPLE;
+    o.decode.sampling.temperature = 2.0f;  /* so that samples differ from greedy */
+    o.decode.sampling.seed = 1234;
     ted_translation *a = translate(model, lines, TOY_SENTENCES, &o);
     ted_translation *b = translate(model, lines, TOY_SENTENCES, &o);
     cr_assert_eq(count_different(a, b, TOY_SENTENCES), 0, "the same seed gave other samples");
@@ -503,7 +505,7 @@ Test(decoding, a_seed_repeats_whatever_the_batch, .timeout = 120)
 
     o.first_index = 0;
     o.batch_size = 32;
-    o.sampling.seed = 1235;
+    o.decode.sampling.seed = 1235;
     ted_translation *other = translate(model, lines, TOY_SENTENCES, &o);
     int different = count_different(a, other, TOY_SENTENCES);
     cr_assert_gt(different, TOY_SENTENCES / 4, "another seed changed only %d sentences",
@@ -537,8 +539,7 @@ Test(decoding, sampled_first_tokens_follow_the_softmax, .timeout = 120)
         int max_length = 1;
         ted_hypothesis *h = calloc(DRAWS, sizeof *h);
         cr_assert_not_null(h);
-        cr_assert_eq(ted_sampling_decode(s, tiny_sources, tiny_source_lengths, &max_length, 1,
-                                         &params, NULL, DRAWS, h, &err),
+        cr_assert_eq(decode_sampling(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &params, DRAWS, h, &err),
                      TED_OK, "%s", err.message);
         long counts[TINY_TGT_VOCAB] = {0};
         for (int i = 0; i < DRAWS; i++) {
@@ -586,28 +587,23 @@ Test(decoding, bad_sampling_parameters_are_refused)
     ted_error err = {0};
     ted_sampling_params p = ted_sampling_default_params();
     p.temperature = 0.0f;
-    cr_assert_eq(ted_sampling_decode(s, tiny_sources, tiny_source_lengths, &max_length, 1, &p,
-                                     NULL, 1, h, &err),
+    cr_assert_eq(decode_sampling(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &p, 1, h, &err),
                  TED_ERR_ARGUMENT);
     cr_assert(strstr(err.message, "temperature"), "%s", err.message);
     p = ted_sampling_default_params();
     p.top_p = 1.5f;
-    cr_assert_eq(ted_sampling_decode(s, tiny_sources, tiny_source_lengths, &max_length, 1, &p,
-                                     NULL, 1, h, &err),
+    cr_assert_eq(decode_sampling(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &p, 1, h, &err),
                  TED_ERR_ARGUMENT);
     cr_assert(strstr(err.message, "top_p"), "%s", err.message);
     p = ted_sampling_default_params();
     p.top_k = -1;
-    cr_assert_eq(ted_sampling_decode(s, tiny_sources, tiny_source_lengths, &max_length, 1, &p,
-                                     NULL, 1, h, &err),
+    cr_assert_eq(decode_sampling(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &p, 1, h, &err),
                  TED_ERR_ARGUMENT);
     p = ted_sampling_default_params();
-    cr_assert_eq(ted_sampling_decode(s, tiny_sources, tiny_source_lengths, &max_length, 1, &p,
-                                     NULL, 0, h, &err),
+    cr_assert_eq(decode_sampling(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &p, 0, h, &err),
                  TED_ERR_ARGUMENT);
     max_length = 0;
-    cr_assert_eq(ted_sampling_decode(s, tiny_sources, tiny_source_lengths, &max_length, 1, &p,
-                                     NULL, 1, h, &err),
+    cr_assert_eq(decode_sampling(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &p, 1, h, &err),
                  TED_ERR_ARGUMENT);
     ted_session_free(s);
     ted_model_free(model);
@@ -621,9 +617,9 @@ Test(decoding, beam_1_without_length_penalty_is_greedy, .timeout = 120)
     char **lines = read_lines(TOY_TEST, TOY_SENTENCES);
     ted_translate_options o = ted_translate_default_options();
     ted_translation *want = translate(model, lines, TOY_SENTENCES, &o);
-    o.strategy = TED_DECODE_BEAM;
-    o.beam.beam_size = 1;
-    o.beam.length_penalty = 0.0f;
+    o.decode.strategy = TED_DECODE_BEAM;
+    o.decode.beam.beam_size = 1;
+    o.decode.beam.length_penalty = 0.0f;
     ted_translation *got = translate(model, lines, TOY_SENTENCES, &o);
     for (int i = 0; i < TOY_SENTENCES; i++) {
         cr_assert(same_hypothesis(&got[i].hypothesis, &want[i].hypothesis),
@@ -645,8 +641,7 @@ Test(decoding, beam_1_without_length_penalty_is_greedy, .timeout = 120)
     ted_beam_params params = {.beam_size = 1, .length_penalty = 0.0f};
     ted_hypothesis h[2];
     ted_error err = {0};
-    cr_assert_eq(ted_beam_search(s, tiny_sources, tiny_source_lengths, max_lengths, 2, &params,
-                                 1, h, &err),
+    cr_assert_eq(decode_beam(s, BATCH(tiny_sources, tiny_source_lengths, max_lengths, 2), &params, 1, NULL, h, &err),
                  TED_OK, "%s", err.message);
     for (int b = 0; b < 2; b++) {
         cr_assert_eq(h[b].length, max_lengths[b]);
@@ -664,9 +659,9 @@ Test(decoding, n_best_lists_are_ordered_and_distinct, .timeout = 120)
     enum { N = 40, BEST = 4 };
     char **lines = read_lines(TOY_TEST, N);
     ted_translate_options o = ted_translate_default_options();
-    o.strategy = TED_DECODE_BEAM;
-    o.beam.beam_size = 5;
-    o.n_best = BEST;
+    o.decode.strategy = TED_DECODE_BEAM;
+    o.decode.beam.beam_size = 5;
+    o.decode.n_best = BEST;
     ted_translation *t = translate(model, lines, N, &o);
     for (int i = 0; i < N; i++) {
         for (int k = 0; k < BEST; k++) {
@@ -676,7 +671,7 @@ Test(decoding, n_best_lists_are_ordered_and_distinct, .timeout = 120)
             for (int j = 0; j < h->length; j++)
                 sum += h->log_probs[j];
             cr_assert_float_eq(h->log_prob, sum, 1e-6);
-            double penalty = pow((5.0 + h->length) / 6.0, o.beam.length_penalty);
+            double penalty = pow((5.0 + h->length) / 6.0, o.decode.beam.length_penalty);
             cr_assert_float_eq(h->score, h->log_prob / penalty, 1e-9);
             if (k > 0) {
                 const ted_hypothesis *prev = &t[i * BEST + k - 1].hypothesis;
@@ -713,16 +708,14 @@ Test(decoding, bad_beam_parameters_are_refused)
         {{2, 0.6f, (ted_length_normalization)2}, 1, "length normalization 2 is neither"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        cr_assert_eq(ted_beam_search(s, tiny_sources, tiny_source_lengths, &max_length, 1,
-                                     &bad[k].params, bad[k].n_best, h, &err),
+        cr_assert_eq(decode_beam(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &bad[k].params, bad[k].n_best, NULL, h, &err),
                      TED_ERR_ARGUMENT);
         cr_assert(strstr(err.message, bad[k].says), "\"%s\" does not say \"%s\"", err.message,
                   bad[k].says);
     }
     /* the largest beam works */
     ted_beam_params widest = {TINY_TGT_VOCAB - 1, 0.6f, TED_LENGTH_POWER};
-    cr_assert_eq(ted_beam_search(s, tiny_sources, tiny_source_lengths, &max_length, 1, &widest,
-                                 TINY_TGT_VOCAB - 1, h, &err),
+    cr_assert_eq(decode_beam(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &widest, TINY_TGT_VOCAB - 1, NULL, h, &err),
                  TED_OK, "%s", err.message);
     ted_hypotheses_free(h, TINY_TGT_VOCAB - 1);
     ted_session_free(s);
@@ -736,22 +729,22 @@ Test(decoding, translate_options_are_checked)
     char *out = NULL;
     ted_error err = {0};
     ted_translate_options o = ted_translate_default_options();
-    o.n_best = 2;
+    o.decode.n_best = 2;
     cr_assert_eq(ted_translate(model, &source, 1, &o, &out, NULL, &err), TED_ERR_ARGUMENT);
     cr_assert(strstr(err.message, "greedy"), "%s", err.message);
     o = ted_translate_default_options();
-    o.strategy = (ted_decoding_strategy)7;
+    o.decode.strategy = (ted_decoding_strategy)7;
     cr_assert_eq(ted_translate(model, &source, 1, &o, &out, NULL, &err), TED_ERR_ARGUMENT);
 
     /* the tiny model's config names no strategy: greedy, the documented defaults */
     o = ted_translate_model_options(model);
-    cr_assert_eq(o.strategy, TED_DECODE_GREEDY);
-    cr_assert_eq(o.n_best, 1);
+    cr_assert_eq(o.decode.strategy, TED_DECODE_GREEDY);
+    cr_assert_eq(o.decode.n_best, 1);
     cr_assert_eq(o.batch_size, 32);
-    cr_assert_float_eq(o.beam.length_penalty, 0.6f, 0.0);
-    cr_assert_float_eq(o.sampling.temperature, 1.0f, 0.0);
-    cr_assert_eq(o.sampling.top_k, 0);
-    cr_assert_float_eq(o.sampling.top_p, 1.0f, 0.0);
+    cr_assert_float_eq(o.decode.beam.length_penalty, 0.6f, 0.0);
+    cr_assert_float_eq(o.decode.sampling.temperature, 1.0f, 0.0);
+    cr_assert_eq(o.decode.sampling.top_k, 0);
+    cr_assert_float_eq(o.decode.sampling.top_p, 1.0f, 0.0);
     ted_beam_params b = ted_beam_default_params();
     cr_assert(b.beam_size == 4 && b.length_penalty == 0.6f);
     ted_model_free(model);
@@ -841,8 +834,7 @@ static void beam_by_hand(const char *dir, ted_beam_params params, int max_length
     ted_model *model = load(dir);
     ted_session *s = new_session(model);
     ted_error err = {0};
-    cr_assert_eq(ted_beam_search(s, tiny_sources, tiny_source_lengths, &max_length, 1, &params,
-                                 n_best, h, &err),
+    cr_assert_eq(decode_beam(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &params, n_best, NULL, h, &err),
                  TED_OK, "%s", err.message);
     ted_session_free(s);
     ted_model_free(model);
@@ -995,8 +987,7 @@ Test(decoding, the_beam_trace_reports_every_candidate_by_hand)
     ted_hypothesis h[2], untraced[2];
     ted_error err = {0};
     int max_length = 6;
-    cr_assert_eq(ted_beam_search_traced(s, tiny_sources, tiny_source_lengths, &max_length, 1,
-                                        &params, 2, &trace, h, &err),
+    cr_assert_eq(decode_beam(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &params, 2, &trace, h, &err),
                  TED_OK, "%s", err.message);
     double a = log(0.5), eos = log(0.25), b = log(0.15);
     cr_assert_eq(t.count, 2, "%d steps traced", t.count);
@@ -1012,8 +1003,7 @@ Test(decoding, the_beam_trace_reports_every_candidate_by_hand)
     expect_candidate(&t.candidates[1][3], 1, A, b + a, b + a, TED_BEAM_PRUNED, "B A");
     expect_candidate(&t.candidates[1][4], 1, EOS, b + eos, b + eos, TED_BEAM_PRUNED, "B EOS");
     expect_candidate(&t.candidates[1][5], 1, B, 2 * b, 2 * b, TED_BEAM_PRUNED, "B B");
-    cr_assert_eq(ted_beam_search(s, tiny_sources, tiny_source_lengths, &max_length, 1, &params, 2,
-                                 untraced, &err),
+    cr_assert_eq(decode_beam(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &params, 2, NULL, untraced, &err),
                  TED_OK, "%s", err.message);
     for (int k = 0; k < 2; k++) {
         cr_assert_eq(h[k].length, untraced[k].length);
@@ -1025,4 +1015,166 @@ Test(decoding, the_beam_trace_reports_every_candidate_by_hand)
     ted_session_free(s);
     ted_model_free(model);
     remove_model_dir(&dir);
+}
+
+/* ---- the chooser --------------------------------------------------------------- */
+
+enum { CHOICE_ROWS = 9 };
+
+/* Rows of the toy model's vocabulary, row r largest at a place of its own. */
+static float *choice_logits(int vocab)
+{
+    float *x = malloc(sizeof(float) * CHOICE_ROWS * vocab);
+    cr_assert(x);
+    for (int r = 0; r < CHOICE_ROWS; r++) {
+        for (int i = 0; i < vocab; i++)
+            x[r * vocab + i] = (float)((i * 13 + r * 7) % 29) * 0.25f;
+        x[r * vocab + (57 * r + 5) % vocab] = 10.0f + (float)r;
+    }
+    return x;
+}
+
+static void choose_all(const ted_model *model, const float *logits, ted_rng *rngs,
+                       const ted_sampling_params *sampling, int *tokens)
+{
+    ted_chooser c;
+    ted_error err = {0};
+    cr_assert_eq(ted_chooser_init(&c, model, sampling != NULL, &err), TED_OK, "%s",
+                 err.message);
+    ted_choice choices[CHOICE_ROWS];
+    for (int r = 0; r < CHOICE_ROWS; r++)  /* rows 0-2 share a generator, 3-8 another */
+        choices[r] = (ted_choice){.row = r, .draws = 1, .forced = -1, .sampling = sampling,
+                                  .rng = &rngs[r < 3 ? 0 : 1], .tokens = &tokens[r]};
+    ted_choose(&c, logits, choices, CHOICE_ROWS);
+    ted_chooser_free(&c);
+}
+
+/* Greedy choices spread over two threads are each row's largest logit;
+ * draws that share a generator are made in row order, so a thread count
+ * changes no draw. */
+Test(decoding, choices_over_the_pool_are_each_rows_own)
+{
+    ted_model *model = load(TOY_DIR);
+    int vocab = ted_model_config(model)->tgt_vocab_size;
+    float *logits = choice_logits(vocab);
+    int best[CHOICE_ROWS], drawn[2][CHOICE_ROWS];
+    ted_sampling_params hot = ted_sampling_default_params();
+    hot.temperature = 8.0f;
+    for (int threads = 1; threads <= 2; threads++) {
+        ted_set_threads(threads);
+        ted_rng rngs[2] = {ted_rng_seed(7, 0), ted_rng_seed(7, 1)};
+        choose_all(model, logits, rngs, NULL, best);
+        for (int r = 0; r < CHOICE_ROWS; r++)
+            cr_assert_eq(best[r], (57 * r + 5) % vocab, "%d threads, row %d: %d", threads, r,
+                         best[r]);
+        choose_all(model, logits, rngs, &hot, drawn[threads - 1]);
+    }
+    ted_set_threads(1);
+    /* the rows of one generator draw in order: as one thread drawing them */
+    ted_rng rngs[2] = {ted_rng_seed(7, 0), ted_rng_seed(7, 1)};
+    ted_draw_scratch draw = {malloc(sizeof(int) * vocab), malloc(sizeof(double) * vocab)};
+    for (int r = 0; r < CHOICE_ROWS; r++) {
+        float allowed[vocab];
+        memcpy(allowed, logits + r * vocab, sizeof allowed);
+        ted_ban_tokens(model, allowed);
+        int want = ted_sample_token(allowed, vocab, &hot, &rngs[r < 3 ? 0 : 1], &draw);
+        for (int t = 0; t < 2; t++)
+            cr_assert_eq(drawn[t][r], want, "%d threads, row %d: drew %d, in order %d", t + 1,
+                         r, drawn[t][r], want);
+    }
+    free(draw.ids);
+    free(draw.weights);
+    free(logits);
+    ted_model_free(model);
+}
+
+/* ---- target prefixes ------------------------------------------------------------ */
+
+/* Greedy decoding step by step through the session API, feeding `first`
+ * after BOS: the reference a forced prefix must give. `log_prob0`: the
+ * log-softmax of the first step's logits at `first`, in double. */
+static int greedy_after(ted_session *s, const ted_model *model, const int *source, int length,
+                        int first, int max_length, int *ids, double *log_prob0)
+{
+    const ted_config *c = ted_model_config(model);
+    ted_error err = {0};
+    cr_assert_eq(ted_session_encode(s, &source, &length, 1, max_length, &err), TED_OK, "%s",
+                 err.message);
+    int token = c->bos_id, n = 0;
+    while (n < max_length) {
+        const float *logits;
+        cr_assert_eq(ted_session_step(s, &token, &logits, &err), TED_OK, "%s", err.message);
+        if (n == 0) {
+            double max = logits[0], sum = 0.0;
+            for (int v = 1; v < c->tgt_vocab_size; v++)
+                max = logits[v] > max ? logits[v] : max;
+            for (int v = 0; v < c->tgt_vocab_size; v++)
+                sum += exp(logits[v] - max);
+            *log_prob0 = logits[first] - max - log(sum);
+        }
+        token = n == 0 ? first : ted_argmax(logits, c->tgt_vocab_size);
+        ids[n++] = token;
+        if (token == c->eos_id)
+            break;
+    }
+    return n;
+}
+
+Test(decoding, a_target_prefix_is_forced_then_decoding_goes_on, .timeout = 60)
+{
+    ted_model *model = load(TOY_DIR);
+    ted_session *s = new_session(model);
+    ted_error err = {0};
+    int *source = NULL, length = 0;
+    cr_assert_eq(ted_encode_source(model, "the small cat sees the black dog .", &source, &length,
+                                   NULL, &err),
+                 TED_OK, "%s", err.message);
+    int max_length = ted_max_target_length(model, length, 0);
+    int forced = ted_target_id(model, "un");
+    cr_assert_geq(forced, 0);
+    int want[max_length];
+    double want_log_prob0;
+    int n = greedy_after(s, model, source, length, forced, max_length, want, &want_log_prob0);
+
+    const int *sources[1] = {source}, *prefixes[1] = {&forced};
+    int one = 1;
+    ted_batch batch = {.source_ids = sources, .source_lengths = &length,
+                       .max_lengths = &max_length, .prefix_ids = prefixes,
+                       .prefix_lengths = &one, .count = 1};
+    ted_hypothesis h[4];
+    cr_assert_eq(decode_greedy(s, &batch, h, &err), TED_OK, "%s", err.message);
+    cr_assert_eq(h[0].length, n, "greedy after the prefix: %d tokens, step by step %d",
+                 h[0].length, n);
+    for (int t = 0; t < n; t++)
+        cr_assert_eq(h[0].ids[t], want[t], "token %d: %d, step by step %d", t, h[0].ids[t],
+                     want[t]);
+    cr_assert_float_eq(h[0].log_probs[0], want_log_prob0, 1e-5);
+    ted_hypotheses_free(h, 1);
+
+    ted_beam_params beam = ted_beam_default_params();
+    cr_assert_eq(decode_beam(s, &batch, &beam, 4, NULL, h, &err), TED_OK, "%s", err.message);
+    for (int k = 0; k < 4; k++)
+        cr_assert_eq(h[k].ids[0], forced, "beam hypothesis %d starts with %d", k, h[k].ids[0]);
+    ted_hypotheses_free(h, 4);
+
+    ted_sampling_params hot = ted_sampling_default_params();
+    hot.temperature = 3.0f;
+    cr_assert_eq(decode_sampling(s, &batch, &hot, 4, h, &err), TED_OK, "%s", err.message);
+    for (int k = 0; k < 4; k++) {
+        cr_assert_eq(h[k].ids[0], forced, "sample %d starts with %d", k, h[k].ids[0]);
+        cr_assert_float_eq(h[k].log_probs[0], want_log_prob0, 1e-5);
+    }
+    ted_hypotheses_free(h, 4);
+
+    int outside = ted_model_config(model)->tgt_vocab_size, *bad[1] = {&outside};
+    batch.prefix_ids = (const int *const *)bad;
+    cr_assert_eq(decode_greedy(s, &batch, h, &err), TED_ERR_ARGUMENT);
+    cr_assert(strstr(err.message, "prefix token"), "%s", err.message);
+    batch.prefix_ids = prefixes;
+    int too_long = max_length + 1;
+    batch.prefix_lengths = &too_long;
+    cr_assert_eq(decode_greedy(s, &batch, h, &err), TED_ERR_ARGUMENT);
+    free(source);
+    ted_session_free(s);
+    ted_model_free(model);
 }

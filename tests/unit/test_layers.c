@@ -384,22 +384,3 @@ Test(layers, argmax_first_of_ties_skipping_nan)
     cr_assert_eq(ted_argmax(x, 40), 39);
 }
 
-/* Rows spread over two threads: each row's maximum, placed by hand at a
- * different index (in one row twice, the first wins). */
-Test(layers, argmax_rows_on_the_pool)
-{
-    enum { ROWS = 9, N = 517 };
-    static float x[ROWS * N];
-    int ids[ROWS];
-    for (int r = 0; r < ROWS; r++) {
-        for (int i = 0; i < N; i++)
-            x[r * N + i] = (float)((i * 13 + r * 7) % 29);
-        x[r * N + 57 * r] = 100.0f + (float)r;
-    }
-    x[4 * N + 500] = 104.0f;
-    ted_set_threads(2);
-    ted_argmax_rows(x, ROWS, N, ids);
-    ted_set_threads(1);
-    for (int r = 0; r < ROWS; r++)
-        cr_assert_eq(ids[r], 57 * r, "row %d: %d", r, ids[r]);
-}

@@ -9,6 +9,8 @@
  * ted's own batch-1 and batched results and for attention rows' sums. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
+
+#include "decode.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -973,7 +975,8 @@ Test(session, append_errors)
 static void check_greedy(const tiny_model *m, ted_model *model, const int *which, int batch)
 {
     const int *ids[2];
-    int lengths[2], max_lengths[2], *outputs[2], output_lengths[2];
+    int lengths[2], max_lengths[2];
+    ted_hypothesis h[2];
     for (int b = 0; b < batch; b++) {
         ids[b] = sources[which[b]];
         lengths[b] = source_lengths[which[b]];
@@ -983,21 +986,20 @@ static void check_greedy(const tiny_model *m, ted_model *model, const int *which
     }
     ted_session *s = new_session(model);
     ted_error err = {0};
-    ted_status status =
-        ted_greedy_decode(s, ids, lengths, max_lengths, batch, outputs, output_lengths, &err);
+    ted_status status = decode_greedy(s, BATCH(ids, lengths, max_lengths, batch), h, &err);
     cr_assert_eq(status, TED_OK, "greedy: %s", err.message);
     for (int b = 0; b < batch; b++) {
         int sentence = which[b];
         int n = m->greedy_length[sentence];
-        cr_assert_eq(output_lengths[b], n,
+        cr_assert_eq(h[b].length, n,
                      "%s: greedy batch %d row %d (sentence %d): %d ids, the tutorial %d",
-                     m->dir, batch, b, sentence, output_lengths[b], n);
+                     m->dir, batch, b, sentence, h[b].length, n);
         for (int i = 0; i < n; i++)
-            cr_assert_eq(outputs[b][i], m->greedy[sentence][i],
+            cr_assert_eq(h[b].ids[i], m->greedy[sentence][i],
                          "%s: greedy batch %d row %d (sentence %d) id %d: %d, the tutorial %d",
-                         m->dir, batch, b, sentence, i, outputs[b][i], m->greedy[sentence][i]);
-        free(outputs[b]);
+                         m->dir, batch, b, sentence, i, h[b].ids[i], m->greedy[sentence][i]);
     }
+    ted_hypotheses_free(h, batch);
     ted_session_free(s);
 }
 
@@ -1058,7 +1060,7 @@ Test(session, banned_tokens_are_never_generated, .timeout = 60)
     cr_assert_eq(ted_session_new(model, &session, &err), TED_OK, "%s", err.message);
     const int *lengths = source_lengths, max_lengths[2] = {12, 12};
     ted_hypothesis h[2 * 40];
-    cr_assert_eq(ted_greedy_search(session, sources, lengths, max_lengths, 2, h, &err), TED_OK,
+    cr_assert_eq(decode_greedy(session, BATCH(sources, lengths, max_lengths, 2), h, &err), TED_OK,
                  "%s", err.message);
     cr_assert_eq(h[0].ids[0], second);
     double max = tiny_logits0[first], sum = 0.0;
@@ -1071,14 +1073,12 @@ Test(session, banned_tokens_are_never_generated, .timeout = 60)
     ted_hypotheses_free(h, 2);
     ted_beam_params beam = {4, 0.6f, TED_LENGTH_GNMT};
     for (int n = 0; n < 2; n++, beam.length_normalization = TED_LENGTH_POWER) {
-        cr_assert_eq(ted_beam_search(session, sources, lengths, max_lengths, 2, &beam, 4, h,
-                                     &err), TED_OK, "%s", err.message);
+        cr_assert_eq(decode_beam(session, BATCH(sources, lengths, max_lengths, 2), &beam, 4, NULL, h, &err), TED_OK, "%s", err.message);
         cr_assert(!produces(h, 2 * 4, first), "beam search");
         ted_hypotheses_free(h, 2 * 4);
     }
     ted_sampling_params hot = {.temperature = 3.0f, .top_k = 0, .top_p = 1.0f, .seed = 5};
-    cr_assert_eq(ted_sampling_decode(session, sources, lengths, max_lengths, 2, &hot, NULL, 40,
-                                     h, &err), TED_OK, "%s", err.message);
+    cr_assert_eq(decode_sampling(session, BATCH(sources, lengths, max_lengths, 2), &hot, 40, h, &err), TED_OK, "%s", err.message);
     cr_assert(!produces(h, 2 * 40, first), "sampling");
     ted_hypotheses_free(h, 2 * 40);
     float row[VOCAB];

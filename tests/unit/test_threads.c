@@ -57,14 +57,14 @@ static ted_translate_options strategy_options(int strategy)
     ted_translate_options o = ted_translate_default_options();
     o.batch_size = 5;  /* several batches of mixed lengths */
     if (strategy == 1) {
-        o.strategy = TED_DECODE_BEAM;
-        o.beam.beam_size = 3;
-        o.n_best = N_BEST;
+        o.decode.strategy = TED_DECODE_BEAM;
+        o.decode.beam.beam_size = 3;
+        o.decode.n_best = N_BEST;
     } else if (strategy == 2) {
-        o.strategy = TED_DECODE_SAMPLE;
-        o.sampling.seed = 20240611;
-        o.sampling.top_k = 10;
-        o.n_best = N_BEST;
+        o.decode.strategy = TED_DECODE_SAMPLE;
+        o.decode.sampling.seed = 20240611;
+        o.decode.sampling.top_k = 10;
+        o.decode.n_best = N_BEST;
     }
     return o;
 }
@@ -104,9 +104,18 @@ static ted_status greedy_one(ted_session *session, int sentence, int **ids, int 
         return s;
     const int *sources[1] = {source};
     int max_length = ted_max_target_length(model, source_length, 0);
-    s = ted_greedy_decode(session, sources, &source_length, &max_length, 1, ids, length, err);
+    ted_batch batch = {.source_ids = sources, .source_lengths = &source_length,
+                       .max_lengths = &max_length, .count = 1};
+    ted_decode_options greedy = {.strategy = TED_DECODE_GREEDY, .n_best = 1};
+    ted_hypothesis h;
+    s = ted_decode(session, &batch, &greedy, NULL, &h, err);
     free(source);
-    return s;
+    if (s)
+        return s;
+    *ids = h.ids;
+    *length = h.length;
+    free(h.log_probs);
+    return TED_OK;
 }
 
 static void load_and_compute_reference(int pool_threads)
