@@ -12,7 +12,7 @@
 # check (Universal Ctags missing: scripts/install-deps.sh --test installs it).
 #   scripts/check-structure.sh         from anywhere inside the repository
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 
 MAX_LINES=60
 MAX_PARAMS=7
@@ -147,17 +147,19 @@ report_cycles() {  # $1: what the nodes are; stdin: "FROM TO" pairs
         /^tsort: / { sub(/^tsort: /, ""); line = line " " $0; n++ }
         END { if (n) print line }'
 }
-awk '$3 !~ /^\?/ {
-        split($1, a, "/"); split($3, b, "/")
-        if (a[1] == "src" && b[1] == "src" && a[2] != b[2]) print a[2], b[2]
-    }' "$tmp" | sort -u | report_cycles "directories" >>"$out"
-awk '$3 !~ /^\?/ && $1 !~ /\.h$/ {
-        from = $1; to = $3
-        sub(/\.[a-z]+$/, "", from); sub(/\.[a-z]+$/, "", to)
-        if (from != to) print from, to
-    }' "$tmp" | sort -u | report_cycles "modules" >>"$out"
-awk '$3 !~ /^\?/ && $1 ~ /\.h$/ { print $1, $3 }' "$tmp" | sort -u |
-    report_cycles "headers" >>"$out"
+{
+    awk '$3 !~ /^\?/ {
+            split($1, a, "/"); split($3, b, "/")
+            if (a[1] == "src" && b[1] == "src" && a[2] != b[2]) print a[2], b[2]
+        }' "$tmp" | sort -u | report_cycles "directories"
+    awk '$3 !~ /^\?/ && $1 !~ /\.h$/ {
+            from = $1; to = $3
+            sub(/\.[a-z]+$/, "", from); sub(/\.[a-z]+$/, "", to)
+            if (from != to) print from, to
+        }' "$tmp" | sort -u | report_cycles "modules"
+    awk '$3 !~ /^\?/ && $1 ~ /\.h$/ { print $1, $3 }' "$tmp" | sort -u |
+        report_cycles "headers"
+} >>"$out"
 
 if [ -s "$out" ]; then
     cat "$out"
