@@ -83,7 +83,7 @@ ctags --fields=+neS --kinds-C=f --kinds-C++=f --output-format=u-ctags -o - $sour
         if (params > max_params)
             printf "%s:%d: function %s has %d parameters (limit %d outside src/kernels)\n",
                    file, line, name, params, max_params
-    }' >>"$out"
+    }' | LC_ALL=C sort -t: -k1,1 -k2,2n >>"$out"
 
 # ---- the include graph -----------------------------------------------------
 # Every #include "X" of src/ and include/ted/, as "FILE LINE TARGET", the
