@@ -7,14 +7,15 @@
 #                                    venv for the test-only packages of
 #                                    tests/requirements.txt), tmux, Chromium,
 #                                    valgrind, qemu-user (kernel choice on emulated CPUs),
-#                                    OpenBLAS (make bench's sgemm yardstick)
+#                                    OpenBLAS (make bench's sgemm yardstick), Universal
+#                                    Ctags (scripts/check-structure.sh)
 set -e
 packages="build-essential pkg-config libyaml-dev libcjson-dev libsentencepiece-dev
 libmicrohttpd-dev"
 if [ "${1:-}" = "--test" ]; then
     packages="$packages libcriterion-dev python3 python3-numpy python3-torch python3-sentencepiece
 python3-venv python3-websocket tmux chromium fonts-liberation valgrind qemu-user
-libopenblas-dev"
+libopenblas-dev universal-ctags"
 fi
 missing=""
 for p in $packages; do

@@ -299,9 +299,9 @@ static ted_status split_chunk(id_list *list, const ted_vocab *vocab, const ted_s
 }
 
 /* The SentencePiece library takes time quadratic in the length of a run of
- * characters its model does not know (64 KiB: half a second; 1 MiB: two
- * minutes), so the text it is given is bounded. Real sources of even a
- * thousand tokens are a small fraction of this. */
+ * characters its model does not know, so the text it is given is bounded
+ * (measurements: docs/performance.md#sentencepiece-input-bound). Real
+ * sources of even a thousand tokens are a small fraction of this. */
 #define SPM_MAX_TEXT_BYTES (64 * 1024)
 
 static ted_status split_pieces(id_list *list, const ted_vocab *vocab, const ted_spm *spm,

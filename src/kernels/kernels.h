@@ -55,10 +55,9 @@ void ted_matmul(float *y, const float *x, const float *W, const float *b, int ro
  * A float W (rows, cols) repacked for the product: panel p holds rows
  * 16p .. 16p + 15 as (cols, 16), panels[(p * cols + c) * 16 + j] =
  * W[16p + j][c], zero past the last row. One k gives 16 output columns'
- * weights in a row, which the kernels load as whole vectors (1.2x faster
- * than kernels that read W as stored, for one row of x from memory; 1.5x
- * for a batch whose weights are in cache). The layout is the same for
- * every kernel set. */
+ * weights in a row, which the kernels load as whole vectors (measurements:
+ * docs/performance.md#panels). The layout is the same for every kernel
+ * set. */
 #define TED_PANEL_COLUMNS 16
 
 /* Floats of W (rows, cols) in panels; SIZE_MAX when the count overflows. */

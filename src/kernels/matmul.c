@@ -105,10 +105,9 @@ void ted_pack_panels(float *panels, const float *W, int rows, int cols)
 }
 
 /* The panels go to 16 tasks per thread, in whole tiles (the kernel set's
- * tile_panels) and as evenly as whole tiles allow: with two threads, tasks
- * of a fixed size had left one thread up to an eighth more work, and with
- * 4 tasks per thread the thread that finished first waited for the other's
- * last task (Zen 4, batch 16: 2-3 % of a step). */
+ * tile_panels) and as evenly as whole tiles allow, so that no thread is
+ * left with much more work than another (measurements:
+ * docs/performance.md#threads-and-tasks). */
 typedef struct panels_job {
     const ted_kernel_table *kernels;
     float *y;

@@ -79,11 +79,8 @@ ted_matmul_panels_fn TED_VARIANT_NAME(ted_matmul_panels);
 
 /* Rows and panels of a tile of matmul_panels, within the registers of each
  * set: AVX-512 8 x 3 (24 accumulators of 32 registers), AVX2 6 x 1 (12 of
- * 16), SSE 3 x 1 (12 of 16). Chosen on make bench's products (1, 16 and 32
- * rows, from memory and in cache) over the other tiles that fit: AVX2 3 x 2
- * (as fast in cache, but the first tile of a block asks memory for twice
- * the bytes per multiply-add: batch-16 steps 7-10% slower on Zen 4),
- * 2 x 2, 4 x 1, 2 x 3 (which spills); SSE 2 x 1, 4 x 1, 1 x 2. */
+ * 16), SSE 3 x 1 (12 of 16); the tiles compared and how they were chosen:
+ * docs/performance.md#tiles. */
 #if defined(__AVX512F__)
 #define TED_TILE_ROWS 8
 #define TED_TILE_PANELS 3

@@ -475,8 +475,8 @@ static void share_output_panels(ted_weights *w)
 /* Letting mapped pages go costs a system call and, with other threads
  * running, an interrupt to each of their cores: it is done per slice for a
  * large matrix (the output layer), and for the others once they add up to
- * RELEASE_BYTES. The resident memory holds at most that much twice (16 MiB
- * had put ted's peak over CTranslate2's on Transformer-base). */
+ * RELEASE_BYTES, so the resident memory holds at most that much twice
+ * (measurements: docs/performance.md#releasing-the-mapped-weights). */
 enum { SLICE_ROWS = 64 * TED_PANEL_COLUMNS, RELEASE_BYTES = 2 << 20 };
 
 /* The mapped range whose weights were packed and not yet let go. */

@@ -28,10 +28,8 @@
 /* How far ahead of the tile being computed W is fetched, in bytes, and
  * into which cache: the second level (__builtin_prefetch locality 2,
  * prefetcht1). A tile reads 4 rows of W at once, 4 short streams that the
- * hardware prefetcher of some CPUs does not follow (AMD Zen 4: about 11
- * GB/s at batch 1 without this, 1.5-2x that with it, measured in
- * docs/performance.md); fetching into the first level instead holds its
- * few miss buffers and gained nothing there. */
+ * hardware prefetcher of some CPUs does not follow (measurements:
+ * docs/performance.md#prefetch). */
 enum { PREFETCH_BYTES = 8192, PREFETCH_LOCALITY = 2 };
 
 #if defined(__AVX2__)
@@ -98,8 +96,8 @@ static inline __attribute__((always_inline)) void tile_avx2(
     int k = 0;
     for (; k + 32 <= K; k += 32) {
         /* one column's weights at a time: the 8 sums, 2 rows of x, w, |w|
-         * and the ones take 13 of the 16 registers (all 4 columns' w and
-         * |w| at once had spilled sums to the stack) */
+         * and the ones take 13 of the 16 registers, so no sum spills to the
+         * stack (docs/performance.md#int8-kernels) */
         __m256i xv[2];
 #pragma GCC unroll 2
         for (int i = 0; i < ROWS; i++)

@@ -22,14 +22,12 @@ enum {
     /* Each panel's weights are fetched into the second-level cache this
      * many k (of 16 floats, 64 bytes) ahead of their use: a tile reads
      * several panels at once, streams the hardware prefetcher of some CPUs
-     * follows too late (AMD Zen 4: 10% more at batch 16 with it,
-     * docs/performance.md). Past a panel's end it fetches the next one's
+     * follows too late. Past a panel's end it fetches the next one's
      * start, which comes soon. When several tiles of rows share a block,
      * the weights are fetched a whole block ahead instead: the block's
      * first tile finds them in cache, fetched while the later tiles of the
-     * block before ran from the first-level cache (Zen 4, batch 16: AVX2
-     * 6 x 1 tiles 16-21% faster steps, AVX-512 1-2%). A single tile of
-     * rows keeps the short distance (64 k there: 13% slower on AVX2). */
+     * block before ran from the first-level cache. A single tile of rows
+     * keeps the short distance (measurements: docs/performance.md#prefetch). */
     PREFETCH_AHEAD = 32,
     PREFETCH_AHEAD_SHARED = 128,
 };
