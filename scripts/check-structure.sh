@@ -20,7 +20,8 @@ MAX_PARAMS=7
 # Directory -> the directories of src/ it may include from ("ted/", the
 # public API of include/ted/, is open to all). The library points downward:
 # core <- kernels <- layers <- model, io <- model. The front ends sit above
-# the public API: learn (the trace of a decode), serve, cli.
+# the public API: learn (the trace of a decode), frontend (decoding options
+# as users spell them), serve, cli.
 ALLOWED='
 core:
 kernels:   core
@@ -28,8 +29,9 @@ layers:    kernels core
 io:        core
 model:     core kernels layers io
 learn:     model io core kernels
-serve:     learn model io core
-cli:       serve learn model io layers kernels core
+frontend:  core
+serve:     frontend learn model io core
+cli:       serve learn frontend model io layers kernels core
 '
 
 # Functions whose parameter list a library fixes, as "FILE FUNCTION".
