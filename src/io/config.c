@@ -8,7 +8,7 @@
  * a mapping, refusing unknown and duplicate keys and reporting missing ones
  * is the same code for every section, and ted_config_write_yaml writes the
  * keys back in its order. Checks that involve two keys run once the whole
- * file is read.
+ * file is read, and then the sizes no key sets (Query Size) are derived.
  */
 #include "io/config.h"
 
@@ -665,6 +665,13 @@ static ted_status check_decoding(reader *r)
     return TED_OK;
 }
 
+/* The sizes no key sets, once check_shape has passed: Query Size, the
+ * width of one head (heads divides d_model). */
+static void derive_sizes(ted_config *c)
+{
+    c->query_size = c->d_model / c->heads;
+}
+
 static ted_status read_document(reader *r)
 {
     yaml_node_t *root = yaml_document_get_root_node(r->document);
@@ -682,6 +689,8 @@ static ted_status read_document(reader *r)
         status = check_decoding(r);
     if (status == TED_OK)
         status = check_model_variant(r);
+    if (status == TED_OK)
+        derive_sizes(&r->config);
     return status;
 }
 

@@ -145,7 +145,7 @@ static cJSON *sizes_json(const ted_config *c)
     cJSON *s = cJSON_CreateObject();
     cJSON_AddNumberToObject(s, "d_model", c->d_model);
     cJSON_AddNumberToObject(s, "heads", c->heads);
-    cJSON_AddNumberToObject(s, "query_size", c->d_model / c->heads);
+    cJSON_AddNumberToObject(s, "query_size", c->query_size);
     cJSON_AddNumberToObject(s, "encoder_layers", c->encoder_layers);
     cJSON_AddNumberToObject(s, "decoder_layers", c->decoder_layers);
     cJSON_AddNumberToObject(s, "d_ff", c->d_ff);

@@ -80,6 +80,16 @@ static ted_config parse_ok(const char *text)
     return config;
 }
 
+Test(config, query_size_is_derived_from_d_model_and_heads)
+{
+    ted_config c = parse_ok(MINIMAL);
+    cr_assert_eq(c.query_size, 64);
+    char *text = replace(MINIMAL, "heads: 8", "heads: 16");
+    c = parse_ok(text);
+    cr_assert_eq(c.query_size, 32);
+    free(text);
+}
+
 Test(config, every_key_is_read)
 {
     ted_config c = parse_ok(
@@ -1117,6 +1127,7 @@ static void assert_same_config(const ted_config *a, const ted_config *b)
 {
     SAME(d_model);
     SAME(heads);
+    SAME(query_size);
     SAME(encoder_layers);
     SAME(decoder_layers);
     SAME(d_ff);
