@@ -90,42 +90,46 @@ Test(config, query_size_is_derived_from_d_model_and_heads)
     free(text);
 }
 
+/* Keys of every section, set away from their defaults. */
+static const char every_kind_of_key[] =
+    "model:\n"
+    "  d_model: 64\n"
+    "  heads: 4\n"
+    "  encoder_layers: 3\n"
+    "  decoder_layers: 2\n"
+    "  d_ff: 256\n"
+    "  src_vocab_size: 100\n"
+    "  tgt_vocab_size: 120\n"
+    "  activation: gelu\n"
+    "  norm_first: true\n"
+    "  layer_norm_eps: 1.0e-6\n"
+    "  max_positions: 512\n"
+    "  scale_embedding: false\n"
+    "  positional_encoding: concatenated\n"
+    "  encoder_final_norm: false\n"
+    "  decoder_final_norm: false\n"
+    "weights: weights/model.safetensors\n"
+    "tokenizer:\n"
+    "  type: char\n"
+    "  lowercase: true\n"
+    "  src_vocab: src.txt\n"
+    "  tgt_vocab: tgt.txt\n"
+    "  unk_id: 3\n"
+    "  pad_id: 0\n"
+    "  bos_id: 1\n"
+    "  eos_id: 2\n"
+    "  source_bos: false\n"
+    "  source_eos: false\n"
+    "decoding:\n"
+    "  max_length: 200\n"
+    "  max_length_offset: 50\n";
+
 Test(config, every_key_is_read)
 {
-    ted_config c = parse_ok(
-        "model:\n"
-        "  d_model: 64\n"
-        "  heads: 4\n"
-        "  encoder_layers: 3\n"
-        "  decoder_layers: 2\n"
-        "  d_ff: 256\n"
-        "  src_vocab_size: 100\n"
-        "  tgt_vocab_size: 120\n"
-        "  activation: gelu\n"
-        "  norm_first: true\n"
-        "  layer_norm_eps: 1.0e-6\n"
-        "  max_positions: 512\n"
-        "  scale_embedding: false\n"
-        "  positional_encoding: concatenated\n"
-        "  encoder_final_norm: false\n"
-        "  decoder_final_norm: false\n"
-        "weights: weights/model.safetensors\n"
-        "tokenizer:\n"
-        "  type: char\n"
-        "  lowercase: true\n"
-        "  src_vocab: src.txt\n"
-        "  tgt_vocab: tgt.txt\n"
-        "  unk_id: 3\n"
-        "  pad_id: 0\n"
-        "  bos_id: 1\n"
-        "  eos_id: 2\n"
-        "  source_bos: false\n"
-        "  source_eos: false\n"
-        "decoding:\n"
-        "  max_length: 200\n"
-        "  max_length_offset: 50\n");
+    ted_config c = parse_ok(every_kind_of_key);
     cr_assert_eq(c.d_model, 64);
     cr_assert_eq(c.heads, 4);
+    cr_assert_eq(c.query_size, 16);
     cr_assert_eq(c.encoder_layers, 3);
     cr_assert_eq(c.decoder_layers, 2);
     cr_assert_eq(c.d_ff, 256);
