@@ -124,6 +124,12 @@ static const char every_kind_of_key[] =
     "  max_length: 200\n"
     "  max_length_offset: 50\n";
 
+Test(config, query_size_is_no_key_a_file_sets)
+{
+    expect_replaced_error("  heads: 8\n", "  heads: 8\n  query_size: 64\n",
+                          "config.yaml:4: model.query_size: unknown key");
+}
+
 Test(config, every_key_is_read)
 {
     ted_config c = parse_ok(every_kind_of_key);
