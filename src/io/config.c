@@ -7,8 +7,9 @@
  * default, field): the config a file starts from is built from it, walking
  * a mapping, refusing unknown and duplicate keys and reporting missing ones
  * is the same code for every section, and ted_config_visit hands every key
- * and its value over in its order (ted_config_write_yaml is such a visit). Checks that involve two keys run once the whole
- * file is read, and then the sizes no key sets (Query Size) are derived.
+ * and its value over in its order (ted_config_write_yaml is such a visit).
+ * Checks that involve two keys run once the whole file is read, and then
+ * the sizes no key sets (Query Size) are derived.
  */
 #include "io/config.h"
 

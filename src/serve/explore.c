@@ -121,7 +121,8 @@ static const char *shown_word(const char *word)
 {
     static const char *const labels[][2] = {
         {"relu", "ReLU"},        {"gelu", "GELU"},       {"silu", "SiLU"},
-        {"whitespace", "words"}, {"char", "characters"}, {"sentencepiece", "SentencePiece pieces"},
+        {"whitespace", "words"}, {"char", "characters"},
+        {"sentencepiece", "SentencePiece pieces"},
     };
     for (size_t i = 0; word && i < sizeof labels / sizeof labels[0]; i++)
         if (strcmp(word, labels[i][0]) == 0)

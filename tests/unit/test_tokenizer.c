@@ -95,7 +95,8 @@ Test(tokenizer, the_target_side_is_never_wrapped)
     ted_tokenizer target = {&c, &vocab, NULL, false};
     ted_token_ids out;
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(&target, "hello world", 11, &out, &err), TED_OK, "%s", err.message);
+    cr_assert_eq(ted_tokenize(&target, "hello world", 11, &out, &err), TED_OK, "%s",
+                 err.message);
     cr_assert_eq(out.count, 2);
     cr_assert_eq(out.ids[0], 4);
     cr_assert_eq(out.ids[1], 5);
