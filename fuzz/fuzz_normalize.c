@@ -95,12 +95,12 @@ static void check_tokenizer(const char *text, size_t length)
         REQUIRE(ted_vocab_parse(vocab_text, strlen(vocab_text), "vocab", &vocab, &err) == TED_OK);
     ted_config config = {.tokenizer = TED_TOKENIZER_CHAR, .unk_id = 0, .pad_id = 1,
                          .bos_id = 2, .eos_id = 3, .normalize = TED_NORMALIZE_MOSES};
-    int *ids = NULL, *plain_ids = NULL, count = 0, plain_count = 0;
-    ted_status status = ted_tokenize(&config, &vocab, NULL, text, length, &ids, &count, NULL,
-                                     &err);
+    ted_tokenizer tokenizer = {&config, &vocab, NULL, true};
+    ted_token_ids out, plain_out;
+    ted_status status = ted_tokenize(&tokenizer, text, length, &out, &err);
     config.normalize = TED_NORMALIZE_NONE;
-    ted_status plain = ted_tokenize(&config, &vocab, NULL, text, length, &plain_ids,
-                                    &plain_count, NULL, &plain_err);
+    ted_status plain = ted_tokenize(&tokenizer, text, length, &plain_out, &plain_err);
+    int *ids = out.ids, *plain_ids = plain_out.ids, count = out.count;
     REQUIRE(status == plain);
     if (status == TED_OK) {
         size_t n;

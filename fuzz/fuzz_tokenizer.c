@@ -96,9 +96,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = malloc(length ? length : 1);
     REQUIRE(text);
     memcpy(text, data + 1, length);
-    int *ids = NULL, count = -1, unknown = -1;
+    ted_tokenizer tokenizer = {&config, &vocab, NULL, true};
+    ted_token_ids out = {NULL, -1, -1};
     ted_error err = {0};
-    ted_status status = ted_tokenize(&config, &vocab, NULL, text, length, &ids, &count, &unknown, &err);
+    ted_status status = ted_tokenize(&tokenizer, text, length, &out, &err);
+    int *ids = out.ids, count = out.count, unknown = out.unknown;
     if (status != TED_OK) {
         REQUIRE(status == TED_ERR_INPUT && ids == NULL && err.message[0] != '\0');
         free(text);

@@ -1,6 +1,6 @@
 /*
- * The model configuration: what config.yaml says, after validation.
- * docs/model-format.md documents every key.
+ * The model configuration: what config.yaml says, after validation, and
+ * the sizes derived from it. docs/model-format.md documents every key.
  */
 #ifndef TED_CONFIG_H
 #define TED_CONFIG_H
@@ -69,7 +69,10 @@ typedef enum ted_length_normalization {
 typedef struct ted_config {
     /* model: the architecture */
     int d_model;              /* Embedding Size */
-    int heads;                /* Number of Heads; Query Size = d_model / heads */
+    int heads;                /* Number of Heads */
+    int query_size;           /* Query Size = d_model / heads: the width of one head's
+                               * queries, keys and values. Derived when the config is
+                               * read, never written to config.yaml. */
     int encoder_layers;
     int decoder_layers;
     int d_ff;                 /* inner size of the feed-forward network */

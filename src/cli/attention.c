@@ -295,7 +295,7 @@ static void write_json(FILE *out, const learn_trace *t, const labels *l, const c
     fprintf(out, "{\n\"config\": {\"embedding_size\": %d, \"heads\": %d, \"query_size\": %d, "
                  "\"encoder_layers\": %d, \"decoder_layers\": %d, \"d_ff\": %d, "
                  "\"target_vocabulary\": %d},\n",
-            c->d_model, c->heads, c->d_model / c->heads, c->encoder_layers, c->decoder_layers,
+            c->d_model, c->heads, c->query_size, c->encoder_layers, c->decoder_layers,
             c->d_ff, c->tgt_vocab_size);
     fputs("\"source\": ", out);
     learn_json_string(out, text);

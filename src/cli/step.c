@@ -113,7 +113,7 @@ static void print_header(stepper *s)
     printf("%sted step%s: %s\n", s->st.heading, s->st.reset, s->o->model_dir);
     printf("model: Embedding Size %d, Number of Heads %d (Query Size %d), %d encoder + %d "
            "decoder layers, target vocabulary %d\n",
-           c->d_model, c->heads, c->d_model / c->heads, c->encoder_layers, c->decoder_layers,
+           c->d_model, c->heads, c->query_size, c->encoder_layers, c->decoder_layers,
            c->tgt_vocab_size);
     printf("source:");
     for (int i = 0; i < s->t.source_len; i++) {

@@ -6,9 +6,10 @@
  * the document tree. One table describes every key (section, type, bounds,
  * default, field): the config a file starts from is built from it, walking
  * a mapping, refusing unknown and duplicate keys and reporting missing ones
- * is the same code for every section, and ted_config_write_yaml writes the
- * keys back in its order. Checks that involve two keys run once the whole
- * file is read.
+ * is the same code for every section, and ted_config_visit hands every key
+ * and its value over in its order (ted_config_write_yaml is such a visit).
+ * Checks that involve two keys run once the whole file is read, and then
+ * the sizes no key sets (Query Size) are derived.
  */
 #include "io/config.h"
 
@@ -34,14 +35,15 @@
  * the key at fault, anything deeper is refused outright (see check_stream). */
 #define CONFIG_MAX_DEPTH 8
 
+/* The types of ted_config_visit (io/config.h), and sections. */
 typedef enum value_type {
-    VALUE_SECTION,  /* a mapping of further keys */
-    VALUE_INT,
-    VALUE_BOOL,
-    VALUE_FLOAT,
-    VALUE_PATH,     /* a file inside the model directory */
-    VALUE_CHOICE,   /* one word of a list */
-    VALUE_INT_LIST, /* a sequence of ints, flow ([1, 2]) or block */
+    VALUE_INT = TED_VALUE_INT,
+    VALUE_BOOL = TED_VALUE_BOOL,
+    VALUE_FLOAT = TED_VALUE_FLOAT,
+    VALUE_WORD = TED_VALUE_WORD,          /* one word of a list */
+    VALUE_PATH = TED_VALUE_PATH,          /* a file inside the model directory */
+    VALUE_INT_LIST = TED_VALUE_INT_LIST,  /* a sequence of ints, flow ([1, 2]) or block */
+    VALUE_SECTION,                        /* a mapping of further keys; never visited */
 } value_type;
 
 /* One key of config.yaml: how it is read, checked, defaulted and written. */
@@ -97,7 +99,7 @@ static const char *const length_normalization_names[] = {"gnmt", "power", NULL};
 #define OPTIONAL_PATH(sec, key, field) \
     {.section = sec, .name = key, .type = VALUE_PATH, .offset = offsetof(ted_config, field)}
 #define CHOICE(sec, key, field, names, value) \
-    {.section = sec, .name = key, .type = VALUE_CHOICE, .offset = INT_FIELD(field), \
+    {.section = sec, .name = key, .type = VALUE_WORD, .offset = INT_FIELD(field), \
      .choices = names, .fallback = value}
 #define INT_LIST(sec, key, field, count_field, low, high) \
     {.section = sec, .name = key, .type = VALUE_INT_LIST, .offset = INT_FIELD(field[0]), \
@@ -192,7 +194,7 @@ static ted_config default_config(void)
     memset(&c, 0, sizeof c);
     for (size_t i = 0; i < KEY_COUNT; i++) {
         const key_spec *spec = &keys[i];
-        if (spec->type == VALUE_INT || spec->type == VALUE_CHOICE)
+        if (spec->type == VALUE_INT || spec->type == VALUE_WORD)
             *(int *)field_of(&c, spec) = (int)spec->fallback;
         else if (spec->type == VALUE_BOOL)
             *(bool *)field_of(&c, spec) = spec->fallback != 0;
@@ -282,7 +284,7 @@ static const struct {
     [VALUE_BOOL] = {YAML_BOOL_TAG, "true or false"},
     [VALUE_FLOAT] = {YAML_FLOAT_TAG, "a number"},
     [VALUE_PATH] = {YAML_STR_TAG, "a path"},
-    [VALUE_CHOICE] = {YAML_STR_TAG, "a word"},
+    [VALUE_WORD] = {YAML_STR_TAG, "a word"},
 };
 
 static bool has_explicit_tag(const reader *r, const yaml_node_t *node)
@@ -665,6 +667,13 @@ static ted_status check_decoding(reader *r)
     return TED_OK;
 }
 
+/* The sizes no key sets, once check_shape has passed: Query Size, the
+ * width of one head (heads divides d_model). */
+static void derive_sizes(ted_config *c)
+{
+    c->query_size = c->d_model / c->heads;
+}
+
 static ted_status read_document(reader *r)
 {
     yaml_node_t *root = yaml_document_get_root_node(r->document);
@@ -682,6 +691,8 @@ static ted_status read_document(reader *r)
         status = check_decoding(r);
     if (status == TED_OK)
         status = check_model_variant(r);
+    if (status == TED_OK)
+        derive_sizes(&r->config);
     return status;
 }
 
@@ -836,47 +847,93 @@ ted_status ted_config_key_name(int index, char *name, size_t size, ted_error *er
     return TED_OK;
 }
 
-/* ---- ted_config -> YAML ---------------------------------------------------- */
+/* ---- visiting the keys ------------------------------------------------------ */
+
+/* The word of `index` in the list of `key`, or NULL. */
+static const char *word_of(const key_spec *key, int index)
+{
+    for (int i = 0; key->choices[i]; i++)
+        if (i == index)
+            return key->choices[i];
+    return NULL;
+}
+
+/* The number of values of a list, as its count field says. */
+static int list_count(const ted_config *c, const key_spec *key)
+{
+    return *(const int *)((const char *)c + key->count_offset);
+}
+
+static bool is_unset_path(const ted_config *c, const key_spec *key)
+{
+    return key->type == VALUE_PATH && !key->required && *(const char *)value_of(c, key) == '\0';
+}
+
+void ted_config_visit(const ted_config *config, ted_config_visit_fn *fn, void *data)
+{
+    for (size_t i = 0; i < KEY_COUNT; i++) {
+        const key_spec *key = &keys[i];
+        if (key->type == VALUE_SECTION || is_unset_path(config, key))
+            continue;
+        const void *value = value_of(config, key);
+        int count = 1;
+        if (key->type == VALUE_WORD) {
+            value = word_of(key, *(const int *)value);
+        } else if (key->type == VALUE_INT_LIST) {
+            count = list_count(config, key);
+            count = count < 0 ? 0 : count > key->capacity ? key->capacity : count;
+        }
+        fn(data, key->section, key->name, (ted_value_type)key->type, value, count);
+    }
+}
+
+const char *ted_config_word(const char *dotted_key, int value)
+{
+    for (size_t i = 0; dotted_key && i < KEY_COUNT; i++)
+        if (keys[i].type == VALUE_WORD && strcmp(dotted(&keys[i]).text, dotted_key) == 0)
+            return word_of(&keys[i], value);
+    return NULL;
+}
+
+/* ---- ted_config -> YAML, a visit ------------------------------------------- */
 
 typedef struct writer {
     yaml_emitter_t emitter;
-    const ted_config *config;
+    const char *section;  /* the section whose mapping is open; NULL: the top level's */
+    ted_status status;    /* the first failure; no key after it is written */
     ted_error *err;
 } writer;
 
 /* Hands `event` to the emitter; `made` is what making it returned, and
- * `key` is named if it fails. */
-static ted_status emit(writer *w, int made, yaml_event_t *event, const key_spec *key)
+ * `name` ("model.heads", "model", "the config") is named if it fails. */
+static ted_status emit(writer *w, int made, yaml_event_t *event, const char *name)
 {
-    dotted_name name = key ? dotted(key) : (dotted_name){"the config"};
     if (!made)
         return ted_fail(w->err, TED_ERR_ARGUMENT, "writing %s: not UTF-8 text, or out of memory",
-                        name.text);
+                        name);
     if (yaml_emitter_emit(&w->emitter, event))
         return TED_OK;
     if (w->emitter.error == YAML_WRITER_ERROR)
         return ted_fail(w->err, TED_ERR_IO, "writing the config: %s", strerror(errno));
     if (w->emitter.error == YAML_MEMORY_ERROR)
-        return ted_fail(w->err, TED_ERR_NOMEM, "writing %s: out of memory", name.text);
-    return ted_fail(w->err, TED_ERR_ARGUMENT, "writing %s: %s", name.text,
+        return ted_fail(w->err, TED_ERR_NOMEM, "writing %s: out of memory", name);
+    return ted_fail(w->err, TED_ERR_ARGUMENT, "writing %s: %s", name,
                     w->emitter.problem ? w->emitter.problem : "YAML emitter error");
 }
 
 static ted_status emit_scalar(writer *w, const char *text, yaml_scalar_style_t style,
-                              const key_spec *key)
+                              const char *name)
 {
     yaml_event_t event;
     int made = yaml_scalar_event_initialize(&event, NULL, NULL, (yaml_char_t *)text,
                                             (int)strlen(text), 1, 1, style);
-    return emit(w, made, &event, key);
+    return emit(w, made, &event, name);
 }
 
-/* Opens (`start`) or closes the flow list or the block mapping of `key`
- * (NULL: the top level). */
-static ted_status emit_collection(writer *w, const key_spec *key, bool start)
+/* Opens (`start`) or closes a flow list (`list`) or a block mapping. */
+static ted_status emit_collection(writer *w, bool list, bool start, const char *name)
 {
     yaml_event_t event;
-    bool list = key && key->type == VALUE_INT_LIST;
     int made;
     if (list && start)
         made = yaml_sequence_start_event_initialize(&event, NULL, NULL, 1,
@@ -888,12 +945,10 @@ static ted_status emit_collection(writer *w, const key_spec *key, bool start)
                                                    YAML_BLOCK_MAPPING_STYLE);
     else
         made = yaml_mapping_end_event_initialize(&event);
-    return emit(w, made, &event, key);
+    return emit(w, made, &event, name);
 }
 
-/* The shortest decimal text that reads back as `value`, with a point in
- * its mantissa as YAML 1.1 floats have: 0.6, 1.0, 1.0e-05. */
-static void format_float(float value, char *text, size_t size)
+void ted_config_format_float(float value, char *text, size_t size)
 {
     for (int digits = 1; digits <= 9; digits++) {
         snprintf(text, size, "%.*g", digits, (double)value);
@@ -910,91 +965,121 @@ static void format_float(float value, char *text, size_t size)
     memcpy(text + at, ".0", 2);
 }
 
-static ted_status emit_int(writer *w, int value, const key_spec *key)
+static ted_status emit_int(writer *w, int value, const char *name)
 {
     char text[16];
     snprintf(text, sizeof text, "%d", value);
-    return emit_scalar(w, text, YAML_PLAIN_SCALAR_STYLE, key);
+    return emit_scalar(w, text, YAML_PLAIN_SCALAR_STYLE, name);
 }
 
-static ted_status emit_int_list(writer *w, const key_spec *key)
+/* `count` ints as a flow list: [1, 2]. */
+static ted_status emit_int_list(writer *w, const int *values, int count, const char *name)
 {
-    const int *values = value_of(w->config, key);
-    int count = *(const int *)((const char *)w->config + key->count_offset);
-    if (count < 0 || count > key->capacity)
-        return ted_fail(w->err, TED_ERR_ARGUMENT, "writing %s: %d values, at most %d fit",
-                        dotted(key).text, count, key->capacity);
-    ted_status status = emit_collection(w, key, true);
+    ted_status status = emit_collection(w, true, true, name);
     for (int i = 0; i < count && status == TED_OK; i++)
-        status = emit_int(w, values[i], key);
-    return status == TED_OK ? emit_collection(w, key, false) : status;
+        status = emit_int(w, values[i], name);
+    return status == TED_OK ? emit_collection(w, true, false, name) : status;
 }
 
-static ted_status emit_word(writer *w, const key_spec *key)
+static ted_status emit_value(writer *w, ted_value_type type, const void *value, int count,
+                             const char *name)
 {
-    int index = *(const int *)value_of(w->config, key);
-    for (int i = 0; key->choices[i]; i++)
-        if (i == index)
-            return emit_scalar(w, key->choices[i], YAML_PLAIN_SCALAR_STYLE, key);
-    return ted_fail(w->err, TED_ERR_ARGUMENT, "writing %s: %d is not the index of a word",
-                    dotted(key).text, index);
-}
-
-static ted_status emit_mapping(writer *w, const char *section);
-
-static ted_status emit_value(writer *w, const key_spec *key)
-{
-    const void *field = value_of(w->config, key);
     char text[32];
-    switch (key->type) {
-    case VALUE_SECTION: return emit_mapping(w, key->name);
-    case VALUE_INT: return emit_int(w, *(const int *)field, key);
-    case VALUE_BOOL:
-        return emit_scalar(w, *(const bool *)field ? "true" : "false", YAML_PLAIN_SCALAR_STYLE,
-                           key);
-    case VALUE_FLOAT:
-        format_float(*(const float *)field, text, sizeof text);
-        return emit_scalar(w, text, YAML_PLAIN_SCALAR_STYLE, key);
-    case VALUE_PATH: return emit_scalar(w, field, YAML_ANY_SCALAR_STYLE, key);
-    case VALUE_CHOICE: return emit_word(w, key);
-    case VALUE_INT_LIST: break;
+    switch (type) {
+    case TED_VALUE_INT: return emit_int(w, *(const int *)value, name);
+    case TED_VALUE_BOOL:
+        return emit_scalar(w, *(const bool *)value ? "true" : "false", YAML_PLAIN_SCALAR_STYLE,
+                           name);
+    case TED_VALUE_FLOAT:
+        ted_config_format_float(*(const float *)value, text, sizeof text);
+        return emit_scalar(w, text, YAML_PLAIN_SCALAR_STYLE, name);
+    case TED_VALUE_WORD: return emit_scalar(w, value, YAML_PLAIN_SCALAR_STYLE, name);
+    case TED_VALUE_PATH: return emit_scalar(w, value, YAML_ANY_SCALAR_STYLE, name);
+    case TED_VALUE_INT_LIST: break;
     }
-    return emit_int_list(w, key);
+    return emit_int_list(w, value, count, name);
 }
 
-/* The keys of `section` (NULL: the top level) as a block mapping, in the
- * order of the table; an optional path left empty is left out. */
-static ted_status emit_mapping(writer *w, const char *section)
+/* Closes the mapping of the section open, if one is, and opens that of
+ * `section` (NULL: back at the top level). */
+static ted_status enter_section(writer *w, const char *section)
 {
-    const key_spec *section_key = section ? spec_named(section) : NULL;
-    ted_status status = emit_collection(w, section_key, true);
-    for (size_t i = 0; i < KEY_COUNT && status == TED_OK; i++) {
-        const key_spec *key = &keys[i];
-        bool unset_path = key->type == VALUE_PATH && !key->required &&
-                          *(const char *)value_of(w->config, key) == '\0';
-        if (!in_section(key, section) || unset_path)
-            continue;
-        status = emit_scalar(w, key->name, YAML_PLAIN_SCALAR_STYLE, key);
-        if (status == TED_OK)
-            status = emit_value(w, key);
-    }
-    return status == TED_OK ? emit_collection(w, section_key, false) : status;
+    ted_status status = TED_OK;
+    if (w->section)
+        status = emit_collection(w, false, false, w->section);
+    if (status == TED_OK && section)
+        status = emit_scalar(w, section, YAML_PLAIN_SCALAR_STYLE, section);
+    if (status == TED_OK && section)
+        status = emit_collection(w, false, true, section);
+    w->section = section;
+    return status;
 }
 
-static ted_status emit_document(writer *w)
+static bool same_section(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The visit's function: a key and its value, in the mapping of its section
+ * (the keys of a section come one after another). */
+static void emit_key(void *data, const char *section, const char *key, ted_value_type type,
+                     const void *value, int count)
+{
+    writer *w = data;
+    char name[64];
+    snprintf(name, sizeof name, "%s%s%s", section ? section : "", section ? "." : "", key);
+    if (w->status == TED_OK && !same_section(section, w->section))
+        w->status = enter_section(w, section);
+    if (w->status == TED_OK)
+        w->status = emit_scalar(w, key, YAML_PLAIN_SCALAR_STYLE, name);
+    if (w->status == TED_OK)
+        w->status = emit_value(w, type, value, count, name);
+}
+
+/* What a visit cannot hand over whole: a word's enum out of its range, a
+ * list's count beyond its field. */
+static ted_status check_writable(const ted_config *c, ted_error *err)
+{
+    for (size_t i = 0; i < KEY_COUNT; i++) {
+        const key_spec *key = &keys[i];
+        int index = key->type == VALUE_WORD ? *(const int *)value_of(c, key) : 0;
+        int count = key->type == VALUE_INT_LIST ? list_count(c, key) : 0;
+        if (key->type == VALUE_WORD && !word_of(key, index))
+            return ted_fail(err, TED_ERR_ARGUMENT, "writing %s: %d is not the index of a word",
+                            dotted(key).text, index);
+        if (count < 0 || count > key->capacity)
+            return ted_fail(err, TED_ERR_ARGUMENT, "writing %s: %d values, at most %d fit",
+                            dotted(key).text, count, key->capacity);
+    }
+    return TED_OK;
+}
+
+/* The stream, its one document and the top-level mapping around the keys
+ * the visit writes. */
+static ted_status emit_document(writer *w, const ted_config *config)
 {
     yaml_event_t event;
+    const char *top = "the config";
     ted_status status =
-        emit(w, yaml_stream_start_event_initialize(&event, YAML_UTF8_ENCODING), &event, NULL);
+        emit(w, yaml_stream_start_event_initialize(&event, YAML_UTF8_ENCODING), &event, top);
     if (status == TED_OK)
         status = emit(w, yaml_document_start_event_initialize(&event, NULL, NULL, NULL, 1),
-                      &event, NULL);
+                      &event, top);
     if (status == TED_OK)
-        status = emit_mapping(w, NULL);
+        status = emit_collection(w, false, true, top);
+    if (status != TED_OK)
+        return status;
+    w->status = TED_OK;
+    ted_config_visit(config, emit_key, w);
+    status = w->status;
     if (status == TED_OK)
-        status = emit(w, yaml_document_end_event_initialize(&event, 1), &event, NULL);
+        status = enter_section(w, NULL);
     if (status == TED_OK)
-        status = emit(w, yaml_stream_end_event_initialize(&event), &event, NULL);
+        status = emit_collection(w, false, false, top);
+    if (status == TED_OK)
+        status = emit(w, yaml_document_end_event_initialize(&event, 1), &event, top);
+    if (status == TED_OK)
+        status = emit(w, yaml_stream_end_event_initialize(&event), &event, top);
     return status;
 }
 
@@ -1003,14 +1088,17 @@ ted_status ted_config_write_yaml(FILE *out, const ted_config *config, ted_error 
     if (!out || !config)
         return ted_fail(err, TED_ERR_ARGUMENT,
                         "ted_config_write_yaml: out and config are required");
-    writer w = {.config = config, .err = err};
+    ted_status status = check_writable(config, err);
+    if (status != TED_OK)
+        return status;
+    writer w = {.err = err};
     if (!yaml_emitter_initialize(&w.emitter))
         return ted_fail(err, TED_ERR_NOMEM, "writing the config: cannot start the YAML emitter");
     yaml_emitter_set_output_file(&w.emitter, out);
     yaml_emitter_set_unicode(&w.emitter, 1);
     yaml_emitter_set_indent(&w.emitter, 2);
     yaml_emitter_set_width(&w.emitter, -1);  /* no folding of long paths */
-    ted_status status = emit_document(&w);
+    status = emit_document(&w, config);
     yaml_emitter_delete(&w.emitter);
     if (status == TED_OK && (fflush(out) != 0 || ferror(out)))
         return ted_fail(err, TED_ERR_IO, "writing the config: %s", strerror(errno));

@@ -21,14 +21,50 @@ ted_status ted_config_load(const char *path, ted_config *config, ted_error *err)
 ted_status ted_config_parse(const char *text, size_t length, const char *name,
                             ted_config *config, ted_error *err);
 
-/* Writes `config` to `out` as config.yaml: every key of the reader's table
- * with its value (the defaults too), sections model, tokenizer and decoding
- * and the top-level weights, in the order docs/model-format.md lists them.
- * Optional paths left empty (src_spm, tgt_spm) are left out. What it writes
- * reads back as the same config. A failed write (`out` is flushed) is
- * TED_ERR_IO; a value no config holds (a word's enum out of its range, a
- * path that is not UTF-8) is TED_ERR_ARGUMENT naming the key. */
+/* Writes `config` to `out` as config.yaml: every key ted_config_visit
+ * hands over, with its value (the defaults too), sections model, tokenizer
+ * and decoding and the top-level weights, in the order docs/model-format.md
+ * lists them. Derived fields (query_size) are not keys and are not written.
+ * What it writes reads back as the same config. A failed write (`out` is
+ * flushed) is TED_ERR_IO; a value no config holds (a word's enum out of its
+ * range, a list longer than its field, a path that is not UTF-8) is
+ * TED_ERR_ARGUMENT naming the key. */
 ted_status ted_config_write_yaml(FILE *out, const ted_config *config, ted_error *err);
+
+/* The types of the values ted_config_visit hands over, and what `value`
+ * points to for each. */
+typedef enum ted_value_type {
+    TED_VALUE_INT,       /* const int * */
+    TED_VALUE_BOOL,      /* const bool * */
+    TED_VALUE_FLOAT,     /* const float * */
+    TED_VALUE_WORD,      /* const char *: the word of the field's enum ("gelu"), NULL when
+                          * the field holds no word's index */
+    TED_VALUE_PATH,      /* const char *: a path relative to the model directory */
+    TED_VALUE_INT_LIST,  /* const int *: the first of `count` ints */
+} ted_value_type;
+
+/* One key of config.yaml and its value in a config: `section` is "model",
+ * "tokenizer" or "decoding", NULL for a top-level key ("weights"); `key` is
+ * the key's name in its section ("heads"); `count` is the number of values
+ * of a list (0 to the field's capacity), 1 for every other type. */
+typedef void ted_config_visit_fn(void *data, const char *section, const char *key,
+                                 ted_value_type type, const void *value, int count);
+
+/* Calls `fn` with `data` once for each key of config.yaml, in the order of
+ * the reader's table: the keys of a section one after another, the
+ * sections in the order config.yaml has them. An optional path left empty
+ * (src_spm, tgt_spm) is skipped. */
+void ted_config_visit(const ted_config *config, ted_config_visit_fn *fn, void *data);
+
+/* The word config.yaml spells for `value` of the key named `dotted_key`
+ * ("model.activation", 1 -> "gelu"); NULL when the key takes no word or
+ * `value` is none of its words. */
+const char *ted_config_word(const char *dotted_key, int value);
+
+/* The shortest decimal text that reads back as `value`, with a point in its
+ * mantissa as YAML 1.1 floats have (0.6, 1.0, 1.0e-05): how config.yaml
+ * spells a float. 32 bytes of `text` hold any. */
+void ted_config_format_float(float value, char *text, size_t size);
 
 /* The keys config.yaml knows, in the table's order: ted_config_key_name
  * writes key `index` (0 to ted_config_key_count() - 1) dotted, "model" for a

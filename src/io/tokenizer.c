@@ -136,19 +136,17 @@ static ted_status reserve_ids(id_list *list, int more, ted_error *err)
     return TED_OK;
 }
 
-static void append(id_list *list, const ted_vocab *vocab, const ted_config *config,
-                   const char *token, size_t n)
+static void append(id_list *list, const ted_tokenizer *t, const char *token, size_t n)
 {
-    int id = ted_vocab_lookup(vocab, token, n);
+    int id = ted_vocab_lookup(t->vocab, token, n);
     if (id < 0) {
-        id = config->unk_id;
+        id = t->config->unk_id;
         list->unknown++;
     }
     list->ids[list->count++] = id;
 }
 
-static void split_words(id_list *list, const ted_vocab *vocab, const ted_config *config,
-                        const char *text, size_t length)
+static void split_words(id_list *list, const ted_tokenizer *t, const char *text, size_t length)
 {
     size_t i = 0;
     while (i < length) {
@@ -158,18 +156,18 @@ static void split_words(id_list *list, const ted_vocab *vocab, const ted_config 
         while (i < length && !is_space(text[i]))
             i++;
         if (i > start)
-            append(list, vocab, config, text + start, i - start);
+            append(list, t, text + start, i - start);
     }
 }
 
-static void split_characters(id_list *list, const ted_vocab *vocab, const ted_config *config,
-                             const char *text, size_t length)
+static void split_characters(id_list *list, const ted_tokenizer *t, const char *text,
+                             size_t length)
 {
     const char *problem = NULL;
     for (size_t i = 0; i < length;) {
         size_t n = utf8_sequence((const unsigned char *)text + i, length - i, &problem);
         if (text[i] != '\r' && text[i] != '\n')
-            append(list, vocab, config, text + i, n);
+            append(list, t, text + i, n);
         i += n;
     }
 }
@@ -186,12 +184,12 @@ typedef struct special_tokens {
     int id[3];
 } special_tokens;
 
-static special_tokens special_spellings(const ted_config *config, const ted_vocab *vocab)
+static special_tokens special_spellings(const ted_tokenizer *t)
 {
     special_tokens s;
-    const int ids[3] = {config->unk_id, config->eos_id, config->pad_id};
+    const int ids[3] = {t->config->unk_id, t->config->eos_id, t->config->pad_id};
     for (int i = 0; i < 3; i++) {
-        const char *token = ted_vocab_token(vocab, ids[i]);
+        const char *token = ted_vocab_token(t->vocab, ids[i]);
         s.text[i] = token;
         s.length[i] = token ? strlen(token) : 0;
         s.id[i] = ids[i];
@@ -257,13 +255,12 @@ static size_t remove_language_codes(const char *text, size_t length, char *out,
     return used;
 }
 
-static ted_status append_pieces(id_list *list, const ted_vocab *vocab, const ted_spm *spm,
-                                const ted_config *config, const char *text, size_t length,
-                                ted_error *err)
+static ted_status append_pieces(id_list *list, const ted_tokenizer *t, const char *text,
+                                size_t length, ted_error *err)
 {
     char *pieces = NULL;
     int count = 0;
-    ted_status s = ted_spm_encode(spm, text, length, &pieces, &count, err);
+    ted_status s = ted_spm_encode(t->spm, text, length, &pieces, &count, err);
     if (!s && (s = reserve_ids(list, count, err)))
         free(pieces);
     if (s)
@@ -271,7 +268,7 @@ static ted_status append_pieces(id_list *list, const ted_vocab *vocab, const ted
     const char *piece = pieces;
     for (int i = 0; i < count; i++) {
         size_t n = strlen(piece);
-        append(list, vocab, config, piece, n);
+        append(list, t, piece, n);
         piece += n + 1;
     }
     free(pieces);
@@ -280,9 +277,8 @@ static ted_status append_pieces(id_list *list, const ted_vocab *vocab, const ted
 
 /* A chunk between special tokens: its leading language code as one token,
  * then SentencePiece's pieces of the rest, codes removed. */
-static ted_status split_chunk(id_list *list, const ted_vocab *vocab, const ted_spm *spm,
-                              const ted_config *config, const char *text, size_t length,
-                              ted_error *err)
+static ted_status split_chunk(id_list *list, const ted_tokenizer *t, const char *text,
+                              size_t length, ted_error *err)
 {
     char *rest = ted_alloc(length, 1, "input text", err);
     if (!rest)
@@ -291,9 +287,9 @@ static ted_status split_chunk(id_list *list, const ted_vocab *vocab, const ted_s
     size_t kept = remove_language_codes(text, length, rest, &code);
     ted_status s = code ? reserve_ids(list, 1, err) : TED_OK;
     if (!s && code)
-        append(list, vocab, config, text, code);
+        append(list, t, text, code);
     if (!s)
-        s = append_pieces(list, vocab, spm, config, rest, kept, err);
+        s = append_pieces(list, t, rest, kept, err);
     free(rest);
     return s;
 }
@@ -304,15 +300,14 @@ static ted_status split_chunk(id_list *list, const ted_vocab *vocab, const ted_s
  * sources of even a thousand tokens are a small fraction of this. */
 #define SPM_MAX_TEXT_BYTES (64 * 1024)
 
-static ted_status split_pieces(id_list *list, const ted_vocab *vocab, const ted_spm *spm,
-                               const ted_config *config, const char *text, size_t length,
-                               ted_error *err)
+static ted_status split_pieces(id_list *list, const ted_tokenizer *t, const char *text,
+                               size_t length, ted_error *err)
 {
     if (length > SPM_MAX_TEXT_BYTES)
         return ted_fail(err, TED_ERR_INPUT,
                         "%zu bytes, more than the %d the SentencePiece tokenizer takes", length,
                         SPM_MAX_TEXT_BYTES);
-    special_tokens specials = special_spellings(config, vocab);
+    special_tokens specials = special_spellings(t);
     size_t start = 0;
     for (size_t i = 0; i <= length;) {
         int k = i < length ? special_at(&specials, text + i, length - i) : -1;
@@ -322,7 +317,7 @@ static ted_status split_pieces(id_list *list, const ted_vocab *vocab, const ted_
         }
         ted_status s = TED_OK;
         if (i > start)
-            s = split_chunk(list, vocab, spm, config, text + start, i - start, err);
+            s = split_chunk(list, t, text + start, i - start, err);
         if (!s && k >= 0 && !(s = reserve_ids(list, 1, err)))
             list->ids[list->count++] = specials.id[k];
         if (s || k < 0)
@@ -333,35 +328,46 @@ static ted_status split_pieces(id_list *list, const ted_vocab *vocab, const ted_
     return TED_OK;
 }
 
-static ted_status split(id_list *list, const ted_vocab *vocab, const ted_spm *spm,
-                        const ted_config *config, const char *text, size_t length,
+static ted_status split(id_list *list, const ted_tokenizer *t, const char *text, size_t length,
                         ted_error *err)
 {
-    switch (config->tokenizer) {
+    switch (t->config->tokenizer) {
     case TED_TOKENIZER_CHAR:
-        split_characters(list, vocab, config, text, length);
+        split_characters(list, t, text, length);
         return TED_OK;
     case TED_TOKENIZER_SENTENCEPIECE:
-        if (!spm)
+        if (!t->spm)
             return ted_fail(err, TED_ERR_ARGUMENT, "ted_tokenize: no SentencePiece model");
-        return split_pieces(list, vocab, spm, config, text, length, err);
+        return split_pieces(list, t, text, length, err);
     default:
-        split_words(list, vocab, config, text, length);
+        split_words(list, t, text, length);
         return TED_OK;
     }
 }
 
-static ted_status tokenize_text(const ted_config *config, const ted_vocab *vocab,
-                                const ted_spm *spm, const char *text, size_t length, int **ids,
-                                int *count, int *unknown, ted_error *err)
+/* With t->config->lowercase, `*text` lowercased in a copy of its own,
+ * `*lowered` (the caller frees it); without, or for empty text, `*text` is
+ * left as it is and `*lowered` is NULL. */
+static ted_status lowercase_copy(const ted_tokenizer *t, const char **text, size_t length,
+                                 char **lowered, ted_error *err)
 {
-    if (!config || !vocab || !ids || !count || (!text && length > 0))
-        return ted_fail(err, TED_ERR_ARGUMENT,
-                        "ted_tokenize: config, vocab, text, ids and count are required");
-    *ids = NULL;
-    *count = 0;
-    if (unknown)
-        *unknown = 0;
+    *lowered = NULL;
+    if (!t->config->lowercase || length == 0)
+        return TED_OK;
+    *lowered = ted_alloc(length, 1, "lowercased input", err);
+    if (!*lowered)
+        return TED_ERR_NOMEM;
+    memcpy(*lowered, *text, length);
+    lowercase(*lowered, length);
+    *text = *lowered;
+    return TED_OK;
+}
+
+/* ted_tokenize after normalization: `text` (`length` bytes) is checked,
+ * lowercased, split and wrapped. */
+static ted_status tokenize_text(const ted_tokenizer *t, const char *text, size_t length,
+                                ted_token_ids *out, ted_error *err)
+{
     size_t characters = 0;
     ted_status status = check_utf8(text, length, &characters, err);
     if (status != TED_OK)
@@ -375,30 +381,22 @@ static ted_status tokenize_text(const ted_config *config, const ted_vocab *vocab
     if (!list.ids)
         return TED_ERR_NOMEM;
     char *lowered = NULL;
-    if (config->lowercase && length > 0) {
-        lowered = ted_alloc(length, 1, "lowercased input", err);
-        if (!lowered) {
-            free(list.ids);
-            return TED_ERR_NOMEM;
-        }
-        memcpy(lowered, text, length);
-        lowercase(lowered, length);
-        text = lowered;
+    if (lowercase_copy(t, &text, length, &lowered, err) != TED_OK) {
+        free(list.ids);
+        return TED_ERR_NOMEM;
     }
-    if (config->source_bos)
-        list.ids[list.count++] = config->bos_id;
-    status = split(&list, vocab, spm, config, text, length, err);
-    if (config->source_eos)
-        list.ids[list.count++] = config->eos_id;
+    const ted_config *c = t->config;
+    if (t->wrap && c->source_bos)
+        list.ids[list.count++] = c->bos_id;
+    status = split(&list, t, text, length, err);
+    if (t->wrap && c->source_eos)
+        list.ids[list.count++] = c->eos_id;
     free(lowered);
     if (status) {
         free(list.ids);
         return status;
     }
-    *ids = list.ids;
-    *count = list.count;
-    if (unknown)
-        *unknown = list.unknown;
+    *out = (ted_token_ids){list.ids, list.count, list.unknown};
     return TED_OK;
 }
 
@@ -416,21 +414,24 @@ static const char *moses_language(ted_language language)
 /* With tokenizer.normalize: moses, the text is checked (errors name offsets
  * in the text as given), then normalized as sacremoses does for the
  * config's source_language (src/io/normalize.h), then tokenized. */
-ted_status ted_tokenize(const ted_config *config, const ted_vocab *vocab, const ted_spm *spm,
-                        const char *text, size_t length, int **ids, int *count, int *unknown,
-                        ted_error *err)
+ted_status ted_tokenize(const ted_tokenizer *t, const char *text, size_t length,
+                        ted_token_ids *out, ted_error *err)
 {
-    if (!config || config->normalize != TED_NORMALIZE_MOSES || !text || !ids)
-        return tokenize_text(config, vocab, spm, text, length, ids, count, unknown, err);
-    *ids = NULL;
+    if (!t || !t->config || !t->vocab || !out || (!text && length > 0))
+        return ted_fail(err, TED_ERR_ARGUMENT,
+                        "ted_tokenize: tokenizer, its config and vocab, text and out are "
+                        "required");
+    *out = (ted_token_ids){NULL, 0, 0};
+    if (t->config->normalize != TED_NORMALIZE_MOSES || !text)
+        return tokenize_text(t, text, length, out, err);
     size_t characters;
     char *normalized = NULL;
     ted_status status = check_utf8(text, length, &characters, err);
     if (status == TED_OK)
-        status = ted_normalize_moses(text, length, moses_language(config->source_language),
+        status = ted_normalize_moses(text, length, moses_language(t->config->source_language),
                                      &normalized, &length, err);
     if (status == TED_OK)
-        status = tokenize_text(config, vocab, spm, normalized, length, ids, count, unknown, err);
+        status = tokenize_text(t, normalized, length, out, err);
     free(normalized);
     return status;
 }

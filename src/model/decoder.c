@@ -18,7 +18,7 @@ void ted_decoder_cache_joining_memory(const ted_model *m, const float *memory, i
                                       float *projected)
 {
     const ted_config *c = &m->config;
-    ted_attention_shape shape = {count, seq, c->heads, c->d_model / c->heads};
+    ted_attention_shape shape = {count, seq, c->heads, c->query_size};
     for (int l = 0; l < c->decoder_layers; l++) {
         ted_kv_cache rows = caches[l].cross;
         size_t skipped = (size_t)first * c->heads * rows.capacity * shape.query_size;
@@ -92,7 +92,7 @@ void ted_decoder_step(const ted_model *m, const int *tokens, int batch, const fl
         longest = steps[b] > longest ? steps[b] : longest;
     }
 
-    ted_attention_shape shape = {batch, 1, c->heads, d / c->heads};
+    ted_attention_shape shape = {batch, 1, c->heads, c->query_size};
     for (int l = 0; l < c->decoder_layers; l++) {
         caches[l].self.lengths = steps;
         caches[l].self.length = longest;

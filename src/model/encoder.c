@@ -68,7 +68,7 @@ void ted_encoder_forward(const ted_model *m, const int *source_ids, const int *s
     for (int b = 0; b < batch; b++)
         ted_add_positional_encoding(x + (size_t)b * seq * d, positions, 0, seq, d);
 
-    ted_attention_shape shape = {batch, seq, c->heads, d / c->heads};
+    ted_attention_shape shape = {batch, seq, c->heads, c->query_size};
     ted_attention_mask padding = {source_lengths, false};
     size_t weights_per_layer = (size_t)batch * c->heads * seq * seq;
     for (int l = 0; l < c->encoder_layers; l++) {

@@ -1,5 +1,6 @@
 /* Loading a model directory: config.yaml -> weights (mapped, and bound by
- * model/weights.c) -> vocabularies -> SentencePiece models. */
+ * model/weights.c) -> vocabularies -> SentencePiece models -> the
+ * tokenizers of both sides. */
 #include "model/model.h"
 
 #include <math.h>
@@ -65,6 +66,14 @@ static ted_status load_sentencepiece(ted_model *m, const char *dir, ted_error *e
     return ted_spm_load(path, &m->tgt_spm, err);
 }
 
+/* The source and target tokenizers, over the vocabularies and SentencePiece
+ * models loaded; only the source side is wrapped in BOS and EOS. */
+static void build_tokenizers(ted_model *m)
+{
+    m->source_tokenizer = (ted_tokenizer){&m->config, &m->src_vocab, m->src_spm, true};
+    m->target_tokenizer = (ted_tokenizer){&m->config, &m->tgt_vocab, m->tgt_spm, false};
+}
+
 ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *err)
 {
     if (!model_dir || !model)
@@ -93,6 +102,7 @@ ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *e
         ted_model_free(m);
         return s;
     }
+    build_tokenizers(m);
     m->embedding_scale = m->config.scale_embedding ? sqrtf((float)m->config.d_model) : 1.0f;
     *model = m;
     return TED_OK;

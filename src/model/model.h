@@ -1,11 +1,12 @@
-/* The read-only model: config, weights bound to the mapped safetensors file
- * and the vocabularies. Shared by every
+/* The read-only model: config, weights bound to the mapped safetensors file,
+ * the vocabularies and the tokenizers of both sides. Shared by every
  * session; nothing here changes after ted_model_load(). */
 #ifndef TED_MODEL_MODEL_H
 #define TED_MODEL_MODEL_H
 
 #include "io/safetensors.h"
 #include "io/sentencepiece.h"
+#include "io/tokenizer.h"
 #include "io/vocab.h"
 #include "layers/add_norm.h"
 #include "layers/attention.h"
@@ -48,6 +49,8 @@ struct ted_model {
     ted_vocab tgt_vocab;
     ted_spm *src_spm;            /* the sentencepiece tokenizer's models, else NULL */
     ted_spm *tgt_spm;
+    ted_tokenizer source_tokenizer;  /* src_vocab, src_spm; BOS/EOS as the config says */
+    ted_tokenizer target_tokenizer;  /* tgt_vocab, tgt_spm; never wrapped */
     float **converted;           /* F16/BF16 or misaligned tensors copied to F32 */
     int converted_count;
     float *panels;               /* every float Linear weight in panels (kernels.h) */

@@ -122,7 +122,7 @@ static size_t row_bytes(carried buffer)
 static int carried_buffers(const ted_session *s, carried *list)
 {
     const ted_config *c = &s->model->config;
-    size_t S = s->source_len, T = s->max_steps, h = c->heads, q = c->d_model / c->heads;
+    size_t S = s->source_len, T = s->max_steps, h = c->heads, q = c->query_size;
     size_t f = sizeof(float);
     int n = 0;
     list[n++] = (carried){s->source_lengths, 1, 1, sizeof(int)};

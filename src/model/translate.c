@@ -14,24 +14,24 @@
 ted_status ted_encode_source(const ted_model *m, const char *text, int **ids, int *count,
                              int *unknown, ted_error *err)
 {
-    int unknown_count = 0;
-    ted_status s = ted_tokenize(&m->config, &m->src_vocab, m->src_spm, text, strlen(text), ids, count,
-                                &unknown_count, err);
+    ted_token_ids out = {NULL, 0, 0};
+    ted_status s = ted_tokenize(&m->source_tokenizer, text, strlen(text), &out, err);
+    *ids = out.ids;
+    *count = out.count;
     if (unknown)
-        *unknown = unknown_count;
+        *unknown = out.unknown;
     return s;
 }
 
 ted_status ted_encode_target(const ted_model *m, const char *text, int **ids, int *count,
                              int *unknown, ted_error *err)
 {
-    ted_config unwrapped = m->config;
-    unwrapped.source_bos = unwrapped.source_eos = false;
-    int unknown_count = 0;
-    ted_status s = ted_tokenize(&unwrapped, &m->tgt_vocab, m->tgt_spm, text, strlen(text), ids, count,
-                                &unknown_count, err);
+    ted_token_ids out = {NULL, 0, 0};
+    ted_status s = ted_tokenize(&m->target_tokenizer, text, strlen(text), &out, err);
+    *ids = out.ids;
+    *count = out.count;
     if (unknown)
-        *unknown = unknown_count;
+        *unknown = out.unknown;
     return s;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/learn.h"
+#include "io/config.h"
 #include "serve/request.h"
 
 /* ---- the page ----------------------------------------------------------------- */
@@ -113,16 +114,30 @@ static char *answer(cJSON *root, int *status)
 
 /* ---- GET /v1/explorer ------------------------------------------------------------- */
 
+/* How the explorer shows a word of config.yaml (ted_config_word): an
+ * activation as it is usually written, a tokenizer by what its tokens are;
+ * a word without a label here as config.yaml spells it. */
+static const char *shown_word(const char *word)
+{
+    static const char *const labels[][2] = {
+        {"relu", "ReLU"},        {"gelu", "GELU"},       {"silu", "SiLU"},
+        {"whitespace", "words"}, {"char", "characters"},
+        {"sentencepiece", "SentencePiece pieces"},
+    };
+    for (size_t i = 0; word && i < sizeof labels / sizeof labels[0]; i++)
+        if (strcmp(word, labels[i][0]) == 0)
+            return labels[i][1];
+    return word ? word : "";
+}
+
 static const char *activation_name(ted_activation a)
 {
-    return a == TED_ACTIVATION_GELU ? "GELU" : a == TED_ACTIVATION_SILU ? "SiLU" : "ReLU";
+    return shown_word(ted_config_word("model.activation", (int)a));
 }
 
 static const char *tokenizer_name(ted_tokenizer_kind kind)
 {
-    return kind == TED_TOKENIZER_SENTENCEPIECE ? "SentencePiece pieces"
-           : kind == TED_TOKENIZER_CHAR        ? "characters"
-                                               : "words";
+    return shown_word(ted_config_word("tokenizer.type", (int)kind));
 }
 
 static cJSON *architecture_json(const ted_config *c)
@@ -145,7 +160,7 @@ static cJSON *sizes_json(const ted_config *c)
     cJSON *s = cJSON_CreateObject();
     cJSON_AddNumberToObject(s, "d_model", c->d_model);
     cJSON_AddNumberToObject(s, "heads", c->heads);
-    cJSON_AddNumberToObject(s, "query_size", c->d_model / c->heads);
+    cJSON_AddNumberToObject(s, "query_size", c->query_size);
     cJSON_AddNumberToObject(s, "encoder_layers", c->encoder_layers);
     cJSON_AddNumberToObject(s, "decoder_layers", c->decoder_layers);
     cJSON_AddNumberToObject(s, "d_ff", c->d_ff);

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 #include "io/config.h"
 
@@ -311,87 +310,53 @@ char *serve_error_json(const char *message)
 
 /* ---- the models ---------------------------------------------------------- */
 
-/* A scalar of config.yaml: true, false, a number, or a string. */
-static cJSON *scalar_json(const yaml_event_t *e)
+/* One value of the config: a number, true or false, a string (a word or a
+ * path), or a list of numbers. */
+static cJSON *value_json(ted_value_type type, const void *value, int count)
 {
-    const char *v = (const char *)e->data.scalar.value;
-    if (e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
-        char *end;
-        double d = strtod(v, &end);
-        if (!strcmp(v, "true") || !strcmp(v, "false"))
-            return cJSON_CreateBool(!strcmp(v, "true"));
-        if (*v && !*end)
-            return cJSON_CreateNumber(d);
+    char text[32];
+    switch (type) {
+    case TED_VALUE_INT: return cJSON_CreateNumber(*(const int *)value);
+    case TED_VALUE_BOOL: return cJSON_CreateBool(*(const bool *)value);
+    case TED_VALUE_FLOAT:
+        /* the decimal config.yaml spells: 0.6, not 0.60000002384 */
+        ted_config_format_float(*(const float *)value, text, sizeof text);
+        return cJSON_CreateNumber(strtod(text, NULL));
+    case TED_VALUE_WORD: return value ? cJSON_CreateString(value) : cJSON_CreateNull();
+    case TED_VALUE_PATH: return cJSON_CreateString(value);
+    case TED_VALUE_INT_LIST: break;
     }
-    return cJSON_CreateString(v);
+    return cJSON_CreateIntArray(value, count);
 }
 
-static cJSON *collection_json(yaml_parser_t *p, bool mapping);
+/* The config as JSON, built by a visit of its keys: an object per section
+ * ({"model": {"d_model": 512, ...}, "weights": "...", ...}). */
+typedef struct config_builder {
+    cJSON *root;
+    bool failed;
+} config_builder;
 
-/* The node that event `e` starts. */
-static cJSON *node_json(yaml_parser_t *p, const yaml_event_t *e)
+static void add_config_key(void *data, const char *section, const char *key,
+                           ted_value_type type, const void *value, int count)
 {
-    if (e->type == YAML_SCALAR_EVENT)
-        return scalar_json(e);
-    if (e->type == YAML_SEQUENCE_START_EVENT || e->type == YAML_MAPPING_START_EVENT)
-        return collection_json(p, e->type == YAML_MAPPING_START_EVENT);
-    return NULL;
+    config_builder *b = data;
+    cJSON *into = section ? cJSON_GetObjectItemCaseSensitive(b->root, section) : b->root;
+    if (!into && !b->failed)
+        into = cJSON_AddObjectToObject(b->root, section);
+    if (b->failed || !into || !add_item(into, key, value_json(type, value, count)))
+        b->failed = true;
 }
 
-/* A mapping (keys are scalars) or a sequence, up to its end event. */
-static cJSON *collection_json(yaml_parser_t *p, bool mapping)
-{
-    cJSON *out = mapping ? cJSON_CreateObject() : cJSON_CreateArray();
-    char *key = NULL;
-    bool failed = !out;
-    yaml_event_t e;
-    while (!failed && yaml_parser_parse(p, &e)) {
-        if (e.type == YAML_MAPPING_END_EVENT || e.type == YAML_SEQUENCE_END_EVENT) {
-            yaml_event_delete(&e);
-            free(key);
-            return out;
-        }
-        if (mapping && !key) {
-            key = e.type == YAML_SCALAR_EVENT ? strdup((const char *)e.data.scalar.value) : NULL;
-            failed = !key;
-        } else {
-            failed = !add_item(out, key, node_json(p, &e));
-            free(key);
-            key = NULL;
-        }
-        yaml_event_delete(&e);
-    }
-    free(key);
-    cJSON_Delete(out);
-    return NULL;
-}
-
-/* The model's config as JSON, through the config.yaml ted writes for it. */
+/* The model's config as JSON, with the keys and values of config.yaml. */
 static cJSON *config_json(const ted_model *model)
 {
-    char *yaml = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&yaml, &size);
-    ted_error err = {0};
-    bool written = f && !ted_config_write_yaml(f, ted_model_config(model), &err);
-    if (f)
-        fclose(f);
-    cJSON *json = NULL;
-    yaml_parser_t parser;
-    if (written && yaml_parser_initialize(&parser)) {
-        yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, size);
-        yaml_event_t e;
-        while (!json && yaml_parser_parse(&parser, &e)) {
-            bool done = e.type == YAML_STREAM_END_EVENT;
-            json = e.type == YAML_MAPPING_START_EVENT ? collection_json(&parser, true) : NULL;
-            yaml_event_delete(&e);
-            if (done)
-                break;
-        }
-        yaml_parser_delete(&parser);
-    }
-    free(yaml);
-    return json;
+    config_builder b = {cJSON_CreateObject(), false};
+    if (b.root)
+        ted_config_visit(ted_model_config(model), add_config_key, &b);
+    if (!b.failed)
+        return b.root;
+    cJSON_Delete(b.root);
+    return NULL;
 }
 
 static double parameter_count(const ted_model *model)

@@ -80,42 +80,62 @@ static ted_config parse_ok(const char *text)
     return config;
 }
 
+Test(config, query_size_is_derived_from_d_model_and_heads)
+{
+    ted_config c = parse_ok(MINIMAL);
+    cr_assert_eq(c.query_size, 64);
+    char *text = replace(MINIMAL, "heads: 8", "heads: 16");
+    c = parse_ok(text);
+    cr_assert_eq(c.query_size, 32);
+    free(text);
+}
+
+/* Keys of every section, set away from their defaults. */
+static const char every_kind_of_key[] =
+    "model:\n"
+    "  d_model: 64\n"
+    "  heads: 4\n"
+    "  encoder_layers: 3\n"
+    "  decoder_layers: 2\n"
+    "  d_ff: 256\n"
+    "  src_vocab_size: 100\n"
+    "  tgt_vocab_size: 120\n"
+    "  activation: gelu\n"
+    "  norm_first: true\n"
+    "  layer_norm_eps: 1.0e-6\n"
+    "  max_positions: 512\n"
+    "  scale_embedding: false\n"
+    "  positional_encoding: concatenated\n"
+    "  encoder_final_norm: false\n"
+    "  decoder_final_norm: false\n"
+    "weights: weights/model.safetensors\n"
+    "tokenizer:\n"
+    "  type: char\n"
+    "  lowercase: true\n"
+    "  src_vocab: src.txt\n"
+    "  tgt_vocab: tgt.txt\n"
+    "  unk_id: 3\n"
+    "  pad_id: 0\n"
+    "  bos_id: 1\n"
+    "  eos_id: 2\n"
+    "  source_bos: false\n"
+    "  source_eos: false\n"
+    "decoding:\n"
+    "  max_length: 200\n"
+    "  max_length_offset: 50\n";
+
+Test(config, query_size_is_no_key_a_file_sets)
+{
+    expect_replaced_error("  heads: 8\n", "  heads: 8\n  query_size: 64\n",
+                          "config.yaml:4: model.query_size: unknown key");
+}
+
 Test(config, every_key_is_read)
 {
-    ted_config c = parse_ok(
-        "model:\n"
-        "  d_model: 64\n"
-        "  heads: 4\n"
-        "  encoder_layers: 3\n"
-        "  decoder_layers: 2\n"
-        "  d_ff: 256\n"
-        "  src_vocab_size: 100\n"
-        "  tgt_vocab_size: 120\n"
-        "  activation: gelu\n"
-        "  norm_first: true\n"
-        "  layer_norm_eps: 1.0e-6\n"
-        "  max_positions: 512\n"
-        "  scale_embedding: false\n"
-        "  positional_encoding: concatenated\n"
-        "  encoder_final_norm: false\n"
-        "  decoder_final_norm: false\n"
-        "weights: weights/model.safetensors\n"
-        "tokenizer:\n"
-        "  type: char\n"
-        "  lowercase: true\n"
-        "  src_vocab: src.txt\n"
-        "  tgt_vocab: tgt.txt\n"
-        "  unk_id: 3\n"
-        "  pad_id: 0\n"
-        "  bos_id: 1\n"
-        "  eos_id: 2\n"
-        "  source_bos: false\n"
-        "  source_eos: false\n"
-        "decoding:\n"
-        "  max_length: 200\n"
-        "  max_length_offset: 50\n");
+    ted_config c = parse_ok(every_kind_of_key);
     cr_assert_eq(c.d_model, 64);
     cr_assert_eq(c.heads, 4);
+    cr_assert_eq(c.query_size, 16);
     cr_assert_eq(c.encoder_layers, 3);
     cr_assert_eq(c.decoder_layers, 2);
     cr_assert_eq(c.d_ff, 256);
@@ -1117,6 +1137,7 @@ static void assert_same_config(const ted_config *a, const ted_config *b)
 {
     SAME(d_model);
     SAME(heads);
+    SAME(query_size);
     SAME(encoder_layers);
     SAME(decoder_layers);
     SAME(d_ff);
@@ -1230,6 +1251,134 @@ Test(config, a_value_no_config_holds_is_not_written)
     cr_assert_str_eq(err.message, "writing tokenizer.src_vocab: not UTF-8 text, or out of memory");
     fclose(out);
     free(text);
+}
+
+Test(config, a_list_longer_than_its_field_is_not_written)
+{
+    ted_config c = parse_ok(MINIMAL);
+    c.banned_id_count = TED_MAX_BANNED_IDS + 1;
+    ted_error err = {0};
+    cr_assert_eq(ted_config_write_yaml(stdout, &c, &err), TED_ERR_ARGUMENT);
+    cr_assert_str_eq(err.message, "writing decoding.banned_ids: 17 values, at most 16 fit");
+}
+
+/* ---- ted_config_visit and ted_config_word ----------------------------------- */
+
+typedef struct visited {
+    int count;
+    char names[64][64];  /* dotted */
+    ted_value_type types[64];
+    const void *values[64];
+    int counts[64];
+} visited;
+
+static void note_key(void *data, const char *section, const char *key, ted_value_type type,
+                     const void *value, int count)
+{
+    visited *v = data;
+    cr_assert_lt(v->count, 64);
+    snprintf(v->names[v->count], 64, "%s%s%s", section ? section : "", section ? "." : "", key);
+    v->types[v->count] = type;
+    v->values[v->count] = value;
+    v->counts[v->count++] = count;
+}
+
+/* The index of `name` among the keys visited, or -1. */
+static int visited_at(const visited *v, const char *name)
+{
+    for (int i = 0; i < v->count; i++)
+        if (strcmp(v->names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+Test(config, the_visit_hands_over_every_key_but_sections_in_the_tables_order)
+{
+    ted_config c = parse_ok(EVERY_KEY);
+    visited v = {.count = 0};
+    ted_config_visit(&c, note_key, &v);
+    cr_assert_eq(v.count, ted_config_key_count() - 3);  /* model, tokenizer, decoding */
+    char name[64];
+    for (int i = 0, k = 0; i < ted_config_key_count(); i++) {
+        cr_assert_eq(ted_config_key_name(i, name, sizeof name, NULL), TED_OK);
+        if (!is_section(name))
+            cr_assert_str_eq(v.names[k++], name);
+    }
+    int at = visited_at(&v, "model.heads");
+    cr_assert(v.types[at] == TED_VALUE_INT && *(const int *)v.values[at] == 4);
+    cr_assert_eq(v.counts[at], 1);
+    at = visited_at(&v, "model.norm_first");
+    cr_assert(v.types[at] == TED_VALUE_BOOL && *(const bool *)v.values[at]);
+    at = visited_at(&v, "decoding.top_p");
+    cr_assert(v.types[at] == TED_VALUE_FLOAT && *(const float *)v.values[at] == 0.9f);
+    at = visited_at(&v, "model.activation");
+    cr_assert_eq(v.types[at], TED_VALUE_WORD);
+    cr_assert_str_eq(v.values[at], "silu");
+    at = visited_at(&v, "weights");
+    cr_assert_eq(v.types[at], TED_VALUE_PATH);
+    cr_assert_str_eq(v.values[at], "a dir/b: c #d \"e\".safetensors");
+    at = visited_at(&v, "decoding.banned_ids");
+    cr_assert(v.types[at] == TED_VALUE_INT_LIST && v.counts[at] == 3);
+    cr_assert_eq(((const int *)v.values[at])[2], 99);
+}
+
+Test(config, the_visit_skips_optional_paths_left_empty)
+{
+    ted_config c = parse_ok(MINIMAL);
+    visited v = {.count = 0};
+    ted_config_visit(&c, note_key, &v);
+    cr_assert_eq(v.count, ted_config_key_count() - 3 - 2);
+    cr_assert_eq(visited_at(&v, "tokenizer.src_spm"), -1);
+    cr_assert_eq(visited_at(&v, "tokenizer.tgt_spm"), -1);
+    cr_assert_eq(visited_at(&v, "model.query_size"), -1);  /* derived, not a key */
+    int at = visited_at(&v, "decoding.banned_ids");
+    cr_assert_eq(v.counts[at], 0);
+}
+
+Test(config, a_value_no_config_holds_is_visited_as_none)
+{
+    ted_config c = parse_ok(MINIMAL);
+    c.activation = (ted_activation)3;
+    c.banned_id_count = -1;
+    visited v = {.count = 0};
+    ted_config_visit(&c, note_key, &v);
+    cr_assert_null(v.values[visited_at(&v, "model.activation")]);
+    cr_assert_eq(v.counts[visited_at(&v, "decoding.banned_ids")], 0);
+    c.banned_id_count = TED_MAX_BANNED_IDS + 1;
+    v.count = 0;
+    ted_config_visit(&c, note_key, &v);
+    cr_assert_eq(v.counts[visited_at(&v, "decoding.banned_ids")], TED_MAX_BANNED_IDS);
+}
+
+Test(config, words_are_named_by_their_dotted_key)
+{
+    cr_assert_str_eq(ted_config_word("model.activation", TED_ACTIVATION_GELU), "gelu");
+    cr_assert_str_eq(ted_config_word("model.positional_encoding", TED_POSITIONS_CONCATENATED),
+                     "concatenated");
+    cr_assert_str_eq(ted_config_word("tokenizer.type", TED_TOKENIZER_SENTENCEPIECE),
+                     "sentencepiece");
+    cr_assert_str_eq(ted_config_word("tokenizer.source_language", TED_LANGUAGE_CZ), "cz");
+    cr_assert_str_eq(ted_config_word("decoding.length_normalization", TED_LENGTH_POWER),
+                     "power");
+    cr_assert_null(ted_config_word("model.activation", 3));
+    cr_assert_null(ted_config_word("model.activation", -1));
+    cr_assert_null(ted_config_word("activation", 0));
+    cr_assert_null(ted_config_word("model.heads", 0));
+    cr_assert_null(ted_config_word(NULL, 0));
+}
+
+Test(config, floats_are_spelled_as_config_yaml_has_them)
+{
+    static const struct {
+        float value;
+        const char *text;
+    } cases[] = {{0.6f, "0.6"}, {1.0f, "1.0"}, {1e-5f, "1.0e-05"}, {0.0f, "0.0"},
+                 {3.4028235e38f, "3.4028235e+38"}, {1.4e-45f, "1.0e-45"}};
+    char text[32];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ted_config_format_float(cases[i].value, text, sizeof text);
+        cr_assert_str_eq(text, cases[i].text);
+    }
 }
 
 /* The example at the top of the config.yaml part of the docs is what the

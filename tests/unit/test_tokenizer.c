@@ -39,34 +39,40 @@ static ted_config make_config(ted_tokenizer_kind kind, bool lowercase, bool wrap
     return config;
 }
 
+/* The source side's tokenizer of `config` over the test vocabulary:
+ * source_bos and source_eos apply. */
+static ted_tokenizer tokenizer_of(const ted_config *config)
+{
+    return (ted_tokenizer){config, &vocab, NULL, true};
+}
+
 /* Tokenizes `text` and compares with the `n` ids of `expected`. */
 static void expect_ids(const ted_config *config, const char *text, const int *expected, int n,
                        int expected_unknown)
 {
-    int *ids = NULL;
-    int count = -1, unknown = -1;
+    ted_tokenizer t = tokenizer_of(config);
+    ted_token_ids out = {NULL, -1, -1};
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(config, &vocab, NULL, text, strlen(text), &ids, &count, &unknown, &err),
-                 TED_OK, "%s", err.message);
-    cr_assert_eq(count, n, "\"%s\": %d ids, expected %d", text, count, n);
+    cr_assert_eq(ted_tokenize(&t, text, strlen(text), &out, &err), TED_OK, "%s", err.message);
+    cr_assert_eq(out.count, n, "\"%s\": %d ids, expected %d", text, out.count, n);
     for (int i = 0; i < n; i++)
-        cr_assert_eq(ids[i], expected[i], "\"%s\": id %d is %d, expected %d", text, i, ids[i],
-                     expected[i]);
-    cr_assert_eq(unknown, expected_unknown, "\"%s\": %d unknown", text, unknown);
-    free(ids);
+        cr_assert_eq(out.ids[i], expected[i], "\"%s\": id %d is %d, expected %d", text, i,
+                     out.ids[i], expected[i]);
+    cr_assert_eq(out.unknown, expected_unknown, "\"%s\": %d unknown", text, out.unknown);
+    free(out.ids);
 }
 
 static void expect_input_error(const char *text, size_t length, const char *message)
 {
     ted_config config = make_config(TED_TOKENIZER_WHITESPACE, false, true);
-    int *ids = (int *)&config;
-    int count = -1;
+    ted_tokenizer t = tokenizer_of(&config);
+    ted_token_ids out = {(int *)&config, -1, -1};
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(&config, &vocab, NULL, text, length, &ids, &count, NULL, &err),
-                 TED_ERR_INPUT);
+    cr_assert_eq(ted_tokenize(&t, text, length, &out, &err), TED_ERR_INPUT);
     cr_assert_str_eq(err.message, message);
-    cr_assert_null(ids);
-    cr_assert_eq(count, 0);
+    cr_assert_null(out.ids);
+    cr_assert_eq(out.count, 0);
+    cr_assert_eq(out.unknown, 0);
 }
 
 TestSuite(tokenizer, .init = load_vocab, .fini = free_vocab);
@@ -81,6 +87,20 @@ Test(tokenizer, wrapping_can_be_turned_off)
 {
     ted_config c = make_config(TED_TOKENIZER_WHITESPACE, false, false);
     expect_ids(&c, "hello world", (int[]){4, 5}, 2, 0);
+}
+
+Test(tokenizer, the_target_side_is_never_wrapped)
+{
+    ted_config c = make_config(TED_TOKENIZER_WHITESPACE, false, true);
+    ted_tokenizer target = {&c, &vocab, NULL, false};
+    ted_token_ids out;
+    ted_error err = {0};
+    cr_assert_eq(ted_tokenize(&target, "hello world", 11, &out, &err), TED_OK, "%s",
+                 err.message);
+    cr_assert_eq(out.count, 2);
+    cr_assert_eq(out.ids[0], 4);
+    cr_assert_eq(out.ids[1], 5);
+    free(out.ids);
 }
 
 Test(tokenizer, every_ascii_space_separates_words)
@@ -103,12 +123,12 @@ Test(tokenizer, empty_text_is_only_the_wrapping)
     expect_ids(&wrapped, "", (int[]){2, 3}, 2, 0);
     expect_ids(&wrapped, " \t\r\n ", (int[]){2, 3}, 2, 0);
     ted_config bare = make_config(TED_TOKENIZER_WHITESPACE, false, false);
-    int *ids = NULL;
-    int count = -1;
+    ted_tokenizer t = tokenizer_of(&bare);
+    ted_token_ids out = {NULL, -1, -1};
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(&bare, &vocab, NULL, NULL, 0, &ids, &count, NULL, &err), TED_OK);
-    cr_assert_eq(count, 0);
-    free(ids);
+    cr_assert_eq(ted_tokenize(&t, NULL, 0, &out, &err), TED_OK);
+    cr_assert_eq(out.count, 0);
+    free(out.ids);
 }
 
 Test(tokenizer, lowercasing_covers_ascii_and_latin1_capitals)
@@ -133,14 +153,14 @@ Test(tokenizer, lowercasing_leaves_other_characters_alone)
 Test(tokenizer, lowercasing_does_not_change_the_callers_text)
 {
     ted_config c = make_config(TED_TOKENIZER_WHITESPACE, true, false);
+    ted_tokenizer t = tokenizer_of(&c);
     char text[] = "HELLO";
-    int *ids = NULL;
-    int count = 0;
+    ted_token_ids out;
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(&c, &vocab, NULL, text, 5, &ids, &count, NULL, &err), TED_OK);
+    cr_assert_eq(ted_tokenize(&t, text, 5, &out, &err), TED_OK);
     cr_assert_str_eq(text, "HELLO");
-    cr_assert_eq(ids[0], 4);
-    free(ids);
+    cr_assert_eq(out.ids[0], 4);
+    free(out.ids);
 }
 
 Test(tokenizer, char_tokenizer_keeps_spaces_and_drops_line_ends)
@@ -199,12 +219,13 @@ Test(tokenizer, a_hundred_thousand_words_on_one_line)
         memcpy(text + length, word, 6);
         length += 6;
     }
-    int *ids = NULL;
-    int count = 0, unknown = 0;
+    ted_tokenizer t = tokenizer_of(&c);
+    ted_token_ids out;
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(&c, &vocab, NULL, text, length, &ids, &count, &unknown, &err), TED_OK);
-    cr_assert_eq(count, words + 2);
-    cr_assert_eq(unknown, 33333);
+    cr_assert_eq(ted_tokenize(&t, text, length, &out, &err), TED_OK);
+    int *ids = out.ids;
+    cr_assert_eq(out.count, words + 2);
+    cr_assert_eq(out.unknown, 33333);
     cr_assert_eq(ids[0], 2);
     cr_assert_eq(ids[1], 4);
     cr_assert_eq(ids[2], 5);
@@ -218,12 +239,16 @@ Test(tokenizer, a_hundred_thousand_words_on_one_line)
 Test(tokenizer, missing_arguments_are_refused)
 {
     ted_config c = make_config(TED_TOKENIZER_WHITESPACE, false, true);
-    int *ids = NULL;
-    int count = 0;
+    ted_tokenizer t = tokenizer_of(&c);
+    ted_tokenizer no_config = {NULL, &vocab, NULL, true};
+    ted_tokenizer no_vocab = {&c, NULL, NULL, true};
+    ted_token_ids out;
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(&c, &vocab, NULL, NULL, 3, &ids, &count, NULL, &err), TED_ERR_ARGUMENT);
-    cr_assert_eq(ted_tokenize(NULL, &vocab, NULL, "a", 1, &ids, &count, NULL, &err), TED_ERR_ARGUMENT);
-    cr_assert_eq(ted_tokenize(&c, &vocab, NULL, "a", 1, NULL, &count, NULL, &err), TED_ERR_ARGUMENT);
+    cr_assert_eq(ted_tokenize(&t, NULL, 3, &out, &err), TED_ERR_ARGUMENT);
+    cr_assert_eq(ted_tokenize(NULL, "a", 1, &out, &err), TED_ERR_ARGUMENT);
+    cr_assert_eq(ted_tokenize(&no_config, "a", 1, &out, &err), TED_ERR_ARGUMENT);
+    cr_assert_eq(ted_tokenize(&no_vocab, "a", 1, &out, &err), TED_ERR_ARGUMENT);
+    cr_assert_eq(ted_tokenize(&t, "a", 1, NULL, &err), TED_ERR_ARGUMENT);
 }
 
 static void expect_text(const ted_config *config, const int *ids, int count, const char *expected)
@@ -271,11 +296,11 @@ Test(tokenizer, detokenize_char_tokens_join_with_nothing)
 Test(tokenizer, tokenize_then_detokenize_round_trips)
 {
     ted_config c = make_config(TED_TOKENIZER_CHAR, false, true);
+    ted_tokenizer t = tokenizer_of(&c);
     const char *text = "a b\xc3\xa9";
-    int *ids = NULL;
-    int count = 0;
+    ted_token_ids out;
     ted_error err = {0};
-    cr_assert_eq(ted_tokenize(&c, &vocab, NULL, text, strlen(text), &ids, &count, NULL, &err), TED_OK);
-    expect_text(&c, ids, count, text);
-    free(ids);
+    cr_assert_eq(ted_tokenize(&t, text, strlen(text), &out, &err), TED_OK);
+    expect_text(&c, out.ids, out.count, text);
+    free(out.ids);
 }
