@@ -368,19 +368,22 @@ static void free_request(explore_request *r)
 }
 
 /* The request's source, tokenized once (ted_prepare_source) and within
- * the explorer's limits: false when it is refused. */
+ * the explorer's limits: false when it is refused, with no ids left. */
 static bool prepare_source(const explore_request *r, ted_source *source, refusal *no)
 {
     ted_error err = {0};
     if (ted_prepare_source(r->model->model, r->source, source, &err))
         return refuse(no, err.status == TED_ERR_NOMEM ? 500 : 400, "source: %.900s",
                       err.message);
-    if (source->blank)
+    int count = source->count;
+    bool blank = source->blank;
+    if (!blank && count <= EXPLORE_MAX_SOURCE_TOKENS)
+        return true;
+    ted_source_free(source);
+    if (blank)
         return refuse(no, 400, "source: the sentence is empty");
-    if (source->count > EXPLORE_MAX_SOURCE_TOKENS)
-        return refuse(no, 400, "source: %d tokens, more than the explorer's %d", source->count,
-                      EXPLORE_MAX_SOURCE_TOKENS);
-    return true;
+    return refuse(no, 400, "source: %d tokens, more than the explorer's %d", count,
+                  EXPLORE_MAX_SOURCE_TOKENS);
 }
 
 /* The most steps of a source: the model's rule, within the explorer's cap. */
