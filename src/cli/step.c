@@ -439,9 +439,10 @@ static bool add_forced(step_options *o, const ted_model *model, const char *valu
     case LEARN_FORCE_STEP_TAKEN:
         cli_error("step: --force '%s': step %d is already forced", value, step);
         return false;
-    default:
-        return true;
+    case LEARN_FORCE_ADDED:
+        break;
     }
+    return true;
 }
 
 /* What the command line gives before the model is loaded: the --force

@@ -273,7 +273,7 @@ static bool read_forced(const cJSON *v, const ted_model *model, explore_request 
                           "vocabulary", i, token->valuestring);
         case LEARN_FORCE_STEP_TAKEN:
             return refuse(no, 400, "forced[%d].step: step %d is already forced", i, step);
-        default:
+        case LEARN_FORCE_ADDED:
             break;
         }
     }
