@@ -47,7 +47,7 @@ CXXFLAGS += -std=c++17 -Wall -Wextra -Iinclude -Isrc $(DEP_CFLAGS) $(SANFLAGS) -
 LDFLAGS += $(SANFLAGS)
 LDLIBS := $(DEP_LIBS) -lstdc++ -lm -lpthread
 
-LIB_SRC := $(wildcard src/core/*.c src/kernels/*.c src/layers/*.c src/model/*.c src/io/*.c) \
+LIB_SRC := $(wildcard src/core/*.c src/kernels/*.c src/layers/*.c src/model/*.c src/io/*.c src/learn/*.c) \
            $(wildcard src/io/*.cc)
 CLI_SRC := $(wildcard src/cli/*.c src/serve/*.c src/frontend/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)

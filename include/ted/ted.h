@@ -96,6 +96,26 @@ ted_tensor_info ted_model_tensor(const ted_model *model, int index);
 ted_status ted_encode_source(const ted_model *model, const char *text, int **ids,
                              int *count, int *unknown, ted_error *err);
 
+/* A source sentence ready for the encoder: what every front end (ted
+ * translate, ted serve, the learning tools) makes of a text before it
+ * decodes it. */
+typedef struct ted_source {
+    int *ids;      /* (count) malloc'ed: BOS ... EOS as the config wants */
+    int count;
+    int unknown;   /* tokens mapped to unk_id */
+    bool blank;    /* nothing to translate (no tokens, or BOS EOS alone): a blank
+                    * source translates to the empty string without the model */
+} ted_source;
+
+/* Tokenizes `text` (ted_encode_source) and checks it: TED_ERR_INPUT "N
+ * tokens, more than the model's max_positions (M)" for a source the
+ * encoder cannot take. A blank source is no error. On failure `*out`
+ * holds no ids. */
+ted_status ted_prepare_source(const ted_model *model, const char *text, ted_source *out,
+                              ted_error *err);
+/* Frees the ids and zeroes `*source` (NULL or zeroed: nothing to do). */
+void ted_source_free(ted_source *source);
+
 /* Splits `text` as the tokenizer says and maps each token to its target
  * vocabulary id, without BOS or EOS (for teacher forcing and scoring). */
 ted_status ted_encode_target(const ted_model *model, const char *text, int **ids, int *count,

@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/learn.h"
+#include "cli/text.h"
+#include "learn/token.h"
 
 static const char usage[] =
     "usage: ted attention -m DIR [OPTIONS] TEXT\n"
@@ -67,7 +68,7 @@ typedef struct heatmap {
 static char *dup_shown(const char *token)
 {
     char buf[512];
-    return strdup(learn_show(token, buf, sizeof buf));
+    return strdup(learn_show_token(token, buf, sizeof buf));
 }
 
 static void free_list(char **list, int n)
@@ -174,7 +175,7 @@ static int longest(char *const *list, int n)
 {
     int w = 0;
     for (int i = 0; i < n; i++) {
-        int k = learn_width(list[i]);
+        int k = cli_width(list[i]);
         w = k > w ? k : w;
     }
     return w;
@@ -218,13 +219,13 @@ static void write_svg(FILE *out, const heatmap *h, const ted_config *c, bool sta
         double x = left + j * CELL + CELL / 2.0 - 2, y = top - 6;
         fprintf(out, "\n<text class=\"col\" x=\"%.1f\" y=\"%.1f\" transform=\"rotate(-45 %.1f "
                      "%.1f)\">", x, y, x, y);
-        learn_xml_escaped(out, h->col_labels[j]);
+        cli_xml_escaped(out, h->col_labels[j]);
         fputs("</text>", out);
     }
     for (int i = 0; i < h->rows; i++) {
         fprintf(out, "\n<text class=\"row\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 6,
                 top + i * CELL + CELL / 2 + 4);
-        learn_xml_escaped(out, h->row_labels[i]);
+        cli_xml_escaped(out, h->row_labels[i]);
         fputs("</text>", out);
         for (int j = 0; j < h->cols; j++) {
             float w = h->w[(size_t)i * h->cols + j];
@@ -236,9 +237,9 @@ static void write_svg(FILE *out, const heatmap *h, const ted_config *c, bool sta
             fprintf(out, "\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
                          "fill=\"#%02x%02x%02x\" stroke=\"white\"><title>",
                     x, y, CELL, CELL, rgb[0], rgb[1], rgb[2]);
-            learn_xml_escaped(out, h->row_labels[i]);
+            cli_xml_escaped(out, h->row_labels[i]);
             fputs(" / ", out);
-            learn_xml_escaped(out, h->col_labels[j]);
+            cli_xml_escaped(out, h->col_labels[j]);
             if (masked)
                 fputs(": masked (not there yet)</title></rect>", out);
             else
@@ -260,7 +261,7 @@ static void json_strings(FILE *out, char *const *list, int n)
     for (int i = 0; i < n; i++) {
         if (i)
             fputs(", ", out);
-        learn_json_string(out, list[i]);
+        cli_json_string(out, list[i]);
     }
     fputc(']', out);
 }
@@ -298,9 +299,9 @@ static void write_json(FILE *out, const learn_trace *t, const labels *l, const c
             c->d_model, c->heads, c->query_size, c->encoder_layers, c->decoder_layers,
             c->d_ff, c->tgt_vocab_size);
     fputs("\"source\": ", out);
-    learn_json_string(out, text);
+    cli_json_string(out, text);
     fputs(",\n\"translation\": ", out);
-    learn_json_string(out, translation);
+    cli_json_string(out, translation);
     fputs(",\n\"source_tokens\": ", out);
     json_strings(out, l->source, t->source_len);
     fputs(",\n\"decoder_inputs\": ", out);
@@ -309,15 +310,15 @@ static void write_json(FILE *out, const learn_trace *t, const labels *l, const c
     for (int i = 0; i < t->count; i++) {
         const learn_step *s = &t->steps[i];
         fprintf(out, "%s\n {\"step\": %d, \"input\": ", i ? "," : "", i + 1);
-        learn_json_string(out, l->inputs[i]);
+        cli_json_string(out, l->inputs[i]);
         fputs(", \"chosen\": ", out);
-        learn_json_string(out, l->chosen[i]);
+        cli_json_string(out, l->chosen[i]);
         fprintf(out, ", \"id\": %d, \"p\": %.9g, \"logit\": %.9g, \"top\": [", s->chosen,
                 s->taken.p, s->taken.logit);
         for (int k = 0; k < t->top_k; k++) {
             char buf[512];
             fputs(k ? ", {\"token\": " : "{\"token\": ", out);
-            learn_json_string(out, learn_show(ted_target_token(t->model, s->top[k].id), buf,
+            cli_json_string(out, learn_show_token(ted_target_token(t->model, s->top[k].id), buf,
                                               sizeof buf));
             fprintf(out, ", \"id\": %d, \"p\": %.9g, \"logit\": %.9g}", s->top[k].id,
                     s->top[k].p, s->top[k].logit);
@@ -392,7 +393,7 @@ static const char html_script[] =
 static void html_token(FILE *out, const ted_config *c, int id, const char *shown)
 {
     fprintf(out, "<span class=\"tok%s\">", learn_is_special(c, id) ? " special" : "");
-    learn_xml_escaped(out, shown);
+    cli_xml_escaped(out, shown);
     fputs("</span>", out);
 }
 
@@ -413,7 +414,7 @@ static void html_head(FILE *out, const learn_trace *t, const labels *l, const ch
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width\">\n<title>ted attention: ",
           out);
-    learn_xml_escaped(out, translation);
+    cli_xml_escaped(out, translation);
     fprintf(out, "</title>\n<style>%s</style>\n</head>\n<body data-layer=\"%d\">\n", html_style,
             c->decoder_layers - 1);
     fputs("<h1>Inside the attention heads</h1>\n<p>source: ", out);
@@ -423,7 +424,7 @@ static void html_head(FILE *out, const learn_trace *t, const labels *l, const ch
     for (int i = 0; i < t->count; i++)
         html_token(out, c, t->steps[i].chosen, l->chosen[i]);
     fputs("</p>\n<p class=\"note\">model ", out);
-    learn_xml_escaped(out, model_dir);
+    cli_xml_escaped(out, model_dir);
     fprintf(out, ": Embedding Size %d, Number of Heads %d, Query Size = %d / %d = %d (the "
                  "logical split: each head attends with its own %d of the %d numbers), "
                  "%d encoder and %d decoder layers, feed-forward %d, target vocabulary %d. "
@@ -492,7 +493,7 @@ static void html_steps(FILE *out, const learn_trace *t, const labels *l)
         for (int k = 0; k < t->top_k; k++) {
             char buf[512];
             fprintf(out, "<span class=\"cand%s\"><b>", s->top[k].id == s->chosen ? " taken" : "");
-            learn_xml_escaped(out, learn_show(ted_target_token(t->model, s->top[k].id), buf,
+            cli_xml_escaped(out, learn_show_token(ted_target_token(t->model, s->top[k].id), buf,
                                               sizeof buf));
             fprintf(out, "</b> %.3f<i style=\"width:%.0fpx\"></i></span>", s->top[k].p,
                     s->top[k].p * 90);
@@ -593,23 +594,19 @@ enum { PICTURE_MAX_TOKENS = 64, JSON_MAX_TOKENS = 256 };
 
 /* The decode's length: the model's rule or --max-length, within the cap;
  * a longer sentence is refused. */
-static int capped_length(const ted_model *model, const attention_options *o, int *max_length)
+static int capped_length(const ted_model *model, const attention_options *o, int source_len,
+                         int *max_length)
 {
     bool picture = o->out.html || o->out.svg;
     int cap = picture ? PICTURE_MAX_TOKENS : JSON_MAX_TOKENS;
     const char *what = picture ? "--html and --svg draw" : "--json holds";
-    int *ids = NULL, n = 0;
-    ted_error err = {0};
-    if (ted_encode_source(model, o->text, &ids, &n, NULL, &err) != TED_OK)
-        return cli_error("attention: %s", err.message);
-    free(ids);
-    if (n > cap)
+    if (source_len > cap)
         return cli_error("attention: the sentence is %d tokens; %s at most %d (the output "
-                         "grows with the square of the length)", n, what, cap);
+                         "grows with the square of the length)", source_len, what, cap);
     if (o->max_length > cap)
         return cli_error("attention: --max-length %d: %s at most %d steps", o->max_length,
                          what, cap);
-    int rule = ted_max_target_length(model, n, o->max_length);
+    int rule = ted_max_target_length(model, source_len, o->max_length);
     *max_length = rule < cap ? rule : cap;
     return 0;
 }
@@ -617,22 +614,26 @@ static int capped_length(const ted_model *model, const attention_options *o, int
 static int run_attention(const ted_model *model, const attention_options *o)
 {
     learn_trace t = {0};
+    cli_sentence sentence;
     int max_length = 0;
-    int status = capped_length(model, o, &max_length);
-    if (status)
-        return status;
-    status = learn_begin(&t, model, "attention", o->text, max_length, o->top_k);
+    int status = cli_sentence_prepare(&sentence, model, "attention", o->text);
+    if (!status)
+        status = capped_length(model, o, sentence.source.count, &max_length);
+    if (!status)
+        status = cli_learn_begin(&t, model, &sentence, max_length, o->top_k);
     const ted_config *c = ted_model_config(model);
     if (!status && o->layer > kind_layers(c, o->kind))
         status = cli_error("attention: --layer %d: the model has %d %s layers", o->layer,
                            kind_layers(c, o->kind), o->kind == KIND_ENCODER ? "encoder" : "decoder");
     if (!status && o->head > c->heads)
         status = cli_error("attention: --head %d: the model has %d heads", o->head, c->heads);
-    while (!status && !t.finished)
-        status = learn_next(&t, -1);
+    ted_error err = {0};
+    if (!status && learn_run(&t, NULL, 0, &err) != TED_OK)
+        status = cli_error("attention: %s", err.message);
     if (!status)
         status = write_all(&t, o);
     learn_end(&t);
+    cli_sentence_free(&sentence);
     return status;
 }
 
@@ -655,7 +656,7 @@ static bool attention_option(cli_args *a, const char *option, void *options)
         cli_take_int(a, option, 1, 1000, &o->layer);
     } else if (!strcmp(option, "--head")) {
         if (cli_take_value(a, option) && strcmp(a->value, "mean") &&
-            !learn_parse_int(a->value, 1, 1000, &o->head)) {
+            !cli_parse_int(a->value, 1, 1000, &o->head)) {
             a->failed = true;
             cli_error("attention: --head '%s': a head number from 1, or 'mean'", a->value);
         }

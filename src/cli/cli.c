@@ -1,5 +1,4 @@
 #include "cli/cli.h"
-#include "cli/learn.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -8,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "cli/text.h"
+#include "learn/token.h"
 
 int cli_error(const char *format, ...)
 {
@@ -109,15 +111,11 @@ bool cli_take_int(cli_args *a, const char *option, int min, int max, int *out)
 {
     if (!cli_take_value(a, option))
         return false;
-    char *end;
-    errno = 0;
-    long v = strtol(a->value, &end, 10);
-    if (errno || end == a->value || *end != '\0' || v < min || v > max) {
+    if (!cli_parse_int(a->value, min, max, out)) {
         cli_error("%s: '%s' is not a whole number from %d to %d", option, a->value, min, max);
         a->failed = true;
         return false;
     }
-    *out = (int)v;
     return true;
 }
 
@@ -186,7 +184,7 @@ static void print_word(const char *word, size_t length, const char *before)
     size_t kept = length < sizeof copy - 1 ? length : sizeof copy - 1;
     memcpy(copy, word, kept);
     copy[kept] = '\0';
-    fprintf(stderr, "%s'%s'", before, learn_show(copy, shown, sizeof shown));
+    fprintf(stderr, "%s'%s'", before, learn_show_token(copy, shown, sizeof shown));
 }
 
 static void list_unknown_words(const ted_config *c, const char *text, const int *ids, int count,
@@ -205,35 +203,84 @@ static void list_unknown_words(const ted_config *c, const char *text, const int 
     }
 }
 
-/* `first_word`: the token of the text's first word (1 after a BOS). */
-static void report_unknown(const ted_model *model, const char *file, long line, const char *text,
-                           const int *ids, int count, int first_word, int unknown,
-                           const char *shown_as)
+/* A text and its tokens, for naming its unknown words. */
+typedef struct text_tokens {
+    const char *text;
+    const int *ids;  /* (count) */
+    int count;
+    int unknown;     /* ids that are unk_id */
+    int first_word;  /* the token of the text's first word (1 after a BOS) */
+} text_tokens;
+
+static void report_unknown(const ted_model *model, const char *file, long line,
+                           const text_tokens *t, const char *shown_as)
 {
     fputs("ted: ", stderr);
     if (file)
         fprintf(stderr, "%s: ", file);
     if (line > 0)
         fprintf(stderr, "line %ld: ", line);
-    fprintf(stderr, "%d word%s not in the vocabulary, %s", unknown, unknown > 1 ? "s" : "",
+    fprintf(stderr, "%d word%s not in the vocabulary, %s", t->unknown, t->unknown > 1 ? "s" : "",
             shown_as);
     const ted_config *c = ted_model_config(model);
     if (c->tokenizer == TED_TOKENIZER_WHITESPACE)
-        list_unknown_words(c, text, ids, count, first_word);
+        list_unknown_words(c, t->text, t->ids, t->count, t->first_word);
     fputc('\n', stderr);
 }
 
 void cli_report_unknown(const ted_model *model, const char *file, long line, const char *text,
-                        const int *ids, int count, int unknown, const char *shown_as)
+                        const ted_source *source, const char *shown_as)
 {
-    report_unknown(model, file, line, text, ids, count, ted_model_config(model)->source_bos ? 1 : 0,
-                   unknown, shown_as);
+    text_tokens t = {text, source->ids, source->count, source->unknown,
+                     ted_model_config(model)->source_bos ? 1 : 0};
+    report_unknown(model, file, line, &t, shown_as);
 }
 
 void cli_report_unknown_target(const ted_model *model, const char *label, const char *text,
                                const int *ids, int count, int unknown, const char *shown_as)
 {
-    report_unknown(model, label, 0, text, ids, count, 0, unknown, shown_as);
+    text_tokens t = {text, ids, count, unknown, 0};
+    report_unknown(model, label, 0, &t, shown_as);
+}
+
+/* ---- the sentence of a learning command -------------------------------------- */
+
+int cli_sentence_prepare(cli_sentence *s, const ted_model *model, const char *command,
+                         const char *text)
+{
+    *s = (cli_sentence){.command = command, .text = text};
+    ted_error err = {0};
+    if (ted_prepare_source(model, text, &s->source, &err) != TED_OK)
+        return cli_error("%s: %s", command, err.message);
+    return 0;
+}
+
+void cli_sentence_free(cli_sentence *s)
+{
+    ted_source_free(&s->source);
+}
+
+int cli_learn_begin(learn_trace *t, const ted_model *model, const cli_sentence *s,
+                    int max_length, int top_k)
+{
+    ted_error err = {0};
+    if (learn_start(t, model, &s->source, max_length, top_k, &err) != TED_OK)
+        return cli_error("%s: %s", s->command, err.message);
+    if (s->source.unknown > 0) {
+        char shown_as[256];
+        snprintf(shown_as, sizeof shown_as, "shown as %s",
+                 ted_source_token(model, t->config->unk_id));
+        cli_report_unknown(model, NULL, 0, s->text, &s->source, shown_as);
+    }
+    return 0;
+}
+
+int cli_learn_next(learn_trace *t, const char *command, int force)
+{
+    ted_error err = {0};
+    if (learn_advance(t, force, &err) != TED_OK)
+        return cli_error("%s: %s", command, err.message);
+    return 0;
 }
 
 /* Reading stops at the cap, so that input without line ends (-i /dev/zero)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "core/output.h"
+#include "learn/trace.h"
 #include "ted/ted.h"
 
 /* Each command: argc/argv start at the command's own arguments. Returns
@@ -88,15 +89,36 @@ int cli_one_sentence(const cli_args *a);
 
 /* "ted: FILE: line N: 2 words not in the vocabulary, translated as <unk>:
  * 'zebra' 'xylophone'" on stderr (`file` NULL: no file; `line` 0: no line)
- * for a `text` with `unknown` unknown words, whose source ids are
- * ids[0..count). The words are named for the whitespace tokenizer, where
- * the n-th word of the text is the n-th source token after BOS. */
+ * for the `source` of `text`, which has source->unknown unknown words. The
+ * words are named for the whitespace tokenizer, where the n-th word of the
+ * text is the n-th source token after BOS. */
 void cli_report_unknown(const ted_model *model, const char *file, long line, const char *text,
-                        const int *ids, int count, int unknown, const char *shown_as);
+                        const ted_source *source, const char *shown_as);
 /* The same for target text, whose ids (from ted_encode_target) have no BOS;
  * `label` ("--target") stands where the file would. */
 void cli_report_unknown_target(const ted_model *model, const char *label, const char *text,
                                const int *ids, int count, int unknown, const char *shown_as);
+
+/* The sentence a learning command (ted step, ted attention) follows. */
+typedef struct cli_sentence {
+    const char *command;  /* "step": its errors read "ted: step: ..." */
+    const char *text;
+    ted_source source;
+} cli_sentence;
+
+/* Makes `text` the command's sentence (ted_prepare_source): 0, or 1 after
+ * printing the error. cli_sentence_free() frees it either way. */
+int cli_sentence_prepare(cli_sentence *s, const ted_model *model, const char *command,
+                         const char *text);
+void cli_sentence_free(cli_sentence *s);
+
+/* learn_start() on the sentence, its unknown words reported on stderr:
+ * 0, or 1 after printing the error. learn_end() frees the trace either
+ * way. */
+int cli_learn_begin(learn_trace *t, const ted_model *model, const cli_sentence *s,
+                    int max_length, int top_k);
+/* learn_advance(): 0, or 1 after printing the error. */
+int cli_learn_next(learn_trace *t, const char *command, int force);
 
 /* The longest input line read: a sentence never comes near it, and input
  * without line ends (-i /dev/zero) stops there instead of taking all memory. */

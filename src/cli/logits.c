@@ -30,37 +30,44 @@ static void print_logits(const float *logits, int vocab)
     putchar('\n');
 }
 
-/* The source's and the target's ids; an error names the option at fault,
- * and unknown words are reported, as they are fed to the model as <unk>. */
-static int encode_both(const ted_model *model, const char *source, const char *target,
-                       int **src, int *src_len, int **tgt, int *tgt_len)
+typedef struct logits_options {
+    const char *source, *target;
+} logits_options;
+
+/* The source (ted_prepare_source) and the target's ids; an error names
+ * the option at fault, and unknown words are reported, as they are fed to
+ * the model as <unk>. A blank source is fed as it is (BOS EOS alone, when
+ * the config adds them): only a source of no tokens is refused. */
+static int encode_both(const ted_model *model, const logits_options *o, ted_source *src,
+                       int **tgt, int *tgt_len)
 {
     ted_error err = {0};
     int unknown = 0;
-    if (ted_encode_source(model, source, src, src_len, &unknown, &err))
+    if (ted_prepare_source(model, o->source, src, &err))
         return cli_error("logits: --source: %s", err.message);
-    if (*src_len == 0)
+    if (src->count == 0)
         return cli_error("logits: --source: the source is empty");
-    if (unknown > 0)
-        cli_report_unknown(model, "--source", 0, source, *src, *src_len, unknown, "fed as <unk>");
-    if (ted_encode_target(model, target, tgt, tgt_len, &unknown, &err))
+    if (src->unknown > 0)
+        cli_report_unknown(model, "--source", 0, o->source, src, "fed as <unk>");
+    if (ted_encode_target(model, o->target, tgt, tgt_len, &unknown, &err))
         return cli_error("logits: --target: %s", err.message);
     if (unknown > 0)
-        cli_report_unknown_target(model, "--target", target, *tgt, *tgt_len, unknown,
+        cli_report_unknown_target(model, "--target", o->target, *tgt, *tgt_len, unknown,
                                   "fed as <unk>");
     return 0;
 }
 
-static int run_logits(const ted_model *model, const char *source, const char *target)
+static int run_logits(const ted_model *model, const logits_options *o)
 {
-    int *src = NULL, *tgt = NULL, src_len = 0, tgt_len = 0;
+    ted_source src = {0};
+    int *tgt = NULL, tgt_len = 0;
     ted_session *session = NULL;
     ted_error err = {0};
-    int status = encode_both(model, source, target, &src, &src_len, &tgt, &tgt_len);
+    int status = encode_both(model, o, &src, &tgt, &tgt_len);
     if (!status && ted_session_new(model, &session, &err))
         status = cli_error("%s", err.message);
-    const int *sources[1] = {src};
-    if (!status && ted_session_encode(session, sources, &src_len, 1, tgt_len + 1, &err))
+    const int *sources[1] = {src.ids};
+    if (!status && ted_session_encode(session, sources, &src.count, 1, tgt_len + 1, &err))
         status = cli_error("%s", err.message);
 
     const ted_config *c = ted_model_config(model);
@@ -76,14 +83,10 @@ static int run_logits(const ted_model *model, const char *source, const char *ta
             token = tgt[t];
     }
     ted_session_free(session);
-    free(src);
+    ted_source_free(&src);
     free(tgt);
     return status;
 }
-
-typedef struct logits_options {
-    const char *source, *target;
-} logits_options;
 
 static bool logits_option(cli_args *a, const char *option, void *options)
 {
@@ -114,7 +117,7 @@ static int logits_command(ted_model *model, const cli_args *a, void *options)
 {
     (void)a;
     const logits_options *o = options;
-    return run_logits(model, o->source, o->target);
+    return run_logits(model, o);
 }
 
 int cli_logits(int argc, char **argv)

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/learn.h"
+#include "cli/text.h"
+#include "learn/explain.h"
+#include "learn/token.h"
 
 static const char usage[] =
     "usage: ted step -m DIR [OPTIONS] TEXT\n"
@@ -57,20 +59,14 @@ static const style plain = {"", "", "", "", "", "", ""};
 static const style colored = {"\033[1;36m", "\033[1;32m", "\033[1;33m", "\033[35m",
                               "\033[34m", "\033[2m", "\033[0m"};
 
-typedef struct forced_token {
-    int step;  /* 1-based */
-    int id;
-    const char *text;
-} forced_token;
-
 typedef struct step_options {
     const char *model_dir;
-    const char *text;
     bool auto_run, heads, explain, no_color;
     int layer;       /* 1-based; 0: the last */
     int top_k;
     int max_length;
-    forced_token *forced;
+    learn_forced *forced;      /* (forced_count) */
+    const char **forced_text;  /* (forced_count): each one's TOKEN, for messages */
     int forced_count;
 } step_options;
 
@@ -90,7 +86,7 @@ static void put_token(const stepper *s, int id, bool target, bool quoted, const 
     char buf[256];
     const char *text = target ? ted_target_token(s->t.model, id) : ted_source_token(s->t.model, id);
     const char *c = learn_is_special(s->t.config, id) ? s->st.special : colour;
-    printf("%s%s%s%s%s", quoted ? "'" : "", c, learn_show(text, buf, sizeof buf),
+    printf("%s%s%s%s%s", quoted ? "'" : "", c, learn_show_token(text, buf, sizeof buf),
            *c ? s->st.reset : "", quoted ? "'" : "");
 }
 
@@ -98,7 +94,7 @@ static int shown_width(const stepper *s, int id, bool target)
 {
     char buf[256];
     const char *text = target ? ted_target_token(s->t.model, id) : ted_source_token(s->t.model, id);
-    return learn_width(learn_show(text, buf, sizeof buf));
+    return cli_width(learn_show_token(text, buf, sizeof buf));
 }
 
 static void pad_to(int used, int width)
@@ -139,7 +135,7 @@ static void print_explanation(void *data, learn_explain_kind kind, const char *t
                s->st.reset, words);
         return;
     }
-    int w = learn_width(words);
+    int w = cli_width(words);
     printf("    %s", words);
     if (*shape) {
         if (w > 60) {
@@ -179,11 +175,11 @@ static void print_candidates(const stepper *s, const learn_step *st)
         put_token(s, k->id, true, false, taken ? (st->forced ? s->st.forced : s->st.chosen) : "");
         pad_to(shown_width(s, k->id, true), width);
         printf("  ");
-        bool bar = learn_bar_columns(k->p, 24) > 0;
+        bool bar = cli_bar_columns(k->p, 24) > 0;
         print_p(k->p, bar);
         if (bar) {
             printf("  %s", taken ? s->st.chosen : s->st.bar);
-            learn_bar(stdout, k->p, 24);
+            cli_bar(stdout, k->p, 24);
             printf("%s", s->st.reset);
         }
         putchar('\n');
@@ -237,9 +233,9 @@ static void print_attention(const stepper *s, int step)
         pad_to(shown_width(s, s->t.source[j], false), s->source_width);
         printf("  %.3f", s->row[j]);
         int used = 0;
-        if (heads || learn_bar_columns(s->row[j], 14) > 0) {
+        if (heads || cli_bar_columns(s->row[j], 14) > 0) {
             printf(" %s", s->st.bar);
-            used = learn_bar(stdout, s->row[j], 14);
+            used = cli_bar(stdout, s->row[j], 14);
             printf("%s", s->st.reset);
         }
         if (heads) {
@@ -323,20 +319,12 @@ static void print_end(stepper *s, bool stopped)
 
 /* ---- the loop ------------------------------------------------------------ */
 
-static int forced_at(const step_options *o, int step)
-{
-    for (int i = 0; i < o->forced_count; i++)
-        if (o->forced[i].step == step + 1)
-            return o->forced[i].id;
-    return -1;
-}
-
 /* Reads what the learner types before step `step`: returns 1 to run the
  * step (with *force set), 0 to quit. */
 static int prompt(stepper *s, int step, int *force, char **line, size_t *capacity)
 {
     for (;;) {
-        int planned = forced_at(s->o, step);
+        int planned = learn_forced_at(s->o->forced, s->o->forced_count, step);
         printf("\n%s[step %d] Enter: run it", s->st.dim, step + 1);
         if (planned >= 0)
             printf(" (takes '%s', from --force)", ted_target_token(s->t.model, planned));
@@ -365,16 +353,18 @@ static int prompt(stepper *s, int step, int *force, char **line, size_t *capacit
     }
 }
 
-static int run_steps(stepper *s, const ted_model *model)
+/* Encodes the sentence and checks the options against it: 0, or 1 after
+ * printing what is wrong. */
+static int begin_steps(stepper *s, const ted_model *model, const cli_sentence *sentence)
 {
     step_options *o = s->o;
-    if (learn_begin(&s->t, model, "step", o->text, o->max_length, o->top_k))
+    if (cli_learn_begin(&s->t, model, sentence, o->max_length, o->top_k))
         return 1;
     const ted_config *c = s->t.config;
     for (int i = 0; i < o->forced_count; i++)
         if (o->forced[i].step > s->t.max_steps)
             return cli_error("step: --force %d:%s: this sentence has at most %d steps",
-                             o->forced[i].step, o->forced[i].text, s->t.max_steps);
+                             o->forced[i].step, o->forced_text[i], s->t.max_steps);
     if (o->layer > c->decoder_layers)
         return cli_error("step: --layer %d: the model has %d decoder layers", o->layer,
                          c->decoder_layers);
@@ -387,7 +377,16 @@ static int run_steps(stepper *s, const ted_model *model)
         int w = shown_width(s, s->t.source[j], false);
         s->source_width = w > s->source_width ? w : s->source_width;
     }
+    return 0;
+}
 
+/* Each step as it runs: the forced token or the learner's choice at a
+ * terminal, the step, its display. */
+static int run_steps(stepper *s, const ted_model *model, const cli_sentence *sentence)
+{
+    step_options *o = s->o;
+    if (begin_steps(s, model, sentence))
+        return 1;
     print_header(s);
     if (o->explain)
         learn_explain_encoder(&s->t, print_explanation, s);
@@ -396,12 +395,12 @@ static int run_steps(stepper *s, const ted_model *model)
     bool stopped = false;
     int status = 0;
     while (!s->t.finished) {
-        int force = forced_at(o, s->t.count);
+        int force = learn_forced_at(o->forced, o->forced_count, s->t.count);
         if (s->interactive && !prompt(s, s->t.count, &force, &line, &capacity)) {
             stopped = true;
             break;
         }
-        if ((status = learn_next(&s->t, force)))
+        if ((status = cli_learn_next(&s->t, "step", force)))
             break;
         print_step(s, s->t.count - 1);
     }
@@ -412,7 +411,7 @@ static int run_steps(stepper *s, const ted_model *model)
         for (int i = 0; i < o->forced_count; i++)
             if (o->forced[i].step > s->t.count)
                 fprintf(stderr, "ted: step: decoding ended at step %d, before --force %d:%s\n",
-                        s->t.count, o->forced[i].step, o->forced[i].text);
+                        s->t.count, o->forced[i].step, o->forced_text[i]);
     return status;
 }
 
@@ -426,23 +425,23 @@ static bool add_forced(step_options *o, const ted_model *model, const char *valu
         char digits[16];
         size_t n = (size_t)(colon - value);
         if (n >= sizeof digits || (memcpy(digits, value, n), digits[n] = '\0',
-                                   !learn_parse_int(digits, 1, 1 << 20, &step))) {
+                                   !cli_parse_int(digits, 1, 1 << 20, &step))) {
             cli_error("step: --force '%s': the step must be a whole number from 1", value);
             return false;
         }
         token = colon + 1;
     }
-    int id = ted_target_id(model, token);
-    if (id < 0) {
+    o->forced_text[o->forced_count] = token;
+    switch (learn_add_forced(model, o->forced, &o->forced_count, step, token)) {
+    case LEARN_FORCE_NOT_IN_VOCABULARY:
         cli_error("step: --force '%s': '%s' is not in the target vocabulary", value, token);
         return false;
+    case LEARN_FORCE_STEP_TAKEN:
+        cli_error("step: --force '%s': step %d is already forced", value, step);
+        return false;
+    case LEARN_FORCE_ADDED:
+        break;
     }
-    for (int i = 0; i < o->forced_count; i++)
-        if (o->forced[i].step == step) {
-            cli_error("step: --force '%s': step %d is already forced", value, step);
-            return false;
-        }
-    o->forced[o->forced_count++] = (forced_token){step, id, token};
     return true;
 }
 
@@ -497,15 +496,18 @@ static int step_command(ted_model *model, const cli_args *a, void *options)
         if (!add_forced(o, model, args->forces[i]))
             return 1;
     o->model_dir = a->model_dir;
-    o->text = a->operands[0];
     stepper s = {.o = o};
     s.interactive = !o->auto_run && isatty(STDIN_FILENO);
     const char *no_color = getenv("NO_COLOR");
     bool color = !o->no_color && isatty(STDOUT_FILENO) && !(no_color && *no_color);
     s.st = color ? colored : plain;
-    int status = run_steps(&s, model);
+    cli_sentence sentence;
+    int status = cli_sentence_prepare(&sentence, model, "step", a->operands[0]);
+    if (!status)
+        status = run_steps(&s, model, &sentence);
     free(s.row);
     learn_end(&s.t);
+    cli_sentence_free(&sentence);
     return status;
 }
 
@@ -513,12 +515,15 @@ int cli_step(int argc, char **argv)
 {
     static const cli_command command = {"step", usage, step_option, check_step, step_command,
                                         false};
+    size_t room = argc > 0 ? (size_t)argc : 1;
     step_args s = {.o = {.top_k = 5}};
-    s.forces = calloc(argc > 0 ? argc : 1, sizeof *s.forces);
-    s.o.forced = calloc(argc > 0 ? argc : 1, sizeof *s.o.forced);
-    int status = s.forces && s.o.forced ? cli_run(&command, &s, argc, argv)
-                                        : cli_error("out of memory");
+    s.forces = calloc(room, sizeof *s.forces);
+    s.o.forced = calloc(room, sizeof *s.o.forced);
+    s.o.forced_text = calloc(room, sizeof *s.o.forced_text);
+    int status = s.forces && s.o.forced && s.o.forced_text ? cli_run(&command, &s, argc, argv)
+                                                           : cli_error("out of memory");
     free(s.forces);
     free(s.o.forced);
+    free(s.o.forced_text);
     return status;
 }

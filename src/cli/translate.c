@@ -142,44 +142,42 @@ static void on_progress(void *data, int done, int total)
     progress_show(p, false);
 }
 
-/* The lines of a chunk as source ids, each line tokenized once. */
+/* The lines of a chunk as sources, each line tokenized once. */
 typedef struct encoded_lines {
-    int **ids;     /* (count) */
-    int *lengths;  /* (count) */
-    int *unknown;  /* (count): words not in the vocabulary */
+    ted_source *sources;  /* (count) */
+    const int **ids;      /* (count): sources[i].ids, as ted_translate_ids takes them */
+    int *lengths;         /* (count): sources[i].count */
     int count;
 } encoded_lines;
 
 static void free_encoded(encoded_lines *e)
 {
-    for (int i = 0; e->ids && i < e->count; i++)
-        free(e->ids[i]);
+    for (int i = 0; e->sources && i < e->count; i++)
+        ted_source_free(&e->sources[i]);
+    free(e->sources);
     free(e->ids);
     free(e->lengths);
-    free(e->unknown);
 }
 
-/* Tokenizes every line of the chunk before any is translated, so that an
- * error names its line and leaves no output. */
+/* Tokenizes every line of the chunk before any is translated
+ * (ted_prepare_source), so that an error names its line and leaves no
+ * output. */
 static int encode_lines(const translate_job *job, const char *const *lines, int count,
                         encoded_lines *e)
 {
-    int max_positions = ted_model_config(job->model)->max_positions;
     const char *file = job->input ? job->input : "", *colon = job->input ? ": " : "";
-    *e = (encoded_lines){.ids = calloc(count, sizeof *e->ids),
+    *e = (encoded_lines){.sources = calloc(count, sizeof *e->sources),
+                         .ids = calloc(count, sizeof *e->ids),
                          .lengths = calloc(count, sizeof *e->lengths),
-                         .unknown = calloc(count, sizeof *e->unknown),
                          .count = count};
-    if (!e->ids || !e->lengths || !e->unknown)
+    if (!e->sources || !e->ids || !e->lengths)
         return cli_error("out of memory");
     for (int i = 0; i < count; i++) {
         ted_error err = {0};
-        if (ted_encode_source(job->model, lines[i], &e->ids[i], &e->lengths[i], &e->unknown[i],
-                              &err) != TED_OK)
+        if (ted_prepare_source(job->model, lines[i], &e->sources[i], &err) != TED_OK)
             return cli_error("%s%sline %ld: %s", file, colon, job->first_line + i, err.message);
-        if (e->lengths[i] > max_positions)
-            return cli_error("%s%sline %ld: %d tokens, more than the model's max_positions (%d)",
-                             file, colon, job->first_line + i, e->lengths[i], max_positions);
+        e->ids[i] = e->sources[i].ids;
+        e->lengths[i] = e->sources[i].count;
     }
     return 0;
 }
@@ -204,9 +202,9 @@ static void write_translations(translate_job *job, const char *const *lines,
 {
     int n_best = job->options.decode.n_best;
     for (int i = 0; i < e->count; i++) {
-        if (e->unknown[i] > 0)
-            cli_report_unknown(job->model, job->input, job->first_line + i, lines[i], e->ids[i],
-                               e->lengths[i], e->unknown[i], "translated as <unk>");
+        if (e->sources[i].unknown > 0)
+            cli_report_unknown(job->model, job->input, job->first_line + i, lines[i],
+                               &e->sources[i], "translated as <unk>");
         for (int k = 0; k < (job->moses ? n_best : 1); k++) {
             const ted_translation *t = &outputs[(size_t)i * n_best + k];
             if (job->moses)
@@ -228,7 +226,7 @@ static int translate_chunk(translate_job *job, const char *const *lines, int cou
         ted_error err = {0};
         job->options.first_index = (uint64_t)(job->first_line - 1);
         job->progress.done_before = job->first_line - 1;
-        ted_status s = ted_translate_ids(job->model, (const int *const *)e.ids, e.lengths, count,
+        ted_status s = ted_translate_ids(job->model, e.ids, e.lengths, count,
                                          &job->options, outputs, &err);
         progress_clear(&job->progress);  /* standard output may be the same terminal */
         if (s != TED_OK)

@@ -1,8 +1,8 @@
 /* The explorer of ted serve (serve/explore.h): its page, built into the
  * program, and its JSON endpoints. The decoding is the library's and the
- * commands' own (cli/learn.h for greedy steps and the explanation,
- * ted_decode with a beam trace for beam search); this file checks the
- * requests and writes the answers. */
+ * commands' own (learn/trace.h for greedy steps, learn/explain.h for the
+ * explanation, ted_decode with a beam trace for beam search); this file
+ * checks the requests and writes the answers. */
 #include "serve/explore.h"
 
 #include <cJSON.h>
@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/learn.h"
 #include "io/config.h"
+#include "learn/explain.h"
+#include "learn/trace.h"
 #include "serve/request.h"
 
 /* ---- the page ----------------------------------------------------------------- */
@@ -218,21 +219,36 @@ char *serve_explorer_models(const serve_model *models, int count)
 
 /* ---- reading a request ---------------------------------------------------------- */
 
-typedef struct forced_token {
-    int step;  /* 1-based */
-    int id;
-} forced_token;
-
 typedef struct explore_request {
     cJSON *root;
     const serve_model *model;
     const char *source;
-    forced_token *forced;  /* (forced_count) */
+    learn_forced *forced;  /* (forced_count) */
     int forced_count;
     int top_k;
-    int beam;
     frontend_choice choice;  /* beam search's options */
 } explore_request;
+
+/* Why a request is refused: the HTTP status and the message of its
+ * {"error": "..."}, which names the field at fault. */
+typedef struct refusal {
+    int status;
+    char message[TED_ERROR_MESSAGE_SIZE];
+} refusal;
+
+static bool refuse(refusal *no, int status, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Records the refusal; returns false. */
+static bool refuse(refusal *no, int status, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vsnprintf(no->message, sizeof no->message, format, args);
+    va_end(args);
+    no->status = status;
+    return false;
+}
 
 enum { SOURCE_BYTES_MAX = 4096 };
 
@@ -245,89 +261,66 @@ static bool whole_number(const cJSON *v, int min, int max, int *out)
     return true;
 }
 
-/* forced: [{"step": N, "token": "TOKEN"}, ...], N from 1, one token per step. */
+/* forced: [{"step": N, "token": "TOKEN"}, ...], N from 1, one token per
+ * step (learn_add_forced). */
 static bool read_forced(const cJSON *v, const ted_model *model, explore_request *r,
-                        char *message, size_t size)
+                        refusal *no)
 {
     int n = cJSON_GetArraySize(v);
-    if (!cJSON_IsArray(v) || n > EXPLORE_MAX_STEPS) {
-        snprintf(message, size, "forced: expected a list of at most %d {\"step\", \"token\"}",
-                 EXPLORE_MAX_STEPS);
-        return false;
-    }
-    r->forced = calloc((size_t)(n > 0 ? n : 1), sizeof *r->forced);
-    if (!r->forced) {
-        snprintf(message, size, "out of memory");
-        return false;
-    }
+    if (!cJSON_IsArray(v) || n > EXPLORE_MAX_STEPS)
+        return refuse(no, 400, "forced: expected a list of at most %d {\"step\", \"token\"}",
+                      EXPLORE_MAX_STEPS);
+    if (!(r->forced = calloc((size_t)(n > 0 ? n : 1), sizeof *r->forced)))
+        return refuse(no, 400, "out of memory");
     const cJSON *item;
     cJSON_ArrayForEach(item, v)
     {
-        int i = r->forced_count;
-        const cJSON *step = cJSON_GetObjectItemCaseSensitive(item, "step");
+        int i = r->forced_count, step;
+        const cJSON *at = cJSON_GetObjectItemCaseSensitive(item, "step");
         const cJSON *token = cJSON_GetObjectItemCaseSensitive(item, "token");
-        forced_token *f = &r->forced[i];
         if (!cJSON_IsObject(item) || cJSON_GetArraySize(item) != 2 ||
-            !whole_number(step, 1, EXPLORE_MAX_STEPS, &f->step) || !cJSON_IsString(token)) {
-            snprintf(message, size, "forced[%d]: expected {\"step\": a whole number from 1 to "
-                     "%d, \"token\": a string}", i, EXPLORE_MAX_STEPS);
-            return false;
+            !whole_number(at, 1, EXPLORE_MAX_STEPS, &step) || !cJSON_IsString(token))
+            return refuse(no, 400, "forced[%d]: expected {\"step\": a whole number from 1 to "
+                          "%d, \"token\": a string}", i, EXPLORE_MAX_STEPS);
+        switch (learn_add_forced(model, r->forced, &r->forced_count, step, token->valuestring)) {
+        case LEARN_FORCE_NOT_IN_VOCABULARY:
+            return refuse(no, 400, "forced[%d].token: \"%.100s\" is not in the target "
+                          "vocabulary", i, token->valuestring);
+        case LEARN_FORCE_STEP_TAKEN:
+            return refuse(no, 400, "forced[%d].step: step %d is already forced", i, step);
+        case LEARN_FORCE_ADDED:
+            break;
         }
-        if ((f->id = ted_target_id(model, token->valuestring)) < 0) {
-            snprintf(message, size, "forced[%d].token: \"%.100s\" is not in the target "
-                     "vocabulary", i, token->valuestring);
-            return false;
-        }
-        for (int k = 0; k < i; k++)
-            if (r->forced[k].step == f->step) {
-                snprintf(message, size, "forced[%d].step: step %d is already forced", i,
-                         f->step);
-                return false;
-            }
-        r->forced_count++;
     }
     return true;
 }
 
-static bool read_field(const cJSON *v, explore_request *r, bool beam, char *message,
-                       size_t size)
+static bool read_field(const cJSON *v, explore_request *r, bool beam, refusal *no)
 {
     const char *name = v->string;
-    const ted_model *model = r->model->model;
     if (!strcmp(name, "model"))
         return true;  /* read first */
     if (!strcmp(name, "source")) {
         r->source = cJSON_GetStringValue(v);
-        if (!r->source || strlen(r->source) > SOURCE_BYTES_MAX) {
-            snprintf(message, size, "source: expected a string of at most %d bytes",
-                     SOURCE_BYTES_MAX);
-            return false;
-        }
-        return true;
+        return (r->source && strlen(r->source) <= SOURCE_BYTES_MAX) ||
+               refuse(no, 400, "source: expected a string of at most %d bytes",
+                      SOURCE_BYTES_MAX);
     }
     if (!beam && !strcmp(name, "forced"))
-        return read_forced(v, model, r, message, size);
-    if (!beam && !strcmp(name, "top_k")) {
-        if (whole_number(v, 1, EXPLORE_MAX_TOP_K, &r->top_k))
-            return true;
-        snprintf(message, size, "top_k: expected a whole number from 1 to %d",
-                 EXPLORE_MAX_TOP_K);
-        return false;
-    }
+        return read_forced(v, r->model->model, r, no);
+    if (!beam && !strcmp(name, "top_k"))
+        return whole_number(v, 1, EXPLORE_MAX_TOP_K, &r->top_k) ||
+               refuse(no, 400, "top_k: expected a whole number from 1 to %d",
+                      EXPLORE_MAX_TOP_K);
     if (beam && !strcmp(name, "beam")) {
         r->choice.beam_given = true;
-        if (whole_number(v, 1, EXPLORE_MAX_BEAM, &r->choice.beam))
-            return true;
-        snprintf(message, size, "beam: expected a whole number from 1 to %d", EXPLORE_MAX_BEAM);
-        return false;
+        return whole_number(v, 1, EXPLORE_MAX_BEAM, &r->choice.beam) ||
+               refuse(no, 400, "beam: expected a whole number from 1 to %d", EXPLORE_MAX_BEAM);
     }
     if (beam && !strcmp(name, "length_penalty")) {
         r->choice.length_penalty_given = true;
         r->choice.length_penalty = (float)v->valuedouble;
-        if (cJSON_IsNumber(v))
-            return true;
-        snprintf(message, size, "length_penalty: expected a number");
-        return false;
+        return cJSON_IsNumber(v) || refuse(no, 400, "length_penalty: expected a number");
     }
     if (beam && !strcmp(name, "length_normalization")) {
         const char *value = cJSON_GetStringValue(v);
@@ -336,17 +329,28 @@ static bool read_field(const cJSON *v, explore_request *r, bool beam, char *mess
             r->choice.normalization = !strcmp(value, "gnmt") ? TED_LENGTH_GNMT : TED_LENGTH_POWER;
             return true;
         }
-        snprintf(message, size, "length_normalization: expected \"gnmt\" or \"power\"");
-        return false;
+        return refuse(no, 400, "length_normalization: expected \"gnmt\" or \"power\"");
     }
-    snprintf(message, size, "unknown field \"%.64s\"", name);
-    return false;
+    return refuse(no, 400, "unknown field \"%.64s\"", name);
 }
 
-/* Parses the body of /v1/explore or /v1/beam; returns the HTTP status of
- * the refusal (message filled), or 0. */
-static int read_request(const serve_model *models, int count, const char *body, size_t length,
-                        bool beam, explore_request *r, char *message, size_t size)
+/* The model a request names ("model"), or the first one served. */
+static bool read_model(const serve_model *models, int count, explore_request *r,
+                       refusal *no)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(r->root, "model");
+    if (name && !cJSON_IsString(name))
+        return refuse(no, 400, "model: expected a string");
+    for (int i = 0; i < count && !r->model; i++)
+        if (!name || !strcmp(models[i].name, name->valuestring))
+            r->model = &models[i];
+    return r->model || refuse(no, 404, "model \"%.100s\" is not served here (GET /v1/models "
+                              "lists them)", name->valuestring);
+}
+
+/* Parses the body of /v1/explore or /v1/beam: false when it is refused. */
+static bool read_request(const serve_model *models, int count, const char *body, size_t length,
+                         bool beam, explore_request *r, refusal *no)
 {
     *r = (explore_request){.top_k = 5};
     const char *end = NULL;
@@ -354,43 +358,22 @@ static int read_request(const serve_model *models, int count, const char *body, 
     size_t at = end ? (size_t)(end - body) : 0;
     while (r->root && at < length && strchr(" \t\r\n", body[at]))
         at++;
-    if (!r->root || at < length || memchr(body, '\0', length)) {
-        snprintf(message, size, "malformed JSON at byte %zu", at);
-        return 400;
-    }
-    if (!cJSON_IsObject(r->root)) {
-        snprintf(message, size, "the body is not a JSON object");
-        return 400;
-    }
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(r->root, "model");
-    if (name && !cJSON_IsString(name)) {
-        snprintf(message, size, "model: expected a string");
-        return 400;
-    }
-    for (int i = 0; i < count && !r->model; i++)
-        if (!name || !strcmp(models[i].name, name->valuestring))
-            r->model = &models[i];
-    if (!r->model) {
-        snprintf(message, size, "model \"%.100s\" is not served here (GET /v1/models lists "
-                 "them)", name->valuestring);
-        return 404;
-    }
+    if (!r->root || at < length || memchr(body, '\0', length))
+        return refuse(no, 400, "malformed JSON at byte %zu", at);
+    if (!cJSON_IsObject(r->root))
+        return refuse(no, 400, "the body is not a JSON object");
+    if (!read_model(models, count, r, no))
+        return false;
     const cJSON *v;
     cJSON_ArrayForEach(v, r->root)
     {
         for (const cJSON *w = r->root->child; w != v; w = w->next)
-            if (!strcmp(w->string, v->string)) {
-                snprintf(message, size, "field \"%.64s\" given twice", v->string);
-                return 400;
-            }
-        if (!read_field(v, r, beam, message, size))
-            return 400;
+            if (!strcmp(w->string, v->string))
+                return refuse(no, 400, "field \"%.64s\" given twice", v->string);
+        if (!read_field(v, r, beam, no))
+            return false;
     }
-    if (!r->source) {
-        snprintf(message, size, "source: missing (the sentence to translate)");
-        return 400;
-    }
-    return 0;
+    return r->source || refuse(no, 400, "source: missing (the sentence to translate)");
 }
 
 static void free_request(explore_request *r)
@@ -399,30 +382,30 @@ static void free_request(explore_request *r)
     free(r->forced);
 }
 
-/* Tokenizes the source to check it: within the explorer's limits. Returns
- * the HTTP status of a refusal, or 0 with its ids. */
-static int check_source(const explore_request *r, int **ids, int *length, char *message,
-                        size_t size)
+/* The request's source, tokenized once (ted_prepare_source) and within
+ * the explorer's limits: false when it is refused, with no ids left. */
+static bool prepare_source(const explore_request *r, ted_source *source, refusal *no)
 {
-    const ted_model *model = r->model->model;
-    const ted_config *c = ted_model_config(model);
     ted_error err = {0};
-    if (ted_encode_source(model, r->source, ids, length, NULL, &err)) {
-        snprintf(message, size, "source: %.900s", err.message);
-        return err.status == TED_ERR_NOMEM ? 500 : 400;
-    }
-    if (*length <= c->source_bos + c->source_eos) {
-        snprintf(message, size, "source: the sentence is empty");
-        return 400;
-    }
-    int most = EXPLORE_MAX_SOURCE_TOKENS < c->max_positions ? EXPLORE_MAX_SOURCE_TOKENS
-                                                            : c->max_positions;
-    if (*length > most) {
-        snprintf(message, size, "source: %d tokens, more than the explorer's %d", *length,
-                 most);
-        return 400;
-    }
-    return 0;
+    if (ted_prepare_source(r->model->model, r->source, source, &err))
+        return refuse(no, err.status == TED_ERR_NOMEM ? 500 : 400, "source: %.900s",
+                      err.message);
+    int count = source->count;
+    bool blank = source->blank;
+    if (!blank && count <= EXPLORE_MAX_SOURCE_TOKENS)
+        return true;
+    ted_source_free(source);
+    if (blank)
+        return refuse(no, 400, "source: the sentence is empty");
+    return refuse(no, 400, "source: %d tokens, more than the explorer's %d", count,
+                  EXPLORE_MAX_SOURCE_TOKENS);
+}
+
+/* The most steps of a source: the model's rule, within the explorer's cap. */
+static int explore_steps(const ted_model *model, int source_len)
+{
+    int steps = ted_max_target_length(model, source_len, 0);
+    return steps < EXPLORE_MAX_STEPS ? steps : EXPLORE_MAX_STEPS;
 }
 
 /* ---- POST /v1/explore ------------------------------------------------------------- */
@@ -528,48 +511,32 @@ static cJSON *trace_json(const explore_request *r, const learn_trace *t, int unk
     return root;
 }
 
-static int forced_at(const explore_request *r, int step)
-{
-    for (int i = 0; i < r->forced_count; i++)
-        if (r->forced[i].step == step + 1)
-            return r->forced[i].id;
-    return -1;
-}
-
-/* The most steps of a source: the model's rule, within the explorer's cap. */
-static int step_cap(const ted_model *model, int source_len)
-{
-    int steps = ted_max_target_length(model, source_len, 0);
-    return steps < EXPLORE_MAX_STEPS ? 0 : EXPLORE_MAX_STEPS;
-}
-
 static char *explore(const explore_request *r, int *status)
 {
-    char message[TED_ERROR_MESSAGE_SIZE];
-    int *ids = NULL, length = 0;
-    int refused = check_source(r, &ids, &length, message, sizeof message);
-    free(ids);
-    if (refused)
-        return error_answer(status, refused, "%s", message);
+    refusal no;
+    ted_source source = {0};
+    if (!prepare_source(r, &source, &no))
+        return error_answer(status, no.status, "%s", no.message);
     const ted_model *model = r->model->model;
     learn_trace t;
     ted_error err = {0};
-    int unknown = 0;
-    ted_status s = learn_start(&t, model, r->source, step_cap(model, length), r->top_k,
-                               &unknown, &err);
-    while (!s && !t.finished)
-        s = learn_advance(&t, forced_at(r, t.count), &err);
+    ted_status s = learn_start(&t, model, &source, explore_steps(model, source.count), r->top_k,
+                               &err);
+    if (!s)
+        s = learn_run(&t, r->forced, r->forced_count, &err);
     for (int i = 0; !s && i < r->forced_count; i++)
         if (r->forced[i].step > t.count) {
             int steps = t.count;
             learn_end(&t);
+            ted_source_free(&source);
             return error_answer(status, 400, "forced[%d].step: %d is past the end of the "
                                 "decode (%d steps)", i, r->forced[i].step, steps);
         }
     char *text = s ? error_answer(status, s == TED_ERR_NOMEM ? 500 : 400, "source: %s",
                                   err.message)
-                   : answer(trace_json(r, &t, unknown), status);
+                   : answer(trace_json(r, &t, source.unknown), status);
     learn_end(&t);
+    ted_source_free(&source);
     return text;
 }
 
@@ -719,9 +686,7 @@ static char *traced_beam_search(const explore_request *r, const int *ids, int le
     ted_error err = {0};
     if (frontend_choose_options(model, &choice, &serve_field_names, &options, &err))
         return error_answer(status, 400, "%s", err.message);
-    int max_length = ted_max_target_length(model, length, 0);
-    if (max_length > EXPLORE_MAX_STEPS)
-        max_length = EXPLORE_MAX_STEPS;
+    int max_length = explore_steps(model, length);
     const ted_beam_params *params = &options.decode.beam;
     beam_record record;
     ted_beam_trace trace = {record_step, &record};
@@ -748,12 +713,12 @@ static char *traced_beam_search(const explore_request *r, const int *ids, int le
 
 static char *beam_search(const explore_request *r, int *status)
 {
-    char message[TED_ERROR_MESSAGE_SIZE];
-    int *ids = NULL, length = 0;
-    int refused = check_source(r, &ids, &length, message, sizeof message);
-    char *text = refused ? error_answer(status, refused, "%s", message)
-                         : traced_beam_search(r, ids, length, status);
-    free(ids);
+    refusal no;
+    ted_source source = {0};
+    char *text = prepare_source(r, &source, &no)
+                     ? traced_beam_search(r, source.ids, source.count, status)
+                     : error_answer(status, no.status, "%s", no.message);
+    ted_source_free(&source);
     return text;
 }
 
@@ -762,11 +727,11 @@ char *serve_explore(const serve_model *models, int count, const char *path, cons
 {
     bool beam = !strcmp(path, "/v1/beam");
     explore_request r;
-    char message[TED_ERROR_MESSAGE_SIZE];
-    int refused = read_request(models, count, body, length, beam, &r, message, sizeof message);
-    char *text = refused ? error_answer(status, refused, "%s", message)
-                 : beam  ? beam_search(&r, status)
-                         : explore(&r, status);
+    refusal no;
+    char *text = !read_request(models, count, body, length, beam, &r, &no)
+                     ? error_answer(status, no.status, "%s", no.message)
+                 : beam ? beam_search(&r, status)
+                        : explore(&r, status);
     free_request(&r);
     return text;
 }

@@ -6,14 +6,6 @@
 #include "core/alloc.h"
 #include "core/error.h"
 
-/* Sentence i has nothing to decode: its tokens are BOS and EOS at most, as
- * ted_translate_ids sees a blank line. */
-static bool is_blank(const serve_job *job, int i)
-{
-    const ted_config *c = ted_model_config(job->model);
-    return job->lengths[i] <= c->source_bos + c->source_eos;
-}
-
 /* Sentence i's n_best outputs: empty texts and hypotheses. */
 static ted_status fill_blank(serve_job *job, int i, ted_error *err)
 {
@@ -25,17 +17,17 @@ static ted_status fill_blank(serve_job *job, int i, ted_error *err)
     return TED_OK;
 }
 
+/* Each text made a source (ted_prepare_source); a blank one, nothing to
+ * decode, is done at once. */
 static ted_status tokenize(serve_job *job, const char *const *texts, ted_error *err)
 {
-    int max_positions = ted_model_config(job->model)->max_positions;
     for (int i = 0; i < job->count; i++) {
-        if (ted_encode_source(job->model, texts[i], &job->ids[i], &job->lengths[i], NULL, err))
+        ted_source source;
+        if (ted_prepare_source(job->model, texts[i], &source, err))
             return ted_fail_context(err, "text[%d]", i);
-        if (job->lengths[i] > max_positions)
-            return ted_fail(err, TED_ERR_INPUT,
-                            "text[%d]: %d tokens, more than the model's max_positions (%d)", i,
-                            job->lengths[i], max_positions);
-        if (!is_blank(job, i))
+        job->ids[i] = source.ids;  /* the ids move into the job */
+        job->lengths[i] = source.count;
+        if (!source.blank)
             job->unfinished++;
         else if (fill_blank(job, i, err))
             return TED_ERR_NOMEM;

@@ -1,0 +1,214 @@
+/* The computation of the encoder and of each step (learn/explain.h), in
+ * the words of multi-head attention with the model's real sizes. */
+#include "learn/explain.h"
+
+#include <stdio.h>
+
+#include "learn/token.h"
+
+/* An explanation goes out through `emit` one piece at a time; these carry
+ * the emitter along. */
+typedef struct explainer {
+    const learn_trace *t;
+    learn_explain_fn *emit;
+    void *data;
+} explainer;
+
+static void part(const explainer *x, const char *title, const char *words)
+{
+    x->emit(x->data, LEARN_EXPLAIN_PART, title, words, "");
+}
+
+static void heading(const explainer *x, const char *title, const char *words)
+{
+    x->emit(x->data, LEARN_EXPLAIN_HEADING, title, words, "");
+}
+
+static void line(const explainer *x, const char *words, const char *shape)
+{
+    x->emit(x->data, LEARN_EXPLAIN_LINE, "", words, shape ? shape : "");
+}
+
+static const char *activation_name(ted_activation activation)
+{
+    switch (activation) {
+    case TED_ACTIVATION_GELU: return "GELU";
+    case TED_ACTIVATION_SILU: return "SiLU";
+    default: return "ReLU";
+    }
+}
+
+static void explain_add_norm(const explainer *x, const char *shape)
+{
+    line(x,
+         x->t->config->norm_first ? "Add & Norm (pre-norm): x + sublayer(LayerNorm(x))"
+                                  : "Add & Norm: LayerNorm(x + sublayer(x))",
+         shape);
+}
+
+static void explain_feed_forward(const explainer *x, int seq)
+{
+    const ted_config *c = x->t->config;
+    char words[160], shape[96];
+    snprintf(words, sizeof words, "feed-forward: Linear %d → %d, %s, Linear %d → %d", c->d_model,
+             c->d_ff, activation_name(c->activation), c->d_ff, c->d_model);
+    snprintf(shape, sizeof shape, "(1, %d, %d) → (1, %d, %d)", seq, c->d_ff, seq, c->d_model);
+    line(x, words, shape);
+}
+
+static void explain_same_layers(const explainer *x, int layers, int seq)
+{
+    char words[160], shape[64];
+    if (layers < 2)
+        return;
+    if (layers == 2)
+        snprintf(words, sizeof words, "layer 2: the same computation and shapes");
+    else if (layers == 3)
+        snprintf(words, sizeof words, "layers 2 and 3: the same computation and shapes, each "
+                 "on the output of the one before");
+    else
+        snprintf(words, sizeof words, "layers 2 to %d: the same computation and shapes, each "
+                 "on the output of the one before", layers);
+    snprintf(shape, sizeof shape, "(1, %d, %d)", seq, x->t->config->d_model);
+    line(x, words, shape);
+}
+
+void learn_explain_encoder(const learn_trace *t, learn_explain_fn *emit, void *data)
+{
+    const explainer x0 = {t, emit, data}, *x = &x0;
+    const ted_config *c = t->config;
+    int d = c->d_model, h = c->heads, q = d / h, S = t->source_len;
+    char words[200], shape[120];
+    part(x, "how the encoder reads the source", " (once, before the first step)");
+    snprintf(words, sizeof words, "Batch 1 · Embedding Size %d · Number of Heads %d · "
+             "Query Size = %d / %d = %d", d, h, d, h, q);
+    line(x, words, NULL);
+    line(x, "shapes: (Batch, Seq, Embedding Size), and split into heads (Batch, Heads, Seq, "
+         "Query Size)", NULL);
+    snprintf(words, sizeof words, "the %d source tokens: input embedding%s + positional encoding",
+             S, c->scale_embedding ? " × √Embedding Size" : "");
+    snprintf(shape, sizeof shape, "(1, %d, %d)", S, d);
+    line(x, words, shape);
+    snprintf(words, sizeof words, "encoder layer 1 of %d", c->encoder_layers);
+    heading(x, words, " — multi-head self-attention, every token over every token");
+    snprintf(words, sizeof words, "Q, K, V: one Linear %d → 3 × %d, cut in three", d, d);
+    snprintf(shape, sizeof shape, "Q, K, V (1, %d, %d)", S, d);
+    line(x, words, shape);
+    snprintf(words, sizeof words, "logical split into %d heads of Query Size %d", h, q);
+    snprintf(shape, sizeof shape, "(1, %d, %d) → (1, %d, %d, %d)", S, d, h, S, q);
+    line(x, words, shape);
+    snprintf(words, sizeof words, "scores Q·Kᵀ / √%d, softmax over the keys", q);
+    snprintf(shape, sizeof shape, "(1, %d, %d, %d)", h, S, S);
+    line(x, words, shape);
+    snprintf(shape, sizeof shape, "(1, %d, %d, %d)", h, S, q);
+    line(x, "weights × V", shape);
+    snprintf(shape, sizeof shape, "(1, %d, %d, %d) → (1, %d, %d, %d) → (1, %d, %d × %d = %d)", h,
+             S, q, S, h, q, S, h, q, d);
+    line(x, "merge heads", shape);
+    snprintf(words, sizeof words, "output Linear W^O %d → %d", d, d);
+    snprintf(shape, sizeof shape, "(1, %d, %d)", S, d);
+    line(x, words, shape);
+    explain_add_norm(x, shape);
+    explain_feed_forward(x, S);
+    explain_add_norm(x, shape);
+    explain_same_layers(x, c->encoder_layers, S);
+    if (c->encoder_final_norm)
+        line(x, "final LayerNorm", shape);
+    snprintf(words, sizeof words, "each decoder layer projects K and V from this output once");
+    snprintf(shape, sizeof shape, "K, V (1, %d, %d) → (1, %d, %d, %d)", S, d, h, S, q);
+    line(x, words, shape);
+}
+
+/* Layer 1's masked self-attention over positions 0..step. */
+static void explain_masked_self_attention(const explainer *x, int step)
+{
+    const ted_config *c = x->t->config;
+    int d = c->d_model, h = c->heads, q = d / h, keys = step + 1;
+    char words[640], shape[160];
+    snprintf(words, sizeof words, "decoder layer 1 of %d", c->decoder_layers);
+    heading(x, words, " — masked multi-head self-attention");
+    snprintf(words, sizeof words, "Q, K, V: one Linear %d → 3 × %d", d, d);
+    snprintf(shape, sizeof shape, "Q, K, V (1, 1, %d)", d);
+    line(x, words, shape);
+    if (step > 0) {
+        snprintf(words, sizeof words, "K and V join those of positions 0..%d (cache)", step - 1);
+        snprintf(shape, sizeof shape, "K, V (1, %d, %d)", keys, d);
+        line(x, words, shape);
+    }
+    snprintf(words, sizeof words, "logical split into %d heads of Query Size %d", h, q);
+    snprintf(shape, sizeof shape, "Q (1, %d, 1, %d); K, V (1, %d, %d, %d)", h, q, h, keys, q);
+    line(x, words, shape);
+    snprintf(words, sizeof words, "scores Q·Kᵀ / √%d, softmax over positions 0..%d (the mask: "
+             "later ones are not there yet)", q, step);
+    snprintf(shape, sizeof shape, "(1, %d, 1, %d)", h, keys);
+    line(x, words, shape);
+    snprintf(shape, sizeof shape, "(1, %d, 1, %d) → (1, 1, %d, %d) → (1, 1, %d)", h, q, h, q, d);
+    line(x, "weights × V, merge heads", shape);
+    snprintf(words, sizeof words, "output Linear W^O %d → %d", d, d);
+    snprintf(shape, sizeof shape, "(1, 1, %d)", d);
+    line(x, words, shape);
+    explain_add_norm(x, shape);
+}
+
+/* Layer 1's encoder-decoder attention, its feed-forward and the other layers. */
+static void explain_cross_attention(const explainer *x)
+{
+    const ted_config *c = x->t->config;
+    int d = c->d_model, h = c->heads, q = d / h, S = x->t->source_len;
+    char words[640], shape[160];
+    heading(x, "decoder layer 1, continued", " — encoder-decoder attention: Q from the decoder, "
+            "K and V from the encoder's output");
+    snprintf(words, sizeof words, "Q: Linear %d → %d, logical split", d, d);
+    snprintf(shape, sizeof shape, "(1, 1, %d) → (1, %d, 1, %d)", d, h, q);
+    line(x, words, shape);
+    snprintf(words, sizeof words, "K, V of the %d source tokens (computed once)", S);
+    snprintf(shape, sizeof shape, "(1, %d, %d, %d)", h, S, q);
+    line(x, words, shape);
+    snprintf(words, sizeof words, "scores Q·Kᵀ / √%d, softmax over the source", q);
+    snprintf(shape, sizeof shape, "(1, %d, 1, %d)", h, S);
+    line(x, words, shape);
+    snprintf(shape, sizeof shape, "(1, %d, 1, %d) → (1, 1, %d, %d) → (1, 1, %d)", h, q, h, q, d);
+    line(x, "weights × V, merge heads, W^O", shape);
+    snprintf(shape, sizeof shape, "(1, 1, %d)", d);
+    explain_add_norm(x, shape);
+    explain_feed_forward(x, 1);
+    explain_add_norm(x, shape);
+    explain_same_layers(x, c->decoder_layers, 1);
+    if (c->decoder_final_norm)
+        line(x, "final LayerNorm", shape);
+}
+
+/* The final Linear + Softmax of a step. */
+static void explain_output(const explainer *x, const learn_step *st)
+{
+    const ted_config *c = x->t->config;
+    char words[640], shape[160], best[256];
+    snprintf(words, sizeof words, "Linear %d → %d (the target vocabulary): the logits",
+             c->d_model, c->tgt_vocab_size);
+    snprintf(shape, sizeof shape, "(1, 1, %d)", c->tgt_vocab_size);
+    line(x, words, shape);
+    learn_show_token(ted_target_token(x->t->model, st->best.id), best, sizeof best);
+    snprintf(words, sizeof words, "Softmax: p = exp(logit) / Σ exp(logits); the largest logit, "
+             "%.3f for '%s', gives p = %.4f", st->best.logit, best, st->best.p);
+    line(x, words, shape);
+}
+
+void learn_explain_step(const learn_trace *t, int step, learn_explain_fn *emit, void *data)
+{
+    const explainer x0 = {t, emit, data}, *x = &x0;
+    const ted_config *c = t->config;
+    const learn_step *st = &t->steps[step];
+    char title[64], words[640], shape[160], tok[256];
+    learn_show_token(ted_target_token(t->model, st->input), tok, sizeof tok);
+    snprintf(title, sizeof title, "how step %d was computed", step + 1);
+    snprintf(words, sizeof words, ": the decoder reads '%s' at position %d, one new position "
+             "(Seq 1); the earlier ones are cached", tok, step);
+    heading(x, title, words);
+    snprintf(words, sizeof words, "output embedding of '%s'%s + positional encoding of "
+             "position %d", tok, c->scale_embedding ? " × √Embedding Size" : "", step);
+    snprintf(shape, sizeof shape, "(1, 1, %d)", c->d_model);
+    line(x, words, shape);
+    explain_masked_self_attention(x, step);
+    explain_cross_attention(x);
+    explain_output(x, st);
+}

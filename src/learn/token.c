@@ -1,0 +1,74 @@
+/* How the learning tools show a token (learn/token.h). */
+#include "learn/token.h"
+
+#include <stdio.h>
+#include <string.h>
+
+bool learn_is_special(const ted_config *c, int id)
+{
+    return id == c->unk_id || id == c->pad_id || id == c->bos_id || id == c->eos_id;
+}
+
+/* The length of the well-formed UTF-8 character at p (1 to 4), or 0. */
+static size_t utf8_char_length(const unsigned char *p)
+{
+    size_t n = p[0] < 0x80 ? 1 : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
+             : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
+        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
+        return 0;  /* overlong, a surrogate, or past U+10FFFF */
+    return n;
+}
+
+/* One character of a token as shown, into `out` (room for 4 bytes);
+ * returns its length there and advances *p past it. */
+static size_t show_char(const unsigned char **p, char *out)
+{
+    size_t n = utf8_char_length(*p);
+    if (n == 0 || (n == 1 && (**p < 0x20 || **p == 0x7f))) {
+        *p += 1;
+        out[0] = '?';  /* a control byte, or a byte that starts no character */
+        return 1;
+    }
+    if (n == 1 && **p == ' ') {
+        *p += 1;
+        memcpy(out, "\xe2\x90\xa3", 3);  /* ␣ */
+        return 3;
+    }
+    memcpy(out, *p, n);
+    *p += n;
+    return n;
+}
+
+const char *learn_show_token(const char *token, char *buf, size_t size)
+{
+    static const char ellipsis[] = "\xe2\x80\xa6";  /* … */
+    if (size < 8) {
+        if (size)
+            buf[0] = '\0';
+        return buf;
+    }
+    if (!*token) {
+        snprintf(buf, size, "\xe2\x88\x85");  /* ∅ */
+        return buf;
+    }
+    size_t n = 0;
+    const unsigned char *p = (const unsigned char *)token;
+    while (*p) {
+        char c[4];
+        size_t len = show_char(&p, c);
+        bool last = *p == '\0';
+        /* keep room for the ellipsis unless this is the last character */
+        if (n + len + (last ? 0 : sizeof ellipsis - 1) + 1 > size) {
+            memcpy(buf + n, ellipsis, sizeof ellipsis);
+            return buf;
+        }
+        memcpy(buf + n, c, len);
+        n += len;
+    }
+    buf[n] = '\0';
+    return buf;
+}

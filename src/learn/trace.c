@@ -1,0 +1,229 @@
+/* The decoding trace of the learning tools (learn/trace.h). The session
+ * runs the model through the public API, and the final Softmax is the
+ * decoding strategies' own (the softmax of layers/softmax.h, ted_ban_tokens,
+ * ted_top_k), so the probabilities shown are those greedy decoding
+ * computes: this file only copies out what they show. */
+#include "learn/trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "layers/softmax.h"
+
+/* The encoder's self-attention weights of every layer and head, out of
+ * the session into t->encoder (encoder_layers, heads, S, S). */
+static ted_status keep_encoder_attention(learn_trace *t, ted_error *err)
+{
+    const ted_config *c = t->config;
+    size_t S = (size_t)t->source_len, h = (size_t)c->heads;
+    for (int l = 0; l < c->encoder_layers; l++) {
+        ted_attention_view v;
+        if (ted_session_attention(t->session, TED_ENCODER_SELF_ATTENTION, l, 0, &v, err))
+            return err->status;
+        float *out = t->encoder + (size_t)l * h * S * S;
+        for (int head = 0; head < v.heads; head++)
+            for (int i = 0; i < v.queries; i++)
+                memcpy(out + ((size_t)head * S + i) * S,
+                       v.weights + ((size_t)head * v.queries + i) * v.stride,
+                       S * sizeof *out);
+    }
+    return TED_OK;
+}
+
+ted_status learn_start(learn_trace *t, const ted_model *model, const ted_source *source,
+                       int max_length, int top_k, ted_error *err)
+{
+    *t = (learn_trace){.model = model, .config = ted_model_config(model)};
+    const ted_config *c = t->config;
+    if (source->blank)
+        return ted_fail(err, TED_ERR_INPUT, "the sentence is empty");
+    int allowed = c->tgt_vocab_size - c->banned_id_count;
+    t->top_k = top_k < 1 ? 1 : top_k < allowed ? top_k : allowed;
+    t->source_len = source->count;
+    t->max_steps = ted_max_target_length(model, t->source_len, max_length);
+    size_t S = (size_t)t->source_len, h = (size_t)c->heads, V = (size_t)c->tgt_vocab_size;
+    t->source = malloc(S * sizeof *t->source);
+    t->steps = calloc((size_t)t->max_steps, sizeof *t->steps);
+    t->probs = malloc(V * sizeof *t->probs);
+    t->allowed = malloc(V * sizeof *t->allowed);
+    t->top_ids = malloc((size_t)t->top_k * sizeof *t->top_ids);
+    t->encoder = malloc((size_t)c->encoder_layers * h * S * S * sizeof *t->encoder);
+    if (!t->source || !t->steps || !t->probs || !t->allowed || !t->top_ids || !t->encoder)
+        return ted_fail(err, TED_ERR_NOMEM, "out of memory");
+    memcpy(t->source, source->ids, S * sizeof *t->source);
+
+    const int *sources[1] = {t->source};
+    if (ted_session_new(model, &t->session, err) != TED_OK)
+        return err->status;
+    ted_session_keep_attention(t->session, true);
+    if (ted_session_encode(t->session, sources, &t->source_len, 1, t->max_steps, err) != TED_OK)
+        return err->status;
+    return keep_encoder_attention(t, err);
+}
+
+/* The final Softmax of a step: the probabilities of every token into
+ * t->probs, and the top_k tokens that are not banned, most likely first;
+ * ties go to the lower id, as in greedy decoding. */
+static void rank(learn_trace *t, const float *logits, learn_step *s)
+{
+    int vocab = t->config->tgt_vocab_size;
+    memcpy(t->probs, logits, (size_t)vocab * sizeof *t->probs);
+    ted_softmax(t->probs, vocab);
+    memcpy(t->allowed, logits, (size_t)vocab * sizeof *t->allowed);
+    ted_ban_tokens(t->model, t->allowed);
+    int n = ted_top_k(t->allowed, vocab, t->top_k, t->top_ids, NULL);
+    for (int k = 0; k < n; k++)
+        s->top[k] = (learn_candidate){t->top_ids[k], t->probs[t->top_ids[k]],
+                                      logits[t->top_ids[k]]};
+    s->best = s->top[0];
+}
+
+/* The step's attention weights, out of the session: s->self (layers,
+ * heads, keys) and s->cross (layers, heads, source_len). */
+static ted_status keep_step_attention(learn_trace *t, learn_step *s, size_t keys,
+                                      ted_error *err)
+{
+    const ted_config *c = t->config;
+    size_t h = (size_t)c->heads, S = (size_t)t->source_len;
+    for (int l = 0; l < c->decoder_layers; l++) {
+        ted_attention_view self, cross;
+        if (ted_session_attention(t->session, TED_DECODER_SELF_ATTENTION, l, 0, &self, err) ||
+            ted_session_attention(t->session, TED_CROSS_ATTENTION, l, 0, &cross, err))
+            return err->status;
+        for (size_t head = 0; head < h; head++) {
+            memcpy(s->self + ((size_t)l * h + head) * keys, self.weights + head * self.stride,
+                   keys * sizeof *s->self);
+            memcpy(s->cross + ((size_t)l * h + head) * S, cross.weights + head * cross.stride,
+                   S * sizeof *s->cross);
+        }
+    }
+    return TED_OK;
+}
+
+ted_status learn_advance(learn_trace *t, int force, ted_error *err)
+{
+    const ted_config *c = t->config;
+    if (t->finished || t->count >= t->max_steps)
+        return ted_fail(err, TED_ERR_ARGUMENT, "decoding is over");
+    learn_step *s = &t->steps[t->count];
+    size_t h = (size_t)c->heads, L = (size_t)c->decoder_layers, S = (size_t)t->source_len;
+    size_t keys = (size_t)t->count + 1;
+    s->top = malloc((size_t)t->top_k * sizeof *s->top);
+    s->self = malloc(L * h * keys * sizeof *s->self);
+    s->cross = malloc(L * h * S * sizeof *s->cross);
+    if (!s->top || !s->self || !s->cross)
+        return ted_fail(err, TED_ERR_NOMEM, "out of memory");
+
+    s->input = t->count == 0 ? c->bos_id : t->steps[t->count - 1].chosen;
+    const float *logits;
+    if (ted_session_step(t->session, &s->input, &logits, err) != TED_OK)
+        return err->status;
+    rank(t, logits, s);
+    s->forced = force >= 0;
+    s->chosen = s->forced ? force : s->best.id;
+    s->taken = (learn_candidate){s->chosen, t->probs[s->chosen], logits[s->chosen]};
+    if (keep_step_attention(t, s, keys, err) != TED_OK)
+        return err->status;
+    t->count++;
+    t->finished = s->chosen == c->eos_id || t->count >= t->max_steps;
+    return TED_OK;
+}
+
+void learn_end(learn_trace *t)
+{
+    if (t->steps)
+        for (int i = 0; i < t->max_steps; i++) {
+            free(t->steps[i].top);
+            free(t->steps[i].self);
+            free(t->steps[i].cross);
+        }
+    free(t->steps);
+    free(t->probs);
+    free(t->allowed);
+    free(t->top_ids);
+    free(t->encoder);
+    free(t->source);
+    ted_session_free(t->session);
+    *t = (learn_trace){0};
+}
+
+/* ---- forced tokens ---------------------------------------------------------- */
+
+int learn_forced_at(const learn_forced *forced, int count, int step)
+{
+    for (int i = 0; i < count; i++)
+        if (forced[i].step == step + 1)
+            return forced[i].id;
+    return -1;
+}
+
+learn_force_refusal learn_add_forced(const ted_model *model, learn_forced *forced, int *count,
+                                     int step, const char *token)
+{
+    int id = ted_target_id(model, token);
+    if (id < 0)
+        return LEARN_FORCE_NOT_IN_VOCABULARY;
+    if (learn_forced_at(forced, *count, step - 1) >= 0)
+        return LEARN_FORCE_STEP_TAKEN;
+    forced[(*count)++] = (learn_forced){step, id};
+    return LEARN_FORCE_ADDED;
+}
+
+ted_status learn_run(learn_trace *t, const learn_forced *forced, int count, ted_error *err)
+{
+    while (!t->finished)
+        if (learn_advance(t, learn_forced_at(forced, count, t->count), err) != TED_OK)
+            return err->status;
+    return TED_OK;
+}
+
+/* ---- what the steps give -------------------------------------------------- */
+
+char *learn_translation(const learn_trace *t)
+{
+    int *ids = malloc((size_t)(t->count > 0 ? t->count : 1) * sizeof *ids);
+    if (!ids)
+        return NULL;
+    for (int i = 0; i < t->count; i++)
+        ids[i] = t->steps[i].chosen;
+    char *text = ted_decode_target(t->model, ids, t->count);
+    free(ids);
+    return text;
+}
+
+/* out[j] = rows[head][j], or the mean over heads when head == heads:
+ * rows (heads, row_stride), out (keys). */
+static void head_row(const float *rows, int heads, int head, size_t row_stride, int keys,
+                     float *out)
+{
+    if (head < heads) {
+        memcpy(out, rows + (size_t)head * row_stride, (size_t)keys * sizeof *out);
+        return;
+    }
+    for (int j = 0; j < keys; j++) {
+        double sum = 0;
+        for (int k = 0; k < heads; k++)
+            sum += rows[(size_t)k * row_stride + j];
+        out[j] = (float)(sum / heads);
+    }
+}
+
+void learn_encoder_row(const learn_trace *t, int layer, int head, int query, float *out)
+{
+    size_t S = (size_t)t->source_len, h = (size_t)t->config->heads;
+    head_row(t->encoder + (size_t)layer * h * S * S + (size_t)query * S, (int)h, head, S * S,
+             (int)S, out);
+}
+
+void learn_self_row(const learn_trace *t, int step, int layer, int head, float *out)
+{
+    size_t keys = (size_t)step + 1, h = (size_t)t->config->heads;
+    head_row(t->steps[step].self + (size_t)layer * h * keys, (int)h, head, keys, (int)keys, out);
+}
+
+void learn_cross_row(const learn_trace *t, int step, int layer, int head, float *out)
+{
+    size_t S = (size_t)t->source_len, h = (size_t)t->config->heads;
+    head_row(t->steps[step].cross + (size_t)layer * h * S, (int)h, head, S, (int)S, out);
+}
