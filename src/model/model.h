@@ -57,4 +57,8 @@ struct ted_model {
     size_t panels_bytes;
 };
 
+/* The blank rule of ted_prepare_source: a source of `count` ids holds
+ * nothing to translate (no tokens, or BOS EOS alone). */
+bool ted_source_is_blank(const ted_model *model, int count);
+
 #endif

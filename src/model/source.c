@@ -4,7 +4,12 @@
 #include <stdlib.h>
 
 #include "core/error.h"
-#include "ted/ted.h"
+#include "model/model.h"
+
+bool ted_source_is_blank(const ted_model *m, int count)
+{
+    return count <= m->config.source_bos + m->config.source_eos;
+}
 
 ted_status ted_prepare_source(const ted_model *m, const char *text, ted_source *out,
                               ted_error *err)
@@ -22,7 +27,7 @@ ted_status ted_prepare_source(const ted_model *m, const char *text, ted_source *
         return ted_fail(err, TED_ERR_INPUT, "%d tokens, more than the model's max_positions (%d)",
                         count, c->max_positions);
     }
-    out->blank = out->count <= c->source_bos + c->source_eos;
+    out->blank = ted_source_is_blank(m, out->count);
     return TED_OK;
 }
 

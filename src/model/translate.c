@@ -103,13 +103,8 @@ ted_status ted_translate_options_check(const ted_model *m, const ted_translate_o
     return ted_check_decode_options(m, &o->decode, err);
 }
 
-/* A source that tokenizes to nothing, or to BOS EOS alone, translates to
- * the empty string without running the model. */
-static bool is_blank(const ted_model *m, int count)
-{
-    return count <= m->config.source_bos + m->config.source_eos;
-}
-
+/* The sentences of a translation; a blank one (ted_source_is_blank)
+ * translates to the empty string without running the model. */
 typedef struct source_batch {
     const int *const *ids;  /* (count): token ids of each sentence */
     const int *lengths;     /* (count) */
@@ -142,7 +137,7 @@ static ted_status order_by_length(const ted_model *m, source_batch *src, int cou
         return TED_ERR_NOMEM;
     }
     for (int i = 0; i < count; i++)
-        if (!is_blank(m, src->lengths[i]))
+        if (!ted_source_is_blank(m, src->lengths[i]))
             keys[src->ordered++] = (length_index){src->lengths[i], i};
     qsort(keys, src->ordered, sizeof *keys, by_length);
     for (int k = 0; k < src->ordered; k++)
@@ -158,17 +153,17 @@ static void free_ids(int **ids, int count)
     free(ids);
 }
 
-static ted_status tokenize_all(const ted_model *m, const char *const *sources, int count,
-                               int **ids, int *lengths, int *unknown, ted_error *err)
+static ted_status prepare_all(const ted_model *m, const char *const *sources, int count,
+                              int **ids, int *lengths, int *unknown, ted_error *err)
 {
     for (int i = 0; i < count; i++) {
-        int unknown_words = 0;
-        ted_status s = ted_encode_source(m, sources[i], &ids[i], &lengths[i], &unknown_words,
-                                         err);
-        if (s)
+        ted_source source;
+        if (ted_prepare_source(m, sources[i], &source, err))
             return ted_fail_context(err, "sentence %d", i + 1);
+        ids[i] = source.ids;
+        lengths[i] = source.count;
         if (unknown)
-            unknown[i] = unknown_words;
+            unknown[i] = source.unknown;
     }
     return TED_OK;
 }
@@ -300,7 +295,7 @@ ted_status ted_translate_n_best(const ted_model *m, const char *const *sources, 
     int *lengths = ted_alloc(room, sizeof *lengths, "sources", err);
     s = ids && lengths ? TED_OK : TED_ERR_NOMEM;
     if (!s)
-        s = tokenize_all(m, sources, count, ids, lengths, unknown, err);
+        s = prepare_all(m, sources, count, ids, lengths, unknown, err);
     if (!s)
         s = ted_translate_ids(m, (const int *const *)ids, lengths, count, &o, outputs, err);
     free_ids(ids, count);
