@@ -29,15 +29,6 @@ static void line(const explainer *x, const char *words, const char *shape)
     x->emit(x->data, LEARN_EXPLAIN_LINE, "", words, shape ? shape : "");
 }
 
-static const char *activation_name(ted_activation activation)
-{
-    switch (activation) {
-    case TED_ACTIVATION_GELU: return "GELU";
-    case TED_ACTIVATION_SILU: return "SiLU";
-    default: return "ReLU";
-    }
-}
-
 static void explain_add_norm(const explainer *x, const char *shape)
 {
     line(x,
@@ -51,7 +42,7 @@ static void explain_feed_forward(const explainer *x, int seq)
     const ted_config *c = x->t->config;
     char words[160], shape[96];
     snprintf(words, sizeof words, "feed-forward: Linear %d → %d, %s, Linear %d → %d", c->d_model,
-             c->d_ff, activation_name(c->activation), c->d_ff, c->d_model);
+             c->d_ff, learn_shown_word("model.activation", (int)c->activation), c->d_ff, c->d_model);
     snprintf(shape, sizeof shape, "(1, %d, %d) → (1, %d, %d)", seq, c->d_ff, seq, c->d_model);
     line(x, words, shape);
 }

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "io/config.h"
+
 bool learn_is_special(const ted_config *c, int id)
 {
     return id == c->unk_id || id == c->pad_id || id == c->bos_id || id == c->eos_id;
@@ -71,4 +73,18 @@ const char *learn_show_token(const char *token, char *buf, size_t size)
     }
     buf[n] = '\0';
     return buf;
+}
+
+const char *learn_shown_word(const char *dotted_key, int value)
+{
+    static const char *const labels[][2] = {
+        {"relu", "ReLU"},        {"gelu", "GELU"},       {"silu", "SiLU"},
+        {"whitespace", "words"}, {"char", "characters"},
+        {"sentencepiece", "SentencePiece pieces"},
+    };
+    const char *word = ted_config_word(dotted_key, value);
+    for (size_t i = 0; word && i < sizeof labels / sizeof labels[0]; i++)
+        if (strcmp(word, labels[i][0]) == 0)
+            return labels[i][1];
+    return word ? word : "";
 }

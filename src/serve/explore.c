@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/config.h"
 #include "learn/explain.h"
+#include "learn/token.h"
 #include "learn/trace.h"
 #include "serve/request.h"
 
@@ -115,32 +115,6 @@ static char *answer(cJSON *root, int *status)
 
 /* ---- GET /v1/explorer ------------------------------------------------------------- */
 
-/* How the explorer shows a word of config.yaml (ted_config_word): an
- * activation as it is usually written, a tokenizer by what its tokens are;
- * a word without a label here as config.yaml spells it. */
-static const char *shown_word(const char *word)
-{
-    static const char *const labels[][2] = {
-        {"relu", "ReLU"},        {"gelu", "GELU"},       {"silu", "SiLU"},
-        {"whitespace", "words"}, {"char", "characters"},
-        {"sentencepiece", "SentencePiece pieces"},
-    };
-    for (size_t i = 0; word && i < sizeof labels / sizeof labels[0]; i++)
-        if (strcmp(word, labels[i][0]) == 0)
-            return labels[i][1];
-    return word ? word : "";
-}
-
-static const char *activation_name(ted_activation a)
-{
-    return shown_word(ted_config_word("model.activation", (int)a));
-}
-
-static const char *tokenizer_name(ted_tokenizer_kind kind)
-{
-    return shown_word(ted_config_word("tokenizer.type", (int)kind));
-}
-
 static cJSON *architecture_json(const ted_config *c)
 {
     cJSON *a = cJSON_CreateObject();
@@ -149,10 +123,10 @@ static cJSON *architecture_json(const ted_config *c)
                             c->positional_layout == TED_POSITIONS_CONCATENATED
                                 ? "concatenated (all sines, then all cosines)"
                                 : "interleaved (sine, cosine, sine...)");
-    cJSON_AddStringToObject(a, "activation", activation_name(c->activation));
+    cJSON_AddStringToObject(a, "activation", learn_shown_word("model.activation", (int)c->activation));
     cJSON_AddBoolToObject(a, "tied_output", c->tied_output);
     cJSON_AddBoolToObject(a, "scale_embedding", c->scale_embedding);
-    cJSON_AddStringToObject(a, "tokenizer", tokenizer_name(c->tokenizer));
+    cJSON_AddStringToObject(a, "tokenizer", learn_shown_word("tokenizer.type", (int)c->tokenizer));
     return a;
 }
 
