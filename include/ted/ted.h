@@ -47,6 +47,11 @@ typedef struct ted_error {
 /* A short name of the status ("I/O error", "bad weights"...). */
 const char *ted_status_name(ted_status status);
 
+/* Frees an array or string that ted allocated and handed over (ids, a
+ * text): a program or binding with a C runtime of its own frees through
+ * here. NULL does nothing. */
+void ted_free(void *p);
+
 /* ------------------------------------------------------------------------ */
 /* Model                                                                     */
 /* ------------------------------------------------------------------------ */

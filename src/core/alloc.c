@@ -48,3 +48,8 @@ void ted_free_prefaulted(void *p, size_t bytes)
     if (p)
         munmap(p, bytes);
 }
+
+void ted_free(void *p)
+{
+    free(p);
+}
