@@ -76,3 +76,17 @@ ted_status ted_read_file(const char *path, size_t max_bytes, ted_status too_larg
     *length = size;
     return TED_OK;
 }
+
+ted_status ted_parse_file(const char *path, size_t max_bytes, ted_status too_large,
+                          const char *what, ted_text_parser *parse, void *into,
+                          ted_error *err)
+{
+    char *text = NULL;
+    size_t length = 0;
+    ted_status status = ted_read_file(path, max_bytes, too_large, what, &text, &length, err);
+    if (status != TED_OK)
+        return status;
+    status = parse(text, length, path, into, err);
+    free(text);
+    return status;
+}

@@ -19,4 +19,14 @@ ted_status ted_open_regular(const char *path, int *fd, ted_error *err);
 ted_status ted_read_file(const char *path, size_t max_bytes, ted_status too_large,
                          const char *what, char **text, size_t *length, ted_error *err);
 
+/* Parses the text of a file read whole: `name` names it in messages. */
+typedef ted_status ted_text_parser(const char *text, size_t length, const char *name,
+                                   void *into, ted_error *err);
+
+/* Reads `path` whole (ted_read_file with those limits) and hands its text
+ * to parse(text, length, path, into, err). */
+ted_status ted_parse_file(const char *path, size_t max_bytes, ted_status too_large,
+                          const char *what, ted_text_parser *parse, void *into,
+                          ted_error *err);
+
 #endif

@@ -815,19 +815,18 @@ ted_status ted_config_parse(const char *text, size_t length, const char *name,
     return status;
 }
 
+static ted_status parse_config(const char *text, size_t length, const char *name, void *config,
+                               ted_error *err)
+{
+    return ted_config_parse(text, length, name, config, err);
+}
+
 ted_status ted_config_load(const char *path, ted_config *config, ted_error *err)
 {
     if (!path || !config)
         return ted_fail(err, TED_ERR_ARGUMENT, "ted_config_load: path and config are required");
-    char *text = NULL;
-    size_t length = 0;
-    ted_status status = ted_read_file(path, CONFIG_MAX_BYTES, TED_ERR_CONFIG, "a config file",
-                                      &text, &length, err);
-    if (status != TED_OK)
-        return status;
-    status = ted_config_parse(text, length, path, config, err);
-    free(text);
-    return status;
+    return ted_parse_file(path, CONFIG_MAX_BYTES, TED_ERR_CONFIG, "a config file", parse_config,
+                          config, err);
 }
 
 /* ---- the keys, for tools and tests ----------------------------------------- */

@@ -181,18 +181,17 @@ ted_status ted_vocab_check_specials(const ted_vocab *vocab, const ted_config *co
     return TED_OK;
 }
 
+static ted_status parse_vocab(const char *text, size_t length, const char *name, void *vocab,
+                              ted_error *err)
+{
+    return ted_vocab_parse(text, length, name, vocab, err);
+}
+
 ted_status ted_vocab_load(const char *path, ted_vocab *vocab, ted_error *err)
 {
     if (!path || !vocab)
         return ted_fail(err, TED_ERR_ARGUMENT, "ted_vocab_load: path and vocab are required");
     memset(vocab, 0, sizeof *vocab);
-    char *text = NULL;
-    size_t length = 0;
-    ted_status status = ted_read_file(path, VOCAB_MAX_BYTES, TED_ERR_VOCAB, "a vocabulary",
-                                      &text, &length, err);
-    if (status != TED_OK)
-        return status;
-    status = ted_vocab_parse(text, length, path, vocab, err);
-    free(text);
-    return status;
+    return ted_parse_file(path, VOCAB_MAX_BYTES, TED_ERR_VOCAB, "a vocabulary", parse_vocab,
+                          vocab, err);
 }

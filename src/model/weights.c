@@ -158,6 +158,17 @@ static ted_status find_shaped(weight_binder *b, const char *name, int64_t rows, 
     return TED_OK;
 }
 
+#define NAME_SIZE 256
+
+/* The tensor whose name `format` spells (into name[NAME_SIZE]), of shape
+ * (shape[0], shape[1]), or (shape[0]) when shape[1] is 0. */
+static ted_status find_named(weight_binder *b, const int64_t shape[2], char *name,
+                             const ted_st_tensor **t, const char *format, va_list args)
+{
+    vsnprintf(name, NAME_SIZE, format, args);
+    return find_shaped(b, name, shape[0], shape[1], t);
+}
+
 /* Points *field at the vector NAME (rows): a bias or a LayerNorm's. */
 static ted_status bind_vector(weight_binder *b, const float **field, int64_t rows,
                               const char *name_format, ...)
@@ -166,14 +177,12 @@ static ted_status bind_vector(weight_binder *b, const float **field, int64_t row
 static ted_status bind_vector(weight_binder *b, const float **field, int64_t rows,
                               const char *name_format, ...)
 {
-    char name[256];
+    char name[NAME_SIZE];
+    const ted_st_tensor *t;
     va_list args;
     va_start(args, name_format);
-    vsnprintf(name, sizeof name, name_format, args);
+    ted_status s = find_named(b, (int64_t[2]){rows, 0}, name, &t, name_format, args);
     va_end(args);
-
-    const ted_st_tensor *t;
-    ted_status s = find_shaped(b, name, rows, 0, &t);
     if (s)
         return s;
     if (t->dtype == TED_DTYPE_I8)
@@ -226,14 +235,12 @@ static ted_status bind_matrix(weight_binder *b, ted_matrix *field, int64_t rows,
 static ted_status bind_matrix(weight_binder *b, ted_matrix *field, int64_t rows, int64_t cols,
                               const char *name_format, ...)
 {
-    char name[256];
+    char name[NAME_SIZE];
+    const ted_st_tensor *t;
     va_list args;
     va_start(args, name_format);
-    vsnprintf(name, sizeof name, name_format, args);
+    ted_status s = find_named(b, (int64_t[2]){rows, cols}, name, &t, name_format, args);
     va_end(args);
-
-    const ted_st_tensor *t;
-    ted_status s = find_shaped(b, name, rows, cols, &t);
     if (s)
         return s;
     *field = (ted_matrix){0};
