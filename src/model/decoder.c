@@ -59,22 +59,22 @@ static void decoder_layer(float *x, const ted_decoder_layer *w, const ted_config
     int rows = shape.batch, d = c->d_model;
     bool pre = c->norm_first;
     float eps = c->layer_norm_eps;
-    ted_attention_mask causal = {NULL, true};
-    ted_attention_mask source_padding = {source_lengths, false};
+    ted_attention_keys self = {TED_KV_FROM_X, cache->self, {NULL, true}};
+    ted_attention_keys cross = {TED_KV_FROM_CACHE, cache->cross, {source_lengths, false}};
 
     const float *in = ted_add_norm_input(x, a->normed, &w->norm1, pre, rows, d, eps);
-    ted_multi_head_attention(a->sublayer, in, TED_KV_FROM_X, &w->self_attention, cache->self,
-                             causal, shape, &a->attention, kept.self);
+    ted_multi_head_attention(a->sublayer, in, &w->self_attention, self, shape, &a->attention,
+                             kept.self);
     ted_add_norm_output(x, a->sublayer, &w->norm1, pre, rows, d, eps);
 
     in = ted_add_norm_input(x, a->normed, &w->norm2, pre, rows, d, eps);
-    ted_multi_head_attention(a->sublayer, in, TED_KV_FROM_CACHE, &w->cross_attention,
-                             cache->cross, source_padding, shape, &a->attention, kept.cross);
+    ted_multi_head_attention(a->sublayer, in, &w->cross_attention, cross, shape, &a->attention,
+                             kept.cross);
     ted_add_norm_output(x, a->sublayer, &w->norm2, pre, rows, d, eps);
 
     in = ted_add_norm_input(x, a->normed, &w->norm3, pre, rows, d, eps);
-    ted_feed_forward(a->sublayer, a->hidden, in, &w->feed_forward, c->activation, rows, d,
-                     c->d_ff);
+    ted_feed_forward(a->sublayer, a->hidden, in, &w->feed_forward, c->activation,
+                     (ted_feed_forward_shape){rows, d, c->d_ff});
     ted_add_norm_output(x, a->sublayer, &w->norm3, pre, rows, d, eps);
 }
 

@@ -21,15 +21,16 @@ static void feed_forward_tokens(float *out, const float *x, const ted_encoder_la
     for (int b = 0; lengths && b < shape.batch; b++)
         tokens += lengths[b];
     if (!lengths || tokens == rows) {
-        ted_feed_forward(out, a->hidden, x, &w->feed_forward, c->activation, rows, d, c->d_ff);
+        ted_feed_forward(out, a->hidden, x, &w->feed_forward, c->activation,
+                         (ted_feed_forward_shape){rows, d, c->d_ff});
         return;
     }
     float *packed = a->attention.queries, *packed_out = a->attention.context;
     size_t row_bytes = sizeof(float) * (size_t)d;
     for (int b = 0, at = 0; b < shape.batch; at += lengths[b++])
         memcpy(packed + (size_t)at * d, x + (size_t)b * shape.seq * d, row_bytes * lengths[b]);
-    ted_feed_forward(packed_out, a->hidden, packed, &w->feed_forward, c->activation, tokens, d,
-                     c->d_ff);
+    ted_feed_forward(packed_out, a->hidden, packed, &w->feed_forward, c->activation,
+                     (ted_feed_forward_shape){tokens, d, c->d_ff});
     memset(out, 0, row_bytes * rows);
     for (int b = 0, at = 0; b < shape.batch; at += lengths[b++])
         memcpy(out + (size_t)b * shape.seq * d, packed_out + (size_t)at * d,
@@ -47,8 +48,9 @@ static void encoder_layer(float *x, const ted_encoder_layer *w, const ted_config
     float eps = c->layer_norm_eps;
 
     const float *in = ted_add_norm_input(x, a->normed, &w->norm1, pre, rows, d, eps);
-    ted_multi_head_attention(a->sublayer, in, TED_KV_FROM_X, &w->self_attention, self_cache,
-                             padding, shape, &a->attention, kept_weights);
+    ted_attention_keys self = {TED_KV_FROM_X, self_cache, padding};
+    ted_multi_head_attention(a->sublayer, in, &w->self_attention, self, shape, &a->attention,
+                             kept_weights);
     ted_add_norm_output(x, a->sublayer, &w->norm1, pre, rows, d, eps);
 
     in = ted_add_norm_input(x, a->normed, &w->norm2, pre, rows, d, eps);
