@@ -177,15 +177,12 @@ ted_status ted_session_join(ted_session *session, ted_session *joining, ted_erro
  * for the next encode() or join(). */
 void ted_session_clear(ted_session *session);
 
+/* The model the session decodes with. */
+const ted_model *ted_session_model(const ted_session *session);
 int ted_session_batch(const ted_session *session);
 /* Number of tokens fed by step() since encode(): the most of any row,
  * every row's unless rows were appended. */
 int ted_session_position(const ted_session *session);
-/* Number of tokens fed by step() to one row since it was encoded or
- * appended (0 when the row is out of range). */
-int ted_session_row_position(const ted_session *session, int row);
-/* Source length of a row of the batch (its own, not the padded length). */
-int ted_session_source_length(const ted_session *session, int row);
 
 /* Attention weights, for learning and inspection. When enabled, encode()
  * and step() keep every layer's weights for every head; when disabled

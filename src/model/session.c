@@ -11,6 +11,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "layers/positional_encoding.h"
+#include "model/session_hooks.h"
 
 /* ---- buffers -------------------------------------------------------------
  * All of a session's buffers live in one allocation, laid out by the same
@@ -688,6 +689,11 @@ void ted_session_clear(ted_session *s)
     s->batch = 0;
     for (int l = 0; l < s->model->config.decoder_layers; l++)
         s->caches[l].self.length = 0;
+}
+
+const ted_model *ted_session_model(const ted_session *s)
+{
+    return s->model;
 }
 
 int ted_session_batch(const ted_session *s)

@@ -24,6 +24,7 @@
 #include "float_check.h"
 #include "layer_fixtures.h"
 #include "model/decoding.h"
+#include "model/session_hooks.h"
 #include "model_dir.h"
 #include "ted/ted.h"
 
