@@ -637,17 +637,21 @@ Test(session, select_with_a_bad_row)
  * positions, its own prefix, its own source. */
 #define TOL_JOINED 1e-6
 
-/* Appends sentences which[0..count) with room for `max_steps` steps. */
-static void append(ted_session *s, const int *which, int count, int max_steps)
+/* Sentences which[0..count) encoded in a session of their own, `encoded`
+ * (as a server's encoding thread does), join `s` (ted_session_join). */
+static void join_encoded(ted_session *s, ted_session *encoded, const int *which, int count,
+                         int max_steps)
 {
     const int *ids[4];
     int lengths[4];
     pick_sources(which, count, ids, lengths);
     ted_error err = {0};
+    cr_assert_eq(ted_session_encode(encoded, ids, lengths, count, max_steps, &err), TED_OK,
+                 "encode: %s", err.message);
     int before = ted_session_batch(s);
-    ted_status status = ted_session_append(s, ids, lengths, count, max_steps, &err);
-    cr_assert_eq(status, TED_OK, "append: %s", err.message);
+    cr_assert_eq(ted_session_join(s, encoded, &err), TED_OK, "join: %s", err.message);
     cr_assert_eq(ted_session_batch(s), before + count);
+    cr_assert_eq(ted_session_batch(encoded), 0, "the joined rows leave their session");
     for (int k = 0; k < count; k++) {
         cr_assert_eq(ted_session_row_position(s, before + k), 0);
         cr_assert_eq(ted_session_source_length(s, before + k), lengths[k]);
@@ -708,12 +712,12 @@ static void run_join_scenario(join_scenario scenario, const char *what)
 static void join_late(const tiny_model *m, ted_model *model, ted_session *s,
                       float alone[2][STEPS * VOCAB], double *worst)
 {
-    (void)model;  /* every row is encoded in s itself */
+    ted_session *encoded = new_session(model);
     static const int first[1] = {0}, second[1] = {1}, both[2] = {0, 1}, last[1] = {1};
     encode(s, first, 1);
     step_joined(m, s, first, 1, alone, worst);
     step_joined(m, s, first, 1, alone, worst);
-    append(s, second, 1, STEPS);  /* row 1 at step 0, row 0 at step 2 */
+    join_encoded(s, encoded, second, 1, STEPS);  /* row 1 at step 0, row 0 at step 2 */
     cr_assert_eq(ted_session_position(s), 2);
     for (int t = 2; t < STEPS; t++)
         step_joined(m, s, both, 2, alone, worst);
@@ -721,6 +725,7 @@ static void join_late(const tiny_model *m, ted_model *model, ted_session *s,
     cr_assert_eq(ted_session_position(s), STEPS - 2);
     while (ted_session_row_position(s, 0) < STEPS)
         step_joined(m, s, last, 1, alone, worst);
+    ted_session_free(encoded);
 }
 
 Test(session, a_row_that_joins_late_decodes_as_it_does_alone)
@@ -729,60 +734,8 @@ Test(session, a_row_that_joins_late_decodes_as_it_does_alone)
 }
 
 /* Sentence 1 with room for 3 steps; sentence 0, longer and with 5 steps,
- * joins; then both at once, encoded together. */
-static void join_and_grow(const tiny_model *m, ted_model *model, ted_session *s,
-                          float alone[2][STEPS * VOCAB], double *worst)
-{
-    (void)model;  /* every row is encoded in s itself */
-    const int *ids[1] = {tiny_src1};
-    int lengths[1] = {TINY_SRC1_LEN};
-    ted_error err = {0};
-    cr_assert_eq(ted_session_encode(s, ids, lengths, 1, 3, &err), TED_OK, "%s", err.message);
-    static const int one[1] = {1}, rows2[2] = {1, 0}, rows4[4] = {1, 0, 1, 0};
-    step_joined(m, s, one, 1, alone, worst);
-    /* sentence 0 (7 tokens, 5 steps) joins: the source and step room grow */
-    append(s, (const int[]){0}, 1, STEPS);
-    step_joined(m, s, rows2, 2, alone, worst);
-    /* both sentences join at once, encoded together, the shorter padded */
-    append(s, (const int[]){1, 0}, 2, STEPS);
-    cr_assert_eq(ted_session_row_position(s, 0), 2);
-    cr_assert_eq(ted_session_row_position(s, 1), 1);
-    for (int t = 0; t < 3; t++)
-        step_joined(m, s, rows4, 4, alone, worst);
-    /* rows 0 (5 steps) and 1 (4) drop out; rows 2 and 3 (3 steps) go on */
-    select_rows(s, (const int[]){2, 3}, 2);
-    while (ted_session_row_position(s, 0) < STEPS)
-        step_joined(m, s, rows2, 2, alone, worst);
-}
-
-Test(session, rows_that_join_with_longer_sources_and_more_steps_grow_the_session)
-{
-    run_join_scenario(join_and_grow, "rows joined with growth");
-}
-
-/* Sentences which[0..count) encoded in a session of their own, `encoded`
- * (as a server's encoding thread does), join `s` (ted_session_join). */
-static void join_encoded(ted_session *s, ted_session *encoded, const int *which, int count,
-                         int max_steps)
-{
-    const int *ids[4];
-    int lengths[4];
-    pick_sources(which, count, ids, lengths);
-    ted_error err = {0};
-    cr_assert_eq(ted_session_encode(encoded, ids, lengths, count, max_steps, &err), TED_OK,
-                 "encode: %s", err.message);
-    int before = ted_session_batch(s);
-    cr_assert_eq(ted_session_join(s, encoded, &err), TED_OK, "join: %s", err.message);
-    cr_assert_eq(ted_session_batch(s), before + count);
-    cr_assert_eq(ted_session_batch(encoded), 0, "the joined rows leave their session");
-    for (int k = 0; k < count; k++) {
-        cr_assert_eq(ted_session_row_position(s, before + k), 0);
-        cr_assert_eq(ted_session_source_length(s, before + k), lengths[k]);
-    }
-}
-
-/* join_and_grow, the joining rows encoded elsewhere: a longer source and
- * more steps grow the session, two rows join at once, rows leave. */
+ * joins, growing the source and step room; then both at once, encoded
+ * together, the shorter padded; then rows leave. */
 static void join_encoded_and_grow(const tiny_model *m, ted_model *model, ted_session *s,
                                   float alone[2][STEPS * VOCAB], double *worst)
 {
@@ -859,6 +812,13 @@ Test(session, join_errors)
     encode(other, second, 1);
     expect_error(ted_session_join(s, other, &err), &err, TED_ERR_ARGUMENT, "attention",
                  "joining rows that keep attention");
+    ted_session_keep_attention(other, false);
+    encode(other, second, 1);
+    ted_session_keep_attention(s, true);
+    encode(s, first, 1);
+    expect_error(ted_session_join(s, other, &err), &err, TED_ERR_ARGUMENT, "attention",
+                 "rows joining a session that keeps attention");
+    cr_assert_eq(ted_session_batch(s), 1, "a refused join keeps the batch");
     ted_session *empty = new_session(model), *plain = new_session(model);
     ted_session_keep_attention(empty, true);
     encode(plain, first, 1);
@@ -884,14 +844,14 @@ Test(session, greedy_rows_that_join_late_give_the_tutorials_tokens)
         int owner[3], tokens[3], out[3][64], length[3] = {0}, max_length[3];
         for (int r = 0; r < 3; r++)
             max_length[r] = ted_max_target_length(model, source_lengths[order[r]], 0);
-        ted_session *s = new_session(model);
+        ted_session *s = new_session(model), *encoded = new_session(model);
         encode(s, order, 1);
         int batch = 1, joined = 1;
         owner[0] = 0;
         tokens[0] = bos;
         while (batch > 0) {
             if (joined < 3 && length[joined - 1] == 2) {  /* the last one has 2 tokens */
-                append(s, order + joined, 1, max_length[joined]);
+                join_encoded(s, encoded, order + joined, 1, max_length[joined]);
                 owner[batch] = joined;
                 tokens[batch++] = bos;
                 joined++;
@@ -928,45 +888,10 @@ Test(session, greedy_rows_that_join_late_give_the_tutorials_tokens)
                              "%s: row %d (sentence %d) token %d: %d, the tutorial %d", m->dir,
                              r, sentence, i, out[r][i], m->greedy[sentence][i]);
         }
+        ted_session_free(encoded);
         ted_session_free(s);
         ted_model_free(model);
     }
-}
-
-Test(session, append_errors)
-{
-    ted_model *model = load(TINY_DIR);
-    ted_session *s = new_session(model);
-    const int *ids[1] = {tiny_src1};
-    int lengths[1] = {TINY_SRC1_LEN};
-    ted_error err = {0};
-    expect_error(ted_session_append(s, ids, lengths, 1, STEPS, &err), &err, TED_ERR_ARGUMENT,
-                 "no batch", "append before encode");
-    static const int first[1] = {0}, both[2] = {0, 1};
-    encode(s, first, 1);
-    step(s, first, 1);
-    int bad[3] = {2, TINY_SRC_VOCAB, 3}, bad_length = 3;
-    const int *bad_ids[1] = {bad};
-    expect_error(ted_session_append(s, bad_ids, &bad_length, 1, STEPS, &err), &err,
-                 TED_ERR_INPUT, "12", "source id 12");
-    int positions = ted_model_config(model)->max_positions;
-    char needle[16];
-    snprintf(needle, sizeof needle, "%d", positions + 1);
-    expect_error(ted_session_append(s, ids, lengths, 1, positions + 1, &err), &err,
-                 TED_ERR_ARGUMENT, needle, "max_steps past max_positions");
-    expect_error(ted_session_append(s, ids, lengths, 0, STEPS, &err), &err, TED_ERR_ARGUMENT,
-                 "no sources", "no sources");
-    cr_assert_eq(ted_session_batch(s), 1, "a refused append keeps the batch");
-    append(s, (const int[]){1}, 1, STEPS);
-    const float *logits = step(s, (const int[]){0, 1}, 2);  /* both at row 0's step 1 */
-    check_row(&tiny_models[0], logits, 0, 0, 1, "after refused appends");
-
-    ted_session_keep_attention(s, true);
-    encode(s, both, 2);
-    expect_error(ted_session_append(s, ids, lengths, 1, STEPS, &err), &err, TED_ERR_ARGUMENT,
-                 "attention", "append while attention is kept");
-    ted_session_free(s);
-    ted_model_free(model);
 }
 
 /* ---- greedy decoding ------------------------------------------------------ */
