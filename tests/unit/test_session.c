@@ -393,6 +393,96 @@ static ted_attention_view view(const ted_session *s, ted_attention_kind kind, in
     return v;
 }
 
+/* Sentences 0 and 1, encoded together, at every step: each row of every
+ * view sums to 1 and its padding weighs 0. */
+static void check_views_at_every_step(const tiny_model *m, const ted_config *c,
+                                      ted_session *s)
+{
+    static const int both[2] = {0, 1};
+    int S = TINY_SRC0_LEN;
+    ted_error err = {0};
+    ted_attention_view v;
+    cr_assert_eq(ted_session_attention(s, TED_CROSS_ATTENTION, 0, 0, &v, &err),
+                 TED_ERR_ARGUMENT, "decoder attention before any step");
+    for (int l = 0; l < c->encoder_layers; l++)
+        for (int b = 0; b < 2; b++) {
+            v = view(s, TED_ENCODER_SELF_ATTENTION, l, b);
+            cr_assert_eq(v.heads, c->heads);
+            check_view(&v, source_lengths[b], S, S, "encoder self-attention");
+        }
+    for (int t = 0; t < STEPS; t++) {
+        const float *logits = step(s, both, 2);
+        check_row(m, logits, 0, 0, t, "keeping attention");
+        check_row(m, logits, 1, 1, t, "keeping attention");
+        for (int l = 0; l < c->decoder_layers; l++)
+            for (int b = 0; b < 2; b++) {
+                v = view(s, TED_DECODER_SELF_ATTENTION, l, b);
+                check_view(&v, t + 1, 1, t + 1, "decoder self-attention");
+                v = view(s, TED_CROSS_ATTENTION, l, b);
+                check_view(&v, source_lengths[b], 1, S, "cross attention");
+            }
+    }
+}
+
+/* The padded row 1 of s has the encoder weights of sentence 1 alone. */
+static void check_padded_row_as_alone(const tiny_model *m, ted_model *model, ted_session *s)
+{
+    const ted_config *c = ted_model_config(model);
+    ted_session *alone = new_session(model);
+    ted_session_keep_attention(alone, true);
+    static const int second[1] = {1};
+    encode(alone, second, 1);
+    int n = TINY_SRC1_LEN;
+    for (int l = 0; l < c->encoder_layers; l++) {
+        ted_attention_view a = view(alone, TED_ENCODER_SELF_ATTENTION, l, 0);
+        ted_attention_view p = view(s, TED_ENCODER_SELF_ATTENTION, l, 1);
+        for (int h = 0; h < c->heads; h++)
+            for (int i = 0; i < n; i++) {
+                float_diff d = max_abs_diff(p.weights + ((size_t)h * p.queries + i) * p.stride,
+                                            a.weights + ((size_t)h * a.queries + i) * a.stride,
+                                            n);
+                cr_assert(d.max <= TOL_OP,
+                          "%s: encoder layer %d head %d query %d: padded row differs from "
+                          "the row alone by %.3g",
+                          m->dir, l, h, i, d.max);
+            }
+    }
+    ted_session_free(alone);
+}
+
+/* A copy of the weights of a view (malloc'ed): (heads, queries, stride). */
+static float *saved_weights(const ted_attention_view *v, size_t *count)
+{
+    *count = (size_t)v->heads * v->queries * v->stride;
+    float *copy = malloc(sizeof(float) * *count);
+    cr_assert_not_null(copy);
+    memcpy(copy, v->weights, sizeof(float) * *count);
+    return copy;
+}
+
+/* After select keeps row 1 alone, its kept weights follow it to row 0. */
+static void check_weights_follow_select(const ted_config *c, ted_session *s)
+{
+    static const ted_attention_kind kinds[3] = {TED_CROSS_ATTENTION, TED_DECODER_SELF_ATTENTION,
+                                                TED_ENCODER_SELF_ATTENTION};
+    static const char *const names[3] = {"cross attention after select",
+                                         "self-attention after select",
+                                         "encoder attention after select"};
+    int layers[3] = {c->decoder_layers - 1, c->decoder_layers - 1, c->encoder_layers - 1};
+    float *saved[3];
+    size_t count[3];
+    for (int k = 0; k < 3; k++) {
+        ted_attention_view before = view(s, kinds[k], layers[k], 1);
+        saved[k] = saved_weights(&before, &count[k]);
+    }
+    select_rows(s, (const int[]){1}, 1);
+    for (int k = 0; k < 3; k++) {
+        ted_attention_view after = view(s, kinds[k], layers[k], 0);
+        ASSERT_CLOSE(after.weights, saved[k], count[k], 0.0, names[k]);
+        free(saved[k]);
+    }
+}
+
 Test(session, attention_rows_sum_to_1_and_padding_gets_0)
 {
     for (int k = 0; k < MODEL_COUNT; k++) {
@@ -402,78 +492,10 @@ Test(session, attention_rows_sum_to_1_and_padding_gets_0)
         ted_session *s = new_session(model);
         ted_session_keep_attention(s, true);
         static const int both[2] = {0, 1};
-        int S = TINY_SRC0_LEN;
         encode(s, both, 2);
-
-        ted_error err = {0};
-        ted_attention_view v;
-        cr_assert_eq(ted_session_attention(s, TED_CROSS_ATTENTION, 0, 0, &v, &err),
-                     TED_ERR_ARGUMENT, "decoder attention before any step");
-        for (int l = 0; l < c->encoder_layers; l++)
-            for (int b = 0; b < 2; b++) {
-                v = view(s, TED_ENCODER_SELF_ATTENTION, l, b);
-                cr_assert_eq(v.heads, c->heads);
-                check_view(&v, source_lengths[b], S, S, "encoder self-attention");
-            }
-        for (int t = 0; t < STEPS; t++) {
-            const float *logits = step(s, both, 2);
-            check_row(m, logits, 0, 0, t, "keeping attention");
-            check_row(m, logits, 1, 1, t, "keeping attention");
-            for (int l = 0; l < c->decoder_layers; l++)
-                for (int b = 0; b < 2; b++) {
-                    v = view(s, TED_DECODER_SELF_ATTENTION, l, b);
-                    check_view(&v, t + 1, 1, t + 1, "decoder self-attention");
-                    v = view(s, TED_CROSS_ATTENTION, l, b);
-                    check_view(&v, source_lengths[b], 1, S, "cross attention");
-                }
-        }
-
-        /* The padded row's encoder weights equal those of the row alone. */
-        ted_session *alone = new_session(model);
-        ted_session_keep_attention(alone, true);
-        static const int second[1] = {1};
-        encode(alone, second, 1);
-        int n = TINY_SRC1_LEN;
-        for (int l = 0; l < c->encoder_layers; l++) {
-            ted_attention_view a = view(alone, TED_ENCODER_SELF_ATTENTION, l, 0);
-            ted_attention_view p = view(s, TED_ENCODER_SELF_ATTENTION, l, 1);
-            for (int h = 0; h < c->heads; h++)
-                for (int i = 0; i < n; i++) {
-                    float_diff d =
-                        max_abs_diff(p.weights + ((size_t)h * p.queries + i) * p.stride,
-                                     a.weights + ((size_t)h * a.queries + i) * a.stride, n);
-                    cr_assert(d.max <= TOL_OP,
-                              "%s: encoder layer %d head %d query %d: padded row differs from "
-                              "the row alone by %.3g",
-                              m->dir, l, h, i, d.max);
-                }
-        }
-        ted_session_free(alone);
-
-        /* After select, the kept weights follow their rows. */
-        int layer = c->decoder_layers - 1, enc_layer = c->encoder_layers - 1;
-        ted_attention_view before_cross = view(s, TED_CROSS_ATTENTION, layer, 1);
-        ted_attention_view before_self = view(s, TED_DECODER_SELF_ATTENTION, layer, 1);
-        ted_attention_view before_enc = view(s, TED_ENCODER_SELF_ATTENTION, enc_layer, 1);
-        size_t cross_n = (size_t)before_cross.heads * before_cross.stride;
-        size_t self_n = (size_t)before_self.heads * before_self.stride;
-        size_t enc_n = (size_t)before_enc.heads * before_enc.queries * before_enc.stride;
-        float *saved_cross = malloc(sizeof(float) * cross_n);
-        float *saved_self = malloc(sizeof(float) * self_n);
-        float *saved_enc = malloc(sizeof(float) * enc_n);
-        cr_assert(saved_cross && saved_self && saved_enc);
-        memcpy(saved_cross, before_cross.weights, sizeof(float) * cross_n);
-        memcpy(saved_self, before_self.weights, sizeof(float) * self_n);
-        memcpy(saved_enc, before_enc.weights, sizeof(float) * enc_n);
-        select_rows(s, (const int[]){1}, 1);
-        v = view(s, TED_CROSS_ATTENTION, layer, 0);
-        ASSERT_CLOSE(v.weights, saved_cross, cross_n, 0.0, "cross attention after select");
-        v = view(s, TED_DECODER_SELF_ATTENTION, layer, 0);
-        ASSERT_CLOSE(v.weights, saved_self, self_n, 0.0, "self-attention after select");
-        v = view(s, TED_ENCODER_SELF_ATTENTION, enc_layer, 0);
-        ASSERT_CLOSE(v.weights, saved_enc, enc_n, 0.0, "encoder attention after select");
-        free(saved_cross), free(saved_self), free(saved_enc);
-
+        check_views_at_every_step(m, c, s);
+        check_padded_row_as_alone(m, model, s);
+        check_weights_follow_select(c, s);
         ted_session_free(s);
         ted_model_free(model);
     }
