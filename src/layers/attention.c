@@ -117,7 +117,7 @@ void ted_merge_heads(float *x, const float *heads, ted_attention_shape shape)
 
 /* One query's scores: q (query_size) against the first `visible` keys
  * (visible, query_size), scaled by 1 / sqrt(query_size), then softmax ->
- * weights (visible). The keys past `visible` are the mask's. */
+ * weights (visible). The mask is `visible`: later keys get no score. */
 static inline void scores(float *weights, const float *q, const float *keys, int visible,
                           int query_size, float scale)
 {
