@@ -184,6 +184,13 @@ int ted_session_source_length(const ted_session *s, int row)
     return row >= 0 && row < s->batch ? s->source_lengths[row] : 0;
 }
 
+void ted_session_room(const ted_session *s, int *rows, int *source_len, int *max_steps)
+{
+    *rows = s->room.rows;
+    *source_len = s->source_len;
+    *max_steps = s->max_steps;
+}
+
 ted_status ted_session_attention(const ted_session *s, ted_attention_kind kind, int layer,
                                  int row, ted_attention_view *view, ted_error *err)
 {

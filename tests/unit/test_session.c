@@ -813,6 +813,39 @@ Test(session, rows_join_a_new_or_cleared_session_as_they_decode_alone)
     run_join_scenario(join_empty_sessions, "rows joining empty sessions");
 }
 
+/* Rows joining one at a time: the room for rows, sources and steps grows
+ * at least twofold whenever it must grow, so that 8 rows move the buffers
+ * 3 times, not 7. */
+Test(session, rows_joining_one_at_a_time_double_the_room)
+{
+    ted_model *model = load(TINY_DIR);
+    ted_session *s = new_session(model), *encoded = new_session(model);
+    const int *ids[1] = {tiny_src1};
+    int lengths[1] = {TINY_SRC1_LEN}, rows, source_len, max_steps;
+    ted_error err = {0};
+    cr_assert_eq(ted_session_encode(s, ids, lengths, 1, 2, &err), TED_OK, "%s", err.message);
+    ted_session_room(s, &rows, &source_len, &max_steps);
+    cr_assert(rows == 1 && source_len == TINY_SRC1_LEN && max_steps == 2);
+    /* sentence 0 (7 tokens, 5 steps): the source room doubles to 8, the
+     * step room to 4, then 5 */
+    join_encoded(s, encoded, (const int[]){0}, 1, STEPS);
+    ted_session_room(s, &rows, &source_len, &max_steps);
+    cr_assert(rows == 2 && source_len == 2 * TINY_SRC1_LEN && max_steps == STEPS,
+              "room for %d rows of %d source positions and %d steps", rows, source_len,
+              max_steps);
+    static const int want_rows[9] = {0, 1, 2, 4, 4, 8, 8, 8, 8};
+    for (int n = 3; n <= 8; n++) {
+        join_encoded(s, encoded, (const int[]){n % 2}, 1, STEPS);
+        ted_session_room(s, &rows, &source_len, &max_steps);
+        cr_assert_eq(rows, want_rows[n], "%d rows: room for %d, not %d", n, rows,
+                     want_rows[n]);
+        cr_assert(source_len == 2 * TINY_SRC1_LEN && max_steps == STEPS);
+    }
+    ted_session_free(encoded);
+    ted_session_free(s);
+    ted_model_free(model);
+}
+
 Test(session, join_errors)
 {
     ted_model *model = load(TINY_DIR);
