@@ -1,7 +1,7 @@
 /* The run state of a decoding session: every buffer and cache one decode
- * needs, in one allocation (the arena) sized by ted_session_encode() and
- * ted_session_join() and reused across calls. The model it reads is shared
- * and never written. Private to the session's files:
+ * needs, in one allocation (the arena) that encode(), select() and join()
+ * size and later calls reuse. The model it reads is shared and never
+ * written. Private to the session's files:
  *   session.c         new, free, encode, step, attention, accessors
  *   session_layout.c  the arena, its layout, and the rows it carries
  *   session_rows.c    select, join, clear, and how the arena grows */
