@@ -171,26 +171,16 @@ ted_status ted_session_step(ted_session *session, const int *tokens, const float
 ted_status ted_session_select(ted_session *session, const int *rows, int count,
                               ted_error *err);
 
-/* Continuous batching: encodes `count` more sources and appends them to
- * the batch as rows batch .. batch + count - 1, each at position 0 (its
- * first step() feeds BOS), while the rows already there keep their
- * positions and caches. Every row then decodes at its own position, over
- * its own prefix and source, exactly as it would alone; step() feeds all
- * rows together and select() keeps or drops any of them. `max_steps`
- * bounds the steps of the new rows. The buffers grow when the rows, a new
- * source or max_steps outgrow them (each at least twofold, so rows joining
- * one at a time move the caches a few times only). Needs a batch from
- * encode() with at least one row; refused while attention weights are
- * kept (ted_session_keep_attention). */
-ted_status ted_session_append(ted_session *session, const int *const *source_ids,
-                              const int *source_lengths, int count, int max_steps,
-                              ted_error *err);
-
-/* Continuous batching with the encoder run elsewhere: the rows of
- * `joining`, a session of the same model that was encoded and has not
- * stepped (e.g. on another thread, while this one stepped), become rows
- * batch .. batch + count - 1 of `session`, exactly as ted_session_append()
- * would have made them, with room for joining's max_steps. `joining` is
+/* Continuous batching: the rows of `joining`, a session of the same model
+ * that was encoded and has not stepped (e.g. on another thread, while this
+ * one stepped), become rows batch .. batch + count - 1 of `session`, each
+ * at position 0 (its first step() feeds BOS), with room for joining's
+ * max_steps, while the rows already there keep their positions and caches.
+ * Every row then decodes at its own position, over its own prefix and
+ * source, exactly as it would alone; step() feeds all rows together and
+ * select() keeps or drops any of them. The buffers grow when the rows, a
+ * longer source or more steps outgrow them (each at least twofold, so rows
+ * joining one at a time move the caches a few times only). `joining` is
  * left with no rows, ready for its next encode(). `session` may be empty
  * (new, or emptied by ted_session_clear()): its buffers are then laid out
  * as wide as they have been, so that later rows join without moving the
@@ -204,16 +194,10 @@ void ted_session_clear(ted_session *session);
 
 /* The model the session decodes with. */
 const ted_model *ted_session_model(const ted_session *session);
-
 int ted_session_batch(const ted_session *session);
 /* Number of tokens fed by step() since encode(): the most of any row,
- * every row's unless rows were appended. */
+ * every row's unless rows joined later. */
 int ted_session_position(const ted_session *session);
-/* Number of tokens fed by step() to one row since it was encoded or
- * appended (0 when the row is out of range). */
-int ted_session_row_position(const ted_session *session, int row);
-/* Source length of a row of the batch (its own, not the padded length). */
-int ted_session_source_length(const ted_session *session, int row);
 
 /* Attention weights, for learning and inspection. When enabled, encode()
  * and step() keep every layer's weights for every head; when disabled

@@ -16,51 +16,60 @@ typedef struct projections {
     int stride;
 } projections;
 
-/* True when the `count` matrices W[i] (d, d) and biases b[i] follow one
- * another in memory, as in a packed in_proj_weight (and so do their panels,
- * which needs d to be a whole number of panels). */
-static bool stacked(const ted_matrix *W, const float *const *b, int count, int d)
+/* `count` (at most 3) Linear layers of the same input: W[i] (d_model,
+ * d_model) and b[i] (d_model). */
+typedef struct linears {
+    ted_matrix W[3];
+    const float *b[3];
+    int count;
+} linears;
+
+/* True when the matrices W[i] (d, d) and biases b[i] follow one another in
+ * memory, as in a packed in_proj_weight (and so do their panels, which
+ * needs d to be a whole number of panels). */
+static bool stacked(const linears *l, int d)
 {
-    for (int i = 1; i < count; i++) {
-        bool bias_follows = b[0] ? b[i] == b[0] + (size_t)i * d : b[i] == NULL;
-        ted_matrix expected = ted_matrix_rows(W[0], (size_t)i * d, d);
-        if (W[i].f32 != expected.f32 || W[i].i8 != expected.i8 ||
-            W[i].scale != expected.scale || W[i].panels != expected.panels || !bias_follows)
+    for (int i = 1; i < l->count; i++) {
+        bool bias_follows = l->b[0] ? l->b[i] == l->b[0] + (size_t)i * d : l->b[i] == NULL;
+        ted_matrix expected = ted_matrix_rows(l->W[0], (size_t)i * d, d);
+        if (l->W[i].f32 != expected.f32 || l->W[i].i8 != expected.i8 ||
+            l->W[i].scale != expected.scale || l->W[i].panels != expected.panels ||
+            !bias_follows)
             return false;
     }
     return true;
 }
 
-/* x (rows, d) through `count` projections W[i] -> out[i] (rows, d), in
- * `y`: one product of count * d outputs when the weights are stacked (rows
- * count * d floats apart), else one product each. Returns the row stride. */
-static int project(float *y, const float **out, const float *x, const ted_matrix *W,
-                   const float *const *b, int count, int rows, int d)
+/* x (rows, d) through the projections l -> out[i] (rows, d), in `y`: one
+ * product of count * d outputs when the weights are stacked (rows count * d
+ * floats apart), else one product each. Returns the row stride. */
+static int project(float *y, const float **out, const float *x, const linears *l, int rows,
+                   int d)
 {
-    if (stacked(W, b, count, d)) {
-        ted_linear(y, x, W[0], b[0], rows, d, count * d);
-        for (int i = 0; i < count; i++)
+    if (stacked(l, d)) {
+        ted_linear(y, x, l->W[0], l->b[0], rows, d, l->count * d);
+        for (int i = 0; i < l->count; i++)
             out[i] = y + (size_t)i * d;
-        return count * d;
+        return l->count * d;
     }
-    for (int i = 0; i < count; i++) {
+    for (int i = 0; i < l->count; i++) {
         float *block = y + (size_t)i * rows * d;
-        ted_linear(block, x, W[i], b[i], rows, d, d);
+        ted_linear(block, x, l->W[i], l->b[i], rows, d, d);
         out[i] = block;
     }
     return d;
 }
 
-/* Q from x, and K and V too when they are projected (in the same product
- * as Q when the weights are packed). */
+/* Q from x (rows, d), and K and V too when they are projected (in the same
+ * product as Q when the weights are packed), into y (rows, 3 * d). */
 static projections project_qkv(float *y, const float *x, ted_kv_source kv,
                                const ted_attention_weights *w, int rows, int d)
 {
-    const ted_matrix W[3] = {w->q_weight, w->k_weight, w->v_weight};
-    const float *b[3] = {w->q_bias, w->k_bias, w->v_bias};
+    linears l = {{w->q_weight, w->k_weight, w->v_weight},
+                 {w->q_bias, w->k_bias, w->v_bias},
+                 kv == TED_KV_FROM_X ? 3 : 1};
     const float *out[3] = {NULL, NULL, NULL};
-    int count = kv == TED_KV_FROM_X ? 3 : 1;
-    int stride = project(y, out, x, W, b, count, rows, d);
+    int stride = project(y, out, x, &l, rows, d);
     return (projections){out[0], out[1], out[2], stride};
 }
 
@@ -105,6 +114,24 @@ void ted_merge_heads(float *x, const float *heads, ted_attention_shape shape)
 }
 
 /* ---- scaled dot-product attention, one head at a time --------------------- */
+
+/* One query's scores: q (query_size) against the first `visible` keys
+ * (visible, query_size), scaled by 1 / sqrt(query_size), then softmax ->
+ * weights (visible). The mask is `visible`: later keys get no score. */
+static inline void scores(float *weights, const float *q, const float *keys, int visible,
+                          int query_size, float scale)
+{
+    ted_scaled_dots(weights, q, keys, visible, query_size, scale);
+    ted_softmax(weights, visible);
+}
+
+/* One query's context: the weights (visible) times the values (visible,
+ * query_size) -> context (query_size). */
+static inline void weigh(float *context, const float *weights, const float *values,
+                         int visible, int query_size)
+{
+    ted_weighted_sum(context, weights, values, visible, query_size);
+}
 
 typedef struct heads_job {
     const float *queries;  /* (batch, heads, seq, query_size) */
@@ -153,9 +180,8 @@ static void attend_head(void *context, int index)
             weights = j->kept_weights + query * capacity;
             memset(weights, 0, sizeof(float) * capacity);
         }
-        ted_scaled_dots(weights, j->queries + query * size, keys, visible, size, scale);
-        ted_softmax(weights, visible);
-        ted_weighted_sum(j->context + query * size, weights, values, visible, size);
+        scores(weights, j->queries + query * size, keys, visible, size, scale);
+        weigh(j->context + query * size, weights, values, visible, size);
     }
 }
 
@@ -179,17 +205,24 @@ static void attend_every_head(const heads_job *job)
 
 /* ---- the whole module ------------------------------------------------------ */
 
-void ted_multi_head_attention(float *out, const float *x, ted_kv_source kv,
-                              const ted_attention_weights *w, ted_kv_cache cache,
-                              ted_attention_mask mask, ted_attention_shape shape,
+/* W^O: the merged heads (rows, d_model) -> out (rows, d_model). */
+static void project_out(float *out, const float *merged, const ted_attention_weights *w,
+                        int rows, int d_model)
+{
+    ted_linear(out, merged, w->out_weight, w->out_bias, rows, d_model, d_model);
+}
+
+void ted_multi_head_attention(float *out, const float *x, const ted_attention_weights *w,
+                              ted_attention_keys keys, ted_attention_shape shape,
                               const ted_attention_scratch *scratch, float *kept_weights)
 {
     int d_model = shape.heads * shape.query_size, rows = shape.batch * shape.seq;
-    projections p = project_qkv(scratch->projected, x, kv, w, rows, d_model);
+    projections p = project_qkv(scratch->projected, x, keys.source, w, rows, d_model);
+    ted_kv_cache cache = keys.cache;
 
     ted_split_heads(scratch->queries, p.q, p.stride, shape, shape.seq, 0);
     int appended = 0;
-    if (kv == TED_KV_FROM_X) {
+    if (keys.source == TED_KV_FROM_X) {
         split_heads_at(cache.k, p.k, p.stride, shape, cache.capacity, cache.lengths,
                        cache.length);
         split_heads_at(cache.v, p.v, p.stride, shape, cache.capacity, cache.lengths,
@@ -198,11 +231,11 @@ void ted_multi_head_attention(float *out, const float *x, ted_kv_source kv,
     }
 
     heads_job job = {scratch->queries, scratch->context, scratch->scores, kept_weights,
-                     cache, appended, mask, shape};
+                     cache, appended, keys.mask, shape};
     attend_every_head(&job);
 
     ted_merge_heads(scratch->merged, scratch->context, shape);
-    ted_linear(out, scratch->merged, w->out_weight, w->out_bias, rows, d_model, d_model);
+    project_out(out, scratch->merged, w, rows, d_model);
 }
 
 void ted_attention_cache_kv(ted_kv_cache cache, const float *memory,
@@ -210,10 +243,9 @@ void ted_attention_cache_kv(ted_kv_cache cache, const float *memory,
                             float *projected)
 {
     int d_model = shape.heads * shape.query_size, rows = shape.batch * shape.seq;
-    const ted_matrix W[2] = {w->k_weight, w->v_weight};
-    const float *b[2] = {w->k_bias, w->v_bias};
+    linears l = {{w->k_weight, w->v_weight}, {w->k_bias, w->v_bias}, 2};
     const float *kv[2];
-    int stride = project(projected, kv, memory, W, b, 2, rows, d_model);
+    int stride = project(projected, kv, memory, &l, rows, d_model);
     ted_split_heads(cache.k, kv[0], stride, shape, cache.capacity, cache.length);
     ted_split_heads(cache.v, kv[1], stride, shape, cache.capacity, cache.length);
 }

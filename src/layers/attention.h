@@ -4,18 +4,19 @@
  *                                   sees no later position
  *   encoder-decoder attention       Q from the decoder, K and V from the
  *                                   encoder's output (the "memory")
- * in the steps of "Attention Is All You Need", each a function below:
+ * in the steps of "Attention Is All You Need", each a function of
+ * attention.c:
  *
- *   project      Q = x W^Q, K = x W^K, V = x W^V          (batch, seq, heads * query_size)
- *   split_heads  the logical split of each into heads  -> (batch, heads, seq, query_size)
- *   scores       Q K^T / sqrt(query_size), masked, softmax  (batch, heads, seq, keys)
- *   weigh        the scores times V                     -> (batch, heads, seq, query_size)
- *   merge_heads  the heads side by side again           -> (batch, seq, heads * query_size)
- *   W^O          the output projection                  -> (batch, seq, d_model)
+ *   project_qkv      Q = x W^Q, K = x W^K, V = x W^V      (batch, seq, heads * query_size)
+ *   ted_split_heads  the logical split into heads          -> (batch, heads, seq, query_size)
+ *   scores           Q K^T / sqrt(query_size), masked, softmax -> (batch, heads, seq, keys)
+ *   weigh            the scores times V                    -> (batch, heads, seq, query_size)
+ *   ted_merge_heads  the heads side by side again          -> (batch, seq, heads * query_size)
+ *   project_out      W^O, the output projection            -> (batch, seq, d_model)
  *
  * Embedding Size d_model = Number of Heads * Query Size. The K and V of
  * every head stay in a cache, (batch, heads, capacity, query_size), which
- * is where split_heads writes them: the decoder's cache grows by one
+ * is where ted_split_heads writes them: the decoder's cache grows by one
  * position a step, encoder-decoder attention computes its cache once per
  * source. */
 #ifndef TED_LAYERS_ATTENTION_H
@@ -42,8 +43,9 @@ typedef struct ted_attention_weights {
     const float *out_bias;  /* (d_model) */
 } ted_attention_weights;
 
-/* The sizes of one call, in the seeds' words: Batch Size, the query
- * positions (Seq), Number of Heads and Query Size = d_model / heads. */
+/* The sizes of one call, in the words of docs/learning.md: Batch Size, the
+ * query positions (Seq), Number of Heads and Query Size = Embedding Size /
+ * Number of Heads. */
 typedef struct ted_attention_shape {
     int batch;
     int seq;
@@ -75,6 +77,22 @@ typedef struct ted_attention_mask {
     bool causal;
 } ted_attention_mask;
 
+/* Where K and V come from. */
+typedef enum ted_kv_source {
+    TED_KV_FROM_X,     /* self-attention: projected from x, split into heads and
+                        * appended to the cache */
+    TED_KV_FROM_CACHE, /* already in the cache: encoder-decoder attention, whose
+                        * K and V ted_attention_cache_kv computed from the memory */
+} ted_kv_source;
+
+/* The keys and values one call attends over: where they come from, the
+ * cache that holds them, and which of them each query may see. */
+typedef struct ted_attention_keys {
+    ted_kv_source source;
+    ted_kv_cache cache;
+    ted_attention_mask mask;
+} ted_attention_keys;
+
 /* Buffers one call works in, sized for rows = batch * seq. */
 typedef struct ted_attention_scratch {
     float *projected;  /* (rows, 3 * d_model): the projections' output */
@@ -84,22 +102,13 @@ typedef struct ted_attention_scratch {
     float *scores;     /* (batch, heads, capacity): one query's scores per head */
 } ted_attention_scratch;
 
-/* Where K and V come from. */
-typedef enum ted_kv_source {
-    TED_KV_FROM_X,     /* self-attention: projected from x, split into heads and
-                        * appended to the cache */
-    TED_KV_FROM_CACHE, /* already in the cache: encoder-decoder attention, whose
-                        * K and V ted_attention_cache_kv computed from the memory */
-} ted_kv_source;
-
 /* Multi-head attention of x (batch, seq, d_model) -> out (batch, seq,
- * d_model), over the keys and values of `cache` (with x's own appended
- * first, for TED_KV_FROM_X).
+ * d_model), over the keys and values of keys.cache (with x's own appended
+ * first, for TED_KV_FROM_X), each query seeing those keys.mask lets it.
  * kept_weights: NULL, or (batch, heads, seq, capacity) receiving the
  *   attention weights; keys a query may not see get 0. */
-void ted_multi_head_attention(float *out, const float *x, ted_kv_source kv,
-                              const ted_attention_weights *w, ted_kv_cache cache,
-                              ted_attention_mask mask, ted_attention_shape shape,
+void ted_multi_head_attention(float *out, const float *x, const ted_attention_weights *w,
+                              ted_attention_keys keys, ted_attention_shape shape,
                               const ted_attention_scratch *scratch, float *kept_weights);
 
 /* K and V of memory (batch, seq, d_model), projected and split into heads

@@ -33,9 +33,10 @@ static void activate(float *x, size_t n, ted_activation activation)
 }
 
 void ted_feed_forward(float *out, float *hidden, const float *x,
-                      const ted_feed_forward_weights *ffn, ted_activation activation, int rows,
-                      int d_model, int d_ff)
+                      const ted_feed_forward_weights *ffn, ted_activation activation,
+                      ted_feed_forward_shape shape)
 {
+    int rows = shape.rows, d_model = shape.d_model, d_ff = shape.d_ff;
     ted_linear(hidden, x, ffn->linear1_weight, ffn->linear1_bias, rows, d_model, d_ff);
     activate(hidden, (size_t)rows * d_ff, activation);
     ted_linear(out, hidden, ffn->linear2_weight, ffn->linear2_bias, rows, d_ff, d_model);

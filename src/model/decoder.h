@@ -23,27 +23,29 @@ typedef struct ted_step_attention {
     float *cross;
 } ted_step_attention;
 
+/* What a decoder step reads and writes besides the model and its tokens:
+ * row b of the batch is at its own position steps[b]. */
+typedef struct ted_decoder_state {
+    const float *positions;       /* (at least the largest steps[b] + 1, d_model): the
+                                   * positional encoding */
+    int *steps;                   /* (batch): each row's next position */
+    const int *source_lengths;    /* (batch): masks the memory's padding */
+    ted_decoder_cache *caches;    /* (decoder_layers) */
+    ted_activations activations;  /* rows = batch */
+    ted_step_attention kept;      /* NULLs, or the last step's weights */
+} ted_decoder_state;
+
 /* The K and V of every layer's encoder-decoder attention, computed from the
  * memory (batch, seq, d_model) once per source into caches[l].cross, whose
  * length becomes seq. projected: scratch of (batch * seq, 2 * d_model). */
 void ted_decoder_cache_memory(const ted_model *m, const float *memory, int batch, int seq,
                               ted_decoder_cache *caches, float *projected);
 
-/* The same for rows that join a batch: the memory (count, seq, d_model)
- * of new batch rows first .. first + count - 1 into those rows of
- * caches[l].cross, whose capacity (at least seq) and length stay. */
-void ted_decoder_cache_joining_memory(const ted_model *m, const float *memory, int first,
-                                      int count, int seq, ted_decoder_cache *caches,
-                                      float *projected);
-
-/* One step: row b feeds tokens[b] at its own position steps[b] -> logits
- * (batch, tgt_vocab_size). Each layer's K and V of row b join its self
- * cache at position steps[b], and row b attends over its own positions
- * 0..steps[b]; then every steps[b] advances by one. positions: the
- * positional encoding table, (at least the largest steps[b] + 1,
- * d_model). source_lengths (batch) masks the memory's padding. */
-void ted_decoder_step(const ted_model *m, const int *tokens, int batch, const float *positions,
-                      int *steps, const int *source_lengths, ted_decoder_cache *caches,
-                      ted_activations *a, ted_step_attention kept, float *logits);
+/* One step: row b feeds tokens[b] at its own position st->steps[b] ->
+ * logits (batch, tgt_vocab_size). Each layer's K and V of row b join its
+ * self cache at position steps[b], and row b attends over its own
+ * positions 0..steps[b]; then every steps[b] advances by one. */
+void ted_decoder_step(const ted_model *m, const int *tokens, int batch, ted_decoder_state *st,
+                      float *logits);
 
 #endif

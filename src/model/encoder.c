@@ -21,60 +21,63 @@ static void feed_forward_tokens(float *out, const float *x, const ted_encoder_la
     for (int b = 0; lengths && b < shape.batch; b++)
         tokens += lengths[b];
     if (!lengths || tokens == rows) {
-        ted_feed_forward(out, a->hidden, x, &w->feed_forward, c->activation, rows, d, c->d_ff);
+        ted_feed_forward(out, a->hidden, x, &w->feed_forward, c->activation,
+                         (ted_feed_forward_shape){rows, d, c->d_ff});
         return;
     }
     float *packed = a->attention.queries, *packed_out = a->attention.context;
     size_t row_bytes = sizeof(float) * (size_t)d;
     for (int b = 0, at = 0; b < shape.batch; at += lengths[b++])
         memcpy(packed + (size_t)at * d, x + (size_t)b * shape.seq * d, row_bytes * lengths[b]);
-    ted_feed_forward(packed_out, a->hidden, packed, &w->feed_forward, c->activation, tokens, d,
-                     c->d_ff);
+    ted_feed_forward(packed_out, a->hidden, packed, &w->feed_forward, c->activation,
+                     (ted_feed_forward_shape){tokens, d, c->d_ff});
     memset(out, 0, row_bytes * rows);
     for (int b = 0, at = 0; b < shape.batch; at += lengths[b++])
         memcpy(out + (size_t)b * shape.seq * d, packed_out + (size_t)at * d,
                row_bytes * lengths[b]);
 }
 
-/* One encoder layer, in place on x (batch, seq, d_model):
- * self-attention, Add & Norm, feed-forward, Add & Norm. */
-static void encoder_layer(float *x, const ted_encoder_layer *w, const ted_config *c,
-                          ted_attention_shape shape, ted_attention_mask padding,
-                          ted_kv_cache self_cache, ted_activations *a, float *kept_weights)
+/* One encoder layer, in place on st->activations.x (batch, seq, d_model):
+ * self-attention, Add & Norm, feed-forward, Add & Norm. kept_weights: NULL,
+ * or (batch, heads, seq, seq). */
+static void encoder_layer(const ted_encoder_layer *w, const ted_config *c,
+                          ted_attention_shape shape, ted_encoder_state *st, float *kept_weights)
 {
+    ted_activations *a = &st->activations;
+    float *x = a->x;
     int rows = shape.batch * shape.seq, d = c->d_model;
     bool pre = c->norm_first;
     float eps = c->layer_norm_eps;
+    ted_attention_mask padding = {st->source_lengths, false};
+    ted_attention_keys self = {TED_KV_FROM_X, st->layer_kv, padding};
+    self.cache.length = 0;  /* each layer attends over its own K and V */
 
     const float *in = ted_add_norm_input(x, a->normed, &w->norm1, pre, rows, d, eps);
-    ted_multi_head_attention(a->sublayer, in, TED_KV_FROM_X, &w->self_attention, self_cache,
-                             padding, shape, &a->attention, kept_weights);
+    ted_multi_head_attention(a->sublayer, in, &w->self_attention, self, shape, &a->attention,
+                             kept_weights);
     ted_add_norm_output(x, a->sublayer, &w->norm1, pre, rows, d, eps);
 
     in = ted_add_norm_input(x, a->normed, &w->norm2, pre, rows, d, eps);
-    feed_forward_tokens(a->sublayer, in, w, c, shape, padding.visible_keys, a);
+    feed_forward_tokens(a->sublayer, in, w, c, shape, st->source_lengths, a);
     ted_add_norm_output(x, a->sublayer, &w->norm2, pre, rows, d, eps);
 }
 
-void ted_encoder_forward(const ted_model *m, const int *source_ids, const int *source_lengths,
-                         int batch, int seq, const float *positions, ted_activations *a,
-                         ted_kv_cache self_cache, float *kept_attention)
+void ted_encoder_forward(const ted_model *m, const int *source_ids, int batch, int seq,
+                         ted_encoder_state *st)
 {
     const ted_config *c = &m->config;
     int d = c->d_model, rows = batch * seq;
-    float *x = a->x;
+    float *x = st->activations.x;
 
     ted_embed(x, m->weights.src_embedding, source_ids, rows, d, m->embedding_scale);
     for (int b = 0; b < batch; b++)
-        ted_add_positional_encoding(x + (size_t)b * seq * d, positions, 0, seq, d);
+        ted_add_positional_encoding(x + (size_t)b * seq * d, st->positions, 0, seq, d);
 
     ted_attention_shape shape = {batch, seq, c->heads, c->query_size};
-    ted_attention_mask padding = {source_lengths, false};
     size_t weights_per_layer = (size_t)batch * c->heads * seq * seq;
     for (int l = 0; l < c->encoder_layers; l++) {
-        float *kept = kept_attention ? kept_attention + l * weights_per_layer : NULL;
-        self_cache.length = 0;  /* each layer attends over its own K and V */
-        encoder_layer(x, &m->weights.encoder[l], c, shape, padding, self_cache, a, kept);
+        float *kept = st->kept_attention ? st->kept_attention + l * weights_per_layer : NULL;
+        encoder_layer(&m->weights.encoder[l], c, shape, st, kept);
     }
     if (c->encoder_final_norm)
         ted_layer_norm(x, x, &m->weights.encoder_norm, rows, d, c->layer_norm_eps);

@@ -7,14 +7,23 @@
 #include "model/activations.h"
 #include "model/model.h"
 
-/* source_ids (batch, seq) -> the memory (batch, seq, d_model) in a->x.
- * positions: the positional encoding of positions [0, seq), (seq, d_model).
- * source_lengths (batch): the tokens of each row; the rest is padding, which
- * no query attends to. self_cache: room for the K and V of one layer,
- * (batch, heads, seq, query_size) each. kept_attention: NULL, or
- * (encoder_layers, batch, heads, seq, seq) receiving the weights. */
-void ted_encoder_forward(const ted_model *m, const int *source_ids, const int *source_lengths,
-                         int batch, int seq, const float *positions, ted_activations *a,
-                         ted_kv_cache self_cache, float *kept_attention);
+/* What a pass of the encoder over (batch, seq) source positions reads and
+ * writes besides the model. */
+typedef struct ted_encoder_state {
+    const float *positions;       /* (at least seq, d_model): the positional encoding */
+    const int *source_lengths;    /* (batch): each row's tokens; the rest is padding,
+                                   * which no query attends to */
+    ted_activations activations;  /* rows = batch * seq; activations.x ends as the
+                                   * memory, (batch, seq, d_model) */
+    ted_kv_cache layer_kv;        /* one layer's K and V, (batch, heads, seq, query_size)
+                                   * each, which every layer in turn reuses */
+    float *kept_attention;        /* NULL, or (encoder_layers, batch, heads, seq, seq)
+                                   * receiving the attention weights */
+} ted_encoder_state;
+
+/* source_ids (batch, seq) -> the memory (batch, seq, d_model) in
+ * st->activations.x. */
+void ted_encoder_forward(const ted_model *m, const int *source_ids, int batch, int seq,
+                         ted_encoder_state *st);
 
 #endif

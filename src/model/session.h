@@ -1,11 +1,39 @@
 /* The run state of a decoding session: every buffer and cache one decode
- * needs, sized by ted_session_encode() and reused across calls. The model
- * it reads is shared and never written. */
+ * needs, in one allocation (the arena) that encode(), select() and join()
+ * size and later calls reuse. The model it reads is shared and never
+ * written. Private to the session's files:
+ *   session.c         new, free, encode, step, attention, accessors
+ *   session_layout.c  the arena, its layout, and the rows it carries
+ *   session_rows.c    select, join, clear, and how the arena grows */
 #ifndef TED_MODEL_SESSION_H
 #define TED_MODEL_SESSION_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
 #include "model/decoder.h"
 #include "model/encoder.h"
+#include "ted/ted.h"
+
+/* The rows of a batch and the positions of each: what a session is laid
+ * out for, or what its arena holds. */
+typedef struct ted_session_size {
+    int rows;        /* batch rows */
+    int source_len;  /* source positions of each row */
+    int max_steps;   /* decoder positions of each row */
+} ted_session_size;
+
+/* A buffer that holds rows of the batch: (layers, batch, blocks,
+ * block_bytes), each batch row's blocks following its row through select()
+ * and join(). A block is one head's positions, or a row's ids: when the
+ * source or step positions widen, each block keeps its first ones. */
+typedef struct ted_carried {
+    void *data;
+    int layers;
+    int blocks;  /* per batch row: one per head, or 1 */
+    size_t block_bytes;
+} ted_carried;
 
 struct ted_session {
     const ted_model *model;
@@ -14,29 +42,81 @@ struct ted_session {
 
     int batch;             /* active rows */
     int source_len;        /* room per row for source positions: the longest source of
-                            * the batch (more once rows were appended); shorter ones
-                            * are padded */
+                            * the batch (more once rows joined); shorter ones are padded */
     int max_steps;         /* self-attention cache capacity */
-    int *source_lengths;   /* (batch) */
     int *source_ids;       /* (batch, source_len), padded with pad_id */
-    int *steps;            /* (batch): the tokens step() has fed each row */
+    int *source_lengths;   /* (batch) */
     float *positions;      /* (max(source_len, max_steps), d_model): the positional
                             * encoding of every position this decode reaches */
+    float *logits;         /* (batch, tgt_vocab_size) */
 
-    ted_activations encoder;     /* rows = batch * source_len; encoder.x ends as the memory */
-    ted_kv_cache encoder_cache;  /* one encoder layer's K and V */
+    /* The two passes. Both read source_lengths and positions above; the
+     * encoder's rows are batch * source_len, and encoder.activations.x ends
+     * as the memory. The decoder's rows are batch; its caches'
+     * self.length is the largest of decoder.steps. */
+    ted_encoder_state encoder;
+    ted_decoder_state decoder;
 
-    ted_activations decoder;     /* rows = batch */
-    ted_decoder_cache *caches;   /* (decoder_layers): self.length is the largest of steps */
-    float *logits;               /* (batch, tgt_vocab_size) */
-
-    /* Kept attention weights, when keep_attention. */
-    float *encoder_attention; /* (encoder_layers, batch, heads, source_len, source_len) */
-    ted_step_attention step_attention;  /* of the last step: (decoder_layers, batch, heads,
-                                         * max_steps) and (..., source_len) */
-
-    float *gather;            /* scratch for ted_session_select() */
+    float *gather;         /* scratch for ted_session_select(): (gather_size) */
     size_t gather_size;
+
+    char *arena;                /* the one allocation every buffer above lies in */
+    ted_session_size room;      /* what the arena holds */
+    bool room_keeps_attention;  /* and whether it holds kept attention weights */
+    ted_carried *old_carried;   /* (ted_carried_capacity) each, for select() and join() */
+    ted_carried *new_carried;
 };
+
+/* ---- session_layout.c ----------------------------------------------------- */
+
+/* The most buffers ted_carried_buffers() lists for a model. */
+int ted_carried_capacity(const ted_config *c);
+
+/* Makes the arena hold `size` (and no less than it held) and lays the
+ * session out empty for size.source_len and size.max_steps: no rows, the
+ * positional encoding of every position filled, the self-attention caches
+ * empty. What the arena held is gone. `who` names the call in an error. */
+ted_status ted_arena_fit(ted_session *s, ted_session_size size, const char *who,
+                         ted_error *err);
+
+/* Moves the session to a new arena that holds `size` (and no less than the
+ * old one), laid out for size.source_len and size.max_steps, no narrower
+ * than now, with rows keep[0..kept) of the batch (keep NULL: the first
+ * kept) as its rows 0..kept-1; widened source rows are padded. The
+ * encoder's activations and the decoder's scratch are not carried over:
+ * the first are done with, the second are rewritten by the next step. On
+ * failure the session is as it was. */
+ted_status ted_arena_widen(ted_session *s, ted_session_size size, const int *keep, int kept,
+                           const char *who, ted_error *err);
+
+/* Rows keep[0..kept) of the batch become its rows 0..kept-1, in place
+ * (kept at most room.rows); a row may repeat. */
+void ted_arena_gather(ted_session *s, const int *keep, int kept);
+
+/* The rows of `joining` (encoded, not stepped) become rows batch ..
+ * batch + joining->batch - 1 of s, which has room for them, as wide as
+ * joining's: their source ids, lengths and encoder-decoder K and V, their
+ * source ids padded to s's rows. s->batch stays. */
+void ted_arena_copy_joining(ted_session *s, const ted_session *joining);
+
+/* ---- shared by the session's files ---------------------------------------- */
+
+/* The largest of n >= 0 counts (0 when n is 0). */
+static inline int ted_largest(const int *counts, int n)
+{
+    int most = 0;
+    for (int i = 0; i < n; i++)
+        if (counts[i] > most)
+            most = counts[i];
+    return most;
+}
+
+/* row (width) = ids (length), then pad_id; ids may overlap the row's start. */
+static inline void ted_copy_padded(int *row, const int *ids, int length, int width, int pad_id)
+{
+    memmove(row, ids, sizeof(int) * length);
+    for (int t = length; t < width; t++)
+        row[t] = pad_id;
+}
 
 #endif

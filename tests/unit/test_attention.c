@@ -143,8 +143,8 @@ static void self_attention_padded(int heads, const float *expected_out,
     float *weights = filled((size_t)B * heads * S * CAP, 123.0f);
     float *out = nans((size_t)B * S * D);
 
-    ted_multi_head_attention(out, att_x, TED_KV_FROM_X, &W, cache, padding, shape, &scratch,
-                             weights);
+    ted_attention_keys keys = {TED_KV_FROM_X, cache, padding};
+    ted_multi_head_attention(out, att_x, &W, keys, shape, &scratch, weights);
 
     double worst = 0.0;
     for (int b = 0; b < B; b++) {  /* padded query rows are not compared */
@@ -160,8 +160,7 @@ static void self_attention_padded(int heads, const float *expected_out,
 
     /* Without a weights buffer (the scores scratch instead): the same output. */
     float *out2 = nans((size_t)B * S * D);
-    ted_multi_head_attention(out2, att_x, TED_KV_FROM_X, &W, cache, padding, shape, &scratch,
-                             NULL);
+    ted_multi_head_attention(out2, att_x, &W, keys, shape, &scratch, NULL);
     ASSERT_CLOSE(out2, out, (size_t)B * S * D, 0.0, "weights NULL vs weights kept");
 
     free(cache.k), free(cache.v), free(weights), free(out), free(out2);
@@ -214,8 +213,8 @@ static void causal_attention(int heads, const int *chunk_sizes, int chunks, bool
         ted_attention_shape shape = {B, n, heads, D / heads};
         ted_attention_mask mask = {causal ? NULL : counts, causal};
 
-        ted_multi_head_attention(out, x, TED_KV_FROM_X, &W, cache, mask, shape, &scratch,
-                                 weights);
+        ted_attention_keys keys = {TED_KV_FROM_X, cache, mask};
+        ted_multi_head_attention(out, x, &W, keys, shape, &scratch, weights);
         cache.length += n;
 
         for (int b = 0; b < B; b++) {
@@ -286,8 +285,9 @@ static void cross_attention(int heads, const float *expected_out, const float *e
                            scratch.projected);
     cache.length = K;
     ted_attention_mask padding = {att_k_lengths, false};
-    ted_multi_head_attention(out, att_query, TED_KV_FROM_CACHE, &W, cache, padding,
-                             (ted_attention_shape){B, Q, heads, D / heads}, &scratch, weights);
+    ted_attention_keys keys = {TED_KV_FROM_CACHE, cache, padding};
+    ted_attention_shape shape = {B, Q, heads, D / heads};
+    ted_multi_head_attention(out, att_query, &W, keys, shape, &scratch, weights);
 
     ASSERT_CLOSE(out, expected_out, (size_t)B * Q * D, TOL_COMPOSED, what);
     weight_check c = {heads, Q, K, K, Q, 0, att_k_lengths, false, NULL};
@@ -338,10 +338,9 @@ Test(attention, separate_weights_give_what_packed_weights_give)
     ted_attention_scratch scratch = new_scratch(B * S, HEADS, S);
     float *packed_out = nans((size_t)B * S * D), *separate_out = nans((size_t)B * S * D);
 
-    ted_multi_head_attention(packed_out, att_x, TED_KV_FROM_X, &W, cache, padding, shape,
-                             &scratch, NULL);
-    ted_multi_head_attention(separate_out, att_x, TED_KV_FROM_X, &separate, cache, padding,
-                             shape, &scratch, NULL);
+    ted_attention_keys keys = {TED_KV_FROM_X, cache, padding};
+    ted_multi_head_attention(packed_out, att_x, &W, keys, shape, &scratch, NULL);
+    ted_multi_head_attention(separate_out, att_x, &separate, keys, shape, &scratch, NULL);
     for (int b = 0; b < B; b++) {
         double d = out_rows_diff(separate_out, S, att_self_out_h2, S, b, 0, att_lengths[b]);
         cr_assert(d <= TOL_COMPOSED, "separate Q/K/V, batch %d: max abs diff %.3g vs PyTorch",

@@ -26,6 +26,7 @@
 #include "layer_fixtures.h"
 #include "model/choose.h"
 #include "model/decoding.h"
+#include "model/session_hooks.h"
 #include "model_dir.h"
 #include "ted/ted.h"
 

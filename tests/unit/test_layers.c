@@ -222,7 +222,8 @@ static void check_feed_forward(ted_activation activation, const float *expected,
     float out[FF_ROWS * FF_D], hidden[FF_ROWS * FF_DFF];
     ted_feed_forward_weights w = {ted_matrix_float(ff_W1), ff_b1, ted_matrix_float(ff_W2),
                                   ff_b2};
-    ted_feed_forward(out, hidden, ff_x, &w, activation, FF_ROWS, FF_D, FF_DFF);
+    ted_feed_forward(out, hidden, ff_x, &w, activation,
+                     (ted_feed_forward_shape){FF_ROWS, FF_D, FF_DFF});
     ASSERT_CLOSE(out, expected, COUNT(out), TOL_COMPOSED, what);
 }
 

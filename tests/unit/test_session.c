@@ -20,6 +20,7 @@
 
 #include "float_check.h"
 #include "layer_fixtures.h"
+#include "model/session_hooks.h"
 #include "model_dir.h"
 #include "ted/ted.h"
 
@@ -394,6 +395,96 @@ static ted_attention_view view(const ted_session *s, ted_attention_kind kind, in
     return v;
 }
 
+/* Sentences 0 and 1, encoded together, at every step: each row of every
+ * view sums to 1 and its padding weighs 0. */
+static void check_views_at_every_step(const tiny_model *m, const ted_config *c,
+                                      ted_session *s)
+{
+    static const int both[2] = {0, 1};
+    int S = TINY_SRC0_LEN;
+    ted_error err = {0};
+    ted_attention_view v;
+    cr_assert_eq(ted_session_attention(s, TED_CROSS_ATTENTION, 0, 0, &v, &err),
+                 TED_ERR_ARGUMENT, "decoder attention before any step");
+    for (int l = 0; l < c->encoder_layers; l++)
+        for (int b = 0; b < 2; b++) {
+            v = view(s, TED_ENCODER_SELF_ATTENTION, l, b);
+            cr_assert_eq(v.heads, c->heads);
+            check_view(&v, source_lengths[b], S, S, "encoder self-attention");
+        }
+    for (int t = 0; t < STEPS; t++) {
+        const float *logits = step(s, both, 2);
+        check_row(m, logits, 0, 0, t, "keeping attention");
+        check_row(m, logits, 1, 1, t, "keeping attention");
+        for (int l = 0; l < c->decoder_layers; l++)
+            for (int b = 0; b < 2; b++) {
+                v = view(s, TED_DECODER_SELF_ATTENTION, l, b);
+                check_view(&v, t + 1, 1, t + 1, "decoder self-attention");
+                v = view(s, TED_CROSS_ATTENTION, l, b);
+                check_view(&v, source_lengths[b], 1, S, "cross attention");
+            }
+    }
+}
+
+/* The padded row 1 of s has the encoder weights of sentence 1 alone. */
+static void check_padded_row_as_alone(const tiny_model *m, ted_model *model, ted_session *s)
+{
+    const ted_config *c = ted_model_config(model);
+    ted_session *alone = new_session(model);
+    ted_session_keep_attention(alone, true);
+    static const int second[1] = {1};
+    encode(alone, second, 1);
+    int n = TINY_SRC1_LEN;
+    for (int l = 0; l < c->encoder_layers; l++) {
+        ted_attention_view a = view(alone, TED_ENCODER_SELF_ATTENTION, l, 0);
+        ted_attention_view p = view(s, TED_ENCODER_SELF_ATTENTION, l, 1);
+        for (int h = 0; h < c->heads; h++)
+            for (int i = 0; i < n; i++) {
+                float_diff d = max_abs_diff(p.weights + ((size_t)h * p.queries + i) * p.stride,
+                                            a.weights + ((size_t)h * a.queries + i) * a.stride,
+                                            n);
+                cr_assert(d.max <= TOL_OP,
+                          "%s: encoder layer %d head %d query %d: padded row differs from "
+                          "the row alone by %.3g",
+                          m->dir, l, h, i, d.max);
+            }
+    }
+    ted_session_free(alone);
+}
+
+/* A copy of the weights of a view (malloc'ed): (heads, queries, stride). */
+static float *saved_weights(const ted_attention_view *v, size_t *count)
+{
+    *count = (size_t)v->heads * v->queries * v->stride;
+    float *copy = malloc(sizeof(float) * *count);
+    cr_assert_not_null(copy);
+    memcpy(copy, v->weights, sizeof(float) * *count);
+    return copy;
+}
+
+/* After select keeps row 1 alone, its kept weights follow it to row 0. */
+static void check_weights_follow_select(const ted_config *c, ted_session *s)
+{
+    static const ted_attention_kind kinds[3] = {TED_CROSS_ATTENTION, TED_DECODER_SELF_ATTENTION,
+                                                TED_ENCODER_SELF_ATTENTION};
+    static const char *const names[3] = {"cross attention after select",
+                                         "self-attention after select",
+                                         "encoder attention after select"};
+    int layers[3] = {c->decoder_layers - 1, c->decoder_layers - 1, c->encoder_layers - 1};
+    float *saved[3];
+    size_t count[3];
+    for (int k = 0; k < 3; k++) {
+        ted_attention_view before = view(s, kinds[k], layers[k], 1);
+        saved[k] = saved_weights(&before, &count[k]);
+    }
+    select_rows(s, (const int[]){1}, 1);
+    for (int k = 0; k < 3; k++) {
+        ted_attention_view after = view(s, kinds[k], layers[k], 0);
+        ASSERT_CLOSE(after.weights, saved[k], count[k], 0.0, names[k]);
+        free(saved[k]);
+    }
+}
+
 Test(session, attention_rows_sum_to_1_and_padding_gets_0)
 {
     for (int k = 0; k < MODEL_COUNT; k++) {
@@ -403,78 +494,10 @@ Test(session, attention_rows_sum_to_1_and_padding_gets_0)
         ted_session *s = new_session(model);
         ted_session_keep_attention(s, true);
         static const int both[2] = {0, 1};
-        int S = TINY_SRC0_LEN;
         encode(s, both, 2);
-
-        ted_error err = {0};
-        ted_attention_view v;
-        cr_assert_eq(ted_session_attention(s, TED_CROSS_ATTENTION, 0, 0, &v, &err),
-                     TED_ERR_ARGUMENT, "decoder attention before any step");
-        for (int l = 0; l < c->encoder_layers; l++)
-            for (int b = 0; b < 2; b++) {
-                v = view(s, TED_ENCODER_SELF_ATTENTION, l, b);
-                cr_assert_eq(v.heads, c->heads);
-                check_view(&v, source_lengths[b], S, S, "encoder self-attention");
-            }
-        for (int t = 0; t < STEPS; t++) {
-            const float *logits = step(s, both, 2);
-            check_row(m, logits, 0, 0, t, "keeping attention");
-            check_row(m, logits, 1, 1, t, "keeping attention");
-            for (int l = 0; l < c->decoder_layers; l++)
-                for (int b = 0; b < 2; b++) {
-                    v = view(s, TED_DECODER_SELF_ATTENTION, l, b);
-                    check_view(&v, t + 1, 1, t + 1, "decoder self-attention");
-                    v = view(s, TED_CROSS_ATTENTION, l, b);
-                    check_view(&v, source_lengths[b], 1, S, "cross attention");
-                }
-        }
-
-        /* The padded row's encoder weights equal those of the row alone. */
-        ted_session *alone = new_session(model);
-        ted_session_keep_attention(alone, true);
-        static const int second[1] = {1};
-        encode(alone, second, 1);
-        int n = TINY_SRC1_LEN;
-        for (int l = 0; l < c->encoder_layers; l++) {
-            ted_attention_view a = view(alone, TED_ENCODER_SELF_ATTENTION, l, 0);
-            ted_attention_view p = view(s, TED_ENCODER_SELF_ATTENTION, l, 1);
-            for (int h = 0; h < c->heads; h++)
-                for (int i = 0; i < n; i++) {
-                    float_diff d =
-                        max_abs_diff(p.weights + ((size_t)h * p.queries + i) * p.stride,
-                                     a.weights + ((size_t)h * a.queries + i) * a.stride, n);
-                    cr_assert(d.max <= TOL_OP,
-                              "%s: encoder layer %d head %d query %d: padded row differs from "
-                              "the row alone by %.3g",
-                              m->dir, l, h, i, d.max);
-                }
-        }
-        ted_session_free(alone);
-
-        /* After select, the kept weights follow their rows. */
-        int layer = c->decoder_layers - 1, enc_layer = c->encoder_layers - 1;
-        ted_attention_view before_cross = view(s, TED_CROSS_ATTENTION, layer, 1);
-        ted_attention_view before_self = view(s, TED_DECODER_SELF_ATTENTION, layer, 1);
-        ted_attention_view before_enc = view(s, TED_ENCODER_SELF_ATTENTION, enc_layer, 1);
-        size_t cross_n = (size_t)before_cross.heads * before_cross.stride;
-        size_t self_n = (size_t)before_self.heads * before_self.stride;
-        size_t enc_n = (size_t)before_enc.heads * before_enc.queries * before_enc.stride;
-        float *saved_cross = malloc(sizeof(float) * cross_n);
-        float *saved_self = malloc(sizeof(float) * self_n);
-        float *saved_enc = malloc(sizeof(float) * enc_n);
-        cr_assert(saved_cross && saved_self && saved_enc);
-        memcpy(saved_cross, before_cross.weights, sizeof(float) * cross_n);
-        memcpy(saved_self, before_self.weights, sizeof(float) * self_n);
-        memcpy(saved_enc, before_enc.weights, sizeof(float) * enc_n);
-        select_rows(s, (const int[]){1}, 1);
-        v = view(s, TED_CROSS_ATTENTION, layer, 0);
-        ASSERT_CLOSE(v.weights, saved_cross, cross_n, 0.0, "cross attention after select");
-        v = view(s, TED_DECODER_SELF_ATTENTION, layer, 0);
-        ASSERT_CLOSE(v.weights, saved_self, self_n, 0.0, "self-attention after select");
-        v = view(s, TED_ENCODER_SELF_ATTENTION, enc_layer, 0);
-        ASSERT_CLOSE(v.weights, saved_enc, enc_n, 0.0, "encoder attention after select");
-        free(saved_cross), free(saved_self), free(saved_enc);
-
+        check_views_at_every_step(m, c, s);
+        check_padded_row_as_alone(m, model, s);
+        check_weights_follow_select(c, s);
         ted_session_free(s);
         ted_model_free(model);
     }
@@ -638,17 +661,21 @@ Test(session, select_with_a_bad_row)
  * positions, its own prefix, its own source. */
 #define TOL_JOINED 1e-6
 
-/* Appends sentences which[0..count) with room for `max_steps` steps. */
-static void append(ted_session *s, const int *which, int count, int max_steps)
+/* Sentences which[0..count) encoded in a session of their own, `encoded`
+ * (as a server's encoding thread does), join `s` (ted_session_join). */
+static void join_encoded(ted_session *s, ted_session *encoded, const int *which, int count,
+                         int max_steps)
 {
     const int *ids[4];
     int lengths[4];
     pick_sources(which, count, ids, lengths);
     ted_error err = {0};
+    cr_assert_eq(ted_session_encode(encoded, ids, lengths, count, max_steps, &err), TED_OK,
+                 "encode: %s", err.message);
     int before = ted_session_batch(s);
-    ted_status status = ted_session_append(s, ids, lengths, count, max_steps, &err);
-    cr_assert_eq(status, TED_OK, "append: %s", err.message);
+    cr_assert_eq(ted_session_join(s, encoded, &err), TED_OK, "join: %s", err.message);
     cr_assert_eq(ted_session_batch(s), before + count);
+    cr_assert_eq(ted_session_batch(encoded), 0, "the joined rows leave their session");
     for (int k = 0; k < count; k++) {
         cr_assert_eq(ted_session_row_position(s, before + k), 0);
         cr_assert_eq(ted_session_source_length(s, before + k), lengths[k]);
@@ -709,12 +736,12 @@ static void run_join_scenario(join_scenario scenario, const char *what)
 static void join_late(const tiny_model *m, ted_model *model, ted_session *s,
                       float alone[2][STEPS * VOCAB], double *worst)
 {
-    (void)model;  /* every row is encoded in s itself */
+    ted_session *encoded = new_session(model);
     static const int first[1] = {0}, second[1] = {1}, both[2] = {0, 1}, last[1] = {1};
     encode(s, first, 1);
     step_joined(m, s, first, 1, alone, worst);
     step_joined(m, s, first, 1, alone, worst);
-    append(s, second, 1, STEPS);  /* row 1 at step 0, row 0 at step 2 */
+    join_encoded(s, encoded, second, 1, STEPS);  /* row 1 at step 0, row 0 at step 2 */
     cr_assert_eq(ted_session_position(s), 2);
     for (int t = 2; t < STEPS; t++)
         step_joined(m, s, both, 2, alone, worst);
@@ -722,6 +749,7 @@ static void join_late(const tiny_model *m, ted_model *model, ted_session *s,
     cr_assert_eq(ted_session_position(s), STEPS - 2);
     while (ted_session_row_position(s, 0) < STEPS)
         step_joined(m, s, last, 1, alone, worst);
+    ted_session_free(encoded);
 }
 
 Test(session, a_row_that_joins_late_decodes_as_it_does_alone)
@@ -730,60 +758,8 @@ Test(session, a_row_that_joins_late_decodes_as_it_does_alone)
 }
 
 /* Sentence 1 with room for 3 steps; sentence 0, longer and with 5 steps,
- * joins; then both at once, encoded together. */
-static void join_and_grow(const tiny_model *m, ted_model *model, ted_session *s,
-                          float alone[2][STEPS * VOCAB], double *worst)
-{
-    (void)model;  /* every row is encoded in s itself */
-    const int *ids[1] = {tiny_src1};
-    int lengths[1] = {TINY_SRC1_LEN};
-    ted_error err = {0};
-    cr_assert_eq(ted_session_encode(s, ids, lengths, 1, 3, &err), TED_OK, "%s", err.message);
-    static const int one[1] = {1}, rows2[2] = {1, 0}, rows4[4] = {1, 0, 1, 0};
-    step_joined(m, s, one, 1, alone, worst);
-    /* sentence 0 (7 tokens, 5 steps) joins: the source and step room grow */
-    append(s, (const int[]){0}, 1, STEPS);
-    step_joined(m, s, rows2, 2, alone, worst);
-    /* both sentences join at once, encoded together, the shorter padded */
-    append(s, (const int[]){1, 0}, 2, STEPS);
-    cr_assert_eq(ted_session_row_position(s, 0), 2);
-    cr_assert_eq(ted_session_row_position(s, 1), 1);
-    for (int t = 0; t < 3; t++)
-        step_joined(m, s, rows4, 4, alone, worst);
-    /* rows 0 (5 steps) and 1 (4) drop out; rows 2 and 3 (3 steps) go on */
-    select_rows(s, (const int[]){2, 3}, 2);
-    while (ted_session_row_position(s, 0) < STEPS)
-        step_joined(m, s, rows2, 2, alone, worst);
-}
-
-Test(session, rows_that_join_with_longer_sources_and_more_steps_grow_the_session)
-{
-    run_join_scenario(join_and_grow, "rows joined with growth");
-}
-
-/* Sentences which[0..count) encoded in a session of their own, `encoded`
- * (as a server's encoding thread does), join `s` (ted_session_join). */
-static void join_encoded(ted_session *s, ted_session *encoded, const int *which, int count,
-                         int max_steps)
-{
-    const int *ids[4];
-    int lengths[4];
-    pick_sources(which, count, ids, lengths);
-    ted_error err = {0};
-    cr_assert_eq(ted_session_encode(encoded, ids, lengths, count, max_steps, &err), TED_OK,
-                 "encode: %s", err.message);
-    int before = ted_session_batch(s);
-    cr_assert_eq(ted_session_join(s, encoded, &err), TED_OK, "join: %s", err.message);
-    cr_assert_eq(ted_session_batch(s), before + count);
-    cr_assert_eq(ted_session_batch(encoded), 0, "the joined rows leave their session");
-    for (int k = 0; k < count; k++) {
-        cr_assert_eq(ted_session_row_position(s, before + k), 0);
-        cr_assert_eq(ted_session_source_length(s, before + k), lengths[k]);
-    }
-}
-
-/* join_and_grow, the joining rows encoded elsewhere: a longer source and
- * more steps grow the session, two rows join at once, rows leave. */
+ * joins, growing the source and step room; then both at once, encoded
+ * together, the shorter padded; then rows leave. */
 static void join_encoded_and_grow(const tiny_model *m, ted_model *model, ted_session *s,
                                   float alone[2][STEPS * VOCAB], double *worst)
 {
@@ -839,6 +815,39 @@ Test(session, rows_join_a_new_or_cleared_session_as_they_decode_alone)
     run_join_scenario(join_empty_sessions, "rows joining empty sessions");
 }
 
+/* Rows joining one at a time: the room for rows, sources and steps grows
+ * at least twofold whenever it must grow, so that 8 rows move the buffers
+ * 3 times, not 7. */
+Test(session, rows_joining_one_at_a_time_double_the_room)
+{
+    ted_model *model = load(TINY_DIR);
+    ted_session *s = new_session(model), *encoded = new_session(model);
+    const int *ids[1] = {tiny_src1};
+    int lengths[1] = {TINY_SRC1_LEN}, rows, source_len, max_steps;
+    ted_error err = {0};
+    cr_assert_eq(ted_session_encode(s, ids, lengths, 1, 2, &err), TED_OK, "%s", err.message);
+    ted_session_room(s, &rows, &source_len, &max_steps);
+    cr_assert(rows == 1 && source_len == TINY_SRC1_LEN && max_steps == 2);
+    /* sentence 0 (7 tokens, 5 steps): the source room doubles to 8, the
+     * step room to 4, then 5 */
+    join_encoded(s, encoded, (const int[]){0}, 1, STEPS);
+    ted_session_room(s, &rows, &source_len, &max_steps);
+    cr_assert(rows == 2 && source_len == 2 * TINY_SRC1_LEN && max_steps == STEPS,
+              "room for %d rows of %d source positions and %d steps", rows, source_len,
+              max_steps);
+    static const int want_rows[9] = {0, 1, 2, 4, 4, 8, 8, 8, 8};
+    for (int n = 3; n <= 8; n++) {
+        join_encoded(s, encoded, (const int[]){n % 2}, 1, STEPS);
+        ted_session_room(s, &rows, &source_len, &max_steps);
+        cr_assert_eq(rows, want_rows[n], "%d rows: room for %d, not %d", n, rows,
+                     want_rows[n]);
+        cr_assert(source_len == 2 * TINY_SRC1_LEN && max_steps == STEPS);
+    }
+    ted_session_free(encoded);
+    ted_session_free(s);
+    ted_model_free(model);
+}
+
 Test(session, join_errors)
 {
     ted_model *model = load(TINY_DIR);
@@ -860,6 +869,13 @@ Test(session, join_errors)
     encode(other, second, 1);
     expect_error(ted_session_join(s, other, &err), &err, TED_ERR_ARGUMENT, "attention",
                  "joining rows that keep attention");
+    ted_session_keep_attention(other, false);
+    encode(other, second, 1);
+    ted_session_keep_attention(s, true);
+    encode(s, first, 1);
+    expect_error(ted_session_join(s, other, &err), &err, TED_ERR_ARGUMENT, "attention",
+                 "rows joining a session that keeps attention");
+    cr_assert_eq(ted_session_batch(s), 1, "a refused join keeps the batch");
     ted_session *empty = new_session(model), *plain = new_session(model);
     ted_session_keep_attention(empty, true);
     encode(plain, first, 1);
@@ -885,14 +901,14 @@ Test(session, greedy_rows_that_join_late_give_the_tutorials_tokens)
         int owner[3], tokens[3], out[3][64], length[3] = {0}, max_length[3];
         for (int r = 0; r < 3; r++)
             max_length[r] = ted_max_target_length(model, source_lengths[order[r]], 0);
-        ted_session *s = new_session(model);
+        ted_session *s = new_session(model), *encoded = new_session(model);
         encode(s, order, 1);
         int batch = 1, joined = 1;
         owner[0] = 0;
         tokens[0] = bos;
         while (batch > 0) {
             if (joined < 3 && length[joined - 1] == 2) {  /* the last one has 2 tokens */
-                append(s, order + joined, 1, max_length[joined]);
+                join_encoded(s, encoded, order + joined, 1, max_length[joined]);
                 owner[batch] = joined;
                 tokens[batch++] = bos;
                 joined++;
@@ -929,45 +945,10 @@ Test(session, greedy_rows_that_join_late_give_the_tutorials_tokens)
                              "%s: row %d (sentence %d) token %d: %d, the tutorial %d", m->dir,
                              r, sentence, i, out[r][i], m->greedy[sentence][i]);
         }
+        ted_session_free(encoded);
         ted_session_free(s);
         ted_model_free(model);
     }
-}
-
-Test(session, append_errors)
-{
-    ted_model *model = load(TINY_DIR);
-    ted_session *s = new_session(model);
-    const int *ids[1] = {tiny_src1};
-    int lengths[1] = {TINY_SRC1_LEN};
-    ted_error err = {0};
-    expect_error(ted_session_append(s, ids, lengths, 1, STEPS, &err), &err, TED_ERR_ARGUMENT,
-                 "no batch", "append before encode");
-    static const int first[1] = {0}, both[2] = {0, 1};
-    encode(s, first, 1);
-    step(s, first, 1);
-    int bad[3] = {2, TINY_SRC_VOCAB, 3}, bad_length = 3;
-    const int *bad_ids[1] = {bad};
-    expect_error(ted_session_append(s, bad_ids, &bad_length, 1, STEPS, &err), &err,
-                 TED_ERR_INPUT, "12", "source id 12");
-    int positions = ted_model_config(model)->max_positions;
-    char needle[16];
-    snprintf(needle, sizeof needle, "%d", positions + 1);
-    expect_error(ted_session_append(s, ids, lengths, 1, positions + 1, &err), &err,
-                 TED_ERR_ARGUMENT, needle, "max_steps past max_positions");
-    expect_error(ted_session_append(s, ids, lengths, 0, STEPS, &err), &err, TED_ERR_ARGUMENT,
-                 "no sources", "no sources");
-    cr_assert_eq(ted_session_batch(s), 1, "a refused append keeps the batch");
-    append(s, (const int[]){1}, 1, STEPS);
-    const float *logits = step(s, (const int[]){0, 1}, 2);  /* both at row 0's step 1 */
-    check_row(&tiny_models[0], logits, 0, 0, 1, "after refused appends");
-
-    ted_session_keep_attention(s, true);
-    encode(s, both, 2);
-    expect_error(ted_session_append(s, ids, lengths, 1, STEPS, &err), &err, TED_ERR_ARGUMENT,
-                 "attention", "append while attention is kept");
-    ted_session_free(s);
-    ted_model_free(model);
 }
 
 /* ---- greedy decoding ------------------------------------------------------ */
