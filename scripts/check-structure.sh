@@ -28,10 +28,10 @@ kernels:   core
 layers:    kernels core
 io:        core
 model:     core kernels layers io
-learn:     model io core kernels
+learn:     layers io core
 frontend:  core
 serve:     frontend learn model io core
-cli:       serve learn frontend model io layers kernels core
+cli:       serve learn frontend model io core
 '
 
 # Functions whose parameter list a library fixes, as "FILE FUNCTION".
