@@ -51,7 +51,7 @@ LIB_SRC := $(wildcard src/core/*.c src/kernels/*.c src/layers/*.c src/model/*.c 
            $(wildcard src/io/*.cc)
 CLI_SRC := $(wildcard src/cli/*.c src/serve/*.c src/frontend/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
-EXAMPLE_SRC := examples/translate.c
+EXAMPLE_SRC := $(wildcard examples/*.c)
 
 LIB_OBJ := $(patsubst %.cc,$(BUILD)/%.o,$(LIB_SRC:%.c=$(BUILD)/%.o))
 
@@ -82,7 +82,8 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 LIB := $(BUILD)/libted.a
 TED := $(BUILD)/ted
 UNIT := $(BUILD)/unit-tests
-EXAMPLE := $(BUILD)/example-translate
+# examples/NAME.c -> $(BUILD)/example-NAME, each against libted.a alone
+EXAMPLE := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/example-%)
 NORMALIZE_CHECK := $(BUILD)/normalize-check
 
 .PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model eval bench bench-run bench-serve bench-serve-run fuzz valgrind
@@ -117,7 +118,7 @@ $(TED): $(CLI_OBJ) $(LIB)
 $(UNIT): $(TEST_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(CRITERION_LIBS) $(LDLIBS) -o $@
 
-$(EXAMPLE): $(EXAMPLE_SRC) $(LIB)
+$(BUILD)/example-%: examples/%.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # tests/parity/test_normalize.py's way into src/io/normalize.c
