@@ -159,7 +159,7 @@ ted_status ted_session_encode(ted_session *session, const int *const *source_ids
 /* Feeds one target token per active sentence (BOS at position 0) through the
  * decoder and returns the logits that predict the next token:
  * `*logits` points to (batch, target_vocab) floats owned by the session,
- * valid until the next call. */
+ * valid until the next call (`logits` may be NULL). */
 ted_status ted_session_step(ted_session *session, const int *tokens, const float **logits,
                             ted_error *err);
 

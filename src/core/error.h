@@ -14,4 +14,12 @@ ted_status ted_fail(ted_error *err, ted_status status, const char *format, ...)
 ted_status ted_fail_context(ted_error *err, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Returns TED_ERR_ARGUMENT ("ted_session_step: tokens is NULL") from the
+ * public function it stands in when a pointer it needs is NULL. */
+#define TED_REQUIRE(pointer, err)                                                           \
+    do {                                                                                    \
+        if (!(pointer))                                                                     \
+            return ted_fail((err), TED_ERR_ARGUMENT, "%s: %s is NULL", __func__, #pointer); \
+    } while (0)
+
 #endif

@@ -18,6 +18,8 @@
 
 void ted_ban_tokens(const ted_model *m, float *scores)
 {
+    if (!m || !scores)
+        return;
     const ted_config *c = &m->config;
     for (int i = 0; i < c->banned_id_count; i++)
         if (c->banned_ids[i] >= 0 && c->banned_ids[i] < c->tgt_vocab_size)
@@ -40,6 +42,8 @@ void ted_next_token_scores(const ted_model *m, const float *logits, float *log_p
 
 int ted_argmax(const float *x, int n)
 {
+    if (!x || n < 1)
+        return -1;
     return ted_index_of_max(x, n);
 }
 
@@ -72,6 +76,8 @@ static void sift_down(const float *scores, int *heap, int count, int at)
  * Then the heap is sorted by moving its top to the end, one at a time. */
 int ted_top_k(const float *scores, int n, int k, int *ids, float *values)
 {
+    if (!scores || !ids)
+        return 0;
     if (k > n)
         k = n;
     if (k < 1)
@@ -107,6 +113,8 @@ int ted_top_k(const float *scores, int n, int k, int *ids, float *values)
 
 int ted_max_target_length(const ted_model *m, int source_tokens, int max_length)
 {
+    if (!m)
+        return 0;
     const ted_config *c = &m->config;
     int limit = c->max_positions;
     if (max_length > 0)
@@ -310,6 +318,8 @@ ted_status ted_check_decode_options(const ted_model *m, const ted_decode_options
 ted_status ted_decode(ted_session *s, const ted_batch *batch, const ted_decode_options *o,
                       const ted_beam_trace *trace, ted_hypothesis *out, ted_error *err)
 {
+    TED_REQUIRE(s, err);
+    TED_REQUIRE(out, err);
     const ted_model *m = ted_session_model(s);
     int max_steps = 0;
     ted_status status = check_batch(m, batch, &max_steps, err);

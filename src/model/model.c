@@ -128,6 +128,8 @@ void ted_model_free(ted_model *m)
 
 const ted_config *ted_model_config(const ted_model *m)
 {
+    if (!m)
+        return NULL;
     return &m->config;
 }
 
@@ -145,13 +147,15 @@ ted_status ted_model_check_weights(const ted_model *m, ted_error *err)
 
 int ted_model_tensor_count(const ted_model *m)
 {
+    if (!m)
+        return 0;
     return m->file.count;
 }
 
 ted_tensor_info ted_model_tensor(const ted_model *m, int index)
 {
     ted_tensor_info info = {0};
-    if (index < 0 || index >= m->file.count)
+    if (!m || index < 0 || index >= m->file.count)
         return info;
     const ted_st_tensor *t = &m->file.tensors[index];
     info.name = t->name;

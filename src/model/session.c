@@ -43,6 +43,8 @@ void ted_session_free(ted_session *s)
 
 void ted_session_keep_attention(ted_session *s, bool keep)
 {
+    if (!s)
+        return;
     s->attention_requested = keep;
 }
 
@@ -62,6 +64,8 @@ static ted_status check_sources(const ted_config *c, const int *const *source_id
     for (int b = 0; b < batch; b++) {
         if (lengths[b] < 1)
             return ted_fail(err, TED_ERR_INPUT, "source %d is empty", b);
+        if (!source_ids[b])
+            return ted_fail(err, TED_ERR_ARGUMENT, "source %d: ids is NULL", b);
         if (lengths[b] > c->max_positions)
             return ted_fail(err, TED_ERR_INPUT,
                             "source %d has %d tokens; the model's max_positions is %d", b,
@@ -80,6 +84,7 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
                               const int *source_lengths, int batch, int max_steps,
                               ted_error *err)
 {
+    TED_REQUIRE(s, err);
     const ted_config *c = &s->model->config;
     if (batch < 1 || !source_ids || !source_lengths)
         return ted_fail(err, TED_ERR_ARGUMENT, "encode: empty batch");
@@ -136,6 +141,8 @@ static ted_status check_logits_finite(const ted_session *s, ted_error *err)
 ted_status ted_session_step(ted_session *s, const int *tokens, const float **logits,
                             ted_error *err)
 {
+    TED_REQUIRE(s, err);
+    TED_REQUIRE(tokens, err);
     const ted_config *c = &s->model->config;
     if (s->batch < 1)
         return ted_fail(err, TED_ERR_ARGUMENT, "step: no source encoded");
@@ -161,16 +168,22 @@ ted_status ted_session_step(ted_session *s, const int *tokens, const float **log
 
 const ted_model *ted_session_model(const ted_session *s)
 {
+    if (!s)
+        return NULL;
     return s->model;
 }
 
 int ted_session_batch(const ted_session *s)
 {
+    if (!s)
+        return 0;
     return s->batch;
 }
 
 int ted_session_position(const ted_session *s)
 {
+    if (!s)
+        return 0;
     return s->decoder.caches[0].self.length;
 }
 
@@ -194,6 +207,8 @@ void ted_session_room(const ted_session *s, int *rows, int *source_len, int *max
 ted_status ted_session_attention(const ted_session *s, ted_attention_kind kind, int layer,
                                  int row, ted_attention_view *view, ted_error *err)
 {
+    TED_REQUIRE(s, err);
+    TED_REQUIRE(view, err);
     const ted_config *c = &s->model->config;
     if (kind != TED_ENCODER_SELF_ATTENTION && kind != TED_DECODER_SELF_ATTENTION &&
         kind != TED_CROSS_ATTENTION)

@@ -16,6 +16,9 @@ static void note_longest_row(ted_session *s)
 
 ted_status ted_session_select(ted_session *s, const int *rows, int count, ted_error *err)
 {
+    TED_REQUIRE(s, err);
+    if (!rows && count > 0)
+        return ted_fail(err, TED_ERR_ARGUMENT, "%s: rows is NULL", __func__);
     if (s->batch < 1)
         return ted_fail(err, TED_ERR_ARGUMENT, "select: no source encoded");
     if (count < 1)
@@ -80,6 +83,7 @@ static ted_status room_to_join(ted_session *s, const ted_session *joining, ted_e
 
 ted_status ted_session_join(ted_session *s, ted_session *joining, ted_error *err)
 {
+    TED_REQUIRE(s, err);
     if (!joining || joining == s || joining->model != s->model)
         return ted_fail(err, TED_ERR_ARGUMENT, "join: not another session of the same model");
     if (joining->batch < 1)
@@ -102,6 +106,8 @@ ted_status ted_session_join(ted_session *s, ted_session *joining, ted_error *err
 
 void ted_session_clear(ted_session *s)
 {
+    if (!s)
+        return;
     s->batch = 0;
     for (int l = 0; l < s->model->config.decoder_layers; l++)
         s->decoder.caches[l].self.length = 0;

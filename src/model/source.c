@@ -14,6 +14,10 @@ bool ted_source_is_blank(const ted_model *m, int count)
 ted_status ted_prepare_source(const ted_model *m, const char *text, ted_source *out,
                               ted_error *err)
 {
+    TED_REQUIRE(out, err);
+    *out = (ted_source){0};
+    TED_REQUIRE(m, err);
+    TED_REQUIRE(text, err);
     const ted_config *c = ted_model_config(m);
     *out = (ted_source){0};
     ted_status s = ted_encode_source(m, text, &out->ids, &out->count, &out->unknown, err);

@@ -14,6 +14,10 @@
 ted_status ted_encode_source(const ted_model *m, const char *text, int **ids, int *count,
                              int *unknown, ted_error *err)
 {
+    TED_REQUIRE(m, err);
+    TED_REQUIRE(text, err);
+    TED_REQUIRE(ids, err);
+    TED_REQUIRE(count, err);
     ted_token_ids out = {NULL, 0, 0};
     ted_status s = ted_tokenize(&m->source_tokenizer, text, strlen(text), &out, err);
     *ids = out.ids;
@@ -26,6 +30,10 @@ ted_status ted_encode_source(const ted_model *m, const char *text, int **ids, in
 ted_status ted_encode_target(const ted_model *m, const char *text, int **ids, int *count,
                              int *unknown, ted_error *err)
 {
+    TED_REQUIRE(m, err);
+    TED_REQUIRE(text, err);
+    TED_REQUIRE(ids, err);
+    TED_REQUIRE(count, err);
     ted_token_ids out = {NULL, 0, 0};
     ted_status s = ted_tokenize(&m->target_tokenizer, text, strlen(text), &out, err);
     *ids = out.ids;
@@ -37,24 +45,26 @@ ted_status ted_encode_target(const ted_model *m, const char *text, int **ids, in
 
 char *ted_decode_target(const ted_model *m, const int *ids, int count)
 {
+    if (!m || (count > 0 && !ids))
+        return NULL;
     return ted_detokenize(&m->config, &m->tgt_vocab, m->tgt_spm, ids, count);
 }
 
 const char *ted_target_token(const ted_model *m, int id)
 {
-    const char *t = ted_vocab_token(&m->tgt_vocab, id);
+    const char *t = m ? ted_vocab_token(&m->tgt_vocab, id) : NULL;
     return t ? t : "";
 }
 
 const char *ted_source_token(const ted_model *m, int id)
 {
-    const char *t = ted_vocab_token(&m->src_vocab, id);
+    const char *t = m ? ted_vocab_token(&m->src_vocab, id) : NULL;
     return t ? t : "";
 }
 
 int ted_target_id(const ted_model *m, const char *token)
 {
-    return ted_vocab_lookup(&m->tgt_vocab, token, strlen(token));
+    return m && token ? ted_vocab_lookup(&m->tgt_vocab, token, strlen(token)) : -1;
 }
 
 void ted_set_threads(int threads)
@@ -96,6 +106,8 @@ ted_translate_options ted_translate_model_options(const ted_model *m)
 ted_status ted_translate_options_check(const ted_model *m, const ted_translate_options *o,
                                        ted_error *err)
 {
+    TED_REQUIRE(m, err);
+    TED_REQUIRE(o, err);
     if (o->batch_size < 1)
         return ted_fail(err, TED_ERR_ARGUMENT, "translate: batch size %d", o->batch_size);
     if (o->decode.n_best < 1)
@@ -253,6 +265,8 @@ ted_status ted_translate_ids(const ted_model *m, const int *const *ids, const in
                              int count, const ted_translate_options *options,
                              ted_translation *outputs, ted_error *err)
 {
+    TED_REQUIRE(m, err);
+    TED_REQUIRE(outputs, err);
     if (count > 0 && (!ids || !lengths))
         return ted_fail(err, TED_ERR_ARGUMENT, "translate: %d sentences but no ids", count);
     ted_translate_options o;
@@ -286,6 +300,10 @@ ted_status ted_translate_n_best(const ted_model *m, const char *const *sources, 
                                 const ted_translate_options *options, ted_translation *outputs,
                                 int *unknown, ted_error *err)
 {
+    TED_REQUIRE(m, err);
+    TED_REQUIRE(outputs, err);
+    if (!sources && count > 0)
+        return ted_fail(err, TED_ERR_ARGUMENT, "%s: sources is NULL", __func__);
     ted_translate_options o;
     ted_status s = prepare(m, options, count, outputs, &o, err);
     if (s)
@@ -307,6 +325,10 @@ ted_status ted_translate(const ted_model *m, const char *const *sources, int cou
                          const ted_translate_options *options, char **outputs, int *unknown,
                          ted_error *err)
 {
+    TED_REQUIRE(m, err);
+    TED_REQUIRE(outputs, err);
+    if (!sources && count > 0)
+        return ted_fail(err, TED_ERR_ARGUMENT, "%s: sources is NULL", __func__);
     ted_translate_options o = options ? *options : ted_translate_model_options(m);
     for (int i = 0; i < count; i++)
         outputs[i] = NULL;
