@@ -58,7 +58,7 @@ import websocket  # Debian's python3-websocket
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from ted_test import SLOW, TED, Server, check, fail, failures, ok  # noqa: E402
+from ted_test import SLOW, Server, check, fail, failures, ok, ted_output  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 MODEL = os.environ.get("EXPLORER_MODEL", os.path.join(ROOT, "models", "toy-en-fr"))
@@ -71,8 +71,7 @@ BEAM = 3
 
 def ted(*args):
     """The ted program's standard output."""
-    return subprocess.run([TED, *args], check=True, capture_output=True, text=True,
-                          timeout=120 * SLOW).stdout
+    return ted_output(list(args), timeout=120 * SLOW)
 
 
 def chosen_tokens(step_output):

@@ -119,6 +119,14 @@ def ted_problem(args, stdin=None, timeout=TIMEOUT):
     return out, None
 
 
+def ted_output(args, stdin=None, timeout=TIMEOUT):
+    """The standard output of `ted ARGS`; RuntimeError (why) unless it exits 0."""
+    out, problem = ted_problem(args, stdin, timeout)
+    if problem:
+        raise RuntimeError(problem)
+    return out
+
+
 def parse_logits(text, rows=None, cols=None):
     """`ted logits` output as a float64 array; ValueError when it is not a
     table of numbers, or not rows x cols where those are given."""

@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
 import beam_search_torch  # noqa: E402
 from tutorial_model import greedy_decode  # noqa: E402
-from ted_test import TED, failures, report, ted_problem  # noqa: E402
+from ted_test import TED, failures, report, ted_output  # noqa: E402
 
 TOLERANCE = 1e-4
 TIMEOUT = 300
@@ -43,10 +43,7 @@ ODD = ["the the the the the the the .",
 
 def run_ted(args, sentences):
     """ted's stdout lines, or raises RuntimeError."""
-    out, problem = ted_problem(args, "".join(s + "\n" for s in sentences), TIMEOUT)
-    if problem:
-        raise RuntimeError(problem)
-    return out.splitlines()
+    return ted_output(args, "".join(s + "\n" for s in sentences), TIMEOUT).splitlines()
 
 
 def parse_moses(lines):

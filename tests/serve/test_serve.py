@@ -38,7 +38,6 @@ import json
 import os
 import random
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -46,7 +45,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import ted_test  # noqa: E402
-from ted_test import SAN, SLOW, TED, check, fail, failures  # noqa: E402
+from ted_test import SAN, SLOW, TED, check, fail, failures, run, ted_output  # noqa: E402
 
 MODEL = os.path.join(ROOT, "models", "toy-en-fr")
 # Scores agree up to float32 rounding, which depends on what a sentence was batched with
@@ -80,15 +79,14 @@ FLAGS = {"beam": "--beam", "temperature": "--temperature", "top_k": "--top-k",
 
 def expected_answer(request):
     """The answer ted translate gives, as ted serve's JSON would hold it."""
-    args = [TED, "translate", "-m", MODEL]
+    args = ["translate", "-m", MODEL]
     for key, value in request.items():
         if key in FLAGS:
             args += [FLAGS[key], str(value)]
         elif key in ("sample", "scores") and value:
             args.append("--" + key)
     texts = request["text"]
-    out = subprocess.run(args, input="".join(t + "\n" for t in texts), capture_output=True,
-                         text=True, timeout=TIMEOUT, check=True).stdout.splitlines()
+    out = ted_output(args, "".join(t + "\n" for t in texts), TIMEOUT).splitlines()
     if not (request.get("scores") or request.get("n_best", 1) > 1):
         return {"translations": out}
     lists = [[] for _ in texts]
@@ -171,8 +169,7 @@ def test_api(server):
     except (KeyError, TypeError, IndexError):
         right = False
     check("api/models", status == 200 and right, f"{status} {str(data)[:300]}")
-    info = subprocess.run([TED, "info", "-m", MODEL], capture_output=True, text=True,
-                          timeout=TIMEOUT).stdout
+    _, info, _ = run([TED, "info", "-m", MODEL], timeout=TIMEOUT)
     parameters = [line for line in info.splitlines() if line.startswith("parameters: ")]
     want = int(parameters[0].split()[1]) if parameters else -1
     check("api/models-parameters", right and model["parameters"] == want,
@@ -202,11 +199,11 @@ def test_api(server):
 
 def test_port_taken(server):
     """A second server on the same port: one message, exit status 1."""
-    run = subprocess.run([TED, "serve", "-m", MODEL, "--port", str(server.port)],
-                         capture_output=True, text=True, timeout=TIMEOUT)
-    lines = run.stderr.splitlines()
-    check("api/port-taken", run.returncode == 1 and len(lines) == 1
-          and "cannot listen on 127.0.0.1 port" in lines[0], f"{run.returncode} {lines}")
+    status, _, err = run([TED, "serve", "-m", MODEL, "--port", str(server.port)],
+                         timeout=TIMEOUT)
+    lines = err.splitlines()
+    check("api/port-taken", status == 1 and len(lines) == 1
+          and "cannot listen on 127.0.0.1 port" in lines[0], f"{status} {lines}")
 
 
 # ---- load ---------------------------------------------------------------------------
