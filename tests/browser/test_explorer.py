@@ -16,8 +16,8 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                names its field; every step's top-k probabilities are the
                softmax of `ted logits` teacher-forced on the translation
   assets/*     the page, its script and its style: their types, a
-               Content-Security-Policy that allows this server only; their
-               weight in bytes
+               Content-Security-Policy that allows this server only (their
+               weight in bytes is printed on an "info" line, not counted)
   greedy/*     a sentence typed, Enter, then the right arrow until EOS: the
                tokens shown are ted translate's; every heatmap is drawn (3
                attentions x layers x (heads + their mean)); every attention
@@ -44,7 +44,6 @@ import json
 import math
 import os
 import shutil
-import signal
 import struct
 import subprocess
 import sys
@@ -59,14 +58,12 @@ import websocket  # Debian's python3-websocket
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from checks import check, fail, failures, ok  # noqa: E402  (tests/lib/checks.py)
-TED = os.environ.get("TED", os.path.join("build", "ted"))
+from ted_test import SLOW, Server, check, fail, failures, ok, ted_output  # noqa: E402
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 MODEL = os.environ.get("EXPLORER_MODEL", os.path.join(ROOT, "models", "toy-en-fr"))
 # a second model served, for the model switch
 OTHER = os.path.join(ROOT, "models", "en-fr" if os.path.basename(MODEL) != "en-fr" else "toy-en-fr")
-SAN = os.environ.get("SAN") == "1"
-SLOW = 10 if SAN else 1
 WAIT = 30 * SLOW          # seconds any wait for the page may take
 SENTENCE = os.environ.get("EXPLORER_SENTENCE", "the black cat eats the small bird .")
 BEAM = 3
@@ -74,8 +71,7 @@ BEAM = 3
 
 def ted(*args):
     """The ted program's standard output."""
-    return subprocess.run([TED, *args], check=True, capture_output=True, text=True,
-                          timeout=120 * SLOW).stdout
+    return ted_output(list(args), timeout=120 * SLOW)
 
 
 def chosen_tokens(step_output):
@@ -91,54 +87,6 @@ def chosen_tokens(step_output):
 
 
 # ---- the server and the browser ----------------------------------------------
-
-class Server:
-    """`ted serve` on a free loopback port."""
-
-    def __init__(self):
-        self.proc = subprocess.Popen(
-            [TED, "serve", "-m", MODEL, "-m", OTHER, "--host", "127.0.0.1", "--port", "0"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.lines = []
-        started = threading.Event()
-
-        def read():
-            for raw in self.proc.stderr:
-                self.lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
-                started.set()
-            started.set()
-
-        self.reader = threading.Thread(target=read, daemon=True)
-        self.reader.start()
-        if not started.wait(30 * SLOW) or "listening on http://" not in self.lines[0]:
-            self.proc.kill()
-            raise RuntimeError(f"ted serve did not start: {self.lines[:3]}")
-        self.port = int(self.lines[0].rsplit(":", 1)[1])
-        self.base = f"http://127.0.0.1:{self.port}"
-
-    def get(self, path):
-        with urllib.request.urlopen(self.base + path, timeout=30 * SLOW) as r:
-            return r.status, dict(r.getheaders()), r.read()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            status = self.proc.wait(30 * SLOW)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            status = "still running"
-        self.reader.join(10)  # the last lines: a sanitizer reports at exit
-        return status
-
-    def matching(self, text):
-        """The log lines so far that contain `text`."""
-        return [line for line in self.lines if text in line]
-
-    def sanitizer_reports(self):
-        words = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
-        return [line for line in self.lines if any(w in line for w in words)]
-
 
 class Browser:
     """Headless Chromium and one page of it, spoken to over the DevTools protocol."""
@@ -324,7 +272,7 @@ def test_assets(server):
               f"{status} {headers.get('Content-Type')}")
         check(f"assets/policy{path}", "default-src 'none'" in policy and "connect-src 'self'" in policy
               and "http" not in policy, policy)
-    ok(f"assets/weight ({total} bytes: the page, its script and its style)")
+    print(f"info assets/weight: {total} bytes (the page, its script and its style)", flush=True)
     return total
 
 
@@ -698,7 +646,7 @@ def main():
     work = tempfile.mkdtemp(prefix="ted-explorer-")
     server = browser = None
     try:
-        server = Server()
+        server = Server([MODEL, OTHER], "--host", "127.0.0.1")
         browser = Browser(work)
         for domain in ("Page", "Network", "Runtime", "Log"):
             browser.send(f"{domain}.enable")
@@ -720,7 +668,7 @@ def main():
         if browser:
             browser.close()
         if server:
-            status = server.stop()
+            status = server.stop(timeout=30 * SLOW)
             check("server/exit", status == 0, f"ted serve exit status {status}")
             reports = server.sanitizer_reports()
             check("server/no-sanitizer-report", not reports, str(reports[:3]))

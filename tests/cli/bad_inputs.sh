@@ -27,7 +27,7 @@ expect_success() {
     if [ "$status" -eq 124 ]; then
         echo "FAIL $name: no answer within $LIMIT s"
     elif sanitizer_report "$work/err"; then
-        echo "FAIL $name: sanitizer report: $(grep -m 3 -E 'ERROR|runtime error|SUMMARY' "$work/err")"
+        echo "FAIL $name: sanitizer report: $(sanitizer_lines "$work/err")"
     elif [ "$status" -ne 0 ]; then
         echo "FAIL $name: exit status $status: $(head -c 300 "$work/err")"
     elif [ "$got" != "$expected" ]; then

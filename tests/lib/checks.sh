@@ -1,11 +1,14 @@
-# Shared by the scripts of tests/cli/ (sourced, not run): the ok/FAIL lines
-# tests/run-all.sh counts, and the check that a command fails cleanly.
-# The sourcing script sets $work (a scratch directory).
+# Shared by the scripts of tests/cli/ (sourced from the repository root, not
+# run): the ok/FAIL lines tests/run-all.sh counts, and the check that a
+# command fails cleanly. The sourcing script sets $work (a scratch
+# directory). A check this machine cannot make prints "skip NAME: why",
+# which is not counted.
 
 LIMIT=${CHECK_SECONDS:-120}  # per command; a hang is a failure
 
 ok() { echo "ok $1"; }
 fail() { echo "FAIL $1: $2"; }
+skip() { echo "skip $1: $2"; }
 
 # run OUT ERR COMMAND...: runs with a time limit, stdin from /dev/null
 # unless $stdin names a file; sets $status (124: timed out). A shell
@@ -22,9 +25,18 @@ run() {
     status=$?
 }
 
-# The sanitizer runtimes print these; none may appear, whatever the status.
+# What the sanitizer runtimes print: one fixed string a line, the list
+# tests/lib/ted_test.py reads too. None may appear, whatever the status.
+SANITIZER_PATTERNS=tests/lib/sanitizer-patterns.txt
+
+# sanitizer_report FILE: whether FILE holds a sanitizer's report.
 sanitizer_report() {
-    grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: (Address|Undefined)' "$1"
+    grep -qF -f "$SANITIZER_PATTERNS" "$1"
+}
+
+# sanitizer_lines FILE: the first three lines of that report, for a message.
+sanitizer_lines() {
+    grep -m 3 -F -f "$SANITIZER_PATTERNS" "$1"
 }
 
 # expect_error NAME PATTERN COMMAND...: exit status 1 and exactly one line on
@@ -37,7 +49,7 @@ expect_error() {
     if [ "$status" -eq 124 ]; then
         fail "$name" "no answer within $LIMIT s"
     elif sanitizer_report "$work/err"; then
-        fail "$name" "sanitizer report: $(grep -m 3 -E 'ERROR|runtime error|SUMMARY' "$work/err")"
+        fail "$name" "sanitizer report: $(sanitizer_lines "$work/err")"
     elif [ "$status" -ne 1 ]; then
         fail "$name" "exit status $status, expected 1 ($(head -c 300 "$work/err"))"
     elif [ "$lines" -ne 1 ]; then

@@ -20,38 +20,30 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                   32 give the same hypotheses
 """
 import os
-import subprocess
 import sys
 
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
 import beam_search_torch  # noqa: E402
 from tutorial_model import greedy_decode  # noqa: E402
-import checks  # noqa: E402
-from checks import report  # noqa: E402
+from ted_test import TED, failures, report, ted_output  # noqa: E402
 
 TOLERANCE = 1e-4
 TIMEOUT = 300
 MODEL = os.path.join(ROOT, "models", "toy-en-fr")
-TED = os.environ.get("TED", os.path.join("build", "ted"))
 ODD = ["the the the the the the the .",
        "cat dog bird apple",
        "the zebra eats the xylophone .",
        "the small cat and the big dog and the old bird and the green apple eat ."]
+
+
 def run_ted(args, sentences):
     """ted's stdout lines, or raises RuntimeError."""
-    try:
-        p = subprocess.run([TED] + args, input="".join(s + "\n" for s in sentences),
-                           capture_output=True, text=True, timeout=TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise RuntimeError(f"`{TED} {' '.join(args)}`: {e}") from None
-    if p.returncode != 0:
-        raise RuntimeError(f"`{TED} {' '.join(args)}` exited {p.returncode}: "
-                           f"{p.stderr.strip()[-300:]}")
-    return p.stdout.splitlines()
+    return ted_output(args, "".join(s + "\n" for s in sentences), TIMEOUT).splitlines()
 
 
 def parse_moses(lines):
@@ -164,4 +156,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if checks.failures else 0)
+    sys.exit(1 if failures() else 0)

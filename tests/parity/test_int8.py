@@ -26,7 +26,11 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                     = IN_DIR, an int8 IN_DIR and a model whose vocabulary is in a
                     subdirectory, each with exit 1 and a message; the last
                     leaves no OUT_DIR behind
+--only GROUP[,GROUP...] runs those groups alone (quality, logits, pytorch,
+bytes, quantize; tests/cli/kernels.sh re-runs quality, logits and pytorch
+with each kernel set).
 """
+import argparse
 import os
 import random
 import shutil
@@ -36,20 +40,18 @@ import sys
 import numpy as np
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
-import checks  # noqa: E402
 import export_torch  # noqa: E402
-import test_parity as parity  # noqa: E402  (run, ted_problem, reference_logits, ...)
+import reference_models  # noqa: E402
 import ted_format  # noqa: E402
-from checks import report  # noqa: E402
+from ted_test import (TED, failures, parse_logits, report, run,  # noqa: E402
+                      scratch_directory, ted_problem)
 from tutorial_model import PositionalEncoding, Seq2SeqTransformer  # noqa: E402
 
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporters' Python
-TED = parity.TED
 MIN_IDENTICAL = 0.98        # of the test lines, int8 output = float32 output
 MAX_EXACT_MATCH_DROP = 0.01  # exact match against the reference, float32 - int8
 # Measured on this suite's sentences (|logits| up to 29): int8 vs float32
@@ -60,6 +62,9 @@ LOGITS_VS_DEQUANTIZED = 0.5
 LOGIT_SENTENCES = 12
 MODELS = [("toy", os.path.join(ROOT, "models", "toy-en-fr"), []),
           ("en-fr", os.path.join(ROOT, "models", "en-fr"), ["--natural"])]
+# What the numbers of a kernel set change (quality, logits, pytorch), and
+# what they do not (bytes: ted quantize and the exporters; quantize: refusals).
+GROUPS = ["quality", "logits", "pytorch", "bytes", "quantize"]
 
 
 def read_lines(path):
@@ -69,7 +74,7 @@ def read_lines(path):
 
 def quantize(in_dir, out_dir):
     """None when `ted quantize` succeeds, else why."""
-    _, problem = parity.ted_problem(["quantize", in_dir, out_dir])
+    _, problem = ted_problem(["quantize", in_dir, out_dir])
     return problem
 
 
@@ -83,7 +88,7 @@ def exact_match(hyp_path, ref_path, flags):
 
 def translate(model_dir, source, out_path):
     with open(source, encoding="utf-8") as f:
-        out, problem = parity.ted_problem(["translate", "-m", model_dir], f.read())
+        out, problem = ted_problem(["translate", "-m", model_dir], f.read())
     if out is not None:
         with open(out_path, "w", encoding="utf-8") as f:
             f.write(out)
@@ -113,11 +118,11 @@ def check_quality(name, model_dir, int8_dir, flags, tmp):
 
 def ted_logits(model_dir, source, target):
     """ted logits as a float64 array, or raises ValueError."""
-    out, problem = parity.ted_problem(["logits", "-m", model_dir, "--source", source,
-                                       "--target", target])
+    out, problem = ted_problem(["logits", "-m", model_dir, "--source", source,
+                                "--target", target])
     if problem:
         raise ValueError(problem)
-    return np.array([[float(v) for v in line.split()] for line in out.splitlines()])
+    return parse_logits(out)
 
 
 def check_logits(name, model_dir, int8_dir):
@@ -182,8 +187,9 @@ def check_pytorch(model_dir, int8_dir):
     try:
         for source, target in zip(sources, targets):
             src_words, tgt_words = source.lower().split(), target.lower().split()
-            want = parity.reference_logits(model, parity.source_ids(src_words, src_vocab),
-                                           [tgt_index.get(w, 0) for w in tgt_words])
+            want = reference_models.reference_logits(
+                model, reference_models.source_ids(src_words, src_vocab),
+                [tgt_index.get(w, 0) for w in tgt_words])
             got = ted_logits(int8_dir, source, target)
             worst = max(worst, float(np.abs(got - want).max()))
             worst_fp32 = max(worst_fp32,
@@ -212,7 +218,7 @@ def check_export_torch(model_dir, c_dir, tmp):
     checkpoint = os.path.join(tmp, "toy.pt")
     torch.save({k: torch.from_numpy(v) for k, v in tensors.items()}, checkpoint)
     out_dir = os.path.join(tmp, "toy-exported-int8")
-    status, _, err = parity.run([PYTHON, os.path.join(ROOT, "tools", "export_torch.py"),
+    status, _, err = run([PYTHON, os.path.join(ROOT, "tools", "export_torch.py"),
                                  checkpoint, "--src-vocab", os.path.join(model_dir, "vocab.src"),
                                  "--tgt-vocab", os.path.join(model_dir, "vocab.tgt"),
                                  "--heads", "4", "--lowercase", "--quantize", "int8",
@@ -223,19 +229,17 @@ def check_export_torch(model_dir, c_dir, tmp):
 
 
 def check_export_hf(tmp):
-    """A random MarianMTModel (tests/parity/test_marian.py's), exported in
+    """A random MarianMTModel (tests/parity/test_marian.py's first), exported in
     float32 and quantized by ted, and exported with --quantize int8."""
     try:
         import sentencepiece  # noqa: F401
         import transformers
     except ImportError as e:
         return report("bytes/export-hf", f"{e.name} is not installed (make venv)")
-    import test_marian
-
     transformers.logging.set_verbosity_error()
     rng = random.Random(5)
-    tok = test_marian.write_tokenizer(os.path.join(tmp, "tok"), tmp, "shared", rng)
-    model = test_marian.build_model(test_marian.CONFIGS[0], tok, 7)
+    tok = reference_models.write_tokenizer(os.path.join(tmp, "tok"), tmp, "shared", rng)
+    model = reference_models.build_model(reference_models.CONFIGS[0], tok, 7)
     hf_dir = os.path.join(tmp, "hf")
     model.save_pretrained(hf_dir, safe_serialization=True)
     tok.save_pretrained(hf_dir)
@@ -243,7 +247,7 @@ def check_export_hf(tmp):
     dirs = {}
     for kind, extra in (("fp32", []), ("int8", ["--quantize", "int8"])):
         dirs[kind] = os.path.join(tmp, f"hf-ted-{kind}")
-        status, _, err = parity.run([PYTHON, exporter, hf_dir, "--out", dirs[kind], *extra])
+        status, _, err = run([PYTHON, exporter, hf_dir, "--out", dirs[kind], *extra])
         if status != 0:
             return report("bytes/export-hf", f"export_hf.py {extra} exited {status}: "
                                              f"{err.strip()}")
@@ -272,7 +276,7 @@ def check_refusals(model_dir, int8_dir, tmp):
     nested_out = os.path.join(tmp, "nested-int8")
     cases.append(("nested-file", [nested, nested_out], "'sub/vocab.src' is not a file name"))
     for name, args, message in cases:
-        status, _, err = parity.run([TED, "quantize", *args])
+        status, _, err = run([TED, "quantize", *args])
         if status != 1 or message not in err or len(err.strip().splitlines()) != 1:
             return report(f"quantize/refuses-{name}", f"exit {status}: {err.strip()[:300]}")
     if os.path.exists(nested_out):
@@ -282,8 +286,16 @@ def check_refusals(model_dir, int8_dir, tmp):
 
 
 def main():
+    parser = argparse.ArgumentParser(description="int8 weights against float32 and PyTorch")
+    parser.add_argument("--only", type=lambda v: v.split(","), default=GROUPS,
+                        metavar="GROUP[,GROUP...]",
+                        help=f"run these groups of checks only: {', '.join(GROUPS)}")
+    only = parser.parse_args().only
+    unknown = sorted(set(only) - set(GROUPS))
+    if unknown:
+        parser.error(f"--only: unknown group {unknown[0]} (groups: {', '.join(GROUPS)})")
     torch.set_num_threads(1)
-    with parity.scratch_directory("ted-int8-") as tmp:
+    with scratch_directory("ted-int8-") as tmp:
         int8_dirs = {}
         for name, model_dir, flags in MODELS:
             int8_dirs[name] = os.path.join(tmp, f"{name}-int8")
@@ -291,16 +303,22 @@ def main():
             if problem:
                 report(f"quality/{name}", problem)
                 continue
-            check_quality(name, model_dir, int8_dirs[name], flags, tmp)
-            check_logits(name, model_dir, int8_dirs[name])
+            if "quality" in only:
+                check_quality(name, model_dir, int8_dirs[name], flags, tmp)
+            if "logits" in only:
+                check_logits(name, model_dir, int8_dirs[name])
         toy_dir, toy_int8 = MODELS[0][1], int8_dirs["toy"]
         if os.path.isdir(toy_int8):
-            check_pytorch(toy_dir, toy_int8)
-            check_export_torch(toy_dir, toy_int8, tmp)
-            check_refusals(toy_dir, toy_int8, tmp)
-        check_export_hf(tmp)
+            if "pytorch" in only:
+                check_pytorch(toy_dir, toy_int8)
+            if "bytes" in only:
+                check_export_torch(toy_dir, toy_int8, tmp)
+            if "quantize" in only:
+                check_refusals(toy_dir, toy_int8, tmp)
+        if "bytes" in only:
+            check_export_hf(tmp)
 
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if checks.failures else 0)
+    sys.exit(1 if failures() else 0)

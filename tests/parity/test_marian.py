@@ -38,14 +38,15 @@ import sys
 import numpy as np
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
-import checks  # noqa: E402
-import test_parity as parity  # noqa: E402  (report, run, ted_problem, parse_logits)
 import ted_format  # noqa: E402
+from reference_models import (CONFIGS, LANGUAGE_CODES, MAX_LENGTH, WORDS,  # noqa: E402
+                              build_model, sentence, write_tokenizer)
+from ted_test import (TED, failures, parse_logits, quote, report, run,  # noqa: E402
+                      scratch_directory, ted_problem)
 
 EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
@@ -53,26 +54,7 @@ TOLERANCE = 1e-4
 BEAM_AGREEMENT = 0.98
 TOKENIZE_LINES = 1200
 SENTENCES = 48          # per model, for greedy and beam search
-MAX_LENGTH = 16         # generation_config.json max_length (start token counted)
-MAX_POSITIONS = 64
-SPM_VOCAB = 180
 
-# (name, heads, d_model, encoder layers, decoder layers, d_ff, activation,
-#  vocabulary, scale_embedding, tie_word_embeddings)
-CONFIGS = [
-    ("h8-2+2-swish", 8, 32, 2, 2, 64, "swish", "shared", True, True),
-    ("h1-1+3-relu", 1, 16, 1, 3, 40, "relu", "shared", False, True),
-    ("h4-3+1-gelu-separate", 4, 24, 3, 1, 48, "gelu", "separate", True, True),
-    ("h2-2+3-swish-multilingual", 2, 20, 2, 3, 36, "swish", "multilingual", True, True),
-    ("h4-2+2-relu-untied", 4, 32, 2, 2, 56, "relu", "shared", True, False),
-]
-LANGUAGE_CODES = [">>fr<<", ">>de<<", ">>zh_Hant<<"]
-
-WORDS = ("the cat dog bird eats sleeps sees small black green house garden river city "
-         "she he they we not never always today tomorrow because and or but with without "
-         "café naïve über señor façade déjà Ærø Øresund piñata coöperate élève "
-         "東京 日本語 中文 한국어 北京 こんにちは 😀 🐱 👍🏽 🇫🇷 ❤️ "
-         "1 2 42 1999 3.14 , . ! ? ' \" « » ( ) : ; - n't 's").split()
 ODD_SPACES = [" ", "  ", "\t", " \t ", "\u00a0", "\u3000", "\u2009", "\u200b", "\u2028",
               "\x0b", "\x0c"]
 ODD_PIECES = ["</s>", "<unk>", "<pad>", ">>fr<<", ">>xx<< ", ">> <<", "<<", ">>", "e\u0301",
@@ -80,10 +62,6 @@ ODD_PIECES = ["</s>", "<unk>", "<pad>", ">>fr<<", ">>xx<< ", ">> <<", "<<", ">>"
 
 
 # ---- text ---------------------------------------------------------------------
-
-def sentence(rng, words=WORDS, low=1, high=12):
-    return " ".join(rng.choice(words) for _ in range(rng.randint(low, high)))
-
 
 def odd_line(rng):
     """A line of words, odd white space and odd pieces, maybe with a
@@ -113,118 +91,9 @@ def translation_sentences(rng, multilingual):
     return out
 
 
-# ---- tokenizers ---------------------------------------------------------------
-
-def train_spm(tmp, name, rng):
-    """A SentencePiece unigram model trained on generated text; its pieces."""
-    import sentencepiece as spm
-
-    corpus = os.path.join(tmp, name + ".txt")
-    with open(corpus, "w", encoding="utf-8") as f:
-        f.write("".join(sentence(rng) + "\n" for _ in range(3000)))
-    spm.SentencePieceTrainer.train(
-        input=corpus, model_prefix=os.path.join(tmp, name), vocab_size=SPM_VOCAB,
-        model_type="unigram", character_coverage=0.995, bos_id=-1, eos_id=-1, unk_id=0,
-        pad_id=-1, hard_vocab_limit=False, minloglevel=2, num_threads=1)
-    os.rename(os.path.join(tmp, name + ".model"), os.path.join(tmp, name + ".spm"))
-    processor = spm.SentencePieceProcessor(model_file=os.path.join(tmp, name + ".spm"))
-    return [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
-
-
-def marian_vocab(pieces, rng, codes=(), size=None):
-    """vocab.json as Marian's converter writes it: </s> 0, <unk> 1, the
-    pieces (in an order of their own, a few left out: they become <unk>),
-    language codes, then <pad> last; filler tokens up to `size`."""
-    pieces = [p for p in pieces if p != "<unk>"]
-    rng.shuffle(pieces)
-    tokens = ["</s>", "<unk>"] + pieces[4:] + list(codes)
-    while size and len(tokens) < size - 1:
-        tokens.append(f"▁filler{len(tokens)}")
-    return {token: i for i, token in enumerate(tokens + ["<pad>"])}
-
-
-def write_tokenizer(tok_dir, tmp, kind, rng):
-    """source.spm, target.spm, vocab.json (target_vocab.json) and
-    tokenizer_config.json; returns the MarianTokenizer."""
-    from transformers import MarianTokenizer
-
-    os.makedirs(tok_dir)
-    source, target = train_spm(tmp, kind + "-source", rng), train_spm(tmp, kind + "-target", rng)
-    for name in ("source", "target"):
-        shutil.copy(os.path.join(tmp, f"{kind}-{name}.spm"), os.path.join(tok_dir, name + ".spm"))
-    separate = kind == "separate"
-    codes = LANGUAGE_CODES if kind == "multilingual" else ()
-    if separate:
-        size = max(len(source), len(target)) + 2
-        vocabs = {"vocab.json": marian_vocab(source, rng, size=size),
-                  "target_vocab.json": marian_vocab(target, rng, size=size)}
-    else:
-        vocabs = {"vocab.json": marian_vocab(sorted(set(source) | set(target)), rng, codes)}
-    vocabs["tokenizer_config.json"] = {"source_lang": "en", "target_lang": "fr",
-                                       "separate_vocabs": separate}
-    for name, value in vocabs.items():
-        with open(os.path.join(tok_dir, name), "w", encoding="utf-8") as f:
-            json.dump(value, f, ensure_ascii=False)
-    return MarianTokenizer.from_pretrained(tok_dir)
-
-
-# ---- models -------------------------------------------------------------------
-
-def randomize(model, seed):
-    """Parameters scaled so that the logits are O(1-10) and attention is far
-    from uniform."""
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            noise = torch.randn(p.shape, generator=generator, dtype=p.dtype)
-            if "embed_positions" in name:
-                continue
-            if "layer_norm" in name:
-                p.copy_(1.0 + 0.2 * noise if name.endswith("weight") else 0.2 * noise)
-            elif "embed_tokens" in name or "shared" in name or "lm_head" in name:
-                p.copy_(noise)
-            elif p.dim() == 2:
-                p.copy_(noise / p.shape[1] ** 0.5)
-            else:
-                p.copy_(0.3 * noise)
-        model.final_logits_bias.copy_(torch.randn(model.final_logits_bias.shape,
-                                                  generator=generator))
-    return model.eval()
-
-
-def favour_eos(model, tok, rng):
-    """Raises EOS's bias until it is the most likely token at about one
-    greedy step in twenty, so that translations end at various lengths."""
-    batch = tok([sentence(rng) for _ in range(16)], return_tensors="pt", padding=True)
-    with torch.no_grad():
-        out = model.generate(**batch, num_beams=1, do_sample=False, output_scores=True,
-                             return_dict_in_generate=True)
-        scores = torch.stack(out.scores[:-1], 1)  # the last step's EOS is forced
-        eos = tok.eos_token_id
-        gap = (scores.max(-1).values - scores[..., eos]).flatten()
-        model.final_logits_bias[0, eos] += torch.quantile(gap, 0.05)
-    return model
-
-
-def build_model(spec, tok, seed):
-    from transformers import MarianConfig, MarianMTModel
-
-    name, heads, d, enc, dec, ff, activation, kind, scale, tied = spec
-    vocab, pad, eos = len(tok.encoder), tok.pad_token_id, tok.eos_token_id
-    config = MarianConfig(
-        vocab_size=vocab, d_model=d, encoder_layers=enc, decoder_layers=dec,
-        encoder_attention_heads=heads, decoder_attention_heads=heads, encoder_ffn_dim=ff,
-        decoder_ffn_dim=ff, activation_function=activation,
-        max_position_embeddings=MAX_POSITIONS, pad_token_id=pad, eos_token_id=eos,
-        decoder_start_token_id=pad, forced_eos_token_id=eos, bad_words_ids=[[pad]],
-        max_length=MAX_LENGTH, num_beams=4, scale_embedding=scale, dropout=0.0,
-        share_encoder_decoder_embeddings=kind != "separate", tie_word_embeddings=tied)
-    return favour_eos(randomize(MarianMTModel(config), seed), tok, random.Random(seed))
-
-
 def export(hf_dir, out_dir):
     """(True, "") when tools/export_hf.py succeeds, else (False, why)."""
-    status, _, err = parity.run([PYTHON, EXPORTER, hf_dir, "--out", out_dir])
+    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", out_dir])
     return status == 0, err.strip()
 
 
@@ -248,16 +117,16 @@ def save_and_export(spec, model, tok, tmp):
         dirs[fmt] = os.path.join(tmp, f"ted-{name}-{fmt}")
         ok, why = export(hf_dir, dirs[fmt])
         if not ok:
-            parity.report(f"export/{name}-{fmt}", why)
+            report(f"export/{name}-{fmt}", why)
             return None
     differs = same_files(dirs["safetensors"], dirs["bin"])
     if differs:
-        parity.report(f"export/same-from-both-formats-{name}", f"{differs} differs")
+        report(f"export/same-from-both-formats-{name}", f"{differs} differs")
         return None
     header, _, _ = ted_format.read_safetensors(os.path.join(dirs["safetensors"],
                                                             "model.safetensors"))
-    parity.report(f"export/same-from-both-formats-{name}",
-                  detail=f"{len(header) - 1} tensors, identical files")
+    report(f"export/same-from-both-formats-{name}",
+           detail=f"{len(header) - 1} tensors, identical files")
     return dirs["safetensors"]
 
 
@@ -266,27 +135,14 @@ def save_and_export(spec, model, tok, tmp):
 def ted_lines(args, lines):
     """ted's output lines for input `lines` (UTF-8, split on "\\n" only: a
     line may hold U+2028 or a form feed), or (None, why)."""
-    status, out, err = run_bytes([parity.TED] + args, "".join(l + "\n" for l in lines))
+    status, out, err = run([TED] + args, "".join(l + "\n" for l in lines))
     if status != 0:
-        return None, f"`{parity.quote([parity.TED] + args)}` exited {status}: " + (
+        return None, f"`{quote([TED] + args)}` exited {status}: " + (
             err.strip().splitlines() or [""])[-1]
     out = out.split("\n")
     if len(out) != len(lines) + 1 or out[-1]:
-        return None, f"`{parity.quote([parity.TED] + args)}`: {len(out) - 1} lines for " \
-                     f"{len(lines)}"
+        return None, f"`{quote([TED] + args)}`: {len(out) - 1} lines for {len(lines)}"
     return out[:-1], None
-
-
-def run_bytes(args, text):
-    import subprocess
-
-    try:
-        p = subprocess.run(args, input=text.encode("utf-8"), capture_output=True,
-                           timeout=parity.TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return None, "", str(e)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8",
-                                                                               "replace")
 
 
 def compare(name, got, want, lines, what, minimum=1.0, note=""):
@@ -294,10 +150,10 @@ def compare(name, got, want, lines, what, minimum=1.0, note=""):
     same = sum(g == w for g, w in zip(got, want))
     detail = f"{same}/{len(want)} {what} identical{note}"
     if same >= minimum * len(want) and len(want) > 0:
-        return parity.report(name, detail=detail)
+        return report(name, detail=detail)
     first = next(i for i, (g, w) in enumerate(zip(got, want)) if g != w)
-    parity.report(name, f"{detail}; first at {lines[first]!r}: ted {got[first]!r}, "
-                        f"transformers {want[first]!r}")
+    report(name, f"{detail}; first at {lines[first]!r}: ted {got[first]!r}, "
+                 f"transformers {want[first]!r}")
 
 
 # ---- checks -------------------------------------------------------------------
@@ -310,7 +166,7 @@ def check_tokenize(name, ted_dir, tok, lines, rng):
     for side, args, want in (("source", [], source), ("target", ["--target"], target)):
         got, problem = ted_lines(["tokenize", "-m", ted_dir] + args, lines)
         if problem:
-            parity.report(f"tokenize/{name}-{side}-ids", problem)
+            report(f"tokenize/{name}-{side}-ids", problem)
         else:
             compare(f"tokenize/{name}-{side}-ids", got, want, lines, "lines")
     # ted's text stops at the first EOS, as a translation does; transformers
@@ -322,7 +178,7 @@ def check_tokenize(name, ted_dir, tok, lines, rng):
     texts = [" ".join(map(str, ids)) for ids in sequences]
     got, problem = ted_lines(["tokenize", "-m", ted_dir, "--decode"], texts)
     if problem:
-        return parity.report(f"tokenize/{name}-decode", problem)
+        return report(f"tokenize/{name}-decode", problem)
     want = [tok.decode(ids, skip_special_tokens=True) for ids in sequences]
     compare(f"tokenize/{name}-decode", got, want, texts, "id sequences")
 
@@ -346,21 +202,21 @@ def check_logits(name, ted_dir, model, tok, pairs):
     worst, largest = 0.0, 0.0
     for source, target in pairs:
         args = ["logits", "-m", ted_dir, "--source", source, "--target", target]
-        out, problem = parity.ted_problem(args)
+        out, problem = ted_problem(args)
         if problem:
-            return parity.report(name, problem)
+            return report(name, problem)
         want = reference_logits(reference, tok, source, target)
         try:
-            got = parity.parse_logits(out, *want.shape)
+            got = parse_logits(out, *want.shape)
         except ValueError as e:
-            return parity.report(name, f"`{parity.quote([parity.TED] + args)}`: {e}")
+            return report(name, f"`{quote([TED] + args)}`: {e}")
         diff = float(np.abs(got - want).max())
         worst, largest = max(worst, diff), max(largest, float(np.abs(want).max()))
         if not diff <= TOLERANCE:
-            return parity.report(name, f"max abs diff {diff:.3g} > {TOLERANCE} for "
-                                       f"{source!r} -> {target!r}")
-    parity.report(name, detail=f"max abs diff {worst:.2e} over {len(pairs)} sentence pairs "
-                               f"(logits up to {largest:.1f})")
+            return report(name, f"max abs diff {diff:.3g} > {TOLERANCE} for "
+                                f"{source!r} -> {target!r}")
+    report(name, detail=f"max abs diff {worst:.2e} over {len(pairs)} sentence pairs "
+                        f"(logits up to {largest:.1f})")
 
 
 def logits_pairs(rng):
@@ -391,7 +247,7 @@ def check_translations(name, ted_dir, model, tok, sentences, beam_results):
             ("beam", "4", dict(num_beams=4, do_sample=False, early_stopping=True))):
         got, problem = ted_lines(["translate", "-m", ted_dir, "--beam", beam], sentences)
         if problem:
-            parity.report(f"{kind}/{name}", problem)
+            report(f"{kind}/{name}", problem)
             continue
         want, early = hf_translate(model, tok, sentences, **options)
         note = (f" ({len(set(want))} different translations, {early} ended before "
@@ -519,12 +375,12 @@ REFUSALS = [
 def check_refusal(name, pattern, hf_dir, tmp):
     import re
 
-    status, _, err = parity.run([PYTHON, EXPORTER, hf_dir, "--out", os.path.join(tmp, "out")])
+    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", os.path.join(tmp, "out")])
     lines = err.strip().splitlines()
     if status != 1 or len(lines) != 1 or not re.search(pattern, lines[0]):
-        return parity.report(name, f"exit {status}, stderr {err.strip()[:300]!r}, expected one "
-                                   f"line matching {pattern!r}")
-    parity.report(name, detail=lines[0])
+        return report(name, f"exit {status}, stderr {err.strip()[:300]!r}, expected one "
+                            f"line matching {pattern!r}")
+    report(name, detail=lines[0])
 
 
 def check_refusals(good_dir, tmp):
@@ -554,8 +410,8 @@ def check_positional_tables(model, tok, ted_dir, tmp):
         out = os.path.join(tmp, "ted-" + case)
         ok, why = export(hf_dir, out)
         differs = why if not ok else same_files(ted_dir, out)
-        parity.report("export/" + case, differs and f"{differs} differs",
-                      "the positional tables checked, then left out")
+        report("export/" + case, differs and f"{differs} differs",
+               "the positional tables checked, then left out")
 
 
 def interleaved(table):
@@ -588,10 +444,10 @@ def main():
         import sentencepiece  # noqa: F401
         import transformers
     except ImportError as e:
-        parity.report("setup", f"{e.name} is not installed (make venv; python3-sentencepiece)")
+        report("setup", f"{e.name} is not installed (make venv; python3-sentencepiece)")
         return
     transformers.logging.set_verbosity_error()
-    with parity.scratch_directory("ted-marian-") as tmp:
+    with scratch_directory("ted-marian-") as tmp:
         rng = random.Random(11)
         tokenizers, beam_results = {}, []
         for k, spec in enumerate(CONFIGS):
@@ -611,4 +467,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if checks.failures else 0)
+    sys.exit(1 if failures() else 0)

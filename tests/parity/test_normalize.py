@@ -18,12 +18,14 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
 """
 import os
 import random
-import subprocess
 import sys
 
 from transformers import MarianTokenizer
-import checks  # noqa: E402
-from checks import report  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+
+from ted_test import failures, report, run  # noqa: E402
 
 BUILD = os.environ.get("BUILD", "build")
 CHECK = os.path.join(BUILD, "normalize-check")
@@ -109,13 +111,12 @@ def ted_normalize(language, inputs):
     """ted's normalization of each input, or (None, reason)."""
     args = [CHECK] + ([language] if language else [])
     stdin = b"".join(t.encode() + b"\0" for t in inputs)
-    try:
-        done = subprocess.run(args, input=stdin, capture_output=True, timeout=TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return None, f"{CHECK} did not run: {e}"
-    if done.returncode != 0:
-        return None, f"{CHECK} exit {done.returncode}: {done.stderr.decode(errors='replace')}"
-    outputs = done.stdout.split(b"\0")
+    status, out, err = run(args, stdin, TIMEOUT, binary=True)
+    if status is None:
+        return None, f"{CHECK} did not run: {err}"
+    if status != 0:
+        return None, f"{CHECK} exit {status}: {err}"
+    outputs = out.split(b"\0")
     if len(outputs) != len(inputs) + 1 or outputs[-1] != b"":
         return None, f"{len(outputs) - 1} outputs for {len(inputs)} texts"
     return outputs[:-1], None
@@ -148,7 +149,7 @@ def main():
     inputs = texts()
     for language in LANGUAGES:
         check_language(language, inputs)
-    return 1 if checks.failures else 0
+    return 1 if failures() else 0
 
 
 if __name__ == "__main__":

@@ -18,33 +18,32 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                  trained on, so that some stop at the maximum length
   batch/*        the same sentences with --batch-size 1 and --batch-size 16
                  give identical output
+--only GROUP[,GROUP...] runs those groups alone (tests/cli/kernels.sh re-runs
+logits, greedy and batch with each kernel set).
 TED_PARITY_KEEP=1 keeps the temporary model directories (printed on stderr).
 """
-import contextlib
+import argparse
 import math
 import os
 import random
-import shutil
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
 import export_torch  # noqa: E402
 import make_parity_model  # noqa: E402
-from tutorial_model import (BOS_IDX, EOS_IDX, PAD_IDX, UNK_IDX,  # noqa: E402
-                            PositionalEncoding, Seq2SeqTransformer,
-                            generate_square_subsequent_mask, greedy_decode)
-import checks  # noqa: E402
-from checks import report  # noqa: E402
+from tutorial_model import (BOS_IDX, EOS_IDX, PAD_IDX,  # noqa: E402
+                            PositionalEncoding, Seq2SeqTransformer, greedy_decode)
+from reference_models import reference_logits, source_ids  # noqa: E402
+from ted_test import (TED, failures, parse_logits, quote, report, run,  # noqa: E402
+                      scratch_directory, ted_problem)
 
 TOLERANCE = 1e-4
-TIMEOUT = 120  # seconds per ted run
 PARITY_MODEL = os.path.join(ROOT, "tests", "data", "parity-model")
 SPECIALS = ["<unk>", "<pad>", "<bos>", "<eos>"]
 
@@ -63,47 +62,7 @@ CONFIGS = [
 ]
 # (source words, target words); "zzz" is not in any vocabulary (-> <unk>).
 LOGIT_LENGTHS = [(1, 0), (3, 1), (6, 5), (13, 9), (24, 30)]
-
-TED = os.environ.get("TED", os.path.join("build", "ted"))
-
-@contextlib.contextmanager
-def scratch_directory(prefix):
-    """A temporary directory for the block, removed after it unless
-    TED_PARITY_KEEP is set (then its path is printed on stderr)."""
-    tmp = tempfile.mkdtemp(prefix=prefix)
-    try:
-        yield tmp
-    finally:
-        if os.environ.get("TED_PARITY_KEEP"):
-            print(f"kept {tmp}", file=sys.stderr)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-def run(args, stdin=None):
-    """(exit status, stdout, stderr) of a command; status None when it could
-    not run or timed out, with the reason in stderr."""
-    try:
-        p = subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=TIMEOUT)
-    except OSError as e:
-        return None, "", f"{args[0]}: {e.strerror}"
-    except subprocess.TimeoutExpired:
-        return None, "", f"timed out after {TIMEOUT} s"
-    return p.returncode, p.stdout, p.stderr
-
-
-def quote(args):
-    return " ".join(a if a and all(c.isalnum() or c in "-_./=" for c in a) else repr(a)
-                    for a in args)
-
-
-def ted_problem(args, stdin=None):
-    """(stdout, None) when ted succeeds, else (None, why)."""
-    status, out, err = run([TED] + args, stdin)
-    if status != 0:
-        last = err.strip().splitlines()[-1] if err.strip() else ""
-        return None, f"`{quote([TED] + args)}` exited {status}: {last}"
-    return out, None
-
+GROUPS = ["export", "logits", "greedy", "batch"]
 
 def write_vocab(path, size):
     with open(path, "w", encoding="utf-8") as f:
@@ -151,35 +110,6 @@ def load_parity_model():
 def read_tokens(path):
     with open(path, encoding="utf-8") as f:
         return f.read().split("\n")[:-1]
-
-
-def source_ids(words, vocab):
-    index = {t: i for i, t in enumerate(vocab)}
-    return [BOS_IDX] + [index.get(w, UNK_IDX) for w in words] + [EOS_IDX]
-
-
-def reference_logits(model, src_ids, tgt_ids):
-    """PyTorch's teacher-forced logits, float64: (len(tgt_ids) + 1, vocab)."""
-    src = torch.tensor([src_ids]).t()
-    tgt_in = torch.tensor([[BOS_IDX] + tgt_ids]).t()
-    src_mask = torch.zeros(src.shape[0], src.shape[0], dtype=torch.bool)
-    tgt_mask = generate_square_subsequent_mask(tgt_in.shape[0]).type(torch.bool)
-    with torch.no_grad():
-        out = model(src, tgt_in, src_mask, tgt_mask, None, None, None)
-    return out[:, 0, :].numpy()
-
-
-def parse_logits(text, rows, cols):
-    lines = text.splitlines()
-    if len(lines) != rows:
-        raise ValueError(f"{len(lines)} lines, expected {rows}")
-    table = []
-    for i, line in enumerate(lines):
-        row = [float(x) for x in line.split()]
-        if len(row) != cols:
-            raise ValueError(f"line {i + 1} has {len(row)} values, expected {cols}")
-        table.append(row)
-    return np.array(table, dtype=np.float64)
 
 
 def compare_logits(name, model_dir, model, src_vocab, tgt_vocab, cases):
@@ -350,14 +280,21 @@ def compare_lines(name, args, sentences, want, detail):
 
 
 def main():
+    parser = argparse.ArgumentParser(description="ted against PyTorch")
+    parser.add_argument("--only", type=lambda v: v.split(","), default=GROUPS,
+                        metavar="GROUP[,GROUP...]",
+                        help=f"run these groups of checks only: {', '.join(GROUPS)}")
+    only = parser.parse_args().only
+    unknown = sorted(set(only) - set(GROUPS))
+    if unknown:
+        parser.error(f"--only: unknown group {unknown[0]} (groups: {', '.join(GROUPS)})")
     torch.set_num_threads(1)
-    tmp = tempfile.mkdtemp(prefix="ted-parity-")
-    keep = os.environ.get("TED_PARITY_KEEP")
-    try:
+    with scratch_directory("ted-parity-") as tmp:
         have_ted = os.path.isfile(TED) and os.access(TED, os.X_OK)
 
         # The exporter on its own.
-        check_wrong_vocab("export/wrong-vocab-size", tmp)
+        if "export" in only:
+            check_wrong_vocab("export/wrong-vocab-size", tmp)
 
         # logits: random-init models.
         rng = random.Random(7)
@@ -373,8 +310,10 @@ def main():
             export_torch.export(state, model_dir, src_path, tgt_path, cfg["heads"],
                                 activation=cfg["activation"], norm_first=cfg["norm_first"],
                                 layer_norm_eps=cfg["eps"], source=cfg["name"])
-            if k == 0 or cfg["d_model"] % 16:
+            if "export" in only and (k == 0 or cfg["d_model"] % 16):
                 check_export_files(f"export/read-back-{cfg['name']}", model_dir, state, cfg)
+            if "logits" not in only:
+                continue
             name = f"logits/{cfg['name']}"
             if not have_ted:
                 report(name, f"{TED}: no such executable")
@@ -384,6 +323,8 @@ def main():
                            read_tokens(tgt_path), cases)
 
         # The trained model.
+        if not {"logits", "greedy", "batch"} & set(only):
+            return
         model, state = load_parity_model()
         model_dir = os.path.join(tmp, "parity-model")
         export_torch.export(state, model_dir, os.path.join(PARITY_MODEL, "vocab.src"),
@@ -392,39 +333,39 @@ def main():
         src_vocab = read_tokens(os.path.join(model_dir, "vocab.src"))
         tgt_vocab = read_tokens(os.path.join(model_dir, "vocab.tgt"))
         sentences = greedy_sentences(src_vocab)
-        want, stopped = reference_translations(model, sentences, src_vocab, tgt_vocab)
-        want3, _ = reference_translations(model, sentences, src_vocab, tgt_vocab, max_length=3)
-        names = ["logits/trained-model", "greedy/trained-model", "greedy/max-length-3",
-                 "batch/1-vs-16"]
+        # the logits check reads the first 6 reference translations; each
+        # sentence is decoded on its own
+        references = sentences if "greedy" in only else sentences[:6]
+        want, stopped = reference_translations(model, references, src_vocab, tgt_vocab)
+        names = [("logits", "logits/trained-model"), ("greedy", "greedy/trained-model"),
+                 ("greedy", "greedy/max-length-3"), ("batch", "batch/1-vs-16")]
         if not have_ted:
-            for name in names:
-                report(name, f"{TED}: no such executable")
+            for group, name in names:
+                if group in only:
+                    report(name, f"{TED}: no such executable")
             return
-        cases = [(s.split(), w.split()) for s, w in zip(sentences[:6], want[:6])]
-        compare_logits(names[0], model_dir, model, src_vocab, tgt_vocab, cases)
-        compare_lines(names[1], ["translate", "-m", model_dir], sentences, want,
-                      f"{len(sentences)} sentences identical, {stopped} stopped at the "
-                      "maximum length without EOS")
-        compare_lines(names[2], ["translate", "-m", model_dir, "--max-length", "3"],
-                      sentences, want3, f"{len(sentences)} sentences identical")
-        one, problem = ted_problem(["translate", "-m", model_dir, "--batch-size", "1"],
-                                   "".join(s + "\n" for s in sentences))
-        if problem:
-            return report(names[3], problem)
-        compare_lines(names[3], ["translate", "-m", model_dir, "--batch-size", "16"], sentences,
-                      one.split("\n")[:len(sentences)],
-                      f"{len(sentences)} sentences of 1 to "
-                      f"{max(len(s.split()) for s in sentences)} words")
-    finally:
-        if keep:
-            print(f"kept {tmp}", file=sys.stderr)
-        else:
-            if checks.failures:
-                print("(TED_PARITY_KEEP=1 keeps the model directories named above)",
-                      file=sys.stderr)
-            shutil.rmtree(tmp, ignore_errors=True)
+        if "logits" in only:
+            cases = [(s.split(), w.split()) for s, w in zip(sentences[:6], want[:6])]
+            compare_logits(names[0][1], model_dir, model, src_vocab, tgt_vocab, cases)
+        if "greedy" in only:
+            want3, _ = reference_translations(model, sentences, src_vocab, tgt_vocab,
+                                              max_length=3)
+            compare_lines(names[1][1], ["translate", "-m", model_dir], sentences, want,
+                          f"{len(sentences)} sentences identical, {stopped} stopped at the "
+                          "maximum length without EOS")
+            compare_lines(names[2][1], ["translate", "-m", model_dir, "--max-length", "3"],
+                          sentences, want3, f"{len(sentences)} sentences identical")
+        if "batch" in only:
+            one, problem = ted_problem(["translate", "-m", model_dir, "--batch-size", "1"],
+                                       "".join(s + "\n" for s in sentences))
+            if problem:
+                return report(names[3][1], problem)
+            compare_lines(names[3][1], ["translate", "-m", model_dir, "--batch-size", "16"],
+                          sentences, one.split("\n")[:len(sentences)],
+                          f"{len(sentences)} sentences of 1 to "
+                          f"{max(len(s.split()) for s in sentences)} words")
 
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if checks.failures else 0)
+    sys.exit(1 if failures() else 0)

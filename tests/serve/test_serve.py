@@ -37,20 +37,17 @@ import http.client
 import json
 import os
 import random
-import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from checks import check, fail, failures, ok  # noqa: E402  (tests/lib/checks.py)
-TED = os.environ.get("TED", os.path.join("build", "ted"))
+import ted_test  # noqa: E402
+from ted_test import SAN, SLOW, TED, check, fail, failures, run, ted_output  # noqa: E402
+
 MODEL = os.path.join(ROOT, "models", "toy-en-fr")
-SAN = os.environ.get("SAN") == "1"
-SLOW = 10 if SAN else 1          # how much slower everything runs
 # Scores agree up to float32 rounding, which depends on what a sentence was batched with
 # (the matrix products sum in another order over another number of rows): ted translate
 # itself, on 400 test sentences sampled at temperature 3 with --batch-size 1, 8 and 64, gives
@@ -67,72 +64,9 @@ TIMEOUT = 120 * SLOW             # seconds any one exchange may take
 
 # ---- the server ---------------------------------------------------------------
 
-SERVERS = []
-
-
-class Server:
-    """`ted serve` on a free port; its standard error is kept line by line."""
-
-    def __init__(self, *options):
-        SERVERS.append(self)
-        self.proc = subprocess.Popen(
-            [TED, "serve", "-m", MODEL, "--port", "0", *options],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.lines = []
-        self.first = threading.Event()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        if not self.first.wait(30 * SLOW) or "listening on http://" not in self.lines[0]:
-            self.proc.kill()
-            raise RuntimeError(f"ted serve did not start: {self.lines[:3]}")
-        self.port = int(self.lines[0].rsplit(":", 1)[1])
-
-    def _read(self):
-        for raw in self.proc.stderr:
-            self.lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
-            self.first.set()
-        self.first.set()
-
-    def connect(self, timeout=TIMEOUT):
-        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-
-    def call(self, method, path, body=None, headers=None, connection=None):
-        """(status, headers, parsed JSON or raw bytes)."""
-        own = connection is None
-        c = self.connect() if own else connection
-        try:
-            if isinstance(body, (dict, list)):
-                body = json.dumps(body)
-            c.request(method, path, body=body, headers=headers or {})
-            r = c.getresponse()
-            raw = r.read()
-            try:
-                data = json.loads(raw)
-            except ValueError:
-                data = raw
-            return r.status, dict(r.getheaders()), data
-        finally:
-            if own:
-                c.close()
-
-    def translate(self, request, connection=None):
-        return self.call("POST", "/v1/translate", request, connection=connection)
-
-    def stop(self, sig=signal.SIGTERM, timeout=60 * SLOW):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            status = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            status = "still running"
-        self.reader.join(10)
-        return status
-
-    def sanitizer_reports(self):
-        words = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
-                 "SUMMARY: ")
-        return [line for line in self.lines if any(w in line for w in words)]
+def serve(*options):
+    """`ted serve` with the toy model and options, started (ted_test.Server)."""
+    return ted_test.Server([MODEL], *options, timeout=TIMEOUT)
 
 
 # ---- what ted translate prints ----------------------------------------------------
@@ -145,15 +79,14 @@ FLAGS = {"beam": "--beam", "temperature": "--temperature", "top_k": "--top-k",
 
 def expected_answer(request):
     """The answer ted translate gives, as ted serve's JSON would hold it."""
-    args = [TED, "translate", "-m", MODEL]
+    args = ["translate", "-m", MODEL]
     for key, value in request.items():
         if key in FLAGS:
             args += [FLAGS[key], str(value)]
         elif key in ("sample", "scores") and value:
             args.append("--" + key)
     texts = request["text"]
-    out = subprocess.run(args, input="".join(t + "\n" for t in texts), capture_output=True,
-                         text=True, timeout=TIMEOUT, check=True).stdout.splitlines()
+    out = ted_output(args, "".join(t + "\n" for t in texts), TIMEOUT).splitlines()
     if not (request.get("scores") or request.get("n_best", 1) > 1):
         return {"translations": out}
     lists = [[] for _ in texts]
@@ -236,8 +169,7 @@ def test_api(server):
     except (KeyError, TypeError, IndexError):
         right = False
     check("api/models", status == 200 and right, f"{status} {str(data)[:300]}")
-    info = subprocess.run([TED, "info", "-m", MODEL], capture_output=True, text=True,
-                          timeout=TIMEOUT).stdout
+    _, info, _ = run([TED, "info", "-m", MODEL], timeout=TIMEOUT)
     parameters = [line for line in info.splitlines() if line.startswith("parameters: ")]
     want = int(parameters[0].split()[1]) if parameters else -1
     check("api/models-parameters", right and model["parameters"] == want,
@@ -267,11 +199,11 @@ def test_api(server):
 
 def test_port_taken(server):
     """A second server on the same port: one message, exit status 1."""
-    run = subprocess.run([TED, "serve", "-m", MODEL, "--port", str(server.port)],
-                         capture_output=True, text=True, timeout=TIMEOUT)
-    lines = run.stderr.splitlines()
-    check("api/port-taken", run.returncode == 1 and len(lines) == 1
-          and "cannot listen on 127.0.0.1 port" in lines[0], f"{run.returncode} {lines}")
+    status, _, err = run([TED, "serve", "-m", MODEL, "--port", str(server.port)],
+                         timeout=TIMEOUT)
+    lines = err.splitlines()
+    check("api/port-taken", status == 1 and len(lines) == 1
+          and "cannot listen on 127.0.0.1 port" in lines[0], f"{status} {lines}")
 
 
 # ---- load ---------------------------------------------------------------------------
@@ -489,7 +421,7 @@ def test_idle_connections(server):
 def test_full_queue():
     """--max-batch 1 --max-queue 2: while a long request of 2 sentences is
     decoding, any other sentence is refused with 429 and Retry-After."""
-    server = Server("--max-batch", "1", "--max-queue", "2")
+    server = serve("--max-batch", "1", "--max-queue", "2")
     long_request = {"text": ["the cat sleeps .", "the dog sleeps ."], "sample": True, "seed": 3,
                     "n_best": 64, "temperature": 50, "max_length": 400 if SAN else 1500}
     result = {}
@@ -514,7 +446,7 @@ def test_full_queue():
 # ---- draining -----------------------------------------------------------------------
 
 def test_drain(pool, expected):
-    server = Server()
+    server = serve()
     slow = {"text": sentences()[:60 if SAN else 300], "beam": 8}  # about 2 s
     slow_expected = expected_answer(slow)
     results, stop_at = [], [None]
@@ -579,7 +511,7 @@ def main():
     pool = request_pool(rng, lines, POOL)
     expected = [expected_answer(r) for r in pool]
 
-    server = Server("--max-body", "65536", "--timeout", "3")
+    server = serve("--max-body", "65536", "--timeout", "3")
     try:
         test_port_taken(server)
         test_api(server)
@@ -600,7 +532,7 @@ def main():
           f"{len(logged)} lines, e.g. {logged[:2]}")
     test_full_queue()
     test_drain(pool, expected)
-    reports = [line for s in SERVERS for line in s.sanitizer_reports()]
+    reports = [line for s in ted_test.Server.started for line in s.sanitizer_reports()]
     check("alive/no-sanitizer-report", not reports, reports[:5])
     return 1 if failures() else 0
 

@@ -1,0 +1,257 @@
+"""The helpers every Python test script shares (tests/parity, tests/serve,
+tests/browser), on Python's standard library alone (parse_logits imports
+numpy when called).
+
+Each check prints one line, which tests/run-all.sh counts:
+    ok NAME[: detail]      the check held
+    FAIL NAME: why         it did not
+Any other line ("# ...", "info ...", "skip NAME: why") is not counted, so a
+measurement or a check this machine cannot make is printed that way.
+
+A script finds this module with
+    sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+and ends with `sys.exit(1 if failures() else 0)`.
+"""
+import contextlib
+import http.client
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TED = os.environ.get("TED", os.path.join("build", "ted"))
+SAN = os.environ.get("SAN") == "1"   # an AddressSanitizer build (make SAN=1)
+SLOW = 10 if SAN else 1               # how much slower it runs
+TIMEOUT = 120                         # seconds a command run by run() may take
+
+
+# ---- the lines run-all.sh counts --------------------------------------------------
+
+_failures = 0
+
+
+def ok(name, detail=""):
+    print(f"ok {name}" + (f": {detail}" if detail else ""), flush=True)
+
+
+def fail(name, why):
+    global _failures
+    _failures += 1
+    print(f"FAIL {name}: {why}", flush=True)
+
+
+def check(name, condition, why):
+    """ok when condition holds, else FAIL with why."""
+    if condition:
+        ok(name)
+    else:
+        fail(name, why)
+
+
+def report(name, problem=None, detail=""):
+    """ok (with detail) when problem is None, else FAIL with problem."""
+    if problem is None:
+        ok(name, detail)
+    else:
+        fail(name, problem)
+
+
+def failures():
+    """How many FAIL lines were printed so far."""
+    return _failures
+
+
+# ---- sanitizer reports --------------------------------------------------------------
+
+def _patterns(path):
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f if line.strip()]
+
+
+# What the sanitizer runtimes print (tests/lib/sanitizer-patterns.txt, one
+# fixed string a line; tests/lib/checks.sh greps the same file).
+SANITIZER_PATTERNS = _patterns(os.path.join(HERE, "sanitizer-patterns.txt"))
+
+
+def sanitizer_reports(lines):
+    """The lines that hold a sanitizer's report."""
+    return [line for line in lines if any(p in line for p in SANITIZER_PATTERNS)]
+
+
+# ---- running programs ------------------------------------------------------------
+
+def run(args, stdin=None, timeout=TIMEOUT, binary=False):
+    """(exit status, stdout, stderr) of a command. stdin is text (written as
+    UTF-8) or bytes; stdout is bytes when binary, else text decoded as UTF-8
+    (an invalid byte becomes U+FFFD); stderr is text. The status is None
+    when the command could not run or timed out, with why in stderr."""
+    if isinstance(stdin, str):
+        stdin = stdin.encode("utf-8")
+    try:
+        p = subprocess.run(args, input=stdin, capture_output=True, timeout=timeout,
+                           stdin=None if stdin is not None else subprocess.DEVNULL)
+    except OSError as e:
+        return None, b"" if binary else "", f"{args[0]}: {e.strerror}"
+    except subprocess.TimeoutExpired:
+        return None, b"" if binary else "", f"timed out after {timeout} s"
+    out = p.stdout if binary else p.stdout.decode("utf-8", "replace")
+    return p.returncode, out, p.stderr.decode("utf-8", "replace")
+
+
+def quote(args):
+    """A command as a shell would read it, for messages."""
+    return " ".join(a if a and all(c.isalnum() or c in "-_./=" for c in a) else repr(a)
+                    for a in args)
+
+
+def ted_problem(args, stdin=None, timeout=TIMEOUT):
+    """(stdout, None) when `ted ARGS` exits 0, else (None, why)."""
+    status, out, err = run([TED] + args, stdin, timeout)
+    if status != 0:
+        last = err.strip().splitlines()[-1] if err.strip() else ""
+        return None, f"`{quote([TED] + args)}` exited {status}: {last}"
+    return out, None
+
+
+def ted_output(args, stdin=None, timeout=TIMEOUT):
+    """The standard output of `ted ARGS`; RuntimeError (why) unless it exits 0."""
+    out, problem = ted_problem(args, stdin, timeout)
+    if problem:
+        raise RuntimeError(problem)
+    return out
+
+
+def parse_logits(text, rows=None, cols=None):
+    """`ted logits` output as a float64 array; ValueError when it is not a
+    table of numbers, or not rows x cols where those are given."""
+    import numpy as np
+
+    lines = text.splitlines()
+    if rows is not None and len(lines) != rows:
+        raise ValueError(f"{len(lines)} lines, expected {rows}")
+    table = []
+    for i, line in enumerate(lines):
+        row = [float(x) for x in line.split()]
+        want = cols if cols is not None else len(table[0]) if table else len(row)
+        if len(row) != want:
+            raise ValueError(f"line {i + 1} has {len(row)} values, expected {want}")
+        table.append(row)
+    return np.array(table, dtype=np.float64)
+
+
+@contextlib.contextmanager
+def scratch_directory(prefix):
+    """A temporary directory for the block, removed after it unless
+    TED_PARITY_KEEP is set (then its path is printed on stderr)."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    try:
+        yield tmp
+    finally:
+        if os.environ.get("TED_PARITY_KEEP"):
+            print(f"kept {tmp}", file=sys.stderr)
+        else:
+            if _failures:
+                print("(TED_PARITY_KEEP=1 keeps the temporary directories)", file=sys.stderr)
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---- ted serve ----------------------------------------------------------------------
+
+class Server:
+    """`ted serve -m MODEL... --port 0 OPTION...` on a free loopback port,
+    which it names on the first line of its standard error; that stream is
+    kept line by line (`lines`). Every server started is in Server.started,
+    for a last look at their sanitizer reports."""
+
+    started = []
+
+    def __init__(self, models, *options, timeout=120 * SLOW):
+        self.timeout = timeout  # seconds one exchange may take
+        args = [TED, "serve"]
+        for model in models:
+            args += ["-m", model]
+        self.proc = subprocess.Popen(args + ["--port", "0", *options],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+        Server.started.append(self)
+        self.lines = []
+        first = threading.Event()
+
+        def read():
+            for raw in self.proc.stderr:
+                self.lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
+                first.set()
+            first.set()
+
+        self.reader = threading.Thread(target=read, daemon=True)
+        self.reader.start()
+        if not first.wait(30 * SLOW) or not self.lines or \
+                "listening on http://" not in self.lines[0]:
+            self.proc.kill()
+            raise RuntimeError(f"ted serve did not start: {self.lines[:3]}")
+        self.port = int(self.lines[0].rsplit(":", 1)[1])
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def connect(self, timeout=None):
+        return http.client.HTTPConnection("127.0.0.1", self.port,
+                                          timeout=timeout or self.timeout)
+
+    def call(self, method, path, body=None, headers=None, connection=None):
+        """(status, headers, the body parsed as JSON, or its bytes when it is
+        not JSON); a dict or list body is sent as JSON."""
+        own = connection is None
+        c = self.connect() if own else connection
+        try:
+            if isinstance(body, (dict, list)):
+                body = json.dumps(body)
+            c.request(method, path, body=body, headers=headers or {})
+            r = c.getresponse()
+            raw = r.read()
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                data = raw
+            return r.status, dict(r.getheaders()), data
+        finally:
+            if own:
+                c.close()
+
+    def get(self, path):
+        """(status, headers, body bytes) of a GET."""
+        c = self.connect()
+        try:
+            c.request("GET", path)
+            r = c.getresponse()
+            return r.status, dict(r.getheaders()), r.read()
+        finally:
+            c.close()
+
+    def translate(self, request, connection=None):
+        return self.call("POST", "/v1/translate", request, connection=connection)
+
+    def stop(self, sig=signal.SIGTERM, timeout=60 * SLOW):
+        """Sends sig and waits: the exit status, or "still running" (then it
+        is killed). The reader is joined, so a report written at exit is in
+        `lines`."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            status = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            status = "still running"
+        self.reader.join(10)
+        return status
+
+    def matching(self, text):
+        """The lines of standard error so far that contain text."""
+        return [line for line in self.lines if text in line]
+
+    def sanitizer_reports(self):
+        return sanitizer_reports(self.lines)
