@@ -57,6 +57,18 @@ else
     [ "$status" -ne 0 ] && [ "$t" -eq "$p" ] && failed=$((failed + 1))
 fi
 
+# The code's mechanical rules (CONTRIBUTING.md): function length, parameter
+# lists, the include graph; each violation one FAIL line.
+echo "== structure (scripts/check-structure.sh)"
+scripts/check-structure.sh >"$log" 2>&1
+status=$?
+case $status in
+0) echo "ok structure" >"$log" ;;
+1) sed -i -e '/^check-structure:/d' -e 's/^/FAIL structure: /' "$log" ;;
+*) sed -i 's/^/FAIL structure: /' "$log" ;;
+esac
+count_checks structure
+
 for script in tests/cli/*.sh; do
     [ -e "$script" ] && run_script sh "$script"
 done
