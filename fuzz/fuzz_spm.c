@@ -31,7 +31,7 @@ static const char *const texts[] = {
 };
 
 static const char *const pieces[] = {"\xe2\x96\x81The", "\xe2\x96\x81", "<unk>", "<0x41>",
-                                     "<0xC3>", "<0xA9>", "s", "</s>", "\xe2\x96\x81" "cat"};
+                                     "<0xC3>", "<0xA9>", "s", "</s>", "\xe2\x96\x81\x63\x61t"};
 
 /* Segments `text`, checks the pieces are `count` non-empty strings back to
  * back, and decodes them. */
