@@ -121,8 +121,9 @@ def spm_seeds():
         yield f"en_fr_{side}_small_table", spm_model.with_charsmap(model, small)
     model = open(os.path.join(ROOT, "models/en-fr/source.spm"), "rb").read()
     yield "en_fr_source_no_table", spm_model.with_charsmap(model, b"")
+    denormalizer = spm_model.charsmap({b"a": b"A", b"fi": b"\xef\xac\x81"})
     yield "en_fr_source_denormalizer", spm_model.with_charsmap(
-        spm_model.with_charsmap(model, small), spm_model.charsmap({b"a": b"A", b"fi": b"\xef\xac\x81"}), 5)
+        spm_model.with_charsmap(model, small), denormalizer, 5)
     pieces = [f for f in spm_model.fields(model) if f[0] == 1]
     rest = [f for f in spm_model.fields(spm_model.with_charsmap(model, small)) if f[0] != 1]
     trainer = [(f, w, spm_model.message(spm_model.fields(v) + [(35, 0, 1)]) if f == 2 else v)

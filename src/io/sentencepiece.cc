@@ -152,7 +152,8 @@ bool children_inside(size_t base, size_t count)
     return (base | 0xff) < count;
 }
 
-// What is wrong with one precompiled_charsmap, or "" when it is usable. See above for what the library reads.
+// What is wrong with one precompiled_charsmap, or "" when it is usable (what
+// the library reads: above).
 std::string charsmap_problem(const unsigned char *blob, size_t size)
 {
     if (size < 4)

@@ -184,5 +184,5 @@ def hostile_charsmaps():
            "has trie unit [0-9]+ pointing to byte [0-9]+ of its [0-9]+ bytes of strings, past "
            "the last NUL-terminated one")
     yield ("strings-without-nul", corrupt(lambda u, s: join_charsmap(u, s.replace(b"\0", b"x"))),
-           "has trie unit [0-9]+ pointing to byte [0-9]+ of its [0-9]+ bytes of strings, past the last "
-           "NUL-terminated one")
+           "has trie unit [0-9]+ pointing to byte [0-9]+ of its [0-9]+ bytes of strings, "
+           "past the last NUL-terminated one")
