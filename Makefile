@@ -258,10 +258,11 @@ valgrind: test-deps
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := build-fuzz
-FUZZ_TARGETS := safetensors config vocab tokenizer normalize
-FUZZ_CFLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Iinclude -Isrc \
-               $(shell pkg-config --cflags yaml-0.1 libcjson 2>/dev/null) \
-               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_TARGETS := safetensors config vocab tokenizer normalize spm request
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_COMMON := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Iinclude -Isrc \
+               $(shell pkg-config --cflags yaml-0.1 libcjson 2>/dev/null)
+FUZZ_CFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer $(FUZZ_SAN)
 FUZZ_LIBS := $(shell pkg-config --libs yaml-0.1 libcjson sentencepiece 2>/dev/null) -lstdc++
 # The harnesses link io/ and core/ whole (the parsers and what they stand on).
 FUZZ_LIB_SRC := $(wildcard src/io/*.c src/core/*.c)
@@ -269,11 +270,45 @@ FUZZ_SPM := $(FUZZ_BUILD)/sentencepiece.o
 
 $(FUZZ_SPM): src/io/sentencepiece.cc src/io/sentencepiece.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC)++ -g -O1 -std=c++17 -Iinclude -Isrc -fsanitize=address,undefined -fno-sanitize=vptr -c $< -o $@
+	$(FUZZ_CC)++ -g -O1 -std=c++17 -Iinclude -Isrc -fsanitize=fuzzer-no-link,address,undefined \
+	    -fno-sanitize=vptr -c $< -o $@
 
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_LIB_SRC) $(FUZZ_SPM) $(wildcard src/io/*.h src/core/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_LIB_SRC) $(FUZZ_SPM) $(FUZZ_LIBS) -o $@
+
+# fuzz_request decodes (the explorer's endpoints): it links the whole of
+# libted, each kernel set included, and serve's JSON, built into
+# $(FUZZ_BUILD)/obj with coverage for the fuzzer (fuzzer-no-link).
+FUZZ_OBJ := $(FUZZ_BUILD)/obj
+FUZZ_OBJ_CFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP
+FUZZ_REQUEST_SRC := $(filter %.c,$(LIB_SRC)) src/serve/request.c src/serve/explore.c \
+                    src/serve/job.c src/frontend/options.c
+FUZZ_REQUEST_OBJ := $(FUZZ_REQUEST_SRC:%.c=$(FUZZ_OBJ)/%.o) \
+                    $(foreach v,$(KERNEL_VARIANTS),\
+                      $(KERNEL_SRC:src/kernels/variant/%.c=$(FUZZ_OBJ)/src/kernels/$(v)/%.o)) \
+                    $(FUZZ_OBJ)/src/serve/explorer_assets.o
+
+$(FUZZ_OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_OBJ_CFLAGS) -c $< -o $@
+
+define FUZZ_KERNEL_RULE
+$(FUZZ_OBJ)/src/kernels/$(1)/%.o: src/kernels/variant/%.c
+	@mkdir -p $$(dir $$@)
+	$$(FUZZ_CC) $$(FUZZ_OBJ_CFLAGS) -ffp-contract=fast $$(KERNEL_FLAGS_$(1)) -DTED_VARIANT=$(1) \
+	    -c $$< -o $$@
+endef
+$(foreach v,$(KERNEL_VARIANTS),$(eval $(call FUZZ_KERNEL_RULE,$(v))))
+
+$(FUZZ_OBJ)/src/serve/explorer_assets.o: src/serve/explorer_assets.S $(EXPLORER_ASSETS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_request: fuzz/fuzz_request.c $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM) $(FUZZ_LIBS) -lm -lpthread -o $@
+
+-include $(FUZZ_REQUEST_OBJ:.o=.d)
 
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" \

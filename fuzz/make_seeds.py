@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Writes the seed corpora of the fuzz harnesses from the repository's good
-files: OUT/safetensors, OUT/config, OUT/vocab, OUT/tokenizer, OUT/normalize.
+files: OUT/safetensors, OUT/config, OUT/vocab, OUT/tokenizer, OUT/normalize,
+OUT/spm, OUT/request.
 
     /usr/bin/python3 fuzz/make_seeds.py OUT
 """
@@ -10,6 +11,8 @@ import struct
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests/bad"))
+import spm_model  # noqa: E402
 
 
 def safetensors(tensors, metadata=None, align=8):
@@ -108,11 +111,56 @@ def normalize_seeds():
     yield "invalid_utf8", b"\x00a\xff(\xc3 \xc0\xa0\xe2\x80"
 
 
+def spm_seeds():
+    """models/en-fr's SentencePiece models, each under 64 KiB (run.sh's
+    -max_len): its 237 KB NFKC table swapped for a small one, none, a
+    denormalization table, byte fallback with its byte pieces."""
+    small = spm_model.charsmap(spm_model.RULES)
+    for side in ("source", "target"):
+        model = open(os.path.join(ROOT, "models/en-fr", side + ".spm"), "rb").read()
+        yield f"en_fr_{side}_small_table", spm_model.with_charsmap(model, small)
+    model = open(os.path.join(ROOT, "models/en-fr/source.spm"), "rb").read()
+    yield "en_fr_source_no_table", spm_model.with_charsmap(model, b"")
+    denormalizer = spm_model.charsmap({b"a": b"A", b"fi": b"\xef\xac\x81"})
+    yield "en_fr_source_denormalizer", spm_model.with_charsmap(
+        spm_model.with_charsmap(model, small), denormalizer, 5)
+    pieces = [f for f in spm_model.fields(model) if f[0] == 1]
+    rest = [f for f in spm_model.fields(spm_model.with_charsmap(model, small)) if f[0] != 1]
+    trainer = [(f, w, spm_model.message(spm_model.fields(v) + [(35, 0, 1)]) if f == 2 else v)
+               for f, w, v in rest]
+    byte_pieces = [(1, 2, spm_model.message([(1, 2, b"<0x%02X>" % b), (2, 5, b"\0\0\0\0"),
+                                             (3, 0, 6)])) for b in range(256)]
+    yield "en_fr_source_byte_fallback", spm_model.message(pieces[:200] + byte_pieces + trainer)
+    yield "en_fr_source_100_pieces", spm_model.message(pieces[:100] + rest)
+
+
+def request_seeds():
+    """fuzz_request.c's endpoint byte (0 translate, 1 explore, 2 beam), then
+    a body as docs/serving.md and docs/learning.md show them."""
+    translate = [{"text": ["the black cat eats the small bird ."]},
+                 {"text": ["the dog sleeps .", ""], "beam": 4, "n_best": 2, "scores": True},
+                 {"model": "toy-2", "text": ["the cat ."], "sample": True, "temperature": 0.7,
+                  "top_k": 5, "top_p": 0.9, "seed": "12345678901234567", "max_length": 8},
+                 {"text": ["the queen sings ."], "length_penalty": 0.6,
+                  "length_normalization": "power", "model": "toy"}]
+    explore = [{"source": "the cat eats the small bird .", "top_k": 3},
+               {"source": "the dog sleeps .", "model": "toy-2",
+                "forced": [{"step": 1, "token": "le"}, {"step": 3, "token": "dort"}]}]
+    beam = [{"source": "the cat sleeps .", "beam": 3, "length_penalty": 1.0,
+             "length_normalization": "gnmt"}, {"source": "", "beam": 1}]
+    for endpoint, bodies in enumerate((translate, explore, beam)):
+        for i, body in enumerate(bodies):
+            yield f"endpoint{endpoint}_{i}", bytes([endpoint]) + json.dumps(body).encode()
+    yield "not_an_object", b"\x00[1, 2]"
+    yield "escapes", b'\x01{"source": "caf\\u00e9 \\ud83d\\ude00 \\u0041"}'
+
+
 def main():
     out = sys.argv[1]
     for kind, seeds in (("safetensors", safetensors_seeds()), ("config", config_seeds()),
                         ("vocab", vocab_seeds()), ("tokenizer", tokenizer_seeds()),
-                        ("normalize", normalize_seeds())):
+                        ("normalize", normalize_seeds()), ("spm", spm_seeds()),
+                        ("request", request_seeds())):
         os.makedirs(os.path.join(out, kind), exist_ok=True)
         for name, data in seeds:
             with open(os.path.join(out, kind, name), "wb") as f:

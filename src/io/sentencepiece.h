@@ -19,6 +19,14 @@ typedef struct ted_spm ted_spm;
  * TED_ERR_VOCAB naming `path`. */
 ted_status ted_spm_load(const char *path, ted_spm **spm, ted_error *err);
 
+/* The same from `length` bytes in memory, `name` standing for the file in
+ * messages. Before the library sees them, the normalization tables
+ * (normalizer_spec and denormalizer_spec's precompiled_charsmap) are checked
+ * against everything the library indexes in them: a table whose trie or
+ * strings point outside it is "not a usable SentencePiece model". */
+ted_status ted_spm_load_bytes(const char *name, const char *bytes, size_t length, ted_spm **spm,
+                              ted_error *err);
+
 void ted_spm_free(ted_spm *spm);
 
 /* Segments `length` bytes of valid UTF-8 into pieces: `*pieces` is one

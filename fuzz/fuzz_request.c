@@ -1,0 +1,115 @@
+/* libFuzzer harness: the bodies of ted serve's JSON API, as bytes in. The
+ * first byte picks the endpoint, the rest is the body:
+ *   0  POST /v1/translate: serve_parse_request, the model's name, the
+ *      decoding options (frontend_choose_options) and the job
+ *      (serve_job_new: tokenized, checked against max_positions), as
+ *      server.c's translate() takes them; not decoded;
+ *   1  POST /v1/explore and 2 POST /v1/beam: serve_explore, decode and all
+ *      (at most EXPLORE_MAX_STEPS steps of a beam of EXPLORE_MAX_BEAM).
+ * Every answer must be JSON of the status's kind: 200 with an object, or a
+ * 4xx with {"error": "..."}. The models: models/toy-en-fr (TED_FUZZ_MODEL
+ * to change), loaded once, served as "toy" and "toy-2". */
+#include <cJSON.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/options.h"
+#include "serve/explore.h"
+#include "serve/job.h"
+#include "serve/request.h"
+#include "serve/server.h"
+
+#define REQUIRE(condition) \
+    do {                   \
+        if (!(condition))  \
+            abort();       \
+    } while (0)
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static serve_model models[2];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    const char *dir = getenv("TED_FUZZ_MODEL");
+    ted_model *model = NULL;
+    ted_error err = {0};
+    if (ted_model_load(dir ? dir : "models/toy-en-fr", &model, &err) != TED_OK)
+        abort();
+    models[0] = (serve_model){"toy", model, NULL};
+    models[1] = (serve_model){"toy-2", model, NULL};
+    return 0;
+}
+
+/* The answer `json` with HTTP status `status`: 200 and an object, or a 4xx
+ * and {"error": a non-empty string}. */
+static void check_answer(char *json, int status)
+{
+    REQUIRE(json);
+    cJSON *root = cJSON_Parse(json);
+    REQUIRE(root && cJSON_IsObject(root));
+    if (status != 200) {
+        REQUIRE(status >= 400 && status < 500);
+        const cJSON *error = cJSON_GetObjectItemCaseSensitive(root, "error");
+        REQUIRE(cJSON_IsString(error) && error->valuestring[0]);
+    }
+    cJSON_Delete(root);
+    free(json);
+}
+
+/* server.c's translate(), up to the decoding loop. */
+static void translate(const char *body, size_t length)
+{
+    serve_request request;
+    char message[TED_ERROR_MESSAGE_SIZE];
+    if (!serve_parse_request(body, length, &request, message, sizeof message)) {
+        check_answer(serve_error_json(message), 400);
+        serve_request_free(&request);
+        return;
+    }
+    const serve_model *m = NULL;
+    for (int i = 0; i < 2 && !m; i++)
+        if (!request.model || !strcmp(models[i].name, request.model))
+            m = &models[i];
+    ted_translate_options options;
+    serve_job *job = NULL;
+    ted_error err = {0};
+    if (m && (frontend_choose_options(m->model, &request.choice, &serve_field_names, &options,
+                                      &err) ||
+              serve_job_new(m->model, &options, request.texts, request.count, &job, &err))) {
+        REQUIRE(job == NULL && err.message[0]);
+        if (err.status != TED_ERR_NOMEM)
+            check_answer(serve_error_json(err.message), 400);
+    } else if (job) {
+        REQUIRE(job->count == request.count && job->unfinished <= job->count);
+        if (job->unfinished == 0)
+            check_answer(serve_answer(job, request.scores), 200);
+    }
+    serve_job_free(job);
+    serve_request_free(&request);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return 0;
+    const char *body = (const char *)data + 1;
+    size_t length = size - 1;
+    static const char *const paths[] = {"/v1/explore", "/v1/beam"};
+    if (data[0] % 3 == 0) {
+        translate(body, length);
+    } else {
+        int status = 0;
+        char *json = serve_explore(models, 2, paths[data[0] % 3 - 1], body, length, &status);
+        REQUIRE(status != 500 || json);
+        if (status != 500)
+            check_answer(json, status);
+        else
+            free(json);
+    }
+    return 0;
+}
