@@ -45,14 +45,11 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
 import ted_config_rules  # noqa: E402
-import ted_format  # noqa: E402
 from ted_test import TED, failures, ok, report, run, scratch_directory  # noqa: E402
 
 EXPORTER = os.environ.get("EXPORTER", os.path.join(ROOT, "tools", "export_hf.py"))
@@ -497,9 +494,11 @@ def check_rules():
         got[key] = (spec["type"], spec.get("min"), spec.get("max"),
                     spec.get("choices") or spec.get("capacity"))
     differ = [key for key in sorted(set(want) | set(got)) if want.get(key) != got.get(key)]
-    report("rules/keys-as-config.c", None if differ else None, f"{len(want)} keys") if not \
-        differ else report("rules/keys-as-config.c", "differ: " + ", ".join(
-            f"{k}: config.c {want.get(k)}, rules {got.get(k)}" for k in differ[:4]))
+    problem = "differ: " + ", ".join(f"{k}: config.c {want.get(k)}, rules {got.get(k)}"
+                                     for k in differ[:4]) if differ else None
+    if len(want) < 40:
+        problem = f"read {len(want)} keys of src/io/config.c's table, expected them all"
+    report("rules/keys-as-config.c", problem, f"{len(want)} keys")
 
 
 def main():
