@@ -260,6 +260,7 @@ static ted_status copy_file(const char *from, const char *to, ted_quantize_recor
     char buffer[65536];
     size_t n;
     int error = 0;
+    errno = 0;
     while (!error && (n = fread(buffer, 1, sizeof buffer, in)) > 0)
         if (fwrite(buffer, 1, n, out) != n)
             error = errno ? errno : EIO;
