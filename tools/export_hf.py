@@ -17,18 +17,33 @@ PyTorch. A model ted would not run the way transformers runs it is refused
 with one message naming the key, tensor or file at fault
 (docs/model-format.md, "Hugging Face Marian models").
 
+DIR must be new or empty (not HF_DIR, not a symbolic link): as `ted
+quantize`, the exporter writes each file under a unique temporary name in
+DIR (created with O_EXCL | O_NOFOLLOW: no link is followed, nothing
+replaced) and renames them into place once all are whole; after a failure,
+or SIGINT, SIGTERM or SIGHUP, nothing of them is left, nor DIR when the
+exporter created it. Every input must be a regular file (a FIFO or a device
+is refused, never read) of a bounded size (INPUT_LIMITS). A value ted's
+config reader (src/io/config.c) refuses is refused before anything is
+written, in its words (tools/ted_config_rules.py), and so is a weight that
+is not finite. Every failure is one line, "export_hf: ...", and exit status
+1; no traceback.
+
 From Python: export(hf_dir, out_dir) returns the model section written, as
 a dict; errors raise ExportError.
 """
 import argparse
 import json
+import mmap
 import os
-import shutil
+import struct
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safe_files  # noqa: E402
+import ted_config_rules as rules  # noqa: E402
 import ted_format  # noqa: E402
 from ted_format import ExportError  # noqa: E402
 
@@ -79,9 +94,38 @@ BART_TENSORS = {"layernorm_embedding": "normalize_embedding (an embedding LayerN
                 "encoder.layer_norm.": "add_final_layer_norm (a final encoder LayerNorm)",
                 "decoder.layer_norm.": "add_final_layer_norm (a final decoder LayerNorm)"}
 
-MAX_BANNED_IDS = 16  # TED_MAX_BANNED_IDS, include/ted/config.h
 LAYER_NORM_EPS = 1e-5  # MarianMTModel's nn.LayerNorm(d_model) keeps the default
 POSITIONS_TOLERANCE = 1e-3  # an F16 copy of the table is this close
+
+# The largest input of each kind read (a larger file is refused before it is
+# read): JSON settings, the vocabularies, the SentencePiece models (ted's
+# own bounds: src/io/vocab.c, src/io/sentencepiece.cc), the weights.
+INPUT_LIMITS = {"settings": (16 << 20, "a JSON settings file"),
+                "vocab": (256 << 20, "a vocabulary"),
+                "spm": (64 << 20, "a SentencePiece model"),
+                "weights": (64 << 30, "a weights file")}
+JSON_FILES = {"vocab.json": "vocab", "target_vocab.json": "vocab"}
+
+MAX_DIMS = 4  # TED_TENSOR_MAX_DIMS, src/io/safetensors.h
+WHOLE_MAX = 2 ** 53  # a JSON number ted takes as a whole count
+SIZE_MAX = 2 ** 64 - 1
+
+
+def refuse(origin, problem):
+    """ExportError for what ted's config reader says (a ConfigProblem) of
+    the value `origin` names: "ORIGIN -> KEY: WHAT", ted's words after the
+    arrow."""
+    return ExportError(f"{origin} -> {problem}")
+
+
+def ted_value(origin, key, value):
+    """`value` for config.yaml's `key`, refused in ted's words (refuse) when
+    ted's reader would refuse it."""
+    try:
+        rules.check_value(key, value)
+    except rules.ConfigProblem as problem:
+        raise refuse(origin, problem) from None
+    return value
 
 
 # ---- files ------------------------------------------------------------------
@@ -89,17 +133,17 @@ POSITIONS_TOLERANCE = 1e-3  # an F16 copy of the table is this close
 def read_json(hf_dir, name, required=True):
     """A JSON object file of the model directory; {} when absent and not required."""
     path = os.path.join(hf_dir, name)
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         if required:
             raise ExportError(f"{path}: missing: a MarianMTModel directory holds {name}")
         return {}
+    data = safe_files.read_regular(path, *INPUT_LIMITS[JSON_FILES.get(name, "settings")])
     try:
-        with open(path, encoding="utf-8") as f:
-            value = json.load(f)
-    except OSError as e:
-        raise ExportError(f"{path}: {e.strerror}") from None
+        value = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
-        raise ExportError(f"{path}: not valid JSON ({e})") from None
+        raise ExportError(f"{path}: not valid JSON ({e})".splitlines()[0]) from None
+    except RecursionError:
+        raise ExportError(f"{path}: not valid JSON (nested too deeply)") from None
     if not isinstance(value, dict):
         raise ExportError(f"{path}: not a JSON object")
     return value
@@ -111,14 +155,19 @@ def load_pytorch_bin(path):
     except ImportError:
         raise ExportError(f"{path}: reading pytorch_model.bin needs PyTorch "
                           "(python3-torch); model.safetensors needs only NumPy") from None
+    fd, _ = safe_files.open_regular(path, *INPUT_LIMITS["weights"])
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        with os.fdopen(fd, "rb") as f:
+            state = torch.load(f, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many kinds for unreadable files
-        raise ExportError(f"{path}: cannot load: {e}".splitlines()[0]) from None
+        raise ExportError(f"{path}: cannot load: {e}".splitlines()[0] if str(e) else
+                          f"{path}: cannot load: {type(e).__name__}") from None
     if not isinstance(state, dict):
         raise ExportError(f"{path}: not a state_dict")
     tensors = {}
     for name, tensor in state.items():
+        if not isinstance(name, str):
+            raise ExportError(f"{path}: a tensor name is not a string")
         if not hasattr(tensor, "is_floating_point") or not tensor.is_floating_point():
             raise ExportError(f"{path}: tensor {name} is not a float tensor")
         tensors[name] = tensor.detach().float().numpy()
@@ -128,16 +177,125 @@ def load_pytorch_bin(path):
 def load_weights(hf_dir):
     """(file name, {tensor name: float32 array}): model.safetensors when
     there is one (as from_pretrained prefers it), else pytorch_model.bin."""
-    for name, load in (("model.safetensors", ted_format.read_tensors),
+    for name, load in (("model.safetensors", read_safetensors),
                        ("pytorch_model.bin", load_pytorch_bin)):
         path = os.path.join(hf_dir, name)
-        if os.path.exists(path):
+        if os.path.lexists(path):
             return path, load(path)
     for index in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
-        if os.path.exists(os.path.join(hf_dir, index)):
+        if os.path.lexists(os.path.join(hf_dir, index)):
             raise ExportError(f"{os.path.join(hf_dir, index)}: checkpoints split into several "
                               "files are not supported")
     raise ExportError(f"{hf_dir}: no model.safetensors or pytorch_model.bin")
+
+
+def shape_text(shape):
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def is_count(value):
+    """A whole number in [0, 2^53], as ted reads a safetensors size."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= WHOLE_MAX
+
+
+def entry_layout(path, name, entry, data_size):
+    """(dtype, shape, begin) of one header entry, checked as ted's
+    safetensors reader checks it (src/io/safetensors.c), in its words."""
+    where = f"{path}: tensor '{name}'"
+    if not isinstance(entry, dict):
+        raise ExportError(f"{where}: entry is not an object")
+    dtype = ted_format._DTYPES.get(entry.get("dtype")) if isinstance(entry.get("dtype"),
+                                                                       str) else None
+    if dtype is None:
+        raise ExportError(f"{where}: dtype {json.dumps(entry.get('dtype'))[:40]} is not a "
+                          "float type (F64, F32, F16 or BF16)")
+    shape, offsets = entry.get("shape"), entry.get("data_offsets")
+    if not isinstance(shape, list):
+        raise ExportError(f'{where}: "shape" is not an array')
+    if len(shape) > MAX_DIMS:
+        raise ExportError(f"{where}: shape has {len(shape)} dimensions, more than the "
+                          f"{MAX_DIMS} supported")
+    for i, n in enumerate(shape):
+        if not is_count(n):
+            raise ExportError(f"{where}: shape[{i}] is not a whole number in [0, 2^53]")
+    if not isinstance(offsets, list) or len(offsets) != 2:
+        raise ExportError(f'{where}: "data_offsets" is not an array of 2 numbers')
+    if not all(is_count(n) for n in offsets):
+        raise ExportError(f"{where}: data_offsets are not whole numbers in [0, 2^53]")
+    begin, end = offsets
+    if begin > end:
+        raise ExportError(f"{where}: data_offsets [{begin}, {end}] are reversed")
+    if end > data_size:
+        raise ExportError(f"{where}: data_offsets [{begin}, {end}] end past the "
+                          f"{data_size}-byte data section (file truncated?)")
+    needed = dtype.itemsize
+    for n in shape:
+        needed *= n
+    if 0 not in shape and needed > SIZE_MAX:
+        raise ExportError(f"{where}: shape {shape_text(shape)} of {entry['dtype']} overflows "
+                          "size_t")
+    if end - begin != needed:
+        raise ExportError(f"{where}: data_offsets [{begin}, {end}] span {end - begin} bytes "
+                          f"but shape {shape_text(shape)} of {entry['dtype']} needs {needed}")
+    return entry["dtype"], dtype, shape, begin
+
+
+def read_safetensors(path):
+    """Every float tensor of a safetensors file as a float32 array, by name;
+    the file mapped, not read whole, and its header checked as ted checks
+    its own (refused in its words)."""
+    fd, size = safe_files.open_regular(path, *INPUT_LIMITS["weights"])
+    try:
+        if size < 8:
+            raise ExportError(f"{path}: {size} bytes is too short for the 8-byte header length")
+        mapped = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)
+    (length,) = struct.unpack("<Q", mapped[:8])
+    if length > ted_format.MAX_HEADER_BYTES:
+        raise ExportError(f"{path}: header length {length} is over the "
+                          f"{ted_format.MAX_HEADER_BYTES}-byte limit")
+    if length > size - 8:
+        raise ExportError(f"{path}: header length {length} runs past the end of the "
+                          f"{size}-byte file")
+    try:
+        header = json.loads(mapped[8:8 + length].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ExportError(f"{path}: the header is not JSON: not a safetensors file") from None
+    if not isinstance(header, dict):
+        raise ExportError(f"{path}: the header is not a JSON object")
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        kind, dtype, shape, begin = entry_layout(path, name, entry, size - 8 - length)
+        count = 1
+        for n in shape:
+            count *= n
+        raw = np.frombuffer(mapped, dtype=dtype, count=count, offset=8 + length + begin)
+        if kind == "BF16":
+            array = (raw.astype(np.uint32) << 16).view(np.float32).reshape(shape)
+        else:
+            with np.errstate(over="ignore"):  # F64 beyond float32: infinite, refused later
+                array = raw.astype(np.float32).reshape(shape)
+        del raw
+        tensors[name] = array
+    return tensors
+
+
+def check_finite(path, tensors):
+    """Every weight written must be finite, as ted's loader (ted info
+    --check, ted quantize) requires: refused in its words."""
+    for name, array in tensors:
+        finite = np.isfinite(array)
+        if finite.all():
+            continue
+        at = int(np.argmin(finite.ravel()))
+        value = array.ravel()[at]
+        kind = "NaN" if np.isnan(value) else "-inf" if value < 0 else "+inf"
+        where = shape_text(int(i) for i in np.unravel_index(at, array.shape))
+        raise ExportError(f"{path}: tensor '{name}' holds {kind} at {where} (element {at}); "
+                          "weights must be finite")
 
 
 # ---- config.json -------------------------------------------------------------
@@ -153,7 +311,7 @@ def check_fixed_architecture(config):
                               f"which ted does not run (MarianMTModel: {key} "
                               f"{json.dumps(value)})")
     architectures = config.get("architectures") or ["MarianMTModel"]
-    if "MarianMTModel" not in architectures:
+    if not isinstance(architectures, list) or "MarianMTModel" not in architectures:
         raise ExportError(f"config.json: architectures {architectures}: ted runs "
                           "MarianMTModel (an encoder-decoder with its language-model head)")
 
@@ -162,43 +320,52 @@ def same_for_both_stacks(config, key):
     """A size config.json gives the encoder and the decoder, which ted shares."""
     encoder, decoder = setting(config, "encoder_" + key), setting(config, "decoder_" + key)
     if encoder != decoder:
-        raise ExportError(f"config.json: encoder_{key} {encoder} and decoder_{key} {decoder} "
+        raise ExportError(f"config.json: encoder_{key} {json.dumps(encoder)[:60]} and "
+                          f"decoder_{key} {json.dumps(decoder)[:60]} "
                           "differ; ted's model.heads and model.d_ff hold one value for both")
     return encoder
 
 
-def positive_int(config, key):
-    value = setting(config, key)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ExportError(f"config.json: {key} {json.dumps(value)} is not a positive integer")
-    return value
+# config.json's keys for ted's model section: (ted key, config.json key;
+# None: the encoder_ and decoder_ keys, which must agree)
+MODEL_KEYS = (("d_model", "d_model"), ("heads", None), ("encoder_layers", "encoder_layers"),
+              ("decoder_layers", "decoder_layers"), ("d_ff", None),
+              ("src_vocab_size", "vocab_size"), ("max_positions", "max_position_embeddings"))
+STACK_KEYS = {"heads": "attention_heads", "d_ff": "ffn_dim"}
 
 
 def architecture(config):
-    """ted's model section from config.json."""
+    """ted's model section from config.json; a size ted's config reader
+    refuses is refused in its words."""
     check_fixed_architecture(config)
     activation = setting(config, "activation_function")
-    if activation not in ACTIVATIONS:
-        raise ExportError(f"config.json: activation_function {json.dumps(activation)} is not "
-                          f"supported (one of {', '.join(ACTIVATIONS)})")
-    for key in ("d_model", "encoder_layers", "decoder_layers", "max_position_embeddings",
-                "vocab_size"):
-        positive_int(config, key)
-    d_model, heads = setting(config, "d_model"), same_for_both_stacks(config, "attention_heads")
-    if d_model % 2 or heads < 1 or d_model % heads:
-        raise ExportError(f"config.json: d_model {d_model} must be even and divisible by "
-                          f"the {heads} attention heads")
-    vocab = setting(config, "vocab_size")
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
+        raise ExportError(f"config.json: activation_function {json.dumps(activation)[:60]} is "
+                          f"not supported (one of {', '.join(ACTIVATIONS)})")
+    sizes = {}
+    for key, hf_key in MODEL_KEYS:
+        value = (setting(config, hf_key) if hf_key else
+                 same_for_both_stacks(config, STACK_KEYS[key]))
+        origin = f"config.json: {hf_key or 'encoder_' + STACK_KEYS[key]}"
+        sizes[key] = ted_value(origin, "model." + key, value)
+    d_model, heads = sizes["d_model"], sizes["heads"]
+    try:
+        rules.check_shape(d_model, heads)
+    except rules.ConfigProblem as problem:
+        origin = ("d_model" if problem.key == "model.d_model"
+                  else "encoder_attention_heads")
+        raise refuse(f"config.json: {origin}", problem) from None
+    vocab = sizes["src_vocab_size"]
     if setting(config, "decoder_vocab_size") not in (None, vocab):
-        raise ExportError(f"config.json: decoder_vocab_size {config['decoder_vocab_size']} "
+        raise ExportError(f"config.json: decoder_vocab_size "
+                          f"{json.dumps(config['decoder_vocab_size'])[:60]} "
                           f"differs from vocab_size {vocab}: MarianMTModel's decoder embedding "
                           "keeps vocab_size rows, which its output layer then disagrees with")
     return dict(
-        d_model=d_model, heads=heads, encoder_layers=setting(config, "encoder_layers"),
-        decoder_layers=setting(config, "decoder_layers"),
-        d_ff=same_for_both_stacks(config, "ffn_dim"), src_vocab_size=vocab,
+        d_model=d_model, heads=heads, encoder_layers=sizes["encoder_layers"],
+        decoder_layers=sizes["decoder_layers"], d_ff=sizes["d_ff"], src_vocab_size=vocab,
         tgt_vocab_size=vocab, activation=ACTIVATIONS[activation],
-        max_positions=setting(config, "max_position_embeddings"),
+        max_positions=sizes["max_positions"],
         scale_embedding=bool(setting(config, "scale_embedding")),
         shared_embeddings=bool(setting(config, "share_encoder_decoder_embeddings")),
         tied_output=bool(setting(config, "tie_word_embeddings")))
@@ -363,7 +530,10 @@ def check_tokenizer_config(tokenizer_config):
     specials = {special_spelling(tokenizer_config, key, default)
                 for key, default in (("unk_token", "<unk>"), ("eos_token", "</s>"),
                                      ("pad_token", "<pad>"))}
-    for entry in (tokenizer_config.get("added_tokens_decoder") or {}).values():
+    added = tokenizer_config.get("added_tokens_decoder") or {}
+    if not isinstance(added, dict):
+        raise ExportError("tokenizer_config.json: added_tokens_decoder is not a JSON object")
+    for entry in added.values():
         content = entry.get("content") if isinstance(entry, dict) else entry
         if content not in specials:
             raise ExportError(f"tokenizer_config.json: added token {json.dumps(content)} is "
@@ -412,33 +582,37 @@ def check_target_specials(target, source, ids, path):
                               f"{role} {json.dumps(source[index])} in vocab.json")
 
 
-def check_spm(path):
-    """The SentencePiece model must exist and, when the Python module is
-    there to tell, load."""
-    if not os.path.isfile(path):
+def read_spm(path):
+    """The SentencePiece model's bytes: it must exist, be a regular file and,
+    when the Python module is there to tell, load."""
+    if not os.path.lexists(path):
         raise ExportError(f"{path}: missing: MarianTokenizer needs both SentencePiece models")
+    data = safe_files.read_regular(path, *INPUT_LIMITS["spm"])
     try:
         import sentencepiece
     except ImportError:
-        return
+        return data
     try:
-        sentencepiece.SentencePieceProcessor(model_file=path)
-    except (OSError, RuntimeError) as e:
+        sentencepiece.SentencePieceProcessor(model_proto=data)
+    except (OSError, RuntimeError, TypeError, ValueError) as e:
         raise ExportError(f"{path}: not a SentencePiece model ({e})".splitlines()[0]) from None
+    return data
 
 
 def tokenizer_files(hf_dir, tokenizer_config, m):
-    """The vocabularies (token lists), their ted file names and the special ids."""
+    """The files to write ({name: token list, or the bytes of a
+    SentencePiece model}), the vocabularies' ted file names and the special
+    ids."""
     check_tokenizer_config(tokenizer_config)
-    for name in ("source.spm", "target.spm"):
-        check_spm(os.path.join(hf_dir, name))
+    files = {name: read_spm(os.path.join(hf_dir, name)) for name in ("source.spm", "target.spm")}
     source = read_vocab_json(hf_dir, "vocab.json", m["src_vocab_size"])
     ids = special_ids(tokenizer_config, source, os.path.join(hf_dir, "vocab.json"))
     if not tokenizer_config.get("separate_vocabs", False):
-        return {"vocab.txt": source}, "vocab.txt", "vocab.txt", ids
+        return dict(files, **{"vocab.txt": source}), "vocab.txt", "vocab.txt", ids
     target = read_vocab_json(hf_dir, "target_vocab.json", m["tgt_vocab_size"])
     check_target_specials(target, source, ids, os.path.join(hf_dir, "target_vocab.json"))
-    return {"vocab.src": source, "vocab.tgt": target}, "vocab.src", "vocab.tgt", ids
+    return dict(files, **{"vocab.src": source, "vocab.tgt": target}), "vocab.src", "vocab.tgt", \
+        ids
 
 
 # ---- generation ----------------------------------------------------------------
@@ -456,29 +630,27 @@ def generation_settings(hf_dir, config):
     return {key: config.get(key, default) for key, default in defaults.items()}, "config.json", {}
 
 
-def token_id(config, generation, key):
-    """A token id generate() uses: generation_config.json's, else config.json's."""
+def token_id(config, generation, key, ted_key):
+    """A token id generate() uses: generation_config.json's, else
+    config.json's; what ted's config reader refuses for `ted_key` is
+    refused in its words."""
     value = generation.get(key)
+    source = "config.json" if value is None else "generation_config.json"
     value = setting(config, key) if value is None else value
     if isinstance(value, list) and len(value) == 1:
         value = value[0]
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ExportError(f"{key} {json.dumps(value)}: expected one token id")
-    return value
+    return ted_value(f"{source}: {key}", ted_key, value)
 
 
 def banned_ids(settings, source, vocab_size):
     """bad_words_ids [[a], [b]] -> [a, b]; longer word sequences are refused."""
     words = settings["bad_words_ids"] or []
-    if not isinstance(words, list) or not all(
-            isinstance(w, list) and len(w) == 1 and isinstance(w[0], int)
-            and 0 <= w[0] < vocab_size for w in words):
-        raise ExportError(f"{source}: bad_words_ids {json.dumps(words)}: only single tokens "
-                          f"below vocab_size {vocab_size} are supported ([[id], [id], ...])")
-    if len(words) > MAX_BANNED_IDS:
-        raise ExportError(f"{source}: bad_words_ids: {len(words)} tokens, more than the "
-                          f"{MAX_BANNED_IDS} decoding.banned_ids holds")
-    return [w[0] for w in words]
+    if not isinstance(words, list) or not all(isinstance(w, list) and len(w) == 1
+                                              for w in words):
+        raise ExportError(f"{source}: bad_words_ids {json.dumps(words)[:80]}: only single "
+                          f"tokens below vocab_size {vocab_size} are supported ([[id], [id], "
+                          "...])")
+    return ted_value(f"{source}: bad_words_ids", "decoding.banned_ids", [w[0] for w in words])
 
 
 def max_new_tokens(settings, source, forced_eos):
@@ -496,7 +668,7 @@ def max_new_tokens(settings, source, forced_eos):
     count -= 1 if forced_eos else 0
     if count < 1:
         raise ExportError(f"{source}: {key} {settings[key]} leaves no token to generate")
-    return count
+    return ted_value(f"{source}: {key}", "decoding.max_length", count)
 
 
 def decoding(hf_dir, config, m, ids):
@@ -506,7 +678,7 @@ def decoding(hf_dir, config, m, ids):
         if settings[key] != default:
             raise ExportError(f"{source}: {key} {json.dumps(settings[key])} is not supported "
                               "(ted's decoding has no such setting)")
-    eos = token_id(config, generation, "eos_token_id")
+    eos = token_id(config, generation, "eos_token_id", "tokenizer.eos_id")
     if eos != ids["eos"]:
         raise ExportError(f"{source}: eos_token_id {eos} is not the tokenizer's eos_token, "
                           f"id {ids['eos']}: ted ends sources and translations with one id")
@@ -514,13 +686,13 @@ def decoding(hf_dir, config, m, ids):
     if forced not in (None, eos, [eos]):
         raise ExportError(f"{source}: forced_eos_token_id {json.dumps(forced)} is not "
                           f"eos_token_id {eos}")
-    beams, penalty = settings["num_beams"], settings["length_penalty"]
-    if not isinstance(beams, int) or not 1 <= beams < m["tgt_vocab_size"]:
-        raise ExportError(f"{source}: num_beams {json.dumps(beams)} is not supported")
-    if not isinstance(penalty, (int, float)) or isinstance(penalty, bool) or penalty < 0:
-        raise ExportError(f"{source}: length_penalty {json.dumps(penalty)} is not supported "
-                          "(ted's length penalty is a number >= 0)")
-    return {"bos": token_id(config, generation, "decoder_start_token_id"), "eos": eos,
+    beams = ted_value(f"{source}: num_beams", "decoding.beam_size", settings["num_beams"])
+    penalty = settings["length_penalty"]
+    if isinstance(penalty, int) and not isinstance(penalty, bool):
+        penalty = float(penalty)  # config.yaml holds a float
+    penalty = ted_value(f"{source}: length_penalty", "decoding.length_penalty", penalty)
+    return {"bos": token_id(config, generation, "decoder_start_token_id", "tokenizer.bos_id"),
+            "eos": eos,
             "max_length": max_new_tokens(settings, source, forced is not None),
             "beam_size": beams, "length_penalty": float(penalty),
             "banned_ids": banned_ids(settings, source, m["tgt_vocab_size"]),
@@ -528,17 +700,6 @@ def decoding(hf_dir, config, m, ids):
 
 
 # ---- the ted model directory ----------------------------------------------------
-
-def check_special_ids(ids, bos):
-    """ted's special ids must differ, but for the start token, which may be pad."""
-    roles = {"unk_token": ids["unk"], "eos_token": ids["eos"], "pad_token": ids["pad"]}
-    if len(set(roles.values())) < 3:
-        raise ExportError(f"tokenizer_config.json: the special tokens share ids {roles}")
-    for role, index in roles.items():
-        if index == bos and role != "pad_token":
-            raise ExportError(f"decoder_start_token_id {bos} is the {role}: ted starts "
-                              "decoding from a token of its own or from pad")
-
 
 def ted_config(m, tokenizer, decode, source):
     """config.yaml's text."""
@@ -571,28 +732,65 @@ def ted_config(m, tokenizer, decode, source):
         ("length_penalty", decode["length_penalty"]),
         ("length_normalization", "power", "log-prob / length^length_penalty"),
         ("banned_ids", decode["banned_ids"], "bad_words_ids")]
+    sections = [("model", model), ("weights", "model.safetensors"),
+                ("tokenizer", tokenizer_rows), ("decoding", decoding_rows)]
+    check_ted_config(sections, decode["source"])
     return ted_format.config_yaml(
-        [f"ted model exported by tools/export_hf.py from {source} (MarianMTModel)"],
-        [("model", model), ("weights", "model.safetensors"), ("tokenizer", tokenizer_rows),
-         ("decoding", decoding_rows)])
+        [f"ted model exported by tools/export_hf.py from {source} (MarianMTModel)"], sections)
 
 
-def write_model(out_dir, hf_dir, tensors, vocabs, config_text, quantize=None):
+def check_ted_config(sections, source):
+    """The whole config as ted's config reader checks it (every key, then
+    those that involve several): refused in its words, naming where the
+    value comes from."""
+    values = {}
+    for name, body in sections:
+        if not isinstance(body, list):
+            values[name] = body
+            continue
+        for row in body:
+            if not isinstance(row, str):
+                values[f"{name}.{row[0]}"] = row[1]
     try:
-        os.makedirs(out_dir, exist_ok=True)
-        ted_format.write_safetensors(os.path.join(out_dir, "model.safetensors"), tensors,
-                                     quantize=quantize)
-        for name, tokens in vocabs.items():
-            ted_format.write_vocab(os.path.join(out_dir, name), tokens)
-        for name in ("source.spm", "target.spm"):
-            target = os.path.join(out_dir, name)
-            if not (os.path.exists(target) and os.path.samefile(os.path.join(hf_dir, name),
-                                                                target)):
-                shutil.copyfile(os.path.join(hf_dir, name), target)
-        with open(os.path.join(out_dir, "config.yaml"), "w", encoding="utf-8") as f:
-            f.write(config_text)
-    except OSError as e:
-        raise ExportError(f"{e.filename or out_dir}: {e.strerror}") from None
+        rules.check_config(values)
+    except rules.ConfigProblem as problem:
+        raise refuse(ORIGINS.get(problem.key, "config.yaml").format(source=source),
+                     problem) from None
+
+
+# Where the value of a key ted's reader checks against others comes from.
+ORIGINS = {"model.d_model": "config.json: d_model",
+           "model.heads": "config.json: encoder_attention_heads",
+           "model.src_vocab_size": "config.json: vocab_size",
+           "model.tgt_vocab_size": "config.json: vocab_size",
+           "tokenizer.unk_id": "tokenizer_config.json: unk_token",
+           "tokenizer.pad_id": "tokenizer_config.json: pad_token",
+           "tokenizer.bos_id": "decoder_start_token_id",
+           "tokenizer.eos_id": "eos_token_id",
+           "decoding.beam_size": "{source}: num_beams",
+           "decoding.banned_ids": "{source}: bad_words_ids",
+           "decoding.max_length": "{source}: max_length"}
+
+
+def vocab_bytes(path, tokens):
+    """A vocabulary file: one token per line, the line number (from 0) the id."""
+    problem = ted_format.vocab_problem(tokens)
+    if problem:
+        raise ExportError(f"{path}: {problem}")
+    return ("\n".join(tokens) + "\n").encode("utf-8")
+
+
+def write_model(out_dir, hf_dir, tensors, files, config_text, quantize=None):
+    """The ted model directory (safe_files.OutputDirectory: new or empty,
+    unique temporary names, renamed into place once whole, removed on
+    failure or SIGINT/SIGTERM/SIGHUP)."""
+    with safe_files.OutputDirectory(out_dir, hf_dir) as out:
+        out.write("model.safetensors",
+                  ted_format.safetensors_chunks(tensors, quantize=quantize))
+        for name, content in files.items():
+            out.write(name, content if isinstance(content, bytes)
+                      else vocab_bytes(os.path.join(out_dir, name), content))
+        out.write("config.yaml", config_text.encode("utf-8"))
 
 
 def export(hf_dir, out_dir, quantize=None):
@@ -607,9 +805,9 @@ def export(hf_dir, out_dir, quantize=None):
     m = architecture(config)
     vocabs, src_vocab, tgt_vocab, ids = tokenizer_files(hf_dir, tokenizer_config, m)
     decode = decoding(hf_dir, config, m, ids)
-    check_special_ids(ids, decode["bos"])
     path, tensors = load_weights(hf_dir)
     written = model_tensors(path, tensors, m)
+    check_finite(path, written)
     text = ted_config(m, (src_vocab, tgt_vocab, ids), decode, hf_dir)
     write_model(out_dir, hf_dir, written, vocabs, text, quantize)
     return m
@@ -617,17 +815,38 @@ def export(hf_dir, out_dir, quantize=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        description="Export a Hugging Face MarianMTModel directory to a ted model directory.")
+        description="Export a Hugging Face MarianMTModel directory to a ted model directory.",
+        epilog="OUT must be a new or empty directory, not HF_DIR and not a symbolic link; "
+        "each file is written under a unique temporary name there and renamed into place "
+        "once all are whole, and a failure, SIGINT, SIGTERM or SIGHUP leaves none of them "
+        "(nor OUT, when the exporter created it). Inputs must be regular files (no FIFO, "
+        "no device) within a size bound per kind. A value ted's config reader refuses, or "
+        "a weight that is not finite, is refused in ted's words before anything is written. "
+        "Any failure: one line on stderr, exit status 1.")
     parser.add_argument("hf_dir", help="the directory save_pretrained wrote (config.json, "
                         "model.safetensors or pytorch_model.bin, source.spm, target.spm, "
                         "vocab.json, ...)")
-    parser.add_argument("--out", required=True, help="the ted model directory to write")
+    parser.add_argument("--out", required=True, help="the ted model directory to write: new "
+                        "or empty")
     parser.add_argument("--quantize", choices=ted_format.QUANTIZATIONS,
                         help="store Linear and embedding weights as int8, one F32 scale per "
                         "row (what `ted quantize` writes)")
     args = parser.parse_args(argv)
-    return ted_format.run_export("export_hf", args.out,
-                                 lambda: export(args.hf_dir, args.out, args.quantize))
+    safe_files.stop_signals()
+    try:
+        return ted_format.run_export("export_hf", args.out,
+                                     lambda: export(args.hf_dir, args.out, args.quantize))
+    except safe_files.Stopped as stop:
+        print(f"export_hf: stopped by {stop}; nothing was left in {args.out}", file=sys.stderr)
+        safe_files.die_of(stop.signum)
+        return 1
+    except MemoryError:
+        print("export_hf: out of memory", file=sys.stderr)
+        return 1
+    except Exception as e:  # no traceback reaches the user: one line, exit 1
+        text = " ".join(str(e).split())[:300]
+        print(f"export_hf: unexpected {type(e).__name__}: {text}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import json
 import os
 import struct
 import sys
+import tempfile
 
 import numpy as np
 
@@ -74,12 +75,13 @@ def quantized_tensors(tensors):
     return sorted(floats, key=lambda t: t[0]) + sorted(ints, key=lambda t: t[0])
 
 
-def write_safetensors(path, tensors, align=ALIGN, quantize=None):
-    """Writes (name, array) pairs as safetensors: F32, or with quantize
-    "int8" every matrix (Linear and embedding weights) as I8 with its
-    scales (quantized_tensors). The header is padded with spaces so the
-    data section starts at a multiple of `align` bytes; the tensors follow
-    each other with no gap, as the safetensors format requires."""
+def safetensors_chunks(tensors, align=ALIGN, quantize=None):
+    """The bytes of a safetensors file of (name, array) pairs, as a list of
+    chunks to write in order: F32, or with quantize "int8" every matrix
+    (Linear and embedding weights) as I8 with its scales
+    (quantized_tensors). The header is padded with spaces so the data
+    section starts at a multiple of `align` bytes; the tensors follow each
+    other with no gap, as the safetensors format requires."""
     if quantize not in (None,) + QUANTIZATIONS:
         raise ExportError(f"quantize {quantize!r}: expected one of {', '.join(QUANTIZATIONS)}")
     if quantize == "int8":
@@ -97,13 +99,34 @@ def write_safetensors(path, tensors, align=ALIGN, quantize=None):
     header["__metadata__"] = {"format": "pt"}
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-(8 + len(text)) % align)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
-    os.replace(tmp, path)
+    return [struct.pack("<Q", len(text)), text] + blobs
+
+
+def write_safetensors(path, tensors, align=ALIGN, quantize=None):
+    """Writes (name, array) pairs as safetensors (safetensors_chunks) to a
+    new temporary file next to `path` (a unique name, created exclusively),
+    renamed over `path` once whole; removed if writing fails."""
+    chunks = safetensors_chunks(tensors, align, quantize)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".",
+                               prefix=os.path.basename(path) + ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def read_safetensors(path):

@@ -1,4 +1,5 @@
 /* ted quantize: a float model directory -> the same model with int8 weights. */
+#include <signal.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -12,7 +13,39 @@ static const char usage[] =
     "row (tensor NAME.scale; symmetric, scale = max |row| / 127); biases and\n"
     "LayerNorms stay F32. config.yaml, the vocabularies and SentencePiece models are\n"
     "copied (nothing else). OUT_DIR must not exist or be empty, and must not be IN_DIR.\n"
+    "Each file is written under a new temporary name (NAME.XXXXXX; no link is\n"
+    "followed, nothing replaced) and renamed into place once all are whole. A run\n"
+    "that fails (a full disk is named: \"No space left on device\") or is stopped\n"
+    "by SIGINT, SIGTERM or SIGHUP leaves none of them, nor OUT_DIR if it created it.\n"
     "The result is what `export_torch.py` / `export_hf.py --quantize int8` write.\n";
+
+/* What the run has created so far, for the signal handler. */
+static ted_quantize_record record;
+
+/* SIGINT, SIGTERM, SIGHUP: the partial output removed, then the signal's
+ * default action (the exit status says which signal ended the run). A
+ * signal ignored at the start (SIGINT of a shell's background job) stays
+ * ignored. */
+static void remove_partial_and_stop(int sig)
+{
+    ted_quantize_remove_partial(&record);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_stop_signals(void)
+{
+    static const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction action = {.sa_handler = remove_partial_and_stop};
+    sigemptyset(&action.sa_mask);
+    for (int i = 0; i < 3; i++)
+        sigaddset(&action.sa_mask, signals[i]);  /* one handler runs at a time */
+    for (int i = 0; i < 3; i++) {
+        struct sigaction old;
+        if (sigaction(signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(signals[i], &action, NULL);
+    }
+}
 
 int cli_quantize(int argc, char **argv)
 {
@@ -27,13 +60,14 @@ int cli_quantize(int argc, char **argv)
     if (a.failed) {
         status = 1;
     } else if (a.help) {
-        fputs(usage, stdout);
+        status = 0;  /* cli_common_option printed the usage */
     } else if (a.model_dir || a.operand_count != 2) {
         status = cli_error("quantize takes two directories: IN_DIR OUT_DIR (see ted quantize "
                            "--help)");
     } else {
         ted_error err = {0};
-        if (ted_quantize_model(a.operands[0], a.operands[1], &err) != TED_OK)
+        catch_stop_signals();
+        if (ted_quantize_model_recorded(a.operands[0], a.operands[1], &record, &err) != TED_OK)
             status = cli_error("%s", err.message);
         else
             printf("wrote %s: int8 weights of %s\n", a.operands[1], a.operands[0]);

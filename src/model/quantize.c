@@ -15,7 +15,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/output.h"
+#include "core/file.h"
 #include "model/model.h"
 
 /* ---- the symmetric per-row quantization ------------------------------------ */
@@ -157,8 +157,55 @@ static bool write_entry(FILE *f, const entry *e, int8_t *q)
     return true;
 }
 
+/* ---- output files, each under a temporary name first ---------------------- */
+
+/* "cannot write PATH: REASON" (a full disk: "No space left on device"). */
+static ted_status cannot_write(const char *path, int error, ted_error *err)
+{
+    return ted_fail(err, error == ENOMEM ? TED_ERR_NOMEM : TED_ERR_IO, "cannot write %s: %s",
+                    path, strerror(error ? error : EIO));
+}
+
+/* Creates "FINAL.XXXXXX" (mkstemp: O_CREAT | O_EXCL, so no link is
+ * followed and nothing is replaced) as record->path[slot], marked in the
+ * record before it exists; the file gets 0666 less the umask. */
+static ted_status open_temporary(ted_quantize_record *r, int slot, const char *final, FILE **file,
+                                 ted_error *err)
+{
+    if (snprintf(r->path[slot], sizeof r->path[slot], "%s.XXXXXX", final) >=
+        (int)sizeof r->path[slot])
+        return ted_fail(err, TED_ERR_ARGUMENT, "%s: path too long", final);
+    r->used[slot] = 1;
+    int fd = mkstemp(r->path[slot]);
+    if (fd < 0) {
+        int error = errno;
+        r->used[slot] = 0;
+        return cannot_write(final, error, err);
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0 || !(*file = fdopen(fd, "wb"))) {
+        int error = errno;
+        close(fd);
+        return cannot_write(final, error, err);
+    }
+    return TED_OK;
+}
+
+/* Completes (flush, fsync, close) a file open_temporary opened; `error` is
+ * the errno of a write that failed, 0 if none did. */
+static ted_status close_temporary(FILE *file, const char *final, int error, ted_error *err)
+{
+    if (!error && (fflush(file) != 0 || fsync(fileno(file)) != 0))
+        error = errno ? errno : EIO;
+    if (fclose(file) != 0 && !error)
+        error = errno ? errno : EIO;
+    return error ? cannot_write(final, error, err) : TED_OK;
+}
+
+/* The weights file, quantized, into record->path[slot]. */
 static ted_status write_weights(const ted_model *m, const char *in_path, const char *out_path,
-                                ted_error *err)
+                                ted_quantize_record *r, ted_error *err)
 {
     entry *e = NULL;
     int count = 0;
@@ -171,21 +218,17 @@ static ted_status write_weights(const ted_model *m, const char *in_path, const c
         if (e[i].kind == ENTRY_MATRIX && (size_t)e[i].source->shape[1] > widest)
             widest = (size_t)e[i].source->shape[1];
     int8_t *q = header ? ted_alloc(widest, 1, "quantized row", err) : NULL;
-    /* through a temporary file, renamed into place once whole: a failed or
-     * interrupted run leaves no cut weights file */
-    ted_output out;
-    s = q ? ted_output_open(&out, out_path, err) : TED_ERR_NOMEM;
-    if (q && !s) {
+    FILE *f = NULL;
+    s = q ? open_temporary(r, 0, out_path, &f, err) : TED_ERR_NOMEM;
+    if (!s) {
         unsigned char prefix[8];
         for (int i = 0; i < 8; i++)
             prefix[i] = (unsigned char)((uint64_t)length >> (8 * i));
-        FILE *f = out.file;
+        errno = 0;
         bool ok = fwrite(prefix, 1, 8, f) == 8 && fwrite(header, 1, length, f) == length;
         for (int i = 0; ok && i < count; i++)
             ok = write_entry(f, &e[i], q);
-        s = ted_output_close(&out, out_path, ok, err);
-        if (!ok && !s)
-            s = ted_fail(err, TED_ERR_IO, "%s: write failed", out_path);
+        s = close_temporary(f, out_path, ok ? 0 : errno ? errno : EIO, err);
     }
     free(q);
     free(header);
@@ -195,31 +238,44 @@ static ted_status write_weights(const ted_model *m, const char *in_path, const c
 
 /* ---- the directories ------------------------------------------------------------ */
 
-static ted_status copy_file(const char *from, const char *to, ted_error *err)
+/* Copies the regular file `from` into record->path[slot], a temporary
+ * name of `to`. */
+static ted_status copy_file(const char *from, const char *to, ted_quantize_record *r, int slot,
+                            ted_error *err)
 {
-    FILE *in = fopen(from, "rb");
-    if (!in)
+    int fd;
+    ted_status s = ted_open_regular(from, &fd, err);
+    if (s)
+        return s;
+    FILE *in = fdopen(fd, "rb"), *out = NULL;
+    if (!in) {
+        close(fd);
         return ted_fail(err, TED_ERR_IO, "%s: %s", from, strerror(errno));
-    FILE *out = fopen(to, "wb");
-    if (!out) {
+    }
+    s = open_temporary(r, slot, to, &out, err);
+    if (s) {
         fclose(in);
-        return ted_fail(err, TED_ERR_IO, "%s: %s", to, strerror(errno));
+        return s;
     }
     char buffer[65536];
     size_t n;
-    bool ok = true;
-    while (ok && (n = fread(buffer, 1, sizeof buffer, in)) > 0)
-        ok = fwrite(buffer, 1, n, out) == n;
-    ok = !ferror(in) && ok;
+    int error = 0;
+    errno = 0;
+    while (!error && (n = fread(buffer, 1, sizeof buffer, in)) > 0)
+        if (fwrite(buffer, 1, n, out) != n)
+            error = errno ? errno : EIO;
+    bool read_failed = ferror(in);
     fclose(in);
-    ok = fclose(out) == 0 && ok;
-    return ok ? TED_OK : ted_fail(err, TED_ERR_IO, "copying %s to %s failed", from, to);
+    s = close_temporary(out, to, error, err);
+    if (!s && read_failed)
+        s = ted_fail(err, TED_ERR_IO, "%s: cannot read the file", from);
+    return s;
 }
 
 /* The files of a model directory: the weights, config.yaml, the
  * vocabularies and the SentencePiece models, each once, each a plain file
  * name (a path into a subdirectory is refused before anything is written). */
-enum { MODEL_FILES = 6 };
+enum { MODEL_FILES = TED_QUANTIZE_FILES };
 
 typedef struct model_files {
     const char *name[MODEL_FILES];
@@ -256,9 +312,10 @@ static ted_status join_path(char *path, size_t size, const char *dir, const char
     return TED_OK;
 }
 
-/* Every file but the weights (files->name[0]), copied. */
+/* Every file but the weights (files->name[0]), copied, each into
+ * record->path[2 * i], a temporary name of OUT_DIR/NAME. */
 static ted_status copy_model_files(const model_files *files, const char *in_dir,
-                                   const char *out_dir, ted_error *err)
+                                   const char *out_dir, ted_quantize_record *r, ted_error *err)
 {
     ted_status s = TED_OK;
     for (int i = 1; !s && i < files->count; i++) {
@@ -267,35 +324,55 @@ static ted_status copy_model_files(const model_files *files, const char *in_dir,
         if (!s)
             s = join_path(to, sizeof to, out_dir, files->name[i], err);
         if (!s)
-            s = copy_file(from, to, err);
+            s = copy_file(from, to, r, 2 * i, err);
     }
     return s;
 }
 
-/* After a failure: the files this run wrote, and out_dir when this run
- * created it, are removed, so no half model is left behind. */
-static void remove_output(const model_files *files, const char *out_dir, bool created)
+/* Once every file is whole: each temporary file renamed into place, its
+ * final name (record->path[2 * i + 1]) recorded first. */
+static ted_status rename_into_place(const model_files *files, const char *out_dir,
+                                    ted_quantize_record *r, ted_error *err)
 {
     for (int i = 0; i < files->count; i++) {
-        char path[PATH_MAX];
-        if (snprintf(path, sizeof path, "%s/%s", out_dir, files->name[i]) < (int)sizeof path)
-            unlink(path);
+        ted_status s = join_path(r->path[2 * i + 1], sizeof r->path[0], out_dir, files->name[i],
+                                 err);
+        if (s)
+            return s;
+        r->used[2 * i + 1] = 1;
+        if (rename(r->path[2 * i], r->path[2 * i + 1]) != 0)
+            return cannot_write(r->path[2 * i + 1], errno, err);
+        r->used[2 * i] = 0;
     }
-    if (created)
-        rmdir(out_dir);
+    return TED_OK;
 }
 
-/* out_dir is created (*created), or is an empty directory other than
+void ted_quantize_remove_partial(ted_quantize_record *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < TED_QUANTIZE_PATHS; i++) {
+        if (r->used[i])
+            unlink(r->path[i]);
+        r->used[i] = 0;
+    }
+    if (r->dir_created)
+        rmdir(r->dir);
+    r->dir_created = 0;
+}
+
+/* out_dir is created (recorded in r), or is an empty directory other than
  * in_dir. */
-static ted_status prepare_out_dir(const char *in_dir, const char *out_dir, bool *created,
-                                  ted_error *err)
+static ted_status prepare_out_dir(const char *in_dir, const char *out_dir,
+                                  ted_quantize_record *r, ted_error *err)
 {
     struct stat in_stat, out_stat;
-    *created = false;
     if (stat(in_dir, &in_stat))
         return ted_fail(err, TED_ERR_IO, "%s: %s", in_dir, strerror(errno));
+    if (snprintf(r->dir, sizeof r->dir, "%s", out_dir) >= (int)sizeof r->dir)
+        return ted_fail(err, TED_ERR_ARGUMENT, "%s: path too long", out_dir);
     if (mkdir(out_dir, 0777) == 0) {
-        *created = true;
+        r->dir_created = 1;
         return TED_OK;
     }
     if (errno != EEXIST)
@@ -322,33 +399,64 @@ static ted_status prepare_out_dir(const char *in_dir, const char *out_dir, bool 
     return TED_OK;
 }
 
-ted_status ted_quantize_model(const char *in_dir, const char *out_dir, ted_error *err)
+/* The model's files, their paths, and its weights checked finite. */
+static ted_status plan_files(const ted_model *m, const char *in_dir, const char *out_dir,
+                             model_files *files, char *in_path, char *out_path, ted_error *err)
 {
-    if (!in_dir || !out_dir)
-        return ted_fail(err, TED_ERR_ARGUMENT, "ted_quantize_model: NULL directory");
+    ted_status s = list_model_files(&m->config, in_dir, files, err);
+    if (!s)
+        s = join_path(in_path, PATH_MAX, in_dir, files->name[0], err);
+    if (!s)
+        s = join_path(out_path, PATH_MAX, out_dir, files->name[0], err);
+    for (int i = 0; !s && i < m->file.count; i++)
+        s = ted_safetensors_check_finite(&m->file.tensors[i], in_path, err);
+    return s;
+}
+
+static void clear_record(ted_quantize_record *r)
+{
+    for (int i = 0; i < TED_QUANTIZE_PATHS; i++)
+        r->used[i] = 0;
+    r->dir_created = 0;
+}
+
+ted_status ted_quantize_model_recorded(const char *in_dir, const char *out_dir,
+                                       ted_quantize_record *record, ted_error *err)
+{
+    if (!in_dir || !out_dir || !record)
+        return ted_fail(err, TED_ERR_ARGUMENT,
+                        "ted_quantize_model: NULL directory or record");
+    clear_record(record);
     ted_model *m;
     ted_status s = ted_model_load(in_dir, &m, err);
     if (s)
         return s;
     model_files files;
     char in_path[PATH_MAX], out_path[PATH_MAX];
-    s = list_model_files(&m->config, in_dir, &files, err);
+    s = plan_files(m, in_dir, out_dir, &files, in_path, out_path, err);
     if (!s)
-        s = join_path(in_path, sizeof in_path, in_dir, files.name[0], err);
+        s = prepare_out_dir(in_dir, out_dir, record, err);
     if (!s)
-        s = join_path(out_path, sizeof out_path, out_dir, files.name[0], err);
-    for (int i = 0; !s && i < m->file.count; i++)
-        s = ted_safetensors_check_finite(&m->file.tensors[i], in_path, err);
-    bool created = false;
+        s = write_weights(m, in_path, out_path, record, err);
     if (!s)
-        s = prepare_out_dir(in_dir, out_dir, &created, err);
-    if (!s) {
-        s = write_weights(m, in_path, out_path, err);
-        if (!s)
-            s = copy_model_files(&files, in_dir, out_dir, err);
-        if (s)
-            remove_output(&files, out_dir, created);
+        s = copy_model_files(&files, in_dir, out_dir, record, err);
+    if (!s)
+        s = rename_into_place(&files, out_dir, record, err);
+    if (s) {
+        ted_quantize_remove_partial(record);
+    } else {
+        clear_record(record);  /* the model stays */
     }
     ted_model_free(m);
+    return s;
+}
+
+ted_status ted_quantize_model(const char *in_dir, const char *out_dir, ted_error *err)
+{
+    ted_quantize_record *record = ted_alloc(1, sizeof *record, "quantize record", err);
+    if (!record)
+        return TED_ERR_NOMEM;
+    ted_status s = ted_quantize_model_recorded(in_dir, out_dir, record, err);
+    free(record);
     return s;
 }

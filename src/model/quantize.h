@@ -2,7 +2,26 @@
 #ifndef TED_MODEL_QUANTIZE_H
 #define TED_MODEL_QUANTIZE_H
 
+#include <limits.h>
+#include <signal.h>
+
 #include "ted/ted.h"
+
+/* The files of a model directory a quantization writes (the weights,
+ * config.yaml, two vocabularies, two SentencePiece models), each through a
+ * temporary file. */
+enum { TED_QUANTIZE_FILES = 6, TED_QUANTIZE_PATHS = 2 * TED_QUANTIZE_FILES };
+
+/* What a quantization has created so far, for a signal handler to remove
+ * (ted_quantize_remove_partial): each path is recorded before its file is
+ * created or renamed into place, the output directory once this run has
+ * created it. A run that succeeds clears it. */
+typedef struct ted_quantize_record {
+    char path[TED_QUANTIZE_PATHS][PATH_MAX];
+    volatile sig_atomic_t used[TED_QUANTIZE_PATHS];
+    char dir[PATH_MAX];
+    volatile sig_atomic_t dir_created;
+} ted_quantize_record;
 
 /* Writes out_dir as a copy of in_dir, a model ted loads with F32 weights,
  * whose weights file holds every matrix (Linear and embedding weights) as
@@ -13,7 +32,21 @@
  * sorted by name, so every F32 tensor stays 4-byte aligned; the bytes are
  * those tools/ted_format.py writes for the same weights. config.yaml, the
  * vocabularies and the SentencePiece models are copied.
- * out_dir must not exist or be empty, and must not be in_dir. */
+ * out_dir must not exist or be empty, and must not be in_dir. Every file is
+ * written under a unique temporary name (NAME.XXXXXX, created with O_EXCL:
+ * no link is followed) and renamed into place once all are whole; after a
+ * failure (a full disk is named: "No space left on device") nothing of
+ * them is left, nor out_dir when this run created it. */
 ted_status ted_quantize_model(const char *in_dir, const char *out_dir, ted_error *err);
+
+/* The same, recording in `record` (which the caller keeps, such as a
+ * static one a signal handler sees) what it creates while it runs. */
+ted_status ted_quantize_model_recorded(const char *in_dir, const char *out_dir,
+                                       ted_quantize_record *record, ted_error *err);
+
+/* Removes what `record` holds: the files, then the directory when this run
+ * created it. Async-signal-safe (unlink and rmdir only), for a handler of
+ * SIGINT or SIGTERM; also called after a failure. */
+void ted_quantize_remove_partial(ted_quantize_record *record);
 
 #endif

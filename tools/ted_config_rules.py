@@ -1,0 +1,282 @@
+"""What ted's config reader (src/io/config.c) refuses in a config.yaml, in
+its words, for the exporters to refuse a model before they write it.
+
+KEYS mirrors config.c's table of keys (type, bounds, choices, list
+capacity, default); the checks mirror its readers (read_int, read_float,
+read_bool, read_choice, read_int_list) and the checks that involve two keys
+(check_shape, check_special_ids, check_decoding, check_model_variant).
+tests/parity/test_export_refusals.py holds the two together: it compares
+KEYS with config.c's table, and each refusal's words with what `ted info`
+says about a config.yaml holding the value.
+
+A value is a Python value as tools/ted_format.py's config_yaml writes it
+(ints, floats, bools, words, lists of ints); anything else (a string where
+a number is needed, a list, a dict, None: what a JSON file may hold) is
+refused as ted refuses a value of the wrong type.
+"""
+import math
+
+import numpy as np
+
+INT_MAX = 2 ** 31 - 1
+SHOWN = 47  # ted shows up to 47 bytes of a scalar (config.c: shown_text)
+
+ACTIVATION = ("relu", "gelu", "silu")
+TENSOR_NAMES = ("tutorial", "marian")
+PROJECTION = ("packed", "separate")
+POSITIONAL = ("interleaved", "concatenated")
+TOKENIZER = ("whitespace", "char", "sentencepiece")
+NORMALIZER = ("none", "moses")
+LANGUAGE = ("none", "en", "de", "es", "fr", "cs", "cz")
+LENGTH_NORMALIZATION = ("gnmt", "power")
+
+
+def _int(low, high, default=None):
+    return {"type": "int", "min": low, "max": high, "default": default}
+
+
+def _float(low, high, default):
+    return {"type": "float", "min": low, "max": high, "default": default}
+
+
+def _word(choices, default):
+    return {"type": "word", "choices": choices, "default": default}
+
+
+def _bool(default):
+    return {"type": "bool", "default": default}
+
+
+def _path(required=True):
+    return {"type": "path", "default": None, "required": required}
+
+
+# Every key of config.c's table, dotted, with what it reads.
+KEYS = {
+    "model.d_model": _int(2, 65536),
+    "model.heads": _int(1, 1024),
+    "model.encoder_layers": _int(1, 256),
+    "model.decoder_layers": _int(1, 256),
+    "model.d_ff": _int(1, 1048576),
+    "model.src_vocab_size": _int(4, 16777216),
+    "model.tgt_vocab_size": _int(4, 16777216),
+    "model.activation": _word(ACTIVATION, "relu"),
+    "model.norm_first": _bool(False),
+    "model.layer_norm_eps": _float(1, 0, 1e-5),
+    "model.max_positions": _int(1, 1048576, 5000),
+    "model.scale_embedding": _bool(True),
+    "model.positional_encoding": _word(POSITIONAL, "interleaved"),
+    "model.encoder_final_norm": _bool(True),
+    "model.decoder_final_norm": _bool(True),
+    "model.tensor_names": _word(TENSOR_NAMES, "tutorial"),
+    "model.attention_projection": _word(PROJECTION, "packed"),
+    "model.shared_embeddings": _bool(False),
+    "model.tied_output": _bool(False),
+    "model.output_bias": _bool(True),
+    "weights": _path(),
+    "tokenizer.type": _word(TOKENIZER, "whitespace"),
+    "tokenizer.lowercase": _bool(False),
+    "tokenizer.normalize": _word(NORMALIZER, "none"),
+    "tokenizer.source_language": _word(LANGUAGE, "none"),
+    "tokenizer.src_vocab": _path(),
+    "tokenizer.tgt_vocab": _path(),
+    "tokenizer.src_spm": _path(False),
+    "tokenizer.tgt_spm": _path(False),
+    "tokenizer.unk_id": _int(0, INT_MAX, 0),
+    "tokenizer.pad_id": _int(0, INT_MAX, 1),
+    "tokenizer.bos_id": _int(0, INT_MAX, 2),
+    "tokenizer.eos_id": _int(0, INT_MAX, 3),
+    "tokenizer.source_bos": _bool(True),
+    "tokenizer.source_eos": _bool(True),
+    "decoding.max_length": _int(0, 1048576, 0),
+    "decoding.max_length_offset": _int(0, 1048576, 0),
+    "decoding.beam_size": _int(1, 1024, 1),
+    "decoding.length_penalty": _float(0, 0, 0.6),
+    "decoding.length_normalization": _word(LENGTH_NORMALIZATION, "gnmt"),
+    "decoding.banned_ids": {"type": "int_list", "min": 0, "max": INT_MAX, "capacity": 16,
+                            "default": []},
+    "decoding.sample": _bool(False),
+    "decoding.temperature": _float(1, 0, 1.0),
+    "decoding.top_k": _int(0, 16777216, 0),
+    "decoding.top_p": _float(1, 1, 1.0),
+}
+
+
+class ConfigProblem(Exception):
+    """What ted's reader says of one key: `key` (dotted) and `what`; str()
+    is ted's words after the file and line, "KEY: WHAT"."""
+
+    def __init__(self, key, what):
+        super().__init__(f"{key}: {what}")
+        self.key, self.what = key, what
+
+
+def shown(value):
+    """A value as config.yaml holds it (tools/ted_format.py's yaml_scalar;
+    a float that is not finite as "nan", "inf"), cut as ted cuts it."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, float) and not math.isfinite(value):
+        text = repr(value)
+    elif isinstance(value, float):
+        text = repr(value)
+        mantissa, e, exponent = text.partition("e")
+        text = (mantissa if "." in mantissa else mantissa + ".0") + (e + exponent if e else "")
+    else:
+        text = str(value)
+    return text[:SHOWN]
+
+
+def _kind(value):
+    return "a mapping" if isinstance(value, dict) else "a list"
+
+
+def _is_int(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _int_problem(spec, value):
+    if not _is_int(value):
+        return f'expected an integer, got "{shown(value)}"'
+    if not spec["min"] <= value <= spec["max"]:
+        if spec["max"] == INT_MAX:
+            return f"{shown(value)} is out of range (must be >= {spec['min']})"
+        return f"{shown(value)} is out of range (must be {spec['min']} to {spec['max']})"
+    return None
+
+
+def _float_problem(spec, value):
+    text = shown(value)
+    if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+        return f'expected a number, got "{text}"'
+    with np.errstate(over="ignore"):
+        single = float(np.float32(value))
+    if spec["min"] == 0 and not (single >= 0 and math.isfinite(single)):
+        return f"{text} must be a finite float >= 0"
+    if spec["min"] != 0 and not (single > 0 and math.isfinite(single)):
+        return f"{text} must be a positive finite float"
+    if spec["max"] > 0 and single > spec["max"]:
+        return f"{text} is out of range (must be at most {spec['max']})"
+    return None
+
+
+def _list_problem(spec, value):
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return "expected a list of integers, got a mapping"
+    if not isinstance(value, (list, tuple)):
+        return f'expected a list of integers, got "{shown(value)}"'
+    if len(value) > spec["capacity"]:
+        return f"at most {spec['capacity']} values are allowed, got {len(value)}"
+    for item in value:
+        problem = (f"expected an integer, got {_kind(item)}"
+                   if isinstance(item, (list, tuple, dict)) else _int_problem(spec, item))
+        if problem:
+            return problem
+    return None
+
+
+def value_problem(key, value):
+    """ted's words for `value` of the dotted `key`, or None when it reads it."""
+    spec = KEYS[key]
+    if spec["type"] == "int_list":
+        return _list_problem(spec, value)
+    if isinstance(value, (list, tuple, dict)):
+        return f"expected a single value, got {_kind(value)}"
+    if spec["type"] == "int":
+        return _int_problem(spec, value)
+    if spec["type"] == "float":
+        return _float_problem(spec, value)
+    if spec["type"] == "bool" and not isinstance(value, bool):
+        return f'expected true or false, got "{shown(value)}"'
+    if spec["type"] == "word" and value not in spec["choices"]:
+        return f'"{shown(value)}" is not one of {", ".join(spec["choices"])}'
+    return None
+
+
+def check_value(key, value):
+    """Raises ConfigProblem when ted's reader refuses `value` for `key`."""
+    problem = value_problem(key, value)
+    if problem:
+        raise ConfigProblem(key, problem)
+
+
+def _shape(c):
+    if c["model.d_model"] % 2:
+        raise ConfigProblem("model.d_model", f"{c['model.d_model']} is odd; the sinusoidal "
+                            "positional encoding pairs each sine with a cosine")
+    if c["model.d_model"] % c["model.heads"]:
+        raise ConfigProblem("model.heads", f"{c['model.heads']} does not divide d_model "
+                            f"{c['model.d_model']}")
+
+
+def check_shape(d_model, heads):
+    """config.c's check_shape: d_model even, heads dividing it."""
+    _shape({"model.d_model": d_model, "model.heads": heads})
+
+
+def _special_ids(c, given):
+    names = ("unk_id", "pad_id", "bos_id", "eos_id")
+    ids = [c["tokenizer." + n] for n in names]
+    for i in range(4):
+        for j in range(i):
+            if ids[i] != ids[j] or (i == 2 and j == 1):
+                continue
+            named, other = (i, j) if "tokenizer." + names[i] in given else (j, i)
+            raise ConfigProblem("tokenizer." + names[named], f"{ids[i]} is also "
+                                f"{names[other]}; the special ids must differ")
+        for side in ("src", "tgt"):
+            size = c[f"model.{side}_vocab_size"]
+            if ids[i] >= size:
+                raise ConfigProblem("tokenizer." + names[i], f"{ids[i]} is not below "
+                                    f"{side}_vocab_size {size}")
+
+
+def _decoding(c):
+    tgt = c["model.tgt_vocab_size"]
+    if c["decoding.sample"] and c["decoding.beam_size"] > 1:
+        raise ConfigProblem("decoding.sample", f"true with beam_size {c['decoding.beam_size']}; "
+                            "sampling and beam search exclude each other")
+    if c["decoding.beam_size"] >= tgt:
+        raise ConfigProblem("decoding.beam_size", f"{c['decoding.beam_size']} is not below "
+                            f"tgt_vocab_size {tgt}")
+    for banned in c["decoding.banned_ids"] or []:
+        if banned >= tgt:
+            raise ConfigProblem("decoding.banned_ids", f"{banned} is not below "
+                                f"tgt_vocab_size {tgt}")
+
+
+def _model_variant(c, given):
+    if c["tokenizer.type"] == "sentencepiece":
+        for key in ("tokenizer.src_spm", "tokenizer.tgt_spm"):
+            if key not in given:
+                raise ConfigProblem(key, "missing; the sentencepiece tokenizer needs its "
+                                    "model file")
+    src, tgt = c["model.src_vocab_size"], c["model.tgt_vocab_size"]
+    if c["model.shared_embeddings"] and src != tgt:
+        raise ConfigProblem("model.shared_embeddings", f"true, but src_vocab_size {src} and "
+                            f"tgt_vocab_size {tgt} differ")
+    if c["model.shared_embeddings"] and c["model.tensor_names"] == "tutorial":
+        raise ConfigProblem("model.shared_embeddings", "true, but tensor_names tutorial has no "
+                            "shared embedding tensor")
+
+
+def check_config(values):
+    """Raises ConfigProblem for the first key of `values` ({dotted key:
+    value}; keys left out take ted's defaults) that ted's reader refuses,
+    in the order it reads them, then the checks of several keys."""
+    for key, value in values.items():
+        if key not in KEYS:
+            raise ConfigProblem(key, "unknown key")
+    for key in KEYS:
+        if key in values:
+            check_value(key, values[key])
+        elif KEYS[key]["default"] is None and KEYS[key].get("required", True) \
+                and KEYS[key]["type"] != "path":
+            raise ConfigProblem(key, "missing required key")
+    c = {key: values.get(key, spec["default"]) for key, spec in KEYS.items()}
+    _shape(c)
+    _special_ids(c, values)
+    _decoding(c)
+    _model_variant(c, values)
