@@ -205,7 +205,9 @@ natural-model: venv
 	$(NATURAL_TRAIN) --max-steps 2500 --out $(NATURAL)/hf-first > $(NATURAL)/train-first.out
 	$(NATURAL_TRAIN) --init-from $(NATURAL)/hf-first --lr 3e-4 --warmup 100 --epochs 0.6 \
 	    --seed 2 --out $(NATURAL)/hf > $(NATURAL)/train.out
-	$(PYTHON) tools/export_hf.py $(NATURAL)/hf --out models/en-fr
+	rm -rf $(NATURAL)/export
+	$(PYTHON) tools/export_hf.py $(NATURAL)/hf --out $(NATURAL)/export
+	cp $(NATURAL)/export/* models/en-fr/
 
 # ted against PyTorch (float32 and quantize_dynamic int8) and CTranslate2 on the
 # same Transformer-base-sized Marian checkpoint (bench/run.py): writes
