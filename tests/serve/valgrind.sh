@@ -40,7 +40,8 @@ port = int(sys.argv[1])
 
 def call(method, path, body=None):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-    c.request(method, path, body=json.dumps(body) if isinstance(body, dict) else body)
+    c.request(method, path, body=json.dumps(body) if isinstance(body, dict) else body,
+              headers={"Content-Type": "application/json"} if method == "POST" else {})
     r = c.getresponse()
     data = json.loads(r.read())
     c.close()
@@ -63,7 +64,8 @@ for name, body, status, want in cases:
     right = got == status and (want is None or data == want)
     print(f"ok serve-valgrind-{name}" if right else f"FAIL serve-valgrind-{name}: {got} {data}")
 with socket.create_connection(("127.0.0.1", port)) as s:  # gone mid-request
-    s.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{\"te")
+    s.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: 50\r\n"
+              b"Content-Type: application/json\r\n\r\n{\"te" % port)
 got, data = call("GET", "/v1/models")
 print("ok serve-valgrind-models" if got == 200 and data["models"][0]["name"] == "toy-en-fr"
       else f"FAIL serve-valgrind-models: {got} {data}")
