@@ -845,6 +845,9 @@ ted_status serve_run(const serve_config *config, ted_error *err)
     if (!status)
         drain(&s, wait_for_signal(&signals), &signals);
     stop(&s, watching);
+    struct timespec none = {0, 0};
+    while (sigtimedwait(&signals, NULL, &none) > 0)
+        ;  /* a signal that came once every request was answered: nothing left to stop */
     pthread_sigmask(SIG_SETMASK, &before, NULL);
     return status;
 }
