@@ -15,7 +15,7 @@ static const char usage[] =
     "at the next step and leaving it when it ends (continuous batching). The\n"
     "first line on standard error says where it listens; then one line per\n"
     "request. SIGTERM or SIGINT: new requests get 503, the accepted ones are\n"
-    "answered, exit 0.\n"
+    "answered, exit 0; a second one meanwhile stops at once, exit 1.\n"
     "\n"
     "options:\n"
     "  -m, --model [NAME=]DIR  a model to serve, named NAME in requests (default:\n"
@@ -43,14 +43,14 @@ static const char usage[] =
     "                       address listened on, with its port (421 otherwise:\n"
     "                       the defence against DNS rebinding); repeatable;\n"
     "                       '*' allows every name\n"
+    "  -h, --help           show this help\n"
     "\n"
     "Refused (docs/serving.md, \"What ted refuses\"): ambiguous framing (two\n"
     "Content-Lengths, Content-Length with Transfer-Encoding, a final coding\n"
     "other than chunked: 400; another coding: 501), then the connection is\n"
-    "closed; a missing or repeated Host (400); a POST body whose Content-Type\n"
-    "is not application/json (415).\n"
-    "\n"
-    "  -h, --help           show this help\n";
+    "closed; a missing or repeated Host (400) or one not of this server (421);\n"
+    "a POST body whose Content-Type is not application/json (415); a NUL\n"
+    "character in a body (400).\n";
 
 typedef struct serve_args {
     serve_config config;

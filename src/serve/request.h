@@ -35,7 +35,7 @@ bool serve_has_nul(const char *body, size_t length);
 extern const char serve_nul_refusal[];
 
 /* The bytes of a client's name (a field, a path) quoted in a message. */
-enum { FIELD_NAME_SHOWN = 68 };
+enum { FIELD_NAME_SHOWN = 65 };  /* at most 64 bytes, and the NUL */
 
 /* The length of the valid UTF-8 character at `s`, `n` bytes before the end:
  * 1 to 4; 0 when the bytes there begin none (a stray continuation byte, an
