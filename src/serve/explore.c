@@ -180,7 +180,7 @@ static cJSON *examples_json(const char *dir)
     int n = 0;
     for (char *line = text; list && line && n < EXAMPLES && line < text + length;) {
         char *end = line + strcspn(line, "\n");
-        bool whole = *end == '\n';
+        bool whole = *end == '\n' || (end == text + length && length < EXAMPLES_READ);
         *end = '\0';
         size_t bytes = strcspn(line, "\r");
         line[bytes] = '\0';
