@@ -161,7 +161,8 @@ def short_alone(port, repeats):
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     for _ in range(repeats + 1):  # the first warms up
         start = time.monotonic()
-        connection.request("POST", "/v1/translate", body=json.dumps({"text": [SHORT]}))
+        connection.request("POST", "/v1/translate", body=json.dumps({"text": [SHORT]}),
+                           headers={"Content-Type": "application/json"})
         connection.getresponse().read()
         latencies.append(time.monotonic() - start)
     connection.close()

@@ -15,7 +15,7 @@ static const char usage[] =
     "at the next step and leaving it when it ends (continuous batching). The\n"
     "first line on standard error says where it listens; then one line per\n"
     "request. SIGTERM or SIGINT: new requests get 503, the accepted ones are\n"
-    "answered, exit 0.\n"
+    "answered, exit 0; a second one meanwhile stops at once, exit 1.\n"
     "\n"
     "options:\n"
     "  -m, --model [NAME=]DIR  a model to serve, named NAME in requests (default:\n"
@@ -29,12 +29,34 @@ static const char usage[] =
     "  --max-body BYTES     largest request body; past it 413 (default 1048576)\n"
     "  --timeout S          seconds a connection has to send a whole request\n"
     "                       before it is cut (default 30)\n"
-    "  -h, --help           show this help\n";
+    "  --idle-timeout S     seconds a connection may stay open with no request\n"
+    "                       (default 5)\n"
+    "  --max-connections N  connections at once (default: what the process's\n"
+    "                       file limit allows, less 64); past it the connection\n"
+    "                       idle longest is closed to make room\n"
+    "  --max-connections-per-client N\n"
+    "                       connections at once from one address (an IPv6 /64);\n"
+    "                       past it that client's idle longest is closed\n"
+    "                       (default 256)\n"
+    "  --allow-host NAME    answer requests whose Host is NAME (any port) too;\n"
+    "                       by default only localhost, 127.0.0.1, [::1] and the\n"
+    "                       address listened on, with its port (421 otherwise:\n"
+    "                       the defence against DNS rebinding); repeatable;\n"
+    "                       '*' allows every name\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "Refused (docs/serving.md, \"What ted refuses\"): ambiguous framing (two\n"
+    "Content-Lengths, Content-Length with Transfer-Encoding, a final coding\n"
+    "other than chunked: 400; another coding: 501), then the connection is\n"
+    "closed; a missing or repeated Host (400) or one not of this server (421);\n"
+    "a POST body whose Content-Type is not application/json (415); a NUL\n"
+    "character in a body (400).\n";
 
 typedef struct serve_args {
     serve_config config;
     serve_model *models;  /* (model_count): names and directories until loaded */
     const char **dirs;    /* (model_count) */
+    const char **hosts;   /* --allow-host NAMEs (config.allowed_host_count) */
     int threads;
 } serve_args;
 
@@ -74,6 +96,43 @@ static bool take_model(cli_args *a, const char *option, serve_args *s)
     return true;
 }
 
+/* --allow-host NAME, once per name. */
+static bool take_host(cli_args *a, const char *option, serve_args *s)
+{
+    if (!cli_take_value(a, option))
+        return false;
+    int n = s->config.allowed_host_count;
+    const char **hosts = realloc(s->hosts, (n + 1) * sizeof *hosts);
+    if (!hosts) {
+        a->failed = true;
+        cli_error("out of memory");
+        return false;
+    }
+    hosts[n] = a->value;
+    s->hosts = hosts;
+    s->config.allowed_hosts = hosts;
+    s->config.allowed_host_count = n + 1;
+    return true;
+}
+
+/* The options on connections: their number, how long they may idle, the
+ * names they may ask for. False when `option` is none of them. */
+static bool connection_option(cli_args *a, const char *option, serve_args *s)
+{
+    serve_config *c = &s->config;
+    if (!strcmp(option, "--idle-timeout"))
+        cli_take_int(a, option, 1, 86400, &c->idle_timeout);
+    else if (!strcmp(option, "--max-connections"))
+        cli_take_int(a, option, 1, 1000000, &c->max_connections);
+    else if (!strcmp(option, "--max-connections-per-client"))
+        cli_take_int(a, option, 1, 1000000, &c->max_client_connections);
+    else if (!strcmp(option, "--allow-host"))
+        take_host(a, option, s);
+    else
+        return false;
+    return true;
+}
+
 static bool serve_option(cli_args *a, const char *option, void *options)
 {
     serve_args *s = options;
@@ -98,7 +157,7 @@ static bool serve_option(cli_args *a, const char *option, void *options)
     } else if (!strcmp(option, "--timeout"))
         cli_take_int(a, option, 1, 86400, &c->timeout);
     else
-        return false;
+        return connection_option(a, option, s);
     return true;
 }
 
@@ -145,12 +204,14 @@ int cli_serve(int argc, char **argv)
     static const cli_command command = {"serve", usage, serve_option, check_serve,
                                         serve_command, true};
     serve_args s = {.config = {.host = "127.0.0.1", .port = 8080, .max_batch = 32,
-                               .max_queue = 1024, .max_body = 1 << 20, .timeout = 30},
+                               .max_queue = 1024, .max_body = 1 << 20, .timeout = 30,
+                               .idle_timeout = 5, .max_client_connections = 256},
                     .threads = 1};
     int status = cli_run(&command, &s, argc, argv);
     for (int i = 0; i < s.config.model_count; i++)
         free((char *)s.models[i].name);
     free(s.models);
     free(s.dirs);
+    free(s.hosts);
     return status;
 }

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "core/file.h"
 #include "learn/explain.h"
 #include "learn/token.h"
 #include "learn/trace.h"
@@ -144,32 +146,52 @@ static cJSON *sizes_json(const ted_config *c)
     return s;
 }
 
-enum { EXAMPLES = 8, EXAMPLE_BYTES = 300 };
+enum { EXAMPLES = 8, EXAMPLE_BYTES = 300, EXAMPLES_READ = 65536 };
 
-/* The first lines of the model directory's test.en, when it has one. */
+/* The first bytes of the model directory's test.en, NUL-terminated: a
+ * regular file only (a FIFO would block, a link to /dev/zero never end),
+ * and no more than EXAMPLES_READ bytes of it. NULL when there is none. */
+static char *read_examples(const char *dir, size_t *length)
+{
+    char path[4096];
+    int fd;
+    ted_error err = {0};
+    if (!dir || snprintf(path, sizeof path, "%s/test.en", dir) >= (int)sizeof path ||
+        ted_open_regular(path, &fd, &err))
+        return NULL;
+    char *text = malloc(EXAMPLES_READ + 1);
+    size_t n = 0;
+    for (ssize_t got = 1; text && n < EXAMPLES_READ && got > 0; n += got > 0 ? (size_t)got : 0)
+        got = read(fd, text + n, EXAMPLES_READ - n);
+    close(fd);
+    if (text)
+        text[n] = '\0';
+    *length = n;
+    return text;
+}
+
+/* The first lines of the model directory's test.en, when it has one: up
+ * to EXAMPLES lines of at most EXAMPLE_BYTES, as valid UTF-8. */
 static cJSON *examples_json(const char *dir)
 {
     cJSON *list = cJSON_CreateArray();
-    char path[4096], text[EXAMPLE_BYTES + 2];
-    if (!dir || snprintf(path, sizeof path, "%s/test.en", dir) >= (int)sizeof path)
-        return list;
-    FILE *f = fopen(path, "r");
-    for (int n = 0; f && n < EXAMPLES && fgets(text, sizeof text, f);) {
-        size_t length = strcspn(text, "\r\n");
-        if (text[length] == '\0' && !feof(f)) {  /* a longer line: skip the rest of it */
-            int ch;
-            while ((ch = fgetc(f)) != EOF && ch != '\n')
-                ;
-            continue;
-        }
-        text[length] = '\0';
-        if (length > 0) {
-            cJSON_AddItemToArray(list, cJSON_CreateString(text));
+    size_t length = 0;
+    char *text = read_examples(dir, &length), clean[3 * EXAMPLE_BYTES + 1];
+    int n = 0;
+    for (char *line = text; list && line && n < EXAMPLES && line < text + length;) {
+        char *end = line + strcspn(line, "\n");
+        bool whole = *end == '\n' || (end == text + length && length < EXAMPLES_READ);
+        *end = '\0';
+        size_t bytes = strcspn(line, "\r");
+        line[bytes] = '\0';
+        if (whole && bytes > 0 && bytes <= EXAMPLE_BYTES) {
+            cJSON_AddItemToArray(list, cJSON_CreateString(serve_utf8_clean(line, clean,
+                                                                            sizeof clean)));
             n++;
         }
+        line = end + 1;
     }
-    if (f)
-        fclose(f);
+    free(text);
     return list;
 }
 
@@ -226,6 +248,18 @@ static bool refuse(refusal *no, int status, const char *format, ...)
 
 enum { SOURCE_BYTES_MAX = 4096 };
 
+/* A client's string as a message quotes it: its first bytes, valid UTF-8. */
+typedef struct quoted {
+    char text[FIELD_NAME_SHOWN];
+} quoted;
+
+static quoted shown(const char *text)
+{
+    quoted q;
+    serve_utf8_clean(text, q.text, sizeof q.text);
+    return q;
+}
+
 static bool whole_number(const cJSON *v, int min, int max, int *out)
 {
     if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < min ||
@@ -258,8 +292,8 @@ static bool read_forced(const cJSON *v, const ted_model *model, explore_request 
                           "%d, \"token\": a string}", i, EXPLORE_MAX_STEPS);
         switch (learn_add_forced(model, r->forced, &r->forced_count, step, token->valuestring)) {
         case LEARN_FORCE_NOT_IN_VOCABULARY:
-            return refuse(no, 400, "forced[%d].token: \"%.100s\" is not in the target "
-                          "vocabulary", i, token->valuestring);
+            return refuse(no, 400, "forced[%d].token: \"%s\" is not in the target "
+                          "vocabulary", i, shown(token->valuestring).text);
         case LEARN_FORCE_STEP_TAKEN:
             return refuse(no, 400, "forced[%d].step: step %d is already forced", i, step);
         case LEARN_FORCE_ADDED:
@@ -305,7 +339,7 @@ static bool read_field(const cJSON *v, explore_request *r, bool beam, refusal *n
         }
         return refuse(no, 400, "length_normalization: expected \"gnmt\" or \"power\"");
     }
-    return refuse(no, 400, "unknown field \"%.64s\"", name);
+    return refuse(no, 400, "unknown field \"%s\"", shown(name).text);
 }
 
 /* The model a request names ("model"), or the first one served. */
@@ -318,8 +352,8 @@ static bool read_model(const serve_model *models, int count, explore_request *r,
     for (int i = 0; i < count && !r->model; i++)
         if (!name || !strcmp(models[i].name, name->valuestring))
             r->model = &models[i];
-    return r->model || refuse(no, 404, "model \"%.100s\" is not served here (GET /v1/models "
-                              "lists them)", name->valuestring);
+    return r->model || refuse(no, 404, "model \"%s\" is not served here (GET /v1/models "
+                              "lists them)", shown(name->valuestring).text);
 }
 
 /* Parses the body of /v1/explore or /v1/beam: false when it is refused. */
@@ -332,7 +366,9 @@ static bool read_request(const serve_model *models, int count, const char *body,
     size_t at = end ? (size_t)(end - body) : 0;
     while (r->root && at < length && strchr(" \t\r\n", body[at]))
         at++;
-    if (!r->root || at < length || memchr(body, '\0', length))
+    if (serve_has_nul(body, length))
+        return refuse(no, 400, "%s", serve_nul_refusal);
+    if (!r->root || at < length)
         return refuse(no, 400, "malformed JSON at byte %zu", at);
     if (!cJSON_IsObject(r->root))
         return refuse(no, 400, "the body is not a JSON object");
@@ -343,7 +379,7 @@ static bool read_request(const serve_model *models, int count, const char *body,
     {
         for (const cJSON *w = r->root->child; w != v; w = w->next)
             if (!strcmp(w->string, v->string))
-                return refuse(no, 400, "field \"%.64s\" given twice", v->string);
+                return refuse(no, 400, "field \"%s\" given twice", shown(v->string).text);
         if (!read_field(v, r, beam, no))
             return false;
     }

@@ -19,6 +19,8 @@ const frontend_option_names serve_field_names = {
 
 /* ---- reading a request --------------------------------------------------- */
 
+const char serve_nul_refusal[] = "the body holds a NUL character";
+
 typedef enum field_kind {
     FIELD_MODEL,          /* a string: the model's name */
     FIELD_TEXT,           /* a list of strings */
@@ -152,7 +154,9 @@ static bool read_field(const cJSON *v, serve_request *r, unsigned *seen, char *m
     while (i < FIELD_COUNT && strcmp(fields[i].name, v->string))
         i++;
     if (i == FIELD_COUNT) {
-        snprintf(message, size, "unknown field \"%.64s\"", v->string);
+        char name[FIELD_NAME_SHOWN];
+        serve_utf8_clean(v->string, name, sizeof name);
+        snprintf(message, size, "unknown field \"%s\"", name);
         return false;
     }
     const field *f = &fields[i];
@@ -172,9 +176,7 @@ static bool read_field(const cJSON *v, serve_request *r, unsigned *seen, char *m
     return true;
 }
 
-/* What cJSON cannot tell apart: a NUL byte, raw or escaped as \u0000,
- * would cut a string short. */
-static bool has_nul(const char *body, size_t length)
+bool serve_has_nul(const char *body, size_t length)
 {
     if (memchr(body, '\0', length))
         return true;
@@ -210,8 +212,8 @@ bool serve_parse_request(const char *body, size_t length, serve_request *r, char
                          size_t size)
 {
     *r = (serve_request){0};
-    if (has_nul(body, length)) {
-        snprintf(message, size, "the body holds a NUL character");
+    if (serve_has_nul(body, length)) {
+        snprintf(message, size, "%s", serve_nul_refusal);
         return false;
     }
     if (!parse_object(body, length, r, message, size))
@@ -300,12 +302,60 @@ char *serve_answer(const serve_job *job, bool scores)
 
 char *serve_error_json(const char *message)
 {
-    cJSON *root = cJSON_CreateObject();
+    size_t size = 3 * strlen(message) + 1;  /* every byte may become U+FFFD */
+    char *clean = malloc(size);
+    cJSON *root = clean ? cJSON_CreateObject() : NULL;
     char *text = NULL;
-    if (root && cJSON_AddStringToObject(root, "error", message))
+    if (root && cJSON_AddStringToObject(root, "error", serve_utf8_clean(message, clean, size)))
         text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
+    free(clean);
     return text;
+}
+
+/* ---- UTF-8 ------------------------------------------------------------------- */
+
+int serve_utf8_char(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    int length = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+                 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (!length)
+        return 0;
+    for (int i = 1; i < length; i++)
+        if ((size_t)i >= n)
+            return -1;  /* a valid beginning, cut short */
+        else if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    unsigned second = s[1];
+    if ((c == 0xe0 && second < 0xa0) || (c == 0xed && second > 0x9f) ||
+        (c == 0xf0 && second < 0x90) || (c == 0xf4 && second > 0x8f))
+        return 0;  /* overlong, a surrogate, past U+10FFFF */
+    return length;
+}
+
+char *serve_utf8_clean(const char *text, char *out, size_t size)
+{
+    static const char replacement[] = "\xef\xbf\xbd";  /* U+FFFD */
+    const unsigned char *s = (const unsigned char *)text;
+    size_t n = strlen(text), at = 0;
+    for (size_t i = 0; i < n;) {
+        int length = serve_utf8_char(s + i, n - i);
+        if (length < 0)
+            break;  /* a character cut short at the end: left out */
+        const char *piece = length ? text + i : replacement;
+        size_t bytes = length ? (size_t)length : 3;
+        if (at + bytes >= size)
+            break;
+        memcpy(out + at, piece, bytes);
+        at += bytes;
+        i += length ? (size_t)length : 1;
+    }
+    if (size)
+        out[at] = '\0';
+    return out;
 }
 
 /* ---- the models ---------------------------------------------------------- */

@@ -28,12 +28,34 @@ bool serve_parse_request(const char *body, size_t length, serve_request *request
                          char *message, size_t size);
 void serve_request_free(serve_request *request);
 
+/* Whether a JSON body holds a NUL character, raw or escaped as \u0000: cJSON
+ * would cut the string there. Every JSON endpoint refuses such a body (400)
+ * with the message serve_nul_refusal. */
+bool serve_has_nul(const char *body, size_t length);
+extern const char serve_nul_refusal[];
+
+/* The bytes of a client's name (a field, a path) quoted in a message. */
+enum { FIELD_NAME_SHOWN = 65 };  /* at most 64 bytes, and the NUL */
+
+/* The length of the valid UTF-8 character at `s`, `n` bytes before the end:
+ * 1 to 4; 0 when the bytes there begin none (a stray continuation byte, an
+ * overlong form, a surrogate, past U+10FFFF); -1 when they begin one that
+ * the end cuts short. */
+int serve_utf8_char(const unsigned char *s, size_t n);
+
+/* Copies `text` into `out` (`size` bytes with the NUL) as valid UTF-8: each
+ * byte that begins no character becomes U+FFFD, a character cut short by
+ * the end of `text` is left out, and the copy stops before a character
+ * that does not fit, never in its middle. Returns `out`. */
+char *serve_utf8_clean(const char *text, char *out, size_t size);
+
 /* {"translations": [...]}: a string per text, or with n-best lists or
  * scores a list per text of {"text", "score", "log_prob"
  * [, "token_log_probs"]}. malloc'ed; NULL when out of memory. */
 char *serve_answer(const serve_job *job, bool scores);
 
-/* {"error": "message"}, malloc'ed; NULL when out of memory. */
+/* {"error": "message"}, malloc'ed; NULL when out of memory. The message is
+ * made valid UTF-8 first (serve_utf8_clean): an error may quote client bytes. */
 char *serve_error_json(const char *message);
 
 /* The models served, for GET /v1/models: {"models": [{"name", "config",

@@ -5,14 +5,19 @@
  * suspended meanwhile (no HTTP thread waits for it) and resumed by the
  * decoding thread once every sentence is translated, and the answer goes
  * out. A watchdog cuts connections that take longer than --timeout to
- * send a request. SIGTERM or SIGINT starts draining: new requests get
- * 503, and the service stops once every accepted request is answered.
+ * send a request, and closes those idle past --idle-timeout. Before a
+ * connection is taken, the caps on connections (--max-connections, in all
+ * and per client address) make room by closing idle ones. Every request's
+ * headers are checked first (serve/guard.h). SIGTERM or SIGINT starts
+ * draining: new requests get 503, and the service stops once every
+ * request accepted before it, of any endpoint, is answered.
  * The explorer (serve/explore.h) is answered on the HTTP thread: its page
  * from memory, its decodes with a session of their own. */
 #include "serve/server.h"
 
 #include <microhttpd.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -24,19 +29,23 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
 #include "serve/explore.h"
+#include "serve/guard.h"
 #include "serve/loop.h"
 #include "serve/request.h"
 
-enum { HTTP_THREADS = 2, FD_RESERVE = 64, WATCH_MS = 200 };
+enum { HTTP_THREADS = 2, FD_RESERVE = 64, WATCH_MS = 200, CLIENT_KEY = 9 };
 
-/* A connection, for the watchdog. */
+/* A connection, for the watchdog and the caps on connections. */
 typedef struct tracked {
     int fd;
+    unsigned char client[CLIENT_KEY];  /* its address (client_key) */
     double waiting_since;  /* when it began waiting for its next request */
+    bool receiving;        /* a request line came: the request is being read */
     bool answering;        /* its request is read; the answer is on its way */
     bool cut;
     struct tracked *prev, *next;
@@ -47,10 +56,14 @@ typedef struct server {
     serve_loop **loops;          /* (model_count) */
     char *models_json;           /* GET /v1/models */
     struct MHD_Daemon *daemon;
+    char *explorer_json;         /* GET /v1/explorer */
+    serve_hosts hosts;           /* the names it answers to */
+    int max_connections;         /* connections at once, in all */
     pthread_mutex_t lock;
-    pthread_cond_t answered;     /* in_flight fell */
     pthread_cond_t stop_watch;
-    int in_flight;               /* translation requests accepted, not yet answered */
+    int in_flight;               /* requests accepted before the drain, not yet answered */
+    int evicted, turned_away;    /* connections closed or refused for room, not yet logged */
+    double logged_at;            /* when the watchdog last said so */
     atomic_int exploring;        /* explorer requests being decoded (on HTTP threads) */
     bool draining, stopping;
     atomic_bool listening;       /* libmicrohttpd's messages are left out from then on */
@@ -65,7 +78,7 @@ typedef struct request {
     struct MHD_Connection *connection;
     tracked *link;
     char method[16];     /* for the log: GET, POST... */
-    char path[80];
+    char path[80];       /* cut between UTF-8 characters */
     double start;
     char *body;
     size_t length, capacity;
@@ -73,7 +86,8 @@ typedef struct request {
     serve_request fields;
     int model;           /* which of the models served */
     serve_job *job;
-    bool counted;        /* in server->in_flight */
+    bool counted;        /* in server->in_flight: accepted before the drain */
+    bool close;          /* the answer closes the connection */
     int refused;         /* 429 or 413: the loop refused the job after it was suspended */
     int status;          /* the status answered; 0: none */
 } request;
@@ -113,6 +127,8 @@ static enum MHD_Result respond(request *r, int status, char *json, const char *h
     MHD_add_response_header(answer, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
     if (header && json)
         MHD_add_response_header(answer, header, value);
+    if (r->close)
+        MHD_add_response_header(answer, MHD_HTTP_HEADER_CONNECTION, "close");
     start_answering(r);
     enum MHD_Result queued = MHD_queue_response(r->connection, (unsigned)status, answer);
     MHD_destroy_response(answer);
@@ -133,6 +149,14 @@ static enum MHD_Result refuse(request *r, int status, const char *header, const 
     vsnprintf(message, sizeof message, format, args);
     va_end(args);
     return respond(r, status, serve_error_json(message), header, value);
+}
+
+/* A refusal of the request's headers (serve/guard.h): the connection is
+ * closed after it, since what follows on it cannot be trusted. */
+static enum MHD_Result refuse_closing(request *r, const serve_refusal *no)
+{
+    r->close = true;
+    return refuse(r, no->status, NULL, NULL, "%s", no->message);
 }
 
 static enum MHD_Result refuse_draining(request *r)
@@ -171,17 +195,10 @@ static void job_done(serve_job *job, void *data)
 }
 
 /* Hands the job to the loop, with the connection suspended until it is
- * done; a refusal is answered once the connection is resumed. */
+ * done; a refusal is answered once the connection is resumed. The request
+ * came before any drain (route), so it is decoded even during one. */
 static enum MHD_Result submit(request *r, serve_loop *loop)
 {
-    server *s = r->server;
-    pthread_mutex_lock(&s->lock);
-    bool draining = s->draining;
-    r->counted = !draining;
-    s->in_flight += r->counted;
-    pthread_mutex_unlock(&s->lock);
-    if (draining)
-        return refuse_draining(r);
     r->job->done = job_done;
     r->job->done_data = r;
     MHD_suspend_connection(r->connection);
@@ -215,10 +232,12 @@ static enum MHD_Result translate(request *r)
                              sizeof message))
         return refuse(r, MHD_HTTP_BAD_REQUEST, NULL, NULL, "%s", message);
     int m = r->model = find_model(c, r->fields.model);
-    if (m < 0)
+    if (m < 0) {
+        char name[FIELD_NAME_SHOWN];
+        serve_utf8_clean(r->fields.model, name, sizeof name);
         return refuse(r, MHD_HTTP_NOT_FOUND, NULL, NULL,
-                      "model \"%.100s\" is not served here (GET /v1/models lists them)",
-                      r->fields.model);
+                      "model \"%s\" is not served here (GET /v1/models lists them)", name);
+    }
     const ted_model *model = c->models[m].model;
     ted_translate_options options;
     ted_error err = {0};
@@ -312,18 +331,40 @@ static enum MHD_Result get(request *r)
         return respond(r, MHD_HTTP_OK, json, NULL, NULL);
     }
     if (!strcmp(r->path, "/v1/explorer"))
-        return respond(r, MHD_HTTP_OK,
-                       serve_explorer_models(s->config->models, s->config->model_count), NULL,
-                       NULL);
+        return respond(r, MHD_HTTP_OK, strdup(s->explorer_json), NULL, NULL);
     if (is_draining(s))
         return refuse_draining(r);
     return respond(r, MHD_HTTP_OK, strdup("{\"status\":\"ok\"}"), NULL, NULL);
 }
 
-/* Answers at once, or returns MHD_YES to read the body of a translation. */
-static enum MHD_Result route(request *r)
+/* A POST to a JSON endpoint: accepted before the drain, of JSON, and of a
+ * size within --max-body when it says its size. */
+static enum MHD_Result route_post(request *r)
 {
     const serve_config *c = r->server->config;
+    if (strcmp(r->method, MHD_HTTP_METHOD_POST))
+        return wrong_method(r, MHD_HTTP_METHOD_POST);
+    if (!r->counted)
+        return refuse_draining(r);
+    serve_refusal no;
+    if (!serve_guard_json(r->connection, &no))
+        return refuse_closing(r, &no);
+    const char *length = MHD_lookup_connection_value(r->connection, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (length && strtoull(length, NULL, 10) > c->max_body) {
+        r->close = true;
+        return refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL,
+                      "the body is %s bytes, over %zu (--max-body)", length, c->max_body);
+    }
+    return MHD_YES;
+}
+
+/* Answers at once, or returns MHD_YES to read the body of a POST. */
+static enum MHD_Result route(request *r, const char *version)
+{
+    serve_refusal no;
+    if (!serve_guard_headers(r->connection, version, &r->server->hosts, &no))
+        return refuse_closing(r, &no);
     serve_asset asset;
     if (serve_explorer_asset(r->path, &asset))
         return send_asset(r, &asset);
@@ -336,16 +377,7 @@ static enum MHD_Result route(request *r)
                       "GET /healthz, and the explorer: GET /, GET /v1/explorer, "
                       "POST /v1/explore, POST /v1/beam)",
                       r->path);
-    if (strcmp(r->method, MHD_HTTP_METHOD_POST))
-        return wrong_method(r, MHD_HTTP_METHOD_POST);
-    if (is_draining(r->server))
-        return refuse_draining(r);
-    const char *length = MHD_lookup_connection_value(r->connection, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (length && strtoull(length, NULL, 10) > c->max_body)
-        return refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL,
-                      "the body is %s bytes, over %zu (--max-body)", length, c->max_body);
-    return MHD_YES;
+    return route_post(r);
 }
 
 /* ---- libmicrohttpd's callbacks ------------------------------------------------ */
@@ -374,6 +406,8 @@ static void take_body(request *r, const char *data, size_t size)
     r->length += size;
 }
 
+/* A request whose headers are in; counted in in_flight unless it comes
+ * during the drain. */
 static request *new_request(server *s, struct MHD_Connection *c, const char *url,
                             const char *method)
 {
@@ -385,7 +419,11 @@ static request *new_request(server *s, struct MHD_Connection *c, const char *url
     *r = (request){.server = s, .connection = c, .start = now(),
                    .link = info ? info->socket_context : NULL};
     snprintf(r->method, sizeof r->method, "%s", method);
-    snprintf(r->path, sizeof r->path, "%s", url);
+    serve_utf8_clean(url, r->path, sizeof r->path);
+    pthread_mutex_lock(&s->lock);
+    r->counted = !s->draining;
+    s->in_flight += r->counted;
+    pthread_mutex_unlock(&s->lock);
     return r;
 }
 
@@ -393,13 +431,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **context)
 {
-    (void)version;
     request *r = *context;
     if (!r) {
         if (!(r = new_request(cls, c, url, method)))
             return MHD_NO;
         *context = r;
-        return route(r);
+        return route(r, version);
     }
     if (*upload_size > 0) {
         take_body(r, upload, *upload_size);
@@ -409,6 +446,30 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (r->job)  /* resumed: the job is done, or was refused */
         return answer_job(r);
     return serve_explorer_endpoint(r->path) ? explore(r) : translate(r);
+}
+
+/* `text` as the log shows a client's bytes: a control character, a
+ * backslash or a byte that is not UTF-8 as \xHH, so that no client can
+ * write a line of its own. */
+static const char *log_escape(const char *text, char *out, size_t size)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t n = strlen(text), at = 0;
+    for (size_t i = 0; i < n;) {
+        int length = s[i] < 0x20 || s[i] == 0x7f || s[i] == '\\' ? 0
+                                                                  : serve_utf8_char(s + i, n - i);
+        size_t bytes = length > 0 ? (size_t)length : 4;
+        if (at + bytes >= size)
+            break;
+        if (length > 0)
+            memcpy(out + at, s + i, bytes);
+        else
+            snprintf(out + at, 5, "\\x%02x", s[i]);
+        at += bytes;
+        i += length > 0 ? (size_t)length : 1;
+    }
+    out[at] = '\0';
+    return out;
 }
 
 /* The request is over (answered, or its connection closed): one log line. */
@@ -421,17 +482,16 @@ static void completed(void *cls, struct MHD_Connection *c, void **context,
     request *r = *context;
     if (!r)
         return;
-    char status[16];
+    char status[16], method[4 * sizeof r->method], path[4 * sizeof r->path];
     snprintf(status, sizeof status, r->status ? "%d" : "cut", r->status);
     int sentences = r->fields.count;
-    fprintf(stderr, "ted serve: %s %s %s %d sentence%s %.1f ms\n", r->method, r->path, status,
-            sentences, sentences == 1 ? "" : "s", (now() - r->start) * 1e3);
+    fprintf(stderr, "ted serve: %s %s %s %d sentence%s %.1f ms\n",
+            log_escape(r->method, method, sizeof method), log_escape(r->path, path, sizeof path),
+            status, sentences, sentences == 1 ? "" : "s", (now() - r->start) * 1e3);
     pthread_mutex_lock(&s->lock);
     s->in_flight -= r->counted;
-    if (r->counted)
-        pthread_cond_broadcast(&s->answered);
     if (r->link) {
-        r->link->answering = false;
+        r->link->answering = r->link->receiving = false;
         r->link->waiting_since = now();
     }
     pthread_mutex_unlock(&s->lock);
@@ -440,6 +500,22 @@ static void completed(void *cls, struct MHD_Connection *c, void **context,
     free(r->body);
     free(r);
     *context = NULL;
+}
+
+/* A client's address as the caps on connections count it: IPv4, or the
+ * /64 network of IPv6 (one host's share), an IPv4-mapped address as IPv4. */
+static void client_key(const struct sockaddr *address, unsigned char key[CLIENT_KEY])
+{
+    memset(key, 0, CLIENT_KEY);
+    if (address && address->sa_family == AF_INET) {
+        key[0] = 4;
+        memcpy(key + 1, &((const struct sockaddr_in *)address)->sin_addr, 4);
+    } else if (address && address->sa_family == AF_INET6) {
+        const struct in6_addr *v6 = &((const struct sockaddr_in6 *)address)->sin6_addr;
+        bool mapped = IN6_IS_ADDR_V4MAPPED(v6);
+        key[0] = mapped ? 4 : 6;
+        memcpy(key + 1, v6->s6_addr + (mapped ? 12 : 0), mapped ? 4 : 8);
+    }
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -451,8 +527,11 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     if (code == MHD_CONNECTION_NOTIFY_STARTED && (t = calloc(1, sizeof *t))) {
         const union MHD_ConnectionInfo *info =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *client =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
         *t = (tracked){.fd = info ? info->connect_fd : -1, .waiting_since = now(),
                        .next = s->connections};
+        client_key(client ? client->client_addr : NULL, t->client);
         if (s->connections)
             s->connections->prev = t;
         s->connections = t;
@@ -465,6 +544,69 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     }
     *socket_context = t;
     pthread_mutex_unlock(&s->lock);
+}
+
+/* Called when a request line has come: the connection is no longer idle. */
+static void *request_begins(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)uri;
+    server *s = cls;
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    pthread_mutex_lock(&s->lock);
+    if (info && info->socket_context)
+        ((tracked *)info->socket_context)->receiving = true;
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+/* ---- the caps on connections ----------------------------------------------------- */
+
+/* Closes the connection that has waited longest, of the client `key`
+ * (NULL: of any client): an idle one if there is one, else one still
+ * sending its request; never one being answered. False when none is left.
+ * The lock is held. */
+static bool evict(server *s, const unsigned char *key)
+{
+    tracked *victim = NULL;
+    for (tracked *t = s->connections; t; t = t->next) {
+        if (t->cut || t->answering || t->fd < 0 || (key && memcmp(t->client, key, CLIENT_KEY)))
+            continue;
+        if (!victim || (victim->receiving && !t->receiving) ||
+            (victim->receiving == t->receiving && t->waiting_since < victim->waiting_since))
+            victim = t;
+    }
+    if (!victim)
+        return false;
+    shutdown(victim->fd, SHUT_RDWR);
+    victim->cut = true;
+    s->evicted++;
+    return true;
+}
+
+/* libmicrohttpd's accept policy: a new connection is taken when it finds
+ * room under --max-connections and --max-connections-per-client, making
+ * room by closing the longest-waiting idle connection (of the same client
+ * when that client is at its cap). */
+static enum MHD_Result admit(void *cls, const struct sockaddr *address, socklen_t length)
+{
+    (void)length;
+    server *s = cls;
+    unsigned char key[CLIENT_KEY];
+    client_key(address, key);
+    pthread_mutex_lock(&s->lock);
+    int total = 0, mine = 0;
+    for (const tracked *t = s->connections; t; t = t->next)
+        if (!t->cut) {
+            total++;
+            mine += !memcmp(t->client, key, CLIENT_KEY);
+        }
+    bool room = mine >= s->config->max_client_connections ? evict(s, key)
+                : total >= s->max_connections              ? evict(s, NULL)
+                                                           : true;
+    s->turned_away += !room;
+    pthread_mutex_unlock(&s->lock);
+    return room ? MHD_YES : MHD_NO;
 }
 
 /* libmicrohttpd's own messages: why it cannot start, kept for the error
@@ -482,17 +624,38 @@ static void log_library(void *cls, const char *format, va_list args)
 /* ---- the watchdog ------------------------------------------------------------ */
 
 /* Cuts the connections that took over --timeout to send their request
- * (headers and body): a slow client must not hold a connection forever. */
+ * (headers and body): a slow client must not hold a connection forever;
+ * closes those that sent no request line for --idle-timeout. */
 static void cut_late_connections(server *s)
 {
-    double limit = s->config->timeout, t = now();
-    for (tracked *c = s->connections; c; c = c->next)
-        if (!c->answering && !c->cut && c->fd >= 0 && t - c->waiting_since > limit) {
-            shutdown(c->fd, SHUT_RDWR);
-            c->cut = true;
+    const serve_config *config = s->config;
+    double limit = config->timeout, t = now();
+    double idle = config->idle_timeout < config->timeout ? config->idle_timeout : limit;
+    for (tracked *c = s->connections; c; c = c->next) {
+        if (c->answering || c->cut || c->fd < 0)
+            continue;
+        if (t - c->waiting_since <= (c->receiving ? limit : idle))
+            continue;
+        shutdown(c->fd, SHUT_RDWR);
+        c->cut = true;
+        if (c->receiving)
             fprintf(stderr, "ted serve: cut a connection: no whole request in %d s (--timeout)\n",
-                    s->config->timeout);
-        }
+                    config->timeout);
+    }
+}
+
+/* Says, at most once a second, how many connections were closed or
+ * refused to keep within the caps. */
+static void log_turned_away(server *s)
+{
+    double t = now();
+    if ((!s->evicted && !s->turned_away) || t - s->logged_at < 1.0)
+        return;
+    fprintf(stderr, "ted serve: at the connection caps (--max-connections %d, "
+            "--max-connections-per-client %d): closed %d waiting connections, refused %d\n",
+            s->max_connections, s->config->max_client_connections, s->evicted, s->turned_away);
+    s->evicted = s->turned_away = 0;
+    s->logged_at = t;
 }
 
 static void *watchdog_main(void *arg)
@@ -501,6 +664,7 @@ static void *watchdog_main(void *arg)
     pthread_mutex_lock(&s->lock);
     while (!s->stopping) {
         cut_late_connections(s);
+        log_turned_away(s);
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_nsec += WATCH_MS * 1000000L;
@@ -515,31 +679,41 @@ static void *watchdog_main(void *arg)
 /* ---- starting and stopping ----------------------------------------------------- */
 
 /* Connections the process can hold: its file limit raised to the most it
- * may, minus room for the model files and the threads. */
-static unsigned connection_limit(void)
+ * may, minus room for the model files and the threads; --max-connections
+ * when that is fewer. */
+static int connection_limit(const serve_config *c)
 {
     struct rlimit files;
-    if (getrlimit(RLIMIT_NOFILE, &files))
-        return 1000;
-    files.rlim_cur = files.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &files);
-    getrlimit(RLIMIT_NOFILE, &files);
-    rlim_t limit = files.rlim_cur > 2 * FD_RESERVE ? files.rlim_cur - FD_RESERVE : FD_RESERVE;
-    return limit > 100000 ? 100000u : (unsigned)limit;
+    rlim_t limit = 1000;
+    if (!getrlimit(RLIMIT_NOFILE, &files)) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+        getrlimit(RLIMIT_NOFILE, &files);
+        limit = files.rlim_cur > 2 * FD_RESERVE ? files.rlim_cur - FD_RESERVE : FD_RESERVE;
+    }
+    limit = limit > 100000 ? 100000 : limit;
+    return c->max_connections > 0 && (rlim_t)c->max_connections < limit ? c->max_connections
+                                                                       : (int)limit;
 }
 
+/* libmicrohttpd's own cap is twice ours (admit), which it splits among
+ * its threads: so that no thread stops taking connections while the
+ * process has room for them. */
 static struct MHD_Daemon *start_daemon(server *s, const struct addrinfo *address)
 {
     const serve_config *c = s->config;
     unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (address->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    s->max_connections = connection_limit(c);
     return MHD_start_daemon(
-        flags, (uint16_t)c->port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, log_library,
+        flags, (uint16_t)c->port, admit, s, handle, s, MHD_OPTION_EXTERNAL_LOGGER, log_library,
         s, MHD_OPTION_SOCK_ADDR, address->ai_addr, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned)HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT, connection_limit(),
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->timeout, MHD_OPTION_NOTIFY_COMPLETED,
-        completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+        (unsigned)HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)(2 * s->max_connections + 2 * HTTP_THREADS), MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)c->timeout, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_URI_LOG_CALLBACK,
+        request_begins, s, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_END);
 }
 
 static ted_status listen_on(server *s, ted_error *err)
@@ -560,6 +734,8 @@ static ted_status listen_on(server *s, ted_error *err)
         return ted_fail(err, TED_ERR_IO, "cannot listen on %s port %d: %s", c->host, c->port,
                         s->why_not[0] ? s->why_not : "libmicrohttpd cannot start");
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    s->hosts = (serve_hosts){c->host, info ? info->port : (unsigned)c->port, c->allowed_hosts,
+                             c->allowed_host_count};
     atomic_store(&s->listening, true);
     fprintf(stderr, "ted serve: listening on http://%s%s%s:%u\n", v6 ? "[" : "", c->host,
             v6 ? "]" : "", info ? info->port : (unsigned)c->port);
@@ -580,7 +756,8 @@ static ted_status start_loops(server *s, ted_error *err)
         if (status)
             ted_fail_context(err, "model %s", names[i]);
     }
-    if (!status && !(s->models_json = serve_models_json(names, models, c->model_count)))
+    if (!status && (!(s->models_json = serve_models_json(names, models, c->model_count)) ||
+                    !(s->explorer_json = serve_explorer_models(c->models, c->model_count))))
         status = ted_fail(err, TED_ERR_NOMEM, "out of memory describing the models");
     free(names);
     free(models);
@@ -596,15 +773,25 @@ static const char *wait_for_signal(const sigset_t *signals)
     return signal == SIGTERM ? "SIGTERM" : "SIGINT";
 }
 
-/* Stops taking requests; returns once every accepted one is answered. */
-static void drain(server *s, const char *why)
+/* Stops taking requests; returns once every accepted one is answered. A
+ * second SIGTERM or SIGINT meanwhile ends the process at once. */
+static void drain(server *s, const char *why, const sigset_t *signals)
 {
     pthread_mutex_lock(&s->lock);
     s->draining = true;
     fprintf(stderr, "ted serve: %s: answering the %d requests accepted, then stopping\n", why,
             s->in_flight);
-    while (s->in_flight > 0)
-        pthread_cond_wait(&s->answered, &s->lock);
+    while (s->in_flight > 0) {
+        pthread_mutex_unlock(&s->lock);
+        struct timespec tick = {0, 20 * 1000000L};
+        int again = sigtimedwait(signals, NULL, &tick);
+        pthread_mutex_lock(&s->lock);
+        if (again == SIGTERM || again == SIGINT) {
+            fprintf(stderr, "ted serve: %s again: stopping now, %d requests unanswered\n",
+                    again == SIGTERM ? "SIGTERM" : "SIGINT", s->in_flight);
+            _exit(1);
+        }
+    }
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -622,7 +809,7 @@ static void stop(server *s, bool watching)
         serve_loop_stop(s->loops[i]);
     free(s->loops);
     free(s->models_json);
-    pthread_cond_destroy(&s->answered);
+    free(s->explorer_json);
     pthread_cond_destroy(&s->stop_watch);
     pthread_mutex_destroy(&s->lock);
 }
@@ -631,7 +818,6 @@ static void init_server(server *s, const serve_config *config)
 {
     *s = (server){.config = config};
     pthread_mutex_init(&s->lock, NULL);
-    pthread_cond_init(&s->answered, NULL);
     pthread_condattr_t monotonic;
     pthread_condattr_init(&monotonic);
     pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
@@ -657,8 +843,11 @@ ted_status serve_run(const serve_config *config, ted_error *err)
     if (!status)
         status = listen_on(&s, err);
     if (!status)
-        drain(&s, wait_for_signal(&signals));
+        drain(&s, wait_for_signal(&signals), &signals);
     stop(&s, watching);
+    struct timespec none = {0, 0};
+    while (sigtimedwait(&signals, NULL, &none) > 0)
+        ;  /* a signal that came once every request was answered: nothing left to stop */
     pthread_sigmask(SIG_SETMASK, &before, NULL);
     return status;
 }

@@ -23,10 +23,16 @@ typedef struct serve_config {
     int max_queue;              /* sentences each model holds at once */
     size_t max_body;            /* bytes of a request body */
     int timeout;                /* seconds a connection has to send each request */
+    int idle_timeout;           /* seconds a connection may wait between requests */
+    int max_connections;        /* connections at once; 0: what the descriptors allow */
+    int max_client_connections; /* connections at once from one client address */
+    const char *const *allowed_hosts;  /* --allow-host NAMEs (allowed_host_count) */
+    int allowed_host_count;
 } serve_config;
 
 /* Serves until SIGTERM or SIGINT, then answers every request it accepted
- * (new ones get 503) and returns TED_OK. Once it listens, the first line
+ * (new ones get 503) and returns TED_OK; a second SIGTERM or SIGINT while
+ * it answers them ends the process at once (exit status 1). Once it listens, the first line
  * on standard error is "ted serve: listening on http://HOST:PORT"; then
  * one line per request. Fails (TED_ERR_IO) when it cannot listen. */
 ted_status serve_run(const serve_config *config, ted_error *err);

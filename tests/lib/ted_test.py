@@ -204,13 +204,17 @@ class Server:
 
     def call(self, method, path, body=None, headers=None, connection=None):
         """(status, headers, the body parsed as JSON, or its bytes when it is
-        not JSON); a dict or list body is sent as JSON."""
+        not JSON); a dict or list body is sent as JSON. A POST says
+        Content-Type: application/json unless `headers` name another."""
         own = connection is None
         c = self.connect() if own else connection
         try:
             if isinstance(body, (dict, list)):
                 body = json.dumps(body)
-            c.request(method, path, body=body, headers=headers or {})
+            headers = dict(headers or {})
+            if method == "POST":
+                headers.setdefault("Content-Type", "application/json")
+            c.request(method, path, body=body, headers=headers)
             r = c.getresponse()
             raw = r.read()
             try:

@@ -337,23 +337,24 @@ def test_body_limit(server, limit):
     expect_error(server, "body-over-limit", body, 413, "--max-body")
     chunks = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 1000]), body[i:i + 1000])
                       for i in range(0, len(body), 1000)) + b"0\r\n\r\n"
-    answer = raw_exchange(server.port, b"POST /v1/translate HTTP/1.1\r\nHost: x\r\n"
+    answer = raw_exchange(server.port, b"POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
                           b"Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n"
-                          b"\r\n" + chunks)
+                          b"\r\n" % server.port + chunks)
     check("fault/chunked-body-over-limit", answer.startswith(b"HTTP/1.1 413")
           and b"--max-body" in answer, repr(answer[:300]))
 
 
 def test_disconnects(server):
     with socket.create_connection(("127.0.0.1", server.port)) as s:
-        s.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
-                  b'{"text": [')
+        s.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: 100\r\n"
+                  b'Content-Type: application/json\r\n\r\n{"text": [' % server.port)
     long_decode = json.dumps({"text": ["the cat sleeps ."] * 4, "sample": True, "seed": 1,
                               "n_best": 32, "temperature": 50, "max_length": 300}).encode()
     for _ in range(3):
         with socket.create_connection(("127.0.0.1", server.port)) as s:
-            s.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
-                      % (len(long_decode), long_decode))
+            s.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: %d\r\n"
+                      b"Content-Type: application/json\r\n\r\n%s"
+                      % (server.port, len(long_decode), long_decode))
             time.sleep(0.05)
     status, _, data = server.translate({"text": ["the dog sleeps ."]})
     check("fault/client-gone", status == 200 and data == {"translations": ["le chien dort ."]},
@@ -363,8 +364,8 @@ def test_disconnects(server):
 def test_slow_client(server, timeout):
     """One byte a second: cut after --timeout; meanwhile others are answered."""
     body = json.dumps({"text": ["the cat sleeps ."]}).encode()
-    request = (b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n"
-               % len(body)) + body
+    request = (b"POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: %d\r\n"
+               b"Content-Type: application/json\r\n\r\n" % (server.port, len(body))) + body
     outcome = {}
 
     def slow():

@@ -40,7 +40,8 @@ port = int(sys.argv[1])
 
 def call(method, path, body=None):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-    c.request(method, path, body=json.dumps(body) if isinstance(body, dict) else body)
+    c.request(method, path, body=json.dumps(body) if isinstance(body, dict) else body,
+              headers={"Content-Type": "application/json"} if method == "POST" else {})
     r = c.getresponse()
     data = json.loads(r.read())
     c.close()
@@ -63,7 +64,28 @@ for name, body, status, want in cases:
     right = got == status and (want is None or data == want)
     print(f"ok serve-valgrind-{name}" if right else f"FAIL serve-valgrind-{name}: {got} {data}")
 with socket.create_connection(("127.0.0.1", port)) as s:  # gone mid-request
-    s.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{\"te")
+    s.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: 50\r\n"
+              b"Content-Type: application/json\r\n\r\n{\"te" % port)
+def raw(data):  # what ted answers on a fresh connection, until it closes it
+    with socket.create_connection(("127.0.0.1", port), timeout=300) as s:
+        s.sendall(data.replace(b"HOST", b"127.0.0.1:%d" % port))
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+        return answer
+refusals = [  # what ted refuses from the headers (serve/guard.h), then closes
+    ("two-content-lengths", b"POST /v1/translate HTTP/1.1\r\nHost: HOST\r\nContent-Type: "
+     b"application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", b" 400 "),
+    ("not-json", b"POST /v1/translate HTTP/1.1\r\nHost: HOST\r\nContent-Type: text/plain\r\n"
+     b"Content-Length: 2\r\n\r\n{}", b" 415 "),
+    ("foreign-host", b"GET /v1/models HTTP/1.1\r\nHost: evil.example\r\n\r\n", b" 421 "),
+    ("explore-nul", b"POST /v1/explore HTTP/1.1\r\nHost: HOST\r\nContent-Type: application/json"
+     b"\r\nConnection: close\r\nContent-Length: 21\r\n\r\n{\"source\": \"a\\u0000\"}", b" 400 "),
+]
+for name, data, status in refusals:
+    answer = raw(data)
+    print(f"ok serve-valgrind-{name}" if status in answer.split(b"\r\n")[0]
+          else f"FAIL serve-valgrind-{name}: {answer[:200]!r}")
 got, data = call("GET", "/v1/models")
 print("ok serve-valgrind-models" if got == 200 and data["models"][0]["name"] == "toy-en-fr"
       else f"FAIL serve-valgrind-models: {got} {data}")
