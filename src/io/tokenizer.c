@@ -15,64 +15,20 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "io/normalize.h"
 #include "io/sentencepiece.h"
 
-/* The length of the UTF-8 sequence at `s` (`available` bytes left), or 0
- * with `*problem` set when it is not a valid character (RFC 3629). */
+/* The length of the UTF-8 character at `s` (`available` bytes left), or 0
+ * with `*problem` set when it is not a valid one (a NUL byte is not). */
 static size_t utf8_sequence(const unsigned char *s, size_t available, const char **problem)
 {
-    unsigned char c = s[0];
-    size_t n;
-    unsigned char low = 0x80, high = 0xBF;  /* allowed range of the second byte */
-    if (c == 0) {
+    if (s[0] == 0) {
         *problem = "NUL byte";
         return 0;
     }
-    if (c < 0x80)
-        return 1;
-    if (c < 0xC0) {
-        *problem = "invalid UTF-8 (unexpected continuation byte)";
-        return 0;
-    }
-    if (c < 0xC2) {
-        *problem = "invalid UTF-8 (overlong encoding)";
-        return 0;
-    }
-    if (c < 0xE0) {
-        n = 2;
-    } else if (c < 0xF0) {
-        n = 3;
-        if (c == 0xE0)
-            low = 0xA0;   /* below: overlong */
-        if (c == 0xED)
-            high = 0x9F;  /* above: UTF-16 surrogates */
-    } else if (c < 0xF5) {
-        n = 4;
-        if (c == 0xF0)
-            low = 0x90;   /* below: overlong */
-        if (c == 0xF4)
-            high = 0x8F;  /* above: beyond U+10FFFF */
-    } else {
-        *problem = "invalid UTF-8 (code point beyond U+10FFFF)";
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if (i >= available || s[i] < 0x80 || s[i] > 0xBF) {
-            *problem = "invalid UTF-8 (truncated sequence)";
-            return 0;
-        }
-    }
-    if (s[1] < low) {
-        *problem = "invalid UTF-8 (overlong encoding)";
-        return 0;
-    }
-    if (s[1] > high) {
-        *problem = c == 0xED ? "invalid UTF-8 (UTF-16 surrogate)"
-                             : "invalid UTF-8 (code point beyond U+10FFFF)";
-        return 0;
-    }
-    return n;
+    int n = ted_utf8_char(s, available, problem);
+    return n > 0 ? (size_t)n : 0;
 }
 
 /* Checks the whole text and counts its characters. */

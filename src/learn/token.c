@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "io/config.h"
 
 bool learn_is_special(const ted_config *c, int id)
@@ -11,25 +12,12 @@ bool learn_is_special(const ted_config *c, int id)
     return id == c->unk_id || id == c->pad_id || id == c->bos_id || id == c->eos_id;
 }
 
-/* The length of the well-formed UTF-8 character at p (1 to 4), or 0. */
-static size_t utf8_char_length(const unsigned char *p)
-{
-    size_t n = p[0] < 0x80 ? 1 : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
-             : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
-    for (size_t i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
-        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
-        return 0;  /* overlong, a surrogate, or past U+10FFFF */
-    return n;
-}
-
 /* One character of a token as shown, into `out` (room for 4 bytes);
  * returns its length there and advances *p past it. */
 static size_t show_char(const unsigned char **p, char *out)
 {
-    size_t n = utf8_char_length(*p);
+    int length = ted_utf8_char(*p, 4, NULL);  /* the NUL ends a cut character */
+    size_t n = length > 0 ? (size_t)length : 0;
     if (n == 0 || (n == 1 && (**p < 0x20 || **p == 0x7f))) {
         *p += 1;
         out[0] = '?';  /* a control byte, or a byte that starts no character */

@@ -11,6 +11,19 @@
 #include "model/decoding.h"
 #include "model/model.h"
 
+/* Text -> ids with one side's tokenizer. */
+static ted_status encode(const ted_tokenizer *t, const char *text, int **ids, int *count,
+                         int *unknown, ted_error *err)
+{
+    ted_token_ids out = {NULL, 0, 0};
+    ted_status s = ted_tokenize(t, text, strlen(text), &out, err);
+    *ids = out.ids;
+    *count = out.count;
+    if (unknown)
+        *unknown = out.unknown;
+    return s;
+}
+
 ted_status ted_encode_source(const ted_model *m, const char *text, int **ids, int *count,
                              int *unknown, ted_error *err)
 {
@@ -18,13 +31,7 @@ ted_status ted_encode_source(const ted_model *m, const char *text, int **ids, in
     TED_REQUIRE(text, err);
     TED_REQUIRE(ids, err);
     TED_REQUIRE(count, err);
-    ted_token_ids out = {NULL, 0, 0};
-    ted_status s = ted_tokenize(&m->source_tokenizer, text, strlen(text), &out, err);
-    *ids = out.ids;
-    *count = out.count;
-    if (unknown)
-        *unknown = out.unknown;
-    return s;
+    return encode(&m->source_tokenizer, text, ids, count, unknown, err);
 }
 
 ted_status ted_encode_target(const ted_model *m, const char *text, int **ids, int *count,
@@ -34,13 +41,7 @@ ted_status ted_encode_target(const ted_model *m, const char *text, int **ids, in
     TED_REQUIRE(text, err);
     TED_REQUIRE(ids, err);
     TED_REQUIRE(count, err);
-    ted_token_ids out = {NULL, 0, 0};
-    ted_status s = ted_tokenize(&m->target_tokenizer, text, strlen(text), &out, err);
-    *ids = out.ids;
-    *count = out.count;
-    if (unknown)
-        *unknown = out.unknown;
-    return s;
+    return encode(&m->target_tokenizer, text, ids, count, unknown, err);
 }
 
 char *ted_decode_target(const ted_model *m, const int *ids, int count)

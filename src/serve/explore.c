@@ -225,27 +225,6 @@ typedef struct explore_request {
     frontend_choice choice;  /* beam search's options */
 } explore_request;
 
-/* Why a request is refused: the HTTP status and the message of its
- * {"error": "..."}, which names the field at fault. */
-typedef struct refusal {
-    int status;
-    char message[TED_ERROR_MESSAGE_SIZE];
-} refusal;
-
-static bool refuse(refusal *no, int status, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Records the refusal; returns false. */
-static bool refuse(refusal *no, int status, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    vsnprintf(no->message, sizeof no->message, format, args);
-    va_end(args);
-    no->status = status;
-    return false;
-}
-
 enum { SOURCE_BYTES_MAX = 4096 };
 
 /* A client's string as a message quotes it: its first bytes, valid UTF-8. */
@@ -272,14 +251,14 @@ static bool whole_number(const cJSON *v, int min, int max, int *out)
 /* forced: [{"step": N, "token": "TOKEN"}, ...], N from 1, one token per
  * step (learn_add_forced). */
 static bool read_forced(const cJSON *v, const ted_model *model, explore_request *r,
-                        refusal *no)
+                        serve_refusal *no)
 {
     int n = cJSON_GetArraySize(v);
     if (!cJSON_IsArray(v) || n > EXPLORE_MAX_STEPS)
-        return refuse(no, 400, "forced: expected a list of at most %d {\"step\", \"token\"}",
+        return serve_refuse(no, 400, "forced: expected a list of at most %d {\"step\", \"token\"}",
                       EXPLORE_MAX_STEPS);
     if (!(r->forced = calloc((size_t)(n > 0 ? n : 1), sizeof *r->forced)))
-        return refuse(no, 400, "out of memory");
+        return serve_refuse(no, 400, "out of memory");
     const cJSON *item;
     cJSON_ArrayForEach(item, v)
     {
@@ -288,14 +267,14 @@ static bool read_forced(const cJSON *v, const ted_model *model, explore_request 
         const cJSON *token = cJSON_GetObjectItemCaseSensitive(item, "token");
         if (!cJSON_IsObject(item) || cJSON_GetArraySize(item) != 2 ||
             !whole_number(at, 1, EXPLORE_MAX_STEPS, &step) || !cJSON_IsString(token))
-            return refuse(no, 400, "forced[%d]: expected {\"step\": a whole number from 1 to "
+            return serve_refuse(no, 400, "forced[%d]: expected {\"step\": a whole number from 1 to "
                           "%d, \"token\": a string}", i, EXPLORE_MAX_STEPS);
         switch (learn_add_forced(model, r->forced, &r->forced_count, step, token->valuestring)) {
         case LEARN_FORCE_NOT_IN_VOCABULARY:
-            return refuse(no, 400, "forced[%d].token: \"%s\" is not in the target "
+            return serve_refuse(no, 400, "forced[%d].token: \"%s\" is not in the target "
                           "vocabulary", i, shown(token->valuestring).text);
         case LEARN_FORCE_STEP_TAKEN:
-            return refuse(no, 400, "forced[%d].step: step %d is already forced", i, step);
+            return serve_refuse(no, 400, "forced[%d].step: step %d is already forced", i, step);
         case LEARN_FORCE_ADDED:
             break;
         }
@@ -303,7 +282,7 @@ static bool read_forced(const cJSON *v, const ted_model *model, explore_request 
     return true;
 }
 
-static bool read_field(const cJSON *v, explore_request *r, bool beam, refusal *no)
+static bool read_field(const cJSON *v, explore_request *r, bool beam, serve_refusal *no)
 {
     const char *name = v->string;
     if (!strcmp(name, "model"))
@@ -311,24 +290,24 @@ static bool read_field(const cJSON *v, explore_request *r, bool beam, refusal *n
     if (!strcmp(name, "source")) {
         r->source = cJSON_GetStringValue(v);
         return (r->source && strlen(r->source) <= SOURCE_BYTES_MAX) ||
-               refuse(no, 400, "source: expected a string of at most %d bytes",
+               serve_refuse(no, 400, "source: expected a string of at most %d bytes",
                       SOURCE_BYTES_MAX);
     }
     if (!beam && !strcmp(name, "forced"))
         return read_forced(v, r->model->model, r, no);
     if (!beam && !strcmp(name, "top_k"))
         return whole_number(v, 1, EXPLORE_MAX_TOP_K, &r->top_k) ||
-               refuse(no, 400, "top_k: expected a whole number from 1 to %d",
+               serve_refuse(no, 400, "top_k: expected a whole number from 1 to %d",
                       EXPLORE_MAX_TOP_K);
     if (beam && !strcmp(name, "beam")) {
         r->choice.beam_given = true;
         return whole_number(v, 1, EXPLORE_MAX_BEAM, &r->choice.beam) ||
-               refuse(no, 400, "beam: expected a whole number from 1 to %d", EXPLORE_MAX_BEAM);
+               serve_refuse(no, 400, "beam: expected a whole number from 1 to %d", EXPLORE_MAX_BEAM);
     }
     if (beam && !strcmp(name, "length_penalty")) {
         r->choice.length_penalty_given = true;
         r->choice.length_penalty = (float)v->valuedouble;
-        return cJSON_IsNumber(v) || refuse(no, 400, "length_penalty: expected a number");
+        return cJSON_IsNumber(v) || serve_refuse(no, 400, "length_penalty: expected a number");
     }
     if (beam && !strcmp(name, "length_normalization")) {
         const char *value = cJSON_GetStringValue(v);
@@ -337,28 +316,28 @@ static bool read_field(const cJSON *v, explore_request *r, bool beam, refusal *n
             r->choice.normalization = !strcmp(value, "gnmt") ? TED_LENGTH_GNMT : TED_LENGTH_POWER;
             return true;
         }
-        return refuse(no, 400, "length_normalization: expected \"gnmt\" or \"power\"");
+        return serve_refuse(no, 400, "length_normalization: expected \"gnmt\" or \"power\"");
     }
-    return refuse(no, 400, "unknown field \"%s\"", shown(name).text);
+    return serve_refuse(no, 400, "unknown field \"%s\"", shown(name).text);
 }
 
 /* The model a request names ("model"), or the first one served. */
 static bool read_model(const serve_model *models, int count, explore_request *r,
-                       refusal *no)
+                       serve_refusal *no)
 {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(r->root, "model");
     if (name && !cJSON_IsString(name))
-        return refuse(no, 400, "model: expected a string");
+        return serve_refuse(no, 400, "model: expected a string");
     for (int i = 0; i < count && !r->model; i++)
         if (!name || !strcmp(models[i].name, name->valuestring))
             r->model = &models[i];
-    return r->model || refuse(no, 404, "model \"%s\" is not served here (GET /v1/models "
+    return r->model || serve_refuse(no, 404, "model \"%s\" is not served here (GET /v1/models "
                               "lists them)", shown(name->valuestring).text);
 }
 
 /* Parses the body of /v1/explore or /v1/beam: false when it is refused. */
 static bool read_request(const serve_model *models, int count, const char *body, size_t length,
-                         bool beam, explore_request *r, refusal *no)
+                         bool beam, explore_request *r, serve_refusal *no)
 {
     *r = (explore_request){.top_k = 5};
     const char *end = NULL;
@@ -367,11 +346,11 @@ static bool read_request(const serve_model *models, int count, const char *body,
     while (r->root && at < length && strchr(" \t\r\n", body[at]))
         at++;
     if (serve_has_nul(body, length))
-        return refuse(no, 400, "%s", serve_nul_refusal);
+        return serve_refuse(no, 400, "%s", serve_nul_refusal);
     if (!r->root || at < length)
-        return refuse(no, 400, "malformed JSON at byte %zu", at);
+        return serve_refuse(no, 400, "malformed JSON at byte %zu", at);
     if (!cJSON_IsObject(r->root))
-        return refuse(no, 400, "the body is not a JSON object");
+        return serve_refuse(no, 400, "the body is not a JSON object");
     if (!read_model(models, count, r, no))
         return false;
     const cJSON *v;
@@ -379,11 +358,11 @@ static bool read_request(const serve_model *models, int count, const char *body,
     {
         for (const cJSON *w = r->root->child; w != v; w = w->next)
             if (!strcmp(w->string, v->string))
-                return refuse(no, 400, "field \"%s\" given twice", shown(v->string).text);
+                return serve_refuse(no, 400, "field \"%s\" given twice", shown(v->string).text);
         if (!read_field(v, r, beam, no))
             return false;
     }
-    return r->source || refuse(no, 400, "source: missing (the sentence to translate)");
+    return r->source || serve_refuse(no, 400, "source: missing (the sentence to translate)");
 }
 
 static void free_request(explore_request *r)
@@ -394,11 +373,11 @@ static void free_request(explore_request *r)
 
 /* The request's source, tokenized once (ted_prepare_source) and within
  * the explorer's limits: false when it is refused, with no ids left. */
-static bool prepare_source(const explore_request *r, ted_source *source, refusal *no)
+static bool prepare_source(const explore_request *r, ted_source *source, serve_refusal *no)
 {
     ted_error err = {0};
     if (ted_prepare_source(r->model->model, r->source, source, &err))
-        return refuse(no, err.status == TED_ERR_NOMEM ? 500 : 400, "source: %.900s",
+        return serve_refuse(no, err.status == TED_ERR_NOMEM ? 500 : 400, "source: %.900s",
                       err.message);
     int count = source->count;
     bool blank = source->blank;
@@ -406,8 +385,8 @@ static bool prepare_source(const explore_request *r, ted_source *source, refusal
         return true;
     ted_source_free(source);
     if (blank)
-        return refuse(no, 400, "source: the sentence is empty");
-    return refuse(no, 400, "source: %d tokens, more than the explorer's %d", count,
+        return serve_refuse(no, 400, "source: the sentence is empty");
+    return serve_refuse(no, 400, "source: %d tokens, more than the explorer's %d", count,
                   EXPLORE_MAX_SOURCE_TOKENS);
 }
 
@@ -523,7 +502,7 @@ static cJSON *trace_json(const explore_request *r, const learn_trace *t, int unk
 
 static char *explore(const explore_request *r, int *status)
 {
-    refusal no;
+    serve_refusal no;
     ted_source source = {0};
     if (!prepare_source(r, &source, &no))
         return error_answer(status, no.status, "%s", no.message);
@@ -723,7 +702,7 @@ static char *traced_beam_search(const explore_request *r, const int *ids, int le
 
 static char *beam_search(const explore_request *r, int *status)
 {
-    refusal no;
+    serve_refusal no;
     ted_source source = {0};
     char *text = prepare_source(r, &source, &no)
                      ? traced_beam_search(r, source.ids, source.count, status)
@@ -737,7 +716,7 @@ char *serve_explore(const serve_model *models, int count, const char *path, cons
 {
     bool beam = !strcmp(path, "/v1/beam");
     explore_request r;
-    refusal no;
+    serve_refusal no;
     char *text = !read_request(models, count, body, length, beam, &r, &no)
                      ? error_answer(status, no.status, "%s", no.message)
                  : beam ? beam_search(&r, status)

@@ -13,19 +13,6 @@
 
 #include "serve/request.h"
 
-static bool refuse(serve_refusal *no, int status, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Records the refusal; returns false. */
-static bool refuse(serve_refusal *no, int status, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    vsnprintf(no->message, sizeof no->message, format, args);
-    va_end(args);
-    no->status = status;
-    return false;
-}
 
 /* ---- framing ----------------------------------------------------------------- */
 
@@ -91,25 +78,25 @@ static enum MHD_Result visit_header(void *data, enum MHD_ValueKind kind, const c
 static bool check_framing(const header_scan *scan, const char *version, serve_refusal *no)
 {
     if (scan->bad_name)
-        return refuse(no, MHD_HTTP_BAD_REQUEST, "a header name is empty or holds a space");
+        return serve_refuse(no, MHD_HTTP_BAD_REQUEST, "a header name is empty or holds a space");
     if (scan->lengths > 1)
-        return refuse(no, MHD_HTTP_BAD_REQUEST, "Content-Length is given %d times; give it once",
+        return serve_refuse(no, MHD_HTTP_BAD_REQUEST, "Content-Length is given %d times; give it once",
                       scan->lengths);
     if (!scan->encodings)
         return true;
     if (scan->lengths)
-        return refuse(no, MHD_HTTP_BAD_REQUEST,
+        return serve_refuse(no, MHD_HTTP_BAD_REQUEST,
                       "Content-Length and Transfer-Encoding together; give one of them");
     if (strcmp(version, MHD_HTTP_VERSION_1_1))
-        return refuse(no, MHD_HTTP_BAD_REQUEST, "Transfer-Encoding in a %s request",
+        return serve_refuse(no, MHD_HTTP_BAD_REQUEST, "Transfer-Encoding in a %s request",
                       version);
     if (!scan->last_chunked)
-        return refuse(no, MHD_HTTP_BAD_REQUEST,
+        return serve_refuse(no, MHD_HTTP_BAD_REQUEST,
                       "Transfer-Encoding: the final coding is not chunked");
     if (scan->chunked > 1)
-        return refuse(no, MHD_HTTP_BAD_REQUEST, "Transfer-Encoding: chunked more than once");
+        return serve_refuse(no, MHD_HTTP_BAD_REQUEST, "Transfer-Encoding: chunked more than once");
     if (scan->codings > 1)
-        return refuse(no, MHD_HTTP_NOT_IMPLEMENTED,
+        return serve_refuse(no, MHD_HTTP_NOT_IMPLEMENTED,
                       "Transfer-Encoding: %s is not supported; send the body as it is, "
                       "chunked or with a Content-Length", scan->other);
     return true;
@@ -195,16 +182,16 @@ static bool check_host(struct MHD_Connection *c, const header_scan *scan, const 
                        const serve_hosts *hosts, serve_refusal *no)
 {
     if (scan->hosts > 1)
-        return refuse(no, MHD_HTTP_BAD_REQUEST, "Host is given %d times; give it once",
+        return serve_refuse(no, MHD_HTTP_BAD_REQUEST, "Host is given %d times; give it once",
                       scan->hosts);
     if (!scan->hosts)
         return strcmp(version, MHD_HTTP_VERSION_1_1) ||
-               refuse(no, MHD_HTTP_BAD_REQUEST, "an HTTP/1.1 request needs a Host header");
+               serve_refuse(no, MHD_HTTP_BAD_REQUEST, "an HTTP/1.1 request needs a Host header");
     if (host_allowed(c, hosts, scan->host))
         return true;
     char host[FIELD_NAME_SHOWN];
     serve_utf8_clean(scan->host, host, sizeof host);
-    return refuse(no, MHD_HTTP_MISDIRECTED_REQUEST,
+    return serve_refuse(no, MHD_HTTP_MISDIRECTED_REQUEST,
                   "Host \"%s\" is not a name of this server (it answers to localhost:%u, "
                   "127.0.0.1:%u and the address it listens on; --allow-host NAME adds one)",
                   host, hosts->port, hosts->port);
@@ -236,8 +223,8 @@ bool serve_guard_json(struct MHD_Connection *c, serve_refusal *no)
         return true;
     char shown[FIELD_NAME_SHOWN];
     serve_utf8_clean(type ? type : "", shown, sizeof shown);
-    return type ? refuse(no, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+    return type ? serve_refuse(no, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
                          "Content-Type \"%s\": the body must be application/json", shown)
-                : refuse(no, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+                : serve_refuse(no, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
                          "no Content-Type: the body must be application/json");
 }

@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "serve/request.h"
+
 struct MHD_Connection;
 
 /* The names this server answers to. */
@@ -24,11 +26,6 @@ typedef struct serve_hosts {
     int allowed_count;
 } serve_hosts;
 
-/* A refusal: the HTTP status (0: none) and the message of its answer. */
-typedef struct serve_refusal {
-    int status;
-    char message[512];
-} serve_refusal;
 
 /* Checks the framing and the Host of the request on `c`, of HTTP version
  * `version` ("HTTP/1.1"). False with the refusal filled when it is refused. */

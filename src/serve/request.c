@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "io/config.h"
 
 const frontend_option_names serve_field_names = {
@@ -313,28 +315,17 @@ char *serve_error_json(const char *message)
     return text;
 }
 
-/* ---- UTF-8 ------------------------------------------------------------------- */
-
-int serve_utf8_char(const unsigned char *s, size_t n)
+bool serve_refuse(serve_refusal *no, int status, const char *format, ...)
 {
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    int length = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
-                 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (!length)
-        return 0;
-    for (int i = 1; i < length; i++)
-        if ((size_t)i >= n)
-            return -1;  /* a valid beginning, cut short */
-        else if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    unsigned second = s[1];
-    if ((c == 0xe0 && second < 0xa0) || (c == 0xed && second > 0x9f) ||
-        (c == 0xf0 && second < 0x90) || (c == 0xf4 && second > 0x8f))
-        return 0;  /* overlong, a surrogate, past U+10FFFF */
-    return length;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(no->message, sizeof no->message, format, args);
+    va_end(args);
+    no->status = status;
+    return false;
 }
+
+/* ---- UTF-8 ------------------------------------------------------------------- */
 
 char *serve_utf8_clean(const char *text, char *out, size_t size)
 {
@@ -342,7 +333,7 @@ char *serve_utf8_clean(const char *text, char *out, size_t size)
     const unsigned char *s = (const unsigned char *)text;
     size_t n = strlen(text), at = 0;
     for (size_t i = 0; i < n;) {
-        int length = serve_utf8_char(s + i, n - i);
+        int length = ted_utf8_char(s + i, n - i, NULL);
         if (length < 0)
             break;  /* a character cut short at the end: left out */
         const char *piece = length ? text + i : replacement;

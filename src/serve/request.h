@@ -35,13 +35,19 @@ bool serve_has_nul(const char *body, size_t length);
 extern const char serve_nul_refusal[];
 
 /* The bytes of a client's name (a field, a path) quoted in a message. */
-enum { FIELD_NAME_SHOWN = 65 };  /* at most 64 bytes, and the NUL */
+/* Why a request is refused: the HTTP status (0: none) and the message of
+ * its {"error": "..."}, which names the field or header at fault. */
+typedef struct serve_refusal {
+    int status;
+    char message[TED_ERROR_MESSAGE_SIZE];
+} serve_refusal;
 
-/* The length of the valid UTF-8 character at `s`, `n` bytes before the end:
- * 1 to 4; 0 when the bytes there begin none (a stray continuation byte, an
- * overlong form, a surrogate, past U+10FFFF); -1 when they begin one that
- * the end cuts short. */
-int serve_utf8_char(const unsigned char *s, size_t n);
+/* Records the refusal; returns false, so that a check reads
+ * `return serve_refuse(no, 400, "...")`. */
+bool serve_refuse(serve_refusal *no, int status, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+enum { FIELD_NAME_SHOWN = 65 };  /* at most 64 bytes, and the NUL */
 
 /* Copies `text` into `out` (`size` bytes with the NUL) as valid UTF-8: each
  * byte that begins no character becomes U+FFFD, a character cut short by

@@ -33,6 +33,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "serve/explore.h"
 #include "serve/guard.h"
 #include "serve/loop.h"
@@ -457,7 +458,7 @@ static const char *log_escape(const char *text, char *out, size_t size)
     size_t n = strlen(text), at = 0;
     for (size_t i = 0; i < n;) {
         int length = s[i] < 0x20 || s[i] == 0x7f || s[i] == '\\' ? 0
-                                                                  : serve_utf8_char(s + i, n - i);
+                                                                  : ted_utf8_char(s + i, n - i, NULL);
         size_t bytes = length > 0 ? (size_t)length : 4;
         if (at + bytes >= size)
             break;
