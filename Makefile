@@ -86,7 +86,7 @@ UNIT := $(BUILD)/unit-tests
 EXAMPLE := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/example-%)
 NORMALIZE_CHECK := $(BUILD)/normalize-check
 
-.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model eval bench bench-run bench-serve bench-serve-run fuzz valgrind
+.PHONY: all python test check test-unit demo install clean deps test-deps venv toy-model natural-model eval bench bench-run bench-serve bench-serve-run fuzz valgrind
 all: $(LIB) $(TED)
 
 $(BUILD)/%.o: %.c
@@ -121,6 +121,35 @@ $(UNIT): $(TEST_OBJ) $(LIB)
 $(BUILD)/example-%: examples/%.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# libted.so, for the Python package (python/ted, docs/python.md): the
+# library's objects compiled again with -fPIC into $(BUILD)/pic/, each
+# kernel set with its flags, linked with the libraries libted needs.
+PIC_OBJ := $(patsubst $(BUILD)/%,$(BUILD)/pic/%,$(LIB_OBJ))
+SHARED := $(BUILD)/libted.so
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+
+$(BUILD)/pic/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -fPIC -c $< -o $@
+
+define PIC_KERNEL_RULE
+$(BUILD)/pic/src/kernels/$(1)/%.o: src/kernels/variant/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) -fPIC -ffp-contract=fast $$(KERNEL_FLAGS_$(1)) -DTED_VARIANT=$(1) -c $$< -o $$@
+endef
+$(foreach v,$(KERNEL_VARIANTS),$(eval $(call PIC_KERNEL_RULE,$(v))))
+
+$(SHARED): $(PIC_OBJ)
+	$(CC) -shared $(LDFLAGS) $^ $(LDLIBS) -Wl,-soname,libted.so -o $@
+
+# `make python`: the shared library the package loads (pip install . builds it too)
+python: $(SHARED)
+
+-include $(PIC_OBJ:.o=.d)
+
 # tests/parity/test_normalize.py's way into src/io/normalize.c
 $(NORMALIZE_CHECK): tests/parity/normalize_check.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -150,7 +179,7 @@ venv: $(VENV)/installed
 test: test-deps
 	@$(MAKE) --no-print-directory venv check
 
-check: all $(UNIT) $(EXAMPLE) $(NORMALIZE_CHECK)
+check: all $(UNIT) $(EXAMPLE) $(NORMALIZE_CHECK) $(SHARED)
 	@PYTHON=$(PYTHON) TEST_PYTHON=$(VENV_PYTHON) BUILD=$(BUILD) SAN=$(SAN) tests/run-all.sh
 
 # The quick start: translate a few sentences with the shipped model.
