@@ -129,7 +129,7 @@ for _model in MODELS:
         globals()[_test.__name__] = _test
 
 
-def test_readme_example():
+def test_readme_sentence():
     got = translator("natural").translate("The black cat eats the small bird.")
     assert got == "Le chat noir mange le petit oiseau.", got
     got = translator("natural").translate(["The black cat eats the small bird.", ""])

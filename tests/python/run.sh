@@ -1,0 +1,91 @@
+#!/bin/sh
+# The Python package (python/ted, docs/python.md), run by tests/run-all.sh
+# from the repository root:
+#   1. a fresh virtualenv of Debian's Python ($PYTHON): `pip install .`
+#      (offline: --no-build-isolation --no-deps, its setuptools and NumPy
+#      are Debian's) builds libted.so and installs the package; from another
+#      folder, `import ted` translates the README's sentence as the README
+#      says;
+#   2. tests/python/test_package.py against the ted program, under pytest
+#      in the test virtualenv ($TEST_PYTHON) when it has pytest
+#      (tests/requirements.txt), else alone; both print one ok/FAIL/skip
+#      line per test.
+# SAN=1 (make check SAN=1): libted.so is the ASan + UBSan build of
+# build-san/, and Python runs with the ASan runtime preloaded (an
+# interpreter that is not sanitized cannot load it otherwise); leak
+# detection is off (the interpreter's own allocations at exit would be
+# reported: the RSS test watches ted's), the test sets are cut to their
+# first lines (QUICK=1).
+BUILD=${BUILD:-build}
+PYTHON=${PYTHON:-/usr/bin/python3}
+TEST_PYTHON=${TEST_PYTHON:-$PYTHON}
+TED=${TED:-$BUILD/ted}
+root=$(pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+. tests/lib/checks.sh
+
+export TED="$root/$TED"
+if [ "${SAN:-}" = "1" ]; then
+    asan=$(${CC:-cc} -print-file-name=libasan.so)
+    if [ ! -f "$asan" ]; then
+        skip python/all "the ASan runtime (libasan.so) is not found for preloading"
+        exit 0
+    fi
+    export ASAN_OPTIONS=detect_leaks=0 QUICK=1
+    preload="LD_PRELOAD=$asan"
+else
+    preload=
+fi
+
+# ---- 1. pip install . into a fresh virtualenv --------------------------------
+want="Le chat noir mange le petit oiseau."
+if ! grep -qF "$want" README.md; then
+    fail python/readme-says "README.md does not show '$want'"
+fi
+venv="$work/venv"
+if "$PYTHON" -m venv --system-site-packages "$venv" >"$work/venv.log" 2>&1 &&
+    env TED_BUILD="$BUILD" SAN="${SAN:-}" "$venv/bin/pip" install -q --no-deps \
+        --no-build-isolation --disable-pip-version-check "$root" >"$work/pip.log" 2>&1; then
+    ok python/pip-install
+    got=$(cd "$work" && env $preload "$venv/bin/python" -c \
+        "import ted; print(ted.Translator('$root/models/en-fr').translate('The black cat eats the small bird.'))" 2>&1)
+    if [ "$got" = "$want" ]; then
+        ok python/readme-example
+    else
+        fail python/readme-example "got '$(echo "$got" | tail -n 3 | tr '\n' ' ')'"
+    fi
+    # the installed package ships its library
+    if ls "$venv"/lib/python3*/site-packages/ted/libted.so >/dev/null 2>&1; then
+        ok python/ships-libted
+    else
+        fail python/ships-libted "no ted/libted.so in the virtualenv"
+    fi
+else
+    fail python/pip-install "$(tail -n 5 "$work/venv.log" "$work/pip.log" | tr '\n' ' ')"
+fi
+
+# ---- 2. the package's tests --------------------------------------------------
+# The package of this tree, with the library make built ($BUILD/libted.so).
+export PYTHONPATH="$root/python" TED_LIBRARY="$root/$BUILD/libted.so"
+if [ ! -f "$TED_LIBRARY" ]; then
+    fail python/tests "$TED_LIBRARY is missing (make python BUILD=$BUILD)"
+    exit 1
+fi
+if "$TEST_PYTHON" -c "import pytest" >/dev/null 2>&1; then
+    env $preload "$TEST_PYTHON" -m pytest -q -s -p no:cacheprovider \
+        tests/python/test_package.py >"$work/tests.log" 2>&1
+else
+    echo "# pytest is not installed ($TEST_PYTHON): the tests run alone"
+    env $preload "$TEST_PYTHON" tests/python/test_package.py >"$work/tests.log" 2>&1
+fi
+status=$?
+grep -E '^(ok|FAIL|skip|info) ' "$work/tests.log"
+if sanitizer_report "$work/tests.log"; then
+    fail python/sanitizer "$(sanitizer_lines "$work/tests.log" | tr '\n' ' ')"
+fi
+if [ "$status" -ne 0 ] && ! grep -q '^FAIL ' "$work/tests.log"; then
+    tail -n 20 "$work/tests.log"
+    fail python/tests "exit $status"
+fi
+exit 0
