@@ -86,7 +86,7 @@ UNIT := $(BUILD)/unit-tests
 EXAMPLE := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/example-%)
 NORMALIZE_CHECK := $(BUILD)/normalize-check
 
-.PHONY: all python test check test-unit demo install clean deps test-deps venv toy-model natural-model eval bench bench-run bench-serve bench-serve-run fuzz valgrind
+.PHONY: all python bench-python test check test-unit demo install clean deps test-deps venv toy-model natural-model eval bench bench-run bench-serve bench-serve-run fuzz valgrind
 all: $(LIB) $(TED)
 
 $(BUILD)/%.o: %.c
@@ -124,21 +124,24 @@ $(BUILD)/example-%: examples/%.c $(LIB)
 # libted.so, for the Python package (python/ted, docs/python.md): the
 # library's objects compiled again with -fPIC into $(BUILD)/pic/, each
 # kernel set with its flags, linked with the libraries libted needs.
+# -fno-semantic-interposition: calls inside the library are direct (and may be
+# inlined) as in libted.a, not through the PLT.
+PIC_FLAGS := -fPIC -fno-semantic-interposition
 PIC_OBJ := $(patsubst $(BUILD)/%,$(BUILD)/pic/%,$(LIB_OBJ))
 SHARED := $(BUILD)/libted.so
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+	$(CC) $(CFLAGS) $(PIC_FLAGS) -c $< -o $@
 
 $(BUILD)/pic/%.o: %.cc
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -fPIC -c $< -o $@
+	$(CXX) $(CXXFLAGS) $(PIC_FLAGS) -c $< -o $@
 
 define PIC_KERNEL_RULE
 $(BUILD)/pic/src/kernels/$(1)/%.o: src/kernels/variant/%.c
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS) -fPIC -ffp-contract=fast $$(KERNEL_FLAGS_$(1)) -DTED_VARIANT=$(1) -c $$< -o $$@
+	$$(CC) $$(CFLAGS) $$(PIC_FLAGS) -ffp-contract=fast $$(KERNEL_FLAGS_$(1)) -DTED_VARIANT=$(1) -c $$< -o $$@
 endef
 $(foreach v,$(KERNEL_VARIANTS),$(eval $(call PIC_KERNEL_RULE,$(v))))
 
@@ -149,6 +152,12 @@ $(SHARED): $(PIC_OBJ)
 python: $(SHARED)
 
 -include $(PIC_OBJ:.o=.d)
+
+# The Python package's overhead: one short sentence through Python against
+# the C API (tests/python/overhead.c), the test set against ted translate.
+bench-python: all $(SHARED)
+	PYTHONPATH=python TED_LIBRARY=$(SHARED) TED=$(TED) BUILD=$(BUILD) \
+	    $(PYTHON) tests/python/test_package.py overhead throughput
 
 # tests/parity/test_normalize.py's way into src/io/normalize.c
 $(NORMALIZE_CHECK): tests/parity/normalize_check.c $(LIB)

@@ -411,17 +411,20 @@ class Translator:
             prefix = (">>%s<< " % target_lang).encode()
         data = [prefix + _text_bytes(t, "text %d" % i if not single else "text")
                 for i, t in enumerate(items)]
-        results = self._translate_bytes(data, o)
-        if not return_scores and n_best == 1:
-            out: List[Any] = [r[0].text for r in results]
+        texts_only = not return_scores and n_best == 1
+        results = self._translate_bytes(data, o, texts_only)
+        if texts_only:
+            out: List[Any] = results
         elif n_best == 1:
             out = [r[0] for r in results]
         else:
             out = results
         return out[0] if single else out
 
-    def _translate_bytes(self, data: List[bytes],
-                         o: _capi.TranslateOptions) -> List[List[Hypothesis]]:
+    def _translate_bytes(self, data: List[bytes], o: _capi.TranslateOptions,
+                         texts_only: bool = False) -> List[Any]:
+        """ted_translate_n_best: per text, its n-best Hypothesis list, or
+        (texts_only) the best translation's text."""
         count = len(data)
         if count == 0:
             return []
@@ -433,6 +436,9 @@ class Translator:
                                           byref(err))
         check(status, err)
         try:
+            if texts_only:
+                return [ctypes.string_at(outputs[i * n_best].text).decode("utf-8", "replace")
+                        for i in range(count)]
             return [[self._hypothesis(outputs[i * n_best + k]) for k in range(n_best)]
                     for i in range(count)]
         finally:

@@ -6,8 +6,9 @@ the ctypes structs against the C compiler's sizes.
 
 Runs under pytest (tests/python/run.sh, with conftest.py printing one
 "ok NAME" / "FAIL NAME: why" line per test), or alone:
-    python tests/python/test_package.py
-which prints the same lines. TED (default build/ted) is the program, and
+    python tests/python/test_package.py [WORD...]
+which prints the same lines (WORD: only the tests whose name holds it;
+`make bench-python` runs the overhead and throughput ones so). TED (default build/ted) is the program, and
 `import ted` must find the package (installed, or PYTHONPATH=python).
 QUICK=1 (the sanitized build) takes the first 60 lines of each test set and
 fewer calls.
@@ -286,7 +287,7 @@ def test_threads_are_faster_than_one():
     if (os.cpu_count() or 1) < 2:
         skip("one core")
     t = translator("natural")
-    lines = read_lines("natural")[:400 if not QUICK else 40]
+    lines = read_lines("natural")[:None if not QUICK else 40]
     parts = [lines[k::8] for k in range(8)]
     best = None
     for _ in range(3):
@@ -450,6 +451,70 @@ def test_rss_flat_over_many_calls():
     assert after - before < 4096, "RSS grew from %d to %d KiB" % (before, after)
 
 
+# ------------------------------------------------------------ overhead
+
+def test_overhead_of_one_sentence():
+    """One short sentence through Python within 5% of the C API's time
+    (tests/python/overhead.c: ted_translate); each the fastest of rounds
+    of calls, the two interleaved."""
+    if os.environ.get("SAN") == "1":
+        skip("timings of the sanitized build say nothing")
+    build = os.path.join(ROOT, os.environ.get("BUILD", "build"))
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if not cc:
+        skip("no C compiler")
+    libs = subprocess.run(["pkg-config", "--libs", "yaml-0.1", "libcjson", "sentencepiece",
+                           "libmicrohttpd"], capture_output=True, text=True).stdout.split()
+    text, calls = "The black cat eats the small bird.", 100
+    t = translator("natural")
+    with tempfile.TemporaryDirectory() as work:
+        program = os.path.join(work, "overhead")
+        subprocess.run([cc, "-O2", "-I", os.path.join(ROOT, "include"),
+                        os.path.join(ROOT, "tests", "python", "overhead.c"),
+                        os.path.join(build, "libted.a")] + libs +
+                       ["-lstdc++", "-lm", "-lpthread", "-o", program], check=True)
+        for _ in range(3):  # a busy machine disturbs one side more: measure again
+            c_best = py_best = float("inf")
+            for _ in range(8):
+                out = run_ted_program(program, MODELS["natural"], text, str(calls), "1")
+                c_best = min(c_best, float(out))
+                start = time.perf_counter()
+                for _ in range(calls):
+                    t.translate(text)
+                py_best = min(py_best, (time.perf_counter() - start) / calls)
+            if py_best <= c_best * 1.05:
+                break
+    print("info overhead: one sentence, C API %.1f us, Python %.1f us (%+.1f%%)" %
+          (c_best * 1e6, py_best * 1e6, (py_best / c_best - 1) * 100))
+    assert py_best <= c_best * 1.05, "Python %.1f us, C %.1f us" % (py_best * 1e6, c_best * 1e6)
+
+
+def run_ted_program(program, *args):
+    return subprocess.run([program] + list(args), capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_batch_throughput():
+    """The whole test set through Python as fast as `ted translate` (which
+    also starts and loads the model): within 5%, the fastest of 3 each."""
+    if os.environ.get("SAN") == "1":
+        skip("timings of the sanitized build say nothing")
+    t = translator("natural")
+    path = os.path.join(MODELS["natural"], "test.en")
+    lines = read_lines("natural")
+    ted_best = py_best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        run_ted("translate", "-m", MODELS["natural"], "-i", path)
+        ted_best = min(ted_best, time.perf_counter() - start)
+        start = time.perf_counter()
+        t.translate(lines)
+        py_best = min(py_best, time.perf_counter() - start)
+    print("info throughput: %d sentences, ted translate %.1f/s, Python %.1f/s" %
+          (len(lines), len(lines) / ted_best, len(lines) / py_best))
+    assert py_best <= ted_best * 1.05, "Python %.2fs, ted %.2fs" % (py_best, ted_best)
+
+
 # ------------------------------------------------------------ the binding
 
 STRUCTS_C = r"""
@@ -491,9 +556,11 @@ def test_help_and_types():
     assert os.path.exists(os.path.join(package, "py.typed"))
 
 
-def main():
+def main(words):
+    """Runs every test, or those whose name holds one of `words`."""
     tests = [(name, f) for name, f in globals().items()
-             if name.startswith("test_") and callable(f)]
+             if name.startswith("test_") and callable(f)
+             and (not words or any(w in name for w in words))]
     failed = 0
     for name, f in tests:
         label = name[5:].replace("_", "-")
@@ -513,4 +580,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
