@@ -9,7 +9,9 @@
 #   2. tests/python/test_package.py against the ted program, under pytest
 #      in the test virtualenv ($TEST_PYTHON) when it has pytest
 #      (tests/requirements.txt), else alone; both print one ok/FAIL/skip
-#      line per test.
+#      line per test;
+#   3. examples/notebook.ipynb: its committed figures, and it runs (nbconvert)
+#      where Debian's matplotlib, nbconvert and ipykernel are installed.
 # SAN=1 (make check SAN=1): libted.so is the ASan + UBSan build of
 # build-san/, and Python runs with the ASan runtime preloaded (an
 # interpreter that is not sanitized cannot load it otherwise); leak
@@ -87,5 +89,35 @@ fi
 if [ "$status" -ne 0 ] && ! grep -q '^FAIL ' "$work/tests.log"; then
     tail -n 20 "$work/tests.log"
     fail python/tests "exit $status"
+fi
+
+# ---- 3. the notebook ---------------------------------------------------------
+# examples/notebook.ipynb is committed with its figures (GitHub shows them):
+# those are there; with Debian's matplotlib, nbconvert and ipykernel it runs
+# top to bottom (tests/python/make_notebook.py writes its cells).
+if "$PYTHON" - examples/notebook.ipynb <<'PY' >"$work/nb-check.log" 2>&1
+import json, sys
+nb = json.load(open(sys.argv[1], encoding="utf-8"))
+outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+assert any("image/png" in o.get("data", {}) for o in outputs), "no figure"
+first = outputs[0]["data"]["text/plain"]
+text = "".join(first) if isinstance(first, list) else first
+assert text == "'Le chat noir mange le petit oiseau.'", text
+PY
+then
+    ok python/notebook-rendered
+else
+    fail python/notebook-rendered "$(tail -n 1 "$work/nb-check.log")"
+fi
+if "$PYTHON" -c "import matplotlib, nbconvert, ipykernel" >/dev/null 2>&1; then
+    if (cd examples && env $preload "$PYTHON" -m nbconvert --to notebook \
+            --execute --output-dir "$work" notebook.ipynb) >"$work/nb.log" 2>&1 &&
+        grep -q 'image/png' "$work/notebook.ipynb"; then
+        ok python/notebook-runs
+    else
+        fail python/notebook-runs "$(grep -v WARNING "$work/nb.log" | tail -n 3 | tr '\n' ' ')"
+    fi
+else
+    skip python/notebook-runs "Debian's python3-matplotlib, jupyter-nbconvert and python3-ipykernel are not installed"
 fi
 exit 0
