@@ -179,11 +179,30 @@ class Translator:
         self._layers = (int(model["encoder_layers"]), int(model["decoder_layers"]))
         self._languages = self._find_languages()
 
-    def __del__(self) -> None:
+    def close(self) -> None:
+        """Frees the model now (it is freed when the Translator is garbage
+        collected otherwise). No call may run or follow."""
         model = getattr(self, "_model", None)
         if model:
-            lib.ted_model_free(model)
             self._model = c_void_p()
+            lib.ted_model_free(model)
+
+    def __enter__(self) -> "Translator":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - the interpreter is shutting down
+            pass
+
+    def _loaded(self) -> c_void_p:
+        if not self._model:
+            raise ArgumentError("the Translator is closed")
+        return self._model
 
     def __repr__(self) -> str:
         return "ted.Translator(%r)" % self.model_dir
@@ -229,6 +248,7 @@ class Translator:
     # ---------------------------------------------------------------- text
 
     def _prepare(self, text: Union[str, bytes], what: str) -> _capi.Source:
+        self._loaded()
         source = _capi.Source()
         err = _capi.Error_()
         check(lib.ted_prepare_source(self._model, _text_bytes(text, what), byref(source),
@@ -248,6 +268,7 @@ class Translator:
     def tokenize_target(self, text: Union[str, bytes]) -> List[int]:
         """The target token ids of `text`, without BOS or EOS (what
         Translator.logits feeds)."""
+        self._loaded()
         ids = POINTER(c_int)()
         count, unknown = c_int(), c_int()
         err = _capi.Error_()
@@ -261,6 +282,7 @@ class Translator:
     def detokenize(self, ids: Sequence[int]) -> str:
         """Target ids back to text (stops at EOS; BOS and padding are
         skipped), as translations are made."""
+        self._loaded()
         array = (c_int * len(ids))(*[int(i) for i in ids])
         text = lib.ted_decode_target(self._model, array, len(ids))
         if not text:
@@ -290,7 +312,7 @@ class Translator:
         """The C options translate() decodes with: the model's config.yaml
         defaults (ted_translate_model_options) with the arguments applied,
         checked as `ted translate` checks its options."""
-        o = lib.ted_translate_model_options(self._model)
+        o = lib.ted_translate_model_options(self._loaded())
         d = o.decode
         if beam_size is not None and sample:
             raise ArgumentError("beam_size and sample exclude each other")
