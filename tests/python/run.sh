@@ -2,8 +2,8 @@
 # The Python package (python/ted, docs/python.md), run by tests/run-all.sh
 # from the repository root:
 #   1. a fresh virtualenv of Debian's Python ($PYTHON): `pip install .`
-#      (offline: --no-build-isolation --no-deps, its setuptools and NumPy
-#      are Debian's) builds libted.so and installs the package; from another
+#      (offline: --no-build-isolation --no-deps, with Debian's setuptools, wheel and
+#      NumPy) builds libted.so and installs the package; from another
 #      folder, `import ted` translates the README's sentence as the README
 #      says;
 #   2. tests/python/test_package.py against the ted program, under pytest
@@ -45,10 +45,15 @@ want="Le chat noir mange le petit oiseau."
 if ! grep -qF "$want" README.md; then
     fail python/readme-says "README.md does not show '$want'"
 fi
+# Offline, the build uses the virtualenv's setuptools and Debian's wheel
+# (python3-wheel); without them, pip fetches both (build isolation).
 venv="$work/venv"
-if "$PYTHON" -m venv --system-site-packages "$venv" >"$work/venv.log" 2>&1 &&
-    env TED_BUILD="$BUILD" SAN="${SAN:-}" "$venv/bin/pip" install -q --no-deps \
-        --no-build-isolation --disable-pip-version-check "$root" >"$work/pip.log" 2>&1; then
+"$PYTHON" -m venv --system-site-packages "$venv" >"$work/venv.log" 2>&1
+isolation=--no-build-isolation
+"$venv/bin/python" -c "import setuptools, wheel" 2>/dev/null || isolation=
+if [ -x "$venv/bin/pip" ] &&
+    env TED_BUILD="$BUILD" SAN="${SAN:-}" "$venv/bin/pip" install -q --no-deps $isolation \
+        --disable-pip-version-check "$root" >"$work/pip.log" 2>&1; then
     ok python/pip-install
     got=$(cd "$work" && env $preload "$venv/bin/python" -c \
         "import ted; print(ted.Translator('$root/models/en-fr').translate('The black cat eats the small bird.'))" 2>&1)
