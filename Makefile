@@ -8,6 +8,8 @@
 #   make check SAN=1     the same suites, built with AddressSanitizer + UBSan in a
 #                        build of their own (build-san/); make test SAN=1 installs first
 #   make install PREFIX=/usr/local
+#   make python         build/libted.so, the library the Python package loads
+#                        (pip install . builds it: docs/python.md)
 #   make valgrind        ted under valgrind memcheck (tests/valgrind.sh), with the AVX2
 #                        kernels (TED_CPU=avx2: memcheck cannot run AVX-512)
 #   make fuzz FUZZ_SECONDS=N   builds the libFuzzer harnesses of fuzz/ (build-fuzz/)
@@ -86,7 +88,7 @@ UNIT := $(BUILD)/unit-tests
 EXAMPLE := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/example-%)
 NORMALIZE_CHECK := $(BUILD)/normalize-check
 
-.PHONY: all python bench-python test check test-unit demo install clean deps test-deps venv toy-model natural-model eval bench bench-run bench-serve bench-serve-run fuzz valgrind
+.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model eval bench bench-run bench-serve bench-serve-run fuzz valgrind
 all: $(LIB) $(TED)
 
 $(BUILD)/%.o: %.c
@@ -129,6 +131,7 @@ $(BUILD)/example-%: examples/%.c $(LIB)
 PIC_FLAGS := -fPIC -fno-semantic-interposition
 PIC_OBJ := $(patsubst $(BUILD)/%,$(BUILD)/pic/%,$(LIB_OBJ))
 SHARED := $(BUILD)/libted.so
+.PHONY: python bench-python
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
