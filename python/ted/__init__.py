@@ -19,3 +19,9 @@ __version__ = "0.1.0"
 __all__ = ["Translator", "Hypothesis", "Trace", "Step", "Candidate", "Error", "FileError",
            "FormatError", "ConfigError", "WeightsError", "VocabError", "InputError",
            "OutOfMemoryError", "ArgumentError", "library_path", "__version__"]
+
+for _public in (Translator, Hypothesis, Trace, Step, Candidate, Error, FileError, FormatError,
+                ConfigError, WeightsError, VocabError, InputError, OutOfMemoryError,
+                ArgumentError):
+    _public.__module__ = "ted"
+del _public
