@@ -8,6 +8,8 @@
 #   make check SAN=1     the same suites, built with AddressSanitizer + UBSan in a
 #                        build of their own (build-san/); make test SAN=1 installs first
 #   make install PREFIX=/usr/local
+#   make python         build/libted.so, the library the Python package loads
+#                        (pip install . builds it: docs/python.md)
 #   make valgrind        ted under valgrind memcheck (tests/valgrind.sh), with the AVX2
 #                        kernels (TED_CPU=avx2: memcheck cannot run AVX-512)
 #   make fuzz FUZZ_SECONDS=N   builds the libFuzzer harnesses of fuzz/ (build-fuzz/)
@@ -121,6 +123,45 @@ $(UNIT): $(TEST_OBJ) $(LIB)
 $(BUILD)/example-%: examples/%.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# libted.so, for the Python package (python/ted, docs/python.md): the
+# library's objects compiled again with -fPIC into $(BUILD)/pic/, each
+# kernel set with its flags, linked with the libraries libted needs.
+# -fno-semantic-interposition: calls inside the library are direct (and may be
+# inlined) as in libted.a, not through the PLT.
+PIC_FLAGS := -fPIC -fno-semantic-interposition
+PIC_OBJ := $(patsubst $(BUILD)/%,$(BUILD)/pic/%,$(LIB_OBJ))
+SHARED := $(BUILD)/libted.so
+.PHONY: python bench-python
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PIC_FLAGS) -c $< -o $@
+
+$(BUILD)/pic/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(PIC_FLAGS) -c $< -o $@
+
+define PIC_KERNEL_RULE
+$(BUILD)/pic/src/kernels/$(1)/%.o: src/kernels/variant/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) $$(PIC_FLAGS) -ffp-contract=fast $$(KERNEL_FLAGS_$(1)) -DTED_VARIANT=$(1) -c $$< -o $$@
+endef
+$(foreach v,$(KERNEL_VARIANTS),$(eval $(call PIC_KERNEL_RULE,$(v))))
+
+$(SHARED): $(PIC_OBJ)
+	$(CC) -shared $(LDFLAGS) $^ $(LDLIBS) -Wl,-soname,libted.so -o $@
+
+# `make python`: the shared library the package loads (pip install . builds it too)
+python: $(SHARED)
+
+-include $(PIC_OBJ:.o=.d)
+
+# The Python package's overhead: one short sentence through Python against
+# the C API (tests/python/overhead.c), the test set against ted translate.
+bench-python: all $(SHARED)
+	PYTHONPATH=python TED_LIBRARY=$(SHARED) TED=$(TED) BUILD=$(BUILD) \
+	    $(PYTHON) tests/python/test_package.py overhead throughput
+
 # tests/parity/test_normalize.py's way into src/io/normalize.c
 $(NORMALIZE_CHECK): tests/parity/normalize_check.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -150,7 +191,7 @@ venv: $(VENV)/installed
 test: test-deps
 	@$(MAKE) --no-print-directory venv check
 
-check: all $(UNIT) $(EXAMPLE) $(NORMALIZE_CHECK)
+check: all $(UNIT) $(EXAMPLE) $(NORMALIZE_CHECK) $(SHARED)
 	@PYTHON=$(PYTHON) TEST_PYTHON=$(VENV_PYTHON) BUILD=$(BUILD) SAN=$(SAN) tests/run-all.sh
 
 # The quick start: translate a few sentences with the shipped model.

@@ -5,6 +5,7 @@
 #   parity: tests/parity/*.py, ted against PyTorch and transformers
 #   serve:  tests/serve/*.py, ted serve over loopback
 #   browser: tests/browser/*.py, ted serve's explorer page in headless Chromium
+#   python: tests/python/run.sh, the Python package (pip install ., pytest)
 #   example: the C API example
 # Scripts print "ok NAME" or "FAIL NAME: why" per check; only those lines
 # count. "skip NAME: why" (a check this machine cannot make) is shown, not
@@ -76,6 +77,8 @@ done
 for script in tests/parity/test_*.py; do
     [ -e "$script" ] && run_script "$TEST_PYTHON" "$script"
 done
+
+script=tests/python/run.sh; run_script env SAN="${SAN:-}" sh "$script"  # the Python package
 
 # ted serve over loopback, in Debian's Python (the standard library only);
 # SAN=1 scales its load down

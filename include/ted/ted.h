@@ -65,6 +65,13 @@ void ted_model_free(ted_model *model);
 
 const ted_config *ted_model_config(const ted_model *model);
 
+/* The config as one line of JSON: an object with config.yaml's keys and
+ * values, the defaults included (sections "model", "tokenizer", "decoding"
+ * as objects, "weights" a string; floats spelled as config.yaml spells
+ * them), for bindings and tools. Returns a malloc'ed string the caller
+ * frees (ted_free), or NULL when `config` is NULL or out of memory. */
+char *ted_config_json(const ted_config *config);
+
 /* The weights are memory-mapped, not copied: should another program cut
  * the file short while a model is loaded, reading a weight raises SIGBUS.
  * A program may call this once to have that reported instead as one line on

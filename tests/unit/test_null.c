@@ -57,6 +57,7 @@ Test(null, text_and_ids)
     cr_assert_null(ted_decode_target(model, NULL, 3));
     cr_assert_null(ted_decode_target(NULL, (int[1]){3}, 1));
     cr_assert_null(ted_model_config(NULL));
+    cr_assert_null(ted_config_json(NULL));
     cr_assert_eq(ted_model_tensor_count(NULL), 0);
     cr_assert_null(ted_model_tensor(NULL, 0).name);
     ted_source_free(NULL);

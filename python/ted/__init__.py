@@ -1,0 +1,27 @@
+"""ted: Transformer encoder-decoder translation, from Python.
+
+    import ted
+    translator = ted.Translator("models/en-fr")
+    translator.translate("The black cat eats the small bird.")
+    # 'Le chat noir mange le petit oiseau.'
+
+A binding over libted.so through ctypes (the C library ships inside the
+package; NumPy is the only Python dependency). The GIL is released during
+every call into C. docs/python.md documents every name.
+"""
+from ._capi import library_path
+from ._errors import (ArgumentError, ConfigError, Error, FileError, FormatError, InputError,
+                      OutOfMemoryError, VocabError, WeightsError)
+from ._translator import Candidate, Hypothesis, Step, Trace, Translator
+
+__version__ = "0.1.0"
+
+__all__ = ["Translator", "Hypothesis", "Trace", "Step", "Candidate", "Error", "FileError",
+           "FormatError", "ConfigError", "WeightsError", "VocabError", "InputError",
+           "OutOfMemoryError", "ArgumentError", "library_path", "__version__"]
+
+for _public in (Translator, Hypothesis, Trace, Step, Candidate, Error, FileError, FormatError,
+                ConfigError, WeightsError, VocabError, InputError, OutOfMemoryError,
+                ArgumentError):
+    _public.__module__ = "ted"
+del _public

@@ -1,0 +1,141 @@
+"""The C API of libted (include/ted/ted.h) through ctypes.
+
+The structs below mirror the header's field for field; tests/python checks
+their sizes against the C compiler's. ctypes releases the GIL during every
+foreign call, so C code runs while other Python threads do.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+from ctypes import (POINTER, Structure, c_bool, c_char, c_char_p, c_double, c_float, c_int,
+                    c_uint64, c_void_p)
+
+ERROR_MESSAGE_SIZE = 1024
+
+# ted_status
+OK, ERR_IO, ERR_FORMAT, ERR_CONFIG, ERR_WEIGHTS, ERR_VOCAB, ERR_INPUT, ERR_NOMEM, \
+    ERR_ARGUMENT = range(9)
+# ted_decoding_strategy
+DECODE_GREEDY, DECODE_BEAM, DECODE_SAMPLE = range(3)
+# ted_length_normalization
+LENGTH_GNMT, LENGTH_POWER = range(2)
+# ted_attention_kind
+ENCODER_SELF_ATTENTION, DECODER_SELF_ATTENTION, CROSS_ATTENTION = range(3)
+
+
+class Error_(Structure):
+    _fields_ = [("status", c_int), ("message", c_char * ERROR_MESSAGE_SIZE)]
+
+
+class BeamParams(Structure):
+    _fields_ = [("beam_size", c_int), ("length_penalty", c_float),
+                ("length_normalization", c_int)]
+
+
+class SamplingParams(Structure):
+    _fields_ = [("temperature", c_float), ("top_k", c_int), ("top_p", c_float),
+                ("seed", c_uint64)]
+
+
+class DecodeOptions(Structure):
+    _fields_ = [("strategy", c_int), ("beam", BeamParams), ("sampling", SamplingParams),
+                ("n_best", c_int)]
+
+
+class TranslateOptions(Structure):
+    _fields_ = [("decode", DecodeOptions), ("batch_size", c_int), ("max_length", c_int),
+                ("first_index", c_uint64), ("progress", c_void_p), ("progress_data", c_void_p)]
+
+
+class Hypothesis(Structure):
+    _fields_ = [("ids", POINTER(c_int)), ("log_probs", POINTER(c_float)), ("length", c_int),
+                ("log_prob", c_double), ("score", c_double)]
+
+
+class Translation(Structure):
+    _fields_ = [("text", c_void_p), ("hypothesis", Hypothesis)]
+
+
+class Source(Structure):
+    _fields_ = [("ids", POINTER(c_int)), ("count", c_int), ("unknown", c_int),
+                ("blank", c_bool)]
+
+
+class AttentionView(Structure):
+    _fields_ = [("weights", POINTER(c_float)), ("heads", c_int), ("queries", c_int),
+                ("keys", c_int), ("stride", c_int)]
+
+
+def _find_library() -> str:
+    """libted.so: $TED_LIBRARY, else the one shipped in the package, else
+    the repository's build/ (a checkout used without installing)."""
+    explicit = os.environ.get("TED_LIBRARY")
+    if explicit:
+        return explicit
+    here = os.path.dirname(os.path.abspath(__file__))
+    shipped = os.path.join(here, "libted.so")
+    if os.path.exists(shipped):
+        return shipped
+    built = os.path.join(os.path.dirname(os.path.dirname(here)), "build", "libted.so")
+    if os.path.exists(built):
+        return built
+    raise OSError("ted: libted.so not found in %s (build it with `make python`, or set "
+                  "TED_LIBRARY)" % here)
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    status = c_int
+    err = POINTER(Error_)
+    model = c_void_p
+    session = c_void_p
+    table = {
+        "ted_status_name": (c_char_p, [c_int]),
+        "ted_free": (None, [c_void_p]),
+        "ted_model_load": (status, [c_char_p, POINTER(c_void_p), err]),
+        "ted_model_free": (None, [model]),
+        "ted_model_config": (c_void_p, [model]),
+        "ted_config_json": (c_void_p, [c_void_p]),
+        "ted_prepare_source": (status, [model, c_char_p, POINTER(Source), err]),
+        "ted_source_free": (None, [POINTER(Source)]),
+        "ted_encode_target": (status, [model, c_char_p, POINTER(POINTER(c_int)),
+                                       POINTER(c_int), POINTER(c_int), err]),
+        "ted_decode_target": (c_void_p, [model, POINTER(c_int), c_int]),
+        "ted_target_token": (c_char_p, [model, c_int]),
+        "ted_source_token": (c_char_p, [model, c_int]),
+        "ted_target_id": (c_int, [model, c_char_p]),
+        "ted_session_new": (status, [model, POINTER(c_void_p), err]),
+        "ted_session_free": (None, [session]),
+        "ted_session_encode": (status, [session, POINTER(POINTER(c_int)), POINTER(c_int),
+                                        c_int, c_int, err]),
+        "ted_session_step": (status, [session, POINTER(c_int), POINTER(POINTER(c_float)),
+                                      err]),
+        "ted_session_keep_attention": (None, [session, c_bool]),
+        "ted_session_attention": (status, [session, c_int, c_int, c_int,
+                                           POINTER(AttentionView), err]),
+        "ted_ban_tokens": (None, [model, POINTER(c_float)]),
+        "ted_top_k": (c_int, [POINTER(c_float), c_int, c_int, POINTER(c_int),
+                              POINTER(c_float)]),
+        "ted_max_target_length": (c_int, [model, c_int, c_int]),
+        "ted_translate_model_options": (TranslateOptions, [model]),
+        "ted_translate_options_check": (status, [model, POINTER(TranslateOptions), err]),
+        "ted_translate_n_best": (status, [model, POINTER(c_char_p), c_int,
+                                          POINTER(TranslateOptions), POINTER(Translation),
+                                          POINTER(c_int), err]),
+        "ted_translations_free": (None, [POINTER(Translation), c_int]),
+        "ted_set_threads": (None, [c_int]),
+        "ted_cpu_kernels": (c_char_p, []),
+    }
+    for name, (restype, argtypes) in table.items():
+        function = getattr(lib, name)
+        function.restype = restype
+        function.argtypes = argtypes
+
+
+lib = ctypes.CDLL(_find_library())
+_declare(lib)
+library_path: str = lib._name
+sizes = {"ted_error": ctypes.sizeof(Error_), "ted_translate_options":
+         ctypes.sizeof(TranslateOptions), "ted_translation": ctypes.sizeof(Translation),
+         "ted_source": ctypes.sizeof(Source), "ted_attention_view":
+         ctypes.sizeof(AttentionView), "ted_decode_options": ctypes.sizeof(DecodeOptions)}

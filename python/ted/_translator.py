@@ -1,0 +1,622 @@
+"""ted.Translator: a loaded model, for applications and for learners."""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+from ctypes import POINTER, byref, c_char_p, c_float, c_int, c_void_p
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, overload
+
+import numpy as np
+
+from . import _capi
+from ._errors import ArgumentError, InputError, check
+
+lib = _capi.lib
+
+# The largest values `ted translate` takes (src/frontend/options.h).
+BEAM_MAX = 1024
+N_BEST_MAX = 1024
+TOP_K_MAX = 16777216
+MAX_LENGTH_MAX = 1 << 20
+SEED_MAX = (1 << 64) - 1
+THREADS_MAX = 256
+
+_LANGUAGE_TOKEN = re.compile(r"^>>(.+)<<$")
+
+
+@dataclass
+class Hypothesis:
+    """One translation of one text.
+
+    text: the translation; ids: its target token ids (EOS included when
+    produced); tokens: their tokens; token_log_probs: the model's
+    log-probability of each; log_prob: their sum; score: what ranks the
+    n-best list (beam search: log_prob / lp(length); otherwise log_prob),
+    as `ted translate --scores` prints them."""
+
+    text: str
+    ids: List[int]
+    tokens: List[str]
+    token_log_probs: List[float]
+    log_prob: float
+    score: float
+
+
+@dataclass
+class Candidate:
+    """One of the top-k tokens of a step: its id, token, logit and
+    probability (softmax of the logits)."""
+
+    id: int
+    token: str
+    logit: float
+    probability: float
+
+
+@dataclass
+class Step:
+    """One step of Translator.trace: the token fed (`input`, BOS first), the
+    token chosen (forced or the most likely not banned), its probability,
+    the top-k candidates, and this step's attention weights: decoder masked
+    self-attention (layers, heads, step + 1) and encoder-decoder attention
+    (layers, heads, source length)."""
+
+    index: int
+    input: int
+    chosen: int
+    token: str
+    probability: float
+    forced: bool
+    candidates: List[Candidate]
+    self_attention: np.ndarray
+    cross_attention: np.ndarray
+
+
+@dataclass
+class Trace:
+    """A greedy decode step by step (Translator.trace).
+
+    source_ids / source_tokens: the source as the encoder saw it;
+    ids / tokens: the target tokens chosen (EOS included when reached);
+    text: their text; encoder_attention: (layers, heads, source, source);
+    self_attention: (layers, heads, steps, steps), row t the query of step t
+    over positions 0..t (zeros above the diagonal); cross_attention:
+    (layers, heads, steps, source); steps: one Step each."""
+
+    source_ids: List[int]
+    source_tokens: List[str]
+    ids: List[int]
+    tokens: List[str]
+    text: str
+    encoder_attention: np.ndarray
+    self_attention: np.ndarray
+    cross_attention: np.ndarray
+    steps: List[Step] = field(default_factory=list)
+
+
+def _text_bytes(text: Union[str, bytes], what: str) -> bytes:
+    """A text as the C library takes it: UTF-8 bytes. A str with lone
+    surrogates and bytes that are not UTF-8 go through as they are, for the
+    library to refuse with its message; a NUL byte cannot."""
+    if isinstance(text, str):
+        data = text.encode("utf-8", "surrogateescape")
+    elif isinstance(text, (bytes, bytearray)):
+        data = bytes(text)
+    else:
+        raise TypeError("%s: expected str or bytes, got %s" % (what, type(text).__name__))
+    if b"\0" in data:
+        raise InputError("%s: contains a NUL byte" % what)
+    return data
+
+
+def _whole(name: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ArgumentError("%s: %r is not a whole number from %d to %d" %
+                            (name, value, low, high))
+    return value
+
+
+def _number(name: str, value: Any, low: float, low_ok: bool, high: float) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if ok:
+        v = float(value)
+        ok = v == v and abs(v) != float("inf") and (v >= low if low_ok else v > low) \
+            and v <= high
+    if not ok:
+        relation = ">=" if low_ok else ">"
+        if high == float("inf"):
+            raise ArgumentError("%s: %r is not a number %s %g" % (name, value, relation, low))
+        raise ArgumentError("%s: %r is not a number %s %g and <= %g" %
+                            (name, value, relation, low, high))
+    v32 = float(np.float32(v))
+    if v != 0 and (v32 == 0 or v32 == float("inf")):
+        raise ArgumentError("%s: %r does not fit a float" % (name, value))
+    return v
+
+
+class Translator:
+    """A ted model, loaded once: its config, its memory-mapped weights and
+    its vocabularies, read-only and shared by every call.
+
+    >>> t = ted.Translator("models/en-fr")
+    >>> t.translate("The black cat eats the small bird.")
+    'Le chat noir mange le petit oiseau.'
+
+    Every call decodes through a session of its own and the C code runs
+    without the GIL, so any number of Python threads may use one Translator
+    at once. `threads` sizes the thread pool of the matrix products (it is
+    process-wide: the last Translator made with a value sets it; None leaves
+    it as it is, one thread unless set, as `ted translate`'s default).
+    Raises a ted.Error subclass, with the C library's message, when the
+    model cannot be loaded."""
+
+    def __init__(self, model_dir: Union[str, "os.PathLike[str]"],
+                 threads: Optional[int] = None) -> None:
+        self._model = c_void_p()
+        self.model_dir = os.fspath(model_dir)
+        if threads is not None:
+            _whole("threads", threads, 1, THREADS_MAX)
+        err = _capi.Error_()
+        status = lib.ted_model_load(os.fsencode(self.model_dir), byref(self._model),
+                                    byref(err))
+        check(status, err)
+        if threads is not None:
+            lib.ted_set_threads(threads)
+        text = lib.ted_config_json(lib.ted_model_config(self._model))
+        if not text:
+            raise MemoryError("ted: out of memory")
+        try:
+            self._config: Dict[str, Any] = json.loads(ctypes.string_at(text).decode())
+        finally:
+            lib.ted_free(text)
+        model, tokenizer = self._config["model"], self._config["tokenizer"]
+        self._vocab = int(model["tgt_vocab_size"])
+        self._bos = int(tokenizer["bos_id"])
+        self._eos = int(tokenizer["eos_id"])
+        self._layers = (int(model["encoder_layers"]), int(model["decoder_layers"]))
+        self._languages = self._find_languages()
+
+    def close(self) -> None:
+        """Frees the model now (it is freed when the Translator is garbage
+        collected otherwise). No call may run or follow."""
+        model = getattr(self, "_model", None)
+        if model:
+            self._model = c_void_p()
+            lib.ted_model_free(model)
+
+    def __enter__(self) -> "Translator":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - the interpreter is shutting down
+            pass
+
+    def _loaded(self) -> c_void_p:
+        if not self._model:
+            raise ArgumentError("the Translator is closed")
+        return self._model
+
+    def __repr__(self) -> str:
+        return "ted.Translator(%r)" % self.model_dir
+
+    # ---------------------------------------------------------------- model
+
+    @property
+    def config(self) -> Dict[str, Any]:
+        """config.yaml as a dict, every key with its value (the defaults
+        included): {"model": {...}, "weights": ..., "tokenizer": {...},
+        "decoding": {...}} (docs/model-format.md)."""
+        return json.loads(json.dumps(self._config))
+
+    @property
+    def languages(self) -> Dict[str, List[str]]:
+        """The language codes the model's files name: "source", the
+        tokenizer's source_language of config.yaml (empty when it says
+        none), and "target", the codes of the target vocabulary's language
+        tokens (>>fr<<, a multilingual Marian model's). Both are empty for a
+        bilingual model whose files name no language (the shipped ones)."""
+        return {k: list(v) for k, v in self._languages.items()}
+
+    def _find_languages(self) -> Dict[str, List[str]]:
+        source = self._config["tokenizer"].get("source_language") or "none"
+        targets = []
+        for i in range(self._vocab):
+            m = _LANGUAGE_TOKEN.match(self._target_token(i))
+            if m:
+                targets.append(m.group(1))
+        return {"source": [] if source == "none" else [source], "target": targets}
+
+    @property
+    def kernels(self) -> str:
+        """The kernel set that runs: "avx512", "avx2" or "portable"."""
+        return lib.ted_cpu_kernels().decode()
+
+    def _target_token(self, i: int) -> str:
+        return lib.ted_target_token(self._model, i).decode("utf-8", "replace")
+
+    def _source_token(self, i: int) -> str:
+        return lib.ted_source_token(self._model, i).decode("utf-8", "replace")
+
+    # ---------------------------------------------------------------- text
+
+    def _prepare(self, text: Union[str, bytes], what: str) -> _capi.Source:
+        self._loaded()
+        source = _capi.Source()
+        err = _capi.Error_()
+        check(lib.ted_prepare_source(self._model, _text_bytes(text, what), byref(source),
+                                     byref(err)), err, what + ": ")
+        return source
+
+    def tokenize(self, text: Union[str, bytes]) -> List[int]:
+        """The source token ids of `text`, as the encoder takes them: the
+        config's normalizer and tokenizer, wrapped in BOS ... EOS as the
+        config says (ted_prepare_source). Unknown words are unk_id."""
+        source = self._prepare(text, "text")
+        try:
+            return [source.ids[i] for i in range(source.count)]
+        finally:
+            lib.ted_source_free(byref(source))
+
+    def tokenize_target(self, text: Union[str, bytes]) -> List[int]:
+        """The target token ids of `text`, without BOS or EOS (what
+        Translator.logits feeds)."""
+        self._loaded()
+        ids = POINTER(c_int)()
+        count, unknown = c_int(), c_int()
+        err = _capi.Error_()
+        check(lib.ted_encode_target(self._model, _text_bytes(text, "target"), byref(ids),
+                                    byref(count), byref(unknown), byref(err)), err, "target: ")
+        try:
+            return [ids[i] for i in range(count.value)]
+        finally:
+            lib.ted_free(ids)
+
+    def detokenize(self, ids: Sequence[int]) -> str:
+        """Target ids back to text (stops at EOS; BOS and padding are
+        skipped), as translations are made."""
+        self._loaded()
+        array = (c_int * len(ids))(*[int(i) for i in ids])
+        text = lib.ted_decode_target(self._model, array, len(ids))
+        if not text:
+            raise MemoryError("ted: out of memory")
+        try:
+            return ctypes.string_at(text).decode("utf-8", "replace")
+        finally:
+            lib.ted_free(text)
+
+    def source_token(self, id: int) -> str:
+        """The token of a source id ("" when out of range)."""
+        return self._source_token(int(id))
+
+    def target_token(self, id: int) -> str:
+        """The token of a target id ("" when out of range)."""
+        return self._target_token(int(id))
+
+    # ---------------------------------------------------------- translation
+
+    def options(self, *, beam_size: Optional[int] = None, n_best: int = 1,
+                sample: bool = False, temperature: Optional[float] = None,
+                top_k: Optional[int] = None, top_p: Optional[float] = None,
+                seed: Optional[int] = None, max_length: Optional[int] = None,
+                length_penalty: Optional[float] = None,
+                length_normalization: Optional[str] = None,
+                batch_size: int = 32) -> _capi.TranslateOptions:
+        """The C options translate() decodes with: the model's config.yaml
+        defaults (ted_translate_model_options) with the arguments applied,
+        checked as `ted translate` checks its options."""
+        o = lib.ted_translate_model_options(self._loaded())
+        d = o.decode
+        if beam_size is not None and sample:
+            raise ArgumentError("beam_size and sample exclude each other")
+        if beam_size is not None:
+            _whole("beam_size", beam_size, 1, BEAM_MAX)
+        _whole("n_best", n_best, 1, N_BEST_MAX)
+        if max_length is not None:
+            _whole("max_length", max_length, 1, MAX_LENGTH_MAX)
+        if top_k is not None:
+            _whole("top_k", top_k, 0, TOP_K_MAX)
+        if length_penalty is not None:
+            length_penalty = _number("length_penalty", length_penalty, 0.0, True, float("inf"))
+        if temperature is not None:
+            temperature = _number("temperature", temperature, 0.0, False, float("inf"))
+        if top_p is not None:
+            top_p = _number("top_p", top_p, 0.0, False, 1.0)
+        if seed is not None:
+            _whole("seed", seed, 0, SEED_MAX)
+        if length_normalization is not None and length_normalization not in ("gnmt", "power"):
+            raise ArgumentError("length_normalization: %r is neither gnmt nor power" %
+                                (length_normalization,))
+        if beam_size is not None:
+            d.strategy = _capi.DECODE_BEAM
+            d.beam.beam_size = beam_size
+        elif sample:
+            d.strategy = _capi.DECODE_SAMPLE
+        if length_penalty is not None:
+            d.beam.length_penalty = length_penalty
+        if length_normalization is not None:
+            d.beam.length_normalization = (_capi.LENGTH_GNMT if length_normalization == "gnmt"
+                                           else _capi.LENGTH_POWER)
+        if temperature is not None:
+            d.sampling.temperature = temperature
+        if top_k is not None:
+            d.sampling.top_k = top_k
+        if top_p is not None:
+            d.sampling.top_p = top_p
+        d.sampling.seed = seed if seed is not None else int.from_bytes(os.urandom(8), "little")
+        d.n_best = n_best
+        if max_length is not None:
+            o.max_length = max_length
+        o.batch_size = _whole("batch_size", batch_size, 1, 4096)
+        given = [("temperature", temperature), ("top_k", top_k), ("top_p", top_p),
+                 ("seed", seed)]
+        for name, value in given:
+            if value is not None and d.strategy != _capi.DECODE_SAMPLE:
+                raise ArgumentError("%s applies to sampling; add sample=True" % name)
+        for name, value in (("length_penalty", length_penalty),
+                            ("length_normalization", length_normalization)):
+            if value is not None and d.strategy != _capi.DECODE_BEAM:
+                raise ArgumentError("%s applies to beam search; add beam_size=N" % name)
+        if d.strategy == _capi.DECODE_BEAM and d.beam.beam_size >= self._vocab:
+            raise ArgumentError("beam_size %d: the beam must be smaller than the target "
+                                "vocabulary (%d tokens)" % (d.beam.beam_size, self._vocab))
+        if d.n_best > 1 and d.strategy == _capi.DECODE_GREEDY:
+            raise ArgumentError("n_best %d needs beam search (beam_size=%d or more) or "
+                                "sample=True" % (d.n_best, d.n_best))
+        if d.strategy == _capi.DECODE_BEAM and d.n_best > d.beam.beam_size:
+            raise ArgumentError("n_best %d is more than the beam size %d" %
+                                (d.n_best, d.beam.beam_size))
+        err = _capi.Error_()
+        check(lib.ted_translate_options_check(self._model, byref(o), byref(err)), err)
+        return o
+
+    def _check_language(self, kind: str, code: Optional[str]) -> Optional[str]:
+        if code is None:
+            return None
+        known = self._languages[kind]
+        if code not in known:
+            raise ArgumentError("%s_lang: unknown language code %r: the model knows %s" %
+                                (kind, code, ", ".join(known) if known else "none (a "
+                                 "bilingual model: leave it None)"))
+        return code
+
+    @overload
+    def translate(self, texts: str, **options: Any) -> Any: ...
+
+    @overload
+    def translate(self, texts: Sequence[str], **options: Any) -> List[Any]: ...
+
+    def translate(self, texts: Union[str, bytes, Sequence[Union[str, bytes]]], *,
+                  beam_size: Optional[int] = None, n_best: int = 1, sample: bool = False,
+                  temperature: Optional[float] = None, top_k: Optional[int] = None,
+                  top_p: Optional[float] = None, seed: Optional[int] = None,
+                  max_length: Optional[int] = None, source_lang: Optional[str] = None,
+                  target_lang: Optional[str] = None, return_scores: bool = False,
+                  length_penalty: Optional[float] = None,
+                  length_normalization: Optional[str] = None, batch_size: int = 32) -> Any:
+        """Translates a text (str in, str out) or a list of texts (a list out,
+        in order), as `ted translate` does line by line.
+
+        Defaults are the model's config.yaml `decoding:` section (else
+        greedy). beam_size: beam search with that many hypotheses;
+        sample=True: sampling, with temperature (> 0), top_k (0: all),
+        top_p (0 < p <= 1) and seed (text i draws from stream i of the seed,
+        as line i of `ted translate --seed`; None: a random seed); n_best: that
+        many hypotheses per text (beam search, at most the beam, or
+        sampling); max_length: at most that many tokens generated;
+        length_penalty / length_normalization ("gnmt" or "power"): beam
+        search's ranking. source_lang / target_lang: a language code of
+        Translator.languages (None for a bilingual model); a target language
+        is given to a multilingual model as its >>code<< token before the
+        text.
+
+        With n_best > 1 each text gives a list of n_best Hypothesis objects,
+        best first; with return_scores (and n_best 1) each text gives one
+        Hypothesis. Raises ted.ArgumentError for a bad option and
+        ted.InputError for an unusable text, with ted's message."""
+        single = isinstance(texts, (str, bytes, bytearray))
+        items = [texts] if single else list(texts)  # type: ignore[list-item]
+        o = self.options(beam_size=beam_size, n_best=n_best, sample=sample,
+                         temperature=temperature, top_k=top_k, top_p=top_p, seed=seed,
+                         max_length=max_length, length_penalty=length_penalty,
+                         length_normalization=length_normalization, batch_size=batch_size)
+        self._check_language("source", source_lang)
+        prefix = b""
+        if self._check_language("target", target_lang) is not None:
+            prefix = (">>%s<< " % target_lang).encode()
+        data = [prefix + _text_bytes(t, "text %d" % i if not single else "text")
+                for i, t in enumerate(items)]
+        texts_only = not return_scores and n_best == 1
+        results = self._translate_bytes(data, o, texts_only)
+        if texts_only:
+            out: List[Any] = results
+        elif n_best == 1:
+            out = [r[0] for r in results]
+        else:
+            out = results
+        return out[0] if single else out
+
+    def _translate_bytes(self, data: List[bytes], o: _capi.TranslateOptions,
+                         texts_only: bool = False) -> List[Any]:
+        """ted_translate_n_best: per text, its n-best Hypothesis list, or
+        (texts_only) the best translation's text."""
+        count = len(data)
+        if count == 0:
+            return []
+        n_best = o.decode.n_best
+        sources = (c_char_p * count)(*data)
+        outputs = (_capi.Translation * (count * n_best))()
+        err = _capi.Error_()
+        status = lib.ted_translate_n_best(self._model, sources, count, byref(o), outputs, None,
+                                          byref(err))
+        check(status, err)
+        try:
+            if texts_only:
+                return [ctypes.string_at(outputs[i * n_best].text).decode("utf-8", "replace")
+                        for i in range(count)]
+            return [[self._hypothesis(outputs[i * n_best + k]) for k in range(n_best)]
+                    for i in range(count)]
+        finally:
+            lib.ted_translations_free(outputs, count * n_best)
+
+    def _hypothesis(self, t: _capi.Translation) -> Hypothesis:
+        h = t.hypothesis
+        ids = [h.ids[k] for k in range(h.length)]
+        return Hypothesis(text=ctypes.string_at(t.text).decode("utf-8", "replace"), ids=ids,
+                          tokens=[self._target_token(i) for i in ids],
+                          token_log_probs=[h.log_probs[k] for k in range(h.length)],
+                          log_prob=h.log_prob, score=h.score)
+
+    # -------------------------------------------------------------- learners
+
+    def _session(self) -> c_void_p:
+        session = c_void_p()
+        err = _capi.Error_()
+        check(lib.ted_session_new(self._model, byref(session), byref(err)), err)
+        return session
+
+    def logits(self, source: Union[str, bytes], target: Union[str, bytes]) -> np.ndarray:
+        """The decoder fed BOS and then `target`'s tokens, teacher-forced,
+        with `source` encoded: a float32 array (len(target tokens) + 1,
+        target vocabulary), row i the logits that predict target token i,
+        the last row those that predict EOS. The same numbers `ted logits`
+        prints."""
+        src = self._prepare(source, "source")
+        session = c_void_p()
+        try:
+            if src.count == 0:
+                raise InputError("source: the source is empty")
+            target_ids = self.tokenize_target(target)
+            session = self._session()
+            err = _capi.Error_()
+            ids = (POINTER(c_int) * 1)(src.ids)
+            check(lib.ted_session_encode(session, ids, byref(c_int(src.count)), 1,
+                                         len(target_ids) + 1, byref(err)), err)
+            out = np.empty((len(target_ids) + 1, self._vocab), dtype=np.float32)
+            token = c_int(self._bos)
+            logits = POINTER(c_float)()
+            for t in range(len(target_ids) + 1):
+                check(lib.ted_session_step(session, byref(token), byref(logits), byref(err)),
+                      err)
+                out[t] = np.ctypeslib.as_array(logits, (self._vocab,))
+                if t < len(target_ids):
+                    token.value = target_ids[t]
+            return out
+        finally:
+            lib.ted_session_free(session)
+            lib.ted_source_free(byref(src))
+
+    def _attention(self, session: c_void_p, kind: int, layers: int) -> np.ndarray:
+        """One kind of attention of batch row 0, every layer: (layers, heads,
+        queries, keys)."""
+        err = _capi.Error_()
+        view = _capi.AttentionView()
+        planes = []
+        for layer in range(layers):
+            check(lib.ted_session_attention(session, kind, layer, 0, byref(view), byref(err)),
+                  err)
+            rows = view.heads * view.queries
+            flat = np.ctypeslib.as_array(view.weights, (max(rows - 1, 0) * view.stride
+                                                        + view.keys,))
+            plane = np.lib.stride_tricks.as_strided(flat, (view.heads, view.queries, view.keys),
+                                                    (view.queries * view.stride * 4,
+                                                     view.stride * 4, 4))
+            planes.append(np.array(plane, dtype=np.float32))
+        return np.stack(planes)
+
+    def trace(self, source: Union[str, bytes], *, force: Optional[Mapping[int, int]] = None,
+              top_k: int = 5, max_length: Optional[int] = None) -> Trace:
+        """The greedy decode of `source`, step by step, with every attention
+        weight kept (as `ted attention` and the explorer show them).
+
+        Each step feeds the token chosen before (BOS first) and chooses the
+        next: the most likely token that is not banned, or force[step] when
+        `force` (a dict {step: target id}, steps from 0) names the step. It
+        stops at EOS or at the model's length limit (max_length: at most
+        that many steps). Probabilities are the softmax of the logits; the
+        top_k candidates are the most likely tokens that are not banned.
+        Returns a Trace."""
+        force = dict(force or {})
+        _whole("top_k", top_k, 1, self._vocab)
+        for step, token in force.items():
+            _whole("force step", step, 0, MAX_LENGTH_MAX)
+            _whole("force[%d]" % step, token, 0, self._vocab - 1)
+        if max_length is not None:
+            _whole("max_length", max_length, 1, MAX_LENGTH_MAX)
+        src = self._prepare(source, "source")
+        session = c_void_p()
+        try:
+            if src.count == 0:
+                raise InputError("source: the source is empty")
+            source_ids = [src.ids[i] for i in range(src.count)]
+            limit = lib.ted_max_target_length(self._model, src.count, max_length or 0)
+            session = self._session()
+            lib.ted_session_keep_attention(session, True)
+            err = _capi.Error_()
+            ids = (POINTER(c_int) * 1)(src.ids)
+            check(lib.ted_session_encode(session, ids, byref(c_int(src.count)), 1, limit,
+                                         byref(err)), err)
+            encoder = self._attention(session, _capi.ENCODER_SELF_ATTENTION, self._layers[0])
+            steps = self._steps(session, limit, force, top_k)
+        finally:
+            lib.ted_session_free(session)
+            lib.ted_source_free(byref(src))
+        chosen = [s.chosen for s in steps]
+        layers, heads = self._layers[1], encoder.shape[1]
+        n = len(steps)
+        self_att = np.zeros((layers, heads, n, n), dtype=np.float32)
+        cross = np.zeros((layers, heads, n, len(source_ids)), dtype=np.float32)
+        for t, s in enumerate(steps):
+            self_att[:, :, t, :t + 1] = s.self_attention
+            cross[:, :, t, :] = s.cross_attention
+        return Trace(source_ids=source_ids, source_tokens=[self._source_token(i)
+                                                           for i in source_ids],
+                     ids=chosen, tokens=[self._target_token(i) for i in chosen],
+                     text=self.detokenize(chosen), encoder_attention=encoder,
+                     self_attention=self_att, cross_attention=cross, steps=steps)
+
+    def _steps(self, session: c_void_p, limit: int, force: Dict[int, int],
+               top_k: int) -> List[Step]:
+        err = _capi.Error_()
+        token = c_int(self._bos)
+        logits = POINTER(c_float)()
+        top_ids = (c_int * top_k)()
+        top_values = (c_float * top_k)()
+        steps: List[Step] = []
+        for t in range(limit):
+            check(lib.ted_session_step(session, byref(token), byref(logits), byref(err)), err)
+            row = np.ctypeslib.as_array(logits, (self._vocab,)).astype(np.float32)
+            probabilities = np.exp(row.astype(np.float64) - row.max())
+            probabilities /= probabilities.sum()
+            banned = row.copy()
+            lib.ted_ban_tokens(self._model, banned.ctypes.data_as(POINTER(c_float)))
+            k = lib.ted_top_k(banned.ctypes.data_as(POINTER(c_float)), self._vocab, top_k,
+                              top_ids, top_values)
+            forced = t in force
+            chosen = force[t] if forced else top_ids[0]
+            candidates = [Candidate(id=top_ids[i], token=self._target_token(top_ids[i]),
+                                    logit=float(row[top_ids[i]]),
+                                    probability=float(probabilities[top_ids[i]]))
+                          for i in range(k)]
+            steps.append(Step(index=t, input=token.value, chosen=chosen,
+                              token=self._target_token(chosen),
+                              probability=float(probabilities[chosen]), forced=forced,
+                              candidates=candidates,
+                              self_attention=self._attention(
+                                  session, _capi.DECODER_SELF_ATTENTION, self._layers[1])[:, :, 0],
+                              cross_attention=self._attention(
+                                  session, _capi.CROSS_ATTENTION, self._layers[1])[:, :, 0]))
+            if chosen == self._eos:
+                break
+            token.value = chosen
+        return steps
+
+
+__all__ = ["Translator", "Hypothesis", "Trace", "Step", "Candidate"]

@@ -1,0 +1,63 @@
+/* A config as JSON (ted_config_json in ted/ted.h): every key that
+ * ted_config_visit hands over, as config.yaml would write it. */
+#include <cJSON.h>
+#include <stdlib.h>
+
+#include "io/config.h"
+
+typedef struct json_visit {
+    cJSON *root;
+    bool failed;
+} json_visit;
+
+/* The JSON value of one key: numbers, booleans, strings (words and paths)
+ * and lists of numbers; floats as config.yaml spells them (1.0e-05). */
+static cJSON *json_value(ted_value_type type, const void *value, int count)
+{
+    char text[32];
+    switch (type) {
+    case TED_VALUE_INT:
+        return cJSON_CreateNumber(*(const int *)value);
+    case TED_VALUE_BOOL:
+        return cJSON_CreateBool(*(const bool *)value);
+    case TED_VALUE_FLOAT:
+        ted_config_format_float(*(const float *)value, text, sizeof text);
+        return cJSON_CreateRaw(text);
+    case TED_VALUE_WORD:
+    case TED_VALUE_PATH:
+        return value ? cJSON_CreateString(value) : cJSON_CreateNull();
+    case TED_VALUE_INT_LIST:
+        return cJSON_CreateIntArray(value, count);
+    }
+    return cJSON_CreateNull();
+}
+
+static void add_key(void *data, const char *section, const char *key, ted_value_type type,
+                    const void *value, int count)
+{
+    json_visit *v = data;
+    cJSON *parent = v->root;
+    if (section) {
+        parent = cJSON_GetObjectItemCaseSensitive(v->root, section);
+        if (!parent)
+            parent = cJSON_AddObjectToObject(v->root, section);
+    }
+    cJSON *item = json_value(type, value, count);
+    if (!parent || !item || !cJSON_AddItemToObject(parent, key, item)) {
+        cJSON_Delete(item);
+        v->failed = true;
+    }
+}
+
+char *ted_config_json(const ted_config *config)
+{
+    if (!config)
+        return NULL;
+    json_visit v = {cJSON_CreateObject(), false};
+    if (!v.root)
+        return NULL;
+    ted_config_visit(config, add_key, &v);
+    char *text = v.failed ? NULL : cJSON_PrintUnformatted(v.root);
+    cJSON_Delete(v.root);
+    return text;
+}
