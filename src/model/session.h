@@ -43,7 +43,10 @@ struct ted_session {
     int batch;             /* active rows */
     int source_len;        /* room per row for source positions: the longest source of
                             * the batch (more once rows joined); shorter ones are padded */
-    int max_steps;         /* self-attention cache capacity */
+    int max_steps;         /* self-attention cache capacity: the steps laid out, which
+                            * double as the decode reaches them (ted_session_grow_steps) */
+    int step_limit;        /* the most steps a row may take: a bound that step() checks,
+                            * not a size that is allocated */
     int *source_ids;       /* (batch, source_len), padded with pad_id */
     int *source_lengths;   /* (batch) */
     float *positions;      /* (max(source_len, max_steps), d_model): the positional
@@ -89,6 +92,10 @@ ted_status ted_arena_fit(ted_session *s, ted_session_size size, const char *who,
 ted_status ted_arena_widen(ted_session *s, ted_session_size size, const int *keep, int kept,
                            const char *who, ted_error *err);
 
+/* Frees the arena: the session holds no buffers (and no rows) until the
+ * next ted_arena_fit(). */
+void ted_arena_release(ted_session *s);
+
 /* Rows keep[0..kept) of the batch become its rows 0..kept-1, in place
  * (kept at most room.rows); a row may repeat. */
 void ted_arena_gather(ted_session *s, const int *keep, int kept);
@@ -98,6 +105,15 @@ void ted_arena_gather(ted_session *s, const int *keep, int kept);
  * joining's: their source ids, lengths and encoder-decoder K and V, their
  * source ids padded to s's rows. s->batch stays. */
 void ted_arena_copy_joining(ted_session *s, const ted_session *joining);
+
+/* The fewest steps an encode lays out (fewer when the decode's limit is
+ * lower): the caches then double as the steps reach them. */
+enum { TED_SESSION_FIRST_STEPS = 32 };
+
+/* Makes room for one more step when the caches are full: the step
+ * capacity doubles (up to step_limit), the live rows and their filled
+ * positions move to the new arena. */
+ted_status ted_session_grow_steps(ted_session *s, ted_error *err);
 
 /* ---- shared by the session's files ---------------------------------------- */
 

@@ -326,6 +326,16 @@ ted_status ted_arena_fit(ted_session *s, ted_session_size size, const char *who,
     return TED_OK;
 }
 
+void ted_arena_release(ted_session *s)
+{
+    free(s->arena);
+    s->arena = NULL;
+    s->room = (ted_session_size){0};
+    s->room_keeps_attention = false;
+    s->batch = 0;
+    s->source_len = s->max_steps = 0;
+}
+
 ted_status ted_arena_widen(ted_session *s, ted_session_size size, const int *keep, int kept,
                            const char *who, ted_error *err)
 {
