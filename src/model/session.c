@@ -96,12 +96,8 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
 
     s->keep_attention = s->attention_requested;
     int source_len = ted_largest(source_lengths, batch);
-    /* the steps the arena already holds cost nothing; more are taken as
-     * the decode reaches them */
-    int capacity = s->room.max_steps > TED_SESSION_FIRST_STEPS ? s->room.max_steps
-                                                                 : TED_SESSION_FIRST_STEPS;
-    capacity = capacity < max_steps ? capacity : max_steps;
-    ted_session_size size = {batch, source_len, capacity};
+    ted_session_size size = {batch, source_len, max_steps};
+    size.max_steps = ted_arena_first_steps(s, size, max_steps);
     if ((status = ted_arena_fit(s, size, "encode", err)))
         return status;
     s->step_limit = max_steps;

@@ -92,6 +92,14 @@ ted_status ted_arena_fit(ted_session *s, ted_session_size size, const char *who,
 ted_status ted_arena_widen(ted_session *s, ted_session_size size, const int *keep, int kept,
                            const char *who, ted_error *err);
 
+/* The steps an encode of `size` lays out for a decode of up to max_steps:
+ * all of them when that at most doubles the arena (the source's buffers
+ * dominate: a long source, or few steps), else what the arena already
+ * holds or TED_SESSION_FIRST_STEPS, whichever is more; the caches then
+ * double as the decode reaches them. Leaves the session's pointers unset,
+ * as a sizing pass does. */
+int ted_arena_first_steps(ted_session *s, ted_session_size size, int max_steps);
+
 /* Frees the arena: the session holds no buffers (and no rows) until the
  * next ted_arena_fit(). */
 void ted_arena_release(ted_session *s);

@@ -326,6 +326,18 @@ ted_status ted_arena_fit(ted_session *s, ted_session_size size, const char *who,
     return TED_OK;
 }
 
+int ted_arena_first_steps(ted_session *s, ted_session_size size, int max_steps)
+{
+    int least = max_steps < TED_SESSION_FIRST_STEPS ? max_steps : TED_SESSION_FIRST_STEPS;
+    int held = s->room.max_steps < max_steps ? s->room.max_steps : max_steps;
+    arena small = {0}, whole = {0};
+    layout(s, &small, size.rows, size.source_len, least);
+    layout(s, &whole, size.rows, size.source_len, max_steps);
+    if (whole.used != SIZE_MAX && whole.used / 2 <= small.used)
+        return max_steps;
+    return held > least ? held : least;
+}
+
 void ted_arena_release(ted_session *s)
 {
     free(s->arena);

@@ -76,7 +76,11 @@ def test_budget():
         check("budget/greedy-5000", status == 200, f"{status} {data}")
     finally:
         server.stop()
-    server = serve("--max-request-tokens", "1000")
+    try:
+        server = serve("--max-request-tokens", "1000")
+    except RuntimeError as e:
+        check("budget/set-limit", False, str(e))
+        return
     try:
         refused("budget/set-limit", server,
                 {"text": ["the cat ."], "sample": True, "n_best": 8, "max_length": 126})
