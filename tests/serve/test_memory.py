@@ -15,8 +15,9 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
               AddressSanitizer keeps freed memory in quarantine)
   fair/*      a short greedy sentence sent while a 1024-sample request decodes
               (at temperature 5: its samples rarely end before max_length) is
-              answered before that request: a sentence's samples count
-              against --max-batch, and never all of it
+              answered in a fraction of that request's time (under a quarter;
+              ~2% here, ~97% before): a sentence's samples count against
+              --max-batch, and never all of it
 """
 import os
 import sys
@@ -127,7 +128,7 @@ def test_rss():
 def test_fair():
     server = serve()
     try:
-        big = {}
+        big = {"start": time.monotonic()}
 
         def big_client():
             status, _, data = server.translate({"text": ["the cat ."], "sample": True,
@@ -138,14 +139,17 @@ def test_fair():
         thread = threading.Thread(target=big_client)
         thread.start()
         time.sleep(0.3 * SLOW)  # the big request is decoding
+        short_start = time.monotonic()
         status, _, data = server.translate({"text": ["the dog ."]})
-        short_done = time.monotonic()
+        short = time.monotonic() - short_start
         thread.join()
         check("fair/short-answered", status == 200, f"{status} {data}")
         check("fair/big-answered", big.get("status") == 200, f"{big}")
-        check("fair/short-first", short_done < big.get("done", 0),
-              f"the short sentence was answered {short_done - big.get('done', 0):.2f} s "
-              "after the 1024-sample request")
+        # the big answer (1024 x 200 tokens) takes a while to build and read: the short
+        # one must not wait for the big one's decode, so it takes a fraction of it
+        took = big.get("done", 0) - big["start"]
+        check("fair/short-not-behind", short < took / 4,
+              f"the short sentence took {short:.2f} s, the 1024-sample request {took:.2f} s")
     finally:
         server.stop()
 
