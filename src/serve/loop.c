@@ -1,12 +1,14 @@
 /* A model's decoding loops (serve/loop.h). */
 #include "serve/loop.h"
 
+#include <errno.h>
 #include <limits.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -219,18 +221,6 @@ static void order_rows(batch *b)
     qsort(b->order, b->rows, sizeof *b->order, by_sentence);
 }
 
-/* The batch is empty: its session's buffers, and the heap pages that
- * the sentences' hypotheses held, go back to the system (glibc keeps
- * freed pages below its top otherwise), so that a burst of work does not
- * leave the server at its largest size. */
-static void give_back(batch *b)
-{
-    ted_session_clear(b->session);
-#ifdef __GLIBC__
-    malloc_trim(0);
-#endif
-}
-
 /* Every sentence of the batch fails (the session could not step). */
 static void fail_rows(serve_loop *l, batch *b, const ted_error *err)
 {
@@ -239,7 +229,7 @@ static void fail_rows(serve_loop *l, batch *b, const ted_error *err)
         if (k == 0 || b->order[k].serial != b->order[k - 1].serial)
             fail_sentence(l, b->now.owner[b->order[k].row], err);
     b->rows = b->charged = 0;
-    give_back(b);
+    ted_session_clear(b->session);
 }
 
 /* ---- the encoding thread ---------------------------------------------------- */
@@ -268,7 +258,7 @@ static int choose_waiting(serve_loop *l, waiting *taken, int *rows_taken)
 {
     int room = l->max_batch - l->decoding_rows - l->encoding_rows;
     int count = 0, rows = 0, k = 0;
-    while (k < l->waiting && count < l->max_batch) {
+    while (k < l->waiting && count < l->max_batch && rows < room) {
         const serve_job *job = l->queue[(l->first + k) % l->max_queue].job;
         int samples = charge(l->max_batch, samples_of(job));
         if (rows + samples > room) {
@@ -382,13 +372,49 @@ static void *encoding_main(void *arg)
 
 /* ---- the batching thread ---------------------------------------------------- */
 
+/* Nothing decodes and nothing is on its way: the heap pages that the
+ * sessions' buffers (the batch's, given back by ted_session_clear when its
+ * last row ended; the encoding groups', cleared then) and the sentences'
+ * hypotheses held go back to the system, which glibc does not do for pages
+ * below the top of its heap. A burst of work then does not leave the
+ * server at its largest size; a batch that empties and refills under load
+ * reuses the pages instead. */
+enum { IDLE_MS = 200 };
+
+static void give_back_memory(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
 /* Waits for work, then takes every encoded group. Returns the groups (a
  * list), or NULL with *stop set once the loop stops with nothing left. */
 static group *take_encoded(serve_loop *l, const batch *b, bool *stop)
 {
     pthread_mutex_lock(&l->lock);
-    while (b->rows == 0 && !l->ready_first && !(l->stopping && l->encoding_ended))
-        pthread_cond_wait(&l->batch_work, &l->lock);
+    bool given_back = false;
+    while (b->rows == 0 && !l->ready_first && !(l->stopping && l->encoding_ended)) {
+        if (given_back || l->encoding_rows > 0 || l->waiting > 0) {
+            pthread_cond_wait(&l->batch_work, &l->lock);
+            continue;
+        }
+        /* idle: the memory goes back once the loop has been idle for IDLE_MS,
+         * not between the requests of a steady client */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += IDLE_MS * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        if (pthread_cond_timedwait(&l->batch_work, &l->lock, &until) == ETIMEDOUT) {
+            given_back = true;
+            for (group *g = l->free_groups; g; g = g->next)
+                ted_session_clear(g->session);  /* every group is free: none encodes */
+            pthread_mutex_unlock(&l->lock);
+            give_back_memory();
+            pthread_mutex_lock(&l->lock);
+        }
+    }
     group *ready = l->ready_first;
     l->ready_first = l->ready_last = NULL;
     *stop = b->rows == 0 && !ready;
@@ -399,13 +425,11 @@ static group *take_encoded(serve_loop *l, const batch *b, bool *stop)
 /* The group's sentences join: rows of the batch from the next step on,
  * each feeding BOS first. The batch keeps its own session, whose buffers
  * grow with its rows and steps and are given back when its last row ends
- * (ted_session_clear); the group's session gives its buffers back once
- * its rows have joined. */
+ * (ted_session_clear). */
 static void absorb(serve_loop *l, batch *b, group *g)
 {
     ted_error err = {0};
     ted_status s = ted_session_join(b->session, g->session, &err);
-    ted_session_clear(g->session);
     int bos = ted_model_config(b->model)->bos_id;
     for (int k = 0; k < g->count; k++) {
         decoding *d = g->sentences[k];
@@ -574,7 +598,7 @@ static void step(serve_loop *l, batch *b)
     bool same = keeps_every_row(b->keep, kept, b->rows);
     b->rows = kept;
     if (kept == 0)
-        give_back(b);
+        ted_session_clear(b->session);
     else if (!same && ted_session_select(b->session, b->keep, kept, &err))
         fail_rows(l, b, &err);
 }
