@@ -64,6 +64,7 @@ struct ted_session {
     size_t gather_size;
 
     char *arena;                /* the one allocation every buffer above lies in */
+    size_t arena_bytes;         /* its size */
     ted_session_size room;      /* what the arena holds */
     bool room_keeps_attention;  /* and whether it holds kept attention weights */
     ted_carried *old_carried;   /* (ted_carried_capacity) each, for select() and join() */
@@ -117,6 +118,11 @@ void ted_arena_copy_joining(ted_session *s, const ted_session *joining);
 /* The fewest steps an encode lays out (fewer when the decode's limit is
  * lower): the caches then double as the steps reach them. */
 enum { TED_SESSION_FIRST_STEPS = 32 };
+
+/* The largest arena ted_session_clear() keeps for the next rows: a batch
+ * that empties and refills under load reuses its buffers, a larger one
+ * goes back. */
+#define TED_SESSION_KEPT_BYTES ((size_t)8 << 20)
 
 /* Makes room for one more step when the caches are full: the step
  * capacity doubles (up to step_limit), the live rows and their filled

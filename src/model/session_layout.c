@@ -284,6 +284,7 @@ static char *new_arena(ted_session *s, ted_session_size size, ted_session_size *
         return NULL;
     }
     *room = grown;
+    s->arena_bytes = sizing.used;
     return base;
 }
 
@@ -342,6 +343,7 @@ void ted_arena_release(ted_session *s)
 {
     free(s->arena);
     s->arena = NULL;
+    s->arena_bytes = 0;
     s->room = (ted_session_size){0};
     s->room_keeps_attention = false;
     s->batch = 0;

@@ -106,8 +106,9 @@ ted_status ted_session_join(ted_session *s, ted_session *joining, ted_error *err
     return TED_OK;
 }
 
-/* An emptied session gives its arena back: the next encode or join lays
- * out what its own rows need, not what the largest batch needed. */
+/* An emptied session gives an arena over TED_SESSION_KEPT_BYTES back:
+ * the next encode or join lays out what its own rows need, not what the
+ * largest batch needed. */
 void ted_session_clear(ted_session *s)
 {
     if (!s)
@@ -115,6 +116,15 @@ void ted_session_clear(ted_session *s)
     s->batch = 0;
     for (int l = 0; l < s->model->config.decoder_layers; l++)
         s->decoder.caches[l].self.length = 0;
+    if (s->arena_bytes > TED_SESSION_KEPT_BYTES)
+        ted_arena_release(s);
+}
+
+void ted_session_release(ted_session *s)
+{
+    if (!s)
+        return;
+    ted_session_clear(s);
     ted_arena_release(s);
 }
 

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "frontend/options.h"
 #include "model/choose.h"
+#include "model/session_hooks.h"
 #include "serve/beam_worker.h"
 
 /* Sentence `index` of `job`, waiting to join the batch. */
@@ -373,12 +374,12 @@ static void *encoding_main(void *arg)
 /* ---- the batching thread ---------------------------------------------------- */
 
 /* Nothing decodes and nothing is on its way: the heap pages that the
- * sessions' buffers (the batch's, given back by ted_session_clear when its
- * last row ended; the encoding groups', cleared then) and the sentences'
- * hypotheses held go back to the system, which glibc does not do for pages
- * below the top of its heap. A burst of work then does not leave the
- * server at its largest size; a batch that empties and refills under load
- * reuses the pages instead. */
+ * sessions' buffers (released by take_encoded) and the sentences'
+ * hypotheses held go back to the system, which glibc does not do for
+ * pages below the top of its heap. A burst of work then does not leave
+ * the server at its largest size; a batch that empties and refills under
+ * load keeps its buffers (up to TED_SESSION_KEPT_BYTES: ted_session_clear)
+ * instead. */
 enum { IDLE_MS = 200 };
 
 static void give_back_memory(void)
@@ -390,7 +391,7 @@ static void give_back_memory(void)
 
 /* Waits for work, then takes every encoded group. Returns the groups (a
  * list), or NULL with *stop set once the loop stops with nothing left. */
-static group *take_encoded(serve_loop *l, const batch *b, bool *stop)
+static group *take_encoded(serve_loop *l, batch *b, bool *stop)
 {
     pthread_mutex_lock(&l->lock);
     bool given_back = false;
@@ -408,8 +409,9 @@ static group *take_encoded(serve_loop *l, const batch *b, bool *stop)
         until.tv_nsec %= 1000000000L;
         if (pthread_cond_timedwait(&l->batch_work, &l->lock, &until) == ETIMEDOUT) {
             given_back = true;
+            ted_session_release(b->session);
             for (group *g = l->free_groups; g; g = g->next)
-                ted_session_clear(g->session);  /* every group is free: none encodes */
+                ted_session_release(g->session);  /* every group is free: none encodes */
             pthread_mutex_unlock(&l->lock);
             give_back_memory();
             pthread_mutex_lock(&l->lock);

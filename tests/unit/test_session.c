@@ -914,7 +914,7 @@ Test(session, self_attention_caches_grow_with_the_steps_taken)
     cr_assert_eq(capacity, 32, "an encode for %d steps lays out %d", GROWN_LIMIT, capacity);
     step_both(growing, whole);
 
-    ted_session_clear(growing);  /* gives the arena back: the next encode starts small */
+    ted_session_release(growing);  /* gives the arena back: the next encode starts small */
     cr_assert_eq(ted_session_encode(growing, ids, lengths, 1, 40, &err), TED_OK);
     for (int t = 0; t < 40; t++) {
         int token = walk_token(t, 0);
