@@ -426,8 +426,9 @@ static group *take_encoded(serve_loop *l, batch *b, bool *stop)
 
 /* The group's sentences join: rows of the batch from the next step on,
  * each feeding BOS first. The batch keeps its own session, whose buffers
- * grow with its rows and steps and are given back when its last row ends
- * (ted_session_clear). */
+ * grow with its rows and steps; when its last row ends it keeps those of
+ * up to TED_SESSION_KEPT_BYTES for the next rows (ted_session_clear), and
+ * gives them all back once the loop is idle (take_encoded). */
 static void absorb(serve_loop *l, batch *b, group *g)
 {
     ted_error err = {0};
