@@ -1,10 +1,11 @@
 /* The run state of a decoding session: every buffer and cache one decode
  * needs, in one allocation (the arena) that encode(), select() and join()
- * size and later calls reuse. The model it reads is shared and never
- * written. Private to the session's files:
+ * size for the rows and the steps taken so far, step() widens as the steps
+ * reach its capacity, and later calls reuse. The model it reads is shared
+ * and never written. Private to the session's files:
  *   session.c         new, free, encode, step, attention, accessors
  *   session_layout.c  the arena, its layout, and the rows it carries
- *   session_rows.c    select, join, clear, and how the arena grows */
+ *   session_rows.c    select, join, clear, release, and how the arena grows */
 #ifndef TED_MODEL_SESSION_H
 #define TED_MODEL_SESSION_H
 
