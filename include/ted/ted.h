@@ -158,7 +158,8 @@ void ted_session_free(ted_session *session);
  * wrapped in BOS ... EOS if the model wants that) and computes the
  * encoder-decoder attention keys and values once for the whole decode.
  * Resets the decoder: the next step() is position 0. `max_steps` bounds the
- * number of step() calls that follow (it sizes the self-attention cache). */
+ * number of step() calls that follow: the self-attention caches grow with
+ * the steps taken, up to it. */
 ted_status ted_session_encode(ted_session *session, const int *const *source_ids,
                               const int *source_lengths, int batch, int max_steps,
                               ted_error *err);
@@ -195,8 +196,8 @@ ted_status ted_session_select(ted_session *session, const int *rows, int count,
  * while ted_session_keep_attention() asks for them). */
 ted_status ted_session_join(ted_session *session, ted_session *joining, ted_error *err);
 
-/* Drops every row of the batch (all sentences finished); the buffers stay,
- * for the next encode() or join(). */
+/* Drops every row of the batch (all sentences finished). Buffers of up to
+ * 8 MiB stay for the next encode() or join(); larger ones are freed. */
 void ted_session_clear(ted_session *session);
 
 /* The model the session decodes with. */

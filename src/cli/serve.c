@@ -1,8 +1,10 @@
 /* ted serve: a translation service over HTTP (src/serve/, docs/serving.md). */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "serve/request.h"
 #include "serve/server.h"
 
 static const char usage[] =
@@ -23,10 +25,16 @@ static const char usage[] =
     "  --host HOST          the address to listen on (default 127.0.0.1)\n"
     "  --port N             the port (default 8080; 0: a free one)\n"
     "  --threads N          threads for the matrix products (default 1)\n"
-    "  --max-batch N        rows a model decodes together (default 32)\n"
+    "  --max-batch N        rows a model decodes together (default 32); a sentence\n"
+    "                       sampled n_best times takes n_best rows, counted up to\n"
+    "                       3/4 of N, and joins whole (docs/serving.md)\n"
     "  --max-queue N        sentences a model holds at once, waiting or decoding;\n"
     "                       past it a request gets 429 (default 1024)\n"
     "  --max-body BYTES     largest request body; past it 413 (default 1048576)\n"
+    "  --max-request-tokens N  the most a request may decode: the sum over its\n"
+    "                       texts of hypotheses (n_best samples, beam width, or 1)\n"
+    "                       x max_length; past it 413 before anything is decoded\n"
+    "                       (default 262144)\n"
     "  --timeout S          seconds a connection has to send a whole request\n"
     "                       before it is cut (default 30)\n"
     "  --idle-timeout S     seconds a connection may stay open with no request\n"
@@ -137,7 +145,7 @@ static bool serve_option(cli_args *a, const char *option, void *options)
 {
     serve_args *s = options;
     serve_config *c = &s->config;
-    int body = (int)c->max_body;
+    int body = (int)c->max_body, tokens = (int)c->max_request_tokens;
     if (!strcmp(option, "-m") || !strcmp(option, "--model"))
         take_model(a, option, s);
     else if (!strcmp(option, "--host")) {
@@ -154,6 +162,9 @@ static bool serve_option(cli_args *a, const char *option, void *options)
     else if (!strcmp(option, "--max-body")) {
         if (cli_take_int(a, option, 1, 1 << 30, &body))
             c->max_body = (size_t)body;
+    } else if (!strcmp(option, "--max-request-tokens")) {
+        if (cli_take_int(a, option, 1, INT_MAX, &tokens))
+            c->max_request_tokens = tokens;
     } else if (!strcmp(option, "--timeout"))
         cli_take_int(a, option, 1, 86400, &c->timeout);
     else
@@ -205,7 +216,8 @@ int cli_serve(int argc, char **argv)
                                         serve_command, true};
     serve_args s = {.config = {.host = "127.0.0.1", .port = 8080, .max_batch = 32,
                                .max_queue = 1024, .max_body = 1 << 20, .timeout = 30,
-                               .idle_timeout = 5, .max_client_connections = 256},
+                               .idle_timeout = 5, .max_client_connections = 256,
+                               .max_request_tokens = SERVE_MAX_REQUEST_TOKENS},
                     .threads = 1};
     int status = cli_run(&command, &s, argc, argv);
     for (int i = 0; i < s.config.model_count; i++)

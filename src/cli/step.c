@@ -403,6 +403,7 @@ static int run_steps(stepper *s, const ted_model *model, const cli_sentence *sen
         if ((status = cli_learn_next(&s->t, "step", force)))
             break;
         print_step(s, s->t.count - 1);
+        learn_forget_attention(&s->t, s->t.count - 1);  /* shown: not read again */
     }
     free(line);
     if (!status)

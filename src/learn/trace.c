@@ -148,6 +148,15 @@ void learn_end(learn_trace *t)
     *t = (learn_trace){0};
 }
 
+void learn_forget_attention(learn_trace *t, int step)
+{
+    if (step < 0 || step >= t->count)
+        return;
+    free(t->steps[step].self);
+    free(t->steps[step].cross);
+    t->steps[step].self = t->steps[step].cross = NULL;
+}
+
 /* ---- forced tokens ---------------------------------------------------------- */
 
 int learn_forced_at(const learn_forced *forced, int count, int step)

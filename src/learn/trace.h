@@ -24,8 +24,10 @@ typedef struct learn_step {
     learn_candidate best;    /* the model's most likely token */
     learn_candidate taken;   /* the chosen token's probability and logit */
     learn_candidate *top;    /* (top_k), most likely first */
-    float *self;             /* (decoder_layers, heads, step + 1): masked self-attention */
-    float *cross;            /* (decoder_layers, heads, source_len): encoder-decoder */
+    float *self;             /* (decoder_layers, heads, step + 1): masked self-attention,
+                              * NULL once forgotten (learn_forget_attention) */
+    float *cross;            /* (decoder_layers, heads, source_len): encoder-decoder, or
+                              * NULL once forgotten */
 } learn_step;
 
 typedef struct learn_trace {
@@ -54,6 +56,13 @@ ted_status learn_start(learn_trace *t, const ted_model *model, const ted_source 
 /* Runs one decoder step; `force` >= 0 takes that token instead of the best. */
 ted_status learn_advance(learn_trace *t, int force, ted_error *err);
 void learn_end(learn_trace *t);
+
+/* Frees the attention weights of 0-based step `step` (its self and cross
+ * become NULL): a front end that shows each step as it runs (ted step)
+ * keeps one step's weights at a time, not the (steps^2) of all of them.
+ * learn_self_row, learn_cross_row and learn_explain_step then no longer
+ * read that step. */
+void learn_forget_attention(learn_trace *t, int step);
 
 /* A token taken at a step instead of the model's choice. */
 typedef struct learn_forced {

@@ -69,7 +69,7 @@ static int by_rank(const void *a, const void *b)
 }
 
 /* The open hypotheses, one per session row, and what the next step makes
- * of them; `history` arrays are (rows, max_steps). */
+ * of them; `history` arrays are (rows, history): the steps taken so far. */
 typedef struct beam_rows {
     int *sentence;
     double *log_prob;
@@ -83,13 +83,15 @@ typedef struct finished {
     int *total;                /* (batch): finished so far, kept or not */
     double *score, *log_prob;  /* (batch, n_best) */
     int *length;               /* (batch, n_best) */
-    int *ids;                  /* (batch, n_best, max_steps) */
-    float *log_probs;          /* (batch, n_best, max_steps) */
+    int *ids;                  /* (batch, n_best, history) */
+    float *log_probs;          /* (batch, n_best, history) */
 } finished;
 
 typedef struct beam_state {
     const ted_model *model;
     int beam, n_best, max_steps, batch;
+    int history;         /* the tokens each hypothesis's arrays hold: doubles as the steps
+                          * reach it, up to max_steps */
     double alpha;
     ted_length_normalization normalization;
     const ted_batch *sources;
@@ -149,10 +151,10 @@ static bool alloc_rows(beam_rows *r, size_t capacity, size_t cells, ted_error *e
     return r->sentence && r->log_prob && r->ids && r->log_probs;
 }
 
-static bool alloc_finished(finished *f, size_t batch, size_t n_best, size_t max_steps,
+static bool alloc_finished(finished *f, size_t batch, size_t n_best, size_t history,
                            ted_error *err)
 {
-    size_t kept = ted_mul_size(batch, n_best), cells = ted_mul_size(kept, max_steps);
+    size_t kept = ted_mul_size(batch, n_best), cells = ted_mul_size(kept, history);
     f->count = ted_alloc(batch, sizeof(int), "beam", err);
     f->total = ted_alloc(batch, sizeof(int), "beam", err);
     f->score = ted_alloc(kept, sizeof(double), "beam", err);
@@ -167,13 +169,14 @@ static bool alloc_finished(finished *f, size_t batch, size_t n_best, size_t max_
 static ted_status alloc_state(beam_state *st, ted_error *err)
 {
     size_t capacity = ted_mul_size(st->batch, st->beam);
-    size_t cells = ted_mul_size(capacity, st->max_steps);
+    st->history = st->max_steps < 32 ? st->max_steps : 32;
+    size_t cells = ted_mul_size(capacity, st->history);
     if (capacity > (size_t)INT32_MAX)
         return ted_fail(err, TED_ERR_NOMEM, "beam search: %d sentences x beam %d are too many",
                         st->batch, st->beam);
     bool ok = alloc_rows(&st->rows[0], capacity, cells, err) &&
               alloc_rows(&st->rows[1], capacity, cells, err) &&
-              alloc_finished(&st->done, st->batch, st->n_best, st->max_steps, err);
+              alloc_finished(&st->done, st->batch, st->n_best, st->history, err);
     st->parents = ted_alloc(capacity, sizeof(int), "beam", err);
     st->tokens = ted_alloc(capacity, sizeof(int), "beam", err);
     st->candidates = ted_alloc((size_t)st->beam * (st->beam + 1), sizeof(candidate), "beam", err);
@@ -228,7 +231,7 @@ static void keep_finished(beam_state *st, int sentence, const beam_rows *from, i
                           int length, const candidate *c)
 {
     finished *f = &st->done;
-    size_t T = st->max_steps, first = (size_t)sentence * st->n_best;
+    size_t T = st->history, first = (size_t)sentence * st->n_best;
     double score = c->log_prob / penalty(st, length);
     double *scores = f->score + first;
     int at = f->count[sentence];
@@ -259,7 +262,7 @@ static void keep_finished(beam_state *st, int sentence, const beam_rows *from, i
 static void extend(beam_state *st, const beam_rows *from, beam_rows *to, int row, int parent,
                    int length, const candidate *c)
 {
-    size_t T = st->max_steps;
+    size_t T = st->history;
     to->sentence[row] = from->sentence[parent];
     to->log_prob[row] = c->log_prob;
     memcpy(to->ids + row * T, from->ids + parent * T, sizeof(int) * (length - 1));
@@ -385,7 +388,7 @@ static int advance(beam_state *st, const float *logits, const beam_rows *from, b
 static ted_status collect(const beam_state *st, ted_hypothesis *out, ted_error *err)
 {
     const finished *f = &st->done;
-    size_t T = st->max_steps;
+    size_t T = st->history;
     for (int i = 0; i < st->batch; i++) {
         for (int k = 0; k < st->n_best; k++) {
             size_t at = (size_t)i * st->n_best + k;
@@ -404,6 +407,51 @@ static ted_status collect(const beam_state *st, ted_hypothesis *out, ted_error *
     return TED_OK;
 }
 
+/* (rows, old) items of `item` bytes -> a new (rows, wide) array, each
+ * row's first `old` items copied; NULL when out of memory. */
+static void *widened(const void *data, size_t item, size_t rows, size_t old, size_t wide,
+                     ted_error *err)
+{
+    char *out = ted_alloc(ted_mul_size(rows, wide), item, "beam", err);
+    for (size_t r = 0; out && r < rows; r++)
+        memcpy(out + r * wide * item, (const char *)data + r * old * item, old * item);
+    return out;
+}
+
+/* Room for `length` tokens in every history: the history capacity
+ * doubles (up to max_steps), each hypothesis keeping its tokens. */
+static ted_status grow_history(beam_state *st, int length, ted_error *err)
+{
+    if (length <= st->history)
+        return TED_OK;
+    int wide = st->history <= st->max_steps / 2 ? 2 * st->history : st->max_steps;
+    wide = wide > length ? wide : length;
+    size_t rows = (size_t)st->batch * st->beam, kept = (size_t)st->batch * st->n_best;
+    size_t old = st->history;
+    int *ids[3] = {NULL, NULL, NULL};
+    float *log_probs[3] = {NULL, NULL, NULL};
+    int *old_ids[3] = {st->rows[0].ids, st->rows[1].ids, st->done.ids};
+    float *old_log_probs[3] = {st->rows[0].log_probs, st->rows[1].log_probs, st->done.log_probs};
+    bool ok = true;
+    for (int k = 0; k < 3 && ok; k++) {
+        size_t n = k < 2 ? rows : kept;
+        ids[k] = widened(old_ids[k], sizeof(int), n, old, wide, err);
+        log_probs[k] = widened(old_log_probs[k], sizeof(float), n, old, wide, err);
+        ok = ids[k] && log_probs[k];
+    }
+    for (int k = 0; k < 3; k++) {  /* the new arrays when all could be had, else the old */
+        free(ok ? old_ids[k] : ids[k]);
+        free(ok ? old_log_probs[k] : log_probs[k]);
+    }
+    if (!ok)
+        return TED_ERR_NOMEM;
+    st->rows[0].ids = ids[0], st->rows[1].ids = ids[1], st->done.ids = ids[2];
+    st->rows[0].log_probs = log_probs[0], st->rows[1].log_probs = log_probs[1];
+    st->done.log_probs = log_probs[2];
+    st->history = wide;
+    return TED_OK;
+}
+
 /* Steps every sentence until each is done. */
 static ted_status search(ted_session *s, beam_state *st, ted_error *err)
 {
@@ -416,7 +464,9 @@ static ted_status search(ted_session *s, beam_state *st, ted_error *err)
     for (int active = st->batch, length = 1; active > 0; length++) {
         const float *logits;
         st->length = length;
-        ted_status status = ted_session_step(s, st->tokens, &logits, err);
+        ted_status status = grow_history(st, length, err);
+        if (!status)
+            status = ted_session_step(s, st->tokens, &logits, err);
         if (status)
             return status;
         int next = 0;

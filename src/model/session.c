@@ -97,8 +97,10 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
     s->keep_attention = s->attention_requested;
     int source_len = ted_largest(source_lengths, batch);
     ted_session_size size = {batch, source_len, max_steps};
+    size.max_steps = ted_arena_first_steps(s, size, max_steps);
     if ((status = ted_arena_fit(s, size, "encode", err)))
         return status;
+    s->step_limit = max_steps;
 
     s->batch = batch;
     for (int b = 0; b < batch; b++) {
@@ -146,17 +148,20 @@ ted_status ted_session_step(ted_session *s, const int *tokens, const float **log
     const ted_config *c = &s->model->config;
     if (s->batch < 1)
         return ted_fail(err, TED_ERR_ARGUMENT, "step: no source encoded");
-    if (ted_session_position(s) >= s->max_steps)
+    if (ted_session_position(s) >= s->step_limit)
         return ted_fail(err, TED_ERR_ARGUMENT, "step: all %d steps of this decode are used",
-                        s->max_steps);
+                        s->step_limit);
     for (int b = 0; b < s->batch; b++)
         if (tokens[b] < 0 || tokens[b] >= c->tgt_vocab_size)
             return ted_fail(err, TED_ERR_INPUT,
                             "step: token id %d of row %d is outside the target vocabulary "
                             "(0..%d)",
                             tokens[b], b, c->tgt_vocab_size - 1);
+    ted_status status = ted_session_grow_steps(s, err);
+    if (status)
+        return status;
     ted_decoder_step(s->model, tokens, s->batch, &s->decoder, s->logits);
-    ted_status status = check_logits_finite(s, err);
+    status = check_logits_finite(s, err);
     if (status)
         return status;
     if (logits)

@@ -1,10 +1,11 @@
 /* The run state of a decoding session: every buffer and cache one decode
  * needs, in one allocation (the arena) that encode(), select() and join()
- * size and later calls reuse. The model it reads is shared and never
- * written. Private to the session's files:
+ * size for the rows and the steps taken so far, step() widens as the steps
+ * reach its capacity, and later calls reuse. The model it reads is shared
+ * and never written. Private to the session's files:
  *   session.c         new, free, encode, step, attention, accessors
  *   session_layout.c  the arena, its layout, and the rows it carries
- *   session_rows.c    select, join, clear, and how the arena grows */
+ *   session_rows.c    select, join, clear, release, and how the arena grows */
 #ifndef TED_MODEL_SESSION_H
 #define TED_MODEL_SESSION_H
 
@@ -43,7 +44,10 @@ struct ted_session {
     int batch;             /* active rows */
     int source_len;        /* room per row for source positions: the longest source of
                             * the batch (more once rows joined); shorter ones are padded */
-    int max_steps;         /* self-attention cache capacity */
+    int max_steps;         /* self-attention cache capacity: the steps laid out, which
+                            * double as the decode reaches them (ted_session_grow_steps) */
+    int step_limit;        /* the most steps a row may take: a bound that step() checks,
+                            * not a size that is allocated */
     int *source_ids;       /* (batch, source_len), padded with pad_id */
     int *source_lengths;   /* (batch) */
     float *positions;      /* (max(source_len, max_steps), d_model): the positional
@@ -61,6 +65,7 @@ struct ted_session {
     size_t gather_size;
 
     char *arena;                /* the one allocation every buffer above lies in */
+    size_t arena_bytes;         /* its size */
     ted_session_size room;      /* what the arena holds */
     bool room_keeps_attention;  /* and whether it holds kept attention weights */
     ted_carried *old_carried;   /* (ted_carried_capacity) each, for select() and join() */
@@ -89,6 +94,18 @@ ted_status ted_arena_fit(ted_session *s, ted_session_size size, const char *who,
 ted_status ted_arena_widen(ted_session *s, ted_session_size size, const int *keep, int kept,
                            const char *who, ted_error *err);
 
+/* The steps an encode of `size` lays out for a decode of up to max_steps:
+ * all of them when that at most doubles the arena (the source's buffers
+ * dominate: a long source, or few steps), else what the arena already
+ * holds or TED_SESSION_FIRST_STEPS, whichever is more; the caches then
+ * double as the decode reaches them. Leaves the session's pointers unset,
+ * as a sizing pass does. */
+int ted_arena_first_steps(ted_session *s, ted_session_size size, int max_steps);
+
+/* Frees the arena: the session holds no buffers (and no rows) until the
+ * next ted_arena_fit(). */
+void ted_arena_release(ted_session *s);
+
 /* Rows keep[0..kept) of the batch become its rows 0..kept-1, in place
  * (kept at most room.rows); a row may repeat. */
 void ted_arena_gather(ted_session *s, const int *keep, int kept);
@@ -98,6 +115,20 @@ void ted_arena_gather(ted_session *s, const int *keep, int kept);
  * joining's: their source ids, lengths and encoder-decoder K and V, their
  * source ids padded to s's rows. s->batch stays. */
 void ted_arena_copy_joining(ted_session *s, const ted_session *joining);
+
+/* The fewest steps an encode lays out (fewer when the decode's limit is
+ * lower): the caches then double as the steps reach them. */
+enum { TED_SESSION_FIRST_STEPS = 32 };
+
+/* The largest arena ted_session_clear() keeps for the next rows: a batch
+ * that empties and refills under load reuses its buffers, a larger one
+ * goes back. */
+#define TED_SESSION_KEPT_BYTES ((size_t)8 << 20)
+
+/* Makes room for one more step when the caches are full: the step
+ * capacity doubles (up to step_limit), the live rows and their filled
+ * positions move to the new arena. */
+ted_status ted_session_grow_steps(ted_session *s, ted_error *err);
 
 /* ---- shared by the session's files ---------------------------------------- */
 

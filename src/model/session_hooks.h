@@ -1,6 +1,7 @@
 /* What the tests read of a session beyond the public API (ted/ted.h): the
  * position and source length of one row of the batch, and the room its
- * buffers have. */
+ * buffers have; and what ted serve asks of it: to give all its memory
+ * back. */
 #ifndef TED_MODEL_SESSION_HOOKS_H
 #define TED_MODEL_SESSION_HOOKS_H
 
@@ -17,5 +18,9 @@ int ted_session_source_length(const ted_session *session, int row);
 /* The rows the buffers hold, and the source positions and steps of each
  * row they are laid out for. */
 void ted_session_room(const ted_session *session, int *rows, int *source_len, int *max_steps);
+
+/* ted_session_clear(), and the buffers freed whatever their size (an
+ * idle server's sessions): the next encode or join allocates anew. */
+void ted_session_release(ted_session *session);
 
 #endif

@@ -284,6 +284,7 @@ static char *new_arena(ted_session *s, ted_session_size size, ted_session_size *
         return NULL;
     }
     *room = grown;
+    s->arena_bytes = sizing.used;
     return base;
 }
 
@@ -324,6 +325,29 @@ ted_status ted_arena_fit(ted_session *s, ted_session_size size, const char *who,
     }
     lay_out(s, size.source_len, size.max_steps);
     return TED_OK;
+}
+
+int ted_arena_first_steps(ted_session *s, ted_session_size size, int max_steps)
+{
+    int least = max_steps < TED_SESSION_FIRST_STEPS ? max_steps : TED_SESSION_FIRST_STEPS;
+    int held = s->room.max_steps < max_steps ? s->room.max_steps : max_steps;
+    arena small = {0}, whole = {0};
+    layout(s, &small, size.rows, size.source_len, least);
+    layout(s, &whole, size.rows, size.source_len, max_steps);
+    if (whole.used != SIZE_MAX && whole.used / 2 <= small.used)
+        return max_steps;
+    return held > least ? held : least;
+}
+
+void ted_arena_release(ted_session *s)
+{
+    free(s->arena);
+    s->arena = NULL;
+    s->arena_bytes = 0;
+    s->room = (ted_session_size){0};
+    s->room_keeps_attention = false;
+    s->batch = 0;
+    s->source_len = s->max_steps = 0;
 }
 
 ted_status ted_arena_widen(ted_session *s, ted_session_size size, const int *keep, int kept,

@@ -99,11 +99,16 @@ ted_status ted_session_join(ted_session *s, ted_session *joining, ted_error *err
     if (status)
         return status;
     ted_arena_copy_joining(s, joining);
+    if (s->batch == 0 || joining->step_limit > s->step_limit)
+        s->step_limit = joining->step_limit;
     s->batch += joining->batch;
     joining->batch = 0;
     return TED_OK;
 }
 
+/* An emptied session gives an arena over TED_SESSION_KEPT_BYTES back:
+ * the next encode or join lays out what its own rows need, not what the
+ * largest batch needed. */
 void ted_session_clear(ted_session *s)
 {
     if (!s)
@@ -111,4 +116,24 @@ void ted_session_clear(ted_session *s)
     s->batch = 0;
     for (int l = 0; l < s->model->config.decoder_layers; l++)
         s->decoder.caches[l].self.length = 0;
+    if (s->arena_bytes > TED_SESSION_KEPT_BYTES)
+        ted_arena_release(s);
+}
+
+void ted_session_release(ted_session *s)
+{
+    if (!s)
+        return;
+    ted_session_clear(s);
+    ted_arena_release(s);
+}
+
+ted_status ted_session_grow_steps(ted_session *s, ted_error *err)
+{
+    int position = ted_session_position(s);
+    if (position < s->max_steps)
+        return TED_OK;
+    ted_session_size size = {s->room.rows, s->source_len,
+                             grown(s->max_steps, position + 1, s->step_limit)};
+    return ted_arena_widen(s, size, NULL, s->batch, "step", err);
 }

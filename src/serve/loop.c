@@ -1,13 +1,20 @@
 /* A model's decoding loops (serve/loop.h). */
 #include "serve/loop.h"
 
+#include <errno.h>
+#include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
 #include "frontend/options.h"
 #include "model/choose.h"
+#include "model/session_hooks.h"
 #include "serve/beam_worker.h"
 
 /* Sentence `index` of `job`, waiting to join the batch. */
@@ -69,6 +76,8 @@ typedef struct batch {
     const ted_model *model;
     ted_session *session;
     int rows;
+    int max_batch;
+    int charged;            /* the rows its sentences count against max_batch (charge()) */
     long joined;            /* sentences that joined so far */
     row_set now, next;      /* (row_capacity) each: this step's rows, those that go on */
     row_set spare;          /* (row_capacity): for arrange() */
@@ -90,11 +99,13 @@ struct serve_loop {
     pthread_cond_t batch_work;  /* a group was encoded, or the encoding thread ended */
     waiting *queue;             /* (max_queue): a ring of sentences waiting to be encoded */
     int first, waiting;
+    int passed;                 /* sentences taken ahead of the first waiting one */
     waiting *queue_taken;       /* (max_batch): the encoding thread's next sentences */
     group groups[GROUPS];
     group *free_groups, *ready_first, *ready_last;
-    int decoding_rows;          /* the batch's rows, as of its last step or join */
-    int encoding_rows;          /* the rows of the groups being encoded or ready */
+    int decoding_rows;          /* the rows the batch's sentences count (charge()), as of
+                                 * its last step or join */
+    int encoding_rows;          /* the rows the groups being encoded or ready count */
     int held;                   /* sentences submitted and not yet done */
     bool stopping, encoding_ended;
     batch batch;
@@ -106,6 +117,16 @@ static int samples_of(const serve_job *job)
 {
     const ted_decode_options *o = &job->options.decode;
     return o->strategy == TED_DECODE_SAMPLE ? o->n_best : 1;
+}
+
+/* The rows a sentence with `samples` rows counts against max_batch: each
+ * of them, but never more than three quarters of max_batch, so that a
+ * quarter stays free for other sentences while it decodes (its samples
+ * cannot be split: they draw from one generator in a fixed order). */
+static int charge(int max_batch, int samples)
+{
+    int most = max_batch - max_batch / 4;
+    return samples < most ? samples : most;
 }
 
 /* `sentences` of `job` are done, translated or failed (`err`, or NULL):
@@ -208,43 +229,71 @@ static void fail_rows(serve_loop *l, batch *b, const ted_error *err)
     for (int k = 0; k < b->rows; k++)
         if (k == 0 || b->order[k].serial != b->order[k - 1].serial)
             fail_sentence(l, b->now.owner[b->order[k].row], err);
-    b->rows = 0;
+    b->rows = b->charged = 0;
     ted_session_clear(b->session);
 }
 
 /* ---- the encoding thread ---------------------------------------------------- */
 
-/* Waits for sentences and a free group, then takes the waiting sentences
- * that fit the batch's free rows (the batch's own rows and those of the
- * groups on their way count as taken), one row per sample; when nothing
- * decodes or is on its way, the first sentence is taken whatever its
- * samples. Returns how many, into `taken` (their rows into *rows), or -1
- * once the loop stops with nothing left to encode. */
+/* Sentence k of the queue (0: the first waiting), out of it: the ones
+ * before it move up one place. */
+static waiting remove_waiting(serve_loop *l, int k)
+{
+    waiting w = l->queue[(l->first + k) % l->max_queue];
+    for (int j = k; j > 0; j--)
+        l->queue[(l->first + j) % l->max_queue] = l->queue[(l->first + j - 1) % l->max_queue];
+    l->first = (l->first + 1) % l->max_queue;
+    l->waiting--;
+    return w;
+}
+
+/* The admission policy (docs/serving.md#what-ted-refuses). Every row
+ * counts against --max-batch, one per sample (charge()): the batch's own
+ * and those of the groups on their way. Sentences are taken in arrival
+ * order while their rows fit the free rows. One that does not fit waits,
+ * and later ones that fit go ahead of it, but the first waiting sentence
+ * is passed by at most max_batch of them: then nothing more is taken until
+ * it fits, so it never starves. Returns how many, into `taken` (the rows
+ * they count into *rows_taken). */
+static int choose_waiting(serve_loop *l, waiting *taken, int *rows_taken)
+{
+    int room = l->max_batch - l->decoding_rows - l->encoding_rows;
+    int count = 0, rows = 0, k = 0;
+    while (k < l->waiting && count < l->max_batch && rows < room) {
+        const serve_job *job = l->queue[(l->first + k) % l->max_queue].job;
+        int samples = charge(l->max_batch, samples_of(job));
+        if (rows + samples > room) {
+            if (k == 0 && l->passed >= l->max_batch)
+                break;  /* the first sentence has waited long enough */
+            k++;
+            continue;
+        }
+        if (k == 0)
+            l->passed = 0;
+        else if (l->passed < INT_MAX)
+            l->passed++;
+        taken[count++] = remove_waiting(l, k);
+        rows += samples;
+    }
+    *rows_taken = rows;
+    return count;
+}
+
+/* Waits for sentences and a free group, then takes the sentences that
+ * choose_waiting() admits. Returns how many, into `taken` (their rows
+ * into *rows), or -1 once the loop stops with nothing left to encode. */
 static int take_to_encode(serve_loop *l, waiting *taken, group **into, int *rows_taken)
 {
     pthread_mutex_lock(&l->lock);
     int count = 0;
     for (;;) {
-        if (l->waiting > 0 && l->free_groups) {
-            bool idle = l->decoding_rows == 0 && l->encoding_rows == 0;
-            int room = l->max_batch - l->decoding_rows - l->encoding_rows, rows = 0;
-            while (l->waiting > 0 && count < l->max_batch) {
-                waiting w = l->queue[l->first];
-                int samples = samples_of(w.job);
-                if (rows + samples > room && !(idle && count == 0))
-                    break;
-                taken[count++] = w;
-                l->first = (l->first + 1) % l->max_queue;
-                l->waiting--;
-                rows += samples;
-            }
-            if (count > 0) {
-                *into = l->free_groups;
-                l->free_groups = (*into)->next;
-                l->encoding_rows += rows;
-                *rows_taken = rows;
-                break;
-            }
+        if (l->waiting > 0 && l->free_groups)
+            count = choose_waiting(l, taken, rows_taken);
+        if (count > 0) {
+            *into = l->free_groups;
+            l->free_groups = (*into)->next;
+            l->encoding_rows += *rows_taken;
+            break;
         }
         if (l->stopping && l->waiting == 0) {
             count = -1;
@@ -272,7 +321,7 @@ static void encode_group(serve_loop *l, group *g, const waiting *taken, int coun
         g->sentences[g->count] = d;
         g->ids[g->count] = d->job->ids[d->index];
         g->lengths[g->count++] = d->job->lengths[d->index];
-        g->rows += d->samples;
+        g->rows += charge(l->max_batch, d->samples);
         max_steps = d->max_length > max_steps ? d->max_length : max_steps;
     }
     if (g->count > 0 &&
@@ -324,13 +373,50 @@ static void *encoding_main(void *arg)
 
 /* ---- the batching thread ---------------------------------------------------- */
 
+/* Nothing decodes and nothing is on its way: the heap pages that the
+ * sessions' buffers (released by take_encoded) and the sentences'
+ * hypotheses held go back to the system, which glibc does not do for
+ * pages below the top of its heap. A burst of work then does not leave
+ * the server at its largest size; a batch that empties and refills under
+ * load keeps its buffers (up to TED_SESSION_KEPT_BYTES: ted_session_clear)
+ * instead. */
+enum { IDLE_MS = 200 };
+
+static void give_back_memory(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
 /* Waits for work, then takes every encoded group. Returns the groups (a
  * list), or NULL with *stop set once the loop stops with nothing left. */
-static group *take_encoded(serve_loop *l, const batch *b, bool *stop)
+static group *take_encoded(serve_loop *l, batch *b, bool *stop)
 {
     pthread_mutex_lock(&l->lock);
-    while (b->rows == 0 && !l->ready_first && !(l->stopping && l->encoding_ended))
-        pthread_cond_wait(&l->batch_work, &l->lock);
+    bool given_back = false;
+    while (b->rows == 0 && !l->ready_first && !(l->stopping && l->encoding_ended)) {
+        if (given_back || l->encoding_rows > 0 || l->waiting > 0) {
+            pthread_cond_wait(&l->batch_work, &l->lock);
+            continue;
+        }
+        /* idle: the memory goes back once the loop has been idle for IDLE_MS,
+         * not between the requests of a steady client */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += IDLE_MS * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        if (pthread_cond_timedwait(&l->batch_work, &l->lock, &until) == ETIMEDOUT) {
+            given_back = true;
+            ted_session_release(b->session);
+            for (group *g = l->free_groups; g; g = g->next)
+                ted_session_release(g->session);  /* every group is free: none encodes */
+            pthread_mutex_unlock(&l->lock);
+            give_back_memory();
+            pthread_mutex_lock(&l->lock);
+        }
+    }
     group *ready = l->ready_first;
     l->ready_first = l->ready_last = NULL;
     *stop = b->rows == 0 && !ready;
@@ -340,8 +426,9 @@ static group *take_encoded(serve_loop *l, const batch *b, bool *stop)
 
 /* The group's sentences join: rows of the batch from the next step on,
  * each feeding BOS first. The batch keeps its own session, whose buffers
- * grow to the largest batch and then stay: joining copies the group's
- * rows, and no step waits for a new allocation to be paged in. */
+ * grow with its rows and steps; when its last row ends it keeps those of
+ * up to TED_SESSION_KEPT_BYTES for the next rows (ted_session_clear), and
+ * gives them all back once the loop is idle (take_encoded). */
 static void absorb(serve_loop *l, batch *b, group *g)
 {
     ted_error err = {0};
@@ -354,6 +441,7 @@ static void absorb(serve_loop *l, batch *b, group *g)
             continue;
         }
         d->serial = b->joined++;
+        b->charged += charge(b->max_batch, d->samples);
         b->now.owner[b->rows] = d;
         b->now.sample[b->rows] = 0;
         b->now.tokens[b->rows++] = bos;
@@ -371,8 +459,8 @@ static void absorb(serve_loop *l, batch *b, group *g)
 static void publish_rows(serve_loop *l, const batch *b)
 {
     pthread_mutex_lock(&l->lock);
-    bool freed = b->rows < l->decoding_rows;
-    l->decoding_rows = b->rows;
+    bool freed = b->charged < l->decoding_rows;
+    l->decoding_rows = b->charged;
     if (freed)
         pthread_cond_signal(&l->encode_work);
     pthread_mutex_unlock(&l->lock);
@@ -420,7 +508,11 @@ static int take_tokens(serve_loop *l, batch *b, const ted_choice *ch, int kept)
             b->next.owner[kept] = d;
             b->next.sample[kept] = j;
             b->next.tokens[kept++] = token;
-        } else if (--d->unfinished == 0) {  /* j was its last sample still decoding */
+            continue;
+        }
+        b->charged -= charge(b->max_batch, d->unfinished) -
+                      charge(b->max_batch, d->unfinished - 1);
+        if (--d->unfinished == 0) {  /* j was its last sample still decoding */
             ted_error failure = d->failure;  /* d is freed */
             if (failure.status)
                 fail_sentence(l, d, &failure);
@@ -580,11 +672,14 @@ static ted_status new_rows(row_set *r, int capacity, ted_error *err)
     return r->owner && r->sample && r->tokens ? TED_OK : TED_ERR_NOMEM;
 }
 
-/* Rows: a batch holds up to max_batch rows, or a lone sentence's samples. */
+/* Rows: a batch holds up to max_batch rows, or one sentence's samples
+ * beside a quarter of max_batch rows of others (charge()). */
 static ted_status new_batch(batch *b, const ted_model *m, int max_batch, ted_error *err)
 {
-    int rows = max_batch > FRONTEND_N_BEST_MAX ? max_batch : FRONTEND_N_BEST_MAX;
+    int big = FRONTEND_N_BEST_MAX + max_batch / 4;
+    int rows = max_batch > big ? max_batch : big;
     b->model = m;
+    b->max_batch = max_batch;
     ted_status s = ted_session_new(m, &b->session, err);
     if (!s)
         s = new_rows(&b->now, rows, err);

@@ -435,3 +435,32 @@ char *serve_models_json(const char *const *names, const ted_model *const *models
     cJSON_Delete(root);
     return text;
 }
+
+/* ---- the budget of a request ------------------------------------------------- */
+
+long long serve_job_tokens(const serve_job *job)
+{
+    const ted_decode_options *o = &job->options.decode;
+    long long rows = o->strategy == TED_DECODE_SAMPLE ? o->n_best
+                     : o->strategy == TED_DECODE_BEAM ? o->beam.beam_size
+                                                      : 1;
+    long long tokens = 0;
+    for (int i = 0; i < job->count; i++)
+        tokens += rows * ted_max_target_length(job->model, job->lengths[i],
+                                               job->options.max_length);
+    return tokens;
+}
+
+bool serve_job_within_budget(const serve_job *job, long long budget, char *message,
+                             size_t size)
+{
+    long long tokens = serve_job_tokens(job);
+    if (tokens <= budget)
+        return true;
+    snprintf(message, size,
+             "the request may decode %lld tokens (hypotheses x max_length, summed over its "
+             "texts); a request holds at most %lld (--max-request-tokens): lower n_best, "
+             "beam or max_length, or send fewer texts",
+             tokens, budget);
+    return false;
+}

@@ -60,6 +60,23 @@ char *serve_utf8_clean(const char *text, char *out, size_t size);
  * [, "token_log_probs"]}. malloc'ed; NULL when out of memory. */
 char *serve_answer(const serve_job *job, bool scores);
 
+/* The default of --max-request-tokens: the rows x steps one request may
+ * ask for. A request of --max-queue greedy sentences at their default
+ * lengths stays far below it; {"sample": true, "n_best": 1024,
+ * "max_length": 512} is above it. */
+#define SERVE_MAX_REQUEST_TOKENS (1 << 18)
+
+/* The rows x steps a job may decode at most: the sum over its sentences
+ * of the rows each takes (n_best samples when sampling, the beam's width
+ * in beam search, else 1) times its max length (ted_max_target_length).
+ * What its caches may hold at worst is proportional to it. */
+long long serve_job_tokens(const serve_job *job);
+
+/* True when the job is within `budget` tokens (serve_job_tokens); else
+ * false with the reason in `message` (a 413 answer). */
+bool serve_job_within_budget(const serve_job *job, long long budget, char *message,
+                             size_t size);
+
 /* {"error": "message"}, malloc'ed; NULL when out of memory. The message is
  * made valid UTF-8 first (serve_utf8_clean): an error may quote client bytes. */
 char *serve_error_json(const char *message);

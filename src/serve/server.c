@@ -249,6 +249,8 @@ static enum MHD_Result translate(request *r)
                       err.status == TED_ERR_NOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR
                                                   : MHD_HTTP_BAD_REQUEST,
                       NULL, NULL, "%s", err.message);
+    if (!serve_job_within_budget(r->job, c->max_request_tokens, message, sizeof message))
+        return refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL, "%s", message);
     r->job->log_probs = r->fields.scores || options.decode.n_best > 1;
     if (r->job->unfinished == 0)
         return answer_job(r);

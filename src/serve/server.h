@@ -22,6 +22,7 @@ typedef struct serve_config {
     int max_batch;              /* rows each model decodes together */
     int max_queue;              /* sentences each model holds at once */
     size_t max_body;            /* bytes of a request body */
+    long long max_request_tokens;  /* rows x steps a request may decode (serve_job_tokens) */
     int timeout;                /* seconds a connection has to send each request */
     int idle_timeout;           /* seconds a connection may wait between requests */
     int max_connections;        /* connections at once; 0: what the descriptors allow */

@@ -37,6 +37,18 @@ else
     fail translate-with-huge-max-positions "exit $status: $(head -c 300 "$work/err")"
 fi
 
+# Memory follows what is decoded, not what might be: 64 samples of a
+# 3-word sentence with --max-length 5000 end after a few tokens, and the
+# self-attention caches grow with the steps taken (64 x 5000 positions laid
+# out at once are ~1 GiB on the toy model).
+run "$work/out" "$work/err" limited "$TED" translate -m models/toy-en-fr --sample --n-best 64 \
+    --max-length 5000 --seed 1 "the cat ."
+if [ "$status" -eq 0 ] && [ "$(wc -l <"$work/out")" -eq 64 ]; then
+    ok sample-n-best-64-max-length-5000
+else
+    fail sample-n-best-64-max-length-5000 "exit $status: $(head -c 300 "$work/err")"
+fi
+
 # Peak memory of `ted info` is bounded by a constant (the program, its
 # libraries, a tiny model: measured here) plus 48 times the model
 # directory's size. The largest multiple measured (docs/model-format.md,
@@ -75,3 +87,25 @@ for dir in models/toy-en-fr models/en-fr "$model" "$work/values"; do
             "peak $peak KiB, constant $base KiB, directory $size bytes"
     fi
 done
+
+# `ted step --auto` prints each step as it runs and keeps one step's
+# attention weights, not every step's: on a 1500-word source decoded for
+# 1506 steps, what it holds beyond `ted translate` is the encoder's
+# self-attention (encoder_layers x heads x S^2 floats, in the session and in
+# the trace) and a step's weights, under 3 times the encoder's weights.
+words=$(tr -s ' \n' '\n\n' <models/toy-en-fr/test.en | head -n 1500 | tr '\n' ' ')
+forced=$(seq 1 1500 | sed 's/.*/--force &:le/' | tr '\n' ' ')
+translate_peak=$(/usr/bin/time -o "$work/time" -f '%M' "$TED" translate -m models/toy-en-fr "$words" \
+    >/dev/null 2>&1; tail -n 1 "$work/time")
+# shellcheck disable=SC2086
+step_peak=$(/usr/bin/time -o "$work/time" -f '%M' "$TED" step --auto $forced -m models/toy-en-fr \
+    "$words" >"$work/out" 2>&1; tail -n 1 "$work/time")
+source_len=$(sed -n 's/^(\([0-9]*\) source tokens.*/\1/p' "$work/out")
+encoder_kib=$((3 * 4 * source_len * source_len * 4 / 1024))
+if grep -q '(1506 steps' "$work/out" &&
+    [ "$((step_peak - translate_peak))" -le "$((3 * encoder_kib))" ]; then
+    ok step-auto-keeps-one-step
+else
+    fail step-auto-keeps-one-step "ted step peak $step_peak KiB, ted translate $translate_peak KiB, \
+encoder weights $encoder_kib KiB for $source_len source tokens: $(tail -n 1 "$work/out")"
+fi

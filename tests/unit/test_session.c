@@ -848,6 +848,89 @@ Test(session, rows_joining_one_at_a_time_double_the_room)
     ted_model_free(model);
 }
 
+/* ---- the self-attention caches grow with the steps taken ----------------- */
+
+enum { GROWN_STEPS = 300, GROWN_LIMIT = 1000 };
+
+/* Token fed at step t by row b: a fixed walk over the target vocabulary. */
+static int walk_token(int t, int b)
+{
+    return (7 * t + 3 * b + 1) % VOCAB;
+}
+
+/* Steps both sessions GROWN_STEPS times with the same tokens, rows
+ * {1, 0, 1} selected at step 40; the logits must be the same bits. In
+ * `growing`, the step capacity stays under twice the position (and at
+ * least it), from TINY's 32 on. */
+static void step_both(ted_session *growing, ted_session *whole)
+{
+    ted_error err = {0};
+    int batch = 2, tokens[3];
+    for (int t = 0; t < GROWN_STEPS; t++) {
+        if (t == 40) {
+            static const int rows[3] = {1, 0, 1};
+            select_rows(growing, rows, 3);
+            select_rows(whole, rows, 3);
+            batch = 3;
+        }
+        for (int b = 0; b < batch; b++)
+            tokens[b] = walk_token(t, b);
+        const float *a = NULL, *b = NULL;
+        cr_assert_eq(ted_session_step(growing, tokens, &a, &err), TED_OK, "%s", err.message);
+        cr_assert_eq(ted_session_step(whole, tokens, &b, &err), TED_OK, "%s", err.message);
+        cr_assert(!memcmp(a, b, sizeof(float) * batch * VOCAB),
+                  "step %d: the growing session's logits differ from the whole one's", t);
+        int rows, source_len, capacity;
+        ted_session_room(growing, &rows, &source_len, &capacity);
+        cr_assert(capacity >= t + 1 && (capacity <= 32 || capacity < 2 * (t + 1)),
+                  "step %d: room for %d steps", t + 1, capacity);
+    }
+}
+
+/* Two sessions decode the same rows: one whose caches start at 32 steps
+ * and double, one laid out for every step from the start (it decoded as
+ * far before, and an encode keeps the steps its arena holds). Their
+ * logits are the same bits: the caches hold the same numbers, only their
+ * capacity differs. max_steps is a bound: past it, step() refuses. */
+Test(session, self_attention_caches_grow_with_the_steps_taken)
+{
+    temp_dir dir = make_model_dir("max_positions: 64", "max_positions: 1000", true);
+    ted_model *model = load(dir.path);
+    ted_session *growing = new_session(model), *whole = new_session(model);
+    const int *ids[2] = {tiny_src0, tiny_src1};
+    int lengths[2] = {TINY_SRC0_LEN, TINY_SRC1_LEN}, rows, source_len, capacity;
+    ted_error err = {0};
+    cr_assert_eq(ted_session_encode(whole, ids, lengths, 2, GROWN_LIMIT, &err), TED_OK);
+    for (int t = 0; t < GROWN_STEPS; t++) {
+        int tokens[2] = {walk_token(t, 0), walk_token(t, 1)};
+        cr_assert_eq(ted_session_step(whole, tokens, NULL, &err), TED_OK, "%s", err.message);
+    }
+    cr_assert_eq(ted_session_encode(whole, ids, lengths, 2, GROWN_LIMIT, &err), TED_OK);
+    ted_session_room(whole, &rows, &source_len, &capacity);
+    cr_assert_geq(capacity, GROWN_STEPS, "the re-encoded session holds %d steps", capacity);
+
+    cr_assert_eq(ted_session_encode(growing, ids, lengths, 2, GROWN_LIMIT, &err), TED_OK);
+    ted_session_room(growing, &rows, &source_len, &capacity);
+    cr_assert_eq(capacity, 32, "an encode for %d steps lays out %d", GROWN_LIMIT, capacity);
+    step_both(growing, whole);
+
+    ted_session_release(growing);  /* gives the arena back: the next encode starts small */
+    cr_assert_eq(ted_session_encode(growing, ids, lengths, 1, 40, &err), TED_OK);
+    for (int t = 0; t < 40; t++) {
+        int token = walk_token(t, 0);
+        cr_assert_eq(ted_session_step(growing, &token, NULL, &err), TED_OK, "%s", err.message);
+    }
+    ted_session_room(growing, &rows, &source_len, &capacity);
+    cr_assert_eq(capacity, 40, "40 steps of a 40-step decode: room for %d", capacity);
+    int token = 1;
+    expect_error(ted_session_step(growing, &token, NULL, &err), &err, TED_ERR_ARGUMENT, "40",
+                 "a step past max_steps");
+    ted_session_free(growing);
+    ted_session_free(whole);
+    ted_model_free(model);
+    remove_model_dir(&dir);
+}
+
 Test(session, join_errors)
 {
     ted_model *model = load(TINY_DIR);
