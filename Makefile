@@ -274,6 +274,7 @@ bench-run: all $(VENV)/bench-installed
 	$(CC) $(BENCH_CFLAGS) bench/machine.c $(BENCH_LIBS) -o $(BENCH_MACHINE)
 	BUILD=$(BUILD) BENCH_MACHINE=$(BENCH_MACHINE) $(VENV_PYTHON) bench/run.py --no-build \
 	    $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory bench-python
 
 # ted serve against sequential ted translate runs (bench/serve_bench.py):
 # sentences/s and p50/p99 latency at 1, 8 and 32 concurrent clients, on the
