@@ -145,6 +145,20 @@ def parse_logits(text, rows=None, cols=None):
     return np.array(table, dtype=np.float64)
 
 
+def only_groups(description, groups):
+    """The groups of checks a script runs: its --only GROUP[,GROUP...], or all."""
+    import argparse
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--only", type=lambda v: v.split(","), default=groups,
+                        metavar="GROUP[,GROUP...]",
+                        help=f"run these groups of checks only: {', '.join(groups)}")
+    only = parser.parse_args().only
+    unknown = sorted(set(only) - set(groups))
+    if unknown:
+        parser.error(f"--only: unknown group {unknown[0]} (groups: {', '.join(groups)})")
+    return only
+
+
 @contextlib.contextmanager
 def scratch_directory(prefix):
     """A temporary directory for the block, removed after it unless

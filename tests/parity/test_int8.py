@@ -30,7 +30,6 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
 bytes, quantize; tests/cli/kernels.sh re-runs quality, logits and pytorch
 with each kernel set).
 """
-import argparse
 import os
 import random
 import shutil
@@ -47,7 +46,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import export_torch  # noqa: E402
 import reference_models  # noqa: E402
 import ted_format  # noqa: E402
-from ted_test import (TED, failures, parse_logits, report, run,  # noqa: E402
+from ted_test import (TED, failures, only_groups, parse_logits, report, run,  # noqa: E402
                       scratch_directory, ted_problem)
 from tutorial_model import PositionalEncoding, Seq2SeqTransformer  # noqa: E402
 
@@ -286,14 +285,7 @@ def check_refusals(model_dir, int8_dir, tmp):
 
 
 def main():
-    parser = argparse.ArgumentParser(description="int8 weights against float32 and PyTorch")
-    parser.add_argument("--only", type=lambda v: v.split(","), default=GROUPS,
-                        metavar="GROUP[,GROUP...]",
-                        help=f"run these groups of checks only: {', '.join(GROUPS)}")
-    only = parser.parse_args().only
-    unknown = sorted(set(only) - set(GROUPS))
-    if unknown:
-        parser.error(f"--only: unknown group {unknown[0]} (groups: {', '.join(GROUPS)})")
+    only = only_groups("int8 weights against float32 and PyTorch", GROUPS)
     torch.set_num_threads(1)
     with scratch_directory("ted-int8-") as tmp:
         int8_dirs = {}

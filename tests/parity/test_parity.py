@@ -22,7 +22,6 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
 logits, greedy and batch with each kernel set).
 TED_PARITY_KEEP=1 keeps the temporary model directories (printed on stderr).
 """
-import argparse
 import math
 import os
 import random
@@ -40,7 +39,7 @@ import make_parity_model  # noqa: E402
 from tutorial_model import (BOS_IDX, EOS_IDX, PAD_IDX,  # noqa: E402
                             PositionalEncoding, Seq2SeqTransformer, greedy_decode)
 from reference_models import reference_logits, source_ids  # noqa: E402
-from ted_test import (TED, failures, parse_logits, quote, report, run,  # noqa: E402
+from ted_test import (TED, failures, only_groups, parse_logits, quote, report, run,  # noqa: E402
                       scratch_directory, ted_problem)
 
 TOLERANCE = 1e-4
@@ -280,14 +279,7 @@ def compare_lines(name, args, sentences, want, detail):
 
 
 def main():
-    parser = argparse.ArgumentParser(description="ted against PyTorch")
-    parser.add_argument("--only", type=lambda v: v.split(","), default=GROUPS,
-                        metavar="GROUP[,GROUP...]",
-                        help=f"run these groups of checks only: {', '.join(GROUPS)}")
-    only = parser.parse_args().only
-    unknown = sorted(set(only) - set(GROUPS))
-    if unknown:
-        parser.error(f"--only: unknown group {unknown[0]} (groups: {', '.join(GROUPS)})")
+    only = only_groups("ted against PyTorch", GROUPS)
     torch.set_num_threads(1)
     with scratch_directory("ted-parity-") as tmp:
         have_ted = os.path.isfile(TED) and os.access(TED, os.X_OK)
