@@ -16,6 +16,10 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 # Debian's packages; without it, in Debian's Python.
 TEST_PYTHON=${TEST_PYTHON:-$PYTHON}
 export BUILD PYTHON TEST_PYTHON
+# Under SAN=1, LeakSanitizer leaves out what the test harness's own libraries
+# leak (tests/lib/lsan-suppressions.txt); ted's allocations are all checked.
+LSAN_OPTIONS="suppressions=$(pwd)/tests/lib/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS
 TED="$BUILD/ted"
 export TED
 passed=0
