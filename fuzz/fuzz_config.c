@@ -7,15 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "io/config.h"
-
-#define REQUIRE(condition) \
-    do {                   \
-        if (!(condition))  \
-            abort();       \
-    } while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void require_path(const char *path)
 {

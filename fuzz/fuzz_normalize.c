@@ -11,16 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "io/normalize.h"
 #include "io/tokenizer.h"
-
-#define REQUIRE(condition) \
-    do {                   \
-        if (!(condition))  \
-            abort();       \
-    } while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Each language, and one with the same rules (itself when none has). */
 static const char *const languages[][2] = {

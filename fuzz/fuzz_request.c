@@ -10,24 +10,20 @@
  * 4xx with {"error": "..."}. The models: models/toy-en-fr (TED_FUZZ_MODEL
  * to change), loaded once, served as "toy" and "toy-2". */
 #include <cJSON.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
+#include "core/utf8.h"
 #include "frontend/options.h"
 #include "serve/explore.h"
 #include "serve/job.h"
 #include "serve/request.h"
 #include "serve/server.h"
 
-#define REQUIRE(condition) \
-    do {                   \
-        if (!(condition))  \
-            abort();       \
-    } while (0)
-
 int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static serve_model models[2];
 
@@ -45,11 +41,25 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* The answer `json` with HTTP status `status`: 200 and an object, or a 4xx
- * and {"error": a non-empty string}. */
+/* Every byte of `text` belongs to a well-formed UTF-8 character. */
+static bool is_utf8(const char *text)
+{
+    size_t n = strlen(text);
+    for (size_t i = 0; i < n;) {
+        int length = ted_utf8_char((const unsigned char *)text + i, n - i, NULL);
+        if (length <= 0)
+            return false;
+        i += (size_t)length;
+    }
+    return true;
+}
+
+/* The answer `json` with HTTP status `status`: valid UTF-8, and 200 and an
+ * object, or a 4xx and {"error": a non-empty string}. */
 static void check_answer(char *json, int status)
 {
     REQUIRE(json);
+    REQUIRE(is_utf8(json));
     cJSON *root = cJSON_Parse(json);
     REQUIRE(root && cJSON_IsObject(root));
     if (status != 200) {

@@ -6,15 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "io/safetensors.h"
-
-#define REQUIRE(condition) \
-    do {                   \
-        if (!(condition))  \
-            abort();       \
-    } while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

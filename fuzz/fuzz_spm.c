@@ -9,15 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "io/sentencepiece.h"
-
-#define REQUIRE(condition) \
-    do {                   \
-        if (!(condition))  \
-            abort();       \
-    } while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Texts with what normalization tables match: capitals, ligatures,
  * combining accents, wide forms, runs of spaces, byte-fallback material. */

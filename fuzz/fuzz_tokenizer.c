@@ -9,15 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "io/tokenizer.h"
-
-#define REQUIRE(condition) \
-    do {                   \
-        if (!(condition))  \
-            abort();       \
-    } while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char vocab_text[] =
     "<unk>\n<pad>\n<bos>\n<eos>\nthe\ncat\nle\nchat\n.\n,\n \na\nb\nc\nx\n\xc3\xa9\n"
