@@ -11,6 +11,18 @@
 #include <unistd.h>
 
 #include "layer_fixtures.h"
+#include "ted/ted.h"
+
+/* The model of `dir`, loaded; the test fails when it cannot be. */
+static ted_model *load(const char *dir)
+{
+    ted_model *model = NULL;
+    ted_error err = {0};
+    cr_assert_eq(ted_model_load(dir, &model, &err), TED_OK, "ted_model_load(%s): %s", dir,
+                 err.message);
+    cr_assert_not_null(model);
+    return model;
+}
 
 typedef struct temp_dir {
     char path[64];

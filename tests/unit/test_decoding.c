@@ -33,15 +33,6 @@
 #define TOY_DIR "models/toy-en-fr"
 #define TOY_TEST "models/toy-en-fr/test.en"
 
-static ted_model *load(const char *dir)
-{
-    ted_model *model = NULL;
-    ted_error err = {0};
-    cr_assert_eq(ted_model_load(dir, &model, &err), TED_OK, "ted_model_load(%s): %s", dir,
-                 err.message);
-    return model;
-}
-
 static ted_session *new_session(const ted_model *model)
 {
     ted_session *session = NULL;

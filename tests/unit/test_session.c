@@ -45,16 +45,6 @@ static const int *const sources[2] = {tiny_src0, tiny_src1};
 static const int source_lengths[2] = {TINY_SRC0_LEN, TINY_SRC1_LEN};
 static const int *const targets[2] = {tiny_tgt0, tiny_tgt1};
 
-static ted_model *load(const char *dir)
-{
-    ted_model *model = NULL;
-    ted_error err = {0};
-    ted_status status = ted_model_load(dir, &model, &err);
-    cr_assert_eq(status, TED_OK, "ted_model_load(%s): %s", dir, err.message);
-    cr_assert_not_null(model);
-    return model;
-}
-
 static ted_session *new_session(const ted_model *model)
 {
     ted_session *session = NULL;

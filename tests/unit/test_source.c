@@ -8,15 +8,6 @@
 #include "model_dir.h"
 #include "ted/ted.h"
 
-static ted_model *load(const char *dir)
-{
-    ted_model *model = NULL;
-    ted_error err = {0};
-    cr_assert_eq(ted_model_load(dir, &model, &err), TED_OK, "ted_model_load(%s): %s", dir,
-                 err.message);
-    return model;
-}
-
 /* `words` copies of "s0", separated by spaces; malloc'ed. */
 static char *repeated_word(int words)
 {
