@@ -88,7 +88,7 @@ UNIT := $(BUILD)/unit-tests
 EXAMPLE := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/example-%)
 NORMALIZE_CHECK := $(BUILD)/normalize-check
 
-.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model eval bench bench-run bench-serve bench-serve-run fuzz valgrind
+.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-serve bench-serve-run fuzz valgrind
 all: $(LIB) $(TED)
 
 $(BUILD)/%.o: %.c
@@ -249,6 +249,28 @@ natural-model: venv
 	rm -rf $(NATURAL)/export
 	$(PYTHON) tools/export_hf.py $(NATURAL)/hf --out $(NATURAL)/export
 	cp $(NATURAL)/export/* models/en-fr/
+
+# The multilingual model (models/multi-en-fr-es, NLLB layout): `make multi-model`
+# regenerates the data with Spanish, trains the SentencePiece model and an
+# M2M100ForConditionalGeneration with transformers (the test virtualenv; about
+# 40 minutes on a shared core), exports it and writes the test sets;
+# `make eval-multi` prints ted's exact match per direction.
+MULTI := $(BUILD)/toy/multi
+MULTI_MODEL := models/multi-en-fr-es
+multi-model: venv
+	$(PYTHON) tools/toy/generate.py --es --out $(MULTI)/tokenized --test-out $(MULTI)/tokenized
+	$(PYTHON) tools/toy/naturalize.py --es --tokenized $(MULTI)/tokenized --out $(MULTI) \
+	    --test-out $(MULTI)
+	nice -n 5 $(VENV_PYTHON) tools/toy/train_multilingual.py --data $(MULTI) --out $(MULTI)/hf \
+	    > $(MULTI)/train.out
+	rm -rf $(MULTI)/export
+	$(PYTHON) tools/export_hf.py $(MULTI)/hf --out $(MULTI)/export
+	cp $(MULTI)/export/* $(MULTI_MODEL)/
+	for lang in en:eng_Latn fr:fra_Latn es:spa_Latn; do \
+	    cp $(MULTI)/test.$${lang%%:*} $(MULTI_MODEL)/test.$${lang#*:}; done
+
+eval-multi: all
+	$(PYTHON) tools/toy/evaluate_multilingual.py --ted $(TED) --model $(MULTI_MODEL)
 
 # ted against PyTorch (float32 and quantize_dynamic int8) and CTranslate2 on the
 # same Transformer-base-sized Marian checkpoint (bench/run.py): writes
