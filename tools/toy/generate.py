@@ -26,6 +26,11 @@ writes
     build/toy/vocab.en  build/toy/vocab.fr    vocabularies of the training data
     models/toy-en-fr/test.en  models/toy-en-fr/test.fr   test pairs (--test)
 
+With --es it also writes train.es, valid.es, test.es and vocab.es: the same
+sentences in the toy Spanish of tools/toy/spanish.py, made from the same
+draws (the data of models/multi-en-fr-es); the English and French files
+are the same with or without it.
+
 Test, valid and train are the first --test, next --valid and next --train
 distinct sentences drawn; then pairs holding French tokens seen fewer than
 --min-count times in training are added to train, so that a rare form (an
