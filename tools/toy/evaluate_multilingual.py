@@ -67,7 +67,7 @@ class HfTranslator:
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
         torch.set_num_threads(1)
         self.torch = torch
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.tokenizer = AutoTokenizer.from_pretrained(path, use_fast=False)
         self.model = AutoModelForSeq2SeqLM.from_pretrained(path).eval()
 
     def __call__(self, sources, src, tgt, batch_size=50):
