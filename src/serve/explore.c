@@ -121,10 +121,13 @@ static cJSON *architecture_json(const ted_config *c)
 {
     cJSON *a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, "norm", c->norm_first ? "pre-norm" : "post-norm");
-    cJSON_AddStringToObject(a, "positional_encoding",
-                            c->positional_layout == TED_POSITIONS_CONCATENATED
-                                ? "concatenated (all sines, then all cosines)"
-                                : "interleaved (sine, cosine, sine...)");
+    static const char *const positional[] = {
+        [TED_POSITIONS_INTERLEAVED] = "interleaved (sine, cosine, sine...)",
+        [TED_POSITIONS_CONCATENATED] = "concatenated (all sines, then all cosines)",
+        [TED_POSITIONS_FAIRSEQ] = "fairseq (all sines, then all cosines)",
+        [TED_POSITIONS_LEARNED] = "learned (a table per stack)",
+    };
+    cJSON_AddStringToObject(a, "positional_encoding", positional[c->positional_layout]);
     cJSON_AddStringToObject(a, "activation", learn_shown_word("model.activation", (int)c->activation));
     cJSON_AddBoolToObject(a, "tied_output", c->tied_output);
     cJSON_AddBoolToObject(a, "scale_embedding", c->scale_embedding);
