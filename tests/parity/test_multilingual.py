@@ -29,6 +29,11 @@ NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
               (the ids compared through ted's detokenizer)
   beam/*      `ted translate --beam 4` against generate(num_beams=4,
               early_stopping=True): identical on >= 95 %
+  export/*    each family exports; NLLB's legacy_behaviour (the source's code
+              after EOS) exports and gives the legacy tokenizer's logits;
+              what cannot be mapped (mBART-25's tokenizer, a missing
+              SentencePiece model, unknown M2M-100 language_codes, a
+              tensor of another shape) is refused: exit 1, one line naming it
   half/*      the NLLB model saved in float16 (pytorch_model.bin) and
               bfloat16 (model.safetensors) exports; its logits, and those of
               the float32 export rewritten with F16 and BF16 tensors (ted's
@@ -255,7 +260,7 @@ def reference_logits(model, tok, pair, languages):
     source, target = pair
     tok.src_lang, tok.tgt_lang = (hf_language(tok, code) for code in languages)
     code = tok.convert_tokens_to_ids(languages[1])
-    target_ids = [i for i in tok(text_target=target).input_ids[:-1] if i != code]
+    target_ids = tok(text_target=target, add_special_tokens=False).input_ids
     decoder = [model.config.decoder_start_token_id, code] + target_ids
     torch.set_default_dtype(torch.float64)  # transformers builds its masks in it
     try:
@@ -355,6 +360,70 @@ def check_translations(name, ted_dir, model, tok, sentences, directions):
                 compare(f"{kind}/{direction}", got, want, lines, "sentences", BEAM_AGREEMENT)
 
 
+# ---- the exporter's refusals, NLLB's legacy order -----------------------------------
+
+def edit_json(name, **changes):
+    def edit(hf_dir):
+        path = os.path.join(hf_dir, name)
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+        value.update(changes)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(value, f)
+    return edit
+
+
+def shrink_tensor(name):
+    def edit(hf_dir):
+        from safetensors.torch import load_file, save_file
+        path = os.path.join(hf_dir, "model.safetensors")
+        tensors = load_file(path)
+        tensors[name] = tensors[name][:-1].clone()
+        save_file(tensors, path, metadata={"format": "pt"})
+    return edit
+
+
+REFUSALS = [
+    ("mbart50", "mbart25-tokenizer", r"tokenizer_config\.json: tokenizer_class MBartTokenizer: .*"
+     r"mBART-25", edit_json("tokenizer_config.json", tokenizer_class="MBartTokenizer")),
+    ("mbart50", "no-spm", r"sentencepiece\.bpe\.model: missing",
+     lambda d: os.remove(os.path.join(d, "sentencepiece.bpe.model"))),
+    ("m2m100", "language-codes", r"tokenizer_config\.json: language_codes \"xx\"",
+     edit_json("tokenizer_config.json", language_codes="xx")),
+    ("mbart50", "positions-shape", r"tensor model\.encoder\.embed_positions\.weight has shape",
+     shrink_tensor("model.encoder.embed_positions.weight")),
+]
+
+
+def check_refusals(tmp):
+    import re
+    import shutil
+    for name, case, pattern, edit in REFUSALS:
+        hf_dir = os.path.join(tmp, f"refuse-{case}")
+        shutil.copytree(os.path.join(tmp, "hf-" + name), hf_dir)
+        edit(hf_dir)
+        status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", hf_dir + "-ted"])
+        lines = err.strip().splitlines()
+        good = status == 1 and len(lines) == 1 and re.search(pattern, lines[0])
+        report(f"export/refuses-{case}", None if good else
+               f"exit {status}, stderr {err.strip()[:300]!r}, expected one line matching "
+               f"{pattern!r}", lines[0] if lines else "")
+
+
+def check_legacy(model, tok_class, pairs, tmp):
+    """NLLB with legacy_behaviour: the source's code after EOS."""
+    import shutil
+    hf_dir = os.path.join(tmp, "hf-nllb-legacy")
+    shutil.copytree(os.path.join(tmp, "hf-nllb"), hf_dir)
+    edit_json("tokenizer_config.json", legacy_behaviour=True)(hf_dir)
+    problem = export(hf_dir, hf_dir + "-ted")
+    report("export/nllb-legacy", problem, "legacy_behaviour: true")
+    if problem is None:
+        tok = tok_class.from_pretrained(hf_dir)
+        check_logits("logits/nllb-legacy", hf_dir + "-ted", model, tok, pairs[:2],
+                     [("eng_Latn", "fra_Latn")])
+
+
 # ---- half precision ---------------------------------------------------------------------
 
 def rewrite_weights(ted_dir, out_dir, dtype):
@@ -436,6 +505,8 @@ def main():
             check_translations(name, dirs[1], model, tok, sentences, directions)
             if name == "nllb":
                 check_half(model, tok, logits_pairs(sentences), directions, tmp)
+                check_legacy(model, type(tok), logits_pairs(sentences), tmp)
+        check_refusals(tmp)
 
 
 if __name__ == "__main__":
