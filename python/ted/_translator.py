@@ -251,7 +251,7 @@ class Translator:
         self._loaded()
         source = _capi.Source()
         err = _capi.Error_()
-        check(lib.ted_prepare_source(self._model, _text_bytes(text, what), byref(source),
+        check(lib.ted_prepare_source(self._model, _text_bytes(text, what), None, byref(source),
                                      byref(err)), err, what + ": ")
         return source
 

@@ -543,9 +543,11 @@ STRUCTS_C = r"""
 int main(void)
 {
     printf("ted_error %zu\nted_translate_options %zu\nted_translation %zu\n"
-           "ted_source %zu\nted_attention_view %zu\nted_decode_options %zu\n",
+           "ted_source %zu\nted_attention_view %zu\nted_decode_options %zu\n"
+           "ted_languages %zu\n",
            sizeof(ted_error), sizeof(ted_translate_options), sizeof(ted_translation),
-           sizeof(ted_source), sizeof(ted_attention_view), sizeof(ted_decode_options));
+           sizeof(ted_source), sizeof(ted_attention_view), sizeof(ted_decode_options),
+           sizeof(ted_languages));
     return 0;
 }
 """
