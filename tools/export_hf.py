@@ -36,6 +36,7 @@ import argparse
 import json
 import mmap
 import os
+import re
 import struct
 import sys
 
@@ -615,6 +616,26 @@ def tokenizer_files(hf_dir, tokenizer_config, m):
         ids
 
 
+def language_rows(config, tokenizer_config, source):
+    """config.yaml's language keys: for a multi-target model, the >>xxx<<
+    tokens of vocab.json (MarianTokenizer's supported_language_codes, which
+    it keeps whole at the start of a text) as `languages`, put at the start
+    of the source; source_lang and target_lang from tokenizer_config.json
+    (else config.json) where they are plain codes, the target's only for a
+    bilingual model."""
+    codes = [t for t in source if t.startswith(">>") and t.endswith("<<")]
+    rows = []
+    if codes:
+        rows += [("languages", codes, "vocab.json's >>xxx<< tokens"),
+                 ("target_language_token", "source", "MarianTokenizer: >>fra<< text")]
+    for key in ("source_lang", "target_lang"):
+        code = tokenizer_config.get(key, config.get(key))
+        if isinstance(code, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,63}", code) and \
+                not (codes and key == "target_lang"):
+            rows.append((key, code, "tokenizer_config.json " + key))
+    return rows
+
+
 # ---- generation ----------------------------------------------------------------
 
 def generation_settings(hf_dir, config):
@@ -703,7 +724,7 @@ def decoding(hf_dir, config, m, ids):
 
 def ted_config(m, tokenizer, decode, source):
     """config.yaml's text."""
-    (src_vocab, tgt_vocab, ids) = tokenizer
+    (src_vocab, tgt_vocab, ids, languages) = tokenizer
     model = [(key, m[key]) for key in ("d_model", "heads", "encoder_layers", "decoder_layers",
                                        "d_ff", "src_vocab_size", "tgt_vocab_size")]
     model += [("activation", m["activation"], "config.json activation_function"),
@@ -723,7 +744,7 @@ def ted_config(m, tokenizer, decode, source):
         ("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab), ("src_spm", "source.spm"),
         ("tgt_spm", "target.spm"), ("unk_id", ids["unk"]), ("pad_id", ids["pad"]),
         ("bos_id", decode["bos"], "decoder_start_token_id"), ("eos_id", decode["eos"]),
-        ("source_bos", False), ("source_eos", True)]
+        ("source_bos", False), ("source_eos", True)] + languages
     decoding_rows = [
         f"from {decode['source']}: max_length counts the start token, and the last",
         "token is EOS when forced_eos_token_id is set: ted stops before it",
@@ -769,7 +790,10 @@ ORIGINS = {"model.d_model": "config.json: d_model",
            "tokenizer.eos_id": "eos_token_id",
            "decoding.beam_size": "{source}: num_beams",
            "decoding.banned_ids": "{source}: bad_words_ids",
-           "decoding.max_length": "{source}: max_length"}
+           "decoding.max_length": "{source}: max_length",
+           "tokenizer.languages": "vocab.json",
+           "tokenizer.source_lang": "tokenizer_config.json: source_lang",
+           "tokenizer.target_lang": "tokenizer_config.json: target_lang"}
 
 
 def vocab_bytes(path, tokens):
@@ -808,7 +832,8 @@ def export(hf_dir, out_dir, quantize=None):
     path, tensors = load_weights(hf_dir)
     written = model_tensors(path, tensors, m)
     check_finite(path, written)
-    text = ted_config(m, (src_vocab, tgt_vocab, ids), decode, hf_dir)
+    languages = language_rows(config, tokenizer_config, vocabs[src_vocab])
+    text = ted_config(m, (src_vocab, tgt_vocab, ids, languages), decode, hf_dir)
     write_model(out_dir, hf_dir, written, vocabs, text, quantize)
     return m
 

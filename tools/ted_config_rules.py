@@ -34,7 +34,7 @@ LENGTH_NORMALIZATION = ("gnmt", "power")
 SOURCE_LANGUAGE_TOKEN = ("none", "first", "last")
 TARGET_LANGUAGE_TOKEN = ("none", "forced", "source")
 CODE_SIZE = 64         # TED_LANGUAGE_CODE_SIZE: the longest code, NUL included
-LANGUAGES_SIZE = 8192  # TED_LANGUAGES_SIZE: every code of languages, NULs included
+LANGUAGES_SIZE = 16384  # TED_LANGUAGES_SIZE: every code of languages, NULs included
 
 
 def _int(low, high, default=None):

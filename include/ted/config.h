@@ -77,7 +77,7 @@ typedef enum ted_target_code_place {
 /* tokenizer.languages: the bytes its codes fill (each NUL-terminated) and
  * the longest code, NUL included; a bilingual model's source_lang and
  * target_lang take codes as long. */
-#define TED_LANGUAGES_SIZE 8192
+#define TED_LANGUAGES_SIZE 16384
 #define TED_LANGUAGE_CODE_SIZE 64
 
 /* How beam search compares hypotheses of different lengths: their summed

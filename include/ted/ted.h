@@ -98,7 +98,9 @@ int ted_model_languages(const ted_model *model, ted_side side, const char *const
 
 /* The languages of one sentence, as ted_model_languages spells them; a
  * NULL field: the model's only language on that side (none, or an error
- * when the model names several). */
+ * when the model names several; but a Marian model's target code, which
+ * goes into the source, is optional: its text may begin with its own,
+ * ">>fra<< text", as MarianTokenizer reads it). */
 typedef struct ted_languages {
     const char *source;
     const char *target;

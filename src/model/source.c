@@ -162,20 +162,25 @@ static code_list list_codes(const ted_language_side *t)
 }
 
 /* `*id`: the token of the language `code` of one side (NULL: the side's
- * only language), -1 when the side names none or its code has no token. */
+ * only language), -1 when the side names none, its code has no token, or
+ * a Marian model's text names its own. */
 static ted_status find_language(const ted_model *m, ted_side side, const char *code, int *id,
                                 ted_error *err)
 {
     const ted_language_side *t = &m->languages[side];
     const char *name = side == TED_SIDE_SOURCE ? "source" : "target";
     *id = -1;
-    if (!code && t->count > 1)
+    /* Marian's code is optional, as MarianTokenizer has it: the text may
+     * begin with its own (">>fra<< text"), or name none */
+    bool optional = side == TED_SIDE_TARGET &&
+                    m->config.target_language_token == TED_TARGET_CODE_SOURCE;
+    if (!code && t->count > 1 && !optional)
         return ted_fail(err, TED_ERR_INPUT,
                         "no %s language given, and the model translates %s %d languages: %s",
                         name, side == TED_SIDE_SOURCE ? "from" : "into", t->count,
                         list_codes(t).text);
     if (!code) {
-        *id = t->count == 1 ? t->ids[0] : -1;
+        *id = t->count == 1 && !optional ? t->ids[0] : -1;
         return TED_OK;
     }
     for (int i = 0; i < t->count; i++) {

@@ -485,7 +485,7 @@ def config_c_table():
         elif kind == "CODE":
             table[key] = ("code", None, None, 64)  # TED_LANGUAGE_CODE_SIZE
         elif kind == "CODE_LIST":
-            table[key] = ("code_list", None, None, 8192)  # TED_LANGUAGES_SIZE
+            table[key] = ("code_list", None, None, 16384)  # TED_LANGUAGES_SIZE
         else:
             table[key] = ("path", None, None, None)
     return table

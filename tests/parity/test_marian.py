@@ -26,6 +26,10 @@ model.safetensors and as pytorch_model.bin. Checks (one "ok NAME" or
   beam/*       `ted translate --beam 4` against generate(num_beams=4,
                early_stopping=True): identical on >= 98 % of all the models'
                sentences (see check_beam)
+  languages/*  the multi-target model: `ted info` lists its >>xx<< codes as
+               MarianTokenizer does, `ted translate --target-lang xx` equals
+               generate() on ">>xx<< text" (greedy, every sentence), and
+               `ted logits --target-lang xx` its logits
 TED_PARITY_KEEP=1 keeps the temporary directories (printed on stderr).
 """
 import copy
@@ -258,6 +262,45 @@ def check_translations(name, ted_dir, model, tok, sentences, beam_results):
             beam_results.append((name, got, want, sentences))
 
 
+def check_target_languages(ted_dir, model, tok):
+    """A multi-target model (>>xx<< tokens in vocab.json): `ted info` lists
+    MarianTokenizer's supported_language_codes without their marks, and
+    `ted translate --target-lang XX` / `ted logits --target-lang XX` give
+    what transformers gives for ">>XX<< text"."""
+    codes = [code[2:-2] for code in tok.supported_language_codes]
+    status, out, err = run([TED, "info", "-m", ted_dir])
+    listed = [line for line in out.splitlines() if line.startswith("target languages: ")]
+    want = f"target languages: {len(codes)} ({' '.join(codes)})"
+    report("languages/info-lists-marian-codes",
+           None if status == 0 and listed == [want] else f"{listed} (exit {status}), want {want!r}",
+           f"{len(codes)} codes")
+    rng = random.Random(29)  # its own: the other models' sentences stay as they are
+    sentences = [sentence(rng, high=10) for _ in range(16)]
+    for code in codes:
+        got, problem = ted_lines(["translate", "-m", ted_dir, "--beam", "1", "--target-lang",
+                                  code], sentences)
+        if problem:
+            report(f"languages/greedy-target-{code}", problem)
+            continue
+        want, _ = hf_translate(model, tok, [f">>{code}<< {s}" for s in sentences],
+                               num_beams=1, do_sample=False)
+        compare(f"languages/greedy-target-{code}", got, want, sentences, "sentences",
+                note=f" ({len(set(want))} different translations)")
+    reference = copy.deepcopy(model).double()
+    source, target = sentence(rng, high=8), sentence(rng, high=5)
+    args = ["logits", "-m", ted_dir, "--target-lang", codes[-1], "--source", source,
+            "--target", target]
+    out, problem = ted_problem(args)
+    if problem:
+        return report("languages/logits-target-code", problem)
+    want = reference_logits(reference, tok, f"{tok.supported_language_codes[-1]} {source}",
+                            target)
+    diff = float(np.abs(parse_logits(out, *want.shape) - want).max())
+    report("languages/logits-target-code",
+           None if diff <= TOLERANCE else f"max abs diff {diff:.3g} > {TOLERANCE}",
+           f"max abs diff {diff:.2e}")
+
+
 def check_beam(beam_results):
     """Beam search on every model's sentences: >= 98 % identical. At the
     last step transformers adds its open hypotheses only when the ones
@@ -435,6 +478,8 @@ def check_model(spec, tok, lines, tmp, rng, seed, beam_results):
     check_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(rng))
     check_translations(name, ted_dir, model, tok,
                        translation_sentences(rng, spec[7] == "multilingual"), beam_results)
+    if spec[7] == "multilingual":
+        check_target_languages(ted_dir, model, tok)
     return model, ted_dir
 
 

@@ -1095,12 +1095,12 @@ Test(config, language_keys_are_checked)
 
 Test(config, language_codes_fill_at_most_their_field)
 {
-    /* 1000 codes of 9 bytes with their NULs: more than TED_LANGUAGES_SIZE */
-    size_t size = 1000 * 12 + 64;
+    /* 2000 codes of 9 bytes with their NULs: more than TED_LANGUAGES_SIZE */
+    size_t size = 2000 * 12 + 64;
     char *lines = malloc(size);
     cr_assert_not_null(lines);
     size_t at = (size_t)sprintf(lines, "  languages: [");
-    for (int i = 0; i < 1000; i++)
+    for (int i = 0; i < 2000; i++)
         at += (size_t)sprintf(lines + at, "%sxx_%05d", i ? ", " : "", i);
     sprintf(lines + at, "]\n  source_language_token: first\n");
     char message[128];
