@@ -196,8 +196,9 @@ ted_status ted_session_encode(ted_session *session, const int *const *source_ids
                               const int *source_lengths, int batch, int max_steps,
                               ted_error *err);
 
-/* Feeds one target token per active sentence (BOS at position 0) through the
- * decoder and returns the logits that predict the next token:
+/* Feeds one target token per active sentence (at position 0 the config's
+ * decoder_start_id: BOS unless it says otherwise) through the decoder and
+ * returns the logits that predict the next token:
  * `*logits` points to (batch, target_vocab) floats owned by the session,
  * valid until the next call (`logits` may be NULL). */
 ted_status ted_session_step(ted_session *session, const int *tokens, const float **logits,
@@ -214,8 +215,8 @@ ted_status ted_session_select(ted_session *session, const int *rows, int count,
 /* Continuous batching: the rows of `joining`, a session of the same model
  * that was encoded and has not stepped (e.g. on another thread, while this
  * one stepped), become rows batch .. batch + count - 1 of `session`, each
- * at position 0 (its first step() feeds BOS), with room for joining's
- * max_steps, while the rows already there keep their positions and caches.
+ * at position 0 (its first step() feeds the decoder start), with room for
+ * joining's max_steps, while the rows already there keep their positions and caches.
  * Every row then decodes at its own position, over its own prefix and
  * source, exactly as it would alone; step() feeds all rows together and
  * select() keeps or drops any of them. The buffers grow when the rows, a
