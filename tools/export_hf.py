@@ -71,11 +71,18 @@ GENERATION_DEFAULTS = {
 FIXED_ARCHITECTURE = (
     ("model_type", "marian", "another model family"),
     ("is_encoder_decoder", True, "a decoder-only model"),
-    ("normalize_before", False, "pre-norm layers"),
-    ("normalize_embedding", False, "a LayerNorm on the embeddings (BART's layernorm_embedding)"),
-    ("static_position_embeddings", True, "learned positional embeddings"),
-    ("add_final_layer_norm", False, "a LayerNorm after the last layer"),
     ("tie_encoder_decoder", False, "encoder and decoder layers sharing their weights"),
+)
+
+# config.json keys of BART-style configs that MarianMTModel reads nowhere:
+# whatever they say, it runs post-norm layers, sinusoidal positions and no
+# extra LayerNorm, and so does the export, with a warning. (key, the value
+# that says what MarianMTModel does, what it does)
+IGNORED_BY_MARIAN = (
+    ("normalize_before", False, "post-norm layers"),
+    ("normalize_embedding", False, "no LayerNorm on the embeddings"),
+    ("static_position_embeddings", True, "sinusoidal positions"),
+    ("add_final_layer_norm", False, "no LayerNorm after the last layer"),
 )
 
 # Generation settings ted's decoding does not have: refused unless they keep
@@ -175,14 +182,28 @@ def load_pytorch_bin(path):
     return tensors
 
 
+def with_model_prefix(tensors):
+    """A MarianModel checkpoint (save_pretrained of the model without its
+    language-model head) names its tensors without the "model." that
+    MarianMTModel's base_model_prefix adds; from_pretrained adds it, and so
+    does the export. Its output bias is then MarianMTModel's zeros: none."""
+    bare = ("shared.", "encoder.", "decoder.")
+    if any(name.startswith("model.") for name in tensors) or \
+            not any(name.startswith(bare) for name in tensors):
+        return tensors
+    return {("model." + name if name.startswith(bare) else name): array
+            for name, array in tensors.items()}
+
+
 def load_weights(hf_dir):
     """(file name, {tensor name: float32 array}): model.safetensors when
-    there is one (as from_pretrained prefers it), else pytorch_model.bin."""
+    there is one (as from_pretrained prefers it), else pytorch_model.bin;
+    a MarianModel's tensors named as MarianMTModel's."""
     for name, load in (("model.safetensors", read_safetensors),
                        ("pytorch_model.bin", load_pytorch_bin)):
         path = os.path.join(hf_dir, name)
         if os.path.lexists(path):
-            return path, load(path)
+            return path, with_model_prefix(load(path))
     for index in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
         if os.path.lexists(os.path.join(hf_dir, index)):
             raise ExportError(f"{os.path.join(hf_dir, index)}: checkpoints split into several "
@@ -305,14 +326,26 @@ def setting(config, key):
     return config.get(key, MARIAN_DEFAULTS.get(key))
 
 
+def warn(message):
+    """A setting the export leaves aside as transformers does: one line on
+    standard error."""
+    print(f"export_hf: warning: {message}", file=sys.stderr)
+
+
 def check_fixed_architecture(config):
+    for key, value, meaning in IGNORED_BY_MARIAN:
+        if key in config and config[key] != value:
+            warn(f"config.json: {key} {json.dumps(config[key])[:60]} is ignored, as "
+                 f"MarianMTModel ignores it (it runs {meaning})")
     for key, value, meaning in FIXED_ARCHITECTURE:
         if config.get(key, value) != value:
             raise ExportError(f"config.json: {key} {json.dumps(config[key])} asks for {meaning}, "
                               f"which ted does not run (MarianMTModel: {key} "
                               f"{json.dumps(value)})")
     architectures = config.get("architectures") or ["MarianMTModel"]
-    if not isinstance(architectures, list) or "MarianMTModel" not in architectures:
+    # MarianMTModel.from_pretrained loads a MarianModel's checkpoint too
+    if not isinstance(architectures, list) or \
+            not {"MarianMTModel", "MarianModel"} & set(map(str, architectures)):
         raise ExportError(f"config.json: architectures {architectures}: ted runs "
                           "MarianMTModel (an encoder-decoder with its language-model head)")
 
