@@ -227,12 +227,14 @@ def yaml_bool(value):
 
 
 def yaml_scalar(value):
-    """A config value as YAML: bools, ints, floats, words, lists of ints or words."""
+    """A config value as YAML: bools, ints, floats, words, lists of ints and
+    lists of strings (language codes, each double-quoted as JSON spells it,
+    which YAML reads back: ">>fra<<" cannot be a plain scalar)."""
     if isinstance(value, bool):
         return yaml_bool(value)
     if isinstance(value, float):
         return yaml_float(value)
-    if isinstance(value, (list, tuple)):  # ints, or words (language codes) quoted
+    if isinstance(value, (list, tuple)):
         return "[" + ", ".join(json.dumps(v) if isinstance(v, str) else str(int(v))
                                for v in value) + "]"
     return str(value)
