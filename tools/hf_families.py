@@ -47,7 +47,7 @@ MBART_DEFAULTS = {
 }
 
 # model_type -> (the class that runs it, its defaults, the tokenizers it
-# comes with, the offset of its learned positions; None: sinusoidal)
+# comes with)
 FAMILIES = {
     "m2m_100": ("M2M100ForConditionalGeneration", M2M100_DEFAULTS,
                 ("NllbTokenizer", "NllbTokenizerFast", "M2M100Tokenizer")),
