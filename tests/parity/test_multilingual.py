@@ -34,6 +34,10 @@ NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
               what cannot be mapped (mBART-25's tokenizer, a missing
               SentencePiece model, unknown M2M-100 language_codes, a
               tensor of another shape) is refused: exit 1, one line naming it
+  int8/*      `ted quantize` of the mBART-50 model (its learned positional
+              tables int8 too) against the model with the dequantized
+              weights: max abs diff <= 0.5, test_int8.py's bound (ted
+              quantizes the activations as well)
   half/*      the NLLB model saved in float16 (pytorch_model.bin) and
               bfloat16 (model.safetensors) exports; its logits, and those of
               the float32 export rewritten with F16 and BF16 tensors (ted's
@@ -62,6 +66,7 @@ BEAM_AGREEMENT = 0.95
 MARGIN = 1e-3
 BEAM_SENTENCES = 64
 MAX_POSITIONS = 128
+LOGITS_VS_DEQUANTIZED = 0.5  # tests/parity/test_int8.py's
 
 # (name, tokenizer class, model class, sizes: d_model, heads, encoder and
 #  decoder layers, ffn; saved as safetensors; directions (source, target))
@@ -272,7 +277,7 @@ def reference_logits(model, tok, pair, languages):
     return out.logits[0].numpy()
 
 
-def check_logits(name, ted_dir, model, tok, pairs, directions):
+def check_logits(name, ted_dir, model, tok, pairs, directions, tolerance=TOLERANCE):
     reference = model.double()
     worst, largest, count = 0.0, 0.0, 0
     for languages in directions:
@@ -290,8 +295,8 @@ def check_logits(name, ted_dir, model, tok, pairs, directions):
             diff = float(np.abs(got - want).max())
             worst, largest = max(worst, diff), max(largest, float(np.abs(want).max()))
             count += 1
-            if not diff <= TOLERANCE:
-                return report(name, f"max abs diff {diff:.3g} > {TOLERANCE} for {pair!r} "
+            if not diff <= tolerance:
+                return report(name, f"max abs diff {diff:.3g} > {tolerance} for {pair!r} "
                                     f"{languages}")
     model.float()
     report(name, detail=f"max abs diff {worst:.2e} over {count} sentence pairs "
@@ -424,6 +429,32 @@ def check_legacy(model, tok_class, pairs, tmp):
                      [("eng_Latn", "fra_Latn")])
 
 
+# ---- int8 ------------------------------------------------------------------------------
+
+def check_int8(name, ted_dir, model, tok, pairs, languages, tmp):
+    """`ted quantize` of the model (every matrix int8, mBART's positional
+    tables too) against the model with those weights dequantized (q *
+    scale): within LOGITS_VS_DEQUANTIZED, as tests/parity/test_int8.py
+    holds the tutorial model (ted also quantizes the activations)."""
+    import copy
+
+    from safetensors.numpy import load_file
+    int8_dir = os.path.join(tmp, f"ted-{name}-int8")
+    _, problem = ted_problem(["quantize", ted_dir, int8_dir])
+    if problem:
+        return report(f"int8/{name}", problem)
+    tensors = load_file(os.path.join(int8_dir, "model.safetensors"))
+    dequantized = copy.deepcopy(model)
+    params = dict(dequantized.named_parameters())
+    with torch.no_grad():
+        for tensor, q in tensors.items():
+            if q.dtype == np.int8:
+                scale = tensors[tensor + ".scale"][:, None]
+                params[tensor].copy_(torch.from_numpy(q.astype(np.float32) * scale))
+    check_logits(f"int8/{name}", int8_dir, dequantized, tok, pairs, [languages],
+                 LOGITS_VS_DEQUANTIZED)
+
+
 # ---- half precision ---------------------------------------------------------------------
 
 def rewrite_weights(ted_dir, out_dir, dtype):
@@ -503,6 +534,9 @@ def main():
             check_logits(f"logits/{name}", dirs[1], model, tok, logits_pairs(sentences),
                          directions)
             check_translations(name, dirs[1], model, tok, sentences, directions)
+            if name == "mbart50":
+                check_int8(name, dirs[1], model, tok, logits_pairs(sentences), directions[0],
+                           tmp)
             if name == "nllb":
                 check_half(model, tok, logits_pairs(sentences), directions, tmp)
                 check_legacy(model, type(tok), logits_pairs(sentences), tmp)
