@@ -7,8 +7,9 @@ the ctypes structs against the C compiler's sizes.
 Runs under pytest (tests/python/run.sh, with conftest.py printing one
 "ok NAME" / "FAIL NAME: why" line per test), or alone:
     python tests/python/test_package.py [WORD...]
-which prints the same lines (WORD: only the tests whose name holds it;
-`make bench-python` runs the overhead and throughput ones so). TED (default build/ted) is the program, and
+which prints the same lines (WORD: only the tests whose name holds it). The
+timings (bench_*: overhead, throughput, threads) are no tests: `make
+bench-python` runs them so, by name. TED (default build/ted) is the program, and
 `import ted` must find the package (installed, or PYTHONPATH=python).
 QUICK=1 (the sanitized build) takes the first 60 lines of each test set and
 fewer calls.
@@ -375,7 +376,7 @@ def test_threads_give_the_same_outputs():
         assert results[k] == want, "thread %d differs" % k
 
 
-def test_threads_are_faster_than_one():
+def bench_threads_are_faster_than_one():
     """The GIL is released in C: 8 threads translating 1/8 of the set each
     finish before one thread translating it all (on 2 or more cores)."""
     if (os.cpu_count() or 1) < 2:
@@ -569,7 +570,7 @@ def test_rss_flat_over_many_calls():
 
 # ------------------------------------------------------------ overhead
 
-def test_overhead_of_one_sentence():
+def bench_overhead_of_one_sentence():
     """One short sentence through Python within 5% of the C API's time
     (tests/python/overhead.c: ted_translate); each the fastest of rounds
     of calls, the two interleaved."""
@@ -610,7 +611,7 @@ def run_ted_program(program, *args):
                           check=True).stdout
 
 
-def test_batch_throughput():
+def bench_batch_throughput():
     """The whole test set through Python as fast as `ted translate` (which
     also starts and loads the model): within 5%, the fastest of 3 each."""
     if os.environ.get("SAN") == "1":
@@ -683,13 +684,15 @@ def test_help_and_types():
 
 
 def main(words):
-    """Runs every test, or those whose name holds one of `words`."""
+    """Runs every test, or those whose name holds one of `words`; the
+    timings (bench_*) run only when a word names them."""
     tests = [(name, f) for name, f in globals().items()
-             if name.startswith("test_") and callable(f)
-             and (not words or any(w in name for w in words))]
+             if callable(f) and (name.startswith("test_") and not words
+                                 or name.startswith(("test_", "bench_"))
+                                 and any(w in name for w in words))]
     failed = 0
     for name, f in tests:
-        label = name[5:].replace("_", "-")
+        label = name.split("_", 1)[1].replace("_", "-")
         try:
             f()
         except Skipped as e:
