@@ -157,10 +157,11 @@ python: $(SHARED)
 -include $(PIC_OBJ:.o=.d)
 
 # The Python package's overhead: one short sentence through Python against
-# the C API (tests/python/overhead.c), the test set against ted translate.
+# the C API (tests/python/overhead.c), the test set against ted translate,
+# eight Python threads against one.
 bench-python: all $(SHARED)
 	PYTHONPATH=python TED_LIBRARY=$(SHARED) TED=$(TED) BUILD=$(BUILD) \
-	    $(PYTHON) tests/python/test_package.py overhead throughput
+	    $(PYTHON) tests/python/test_package.py overhead throughput threads
 
 # tests/parity/test_normalize.py's way into src/io/normalize.c
 $(NORMALIZE_CHECK): tests/parity/normalize_check.c $(LIB)
