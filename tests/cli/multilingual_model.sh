@@ -51,7 +51,8 @@ demo() {  # NAME SRC TGT TEXT EXPECTED
     if [ "$status" -eq 0 ] && [ "$(cat "$work/demo")" = "$5" ] && [ ! -s "$work/err" ]; then
         ok "multilingual-demo-$1"
     else
-        fail "multilingual-demo-$1" "status $status, got '$(cat "$work/demo")' $(head -c 200 "$work/err")"
+        fail "multilingual-demo-$1" \
+            "status $status, got '$(cat "$work/demo")' $(head -c 200 "$work/err")"
     fi
 }
 demo en-fr eng_Latn fra_Latn "$en" "$fr"
