@@ -1,0 +1,162 @@
+/* Sentences with ICU (document/sentences.h). */
+#include "document/sentences.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unicode/ubrk.h>
+#include <unicode/uchar.h>
+#include <unicode/utext.h>
+#include <unicode/utf8.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/utf8.h"
+
+/* Titles that precede a name, which ICU's English suppressions lack: a
+ * break after one of them, as a word of its own, is not a sentence end. */
+static const char *const titles[] = {"Dr.",  "Drs.", "St.",  "Mt.",   "Mx.",
+                                     "Gen.", "Gov.", "Sen.", "Supt.", "Fr."};
+
+int document_space_at(const char *s, size_t available, int *length)
+{
+    int32_t i = 0;
+    UChar32 c;
+    U8_NEXT((const uint8_t *)s, i, (int32_t)(available < 8 ? available : 8), c);
+    *length = i;
+    return c >= 0 && u_isUWhiteSpace(c);
+}
+
+/* Whether the last character before text[end] is white space; its start in *start. */
+static int space_before(const char *text, size_t end, size_t *start)
+{
+    int32_t i = (int32_t)(end > 8 ? 8 : end);
+    const uint8_t *base = (const uint8_t *)text + end - i;
+    UChar32 c;
+    U8_PREV(base, 0, i, c);
+    *start = end - (size_t)(end > 8 ? 8 : end) + (size_t)i;
+    return c >= 0 && u_isUWhiteSpace(c);
+}
+
+void document_trim(const char *text, size_t *start, size_t *end)
+{
+    int length;
+    while (*start < *end && document_space_at(text + *start, *end - *start, &length))
+        *start += (size_t)length;
+    size_t before;
+    while (*end > *start && space_before(text, *end, &before))
+        *end = before;
+}
+
+/* Whether the sentence text[start, end) ends with a title (a word of its own). */
+static int ends_with_title(const char *text, size_t start, size_t end)
+{
+    for (size_t t = 0; t < sizeof titles / sizeof titles[0]; t++) {
+        size_t n = strlen(titles[t]);
+        if (end - start < n || memcmp(text + end - n, titles[t], n))
+            continue;
+        size_t before;
+        if (end - start == n || space_before(text, end - n, &before) ||
+            strchr("(\"'[", text[end - n - 1]))
+            return 1;
+    }
+    return 0;
+}
+
+ted_status document_check_text(const char *text, size_t length, ted_error *err)
+{
+    if (length > INT32_MAX)
+        return ted_fail(err, TED_ERR_INPUT, "the text is over %d bytes", INT32_MAX);
+    for (size_t i = 0; i < length;) {
+        const char *problem = NULL;
+        int n = ted_utf8_char((const unsigned char *)text + i, length - i, &problem);
+        if (n <= 0)
+            return ted_fail(err, TED_ERR_INPUT, "byte %zu: %s", i,
+                            problem ? problem : "invalid UTF-8 (a character cut short)");
+        if (text[i] == '\0')
+            return ted_fail(err, TED_ERR_INPUT, "byte %zu: a NUL byte", i);
+        i += (size_t)n;
+    }
+    return TED_OK;
+}
+
+static UBreakIterator *open_iterator(const char *text, size_t length, const char *language,
+                                     UText **ut, ted_error *err)
+{
+    char locale[64];
+    snprintf(locale, sizeof locale, "%.16s@ss=standard", language ? language : "en");
+    UErrorCode status = U_ZERO_ERROR;
+    UBreakIterator *bi = ubrk_open(UBRK_SENTENCE, locale, NULL, 0, &status);
+    *ut = utext_openUTF8(NULL, text, (int64_t)length, &status);
+    if (U_SUCCESS(status))
+        ubrk_setUText(bi, *ut, &status);
+    if (U_SUCCESS(status))
+        return bi;
+    ubrk_close(bi);
+    utext_close(*ut);
+    ted_fail(err, status == U_MEMORY_ALLOCATION_ERROR ? TED_ERR_NOMEM : TED_ERR_INPUT,
+             "ICU's sentence break iterator (%s): %s", locale, u_errorName(status));
+    return NULL;
+}
+
+typedef struct span_list {
+    document_span *spans;
+    int count, capacity;
+} span_list;
+
+static ted_status add_span(span_list *l, size_t start, size_t end, ted_error *err)
+{
+    if (l->count == l->capacity) {
+        int grown = l->capacity ? 2 * l->capacity : 16;
+        document_span *spans = ted_alloc((size_t)grown, sizeof *spans, "sentences", err);
+        if (!spans)
+            return TED_ERR_NOMEM;
+        if (l->count)
+            memcpy(spans, l->spans, (size_t)l->count * sizeof *spans);
+        free(l->spans);
+        l->spans = spans;
+        l->capacity = grown;
+    }
+    l->spans[l->count++] = (document_span){start, end};
+    return TED_OK;
+}
+
+ted_status document_split_sentences(const char *text, size_t length, const char *language,
+                                    document_span **spans, int *count, ted_error *err)
+{
+    *spans = NULL;
+    *count = 0;
+    ted_status s = document_check_text(text, length, err);
+    if (s || length == 0)
+        return s;
+    UText *ut;
+    UBreakIterator *bi = open_iterator(text, length, language, &ut, err);
+    if (!bi)
+        return err ? err->status : TED_ERR_INPUT;
+    span_list l = {0};
+    size_t open = SIZE_MAX;  /* the start of a sentence that goes on past a title */
+    int32_t start = ubrk_first(bi), end;
+    while (!s && (end = ubrk_next(bi)) != UBRK_DONE) {
+        size_t a = open != SIZE_MAX ? open : (size_t)start, b = (size_t)end;
+        document_trim(text, &a, &b);
+        start = end;
+        open = SIZE_MAX;
+        if (a == b)
+            continue;
+        if (ends_with_title(text, a, b) && (size_t)end < length &&
+            !memchr(text + b, '\n', (size_t)end - b) && !memchr(text + b, '\r', (size_t)end - b))
+            open = a;
+        else
+            s = add_span(&l, a, b, err);
+    }
+    ubrk_close(bi);
+    utext_close(ut);
+    if (s) {
+        free(l.spans);
+        return s;
+    }
+    *spans = l.spans;
+    *count = l.count;
+    return TED_OK;
+}

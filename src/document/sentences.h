@@ -1,0 +1,42 @@
+/* A text cut into sentences with ICU's sentence BreakIterator (UAX #29
+ * sentence boundaries, with the abbreviations of ICU's "ss=standard"
+ * suppressions for the language and a few titles its English list lacks:
+ * "Dr. Smith" stays one sentence). Sentences are byte ranges of the text
+ * with no white space at either end; what lies between them (spaces, tabs,
+ * line breaks, any Unicode White_Space) belongs to no sentence, so that
+ * the text is rebuilt byte for byte from its sentences and the gaps. A
+ * line break ends a sentence (UAX #29's hard breaks: LF, CR, CR LF, NEL,
+ * U+2028, U+2029). */
+#ifndef TED_DOCUMENT_SENTENCES_H
+#define TED_DOCUMENT_SENTENCES_H
+
+#include <stddef.h>
+
+#include "ted/ted.h"
+
+/* Sentence i of a text: its bytes [start, end). */
+typedef struct document_span {
+    size_t start, end;
+} document_span;
+
+/* The sentences of text[0, length), in order, in *spans (malloc'ed, NULL
+ * when there are none) and *count: none for an empty text or one of white
+ * space only. `language`: an ISO 639 code choosing ICU's rules and
+ * abbreviations ("en", "fr", "de"...); NULL: "en". TED_ERR_INPUT names the
+ * byte offset of a text that is not UTF-8 or holds a NUL byte. */
+ted_status document_split_sentences(const char *text, size_t length, const char *language,
+                                    document_span **spans, int *count, ted_error *err);
+
+/* TED_ERR_INPUT naming the byte offset when text[0, length) is not
+ * UTF-8 or holds a NUL byte, or is over 2^31 - 1 bytes (ICU's limit). */
+ted_status document_check_text(const char *text, size_t length, ted_error *err);
+
+/* Whether the character at `s` (`available` bytes to the end; valid
+ * UTF-8) is Unicode White_Space; its length in *length. */
+int document_space_at(const char *s, size_t available, int *length);
+
+/* Moves *start forward and *end back past the white space at either end
+ * of text[*start, *end). */
+void document_trim(const char *text, size_t *start, size_t *end);
+
+#endif
