@@ -145,12 +145,46 @@ static size_t map_chunk(const parse_state *p, size_t r0, size_t r1, const char *
     return r1;  /* an entity: known at its edges */
 }
 
+/* The run going on is over: the next begins no earlier than its end. */
+static void end_run(parse_state *p)
+{
+    if (p->in_run)
+        p->markup_end = p->b.runs[p->b.count - 1].raw_end;
+    p->in_run = false;
+}
+
+static bool markup_at(const char *page, size_t i)
+{
+    return page[i] == '<' && page[i + 1] &&
+           strchr("/!?abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", page[i + 1]);
+}
+
+/* Markup the parser dropped without an event (a second <html>, a stray end
+ * tag) between the run's last chunk and the parser at r1: the run ends
+ * there and the next begins after it. */
+static void skip_dropped_markup(parse_state *p, size_t r1, const char *t, size_t n)
+{
+    const char *page = p->d->source;
+    size_t r0 = p->chunk_start, last = SIZE_MAX;
+    if (!p->in_run || r1 <= r0 || (r0 + n <= p->d->length && !memcmp(page + r0, t, n)))
+        return;
+    for (size_t i = r0; i + 1 < r1; i++)
+        if (markup_at(page, i))
+            last = i;
+    const char *close = last == SIZE_MAX ? NULL : memchr(page + last, '>', r1 - last);
+    if (close) {
+        end_run(p);
+        p->markup_end = (size_t)(close - page) + 1;
+    }
+}
+
 static void on_text(void *data, const xmlChar *text, int n)
 {
     parse_state *p = data;
     if (p->status || n <= 0 || !translating(current_state(p)) || !reserve_text(p, (size_t)n))
         return;
     block *b = &p->b;
+    skip_dropped_markup(p, position(p), (const char *)text, (size_t)n);
     if (!p->in_run) {
         if (b->count == b->run_capacity) {
             int grown = b->run_capacity ? 2 * b->run_capacity : 16;
@@ -175,14 +209,6 @@ static void on_text(void *data, const xmlChar *text, int n)
     b->length += (size_t)n;
     b->runs[b->count - 1].raw_end = p->chunk_start;
     b->runs[b->count - 1].to = b->length;
-}
-
-/* The run going on is over: the next begins no earlier than its end. */
-static void end_run(parse_state *p)
-{
-    if (p->in_run)
-        p->markup_end = p->b.runs[p->b.count - 1].raw_end;
-    p->in_run = false;
 }
 
 /* ---- a block's sentences ------------------------------------------------------ */
@@ -249,9 +275,7 @@ static ted_status check_run(const parse_state *p, const text_run *r)
     bool placed = r->raw_start >= p->emitted && r->raw_start <= r->raw_end &&
                   r->raw_end <= p->d->length;
     for (size_t i = r->raw_start; placed && i + 1 < r->raw_end; i++)
-        if (page[i] == '<' && strchr("/!?abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
-                                     page[i + 1]))
-            placed = false;
+        placed = !markup_at(page, i);
     if (placed)
         return TED_OK;
     return ted_fail(p->err, TED_ERR_INPUT, "html: the text at byte %zu could not be placed",
