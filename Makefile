@@ -306,7 +306,7 @@ valgrind: test-deps
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := build-fuzz
-FUZZ_TARGETS := safetensors config vocab tokenizer normalize spm request
+FUZZ_TARGETS := safetensors config vocab tokenizer normalize spm request document
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_COMMON := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Iinclude -Isrc \
                $(shell pkg-config --cflags yaml-0.1 libcjson icu-uc libxml-2.0 2>/dev/null)
@@ -358,6 +358,12 @@ $(FUZZ_BUILD)/fuzz_request: fuzz/fuzz_request.c $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM) $(FUZZ_LIBS) -lm -lpthread -o $@
 
 -include $(FUZZ_REQUEST_OBJ:.o=.d)
+
+# fuzz_document: the documents of src/document/ over core/.
+FUZZ_DOCUMENT_SRC := $(DOCUMENT_SRC) $(wildcard src/core/*.c)
+$(FUZZ_BUILD)/fuzz_document: fuzz/fuzz_document.c $(FUZZ_DOCUMENT_SRC) $(wildcard src/document/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_DOCUMENT_SRC) $(FUZZ_LIBS) -lpthread -o $@
 
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" \

@@ -37,6 +37,7 @@ enum { TRANSLATE = 1, KEPT = 2 };  /* an open element's state */
 typedef struct text_run {
     size_t raw_start, raw_end;  /* its bytes in the page */
     size_t from, to;            /* its decoded text in the block's text */
+    bool unplaced;              /* markup lies in bytes that are not its text */
 } text_run;
 
 /* The text runs since the last block boundary. */
@@ -111,14 +112,24 @@ static bool reserve_text(parse_state *p, size_t more)
         fail(p, TED_ERR_NOMEM);
         return false;
     }
-    memcpy(text, b->text, b->length);
-    memcpy(raw, b->raw, b->length * sizeof *raw);
+    if (b->length) {
+        memcpy(text, b->text, b->length);
+        memcpy(raw, b->raw, b->length * sizeof *raw);
+    }
     free(b->text);
     free(b->raw);
     b->text = text;
     b->raw = raw;
     b->capacity = grown;
     return true;
+}
+
+/* Whether a chunk's decoded bytes t[0, n), from r0 with the parser at r1,
+ * are the page's own bytes (the parser may be a character behind them). */
+static bool page_bytes(const parse_state *p, size_t r0, size_t r1, const char *t, size_t n)
+{
+    return r0 + n <= p->d->length && r0 + n >= r1 && r0 + n <= r1 + 4 &&
+           !memcmp(p->d->source + r0, t, n);
 }
 
 /* Maps a chunk's decoded bytes t[0, n) to the page, from r0 (the parser
@@ -130,8 +141,7 @@ static size_t map_chunk(const parse_state *p, size_t r0, size_t r1, const char *
     for (size_t k = 0; k < n; k++)
         raw[k] = SIZE_MAX;
     raw[0] = r0;
-    /* the page's own bytes (the parser may be a character behind them) */
-    if (r0 + n <= p->d->length && r0 + n >= r1 && r0 + n <= r1 + 4 && !memcmp(page + r0, t, n)) {
+    if (page_bytes(p, r0, r1, t, n)) {
         for (size_t k = 0; k < n; k++)
             raw[k] = r0 + k;
         return r0 + n;
@@ -160,13 +170,13 @@ static bool markup_at(const char *page, size_t i)
 }
 
 /* Markup the parser dropped without an event (a second <html>, a stray end
- * tag) between the run's last chunk and the parser at r1: the run ends
- * there and the next begins after it. */
+ * tag) between the run's last chunk, or the last markup, and the parser at
+ * r1: a run going on ends there, and the next begins after it. */
 static void skip_dropped_markup(parse_state *p, size_t r1, const char *t, size_t n)
 {
     const char *page = p->d->source;
-    size_t r0 = p->chunk_start, last = SIZE_MAX;
-    if (!p->in_run || r1 <= r0 || (r0 + n <= p->d->length && !memcmp(page + r0, t, n)))
+    size_t r0 = p->in_run ? p->chunk_start : p->markup_end, last = SIZE_MAX;
+    if (r1 <= r0 || page_bytes(p, r0, r1, t, n))
         return;
     for (size_t i = r0; i + 1 < r1; i++)
         if (markup_at(page, i))
@@ -199,13 +209,17 @@ static void on_text(void *data, const xmlChar *text, int n)
             b->runs = runs;
             b->run_capacity = grown;
         }
-        b->runs[b->count++] = (text_run){p->markup_end, p->markup_end, b->length, b->length};
+        b->runs[b->count++] = (text_run){p->markup_end, p->markup_end, b->length, b->length, false};
         p->chunk_start = p->markup_end;
         p->in_run = true;
     }
     memcpy(b->text + b->length, text, (size_t)n);
+    size_t r1 = position(p);
+    if (!page_bytes(p, p->chunk_start, r1, (const char *)text, (size_t)n))
+        for (size_t i = p->chunk_start; i + 1 < r1; i++)
+            b->runs[b->count - 1].unplaced |= markup_at(p->d->source, i);
     p->chunk_start =
-        map_chunk(p, p->chunk_start, position(p), (const char *)text, (size_t)n, b->raw + b->length);
+        map_chunk(p, p->chunk_start, r1, (const char *)text, (size_t)n, b->raw + b->length);
     b->length += (size_t)n;
     b->runs[b->count - 1].raw_end = p->chunk_start;
     b->runs[b->count - 1].to = b->length;
@@ -268,15 +282,12 @@ static ted_status emit_run(parse_state *p, const text_run *r, const document_spa
     return s ? s : emit_gap(p, r, at, r->to);
 }
 
-/* Where a run's bytes hold markup, the run was not placed right. */
+/* A run out of order, or one whose bytes hold markup besides its text,
+ * was not placed right: the page is refused rather than changed. */
 static ted_status check_run(const parse_state *p, const text_run *r)
 {
-    const char *page = p->d->source;
-    bool placed = r->raw_start >= p->emitted && r->raw_start <= r->raw_end &&
-                  r->raw_end <= p->d->length;
-    for (size_t i = r->raw_start; placed && i + 1 < r->raw_end; i++)
-        placed = !markup_at(page, i);
-    if (placed)
+    if (!r->unplaced && r->raw_start >= p->emitted && r->raw_start <= r->raw_end &&
+        r->raw_end <= p->d->length)
         return TED_OK;
     return ted_fail(p->err, TED_ERR_INPUT, "html: the text at byte %zu could not be placed",
                     r->raw_start);
@@ -390,7 +401,8 @@ static void on_start(void *data, const xmlChar *name, const xmlChar **attrs)
             fail(p, TED_ERR_NOMEM);
             return;
         }
-        memcpy(states, p->states, (size_t)p->depth);
+        if (p->depth)
+            memcpy(states, p->states, (size_t)p->depth);
         free(p->states);
         p->states = states;
         p->depth_capacity = grown;
