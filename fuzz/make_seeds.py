@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the seed corpora of the fuzz harnesses from the repository's good
 files: OUT/safetensors, OUT/config, OUT/vocab, OUT/tokenizer, OUT/normalize,
-OUT/spm, OUT/request.
+OUT/spm, OUT/request, OUT/document.
 
     /usr/bin/python3 fuzz/make_seeds.py OUT
 """
