@@ -59,6 +59,7 @@ typedef struct parse_state {
     bool in_run;
     size_t chunk_start;  /* where the run's next chunk begins */
     block b;
+    document_splitter *splitter;  /* opened at the first block cut into sentences */
     unsigned char *states;  /* (depth): each open element's TRANSLATE | KEPT */
     int depth, depth_capacity;
     ted_status status;
@@ -312,8 +313,10 @@ static ted_status block_sentences(parse_state *p, document_span **spans, int *co
         return TED_ERR_NOMEM;
     for (size_t i = 0; i < b->length; i++)
         seen[i] = strchr("\t\n\r\f\v", b->text[i]) && b->text[i] ? ' ' : b->text[i];
-    ted_status s = document_split_sentences(seen, b->length, p->options->language, spans, count,
-                                            p->err);
+    ted_status s = p->splitter ? TED_OK
+                               : document_splitter_open(p->options->language, &p->splitter, p->err);
+    if (!s)
+        s = document_splitter_split(p->splitter, seen, b->length, spans, count, p->err);
     free(seen);
     return s;
 }
@@ -525,5 +528,6 @@ ted_status document_parse_html(document *d, const document_options *options, ted
     free(p.b.raw);
     free(p.b.runs);
     free(p.states);
+    document_splitter_close(p.splitter);
     return p.status;
 }

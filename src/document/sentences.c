@@ -81,23 +81,38 @@ ted_status document_check_text(const char *text, size_t length, ted_error *err)
     return TED_OK;
 }
 
-static UBreakIterator *open_iterator(const char *text, size_t length, const char *language,
-                                     UText **ut, ted_error *err)
+struct document_splitter {
+    UBreakIterator *bi;
+    UText *text;  /* reused from text to text */
+};
+
+ted_status document_splitter_open(const char *language, document_splitter **out,
+                                  ted_error *err)
 {
+    *out = NULL;
+    document_splitter *sp = ted_alloc(1, sizeof *sp, "sentence splitter", err);
+    if (!sp)
+        return TED_ERR_NOMEM;
     char locale[64];
     snprintf(locale, sizeof locale, "%.16s@ss=standard", language ? language : "en");
     UErrorCode status = U_ZERO_ERROR;
-    UBreakIterator *bi = ubrk_open(UBRK_SENTENCE, locale, NULL, 0, &status);
-    *ut = utext_openUTF8(NULL, text, (int64_t)length, &status);
-    if (U_SUCCESS(status))
-        ubrk_setUText(bi, *ut, &status);
-    if (U_SUCCESS(status))
-        return bi;
-    ubrk_close(bi);
-    utext_close(*ut);
-    ted_fail(err, status == U_MEMORY_ALLOCATION_ERROR ? TED_ERR_NOMEM : TED_ERR_INPUT,
-             "ICU's sentence break iterator (%s): %s", locale, u_errorName(status));
-    return NULL;
+    sp->bi = ubrk_open(UBRK_SENTENCE, locale, NULL, 0, &status);
+    if (U_FAILURE(status)) {
+        document_splitter_close(sp);
+        return ted_fail(err, status == U_MEMORY_ALLOCATION_ERROR ? TED_ERR_NOMEM : TED_ERR_INPUT,
+                        "ICU's sentence break iterator (%s): %s", locale, u_errorName(status));
+    }
+    *out = sp;
+    return TED_OK;
+}
+
+void document_splitter_close(document_splitter *sp)
+{
+    if (!sp)
+        return;
+    ubrk_close(sp->bi);
+    utext_close(sp->text);
+    free(sp);
 }
 
 typedef struct span_list {
@@ -122,19 +137,11 @@ static ted_status add_span(span_list *l, size_t start, size_t end, ted_error *er
     return TED_OK;
 }
 
-ted_status document_split_sentences(const char *text, size_t length, const char *language,
-                                    document_span **spans, int *count, ted_error *err)
+/* ICU's boundaries of text[0, length), as sentences in *l. */
+static ted_status collect(UBreakIterator *bi, const char *text, size_t length, span_list *l,
+                          ted_error *err)
 {
-    *spans = NULL;
-    *count = 0;
-    ted_status s = document_check_text(text, length, err);
-    if (s || length == 0)
-        return s;
-    UText *ut;
-    UBreakIterator *bi = open_iterator(text, length, language, &ut, err);
-    if (!bi)
-        return err ? err->status : TED_ERR_INPUT;
-    span_list l = {0};
+    ted_status s = TED_OK;
     size_t open = SIZE_MAX;  /* the start of a sentence that goes on past a title */
     int32_t start = ubrk_first(bi), end;
     while (!s && (end = ubrk_next(bi)) != UBRK_DONE) {
@@ -148,15 +155,46 @@ ted_status document_split_sentences(const char *text, size_t length, const char 
             !memchr(text + b, '\n', (size_t)end - b) && !memchr(text + b, '\r', (size_t)end - b))
             open = a;
         else
-            s = add_span(&l, a, b, err);
+            s = add_span(l, a, b, err);
     }
-    ubrk_close(bi);
-    utext_close(ut);
-    if (s) {
+    return s;
+}
+
+ted_status document_splitter_split(document_splitter *sp, const char *text, size_t length,
+                                   document_span **spans, int *count, ted_error *err)
+{
+    *spans = NULL;
+    *count = 0;
+    ted_status s = document_check_text(text, length, err);
+    if (s || length == 0)
+        return s;
+    UErrorCode status = U_ZERO_ERROR;
+    sp->text = utext_openUTF8(sp->text, text, (int64_t)length, &status);
+    if (U_SUCCESS(status))
+        ubrk_setUText(sp->bi, sp->text, &status);
+    if (U_FAILURE(status))
+        return ted_fail(err, status == U_MEMORY_ALLOCATION_ERROR ? TED_ERR_NOMEM : TED_ERR_INPUT,
+                        "ICU's sentence break iterator: %s", u_errorName(status));
+    span_list l = {0};
+    if ((s = collect(sp->bi, text, length, &l, err))) {
         free(l.spans);
         return s;
     }
     *spans = l.spans;
     *count = l.count;
     return TED_OK;
+}
+
+ted_status document_split_sentences(const char *text, size_t length, const char *language,
+                                    document_span **spans, int *count, ted_error *err)
+{
+    *spans = NULL;
+    *count = 0;
+    document_splitter *sp;
+    ted_status s = document_check_text(text, length, err);
+    if (s || length == 0 || (s = document_splitter_open(language, &sp, err)))
+        return s;
+    s = document_splitter_split(sp, text, length, spans, count, err);
+    document_splitter_close(sp);
+    return s;
 }

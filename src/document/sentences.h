@@ -31,6 +31,21 @@ ted_status document_split_sentences(const char *text, size_t length, const char 
  * UTF-8 or holds a NUL byte, or is over 2^31 - 1 bytes (ICU's limit). */
 ted_status document_check_text(const char *text, size_t length, ted_error *err);
 
+/* ICU's sentence iterator for one language, opened once and used on many
+ * texts (the blocks of a page). */
+typedef struct document_splitter document_splitter;
+
+/* `language` as document_split_sentences takes it; TED_ERR_NOMEM, or
+ * TED_ERR_INPUT when ICU has no iterator for it. */
+ted_status document_splitter_open(const char *language, document_splitter **splitter,
+                                  ted_error *err);
+
+/* document_split_sentences with the splitter's language. */
+ted_status document_splitter_split(document_splitter *splitter, const char *text, size_t length,
+                                   document_span **spans, int *count, ted_error *err);
+
+void document_splitter_close(document_splitter *splitter);
+
 /* Whether the character at `s` (`available` bytes to the end; valid
  * UTF-8) is Unicode White_Space; its length in *length. */
 int document_space_at(const char *s, size_t available, int *length);
