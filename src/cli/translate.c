@@ -557,7 +557,11 @@ static int run(translate_job *job, const cli_args *a, const char *input, const c
         progress *p = &job->progress;
         p->on = isatty(STDERR_FILENO);
         if (p->on) {
-            p->total = a->operand_count > 0 ? a->operand_count : input ? count_lines(input) : 0;
+            /* the total counts lines; with documents the progress counts sentences */
+            p->total = job->documents          ? 0
+                       : a->operand_count > 0 ? a->operand_count
+                       : input                ? count_lines(input)
+                                              : 0;
             p->start = p->last = now();
             job->options.progress = on_progress;
             job->options.progress_data = p;
