@@ -367,6 +367,16 @@ static void markup_seen(parse_state *p, bool start_tag)
         p->markup_end = at;
 }
 
+/* Whether the class attribute `value` lists `name`. */
+static bool has_class(const char *value, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *at = strstr(value, name); at; at = strstr(at + 1, name))
+        if ((at == value || strchr(" \t\n\r\f", at[-1])) && strchr(" \t\n\r\f", at[n]))
+            return true;
+    return false;
+}
+
 /* The state of an element opened in `parent` with these attributes. */
 static unsigned element_state(unsigned parent, const xmlChar *name, const xmlChar **attrs)
 {
@@ -381,7 +391,7 @@ static unsigned element_state(unsigned parent, const xmlChar *name, const xmlCha
             state &= ~(unsigned)TRANSLATE;
         else if (!strcmp(key, "translate") && !strcasecmp(value, "yes"))
             state |= TRANSLATE;
-        else if (!strcmp(key, "class") && strstr(value, "notranslate"))
+        else if (!strcmp(key, "class") && has_class(value, "notranslate"))
             state &= ~(unsigned)TRANSLATE;
     }
     return state;

@@ -195,3 +195,15 @@ Test(document, format_names)
     cr_expect_not(document_format_from_name("HTML", &f));
     cr_expect_not(document_format_from_name("xml", &f));
 }
+
+Test(document, html_notranslate_is_a_class_of_its_own)
+{
+    int count = 0;
+    char *out = translated("<p class=\"a notranslate\">Keep.</p><p class=\"notranslated\">Go."
+                           "</p><div translate=\"no\"><p translate=\"yes\">Yes.</p>No.</div>",
+                           DOCUMENT_HTML, &count);
+    cr_expect_str_eq(out, "<p class=\"a notranslate\">Keep.</p><p class=\"notranslated\">[Go.]"
+                          "</p><div translate=\"no\"><p translate=\"yes\">[Yes.]</p>No.</div>");
+    cr_expect_eq(count, 2);
+    free(out);
+}
