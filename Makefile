@@ -33,11 +33,14 @@ SANFLAGS :=
 OPT ?= -O2
 endif
 
-# icu-uc, icu-i18n and libxml-2.0: the documents of src/document/ (sentences
-# with ICU's BreakIterator, HTML with libxml2's parser), linked into the program.
-DEPS := yaml-0.1 libcjson sentencepiece libmicrohttpd icu-uc icu-i18n libxml-2.0
-DEP_CFLAGS := $(shell pkg-config --cflags $(DEPS) 2>/dev/null)
+DEPS := yaml-0.1 libcjson sentencepiece libmicrohttpd
+# The documents of src/document/ (sentences with ICU's BreakIterator, HTML
+# with libxml2's parser): linked into the program and the unit tests, not
+# into libted.
+DOCUMENT_DEPS := icu-uc icu-i18n libxml-2.0
+DEP_CFLAGS := $(shell pkg-config --cflags $(DEPS) $(DOCUMENT_DEPS) 2>/dev/null)
 DEP_LIBS := $(shell pkg-config --libs $(DEPS) 2>/dev/null)
+DOCUMENT_LIBS := $(shell pkg-config --libs $(DOCUMENT_DEPS) 2>/dev/null)
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
 
 # No -march: one binary runs on any CPU of its architecture and picks its
@@ -118,11 +121,11 @@ $(LIB): $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(TED): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $^ $(DOCUMENT_LIBS) $(LDLIBS) -o $@
 
 # The unit tests link the documents of src/document/ too (tests/unit/test_document.c).
 $(UNIT): $(TEST_OBJ) $(DOCUMENT_SRC:%.c=$(BUILD)/%.o) $(LIB)
-	$(CC) $(LDFLAGS) $^ $(CRITERION_LIBS) $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $^ $(CRITERION_LIBS) $(DOCUMENT_LIBS) $(LDLIBS) -o $@
 
 $(BUILD)/example-%: examples/%.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@

@@ -178,7 +178,8 @@ static void free_encoded(encoded_lines *e)
 
 /* Tokenizes every line of the chunk before any is translated
  * (ted_prepare_source), so that an error names its line and leaves no
- * output. */
+ * output: line_of[i] (NULL: the chunk's lines in order; -N: sentence N of
+ * a page). */
 static int encode_lines(const translate_job *job, const char *const *lines, int count,
                         const long *line_of, encoded_lines *e)
 {
@@ -191,9 +192,10 @@ static int encode_lines(const translate_job *job, const char *const *lines, int 
         return cli_error("out of memory");
     for (int i = 0; i < count; i++) {
         ted_error err = {0};
+        long where = line_of ? line_of[i] : job->first_line + i;
         if (ted_prepare_source(job->model, lines[i], &e->sources[i], &err) != TED_OK)
-            return cli_error("%s%sline %ld: %s", file, colon,
-                             line_of ? line_of[i] : job->first_line + i, err.message);
+            return cli_error("%s%s%s %ld: %s", file, colon, where > 0 ? "line" : "sentence",
+                             where > 0 ? where : -where, err.message);
         e->ids[i] = e->sources[i].ids;
         e->lengths[i] = e->sources[i].count;
     }
@@ -269,7 +271,8 @@ typedef struct chunk_documents {
     document **documents;    /* (count) */
     int count;
     const char **sentences;  /* (total) */
-    long *line_of;           /* (total): each sentence's input line, for messages */
+    long *line_of;           /* (total): each sentence's input line, for messages; in a
+                              * page read whole, -N for its sentence N */
     int total;
 } chunk_documents;
 
@@ -306,7 +309,7 @@ static int parse_documents(const translate_job *job, const char *const *texts,
     for (int i = 0, at = 0; i < count; i++)
         for (int k = 0; k < document_sentence_count(c->documents[i]); k++, at++) {
             c->sentences[at] = document_sentences(c->documents[i])[k];
-            c->line_of[at] = lengths ? 0 : job->first_line + i;
+            c->line_of[at] = lengths ? -(long)(at + 1) : job->first_line + i;
         }
     return 0;
 }
@@ -322,7 +325,8 @@ static int write_documents(translate_job *job, const chunk_documents *c, const e
     for (int j = 0; j < c->total; j++) {
         texts[j] = outputs[j].text;
         if (e->sources[j].unknown > 0)
-            cli_report_unknown(job->model, job->input, c->line_of[j], c->sentences[j],
+            cli_report_unknown(job->model, job->input, c->line_of[j] > 0 ? c->line_of[j] : 0,
+                               c->sentences[j],
                                &e->sources[j], "translated as <unk>");
     }
     int status = 0;
