@@ -32,6 +32,10 @@ static const char usage[] =
     "                       model's decoding rule in config.yaml)\n"
     "  --batch-size N       sentences decoded together (default 32)\n"
     "  --threads N          threads for the matrix products (default 1)\n"
+    "  --source-lang CODE   the source language, for a model that names its\n"
+    "                       languages (`ted info` lists them)\n"
+    "  --target-lang CODE   the target language; required when the model\n"
+    "                       translates into several\n"
     "  -h, --help           show this help\n"
     "\n"
     "decoding (default: the model's config.yaml decoding: section, else greedy):\n"
@@ -193,7 +197,8 @@ static int encode_lines(const translate_job *job, const char *const *lines, int 
     for (int i = 0; i < count; i++) {
         ted_error err = {0};
         long where = line_of ? line_of[i] : job->first_line + i;
-        if (ted_prepare_source(job->model, lines[i], &e->sources[i], &err) != TED_OK)
+        if (ted_prepare_source(job->model, lines[i], &job->options.languages, &e->sources[i],
+                               &err) != TED_OK)
             return cli_error("%s%s%s %ld: %s", file, colon, where > 0 ? "line" : "sentence",
                              where > 0 ? where : -where, err.message);
         e->ids[i] = e->sources[i].ids;
@@ -666,6 +671,8 @@ static bool translate_option(cli_args *a, const char *option, void *options)
             cli_error("%s: '%s' is neither text nor html", option, a->value);
             a->failed = true;
         }
+    } else if (cli_language_option(a, option, &t->d.languages)) {
+        return true;
     } else {
         return decoding_option(a, option, &t->d);
     }
@@ -688,6 +695,7 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
     if (job->document.format == DOCUMENT_HTML)
         job->document.split_sentences = true;  /* a page's blocks are cut into sentences */
     job->documents = job->document.split_sentences;
+    job->document.language = frontend_source_language(model, &job->options.languages);
     if (job->documents && job->moses)
         return cli_error("translate: %s applies to single sentences, not with %s",
                          job->scores ? "--scores" : "--n-best",

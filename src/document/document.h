@@ -39,7 +39,7 @@ typedef enum document_format { DOCUMENT_TEXT, DOCUMENT_HTML } document_format;
 typedef struct document_options {
     document_format format;
     bool split_sentences;  /* cut text into sentences (ICU); else a block is one */
-    const char *language;  /* ISO 639 code of the text for ICU's rules; NULL: "en" */
+    const char *language;  /* the text's language for ICU (document/sentences.h); NULL: "en" */
 } document_options;
 
 /* The spelling of a format where users give it: "text" or "html". False

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unicode/ubrk.h>
 #include <unicode/uchar.h>
+#include <unicode/uloc.h>
 #include <unicode/utext.h>
 #include <unicode/utf8.h>
 
@@ -81,6 +82,8 @@ ted_status document_check_text(const char *text, size_t length, ted_error *err)
     return TED_OK;
 }
 
+#define CODE_CHARACTERS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+
 struct document_splitter {
     UBreakIterator *bi;
     UText *text;  /* reused from text to text */
@@ -93,10 +96,16 @@ ted_status document_splitter_open(const char *language, document_splitter **out,
     document_splitter *sp = ted_alloc(1, sizeof *sp, "sentence splitter", err);
     if (!sp)
         return TED_ERR_NOMEM;
-    char locale[64];
-    snprintf(locale, sizeof locale, "%.16s@ss=standard", language ? language : "en");
+    char code[17] = "en", given[64], locale[64];
+    size_t n = 0;  /* the code's letters, digits, '_' and '-': no ICU keyword of the caller's */
+    while (language && n < 16 && language[n] && strchr(CODE_CHARACTERS, language[n]))
+        n++;
+    if (n > 0)
+        snprintf(code, sizeof code, "%.*s", (int)n, language);
+    snprintf(given, sizeof given, "%s@ss=standard", code);
     UErrorCode status = U_ZERO_ERROR;
-    sp->bi = ubrk_open(UBRK_SENTENCE, locale, NULL, 0, &status);
+    uloc_canonicalize(given, locale, sizeof locale, &status);  /* "eng_Latn" -> "en_Latn" */
+    sp->bi = U_SUCCESS(status) ? ubrk_open(UBRK_SENTENCE, locale, NULL, 0, &status) : NULL;
     if (U_FAILURE(status)) {
         document_splitter_close(sp);
         return ted_fail(err, status == U_MEMORY_ALLOCATION_ERROR ? TED_ERR_NOMEM : TED_ERR_INPUT,

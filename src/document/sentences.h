@@ -21,8 +21,10 @@ typedef struct document_span {
 
 /* The sentences of text[0, length), in order, in *spans (malloc'ed, NULL
  * when there are none) and *count: none for an empty text or one of white
- * space only. `language`: an ISO 639 code choosing ICU's rules and
- * abbreviations ("en", "fr", "de"...); NULL: "en". TED_ERR_INPUT names the
+ * space only. `language`: a language code choosing ICU's rules and
+ * abbreviations ("en", "fr", "deu", "eng_Latn": ICU canonicalizes it; its
+ * part up to a character other than a letter, digit, '_' or '-'); NULL or
+ * empty: "en". TED_ERR_INPUT names the
  * byte offset of a text that is not UTF-8 or holds a NUL byte. */
 ted_status document_split_sentences(const char *text, size_t length, const char *language,
                                     document_span **spans, int *count, ted_error *err);

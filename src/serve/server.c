@@ -237,7 +237,8 @@ static ted_status job_of_texts(request *r, const ted_model *model,
                         f->scores ? "scores" : "n_best",
                         f->format == DOCUMENT_HTML ? "\"format\": \"html\""
                                                    : "\"split_sentences\": true");
-    document_options o = {.format = f->format, .split_sentences = true};
+    document_options o = {.format = f->format, .split_sentences = true,
+                          .language = frontend_source_language(model, &options->languages)};
     ted_status s = serve_documents_parse(f->texts, f->count, &o, &r->documents, err);
     if (!s && (s = serve_job_new(model, options, r->documents.sentences, r->documents.total,
                                  &r->job, err)))

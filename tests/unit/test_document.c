@@ -207,3 +207,38 @@ Test(document, html_notranslate_is_a_class_of_its_own)
     cr_expect_eq(count, 2);
     free(out);
 }
+
+/* The sentences of `text` in `language`, joined by '|'. */
+static char *split_in(const char *text, const char *language)
+{
+    document_span *spans;
+    int count;
+    ted_error err = {0};
+    cr_assert_eq(document_split_sentences(text, strlen(text), language, &spans, &count, &err),
+                 TED_OK, "%s: %s", language, err.message);
+    char *out = calloc(strlen(text) + (size_t)count + 1, 1);
+    cr_assert_not_null(out);
+    for (int i = 0; i < count; i++) {
+        if (i)
+            strcat(out, "|");
+        strncat(out, text + spans[i].start, spans[i].end - spans[i].start);
+    }
+    free(spans);
+    return out;
+}
+
+Test(sentences, language_codes_as_models_spell_them)
+{
+    /* ICU's English abbreviations, reached from each spelling of English */
+    const char *english[] = {"en", "eng", "eng_Latn", "en_XX", NULL, ""};
+    for (size_t i = 0; i < sizeof english / sizeof *english; i++) {
+        char *got = split_in("Mr. Jones came. Prof. Lee too.", english[i]);
+        cr_expect_str_eq(got, "Mr. Jones came.|Prof. Lee too.", "%s: %s",
+                         english[i] ? english[i] : "NULL", got);
+        free(got);
+    }
+    /* a code is cut at a character it cannot hold: no ICU keyword gets through */
+    char *got = split_in("One. Two.", "fr@ss=none;x");
+    cr_expect_str_eq(got, "One.|Two.");
+    free(got);
+}
