@@ -575,11 +575,14 @@ def check_tokenizer_config(tokenizer_config):
 
 
 def read_vocab_json(hf_dir, name, size):
-    """vocab.json (token -> id) as the list of tokens by id: the ids must run
-    0 .. size-1, each once, size being the embedding's rows."""
+    """vocab.json (token -> id) as the list of tokens by id: each id one of
+    0 .. size-1, size being the embedding's rows, once. An id the file
+    lacks (a vocab.json shorter than vocab_size) is a row without a token,
+    which MarianTokenizer decodes as its unk_token: it becomes a repeated
+    "<unk>" line (ted_format.NO_TOKEN), which ted decodes the same way."""
     vocab = read_json(hf_dir, name)
     path = os.path.join(hf_dir, name)
-    if len(vocab) != size:
+    if len(vocab) > size:
         raise ExportError(f"{path}: {len(vocab)} tokens, but config.json vocab_size is {size}")
     tokens = [None] * size
     for token, index in vocab.items():
@@ -590,10 +593,30 @@ def read_vocab_json(hf_dir, name, size):
             raise ExportError(f"{path}: tokens {json.dumps(tokens[index])} and "
                               f"{json.dumps(token)} both have id {index}")
         tokens[index] = token
+    fill_missing_ids(tokens, path)
     problem = ted_format.vocab_problem(tokens)
     if problem:
         raise ExportError(f"{path}: {problem}")
     return tokens
+
+
+def fill_missing_ids(tokens, path):
+    """The ids vocab.json lacks become ted_format.NO_TOKEN lines, after its
+    own "<unk>" (the token ted looks the spelling up as), with a warning."""
+    missing = [i for i, token in enumerate(tokens) if token is None]
+    if not missing:
+        return
+    unk = tokens.index(ted_format.NO_TOKEN) if ted_format.NO_TOKEN in tokens else None
+    if unk is None or unk > missing[0]:
+        raise ExportError(f"{path}: no token for id {missing[0]} (vocab_size {len(tokens)}), "
+                          f"and no {json.dumps(ted_format.NO_TOKEN)} token before it: ted "
+                          f"writes such an id as a {json.dumps(ted_format.NO_TOKEN)} line "
+                          "after the vocabulary's own")
+    for i in missing:
+        tokens[i] = ted_format.NO_TOKEN
+    shown = ", ".join(map(str, missing[:5])) + (", ..." if len(missing) > 5 else "")
+    warn(f"{path}: {len(missing)} of the vocab_size {len(tokens)} ids have no token ({shown}): "
+         f"they decode as {ted_format.NO_TOKEN}, as MarianTokenizer decodes them")
 
 
 def special_ids(tokenizer_config, tokens, path):

@@ -25,6 +25,7 @@ const char serve_nul_refusal[] = "the body holds a NUL character";
 
 typedef enum field_kind {
     FIELD_MODEL,          /* a string: the model's name */
+    FIELD_STRING,         /* a string */
     FIELD_TEXT,           /* a list of strings */
     FIELD_WHOLE,          /* an int */
     FIELD_NUMBER,         /* a float */
@@ -46,6 +47,8 @@ typedef struct field {
 
 static const field fields[] = {
     {"model", FIELD_MODEL, 0, 0},
+    {"source_lang", FIELD_STRING, CHOICE(languages.source), 0},
+    {"target_lang", FIELD_STRING, CHOICE(languages.target), 0},
     {"text", FIELD_TEXT, 0, 0},
     {"beam", FIELD_WHOLE, CHOICE(beam), CHOICE(beam_given)},
     {"sample", FIELD_FLAG, CHOICE(sample), 0},
@@ -110,6 +113,7 @@ static const char *expected(field_kind kind)
 {
     switch (kind) {
     case FIELD_MODEL: return "a string";
+    case FIELD_STRING: return "a string";
     case FIELD_TEXT: return "a list of strings";
     case FIELD_WHOLE: return "a whole number";
     case FIELD_NUMBER: return "a number";
@@ -130,6 +134,9 @@ static bool store(const field *f, const cJSON *v, serve_request *r)
     case FIELD_MODEL:
         r->model = cJSON_IsString(v) ? v->valuestring : NULL;
         return r->model != NULL;
+    case FIELD_STRING:
+        *(const char **)at = cJSON_IsString(v) ? v->valuestring : NULL;
+        return *(const char **)at != NULL;
     case FIELD_TEXT:
         return false;  /* read_texts */
     case FIELD_WHOLE:
