@@ -34,8 +34,13 @@ OPT ?= -O2
 endif
 
 DEPS := yaml-0.1 libcjson sentencepiece libmicrohttpd
-DEP_CFLAGS := $(shell pkg-config --cflags $(DEPS) 2>/dev/null)
+# The documents of src/document/ (sentences with ICU's BreakIterator, HTML
+# with libxml2's parser): linked into the program and the unit tests, not
+# into libted.
+DOCUMENT_DEPS := icu-uc icu-i18n libxml-2.0
+DEP_CFLAGS := $(shell pkg-config --cflags $(DEPS) $(DOCUMENT_DEPS) 2>/dev/null)
 DEP_LIBS := $(shell pkg-config --libs $(DEPS) 2>/dev/null)
+DOCUMENT_LIBS := $(shell pkg-config --libs $(DOCUMENT_DEPS) 2>/dev/null)
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
 
 # No -march: one binary runs on any CPU of its architecture and picks its
@@ -51,7 +56,8 @@ LDLIBS := $(DEP_LIBS) -lstdc++ -lm -lpthread
 
 LIB_SRC := $(wildcard src/core/*.c src/kernels/*.c src/layers/*.c src/model/*.c src/io/*.c src/learn/*.c) \
            $(wildcard src/io/*.cc)
-CLI_SRC := $(wildcard src/cli/*.c src/serve/*.c src/frontend/*.c)
+CLI_SRC := $(wildcard src/cli/*.c src/serve/*.c src/frontend/*.c src/document/*.c)
+DOCUMENT_SRC := $(wildcard src/document/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
 EXAMPLE_SRC := $(wildcard examples/*.c)
 
@@ -115,10 +121,11 @@ $(LIB): $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(TED): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $^ $(DOCUMENT_LIBS) $(LDLIBS) -o $@
 
-$(UNIT): $(TEST_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) $^ $(CRITERION_LIBS) $(LDLIBS) -o $@
+# The unit tests link the documents of src/document/ too (tests/unit/test_document.c).
+$(UNIT): $(TEST_OBJ) $(DOCUMENT_SRC:%.c=$(BUILD)/%.o) $(LIB)
+	$(CC) $(LDFLAGS) $^ $(CRITERION_LIBS) $(DOCUMENT_LIBS) $(LDLIBS) -o $@
 
 $(BUILD)/example-%: examples/%.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -325,12 +332,13 @@ valgrind: test-deps
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := build-fuzz
-FUZZ_TARGETS := safetensors config vocab tokenizer normalize spm request
+FUZZ_TARGETS := safetensors config vocab tokenizer normalize spm request document
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_COMMON := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Iinclude -Isrc \
-               $(shell pkg-config --cflags yaml-0.1 libcjson 2>/dev/null)
+               $(shell pkg-config --cflags yaml-0.1 libcjson icu-uc libxml-2.0 2>/dev/null)
 FUZZ_CFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer $(FUZZ_SAN)
-FUZZ_LIBS := $(shell pkg-config --libs yaml-0.1 libcjson sentencepiece 2>/dev/null) -lstdc++
+FUZZ_LIBS := $(shell pkg-config --libs yaml-0.1 libcjson sentencepiece icu-uc icu-i18n \
+                                        libxml-2.0 2>/dev/null) -lstdc++
 # The harnesses link io/ and core/ whole (the parsers and what they stand on).
 FUZZ_LIB_SRC := $(wildcard src/io/*.c src/core/*.c)
 FUZZ_SPM := $(FUZZ_BUILD)/sentencepiece.o
@@ -350,7 +358,7 @@ $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_LIB_SRC) $(FUZZ_SPM) $(wildcard src/i
 FUZZ_OBJ := $(FUZZ_BUILD)/obj
 FUZZ_OBJ_CFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP
 FUZZ_REQUEST_SRC := $(filter %.c,$(LIB_SRC)) src/serve/request.c src/serve/explore.c \
-                    src/serve/job.c src/frontend/options.c
+                    src/serve/job.c src/frontend/options.c $(DOCUMENT_SRC)
 FUZZ_REQUEST_OBJ := $(FUZZ_REQUEST_SRC:%.c=$(FUZZ_OBJ)/%.o) \
                     $(foreach v,$(KERNEL_VARIANTS),\
                       $(KERNEL_SRC:src/kernels/variant/%.c=$(FUZZ_OBJ)/src/kernels/$(v)/%.o)) \
@@ -376,6 +384,12 @@ $(FUZZ_BUILD)/fuzz_request: fuzz/fuzz_request.c $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM) $(FUZZ_LIBS) -lm -lpthread -o $@
 
 -include $(FUZZ_REQUEST_OBJ:.o=.d)
+
+# fuzz_document: the documents of src/document/ over core/.
+FUZZ_DOCUMENT_SRC := $(DOCUMENT_SRC) $(wildcard src/core/*.c)
+$(FUZZ_BUILD)/fuzz_document: fuzz/fuzz_document.c $(FUZZ_DOCUMENT_SRC) $(wildcard src/document/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_DOCUMENT_SRC) $(FUZZ_LIBS) -lpthread -o $@
 
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" \

@@ -21,7 +21,8 @@ MAX_PARAMS=7
 # public API of include/ted/, is open to all). The library points downward:
 # core <- kernels <- layers <- model, io <- model. The front ends sit above
 # the public API: learn (the trace of a decode), frontend (decoding options
-# as users spell them), serve, cli.
+# as users spell them), document (paragraphs and HTML pages as sentences),
+# serve, cli.
 ALLOWED='
 core:
 kernels:   core
@@ -30,8 +31,9 @@ io:        core
 model:     core kernels layers io
 learn:     layers io core
 frontend:  core
-serve:     frontend learn model io core
-cli:       serve learn frontend model io core
+document:  core
+serve:     frontend document learn model io core
+cli:       serve learn frontend document model io core
 '
 
 # Functions whose parameter list a library fixes, as "FILE FUNCTION".

@@ -32,6 +32,7 @@ typedef enum field_kind {
     FIELD_FLAG,           /* true or false */
     FIELD_SEED,           /* a whole number >= 0, or its decimal digits as a string */
     FIELD_NORMALIZATION,  /* "gnmt" or "power" */
+    FIELD_FORMAT,         /* "text" or "html" */
 } field_kind;
 
 /* A field of the body: where its value goes in serve_request, and where
@@ -61,6 +62,8 @@ static const field fields[] = {
     {"n_best", FIELD_WHOLE, CHOICE(n_best), CHOICE(n_best_given)},
     {"max_length", FIELD_WHOLE, CHOICE(max_length), CHOICE(max_length_given)},
     {"scores", FIELD_FLAG, offsetof(serve_request, scores), 0},
+    {"split_sentences", FIELD_FLAG, offsetof(serve_request, split_sentences), 0},
+    {"format", FIELD_FORMAT, offsetof(serve_request, format), 0},
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -117,6 +120,7 @@ static const char *expected(field_kind kind)
     case FIELD_FLAG: return "true or false";
     case FIELD_SEED: return "a whole number from 0 to 2^53, or a string of digits";
     case FIELD_NORMALIZATION: return "\"gnmt\" or \"power\"";
+    case FIELD_FORMAT: return "\"text\" or \"html\"";
     }
     return "";
 }
@@ -152,6 +156,8 @@ static bool store(const field *f, const cJSON *v, serve_request *r)
         *(ted_length_normalization *)at =
             strcmp(v->valuestring, "gnmt") ? TED_LENGTH_POWER : TED_LENGTH_GNMT;
         return !strcmp(v->valuestring, "gnmt") || !strcmp(v->valuestring, "power");
+    case FIELD_FORMAT:
+        return cJSON_IsString(v) && document_format_from_name(v->valuestring, (document_format *)at);
     }
     return false;
 }

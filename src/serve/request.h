@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "document/document.h"
 #include "frontend/options.h"
 #include "serve/job.h"
 
@@ -16,6 +17,8 @@ typedef struct serve_request {
     int count;
     frontend_choice choice;
     bool scores;
+    bool split_sentences;    /* each text a paragraph (serve/documents.h) */
+    document_format format;  /* DOCUMENT_HTML: each text an HTML page */
 } serve_request;
 
 /* How ted serve names the options in its messages: by their JSON fields

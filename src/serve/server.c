@@ -34,6 +34,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/utf8.h"
+#include "serve/documents.h"
 #include "serve/explore.h"
 #include "serve/guard.h"
 #include "serve/loop.h"
@@ -86,6 +87,7 @@ typedef struct request {
     bool too_large;
     serve_request fields;
     int model;           /* which of the models served */
+    serve_documents documents;  /* with split_sentences or format html: the texts */
     serve_job *job;
     bool counted;        /* in server->in_flight: accepted before the drain */
     bool close;          /* the answer closes the connection */
@@ -182,6 +184,8 @@ static enum MHD_Result answer_job(request *r)
     if (job->status)
         return refuse(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL, "%s",
                       job->error.message);
+    if (r->documents.documents)
+        return respond(r, MHD_HTTP_OK, serve_documents_answer(&r->documents, job), NULL, NULL);
     return respond(r, MHD_HTTP_OK, serve_answer(job, r->fields.scores), NULL, NULL);
 }
 
@@ -220,6 +224,28 @@ static int find_model(const serve_config *c, const char *name)
     return -1;
 }
 
+/* The request's job: its texts, or with "split_sentences" or "format":
+ * "html" the sentences of its documents (serve/documents.h). */
+static ted_status job_of_texts(request *r, const ted_model *model,
+                               const ted_translate_options *options, ted_error *err)
+{
+    const serve_request *f = &r->fields;
+    if (!f->split_sentences && f->format != DOCUMENT_HTML)
+        return serve_job_new(model, options, f->texts, f->count, &r->job, err);
+    if (f->scores || options->decode.n_best > 1)
+        return ted_fail(err, TED_ERR_ARGUMENT, "%s applies to single sentences, not with %s",
+                        f->scores ? "scores" : "n_best",
+                        f->format == DOCUMENT_HTML ? "\"format\": \"html\""
+                                                   : "\"split_sentences\": true");
+    document_options o = {.format = f->format, .split_sentences = true,
+                          .language = frontend_source_language(model, &options->languages)};
+    ted_status s = serve_documents_parse(f->texts, f->count, &o, &r->documents, err);
+    if (!s && (s = serve_job_new(model, options, r->documents.sentences, r->documents.total,
+                                 &r->job, err)))
+        serve_documents_name_sentence(&r->documents, err);
+    return s;
+}
+
 /* The whole body is in: parse, check, tokenize, decode. */
 static enum MHD_Result translate(request *r)
 {
@@ -244,7 +270,7 @@ static enum MHD_Result translate(request *r)
     ted_error err = {0};
     if (frontend_choose_options(model, &r->fields.choice, &serve_field_names, &options,
                                      &err) ||
-        serve_job_new(model, &options, r->fields.texts, r->fields.count, &r->job, &err))
+        job_of_texts(r, model, &options, &err))
         return refuse(r,
                       err.status == TED_ERR_NOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR
                                                   : MHD_HTTP_BAD_REQUEST,
@@ -499,6 +525,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **context,
     }
     pthread_mutex_unlock(&s->lock);
     serve_job_free(r->job);
+    serve_documents_free(&r->documents);
     serve_request_free(&r->fields);
     free(r->body);
     free(r);
