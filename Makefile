@@ -33,7 +33,7 @@ SANFLAGS :=
 OPT ?= -O2
 endif
 
-DEPS := yaml-0.1 libcjson sentencepiece libmicrohttpd
+DEPS := yaml-0.1 libcjson sentencepiece libmicrohttpd libexttextcat
 DEP_CFLAGS := $(shell pkg-config --cflags $(DEPS) 2>/dev/null)
 DEP_LIBS := $(shell pkg-config --libs $(DEPS) 2>/dev/null)
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
@@ -79,6 +79,10 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 # src/serve/explorer_assets.S (.incbin): no tool beyond the assembler.
 EXPLORER_ASSETS := $(wildcard src/serve/explorer/*)
 CLI_OBJ += $(BUILD)/src/serve/explorer_assets.o
+# docs/openapi.yaml, served at /openapi.yaml, built in the same way.
+CLI_OBJ += $(BUILD)/src/serve/openapi_asset.o
+# The language profiles of libexttextcat (ted serve's language detection).
+TEXTCAT_PROFILES := $(shell pkg-config --variable=pkgdatadir libexttextcat 2>/dev/null)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 LIB := $(BUILD)/libted.a
@@ -98,6 +102,12 @@ $(BUILD)/%.o: %.c
 $(BUILD)/src/serve/explorer_assets.o: src/serve/explorer_assets.S $(EXPLORER_ASSETS)
 	@mkdir -p $(dir $@)
 	$(CC) -c $< -o $@
+
+$(BUILD)/src/serve/openapi_asset.o: src/serve/openapi_asset.S docs/openapi.yaml
+	@mkdir -p $(dir $@)
+	$(CC) -c $< -o $@
+
+$(BUILD)/src/serve/detect.o: CFLAGS += -DSERVE_PROFILES='"$(TEXTCAT_PROFILES)"'
 
 $(BUILD)/%.o: %.cc
 	@mkdir -p $(dir $@)

@@ -12,7 +12,7 @@
 #                                    nbconvert and ipykernel (the Python notebook)
 set -e
 packages="build-essential pkg-config libyaml-dev libcjson-dev libsentencepiece-dev
-libmicrohttpd-dev"
+libmicrohttpd-dev libexttextcat-dev libexttextcat-data"
 if [ "${1:-}" = "--test" ]; then
     packages="$packages libcriterion-dev python3 python3-numpy python3-torch python3-sentencepiece
 python3-venv python3-websocket tmux chromium fonts-liberation valgrind qemu-user

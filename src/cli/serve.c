@@ -51,6 +51,12 @@ static const char usage[] =
     "                       address listened on, with its port (421 otherwise:\n"
     "                       the defence against DNS rebinding); repeatable;\n"
     "                       '*' allows every name\n"
+    "  --cors ORIGIN        let web pages of ORIGIN (scheme://host[:port]) read\n"
+    "                       the answers, or of every origin with '*'; answers\n"
+    "                       CORS preflight requests (default: no CORS headers)\n"
+    "  --api-keys FILE      require an API key (the api_key field): one per line,\n"
+    "                       each with an optional requests-per-minute limit;\n"
+    "                       403 without a valid key, 429 over its limit\n"
     "  -h, --help           show this help\n"
     "\n"
     "Refused (docs/serving.md, \"What ted refuses\"): ambiguous framing (two\n"
@@ -136,7 +142,10 @@ static bool connection_option(cli_args *a, const char *option, serve_args *s)
         cli_take_int(a, option, 1, 1000000, &c->max_client_connections);
     else if (!strcmp(option, "--allow-host"))
         take_host(a, option, s);
-    else
+    else if (!strcmp(option, "--cors") || !strcmp(option, "--api-keys")) {
+        if (cli_take_value(a, option))
+            *(option[2] == 'c' ? &c->cors : &c->api_keys) = a->value;
+    } else
         return false;
     return true;
 }
@@ -178,6 +187,15 @@ static int check_serve(const cli_args *a, void *options)
     (void)a;
     if (s->config.model_count == 0)
         return cli_error("serve: no model; give one with -m DIR");
+    const char *cors = s->config.cors;
+    const char *host = !cors                         ? NULL
+                       : !strncmp(cors, "http://", 7)  ? cors + 7
+                       : !strncmp(cors, "https://", 8) ? cors + 8
+                                                       : NULL;
+    if (cors && strcmp(cors, "*") && (!host || !*host || strpbrk(host, "/?# \t")))
+        return cli_error("serve: --cors %s: give an origin (http://host or https://host, with "
+                         "a port or none, no path) or '*'",
+                         cors);
     for (int i = 0; i < s->config.model_count; i++) {
         if (!s->models[i].name[0])
             return cli_error("serve: -m =%s: the model's name is empty", s->dirs[i]);
