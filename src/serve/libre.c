@@ -137,23 +137,40 @@ static bool is_known(const serve_routes *routes, const char *code)
     return false;
 }
 
+/* Whether `code` is a language of some model served, on either side. */
+static bool is_served(const serve_routes *routes, const char *code)
+{
+    const char *const *languages;
+    int count = serve_routes_languages(routes, &languages);
+    char iso[SERVE_ISO_SIZE];
+    if (!serve_iso_code(code, iso))
+        return false;
+    for (int i = 0; i < count; i++)
+        if (!strcmp(languages[i], iso))
+            return true;
+    return false;
+}
+
 /* The route, or the refusal LibreTranslate gives. */
 static bool find_route(const libre_server *s, libre_request *lr, serve_refusal *no)
 {
     const char *source = lr->fields.value[LIBRE_SOURCE], *target = lr->fields.value[LIBRE_TARGET];
-    char shown[FIELD_NAME_SHOWN], iso[SERVE_ISO_SIZE];
-    if (!strcmp(source, "auto"))
-        return detect_source(s, lr, no);
-    if (!is_known(s->routes, source))
+    char shown[FIELD_NAME_SHOWN], from[SERVE_ISO_SIZE], to[SERVE_ISO_SIZE];
+    bool automatic = !strcmp(source, "auto");
+    if (!automatic && !is_known(s->routes, source))
         return serve_refuse(no, 400, "%s is not supported",
                             serve_utf8_clean(source, shown, sizeof shown));
+    if (!is_served(s->routes, target))
+        return serve_refuse(no, 400, "%s is not supported",
+                            serve_utf8_clean(target, shown, sizeof shown));
+    if (automatic)
+        return detect_source(s, lr, no);
     if (serve_route_find(s->routes, source, target, &lr->route))
         return true;
-    serve_utf8_clean(target, shown, sizeof shown);
-    if (!serve_iso_code(source, iso))
-        iso[0] = '\0';
-    return serve_refuse(no, 400, "%s is not available as a target language from %s (%s)", shown,
-                        serve_language_name(iso), iso);
+    serve_iso_code(source, from);
+    serve_iso_code(target, to);
+    return serve_refuse(no, 400, "%s (%s) is not available as a target language from %s (%s)",
+                        serve_language_name(to), to, serve_language_name(from), from);
 }
 
 bool libre_plan(const libre_server *s, libre_request *lr, serve_refusal *no)
