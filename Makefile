@@ -315,7 +315,7 @@ FUZZ_BUILD := build-fuzz
 FUZZ_TARGETS := safetensors config vocab tokenizer normalize spm request
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_COMMON := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Iinclude -Isrc \
-               $(shell pkg-config --cflags yaml-0.1 libcjson 2>/dev/null)
+               $(shell pkg-config --cflags yaml-0.1 libcjson libmicrohttpd libexttextcat 2>/dev/null)
 FUZZ_CFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer $(FUZZ_SAN)
 FUZZ_LIBS := $(shell pkg-config --libs yaml-0.1 libcjson sentencepiece 2>/dev/null) -lstdc++
 # The harnesses link io/ and core/ whole (the parsers and what they stand on).
@@ -337,7 +337,8 @@ $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_LIB_SRC) $(FUZZ_SPM) $(wildcard src/i
 FUZZ_OBJ := $(FUZZ_BUILD)/obj
 FUZZ_OBJ_CFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP
 FUZZ_REQUEST_SRC := $(filter %.c,$(LIB_SRC)) src/serve/request.c src/serve/explore.c \
-                    src/serve/job.c src/frontend/options.c
+                    src/serve/job.c src/frontend/options.c src/serve/fields.c \
+                    src/serve/languages.c src/serve/iso639.c src/serve/libre.c src/serve/detect.c
 FUZZ_REQUEST_OBJ := $(FUZZ_REQUEST_SRC:%.c=$(FUZZ_OBJ)/%.o) \
                     $(foreach v,$(KERNEL_VARIANTS),\
                       $(KERNEL_SRC:src/kernels/variant/%.c=$(FUZZ_OBJ)/src/kernels/$(v)/%.o)) \
@@ -360,7 +361,8 @@ $(FUZZ_OBJ)/src/serve/explorer_assets.o: src/serve/explorer_assets.S $(EXPLORER_
 	$(FUZZ_CC) -c $< -o $@
 
 $(FUZZ_BUILD)/fuzz_request: fuzz/fuzz_request.c $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM) $(FUZZ_LIBS) -lm -lpthread -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM) $(FUZZ_LIBS) \
+	    $(shell pkg-config --libs libmicrohttpd libexttextcat 2>/dev/null) -lm -lpthread -o $@
 
 -include $(FUZZ_REQUEST_OBJ:.o=.d)
 

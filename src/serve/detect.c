@@ -5,6 +5,7 @@
 #include <constants.h>
 #include <fingerprint.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,8 @@ struct serve_detector {
     const char **codes;  /* (count) */
     void **profiles;     /* (count) fingerprints */
     void *empty;         /* a profile without n-grams: every n-gram of a text misses it */
+    pthread_mutex_t lock;  /* one comparison at a time: libexttextcat does not say that
+                            * its profiles may be read by two threads at once */
 };
 
 /* The profile file of `code` (`path`, `size` bytes): CODE.lm, else the
@@ -74,6 +77,7 @@ ted_status serve_detector_new(const char *const *codes, int count, serve_detecto
     if (!d)
         return TED_ERR_NOMEM;
     *d = (serve_detector){0};
+    pthread_mutex_init(&d->lock, NULL);
     d->codes = ted_alloc(count > 0 ? count : 1, sizeof *d->codes, "detector", err);
     d->profiles = ted_alloc(count > 0 ? count : 1, sizeof *d->profiles, "detector", err);
     d->empty = new_profile("empty");
@@ -108,6 +112,7 @@ void serve_detector_free(serve_detector *d)
         fp_Done(d->empty);
     free(d->codes);
     free(d->profiles);
+    pthread_mutex_destroy(&d->lock);
     free(d);
 }
 
@@ -140,13 +145,15 @@ static void confidences(const serve_detector *d, void *text, serve_guess *guesse
         guesses[i].confidence = 100.0 * guesses[i].confidence / sum;
 }
 
-int serve_detect(const serve_detector *d, const char *text, size_t length, serve_guess *guesses)
+int serve_detect(serve_detector *d, const char *text, size_t length, serve_guess *guesses)
 {
     void *profile = new_profile("text");
     if (!profile)
         return 0;
     if (fp_Create(profile, text, (uint4)(length > 1 << 20 ? 1 << 20 : length), PROFILE_NGRAMS)) {
+        pthread_mutex_lock(&d->lock);
         confidences(d, profile, guesses);
+        pthread_mutex_unlock(&d->lock);
         qsort(guesses, (size_t)d->count, sizeof *guesses, by_confidence);
     } else {  /* too short for a profile: every language alike */
         for (int i = 0; i < d->count; i++)

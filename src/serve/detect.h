@@ -30,8 +30,8 @@ int serve_detector_languages(const serve_detector *detector);
  * most likely first, into `guesses` (serve_detector_languages of them);
  * returns how many were written (0: out of memory). The confidences are
  * a softmax over the languages of how much of the text's n-gram profile
- * each language's profile matches. */
-int serve_detect(const serve_detector *detector, const char *text, size_t length,
+ * each language's profile matches. Thread-safe (one comparison at a time). */
+int serve_detect(serve_detector *detector, const char *text, size_t length,
                  serve_guess *guesses);
 
 #endif

@@ -43,11 +43,6 @@ static body_kind kind_of(struct MHD_Connection *c)
     return BODY_OTHER;
 }
 
-bool libre_is_json(struct MHD_Connection *c)
-{
-    return kind_of(c) == BODY_JSON;
-}
-
 /* `alternatives` as Python's int() reads it: a whole number, in a string
  * or not (a JSON number is cut toward zero, true is 1). */
 static bool read_alternatives(const char *text, const cJSON *v, int *out)
@@ -229,19 +224,9 @@ static bool read_values(struct MHD_Connection *c, const char *body, size_t lengt
     return true;
 }
 
-bool libre_read_fields(struct MHD_Connection *c, const char *body, size_t length,
-                       libre_fields *f, serve_refusal *no)
+/* The texts as a list, also when q is one string. */
+static bool finish(libre_fields *f, serve_refusal *no)
 {
-    *f = (libre_fields){0};
-    no->status = 0;
-    body_kind kind = kind_of(c);
-    if (kind == BODY_OTHER)
-        return serve_refuse(no, 415, "the body must be application/json, "
-                                     "application/x-www-form-urlencoded or multipart/form-data");
-    bool read = kind == BODY_JSON ? read_json(body, length, f, no)
-                                  : read_values(c, body, length, kind == BODY_FORM, f, no);
-    if (!read)
-        return false;
     if (!f->q_list && f->value[LIBRE_Q]) {
         if (!(f->q = malloc(sizeof *f->q)))
             return serve_refuse(no, 500, "out of memory");
@@ -250,6 +235,27 @@ bool libre_read_fields(struct MHD_Connection *c, const char *body, size_t length
     }
     f->alternatives = f->alternatives < 0 ? 0 : f->alternatives;
     return true;
+}
+
+bool libre_read_json(const char *body, size_t length, libre_fields *f, serve_refusal *no)
+{
+    *f = (libre_fields){0};
+    no->status = 0;
+    return read_json(body, length, f, no) && finish(f, no);
+}
+
+bool libre_read_fields(struct MHD_Connection *c, const char *body, size_t length,
+                       libre_fields *f, serve_refusal *no)
+{
+    body_kind kind = kind_of(c);
+    if (kind == BODY_JSON)
+        return libre_read_json(body, length, f, no);
+    *f = (libre_fields){0};
+    no->status = 0;
+    if (kind == BODY_OTHER)
+        return serve_refuse(no, 415, "the body must be application/json, "
+                                     "application/x-www-form-urlencoded or multipart/form-data");
+    return read_values(c, body, length, kind == BODY_FORM, f, no) && finish(f, no);
 }
 
 void libre_fields_free(libre_fields *f)

@@ -40,8 +40,9 @@ typedef struct libre_fields {
 bool libre_read_fields(struct MHD_Connection *c, const char *body, size_t length,
                        libre_fields *fields, serve_refusal *no);
 
-/* Whether the request's body is JSON (Content-Type application/json). */
-bool libre_is_json(struct MHD_Connection *c);
+/* The fields of a JSON body alone (libre_read_fields for a request whose
+ * Content-Type is application/json). */
+bool libre_read_json(const char *body, size_t length, libre_fields *fields, serve_refusal *no);
 
 void libre_fields_free(libre_fields *fields);
 

@@ -16,7 +16,7 @@
 /* What the LibreTranslate layer knows of the server. */
 typedef struct libre_server {
     const serve_routes *routes;
-    const serve_detector *detector;  /* NULL: no language has a profile */
+    serve_detector *detector;        /* NULL: no language has a profile */
     bool keys;                       /* --api-keys: a key is required */
 } libre_server;
 

@@ -330,37 +330,33 @@ static bool key_allowed(request *r, const char *key, enum MHD_Result *answer)
 }
 
 /* The route of a /v1/translate: the model named (or the first), or the
- * one that source_lang and target_lang lead to. 0, or the status of the
- * refusal in `message`. */
-static int v1_route(request *r, char *message, size_t size)
+ * one that source_lang and target_lang lead to. False with the refusal. */
+static bool v1_route(request *r, serve_refusal *no)
 {
     const serve_config *c = r->server->config;
     const serve_request *f = &r->fields;
+    const serve_routes *routes = r->server->routes;
     char a[FIELD_NAME_SHOWN], b[FIELD_NAME_SHOWN];
     if (f->model || (!f->source_lang && !f->target_lang)) {
         int m = find_model(c, f->model);
         if (m < 0)
-            return snprintf(message, size,
-                            "model \"%s\" is not served here (GET /v1/models lists them)",
-                            serve_utf8_clean(f->model, a, sizeof a)),
-                   MHD_HTTP_NOT_FOUND;
-        const serve_routes *routes = r->server->routes;
+            return serve_refuse(no, MHD_HTTP_NOT_FOUND,
+                                "model \"%s\" is not served here (GET /v1/models lists them)",
+                                serve_utf8_clean(f->model, a, sizeof a));
         r->route = (serve_route){
             1, {{m, f->source_lang ? serve_model_code(routes, m, false, f->source_lang) : NULL,
                  f->target_lang ? serve_model_code(routes, m, true, f->target_lang) : NULL}}};
-        return 0;
+        return true;
     }
     if (!f->source_lang || !f->target_lang)
-        return snprintf(message, size, "give source_lang and target_lang both, or a model"),
-               MHD_HTTP_BAD_REQUEST;
-    if (serve_route_find(r->server->routes, f->source_lang, f->target_lang, &r->route))
-        return 0;
-    return snprintf(message, size,
-                    "no model here translates %s into %s, directly or through English "
-                    "(GET /languages lists the pairs)",
-                    serve_utf8_clean(f->source_lang, a, sizeof a),
-                    serve_utf8_clean(f->target_lang, b, sizeof b)),
-           MHD_HTTP_BAD_REQUEST;
+        return serve_refuse(no, MHD_HTTP_BAD_REQUEST,
+                            "give source_lang and target_lang both, or a model");
+    return serve_route_find(routes, f->source_lang, f->target_lang, &r->route) ||
+           serve_refuse(no, MHD_HTTP_BAD_REQUEST,
+                        "no model here translates %s into %s, directly or through English "
+                        "(GET /languages lists the pairs)",
+                        serve_utf8_clean(f->source_lang, a, sizeof a),
+                        serve_utf8_clean(f->target_lang, b, sizeof b));
 }
 
 /* The whole body of a /v1/translate is in: parse, check, route, decode. */
@@ -378,9 +374,9 @@ static enum MHD_Result translate(request *r)
     enum MHD_Result answer;
     if (!key_allowed(r, r->fields.api_key, &answer))
         return answer;
-    int status = v1_route(r, message, sizeof message);
-    if (status)
-        return refuse(r, status, NULL, NULL, "%s", message);
+    serve_refusal no;
+    if (!v1_route(r, &no))
+        return refuse(r, no.status, NULL, NULL, "%s", no.message);
     return start_leg(r, r->fields.texts, r->fields.count);
 }
 
