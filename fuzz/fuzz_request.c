@@ -47,9 +47,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     models[1] = (serve_model){"toy-2", model, NULL};
     serve_routes *routes = NULL;
     serve_detector *detector = NULL;
-    const char *const *sources;
-    if (serve_routes_new(models, 2, &routes, &err) != TED_OK ||
-        serve_detector_new(sources, serve_routes_sources(routes, &sources), &detector, &err))
+    const char *const *sources = NULL;
+    if (serve_routes_new(models, 2, &routes, &err) != TED_OK)
+        abort();
+    int count = serve_routes_sources(routes, &sources);
+    if (serve_detector_new(sources, count, &detector, &err) != TED_OK)
         abort();
     libre = (libre_server){routes, detector, false};
     return 0;

@@ -23,7 +23,9 @@ Groups (one "ok NAME" or "FAIL NAME: why" line per check):
   routes/*     labelled copies of the test models: /languages from their
                config.yaml, the preference order, a pair through English
                equal to translating in two steps with ted translate, the
-               /v1 answer's route
+               /v1 answer's route; a multilingual model (NLLB's codes)
+               named by ISO codes, equal to ted translate --source-lang
+               --target-lang
   detect/*     POST /detect and "source": "auto" over five languages;
                accuracy on the held-out sentences (an info line per
                language), 0-100 confidences, most likely first
@@ -247,6 +249,62 @@ def test_routes(scratch):
         check("routes/exit-0", server.stop() == 0, server.lines[-3:])
 
 
+def multilingual(scratch):
+    """A copy of the tiny model whose vocabularies hold NLLB's codes of
+    English, French and German, and whose config.yaml names them as its
+    languages (the code first in the source, the target's forced)."""
+    directory = os.path.join(scratch, "multi")
+    shutil.copytree(TINY, directory)
+    codes = ["eng_Latn", "fra_Latn", "deu_Latn"]
+    for name in ("vocab.src", "vocab.tgt"):
+        path = os.path.join(directory, name)
+        with open(path, encoding="utf-8") as f:
+            tokens = f.read().split("\n")
+        tokens = [t for t in tokens if t]
+        tokens[-3:] = codes
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(tokens) + "\n")
+    path = os.path.join(directory, "config.yaml")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    text = text.replace("tokenizer:\n", "tokenizer:\n  languages: [eng_Latn, fra_Latn, deu_Latn]\n"
+                        "  source_language_token: first\n  target_language_token: forced\n", 1)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return directory
+
+
+def test_multilingual(scratch):
+    multi = multilingual(scratch)
+    server = ted_test.Server([f"bi={labelled(scratch, 'bi', 'en', 'fr')}", f"multi={multi}"],
+                             timeout=TIMEOUT)
+    try:
+        status, _, data = server.call("GET", "/languages")
+        want = [{"code": "de", "name": "German", "targets": ["en", "fr"]},
+                {"code": "en", "name": "English", "targets": ["de", "fr"]},
+                {"code": "fr", "name": "French", "targets": ["de", "en"]}]
+        check("routes/multilingual-languages", status == 200 and data == want, f"{status} {data}")
+        line = "s1 s2 s3"
+        want = translate_lines(multi, [line], "--source-lang", "deu_Latn", "--target-lang",
+                               "fra_Latn")[0]
+        status, _, data = server.call("POST", "/translate", {"q": line, "source": "de",
+                                                             "target": "fr"})
+        check("routes/multilingual", status == 200 and data == {"translatedText": want},
+              f"{status} {data}, ted translate --source-lang deu_Latn --target-lang fra_Latn "
+              f"{want!r}")
+        status, _, data = server.translate({"text": [line], "model": "multi",
+                                            "source_lang": "deu_Latn", "target_lang": "fr"})
+        check("routes/multilingual-v1", status == 200 and data.get("translations") == [want],
+              f"{status} {data}, ted translate {want!r}")
+        want = translate_lines(os.path.join(scratch, "bi"), [line])[0]
+        status, _, data = server.call("POST", "/translate", {"q": line, "source": "en",
+                                                             "target": "fr"})
+        check("routes/bilingual-first", status == 200 and data == {"translatedText": want},
+              f"{status} {data}, the bilingual model says {want!r}")
+    finally:
+        check("routes/multilingual-exit-0", server.stop() == 0, server.lines[-3:])
+
+
 # ---- detect/* -----------------------------------------------------------------------------
 
 def held_out(language):
@@ -380,6 +438,7 @@ def main():
     with ted_test.scratch_directory("ted-libre-") as scratch:
         if "routes" in groups:
             test_routes(scratch)
+            test_multilingual(scratch)
         if "detect" in groups:
             test_detect(scratch)
         if "keys" in groups:
