@@ -387,10 +387,18 @@ def test_keys(scratch):
         f.write("a-key 0\n")
     _, problem = ted_test.ted_problem(["serve", "-m", EN_FR, "--port", "0", "--api-keys", path])
     check("keys/bad-file", problem is not None and "keys:1:" in problem, problem)
+    missing = os.path.join(scratch, "no-such-file")
+    _, problem = ted_test.ted_problem(["serve", "-m", EN_FR, "--port", "0", "--api-keys",
+                                       missing])
+    check("keys/no-file", problem is not None and "no-such-file" in problem, problem)
 
 
 def test_cors():
     origin = "http://page.example:8000"
+    for bad in ("page.example", "http://page.example/path", "ftp://page.example"):
+        _, problem = ted_test.ted_problem(["serve", "-m", EN_FR, "--port", "0", "--cors", bad])
+        check(f"cors/refused-{bad.split(':')[0]}", problem is not None and "--cors" in problem,
+              problem)
     fields = {"q": "I saw the cat.", "source": "en", "target": "fr"}
     server = ted_test.Server([EN_FR], "--cors", origin, timeout=TIMEOUT)
     try:
