@@ -36,6 +36,7 @@ import argparse
 import json
 import mmap
 import os
+import re
 import struct
 import sys
 
@@ -70,11 +71,18 @@ GENERATION_DEFAULTS = {
 FIXED_ARCHITECTURE = (
     ("model_type", "marian", "another model family"),
     ("is_encoder_decoder", True, "a decoder-only model"),
-    ("normalize_before", False, "pre-norm layers"),
-    ("normalize_embedding", False, "a LayerNorm on the embeddings (BART's layernorm_embedding)"),
-    ("static_position_embeddings", True, "learned positional embeddings"),
-    ("add_final_layer_norm", False, "a LayerNorm after the last layer"),
     ("tie_encoder_decoder", False, "encoder and decoder layers sharing their weights"),
+)
+
+# config.json keys of BART-style configs that MarianMTModel reads nowhere:
+# whatever they say, it runs post-norm layers, sinusoidal positions and no
+# extra LayerNorm, and so does the export, with a warning. (key, the value
+# that says what MarianMTModel does, what it does)
+IGNORED_BY_MARIAN = (
+    ("normalize_before", False, "post-norm layers"),
+    ("normalize_embedding", False, "no LayerNorm on the embeddings"),
+    ("static_position_embeddings", True, "sinusoidal positions"),
+    ("add_final_layer_norm", False, "no LayerNorm after the last layer"),
 )
 
 # Generation settings ted's decoding does not have: refused unless they keep
@@ -174,14 +182,28 @@ def load_pytorch_bin(path):
     return tensors
 
 
+def with_model_prefix(tensors):
+    """A MarianModel checkpoint (save_pretrained of the model without its
+    language-model head) names its tensors without the "model." that
+    MarianMTModel's base_model_prefix adds; from_pretrained adds it, and so
+    does the export. Its output bias is then MarianMTModel's zeros: none."""
+    bare = ("shared.", "encoder.", "decoder.")
+    if any(name.startswith("model.") for name in tensors) or \
+            not any(name.startswith(bare) for name in tensors):
+        return tensors
+    return {("model." + name if name.startswith(bare) else name): array
+            for name, array in tensors.items()}
+
+
 def load_weights(hf_dir):
     """(file name, {tensor name: float32 array}): model.safetensors when
-    there is one (as from_pretrained prefers it), else pytorch_model.bin."""
+    there is one (as from_pretrained prefers it), else pytorch_model.bin;
+    a MarianModel's tensors named as MarianMTModel's."""
     for name, load in (("model.safetensors", read_safetensors),
                        ("pytorch_model.bin", load_pytorch_bin)):
         path = os.path.join(hf_dir, name)
         if os.path.lexists(path):
-            return path, load(path)
+            return path, with_model_prefix(load(path))
     for index in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
         if os.path.lexists(os.path.join(hf_dir, index)):
             raise ExportError(f"{os.path.join(hf_dir, index)}: checkpoints split into several "
@@ -304,14 +326,26 @@ def setting(config, key):
     return config.get(key, MARIAN_DEFAULTS.get(key))
 
 
+def warn(message):
+    """A setting the export leaves aside as transformers does: one line on
+    standard error."""
+    print(f"export_hf: warning: {message}", file=sys.stderr)
+
+
 def check_fixed_architecture(config):
+    for key, value, meaning in IGNORED_BY_MARIAN:
+        if key in config and config[key] != value:
+            warn(f"config.json: {key} {json.dumps(config[key])[:60]} is ignored, as "
+                 f"MarianMTModel ignores it (it runs {meaning})")
     for key, value, meaning in FIXED_ARCHITECTURE:
         if config.get(key, value) != value:
             raise ExportError(f"config.json: {key} {json.dumps(config[key])} asks for {meaning}, "
                               f"which ted does not run (MarianMTModel: {key} "
                               f"{json.dumps(value)})")
     architectures = config.get("architectures") or ["MarianMTModel"]
-    if not isinstance(architectures, list) or "MarianMTModel" not in architectures:
+    # MarianMTModel.from_pretrained loads a MarianModel's checkpoint too
+    if not isinstance(architectures, list) or \
+            not {"MarianMTModel", "MarianModel"} & set(map(str, architectures)):
         raise ExportError(f"config.json: architectures {architectures}: ted runs "
                           "MarianMTModel (an encoder-decoder with its language-model head)")
 
@@ -615,6 +649,26 @@ def tokenizer_files(hf_dir, tokenizer_config, m):
         ids
 
 
+def language_rows(config, tokenizer_config, source):
+    """config.yaml's language keys: for a multi-target model, the >>xxx<<
+    tokens of vocab.json (MarianTokenizer's supported_language_codes, which
+    it keeps whole at the start of a text) as `languages`, put at the start
+    of the source; source_lang and target_lang from tokenizer_config.json
+    (else config.json) where they are plain codes, the target's only for a
+    bilingual model."""
+    codes = [t for t in source if t.startswith(">>") and t.endswith("<<")]
+    rows = []
+    if codes:
+        rows += [("languages", codes, "vocab.json's >>xxx<< tokens"),
+                 ("target_language_token", "source", "MarianTokenizer: >>fra<< text")]
+    for key in ("source_lang", "target_lang"):
+        code = tokenizer_config.get(key, config.get(key))
+        if isinstance(code, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,63}", code) and \
+                not (codes and key == "target_lang"):
+            rows.append((key, code, "tokenizer_config.json " + key))
+    return rows
+
+
 # ---- generation ----------------------------------------------------------------
 
 def generation_settings(hf_dir, config):
@@ -703,7 +757,7 @@ def decoding(hf_dir, config, m, ids):
 
 def ted_config(m, tokenizer, decode, source):
     """config.yaml's text."""
-    (src_vocab, tgt_vocab, ids) = tokenizer
+    (src_vocab, tgt_vocab, ids, languages) = tokenizer
     model = [(key, m[key]) for key in ("d_model", "heads", "encoder_layers", "decoder_layers",
                                        "d_ff", "src_vocab_size", "tgt_vocab_size")]
     model += [("activation", m["activation"], "config.json activation_function"),
@@ -723,7 +777,7 @@ def ted_config(m, tokenizer, decode, source):
         ("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab), ("src_spm", "source.spm"),
         ("tgt_spm", "target.spm"), ("unk_id", ids["unk"]), ("pad_id", ids["pad"]),
         ("bos_id", decode["bos"], "decoder_start_token_id"), ("eos_id", decode["eos"]),
-        ("source_bos", False), ("source_eos", True)]
+        ("source_bos", False), ("source_eos", True)] + languages
     decoding_rows = [
         f"from {decode['source']}: max_length counts the start token, and the last",
         "token is EOS when forced_eos_token_id is set: ted stops before it",
@@ -769,7 +823,10 @@ ORIGINS = {"model.d_model": "config.json: d_model",
            "tokenizer.eos_id": "eos_token_id",
            "decoding.beam_size": "{source}: num_beams",
            "decoding.banned_ids": "{source}: bad_words_ids",
-           "decoding.max_length": "{source}: max_length"}
+           "decoding.max_length": "{source}: max_length",
+           "tokenizer.languages": "vocab.json",
+           "tokenizer.source_lang": "tokenizer_config.json: source_lang",
+           "tokenizer.target_lang": "tokenizer_config.json: target_lang"}
 
 
 def vocab_bytes(path, tokens):
@@ -808,7 +865,8 @@ def export(hf_dir, out_dir, quantize=None):
     path, tensors = load_weights(hf_dir)
     written = model_tensors(path, tensors, m)
     check_finite(path, written)
-    text = ted_config(m, (src_vocab, tgt_vocab, ids), decode, hf_dir)
+    languages = language_rows(config, tokenizer_config, vocabs[src_vocab])
+    text = ted_config(m, (src_vocab, tgt_vocab, ids, languages), decode, hf_dir)
     write_model(out_dir, hf_dir, written, vocabs, text, quantize)
     return m
 

@@ -227,13 +227,16 @@ def yaml_bool(value):
 
 
 def yaml_scalar(value):
-    """A config value as YAML: bools, ints, floats, words and lists of ints."""
+    """A config value as YAML: bools, ints, floats, words, lists of ints and
+    lists of strings (language codes, each double-quoted as JSON spells it,
+    which YAML reads back: ">>fra<<" cannot be a plain scalar)."""
     if isinstance(value, bool):
         return yaml_bool(value)
     if isinstance(value, float):
         return yaml_float(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(str(int(v)) for v in value) + "]"
+        return "[" + ", ".join(json.dumps(v) if isinstance(v, str) else str(int(v))
+                               for v in value) + "]"
     return str(value)
 
 

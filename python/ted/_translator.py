@@ -4,7 +4,6 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import re
 from ctypes import POINTER, byref, c_char_p, c_float, c_int, c_void_p
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, overload
@@ -24,7 +23,9 @@ MAX_LENGTH_MAX = 1 << 20
 SEED_MAX = (1 << 64) - 1
 THREADS_MAX = 256
 
-_LANGUAGE_TOKEN = re.compile(r"^>>(.+)<<$")
+
+def _code_bytes(code: Optional[str]) -> Optional[bytes]:
+    return None if code is None else code.encode("utf-8")
 
 
 @dataclass
@@ -218,21 +219,20 @@ class Translator:
 
     @property
     def languages(self) -> Dict[str, List[str]]:
-        """The language codes the model's files name: "source", the
-        tokenizer's source_language of config.yaml (empty when it says
-        none), and "target", the codes of the target vocabulary's language
-        tokens (>>fr<<, a multilingual Marian model's). Both are empty for a
-        bilingual model whose files name no language (the shipped ones)."""
+        """The language codes the model translates from ("source") and into
+        ("target"), as source_lang and target_lang take them
+        (ted_model_languages): a multilingual model's codes ("eng_Latn",
+        "fra" for Marian's >>fra<<), a bilingual model's source_lang and
+        target_lang of config.yaml; empty where the model names none."""
         return {k: list(v) for k, v in self._languages.items()}
 
     def _find_languages(self) -> Dict[str, List[str]]:
-        source = self._config["tokenizer"].get("source_language") or "none"
-        targets = []
-        for i in range(self._vocab):
-            m = _LANGUAGE_TOKEN.match(self._target_token(i))
-            if m:
-                targets.append(m.group(1))
-        return {"source": [] if source == "none" else [source], "target": targets}
+        out = {}
+        for kind, side in (("source", _capi.SIDE_SOURCE), ("target", _capi.SIDE_TARGET)):
+            codes = POINTER(c_char_p)()
+            count = lib.ted_model_languages(self._model, side, byref(codes))
+            out[kind] = [codes[i].decode("utf-8", "replace") for i in range(count)]
+        return out
 
     @property
     def kernels(self) -> str:
@@ -251,7 +251,7 @@ class Translator:
         self._loaded()
         source = _capi.Source()
         err = _capi.Error_()
-        check(lib.ted_prepare_source(self._model, _text_bytes(text, what), byref(source),
+        check(lib.ted_prepare_source(self._model, _text_bytes(text, what), None, byref(source),
                                      byref(err)), err, what + ": ")
         return source
 
@@ -413,9 +413,9 @@ class Translator:
         sampling); max_length: at most that many tokens generated;
         length_penalty / length_normalization ("gnmt" or "power"): beam
         search's ranking. source_lang / target_lang: a language code of
-        Translator.languages (None for a bilingual model); a target language
-        is given to a multilingual model as its >>code<< token before the
-        text.
+        Translator.languages (None: the model's only one; a multilingual
+        model needs its target language), put where the model's config
+        says (ted_prepare_source).
 
         With n_best > 1 each text gives a list of n_best Hypothesis objects,
         best first; with return_scores (and n_best 1) each text gives one
@@ -427,11 +427,9 @@ class Translator:
                          temperature=temperature, top_k=top_k, top_p=top_p, seed=seed,
                          max_length=max_length, length_penalty=length_penalty,
                          length_normalization=length_normalization, batch_size=batch_size)
-        self._check_language("source", source_lang)
-        prefix = b""
-        if self._check_language("target", target_lang) is not None:
-            prefix = (">>%s<< " % target_lang).encode()
-        data = [prefix + _text_bytes(t, "text %d" % i if not single else "text")
+        o.languages.source = _code_bytes(self._check_language("source", source_lang))
+        o.languages.target = _code_bytes(self._check_language("target", target_lang))
+        data = [_text_bytes(t, "text %d" % i if not single else "text")
                 for i, t in enumerate(items)]
         texts_only = not return_scores and n_best == 1
         results = self._translate_bytes(data, o, texts_only)

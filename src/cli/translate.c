@@ -31,6 +31,10 @@ static const char usage[] =
     "                       model's decoding rule in config.yaml)\n"
     "  --batch-size N       sentences decoded together (default 32)\n"
     "  --threads N          threads for the matrix products (default 1)\n"
+    "  --source-lang CODE   the source language, for a model that names its\n"
+    "                       languages (`ted info` lists them)\n"
+    "  --target-lang CODE   the target language; required when the model\n"
+    "                       translates into several\n"
     "  -h, --help           show this help\n"
     "\n"
     "decoding (default: the model's config.yaml decoding: section, else greedy):\n"
@@ -174,7 +178,8 @@ static int encode_lines(const translate_job *job, const char *const *lines, int 
         return cli_error("out of memory");
     for (int i = 0; i < count; i++) {
         ted_error err = {0};
-        if (ted_prepare_source(job->model, lines[i], &e->sources[i], &err) != TED_OK)
+        if (ted_prepare_source(job->model, lines[i], &job->options.languages, &e->sources[i],
+                               &err) != TED_OK)
             return cli_error("%s%sline %ld: %s", file, colon, job->first_line + i, err.message);
         e->ids[i] = e->sources[i].ids;
         e->lengths[i] = e->sources[i].count;
@@ -474,6 +479,8 @@ static bool translate_option(cli_args *a, const char *option, void *options)
         cli_take_int(a, option, 1, 256, &t->threads);
     } else if (!strcmp(option, "--scores")) {
         t->job.scores = take_flag(a, option);
+    } else if (cli_language_option(a, option, &t->d.languages)) {
+        return true;
     } else {
         return decoding_option(a, option, &t->d);
     }

@@ -28,6 +28,7 @@ typedef struct frontend_choice {
     uint64_t seed;
     int n_best;
     int max_length;
+    ted_languages languages;  /* NULL fields: not given */
 } frontend_choice;
 
 /* How a program names each option in its messages: "--beam" on ted
@@ -45,7 +46,9 @@ typedef struct frontend_option_names {
  * the target vocabulary, an n-best list only from beam search (at most
  * the beam) or sampling. Sampling without a seed takes one from
  * /dev/urandom. TED_ERR_ARGUMENT names the option at fault as `names`
- * spells it. */
+ * spells it. The languages are checked as every source will be
+ * (ted_prepare_source): TED_ERR_INPUT for an unknown code, or none where
+ * the model has several. */
 ted_status frontend_choose_options(const ted_model *model, const frontend_choice *choice,
                                    const frontend_option_names *names,
                                    ted_translate_options *options, ted_error *err);

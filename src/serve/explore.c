@@ -376,7 +376,7 @@ static void free_request(explore_request *r)
 static bool prepare_source(const explore_request *r, ted_source *source, serve_refusal *no)
 {
     ted_error err = {0};
-    if (ted_prepare_source(r->model->model, r->source, source, &err))
+    if (ted_prepare_source(r->model->model, r->source, NULL, source, &err))
         return serve_refuse(no, err.status == TED_ERR_NOMEM ? 500 : 400, "source: %.900s",
                       err.message);
     int count = source->count;

@@ -23,8 +23,9 @@ static ted_status tokenize(serve_job *job, const char *const *texts, ted_error *
 {
     for (int i = 0; i < job->count; i++) {
         ted_source source;
-        if (ted_prepare_source(job->model, texts[i], &source, err))
+        if (ted_prepare_source(job->model, texts[i], &job->options.languages, &source, err))
             return ted_fail_context(err, "text[%d]", i);
+        free(source.prefix_ids);
         job->ids[i] = source.ids;  /* the ids move into the job */
         job->lengths[i] = source.count;
         if (!source.blank)

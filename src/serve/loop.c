@@ -433,7 +433,7 @@ static void absorb(serve_loop *l, batch *b, group *g)
 {
     ted_error err = {0};
     ted_status s = ted_session_join(b->session, g->session, &err);
-    int bos = ted_model_config(b->model)->bos_id;
+    int bos = ted_model_config(b->model)->decoder_start_id;
     for (int k = 0; k < g->count; k++) {
         decoding *d = g->sentences[k];
         if (s) {

@@ -380,53 +380,14 @@ char *serve_utf8_clean(const char *text, char *out, size_t size)
 
 /* ---- the models ---------------------------------------------------------- */
 
-/* One value of the config: a number, true or false, a string (a word or a
- * path), or a list of numbers. */
-static cJSON *value_json(ted_value_type type, const void *value, int count)
-{
-    char text[32];
-    switch (type) {
-    case TED_VALUE_INT: return cJSON_CreateNumber(*(const int *)value);
-    case TED_VALUE_BOOL: return cJSON_CreateBool(*(const bool *)value);
-    case TED_VALUE_FLOAT:
-        /* the decimal config.yaml spells: 0.6, not 0.60000002384 */
-        ted_config_format_float(*(const float *)value, text, sizeof text);
-        return cJSON_CreateNumber(strtod(text, NULL));
-    case TED_VALUE_WORD: return value ? cJSON_CreateString(value) : cJSON_CreateNull();
-    case TED_VALUE_PATH: return cJSON_CreateString(value);
-    case TED_VALUE_INT_LIST: break;
-    }
-    return cJSON_CreateIntArray(value, count);
-}
-
-/* The config as JSON, built by a visit of its keys: an object per section
- * ({"model": {"d_model": 512, ...}, "weights": "...", ...}). */
-typedef struct config_builder {
-    cJSON *root;
-    bool failed;
-} config_builder;
-
-static void add_config_key(void *data, const char *section, const char *key,
-                           ted_value_type type, const void *value, int count)
-{
-    config_builder *b = data;
-    cJSON *into = section ? cJSON_GetObjectItemCaseSensitive(b->root, section) : b->root;
-    if (!into && !b->failed)
-        into = cJSON_AddObjectToObject(b->root, section);
-    if (b->failed || !into || !add_item(into, key, value_json(type, value, count)))
-        b->failed = true;
-}
-
-/* The model's config as JSON, with the keys and values of config.yaml. */
+/* The model's config as JSON, with the keys and values of config.yaml
+ * (ted_config_json). */
 static cJSON *config_json(const ted_model *model)
 {
-    config_builder b = {cJSON_CreateObject(), false};
-    if (b.root)
-        ted_config_visit(ted_model_config(model), add_config_key, &b);
-    if (!b.failed)
-        return b.root;
-    cJSON_Delete(b.root);
-    return NULL;
+    char *text = ted_config_json(ted_model_config(model));
+    cJSON *json = text ? cJSON_Parse(text) : NULL;
+    ted_free(text);
+    return json;
 }
 
 static double parameter_count(const ted_model *model)

@@ -169,7 +169,9 @@ def test_config_is_the_yaml():
                         name, section, key, config[section][key], v)
             else:
                 assert config[section] == value
-        assert translator(name).languages == {"source": [], "target": []}
+        tokenizer = written["tokenizer"]  # the shipped models are bilingual
+        assert translator(name).languages == {"source": [tokenizer["source_lang"]],
+                                              "target": [tokenizer["target_lang"]]}
 
 
 # ------------------------------------------------------------ learners
@@ -392,8 +394,10 @@ def test_bad_input():
     expect_error(ted.InputError, lambda: t.translate("the dog " * 3000), "max_positions")
     expect_error(ted.ArgumentError, lambda: t.translate("the dog", source_lang="xx"),
                  "unknown language code 'xx'")
-    expect_error(ted.ArgumentError, lambda: t.translate("the dog", target_lang="fr"),
-                 "unknown language code 'fr'")
+    expect_error(ted.ArgumentError, lambda: t.translate("the dog", target_lang="de"),
+                 "unknown language code 'de'")
+    assert t.translate("the dog sleeps .", source_lang="en", target_lang="fr") == \
+        t.translate("the dog sleeps .")
     try:
         t.translate(42)
     except TypeError:
@@ -543,9 +547,11 @@ STRUCTS_C = r"""
 int main(void)
 {
     printf("ted_error %zu\nted_translate_options %zu\nted_translation %zu\n"
-           "ted_source %zu\nted_attention_view %zu\nted_decode_options %zu\n",
+           "ted_source %zu\nted_attention_view %zu\nted_decode_options %zu\n"
+           "ted_languages %zu\n",
            sizeof(ted_error), sizeof(ted_translate_options), sizeof(ted_translation),
-           sizeof(ted_source), sizeof(ted_attention_view), sizeof(ted_decode_options));
+           sizeof(ted_source), sizeof(ted_attention_view), sizeof(ted_decode_options),
+           sizeof(ted_languages));
     return 0;
 }
 """
