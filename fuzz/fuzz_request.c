@@ -134,6 +134,7 @@ static void translate_libre(const char *body, size_t length)
     REQUIRE(lr.line_count >= lr.fields.q_count && lr.route.legs >= 1);
     const ted_model *model = models[lr.route.leg[0].model].model;
     frontend_choice choice = libre_leg_choice(&lr, model, lr.route.legs == 1);
+    choice.languages = (ted_languages){lr.route.leg[0].source, lr.route.leg[0].target};
     ted_translate_options options;
     serve_job *job = NULL;
     ted_error err = {0};

@@ -102,24 +102,9 @@ struct serve_routes {
 
 /* The model's language codes on one side, as it spells them
  * (ted_model_languages). */
-static char shim_codes[64][2][8];
-static const char *shim_pointers[64][2];
-static int shim_used;
 static int model_codes(const serve_model *m, bool target, const char *const **codes)
 {
-    /* SHIM until ted_model_languages lands: "...-xx-yy" names the pair */
-    const char *dash = strrchr(m->name, '-');
-    if (!dash || dash == m->name || shim_used >= 64)
-        return 0;
-    const char *first = dash - 1;
-    while (first > m->name && first[-1] != '-')
-        first--;
-    int k = shim_used++;
-    snprintf(shim_codes[k][0], 8, "%.*s", (int)(dash - first), first);
-    snprintf(shim_codes[k][1], 8, "%s", dash + 1);
-    shim_pointers[k][target] = shim_codes[k][target];
-    *codes = &shim_pointers[k][target];
-    return 1;
+    return ted_model_languages(m->model, target ? TED_SIDE_TARGET : TED_SIDE_SOURCE, codes);
 }
 
 /* Fills one side: each code and its ISO code; a second code that maps to

@@ -273,6 +273,7 @@ static enum MHD_Result start_leg(request *r, const char *const *texts, int count
     const ted_model *model = c->models[leg->model].model;
     frontend_choice choice = r->libre ? libre_leg_choice(r->libre, model, last) : r->fields.choice;
     choice.n_best_given = choice.n_best_given && last;
+    choice.languages = (ted_languages){leg->source, leg->target};
     ted_translate_options options;
     ted_error err = {0};
     char message[TED_ERROR_MESSAGE_SIZE];

@@ -202,9 +202,10 @@ def labelled(scratch, name, source, target, model=TINY):
     shutil.copytree(model, directory)
     path = os.path.join(directory, "config.yaml")
     with open(path, encoding="utf-8") as f:
-        text = f.read()
-    text = text.replace("tokenizer:\n", f"tokenizer:\n  source_lang: {source}\n"
-                        f"  target_lang: {target}\n", 1)
+        lines = [line for line in f
+                 if not line.startswith(("  source_lang:", "  target_lang:"))]
+    text = "".join(lines).replace("tokenizer:\n", f"tokenizer:\n  source_lang: {source}\n"
+                                  f"  target_lang: {target}\n", 1)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return directory
