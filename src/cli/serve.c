@@ -11,8 +11,11 @@ static const char usage[] =
     "usage: ted serve -m [NAME=]DIR [-m [NAME=]DIR ...] [OPTIONS]\n"
     "\n"
     "Serves translations over HTTP (docs/serving.md): POST /v1/translate,\n"
-    "GET /v1/models, GET /healthz; at / a page that follows a sentence through\n"
-    "the model, step by step (docs/learning.md). Each model decodes the\n"
+    "GET /v1/models, GET /healthz, GET /openapi.yaml; LibreTranslate's API\n"
+    "(POST /translate, POST /detect, GET /languages, GET /frontend/settings),\n"
+    "language pairs routed over the models, through English when needed; at /\n"
+    "a page that follows a sentence through the model, step by step\n"
+    "(docs/learning.md). Each model decodes the\n"
     "sentences of every request together, a sentence joining the running batch\n"
     "at the next step and leaving it when it ends (continuous batching). The\n"
     "first line on standard error says where it listens; then one line per\n"
@@ -63,8 +66,9 @@ static const char usage[] =
     "Content-Lengths, Content-Length with Transfer-Encoding, a final coding\n"
     "other than chunked: 400; another coding: 501), then the connection is\n"
     "closed; a missing or repeated Host (400) or one not of this server (421);\n"
-    "a POST body whose Content-Type is not application/json (415); a NUL\n"
-    "character in a body (400).\n";
+    "a POST body to /v1/ whose Content-Type is not application/json, or to\n"
+    "LibreTranslate's /translate and /detect neither JSON nor a form (415); a\n"
+    "NUL character in a body (400).\n";
 
 typedef struct serve_args {
     serve_config config;
