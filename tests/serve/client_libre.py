@@ -108,7 +108,10 @@ def test_openapi(scratch):
         args = [schemathesis, "run", f"{server.base}/openapi.yaml", "--checks",
                 "not_a_server_error,status_code_conformance,content_type_conformance,"
                 "response_schema_conformance,response_headers_conformance",
-                "--max-examples", str(EXAMPLES), "--workers", "2", "--seed", "1",
+                "--max-examples", str(EXAMPLES), "--seed", "1",
+                # one request at a time: the explorer decodes one at a time and
+                # answers a second 503 (Retry-After), which is no server error
+                "--workers", "1",
                 "--request-timeout", str(60 * SLOW)]
         # in the scratch directory, where schemathesis keeps its cache (.schemathesis/)
         run = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
