@@ -26,7 +26,7 @@ SHOWN = 47  # ted shows up to 47 bytes of a scalar (config.c: shown_text)
 ACTIVATION = ("relu", "gelu", "silu")
 TENSOR_NAMES = ("tutorial", "marian")
 PROJECTION = ("packed", "separate")
-POSITIONAL = ("interleaved", "concatenated")
+POSITIONAL = ("interleaved", "concatenated", "fairseq", "learned")
 TOKENIZER = ("whitespace", "char", "sentencepiece")
 NORMALIZER = ("none", "moses")
 LANGUAGE = ("none", "en", "de", "es", "fr", "cs", "cz")
@@ -72,6 +72,8 @@ KEYS = {
     "model.max_positions": _int(1, 1048576, 5000),
     "model.scale_embedding": _bool(True),
     "model.positional_encoding": _word(POSITIONAL, "interleaved"),
+    "model.position_offset": _int(0, 1024, 0),
+    "model.embedding_norm": _bool(False),
     "model.encoder_final_norm": _bool(True),
     "model.decoder_final_norm": _bool(True),
     "model.tensor_names": _word(TENSOR_NAMES, "tutorial"),
@@ -316,6 +318,20 @@ def _model_variant(c, given):
                             "shared embedding tensor")
 
 
+def _positions(c):
+    if c["model.positional_encoding"] == "fairseq" and c["model.d_model"] < 4:
+        raise ConfigProblem("model.positional_encoding", "fairseq needs d_model >= 4 (its "
+                            "frequencies divide by d_model/2 - 1)")
+    if c["model.tensor_names"] != "tutorial":
+        return
+    if c["model.positional_encoding"] == "learned":
+        raise ConfigProblem("model.positional_encoding", "learned, but tensor_names tutorial "
+                            "has no positional tables")
+    if c["model.embedding_norm"]:
+        raise ConfigProblem("model.embedding_norm", "true, but tensor_names tutorial has no "
+                            "embedding LayerNorm")
+
+
 def _languages(c):
     source = c["tokenizer.source_language_token"] != "none"
     target = c["tokenizer.target_language_token"] != "none"
@@ -352,4 +368,5 @@ def check_config(values):
     _special_ids(c, values)
     _decoding(c)
     _model_variant(c, values)
+    _positions(c)
     _languages(c)

@@ -187,19 +187,26 @@ def read_tensors(path):
             for name, entry in header.items() if name != "__metadata__"}
 
 
+# The one token a vocabulary file may repeat: its later lines are rows
+# without a token (src/io/vocab.h, TED_VOCAB_NO_TOKEN).
+NO_TOKEN = "<unk>"
+
+
 def vocab_problem(tokens):
     """What keeps `tokens` from being a vocabulary file ted reads back the
     same (one token per line, the line number the id), or None: a token
-    empty, with a NUL or a line end inside, ending in CR, or given twice."""
+    empty, with a NUL or a line end inside, ending in CR, or given twice
+    (but NO_TOKEN)."""
     seen = {}
     for index, token in enumerate(tokens):
         problem = ("is empty" if not token else "holds a NUL byte" if "\0" in token
                    else "holds a line end" if "\n" in token or token.endswith("\r")
-                   else f"is also id {seen[token]}" if token in seen else None)
+                   else f"is also id {seen[token]}" if token in seen and token != NO_TOKEN
+                   else None)
         if problem:
             return (f"token {token!r} (id {index}) {problem}: it cannot be one line of a "
                     "vocabulary file")
-        seen[token] = index
+        seen.setdefault(token, index)
     return None
 
 

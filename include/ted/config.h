@@ -32,6 +32,9 @@ typedef enum ted_attention_projection {
 typedef enum ted_positional_layout {
     TED_POSITIONS_INTERLEAVED,  /* sin at even, cos at odd dimensions (the paper, PyTorch) */
     TED_POSITIONS_CONCATENATED, /* all sines, then all cosines (Marian) */
+    TED_POSITIONS_FAIRSEQ,      /* all sines, then all cosines, of the frequencies
+                                 * 10000^(-i / (d_model/2 - 1)) (M2M-100, NLLB) */
+    TED_POSITIONS_LEARNED,      /* a table of the weights file per stack (mBART) */
 } ted_positional_layout;
 
 typedef enum ted_tokenizer_kind {
@@ -107,6 +110,10 @@ typedef struct ted_config {
     int max_positions;        /* longest sequence the positional encoding covers */
     bool scale_embedding;     /* multiply embeddings by sqrt(d_model) */
     ted_positional_layout positional_layout;
+    int position_offset;      /* the position of the first token: the row of the
+                               * positional encoding it takes (M2M-100, mBART: 2) */
+    bool embedding_norm;      /* a LayerNorm after embeddings + positions, in both
+                               * stacks (mBART's layernorm_embedding) */
     bool encoder_final_norm;  /* a LayerNorm after the last encoder layer */
     bool decoder_final_norm;  /* a LayerNorm after the last decoder layer */
     ted_tensor_names tensor_names;  /* how the weights file names its tensors */

@@ -175,7 +175,7 @@ class Translator:
             lib.ted_free(text)
         model, tokenizer = self._config["model"], self._config["tokenizer"]
         self._vocab = int(model["tgt_vocab_size"])
-        self._bos = int(tokenizer["bos_id"])
+        self._bos = int(tokenizer.get("decoder_start_id", tokenizer["bos_id"]))
         self._eos = int(tokenizer["eos_id"])
         self._layers = (int(model["encoder_layers"]), int(model["decoder_layers"]))
         self._languages = self._find_languages()
@@ -247,19 +247,28 @@ class Translator:
 
     # ---------------------------------------------------------------- text
 
-    def _prepare(self, text: Union[str, bytes], what: str) -> _capi.Source:
+    def _prepare(self, text: Union[str, bytes], what: str, source_lang: Optional[str] = None,
+                 target_lang: Optional[str] = None) -> _capi.Source:
         self._loaded()
+        languages = _capi.Languages()
+        languages.source = _code_bytes(self._check_language("source", source_lang))
+        languages.target = _code_bytes(self._check_language("target", target_lang))
         source = _capi.Source()
         err = _capi.Error_()
-        check(lib.ted_prepare_source(self._model, _text_bytes(text, what), None, byref(source),
-                                     byref(err)), err, what + ": ")
+        check(lib.ted_prepare_source(self._model, _text_bytes(text, what), byref(languages),
+                                     byref(source), byref(err)), err, what + ": ")
         return source
 
-    def tokenize(self, text: Union[str, bytes]) -> List[int]:
+    def tokenize(self, text: Union[str, bytes], *, source_lang: Optional[str] = None,
+                 target_lang: Optional[str] = None) -> List[int]:
         """The source token ids of `text`, as the encoder takes them: the
         config's normalizer and tokenizer, wrapped in BOS ... EOS as the
-        config says (ted_prepare_source). Unknown words are unk_id."""
-        source = self._prepare(text, "text")
+        config says, with the language code tokens of source_lang and
+        target_lang where the config puts them in the source
+        (ted_prepare_source; a code forced as the first target token is no
+        source token). The languages are translate's. Unknown words are
+        unk_id."""
+        source = self._prepare(text, "text", source_lang, target_lang)
         try:
             return [source.ids[i] for i in range(source.count)]
         finally:
@@ -480,18 +489,23 @@ class Translator:
         check(lib.ted_session_new(self._model, byref(session), byref(err)), err)
         return session
 
-    def logits(self, source: Union[str, bytes], target: Union[str, bytes]) -> np.ndarray:
-        """The decoder fed BOS and then `target`'s tokens, teacher-forced,
-        with `source` encoded: a float32 array (len(target tokens) + 1,
-        target vocabulary), row i the logits that predict target token i,
-        the last row those that predict EOS. The same numbers `ted logits`
-        prints."""
-        src = self._prepare(source, "source")
+    def logits(self, source: Union[str, bytes], target: Union[str, bytes], *,
+               source_lang: Optional[str] = None,
+               target_lang: Optional[str] = None) -> np.ndarray:
+        """The decoder fed its start token (the config's decoder_start_id),
+        the target language's code when the model forces one, and then
+        `target`'s tokens, teacher-forced, with `source` encoded (languages
+        as translate takes them): a float32 array (len(decoder input),
+        target vocabulary), row i the logits that predict decoder input
+        i + 1, the last row those that predict EOS. The same numbers `ted
+        logits` prints."""
+        src = self._prepare(source, "source", source_lang, target_lang)
         session = c_void_p()
         try:
             if src.count == 0:
                 raise InputError("source: the source is empty")
-            target_ids = self.tokenize_target(target)
+            target_ids = [src.prefix_ids[i] for i in range(src.prefix_count)]
+            target_ids += self.tokenize_target(target)
             session = self._session()
             err = _capi.Error_()
             ids = (POINTER(c_int) * 1)(src.ids)
@@ -530,7 +544,8 @@ class Translator:
         return np.stack(planes)
 
     def trace(self, source: Union[str, bytes], *, force: Optional[Mapping[int, int]] = None,
-              top_k: int = 5, max_length: Optional[int] = None) -> Trace:
+              top_k: int = 5, max_length: Optional[int] = None,
+              source_lang: Optional[str] = None, target_lang: Optional[str] = None) -> Trace:
         """The greedy decode of `source`, step by step, with every attention
         weight kept (as `ted attention` and the explorer show them).
 
@@ -540,7 +555,9 @@ class Translator:
         stops at EOS or at the model's length limit (max_length: at most
         that many steps). Probabilities are the softmax of the logits; the
         top_k candidates are the most likely tokens that are not banned.
-        Returns a Trace."""
+        source_lang / target_lang: as translate takes them; a target code
+        the model forces is the first step's token unless `force` names
+        step 0. Returns a Trace."""
         force = dict(force or {})
         _whole("top_k", top_k, 1, self._vocab)
         for step, token in force.items():
@@ -548,11 +565,13 @@ class Translator:
             _whole("force[%d]" % step, token, 0, self._vocab - 1)
         if max_length is not None:
             _whole("max_length", max_length, 1, MAX_LENGTH_MAX)
-        src = self._prepare(source, "source")
+        src = self._prepare(source, "source", source_lang, target_lang)
         session = c_void_p()
         try:
             if src.count == 0:
                 raise InputError("source: the source is empty")
+            for step in range(src.prefix_count):
+                force.setdefault(step, src.prefix_ids[step])
             source_ids = [src.ids[i] for i in range(src.count)]
             limit = lib.ted_max_target_length(self._model, src.count, max_length or 0)
             session = self._session()

@@ -69,7 +69,8 @@ typedef struct key_spec {
 static const char *const activation_names[] = {"relu", "gelu", "silu", NULL};
 static const char *const tensor_names_names[] = {"tutorial", "marian", NULL};
 static const char *const projection_names[] = {"packed", "separate", NULL};
-static const char *const positional_names[] = {"interleaved", "concatenated", NULL};
+static const char *const positional_names[] = {"interleaved", "concatenated", "fairseq",
+                                                "learned", NULL};
 static const char *const tokenizer_names[] = {"whitespace", "char", "sentencepiece", NULL};
 static const char *const normalizer_names[] = {"none", "moses", NULL};
 static const char *const language_names[] = {"none", "en", "de", "es", "fr", "cs", "cz", NULL};
@@ -137,6 +138,8 @@ static const key_spec keys[] = {
     BOOL("model", "scale_embedding", scale_embedding, true),
     CHOICE("model", "positional_encoding", positional_layout, positional_names,
            TED_POSITIONS_INTERLEAVED),
+    INT("model", "position_offset", position_offset, 0, 1024, 0),
+    BOOL("model", "embedding_norm", embedding_norm, false),
     BOOL("model", "encoder_final_norm", encoder_final_norm, true),
     BOOL("model", "decoder_final_norm", decoder_final_norm, true),
     CHOICE("model", "tensor_names", tensor_names, tensor_names_names, TED_NAMES_TUTORIAL),
@@ -755,6 +758,32 @@ static ted_status check_model_variant(reader *r)
     return TED_OK;
 }
 
+/* What the positional encoding needs of others: the fairseq frequencies
+ * divide by d_model/2 - 1; learned tables and the embedding norm are
+ * tensors only the marian naming scheme names. */
+static ted_status check_positions(reader *r)
+{
+    const ted_config *c = &r->config;
+    if (c->positional_layout == TED_POSITIONS_FAIRSEQ && c->d_model < 4) {
+        const key_spec *spec = spec_named("positional_encoding");
+        return key_error(r, spec, line_of(r, spec),
+                         "fairseq needs d_model >= 4 (its frequencies divide by d_model/2 - 1)");
+    }
+    if (c->tensor_names != TED_NAMES_TUTORIAL)
+        return TED_OK;
+    if (c->positional_layout == TED_POSITIONS_LEARNED) {
+        const key_spec *spec = spec_named("positional_encoding");
+        return key_error(r, spec, line_of(r, spec),
+                         "learned, but tensor_names tutorial has no positional tables");
+    }
+    if (c->embedding_norm) {
+        const key_spec *spec = spec_named("embedding_norm");
+        return key_error(r, spec, line_of(r, spec),
+                         "true, but tensor_names tutorial has no embedding LayerNorm");
+    }
+    return TED_OK;
+}
+
 /* Sampling and beam search exclude each other; a beam needs more
  * candidates than it keeps; a banned id must be a target token. */
 static ted_status check_decoding(reader *r)
@@ -833,6 +862,8 @@ static ted_status read_document(reader *r)
         status = check_decoding(r);
     if (status == TED_OK)
         status = check_model_variant(r);
+    if (status == TED_OK)
+        status = check_positions(r);
     if (status == TED_OK)
         status = check_languages(r);
     if (status == TED_OK)

@@ -33,6 +33,11 @@ typedef struct ted_decoder_layer {
 typedef struct ted_weights {
     ted_matrix src_embedding;             /* (src_vocab_size, d_model) */
     ted_matrix tgt_embedding;             /* (tgt_vocab_size, d_model) */
+    const float *encoder_positions;       /* learned positional tables (max_positions +
+                                           * position_offset, d_model), else NULL */
+    const float *decoder_positions;
+    ted_layer_norm_weights encoder_embedding_norm;  /* NULLs without embedding_norm */
+    ted_layer_norm_weights decoder_embedding_norm;
     ted_encoder_layer *encoder;           /* (encoder_layers) */
     ted_layer_norm_weights encoder_norm;  /* NULLs without encoder_final_norm */
     ted_decoder_layer *decoder;           /* (decoder_layers) */

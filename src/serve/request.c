@@ -46,8 +46,8 @@ typedef struct field {
 
 static const field fields[] = {
     {"model", FIELD_MODEL, 0, 0},
-    {"source_lang", FIELD_STRING, offsetof(serve_request, source_lang), 0},
-    {"target_lang", FIELD_STRING, offsetof(serve_request, target_lang), 0},
+    {"source_lang", FIELD_STRING, CHOICE(languages.source), 0},
+    {"target_lang", FIELD_STRING, CHOICE(languages.target), 0},
     {"api_key", FIELD_STRING, offsetof(serve_request, api_key), 0},
     {"text", FIELD_TEXT, 0, 0},
     {"beam", FIELD_WHOLE, CHOICE(beam), CHOICE(beam_given)},

@@ -12,8 +12,6 @@
 typedef struct serve_request {
     struct cJSON *root;        /* the parsed body; the strings below live in it */
     const char *model;         /* NULL: the first model served, or the route's */
-    const char *source_lang;   /* NULL: the model's only source language */
-    const char *target_lang;   /* NULL: the model's only target language */
     const char *api_key;       /* NULL: none */
     const char **texts;        /* (count) */
     int count;

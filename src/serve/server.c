@@ -98,6 +98,7 @@ typedef struct request {
     serve_request fields;
     int model;           /* which of the models served: the current leg's */
     serve_route route;   /* the legs its texts go through, one after the other */
+    bool routed;         /* /v1/translate: the languages chose the route (its answer says it) */
     int leg;             /* the leg being decoded */
     libre_request *libre;  /* a POST /translate of the LibreTranslate API */
     serve_job *job;
@@ -214,13 +215,14 @@ static enum MHD_Result answer_job(request *r)
                       job->error.message);
     if (r->libre)
         return respond(r, MHD_HTTP_OK, libre_answer(r->libre, job), NULL, NULL);
-    if (!r->fields.source_lang && !r->fields.target_lang)
+    if (!r->routed)
         return respond(r, MHD_HTTP_OK, serve_answer(job, r->fields.scores), NULL, NULL);
+    const ted_languages *asked = &r->fields.choice.languages;
     serve_leg_report legs[2];
     for (int i = 0; i < r->route.legs; i++)
         legs[i] = (serve_leg_report){r->server->config->models[r->route.leg[i].model].name,
-                                     i == 0 ? r->fields.source_lang : "en",
-                                     i + 1 == r->route.legs ? r->fields.target_lang : "en"};
+                                     i == 0 ? asked->source : "en",
+                                     i + 1 == r->route.legs ? asked->target : "en"};
     return respond(r, MHD_HTTP_OK,
                    serve_answer_routed(job, r->fields.scores, legs, r->route.legs), NULL, NULL);
 }
@@ -330,34 +332,33 @@ static bool key_allowed(request *r, const char *key, enum MHD_Result *answer)
     return verdict == SERVE_KEY_OK;
 }
 
-/* The route of a /v1/translate: the model named (or the first), or the
- * one that source_lang and target_lang lead to. False with the refusal. */
+/* The route of a /v1/translate: the model named (or, without languages,
+ * the first), with its languages; or the route that source_lang and
+ * target_lang lead to. False with the refusal. */
 static bool v1_route(request *r, serve_refusal *no)
 {
     const serve_config *c = r->server->config;
     const serve_request *f = &r->fields;
+    const char *source = f->choice.languages.source, *target = f->choice.languages.target;
     const serve_routes *routes = r->server->routes;
     char a[FIELD_NAME_SHOWN], b[FIELD_NAME_SHOWN];
-    if (f->model || (!f->source_lang && !f->target_lang)) {
+    if (f->model || !source || !target) {
         int m = find_model(c, f->model);
         if (m < 0)
             return serve_refuse(no, MHD_HTTP_NOT_FOUND,
                                 "model \"%s\" is not served here (GET /v1/models lists them)",
                                 serve_utf8_clean(f->model, a, sizeof a));
         r->route = (serve_route){
-            1, {{m, f->source_lang ? serve_model_code(routes, m, false, f->source_lang) : NULL,
-                 f->target_lang ? serve_model_code(routes, m, true, f->target_lang) : NULL}}};
+            1, {{m, source ? serve_model_code(routes, m, false, source) : NULL,
+                 target ? serve_model_code(routes, m, true, target) : NULL}}};
         return true;
     }
-    if (!f->source_lang || !f->target_lang)
-        return serve_refuse(no, MHD_HTTP_BAD_REQUEST,
-                            "give source_lang and target_lang both, or a model");
-    return serve_route_find(routes, f->source_lang, f->target_lang, &r->route) ||
+    r->routed = true;
+    return serve_route_find(routes, source, target, &r->route) ||
            serve_refuse(no, MHD_HTTP_BAD_REQUEST,
                         "no model here translates %s into %s, directly or through English "
                         "(GET /languages lists the pairs)",
-                        serve_utf8_clean(f->source_lang, a, sizeof a),
-                        serve_utf8_clean(f->target_lang, b, sizeof b));
+                        serve_utf8_clean(source, a, sizeof a), serve_utf8_clean(target, b, sizeof b));
 }
 
 /* The whole body of a /v1/translate is in: parse, check, route, decode. */

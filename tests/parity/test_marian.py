@@ -33,7 +33,10 @@ model.safetensors and as pytorch_model.bin. Checks (one "ok NAME" or
   accepted/*   what transformers loads and the exporter once refused:
                config.json keys MarianMTModel ignores (a warning naming the
                key, the same export), a MarianModel checkpoint (logits
-               against the MarianMTModel from_pretrained makes of it)
+               against the MarianMTModel from_pretrained makes of it), a
+               vocab.json shorter than vocab_size (source ids, the text of
+               target ids, which transformers writes <unk> for the ids the
+               file lacks, and greedy translations against transformers)
 TED_PARITY_KEEP=1 keeps the temporary directories (printed on stderr).
 """
 import copy
@@ -461,6 +464,62 @@ def check_accepted(good_hf, good_ted, model, tok, tmp):
                  logits_pairs(random.Random(31)))
 
 
+def check_short_vocab(good_hf, tmp, rng):
+    """A vocab.json shorter than vocab_size, as MarianTokenizer runs it: the
+    five ids before <pad> have no token (their rows' output bias raised, so
+    that generate() writes them); transformers decodes each as <unk>. The
+    export warns once; ted's source ids, the text of target ids and greedy
+    translations equal transformers'."""
+    from transformers import MarianMTModel, MarianTokenizer
+    case = os.path.join(tmp, "short-vocab")
+    shutil.copytree(good_hf, case)
+    path = os.path.join(case, "vocab.json")
+    with open(path, encoding="utf-8") as f:
+        vocab = json.load(f)
+    pad = vocab["<pad>"]
+    missing = list(range(pad - 5, pad))
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({t: i for t, i in vocab.items() if i not in missing}, f, ensure_ascii=False)
+
+    def raise_bias(tensors):
+        tensors["final_logits_bias"] = tensors["final_logits_bias"].copy()
+        tensors["final_logits_bias"][0, missing] += 10.0
+    edit_tensors(raise_bias)(case)
+    out = os.path.join(tmp, "ted-short-vocab")
+    status, _, err = run([PYTHON, EXPORTER, case, "--out", out])
+    warned = [line for line in err.splitlines() if line.startswith(
+        f"export_hf: warning: {path}: 5 of the vocab_size")]
+    if status != 0 or len(warned) != 1:
+        return report("accepted/vocab-json-shorter", f"exit {status}: {err.strip()[-300:]}")
+    report("accepted/vocab-json-shorter", detail=warned[0])
+    tok = MarianTokenizer.from_pretrained(case)
+    model = MarianMTModel.from_pretrained(case).eval()
+    lines = [sentence(rng) for _ in range(100)]
+    want = [" ".join(map(str, tok(line).input_ids)) for line in lines]
+    got, problem = ted_lines(["tokenize", "-m", out], lines)
+    if problem:
+        report("accepted/vocab-short-source-ids", problem)
+    else:
+        compare("accepted/vocab-short-source-ids", got, want, lines, "lines")
+    ids = [i for i in range(model.config.vocab_size) if i != tok.eos_token_id]
+    sequences = [[rng.choice(ids + missing * 20) for _ in range(rng.randint(1, 12))]
+                 for _ in range(300)]
+    texts = [" ".join(map(str, seq)) for seq in sequences]
+    got, problem = ted_lines(["tokenize", "-m", out, "--decode"], texts)
+    if problem:
+        return report("accepted/vocab-short-decode", problem)
+    want = [tok.decode(seq, skip_special_tokens=True) for seq in sequences]
+    compare("accepted/vocab-short-decode", got, want, texts, "id sequences",
+            note=f" ({sum('<unk>' in w for w in want)} with transformers' <unk>)")
+    sentences = [sentence(rng) for _ in range(SENTENCES)]
+    got, problem = ted_lines(["translate", "-m", out, "--beam", "1"], sentences)
+    if problem:
+        return report("accepted/vocab-short-greedy", problem)
+    want, _ = hf_translate(model, tok, sentences, num_beams=1, do_sample=False)
+    compare("accepted/vocab-short-greedy", got, want, sentences, "sentences",
+            note=f" ({sum('<unk>' in w for w in want)} with transformers' <unk>)")
+
+
 def check_refusal(name, pattern, hf_dir, tmp):
     import re
 
@@ -555,6 +614,7 @@ def main():
                 good_hf = os.path.join(tmp, f"hf-{spec[0]}-safetensors")
                 check_refusals(good_hf, tmp)
                 check_accepted(good_hf, result[1], result[0], tokenizers[kind], tmp)
+                check_short_vocab(good_hf, tmp, rng)
         check_beam(beam_results)
 
 

@@ -13,6 +13,7 @@ which prints the same lines (WORD: only the tests whose name holds it;
 QUICK=1 (the sanitized build) takes the first 60 lines of each test set and
 fewer calls.
 """
+import atexit
 import json
 import os
 import shutil
@@ -256,6 +257,97 @@ def test_trace_force():
         assert "force[0]" in str(e)
     else:
         raise AssertionError("a token out of the vocabulary was forced")
+
+
+# ------------------------------------------------------------ languages
+
+_multilingual = {}
+
+
+def multilingual(layout):
+    """A Translator of a multilingual copy of tests/data/tiny-model
+    (tests/lib/ted_test.py: "forced", NLLB's layout with target codes t8
+    and t9; "source", multi-target Marian's with >>s6<< and >>s7<<)."""
+    if layout not in _multilingual:
+        sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+        from ted_test import tiny_multilingual_model
+        work = tempfile.mkdtemp(prefix="ted-python-languages-")
+        atexit.register(shutil.rmtree, work, True)
+        _multilingual[layout] = ted.Translator(tiny_multilingual_model(
+            os.path.join(work, layout), layout))
+    return _multilingual[layout]
+
+
+def vocabulary_ids(model_dir, tokens):
+    """Ids as the vocabulary file numbers its lines."""
+    with open(os.path.join(model_dir, "vocab.src"), encoding="utf-8") as f:
+        vocab = f.read().split("\n")
+    return [vocab.index(t) for t in tokens]
+
+
+def test_languages_tokenize():
+    tiny = os.path.join(ROOT, "tests", "data", "tiny-model")
+    marian, forced = multilingual("source"), multilingual("forced")
+    assert marian.languages == {"source": ["en"], "target": ["s6", "s7"]}
+    assert forced.languages == {"source": [], "target": ["t8", "t9"]}
+    # Marian: the code token first, no BOS, EOS last (vocab.src's s7 is >>s7<<)
+    eos = vocabulary_ids(tiny, ["<eos>"])
+    want = vocabulary_ids(tiny, ["s7", "s0", "s1"]) + eos
+    assert marian.tokenize("s0 s1", target_lang="s7") == want
+    assert marian.tokenize("s0 s1", source_lang="en", target_lang="s7") == want
+    assert marian.tokenize("s0 s1") == want[1:]  # the code is optional, as MarianTokenizer has it
+    # NLLB: the target code is forced as a target token, not put in the source
+    assert forced.tokenize("s0 s1", target_lang="t9") == vocabulary_ids(
+        tiny, ["<bos>", "s0", "s1", "<eos>"])
+    expect_error(ted.InputError, lambda: forced.tokenize("s0 s1"),
+                 "no target language given", "t8, t9")
+    expect_error(ted.ArgumentError, lambda: forced.tokenize("s0", target_lang="de"),
+                 "unknown language code 'de'")
+    expect_error(ted.ArgumentError, lambda: marian.tokenize("s0", source_lang="fr"),
+                 "unknown language code 'fr'")
+
+
+LANGUAGE_LINES = ["s0 s1 s2", "s3 s4", "", "s5 s0 s1 s2 s3", "s1"]
+
+
+def test_languages_translate_matches_cli():
+    for layout, codes in (("forced", ("t8", "t9")), ("source", ("s6", "s7"))):
+        t = multilingual(layout)
+        for code in codes:
+            for args, options in (MODES["greedy"], MODES["nbest3-scores"],
+                                  MODES["sample-nbest2-scores"]):
+                want = run_ted("translate", "-m", t.model_dir, "--target-lang", code, *args,
+                               input_text="\n".join(LANGUAGE_LINES) + "\n").split("\n")[:-1]
+                got = t.translate(LANGUAGE_LINES, target_lang=code, **options)
+                if options.get("return_scores"):
+                    got = moses_lines(got, options.get("n_best", 1))
+                assert got == want, "%s %s %s: %r, ted %r" % (layout, code, args, got, want)
+    forced = multilingual("forced")
+    greedy = forced.translate(LANGUAGE_LINES, target_lang="t8", return_scores=True)
+    assert all(h.tokens[0] == "t8" for h in greedy if h.text), [h.tokens for h in greedy]
+    expect_error(ted.InputError, lambda: forced.translate("s0 s1"), "no target language given")
+
+
+def test_languages_logits_and_trace_match_cli():
+    t = multilingual("forced")
+    for code in ("t8", "t9"):
+        text = run_ted("logits", "-m", t.model_dir, "--target-lang", code, "--source", "s0 s1",
+                       "--target", "t0 t1")
+        want = np.array([[np.float32(x) for x in line.split()]
+                         for line in text.strip().split("\n")], dtype=np.float32)
+        got = t.logits("s0 s1", "t0 t1", target_lang=code)
+        assert got.shape == want.shape == (4, 14), (got.shape, want.shape)
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "a.json")
+            run_ted("attention", "-m", t.model_dir, "--target-lang", code, "--json", path,
+                    "s0 s1 s2")
+            with open(path, encoding="utf-8") as f:
+                attention = json.load(f)
+        tr = t.trace("s0 s1 s2", target_lang=code)
+        assert tr.tokens[0] == code and tr.steps[0].forced, (tr.tokens, tr.steps[0])
+        assert [s.chosen for s in tr.steps] == [s["id"] for s in attention["steps"]]
+        assert tr.text == attention["translation"] == t.translate("s0 s1 s2", target_lang=code)
 
 
 # ------------------------------------------------------------ threads

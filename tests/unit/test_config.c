@@ -468,9 +468,9 @@ Test(config, choices_name_the_allowed_words)
 {
     expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  activation: swish\n",
                           "config.yaml:7: model.activation: \"swish\" is not one of relu, gelu, silu");
-    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  positional_encoding: learned\n",
-                          "config.yaml:7: model.positional_encoding: \"learned\" is not one of "
-                          "interleaved, concatenated");
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  positional_encoding: rotary\n",
+                          "config.yaml:7: model.positional_encoding: \"rotary\" is not one of "
+                          "interleaved, concatenated, fairseq, learned");
     expect_replaced_error("tokenizer:\n", "tokenizer:\n  type: bpe\n",
                           "config.yaml:11: tokenizer.type: \"bpe\" is not one of "
                           "whitespace, char, sentencepiece");
@@ -1130,6 +1130,8 @@ static const char minimal_written[] =
     "  max_positions: 5000\n"
     "  scale_embedding: true\n"
     "  positional_encoding: interleaved\n"
+    "  position_offset: 0\n"
+    "  embedding_norm: false\n"
     "  encoder_final_norm: true\n"
     "  decoder_final_norm: true\n"
     "  tensor_names: tutorial\n"
@@ -1362,10 +1364,32 @@ Test(config, write_errors_are_reported)
     fclose(full);
 }
 
+/* Learned tables and the embedding LayerNorm are tensors the tutorial's
+ * names have none for; fairseq's frequencies need d_model/2 - 1 > 0. */
+Test(config, position_keys_need_what_they_name)
+{
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  positional_encoding: learned\n",
+                          "config.yaml:7: model.positional_encoding: learned, but tensor_names "
+                          "tutorial has no positional tables");
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  embedding_norm: true\n",
+                          "config.yaml:7: model.embedding_norm: true, but tensor_names tutorial "
+                          "has no embedding LayerNorm");
+    ted_config c = parse_ok(
+        "model:\n  d_model: 8\n  heads: 2\n  encoder_layers: 1\n  decoder_layers: 1\n"
+        "  d_ff: 16\n  src_vocab_size: 10\n  tgt_vocab_size: 10\n"
+        "  positional_encoding: learned\n  position_offset: 2\n  embedding_norm: true\n"
+        "  tensor_names: marian\n"
+        "weights: model.safetensors\n"
+        "tokenizer:\n  src_vocab: v.txt\n  tgt_vocab: v.txt\n");
+    cr_assert_eq(c.positional_layout, TED_POSITIONS_LEARNED);
+    cr_assert_eq(c.position_offset, 2);
+    cr_assert(c.embedding_norm);
+}
+
 Test(config, a_value_no_config_holds_is_not_written)
 {
     ted_config c = parse_ok(MINIMAL);
-    c.positional_layout = (ted_positional_layout)2;
+    c.positional_layout = (ted_positional_layout)4;
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
@@ -1373,7 +1397,7 @@ Test(config, a_value_no_config_holds_is_not_written)
     ted_error err = {0};
     cr_assert_eq(ted_config_write_yaml(out, &c, &err), TED_ERR_ARGUMENT);
     cr_assert_str_eq(err.message,
-                     "writing model.positional_encoding: 2 is not the index of a word");
+                     "writing model.positional_encoding: 4 is not the index of a word");
     c = parse_ok(MINIMAL);
     strcpy(c.src_vocab, "vocab.\xff");
     cr_assert_eq(ted_config_write_yaml(out, &c, &err), TED_ERR_ARGUMENT);
