@@ -34,13 +34,14 @@ OPT ?= -O2
 endif
 
 DEPS := yaml-0.1 libcjson sentencepiece libmicrohttpd
-# The documents of src/document/ (sentences with ICU's BreakIterator, HTML
-# with libxml2's parser): linked into the program and the unit tests, not
-# into libted.
-DOCUMENT_DEPS := icu-uc icu-i18n libxml-2.0
-DEP_CFLAGS := $(shell pkg-config --cflags $(DEPS) $(DOCUMENT_DEPS) 2>/dev/null)
+# What the front ends alone use, linked into the program and the unit tests,
+# not into libted: the documents of src/document/ (sentences with ICU's
+# BreakIterator, HTML with libxml2's parser) and ted serve's language
+# detection (libexttextcat).
+FRONT_END_DEPS := icu-uc icu-i18n libxml-2.0 libexttextcat
+DEP_CFLAGS := $(shell pkg-config --cflags $(DEPS) $(FRONT_END_DEPS) 2>/dev/null)
 DEP_LIBS := $(shell pkg-config --libs $(DEPS) 2>/dev/null)
-DOCUMENT_LIBS := $(shell pkg-config --libs $(DOCUMENT_DEPS) 2>/dev/null)
+FRONT_END_LIBS := $(shell pkg-config --libs $(FRONT_END_DEPS) 2>/dev/null)
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
 
 # No -march: one binary runs on any CPU of its architecture and picks its
@@ -85,6 +86,10 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 # src/serve/explorer_assets.S (.incbin): no tool beyond the assembler.
 EXPLORER_ASSETS := $(wildcard src/serve/explorer/*)
 CLI_OBJ += $(BUILD)/src/serve/explorer_assets.o
+# docs/openapi.yaml, served at /openapi.yaml, built in the same way.
+CLI_OBJ += $(BUILD)/src/serve/openapi_asset.o
+# The language profiles of libexttextcat (ted serve's language detection).
+TEXTCAT_PROFILES := $(shell pkg-config --variable=pkgdatadir libexttextcat 2>/dev/null)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 LIB := $(BUILD)/libted.a
@@ -105,6 +110,12 @@ $(BUILD)/src/serve/explorer_assets.o: src/serve/explorer_assets.S $(EXPLORER_ASS
 	@mkdir -p $(dir $@)
 	$(CC) -c $< -o $@
 
+$(BUILD)/src/serve/openapi_asset.o: src/serve/openapi_asset.S docs/openapi.yaml
+	@mkdir -p $(dir $@)
+	$(CC) -c $< -o $@
+
+$(BUILD)/src/serve/detect.o: CFLAGS += -DSERVE_PROFILES='"$(TEXTCAT_PROFILES)"'
+
 $(BUILD)/%.o: %.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
@@ -121,11 +132,11 @@ $(LIB): $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(TED): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) $^ $(DOCUMENT_LIBS) $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $^ $(FRONT_END_LIBS) $(LDLIBS) -o $@
 
 # The unit tests link the documents of src/document/ too (tests/unit/test_document.c).
 $(UNIT): $(TEST_OBJ) $(DOCUMENT_SRC:%.c=$(BUILD)/%.o) $(LIB)
-	$(CC) $(LDFLAGS) $^ $(CRITERION_LIBS) $(DOCUMENT_LIBS) $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $^ $(CRITERION_LIBS) $(FRONT_END_LIBS) $(LDLIBS) -o $@
 
 $(BUILD)/example-%: examples/%.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -335,7 +346,8 @@ FUZZ_BUILD := build-fuzz
 FUZZ_TARGETS := safetensors config vocab tokenizer normalize spm request document
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_COMMON := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Iinclude -Isrc \
-               $(shell pkg-config --cflags yaml-0.1 libcjson icu-uc libxml-2.0 2>/dev/null)
+               $(shell pkg-config --cflags yaml-0.1 libcjson libmicrohttpd libexttextcat icu-uc \
+                                           libxml-2.0 2>/dev/null)
 FUZZ_CFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer $(FUZZ_SAN)
 FUZZ_LIBS := $(shell pkg-config --libs yaml-0.1 libcjson sentencepiece icu-uc icu-i18n \
                                         libxml-2.0 2>/dev/null) -lstdc++
@@ -358,7 +370,9 @@ $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_LIB_SRC) $(FUZZ_SPM) $(wildcard src/i
 FUZZ_OBJ := $(FUZZ_BUILD)/obj
 FUZZ_OBJ_CFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP
 FUZZ_REQUEST_SRC := $(filter %.c,$(LIB_SRC)) src/serve/request.c src/serve/explore.c \
-                    src/serve/job.c src/frontend/options.c $(DOCUMENT_SRC)
+                    src/serve/job.c src/frontend/options.c src/serve/fields.c \
+                    src/serve/languages.c src/serve/iso639.c src/serve/libre.c src/serve/detect.c \
+                    $(DOCUMENT_SRC)
 FUZZ_REQUEST_OBJ := $(FUZZ_REQUEST_SRC:%.c=$(FUZZ_OBJ)/%.o) \
                     $(foreach v,$(KERNEL_VARIANTS),\
                       $(KERNEL_SRC:src/kernels/variant/%.c=$(FUZZ_OBJ)/src/kernels/$(v)/%.o)) \
@@ -381,7 +395,8 @@ $(FUZZ_OBJ)/src/serve/explorer_assets.o: src/serve/explorer_assets.S $(EXPLORER_
 	$(FUZZ_CC) -c $< -o $@
 
 $(FUZZ_BUILD)/fuzz_request: fuzz/fuzz_request.c $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM) $(FUZZ_LIBS) -lm -lpthread -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM) $(FUZZ_LIBS) \
+	    $(shell pkg-config --libs libmicrohttpd libexttextcat 2>/dev/null) -lm -lpthread -o $@
 
 -include $(FUZZ_REQUEST_OBJ:.o=.d)
 

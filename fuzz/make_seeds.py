@@ -135,8 +135,9 @@ def spm_seeds():
 
 
 def request_seeds():
-    """fuzz_request.c's endpoint byte (0 translate, 1 explore, 2 beam), then
-    a body as docs/serving.md and docs/learning.md show them."""
+    """fuzz_request.c's endpoint byte (0 translate, 1 explore, 2 beam, 3
+    LibreTranslate's translate), then a body as docs/serving.md and
+    docs/learning.md show them."""
     translate = [{"text": ["the black cat eats the small bird ."]},
                  {"text": ["the dog sleeps .", ""], "beam": 4, "n_best": 2, "scores": True},
                  {"model": "toy-2", "text": ["the cat ."], "sample": True, "temperature": 0.7,
@@ -148,7 +149,11 @@ def request_seeds():
                 "forced": [{"step": 1, "token": "le"}, {"step": 3, "token": "dort"}]}]
     beam = [{"source": "the cat sleeps .", "beam": 3, "length_penalty": 1.0,
              "length_normalization": "gnmt"}, {"source": "", "beam": 1}]
-    for endpoint, bodies in enumerate((translate, explore, beam)):
+    libre = [{"q": "the black cat eats the small bird .", "source": "en", "target": "fr"},
+             {"q": ["the dog sleeps .", "the cat .\nthe queen sings ."], "source": "auto",
+              "target": "fr", "alternatives": 2, "format": "text", "api_key": "x"},
+             {"q": "", "source": "en", "target": "de"}]
+    for endpoint, bodies in enumerate((translate, explore, beam, libre)):
         for i, body in enumerate(bodies):
             yield f"endpoint{endpoint}_{i}", bytes([endpoint]) + json.dumps(body).encode()
     yield "not_an_object", b"\x00[1, 2]"

@@ -21,8 +21,8 @@
 #                              normalization tables (precompiled_charsmap):
 #                              io/sentencepiece.cc checks them first
 #                              (docs/model-format.md, "What ted refuses")
-#   request                    the bodies of POST /v1/translate, /v1/explore
-#                              and /v1/beam (first byte: which), parsed as
+#   request                    the bodies of POST /v1/translate, /v1/explore,
+#                              /v1/beam and /translate (first byte: which), parsed as
 #                              ted serve parses them; each answer valid JSON,
 #                              a 200 or a 4xx with {"error": ...}. It loads
 #                              models/toy-en-fr (TED_FUZZ_MODEL), run from the

@@ -13,7 +13,7 @@
 #                                    html5lib (the DOM of tests/serve/test_documents.py)
 set -e
 packages="build-essential pkg-config libyaml-dev libcjson-dev libsentencepiece-dev
-libmicrohttpd-dev libicu-dev libxml2-dev"
+libmicrohttpd-dev libicu-dev libxml2-dev libexttextcat-dev libexttextcat-data"
 if [ "${1:-}" = "--test" ]; then
     packages="$packages libcriterion-dev python3 python3-numpy python3-torch python3-sentencepiece
 python3-venv python3-websocket tmux chromium fonts-liberation valgrind qemu-user

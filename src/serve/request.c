@@ -49,6 +49,7 @@ static const field fields[] = {
     {"model", FIELD_MODEL, 0, 0},
     {"source_lang", FIELD_STRING, CHOICE(languages.source), 0},
     {"target_lang", FIELD_STRING, CHOICE(languages.target), 0},
+    {"api_key", FIELD_STRING, offsetof(serve_request, api_key), 0},
     {"text", FIELD_TEXT, 0, 0},
     {"beam", FIELD_WHOLE, CHOICE(beam), CHOICE(beam_given)},
     {"sample", FIELD_FLAG, CHOICE(sample), 0},
@@ -302,7 +303,24 @@ static cJSON *text_json(const serve_job *job, int i, bool lists, bool scores)
     return list;
 }
 
+static cJSON *leg_json(const serve_leg_report *leg)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o && cJSON_AddStringToObject(o, "model", leg->model) &&
+        (!leg->source_lang || cJSON_AddStringToObject(o, "source_lang", leg->source_lang)) &&
+        (!leg->target_lang || cJSON_AddStringToObject(o, "target_lang", leg->target_lang)))
+        return o;
+    cJSON_Delete(o);
+    return NULL;
+}
+
 char *serve_answer(const serve_job *job, bool scores)
+{
+    return serve_answer_routed(job, scores, NULL, 0);
+}
+
+char *serve_answer_routed(const serve_job *job, bool scores, const serve_leg_report *legs,
+                          int count)
 {
     bool lists = scores || job->options.decode.n_best > 1;  /* as ted translate's n-best lines */
     cJSON *root = cJSON_CreateObject();
@@ -310,7 +328,11 @@ char *serve_answer(const serve_job *job, bool scores)
     for (int i = 0; all && i < job->count; i++)
         if (!add_item(all, NULL, text_json(job, i, lists, scores)))
             all = NULL;
-    char *text = all ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON *route = all && count ? cJSON_AddArrayToObject(root, "route") : NULL;
+    for (int i = 0; route && i < count; i++)
+        if (!add_item(route, NULL, leg_json(&legs[i])))
+            route = NULL;
+    char *text = all && (route || !count) ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
     return text;
 }
