@@ -26,8 +26,8 @@ pieces' text plays no part in the timings; the file's size and the piece
 count, which loading reads, are the published model's.
 
 DIR (default build/bench/nllb) receives the ted model, DIR-hf the Hugging
-Face directory (both replaced; about 1 GB of memory per 250 M parameters
-while building, a few minutes). The build runs in a child process (torch
+Face directory (both replaced: 2.3 GiB each; about a minute, with a peak of
+2.7 GiB of memory while building and 2.4 GiB while exporting). The build runs in a child process (torch
 and the model never enter this one), and so does the export, whose time and
 peak resident memory (wait4) go to DIR/conversion.json. When DIR/stamp.json
 already names this script's version, seed and sizes, nothing is done

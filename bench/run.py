@@ -751,8 +751,12 @@ def nllb_report(n, host):
         add(f"| {name} | {b} | {t} | " + " | ".join(nllb_cells(x, rows.get(("ted", b, t))))
             + " |")
     add("")
-    add("load ms: `ted bench`'s median time to load the model (weights, vocabulary, "
-        "SentencePiece model); tokens/s and ms/step as above, the encoder excluded.")
+    add("load ms: `ted bench`'s median time to load the model (config, vocabulary, "
+        f"SentencePiece model, weights). tokens/s: batch × {NEW_TOKENS} / decoding time, the "
+        "encoder excluded; ms/step: one decoder step for the whole batch; int8 ÷ fp32: the "
+        "int8 row's tokens/s over the fp32 row's. CPU use: the process's CPU time (wait4) "
+        "over its wall time × threads, load and warm-up included; well under 100 % means "
+        "other work held the cores.")
     return "\n".join(lines) + "\n"
 
 
