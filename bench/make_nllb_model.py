@@ -180,7 +180,7 @@ def measured(cmd):
     child = subprocess.Popen(cmd, cwd=ROOT)
     _, wait_status, usage = os.wait4(child.pid, 0)
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    rss = usage.ru_maxrss / 1024.0 if usage.ru_maxrss > own else None
+    rss = round(usage.ru_maxrss / 1024.0, 1) if usage.ru_maxrss > own else None
     return os.waitstatus_to_exitcode(wait_status), time.perf_counter() - start, rss
 
 
@@ -192,9 +192,10 @@ def stamp():
 def up_to_date(out_dir):
     try:
         with open(os.path.join(out_dir, "stamp.json"), encoding="utf-8") as f:
-            return json.load(f) == stamp() and \
-                os.path.isfile(os.path.join(out_dir, "conversion.json")) and \
-                os.path.isfile(os.path.join(out_dir + "-hf", "model.safetensors"))
+            return json.load(f) == stamp() and all(
+                os.path.isfile(os.path.join(d, name)) for d, name in (
+                    (out_dir, "conversion.json"), (out_dir, "model.safetensors"),
+                    (out_dir + "-hf", "model.safetensors")))
     except (OSError, ValueError):
         return False
 

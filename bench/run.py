@@ -35,8 +35,8 @@ out; --nllb-only runs it alone.
 Prints Markdown tables; writes BUILD/bench/results.json (every raw figure)
 and BUILD/bench/table.md (with --nllb-only: nllb-results.json and
 nllb-table.md). Exits 1 when a measurement of ted fp32, PyTorch or
-CTranslate2 failed (the table says which; ted int8 shows n/a when `ted
-quantize` is not there). --quick: one timed run of everything.
+CTranslate2, or of the real-size check, failed (the table says which; ted
+int8 shows n/a when `ted quantize` is not there). --quick: one timed run of everything.
 """
 import argparse
 import json
