@@ -292,9 +292,12 @@ eval-multi: all
 	$(PYTHON) tools/toy/evaluate_multilingual.py --ted $(TED) --model $(MULTI_MODEL)
 
 # ted against PyTorch (float32 and quantize_dynamic int8) and CTranslate2 on the
-# same Transformer-base-sized Marian checkpoint (bench/run.py): writes
-# $(BUILD)/bench/results.json and $(BUILD)/bench/table.md. BENCH_ARGS: options of
-# bench/run.py, e.g. --quick (one timed run of everything). Its Python packages
+# same Transformer-base-sized Marian checkpoint (bench/run.py), then the
+# real-size check: ted fp32 and int8 on a model of NLLB-200-distilled-600M's
+# shape (bench/make_nllb_model.py; built and converted once, kept in
+# $(BUILD)/bench/nllb*). Writes $(BUILD)/bench/results.json and
+# $(BUILD)/bench/table.md. BENCH_ARGS: options of bench/run.py, e.g. --quick (one
+# timed run of everything), --no-nllb, --nllb-only. Its Python packages
 # (bench/requirements.txt) go into the test virtualenv.
 BENCH_MACHINE := $(BUILD)/bench-machine
 BENCH_CFLAGS := -O3 -march=native -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra \
