@@ -2,11 +2,17 @@
 #include "kernels/kernels.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
-enum { MAX_THREADS = 64, SPIN_ROUNDS = 200000 };
+/* SPIN_NS: how long a waiting thread spins before it sleeps (a worker) or
+ * yields its core (the caller), when the pool has no more threads than the
+ * process has CPUs; with more, it does not spin at all. SPIN_CHECK: the
+ * pauses between two readings of the clock. */
+enum { MAX_THREADS = 64, SPIN_NS = 1000000, SPIN_CHECK = 64 };
 
 /* A job is a numbered batch of tasks. Its number and the index of its next
  * task share one atomic word, so a worker claims a task only while that job
@@ -15,10 +21,15 @@ enum { MAX_THREADS = 64, SPIN_ROUNDS = 200000 };
  * returns once every task has completed, never waiting for a worker that
  * had nothing to do.
  *
- * Idle workers spin for a while before sleeping: a decoder step hands out
- * dozens of jobs a few microseconds apart, and waking a sleeping thread
- * costs about as much as a job. A spinning thread tells the core so
- * (pause), which leaves the other hyperthread its share. */
+ * Idle workers spin for a while (SPIN_NS) before sleeping: a decoder step
+ * hands out dozens of jobs a few microseconds apart, and waking a sleeping
+ * thread costs about as much as a job. A spinning thread tells the core so
+ * (pause), which leaves the other hyperthread its share. A thread spins
+ * only while every thread of the pool can have a CPU of its own: with more
+ * threads than the process's CPUs (ted_usable_cpus), a spinning thread
+ * takes the core that the thread it waits for needs, so waiting workers
+ * sleep at once and the caller yields its core while it waits
+ * (measurements: docs/performance.md#threads-beyond-the-cpus). */
 static struct {
     pthread_mutex_t owner;   /* held by the thread whose jobs the pool runs */
     pthread_mutex_t sleep;
@@ -33,6 +44,7 @@ static struct {
     atomic_int completed;    /* tasks of the current job that are done */
     atomic_uint job;         /* the current job number */
     atomic_bool stopping;
+    atomic_long spin_ns;     /* SPIN_NS, or 0 with more threads than CPUs */
 } pool = {
     .owner = PTHREAD_MUTEX_INITIALIZER,
     .sleep = PTHREAD_MUTEX_INITIALIZER,
@@ -46,6 +58,35 @@ static inline void spin_pause(void)
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
+}
+
+/* A wait that spins for the pool's spin time, then stops spinning. */
+typedef struct spin {
+    struct timespec deadline;
+    int rounds;
+    bool over;
+} spin;
+
+/* Pauses once and returns true while the spin time lasts; false after. */
+static bool spin_more(spin *s)
+{
+    if (s->over)
+        return false;
+    if (s->rounds++ % SPIN_CHECK == 0) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (s->rounds == 1) {
+            long ns = t.tv_nsec + atomic_load(&pool.spin_ns);
+            s->deadline = (struct timespec){t.tv_sec + ns / 1000000000L, ns % 1000000000L};
+        }
+        if (t.tv_sec > s->deadline.tv_sec ||
+            (t.tv_sec == s->deadline.tv_sec && t.tv_nsec >= s->deadline.tv_nsec)) {
+            s->over = true;
+            return false;
+        }
+    }
+    spin_pause();
+    return true;
 }
 
 static bool claim_task(uint32_t job, int *index)
@@ -72,11 +113,11 @@ static void run_tasks(uint32_t job)
 
 static uint32_t wait_for_job(uint32_t seen)
 {
-    for (int spin = 0; spin < SPIN_ROUNDS; spin++) {
+    spin s = {.rounds = 0};
+    while (spin_more(&s)) {
         uint32_t job = atomic_load_explicit(&pool.job, memory_order_acquire);
         if (job != seen || atomic_load(&pool.stopping))
             return job;
-        spin_pause();
     }
     pthread_mutex_lock(&pool.sleep);
     while (atomic_load(&pool.job) == seen && !atomic_load(&pool.stopping))
@@ -125,6 +166,7 @@ void ted_parallel_set_threads(int threads)
             started++;  /* fewer threads when one cannot start: slower, still correct */
         atomic_store(&pool.worker_count, started);
     }
+    atomic_store(&pool.spin_ns, threads <= ted_usable_cpus() ? SPIN_NS : 0);
     pthread_mutex_unlock(&pool.owner);
 }
 
@@ -158,7 +200,9 @@ void ted_parallel_for(int count, void (*task)(void *context, int index), void *c
     pthread_mutex_unlock(&pool.sleep);
 
     run_tasks(job);
+    spin s = {.rounds = 0};
     while (atomic_load(&pool.completed) < count)
-        spin_pause();
+        if (!spin_more(&s))
+            sched_yield();
     pthread_mutex_unlock(&pool.owner);
 }
