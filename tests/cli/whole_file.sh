@@ -34,7 +34,7 @@ translated() {
 }
 
 # --- token batches, workers: as each sentence alone ----------------------------
-cp "$TOY/test.en" "$work/toy.en"
+head -n 500 "$TOY/test.en" >"$work/toy.en"
 printf '\nthe zorglub sleeps .\n' >>"$work/toy.en"  # an empty line; an unknown word
 "$TED" translate -m "$TOY" $ALONE -i "$work/toy.en" -o "$work/toy.alone" 2>/dev/null
 for args in "--max-batch-tokens 256" "--max-batch-tokens 64 --workers 2" \
@@ -49,21 +49,21 @@ for args in "--max-batch-tokens 256" "--max-batch-tokens 64 --workers 2" \
 done
 
 # SentencePiece, the natural model
-head -n 400 "$NATURAL/test.en" >"$work/natural.en"
+head -n 200 "$NATURAL/test.en" >"$work/natural.en"
 "$TED" translate -m "$NATURAL" $ALONE -i "$work/natural.en" -o "$work/natural.alone"
-if translated natural-as-alone "$work/out" -m "$NATURAL" --max-batch-tokens 300 \
+if translated natural-as-alone "$work/out" -m "$NATURAL" --max-batch-tokens 200 \
         --workers 2 -i "$work/natural.en"; then
     same natural-as-alone "$work/natural.alone" "$work/out"
 fi
 
 # n-best lists with scores: beam search and seeded sampling
-head -n 120 "$TOY/test.en" >"$work/toy120.en"
+head -n 60 "$TOY/test.en" >"$work/toy60.en"
 for decoding in "--beam 4 --n-best 2" "--sample --seed 11 --n-best 3"; do
     name="toy-n-best-as-alone/$(echo "$decoding" | tr -d '-' | tr ' ' '-')"
-    "$TED" translate -m "$TOY" $ALONE $decoding --scores -i "$work/toy120.en" \
+    "$TED" translate -m "$TOY" $ALONE $decoding --scores -i "$work/toy60.en" \
         -o "$work/nbest.alone"
     if translated "$name" "$work/out" -m "$TOY" $decoding --scores --max-batch-tokens 80 \
-            --workers 2 -i "$work/toy120.en"; then
+            --workers 2 -i "$work/toy60.en"; then
         same "$name" "$work/nbest.alone" "$work/out"
     fi
 done
