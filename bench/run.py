@@ -265,7 +265,8 @@ def file_text(out_dir, lines):
 def file_ted(ted, model_dir, text, out, f, workers=None):
     """`ted translate` over the file, the whole process timed: greedy, at most
     f.max_length tokens a sentence, --max-batch-tokens; its own choice of
-    workers and threads over every CPU unless `workers` is given."""
+    workers and threads over every CPU unless `workers` is given (then the
+    CPUs shared among them)."""
     cmd = [ted, "translate", "-m", model_dir, "--beam", "1", "--max-length", f.max_length,
            "--max-batch-tokens", f.batch_tokens, "-i", text, "-o", out]
     if workers:
@@ -308,13 +309,14 @@ def same_lines(a, b):
 
 def file_bench(ted, dirs, out_dir, f):
     """ted and CTranslate2 over the same file, float32 and int8: ted as it
-    chooses (and with a batch per CPU), CTranslate2 with one batch over every
-    CPU (inter_threads 1) and with a batch per CPU (inter_threads = CPUs)."""
+    chooses (ted_translate_workers) and with one batch over every CPU,
+    CTranslate2 with one batch over every CPU (inter_threads 1) and with a
+    batch per CPU (inter_threads = CPUs)."""
     text = file_text(out_dir, f.lines)
     rows = []
     for kind, suffix in (("float32", ""), ("int8", " int8")):
         kind_rows, outs = [], {}
-        for workers in (None, f.cpus) if f.cpus > 1 else (None,):
+        for workers in (None, 1) if f.cpus > 1 else (None,):
             where = dirs["ted" + suffix]
             if isinstance(where, dict):
                 kind_rows.append(dict(where, runtime="ted" + suffix))

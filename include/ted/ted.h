@@ -432,10 +432,11 @@ typedef struct ted_translate_options {
 ted_translate_options ted_translate_default_options(void);
 
 /* The workers (ted_translate_options.workers) that make the best use of
- * `cpus` CPUs for this model: a model whose matrix products are too small
- * to share among threads (a decoder layer of under 2 million weights)
- * decodes a batch per CPU, each on one thread; a larger one decodes one
- * batch at a time over all the threads (ted_set_threads). */
+ * `cpus` CPUs for this model: a model whose decoder layer (two attentions
+ * and the feed-forward network) holds under 8 million weights, up to
+ * Transformer-base's 4.2 million, decodes a batch per CPU, each on one
+ * thread; a larger one, whose products are large enough to share among
+ * threads, one batch at a time over all the threads (ted_set_threads). */
 int ted_translate_workers(const ted_model *model, int cpus);
 
 /* The defaults with the model's config.yaml `decoding:` section applied:

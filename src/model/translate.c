@@ -95,7 +95,7 @@ ted_translate_options ted_translate_default_options(void)
 
 /* A decoder layer's weights below which a batch per CPU beats one batch
  * over every CPU (measurements: docs/performance.md#workers). */
-enum { WORKER_LAYER_WEIGHTS = 2000000, MAX_WORKERS = 256 };
+enum { WORKER_LAYER_WEIGHTS = 8000000, MAX_WORKERS = 256 };
 
 int ted_translate_workers(const ted_model *m, int cpus)
 {
