@@ -3,7 +3,9 @@
  * /sys/fs/cgroup files beside it, see its README.md), whose expected counts
  * are the quota over the period, rounded up, of the tightest group on the
  * path; and the thread count ted_set_threads keeps. */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +95,23 @@ Test(cpus, usable_cpus_within_the_affinity_mask)
     int affinity = ted_affinity_cpus(), usable = ted_usable_cpus();
     cr_assert_geq(usable, 1);
     cr_assert_leq(usable, affinity);
+}
+
+Test(cpus, usable_cpus_follow_the_affinity_mask)
+{
+    /* Criterion runs each test in a process of its own: the mask set here
+     * stays here */
+    cpu_set_t all, one;
+    cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
+    int first = 0;
+    while (!CPU_ISSET(first, &all))
+        first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    cr_assert_eq(ted_affinity_cpus(), 1);
+    cr_assert_eq(ted_usable_cpus(), 1);
+    cr_assert_eq(ted_set_threads(4), 1);
 }
 
 Test(cpus, set_threads_keeps_to_the_usable_cpus)
