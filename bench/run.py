@@ -22,7 +22,11 @@ memory is read from wait4(). bench-machine (bench/machine.c) measures the
 machine's own bounds in the same run: read bandwidth and sgemm rate, and
 OpenBLAS's sgemm on the products of a batch-16 step as a yardstick. When the
 toy model (models/toy-en-fr) is there, also times `ted translate` over its
-test.en with --batch-size 1 and 32.
+test.en with --batch-size 1 and 32. Whole files: ted translate and
+CTranslate2's translate_batch (bench/ct2_file_bench.py) over the same
+10 000-line file with the same checkpoint, batched by tokens, float32 and
+int8, sentences/s (--file-lines, --file-max-length, --file-batch-tokens;
+--file-only: that alone).
 
 The real-size check: bench/make_nllb_model.py's model of
 NLLB-200-distilled-600M's shape (d_model 1024, 12 + 12 layers, 16 heads,
@@ -251,6 +255,142 @@ def toy_translate(ted, toy_dir, batch_sizes, repeat):
                                  "sentences_per_s": round(sentences / seconds, 1),
                                  "repeat": len(times)}
     return out
+
+
+# --------------------------------------------------------------------------
+# Whole files: sentences/s end to end
+# --------------------------------------------------------------------------
+
+def file_text(out_dir, lines):
+    """A file of `lines` lines: models/en-fr/test.en over and over (natural
+    sentence lengths), written once."""
+    path = os.path.join(out_dir, f"file-{lines}.en")
+    with open(os.path.join(ROOT, "models", "en-fr", "test.en"), encoding="utf-8") as f:
+        text = [line for line in f.read().split("\n") if line.strip()]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(text[i % len(text)] + "\n" for i in range(lines)))
+    return path
+
+
+def file_ted(ted, model_dir, text, out, f, workers=None):
+    """`ted translate` over the file, the whole process timed: greedy, at most
+    f.max_length tokens a sentence, --max-batch-tokens; its own choice of
+    workers and threads over every CPU unless `workers` is given (then the
+    CPUs shared among them)."""
+    cmd = [ted, "translate", "-m", model_dir, "--beam", "1", "--max-length", f.max_length,
+           "--max-batch-tokens", f.batch_tokens, "-i", text, "-o", out]
+    if workers:
+        cmd += ["--workers", workers, "--threads", max(1, f.cpus // workers)]
+    start = time.perf_counter()
+    status, _, err, rss, cpu = run_measured(cmd)
+    seconds = time.perf_counter() - start
+    if status != 0:
+        return {"error": last_line(err, status)}
+    return {"seconds": round(seconds, 3), "peak_rss_mib": round(rss, 1), "cpu_s": round(cpu, 1),
+            "workers": workers or "auto", "threads": f.cpus // workers if workers else "auto"}
+
+
+def file_ct2(ct2_dir, hf_dir, text, out, f, compute_type, inter):
+    row = measured_json([PYTHON, os.path.join(HERE, "ct2_file_bench.py"), "--model", ct2_dir,
+                         "--hf-dir", hf_dir, "--input", text, "--output", out,
+                         "--compute-type", compute_type, "--intra-threads",
+                         max(1, f.cpus // inter), "--inter-threads", inter,
+                         "--max-batch-tokens", f.batch_tokens, "--max-length", f.max_length],
+                        peer_env())
+    if "error" not in row:
+        row.update(workers=inter, threads=max(1, f.cpus // inter))
+    return row
+
+
+def same_lines(a, b):
+    """The fraction of lines two output files have alike, word for word (the
+    bench vocabulary's filler tokens are no SentencePiece pieces, which
+    SentencePiece's decoder leaves with their ▁ and ted's with a space);
+    None if one is missing."""
+    try:
+        with open(a, encoding="utf-8") as x, open(b, encoding="utf-8") as y:
+            left, right = x.read().split("\n"), y.read().split("\n")
+    except OSError:
+        return None
+    same = sum(p.replace("\u2581", " ").split() == q.replace("\u2581", " ").split()
+               for p, q in zip(left, right))
+    return same / max(len(left), len(right), 1)
+
+
+def file_bench(ted, dirs, out_dir, f):
+    """ted and CTranslate2 over the same file, float32 and int8: ted as it
+    chooses (ted_translate_workers) and with one batch over every CPU,
+    CTranslate2 with one batch over every CPU (inter_threads 1) and with a
+    batch per CPU (inter_threads = CPUs)."""
+    text = file_text(out_dir, f.lines)
+    rows = []
+    for kind, suffix in (("float32", ""), ("int8", " int8")):
+        kind_rows, outs = [], {}
+        for workers in (None, 1) if f.cpus > 1 else (None,):
+            where = dirs["ted" + suffix]
+            if isinstance(where, dict):
+                kind_rows.append(dict(where, runtime="ted" + suffix))
+                break
+            out = os.path.join(out_dir, f"file-ted-{kind}-{workers or 'auto'}.out")
+            kind_rows.append(dict(file_ted(ted, where, text, out, f, workers),
+                                  runtime="ted" + suffix))
+            outs.setdefault("ted", out)
+        for inter in sorted({1, f.cpus}):
+            where = dirs["CTranslate2" + suffix]
+            if isinstance(where, dict):
+                kind_rows.append(dict(where, runtime="CTranslate2" + suffix))
+                break
+            out = os.path.join(out_dir, f"file-ct2-{kind}-{inter}.out")
+            kind_rows.append(dict(file_ct2(where, dirs["hf"], text, out, f, kind, inter),
+                                  runtime="CTranslate2" + suffix))
+            outs.setdefault("ct2", out)
+        same = same_lines(outs["ted"], outs["ct2"]) if len(outs) == 2 else None
+        for row in kind_rows:
+            if "seconds" in row:
+                row["sentences_per_s"] = round(f.lines / row["seconds"], 1)
+            if row["runtime"].startswith("ted"):
+                row["same_as_ct2"] = same
+            log(f"file: {row['runtime']}: " + (row.get("error") or row.get("n/a") or
+                                              f"{row.get('sentences_per_s')} sentences/s"))
+        rows += kind_rows
+    return {"lines": f.lines, "max_length": f.max_length, "batch_tokens": f.batch_tokens,
+            "cpus": f.cpus, "text": text, "rows": rows}
+
+
+def file_lines(r):
+    """The whole-file table: sentences/s of each runtime, ted over the best
+    CTranslate2 setting of the same weights."""
+    fb = r.get("file")
+    if not fb:
+        return []
+    lines = ["", f"**Whole files**: {fb['lines']:,} lines of models/en-fr/test.en over and over, "
+             f"greedy, at most {fb['max_length']} tokens a sentence, batches of at most "
+             f"{fb['batch_tokens']} source tokens with padding (ted --max-batch-tokens; "
+             "CTranslate2 translate_batch(max_batch_size, batch_type=\"tokens\")), "
+             f"{fb['cpus']} CPU(s). ted: the whole `ted translate` command, loading included; "
+             "CTranslate2: tokenization, translate_batch and detokenization, the model loaded. "
+             "One run each.", "",
+             "| runtime | workers × threads | seconds | sentences/s | ted ÷ best CTranslate2 "
+             "| lines as CTranslate2's | peak RSS MiB |", "|---|---|---:|---:|---:|---:|---:|"]
+    best = {}
+    for row in fb["rows"]:
+        if row["runtime"].startswith("CTranslate2") and "sentences_per_s" in row:
+            kind = row["runtime"].endswith("int8")
+            best[kind] = max(best.get(kind, 0), row["sentences_per_s"])
+    for row in fb["rows"]:
+        if "sentences_per_s" not in row:
+            lines.append(f"| {row['runtime']} | — | **failed: "
+                         f"{row.get('error') or row.get('n/a')}** | — | — | — | — |")
+            continue
+        peer = best.get(row["runtime"].endswith("int8"))
+        ratio = times(row["sentences_per_s"] / peer) if peer and \
+            row["runtime"].startswith("ted") else "—"
+        same = row.get("same_as_ct2")
+        lines.append(f"| {row['runtime']} | {row['workers']} × {row['threads']} "
+                     f"| {row['seconds']:.1f} | {fmt(row['sentences_per_s'])} | {ratio} "
+                     f"| {'—' if same is None else f'{same * 100:.1f} %'} "
+                     f"| {fmt(row.get('peak_rss_mib'))} |")
+    return lines
 
 
 # --------------------------------------------------------------------------
@@ -597,6 +737,7 @@ def report(r):
                 f"--batch-size 1 {one['sentences_per_s']:,.1f} sentences/s, "
                 f"--batch-size 32 {many['sentences_per_s']:,.1f} sentences/s: "
                 f"{many['sentences_per_s'] / one['sentences_per_s']:.2f}× faster batched.")
+    lines.extend(file_lines(r))
     add("")
     add(f"Total time of the benchmark: {r['elapsed_s'] / 60:.1f} min.")
     return "\n".join(lines) + "\n"
@@ -836,6 +977,14 @@ def main(argv=None):
     parser.add_argument("--toy", default=os.path.join("models", "toy-en-fr"),
                         help="toy model directory (default: %(default)s)")
     parser.add_argument("--toy-repeat", type=int, default=3)
+    parser.add_argument("--file-lines", type=int, default=10000,
+                        help="lines of the whole-file benchmark (0: none; default %(default)s)")
+    parser.add_argument("--file-max-length", type=int, default=16,
+                        help="tokens a sentence at most, whole files (default %(default)s)")
+    parser.add_argument("--file-batch-tokens", type=int, default=1024,
+                        help="source tokens a batch, whole files (default %(default)s)")
+    parser.add_argument("--file-only", action="store_true",
+                        help="only the whole-file benchmark")
     parser.add_argument("--quick", action="store_true",
                         help="one timed run of everything (checks the harness)")
     parser.add_argument("--no-build", action="store_true",
@@ -848,6 +997,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.quick:
         args.repeat = args.toy_repeat = 1
+        args.file_lines = min(args.file_lines, 1000)
 
     start = time.time()
     load_before = os.getloadavg()
@@ -865,6 +1015,16 @@ def main(argv=None):
     dirs = prepare(ted, out_dir)
     cfg = make_marian_model.MARIAN_BASE
     sources = write_sources(out_dir, args.batch, cfg["vocab_size"])
+    whole_file = argparse.Namespace(lines=args.file_lines, max_length=args.file_max_length,
+                                    batch_tokens=args.file_batch_tokens,
+                                    cpus=len(os.sched_getaffinity(0)))
+    if args.file_only:
+        fb = file_bench(ted, dirs, out_dir, whole_file)
+        with open(os.path.join(out_dir, "file.json"), "w", encoding="utf-8") as f:
+            json.dump(fb, f, indent=1)
+            f.write("\n")
+        print("\n".join(file_lines({"file": fb})))
+        return 1 if any("error" in x for x in fb["rows"]) else 0
 
     costs = model_costs(cfg)
     machine_results = machine(machine_bin, args.threads, costs["step_weight_bytes"], cfg)
@@ -894,6 +1054,8 @@ def main(argv=None):
     nllb = None if args.no_nllb else nllb_check(ted, out_dir, args.batch, args.threads,
                                                   args.repeat)
     failed |= bool(nllb) and nllb_failed(nllb)
+    fb = file_bench(ted, dirs, out_dir, whole_file) if args.file_lines > 0 else None
+    failed |= fb is not None and any("error" in x for x in fb["rows"])
 
     def first(key, runtime_prefix):
         return next((x[key] for x in rows if x.get(key) and
@@ -927,6 +1089,7 @@ def main(argv=None):
         "toy_dir": args.toy,
         "toy": toy,
         "nllb": nllb,
+        "file": fb,
         "elapsed_s": time.time() - start,
     }
     table = report(r) + ("\n" + nllb_report(nllb, r["host"]) if nllb else "")

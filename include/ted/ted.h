@@ -445,20 +445,34 @@ ted_status ted_decode(ted_session *session, const ted_batch *batch,
 
 typedef struct ted_translate_options {
     ted_decode_options decode;
-    int batch_size;   /* sentences decoded together (default 32) */
+    int batch_size;   /* sentences decoded together, at most (default 32) */
+    int max_batch_tokens;  /* > 0: a batch holds at most this many source tokens,
+                            * padding counted: sentences x the longest one (a longer
+                            * sentence goes alone); 0 (the default): no bound */
+    int workers;      /* batches decoded at once, each on a thread of its own with a
+                       * session of its own (default 1) */
     int max_length;   /* cap on generated tokens; 0: the config's rule */
     uint64_t first_index;  /* the index of sources[0] in the whole input: sentence i
                             * samples from random stream first_index + i */
     /* Called (when not NULL) after each batch with the sentences done so far
-     * and the total, from the translating thread. */
+     * and the total, from one translating thread at a time. */
     void (*progress)(void *data, int done, int total);
     void *progress_data;
     ted_languages languages;  /* of every sentence (ted_prepare_source); NULL fields
                                * by default */
 } ted_translate_options;
 
-/* Greedy decoding, 32 sentences a batch, the config's length rule. */
+/* Greedy decoding, 32 sentences a batch, one worker, the config's length
+ * rule. */
 ted_translate_options ted_translate_default_options(void);
+
+/* The workers (ted_translate_options.workers) that make the best use of
+ * `cpus` CPUs for this model: a model whose decoder layer (two attentions
+ * and the feed-forward network) holds under 8 million weights, up to
+ * Transformer-base's 4.2 million, decodes a batch per CPU, each on one
+ * thread; a larger one, whose products are large enough to share among
+ * threads, one batch at a time over all the threads (ted_set_threads). */
+int ted_translate_workers(const ted_model *model, int cpus);
 
 /* The defaults with the model's config.yaml `decoding:` section applied:
  * beam_size > 1 selects beam search, sample: true sampling, and the
@@ -505,8 +519,17 @@ ted_status ted_translate_ids(const ted_model *model, const int *const *ids, cons
 /* Frees the texts and hypotheses of `count` translations and zeroes them. */
 void ted_translations_free(ted_translation *translations, int count);
 
-/* Sets the number of threads the matrix products use (process-wide). */
-void ted_set_threads(int threads);
+/* The CPUs this process may use: those of its affinity mask
+ * (sched_getaffinity, as taskset or a cpuset sets it), capped by the CPU
+ * quota of its control group rounded up (cgroup v2 cpu.max, v1
+ * cpu.cfs_quota_us / cpu.cfs_period_us, as a container's --cpus sets it);
+ * at least 1. */
+int ted_usable_cpus(void);
+
+/* Sets the number of threads the matrix products use (process-wide) and
+ * returns it: `threads`, at most ted_usable_cpus() (threads beyond the
+ * CPUs would only wait for each other); 0 or less: ted_usable_cpus(). */
+int ted_set_threads(int threads);
 
 /* The kernels that run: "avx512", "avx2" or "portable" (TED_CPU forces one). */
 const char *ted_cpu_kernels(void);

@@ -50,7 +50,8 @@ class Languages(Structure):
 
 
 class TranslateOptions(Structure):
-    _fields_ = [("decode", DecodeOptions), ("batch_size", c_int), ("max_length", c_int),
+    _fields_ = [("decode", DecodeOptions), ("batch_size", c_int), ("max_batch_tokens", c_int),
+                ("workers", c_int), ("max_length", c_int),
                 ("first_index", c_uint64), ("progress", c_void_p), ("progress_data", c_void_p),
                 ("languages", Languages)]
 

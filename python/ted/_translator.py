@@ -150,7 +150,7 @@ class Translator:
     without the GIL, so any number of Python threads may use one Translator
     at once. `threads` sizes the thread pool of the matrix products (it is
     process-wide: the last Translator made with a value sets it; None leaves
-    it as it is, one thread unless set, as `ted translate`'s default).
+    it as it is: one thread unless set; at most the CPUs the process may use).
     Raises a ted.Error subclass, with the C library's message, when the
     model cannot be loaded."""
 

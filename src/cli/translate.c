@@ -30,8 +30,20 @@ static const char usage[] =
     "                       output\n"
     "  --max-length N       generate at most N tokens per sentence (default: the\n"
     "                       model's decoding rule in config.yaml)\n"
-    "  --batch-size N       sentences decoded together (default 32)\n"
-    "  --threads N          threads for the matrix products (default 1)\n"
+    "  --batch-size N       sentences decoded together, at most (default 32; with\n"
+    "                       --max-batch-tokens alone, as many as its tokens allow)\n"
+    "  --max-batch-tokens N a batch holds at most N source tokens, padding\n"
+    "                       counted (sentences x the longest); the sentences of\n"
+    "                       each 1024 lines are sorted by length first, and the\n"
+    "                       output keeps the input's order\n"
+    "  --workers W          batches decoded at once, each on a thread of its own\n"
+    "  --threads N          threads for the matrix products (at most the CPUs this\n"
+    "                       process may use: its affinity mask and cgroup CPU\n"
+    "                       quota). Default: all those CPUs, as W workers of one\n"
+    "                       thread up to Transformer-base's size (a decoder layer\n"
+    "                       under 8 million weights), else one worker of N\n"
+    "                       threads; --threads alone: one worker; --workers\n"
+    "                       alone: the CPUs shared among them\n"
     "  --source-lang CODE   the source language, for a model that names its\n"
     "                       languages (`ted info` lists them)\n"
     "  --target-lang CODE   the target language; required when the model\n"
@@ -619,7 +631,7 @@ typedef struct translate_args {
     translate_job job;
     frontend_choice d;
     const char *input, *output;
-    int threads, batch_size;
+    frontend_batching batching;
 } translate_args;
 
 static bool decoding_option(cli_args *a, const char *option, frontend_choice *d)
@@ -659,9 +671,13 @@ static bool translate_option(cli_args *a, const char *option, void *options)
         if (cli_take_value(a, option))
             t->output = a->value;
     } else if (!strcmp(option, "--batch-size")) {
-        cli_take_int(a, option, 1, 4096, &t->batch_size);
+        cli_take_int(a, option, 1, FRONTEND_BATCH_SIZE_MAX, &t->batching.batch_size);
+    } else if (!strcmp(option, "--max-batch-tokens")) {
+        cli_take_int(a, option, 1, FRONTEND_BATCH_TOKENS_MAX, &t->batching.max_batch_tokens);
+    } else if (!strcmp(option, "--workers")) {
+        cli_take_int(a, option, 1, FRONTEND_WORKERS_MAX, &t->batching.workers);
     } else if (!strcmp(option, "--threads")) {
-        cli_take_int(a, option, 1, 256, &t->threads);
+        cli_take_int(a, option, 1, 256, &t->batching.threads);
     } else if (!strcmp(option, "--scores")) {
         t->job.scores = take_flag(a, option);
     } else if (!strcmp(option, "--split-sentences")) {
@@ -690,7 +706,6 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
     ted_error err = {0};
     if (frontend_choose_options(model, &t->d, &names, &job->options, &err))
         return cli_error("translate: %s", err.message);
-    job->options.batch_size = t->batch_size;
     job->moses = job->scores || job->options.decode.n_best > 1;
     if (job->document.format == DOCUMENT_HTML)
         job->document.split_sentences = true;  /* a page's blocks are cut into sentences */
@@ -701,7 +716,8 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
                          job->scores ? "--scores" : "--n-best",
                          job->document.format == DOCUMENT_HTML ? "--format html"
                                                                : "--split-sentences");
-    ted_set_threads(t->threads);
+    cli_set_threads(frontend_apply_batching(model, &t->batching, ted_usable_cpus(),
+                                            &job->options));
     return run(job, a, t->input, t->output);
 }
 
@@ -709,6 +725,6 @@ int cli_translate(int argc, char **argv)
 {
     static const cli_command command = {"translate", usage, translate_option, NULL,
                                         translate_command, false};
-    translate_args t = {.job = {.first_line = 1}, .threads = 1, .batch_size = 32};
+    translate_args t = {.job = {.first_line = 1}};
     return cli_run(&command, &t, argc, argv);
 }

@@ -166,3 +166,24 @@ const char *frontend_source_language(const ted_model *model, const ted_languages
         return languages->source;
     return ted_model_languages(model, TED_SIDE_SOURCE, &codes) == 1 ? codes[0] : NULL;
 }
+
+int frontend_apply_batching(const ted_model *m, const frontend_batching *given, int cpus,
+                            ted_translate_options *o)
+{
+    if (cpus < 1)
+        cpus = 1;
+    if (given->batch_size > 0)
+        o->batch_size = given->batch_size;
+    else if (given->max_batch_tokens > 0)
+        o->batch_size = FRONTEND_BATCH_SIZE_MAX;
+    o->max_batch_tokens = given->max_batch_tokens;
+    int workers = given->workers, threads = given->threads;
+    if (workers == 0)
+        workers = threads > 0 ? 1 : ted_translate_workers(m, cpus);
+    if (threads == 0)
+        threads = cpus / workers;
+    if (workers > 1 && threads > cpus - workers + 1)
+        threads = cpus - workers + 1;
+    o->workers = workers;
+    return threads > 0 ? threads : 1;
+}

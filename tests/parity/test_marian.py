@@ -23,6 +23,8 @@ model.safetensors and as pytorch_model.bin. Checks (one "ok NAME" or
                generation settings of generation_config.json (max_length,
                forced EOS, bad_words_ids) coming through config.yaml: all
                identical
+  greedy-token-batches/*  the same with --max-batch-tokens 48 --workers 2
+               (sorted by length, batched by tokens, two batches at once)
   beam/*       `ted translate --beam 4` against generate(num_beams=4,
                early_stopping=True): identical on >= 98 % of all the models'
                sentences (see check_beam)
@@ -265,6 +267,14 @@ def check_translations(name, ted_dir, model, tok, sentences, beam_results):
                 f"max_length {MAX_LENGTH})")
         if kind == "greedy":
             compare(f"{kind}/{name}", got, want, sentences, "sentences", 1.0, note)
+            # sorted by length, batched by tokens, two batches at once
+            got, problem = ted_lines(["translate", "-m", ted_dir, "--beam", beam,
+                                      "--max-batch-tokens", "48", "--workers", "2"], sentences)
+            if problem:
+                report(f"greedy-token-batches/{name}", problem)
+            else:
+                compare(f"greedy-token-batches/{name}", got, want, sentences, "sentences",
+                        1.0, note)
         else:
             beam_results.append((name, got, want, sentences))
 
