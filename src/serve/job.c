@@ -44,6 +44,7 @@ ted_status serve_job_new(const ted_model *model, const ted_translate_options *op
         return TED_ERR_NOMEM;
     size_t room = count > 0 ? (size_t)count : 1;
     *job = (serve_job){.model = model, .options = *options, .count = count};
+    atomic_init(&job->cancelled, false);
     job->options.first_index = 0;  /* sentence i samples from stream i */
     job->ids = ted_alloc(room, sizeof *job->ids, "job", err);
     job->lengths = ted_alloc(room, sizeof *job->lengths, "job", err);
@@ -85,4 +86,19 @@ void serve_job_fail(serve_job *job, const ted_error *err)
 bool serve_job_pending(const serve_job *job, int i)
 {
     return !job->outputs[(size_t)i * job->options.decode.n_best].text;
+}
+
+void serve_job_cancel(serve_job *job)
+{
+    atomic_store(&job->cancelled, true);
+}
+
+bool serve_job_is_cancelled(const serve_job *job)
+{
+    return atomic_load(&((serve_job *)job)->cancelled);
+}
+
+void serve_job_cancelled_error(ted_error *err, int index)
+{
+    ted_fail(err, TED_ERR_ARGUMENT, "text[%d]: dropped: the client left", index);
 }
