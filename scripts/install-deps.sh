@@ -9,14 +9,16 @@
 #                                    valgrind, qemu-user (kernel choice on emulated CPUs),
 #                                    OpenBLAS (make bench's sgemm yardstick), Universal
 #                                    Ctags (scripts/check-structure.sh), matplotlib,
-#                                    nbconvert and ipykernel (the Python notebook)
+#                                    nbconvert and ipykernel (the Python notebook),
+#                                    nginx and GNU parallel (tests/deploy)
 set -e
 packages="build-essential pkg-config libyaml-dev libcjson-dev libsentencepiece-dev
 libmicrohttpd-dev"
 if [ "${1:-}" = "--test" ]; then
     packages="$packages libcriterion-dev python3 python3-numpy python3-torch python3-sentencepiece
 python3-venv python3-websocket tmux chromium fonts-liberation valgrind qemu-user
-libopenblas-dev universal-ctags python3-matplotlib jupyter-nbconvert python3-ipykernel"
+libopenblas-dev universal-ctags python3-matplotlib jupyter-nbconvert python3-ipykernel
+nginx parallel"
 fi
 missing=""
 for p in $packages; do

@@ -4,6 +4,7 @@
 #   cli:    tests/cli/*.sh, the ted program as a user runs it
 #   parity: tests/parity/*.py, ted against PyTorch and transformers
 #   serve:  tests/serve/*.py, ted serve over loopback
+#   deploy: tests/deploy/*.py, nginx, GNU parallel, Slurm and systemd recipes
 #   browser: tests/browser/*.py, ted serve's explorer page in headless Chromium
 #   python: tests/python/run.sh, the Python package (pip install ., pytest)
 #   example: the C API example
@@ -87,6 +88,12 @@ script=tests/python/run.sh; run_script env SAN="${SAN:-}" sh "$script"  # the Py
 # ted serve over loopback, in Debian's Python (the standard library only);
 # SAN=1 scales its load down
 for script in tests/serve/test_*.py; do
+    [ -e "$script" ] && run_script env SAN="${SAN:-}" "$PYTHON" "$script"
+done
+
+# the deployments of docs/deploy.md: nginx in front of ted serve processes,
+# GNU parallel and a Slurm array script for bulk files, the systemd unit
+for script in tests/deploy/test_*.py; do
     [ -e "$script" ] && run_script env SAN="${SAN:-}" "$PYTHON" "$script"
 done
 
