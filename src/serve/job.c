@@ -95,7 +95,7 @@ void serve_job_cancel(serve_job *job)
 
 bool serve_job_is_cancelled(const serve_job *job)
 {
-    return atomic_load(&((serve_job *)job)->cancelled);
+    return atomic_load(&job->cancelled);
 }
 
 void serve_job_cancelled_error(ted_error *err, int index)
