@@ -183,10 +183,10 @@ def test_disconnect(toy):
         after = stats(toy)
     check("disconnect/streamed", r.status == 200 and lines[0] == b"event: token\n",
           f"{r.status} {lines}")
-    # the first events came while the batch was full and most sentences waited: the
+    # the first events came while the batch decoded and most sentences waited: the
     # tokens are sent as they are decoded, not once the request is done
     check("disconnect/events-while-decoding",
-          before.get("rows") == 8 and before.get("waiting", 0) > 0,
+          0 < before.get("rows", 0) <= 8 and before.get("waiting", 0) > 0,
           f"before the client left: {before}")
     check("disconnect/rows-freed", after.get("rows") == 0 and after.get("waiting") == 0 and
           after.get("sentences") == 0, f"after: {after}")
