@@ -15,8 +15,13 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
   nginx/spread       requests from 4 clients are all answered, and each
                      backend's own log counts some of them (the counts add
                      up to the requests sent)
-  nginx/stream       a streamed answer passes through nginx event by event
-                     and ends with the right translations
+  nginx/stream       a streamed answer passes through nginx and ends with the
+                     right translations
+  nginx/stream-incremental  the first events of a long stream (1024 sampled
+                     sentences) reach the client while most of its sentences
+                     still wait in the backend (nginx does not buffer them)
+  nginx/stream-left  when that client closes, the backend drops the rest of
+                     its sentences (GET /v1/stats: dropped, none left)
   nginx/kill/*       8 clients send requests while one backend is killed
                      (SIGKILL): every request is answered 200 and right;
                      nginx's access log shows each backend answered some,
@@ -216,6 +221,7 @@ def test_spread(pairs):
         check("nginx/spread", not wrong and sum(counts) == 40 and min(counts) > 0,
               f"answers per backend {counts} (of 40); wrong: {wrong[:3]}")
         test_stream(nginx, pairs)
+        test_stream_left(nginx, servers)
         test_body_limit(nginx)
     finally:
         nginx.stop()
@@ -237,6 +243,33 @@ def test_stream(nginx, pairs):
     check("nginx/stream", r.status == 200 and r.getheader("Content-Type") == "text/event-stream"
           and len(events) > 1 and events[-1] == {"translations": want} and texts == want,
           f"{r.status} {r.getheader('Content-Type')}: {events[-2:]}")
+
+
+def test_stream_left(nginx, servers):
+    """A stream of 1024 sampled sentences (seconds of work) through nginx:
+    its first events come while its sentences still wait (nginx does not
+    hold them back), and once the client closes, nginx closes its connection
+    to the backend, which drops the sentences (GET /v1/stats)."""
+    request = {"text": ["the black cat eats the small bird ."] * 1024, "sample": True,
+               "temperature": 5, "max_length": 200, "seed": 5, "stream": True}
+    c = nginx.connect()
+    c.request("POST", "/v1/translate", json.dumps(request), {"Content-Type": "application/json"})
+    r = c.getresponse()
+    first = [r.readline() for _ in range(3)]
+    waiting = sum(s.call("GET", "/v1/stats")[2]["models"][0]["waiting"] for s in servers)
+    c.sock.close()
+    c.close()
+    check("nginx/stream-incremental", r.status == 200 and first[0] == b"event: token\n" and
+          waiting > 0, f"{r.status} {first}: {waiting} sentences waiting at the first event")
+    deadline = time.monotonic() + 20 * SLOW
+    while time.monotonic() < deadline:
+        counts = [s.call("GET", "/v1/stats")[2]["models"][0] for s in servers]
+        if all(c["sentences"] == 0 for c in counts):
+            break
+        time.sleep(0.05)
+    dropped = sum(c["dropped"] for c in counts)
+    check("nginx/stream-left", dropped > 0 and all(c["sentences"] == 0 for c in counts),
+          f"after the client left: {counts}")
 
 
 def test_body_limit(nginx):
