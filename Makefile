@@ -327,11 +327,17 @@ bench-run: all $(VENV)/bench-installed
 bench-serve: test-deps
 	@$(MAKE) --no-print-directory bench-serve-run
 
+# Open-loop latency (bench/serve_bench.py): the toy model, then the
+# Transformer-base checkpoint of make bench in float32 and in int8.
 bench-serve-run: all $(VENV)/installed
 	$(VENV_PYTHON) bench/make_marian_model.py --out $(BUILD)/bench/marian
+	rm -rf $(BUILD)/bench/marian-int8
+	$(TED) quantize $(BUILD)/bench/marian $(BUILD)/bench/marian-int8
 	$(PYTHON) bench/serve_bench.py --ted $(TED) --model $(TOY)
-	$(PYTHON) bench/serve_bench.py --ted $(TED) --model $(BUILD)/bench/marian --random-weights \
-	    --texts $(TOY)/test.en --threads 2 --seconds 30 --warmup 3 --alone 50 --sentences 32
+	for m in marian marian-int8; do \
+	    $(PYTHON) bench/serve_bench.py --ted $(TED) --model $(BUILD)/bench/$$m --random-weights \
+	        --texts $(TOY)/test.en --threads 2 --seconds 30 --warmup 3 --alone 40 || exit 1; \
+	done
 
 # memcheck cannot decode AVX-512 (under valgrind the CPU shows none, so
 # TED_CPU=avx512 would be refused): the AVX2 kernels run.

@@ -65,6 +65,7 @@ static const field fields[] = {
     {"scores", FIELD_FLAG, offsetof(serve_request, scores), 0},
     {"split_sentences", FIELD_FLAG, offsetof(serve_request, split_sentences), 0},
     {"format", FIELD_FORMAT, offsetof(serve_request, format), 0},
+    {"stream", FIELD_FLAG, offsetof(serve_request, stream), 0},
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -426,6 +427,34 @@ char *serve_models_json(const char *const *names, const ted_model *const *models
     cJSON *list = root ? cJSON_AddArrayToObject(root, "models") : NULL;
     for (int i = 0; list && i < count; i++)
         if (!add_item(list, NULL, model_json(names[i], models[i])))
+            list = NULL;
+    char *text = list ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(root);
+    return text;
+}
+
+/* ---- what the loops hold ----------------------------------------------------- */
+
+static cJSON *counts_json(const char *name, const serve_loop_counts *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o && cJSON_AddStringToObject(o, "name", name) &&
+        cJSON_AddNumberToObject(o, "rows", c->rows) &&
+        cJSON_AddNumberToObject(o, "encoding_rows", c->encoding_rows) &&
+        cJSON_AddNumberToObject(o, "waiting", c->waiting) &&
+        cJSON_AddNumberToObject(o, "sentences", c->held) &&
+        cJSON_AddNumberToObject(o, "dropped", (double)c->dropped))
+        return o;
+    cJSON_Delete(o);
+    return NULL;
+}
+
+char *serve_stats_json(const char *const *names, const serve_loop_counts *counts, int count)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *list = root ? cJSON_AddArrayToObject(root, "models") : NULL;
+    for (int i = 0; list && i < count; i++)
+        if (!add_item(list, NULL, counts_json(names[i], &counts[i])))
             list = NULL;
     char *text = list ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
