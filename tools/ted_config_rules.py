@@ -29,6 +29,7 @@ TOKENIZER = ("whitespace", "char", "sentencepiece")
 NORMALIZER = ("none", "moses")
 LANGUAGE = ("none", "en", "de", "es", "fr", "cs", "cz")
 LENGTH_NORMALIZATION = ("gnmt", "power")
+EARLY_STOPPING = ("false", "true", "never")
 
 
 def _int(low, high, default=None):
@@ -93,6 +94,8 @@ KEYS = {
     "decoding.beam_size": _int(1, 1024, 1),
     "decoding.length_penalty": _float(0, 0, 0.6),
     "decoding.length_normalization": _word(LENGTH_NORMALIZATION, "gnmt"),
+    "decoding.early_stopping": _word(EARLY_STOPPING, "false"),
+    "decoding.forced_eos": _bool(False),
     "decoding.banned_ids": {"type": "int_list", "min": 0, "max": INT_MAX, "capacity": 16,
                             "default": []},
     "decoding.sample": _bool(False),

@@ -293,14 +293,13 @@ typedef struct ted_beam_params {
     int beam_size;         /* open hypotheses kept per sentence (default 4) */
     float length_penalty;  /* alpha of the length penalty lp(length) that divides a
                             * finished hypothesis' log-prob (default 0.6; 0: none) */
-    /* lp and when a sentence stops (default TED_LENGTH_GNMT):
-     * TED_LENGTH_GNMT: lp = ((5 + length) / 6)^alpha; a sentence stops once
-     *   its best open hypothesis cannot enter the n-best list any more;
-     * TED_LENGTH_POWER: lp = length^alpha; a sentence stops as soon as
-     *   beam_size hypotheses are finished, as Hugging Face transformers'
-     *   beam search with early_stopping=True does.
+    /* lp (default TED_LENGTH_GNMT): TED_LENGTH_GNMT: ((5 + length) / 6)^alpha;
+     * TED_LENGTH_POWER: length^alpha, as Hugging Face transformers.
      * length: the tokens generated, EOS counted. */
     ted_length_normalization length_normalization;
+    /* When a sentence stops (ted_early_stopping, in ted/config.h; default
+     * TED_EARLY_STOPPING_FALSE, transformers' default). */
+    ted_early_stopping early_stopping;
 } ted_beam_params;
 
 ted_beam_params ted_beam_default_params(void);
@@ -392,14 +391,13 @@ typedef struct ted_beam_trace {
  *   top_k 1 is greedy decoding.
  * - Beam search: every step extends each open hypothesis by every token;
  *   the candidates are ranked by total log-prob. Those among the best
- *   beam_size that end in EOS, or reach max_lengths[i] tokens, are
- *   finished and kept aside; the best beam_size others stay open. With
- *   TED_LENGTH_GNMT, sentence i stops when it holds n_best finished
- *   hypotheses and the best open one, even at no further cost up to
- *   max_lengths[i] tokens, would score below the n_best-th finished one;
- *   with TED_LENGTH_POWER, when beam_size hypotheses are finished.
+ *   beam_size that end in EOS are finished and kept aside; the best
+ *   beam_size others stay open. Once beam_size hypotheses are finished,
+ *   sentence i stops as early_stopping says; at max_lengths[i] tokens it
+ *   stops, and unless early_stopping says it is done, its best beam_size
+ *   candidates that do not end in EOS finish too (transformers' finalize).
  *   1 <= n_best <= beam_size < target vocabulary size. With length_penalty
- *   0 and beam_size 1 the GNMT result is greedy decoding's.
+ *   0 and beam_size 1 the result is greedy decoding's.
  * `trace` (may be NULL) sees beam search's steps. On failure `out` holds
  * nothing to free. */
 ted_status ted_decode(ted_session *session, const ted_batch *batch,
