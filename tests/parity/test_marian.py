@@ -23,8 +23,8 @@ model.safetensors and as pytorch_model.bin. Checks (one "ok NAME" or
                generation settings of generation_config.json (max_length,
                forced EOS, bad_words_ids) coming through config.yaml: all
                identical
-  beam/*       `ted translate --beam 4` against generate(num_beams=4,
-               early_stopping=True): identical on >= 98 % of all the models'
+  beam/*       `ted translate --beam 4 --early-stopping true` against
+               generate(num_beams=4, early_stopping=True): identical on >= 98 % of all the models'
                sentences (see check_beam)
 TED_PARITY_KEEP=1 keeps the temporary directories (printed on stderr).
 """
@@ -242,10 +242,11 @@ def check_translations(name, ted_dir, model, tok, sentences, beam_results):
     """Greedy decoding: every translation identical. Beam search: the
     translations go to `beam_results`, checked over all models at once by
     check_beam."""
-    for kind, beam, options in (
-            ("greedy", "1", dict(num_beams=1, do_sample=False)),
-            ("beam", "4", dict(num_beams=4, do_sample=False, early_stopping=True))):
-        got, problem = ted_lines(["translate", "-m", ted_dir, "--beam", beam], sentences)
+    for kind, flags, options in (
+            ("greedy", ["--beam", "1"], dict(num_beams=1, do_sample=False)),
+            ("beam", ["--beam", "4", "--early-stopping", "true"],
+             dict(num_beams=4, do_sample=False, early_stopping=True))):
+        got, problem = ted_lines(["translate", "-m", ted_dir, *flags], sentences)
         if problem:
             report(f"{kind}/{name}", problem)
             continue
@@ -259,12 +260,12 @@ def check_translations(name, ted_dir, model, tok, sentences, beam_results):
 
 
 def check_beam(beam_results):
-    """Beam search on every model's sentences: >= 98 % identical. At the
-    last step transformers adds its open hypotheses only when the ones
-    ending in EOS at that step do not already make num_beams finished ones
-    (BeamSearchScorer.finalize skips a sentence that is done); ted finishes
-    the open ones too and may pick one. Random models run to max_length in
-    most sentences, trained ones seldom."""
+    """Beam search on every model's sentences: >= 98 % identical. Random
+    models run to max_length in most sentences, trained ones seldom; ted
+    ends there as transformers does (finish_at_limit in src/model/beam.c,
+    the forced EOS counted in the length: decoding.forced_eos). The margin
+    is for near ties: transformers sums the log-probs in float32, ted in
+    float64."""
     got, want, lines, counts = [], [], [], []
     for name, ted, transformers, sentences in beam_results:
         counts.append(f"{name} {sum(a == b for a, b in zip(ted, transformers))}/{len(ted)}")
