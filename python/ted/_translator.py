@@ -435,7 +435,8 @@ class Translator:
         sampling); max_length: at most that many tokens generated;
         length_penalty / length_normalization ("gnmt" or "power"): beam
         search's ranking; early_stopping (True, False or "never", as
-        transformers' generate takes it): when beam search stops. source_lang / target_lang: a language code of
+        transformers' generate takes it): when beam search stops.
+        source_lang / target_lang: a language code of
         Translator.languages (None for a bilingual model); a target language
         is given to a multilingual model as its >>code<< token before the
         text.
