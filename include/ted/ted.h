@@ -68,8 +68,9 @@ const ted_config *ted_model_config(const ted_model *model);
 /* The config as one line of JSON: an object with config.yaml's keys and
  * values, the defaults included (sections "model", "tokenizer", "decoding"
  * as objects, "weights" a string; floats spelled as config.yaml spells
- * them), for bindings and tools. Returns a malloc'ed string the caller
- * frees (ted_free), or NULL when `config` is NULL or out of memory. */
+ * them; the words true and false of early_stopping as JSON booleans, as
+ * YAML reads them), for bindings and tools. Returns a malloc'ed string the
+ * caller frees (ted_free), or NULL when `config` is NULL or out of memory. */
 char *ted_config_json(const ted_config *config);
 
 /* The weights are memory-mapped, not copied: should another program cut
@@ -271,7 +272,9 @@ typedef struct ted_hypothesis {
     int length;
     double log_prob;   /* the sum of log_probs */
     double score;      /* what ranks hypotheses: log_prob, or for beam search
-                        * log_prob / lp(length) (ted_beam_params) */
+                        * log_prob / lp(length) (ted_beam_params; length + 1 for a
+                        * hypothesis cut at its limit when the config has
+                        * forced_eos) */
 } ted_hypothesis;
 
 /* Frees ids and log_probs of `count` hypotheses and zeroes them. */
@@ -354,7 +357,8 @@ typedef struct ted_beam_candidate {
                         * their order there (0 at the first step) */
     int token;
     double log_prob;   /* of the whole hypothesis */
-    double score;      /* finished: log_prob / lp(length); otherwise log_prob */
+    double score;      /* finished: log_prob / lp(length) (as ted_hypothesis.score);
+                        * otherwise log_prob */
     ted_beam_fate fate;
 } ted_beam_candidate;
 

@@ -2,6 +2,7 @@
  * ted_config_visit hands over, as config.yaml would write it. */
 #include <cJSON.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "io/config.h"
 
@@ -11,7 +12,9 @@ typedef struct json_visit {
 } json_visit;
 
 /* The JSON value of one key: numbers, booleans, strings (words and paths)
- * and lists of numbers; floats as config.yaml spells them (1.0e-05). */
+ * and lists of numbers; floats as config.yaml spells them (1.0e-05). A
+ * word spelled true or false (decoding.early_stopping) is the boolean a YAML
+ * reader takes it for, as transformers' generation config holds it. */
 static cJSON *json_value(ted_value_type type, const void *value, int count)
 {
     char text[32];
@@ -24,6 +27,9 @@ static cJSON *json_value(ted_value_type type, const void *value, int count)
         ted_config_format_float(*(const float *)value, text, sizeof text);
         return cJSON_CreateRaw(text);
     case TED_VALUE_WORD:
+        if (value && (!strcmp(value, "true") || !strcmp(value, "false")))
+            return cJSON_CreateBool(!strcmp(value, "true"));
+        return value ? cJSON_CreateString(value) : cJSON_CreateNull();
     case TED_VALUE_PATH:
         return value ? cJSON_CreateString(value) : cJSON_CreateNull();
     case TED_VALUE_INT_LIST:

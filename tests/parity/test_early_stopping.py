@@ -12,14 +12,15 @@ max_length 512, forced_eos_token_id, bad_words_ids [[pad]], early_stopping
 left out: generate()'s default, False). tools/export_hf.py converts that
 directory back, so the decoding settings ted runs with are the exporter's
 reading of generation_config.json. A second copy favours EOS (its bias
-raised by 2: translations end early or late, where the rules part ways)
-and has max_length 32 (beams reach the limit, where forced_eos_token_id
-appends EOS). 100 sentences: the test set's, cut in half, shuffled, or
+raised by 2: translations end early or late, where the rules part ways),
+has max_length 32 (beams reach the limit, where forced_eos_token_id
+appends EOS) and early_stopping "never" in its generation_config.json. 100 sentences: the test set's, cut in half, shuffled, or
 with their last words repeated.
 
 Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
-  early-stopping/export        config.yaml from generation_config.json holds
-                               beam_size 4, early_stopping false, forced_eos
+  early-stopping/export[-eos]  config.yaml from generation_config.json holds
+                               beam_size 4, early_stopping false (never),
+                               forced_eos, max_length 510 (30)
   early-stopping/no-flags-*    `ted translate -m DIR` against generate()
                                with no arguments: >= 95 % identical (the
                                figure is printed), on both models
@@ -133,13 +134,15 @@ def hf_model(hf_dir):
 
 
 def eos_favouring(model, tok, hf_dir):
-    """A copy that ends translations more readily, with max_length 32."""
+    """A copy that ends translations more readily, with max_length 32 and
+    early_stopping "never"."""
     from transformers import MarianMTModel
 
     model = MarianMTModel.from_pretrained(hf_dir).eval()
     with torch.no_grad():
         model.final_logits_bias[0, tok.eos_token_id] += EOS_BIAS
     model.generation_config.max_length = SHORT_MAX_LENGTH
+    model.generation_config.early_stopping = "never"
     out = hf_dir + "-eos"
     model.save_pretrained(out, safe_serialization=True)
     tok.save_pretrained(out)
@@ -184,12 +187,12 @@ def first_difference(lines, got, want):
     return f"{len(got)} lines from ted, {len(want)} from transformers"
 
 
-def check_export(ted_dir):
+def check_export(name, ted_dir, early_stopping, max_length):
     c = read_config(os.path.join(ted_dir, "config.yaml"))
-    want = {"decoding.beam_size": "4", "decoding.early_stopping": "false",
-            "decoding.forced_eos": "true", "decoding.max_length": "510"}
+    want = {"decoding.beam_size": "4", "decoding.early_stopping": early_stopping,
+            "decoding.forced_eos": "true", "decoding.max_length": str(max_length)}
     got = {key: c.get(key) for key in want}
-    check("early-stopping/export", got == want, f"config.yaml has {got}, expected {want}")
+    check(name, got == want, f"config.yaml has {got}, expected {want}")
 
 
 def check_no_flags(name, model, tok, ted_dir, lines):
@@ -233,7 +236,8 @@ def main():
         ted_dir, short_ted = os.path.join(tmp, "ted"), os.path.join(tmp, "ted-eos")
         export(hf_dir, ted_dir)
         export(short_dir, short_ted)
-        check_export(ted_dir)
+        check_export("early-stopping/export", ted_dir, "false", 510)
+        check_export("early-stopping/export-eos", short_ted, "never", SHORT_MAX_LENGTH - 2)
         check_no_flags("early-stopping/no-flags-trained", model, tok, ted_dir, lines)
         check_no_flags("early-stopping/no-flags-eos", short, tok, short_ted, lines)
         found = {}

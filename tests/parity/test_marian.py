@@ -365,6 +365,8 @@ REFUSALS = [
      edit_json("generation_config.json", bad_words_ids=[[5, 6]])),
     ("no-repeat-ngram", r"generation_config\.json: no_repeat_ngram_size 3 is not supported",
      edit_json("generation_config.json", no_repeat_ngram_size=3)),
+    ("early-stopping-word", r'generation_config\.json: early_stopping "sometimes" is not true, '
+     r'false or "never"', edit_json("generation_config.json", early_stopping="sometimes")),
     ("clean-up-off", r"tokenizer_config\.json: clean_up_tokenization_spaces false",
      edit_json("tokenizer_config.json", clean_up_tokenization_spaces=False)),
     ("sharded", r"model\.safetensors\.index\.json: checkpoints split into several files",
