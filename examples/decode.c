@@ -90,7 +90,7 @@ int main(int argc, char **argv)
     int count = 0, status = 0;
     ted_source sources[MAX_SOURCES];
     for (; count < argc - 2; count++)
-        if (ted_prepare_source(model, argv[2 + count], &sources[count], &err) != TED_OK) {
+        if (ted_prepare_source(model, argv[2 + count], NULL, &sources[count], &err) != TED_OK) {
             status = fail(&err);
             break;
         }

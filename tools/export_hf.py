@@ -1,16 +1,23 @@
 #!/usr/bin/python3
-"""Exports a Hugging Face MarianMTModel directory (what save_pretrained
-writes; an OPUS-MT download such as Helsinki-NLP/opus-mt-en-de) to a ted
+"""Exports a Hugging Face MarianMTModel, M2M100ForConditionalGeneration
+(M2M-100, NLLB-200) or MBartForConditionalGeneration (mBART-50) directory
+(what save_pretrained writes; a hub download such as
+Helsinki-NLP/opus-mt-en-de or facebook/nllb-200-distilled-600M) to a ted
 model directory.
 
     /usr/bin/python3 tools/export_hf.py HF_DIR --out DIR
 
-HF_DIR holds config.json, model.safetensors or pytorch_model.bin, source.spm,
-target.spm, vocab.json (and target_vocab.json when tokenizer_config.json
-says separate_vocabs), and optionally tokenizer_config.json and
-generation_config.json. DIR receives config.yaml, model.safetensors (F32,
-every tied tensor once), the vocabulary (vocab.txt, or vocab.src and
-vocab.tgt when separate), source.spm and target.spm.
+HF_DIR holds config.json, model.safetensors or pytorch_model.bin, the
+tokenizer's files, and optionally generation_config.json. For Marian:
+source.spm, target.spm, vocab.json (and target_vocab.json when
+tokenizer_config.json says separate_vocabs), tokenizer_config.json
+optional; DIR receives config.yaml, model.safetensors (F32, every tied
+tensor once, half-precision weights upcast), the vocabulary (vocab.txt, or
+vocab.src and vocab.tgt when separate), source.spm and target.spm. For the
+multilingual families (tools/hf_families.py): sentencepiece.bpe.model, with
+vocab.json for M2M100Tokenizer, and tokenizer_config.json naming the
+language codes; DIR receives config.yaml (with the model's languages),
+model.safetensors, vocab.txt and sentencepiece.bpe.model.
 
 model.safetensors is read with NumPy alone; pytorch_model.bin needs
 PyTorch. A model ted would not run the way transformers runs it is refused
@@ -36,6 +43,7 @@ import argparse
 import json
 import mmap
 import os
+import re
 import struct
 import sys
 
@@ -43,6 +51,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safe_files  # noqa: E402
+import hf_families  # noqa: E402
 import ted_config_rules as rules  # noqa: E402
 import ted_format  # noqa: E402
 from ted_format import ExportError  # noqa: E402
@@ -68,16 +77,22 @@ GENERATION_DEFAULTS = {
 # generate()'s early_stopping -> ted's decoding.early_stopping.
 EARLY_STOPPING = ((True, "true"), (False, "false"), ("never", "never"))
 
-# config.json keys ted has no setting for: each must keep the value
-# MarianMTModel runs with. (key, that value, what another value means)
+# config.json keys ted has no setting for: each must keep the value the
+# model runs with. (key, that value, what another value means)
 FIXED_ARCHITECTURE = (
-    ("model_type", "marian", "another model family"),
     ("is_encoder_decoder", True, "a decoder-only model"),
-    ("normalize_before", False, "pre-norm layers"),
-    ("normalize_embedding", False, "a LayerNorm on the embeddings (BART's layernorm_embedding)"),
-    ("static_position_embeddings", True, "learned positional embeddings"),
-    ("add_final_layer_norm", False, "a LayerNorm after the last layer"),
     ("tie_encoder_decoder", False, "encoder and decoder layers sharing their weights"),
+)
+
+# config.json keys of BART-style configs that MarianMTModel reads nowhere:
+# whatever they say, it runs post-norm layers, sinusoidal positions and no
+# extra LayerNorm, and so does the export, with a warning. (key, the value
+# that says what MarianMTModel does, what it does)
+IGNORED_BY_MARIAN = (
+    ("normalize_before", False, "post-norm layers"),
+    ("normalize_embedding", False, "no LayerNorm on the embeddings"),
+    ("static_position_embeddings", True, "sinusoidal positions"),
+    ("add_final_layer_norm", False, "no LayerNorm after the last layer"),
 )
 
 # Generation settings ted's decoding does not have: refused unless they keep
@@ -138,7 +153,7 @@ def read_json(hf_dir, name, required=True):
     path = os.path.join(hf_dir, name)
     if not os.path.lexists(path):
         if required:
-            raise ExportError(f"{path}: missing: a MarianMTModel directory holds {name}")
+            raise ExportError(f"{path}: missing: the model directory holds {name}")
         return {}
     data = safe_files.read_regular(path, *INPUT_LIMITS[JSON_FILES.get(name, "settings")])
     try:
@@ -177,14 +192,28 @@ def load_pytorch_bin(path):
     return tensors
 
 
+def with_model_prefix(tensors):
+    """A MarianModel checkpoint (save_pretrained of the model without its
+    language-model head) names its tensors without the "model." that
+    MarianMTModel's base_model_prefix adds; from_pretrained adds it, and so
+    does the export. Its output bias is then MarianMTModel's zeros: none."""
+    bare = ("shared.", "encoder.", "decoder.")
+    if any(name.startswith("model.") for name in tensors) or \
+            not any(name.startswith(bare) for name in tensors):
+        return tensors
+    return {("model." + name if name.startswith(bare) else name): array
+            for name, array in tensors.items()}
+
+
 def load_weights(hf_dir):
     """(file name, {tensor name: float32 array}): model.safetensors when
-    there is one (as from_pretrained prefers it), else pytorch_model.bin."""
+    there is one (as from_pretrained prefers it), else pytorch_model.bin;
+    a MarianModel's tensors named as MarianMTModel's."""
     for name, load in (("model.safetensors", read_safetensors),
                        ("pytorch_model.bin", load_pytorch_bin)):
         path = os.path.join(hf_dir, name)
         if os.path.lexists(path):
-            return path, load(path)
+            return path, with_model_prefix(load(path))
     for index in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
         if os.path.lexists(os.path.join(hf_dir, index)):
             raise ExportError(f"{os.path.join(hf_dir, index)}: checkpoints split into several "
@@ -245,8 +274,10 @@ def entry_layout(path, name, entry, data_size):
 
 def read_safetensors(path):
     """Every float tensor of a safetensors file as a float32 array, by name;
-    the file mapped, not read whole, and its header checked as ted checks
-    its own (refused in its words)."""
+    the file mapped, not read whole (an F32 tensor is a read-only view of
+    the mapping, so a model's weights are in memory once, as pages of the
+    file), and its header checked as ted checks its own (refused in its
+    words)."""
     fd, size = safe_files.open_regular(path, *INPUT_LIMITS["weights"])
     try:
         if size < 8:
@@ -280,7 +311,8 @@ def read_safetensors(path):
             array = (raw.astype(np.uint32) << 16).view(np.float32).reshape(shape)
         else:
             with np.errstate(over="ignore"):  # F64 beyond float32: infinite, refused later
-                array = raw.astype(np.float32).reshape(shape)
+                # F32: a view of the mapping, no copy; the others converted
+                array = raw.astype(np.float32, copy=False).reshape(shape)
         del raw
         tensors[name] = array
     return tensors
@@ -303,20 +335,51 @@ def check_finite(path, tensors):
 
 # ---- config.json -------------------------------------------------------------
 
+def family(config):
+    """config.json's model_type: marian (also when left out), m2m_100 or
+    mbart (check_fixed_architecture refuses any other)."""
+    return config.get("model_type", "marian")
+
+
+def model_class(config):
+    name = family(config)
+    return "MarianMTModel" if name == "marian" else hf_families.FAMILIES[name][0]
+
+
 def setting(config, key):
-    return config.get(key, MARIAN_DEFAULTS.get(key))
+    name = family(config)
+    defaults = MARIAN_DEFAULTS if name == "marian" else hf_families.FAMILIES[name][1]
+    return config.get(key, defaults.get(key))
+
+
+def warn(message):
+    """A setting the export leaves aside as transformers does: one line on
+    standard error."""
+    print(f"export_hf: warning: {message}", file=sys.stderr)
 
 
 def check_fixed_architecture(config):
+    name = family(config)
+    if name != "marian" and name not in hf_families.FAMILIES:
+        raise ExportError(f"config.json: model_type {json.dumps(name)[:60]} asks for another "
+                          "model family, which ted does not run (ted converts marian, "
+                          f"{', '.join(hf_families.FAMILIES)})")
+    for key, value, meaning in IGNORED_BY_MARIAN if name == "marian" else ():
+        if key in config and config[key] != value:
+            warn(f"config.json: {key} {json.dumps(config[key])[:60]} is ignored, as "
+                 f"MarianMTModel ignores it (it runs {meaning})")
     for key, value, meaning in FIXED_ARCHITECTURE:
         if config.get(key, value) != value:
             raise ExportError(f"config.json: {key} {json.dumps(config[key])} asks for {meaning}, "
-                              f"which ted does not run (MarianMTModel: {key} "
+                              f"which ted does not run ({model_class(config)}: {key} "
                               f"{json.dumps(value)})")
-    architectures = config.get("architectures") or ["MarianMTModel"]
-    if not isinstance(architectures, list) or "MarianMTModel" not in architectures:
+    expected = model_class(config)
+    architectures = config.get("architectures") or [expected]
+    # MarianMTModel.from_pretrained loads a MarianModel's checkpoint too
+    accepted = {expected, "MarianModel"} if name == "marian" else {expected}
+    if not isinstance(architectures, list) or not accepted & set(map(str, architectures)):
         raise ExportError(f"config.json: architectures {architectures}: ted runs "
-                          "MarianMTModel (an encoder-decoder with its language-model head)")
+                          f"{expected} (an encoder-decoder with its language-model head)")
 
 
 def same_for_both_stacks(config, key):
@@ -359,6 +422,17 @@ def architecture(config):
                   else "encoder_attention_heads")
         raise refuse(f"config.json: {origin}", problem) from None
     vocab = sizes["src_vocab_size"]
+    if family(config) != "marian":
+        variant = hf_families.ted_model_keys(family(config), config, setting)
+        return dict(
+            d_model=d_model, heads=heads, encoder_layers=sizes["encoder_layers"],
+            decoder_layers=sizes["decoder_layers"], d_ff=sizes["d_ff"], src_vocab_size=vocab,
+            tgt_vocab_size=vocab, activation=ACTIVATIONS[activation],
+            max_positions=sizes["max_positions"],
+            scale_embedding=bool(setting(config, "scale_embedding")), shared_embeddings=True,
+            tied_output=bool(setting(config, "tie_word_embeddings")), family=family(config),
+            variant=variant, position_offset=dict((r[0], r[1]) for r in variant)[
+                "position_offset"])
     if setting(config, "decoder_vocab_size") not in (None, vocab):
         raise ExportError(f"config.json: decoder_vocab_size "
                           f"{json.dumps(config['decoder_vocab_size'])[:60]} "
@@ -371,7 +445,10 @@ def architecture(config):
         max_positions=sizes["max_positions"],
         scale_embedding=bool(setting(config, "scale_embedding")),
         shared_embeddings=bool(setting(config, "share_encoder_decoder_embeddings")),
-        tied_output=bool(setting(config, "tie_word_embeddings")))
+        tied_output=bool(setting(config, "tie_word_embeddings")), family="marian",
+        variant=[("norm_first", False),
+                 ("positional_encoding", "concatenated", "sines, then cosines"),
+                 ("encoder_final_norm", False), ("decoder_final_norm", False)])
 
 
 # ---- tensors ----------------------------------------------------------------
@@ -453,7 +530,10 @@ def check_positions(path, tensors, m):
                                   f"then cosines) ted computes: max abs difference {diff:.3g}")
 
 
-def unexpected_tensor(path, name):
+def unexpected_tensor(path, name, m):
+    if m["family"] != "marian":
+        return ExportError(f"{path}: tensor {name} is not part of a "
+                           f"{hf_families.FAMILIES[m['family']][0]}")
     for part, variant in BART_TENSORS.items():
         if part in name:
             return ExportError(f"{path}: tensor {name}: {variant} is not supported")
@@ -490,17 +570,36 @@ def model_tensors(path, tensors, m):
         check_shape(path, name, tensors[name], shape)
         out.append((name, tensors[name]))
     used.update(shapes)
+    if m["family"] != "marian":
+        out += stack_tensors(path, tensors, m)
+        used.update(name for name, _ in out)
     m["output_bias"] = "final_logits_bias" in tensors
     if m["output_bias"]:
         check_shape(path, "final_logits_bias", tensors["final_logits_bias"],
                     (1, m["tgt_vocab_size"]))
         out.append(("final_logits_bias", tensors["final_logits_bias"][0]))
         used.add("final_logits_bias")
-    check_positions(path, tensors, m)
-    used.update(("model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight"))
+    if m["family"] == "marian":
+        check_positions(path, tensors, m)
+        used.update(("model.encoder.embed_positions.weight",
+                     "model.decoder.embed_positions.weight"))
+    elif m["family"] == "m2m_100":
+        used.update(hf_families.check_sinusoidal_tables(path, tensors, m, POSITIONS_TOLERANCE))
     for name in tensors:
         if name not in used:
-            raise unexpected_tensor(path, name)
+            raise unexpected_tensor(path, name, m)
+    return out
+
+
+def stack_tensors(path, tensors, m):
+    """[(name, array)] of what an M2M-100 or mBART stack has besides its
+    layers (hf_families.stack_tensors), checked."""
+    out = []
+    for name, shape in hf_families.stack_tensors(m["family"], m).items():
+        if name not in tensors:
+            raise ExportError(f"{path}: missing tensor {name}")
+        check_shape(path, name, tensors[name], shape)
+        out.append((name, tensors[name]))
     return out
 
 
@@ -544,11 +643,14 @@ def check_tokenizer_config(tokenizer_config):
 
 
 def read_vocab_json(hf_dir, name, size):
-    """vocab.json (token -> id) as the list of tokens by id: the ids must run
-    0 .. size-1, each once, size being the embedding's rows."""
+    """vocab.json (token -> id) as the list of tokens by id: each id one of
+    0 .. size-1, size being the embedding's rows, once. An id the file
+    lacks (a vocab.json shorter than vocab_size) is a row without a token,
+    which MarianTokenizer decodes as its unk_token: it becomes a repeated
+    "<unk>" line (ted_format.NO_TOKEN), which ted decodes the same way."""
     vocab = read_json(hf_dir, name)
     path = os.path.join(hf_dir, name)
-    if len(vocab) != size:
+    if len(vocab) > size:
         raise ExportError(f"{path}: {len(vocab)} tokens, but config.json vocab_size is {size}")
     tokens = [None] * size
     for token, index in vocab.items():
@@ -559,10 +661,30 @@ def read_vocab_json(hf_dir, name, size):
             raise ExportError(f"{path}: tokens {json.dumps(tokens[index])} and "
                               f"{json.dumps(token)} both have id {index}")
         tokens[index] = token
+    fill_missing_ids(tokens, path)
     problem = ted_format.vocab_problem(tokens)
     if problem:
         raise ExportError(f"{path}: {problem}")
     return tokens
+
+
+def fill_missing_ids(tokens, path):
+    """The ids vocab.json lacks become ted_format.NO_TOKEN lines, after its
+    own "<unk>" (the token ted looks the spelling up as), with a warning."""
+    missing = [i for i, token in enumerate(tokens) if token is None]
+    if not missing:
+        return
+    unk = tokens.index(ted_format.NO_TOKEN) if ted_format.NO_TOKEN in tokens else None
+    if unk is None or unk > missing[0]:
+        raise ExportError(f"{path}: no token for id {missing[0]} (vocab_size {len(tokens)}), "
+                          f"and no {json.dumps(ted_format.NO_TOKEN)} token before it: ted "
+                          f"writes such an id as a {json.dumps(ted_format.NO_TOKEN)} line "
+                          "after the vocabulary's own")
+    for i in missing:
+        tokens[i] = ted_format.NO_TOKEN
+    shown = ", ".join(map(str, missing[:5])) + (", ..." if len(missing) > 5 else "")
+    warn(f"{path}: {len(missing)} of the vocab_size {len(tokens)} ids have no token ({shown}): "
+         f"they decode as {ted_format.NO_TOKEN}, as MarianTokenizer decodes them")
 
 
 def special_ids(tokenizer_config, tokens, path):
@@ -604,18 +726,80 @@ def read_spm(path):
 
 def tokenizer_files(hf_dir, tokenizer_config, m):
     """The files to write ({name: token list, or the bytes of a
-    SentencePiece model}), the vocabularies' ted file names and the special
-    ids."""
+    SentencePiece model}) and what config.yaml's tokenizer section says of
+    them: the vocabularies' and SentencePiece models' ted file names, the
+    special ids, the language codes."""
+    if m["family"] != "marian":
+        return multilingual_files(hf_dir, tokenizer_config, m)
     check_tokenizer_config(tokenizer_config)
     files = {name: read_spm(os.path.join(hf_dir, name)) for name in ("source.spm", "target.spm")}
     source = read_vocab_json(hf_dir, "vocab.json", m["src_vocab_size"])
     ids = special_ids(tokenizer_config, source, os.path.join(hf_dir, "vocab.json"))
+    tok = {"ids": ids, "spm": ("source.spm", "target.spm"), "languages": None}
     if not tokenizer_config.get("separate_vocabs", False):
-        return dict(files, **{"vocab.txt": source}), "vocab.txt", "vocab.txt", ids
+        return dict(files, **{"vocab.txt": source}), dict(tok, vocab=("vocab.txt", "vocab.txt"))
     target = read_vocab_json(hf_dir, "target_vocab.json", m["tgt_vocab_size"])
     check_target_specials(target, source, ids, os.path.join(hf_dir, "target_vocab.json"))
-    return dict(files, **{"vocab.src": source, "vocab.tgt": target}), "vocab.src", "vocab.tgt", \
-        ids
+    return (dict(files, **{"vocab.src": source, "vocab.tgt": target}),
+            dict(tok, vocab=("vocab.src", "vocab.tgt")))
+
+
+def multilingual_files(hf_dir, tokenizer_config, m):
+    """tokenizer_files for NllbTokenizer, M2M100Tokenizer and
+    MBart50Tokenizer (hf_families.vocabulary): one vocabulary, one
+    SentencePiece model, the language codes."""
+    name = hf_families.tokenizer_class(m["family"], tokenizer_config, hf_dir)
+    if tokenizer_config.get("sp_model_kwargs"):
+        raise ExportError("tokenizer_config.json: sp_model_kwargs is not supported (ted "
+                          "tokenizes with the SentencePiece model's own settings)")
+    if tokenizer_config.get("clean_up_tokenization_spaces", True) is not True:
+        raise ExportError("tokenizer_config.json: clean_up_tokenization_spaces false is not "
+                          "supported (ted removes the spaces before . , ! ? as transformers' "
+                          "default does)")
+
+    def read(file_name, kind):
+        if kind == "vocab":
+            return read_json(hf_dir, file_name)
+        path = os.path.join(hf_dir, file_name)
+        if not os.path.lexists(path):
+            raise ExportError(f"{path}: missing: {name} needs it")
+        return safe_files.read_regular(path, *INPUT_LIMITS["spm"])
+
+    tokens, codes, spm_file, data = hf_families.vocabulary(name, hf_dir, tokenizer_config,
+                                                          m["src_vocab_size"], read)
+    path = os.path.join(hf_dir, spm_file)
+    problem = ted_format.vocab_problem(tokens)
+    if problem:
+        raise ExportError(f"{path}: {problem}")
+    ids = special_ids(tokenizer_config, tokens, path)
+    legacy = name == "NllbTokenizer" and tokenizer_config.get("legacy_behaviour") is True
+    bos = special_spelling(tokenizer_config, "bos_token", "<s>")
+    if bos not in tokens:
+        raise ExportError(f"{path}: no bos_token {json.dumps(bos)}")
+    ids["bos"] = tokens.index(bos)
+    tok = {"ids": ids, "spm": (spm_file, spm_file), "vocab": ("vocab.txt", "vocab.txt"),
+           "languages": codes, "source_code": "last" if legacy else "first", "class": name}
+    return {"vocab.txt": tokens, spm_file: data}, tok
+
+
+def language_rows(config, tokenizer_config, source):
+    """config.yaml's language keys: for a multi-target model, the >>xxx<<
+    tokens of vocab.json (MarianTokenizer's supported_language_codes, which
+    it keeps whole at the start of a text) as `languages`, put at the start
+    of the source; source_lang and target_lang from tokenizer_config.json
+    (else config.json) where they are plain codes, the target's only for a
+    bilingual model."""
+    codes = [t for t in source if t.startswith(">>") and t.endswith("<<")]
+    rows = []
+    if codes:
+        rows += [("languages", codes, "vocab.json's >>xxx<< tokens"),
+                 ("target_language_token", "source", "MarianTokenizer: >>fra<< text")]
+    for key in ("source_lang", "target_lang"):
+        code = tokenizer_config.get(key, config.get(key))
+        if isinstance(code, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,63}", code) and \
+                not (codes and key == "target_lang"):
+            rows.append((key, code, "tokenizer_config.json " + key))
+    return rows
 
 
 # ---- generation ----------------------------------------------------------------
@@ -629,7 +813,7 @@ def generation_settings(hf_dir, config):
     if generation:
         return ({key: generation.get(key, default) for key, default in defaults.items()},
                 "generation_config.json", generation)
-    defaults["forced_eos_token_id"] = MARIAN_DEFAULTS["forced_eos_token_id"]
+    defaults["forced_eos_token_id"] = setting(config, "forced_eos_token_id")
     return {key: config.get(key, default) for key, default in defaults.items()}, "config.json", {}
 
 
@@ -704,7 +888,12 @@ def decoding(hf_dir, config, m, ids):
     if isinstance(penalty, int) and not isinstance(penalty, bool):
         penalty = float(penalty)  # config.yaml holds a float
     penalty = ted_value(f"{source}: length_penalty", "decoding.length_penalty", penalty)
-    return {"bos": token_id(config, generation, "decoder_start_token_id", "tokenizer.bos_id"),
+    start = generation.get("decoder_start_token_id", setting(config, "decoder_start_token_id"))
+    if start is None and family(config) != "marian":  # generate() then starts from BOS
+        start_key = "bos_token_id"
+    else:
+        start_key = "decoder_start_token_id"
+    return {"bos": token_id(config, generation, start_key, "tokenizer.bos_id"),
             "eos": eos,
             "max_length": max_new_tokens(settings, source, forced is not None),
             "forced_eos": forced is not None,
@@ -716,18 +905,29 @@ def decoding(hf_dir, config, m, ids):
 
 # ---- the ted model directory ----------------------------------------------------
 
-def ted_config(m, tokenizer, decode, source):
+def multilingual_rows(tok, decode):
+    """The tokenizer rows of a multilingual model's languages: the codes,
+    where they go, the decoder start (docs/model-format.md)."""
+    return [("bos_id", tok["ids"]["bos"], "bos_token"),
+            ("languages", tok["languages"], f"{tok['class']}'s additional_special_tokens"),
+            ("source_language_token", tok["source_code"],
+             "legacy_behaviour: after EOS" if tok["source_code"] == "last" else
+             "the source language's code before the text"),
+            ("target_language_token", "forced", "the target language's code, forced as the "
+             "first token (forced_bos_token_id)"),
+            ("decoder_start_id", decode["bos"], "decoder_start_token_id")]
+
+
+def ted_config(m, tok, decode, source):
     """config.yaml's text."""
-    (src_vocab, tgt_vocab, ids) = tokenizer
+    (src_vocab, tgt_vocab), ids = tok["vocab"], tok["ids"]
     model = [(key, m[key]) for key in ("d_model", "heads", "encoder_layers", "decoder_layers",
                                        "d_ff", "src_vocab_size", "tgt_vocab_size")]
     model += [("activation", m["activation"], "config.json activation_function"),
-              ("norm_first", False), ("layer_norm_eps", LAYER_NORM_EPS),
+              ("layer_norm_eps", LAYER_NORM_EPS),
               ("max_positions", m["max_positions"], "max_position_embeddings"),
-              ("scale_embedding", m["scale_embedding"]),
-              ("positional_encoding", "concatenated", "sines, then cosines"),
-              ("encoder_final_norm", False), ("decoder_final_norm", False),
-              ("tensor_names", "marian"), ("attention_projection", "separate"),
+              ("scale_embedding", m["scale_embedding"])] + m["variant"]
+    model += [("tensor_names", "marian"), ("attention_projection", "separate"),
               ("shared_embeddings", m["shared_embeddings"],
                "share_encoder_decoder_embeddings"),
               ("tied_output", m["tied_output"], "tie_word_embeddings"),
@@ -735,10 +935,13 @@ def ted_config(m, tokenizer, decode, source):
     tokenizer_rows = [
         ("type", "sentencepiece"), ("lowercase", False),
         ("normalize", "none", "MarianTokenizer's text is not normalized before SentencePiece"),
-        ("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab), ("src_spm", "source.spm"),
-        ("tgt_spm", "target.spm"), ("unk_id", ids["unk"]), ("pad_id", ids["pad"]),
+        ("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab), ("src_spm", tok["spm"][0]),
+        ("tgt_spm", tok["spm"][1]), ("unk_id", ids["unk"]), ("pad_id", ids["pad"]),
         ("bos_id", decode["bos"], "decoder_start_token_id"), ("eos_id", decode["eos"]),
         ("source_bos", False), ("source_eos", True)]
+    if tok["languages"]:  # BOS is <s>, and the decoder starts elsewhere
+        tokenizer_rows = [row for row in tokenizer_rows if row[0] != "bos_id"]
+    tokenizer_rows += tok["language_rows"]
     decoding_rows = [
         f"from {decode['source']}: max_length counts the start token, and the last",
         "token is EOS when forced_eos_token_id is set: ted stops before it (forced_eos)",
@@ -753,7 +956,7 @@ def ted_config(m, tokenizer, decode, source):
                 ("tokenizer", tokenizer_rows), ("decoding", decoding_rows)]
     check_ted_config(sections, decode["source"])
     return ted_format.config_yaml(
-        [f"ted model exported by tools/export_hf.py from {source} (MarianMTModel)"], sections)
+        [f"ted model exported by tools/export_hf.py from {source} ({m['class']})"], sections)
 
 
 def check_ted_config(sections, source):
@@ -786,7 +989,10 @@ ORIGINS = {"model.d_model": "config.json: d_model",
            "tokenizer.eos_id": "eos_token_id",
            "decoding.beam_size": "{source}: num_beams",
            "decoding.banned_ids": "{source}: bad_words_ids",
-           "decoding.max_length": "{source}: max_length"}
+           "decoding.max_length": "{source}: max_length",
+           "tokenizer.languages": "vocab.json",
+           "tokenizer.source_lang": "tokenizer_config.json: source_lang",
+           "tokenizer.target_lang": "tokenizer_config.json: target_lang"}
 
 
 def vocab_bytes(path, tokens):
@@ -811,7 +1017,7 @@ def write_model(out_dir, hf_dir, tensors, files, config_text, quantize=None):
 
 
 def export(hf_dir, out_dir, quantize=None):
-    """Writes the ted model directory `out_dir` for the MarianMTModel in
+    """Writes the ted model directory `out_dir` for the model in
     `hf_dir`; quantize "int8" stores the matrices as int8
     (ted_format.write_safetensors). Returns the model section written (a
     dict). Raises ExportError."""
@@ -820,19 +1026,24 @@ def export(hf_dir, out_dir, quantize=None):
     tokenizer_config = {**read_json(hf_dir, "tokenizer_config.json", required=False),
                         **read_json(hf_dir, "special_tokens_map.json", required=False)}
     m = architecture(config)
-    vocabs, src_vocab, tgt_vocab, ids = tokenizer_files(hf_dir, tokenizer_config, m)
-    decode = decoding(hf_dir, config, m, ids)
+    m["class"] = model_class(config)
+    vocabs, tok = tokenizer_files(hf_dir, tokenizer_config, m)
+    decode = decoding(hf_dir, config, m, tok["ids"])
     path, tensors = load_weights(hf_dir)
     written = model_tensors(path, tensors, m)
     check_finite(path, written)
-    text = ted_config(m, (src_vocab, tgt_vocab, ids), decode, hf_dir)
+    tok["language_rows"] = (multilingual_rows(tok, decode) if tok["languages"] else
+                            language_rows(config, tokenizer_config, vocabs[tok["vocab"][0]]))
+    text = ted_config(m, tok, decode, hf_dir)
     write_model(out_dir, hf_dir, written, vocabs, text, quantize)
     return m
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        description="Export a Hugging Face MarianMTModel directory to a ted model directory.",
+        description="Export a Hugging Face MarianMTModel, M2M100ForConditionalGeneration "
+        "(M2M-100, NLLB-200) or MBartForConditionalGeneration (mBART-50) directory to a ted "
+        "model directory.",
         epilog="OUT must be a new or empty directory, not HF_DIR and not a symbolic link; "
         "each file is written under a unique temporary name there and renamed into place "
         "once all are whole, and a failure, SIGINT, SIGTERM or SIGHUP leaves none of them "

@@ -230,6 +230,13 @@ def positional_cases(h):
     h.ints("pe_exact_rows", rows2)
     h.floats("pe_exact_interleaved", interleaved, "numpy, float64: sin at 2i, cos at 2i + 1")
     h.floats("pe_exact_concatenated", concat, "numpy, float64: all sines, then all cosines")
+    # fairseq's (M2M100SinusoidalPositionalEmbedding.get_embedding): frequency
+    # i is exp(-i * ln(10000) / (d/2 - 1)), sines then cosines.
+    half = d2 // 2
+    freq = np.exp(-np.arange(half, dtype=np.float64) * (math.log(10000.0) / (half - 1)))
+    angles = np.array(rows2, dtype=np.float64)[:, None] * freq
+    h.floats("pe_exact_fairseq", np.concatenate([np.sin(angles), np.cos(angles)], axis=1),
+             "numpy, float64: M2M-100's frequencies, all sines, then all cosines")
 
 
 def embedding_cases(h, rng):

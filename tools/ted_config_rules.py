@@ -3,14 +3,16 @@ its words, for the exporters to refuse a model before they write it.
 
 KEYS mirrors config.c's table of keys (type, bounds, choices, list
 capacity, default); the checks mirror its readers (read_int, read_float,
-read_bool, read_choice, read_int_list) and the checks that involve two keys
-(check_shape, check_special_ids, check_decoding, check_model_variant).
+read_bool, read_choice, read_int_list, read_code, read_code_list) and the
+checks that involve two keys (check_shape, check_special_ids,
+check_decoding, check_model_variant, check_languages).
 tests/parity/test_export_refusals.py holds the two together: it compares
 KEYS with config.c's table, and each refusal's words with what `ted info`
 says about a config.yaml holding the value.
 
 A value is a Python value as tools/ted_format.py's config_yaml writes it
-(ints, floats, bools, words, lists of ints); anything else (a string where
+(ints, floats, bools, words, language codes, lists of ints or of codes);
+anything else (a string where
 a number is needed, a list, a dict, None: what a JSON file may hold) is
 refused as ted refuses a value of the wrong type.
 """
@@ -24,11 +26,15 @@ SHOWN = 47  # ted shows up to 47 bytes of a scalar (config.c: shown_text)
 ACTIVATION = ("relu", "gelu", "silu")
 TENSOR_NAMES = ("tutorial", "marian")
 PROJECTION = ("packed", "separate")
-POSITIONAL = ("interleaved", "concatenated")
+POSITIONAL = ("interleaved", "concatenated", "fairseq", "learned")
 TOKENIZER = ("whitespace", "char", "sentencepiece")
 NORMALIZER = ("none", "moses")
 LANGUAGE = ("none", "en", "de", "es", "fr", "cs", "cz")
 LENGTH_NORMALIZATION = ("gnmt", "power")
+SOURCE_LANGUAGE_TOKEN = ("none", "first", "last")
+TARGET_LANGUAGE_TOKEN = ("none", "forced", "source")
+CODE_SIZE = 64         # TED_LANGUAGE_CODE_SIZE: the longest code, NUL included
+LANGUAGES_SIZE = 16384  # TED_LANGUAGES_SIZE: every code of languages, NULs included
 EARLY_STOPPING = ("false", "true", "never")
 
 
@@ -67,6 +73,8 @@ KEYS = {
     "model.max_positions": _int(1, 1048576, 5000),
     "model.scale_embedding": _bool(True),
     "model.positional_encoding": _word(POSITIONAL, "interleaved"),
+    "model.position_offset": _int(0, 1024, 0),
+    "model.embedding_norm": _bool(False),
     "model.encoder_final_norm": _bool(True),
     "model.decoder_final_norm": _bool(True),
     "model.tensor_names": _word(TENSOR_NAMES, "tutorial"),
@@ -89,6 +97,16 @@ KEYS = {
     "tokenizer.eos_id": _int(0, INT_MAX, 3),
     "tokenizer.source_bos": _bool(True),
     "tokenizer.source_eos": _bool(True),
+    "tokenizer.languages": {"type": "code_list", "capacity": LANGUAGES_SIZE, "default": []},
+    "tokenizer.source_language_token": _word(SOURCE_LANGUAGE_TOKEN, "none"),
+    "tokenizer.target_language_token": _word(TARGET_LANGUAGE_TOKEN, "none"),
+    # default: bos_id
+    "tokenizer.decoder_start_id": {"type": "int", "min": 0, "max": INT_MAX, "default": None,
+                                   "required": False},
+    "tokenizer.source_lang": {"type": "code", "capacity": CODE_SIZE, "default": None,
+                              "required": False},
+    "tokenizer.target_lang": {"type": "code", "capacity": CODE_SIZE, "default": None,
+                              "required": False},
     "decoding.max_length": _int(0, 1048576, 0),
     "decoding.max_length_offset": _int(0, 1048576, 0),
     "decoding.beam_size": _int(1, 1024, 1),
@@ -180,11 +198,47 @@ def _list_problem(spec, value):
     return None
 
 
+def _code_problem(value):
+    text = value.encode("utf-8")
+    if not text:
+        return f'"{shown(value)}": a language code must not be empty'
+    if len(text) >= CODE_SIZE:
+        return f'"{shown(value)}": the language code is too long'
+    if any(b <= 0x20 or b == 0x7F for b in text):
+        return f'"{shown(value)}": a language code holds no spaces or control characters'
+    return None
+
+
+def _code_list_problem(spec, value):
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return "expected a list of language codes, got a mapping"
+    if not isinstance(value, (list, tuple)):
+        return f'expected a list of language codes, got "{shown(value)}"'
+    used, seen = 0, set()
+    for item in value:
+        if isinstance(item, (list, tuple, dict)):
+            return f"expected a language code, got {_kind(item)}"
+        problem = _code_problem(str(item))
+        if problem:
+            return problem
+        if item in seen:
+            return f'"{shown(item)}" is listed twice'
+        seen.add(item)
+        used += len(str(item).encode("utf-8")) + 1
+        if used > spec["capacity"]:
+            return f"the codes take more than {spec['capacity']} bytes"
+    return None
+
+
 def value_problem(key, value):
     """ted's words for `value` of the dotted `key`, or None when it reads it."""
     spec = KEYS[key]
     if spec["type"] == "int_list":
         return _list_problem(spec, value)
+    if spec["type"] == "code_list":
+        return _code_list_problem(spec, value)
     if isinstance(value, (list, tuple, dict)):
         return f"expected a single value, got {_kind(value)}"
     if spec["type"] == "int":
@@ -195,6 +249,8 @@ def value_problem(key, value):
         return f'expected true or false, got "{shown(value)}"'
     if spec["type"] == "word" and value not in spec["choices"]:
         return f'"{shown(value)}" is not one of {", ".join(spec["choices"])}'
+    if spec["type"] == "code":
+        return _code_problem(str(value))
     return None
 
 
@@ -265,6 +321,38 @@ def _model_variant(c, given):
                             "shared embedding tensor")
 
 
+def _positions(c):
+    if c["model.positional_encoding"] == "fairseq" and c["model.d_model"] < 4:
+        raise ConfigProblem("model.positional_encoding", "fairseq needs d_model >= 4 (its "
+                            "frequencies divide by d_model/2 - 1)")
+    if c["model.tensor_names"] != "tutorial":
+        return
+    if c["model.positional_encoding"] == "learned":
+        raise ConfigProblem("model.positional_encoding", "learned, but tensor_names tutorial "
+                            "has no positional tables")
+    if c["model.embedding_norm"]:
+        raise ConfigProblem("model.embedding_norm", "true, but tensor_names tutorial has no "
+                            "embedding LayerNorm")
+
+
+def _languages(c):
+    source = c["tokenizer.source_language_token"] != "none"
+    target = c["tokenizer.target_language_token"] != "none"
+    codes = c["tokenizer.languages"] or []
+    if (source or target) and not codes:
+        key = "source_language_token" if source else "target_language_token"
+        raise ConfigProblem("tokenizer." + key, f"{c['tokenizer.' + key]}, but "
+                            "tokenizer.languages names no codes")
+    if codes and not source and not target:
+        raise ConfigProblem("tokenizer.languages", f"{len(codes)} codes, but "
+                            "source_language_token and target_language_token are none: no "
+                            "token of the text names a language")
+    start, tgt = c["tokenizer.decoder_start_id"], c["model.tgt_vocab_size"]
+    if start is not None and start >= tgt:
+        raise ConfigProblem("tokenizer.decoder_start_id", f"{start} is not below "
+                            f"tgt_vocab_size {tgt}")
+
+
 def check_config(values):
     """Raises ConfigProblem for the first key of `values` ({dotted key:
     value}; keys left out take ted's defaults) that ted's reader refuses,
@@ -283,3 +371,5 @@ def check_config(values):
     _special_ids(c, values)
     _decoding(c)
     _model_variant(c, values)
+    _positions(c)
+    _languages(c)

@@ -5,6 +5,7 @@ sections, vocabulary files, and the error every export raises.
 tools/export_torch.py (PyTorch's translation tutorial model) and
 tools/export_hf.py (Hugging Face MarianMTModel) both write through it.
 """
+import itertools
 import json
 import os
 import struct
@@ -76,30 +77,38 @@ def quantized_tensors(tensors):
 
 
 def safetensors_chunks(tensors, align=ALIGN, quantize=None):
-    """The bytes of a safetensors file of (name, array) pairs, as a list of
-    chunks to write in order: F32, or with quantize "int8" every matrix
+    """The bytes of a safetensors file of (name, array) pairs, as chunks to
+    write in order: F32, or with quantize "int8" every matrix
     (Linear and embedding weights) as I8 with its scales
     (quantized_tensors). The header is padded with spaces so the data
     section starts at a multiple of `align` bytes; the tensors follow each
-    other with no gap, as the safetensors format requires."""
+    other with no gap, as the safetensors format requires. The chunks are
+    an iterator: each tensor's bytes are made when the writer reaches them
+    (a byte view of the array itself when it is already contiguous in the
+    file's type), so writing holds at most one tensor's copy at a time, not
+    the whole file's."""
     if quantize not in (None,) + QUANTIZATIONS:
         raise ExportError(f"quantize {quantize!r}: expected one of {', '.join(QUANTIZATIONS)}")
-    if quantize == "int8":
-        tensors = quantized_tensors(tensors)
+    tensors = quantized_tensors(tensors) if quantize == "int8" else \
+        [(name, np.asarray(array)) for name, array in tensors]
     header = {}
-    blobs = []
     offset = 0
     for name, array in tensors:
-        i8 = getattr(array, "dtype", None) == np.int8
-        data = np.ascontiguousarray(array, dtype="i1" if i8 else "<f4").tobytes()
-        header[name] = {"dtype": "I8" if i8 else "F32", "shape": [int(n) for n in array.shape],
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
+        dtype = np.dtype("i1" if array.dtype == np.int8 else "<f4")
+        size = dtype.itemsize * int(np.prod(array.shape, dtype=np.int64))
+        header[name] = {"dtype": "I8" if dtype.kind == "i" else "F32",
+                        "shape": [int(n) for n in array.shape],
+                        "data_offsets": [offset, offset + size]}
+        offset += size
     header["__metadata__"] = {"format": "pt"}
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-(8 + len(text)) % align)
-    return [struct.pack("<Q", len(text)), text] + blobs
+
+    def data():
+        for _, array in tensors:
+            dtype = "i1" if array.dtype == np.int8 else "<f4"
+            yield np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8)
+    return itertools.chain([struct.pack("<Q", len(text)), text], data())
 
 
 def write_safetensors(path, tensors, align=ALIGN, quantize=None):
@@ -187,19 +196,26 @@ def read_tensors(path):
             for name, entry in header.items() if name != "__metadata__"}
 
 
+# The one token a vocabulary file may repeat: its later lines are rows
+# without a token (src/io/vocab.h, TED_VOCAB_NO_TOKEN).
+NO_TOKEN = "<unk>"
+
+
 def vocab_problem(tokens):
     """What keeps `tokens` from being a vocabulary file ted reads back the
     same (one token per line, the line number the id), or None: a token
-    empty, with a NUL or a line end inside, ending in CR, or given twice."""
+    empty, with a NUL or a line end inside, ending in CR, or given twice
+    (but NO_TOKEN)."""
     seen = {}
     for index, token in enumerate(tokens):
         problem = ("is empty" if not token else "holds a NUL byte" if "\0" in token
                    else "holds a line end" if "\n" in token or token.endswith("\r")
-                   else f"is also id {seen[token]}" if token in seen else None)
+                   else f"is also id {seen[token]}" if token in seen and token != NO_TOKEN
+                   else None)
         if problem:
             return (f"token {token!r} (id {index}) {problem}: it cannot be one line of a "
                     "vocabulary file")
-        seen[token] = index
+        seen.setdefault(token, index)
     return None
 
 
@@ -227,13 +243,16 @@ def yaml_bool(value):
 
 
 def yaml_scalar(value):
-    """A config value as YAML: bools, ints, floats, words and lists of ints."""
+    """A config value as YAML: bools, ints, floats, words, lists of ints and
+    lists of strings (language codes, each double-quoted as JSON spells it,
+    which YAML reads back: ">>fra<<" cannot be a plain scalar)."""
     if isinstance(value, bool):
         return yaml_bool(value)
     if isinstance(value, float):
         return yaml_float(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(str(int(v)) for v in value) + "]"
+        return "[" + ", ".join(json.dumps(v) if isinstance(v, str) else str(int(v))
+                               for v in value) + "]"
     return str(value)
 
 

@@ -32,6 +32,9 @@ typedef enum ted_attention_projection {
 typedef enum ted_positional_layout {
     TED_POSITIONS_INTERLEAVED,  /* sin at even, cos at odd dimensions (the paper, PyTorch) */
     TED_POSITIONS_CONCATENATED, /* all sines, then all cosines (Marian) */
+    TED_POSITIONS_FAIRSEQ,      /* all sines, then all cosines, of the frequencies
+                                 * 10000^(-i / (d_model/2 - 1)) (M2M-100, NLLB) */
+    TED_POSITIONS_LEARNED,      /* a table of the weights file per stack (mBART) */
 } ted_positional_layout;
 
 typedef enum ted_tokenizer_kind {
@@ -56,6 +59,29 @@ typedef enum ted_language {
     TED_LANGUAGE_CS,
     TED_LANGUAGE_CZ,
 } ted_language;
+
+/* Where the source language's code token goes in a source
+ * (tokenizer.source_language_token). */
+typedef enum ted_source_code_place {
+    TED_SOURCE_CODE_NONE,   /* nowhere: the model names no source language by a token */
+    TED_SOURCE_CODE_FIRST,  /* before the text (NLLB, M2M-100, mBART-50) */
+    TED_SOURCE_CODE_LAST,   /* after EOS (NLLB's legacy behaviour) */
+} ted_source_code_place;
+
+/* How the target language's code token selects the target language
+ * (tokenizer.target_language_token). */
+typedef enum ted_target_code_place {
+    TED_TARGET_CODE_NONE,    /* it does not: the model names no target language by a token */
+    TED_TARGET_CODE_FORCED,  /* forced as the first target token after the decoder start
+                              * (NLLB, M2M-100, mBART-50) */
+    TED_TARGET_CODE_SOURCE,  /* put at the start of the source (Marian's >>fra<<) */
+} ted_target_code_place;
+
+/* tokenizer.languages: the bytes its codes fill (each NUL-terminated) and
+ * the longest code, NUL included; a bilingual model's source_lang and
+ * target_lang take codes as long. */
+#define TED_LANGUAGES_SIZE 16384
+#define TED_LANGUAGE_CODE_SIZE 64
 
 /* How beam search compares hypotheses of different lengths: their summed
  * log-probability divided by a length penalty lp(length) = */
@@ -98,6 +124,10 @@ typedef struct ted_config {
     int max_positions;        /* longest sequence the positional encoding covers */
     bool scale_embedding;     /* multiply embeddings by sqrt(d_model) */
     ted_positional_layout positional_layout;
+    int position_offset;      /* the position of the first token: the row of the
+                               * positional encoding it takes (M2M-100, mBART: 2) */
+    bool embedding_norm;      /* a LayerNorm after embeddings + positions, in both
+                               * stacks (mBART's layernorm_embedding) */
     bool encoder_final_norm;  /* a LayerNorm after the last encoder layer */
     bool decoder_final_norm;  /* a LayerNorm after the last decoder layer */
     ted_tensor_names tensor_names;  /* how the weights file names its tensors */
@@ -121,6 +151,16 @@ typedef struct ted_config {
     int unk_id, pad_id, bos_id, eos_id;
     bool source_bos;          /* put BOS before each source */
     bool source_eos;          /* put EOS after each source */
+    /* A multilingual model's language codes, each a token of the vocabulary
+     * as the model spells it ("eng_Latn", "__fr__", "en_XX", ">>fra<<"):
+     * language_count NUL-terminated codes, one after another. */
+    char languages[TED_LANGUAGES_SIZE];
+    int language_count;
+    ted_source_code_place source_language_token;
+    ted_target_code_place target_language_token;
+    int decoder_start_id;     /* the first decoder input (default: bos_id) */
+    char source_lang[TED_LANGUAGE_CODE_SIZE];  /* a bilingual model's languages ("en", */
+    char target_lang[TED_LANGUAGE_CODE_SIZE];  /* "fr"); "": not named */
 
     /* decoding: at most min(max_length, source tokens + max_length_offset)
      * target tokens are generated, EOS counted; 0 disables either bound. */

@@ -86,6 +86,27 @@ ted_status ted_report_weight_faults(ted_error *err);
  * file, which loading maps rather than reads (docs/model-format.md). */
 ted_status ted_model_check_weights(const ted_model *model, ted_error *err);
 
+/* The two sides of a translation. */
+typedef enum ted_side { TED_SIDE_SOURCE, TED_SIDE_TARGET } ted_side;
+
+/* The codes of the languages the model translates from (TED_SIDE_SOURCE)
+ * or into (TED_SIDE_TARGET), as users spell them ("eng_Latn", "en_XX",
+ * "fr", "fra" for Marian's >>fra<<): a multilingual model's
+ * tokenizer.languages on each side a code token names, else a bilingual
+ * model's source_lang or target_lang. `*codes` (may be NULL) points into
+ * the model. Returns the count (0: the model names none on that side). */
+int ted_model_languages(const ted_model *model, ted_side side, const char *const **codes);
+
+/* The languages of one sentence, as ted_model_languages spells them; a
+ * NULL field: the model's only language on that side (none, or an error
+ * when the model names several; but a Marian model's target code, which
+ * goes into the source, is optional: its text may begin with its own,
+ * ">>fra<< text", as MarianTokenizer reads it). */
+typedef struct ted_languages {
+    const char *source;
+    const char *target;
+} ted_languages;
+
 /* One tensor of the weights file, for `ted info` and tools. */
 typedef struct ted_tensor_info {
     const char *name;
@@ -113,20 +134,30 @@ ted_status ted_encode_source(const ted_model *model, const char *text, int **ids
  * translate, ted serve, the learning tools) makes of a text before it
  * decodes it. */
 typedef struct ted_source {
-    int *ids;      /* (count) malloc'ed: BOS ... EOS as the config wants */
+    int *ids;      /* (count) malloc'ed: BOS ... EOS as the config wants, and the
+                    * language code tokens where the config puts them */
     int count;
     int unknown;   /* tokens mapped to unk_id */
     bool blank;    /* nothing to translate (no tokens, or BOS EOS alone): a blank
                     * source translates to the empty string without the model */
+    int *prefix_ids;   /* (prefix_count) malloc'ed or NULL: the target tokens the
+                        * sentence must begin with (a forced target-language code),
+                        * for ted_batch.prefix_ids */
+    int prefix_count;
 } ted_source;
 
-/* Tokenizes `text` (ted_encode_source) and checks it: TED_ERR_INPUT "N
- * tokens, more than the model's max_positions (M)" for a source the
- * encoder cannot take. A blank source is no error. On failure `*out`
- * holds no ids. */
-ted_status ted_prepare_source(const ted_model *model, const char *text, ted_source *out,
-                              ted_error *err);
-/* Frees the ids and zeroes `*source` (NULL or zeroed: nothing to do). */
+/* Tokenizes `text` (ted_encode_source), puts the language code tokens
+ * where the config says (tokenizer.source_language_token and
+ * target_language_token: in the source, or as the prefix) and checks it:
+ * TED_ERR_INPUT "N tokens, more than the model's max_positions (M)" for a
+ * source the encoder cannot take, an unknown language code (the message
+ * lists the model's), no target language for a model that translates into
+ * several. `languages` may be NULL (both fields NULL). A blank source is
+ * no error. On failure `*out` holds no ids. */
+ted_status ted_prepare_source(const ted_model *model, const char *text,
+                              const ted_languages *languages, ted_source *out, ted_error *err);
+/* Frees the ids and the prefix and zeroes `*source` (NULL or zeroed:
+ * nothing to do). */
 void ted_source_free(ted_source *source);
 
 /* Splits `text` as the tokenizer says and maps each token to its target
@@ -135,7 +166,8 @@ ted_status ted_encode_target(const ted_model *model, const char *text, int **ids
                              int *unknown, ted_error *err);
 
 /* Maps target ids to text, joined by spaces (or nothing, for the character
- * tokenizer). Stops at EOS; BOS and padding are skipped. Returns a malloc'ed
+ * tokenizer). Stops at EOS; BOS, padding and the target-language codes a
+ * model forces (tokenizer.target_language_token forced) are skipped. Returns a malloc'ed
  * string the caller frees, or NULL when out of memory. */
 char *ted_decode_target(const ted_model *model, const int *ids, int count);
 
@@ -165,8 +197,9 @@ ted_status ted_session_encode(ted_session *session, const int *const *source_ids
                               const int *source_lengths, int batch, int max_steps,
                               ted_error *err);
 
-/* Feeds one target token per active sentence (BOS at position 0) through the
- * decoder and returns the logits that predict the next token:
+/* Feeds one target token per active sentence (at position 0 the config's
+ * decoder_start_id: BOS unless it says otherwise) through the decoder and
+ * returns the logits that predict the next token:
  * `*logits` points to (batch, target_vocab) floats owned by the session,
  * valid until the next call (`logits` may be NULL). */
 ted_status ted_session_step(ted_session *session, const int *tokens, const float **logits,
@@ -183,8 +216,8 @@ ted_status ted_session_select(ted_session *session, const int *rows, int count,
 /* Continuous batching: the rows of `joining`, a session of the same model
  * that was encoded and has not stepped (e.g. on another thread, while this
  * one stepped), become rows batch .. batch + count - 1 of `session`, each
- * at position 0 (its first step() feeds BOS), with room for joining's
- * max_steps, while the rows already there keep their positions and caches.
+ * at position 0 (its first step() feeds the decoder start), with room for
+ * joining's max_steps, while the rows already there keep their positions and caches.
  * Every row then decodes at its own position, over its own prefix and
  * source, exactly as it would alone; step() feeds all rows together and
  * select() keeps or drops any of them. The buffers grow when the rows, a
@@ -422,6 +455,8 @@ typedef struct ted_translate_options {
      * and the total, from the translating thread. */
     void (*progress)(void *data, int done, int total);
     void *progress_data;
+    ted_languages languages;  /* of every sentence (ted_prepare_source); NULL fields
+                               * by default */
 } ted_translate_options;
 
 /* Greedy decoding, 32 sentences a batch, the config's length rule. */
@@ -461,9 +496,10 @@ ted_status ted_translate_n_best(const ted_model *model, const char *const *sourc
                                 int *unknown, ted_error *err);
 
 /* As ted_translate_n_best, for sources already made ids by
- * ted_encode_source(): sentence i is ids[i][0..lengths[i]). Sentences of
- * similar length are decoded together, batch_size at a time, through
- * ted_decode(). */
+ * ted_prepare_source() with options->languages: sentence i is
+ * ids[i][0..lengths[i]), and every sentence begins with the prefix those
+ * languages give. Sentences of similar length are decoded together,
+ * batch_size at a time, through ted_decode(). */
 ted_status ted_translate_ids(const ted_model *model, const int *const *ids, const int *lengths,
                              int count, const ted_translate_options *options,
                              ted_translation *outputs, ted_error *err);

@@ -20,6 +20,8 @@ OK, ERR_IO, ERR_FORMAT, ERR_CONFIG, ERR_WEIGHTS, ERR_VOCAB, ERR_INPUT, ERR_NOMEM
 DECODE_GREEDY, DECODE_BEAM, DECODE_SAMPLE = range(3)
 # ted_length_normalization
 LENGTH_GNMT, LENGTH_POWER = range(2)
+# ted_side
+SIDE_SOURCE, SIDE_TARGET = range(2)
 # ted_early_stopping
 EARLY_STOPPING_FALSE, EARLY_STOPPING_TRUE, EARLY_STOPPING_NEVER = range(3)
 # ted_attention_kind
@@ -45,9 +47,14 @@ class DecodeOptions(Structure):
                 ("n_best", c_int)]
 
 
+class Languages(Structure):
+    _fields_ = [("source", c_char_p), ("target", c_char_p)]
+
+
 class TranslateOptions(Structure):
     _fields_ = [("decode", DecodeOptions), ("batch_size", c_int), ("max_length", c_int),
-                ("first_index", c_uint64), ("progress", c_void_p), ("progress_data", c_void_p)]
+                ("first_index", c_uint64), ("progress", c_void_p), ("progress_data", c_void_p),
+                ("languages", Languages)]
 
 
 class Hypothesis(Structure):
@@ -61,7 +68,7 @@ class Translation(Structure):
 
 class Source(Structure):
     _fields_ = [("ids", POINTER(c_int)), ("count", c_int), ("unknown", c_int),
-                ("blank", c_bool)]
+                ("blank", c_bool), ("prefix_ids", POINTER(c_int)), ("prefix_count", c_int)]
 
 
 class AttentionView(Structure):
@@ -98,7 +105,9 @@ def _declare(lib: ctypes.CDLL) -> None:
         "ted_model_free": (None, [model]),
         "ted_model_config": (c_void_p, [model]),
         "ted_config_json": (c_void_p, [c_void_p]),
-        "ted_prepare_source": (status, [model, c_char_p, POINTER(Source), err]),
+        "ted_prepare_source": (status, [model, c_char_p, POINTER(Languages), POINTER(Source),
+                                        err]),
+        "ted_model_languages": (c_int, [model, c_int, POINTER(POINTER(c_char_p))]),
         "ted_source_free": (None, [POINTER(Source)]),
         "ted_encode_target": (status, [model, c_char_p, POINTER(POINTER(c_int)),
                                        POINTER(c_int), POINTER(c_int), err]),
@@ -140,4 +149,5 @@ library_path: str = lib._name
 sizes = {"ted_error": ctypes.sizeof(Error_), "ted_translate_options":
          ctypes.sizeof(TranslateOptions), "ted_translation": ctypes.sizeof(Translation),
          "ted_source": ctypes.sizeof(Source), "ted_attention_view":
-         ctypes.sizeof(AttentionView), "ted_decode_options": ctypes.sizeof(DecodeOptions)}
+         ctypes.sizeof(AttentionView), "ted_decode_options": ctypes.sizeof(DecodeOptions),
+         "ted_languages": ctypes.sizeof(Languages)}

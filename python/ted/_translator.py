@@ -4,7 +4,6 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import re
 from ctypes import POINTER, byref, c_char_p, c_float, c_int, c_void_p
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, overload
@@ -37,7 +36,8 @@ def _early_stopping(value: Any) -> Optional[int]:
     return None
 
 
-_LANGUAGE_TOKEN = re.compile(r"^>>(.+)<<$")
+def _code_bytes(code: Optional[str]) -> Optional[bytes]:
+    return None if code is None else code.encode("utf-8")
 
 
 @dataclass
@@ -187,7 +187,7 @@ class Translator:
             lib.ted_free(text)
         model, tokenizer = self._config["model"], self._config["tokenizer"]
         self._vocab = int(model["tgt_vocab_size"])
-        self._bos = int(tokenizer["bos_id"])
+        self._bos = int(tokenizer.get("decoder_start_id", tokenizer["bos_id"]))
         self._eos = int(tokenizer["eos_id"])
         self._layers = (int(model["encoder_layers"]), int(model["decoder_layers"]))
         self._languages = self._find_languages()
@@ -231,21 +231,20 @@ class Translator:
 
     @property
     def languages(self) -> Dict[str, List[str]]:
-        """The language codes the model's files name: "source", the
-        tokenizer's source_language of config.yaml (empty when it says
-        none), and "target", the codes of the target vocabulary's language
-        tokens (>>fr<<, a multilingual Marian model's). Both are empty for a
-        bilingual model whose files name no language (the shipped ones)."""
+        """The language codes the model translates from ("source") and into
+        ("target"), as source_lang and target_lang take them
+        (ted_model_languages): a multilingual model's codes ("eng_Latn",
+        "fra" for Marian's >>fra<<), a bilingual model's source_lang and
+        target_lang of config.yaml; empty where the model names none."""
         return {k: list(v) for k, v in self._languages.items()}
 
     def _find_languages(self) -> Dict[str, List[str]]:
-        source = self._config["tokenizer"].get("source_language") or "none"
-        targets = []
-        for i in range(self._vocab):
-            m = _LANGUAGE_TOKEN.match(self._target_token(i))
-            if m:
-                targets.append(m.group(1))
-        return {"source": [] if source == "none" else [source], "target": targets}
+        out = {}
+        for kind, side in (("source", _capi.SIDE_SOURCE), ("target", _capi.SIDE_TARGET)):
+            codes = POINTER(c_char_p)()
+            count = lib.ted_model_languages(self._model, side, byref(codes))
+            out[kind] = [codes[i].decode("utf-8", "replace") for i in range(count)]
+        return out
 
     @property
     def kernels(self) -> str:
@@ -260,19 +259,28 @@ class Translator:
 
     # ---------------------------------------------------------------- text
 
-    def _prepare(self, text: Union[str, bytes], what: str) -> _capi.Source:
+    def _prepare(self, text: Union[str, bytes], what: str, source_lang: Optional[str] = None,
+                 target_lang: Optional[str] = None) -> _capi.Source:
         self._loaded()
+        languages = _capi.Languages()
+        languages.source = _code_bytes(self._check_language("source", source_lang))
+        languages.target = _code_bytes(self._check_language("target", target_lang))
         source = _capi.Source()
         err = _capi.Error_()
-        check(lib.ted_prepare_source(self._model, _text_bytes(text, what), byref(source),
-                                     byref(err)), err, what + ": ")
+        check(lib.ted_prepare_source(self._model, _text_bytes(text, what), byref(languages),
+                                     byref(source), byref(err)), err, what + ": ")
         return source
 
-    def tokenize(self, text: Union[str, bytes]) -> List[int]:
+    def tokenize(self, text: Union[str, bytes], *, source_lang: Optional[str] = None,
+                 target_lang: Optional[str] = None) -> List[int]:
         """The source token ids of `text`, as the encoder takes them: the
         config's normalizer and tokenizer, wrapped in BOS ... EOS as the
-        config says (ted_prepare_source). Unknown words are unk_id."""
-        source = self._prepare(text, "text")
+        config says, with the language code tokens of source_lang and
+        target_lang where the config puts them in the source
+        (ted_prepare_source; a code forced as the first target token is no
+        source token). The languages are translate's. Unknown words are
+        unk_id."""
+        source = self._prepare(text, "text", source_lang, target_lang)
         try:
             return [source.ids[i] for i in range(source.count)]
         finally:
@@ -437,9 +445,9 @@ class Translator:
         search's ranking; early_stopping (True, False or "never", as
         transformers' generate takes it): when beam search stops.
         source_lang / target_lang: a language code of
-        Translator.languages (None for a bilingual model); a target language
-        is given to a multilingual model as its >>code<< token before the
-        text.
+        Translator.languages (None: the model's only one; a multilingual
+        model needs its target language), put where the model's config
+        says (ted_prepare_source).
 
         With n_best > 1 each text gives a list of n_best Hypothesis objects,
         best first; with return_scores (and n_best 1) each text gives one
@@ -452,11 +460,9 @@ class Translator:
                          max_length=max_length, length_penalty=length_penalty,
                          length_normalization=length_normalization,
                          early_stopping=early_stopping, batch_size=batch_size)
-        self._check_language("source", source_lang)
-        prefix = b""
-        if self._check_language("target", target_lang) is not None:
-            prefix = (">>%s<< " % target_lang).encode()
-        data = [prefix + _text_bytes(t, "text %d" % i if not single else "text")
+        o.languages.source = _code_bytes(self._check_language("source", source_lang))
+        o.languages.target = _code_bytes(self._check_language("target", target_lang))
+        data = [_text_bytes(t, "text %d" % i if not single else "text")
                 for i, t in enumerate(items)]
         texts_only = not return_scores and n_best == 1
         results = self._translate_bytes(data, o, texts_only)
@@ -507,18 +513,23 @@ class Translator:
         check(lib.ted_session_new(self._model, byref(session), byref(err)), err)
         return session
 
-    def logits(self, source: Union[str, bytes], target: Union[str, bytes]) -> np.ndarray:
-        """The decoder fed BOS and then `target`'s tokens, teacher-forced,
-        with `source` encoded: a float32 array (len(target tokens) + 1,
-        target vocabulary), row i the logits that predict target token i,
-        the last row those that predict EOS. The same numbers `ted logits`
-        prints."""
-        src = self._prepare(source, "source")
+    def logits(self, source: Union[str, bytes], target: Union[str, bytes], *,
+               source_lang: Optional[str] = None,
+               target_lang: Optional[str] = None) -> np.ndarray:
+        """The decoder fed its start token (the config's decoder_start_id),
+        the target language's code when the model forces one, and then
+        `target`'s tokens, teacher-forced, with `source` encoded (languages
+        as translate takes them): a float32 array (len(decoder input),
+        target vocabulary), row i the logits that predict decoder input
+        i + 1, the last row those that predict EOS. The same numbers `ted
+        logits` prints."""
+        src = self._prepare(source, "source", source_lang, target_lang)
         session = c_void_p()
         try:
             if src.count == 0:
                 raise InputError("source: the source is empty")
-            target_ids = self.tokenize_target(target)
+            target_ids = [src.prefix_ids[i] for i in range(src.prefix_count)]
+            target_ids += self.tokenize_target(target)
             session = self._session()
             err = _capi.Error_()
             ids = (POINTER(c_int) * 1)(src.ids)
@@ -557,7 +568,8 @@ class Translator:
         return np.stack(planes)
 
     def trace(self, source: Union[str, bytes], *, force: Optional[Mapping[int, int]] = None,
-              top_k: int = 5, max_length: Optional[int] = None) -> Trace:
+              top_k: int = 5, max_length: Optional[int] = None,
+              source_lang: Optional[str] = None, target_lang: Optional[str] = None) -> Trace:
         """The greedy decode of `source`, step by step, with every attention
         weight kept (as `ted attention` and the explorer show them).
 
@@ -567,7 +579,9 @@ class Translator:
         stops at EOS or at the model's length limit (max_length: at most
         that many steps). Probabilities are the softmax of the logits; the
         top_k candidates are the most likely tokens that are not banned.
-        Returns a Trace."""
+        source_lang / target_lang: as translate takes them; a target code
+        the model forces is the first step's token unless `force` names
+        step 0. Returns a Trace."""
         force = dict(force or {})
         _whole("top_k", top_k, 1, self._vocab)
         for step, token in force.items():
@@ -575,11 +589,13 @@ class Translator:
             _whole("force[%d]" % step, token, 0, self._vocab - 1)
         if max_length is not None:
             _whole("max_length", max_length, 1, MAX_LENGTH_MAX)
-        src = self._prepare(source, "source")
+        src = self._prepare(source, "source", source_lang, target_lang)
         session = c_void_p()
         try:
             if src.count == 0:
                 raise InputError("source: the source is empty")
+            for step in range(src.prefix_count):
+                force.setdefault(step, src.prefix_ids[step])
             source_ids = [src.ids[i] for i in range(src.count)]
             limit = lib.ted_max_target_length(self._model, src.count, max_length or 0)
             session = self._session()

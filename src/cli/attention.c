@@ -33,6 +33,9 @@ static const char usage[] =
     "  --head H            its head, from 1, or 'mean' (the default)\n"
     "  --top K             candidates kept per step (default 5)\n"
     "  --max-length N      at most N steps (default: the model's decoding rule)\n"
+    "  --source-lang CODE  the source language (`ted info` lists a model's)\n"
+    "  --target-lang CODE  the target language, required when the model\n"
+    "                      translates into several\n"
     "  -h, --help          show this help\n"
     "\n"
     "Every output grows with the square of the sentence's length, so the sentence\n"
@@ -531,6 +534,7 @@ typedef struct attention_options {
     int layer;  /* 1-based; 0: the last */
     int head;   /* 1-based; 0: the mean */
     int top_k, max_length;
+    ted_languages languages;
 } attention_options;
 
 static int write_all(const learn_trace *t, const attention_options *o)
@@ -616,7 +620,7 @@ static int run_attention(const ted_model *model, const attention_options *o)
     learn_trace t = {0};
     cli_sentence sentence;
     int max_length = 0;
-    int status = cli_sentence_prepare(&sentence, model, "attention", o->text);
+    int status = cli_sentence_prepare(&sentence, model, "attention", o->text, &o->languages);
     if (!status)
         status = capped_length(model, o, sentence.source.count, &max_length);
     if (!status)
@@ -665,7 +669,7 @@ static bool attention_option(cli_args *a, const char *option, void *options)
     } else if (!strcmp(option, "--max-length")) {
         cli_take_int(a, option, 1, 1 << 20, &o->max_length);
     } else {
-        return false;
+        return cli_language_option(a, option, &o->languages);
     }
     return true;
 }

@@ -95,7 +95,7 @@ static int run_once(ted_session *session, const ted_config *c, const bench_optio
     }
     double encoded = now_ms();
     for (int b = 0; b < o->batch; b++)
-        tokens[b] = c->bos_id;
+        tokens[b] = c->decoder_start_id;
     for (int t = 0; t < o->new_tokens; t++) {
         const float *logits;
         if (ted_session_step(session, tokens, &logits, &err)) {

@@ -78,6 +78,20 @@ bool cli_take_value(cli_args *a, const char *option)
     return true;
 }
 
+bool cli_language_option(cli_args *a, const char *option, ted_languages *languages)
+{
+    bool source = !strcmp(option, "--source-lang");
+    if (!source && strcmp(option, "--target-lang"))
+        return false;
+    if (cli_take_value(a, option)) {
+        if (source)
+            languages->source = a->value;
+        else
+            languages->target = a->value;
+    }
+    return true;
+}
+
 bool cli_common_option(cli_args *a, const char *option)
 {
     if (!strcmp(option, "-h") || !strcmp(option, "--help")) {
@@ -246,11 +260,11 @@ void cli_report_unknown_target(const ted_model *model, const char *label, const 
 /* ---- the sentence of a learning command -------------------------------------- */
 
 int cli_sentence_prepare(cli_sentence *s, const ted_model *model, const char *command,
-                         const char *text)
+                         const char *text, const ted_languages *languages)
 {
     *s = (cli_sentence){.command = command, .text = text};
     ted_error err = {0};
-    if (ted_prepare_source(model, text, &s->source, &err) != TED_OK)
+    if (ted_prepare_source(model, text, languages, &s->source, &err) != TED_OK)
         return cli_error("%s: %s", command, err.message);
     return 0;
 }

@@ -52,6 +52,9 @@ bool cli_take_value(cli_args *a, const char *option);
 /* The options every command shares: -h/--help and -m/--model DIR. True
  * when `option` was one of them. */
 bool cli_common_option(cli_args *a, const char *option);
+/* --source-lang CODE and --target-lang CODE, the options of every command
+ * that decodes a sentence, into `languages`. True when `option` was one. */
+bool cli_language_option(cli_args *a, const char *option, ted_languages *languages);
 /* Reports an option the command does not know. */
 void cli_unknown_option(cli_args *a, const char *option);
 /* True when -m DIR was given; else reports it. */
@@ -109,7 +112,7 @@ typedef struct cli_sentence {
 /* Makes `text` the command's sentence (ted_prepare_source): 0, or 1 after
  * printing the error. cli_sentence_free() frees it either way. */
 int cli_sentence_prepare(cli_sentence *s, const ted_model *model, const char *command,
-                         const char *text);
+                         const char *text, const ted_languages *languages);
 void cli_sentence_free(cli_sentence *s);
 
 /* learn_start() on the sentence, its unknown words reported on stderr:

@@ -7,9 +7,10 @@
 static const char usage[] =
     "usage: ted info -m DIR [--check]\n"
     "\n"
-    "Prints the model's config, every tensor of its weights file with its dtype\n"
-    "and shape, the parameter count and size, the weight type (fp32 or int8)\n"
-    "and the kernels that run.\n"
+    "Prints the model's config, the languages it translates from and into (the\n"
+    "codes --source-lang and --target-lang take), every tensor of its weights\n"
+    "file with its dtype and shape, the parameter count and size, the weight\n"
+    "type (fp32 or int8) and the kernels that run.\n"
     "\n"
     "  --check   first read every weight and fail, naming the tensor and element,\n"
     "            at a NaN or infinity (loading checks only biases and LayerNorms)\n";
@@ -33,6 +34,22 @@ static void print_tensors(const ted_model *model)
     }
     printf("parameters: %lld (%.2f M)\n", parameters, parameters / 1e6);
     printf("bytes: %lld (%.2f MiB)\n", bytes, bytes / (1024.0 * 1024.0));
+}
+
+/* The codes of the languages of each side (ted_model_languages). */
+static void print_languages(const ted_model *model)
+{
+    static const char *const names[] = {"source", "target"};
+    static const ted_side sides[] = {TED_SIDE_SOURCE, TED_SIDE_TARGET};
+    putchar('\n');
+    for (int s = 0; s < 2; s++) {
+        const char *const *codes;
+        int count = ted_model_languages(model, sides[s], &codes);
+        printf("%s languages: %d%s", names[s], count, count ? " (" : " (none named)");
+        for (int i = 0; i < count; i++)
+            printf(i ? " %s" : "%s", codes[i]);
+        printf("%s\n", count ? ")" : "");
+    }
 }
 
 /* "int8" when the matrices are stored I8 (with their F32 scales), else
@@ -63,6 +80,7 @@ static int info_command(ted_model *model, const cli_args *a, void *options)
         return cli_error("%s/%s", a->model_dir, err.message);
     if (ted_config_write_yaml(stdout, ted_model_config(model), &err) != TED_OK)
         return cli_error("%s", err.message);
+    print_languages(model);
     print_tensors(model);
     printf("weights: %s\n", weight_type(model));
     printf("kernels: %s\n", ted_cpu_kernels());

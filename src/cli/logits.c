@@ -1,5 +1,6 @@
-/* ted logits: the decoder fed BOS + the target, teacher-forced; one line of
- * logits per position, each predicting the next target token. */
+/* ted logits: the decoder fed its start token, the forced target-language
+ * code if any, and the target, teacher-forced; one line of logits per
+ * position, each predicting the next target token. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,15 +9,21 @@
 static const char usage[] =
     "usage: ted logits -m DIR --source TEXT --target TEXT\n"
     "\n"
-    "Feeds the decoder BOS followed by the target's tokens and prints, for each\n"
-    "of the len(target) + 1 positions, the whole logit vector (space-separated)\n"
-    "that predicts the next token: line i predicts target token i, the last line\n"
-    "predicts EOS.\n"
+    "Feeds the decoder its start token (BOS, or the config's decoder_start_id),\n"
+    "the target language's code when the model forces it (--target-lang), then\n"
+    "the target's tokens, as transformers' generate() does, and prints for each\n"
+    "position the whole logit vector (space-separated) that predicts the next\n"
+    "token: without a forced code, line i predicts target token i and the last\n"
+    "line predicts EOS; with one, the first line predicts the code.\n"
     "\n"
     "options:\n"
     "  -m, --model DIR   the model directory\n"
     "  --source TEXT     the source sentence\n"
     "  --target TEXT     the target sentence (may be empty)\n"
+    "  --source-lang CODE  the source language (`ted info` lists a model's)\n"
+    "  --target-lang CODE  the target language, required when the model\n"
+    "                    translates into several: the decoder is fed its\n"
+    "                    code after the decoder start when the model forces it\n"
     "  -h, --help        show this help\n"
     "\n"
     "Words of either sentence missing from its vocabulary are fed as unknown\n"
@@ -32,6 +39,7 @@ static void print_logits(const float *logits, int vocab)
 
 typedef struct logits_options {
     const char *source, *target;
+    ted_languages languages;
 } logits_options;
 
 /* The source (ted_prepare_source) and the target's ids; an error names
@@ -43,7 +51,7 @@ static int encode_both(const ted_model *model, const logits_options *o, ted_sour
 {
     ted_error err = {0};
     int unknown = 0;
-    if (ted_prepare_source(model, o->source, src, &err))
+    if (ted_prepare_source(model, o->source, &o->languages, src, &err))
         return cli_error("logits: --source: %s", err.message);
     if (src->count == 0)
         return cli_error("logits: --source: the source is empty");
@@ -57,34 +65,51 @@ static int encode_both(const ted_model *model, const logits_options *o, ted_sour
     return 0;
 }
 
+/* The decoder's inputs, as transformers' generate feeds them: the decoder
+ * start, the source's prefix (a forced target-language code), the target's
+ * tokens; (1 + prefix_count + tgt_len) ids, malloc'ed. */
+static int *decoder_inputs(const ted_model *model, const ted_source *src, const int *tgt,
+                           int tgt_len, int *count)
+{
+    *count = 1 + src->prefix_count + tgt_len;
+    int *inputs = malloc((size_t)*count * sizeof *inputs);
+    if (!inputs)
+        return NULL;
+    inputs[0] = ted_model_config(model)->decoder_start_id;
+    for (int i = 0; i < src->prefix_count; i++)
+        inputs[1 + i] = src->prefix_ids[i];
+    for (int i = 0; i < tgt_len; i++)
+        inputs[1 + src->prefix_count + i] = tgt[i];
+    return inputs;
+}
+
 static int run_logits(const ted_model *model, const logits_options *o)
 {
     ted_source src = {0};
-    int *tgt = NULL, tgt_len = 0;
+    int *tgt = NULL, tgt_len = 0, *inputs = NULL, steps = 0;
     ted_session *session = NULL;
     ted_error err = {0};
     int status = encode_both(model, o, &src, &tgt, &tgt_len);
+    if (!status && !(inputs = decoder_inputs(model, &src, tgt, tgt_len, &steps)))
+        status = cli_error("out of memory");
     if (!status && ted_session_new(model, &session, &err))
         status = cli_error("%s", err.message);
     const int *sources[1] = {src.ids};
-    if (!status && ted_session_encode(session, sources, &src.count, 1, tgt_len + 1, &err))
+    if (!status && ted_session_encode(session, sources, &src.count, 1, steps, &err))
         status = cli_error("%s", err.message);
-
-    const ted_config *c = ted_model_config(model);
-    int token = c->bos_id;
-    for (int t = 0; !status && t <= tgt_len; t++) {
+    int vocab = ted_model_config(model)->tgt_vocab_size;
+    for (int t = 0; !status && t < steps; t++) {
         const float *logits;
-        if (ted_session_step(session, &token, &logits, &err)) {
+        if (ted_session_step(session, &inputs[t], &logits, &err)) {
             status = cli_error("%s", err.message);
             break;
         }
-        print_logits(logits, c->tgt_vocab_size);
-        if (t < tgt_len)
-            token = tgt[t];
+        print_logits(logits, vocab);
     }
     ted_session_free(session);
     ted_source_free(&src);
     free(tgt);
+    free(inputs);
     return status;
 }
 
@@ -98,7 +123,7 @@ static bool logits_option(cli_args *a, const char *option, void *options)
         if (cli_take_value(a, option))
             o->target = a->value;
     } else {
-        return false;
+        return cli_language_option(a, option, &o->languages);
     }
     return true;
 }

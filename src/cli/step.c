@@ -45,6 +45,9 @@ static const char usage[] =
     "  --max-length N        at most N steps (default: the model's decoding rule)\n"
     "  --no-color            no colours (colours are used only on a terminal, and\n"
     "                        not when the NO_COLOR variable is set)\n"
+    "  --source-lang CODE    the source language (`ted info` lists a model's)\n"
+    "  --target-lang CODE    the target language, required when the model\n"
+    "                        translates into several\n"
     "  -h, --help            show this help\n"
     "\n"
     "Lines that scripts can read: 'source: TOKENS', 'step N: prefix TOKENS',\n"
@@ -68,6 +71,7 @@ typedef struct step_options {
     learn_forced *forced;      /* (forced_count) */
     const char **forced_text;  /* (forced_count): each one's TOKEN, for messages */
     int forced_count;
+    ted_languages languages;
 } step_options;
 
 typedef struct stepper {
@@ -476,7 +480,7 @@ static bool step_option(cli_args *a, const char *option, void *options)
     } else if (!strcmp(option, "--no-color") || !strcmp(option, "--no-colour")) {
         o->no_color = true;
     } else {
-        return false;
+        return cli_language_option(a, option, &o->languages);
     }
     return true;
 }
@@ -503,7 +507,7 @@ static int step_command(ted_model *model, const cli_args *a, void *options)
     bool color = !o->no_color && isatty(STDOUT_FILENO) && !(no_color && *no_color);
     s.st = color ? colored : plain;
     cli_sentence sentence;
-    int status = cli_sentence_prepare(&sentence, model, "step", a->operands[0]);
+    int status = cli_sentence_prepare(&sentence, model, "step", a->operands[0], &o->languages);
     if (!status)
         status = run_steps(&s, model, &sentence);
     free(s.row);

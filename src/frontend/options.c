@@ -133,6 +133,18 @@ static void apply_choice(const frontend_choice *d, ted_translate_options *t)
     o->n_best = d->n_best_given ? d->n_best : 1;
     if (d->max_length_given)
         t->max_length = d->max_length;
+    t->languages = d->languages;
+}
+
+/* The languages, checked before any sentence as ted_prepare_source checks
+ * each. */
+static ted_status check_languages(const ted_model *m, const ted_languages *languages,
+                                  ted_error *err)
+{
+    ted_source empty;
+    ted_status s = ted_prepare_source(m, "", languages, &empty, err);
+    ted_source_free(&empty);
+    return s;
 }
 
 ted_status frontend_choose_options(const ted_model *m, const frontend_choice *d,
@@ -148,6 +160,8 @@ ted_status frontend_choose_options(const ted_model *m, const frontend_choice *d,
     if (s)
         return s;
     apply_choice(d, t);
+    if ((s = check_languages(m, &t->languages, err)))
+        return s;
     if ((s = check_strategy_options(d, n, o->strategy, err)))
         return s;
     int vocab = ted_model_config(m)->tgt_vocab_size;
@@ -164,4 +178,12 @@ ted_status frontend_choose_options(const ted_model *m, const frontend_choice *d,
         return ted_fail(err, TED_ERR_ARGUMENT, "%s %d is more than the beam size %d",
                         n->n_best, o->n_best, o->beam.beam_size);
     return ted_translate_options_check(m, t, err);
+}
+
+const char *frontend_source_language(const ted_model *model, const ted_languages *languages)
+{
+    const char *const *codes;
+    if (languages && languages->source)
+        return languages->source;
+    return ted_model_languages(model, TED_SIDE_SOURCE, &codes) == 1 ? codes[0] : NULL;
 }

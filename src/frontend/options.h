@@ -29,6 +29,7 @@ typedef struct frontend_choice {
     uint64_t seed;
     int n_best;
     int max_length;
+    ted_languages languages;  /* NULL fields: not given */
 } frontend_choice;
 
 /* How a program names each option in its messages: "--beam" on ted
@@ -55,9 +56,16 @@ extern const char frontend_early_stopping_words[];
  * the target vocabulary, an n-best list only from beam search (at most
  * the beam) or sampling. Sampling without a seed takes one from
  * /dev/urandom. TED_ERR_ARGUMENT names the option at fault as `names`
- * spells it. */
+ * spells it. The languages are checked as every source will be
+ * (ted_prepare_source): TED_ERR_INPUT for an unknown code, or none where
+ * the model has several. */
 ted_status frontend_choose_options(const ted_model *model, const frontend_choice *choice,
                                    const frontend_option_names *names,
                                    ted_translate_options *options, ted_error *err);
+
+/* The language of the source text, where a front end needs it by name
+ * (ICU's sentence rules, document_options.language): the one given
+ * (languages->source), else the model's only source language, else NULL. */
+const char *frontend_source_language(const ted_model *model, const ted_languages *languages);
 
 #endif

@@ -43,6 +43,8 @@ typedef enum value_type {
     VALUE_WORD = TED_VALUE_WORD,          /* one word of a list */
     VALUE_PATH = TED_VALUE_PATH,          /* a file inside the model directory */
     VALUE_INT_LIST = TED_VALUE_INT_LIST,  /* a sequence of ints, flow ([1, 2]) or block */
+    VALUE_CODE = TED_VALUE_CODE,          /* a language code: one word, no spaces */
+    VALUE_CODE_LIST = TED_VALUE_CODE_LIST,  /* a sequence of distinct codes */
     VALUE_SECTION,                        /* a mapping of further keys; never visited */
 } value_type;
 
@@ -58,7 +60,8 @@ typedef struct key_spec {
                            * and max > 0 bounds it */
     const char *const *choices;  /* a word's list, NULL-terminated; index = enum value */
     size_t count_offset;  /* a list: of the int counting its values */
-    int capacity;         /* a list: the most values its field holds */
+    int capacity;         /* a list: the most values its field holds; a code or a
+                           * list of codes: the bytes of its field */
     double fallback;      /* an optional key's default: the number, 0/1 for a
                            * bool, the word's index; paths and lists are empty */
 } key_spec;
@@ -66,11 +69,14 @@ typedef struct key_spec {
 static const char *const activation_names[] = {"relu", "gelu", "silu", NULL};
 static const char *const tensor_names_names[] = {"tutorial", "marian", NULL};
 static const char *const projection_names[] = {"packed", "separate", NULL};
-static const char *const positional_names[] = {"interleaved", "concatenated", NULL};
+static const char *const positional_names[] = {"interleaved", "concatenated", "fairseq",
+                                                "learned", NULL};
 static const char *const tokenizer_names[] = {"whitespace", "char", "sentencepiece", NULL};
 static const char *const normalizer_names[] = {"none", "moses", NULL};
 static const char *const language_names[] = {"none", "en", "de", "es", "fr", "cs", "cz", NULL};
 static const char *const length_normalization_names[] = {"gnmt", "power", NULL};
+static const char *const source_code_names[] = {"none", "first", "last", NULL};
+static const char *const target_code_names[] = {"none", "forced", "source", NULL};
 static const char *const early_stopping_names[] = {"false", "true", "never", NULL};
 
 /* The size of a field, and the offset of one the table reads and writes as
@@ -106,6 +112,13 @@ static const char *const early_stopping_names[] = {"false", "true", "never", NUL
     {.section = sec, .name = key, .type = VALUE_INT_LIST, .offset = INT_FIELD(field[0]), \
      .min = low, .max = high, .count_offset = INT_FIELD(count_field), \
      .capacity = (int)(FIELD_SIZE(field) / sizeof(int))}
+#define CODE(sec, key, field) \
+    {.section = sec, .name = key, .type = VALUE_CODE, .offset = offsetof(ted_config, field), \
+     .capacity = (int)FIELD_SIZE(field)}
+#define CODE_LIST(sec, key, field, count_field) \
+    {.section = sec, .name = key, .type = VALUE_CODE_LIST, \
+     .offset = offsetof(ted_config, field), .count_offset = INT_FIELD(count_field), \
+     .capacity = (int)FIELD_SIZE(field)}
 
 /* Every key of config.yaml, in the order ted_config_write_yaml writes them
  * (docs/model-format.md has a row for each). The bounds refuse absurd sizes
@@ -126,6 +139,8 @@ static const key_spec keys[] = {
     BOOL("model", "scale_embedding", scale_embedding, true),
     CHOICE("model", "positional_encoding", positional_layout, positional_names,
            TED_POSITIONS_INTERLEAVED),
+    INT("model", "position_offset", position_offset, 0, 1024, 0),
+    BOOL("model", "embedding_norm", embedding_norm, false),
     BOOL("model", "encoder_final_norm", encoder_final_norm, true),
     BOOL("model", "decoder_final_norm", decoder_final_norm, true),
     CHOICE("model", "tensor_names", tensor_names, tensor_names_names, TED_NAMES_TUTORIAL),
@@ -150,6 +165,15 @@ static const key_spec keys[] = {
     INT("tokenizer", "eos_id", eos_id, 0, INT_MAX, 3),
     BOOL("tokenizer", "source_bos", source_bos, true),
     BOOL("tokenizer", "source_eos", source_eos, true),
+    CODE_LIST("tokenizer", "languages", languages, language_count),
+    CHOICE("tokenizer", "source_language_token", source_language_token, source_code_names,
+           TED_SOURCE_CODE_NONE),
+    CHOICE("tokenizer", "target_language_token", target_language_token, target_code_names,
+           TED_TARGET_CODE_NONE),
+    /* -1 is no value a file gives: the default, bos_id (derive_sizes) */
+    INT("tokenizer", "decoder_start_id", decoder_start_id, 0, INT_MAX, -1),
+    CODE("tokenizer", "source_lang", source_lang),
+    CODE("tokenizer", "target_lang", target_lang),
     SECTION("decoding", false),
     /* no decode outlives max_positions, whose bound these share */
     INT("decoding", "max_length", max_length, 0, 1048576, 0),
@@ -289,6 +313,7 @@ static const struct {
     [VALUE_FLOAT] = {YAML_FLOAT_TAG, "a number"},
     [VALUE_PATH] = {YAML_STR_TAG, "a path"},
     [VALUE_WORD] = {YAML_STR_TAG, "a word"},
+    [VALUE_CODE] = {YAML_STR_TAG, "a language code"},
 };
 
 static bool has_explicit_tag(const reader *r, const yaml_node_t *node)
@@ -468,6 +493,95 @@ static ted_status read_int_list(reader *r, const key_spec *spec, const yaml_node
     return TED_OK;
 }
 
+/* A language code is one token of a vocabulary: no spaces, no control
+ * characters, shorter than its field. */
+static const char *code_problem(const char *s, size_t n, int capacity)
+{
+    if (n == 0)
+        return "a language code must not be empty";
+    if (n >= (size_t)capacity)
+        return "the language code is too long";
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] <= ' ' || s[i] == 0x7f)
+            return "a language code holds no spaces or control characters";
+    return NULL;
+}
+
+static ted_status read_code(reader *r, const key_spec *spec, const yaml_node_t *node)
+{
+    const char *s = (const char *)node->data.scalar.value;
+    size_t n = node->data.scalar.length;
+    const char *problem = code_problem(s, n, TED_LANGUAGE_CODE_SIZE);
+    if (problem)
+        return key_error(r, spec, node_line(node), "\"%s\": %s", shown(node).text, problem);
+    char *field = field_of(&r->config, spec);
+    memcpy(field, s, n);
+    field[n] = '\0';
+    return TED_OK;
+}
+
+/* The index of `code` among the `count` codes packed at `codes`, or -1. */
+static int find_code(const char *codes, int count, const char *code, size_t n)
+{
+    for (int i = 0; i < count; codes += strlen(codes) + 1, i++)
+        if (strlen(codes) == n && memcmp(codes, code, n) == 0)
+            return i;
+    return -1;
+}
+
+/* One code of a list, appended at `field + *used`. */
+static ted_status read_list_code(reader *r, const key_spec *spec, const yaml_node_t *item,
+                                 int index, size_t *used)
+{
+    if (item->type != YAML_SCALAR_NODE)
+        return key_error(r, spec, node_line(item), "expected a language code, got %s",
+                         node_kind(item));
+    ted_status status = check_tag(r, spec, item, VALUE_CODE);
+    const char *s = (const char *)item->data.scalar.value;
+    size_t n = item->data.scalar.length;
+    const char *problem = code_problem(s, n, TED_LANGUAGE_CODE_SIZE);
+    if (status == TED_OK && problem)
+        status = key_error(r, spec, node_line(item), "\"%s\": %s", shown(item).text, problem);
+    if (status != TED_OK)
+        return status;
+    char *field = field_of(&r->config, spec);
+    if (find_code(field, index, s, n) >= 0)
+        return key_error(r, spec, node_line(item), "\"%s\" is listed twice", shown(item).text);
+    if (*used + n + 1 > (size_t)spec->capacity)
+        return key_error(r, spec, node_line(item), "the codes take more than %d bytes",
+                         spec->capacity);
+    memcpy(field + *used, s, n);
+    field[*used + n] = '\0';
+    *used += n + 1;
+    return TED_OK;
+}
+
+/* A list of distinct language codes, flow or block; empty: none. */
+static ted_status read_code_list(reader *r, const key_spec *spec, const yaml_node_t *node)
+{
+    int *count = (int *)((char *)&r->config + spec->count_offset);
+    *count = 0;
+    if (is_null(node))
+        return TED_OK;
+    if (node->type == YAML_SCALAR_NODE)
+        return key_error(r, spec, node_line(node), "expected a list of language codes, got \"%s\"",
+                         shown(node).text);
+    if (node->type == YAML_MAPPING_NODE)
+        return key_error(r, spec, node_line(node),
+                         "expected a list of language codes, got a mapping");
+    yaml_node_item_t *items = node->data.sequence.items.start;
+    ptrdiff_t n = node->data.sequence.items.top - items;
+    size_t used = 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        const yaml_node_t *item = yaml_document_get_node(r->document, items[i]);
+        ted_status status = read_list_code(r, spec, item, (int)i, &used);
+        if (status != TED_OK)
+            return status;
+        *count = (int)i + 1;
+    }
+    return TED_OK;
+}
+
 static ted_status read_section(reader *r, const char *section, yaml_node_t *mapping, int line);
 
 /* "decoding:" with every key commented out is an empty section. */
@@ -487,6 +601,8 @@ static ted_status read_value(reader *r, const key_spec *spec, yaml_node_t *node)
         return read_section_value(r, spec, node);
     if (spec->type == VALUE_INT_LIST)
         return read_int_list(r, spec, node);
+    if (spec->type == VALUE_CODE_LIST)
+        return read_code_list(r, spec, node);
     if (node->type != YAML_SCALAR_NODE)
         return key_error(r, spec, node_line(node), "expected a single value, got %s",
                          node_kind(node));
@@ -498,6 +614,7 @@ static ted_status read_value(reader *r, const key_spec *spec, yaml_node_t *node)
     case VALUE_BOOL: return read_bool(r, spec, node);
     case VALUE_FLOAT: return read_float(r, spec, node);
     case VALUE_PATH: return read_path(r, spec, node);
+    case VALUE_CODE: return read_code(r, spec, node);
     default: break;
     }
     return read_choice(r, spec, node);
@@ -645,6 +762,32 @@ static ted_status check_model_variant(reader *r)
     return TED_OK;
 }
 
+/* What the positional encoding needs of others: the fairseq frequencies
+ * divide by d_model/2 - 1; learned tables and the embedding norm are
+ * tensors only the marian naming scheme names. */
+static ted_status check_positions(reader *r)
+{
+    const ted_config *c = &r->config;
+    if (c->positional_layout == TED_POSITIONS_FAIRSEQ && c->d_model < 4) {
+        const key_spec *spec = spec_named("positional_encoding");
+        return key_error(r, spec, line_of(r, spec),
+                         "fairseq needs d_model >= 4 (its frequencies divide by d_model/2 - 1)");
+    }
+    if (c->tensor_names != TED_NAMES_TUTORIAL)
+        return TED_OK;
+    if (c->positional_layout == TED_POSITIONS_LEARNED) {
+        const key_spec *spec = spec_named("positional_encoding");
+        return key_error(r, spec, line_of(r, spec),
+                         "learned, but tensor_names tutorial has no positional tables");
+    }
+    if (c->embedding_norm) {
+        const key_spec *spec = spec_named("embedding_norm");
+        return key_error(r, spec, line_of(r, spec),
+                         "true, but tensor_names tutorial has no embedding LayerNorm");
+    }
+    return TED_OK;
+}
+
 /* Sampling and beam search exclude each other; a beam needs more
  * candidates than it keeps; a banned id must be a target token. */
 static ted_status check_decoding(reader *r)
@@ -671,11 +814,39 @@ static ted_status check_decoding(reader *r)
     return TED_OK;
 }
 
+/* A code token's place needs codes, and codes need a place; the decoder
+ * starts from a target token. Whether each code is a token of the vocabulary is the
+ * model loader's check. */
+static ted_status check_languages(reader *r)
+{
+    const ted_config *c = &r->config;
+    bool source = c->source_language_token != TED_SOURCE_CODE_NONE;
+    bool target = c->target_language_token != TED_TARGET_CODE_NONE;
+    const key_spec *place = spec_named(source ? "source_language_token" : "target_language_token");
+    const key_spec *languages = spec_named("languages");
+    if ((source || target) && c->language_count == 0)
+        return key_error(r, place, line_of(r, place), "%s, but tokenizer.languages names no codes",
+                         source ? source_code_names[c->source_language_token]
+                                : target_code_names[c->target_language_token]);
+    if (!source && !target && c->language_count > 0)
+        return key_error(r, languages, line_of(r, languages),
+                         "%d codes, but source_language_token and target_language_token are "
+                         "none: no token of the text names a language", c->language_count);
+    const key_spec *start = spec_named("decoder_start_id");
+    if (c->decoder_start_id >= c->tgt_vocab_size)
+        return key_error(r, start, line_of(r, start), "%d is not below tgt_vocab_size %d",
+                         c->decoder_start_id, c->tgt_vocab_size);
+    return TED_OK;
+}
+
 /* The sizes no key sets, once check_shape has passed: Query Size, the
- * width of one head (heads divides d_model). */
+ * width of one head (heads divides d_model); and the decoder start a file
+ * leaves out, bos_id. */
 static void derive_sizes(ted_config *c)
 {
     c->query_size = c->d_model / c->heads;
+    if (c->decoder_start_id < 0)
+        c->decoder_start_id = c->bos_id;
 }
 
 static ted_status read_document(reader *r)
@@ -695,6 +866,10 @@ static ted_status read_document(reader *r)
         status = check_decoding(r);
     if (status == TED_OK)
         status = check_model_variant(r);
+    if (status == TED_OK)
+        status = check_positions(r);
+    if (status == TED_OK)
+        status = check_languages(r);
     if (status == TED_OK)
         derive_sizes(&r->config);
     return status;
@@ -867,16 +1042,20 @@ static int list_count(const ted_config *c, const key_spec *key)
     return *(const int *)((const char *)c + key->count_offset);
 }
 
-static bool is_unset_path(const ted_config *c, const key_spec *key)
+/* An optional path or code left empty, a list of codes with none. */
+static bool is_unset(const ted_config *c, const key_spec *key)
 {
-    return key->type == VALUE_PATH && !key->required && *(const char *)value_of(c, key) == '\0';
+    if (key->type == VALUE_CODE_LIST)
+        return list_count(c, key) <= 0;
+    return (key->type == VALUE_PATH || key->type == VALUE_CODE) && !key->required &&
+           *(const char *)value_of(c, key) == '\0';
 }
 
 void ted_config_visit(const ted_config *config, ted_config_visit_fn *fn, void *data)
 {
     for (size_t i = 0; i < KEY_COUNT; i++) {
         const key_spec *key = &keys[i];
-        if (key->type == VALUE_SECTION || is_unset_path(config, key))
+        if (key->type == VALUE_SECTION || is_unset(config, key))
             continue;
         const void *value = value_of(config, key);
         int count = 1;
@@ -885,6 +1064,8 @@ void ted_config_visit(const ted_config *config, ted_config_visit_fn *fn, void *d
         } else if (key->type == VALUE_INT_LIST) {
             count = list_count(config, key);
             count = count < 0 ? 0 : count > key->capacity ? key->capacity : count;
+        } else if (key->type == VALUE_CODE_LIST) {
+            count = list_count(config, key);
         }
         fn(data, key->section, key->name, (ted_value_type)key->type, value, count);
     }
@@ -984,6 +1165,15 @@ static ted_status emit_int_list(writer *w, const int *values, int count, const c
     return status == TED_OK ? emit_collection(w, true, false, name) : status;
 }
 
+/* `count` codes packed one after another as a flow list: [en_XX, fr_XX]. */
+static ted_status emit_code_list(writer *w, const char *codes, int count, const char *name)
+{
+    ted_status status = emit_collection(w, true, true, name);
+    for (int i = 0; i < count && status == TED_OK; codes += strlen(codes) + 1, i++)
+        status = emit_scalar(w, codes, YAML_ANY_SCALAR_STYLE, name);
+    return status == TED_OK ? emit_collection(w, true, false, name) : status;
+}
+
 static ted_status emit_value(writer *w, ted_value_type type, const void *value, int count,
                              const char *name)
 {
@@ -997,7 +1187,9 @@ static ted_status emit_value(writer *w, ted_value_type type, const void *value, 
         ted_config_format_float(*(const float *)value, text, sizeof text);
         return emit_scalar(w, text, YAML_PLAIN_SCALAR_STYLE, name);
     case TED_VALUE_WORD: return emit_scalar(w, value, YAML_PLAIN_SCALAR_STYLE, name);
-    case TED_VALUE_PATH: return emit_scalar(w, value, YAML_ANY_SCALAR_STYLE, name);
+    case TED_VALUE_PATH:
+    case TED_VALUE_CODE: return emit_scalar(w, value, YAML_ANY_SCALAR_STYLE, name);
+    case TED_VALUE_CODE_LIST: return emit_code_list(w, value, count, name);
     case TED_VALUE_INT_LIST: break;
     }
     return emit_int_list(w, value, count, name);
@@ -1039,6 +1231,24 @@ static void emit_key(void *data, const char *section, const char *key, ted_value
         w->status = emit_value(w, type, value, count, name);
 }
 
+/* A code, or each of a list's codes, ends within its field. */
+static bool codes_fit(const ted_config *c, const key_spec *key)
+{
+    if (key->type != VALUE_CODE && key->type != VALUE_CODE_LIST)
+        return true;
+    const char *field = value_of(c, key);
+    int count = key->type == VALUE_CODE ? 1 : list_count(c, key);
+    size_t at = 0;
+    for (int i = 0; i < count; i++) {
+        const char *end = at < (size_t)key->capacity
+                              ? memchr(field + at, '\0', (size_t)key->capacity - at) : NULL;
+        if (!end)
+            return false;
+        at = (size_t)(end - field) + 1;
+    }
+    return count >= 0;
+}
+
 /* What a visit cannot hand over whole: a word's enum out of its range, a
  * list's count beyond its field. */
 static ted_status check_writable(const ted_config *c, ted_error *err)
@@ -1053,6 +1263,9 @@ static ted_status check_writable(const ted_config *c, ted_error *err)
         if (count < 0 || count > key->capacity)
             return ted_fail(err, TED_ERR_ARGUMENT, "writing %s: %d values, at most %d fit",
                             dotted(key).text, count, key->capacity);
+        if (!codes_fit(c, key))
+            return ted_fail(err, TED_ERR_ARGUMENT, "writing %s: the codes overrun the field",
+                            dotted(key).text);
     }
     return TED_OK;
 }

@@ -41,6 +41,9 @@ typedef enum ted_value_type {
                           * the field holds no word's index */
     TED_VALUE_PATH,      /* const char *: a path relative to the model directory */
     TED_VALUE_INT_LIST,  /* const int *: the first of `count` ints */
+    TED_VALUE_CODE,      /* const char *: a language code ("en") */
+    TED_VALUE_CODE_LIST, /* const char *: `count` language codes, each NUL-terminated,
+                          * one after another */
 } ted_value_type;
 
 /* One key of config.yaml and its value in a config: `section` is "model",

@@ -11,10 +11,25 @@ typedef struct json_visit {
     bool failed;
 } json_visit;
 
+/* `count` codes packed one after another, as an array of strings. */
+static cJSON *code_array(const char *codes, int count)
+{
+    cJSON *array = cJSON_CreateArray();
+    for (int i = 0; array && i < count; codes += strlen(codes) + 1, i++) {
+        cJSON *code = cJSON_CreateString(codes);
+        if (!code || !cJSON_AddItemToArray(array, code)) {
+            cJSON_Delete(code);
+            cJSON_Delete(array);
+            return NULL;
+        }
+    }
+    return array;
+}
+
 /* The JSON value of one key: numbers, booleans, strings (words and paths)
- * and lists of numbers; floats as config.yaml spells them (1.0e-05). A
- * word spelled true or false (decoding.early_stopping) is the boolean a YAML
- * reader takes it for, as transformers' generation config holds it. */
+ * lists of numbers and of strings (language codes); floats as config.yaml spells them (1.0e-05).
+ * A word spelled true or false (decoding.early_stopping) is the boolean a
+ * YAML reader takes it for, as transformers' generation config holds it. */
 static cJSON *json_value(ted_value_type type, const void *value, int count)
 {
     char text[32];
@@ -34,6 +49,10 @@ static cJSON *json_value(ted_value_type type, const void *value, int count)
         return value ? cJSON_CreateString(value) : cJSON_CreateNull();
     case TED_VALUE_INT_LIST:
         return cJSON_CreateIntArray(value, count);
+    case TED_VALUE_CODE:
+        return cJSON_CreateString(value);
+    case TED_VALUE_CODE_LIST:
+        return code_array(value, count);
     }
     return cJSON_CreateNull();
 }

@@ -496,6 +496,54 @@ static void clean_up_tokenization(char *text)
         replace_all(text, replacements[i][0], replacements[i][1]);
 }
 
+/* Appends `piece` (n bytes) to the malloc'ed text (*used bytes, NUL
+ * after); false when out of memory, the text then freed. */
+static bool append_text(char **text, size_t *used, const char *piece, size_t n)
+{
+    char *grown = realloc(*text, *used + n + 1);
+    if (!grown) {
+        free(*text);
+        *text = NULL;
+        return false;
+    }
+    memcpy(grown + *used, piece, n);
+    *used += n;
+    grown[*used] = '\0';
+    *text = grown;
+    return true;
+}
+
+/* SentencePiece's text of the pieces, as transformers' Marian tokenizer
+ * makes it (convert_tokens_to_string): the runs between special tokens
+ * decoded one by one, each special token written as it is and a space.
+ * The only special token output_tokens leaves is a row without a token
+ * (TED_VOCAB_NO_TOKEN at an id other than unk_id), which transformers
+ * reads as <unk>. */
+static char *decode_pieces(const ted_spm *spm, const char *const *tokens, int count)
+{
+    size_t used = 0;
+    char *text = NULL;
+    int start = 0;
+    for (int i = 0; i <= count; i++) {
+        bool special = i < count && strcmp(tokens[i], TED_VOCAB_NO_TOKEN) == 0;
+        if (i < count && !special)
+            continue;
+        char *run = ted_spm_decode(spm, tokens + start, i - start);
+        if (!text && i == count)
+            return run;  /* no special token: the text is SentencePiece's */
+        bool ok = run && append_text(&text, &used, run, strlen(run)) &&
+                  (!special || append_text(&text, &used, TED_VOCAB_NO_TOKEN " ",
+                                           strlen(TED_VOCAB_NO_TOKEN " ")));
+        free(run);
+        if (!ok) {
+            free(text);
+            return NULL;
+        }
+        start = i + 1;
+    }
+    return text;
+}
+
 static char *detokenize_pieces(const ted_config *config, const ted_vocab *vocab,
                                const ted_spm *spm, const int *ids, int count)
 {
@@ -503,7 +551,7 @@ static char *detokenize_pieces(const ted_config *config, const ted_vocab *vocab,
     const char **tokens = output_tokens(config, vocab, ids, count, &kept);
     if (!tokens)
         return NULL;
-    char *text = ted_spm_decode(spm, tokens, kept);
+    char *text = decode_pieces(spm, tokens, kept);
     free(tokens);
     if (text) {
         finish_pieces_text(text);

@@ -120,12 +120,13 @@ static ted_status split_lines(ted_vocab *vocab, size_t length, size_t lines, con
         if (n == 0)
             return ted_fail(err, TED_ERR_VOCAB, "%s:%zu: empty line", name, line + 1);
         size_t slot = find_slot(vocab, token, n);
-        if (vocab->slots[slot] >= 0)
+        if (vocab->slots[slot] >= 0 && strcmp(token, TED_VOCAB_NO_TOKEN) != 0)
             return ted_fail(err, TED_ERR_VOCAB,
                             "%s:%zu: duplicate token \"%.64s\" (first at line %d)", name,
                             line + 1, token, vocab->slots[slot] + 1);
         vocab->tokens[line] = token;
-        vocab->slots[slot] = (int)line;
+        if (vocab->slots[slot] < 0)
+            vocab->slots[slot] = (int)line;  /* a repeated "<unk>" keeps its first id */
         vocab->size = (int)line + 1;
     }
     return TED_OK;

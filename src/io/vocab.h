@@ -14,10 +14,16 @@ typedef struct ted_vocab {
     size_t slot_count;  /* a power of two, at least twice `size` */
 } ted_vocab;
 
+/* The one spelling a vocabulary may repeat: its later lines are rows of the
+ * model that have no token (the ids transformers' Marian tokenizer reads
+ * as <unk> because vocab.json lacks them); looking it up finds its first
+ * line, which ted_vocab_check_specials requires to be unk_id. */
+#define TED_VOCAB_NO_TOKEN "<unk>"
+
 /* Reads a vocabulary file. An empty file, an empty line (a single final
- * newline is fine), a duplicate token (both lines named), a NUL byte, more
- * than 16777216 lines or more than 256 MiB is a TED_ERR_VOCAB error naming
- * the file and line; a file that cannot be read is TED_ERR_IO. A trailing CR
+ * newline is fine), a duplicate token other than TED_VOCAB_NO_TOKEN (both
+ * lines named), a NUL byte, more than 16777216 lines or more than 256 MiB
+ * is a TED_ERR_VOCAB error naming the file and line; a file that cannot be read is TED_ERR_IO. A trailing CR
  * (CRLF files) is removed. On failure `*vocab` is left empty: nothing to free. */
 ted_status ted_vocab_load(const char *path, ted_vocab *vocab, ted_error *err);
 

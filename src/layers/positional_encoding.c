@@ -14,8 +14,10 @@ void ted_positional_encoding_table(float *table, int max_positions, int d_model,
                                    ted_positional_layout layout)
 {
     int half = d_model / 2;
+    /* the exponent's step: 2/d (the paper), or 1/(d/2 - 1) (fairseq) */
+    double step = layout == TED_POSITIONS_FAIRSEQ ? 1.0 / (half - 1) : 2.0 / d_model;
     for (int i = 0; i < half; i++) {
-        double frequency = exp(-(2.0 * i) * log(10000.0) / d_model);
+        double frequency = exp(-(i * step) * log(10000.0));
         double step_sin = sin(frequency), step_cos = cos(frequency);
         int sin_at = layout == TED_POSITIONS_INTERLEAVED ? 2 * i : i;
         int cos_at = layout == TED_POSITIONS_INTERLEAVED ? 2 * i + 1 : half + i;
@@ -36,9 +38,11 @@ void ted_positional_encoding_table(float *table, int max_positions, int d_model,
 }
 
 void ted_add_positional_encoding(float *x, const float *table, int first_position, int count,
-                                 int d_model)
+                                 int d_model, ted_padding_position padding)
 {
     for (int p = 0; p < count; p++) {
+        if (padding.ids && padding.ids[p] == padding.id)
+            continue;
         const float *pe = table + (size_t)(first_position + p) * d_model;
         float *xr = x + (size_t)p * d_model;
         for (int i = 0; i < d_model; i++)

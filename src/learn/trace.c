@@ -49,9 +49,14 @@ ted_status learn_start(learn_trace *t, const ted_model *model, const ted_source 
     t->allowed = malloc(V * sizeof *t->allowed);
     t->top_ids = malloc((size_t)t->top_k * sizeof *t->top_ids);
     t->encoder = malloc((size_t)c->encoder_layers * h * S * S * sizeof *t->encoder);
-    if (!t->source || !t->steps || !t->probs || !t->allowed || !t->top_ids || !t->encoder)
+    t->prefix = malloc(((size_t)source->prefix_count + 1) * sizeof *t->prefix);
+    if (!t->source || !t->steps || !t->probs || !t->allowed || !t->top_ids || !t->encoder ||
+        !t->prefix)
         return ted_fail(err, TED_ERR_NOMEM, "out of memory");
     memcpy(t->source, source->ids, S * sizeof *t->source);
+    t->prefix_len = source->prefix_count;
+    if (t->prefix_len > 0)
+        memcpy(t->prefix, source->prefix_ids, (size_t)t->prefix_len * sizeof *t->prefix);
 
     const int *sources[1] = {t->source};
     if (ted_session_new(model, &t->session, err) != TED_OK)
@@ -115,11 +120,13 @@ ted_status learn_advance(learn_trace *t, int force, ted_error *err)
     if (!s->top || !s->self || !s->cross)
         return ted_fail(err, TED_ERR_NOMEM, "out of memory");
 
-    s->input = t->count == 0 ? c->bos_id : t->steps[t->count - 1].chosen;
+    s->input = t->count == 0 ? c->decoder_start_id : t->steps[t->count - 1].chosen;
     const float *logits;
     if (ted_session_step(t->session, &s->input, &logits, err) != TED_OK)
         return err->status;
     rank(t, logits, s);
+    if (force < 0 && t->count < t->prefix_len)
+        force = t->prefix[t->count];
     s->forced = force >= 0;
     s->chosen = s->forced ? force : s->best.id;
     s->taken = (learn_candidate){s->chosen, t->probs[s->chosen], logits[s->chosen]};
@@ -144,6 +151,7 @@ void learn_end(learn_trace *t)
     free(t->top_ids);
     free(t->encoder);
     free(t->source);
+    free(t->prefix);
     ted_session_free(t->session);
     *t = (learn_trace){0};
 }

@@ -36,6 +36,9 @@ typedef struct learn_trace {
     ted_session *session;
     int *source;             /* (source_len) source ids, BOS ... EOS as the config wants */
     int source_len;
+    int *prefix;             /* (prefix_len) target tokens forced first (the source's
+                              * prefix_ids: a forced target-language code) */
+    int prefix_len;
     int max_steps;           /* steps allowed, EOS counted */
     int top_k;               /* at most the tokens that are not banned */
     float *encoder;          /* (encoder_layers, heads, source_len, source_len) */
@@ -53,7 +56,8 @@ typedef struct learn_trace {
  * is empty". Whatever it returns, learn_end() frees the trace. */
 ted_status learn_start(learn_trace *t, const ted_model *model, const ted_source *source,
                        int max_length, int top_k, ted_error *err);
-/* Runs one decoder step; `force` >= 0 takes that token instead of the best. */
+/* Runs one decoder step; `force` >= 0 takes that token instead of the
+ * best, as the source's prefix does at the first steps. */
 ted_status learn_advance(learn_trace *t, int force, ted_error *err);
 void learn_end(learn_trace *t);
 

@@ -469,7 +469,7 @@ static ted_status search(ted_session *s, beam_state *st, ted_error *err)
     for (int i = 0; i < st->batch; i++) {
         from->sentence[i] = i;
         from->log_prob[i] = 0.0;
-        st->tokens[i] = st->model->config.bos_id;
+        st->tokens[i] = st->model->config.decoder_start_id;
     }
     for (int active = st->batch, length = 1; active > 0; length++) {
         const float *logits;

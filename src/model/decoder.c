@@ -73,14 +73,18 @@ void ted_decoder_step(const ted_model *m, const int *tokens, int batch, ted_deco
 {
     const ted_config *c = &m->config;
     int d = c->d_model, longest = 0, *steps = st->steps;
+    bool fairseq = c->positional_layout == TED_POSITIONS_FAIRSEQ;
     ted_decoder_cache *caches = st->caches;
     float *x = st->activations.x;
 
     ted_embed(x, m->weights.tgt_embedding, tokens, batch, d, m->embedding_scale);
     for (int b = 0; b < batch; b++) {
-        ted_add_positional_encoding(x + (size_t)b * d, st->positions, steps[b], 1, d);
+        ted_padding_position padding = {fairseq ? tokens + b : NULL, c->pad_id};
+        ted_add_positional_encoding(x + (size_t)b * d, st->positions, steps[b], 1, d, padding);
         longest = steps[b] > longest ? steps[b] : longest;
     }
+    if (c->embedding_norm)
+        ted_layer_norm(x, x, &m->weights.decoder_embedding_norm, batch, d, c->layer_norm_eps);
 
     ted_attention_shape shape = {batch, 1, c->heads, c->query_size};
     for (int l = 0; l < c->decoder_layers; l++) {

@@ -27,7 +27,8 @@ typedef struct ted_step_attention {
  * row b of the batch is at its own position steps[b]. */
 typedef struct ted_decoder_state {
     const float *positions;       /* (at least the largest steps[b] + 1, d_model): the
-                                   * positional encoding */
+                                   * positional encoding, from the row of the first
+                                   * token's position */
     int *steps;                   /* (batch): each row's next position */
     const int *source_lengths;    /* (batch): masks the memory's padding */
     ted_decoder_cache *caches;    /* (decoder_layers) */

@@ -70,8 +70,14 @@ void ted_encoder_forward(const ted_model *m, const int *source_ids, int batch, i
     float *x = st->activations.x;
 
     ted_embed(x, m->weights.src_embedding, source_ids, rows, d, m->embedding_scale);
-    for (int b = 0; b < batch; b++)
-        ted_add_positional_encoding(x + (size_t)b * seq * d, st->positions, 0, seq, d);
+    bool fairseq = c->positional_layout == TED_POSITIONS_FAIRSEQ;
+    for (int b = 0; b < batch; b++) {
+        ted_padding_position padding = {fairseq ? source_ids + (size_t)b * seq : NULL,
+                                        c->pad_id};
+        ted_add_positional_encoding(x + (size_t)b * seq * d, st->positions, 0, seq, d, padding);
+    }
+    if (c->embedding_norm)
+        ted_layer_norm(x, x, &m->weights.encoder_embedding_norm, rows, d, c->layer_norm_eps);
 
     ted_attention_shape shape = {batch, seq, c->heads, c->query_size};
     size_t weights_per_layer = (size_t)batch * c->heads * seq * seq;

@@ -10,7 +10,8 @@
 /* What a pass of the encoder over (batch, seq) source positions reads and
  * writes besides the model. */
 typedef struct ted_encoder_state {
-    const float *positions;       /* (at least seq, d_model): the positional encoding */
+    const float *positions;       /* (at least seq, d_model): the positional encoding,
+                                   * from the row of the first token's position */
     const int *source_lengths;    /* (batch): each row's tokens; the rest is padding,
                                    * which no query attends to */
     ted_activations activations;  /* rows = batch * seq; activations.x ends as the

@@ -171,7 +171,7 @@ ted_status ted_decode_independent(ted_session *s, const ted_batch *batch,
     for (int i = 0; !status && i < batch->count; i++) {
         uint64_t stream = batch->streams ? batch->streams[i] : (uint64_t)i;
         st.rngs[i] = ted_rng_seed(o->sampling.seed, stream);
-        st.rows.tokens[i] = ted_model_config(ted_session_model(s))->bos_id;
+        st.rows.tokens[i] = ted_model_config(ted_session_model(s))->decoder_start_id;
     }
     if (!status)
         status = run_steps(s, &st, err);

@@ -98,6 +98,8 @@ ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *e
                        "tgt", &m->config, err);
     if (!s)
         s = load_sentencepiece(m, model_dir, err);
+    if (!s)
+        s = ted_model_load_languages(m, err);
     if (s) {
         ted_model_free(m);
         return s;
@@ -123,6 +125,7 @@ void ted_model_free(ted_model *m)
     ted_vocab_free(&m->tgt_vocab);
     ted_spm_free(m->src_spm);
     ted_spm_free(m->tgt_spm);
+    ted_model_free_languages(m);
     free(m);
 }
 

@@ -33,12 +33,26 @@ typedef struct ted_decoder_layer {
 typedef struct ted_weights {
     ted_matrix src_embedding;             /* (src_vocab_size, d_model) */
     ted_matrix tgt_embedding;             /* (tgt_vocab_size, d_model) */
+    const float *encoder_positions;       /* learned positional tables (max_positions +
+                                           * position_offset, d_model), else NULL */
+    const float *decoder_positions;
+    ted_layer_norm_weights encoder_embedding_norm;  /* NULLs without embedding_norm */
+    ted_layer_norm_weights decoder_embedding_norm;
     ted_encoder_layer *encoder;           /* (encoder_layers) */
     ted_layer_norm_weights encoder_norm;  /* NULLs without encoder_final_norm */
     ted_decoder_layer *decoder;           /* (decoder_layers) */
     ted_layer_norm_weights decoder_norm;  /* NULLs without decoder_final_norm */
     ted_output_weights generator;         /* the final Linear */
 } ted_weights;
+
+/* The languages of one side of the model (ted_model_languages). */
+typedef struct ted_language_side {
+    const char **codes;  /* (count) as users spell them */
+    int *ids;            /* (count) each code's token: in the source vocabulary when it
+                          * goes into the source, the target's when it is forced;
+                          * -1: a bilingual model's plain code, no token */
+    int count;
+} ted_language_side;
 
 struct ted_model {
     ted_config config;
@@ -55,10 +69,25 @@ struct ted_model {
     int converted_count;
     float *panels;               /* every float Linear weight in panels (kernels.h) */
     size_t panels_bytes;
+    ted_language_side languages[2];  /* [TED_SIDE_SOURCE], [TED_SIDE_TARGET] */
+    char *spelled_codes;         /* the codes of tokenizer.languages as users spell them */
 };
 
-/* The blank rule of ted_prepare_source: a source of `count` ids holds
- * nothing to translate (no tokens, or BOS EOS alone). */
+/* The blank rule of ted_prepare_source: a source of `count` ids, as
+ * ted_encode_source makes them, holds nothing to translate (no tokens, or
+ * BOS EOS alone). */
 bool ted_source_is_blank(const ted_model *model, int count);
+
+/* The languages of both sides (model->languages) from the config and the
+ * vocabularies: TED_ERR_VOCAB names a code of tokenizer.languages that is
+ * not a token of the vocabulary it goes into. */
+ted_status ted_model_load_languages(ted_model *model, ted_error *err);
+void ted_model_free_languages(ted_model *model);
+
+/* The token to force as the first target token (the target-language code
+ * of a model whose target_language_token is forced) for `languages` (NULL
+ * ok): `*id`, or -1 when there is none. Errors as ted_prepare_source's. */
+ted_status ted_language_prefix(const ted_model *model, const ted_languages *languages, int *id,
+                               ted_error *err);
 
 #endif

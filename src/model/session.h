@@ -50,8 +50,9 @@ struct ted_session {
                             * not a size that is allocated */
     int *source_ids;       /* (batch, source_len), padded with pad_id */
     int *source_lengths;   /* (batch) */
-    float *positions;      /* (max(source_len, max_steps), d_model): the positional
-                            * encoding of every position this decode reaches */
+    float *positions;      /* (position_offset + max(source_len, max_steps), d_model):
+                            * the sinusoidal encoding of every position this decode
+                            * reaches (unused with learned tables) */
     float *logits;         /* (batch, tgt_vocab_size) */
 
     /* The two passes. Both read source_lengths and positions above; the

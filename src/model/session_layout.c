@@ -86,6 +86,22 @@ static void take_kept(ted_session *s, arena *a, size_t B, size_t S, size_t T)
     s->gather = take(a, s->gather_size, sizeof(float));
 }
 
+/* The positional encoding each stack adds, from the row of its first
+ * position (position_offset): the model's learned tables, or the session's
+ * sinusoidal one. */
+static void point_positions(ted_session *s)
+{
+    const ted_config *c = &s->model->config;
+    const ted_weights *w = &s->model->weights;
+    size_t first = (size_t)c->position_offset * c->d_model;
+    bool learned = c->positional_layout == TED_POSITIONS_LEARNED;
+    const float *encoder = learned ? w->encoder_positions : s->positions;
+    const float *decoder = learned ? w->decoder_positions : s->positions;
+    /* the arena's measuring pass lays out no memory: NULL stays NULL */
+    s->encoder.positions = encoder ? encoder + first : NULL;
+    s->decoder.positions = decoder ? decoder + first : NULL;
+}
+
 /* Points every buffer of the session into the arena: `batch` rows of
  * source_len source and max_steps decoder positions. */
 static void layout(ted_session *s, arena *a, int batch, int source_len, int max_steps)
@@ -99,7 +115,7 @@ static void layout(ted_session *s, arena *a, int batch, int source_len, int max_
     s->source_lengths = take(a, B, sizeof(int));
     s->source_ids = take(a, rows, sizeof(int));
     decoder->steps = take(a, B, sizeof(int));
-    s->positions = take(a, product(S > T ? S : T, d, 1), sizeof(float));
+    s->positions = take(a, product((S > T ? S : T) + c->position_offset, d, 1), sizeof(float));
 
     take_activations(a, &encoder->activations, rows, c, product(B, h, S));
     take_cache(a, &encoder->layer_kv, B, source_len, d);
@@ -112,16 +128,20 @@ static void layout(ted_session *s, arena *a, int batch, int source_len, int max_
     s->logits = take(a, ted_mul_size(B, c->tgt_vocab_size), sizeof(float));
     take_kept(s, a, B, S, T);
 
-    encoder->positions = decoder->positions = s->positions;
+    point_positions(s);
     encoder->source_lengths = decoder->source_lengths = s->source_lengths;
 }
 
-/* The positional encoding of every position the decode reaches. */
+/* The sinusoidal encoding of every position the decode reaches, from
+ * position 0 (the rows before position_offset go unused). */
 static void fill_positions(ted_session *s)
 {
     const ted_config *c = &s->model->config;
+    if (c->positional_layout == TED_POSITIONS_LEARNED)
+        return;
     int count = s->source_len > s->max_steps ? s->source_len : s->max_steps;
-    ted_positional_encoding_table(s->positions, count, c->d_model, c->positional_layout);
+    ted_positional_encoding_table(s->positions, count + c->position_offset, c->d_model,
+                                  c->positional_layout);
 }
 
 /* ---- what select() and join() carry over --------------------------------- */

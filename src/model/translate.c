@@ -44,11 +44,34 @@ ted_status ted_encode_target(const ted_model *m, const char *text, int **ids, in
     return encode(&m->target_tokenizer, text, ids, count, unknown, err);
 }
 
+/* A target-language code forced as a target token (target_language_token
+ * forced) selects the language and is no word of the text. */
+static bool is_forced_code(const ted_model *m, int id)
+{
+    const ted_language_side *t = &m->languages[TED_SIDE_TARGET];
+    if (m->config.target_language_token != TED_TARGET_CODE_FORCED)
+        return false;
+    for (int i = 0; i < t->count; i++)
+        if (t->ids[i] == id)
+            return true;
+    return false;
+}
+
 char *ted_decode_target(const ted_model *m, const int *ids, int count)
 {
     if (!m || (count > 0 && !ids))
         return NULL;
-    return ted_detokenize(&m->config, &m->tgt_vocab, m->tgt_spm, ids, count);
+    if (m->config.target_language_token != TED_TARGET_CODE_FORCED)
+        return ted_detokenize(&m->config, &m->tgt_vocab, m->tgt_spm, ids, count);
+    int *words = malloc((count > 0 ? (size_t)count : 1) * sizeof *words), n = 0;
+    if (!words)
+        return NULL;
+    for (int i = 0; i < count; i++)
+        if (!is_forced_code(m, ids[i]))
+            words[n++] = ids[i];
+    char *text = ted_detokenize(&m->config, &m->tgt_vocab, m->tgt_spm, words, n);
+    free(words);
+    return text;
 }
 
 const char *ted_target_token(const ted_model *m, int id)
@@ -117,11 +140,16 @@ ted_status ted_translate_options_check(const ted_model *m, const ted_translate_o
     return ted_check_decode_options(m, &o->decode, err);
 }
 
-/* The sentences of a translation; a blank one (ted_source_is_blank)
+/* The sentences of a translation; a blank one (ted_source.blank)
  * translates to the empty string without running the model. */
 typedef struct source_batch {
     const int *const *ids;  /* (count): token ids of each sentence */
     const int *lengths;     /* (count) */
+    const bool *blank;      /* (count) from ted_prepare_source, or NULL: a sentence of
+                             * blank_length ids or fewer is blank */
+    int blank_length;
+    const int *const *prefix_ids;  /* (count) or NULL: ted_batch.prefix_ids */
+    const int *prefix_lengths;     /* (count) */
     int *order;             /* (ordered): the non-blank sentences, shortest first */
     int ordered;
 } source_batch;
@@ -141,8 +169,7 @@ static int by_length(const void *a, const void *b)
 
 /* Sentences of similar length decode together: less padding, and batches
  * of short sentences finish early. */
-static ted_status order_by_length(const ted_model *m, source_batch *src, int count,
-                                  ted_error *err)
+static ted_status order_by_length(source_batch *src, int count, ted_error *err)
 {
     src->order = ted_alloc(count > 0 ? count : 1, sizeof(int), "sentence order", err);
     length_index *keys = ted_alloc(count > 0 ? count : 1, sizeof *keys, "sentence order", err);
@@ -151,7 +178,7 @@ static ted_status order_by_length(const ted_model *m, source_batch *src, int cou
         return TED_ERR_NOMEM;
     }
     for (int i = 0; i < count; i++)
-        if (!ted_source_is_blank(m, src->lengths[i]))
+        if (src->blank ? !src->blank[i] : src->lengths[i] > src->blank_length)
             keys[src->ordered++] = (length_index){src->lengths[i], i};
     qsort(keys, src->ordered, sizeof *keys, by_length);
     for (int k = 0; k < src->ordered; k++)
@@ -160,24 +187,46 @@ static ted_status order_by_length(const ted_model *m, source_batch *src, int cou
     return TED_OK;
 }
 
-static void free_ids(int **ids, int count)
+/* ted_translate_n_best's sources: each text made a ted_source. */
+typedef struct prepared {
+    ted_source *sources;  /* (count) */
+    int **ids;            /* (count) each source's ids, then (count) each prefix */
+    int *lengths;         /* (count) each source's length, then (count) each prefix's */
+    bool *blank;          /* (count) */
+} prepared;
+
+static void prepared_free(prepared *p, int count)
 {
-    for (int i = 0; ids && i < count; i++)
-        free(ids[i]);
-    free(ids);
+    for (int i = 0; p->sources && i < count; i++)
+        ted_source_free(&p->sources[i]);
+    free(p->sources);
+    free(p->ids);
+    free(p->lengths);
+    free(p->blank);
 }
 
 static ted_status prepare_all(const ted_model *m, const char *const *sources, int count,
-                              int **ids, int *lengths, int *unknown, ted_error *err)
+                              const ted_translate_options *o, prepared *p, int *unknown,
+                              ted_error *err)
 {
+    size_t room = count > 0 ? (size_t)count : 1;
+    p->sources = ted_alloc(room, sizeof *p->sources, "sources", err);
+    p->ids = ted_alloc(2 * room, sizeof *p->ids, "sources", err);
+    p->lengths = ted_alloc(2 * room, sizeof *p->lengths, "sources", err);
+    p->blank = ted_alloc(room, sizeof *p->blank, "sources", err);
+    if (!p->sources || !p->ids || !p->lengths || !p->blank)
+        return TED_ERR_NOMEM;
     for (int i = 0; i < count; i++) {
-        ted_source source;
-        if (ted_prepare_source(m, sources[i], &source, err))
+        ted_source *source = &p->sources[i];
+        if (ted_prepare_source(m, sources[i], &o->languages, source, err))
             return ted_fail_context(err, "sentence %d", i + 1);
-        ids[i] = source.ids;
-        lengths[i] = source.count;
+        p->ids[i] = source->ids;
+        p->lengths[i] = source->count;
+        p->ids[count + i] = source->prefix_ids;
+        p->lengths[count + i] = source->prefix_count;
+        p->blank[i] = source->blank;
         if (unknown)
-            unknown[i] = source.unknown;
+            unknown[i] = source->unknown;
     }
     return TED_OK;
 }
@@ -210,26 +259,34 @@ static ted_status translate_batch(ted_session *session, const source_batch *src,
 {
     const ted_model *m = ted_session_model(session);
     int n_best = o->decode.n_best;
-    const int **ids = ted_alloc(n, sizeof *ids, "batch", err);
-    int *lengths = ted_alloc(2 * (size_t)n, sizeof(int), "batch", err);
+    const int **ids = ted_alloc(2 * (size_t)n, sizeof *ids, "batch", err);
+    int *lengths = ted_alloc(3 * (size_t)n, sizeof(int), "batch", err);
     uint64_t *streams = ted_alloc(n, sizeof *streams, "batch", err);
     ted_hypothesis *found = ted_alloc(ted_mul_size(n, n_best), sizeof *found, "batch", err);
     ted_status s = ids && lengths && streams && found ? TED_OK : TED_ERR_NOMEM;
+    if (s) {
+        free(ids);
+        free(lengths);
+        free(streams);
+        free(found);
+        return s;
+    }
     ted_batch batch = {.source_ids = ids, .source_lengths = lengths, .max_lengths = lengths + n,
-                       .streams = streams, .count = n};
-    for (int k = 0; !s && k < n; k++) {
+                       .prefix_ids = src->prefix_ids ? ids + n : NULL,
+                       .prefix_lengths = lengths + 2 * n, .streams = streams, .count = n};
+    for (int k = 0; k < n; k++) {
         int i = src->order[first + k];
         ids[k] = src->ids[i];
         lengths[k] = src->lengths[i];
         lengths[n + k] = ted_max_target_length(m, lengths[k], o->max_length);
+        ids[n + k] = src->prefix_ids ? src->prefix_ids[i] : NULL;
+        lengths[2 * n + k] = src->prefix_ids ? src->prefix_lengths[i] : 0;
         streams[k] = o->first_index + (uint64_t)i;
     }
-    if (!s)
-        s = ted_decode(session, &batch, &o->decode, NULL, found, err);
+    s = ted_decode(session, &batch, &o->decode, NULL, found, err);
     if (!s)
         s = take_hypotheses(m, src->order + first, n, n_best, found, outputs, err);
-    if (found)
-        ted_hypotheses_free(found, n * n_best);
+    ted_hypotheses_free(found, n * n_best);
     free(ids);
     free(lengths);
     free(streams);
@@ -263,6 +320,34 @@ static ted_status prepare(const ted_model *m, const ted_translate_options *optio
     return TED_OK;
 }
 
+/* Decodes the sentences of `src`, batch_size at a time, shortest first;
+ * blank ones get empty hypotheses. */
+static ted_status translate_sources(const ted_model *m, source_batch *src, int count,
+                                    const ted_translate_options *o, ted_translation *outputs,
+                                    ted_error *err)
+{
+    size_t total = (size_t)count * o->decode.n_best;
+    ted_session *session = NULL;
+    ted_status s = order_by_length(src, count, err);
+    if (!s)
+        s = ted_session_new(m, &session, err);
+    for (int first = 0; !s && first < src->ordered; first += o->batch_size) {
+        int n = src->ordered - first < o->batch_size ? src->ordered - first : o->batch_size;
+        s = translate_batch(session, src, first, n, o, outputs, err);
+        if (!s && o->progress)
+            o->progress(o->progress_data, count - src->ordered + first + n, count);
+    }
+    /* blank sentences: empty hypotheses */
+    for (size_t i = 0; !s && i < total; i++)
+        if (!outputs[i].text && !(outputs[i].text = calloc(1, 1)))
+            s = ted_fail(err, TED_ERR_NOMEM, "out of memory");
+    if (s)
+        ted_translations_free(outputs, (int)total);
+    ted_session_free(session);
+    free(src->order);
+    return s;
+}
+
 ted_status ted_translate_ids(const ted_model *m, const int *const *ids, const int *lengths,
                              int count, const ted_translate_options *options,
                              ted_translation *outputs, ted_error *err)
@@ -272,29 +357,27 @@ ted_status ted_translate_ids(const ted_model *m, const int *const *ids, const in
     if (count > 0 && (!ids || !lengths))
         return ted_fail(err, TED_ERR_ARGUMENT, "translate: %d sentences but no ids", count);
     ted_translate_options o;
+    ted_source empty = {0};  /* what a blank source is, and the prefix of every one */
     ted_status s = prepare(m, options, count, outputs, &o, err);
-    if (s)
-        return s;
-    size_t total = (size_t)count * o.decode.n_best;
-    source_batch src = {.ids = ids, .lengths = lengths};
-    ted_session *session = NULL;
-    s = order_by_length(m, &src, count, err);
     if (!s)
-        s = ted_session_new(m, &session, err);
-    for (int first = 0; !s && first < src.ordered; first += o.batch_size) {
-        int n = src.ordered - first < o.batch_size ? src.ordered - first : o.batch_size;
-        s = translate_batch(session, &src, first, n, &o, outputs, err);
-        if (!s && o.progress)
-            o.progress(o.progress_data, count - src.ordered + first + n, count);
+        s = ted_prepare_source(m, "", &o.languages, &empty, err);
+    size_t room = count > 0 ? (size_t)count : 1;
+    const int **prefixes = ted_alloc(room, sizeof *prefixes, "prefixes", err);
+    int *prefix_lengths = ted_alloc(room, sizeof(int), "prefixes", err);
+    if (!s && (!prefixes || !prefix_lengths))
+        s = TED_ERR_NOMEM;
+    for (int i = 0; !s && i < count; i++) {
+        prefixes[i] = empty.prefix_ids;
+        prefix_lengths[i] = empty.prefix_count;
     }
-    /* blank sentences: empty hypotheses */
-    for (size_t i = 0; !s && i < total; i++)
-        if (!outputs[i].text && !(outputs[i].text = calloc(1, 1)))
-            s = ted_fail(err, TED_ERR_NOMEM, "out of memory");
-    if (s)
-        ted_translations_free(outputs, (int)total);
-    ted_session_free(session);
-    free(src.order);
+    source_batch src = {.ids = ids, .lengths = lengths, .blank_length = empty.count,
+                        .prefix_ids = empty.prefix_ids ? prefixes : NULL,
+                        .prefix_lengths = prefix_lengths};
+    if (!s)
+        s = translate_sources(m, &src, count, &o, outputs, err);
+    ted_source_free(&empty);
+    free(prefixes);
+    free(prefix_lengths);
     return s;
 }
 
@@ -310,16 +393,15 @@ ted_status ted_translate_n_best(const ted_model *m, const char *const *sources, 
     ted_status s = prepare(m, options, count, outputs, &o, err);
     if (s)
         return s;
-    size_t room = count > 0 ? (size_t)count : 1;
-    int **ids = ted_alloc(room, sizeof *ids, "sources", err);
-    int *lengths = ted_alloc(room, sizeof *lengths, "sources", err);
-    s = ids && lengths ? TED_OK : TED_ERR_NOMEM;
-    if (!s)
-        s = prepare_all(m, sources, count, ids, lengths, unknown, err);
-    if (!s)
-        s = ted_translate_ids(m, (const int *const *)ids, lengths, count, &o, outputs, err);
-    free_ids(ids, count);
-    free(lengths);
+    prepared p = {0};
+    s = prepare_all(m, sources, count, &o, &p, unknown, err);
+    if (!s) {
+        source_batch src = {.ids = (const int *const *)p.ids, .lengths = p.lengths,
+                            .blank = p.blank, .prefix_ids = (const int *const *)p.ids + count,
+                            .prefix_lengths = p.lengths + count};
+        s = translate_sources(m, &src, count, &o, outputs, err);
+    }
+    prepared_free(&p, count);
     return s;
 }
 

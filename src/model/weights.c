@@ -29,6 +29,7 @@ typedef struct tensor_names {
     const char *decoder_norms[3];          /* after self-, cross-attention, feed-forward */
     const char *encoder, *decoder;         /* the stacks' prefixes, for their final norms */
     const char *final_norm;
+    const char *embedding_norm, *positions;  /* in the stacks' prefixes; NULL: none */
     const char *output_weight, *output_bias;
 } tensor_names;
 
@@ -40,7 +41,7 @@ static const tensor_names schemes[] = {
         "in_proj", "q_proj", "k_proj", "v_proj", "out_proj",
         "linear1", "linear2",
         {"norm1", "norm2"}, {"norm1", "norm2", "norm3"},
-        "transformer.encoder", "transformer.decoder", "norm",
+        "transformer.encoder", "transformer.decoder", "norm", NULL, NULL,
         "generator.weight", "generator.bias"},
     [TED_NAMES_MARIAN] = {
         "model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight",
@@ -52,6 +53,7 @@ static const tensor_names schemes[] = {
         {"self_attn_layer_norm", "final_layer_norm"},
         {"self_attn_layer_norm", "encoder_attn_layer_norm", "final_layer_norm"},
         "model.encoder", "model.decoder", "layer_norm",
+        "layernorm_embedding", "embed_positions.weight",
         "lm_head.weight", "final_logits_bias"},
 };
 
@@ -392,6 +394,56 @@ static ted_status bind_output(weight_binder *b, ted_weights *w)
     return s;
 }
 
+/* A learned positional table (rows, d_model), float; an int8 one (ted
+ * quantize makes every matrix int8) is dequantized into memory the model
+ * owns, since positions are added, not multiplied. */
+static ted_status bind_positions(weight_binder *b, const float **field, const char *stack)
+{
+    const ted_config *c = &b->model->config;
+    int64_t rows = (int64_t)c->max_positions + c->position_offset;
+    ted_matrix table;
+    ted_status s = bind_matrix(b, &table, rows, c->d_model, "%s.%s", stack, b->names->positions);
+    if (s || table.f32) {
+        *field = table.f32;
+        return s;
+    }
+    size_t count = (size_t)rows * (size_t)c->d_model;
+    float *f = ted_alloc_floats(count, "positional table", b->err);
+    float **grown = f ? realloc(b->model->converted,
+                                sizeof *grown * (b->model->converted_count + 1)) : NULL;
+    if (!grown) {
+        free(f);
+        return ted_fail(b->err, TED_ERR_NOMEM, "%s: %s.%s: out of memory", b->path, stack,
+                        b->names->positions);
+    }
+    b->model->converted = grown;
+    b->model->converted[b->model->converted_count++] = f;
+    for (int64_t r = 0; r < rows; r++)
+        ted_matrix_row(f + (size_t)r * c->d_model, table, (int)r, c->d_model, 1.0f);
+    *field = f;
+    return TED_OK;
+}
+
+/* What comes before the first layer of each stack: learned positional
+ * tables, the embedding LayerNorms. */
+static ted_status bind_stack_inputs(weight_binder *b, ted_weights *w)
+{
+    const ted_config *c = &b->model->config;
+    const tensor_names *n = b->names;
+    ted_status s = TED_OK;
+    if (c->positional_layout == TED_POSITIONS_LEARNED &&
+        ((s = bind_positions(b, &w->encoder_positions, n->encoder)) ||
+         (s = bind_positions(b, &w->decoder_positions, n->decoder))))
+        return s;
+    if (c->embedding_norm &&
+        ((s = bind_norm(b, &w->encoder_embedding_norm, c->d_model, n->encoder,
+                        n->embedding_norm)) ||
+         (s = bind_norm(b, &w->decoder_embedding_norm, c->d_model, n->decoder,
+                        n->embedding_norm))))
+        return s;
+    return TED_OK;
+}
+
 static ted_status bind_stacks(weight_binder *b, ted_weights *w)
 {
     const ted_config *c = &b->model->config;
@@ -400,7 +452,9 @@ static ted_status bind_stacks(weight_binder *b, ted_weights *w)
     w->decoder = ted_alloc(c->decoder_layers, sizeof *w->decoder, "decoder layers", b->err);
     if (!w->encoder || !w->decoder)
         return TED_ERR_NOMEM;
-    ted_status s;
+    ted_status s = bind_stack_inputs(b, w);
+    if (s)
+        return s;
     for (int i = 0; i < c->encoder_layers; i++)
         if ((s = bind_encoder_layer(b, &w->encoder[i], i)))
             return s;

@@ -17,6 +17,7 @@
 #include "learn/explain.h"
 #include "learn/token.h"
 #include "learn/trace.h"
+#include "model/model.h"
 #include "serve/request.h"
 
 /* ---- the page ----------------------------------------------------------------- */
@@ -82,13 +83,32 @@ static cJSON *weights_row(const float *w, int n)
     return row;
 }
 
-/* {"id": ID, "token": "TOKEN"}. */
+/* Whether `id` is a language code token (tokenizer.languages) of the
+ * source vocabulary (target false: a code put in the source) or of the
+ * target vocabulary (a target code the model forces as its first token). */
+static bool is_language_token(const ted_model *model, int id, bool target)
+{
+    bool forced = model->config.target_language_token == TED_TARGET_CODE_FORCED;
+    for (int side = TED_SIDE_SOURCE; side <= TED_SIDE_TARGET; side++) {
+        const ted_language_side *l = &model->languages[side];
+        if ((side == TED_SIDE_TARGET && forced) != target)
+            continue;  /* that side's codes are tokens of the other vocabulary */
+        for (int i = 0; i < l->count; i++)
+            if (l->ids[i] == id && id >= 0)
+                return true;
+    }
+    return false;
+}
+
+/* {"id": ID, "token": "TOKEN"}, and "language": true for a language code. */
 static cJSON *token_json(const ted_model *model, int id, bool target)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "id", id);
     cJSON_AddStringToObject(o, "token",
                             target ? ted_target_token(model, id) : ted_source_token(model, id));
+    if (is_language_token(model, id, target))
+        cJSON_AddBoolToObject(o, "language", true);
     return o;
 }
 
@@ -121,10 +141,13 @@ static cJSON *architecture_json(const ted_config *c)
 {
     cJSON *a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, "norm", c->norm_first ? "pre-norm" : "post-norm");
-    cJSON_AddStringToObject(a, "positional_encoding",
-                            c->positional_layout == TED_POSITIONS_CONCATENATED
-                                ? "concatenated (all sines, then all cosines)"
-                                : "interleaved (sine, cosine, sine...)");
+    static const char *const positional[] = {
+        [TED_POSITIONS_INTERLEAVED] = "interleaved (sine, cosine, sine...)",
+        [TED_POSITIONS_CONCATENATED] = "concatenated (all sines, then all cosines)",
+        [TED_POSITIONS_FAIRSEQ] = "fairseq (all sines, then all cosines)",
+        [TED_POSITIONS_LEARNED] = "learned (a table per stack)",
+    };
+    cJSON_AddStringToObject(a, "positional_encoding", positional[c->positional_layout]);
     cJSON_AddStringToObject(a, "activation", learn_shown_word("model.activation", (int)c->activation));
     cJSON_AddBoolToObject(a, "tied_output", c->tied_output);
     cJSON_AddBoolToObject(a, "scale_embedding", c->scale_embedding);
@@ -195,6 +218,20 @@ static cJSON *examples_json(const char *dir)
     return list;
 }
 
+/* {"source": [codes], "target": [codes]}: ted_model_languages. */
+static cJSON *languages_json(const ted_model *model)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int side = TED_SIDE_SOURCE; o && side <= TED_SIDE_TARGET; side++) {
+        const char *const *codes;
+        int n = ted_model_languages(model, (ted_side)side, &codes);
+        cJSON *list = cJSON_AddArrayToObject(o, side == TED_SIDE_SOURCE ? "source" : "target");
+        for (int i = 0; list && i < n; i++)
+            cJSON_AddItemToArray(list, cJSON_CreateString(codes[i]));
+    }
+    return o;
+}
+
 char *serve_explorer_models(const serve_model *models, int count)
 {
     cJSON *root = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(root, "models");
@@ -204,6 +241,7 @@ char *serve_explorer_models(const serve_model *models, int count)
         cJSON_AddStringToObject(m, "name", models[i].name);
         cJSON_AddItemToObject(m, "architecture", architecture_json(c));
         cJSON_AddItemToObject(m, "sizes", sizes_json(c));
+        cJSON_AddItemToObject(m, "languages", languages_json(models[i].model));
         cJSON_AddItemToObject(m, "examples", examples_json(models[i].dir));
         cJSON_AddItemToArray(list, m);
     }
@@ -222,7 +260,7 @@ typedef struct explore_request {
     learn_forced *forced;  /* (forced_count) */
     int forced_count;
     int top_k;
-    frontend_choice choice;  /* beam search's options */
+    frontend_choice choice;  /* beam search's options, and the languages of both */
 } explore_request;
 
 enum { SOURCE_BYTES_MAX = 4096 };
@@ -292,6 +330,13 @@ static bool read_field(const cJSON *v, explore_request *r, bool beam, serve_refu
         return (r->source && strlen(r->source) <= SOURCE_BYTES_MAX) ||
                serve_refuse(no, 400, "source: expected a string of at most %d bytes",
                       SOURCE_BYTES_MAX);
+    }
+    bool source_lang = !strcmp(name, "source_lang");
+    if (source_lang || !strcmp(name, "target_lang")) {
+        const char **code = source_lang ? &r->choice.languages.source
+                                        : &r->choice.languages.target;
+        *code = cJSON_GetStringValue(v);
+        return *code || serve_refuse(no, 400, "%s: expected a string", name);
     }
     if (!beam && !strcmp(name, "forced"))
         return read_forced(v, r->model->model, r, no);
@@ -376,7 +421,7 @@ static void free_request(explore_request *r)
 static bool prepare_source(const explore_request *r, ted_source *source, serve_refusal *no)
 {
     ted_error err = {0};
-    if (ted_prepare_source(r->model->model, r->source, source, &err))
+    if (ted_prepare_source(r->model->model, r->source, &r->choice.languages, source, &err))
         return serve_refuse(no, err.status == TED_ERR_NOMEM ? 500 : 400, "source: %.900s",
                       err.message);
     int count = source->count;
@@ -452,6 +497,20 @@ static cJSON *encoder_json(const learn_trace *t)
     return list;
 }
 
+/* The text of the tokens chosen up to step i (0-based), as the
+ * translation reads (ted_decode_target). */
+static cJSON *text_so_far(const learn_trace *t, int i)
+{
+    int *ids = malloc((size_t)(i + 1) * sizeof *ids);
+    for (int k = 0; ids && k <= i; k++)
+        ids[k] = t->steps[k].chosen;
+    char *text = ids ? ted_decode_target(t->model, ids, i + 1) : NULL;
+    cJSON *o = cJSON_CreateString(text ? text : "");
+    free(text);
+    free(ids);
+    return o;
+}
+
 static cJSON *step_json(const learn_trace *t, int i)
 {
     const ted_config *c = t->config;
@@ -461,6 +520,7 @@ static cJSON *step_json(const learn_trace *t, int i)
     cJSON_AddItemToObject(o, "chosen", candidate_json(t, &s->taken));
     cJSON_AddBoolToObject(o, "forced", s->forced);
     cJSON_AddItemToObject(o, "best", candidate_json(t, &s->best));
+    cJSON_AddItemToObject(o, "text", text_so_far(t, i));
     cJSON *top = cJSON_AddArrayToObject(o, "top");
     for (int k = 0; top && k < t->top_k; k++)
         cJSON_AddItemToArray(top, candidate_json(t, &s->top[k]));
@@ -662,9 +722,9 @@ static cJSON *beam_json(const explore_request *r, const ted_beam_params *p, beam
     return root;
 }
 
-/* Beam search of the source `ids`, with the model's options and the
- * request's (beam size 4 unless given), traced. */
-static char *traced_beam_search(const explore_request *r, const int *ids, int length,
+/* Beam search of `source`, its prefix forced, with the model's options
+ * and the request's (beam size 4 unless given), traced. */
+static char *traced_beam_search(const explore_request *r, const ted_source *source,
                                 int *status)
 {
     const ted_model *model = r->model->model;
@@ -675,15 +735,17 @@ static char *traced_beam_search(const explore_request *r, const int *ids, int le
     ted_error err = {0};
     if (frontend_choose_options(model, &choice, &serve_field_names, &options, &err))
         return error_answer(status, 400, "%s", err.message);
-    int max_length = explore_steps(model, length);
+    int max_length = explore_steps(model, source->count);
     const ted_beam_params *params = &options.decode.beam;
     beam_record record;
     ted_beam_trace trace = {record_step, &record};
     ted_session *session = NULL;
     ted_hypothesis best = {0};
-    const int *sources[1] = {ids};
-    ted_batch batch = {.source_ids = sources, .source_lengths = &length,
-                       .max_lengths = &max_length, .count = 1};
+    const int *sources[1] = {source->ids}, *prefixes[1] = {source->prefix_ids};
+    ted_batch batch = {.source_ids = sources, .source_lengths = &source->count,
+                       .max_lengths = &max_length, .count = 1,
+                       .prefix_ids = source->prefix_ids ? prefixes : NULL,
+                       .prefix_lengths = &source->prefix_count};
     options.decode.n_best = 1;
     ted_status s = new_record(&record, model, params->beam_size, max_length) ? TED_OK
                                                                              : TED_ERR_NOMEM;
@@ -705,7 +767,7 @@ static char *beam_search(const explore_request *r, int *status)
     serve_refusal no;
     ted_source source = {0};
     char *text = prepare_source(r, &source, &no)
-                     ? traced_beam_search(r, source.ids, source.count, status)
+                     ? traced_beam_search(r, &source, status)
                      : error_answer(status, no.status, "%s", no.message);
     ted_source_free(&source);
     return text;

@@ -23,10 +23,12 @@ static ted_status tokenize(serve_job *job, const char *const *texts, ted_error *
 {
     for (int i = 0; i < job->count; i++) {
         ted_source source;
-        if (ted_prepare_source(job->model, texts[i], &source, err))
+        if (ted_prepare_source(job->model, texts[i], &job->options.languages, &source, err))
             return ted_fail_context(err, "text[%d]", i);
-        job->ids[i] = source.ids;  /* the ids move into the job */
+        job->ids[i] = source.ids;  /* the ids and the prefix move into the job */
         job->lengths[i] = source.count;
+        job->prefix_ids[i] = source.prefix_ids;
+        job->prefix_lengths[i] = source.prefix_count;
         if (!source.blank)
             job->unfinished++;
         else if (fill_blank(job, i, err))
@@ -47,9 +49,14 @@ ted_status serve_job_new(const ted_model *model, const ted_translate_options *op
     job->options.first_index = 0;  /* sentence i samples from stream i */
     job->ids = ted_alloc(room, sizeof *job->ids, "job", err);
     job->lengths = ted_alloc(room, sizeof *job->lengths, "job", err);
+    job->prefix_ids = ted_alloc(room, sizeof *job->prefix_ids, "job", err);
+    job->prefix_lengths = ted_alloc(room, sizeof *job->prefix_lengths, "job", err);
     job->outputs = ted_alloc(ted_mul_size(room, options->decode.n_best), sizeof *job->outputs, "job",
                              err);
-    ted_status status = job->ids && job->lengths && job->outputs ? TED_OK : TED_ERR_NOMEM;
+    ted_status status = job->ids && job->lengths && job->prefix_ids && job->prefix_lengths &&
+                                job->outputs
+                            ? TED_OK
+                            : TED_ERR_NOMEM;
     if (!status)
         status = tokenize(job, texts, err);
     if (status) {
@@ -66,8 +73,12 @@ void serve_job_free(serve_job *job)
         return;
     for (int i = 0; job->ids && i < job->count; i++)
         free(job->ids[i]);
+    for (int i = 0; job->prefix_ids && i < job->count; i++)
+        free(job->prefix_ids[i]);
     free(job->ids);
     free(job->lengths);
+    free(job->prefix_ids);
+    free(job->prefix_lengths);
     if (job->outputs)
         ted_translations_free(job->outputs, job->count * job->options.decode.n_best);
     free(job->outputs);
@@ -85,4 +96,12 @@ void serve_job_fail(serve_job *job, const ted_error *err)
 bool serve_job_pending(const serve_job *job, int i)
 {
     return !job->outputs[(size_t)i * job->options.decode.n_best].text;
+}
+
+const char **serve_job_best(const serve_job *job)
+{
+    const char **texts = calloc(job->count > 0 ? (size_t)job->count : 1, sizeof *texts);
+    for (int i = 0; texts && i < job->count; i++)
+        texts[i] = job->outputs[(size_t)i * job->options.decode.n_best].text;
+    return texts;
 }

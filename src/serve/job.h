@@ -15,6 +15,9 @@ struct serve_job {
     int count;                      /* sentences */
     int **ids;                      /* (count): each sentence's source ids */
     int *lengths;                   /* (count) */
+    int **prefix_ids;               /* (count): the target tokens each sentence begins
+                                     * with (a forced target-language code), or NULL */
+    int *prefix_lengths;            /* (count) */
     ted_translation *outputs;       /* (count, n_best); a sentence is done once its
                                      * first output has a text */
     int unfinished;                 /* sentences still to decode */
@@ -29,9 +32,9 @@ struct serve_job {
     serve_job *next;                /* in a decoding loop's queue */
 };
 
-/* A job for `count` texts: each tokenized (a blank one, nothing to decode,
- * is done at once with empty hypotheses) and checked against the model's
- * max_positions. TED_ERR_INPUT names the text at fault ("text[2]: ...").
+/* A job for `count` texts: each prepared (ted_prepare_source, with
+ * options->languages: a blank one, nothing to decode, is done at once with
+ * empty hypotheses) and checked against the model's max_positions. TED_ERR_INPUT names the text at fault ("text[2]: ...").
  * `*job` is NULL on failure. */
 ted_status serve_job_new(const ted_model *model, const ted_translate_options *options,
                          const char *const *texts, int count, serve_job **job, ted_error *err);
@@ -41,6 +44,10 @@ void serve_job_free(serve_job *job);
 /* Records the first failure of the job (a sentence that could not be
  * decoded). */
 void serve_job_fail(serve_job *job, const ted_error *err);
+
+/* Each sentence's best translation (outputs[i * n_best].text): (count)
+ * pointers into the job, malloc'ed; NULL when out of memory. */
+const char **serve_job_best(const serve_job *job);
 
 /* True while sentence i waits for its translation. */
 bool serve_job_pending(const serve_job *job, int i);

@@ -433,7 +433,7 @@ static void absorb(serve_loop *l, batch *b, group *g)
 {
     ted_error err = {0};
     ted_status s = ted_session_join(b->session, g->session, &err);
-    int bos = ted_model_config(b->model)->bos_id;
+    int bos = ted_model_config(b->model)->decoder_start_id;
     for (int k = 0; k < g->count; k++) {
         decoding *d = g->sentences[k];
         if (s) {
@@ -466,9 +466,19 @@ static void publish_rows(serve_loop *l, const batch *b)
     pthread_mutex_unlock(&l->lock);
 }
 
-/* The choice of each row, in b->order: the best allowed token, or a draw
- * from its sentence's generator (at the sentence's first step, the first
- * token of every sample). */
+/* The token the row must take at its next step: its sentence's prefix
+ * (a forced target-language code) while the row is within it, else -1. */
+static int forced_token(const batch *b, int r)
+{
+    const decoding *d = b->now.owner[r];
+    int at = d->first ? 0 : d->found[b->now.sample[r]].length;
+    const serve_job *job = d->job;
+    return at < job->prefix_lengths[d->index] ? job->prefix_ids[d->index][at] : -1;
+}
+
+/* The choice of each row, in b->order: the token its prefix forces, the
+ * best allowed token, or a draw from its sentence's generator (at the
+ * sentence's first step, the first token of every sample). */
 static void plan_choices(batch *b)
 {
     int drawn = 0;
@@ -479,7 +489,7 @@ static void plan_choices(batch *b)
         b->choices[k] = (ted_choice){
             .row = r,
             .draws = d->first ? d->samples : 1,
-            .forced = -1,
+            .forced = forced_token(b, r),
             .sampling = o->strategy == TED_DECODE_SAMPLE ? &o->sampling : NULL,
             .rng = &d->rng,
             .tokens = b->tokens + drawn,

@@ -26,12 +26,14 @@ const char serve_nul_refusal[] = "the body holds a NUL character";
 
 typedef enum field_kind {
     FIELD_MODEL,          /* a string: the model's name */
+    FIELD_STRING,         /* a string */
     FIELD_TEXT,           /* a list of strings */
     FIELD_WHOLE,          /* an int */
     FIELD_NUMBER,         /* a float */
     FIELD_FLAG,           /* true or false */
     FIELD_SEED,           /* a whole number >= 0, or its decimal digits as a string */
     FIELD_NORMALIZATION,  /* "gnmt" or "power" */
+    FIELD_FORMAT,         /* "text" or "html" */
     FIELD_EARLY_STOPPING, /* true, false or "never" (or "true", "false") */
 } field_kind;
 
@@ -47,6 +49,9 @@ typedef struct field {
 
 static const field fields[] = {
     {"model", FIELD_MODEL, 0, 0},
+    {"source_lang", FIELD_STRING, CHOICE(languages.source), 0},
+    {"target_lang", FIELD_STRING, CHOICE(languages.target), 0},
+    {"api_key", FIELD_STRING, offsetof(serve_request, api_key), 0},
     {"text", FIELD_TEXT, 0, 0},
     {"beam", FIELD_WHOLE, CHOICE(beam), CHOICE(beam_given)},
     {"sample", FIELD_FLAG, CHOICE(sample), 0},
@@ -61,6 +66,8 @@ static const field fields[] = {
     {"n_best", FIELD_WHOLE, CHOICE(n_best), CHOICE(n_best_given)},
     {"max_length", FIELD_WHOLE, CHOICE(max_length), CHOICE(max_length_given)},
     {"scores", FIELD_FLAG, offsetof(serve_request, scores), 0},
+    {"split_sentences", FIELD_FLAG, offsetof(serve_request, split_sentences), 0},
+    {"format", FIELD_FORMAT, offsetof(serve_request, format), 0},
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -110,12 +117,14 @@ static const char *expected(field_kind kind)
 {
     switch (kind) {
     case FIELD_MODEL: return "a string";
+    case FIELD_STRING: return "a string";
     case FIELD_TEXT: return "a list of strings";
     case FIELD_WHOLE: return "a whole number";
     case FIELD_NUMBER: return "a number";
     case FIELD_FLAG: return "true or false";
     case FIELD_SEED: return "a whole number from 0 to 2^53, or a string of digits";
     case FIELD_NORMALIZATION: return "\"gnmt\" or \"power\"";
+    case FIELD_FORMAT: return "\"text\" or \"html\"";
     case FIELD_EARLY_STOPPING: return "true, false or \"never\"";
     }
     return "";
@@ -130,6 +139,9 @@ static bool store(const field *f, const cJSON *v, serve_request *r)
     case FIELD_MODEL:
         r->model = cJSON_IsString(v) ? v->valuestring : NULL;
         return r->model != NULL;
+    case FIELD_STRING:
+        *(const char **)at = cJSON_IsString(v) ? v->valuestring : NULL;
+        return *(const char **)at != NULL;
     case FIELD_TEXT:
         return false;  /* read_texts */
     case FIELD_WHOLE:
@@ -149,6 +161,8 @@ static bool store(const field *f, const cJSON *v, serve_request *r)
         *(ted_length_normalization *)at =
             strcmp(v->valuestring, "gnmt") ? TED_LENGTH_POWER : TED_LENGTH_GNMT;
         return !strcmp(v->valuestring, "gnmt") || !strcmp(v->valuestring, "power");
+    case FIELD_FORMAT:
+        return cJSON_IsString(v) && document_format_from_name(v->valuestring, (document_format *)at);
     case FIELD_EARLY_STOPPING:
         if (cJSON_IsBool(v))
             *(ted_early_stopping *)at =
@@ -299,7 +313,24 @@ static cJSON *text_json(const serve_job *job, int i, bool lists, bool scores)
     return list;
 }
 
+static cJSON *leg_json(const serve_leg_report *leg)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o && cJSON_AddStringToObject(o, "model", leg->model) &&
+        (!leg->source_lang || cJSON_AddStringToObject(o, "source_lang", leg->source_lang)) &&
+        (!leg->target_lang || cJSON_AddStringToObject(o, "target_lang", leg->target_lang)))
+        return o;
+    cJSON_Delete(o);
+    return NULL;
+}
+
 char *serve_answer(const serve_job *job, bool scores)
+{
+    return serve_answer_routed(job, scores, NULL, 0);
+}
+
+char *serve_answer_routed(const serve_job *job, bool scores, const serve_leg_report *legs,
+                          int count)
 {
     bool lists = scores || job->options.decode.n_best > 1;  /* as ted translate's n-best lines */
     cJSON *root = cJSON_CreateObject();
@@ -307,7 +338,11 @@ char *serve_answer(const serve_job *job, bool scores)
     for (int i = 0; all && i < job->count; i++)
         if (!add_item(all, NULL, text_json(job, i, lists, scores)))
             all = NULL;
-    char *text = all ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON *route = all && count ? cJSON_AddArrayToObject(root, "route") : NULL;
+    for (int i = 0; route && i < count; i++)
+        if (!add_item(route, NULL, leg_json(&legs[i])))
+            route = NULL;
+    char *text = all && (route || !count) ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
     return text;
 }
@@ -361,53 +396,14 @@ char *serve_utf8_clean(const char *text, char *out, size_t size)
 
 /* ---- the models ---------------------------------------------------------- */
 
-/* One value of the config: a number, true or false, a string (a word or a
- * path), or a list of numbers. */
-static cJSON *value_json(ted_value_type type, const void *value, int count)
-{
-    char text[32];
-    switch (type) {
-    case TED_VALUE_INT: return cJSON_CreateNumber(*(const int *)value);
-    case TED_VALUE_BOOL: return cJSON_CreateBool(*(const bool *)value);
-    case TED_VALUE_FLOAT:
-        /* the decimal config.yaml spells: 0.6, not 0.60000002384 */
-        ted_config_format_float(*(const float *)value, text, sizeof text);
-        return cJSON_CreateNumber(strtod(text, NULL));
-    case TED_VALUE_WORD: return value ? cJSON_CreateString(value) : cJSON_CreateNull();
-    case TED_VALUE_PATH: return cJSON_CreateString(value);
-    case TED_VALUE_INT_LIST: break;
-    }
-    return cJSON_CreateIntArray(value, count);
-}
-
-/* The config as JSON, built by a visit of its keys: an object per section
- * ({"model": {"d_model": 512, ...}, "weights": "...", ...}). */
-typedef struct config_builder {
-    cJSON *root;
-    bool failed;
-} config_builder;
-
-static void add_config_key(void *data, const char *section, const char *key,
-                           ted_value_type type, const void *value, int count)
-{
-    config_builder *b = data;
-    cJSON *into = section ? cJSON_GetObjectItemCaseSensitive(b->root, section) : b->root;
-    if (!into && !b->failed)
-        into = cJSON_AddObjectToObject(b->root, section);
-    if (b->failed || !into || !add_item(into, key, value_json(type, value, count)))
-        b->failed = true;
-}
-
-/* The model's config as JSON, with the keys and values of config.yaml. */
+/* The model's config as JSON, with the keys and values of config.yaml
+ * (ted_config_json). */
 static cJSON *config_json(const ted_model *model)
 {
-    config_builder b = {cJSON_CreateObject(), false};
-    if (b.root)
-        ted_config_visit(ted_model_config(model), add_config_key, &b);
-    if (!b.failed)
-        return b.root;
-    cJSON_Delete(b.root);
-    return NULL;
+    char *text = ted_config_json(ted_model_config(model));
+    cJSON *json = text ? cJSON_Parse(text) : NULL;
+    ted_free(text);
+    return json;
 }
 
 static double parameter_count(const ted_model *model)

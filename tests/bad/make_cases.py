@@ -295,6 +295,16 @@ def config_cases():
                 text=b"model: " + b"[" * 5000 + b"]" * 5000 + b"\n")
     config_case("cfg-over-1-mib", r"config\.yaml: [0-9]+ bytes is larger than 1 MiB; not a config "
                 "file", lambda t: t + b"#" * (1 << 20))
+    # positions: what needs tensors the tutorial's names have none for
+    config_case("cfg-learned-positions-tutorial", CF + "15: model\\.positional_encoding: learned, "
+                "but tensor_names tutorial has no positional tables",
+                replace("positional_encoding: interleaved", "positional_encoding: learned"))
+    config_case("cfg-embedding-norm-tutorial", CF + "16: model\\.embedding_norm: true, but "
+                "tensor_names tutorial has no embedding LayerNorm",
+                replace("  encoder_final_norm", "  embedding_norm: true\n  encoder_final_norm"))
+    config_case("cfg-position-offset-range", CF + "16: model\\.position_offset: 1025 is out of "
+                "range \\(must be 0 to 1024\\)",
+                replace("  encoder_final_norm", "  position_offset: 1025\n  encoder_final_norm"))
     # types
     config_case("cfg-int-quoted", CF + "3: model\\.d_model: expected an integer, got \"16\"",
                 replace("d_model: 16", 'd_model: "16"'))

@@ -32,7 +32,15 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
   url/*        the URL of a view opened afresh shows the same view: step,
                tokens, forced mark and every heatmap's pixels
   model/*      the menu switches to a second model served: its translation
-               of the sentence is ted translate's, its architecture is said
+               of the sentence is ted translate's, its architecture is said,
+               and the detokenized text shown beside its pieces is ted
+               translate's line
+  language/*   a multilingual model (ted_test.tiny_multilingual_model, its
+               target code forced): the picker lists its codes; choosing a
+               target language decodes into it (the code the first output
+               token, marked as a language token; the text ted translate
+               --target-lang's), and the URL keeps it; the API refuses a
+               missing or unknown code, naming it
   network/*    no request left 127.0.0.1 (the DevTools network events), none
                failed; no console error, no uncaught exception
   screenshot/* 1280x800 and 390x844 (phone) PNGs under 200 KB; on the phone
@@ -45,7 +53,6 @@ import math
 import os
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
 import threading
@@ -54,17 +61,16 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-import websocket  # Debian's python3-websocket
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+import ted_browser  # noqa: E402
+from ted_browser import CHROMIUM, WAIT  # noqa: E402
 from ted_test import SLOW, Server, check, fail, failures, ok, ted_output  # noqa: E402
+from ted_test import tiny_multilingual_model  # noqa: E402
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 MODEL = os.environ.get("EXPLORER_MODEL", os.path.join(ROOT, "models", "toy-en-fr"))
 # a second model served, for the model switch
 OTHER = os.path.join(ROOT, "models", "en-fr" if os.path.basename(MODEL) != "en-fr" else "toy-en-fr")
-WAIT = 30 * SLOW          # seconds any wait for the page may take
 SENTENCE = os.environ.get("EXPLORER_SENTENCE", "the black cat eats the small bird .")
 BEAM = 3
 
@@ -88,112 +94,15 @@ def chosen_tokens(step_output):
 
 # ---- the server and the browser ----------------------------------------------
 
-class Browser:
-    """Headless Chromium and one page of it, spoken to over the DevTools protocol."""
-
-    def __init__(self, workdir):
-        self.profile = os.path.join(workdir, "profile")
-        self.proc = subprocess.Popen(
-            [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--no-default-browser-check", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--disable-extensions",
-             "--remote-allow-origins=*", "--remote-debugging-port=0",
-             f"--user-data-dir={self.profile}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port = self._devtools_port()
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
-            targets = json.load(r)
-        page = next(t for t in targets if t.get("type") == "page")
-        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=WAIT,
-                                              suppress_origin=True)
-        self.next_id = 0
-        self.events = []
-
-    def _devtools_port(self):
-        path = os.path.join(self.profile, "DevToolsActivePort")
-        deadline = time.monotonic() + 30 * SLOW
-        while time.monotonic() < deadline:
-            if os.path.exists(path):
-                with open(path) as f:
-                    first = f.readline().strip()
-                if first.isdigit():
-                    return int(first)
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise RuntimeError("chromium did not open its DevTools port")
-
-    def send(self, method, **params):
-        """The result of one command; the events that come meanwhile are kept."""
-        self.next_id += 1
-        ident = self.next_id
-        self.ws.send(json.dumps({"id": ident, "method": method, "params": params}))
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            message = json.loads(self.ws.recv())
-            if message.get("id") == ident:
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                return message.get("result", {})
-            if "method" in message:
-                self.events.append(message)
-        raise TimeoutError(f"{method}: no answer in {WAIT} s")
-
-    def evaluate(self, expression):
-        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True,
-                           awaitPromise=True)
-        if "exceptionDetails" in result:
-            raise RuntimeError(f"{expression[:60]}: {result['exceptionDetails']}")
-        return result["result"].get("value")
-
-    def wait_for(self, expression, timeout=WAIT):
-        """Polls a JavaScript condition until it holds; False past the timeout."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.evaluate(f"!!({expression})"):
-                return True
-            time.sleep(0.03)
-        return False
+class Browser(ted_browser.Browser):
+    """The browser on the explorer page."""
 
     def navigate(self, url):
         """Opens `url`; for the explorer, waits until it has drawn its view."""
-        self.send("Page.navigate", url=url)
         if url == "about:blank":
-            return self.wait_for("location.href === 'about:blank' && document.readyState === 'complete'")
-        return self.wait_for("window.ted && window.ted.ready && document.readyState === 'complete'")
-
-    def key(self, key, code=None, keycode=0, text=None):
-        base = {"key": key, "code": code or key, "windowsVirtualKeyCode": keycode,
-                "nativeVirtualKeyCode": keycode}
-        down = dict(base, type="keyDown")
-        if text is not None:
-            down.update(text=text, unmodifiedText=text)
-        self.send("Input.dispatchKeyEvent", **down)
-        self.send("Input.dispatchKeyEvent", **dict(base, type="keyUp"))
-
-    def type_text(self, text):
-        for ch in text:
-            self.key(ch, code="", text=ch)
-
-    def click(self, selector):
-        """A real mouse click in the middle of the element."""
-        box = self.evaluate(f"""(() => {{ const e = document.querySelector({json.dumps(selector)});
-            e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect();
-            return [r.left + r.width / 2, r.top + r.height / 2]; }})()""")
-        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
-            self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left",
-                      clickCount=1)
-
-    def close(self):
-        try:
-            self.send("Browser.close")
-        except Exception:
-            pass
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+            return super().navigate(url)
+        return super().navigate(
+            url, "window.ted && window.ted.ready && document.readyState === 'complete'")
 
 
 # ---- what the page shows -------------------------------------------------------
@@ -205,6 +114,7 @@ SHOWN = """(() => ({
   output: [...document.querySelectorAll('#output .word')].map(e => e.textContent),
   forced: [...document.querySelectorAll('#output .word')].map(e => e.classList.contains('forced')),
   prefix: document.getElementById('prefix').textContent,
+  text: document.getElementById('translation').textContent,
   candidates: [...document.querySelectorAll('#candidates li')].map(e => e.textContent),
   focus: document.getElementById('focus-title').textContent,
 }))()"""
@@ -321,6 +231,13 @@ def test_api(server):
         ("beam-size", "/v1/beam", {"source": "the cat .", "beam": 99}, 400, "beam: expected a whole number from 1 to 16"),
         ("model", "/v1/beam", {"source": "the cat .", "model": "de-en"}, 404, 'model "de-en" is not served'),
         ("json", "/v1/explore", b'{"source": ', 400, "malformed JSON"),
+        ("no-target-lang", "/v1/explore", {"model": "multilingual", "source": "s0 s1"}, 400,
+         "source: no target language given, and the model translates into 2 languages: t8, t9"),
+        ("unknown-target-lang", "/v1/beam", {"model": "multilingual", "source": "s0",
+                                             "target_lang": "de"},
+         400, 'unknown target language "de"; the model\'s: t8, t9'),
+        ("target-lang-type", "/v1/explore", {"source": "the cat .", "target_lang": ["fr"]}, 400,
+         "target_lang: expected a string"),
         ("forced-twice", "/v1/explore",
          b'{"source": "the cat .", "forced": [{"step": 1, "token": "le"}, '
          b'{"step": 2, "token": "chat"}], "forced": [{"step": 3, "token": "noir"}]}',
@@ -612,6 +529,69 @@ def test_model_switch(browser):
           variant != before and all(w in variant for w in said) and text == expected
           and f"model={name}" in browser.evaluate("location.search"),
           f"variant '{variant}' (expected {said}), page '{text}', ted translate '{expected}'")
+    shown = browser.evaluate(SHOWN)["text"]
+    check(f"model/detokenized-text-beside-pieces ({shown})", shown == expected,
+          f"page '{shown}', ted translate '{expected}'")
+
+
+LANGUAGE_SENTENCE = "s0 s1 s2 s3"
+
+PICKER = """(() => ({
+  shown: !document.getElementById('languages').hidden,
+  source: !document.getElementById('source-lang-label').hidden,
+  target: [...document.getElementById('target-lang').options].map(o => o.value),
+  chosen: document.getElementById('target-lang').value,
+}))()"""
+
+FIRST_WORD = """(() => { const w = document.querySelector('#output .word');
+  return [w.textContent, w.classList.contains('lang'), w.classList.contains('forced')]; })()"""
+
+
+def choose(browser, select, value):
+    """Picks `value` in the menu of id `select`, as a change of it does."""
+    browser.evaluate(f"""(() => {{ const s = document.getElementById({json.dumps(select)});
+        s.value = {json.dumps(value)}; s.dispatchEvent(new Event('change')); }})()""")
+
+
+def test_languages(browser, model_dir):
+    """The picker of a multilingual model: each target language chosen is
+    decoded into, as ted translate --target-lang decodes it."""
+    choose(browser, "model", "multilingual")
+    if not browser.wait_for("window.ted.ready && window.ted.state.model.name === 'multilingual'"):
+        fail("language/picker", f"no switch; error: {browser.evaluate('window.ted.error')}")
+        return
+    picker = browser.evaluate(PICKER)
+    check(f"language/picker-lists-the-codes ({picker['target']})",
+          picker["shown"] and not picker["source"] and picker["target"] == ["t8", "t9"],
+          str(picker))
+    browser.evaluate(f"document.getElementById('source').value = {json.dumps(LANGUAGE_SENTENCE)}")
+    browser.click("#source-form button")
+    text = ""
+    for code in ("t9", "t8"):
+        choose(browser, "target-lang", code)
+        if not browser.wait_for(f"window.ted.ready && window.ted.state.data && "
+                                f"window.ted.state.data.source.text === {json.dumps(LANGUAGE_SENTENCE)} && "
+                                f"window.ted.state.data.steps[0].chosen.token === '{code}'"):
+            fail(f"language/target-{code}", f"no decode into {code}; error: "
+                 f"{browser.evaluate('window.ted.error')}")
+            continue
+        browser.key("End", keycode=35)
+        browser.wait_for("window.ted.state.step === window.ted.state.data.steps.length")
+        shown, first = browser.evaluate(SHOWN), browser.evaluate(FIRST_WORD)
+        text = shown["text"]
+        expected = ted("translate", "-m", model_dir, "--target-lang", code,
+                       LANGUAGE_SENTENCE).strip()
+        check(f"language/target-{code} ({' '.join(shown['output'])}: '{text}')",
+              first == [code, True, True] and text == expected
+              and f"target_lang={code}" in browser.evaluate("location.search"),
+              f"first token {first}, page '{text}', ted translate --target-lang {code} "
+              f"'{expected}'")
+    url = browser.evaluate("location.href")
+    browser.navigate("about:blank")
+    browser.navigate(url)
+    again = browser.evaluate(PICKER)["chosen"], browser.evaluate(SHOWN)["text"]
+    check(f"language/url-keeps-the-language ({again[0]})", again == ("t8", text),
+          f"{again}, before ('t8', '{text}')")
 
 
 def test_network(browser, server):
@@ -646,7 +626,8 @@ def main():
     work = tempfile.mkdtemp(prefix="ted-explorer-")
     server = browser = None
     try:
-        server = Server([MODEL, OTHER], "--host", "127.0.0.1")
+        multilingual = tiny_multilingual_model(os.path.join(work, "multilingual"))
+        server = Server([MODEL, OTHER, f"multilingual={multilingual}"], "--host", "127.0.0.1")
         browser = Browser(work)
         for domain in ("Page", "Network", "Runtime", "Log"):
             browser.send(f"{domain}.enable")
@@ -661,6 +642,7 @@ def main():
                 test_beam(browser)
                 test_screenshots(browser, url + f"&beam={BEAM}", out_dir or work)
                 test_model_switch(browser)
+                test_languages(browser, multilingual)
         test_network(browser, server)
     except Exception as e:  # a broken page or browser: one failure, with why
         fail("browser/run", f"{type(e).__name__}: {e}")

@@ -273,3 +273,42 @@ class Server:
 
     def sanitizer_reports(self):
         return sanitizer_reports(self.lines)
+
+
+# ---- multilingual test models ------------------------------------------------------
+
+TINY_MODEL = os.path.join(ROOT, "tests", "data", "tiny-model")
+
+
+def tiny_multilingual_model(into, layout="forced"):
+    """A copy of tests/data/tiny-model in directory `into` whose config names
+    languages by tokens of its vocabularies (docs/model-format.md#languages),
+    as tests/cli/languages.sh builds them. layout "forced": NLLB's, the
+    target codes t8 and t9 forced as the first target token; "source":
+    multi-target Marian's, ">>s6<<" or ">>s7<<" (given as s6, s7) at the
+    start of the source, which names its language en. Returns `into`."""
+    os.makedirs(into, exist_ok=True)
+    shutil.copy(os.path.join(TINY_MODEL, "model.safetensors"), into)
+    shutil.copy(os.path.join(TINY_MODEL, "vocab.tgt"), into)
+    if layout == "forced":
+        lines = "  languages: [t8, t9]\n  target_language_token: forced\n"
+        renamed = {}
+    else:
+        lines = ('  languages: [">>s6<<", ">>s7<<"]\n  target_language_token: source\n'
+                 "  source_lang: en\n")
+        renamed = {"s6": ">>s6<<", "s7": ">>s7<<"}
+    with open(os.path.join(TINY_MODEL, "vocab.src")) as f:
+        tokens = [renamed.get(t, t) for t in f.read().split("\n")]
+    with open(os.path.join(into, "vocab.src"), "w") as f:
+        f.write("\n".join(tokens))
+    config = []
+    with open(os.path.join(TINY_MODEL, "config.yaml")) as f:
+        for line in f:
+            if layout != "forced" and line.startswith("  source_bos:"):
+                line = "  source_bos: false\n"
+            config.append(line)
+            if line.startswith("  source_eos:"):
+                config.append(lines)
+    with open(os.path.join(into, "config.yaml"), "w") as f:
+        f.write("".join(config))
+    return into

@@ -26,6 +26,17 @@ model.safetensors and as pytorch_model.bin. Checks (one "ok NAME" or
   beam/*       `ted translate --beam 4 --early-stopping true` against
                generate(num_beams=4, early_stopping=True): identical on >= 98 % of all the models'
                sentences (see check_beam)
+  languages/*  the multi-target model: `ted info` lists its >>xx<< codes as
+               MarianTokenizer does, `ted translate --target-lang xx` equals
+               generate() on ">>xx<< text" (greedy, every sentence), and
+               `ted logits --target-lang xx` its logits
+  accepted/*   what transformers loads and the exporter once refused:
+               config.json keys MarianMTModel ignores (a warning naming the
+               key, the same export), a MarianModel checkpoint (logits
+               against the MarianMTModel from_pretrained makes of it), a
+               vocab.json shorter than vocab_size (source ids, the text of
+               target ids, which transformers writes <unk> for the ids the
+               file lacks, and greedy translations against transformers)
 TED_PARITY_KEEP=1 keeps the temporary directories (printed on stderr).
 """
 import copy
@@ -259,6 +270,45 @@ def check_translations(name, ted_dir, model, tok, sentences, beam_results):
             beam_results.append((name, got, want, sentences))
 
 
+def check_target_languages(ted_dir, model, tok):
+    """A multi-target model (>>xx<< tokens in vocab.json): `ted info` lists
+    MarianTokenizer's supported_language_codes without their marks, and
+    `ted translate --target-lang XX` / `ted logits --target-lang XX` give
+    what transformers gives for ">>XX<< text"."""
+    codes = [code[2:-2] for code in tok.supported_language_codes]
+    status, out, err = run([TED, "info", "-m", ted_dir])
+    listed = [line for line in out.splitlines() if line.startswith("target languages: ")]
+    want = f"target languages: {len(codes)} ({' '.join(codes)})"
+    report("languages/info-lists-marian-codes",
+           None if status == 0 and listed == [want] else f"{listed} (exit {status}), want {want!r}",
+           f"{len(codes)} codes")
+    rng = random.Random(29)  # its own: the other models' sentences stay as they are
+    sentences = [sentence(rng, high=10) for _ in range(16)]
+    for code in codes:
+        got, problem = ted_lines(["translate", "-m", ted_dir, "--beam", "1", "--target-lang",
+                                  code], sentences)
+        if problem:
+            report(f"languages/greedy-target-{code}", problem)
+            continue
+        want, _ = hf_translate(model, tok, [f">>{code}<< {s}" for s in sentences],
+                               num_beams=1, do_sample=False)
+        compare(f"languages/greedy-target-{code}", got, want, sentences, "sentences",
+                note=f" ({len(set(want))} different translations)")
+    reference = copy.deepcopy(model).double()
+    source, target = sentence(rng, high=8), sentence(rng, high=5)
+    args = ["logits", "-m", ted_dir, "--target-lang", codes[-1], "--source", source,
+            "--target", target]
+    out, problem = ted_problem(args)
+    if problem:
+        return report("languages/logits-target-code", problem)
+    want = reference_logits(reference, tok, f"{tok.supported_language_codes[-1]} {source}",
+                            target)
+    diff = float(np.abs(parse_logits(out, *want.shape) - want).max())
+    report("languages/logits-target-code",
+           None if diff <= TOLERANCE else f"max abs diff {diff:.3g} > {TOLERANCE}",
+           f"max abs diff {diff:.2e}")
+
+
 def check_beam(beam_results):
     """Beam search on every model's sentences: >= 98 % identical. Random
     models run to max_length in most sentences, trained ones seldom; ted
@@ -340,12 +390,6 @@ REFUSALS = [
      lambda d: rename_token(d, "</s>", None, 1)),
     ("separate-no-target-vocab", r"target_vocab\.json: missing",
      edit_json("tokenizer_config.json", separate_vocabs=True)),
-    ("normalize-before", r"config\.json: normalize_before true asks for pre-norm layers",
-     edit_json("config.json", normalize_before=True)),
-    ("learned-positions", r"config\.json: static_position_embeddings false asks for learned",
-     edit_json("config.json", static_position_embeddings=False)),
-    ("normalize-embedding", r"config\.json: normalize_embedding true asks for a LayerNorm",
-     edit_json("config.json", normalize_embedding=True)),
     ("model-type", r"config\.json: model_type \"bart\" asks for another model family", edit_json("config.json",
                                                                       model_type="bart")),
     ("heads-differ", r"encoder_attention_heads 8 and decoder_attention_heads 4 differ",
@@ -373,6 +417,110 @@ REFUSALS = [
      lambda d: (os.remove(os.path.join(d, "model.safetensors")),
                 write_file("model.safetensors.index.json", b"{}")(d))),
 ]
+
+
+# config.json keys MarianMTModel never reads: the export warns, naming the
+# key, and writes what it writes without them.
+IGNORED_KEYS = [("normalize_before", True), ("static_position_embeddings", False),
+                ("normalize_embedding", True), ("add_final_layer_norm", True)]
+
+
+def config_body(ted_dir):
+    """config.yaml without its first line (which names the directory)."""
+    with open(os.path.join(ted_dir, "config.yaml"), encoding="utf-8") as f:
+        return f.read().split("\n", 1)[1]
+
+
+def check_accepted(good_hf, good_ted, model, tok, tmp):
+    """What transformers loads, ted loads: the keys above, and a MarianModel's
+    checkpoint (tensors without "model.", no output bias), checked against
+    the MarianMTModel that from_pretrained makes of it."""
+    from transformers import MarianMTModel
+    for key, value in IGNORED_KEYS:
+        case = os.path.join(tmp, "ignored-" + key)
+        shutil.copytree(good_hf, case)
+        edit_json("config.json", **{key: value})(case)
+        out = os.path.join(tmp, "ted-ignored-" + key)
+        status, _, err = run([PYTHON, EXPORTER, case, "--out", out])
+        warned = [line for line in err.splitlines() if line.startswith(
+            f"export_hf: warning: config.json: {key} {json.dumps(value)} is ignored")]
+        differs = status == 0 and (same_files(good_ted, out) or
+                                   config_body(good_ted) != config_body(out) and "config.yaml")
+        report(f"accepted/ignored-{key}",
+               f"exit {status}: {err.strip()[-300:]}" if status != 0 else
+               f"no warning naming {key}: {err.strip()[-300:]}" if len(warned) != 1 else
+               f"{differs} differs from the export without the key" if differs else None,
+               warned[0] if warned else "")
+    bare = os.path.join(tmp, "hf-marian-model")
+    model.model.save_pretrained(bare)
+    tok.save_pretrained(bare)
+    header, _, _ = ted_format.read_safetensors(os.path.join(bare, "model.safetensors"))
+    prefixed = [name for name in header if name.startswith("model.")]
+    if prefixed:
+        return report("accepted/marian-model", f"not a MarianModel's checkpoint: {prefixed[0]}")
+    out = os.path.join(tmp, "ted-marian-model")
+    ok_, why = export(bare, out)
+    if not ok_:
+        return report("accepted/marian-model", why)
+    reference = MarianMTModel.from_pretrained(bare).eval()
+    check_logits("accepted/marian-model-logits", out, reference, tok,
+                 logits_pairs(random.Random(31)))
+
+
+def check_short_vocab(good_hf, tmp, rng):
+    """A vocab.json shorter than vocab_size, as MarianTokenizer runs it: the
+    five ids before <pad> have no token (their rows' output bias raised, so
+    that generate() writes them); transformers decodes each as <unk>. The
+    export warns once; ted's source ids, the text of target ids and greedy
+    translations equal transformers'."""
+    from transformers import MarianMTModel, MarianTokenizer
+    case = os.path.join(tmp, "short-vocab")
+    shutil.copytree(good_hf, case)
+    path = os.path.join(case, "vocab.json")
+    with open(path, encoding="utf-8") as f:
+        vocab = json.load(f)
+    pad = vocab["<pad>"]
+    missing = list(range(pad - 5, pad))
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({t: i for t, i in vocab.items() if i not in missing}, f, ensure_ascii=False)
+
+    def raise_bias(tensors):
+        tensors["final_logits_bias"] = tensors["final_logits_bias"].copy()
+        tensors["final_logits_bias"][0, missing] += 10.0
+    edit_tensors(raise_bias)(case)
+    out = os.path.join(tmp, "ted-short-vocab")
+    status, _, err = run([PYTHON, EXPORTER, case, "--out", out])
+    warned = [line for line in err.splitlines() if line.startswith(
+        f"export_hf: warning: {path}: 5 of the vocab_size")]
+    if status != 0 or len(warned) != 1:
+        return report("accepted/vocab-json-shorter", f"exit {status}: {err.strip()[-300:]}")
+    report("accepted/vocab-json-shorter", detail=warned[0])
+    tok = MarianTokenizer.from_pretrained(case)
+    model = MarianMTModel.from_pretrained(case).eval()
+    lines = [sentence(rng) for _ in range(100)]
+    want = [" ".join(map(str, tok(line).input_ids)) for line in lines]
+    got, problem = ted_lines(["tokenize", "-m", out], lines)
+    if problem:
+        report("accepted/vocab-short-source-ids", problem)
+    else:
+        compare("accepted/vocab-short-source-ids", got, want, lines, "lines")
+    ids = [i for i in range(model.config.vocab_size) if i != tok.eos_token_id]
+    sequences = [[rng.choice(ids + missing * 20) for _ in range(rng.randint(1, 12))]
+                 for _ in range(300)]
+    texts = [" ".join(map(str, seq)) for seq in sequences]
+    got, problem = ted_lines(["tokenize", "-m", out, "--decode"], texts)
+    if problem:
+        return report("accepted/vocab-short-decode", problem)
+    want = [tok.decode(seq, skip_special_tokens=True) for seq in sequences]
+    compare("accepted/vocab-short-decode", got, want, texts, "id sequences",
+            note=f" ({sum('<unk>' in w for w in want)} with transformers' <unk>)")
+    sentences = [sentence(rng) for _ in range(SENTENCES)]
+    got, problem = ted_lines(["translate", "-m", out, "--beam", "1"], sentences)
+    if problem:
+        return report("accepted/vocab-short-greedy", problem)
+    want, _ = hf_translate(model, tok, sentences, num_beams=1, do_sample=False)
+    compare("accepted/vocab-short-greedy", got, want, sentences, "sentences",
+            note=f" ({sum('<unk>' in w for w in want)} with transformers' <unk>)")
 
 
 def check_refusal(name, pattern, hf_dir, tmp):
@@ -438,6 +586,8 @@ def check_model(spec, tok, lines, tmp, rng, seed, beam_results):
     check_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(rng))
     check_translations(name, ted_dir, model, tok,
                        translation_sentences(rng, spec[7] == "multilingual"), beam_results)
+    if spec[7] == "multilingual":
+        check_target_languages(ted_dir, model, tok)
     return model, ted_dir
 
 
@@ -464,7 +614,10 @@ def main():
                                  beam_results)
             if k == 0 and result:
                 check_positional_tables(result[0], tokenizers[kind], result[1], tmp)
-                check_refusals(os.path.join(tmp, f"hf-{spec[0]}-safetensors"), tmp)
+                good_hf = os.path.join(tmp, f"hf-{spec[0]}-safetensors")
+                check_refusals(good_hf, tmp)
+                check_accepted(good_hf, result[1], result[0], tokenizers[kind], tmp)
+                check_short_vocab(good_hf, tmp, rng)
         check_beam(beam_results)
 
 

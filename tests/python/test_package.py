@@ -7,12 +7,14 @@ the ctypes structs against the C compiler's sizes.
 Runs under pytest (tests/python/run.sh, with conftest.py printing one
 "ok NAME" / "FAIL NAME: why" line per test), or alone:
     python tests/python/test_package.py [WORD...]
-which prints the same lines (WORD: only the tests whose name holds it;
-`make bench-python` runs the overhead and throughput ones so). TED (default build/ted) is the program, and
+which prints the same lines (WORD: only the tests whose name holds it). The
+timings (bench_*: overhead, throughput, threads) are no tests: `make
+bench-python` runs them so, by name. TED (default build/ted) is the program, and
 `import ted` must find the package (installed, or PYTHONPATH=python).
 QUICK=1 (the sanitized build) takes the first 60 lines of each test set and
 fewer calls.
 """
+import atexit
 import json
 import os
 import shutil
@@ -172,7 +174,9 @@ def test_config_is_the_yaml():
                         name, section, key, config[section][key], v)
             else:
                 assert config[section] == value
-        assert translator(name).languages == {"source": [], "target": []}
+        tokenizer = written["tokenizer"]  # the shipped models are bilingual
+        assert translator(name).languages == {"source": [tokenizer["source_lang"]],
+                                              "target": [tokenizer["target_lang"]]}
 
 
 # ------------------------------------------------------------ learners
@@ -259,6 +263,97 @@ def test_trace_force():
         raise AssertionError("a token out of the vocabulary was forced")
 
 
+# ------------------------------------------------------------ languages
+
+_multilingual = {}
+
+
+def multilingual(layout):
+    """A Translator of a multilingual copy of tests/data/tiny-model
+    (tests/lib/ted_test.py: "forced", NLLB's layout with target codes t8
+    and t9; "source", multi-target Marian's with >>s6<< and >>s7<<)."""
+    if layout not in _multilingual:
+        sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+        from ted_test import tiny_multilingual_model
+        work = tempfile.mkdtemp(prefix="ted-python-languages-")
+        atexit.register(shutil.rmtree, work, True)
+        _multilingual[layout] = ted.Translator(tiny_multilingual_model(
+            os.path.join(work, layout), layout))
+    return _multilingual[layout]
+
+
+def vocabulary_ids(model_dir, tokens):
+    """Ids as the vocabulary file numbers its lines."""
+    with open(os.path.join(model_dir, "vocab.src"), encoding="utf-8") as f:
+        vocab = f.read().split("\n")
+    return [vocab.index(t) for t in tokens]
+
+
+def test_languages_tokenize():
+    tiny = os.path.join(ROOT, "tests", "data", "tiny-model")
+    marian, forced = multilingual("source"), multilingual("forced")
+    assert marian.languages == {"source": ["en"], "target": ["s6", "s7"]}
+    assert forced.languages == {"source": [], "target": ["t8", "t9"]}
+    # Marian: the code token first, no BOS, EOS last (vocab.src's s7 is >>s7<<)
+    eos = vocabulary_ids(tiny, ["<eos>"])
+    want = vocabulary_ids(tiny, ["s7", "s0", "s1"]) + eos
+    assert marian.tokenize("s0 s1", target_lang="s7") == want
+    assert marian.tokenize("s0 s1", source_lang="en", target_lang="s7") == want
+    assert marian.tokenize("s0 s1") == want[1:]  # the code is optional, as MarianTokenizer has it
+    # NLLB: the target code is forced as a target token, not put in the source
+    assert forced.tokenize("s0 s1", target_lang="t9") == vocabulary_ids(
+        tiny, ["<bos>", "s0", "s1", "<eos>"])
+    expect_error(ted.InputError, lambda: forced.tokenize("s0 s1"),
+                 "no target language given", "t8, t9")
+    expect_error(ted.ArgumentError, lambda: forced.tokenize("s0", target_lang="de"),
+                 "unknown language code 'de'")
+    expect_error(ted.ArgumentError, lambda: marian.tokenize("s0", source_lang="fr"),
+                 "unknown language code 'fr'")
+
+
+LANGUAGE_LINES = ["s0 s1 s2", "s3 s4", "", "s5 s0 s1 s2 s3", "s1"]
+
+
+def test_languages_translate_matches_cli():
+    for layout, codes in (("forced", ("t8", "t9")), ("source", ("s6", "s7"))):
+        t = multilingual(layout)
+        for code in codes:
+            for args, options in (MODES["greedy"], MODES["nbest3-scores"],
+                                  MODES["sample-nbest2-scores"]):
+                want = run_ted("translate", "-m", t.model_dir, "--target-lang", code, *args,
+                               input_text="\n".join(LANGUAGE_LINES) + "\n").split("\n")[:-1]
+                got = t.translate(LANGUAGE_LINES, target_lang=code, **options)
+                if options.get("return_scores"):
+                    got = moses_lines(got, options.get("n_best", 1))
+                assert got == want, "%s %s %s: %r, ted %r" % (layout, code, args, got, want)
+    forced = multilingual("forced")
+    greedy = forced.translate(LANGUAGE_LINES, target_lang="t8", return_scores=True)
+    assert all(h.tokens[0] == "t8" for h in greedy if h.text), [h.tokens for h in greedy]
+    expect_error(ted.InputError, lambda: forced.translate("s0 s1"), "no target language given")
+
+
+def test_languages_logits_and_trace_match_cli():
+    t = multilingual("forced")
+    for code in ("t8", "t9"):
+        text = run_ted("logits", "-m", t.model_dir, "--target-lang", code, "--source", "s0 s1",
+                       "--target", "t0 t1")
+        want = np.array([[np.float32(x) for x in line.split()]
+                         for line in text.strip().split("\n")], dtype=np.float32)
+        got = t.logits("s0 s1", "t0 t1", target_lang=code)
+        assert got.shape == want.shape == (4, 14), (got.shape, want.shape)
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "a.json")
+            run_ted("attention", "-m", t.model_dir, "--target-lang", code, "--json", path,
+                    "s0 s1 s2")
+            with open(path, encoding="utf-8") as f:
+                attention = json.load(f)
+        tr = t.trace("s0 s1 s2", target_lang=code)
+        assert tr.tokens[0] == code and tr.steps[0].forced, (tr.tokens, tr.steps[0])
+        assert [s.chosen for s in tr.steps] == [s["id"] for s in attention["steps"]]
+        assert tr.text == attention["translation"] == t.translate("s0 s1 s2", target_lang=code)
+
+
 # ------------------------------------------------------------ threads
 
 def test_threads_give_the_same_outputs():
@@ -284,7 +379,7 @@ def test_threads_give_the_same_outputs():
         assert results[k] == want, "thread %d differs" % k
 
 
-def test_threads_are_faster_than_one():
+def bench_threads_are_faster_than_one():
     """The GIL is released in C: 8 threads translating 1/8 of the set each
     finish before one thread translating it all (on 2 or more cores)."""
     if (os.cpu_count() or 1) < 2:
@@ -395,8 +490,10 @@ def test_bad_input():
     expect_error(ted.InputError, lambda: t.translate("the dog " * 3000), "max_positions")
     expect_error(ted.ArgumentError, lambda: t.translate("the dog", source_lang="xx"),
                  "unknown language code 'xx'")
-    expect_error(ted.ArgumentError, lambda: t.translate("the dog", target_lang="fr"),
-                 "unknown language code 'fr'")
+    expect_error(ted.ArgumentError, lambda: t.translate("the dog", target_lang="de"),
+                 "unknown language code 'de'")
+    assert t.translate("the dog sleeps .", source_lang="en", target_lang="fr") == \
+        t.translate("the dog sleeps .")
     try:
         t.translate(42)
     except TypeError:
@@ -479,7 +576,7 @@ def test_rss_flat_over_many_calls():
 
 # ------------------------------------------------------------ overhead
 
-def test_overhead_of_one_sentence():
+def bench_overhead_of_one_sentence():
     """One short sentence through Python within 5% of the C API's time
     (tests/python/overhead.c: ted_translate); each the fastest of rounds
     of calls, the two interleaved."""
@@ -520,7 +617,7 @@ def run_ted_program(program, *args):
                           check=True).stdout
 
 
-def test_batch_throughput():
+def bench_batch_throughput():
     """The whole test set through Python as fast as `ted translate` (which
     also starts and loads the model): within 5%, the fastest of 3 each."""
     if os.environ.get("SAN") == "1":
@@ -549,9 +646,11 @@ STRUCTS_C = r"""
 int main(void)
 {
     printf("ted_error %zu\nted_translate_options %zu\nted_translation %zu\n"
-           "ted_source %zu\nted_attention_view %zu\nted_decode_options %zu\n",
+           "ted_source %zu\nted_attention_view %zu\nted_decode_options %zu\n"
+           "ted_languages %zu\n",
            sizeof(ted_error), sizeof(ted_translate_options), sizeof(ted_translation),
-           sizeof(ted_source), sizeof(ted_attention_view), sizeof(ted_decode_options));
+           sizeof(ted_source), sizeof(ted_attention_view), sizeof(ted_decode_options),
+           sizeof(ted_languages));
     return 0;
 }
 """
@@ -591,13 +690,15 @@ def test_help_and_types():
 
 
 def main(words):
-    """Runs every test, or those whose name holds one of `words`."""
+    """Runs every test, or those whose name holds one of `words`; the
+    timings (bench_*) run only when a word names them."""
     tests = [(name, f) for name, f in globals().items()
-             if name.startswith("test_") and callable(f)
-             and (not words or any(w in name for w in words))]
+             if callable(f) and (name.startswith("test_") and not words
+                                 or name.startswith(("test_", "bench_"))
+                                 and any(w in name for w in words))]
     failed = 0
     for name, f in tests:
-        label = name[5:].replace("_", "-")
+        label = name.split("_", 1)[1].replace("_", "-")
         try:
             f()
         except Skipped as e:

@@ -470,9 +470,9 @@ Test(config, choices_name_the_allowed_words)
 {
     expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  activation: swish\n",
                           "config.yaml:7: model.activation: \"swish\" is not one of relu, gelu, silu");
-    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  positional_encoding: learned\n",
-                          "config.yaml:7: model.positional_encoding: \"learned\" is not one of "
-                          "interleaved, concatenated");
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  positional_encoding: rotary\n",
+                          "config.yaml:7: model.positional_encoding: \"rotary\" is not one of "
+                          "interleaved, concatenated, fairseq, learned");
     expect_replaced_error("tokenizer:\n", "tokenizer:\n  type: bpe\n",
                           "config.yaml:11: tokenizer.type: \"bpe\" is not one of "
                           "whitespace, char, sentencepiece");
@@ -1027,6 +1027,114 @@ Test(config, every_documented_key_exists)
                   "docs/model-format.md documents %s, which is no config key", d.names[i]);
 }
 
+/* ---- the language keys of tokenizer ---------------------------------------- */
+
+/* MINIMAL with `lines` added to its tokenizer section (from line 13). */
+static char *with_tokenizer_lines(const char *lines)
+{
+    char *text = malloc(strlen(MINIMAL) + strlen(lines) + 1);
+    cr_assert_not_null(text);
+    sprintf(text, "%s%s", MINIMAL, lines);
+    return text;
+}
+
+Test(config, language_codes_are_read_as_the_model_spells_them)
+{
+    char *text = with_tokenizer_lines("  languages: [eng_Latn, \">>fra<<\", __fr__]\n"
+                                      "  source_language_token: first\n"
+                                      "  target_language_token: forced\n"
+                                      "  decoder_start_id: 3\n");
+    ted_config c = parse_ok(text);
+    free(text);
+    cr_assert_eq(c.language_count, 3);
+    cr_assert_eq(memcmp(c.languages, "eng_Latn\0>>fra<<\0__fr__\0", 25), 0);
+    cr_assert_eq(c.source_language_token, TED_SOURCE_CODE_FIRST);
+    cr_assert_eq(c.target_language_token, TED_TARGET_CODE_FORCED);
+    cr_assert_eq(c.decoder_start_id, 3);
+    text = with_tokenizer_lines("  languages:\n    - en_XX\n  source_language_token: last\n"
+                                "  target_lang: fr\n");
+    c = parse_ok(text);
+    free(text);
+    cr_assert_eq(c.language_count, 1);
+    cr_assert_str_eq(c.languages, "en_XX");
+    cr_assert_eq(c.source_language_token, TED_SOURCE_CODE_LAST);
+    cr_assert_eq(c.target_language_token, TED_TARGET_CODE_NONE);
+    cr_assert_str_eq(c.target_lang, "fr");
+    cr_assert_str_eq(c.source_lang, "");
+}
+
+Test(config, the_decoder_starts_from_bos_unless_the_config_says)
+{
+    ted_config c = parse_ok(MINIMAL);
+    cr_assert_eq(c.decoder_start_id, c.bos_id);
+    char *text = with_tokenizer_lines("  bos_id: 7\n");
+    c = parse_ok(text);
+    free(text);
+    cr_assert_eq(c.decoder_start_id, 7);
+}
+
+static void expect_tokenizer_error(const char *lines, const char *message)
+{
+    char *text = with_tokenizer_lines(lines);
+    expect_error(text, message);
+    free(text);
+}
+
+Test(config, language_keys_are_checked)
+{
+    expect_tokenizer_error("  languages: [a, a]\n  source_language_token: first\n",
+                           "config.yaml:13: tokenizer.languages: \"a\" is listed twice");
+    expect_tokenizer_error("  languages: [a, 'b c']\n",
+                           "config.yaml:13: tokenizer.languages: \"b c\": a language code "
+                           "holds no spaces or control characters");
+    expect_tokenizer_error("  languages: ['']\n",
+                           "config.yaml:13: tokenizer.languages: \"\": a language code must "
+                           "not be empty");
+    expect_tokenizer_error("  languages: en\n",
+                           "config.yaml:13: tokenizer.languages: expected a list of language "
+                           "codes, got \"en\"");
+    expect_tokenizer_error("  languages: [[en]]\n",
+                           "config.yaml:13: tokenizer.languages: expected a language code, "
+                           "got a list");
+    expect_tokenizer_error("  languages: [en, fr]\n",
+                           "config.yaml:13: tokenizer.languages: 2 codes, but "
+                           "source_language_token and target_language_token are none: no "
+                           "token of the text names a language");
+    expect_tokenizer_error("  target_language_token: forced\n",
+                           "config.yaml:13: tokenizer.target_language_token: forced, but "
+                           "tokenizer.languages names no codes");
+    expect_tokenizer_error("  source_language_token: middle\n",
+                           "config.yaml:13: tokenizer.source_language_token: \"middle\" is "
+                           "not one of none, first, last");
+    expect_tokenizer_error("  decoder_start_id: 32000\n",
+                           "config.yaml:13: tokenizer.decoder_start_id: 32000 is not below "
+                           "tgt_vocab_size 32000");
+    expect_tokenizer_error("  source_lang: [en]\n",
+                           "config.yaml:13: tokenizer.source_lang: expected a single value, "
+                           "got a list");
+    expect_tokenizer_error("  target_lang: \"f r\"\n",
+                           "config.yaml:13: tokenizer.target_lang: \"f r\": a language code "
+                           "holds no spaces or control characters");
+}
+
+Test(config, language_codes_fill_at_most_their_field)
+{
+    /* 2000 codes of 9 bytes with their NULs: more than TED_LANGUAGES_SIZE */
+    size_t size = 2000 * 12 + 64;
+    char *lines = malloc(size);
+    cr_assert_not_null(lines);
+    size_t at = (size_t)sprintf(lines, "  languages: [");
+    for (int i = 0; i < 2000; i++)
+        at += (size_t)sprintf(lines + at, "%sxx_%05d", i ? ", " : "", i);
+    sprintf(lines + at, "]\n  source_language_token: first\n");
+    char message[128];
+    snprintf(message, sizeof message,
+             "config.yaml:13: tokenizer.languages: the codes take more than %d bytes",
+             TED_LANGUAGES_SIZE);
+    expect_tokenizer_error(lines, message);
+    free(lines);
+}
+
 /* ---- ted_config_write_yaml -------------------------------------------------- */
 
 /* What MINIMAL is with every default spelled out: Transformer-base as
@@ -1046,6 +1154,8 @@ static const char minimal_written[] =
     "  max_positions: 5000\n"
     "  scale_embedding: true\n"
     "  positional_encoding: interleaved\n"
+    "  position_offset: 0\n"
+    "  embedding_norm: false\n"
     "  encoder_final_norm: true\n"
     "  decoder_final_norm: true\n"
     "  tensor_names: tutorial\n"
@@ -1067,6 +1177,9 @@ static const char minimal_written[] =
     "  eos_id: 3\n"
     "  source_bos: true\n"
     "  source_eos: true\n"
+    "  source_language_token: none\n"
+    "  target_language_token: none\n"
+    "  decoder_start_id: 2\n"
     "decoding:\n"
     "  max_length: 0\n"
     "  max_length_offset: 0\n"
@@ -1119,6 +1232,12 @@ static const char minimal_written[] =
     "  eos_id: 2\n"                                         \
     "  source_bos: false\n"                                 \
     "  source_eos: false\n"                                 \
+    "  languages: [\">>fra<<\", eng_Latn, 'no', '#x']\n"     \
+    "  source_language_token: last\n"                      \
+    "  target_language_token: source\n"                    \
+    "  decoder_start_id: 99\n"                              \
+    "  source_lang: en\n"                                   \
+    "  target_lang: \"true\"\n"                             \
     "decoding:\n"                                           \
     "  max_length: 200\n"                                   \
     "  max_length_offset: 50\n"                             \
@@ -1198,6 +1317,13 @@ static void assert_same_config(const ted_config *a, const ted_config *b)
     SAME(eos_id);
     SAME(source_bos);
     SAME(source_eos);
+    SAME(language_count);
+    cr_assert_eq(memcmp(a->languages, b->languages, sizeof a->languages), 0);
+    SAME(source_language_token);
+    SAME(target_language_token);
+    SAME(decoder_start_id);
+    SAME_TEXT(source_lang);
+    SAME_TEXT(target_lang);
     SAME(max_length);
     SAME(max_length_offset);
     SAME(beam_size);
@@ -1233,6 +1359,11 @@ Test(config, the_writer_gives_back_every_key, .init = make_temp_dir, .fini = rem
     cr_assert_float_eq(c.layer_norm_eps, 1.4e-45f, 0.0);
     cr_assert_gt(c.layer_norm_eps, 0.0f);
     cr_assert_eq(c.banned_id_count, 3);
+    cr_assert_eq(c.language_count, 4);
+    cr_assert_str_eq(c.languages, ">>fra<<");
+    cr_assert_str_eq(c.source_lang, "en");
+    cr_assert_str_eq(c.target_lang, "true");
+    cr_assert_eq(c.decoder_start_id, 99);
     ted_config back = written_and_read(&c);
     assert_same_config(&c, &back);
 }
@@ -1263,10 +1394,32 @@ Test(config, write_errors_are_reported)
     fclose(full);
 }
 
+/* Learned tables and the embedding LayerNorm are tensors the tutorial's
+ * names have none for; fairseq's frequencies need d_model/2 - 1 > 0. */
+Test(config, position_keys_need_what_they_name)
+{
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  positional_encoding: learned\n",
+                          "config.yaml:7: model.positional_encoding: learned, but tensor_names "
+                          "tutorial has no positional tables");
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  embedding_norm: true\n",
+                          "config.yaml:7: model.embedding_norm: true, but tensor_names tutorial "
+                          "has no embedding LayerNorm");
+    ted_config c = parse_ok(
+        "model:\n  d_model: 8\n  heads: 2\n  encoder_layers: 1\n  decoder_layers: 1\n"
+        "  d_ff: 16\n  src_vocab_size: 10\n  tgt_vocab_size: 10\n"
+        "  positional_encoding: learned\n  position_offset: 2\n  embedding_norm: true\n"
+        "  tensor_names: marian\n"
+        "weights: model.safetensors\n"
+        "tokenizer:\n  src_vocab: v.txt\n  tgt_vocab: v.txt\n");
+    cr_assert_eq(c.positional_layout, TED_POSITIONS_LEARNED);
+    cr_assert_eq(c.position_offset, 2);
+    cr_assert(c.embedding_norm);
+}
+
 Test(config, a_value_no_config_holds_is_not_written)
 {
     ted_config c = parse_ok(MINIMAL);
-    c.positional_layout = (ted_positional_layout)2;
+    c.positional_layout = (ted_positional_layout)4;
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
@@ -1274,7 +1427,7 @@ Test(config, a_value_no_config_holds_is_not_written)
     ted_error err = {0};
     cr_assert_eq(ted_config_write_yaml(out, &c, &err), TED_ERR_ARGUMENT);
     cr_assert_str_eq(err.message,
-                     "writing model.positional_encoding: 2 is not the index of a word");
+                     "writing model.positional_encoding: 4 is not the index of a word");
     c = parse_ok(MINIMAL);
     strcpy(c.src_vocab, "vocab.\xff");
     cr_assert_eq(ted_config_write_yaml(out, &c, &err), TED_ERR_ARGUMENT);
@@ -1350,6 +1503,12 @@ Test(config, the_visit_hands_over_every_key_but_sections_in_the_tables_order)
     at = visited_at(&v, "decoding.banned_ids");
     cr_assert(v.types[at] == TED_VALUE_INT_LIST && v.counts[at] == 3);
     cr_assert_eq(((const int *)v.values[at])[2], 99);
+    at = visited_at(&v, "tokenizer.languages");
+    cr_assert(v.types[at] == TED_VALUE_CODE_LIST && v.counts[at] == 4);
+    cr_assert_eq(memcmp(v.values[at], ">>fra<<\0eng_Latn\0no\0#x", 23), 0);
+    at = visited_at(&v, "tokenizer.target_lang");
+    cr_assert_eq(v.types[at], TED_VALUE_CODE);
+    cr_assert_str_eq(v.values[at], "true");
 }
 
 Test(config, the_visit_skips_optional_paths_left_empty)
@@ -1357,9 +1516,12 @@ Test(config, the_visit_skips_optional_paths_left_empty)
     ted_config c = parse_ok(MINIMAL);
     visited v = {.count = 0};
     ted_config_visit(&c, note_key, &v);
-    cr_assert_eq(v.count, ted_config_key_count() - 3 - 2);
+    cr_assert_eq(v.count, ted_config_key_count() - 3 - 5);
     cr_assert_eq(visited_at(&v, "tokenizer.src_spm"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.tgt_spm"), -1);
+    cr_assert_eq(visited_at(&v, "tokenizer.languages"), -1);
+    cr_assert_eq(visited_at(&v, "tokenizer.source_lang"), -1);
+    cr_assert_eq(visited_at(&v, "tokenizer.target_lang"), -1);
     cr_assert_eq(visited_at(&v, "model.query_size"), -1);  /* derived, not a key */
     int at = visited_at(&v, "decoding.banned_ids");
     cr_assert_eq(v.counts[at], 0);

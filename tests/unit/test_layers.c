@@ -334,8 +334,34 @@ Test(layers, add_positional_encoding_from_an_offset)
         x[i] = (float)i * 0.25f;
         expected[i] = x[i] + table[FIRST * PE_EXACT_D + i];
     }
-    ted_add_positional_encoding(x, table, FIRST, COUNT_ROWS, PE_EXACT_D);
+    ted_add_positional_encoding(x, table, FIRST, COUNT_ROWS, PE_EXACT_D,
+                                (ted_padding_position){NULL, 1});
     ASSERT_CLOSE(x, expected, COUNT(x), 0.0, "x + PE rows 63..65");
+    free(table);
+}
+
+Test(layers, positional_encoding_fairseq)
+{
+    check_exact_positions(TED_POSITIONS_FAIRSEQ, pe_exact_fairseq, "fairseq");
+}
+
+/* fairseq's padding tokens take the padding position, a zero row. */
+Test(layers, add_positional_encoding_skips_padding_tokens)
+{
+    enum { COUNT_ROWS = 3 };
+    float *table = malloc(sizeof(float) * PE_EXACT_POSITIONS * PE_EXACT_D);
+    cr_assert_not_null(table);
+    ted_positional_encoding_table(table, PE_EXACT_POSITIONS, PE_EXACT_D, TED_POSITIONS_FAIRSEQ);
+    const int ids[COUNT_ROWS] = {7, 1, 9};
+    float x[COUNT_ROWS * PE_EXACT_D], expected[COUNT_ROWS * PE_EXACT_D];
+    for (size_t i = 0; i < COUNT(x); i++) {
+        x[i] = (float)i * 0.5f;
+        bool padding = i / PE_EXACT_D == 1;
+        expected[i] = x[i] + (padding ? 0.0f : table[2 * PE_EXACT_D + i]);
+    }
+    ted_add_positional_encoding(x, table, 2, COUNT_ROWS, PE_EXACT_D,
+                                (ted_padding_position){ids, 1});
+    ASSERT_CLOSE(x, expected, COUNT(x), 0.0, "x + PE rows 2, 4, none for the padding token");
     free(table);
 }
 

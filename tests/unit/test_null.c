@@ -46,12 +46,16 @@ Test(null, text_and_ids)
     REFUSED(ted_encode_source(model, "the cat", &ids, NULL, NULL, &err), "count is NULL");
     REFUSED(ted_encode_target(model, NULL, &ids, &count, NULL, &err), "text is NULL");
     ted_source source;
-    REFUSED(ted_prepare_source(model, NULL, &source, &err), "text is NULL");
+    REFUSED(ted_prepare_source(model, NULL, NULL, &source, &err), "text is NULL");
     cr_assert_null(source.ids);
-    REFUSED(ted_prepare_source(NULL, "the cat", &source, &err), "m is NULL");
-    REFUSED(ted_prepare_source(model, "the cat", NULL, &err), "out is NULL");
+    REFUSED(ted_prepare_source(NULL, "the cat", NULL, &source, &err), "m is NULL");
+    REFUSED(ted_prepare_source(model, "the cat", NULL, NULL, &err), "out is NULL");
     cr_assert_eq(ted_target_id(model, NULL), -1);
     cr_assert_eq(ted_target_id(NULL, "le"), -1);
+    const char *set = "set", *const *codes = &set;
+    cr_assert_eq(ted_model_languages(NULL, TED_SIDE_TARGET, &codes), 0);
+    cr_assert_null(codes);
+    cr_assert_eq(ted_model_languages(model, TED_SIDE_SOURCE, NULL), 1);  /* en */
     cr_assert_str_eq(ted_target_token(NULL, 3), "");
     cr_assert_str_eq(ted_source_token(NULL, 3), "");
     cr_assert_null(ted_decode_target(model, NULL, 3));

@@ -23,7 +23,7 @@ Test(source, wraps_in_bos_eos_and_counts_unknown_tokens)
     ted_model *model = load(TINY_DIR);
     ted_source s;
     ted_error err = {0};
-    cr_assert_eq(ted_prepare_source(model, "s0 s1 zebra", &s, &err), TED_OK, "%s", err.message);
+    cr_assert_eq(ted_prepare_source(model, "s0 s1 zebra", NULL, &s, &err), TED_OK, "%s", err.message);
     int expected[] = {2, 4, 5, 0, 3};  /* BOS s0 s1 <unk> EOS */
     cr_assert_eq(s.count, 5);
     cr_assert_arr_eq(s.ids, expected, sizeof expected);
@@ -44,7 +44,7 @@ Test(source, bos_eos_alone_is_blank)
     for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
         ted_source s;
         ted_error err = {0};
-        cr_assert_eq(ted_prepare_source(model, texts[i], &s, &err), TED_OK, "%s", err.message);
+        cr_assert_eq(ted_prepare_source(model, texts[i], NULL, &s, &err), TED_OK, "%s", err.message);
         cr_assert_eq(s.count, 2, "'%s': %d tokens", texts[i], s.count);
         cr_assert(s.blank, "'%s' is not blank", texts[i]);
         ted_source_free(&s);
@@ -72,7 +72,7 @@ Test(source, blank_rule_follows_the_config)
         ted_model *model = load(dir.path);
         ted_source s;
         ted_error err = {0};
-        cr_assert_eq(ted_prepare_source(model, cases[i].text, &s, &err), TED_OK, "%s",
+        cr_assert_eq(ted_prepare_source(model, cases[i].text, NULL, &s, &err), TED_OK, "%s",
                      err.message);
         cr_assert_eq(s.count, cases[i].count, "case %zu: %d tokens", i, s.count);
         cr_assert_eq(s.blank, cases[i].blank, "case %zu", i);
@@ -89,10 +89,10 @@ Test(source, more_tokens_than_max_positions_is_refused)
     ted_source s;
     ted_error err = {0};
     char *fits = repeated_word(62), *over = repeated_word(63);
-    cr_assert_eq(ted_prepare_source(model, fits, &s, &err), TED_OK, "%s", err.message);
+    cr_assert_eq(ted_prepare_source(model, fits, NULL, &s, &err), TED_OK, "%s", err.message);
     cr_assert_eq(s.count, 64);
     ted_source_free(&s);
-    cr_assert_eq(ted_prepare_source(model, over, &s, &err), TED_ERR_INPUT);
+    cr_assert_eq(ted_prepare_source(model, over, NULL, &s, &err), TED_ERR_INPUT);
     cr_assert_str_eq(err.message, "65 tokens, more than the model's max_positions (64)");
     cr_assert_null(s.ids);
     cr_assert_eq(s.count, 0);
@@ -106,10 +106,10 @@ Test(source, tokenizer_errors_leave_no_ids)
     ted_model *model = load(TINY_DIR);
     ted_source s;
     ted_error err = {0};
-    cr_assert_eq(ted_prepare_source(model, "s0 \377", &s, &err), TED_ERR_INPUT);
+    cr_assert_eq(ted_prepare_source(model, "s0 \377", NULL, &s, &err), TED_ERR_INPUT);
     cr_assert(strstr(err.message, "invalid UTF-8"), "%s", err.message);
     cr_assert_null(s.ids);
     cr_assert_eq(s.count, 0);
-    cr_assert_eq(ted_prepare_source(model, "s0 \377", &s, NULL), TED_ERR_INPUT);
+    cr_assert_eq(ted_prepare_source(model, "s0 \377", NULL, &s, NULL), TED_ERR_INPUT);
     ted_model_free(model);
 }

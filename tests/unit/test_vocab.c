@@ -154,6 +154,23 @@ Test(vocab, duplicates_name_both_lines)
     expect_error("x\r\nx\n", 5, "vocab.txt:2: duplicate token \"x\" (first at line 1)");
 }
 
+/* Rows without a token (a vocab.json shorter than the model's vocabulary):
+ * "<unk>" repeated; its lookup is its first line, and every row keeps its
+ * id. Any other spelling given twice is still refused. */
+Test(vocab, unk_may_repeat_for_rows_without_a_token)
+{
+    const char text[] = "</s>\n<unk>\nb\n<unk>\n<unk>\n<pad>\n";
+    ted_vocab vocab = parse_ok(text, sizeof text - 1);
+    cr_assert_eq(vocab.size, 6);
+    cr_assert_eq(lookup(&vocab, "<unk>"), 1);
+    cr_assert_eq(lookup(&vocab, "<pad>"), 5);
+    cr_assert_str_eq(ted_vocab_token(&vocab, 3), "<unk>");
+    cr_assert_str_eq(ted_vocab_token(&vocab, 4), "<unk>");
+    ted_vocab_free(&vocab);
+    expect_error("<unk>\n<pad>\n<unk>\n<pad>\n", 24,
+                 "vocab.txt:4: duplicate token \"<pad>\" (first at line 2)");
+}
+
 Test(vocab, nul_bytes_are_refused)
 {
     expect_error("a\nb\0c\n", 6, "vocab.txt:2: NUL byte in token");

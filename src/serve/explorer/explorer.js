@@ -2,7 +2,8 @@
 // Everything it shows comes from this server: GET /v1/explorer (the models),
 // POST /v1/explore (a greedy decode with every step's top-k and attention
 // weights), POST /v1/beam (a beam search, step by step). The state lives in
-// the URL: ?model=NAME&source=TEXT&forced=N:TOKEN...&step=N|end&beam=N
+// the URL: ?model=NAME&source_lang=CODE&target_lang=CODE&source=TEXT&forced=N:TOKEN...
+// &step=N|end&beam=N
 'use strict';
 
 (function () {
@@ -17,6 +18,8 @@
   const state = {
     models: [],       // from GET /v1/explorer
     model: null,      // its entry
+    sourceLang: null, // the languages picked among the model's codes (null: it names none)
+    targetLang: null,
     source: '',
     forced: [],       // [{step, token}], step from 1
     step: 0,          // the step shown, 1..steps (0: nothing decoded)
@@ -61,6 +64,22 @@
     return span;
   }
 
+  // A token of an answer ({id, token[, language]}) as a word; a language
+  // code token is marked.
+  function tokenWord(t, className) {
+    const span = word(t.token, className);
+    if (t.language) span.classList.add('lang');
+    return span;
+  }
+
+  // The request's languages, as /v1/explore and /v1/beam take them.
+  function languages() {
+    const fields = {};
+    if (state.sourceLang) fields.source_lang = state.sourceLang;
+    if (state.targetLang) fields.target_lang = state.targetLang;
+    return fields;
+  }
+
   function steps() { return state.data ? state.data.steps.length : 0; }
   function fmt(p) { return p >= 0.0001 || p === 0 ? p.toFixed(4) : p.toExponential(1); }
   function nextFrame() { return new Promise((resolve) => requestAnimationFrame(() => resolve())); }
@@ -78,6 +97,7 @@
     const step = q.get('step');
     return {
       model: q.get('model'), source: q.get('source') || '', forced,
+      languages: { source: q.get('source_lang'), target: q.get('target_lang') },
       step: step === 'end' ? 'end' : parseInt(step || '1', 10) || 1,
       beam: parseInt(q.get('beam') || '0', 10) || 0,
     };
@@ -86,6 +106,8 @@
   function writeURL() {
     const q = new URLSearchParams();
     if (state.model) q.set('model', state.model.name);
+    if (state.sourceLang) q.set('source_lang', state.sourceLang);
+    if (state.targetLang) q.set('target_lang', state.targetLang);
     if (state.source) q.set('source', state.source);
     for (const f of state.forced) q.append('forced', f.step + ':' + f.token);
     if (state.data) q.set('step', state.step === steps() ? 'end' : String(state.step));
@@ -103,10 +125,32 @@
       `${s.decoder_layers} layers · ${a.tokenizer}`;
   }
 
-  function chooseModel(name) {
+  // The language pickers: the model's codes on each side, shown when it
+  // names any; a side keeps the code `wanted` names when the model has it,
+  // else takes its first.
+  function fillLanguages(wanted) {
+    let any = false;
+    for (const side of ['source', 'target']) {
+      const codes = state.model.languages[side], select = $(side + '-lang');
+      select.replaceChildren(...codes.map((code) => {
+        const option = make('option', '', code);
+        option.value = code;
+        return option;
+      }));
+      const code = codes.includes(wanted[side]) ? wanted[side] : codes[0] || null;
+      if (code) select.value = code;
+      state[side + 'Lang'] = code;
+      $(side + '-lang-label').hidden = codes.length === 0;
+      any = any || codes.length > 0;
+    }
+    $('languages').hidden = !any;
+  }
+
+  function chooseModel(name, wanted) {
     state.model = state.models.find((m) => m.name === name) || state.models[0];
     $('model').value = state.model.name;
     $('variant').textContent = describe(state.model);
+    fillLanguages(wanted || { source: state.sourceLang, target: state.targetLang });
     const examples = $('examples');
     examples.replaceChildren(make('option', '', '…'));
     examples.firstChild.value = '';
@@ -126,7 +170,7 @@
     showError('');
     try {
       state.data = await call('/v1/explore', {
-        model: state.model.name, source: state.source, forced: state.forced,
+        model: state.model.name, source: state.source, forced: state.forced, ...languages(),
       });
     } catch (e) {
       state.data = null;
@@ -186,7 +230,9 @@
     box.replaceChildren();
     if (!state.data) return;
     for (const t of state.data.source.tokens) {
-      const tok = make('span', 'tok' + (isSpecial(t.token) ? ' special' : ''));
+      const tok = make('span', 'tok' + (isSpecial(t.token) ? ' special' : '') +
+        (t.language ? ' lang' : ''));
+      if (t.language) tok.title = 'language code';
       tok.append(make('span', '', t.token), make('small', '', String(t.id)));
       box.append(tok);
     }
@@ -199,9 +245,9 @@
     $('next').disabled = $('last').disabled = state.step >= n;
     const prefix = $('prefix');
     prefix.replaceChildren();
-    for (let k = 0; k <= i; k++) prefix.append(word(data.steps[k].input.token));
+    for (let k = 0; k <= i; k++) prefix.append(tokenWord(data.steps[k].input));
     const chosen = $('chosen');
-    chosen.replaceChildren(word(s.chosen.token, s.forced ? 'forced' : ''),
+    chosen.replaceChildren(tokenWord(s.chosen, s.forced ? 'forced' : ''),
       make('span', '', ` p = ${fmt(s.chosen.p)}`));
     if (s.forced) {
       chosen.append(make('span', 'forced-mark',
@@ -217,7 +263,7 @@
       bar.style.width = (100 * c.p).toFixed(2) + '%';
       const barBox = make('div', 'bar-box');
       barBox.append(bar);
-      li.append(make('span', 'rank', String(k + 1) + '.'), word(c.token), make('span', 'p', fmt(c.p)), barBox);
+      li.append(make('span', 'rank', String(k + 1) + '.'), tokenWord(c), make('span', 'p', fmt(c.p)), barBox);
       li.addEventListener('click', () => force(c.token));
       list.append(li);
     });
@@ -234,8 +280,9 @@
     output.replaceChildren();
     for (let k = 0; k <= i; k++) {
       const step = data.steps[k];
-      output.append(word(step.chosen.token, (step.forced ? 'forced ' : '') + (k === i ? 'current' : '')));
+      output.append(tokenWord(step.chosen, (step.forced ? 'forced ' : '') + (k === i ? 'current' : '')));
     }
+    $('translation').textContent = s.text;
   }
 
   // ---- attention -------------------------------------------------------
@@ -423,7 +470,7 @@
   async function beamSearch() {
     try {
       state.beamData = await call('/v1/beam', {
-        model: state.model.name, source: state.source, beam: state.beam,
+        model: state.model.name, source: state.source, beam: state.beam, ...languages(),
       });
     } catch (e) {
       state.beamData = null;
@@ -515,6 +562,15 @@
       if (state.source) startTranslation(state.source);
       else writeURL();
     });
+    for (const side of ['source', 'target']) {
+      $(side + '-lang').addEventListener('change', (event) => {
+        state[side + 'Lang'] = event.target.value;
+        event.target.blur();
+        state.beamData = null;
+        if (state.source) startTranslation(state.source);
+        else writeURL();
+      });
+    }
     $('first').addEventListener('click', () => go(1));
     $('prev').addEventListener('click', () => go(state.step - 1));
     $('next').addEventListener('click', () => go(state.step + 1));
@@ -551,7 +607,7 @@
       $model.append(option);
     }
     const url = readURL();
-    chooseModel(url.model);
+    chooseModel(url.model, url.languages);
     state.source = url.source;
     state.forced = url.forced;
     state.beam = url.beam;

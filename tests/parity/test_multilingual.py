@@ -1,0 +1,548 @@
+#!/usr/bin/python3
+"""ted against Hugging Face transformers on the multilingual families:
+NLLB-200 (M2M100ForConditionalGeneration + NllbTokenizer), M2M-100
+(M2M100ForConditionalGeneration + M2M100Tokenizer) and mBART-50
+(MBartForConditionalGeneration + MBart50Tokenizer), exported with
+tools/export_hf.py.
+
+    TED=build/ted .venv/bin/python tests/parity/test_multilingual.py
+
+Small random models built with transformers itself and saved by
+save_pretrained as a hub download has them (NLLB as pytorch_model.bin,
+M2M-100 and mBART-50 as model.safetensors), over one SentencePiece BPE
+model trained here on tests/data/multilingual-sentences.txt (214 sentences
+in 24 languages and 15 scripts, half of them with odd white space: tabs,
+double spaces, U+00A0, U+2009, U+3000, at either end). The tokenizers are
+the ones from_pretrained loads from the saved directories. Checks (one "ok
+NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
+  tokenize/*  `ted tokenize` against the tokenizer on every sentence: the
+              source ids (the text's and EOS; the language code is the
+              logits' check), the target ids, and the text of target ids
+              (`ted tokenize --decode` against decode(skip_special_tokens))
+  logits/*    `ted logits --source-lang --target-lang` against the model's
+              teacher-forced logits (float64), the decoder fed
+              [decoder start, target code] + target: max abs diff <= 1e-4
+  greedy/*    `ted translate --beam 1` against generate(num_beams=1,
+              forced_bos_token_id=code), in two directions of the NLLB
+              model and one of the others: identical on >= 99 % of the
+              sentences whose top-2 margin stays above 1e-3 at every step
+              (the ids compared through ted's detokenizer)
+  beam/*      `ted translate --beam 4` against generate(num_beams=4,
+              early_stopping=True): identical on >= 95 %
+  export/*    each family exports; NLLB's legacy_behaviour (the source's code
+              after EOS) exports and gives the legacy tokenizer's logits;
+              what cannot be mapped (mBART-25's tokenizer, a missing
+              SentencePiece model, unknown M2M-100 language_codes, a
+              tensor of another shape) is refused: exit 1, one line naming it
+  int8/*      `ted quantize` of the mBART-50 model (its learned positional
+              tables int8 too) against the model with the dequantized
+              weights: max abs diff <= 0.5, test_int8.py's bound (ted
+              quantizes the activations as well)
+  half/*      the NLLB model saved in float16 (pytorch_model.bin) and
+              bfloat16 (model.safetensors) exports; its logits, and those of
+              the float32 export rewritten with F16 and BF16 tensors (ted's
+              own reader upcasting), match the upcast model's within 1e-4
+TED_PARITY_KEEP=1 keeps the temporary directory (printed on stderr).
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+
+from ted_test import (TED, failures, parse_logits, quote, report, run,  # noqa: E402
+                      scratch_directory, ted_problem)
+
+EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
+PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
+SENTENCES = os.path.join(ROOT, "tests", "data", "multilingual-sentences.txt")
+TOLERANCE = 1e-4
+GREEDY_AGREEMENT = 0.99
+BEAM_AGREEMENT = 0.95
+MARGIN = 1e-3
+BEAM_SENTENCES = 64
+MAX_POSITIONS = 128
+LOGITS_VS_DEQUANTIZED = 0.5  # tests/parity/test_int8.py's
+
+# (name, tokenizer class, model class, sizes: d_model, heads, encoder and
+#  decoder layers, ffn; saved as safetensors; directions (source, target))
+MODELS = [
+    ("nllb", "NllbTokenizer", "m2m", (32, 4, 2, 2, 64), False,
+     [("eng_Latn", "fra_Latn"), ("fra_Latn", "deu_Latn")]),
+    ("m2m100", "M2M100Tokenizer", "m2m", (48, 4, 2, 3, 96), True, [("__en__", "__fr__")]),
+    ("mbart50", "MBart50Tokenizer", "mbart", (32, 2, 2, 2, 64), True, [("en_XX", "fr_XX")]),
+]
+
+
+def read_sentences():
+    with open(SENTENCES, encoding="utf-8", newline="\n") as f:
+        return f.read().split("\n")[:-1]
+
+
+# ---- building the models ------------------------------------------------------------
+
+def train_spm(tmp, sentences):
+    """A SentencePiece BPE model with NLLB's layout (<unk> <s> </s> first)."""
+    import sentencepiece as spm
+    corpus = os.path.join(tmp, "corpus.txt")
+    with open(corpus, "w", encoding="utf-8") as f:
+        f.write("".join(line.strip() + "\n" for line in sentences * 3))
+    spm.SentencePieceTrainer.train(
+        input=corpus, model_prefix=os.path.join(tmp, "spm"), vocab_size=900, model_type="bpe",
+        character_coverage=0.999, unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
+        hard_vocab_limit=False, minloglevel=2, num_threads=1)
+    return os.path.join(tmp, "spm.model")
+
+
+def m2m100_vocab(tmp, spm_path):
+    """vocab.json as M2M-100 has it: the fairseq dictionary (<s> <pad> </s>
+    <unk>, then the pieces), a few pieces left out (they become <unk>)."""
+    import sentencepiece as spm
+    processor = spm.SentencePieceProcessor(model_file=spm_path)
+    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+    for i in range(3, processor.get_piece_size()):
+        if i % 97:
+            vocab[processor.id_to_piece(i)] = len(vocab)
+    path = os.path.join(tmp, "vocab.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(vocab, f, ensure_ascii=False)
+    return path
+
+
+def make_tokenizer(kind, tmp, spm_path):
+    import transformers
+    if kind == "M2M100Tokenizer":
+        return transformers.M2M100Tokenizer(vocab_file=m2m100_vocab(tmp, spm_path),
+                                            spm_file=spm_path)
+    return getattr(transformers, kind)(vocab_file=spm_path)
+
+
+def vocab_size(tok):
+    """The embedding rows: every id the tokenizer gives, and for M2M-100
+    its 8 made-up words after the language codes."""
+    if hasattr(tok, "lang_token_to_id") and hasattr(tok, "encoder"):
+        return len(tok.encoder) + len(tok.lang_token_to_id) + 8
+    return len(tok)
+
+
+def randomize(model, seed):
+    """Parameters scaled so that the logits are O(10) and the translations
+    depend on the source: with N(0, 1) embeddings and 1/sqrt(fan_in) Linear
+    weights, the embeddings swamp the residual stream of a pre-norm stack
+    and every sentence gets the same translation, so the embeddings are
+    smaller and the sublayers' outputs larger."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=generator)
+            if "norm" in name:
+                p.copy_(1.0 + 0.2 * noise if name.endswith("weight") else 0.2 * noise)
+            elif "shared" in name or "embed_tokens" in name or "lm_head" in name:
+                p.copy_(0.5 * noise)
+            elif p.dim() == 2:  # queries and keys as usual: attention not too sharp
+                gain = 1.0 if "q_proj" in name or "k_proj" in name else 3.0
+                p.copy_(gain * noise / p.shape[1] ** 0.5)
+            else:
+                p.copy_(0.3 * noise)
+    return model.eval()
+
+
+def build_model(kind, tok, sizes, seed):
+    import transformers
+    d, heads, enc, dec, ffn = sizes
+    common = dict(vocab_size=vocab_size(tok), d_model=d, encoder_layers=enc,
+                  decoder_layers=dec, encoder_attention_heads=heads,
+                  decoder_attention_heads=heads, encoder_ffn_dim=ffn, decoder_ffn_dim=ffn,
+                  max_position_embeddings=MAX_POSITIONS, dropout=0.0, attention_dropout=0.0,
+                  activation_dropout=0.0, decoder_start_token_id=2)
+    if kind == "m2m":
+        model = transformers.M2M100ForConditionalGeneration(transformers.M2M100Config(**common))
+    else:
+        model = transformers.MBartForConditionalGeneration(
+            transformers.MBartConfig(scale_embedding=True, **common))
+    return randomize(model, seed)
+
+
+def export(hf_dir, out_dir):
+    """None when tools/export_hf.py succeeds, else why."""
+    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", out_dir])
+    return None if status == 0 else err.strip() or f"exit {status}"
+
+
+def save_and_export(name, model, tok, safetensors, tmp):
+    """The Hugging Face directory (reloaded tokenizer) and the ted one, or
+    None after reporting a failure."""
+    hf_dir, ted_dir = os.path.join(tmp, "hf-" + name), os.path.join(tmp, "ted-" + name)
+    model.save_pretrained(hf_dir, safe_serialization=safetensors)
+    tok.save_pretrained(hf_dir)
+    problem = export(hf_dir, ted_dir)
+    report(f"export/{name}", problem, "pytorch_model.bin" if not safetensors else
+           "model.safetensors")
+    return None if problem else (hf_dir, ted_dir)
+
+
+# ---- running ted ----------------------------------------------------------------------
+
+def ted_lines(args, lines):
+    """ted's output lines for input `lines`, or (None, why)."""
+    status, out, err = run([TED] + args, "".join(line + "\n" for line in lines))
+    if status != 0:
+        return None, f"`{quote([TED] + args)}` exited {status}: " + (
+            err.strip().splitlines() or [""])[-1]
+    out = out.split("\n")
+    if len(out) != len(lines) + 1 or out[-1]:
+        return None, f"`{quote([TED] + args)}`: {len(out) - 1} lines for {len(lines)}"
+    return out[:-1], None
+
+
+def compare(name, got, want, lines, what, minimum=1.0, note="", among=None):
+    """Reports how many of `got` equal `want` (of the indices `among`, or
+    all); fails below `minimum`."""
+    among = range(len(want)) if among is None else among
+    same = sum(got[i] == want[i] for i in among)
+    detail = f"{same}/{len(among)} {what} identical{note}"
+    if len(among) > 0 and same >= minimum * len(among):
+        return report(name, detail=detail)
+    first = next((i for i in among if got[i] != want[i]), None)
+    where = "" if first is None else (f"; first at {lines[first]!r}: ted {got[first]!r}, "
+                                      f"transformers {want[first]!r}")
+    report(name, detail + where)
+
+
+def ids_text(ids):
+    return " ".join(map(str, ids))
+
+
+# ---- checks ---------------------------------------------------------------------------
+
+def hf_language(tok, code):
+    """The language as the tokenizer takes it: M2M100Tokenizer's "fr" for
+    the token __fr__, the others' codes as they are."""
+    return code[2:-2] if type(tok).__name__ == "M2M100Tokenizer" else code
+
+
+def check_tokenize(name, ted_dir, tok, sentences, code):
+    """Source and target ids of every sentence (the code tokens aside),
+    then the text of target ids."""
+    tok.src_lang = tok.tgt_lang = hf_language(tok, code)
+    source = [tok(line).input_ids for line in sentences]
+    target = [tok(text_target=line).input_ids for line in sentences]
+    codes = {tok.convert_tokens_to_ids(code)}
+    want = {"source": [ids_text([i for i in ids if i not in codes]) for ids in source],
+            "target": [ids_text([i for i in ids if i not in codes][:-1]) for ids in target]}
+    for side, args in (("source", []), ("target", ["--target"])):
+        got, problem = ted_lines(["tokenize", "-m", ted_dir] + args, sentences)
+        if problem:
+            report(f"tokenize/{name}-{side}-ids", problem)
+        else:
+            compare(f"tokenize/{name}-{side}-ids", got, want[side], sentences, "sentences")
+    rng = np.random.default_rng(5)
+    eos = tok.eos_token_id
+    sequences = [[i for i in ids if i not in codes and i != eos] for ids in target]
+    # ted's text drops the special tokens it knows (BOS, padding, unknown,
+    # the language codes); the tokenizer's <mask> is none of them
+    mask = tok.convert_tokens_to_ids("<mask>") if "<mask>" in tok.get_vocab() else None
+    sequences += [[int(i) for i in rng.integers(4, len(tok), rng.integers(0, 16))]
+                  for _ in range(200)]
+    sequences = [ids for ids in sequences if eos not in ids and mask not in ids]
+    got, problem = ted_lines(["tokenize", "-m", ted_dir, "--decode"],
+                             [ids_text(ids) for ids in sequences])
+    if problem:
+        return report(f"tokenize/{name}-decode", problem)
+    want = [tok.decode(ids, skip_special_tokens=True) for ids in sequences]
+    compare(f"tokenize/{name}-decode", got, want, [ids_text(s) for s in sequences],
+            "id sequences")
+
+
+def reference_logits(model, tok, pair, languages):
+    """The model's teacher-forced logits, float64: the source as the
+    tokenizer makes it, the decoder fed its start, the target code and the
+    target's tokens."""
+    source, target = pair
+    tok.src_lang, tok.tgt_lang = (hf_language(tok, code) for code in languages)
+    code = tok.convert_tokens_to_ids(languages[1])
+    target_ids = tok(text_target=target, add_special_tokens=False).input_ids
+    decoder = [model.config.decoder_start_token_id, code] + target_ids
+    torch.set_default_dtype(torch.float64)  # transformers builds its masks in it
+    try:
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([tok(source).input_ids]),
+                        decoder_input_ids=torch.tensor([decoder]))
+    finally:
+        torch.set_default_dtype(torch.float32)
+    return out.logits[0].numpy()
+
+
+def check_logits(name, ted_dir, model, tok, pairs, directions, tolerance=TOLERANCE):
+    reference = model.double()
+    worst, largest, count = 0.0, 0.0, 0
+    for languages in directions:
+        for pair in pairs:
+            args = ["logits", "-m", ted_dir, "--source", pair[0], "--target", pair[1],
+                    "--source-lang", languages[0], "--target-lang", languages[1]]
+            out, problem = ted_problem(args)
+            if problem:
+                return report(name, problem)
+            want = reference_logits(reference, tok, pair, languages)
+            try:
+                got = parse_logits(out, *want.shape)
+            except ValueError as e:
+                return report(name, f"`{quote([TED] + args)}`: {e}")
+            diff = float(np.abs(got - want).max())
+            worst, largest = max(worst, diff), max(largest, float(np.abs(want).max()))
+            count += 1
+            if not diff <= tolerance:
+                return report(name, f"max abs diff {diff:.3g} > {tolerance} for {pair!r} "
+                                    f"{languages}")
+    model.float()
+    report(name, detail=f"max abs diff {worst:.2e} over {count} sentence pairs "
+                        f"(logits up to {largest:.1f})")
+
+
+def hf_generate(model, tok, sentences, languages, **options):
+    """generate()'s target ids (decoder start and code dropped, cut at EOS)
+    and each sentence's smallest top-2 margin over its greedy steps."""
+    tok.src_lang = hf_language(tok, languages[0])
+    code = tok.convert_tokens_to_ids(languages[1])
+    out, margins = [], []
+    for start in range(0, len(sentences), 32):
+        batch = tok(sentences[start:start + 32], return_tensors="pt", padding=True)
+        with torch.no_grad():
+            result = model.generate(**batch, forced_bos_token_id=code, do_sample=False,
+                                    output_scores=True, return_dict_in_generate=True,
+                                    **options)
+        scores = torch.stack(result.scores[1:], 1) if len(result.scores) > 1 else None
+        for row, ids in enumerate(result.sequences.tolist()):
+            ids = ids[2:]
+            end = ids.index(tok.eos_token_id) if tok.eos_token_id in ids else len(ids)
+            out.append(ids[:end])
+            if scores is None or options.get("num_beams", 1) > 1:
+                margins.append(float("inf"))
+                continue
+            top = torch.topk(scores[row, :end + 1].float(), 2, dim=-1).values
+            margins.append(float((top[:, 0] - top[:, 1]).min()) if len(top) else 0.0)
+    return out, margins
+
+
+def detokenized(ted_dir, sequences):
+    texts, problem = ted_lines(["tokenize", "-m", ted_dir, "--decode"],
+                               [ids_text(ids) for ids in sequences])
+    return texts, problem
+
+
+def check_translations(name, ted_dir, model, tok, sentences, directions):
+    for source, target in directions:
+        direction = f"{name}-{source}-{target}"
+        for kind, beam, lines, options in (
+                ("greedy", "1", sentences, dict(num_beams=1)),
+                ("beam", "4", sentences[:BEAM_SENTENCES],
+                 dict(num_beams=4, early_stopping=True, length_penalty=1.0))):
+            if kind == "beam" and (source, target) != directions[0]:
+                continue
+            args = ["translate", "-m", ted_dir, "--beam", beam, "--source-lang", source,
+                    "--target-lang", target]
+            if kind == "beam":
+                args += ["--length-normalization", "power", "--length-penalty", "1.0"]
+            got, problem = ted_lines(args, lines)
+            if problem:
+                report(f"{kind}/{direction}", problem)
+                continue
+            ids, margins = hf_generate(model, tok, lines, (source, target), **options)
+            want, problem = detokenized(ted_dir, ids)
+            if problem:
+                report(f"{kind}/{direction}", problem)
+                continue
+            if kind == "greedy":
+                clear = [i for i, m in enumerate(margins) if m > MARGIN]
+                compare(f"{kind}/{direction}", got, want, lines, "sentences", GREEDY_AGREEMENT,
+                        f" of {len(clear)} with top-2 margins > {MARGIN} "
+                        f"({len(set(want))} different translations)", among=clear)
+            else:
+                compare(f"{kind}/{direction}", got, want, lines, "sentences", BEAM_AGREEMENT)
+
+
+# ---- the exporter's refusals, NLLB's legacy order -----------------------------------
+
+def edit_json(name, **changes):
+    def edit(hf_dir):
+        path = os.path.join(hf_dir, name)
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+        value.update(changes)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(value, f)
+    return edit
+
+
+def shrink_tensor(name):
+    def edit(hf_dir):
+        from safetensors.torch import load_file, save_file
+        path = os.path.join(hf_dir, "model.safetensors")
+        tensors = load_file(path)
+        tensors[name] = tensors[name][:-1].clone()
+        save_file(tensors, path, metadata={"format": "pt"})
+    return edit
+
+
+REFUSALS = [
+    ("mbart50", "mbart25-tokenizer", r"tokenizer_config\.json: tokenizer_class MBartTokenizer: .*"
+     r"mBART-25", edit_json("tokenizer_config.json", tokenizer_class="MBartTokenizer")),
+    ("mbart50", "no-spm", r"sentencepiece\.bpe\.model: missing",
+     lambda d: os.remove(os.path.join(d, "sentencepiece.bpe.model"))),
+    ("m2m100", "language-codes", r"tokenizer_config\.json: language_codes \"xx\"",
+     edit_json("tokenizer_config.json", language_codes="xx")),
+    ("mbart50", "positions-shape", r"tensor model\.encoder\.embed_positions\.weight has shape",
+     shrink_tensor("model.encoder.embed_positions.weight")),
+]
+
+
+def check_refusals(tmp):
+    import re
+    import shutil
+    for name, case, pattern, edit in REFUSALS:
+        hf_dir = os.path.join(tmp, f"refuse-{case}")
+        shutil.copytree(os.path.join(tmp, "hf-" + name), hf_dir)
+        edit(hf_dir)
+        status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", hf_dir + "-ted"])
+        lines = err.strip().splitlines()
+        good = status == 1 and len(lines) == 1 and re.search(pattern, lines[0])
+        report(f"export/refuses-{case}", None if good else
+               f"exit {status}, stderr {err.strip()[:300]!r}, expected one line matching "
+               f"{pattern!r}", lines[0] if lines else "")
+
+
+def check_legacy(model, tok_class, pairs, tmp):
+    """NLLB with legacy_behaviour: the source's code after EOS."""
+    import shutil
+    hf_dir = os.path.join(tmp, "hf-nllb-legacy")
+    shutil.copytree(os.path.join(tmp, "hf-nllb"), hf_dir)
+    edit_json("tokenizer_config.json", legacy_behaviour=True)(hf_dir)
+    problem = export(hf_dir, hf_dir + "-ted")
+    report("export/nllb-legacy", problem, "legacy_behaviour: true")
+    if problem is None:
+        tok = tok_class.from_pretrained(hf_dir)
+        check_logits("logits/nllb-legacy", hf_dir + "-ted", model, tok, pairs[:2],
+                     [("eng_Latn", "fra_Latn")])
+
+
+# ---- int8 ------------------------------------------------------------------------------
+
+def check_int8(name, ted_dir, model, tok, pairs, languages, tmp):
+    """`ted quantize` of the model (every matrix int8, mBART's positional
+    tables too) against the model with those weights dequantized (q *
+    scale): within LOGITS_VS_DEQUANTIZED, as tests/parity/test_int8.py
+    holds the tutorial model (ted also quantizes the activations)."""
+    import copy
+
+    from safetensors.numpy import load_file
+    int8_dir = os.path.join(tmp, f"ted-{name}-int8")
+    _, problem = ted_problem(["quantize", ted_dir, int8_dir])
+    if problem:
+        return report(f"int8/{name}", problem)
+    tensors = load_file(os.path.join(int8_dir, "model.safetensors"))
+    dequantized = copy.deepcopy(model)
+    params = dict(dequantized.named_parameters())
+    with torch.no_grad():
+        for tensor, q in tensors.items():
+            if q.dtype == np.int8:
+                scale = tensors[tensor + ".scale"][:, None]
+                params[tensor].copy_(torch.from_numpy(q.astype(np.float32) * scale))
+    check_logits(f"int8/{name}", int8_dir, dequantized, tok, pairs, [languages],
+                 LOGITS_VS_DEQUANTIZED)
+
+
+# ---- half precision ---------------------------------------------------------------------
+
+def rewrite_weights(ted_dir, out_dir, dtype):
+    """A copy of the ted directory whose model.safetensors holds every
+    tensor as `dtype` (torch.float16 or torch.bfloat16)."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+    shutil.copytree(ted_dir, out_dir)
+    path = os.path.join(out_dir, "model.safetensors")
+    save_file({k: v.to(dtype) for k, v in load_file(path).items()}, path)
+    return out_dir
+
+
+def check_half(model, tok, pairs, directions, tmp):
+    """The NLLB model saved in float16 and bfloat16: exported (upcast), and
+    its float32 export stored back as F16 and BF16 for ted's reader."""
+    for dtype, label, safetensors in ((torch.float16, "f16", False),
+                                     (torch.bfloat16, "bf16", True)):
+        half = type(model)(model.config)
+        half.load_state_dict(model.state_dict())
+        half = half.to(dtype)
+        dirs = save_and_export(f"nllb-{label}", half, tok, safetensors, tmp)
+        if dirs is None:
+            continue
+        # The float32 model of the half weights: M2M-100's positional table
+        # is no weight (not in the state_dict) and stays float32, as ted
+        # computes it.
+        upcast = type(model)(model.config)
+        upcast.load_state_dict({k: v.float() for k, v in half.state_dict().items()})
+        upcast.eval()
+        check_logits(f"half/{label}-export", dirs[1], upcast, tok, pairs, directions[:1])
+        stored = rewrite_weights(dirs[1], os.path.join(tmp, f"ted-nllb-{label}-stored"), dtype)
+        _, header = read_dtypes(os.path.join(stored, "model.safetensors"))
+        check_logits(f"half/{label}-tensors-{'+'.join(sorted(header))}", stored, upcast, tok,
+                     pairs, directions[:1])
+
+
+def read_dtypes(path):
+    import struct
+    with open(path, "rb") as f:
+        (length,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(length))
+    header.pop("__metadata__", None)
+    return header, {entry["dtype"] for entry in header.values()}
+
+
+# ---- main ---------------------------------------------------------------------------------
+
+def logits_pairs(sentences):
+    return [(sentences[0], sentences[15]), (sentences[65], sentences[44]),
+            (sentences[120], ""), (sentences[200], sentences[100])]
+
+
+def main():
+    torch.set_num_threads(1)
+    try:
+        import sentencepiece  # noqa: F401
+        import transformers
+    except ImportError as e:
+        report("setup", f"{e.name} is not installed (make venv; python3-sentencepiece)")
+        return
+    transformers.logging.set_verbosity_error()
+    sentences = read_sentences()
+    with scratch_directory("ted-multilingual-") as tmp:
+        spm_path = train_spm(tmp, sentences)
+        for seed, (name, tok_kind, kind, sizes, safetensors, directions) in enumerate(MODELS):
+            tok_dir = os.path.join(tmp, "tok-" + name)
+            os.makedirs(tok_dir)
+            tok = make_tokenizer(tok_kind, tok_dir, spm_path)
+            model = build_model(kind, tok, sizes, 20 + seed)
+            dirs = save_and_export(name, model, tok, safetensors, tmp)
+            if dirs is None:
+                continue
+            tok = type(tok).from_pretrained(dirs[0])  # as a hub download loads it
+            check_tokenize(name, dirs[1], tok, sentences, directions[0][0])
+            check_logits(f"logits/{name}", dirs[1], model, tok, logits_pairs(sentences),
+                         directions)
+            check_translations(name, dirs[1], model, tok, sentences, directions)
+            if name == "mbart50":
+                check_int8(name, dirs[1], model, tok, logits_pairs(sentences), directions[0],
+                           tmp)
+            if name == "nllb":
+                check_half(model, tok, logits_pairs(sentences), directions, tmp)
+                check_legacy(model, type(tok), logits_pairs(sentences), tmp)
+        check_refusals(tmp)
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(1 if failures() else 0)

@@ -1,0 +1,299 @@
+"""The Hugging Face model families tools/export_hf.py converts besides
+MarianMTModel: M2M100ForConditionalGeneration (M2M-100 and NLLB-200
+checkpoints) and MBartForConditionalGeneration (mBART-50), and the
+vocabularies of their tokenizers (NllbTokenizer, M2M100Tokenizer,
+MBart50Tokenizer) as ted reads them: one token per line, the line number
+the id the Hugging Face tokenizer gives it.
+
+Each family is the Transformer of the paper with pre-norm layers and a
+final LayerNorm on both stacks; what differs becomes config.yaml keys
+(docs/model-format.md, "Hugging Face M2M-100, NLLB and mBART-50 models"):
+
+  m2m_100  sinusoidal positions with fairseq's frequencies
+           (positional_encoding: fairseq), the first token at position
+           pad_token_id + 1 (position_offset), ReLU, embeddings x sqrt(d)
+  mbart    learned positional tables (positional_encoding: learned) whose
+           first token takes row 2 (position_offset), a LayerNorm after the
+           embeddings (embedding_norm), GELU
+
+Language codes are tokens of the vocabulary: the tokenizer's
+additional_special_tokens ("eng_Latn", "en_XX"), or for M2M100Tokenizer
+those of the table its language_codes names ("__fr__").
+"""
+import json
+import os
+
+import numpy as np
+
+from ted_format import ExportError
+
+# What each configuration class (transformers 4.40) takes when config.json
+# leaves a key out.
+M2M100_DEFAULTS = {
+    "vocab_size": 128112, "max_position_embeddings": 1024, "encoder_layers": 12,
+    "encoder_ffn_dim": 4096, "encoder_attention_heads": 16, "decoder_layers": 12,
+    "decoder_ffn_dim": 4096, "decoder_attention_heads": 16, "activation_function": "relu",
+    "d_model": 1024, "decoder_start_token_id": 2, "scale_embedding": True, "pad_token_id": 1,
+    "bos_token_id": 0, "eos_token_id": 2, "forced_eos_token_id": None,
+    "tie_word_embeddings": True,
+}
+MBART_DEFAULTS = {
+    "vocab_size": 50265, "max_position_embeddings": 1024, "encoder_layers": 12,
+    "encoder_ffn_dim": 4096, "encoder_attention_heads": 16, "decoder_layers": 12,
+    "decoder_ffn_dim": 4096, "decoder_attention_heads": 16, "activation_function": "gelu",
+    "d_model": 1024, "decoder_start_token_id": None, "scale_embedding": False,
+    "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2, "forced_eos_token_id": 2,
+    "tie_word_embeddings": True,
+}
+
+# model_type -> (the class that runs it, its defaults, the tokenizers it
+# comes with)
+FAMILIES = {
+    "m2m_100": ("M2M100ForConditionalGeneration", M2M100_DEFAULTS,
+                ("NllbTokenizer", "NllbTokenizerFast", "M2M100Tokenizer")),
+    "mbart": ("MBartForConditionalGeneration", MBART_DEFAULTS,
+              ("MBart50Tokenizer", "MBart50TokenizerFast")),
+}
+# M2M100Tokenizer's language codes by the name tokenizer_config.json's
+# language_codes gives (tokenization_m2m_100.py, FAIRSEQ_LANGUAGE_CODES): the
+# tokenizer spells code xx as the token __xx__, of id len(vocab.json) + its
+# index here.
+M2M100_LANGUAGE_CODES = {
+    "m2m100": ["af", "am", "ar", "ast", "az", "ba", "be", "bg", "bn", "br", "bs", "ca", "ceb",
+               "cs", "cy", "da", "de", "el", "en", "es", "et", "fa", "ff", "fi", "fr", "fy",
+               "ga", "gd", "gl", "gu", "ha", "he", "hi", "hr", "ht", "hu", "hy", "id", "ig",
+               "ilo", "is", "it", "ja", "jv", "ka", "kk", "km", "kn", "ko", "lb", "lg", "ln",
+               "lo", "lt", "lv", "mg", "mk", "ml", "mn", "mr", "ms", "my", "ne", "nl", "no",
+               "ns", "oc", "or", "pa", "pl", "ps", "pt", "ro", "ru", "sd", "si", "sk", "sl",
+               "so", "sq", "sr", "ss", "su", "sv", "sw", "ta", "th", "tl", "tn", "tr", "uk",
+               "ur", "uz", "vi", "wo", "xh", "yi", "yo", "zh", "zu"],
+    "wmt21": ["en", "ha", "is", "ja", "cs", "ru", "zh", "de"],
+}
+MBART_POSITION_OFFSET = 2  # MBartLearnedPositionalEmbedding.offset
+SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")  # ids 0-3 of the fairseq dictionaries
+FILLER = "<madeupword{}>"  # the rows of the embedding no token of the tokenizer names
+
+
+def ted_model_keys(family, config, setting):
+    """The model section keys the family fixes or config.json sets:
+    (key, value, comment) rows, after the sizes."""
+    if family == "m2m_100":
+        pad = setting(config, "pad_token_id")
+        if not isinstance(pad, int) or isinstance(pad, bool) or pad < 0:
+            raise ExportError(f"config.json: pad_token_id {json.dumps(pad)} is not a token id "
+                              "(M2M-100's positions start at pad_token_id + 1)")
+        positions = [("positional_encoding", "fairseq",
+                      "sines, then cosines of pos / 10000^(i / (d_model/2 - 1))"),
+                     ("position_offset", pad + 1, "the first token's position: pad_token_id + 1"),
+                     ("embedding_norm", False)]
+    else:
+        positions = [("positional_encoding", "learned", "embed_positions.weight of each stack"),
+                     ("position_offset", MBART_POSITION_OFFSET, "the first token takes row 2"),
+                     ("embedding_norm", True, "layernorm_embedding")]
+    return positions + [("norm_first", True), ("encoder_final_norm", True),
+                        ("decoder_final_norm", True)]
+
+
+def fairseq_positions(count, d_model):
+    """M2M100SinusoidalPositionalEmbedding.get_embedding's table (the
+    padding row left as the formula gives it)."""
+    half = d_model // 2
+    frequencies = np.exp(np.arange(half, dtype=np.float64) * -(np.log(10000.0) / (half - 1)))
+    angles = np.arange(count, dtype=np.float64)[:, None] * frequencies[None, :]
+    return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+
+
+def stack_tensors(family, m):
+    """Name -> shape of the tensors the family adds to a MarianMTModel's
+    (besides final_logits_bias): the final norms, mBART's embedding norms
+    and positional tables."""
+    d = m["d_model"]
+    shapes = {}
+    for stack in ("encoder", "decoder"):
+        norms = ("layer_norm", "layernorm_embedding") if family == "mbart" else ("layer_norm",)
+        for norm in norms:
+            shapes[f"model.{stack}.{norm}.weight"] = (d,)
+            shapes[f"model.{stack}.{norm}.bias"] = (d,)
+        if family == "mbart":
+            shapes[f"model.{stack}.embed_positions.weight"] = (
+                m["max_positions"] + MBART_POSITION_OFFSET, d)
+    return shapes
+
+
+def check_sinusoidal_tables(path, tensors, m, tolerance):
+    """M2M-100 keeps its table out of the state_dict; a checkpoint that has
+    it (model.*.embed_positions.weights) must hold fairseq's table.
+    Returns the names checked."""
+    names = [f"model.{stack}.embed_positions.weights" for stack in ("encoder", "decoder")]
+    present = [name for name in names if name in tensors]
+    for name in present:
+        table = tensors[name]
+        rows = min(table.shape[0], m["max_positions"] + m["position_offset"])
+        if table.ndim != 2 or table.shape[1] != m["d_model"]:
+            raise ExportError(f"{path}: tensor {name} has shape {list(table.shape)}, not "
+                              f"[rows, {m['d_model']}]")
+        want = fairseq_positions(rows, m["d_model"])
+        pad = m["position_offset"] - 1
+        keep = np.arange(rows) != pad  # the padding row is zeroed
+        diff = float(np.abs(table[:rows][keep] - want[keep]).max()) if rows > 1 else 0.0
+        if not diff <= tolerance:
+            raise ExportError(f"{path}: tensor {name} is not the sinusoidal table (fairseq's "
+                              f"frequencies) ted computes: max abs difference {diff:.3g}")
+    return present
+
+
+# ---- tokenizers -------------------------------------------------------------------
+
+def tokenizer_class(family, tokenizer_config, hf_dir):
+    """The tokenizer's class: tokenizer_config.json's, else what the files
+    say (vocab.json: M2M100Tokenizer)."""
+    name = tokenizer_config.get("tokenizer_class")
+    if name is None:
+        if family == "mbart":
+            name = "MBart50Tokenizer"
+        else:
+            has_vocab = os.path.lexists(os.path.join(hf_dir, "vocab.json"))
+            name = "M2M100Tokenizer" if has_vocab else "NllbTokenizer"
+    allowed = FAMILIES[family][2]
+    if name not in allowed:
+        why = (" (mBART-25's MBartTokenizer puts the language code after the source and "
+               "starts the decoder from it, which ted does not do)" if name.startswith("MBart")
+               else "")
+        raise ExportError(f"tokenizer_config.json: tokenizer_class {name}: a {FAMILIES[family][0]}"
+                          f" is converted with {' or '.join(allowed)}{why}")
+    return name.replace("Fast", "")
+
+
+def added_tokens(tokenizer_config):
+    """{id: spelling} of tokenizer_config.json's added_tokens_decoder."""
+    added = tokenizer_config.get("added_tokens_decoder") or {}
+    if not isinstance(added, dict):
+        raise ExportError("tokenizer_config.json: added_tokens_decoder is not a JSON object")
+    out = {}
+    for key, entry in added.items():
+        content = entry.get("content") if isinstance(entry, dict) else entry
+        if not str(key).isdigit() or not isinstance(content, str):
+            raise ExportError(f"tokenizer_config.json: added_tokens_decoder {key!r} is not "
+                              "an id with a token")
+        out[int(key)] = content
+    return out
+
+
+def language_codes(tokenizer_config):
+    """additional_special_tokens: the language codes, in the tokenizer's order."""
+    codes = tokenizer_config.get("additional_special_tokens")
+    if not isinstance(codes, list) or not codes:
+        raise ExportError("tokenizer_config.json: additional_special_tokens: missing; the "
+                          "language codes of a multilingual tokenizer are listed there")
+    out = []
+    for code in codes:
+        code = code.get("content") if isinstance(code, dict) else code
+        if not isinstance(code, str) or not code:
+            raise ExportError(f"tokenizer_config.json: additional_special_tokens holds "
+                              f"{json.dumps(code)[:40]}, not a token")
+        out.append(code)
+    return out
+
+
+def spm_pieces(path, data):
+    try:
+        import sentencepiece
+    except ImportError:
+        raise ExportError(f"{path}: reading this tokenizer needs the sentencepiece module "
+                          "(python3-sentencepiece)") from None
+    try:
+        processor = sentencepiece.SentencePieceProcessor(model_proto=data)
+    except (OSError, RuntimeError, TypeError, ValueError) as e:
+        raise ExportError(f"{path}: not a SentencePiece model ({e})".splitlines()[0]) from None
+    return [processor.IdToPiece(i) for i in range(processor.GetPieceSize())]
+
+
+def place(tokens, index, token, origin, size):
+    if not 0 <= index < size:
+        raise ExportError(f"{origin}: token {json.dumps(token)} has id {index}, not below "
+                          f"config.json vocab_size {size}")
+    tokens[index] = token
+
+
+def fairseq_tokens(pieces, added, codes, size, origin):
+    """NLLB and mBART-50: <s> <pad> </s> <unk>, SentencePiece's pieces
+    from id 3 on at their id + 1, then the language codes and <mask>
+    (added_tokens_decoder's ids; without it, in the tokenizer's order)."""
+    tokens = [None] * size
+    for index, piece in enumerate(pieces[3:], start=4):
+        place(tokens, index, piece, origin, size)
+    for index, special in enumerate(SPECIALS):
+        tokens[index] = special
+    if not added:
+        after = len(pieces) + 1
+        added = {after + i: code for i, code in enumerate(codes + ["<mask>"])}
+    for index, token in sorted(added.items()):
+        place(tokens, index, token, "tokenizer_config.json: added_tokens_decoder", size)
+    return tokens
+
+
+def m2m100_codes(tokenizer_config):
+    """The language tokens (__fr__) of tokenizer_config.json's
+    language_codes, in M2M100Tokenizer's order."""
+    name = tokenizer_config.get("language_codes", "m2m100")
+    if name not in M2M100_LANGUAGE_CODES:
+        raise ExportError(f"tokenizer_config.json: language_codes {json.dumps(name)[:40]}: "
+                          f"M2M100Tokenizer knows {', '.join(M2M100_LANGUAGE_CODES)}")
+    return [f"__{code}__" for code in M2M100_LANGUAGE_CODES[name]]
+
+
+def m2m100_tokens(vocab, added, codes, size, origin):
+    """M2M-100: vocab.json's ids, then the language tokens (__fr__) after
+    them; added_tokens_decoder's ids where it names a token."""
+    tokens = [None] * size
+    for token, index in vocab.items():
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise ExportError(f"{origin}: token {json.dumps(token)} has id "
+                              f"{json.dumps(index)}, not an integer")
+        place(tokens, index, token, origin, size)
+    given = {token: index for index, token in added.items()}
+    for i, code in enumerate(codes):
+        place(tokens, given.get(code, len(vocab) + i), code, "M2M100Tokenizer", size)
+    for index, token in sorted(added.items()):
+        place(tokens, index, token, "tokenizer_config.json: added_tokens_decoder", size)
+    return tokens
+
+
+def fill_rows(tokens):
+    """The embedding rows no token names get a spelling of their own."""
+    taken = set(tokens)
+    n = 0
+    for index, token in enumerate(tokens):
+        if token is None:
+            while FILLER.format(n) in taken:
+                n += 1
+            tokens[index] = FILLER.format(n)
+            n += 1
+    return tokens
+
+
+def vocabulary(name, hf_dir, tokenizer_config, size, read):
+    """(tokens by id, the language codes, the SentencePiece model's file
+    name and bytes) of tokenizer `name`; read(file name, kind) reads one
+    input file ("vocab": vocab.json as a dict, "spm": bytes)."""
+    added = added_tokens(tokenizer_config)
+    if name == "M2M100Tokenizer":
+        codes = m2m100_codes(tokenizer_config)
+        spm_file = "sentencepiece.bpe.model"
+        data = read(spm_file, "spm")
+        spm_pieces(os.path.join(hf_dir, spm_file), data)  # it must load
+        tokens = m2m100_tokens(read("vocab.json", "vocab"), added, codes, size,
+                               os.path.join(hf_dir, "vocab.json"))
+    else:
+        codes = language_codes(tokenizer_config)
+        spm_file = "sentencepiece.bpe.model"
+        data = read(spm_file, "spm")
+        pieces = spm_pieces(os.path.join(hf_dir, spm_file), data)
+        tokens = fairseq_tokens(pieces, added, codes, size, os.path.join(hf_dir, spm_file))
+    known = set(tokens)
+    missing = [code for code in codes if code not in known]
+    if missing:
+        raise ExportError(f"tokenizer_config.json: language code {json.dumps(missing[0])} is "
+                          "no token of the vocabulary")
+    order = {token: index for index, token in enumerate(tokens)}
+    return fill_rows(tokens), sorted(codes, key=order.get), spm_file, data
