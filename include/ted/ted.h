@@ -68,8 +68,9 @@ const ted_config *ted_model_config(const ted_model *model);
 /* The config as one line of JSON: an object with config.yaml's keys and
  * values, the defaults included (sections "model", "tokenizer", "decoding"
  * as objects, "weights" a string; floats spelled as config.yaml spells
- * them), for bindings and tools. Returns a malloc'ed string the caller
- * frees (ted_free), or NULL when `config` is NULL or out of memory. */
+ * them; the words true and false of early_stopping as JSON booleans, as
+ * YAML reads them), for bindings and tools. Returns a malloc'ed string the
+ * caller frees (ted_free), or NULL when `config` is NULL or out of memory. */
 char *ted_config_json(const ted_config *config);
 
 /* The weights are memory-mapped, not copied: should another program cut
@@ -304,7 +305,9 @@ typedef struct ted_hypothesis {
     int length;
     double log_prob;   /* the sum of log_probs */
     double score;      /* what ranks hypotheses: log_prob, or for beam search
-                        * log_prob / lp(length) (ted_beam_params) */
+                        * log_prob / lp(length) (ted_beam_params; length + 1 for a
+                        * hypothesis cut at its limit when the config has
+                        * forced_eos) */
 } ted_hypothesis;
 
 /* Frees ids and log_probs of `count` hypotheses and zeroes them. */
@@ -326,14 +329,13 @@ typedef struct ted_beam_params {
     int beam_size;         /* open hypotheses kept per sentence (default 4) */
     float length_penalty;  /* alpha of the length penalty lp(length) that divides a
                             * finished hypothesis' log-prob (default 0.6; 0: none) */
-    /* lp and when a sentence stops (default TED_LENGTH_GNMT):
-     * TED_LENGTH_GNMT: lp = ((5 + length) / 6)^alpha; a sentence stops once
-     *   its best open hypothesis cannot enter the n-best list any more;
-     * TED_LENGTH_POWER: lp = length^alpha; a sentence stops as soon as
-     *   beam_size hypotheses are finished, as Hugging Face transformers'
-     *   beam search with early_stopping=True does.
+    /* lp (default TED_LENGTH_GNMT): TED_LENGTH_GNMT: ((5 + length) / 6)^alpha;
+     * TED_LENGTH_POWER: length^alpha, as Hugging Face transformers.
      * length: the tokens generated, EOS counted. */
     ted_length_normalization length_normalization;
+    /* When a sentence stops (ted_early_stopping, in ted/config.h; default
+     * TED_EARLY_STOPPING_FALSE, transformers' default). */
+    ted_early_stopping early_stopping;
 } ted_beam_params;
 
 ted_beam_params ted_beam_default_params(void);
@@ -388,7 +390,8 @@ typedef struct ted_beam_candidate {
                         * their order there (0 at the first step) */
     int token;
     double log_prob;   /* of the whole hypothesis */
-    double score;      /* finished: log_prob / lp(length); otherwise log_prob */
+    double score;      /* finished: log_prob / lp(length) (as ted_hypothesis.score);
+                        * otherwise log_prob */
     ted_beam_fate fate;
 } ted_beam_candidate;
 
@@ -425,14 +428,13 @@ typedef struct ted_beam_trace {
  *   top_k 1 is greedy decoding.
  * - Beam search: every step extends each open hypothesis by every token;
  *   the candidates are ranked by total log-prob. Those among the best
- *   beam_size that end in EOS, or reach max_lengths[i] tokens, are
- *   finished and kept aside; the best beam_size others stay open. With
- *   TED_LENGTH_GNMT, sentence i stops when it holds n_best finished
- *   hypotheses and the best open one, even at no further cost up to
- *   max_lengths[i] tokens, would score below the n_best-th finished one;
- *   with TED_LENGTH_POWER, when beam_size hypotheses are finished.
+ *   beam_size that end in EOS are finished and kept aside; the best
+ *   beam_size others stay open. Once beam_size hypotheses are finished,
+ *   sentence i stops as early_stopping says; at max_lengths[i] tokens it
+ *   stops, and unless early_stopping says it is done, its best beam_size
+ *   candidates that do not end in EOS finish too (transformers' finalize).
  *   1 <= n_best <= beam_size < target vocabulary size. With length_penalty
- *   0 and beam_size 1 the GNMT result is greedy decoding's.
+ *   0 and beam_size 1 the result is greedy decoding's.
  * `trace` (may be NULL) sees beam search's steps. On failure `out` holds
  * nothing to free. */
 ted_status ted_decode(ted_session *session, const ted_batch *batch,

@@ -56,10 +56,14 @@ static const char usage[] =
     "                       log-prob / lp(length) (default 0.6; 0: none)\n"
     "  --length-normalization gnmt|power\n"
     "                       beam search: gnmt (the default): lp = ((5 + length)\n"
-    "                       / 6)^A, a sentence stops when no open hypothesis can\n"
-    "                       win; power: lp = length^A, a sentence stops when N\n"
-    "                       hypotheses are finished (as Hugging Face transformers\n"
-    "                       does with early_stopping=True)\n"
+    "                       / 6)^A; power: lp = length^A (Hugging Face\n"
+    "                       transformers)\n"
+    "  --early-stopping true|false|never\n"
+    "                       beam search, once N hypotheses are finished (as\n"
+    "                       transformers' generate): true stops at once; false\n"
+    "                       (the default) once the best candidate's log-prob /\n"
+    "                       lp(its length) cannot beat the worst of them; never\n"
+    "                       once nothing open can, even at the length limit\n"
     "  --sample             draw each token at random from the model's distribution\n"
     "  --temperature T      sampling: divide the logits by T > 0 (default 1)\n"
     "  --top-k K            sampling: only among the K most likely tokens (0: all)\n"
@@ -613,6 +617,17 @@ static bool take_flag(cli_args *a, const char *option)
     return false;
 }
 
+static bool take_early_stopping(cli_args *a, const char *option, ted_early_stopping *out)
+{
+    if (!cli_take_value(a, option))
+        return false;
+    if (frontend_early_stopping(a->value, out))
+        return true;
+    cli_error("%s: '%s' is not %s", option, a->value, frontend_early_stopping_words);
+    a->failed = true;
+    return false;
+}
+
 static bool take_normalization(cli_args *a, const char *option, ted_length_normalization *out)
 {
     if (!cli_take_value(a, option))
@@ -642,6 +657,8 @@ static bool decoding_option(cli_args *a, const char *option, frontend_choice *d)
         d->length_penalty_given = take_float(a, option, 0.0, true, INFINITY, &d->length_penalty);
     else if (!strcmp(option, "--length-normalization"))
         d->normalization_given = take_normalization(a, option, &d->normalization);
+    else if (!strcmp(option, "--early-stopping"))
+        d->early_stopping_given = take_early_stopping(a, option, &d->early_stopping);
     else if (!strcmp(option, "--sample"))
         d->sample = take_flag(a, option);
     else if (!strcmp(option, "--temperature"))
@@ -699,7 +716,8 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
 {
     static const frontend_option_names names = {
         "--beam",  "--sample", "--length-penalty", "--length-normalization", "--temperature",
-        "--top-k", "--top-p",  "--seed",           "--n-best",               "--max-length"};
+        "--top-k", "--top-p",  "--seed",           "--n-best",               "--max-length",
+        "--early-stopping"};
     translate_args *t = options;
     translate_job *job = &t->job;
     job->model = model;

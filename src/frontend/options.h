@@ -44,10 +44,11 @@ int frontend_apply_batching(const ted_model *model, const frontend_batching *giv
 typedef struct frontend_choice {
     bool beam_given, sample, length_penalty_given, normalization_given;
     bool temperature_given, top_k_given, top_p_given, seed_given;
-    bool n_best_given, max_length_given;
+    bool n_best_given, max_length_given, early_stopping_given;
     int beam;
     float length_penalty;
     ted_length_normalization normalization;
+    ted_early_stopping early_stopping;
     float temperature;
     int top_k;
     float top_p;
@@ -61,8 +62,17 @@ typedef struct frontend_choice {
  * translate's command line, "beam" in ted serve's requests. */
 typedef struct frontend_option_names {
     const char *beam, *sample, *length_penalty, *normalization, *temperature, *top_k, *top_p,
-        *seed, *n_best, *max_length;
+        *seed, *n_best, *max_length, *early_stopping;
 } frontend_option_names;
+
+/* The early_stopping setting `word` spells ("false", "true" or "never", as
+ * config.yaml's decoding.early_stopping and transformers spell them) into
+ * `*out`; false when it spells none. */
+bool frontend_early_stopping(const char *word, ted_early_stopping *out);
+
+/* What `ted translate` and `ted serve` say the words are: "false, true or
+ * never". */
+extern const char frontend_early_stopping_words[];
 
 /* `*options` = the model's defaults (ted_translate_model_options) with
  * `choice` applied, after checking it: every value in its range (the

@@ -145,6 +145,7 @@ ted_translate_options ted_translate_model_options(const ted_model *m)
     }
     d->beam.length_penalty = c->length_penalty;
     d->beam.length_normalization = c->length_normalization;
+    d->beam.early_stopping = c->early_stopping;
     d->sampling.temperature = c->temperature;
     d->sampling.top_k = c->top_k;
     d->sampling.top_p = c->top_p;
