@@ -21,6 +21,7 @@ int cli_step(int argc, char **argv);
 int cli_attention(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 int cli_quantize(int argc, char **argv);
+int cli_shortlist(int argc, char **argv);
 
 /* "ted: <message>" on stderr; returns 1, the exit status of every error. */
 int cli_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
