@@ -44,7 +44,7 @@ static bool next_line(reader *r)
 
 static ted_status line_error(reader *r, const char *what)
 {
-    return ted_fail(r->err, TED_ERR_FORMAT, "%s:%d: %s", r->name, r->line, what);
+    return ted_fail(r->err, TED_ERR_FORMAT, "%s:%d: %s", r->name, r->line ? r->line : 1, what);
 }
 
 /* The word at the start of the line, which must be `word` followed by a
@@ -72,8 +72,8 @@ static int take_id(reader *r, int limit, const char *side, int *id)
     if (p == r->line_end)
         return 0;
     long value = 0;
-    while (p < r->line_end && *p >= '0' && *p <= '9' && value <= limit)
-        value = value * 10 + (*p++ - '0');
+    for (; p < r->line_end && *p >= '0' && *p <= '9'; p++)
+        value = value > limit ? value : value * 10 + (*p - '0');
     if (p == r->line_start || (p < r->line_end && *p != ' ' && *p != '\t')) {
         line_error(r, "expected a token id (a decimal integer)");
         return -1;
