@@ -1,7 +1,13 @@
 /* ted shortlist: a vocabulary shortlist (io/shortlist.h) for a model, from
  * a parallel corpus, or from a source corpus and the model's own greedy
- * translations of it. */
+ * translations of it. A target t ranks for a source token s by
+ * c(s,t) / sqrt(c(s) c(t)) over the sentence pairs (the cosine of their
+ * occurrence vectors, Ochiai's coefficient): a rare inflected form that
+ * turns up whenever s does ranks high, where Dice's 2 c(s,t) / (c(s) + c(t))
+ * ranks it below the frequent forms (measurements:
+ * docs/performance.md#vocabulary-shortlist). */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +19,8 @@ static const char usage[] =
     "                     [--frequent M] -o FILE\n"
     "\n"
     "Writes a vocabulary shortlist for the model: for each source token, the N\n"
-    "target tokens of highest Dice score over the corpus's sentence pairs,\n"
-    "2 c(s,t) / (c(s) + c(t)), where c counts the pairs whose source holds s,\n"
+    "target tokens of highest score over the corpus's sentence pairs,\n"
+    "c(s,t) / sqrt(c(s) c(t)), where c counts the pairs whose source holds s,\n"
     "whose target holds t, or both; ties go to the more frequent pair, then to\n"
     "the lower id. The M most frequent target tokens (by occurrences) are kept\n"
     "for every batch. `ted translate --shortlist FILE` (or the config's\n"
@@ -292,7 +298,7 @@ static int count_corpus(counts *c, const ted_model *model, const shortlist_args 
 typedef struct scored {
     int source, target;
     uint32_t both;
-    float dice;
+    float score;  /* c(s,t) / sqrt(c(s) c(t)) */
 } scored;
 
 static int by_source_then_score(const void *a, const void *b)
@@ -300,8 +306,8 @@ static int by_source_then_score(const void *a, const void *b)
     const scored *x = a, *y = b;
     if (x->source != y->source)
         return x->source < y->source ? -1 : 1;
-    if (x->dice != y->dice)
-        return x->dice > y->dice ? -1 : 1;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
     if (x->both != y->both)
         return x->both > y->both ? -1 : 1;
     return (x->target > y->target) - (x->target < y->target);
@@ -319,8 +325,8 @@ static scored *score_pairs(const counts *c)
             continue;
         uint64_t key = c->keys[i] - 1;
         int s = (int)(key / (uint64_t)c->tgt_vocab), t = (int)(key % (uint64_t)c->tgt_vocab);
-        double sum = (double)c->src_pairs[s] + (double)c->tgt_pairs[t];
-        all[n++] = (scored){s, t, c->both[i], (float)(2.0 * c->both[i] / sum)};
+        double product = (double)c->src_pairs[s] * (double)c->tgt_pairs[t];
+        all[n++] = (scored){s, t, c->both[i], (float)(c->both[i] / sqrt(product))};
     }
     qsort(all, n, sizeof *all, by_source_then_score);
     return all;
@@ -363,7 +369,7 @@ static int write_shortlist(FILE *out, const counts *c, const shortlist_args *o)
         return cli_error("shortlist: out of memory for %zu token pairs", c->used);
     fprintf(out,
             "ted-shortlist 1\n"
-            "# per source token the %d targets of highest Dice score over %s%s%s;\n"
+            "# per source token the %d targets of highest c(s,t) / sqrt(c(s) c(t)) over %s%s%s;\n"
             "# the %d most frequent targets\n"
             "vocab %d %d\n",
             o->top, o->source, o->target ? " and " : " and the model's translations",

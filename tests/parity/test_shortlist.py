@@ -17,7 +17,8 @@ On the trained model of tests/data/parity-model (exported here, and its
   full/*     a shortlist of every target on the shipped models (float and
              int8): greedy, beam search and sampling with --scores give the
              same lines as no shortlist
-  build/*    `ted shortlist` against the Dice ranking computed here from the
+  build/*    `ted shortlist` against the ranking (c(s,t) / sqrt(c(s) c(t)))
+             computed here from the
              same corpus (parallel; and a source corpus with PyTorch's greedy
              translations as its targets): the same file, line for line
   config/*   decoding.shortlist in config.yaml: the same translations as
@@ -220,7 +221,7 @@ def check_full(name, model_dir, tmp, lines):
 
 # ---- building -------------------------------------------------------------------
 
-def dice_shortlist(pairs, src_vocab, tgt_vocab, top, frequent):
+def cosine_shortlist(pairs, src_vocab, tgt_vocab, top, frequent):
     """The file `ted shortlist` documents, from (source ids, target ids) pairs."""
     cs, ct, both, tokens = [0] * src_vocab, [0] * tgt_vocab, {}, [0] * tgt_vocab
     for src, tgt in pairs:
@@ -235,8 +236,8 @@ def dice_shortlist(pairs, src_vocab, tgt_vocab, top, frequent):
                 both[s, t] = both.get((s, t), 0) + 1
     lists = {}
     for (s, t), n in both.items():
-        dice = np.float32(2.0 * n / (cs[s] + ct[t]))
-        lists.setdefault(s, []).append((-dice, -n, t))
+        score = np.float32(n / np.sqrt(float(cs[s]) * float(ct[t])))
+        lists.setdefault(s, []).append((-score, -n, t))
     lists = {s: [t for _, _, t in sorted(v)[:top]] for s, v in lists.items()}
     order = sorted((-n, t) for t, n in enumerate(tokens) if n > 0)
     return [t for _, t in order[:frequent]], lists
@@ -257,7 +258,7 @@ def check_build(name, model_dir, tmp, sources, targets, pairs, vocab_sizes):
     _, problem = ted_problem(args)
     if problem:
         return report(name, problem)
-    want = dice_shortlist(pairs, *vocab_sizes, 3, 4)
+    want = cosine_shortlist(pairs, *vocab_sizes, 3, 4)
     got = read_shortlist(out)
     if got != want:
         bad = [s for s in sorted(set(want[1]) | set(got[1]))
