@@ -34,8 +34,14 @@ OPT ?= -O2
 endif
 
 DEPS := yaml-0.1 libcjson sentencepiece libmicrohttpd
-DEP_CFLAGS := $(shell pkg-config --cflags $(DEPS) 2>/dev/null)
+# What the front ends alone use, linked into the program and the unit tests,
+# not into libted: the documents of src/document/ (sentences with ICU's
+# BreakIterator, HTML with libxml2's parser) and ted serve's language
+# detection (libexttextcat).
+FRONT_END_DEPS := icu-uc icu-i18n libxml-2.0 libexttextcat
+DEP_CFLAGS := $(shell pkg-config --cflags $(DEPS) $(FRONT_END_DEPS) 2>/dev/null)
 DEP_LIBS := $(shell pkg-config --libs $(DEPS) 2>/dev/null)
+FRONT_END_LIBS := $(shell pkg-config --libs $(FRONT_END_DEPS) 2>/dev/null)
 CRITERION_LIBS := $(shell pkg-config --libs criterion 2>/dev/null)
 
 # No -march: one binary runs on any CPU of its architecture and picks its
@@ -51,7 +57,8 @@ LDLIBS := $(DEP_LIBS) -lstdc++ -lm -lpthread
 
 LIB_SRC := $(wildcard src/core/*.c src/kernels/*.c src/layers/*.c src/model/*.c src/io/*.c src/learn/*.c) \
            $(wildcard src/io/*.cc)
-CLI_SRC := $(wildcard src/cli/*.c src/serve/*.c src/frontend/*.c)
+CLI_SRC := $(wildcard src/cli/*.c src/serve/*.c src/frontend/*.c src/document/*.c)
+DOCUMENT_SRC := $(wildcard src/document/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
 EXAMPLE_SRC := $(wildcard examples/*.c)
 
@@ -79,6 +86,10 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 # src/serve/explorer_assets.S (.incbin): no tool beyond the assembler.
 EXPLORER_ASSETS := $(wildcard src/serve/explorer/*)
 CLI_OBJ += $(BUILD)/src/serve/explorer_assets.o
+# docs/openapi.yaml, served at /openapi.yaml, built in the same way.
+CLI_OBJ += $(BUILD)/src/serve/openapi_asset.o
+# The language profiles of libexttextcat (ted serve's language detection).
+TEXTCAT_PROFILES := $(shell pkg-config --variable=pkgdatadir libexttextcat 2>/dev/null)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 LIB := $(BUILD)/libted.a
@@ -88,7 +99,7 @@ UNIT := $(BUILD)/unit-tests
 EXAMPLE := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/example-%)
 NORMALIZE_CHECK := $(BUILD)/normalize-check
 
-.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model eval bench bench-run bench-shortlist bench-serve bench-serve-run fuzz valgrind
+.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-shortlist bench-serve bench-serve-run fuzz valgrind
 all: $(LIB) $(TED)
 
 $(BUILD)/%.o: %.c
@@ -98,6 +109,12 @@ $(BUILD)/%.o: %.c
 $(BUILD)/src/serve/explorer_assets.o: src/serve/explorer_assets.S $(EXPLORER_ASSETS)
 	@mkdir -p $(dir $@)
 	$(CC) -c $< -o $@
+
+$(BUILD)/src/serve/openapi_asset.o: src/serve/openapi_asset.S docs/openapi.yaml
+	@mkdir -p $(dir $@)
+	$(CC) -c $< -o $@
+
+$(BUILD)/src/serve/detect.o: CFLAGS += -DSERVE_PROFILES='"$(TEXTCAT_PROFILES)"'
 
 $(BUILD)/%.o: %.cc
 	@mkdir -p $(dir $@)
@@ -115,10 +132,11 @@ $(LIB): $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(TED): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $^ $(FRONT_END_LIBS) $(LDLIBS) -o $@
 
-$(UNIT): $(TEST_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) $^ $(CRITERION_LIBS) $(LDLIBS) -o $@
+# The unit tests link the documents of src/document/ too (tests/unit/test_document.c).
+$(UNIT): $(TEST_OBJ) $(DOCUMENT_SRC:%.c=$(BUILD)/%.o) $(LIB)
+	$(CC) $(LDFLAGS) $^ $(CRITERION_LIBS) $(FRONT_END_LIBS) $(LDLIBS) -o $@
 
 $(BUILD)/example-%: examples/%.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -251,10 +269,35 @@ natural-model: venv
 	$(PYTHON) tools/export_hf.py $(NATURAL)/hf --out $(NATURAL)/export
 	cp $(NATURAL)/export/* models/en-fr/
 
+# The multilingual model (models/multi-en-fr-es, NLLB layout): `make multi-model`
+# regenerates the data with Spanish, trains the SentencePiece model and an
+# M2M100ForConditionalGeneration with transformers (the test virtualenv; about
+# 40 minutes on a shared core), exports it and writes the test sets;
+# `make eval-multi` prints ted's exact match per direction.
+MULTI := $(BUILD)/toy/multi
+MULTI_MODEL := models/multi-en-fr-es
+multi-model: venv
+	$(PYTHON) tools/toy/generate.py --es --out $(MULTI)/tokenized --test-out $(MULTI)/tokenized
+	$(PYTHON) tools/toy/naturalize.py --es --tokenized $(MULTI)/tokenized --out $(MULTI) \
+	    --test-out $(MULTI)
+	nice -n 5 $(VENV_PYTHON) tools/toy/train_multilingual.py --data $(MULTI) --out $(MULTI)/hf \
+	    > $(MULTI)/train.out
+	rm -rf $(MULTI)/export
+	$(PYTHON) tools/export_hf.py $(MULTI)/hf --out $(MULTI)/export
+	cp $(MULTI)/export/* $(MULTI_MODEL)/
+	for lang in en:eng_Latn fr:fra_Latn es:spa_Latn; do \
+	    cp $(MULTI)/test.$${lang%%:*} $(MULTI_MODEL)/test.$${lang#*:}; done
+
+eval-multi: all
+	$(PYTHON) tools/toy/evaluate_multilingual.py --ted $(TED) --model $(MULTI_MODEL)
+
 # ted against PyTorch (float32 and quantize_dynamic int8) and CTranslate2 on the
-# same Transformer-base-sized Marian checkpoint (bench/run.py): writes
-# $(BUILD)/bench/results.json and $(BUILD)/bench/table.md. BENCH_ARGS: options of
-# bench/run.py, e.g. --quick (one timed run of everything). Its Python packages
+# same Transformer-base-sized Marian checkpoint (bench/run.py), then the
+# real-size check: ted fp32 and int8 on a model of NLLB-200-distilled-600M's
+# shape (bench/make_nllb_model.py; built and converted once, kept in
+# $(BUILD)/bench/nllb*). Writes $(BUILD)/bench/results.json and
+# $(BUILD)/bench/table.md. BENCH_ARGS: options of bench/run.py, e.g. --quick (one
+# timed run of everything), --no-nllb, --nllb-only. Its Python packages
 # (bench/requirements.txt) go into the test virtualenv.
 BENCH_MACHINE := $(BUILD)/bench-machine
 BENCH_CFLAGS := -O3 -march=native -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra \
@@ -311,12 +354,14 @@ valgrind: test-deps
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := build-fuzz
-FUZZ_TARGETS := safetensors config vocab shortlist tokenizer normalize spm request
+FUZZ_TARGETS := safetensors config vocab shortlist tokenizer normalize spm request document
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_COMMON := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Iinclude -Isrc \
-               $(shell pkg-config --cflags yaml-0.1 libcjson 2>/dev/null)
+               $(shell pkg-config --cflags yaml-0.1 libcjson libmicrohttpd libexttextcat icu-uc \
+                                           libxml-2.0 2>/dev/null)
 FUZZ_CFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer $(FUZZ_SAN)
-FUZZ_LIBS := $(shell pkg-config --libs yaml-0.1 libcjson sentencepiece 2>/dev/null) -lstdc++
+FUZZ_LIBS := $(shell pkg-config --libs yaml-0.1 libcjson sentencepiece icu-uc icu-i18n \
+                                        libxml-2.0 2>/dev/null) -lstdc++
 # The harnesses link io/ and core/ whole (the parsers and what they stand on).
 FUZZ_LIB_SRC := $(wildcard src/io/*.c src/core/*.c)
 FUZZ_SPM := $(FUZZ_BUILD)/sentencepiece.o
@@ -336,7 +381,9 @@ $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_LIB_SRC) $(FUZZ_SPM) $(wildcard src/i
 FUZZ_OBJ := $(FUZZ_BUILD)/obj
 FUZZ_OBJ_CFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP
 FUZZ_REQUEST_SRC := $(filter %.c,$(LIB_SRC)) src/serve/request.c src/serve/explore.c \
-                    src/serve/job.c src/frontend/options.c
+                    src/serve/job.c src/frontend/options.c src/serve/fields.c \
+                    src/serve/languages.c src/serve/iso639.c src/serve/libre.c src/serve/detect.c \
+                    $(DOCUMENT_SRC)
 FUZZ_REQUEST_OBJ := $(FUZZ_REQUEST_SRC:%.c=$(FUZZ_OBJ)/%.o) \
                     $(foreach v,$(KERNEL_VARIANTS),\
                       $(KERNEL_SRC:src/kernels/variant/%.c=$(FUZZ_OBJ)/src/kernels/$(v)/%.o)) \
@@ -359,9 +406,16 @@ $(FUZZ_OBJ)/src/serve/explorer_assets.o: src/serve/explorer_assets.S $(EXPLORER_
 	$(FUZZ_CC) -c $< -o $@
 
 $(FUZZ_BUILD)/fuzz_request: fuzz/fuzz_request.c $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM) $(FUZZ_LIBS) -lm -lpthread -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_REQUEST_OBJ) $(FUZZ_SPM) $(FUZZ_LIBS) \
+	    $(shell pkg-config --libs libmicrohttpd libexttextcat 2>/dev/null) -lm -lpthread -o $@
 
 -include $(FUZZ_REQUEST_OBJ:.o=.d)
+
+# fuzz_document: the documents of src/document/ over core/.
+FUZZ_DOCUMENT_SRC := $(DOCUMENT_SRC) $(wildcard src/core/*.c)
+$(FUZZ_BUILD)/fuzz_document: fuzz/fuzz_document.c $(FUZZ_DOCUMENT_SRC) $(wildcard src/document/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_DOCUMENT_SRC) $(FUZZ_LIBS) -lpthread -o $@
 
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" \

@@ -24,10 +24,19 @@ OpenBLAS's sgemm on the products of a batch-16 step as a yardstick. When the
 toy model (models/toy-en-fr) is there, also times `ted translate` over its
 test.en with --batch-size 1 and 32.
 
-Prints a Markdown table; writes BUILD/bench/results.json (every raw figure)
-and BUILD/bench/table.md. Exits 1 when a measurement of ted fp32, PyTorch or
-CTranslate2 failed (the table says which; ted int8 shows n/a when `ted
-quantize` is not there). --quick: one timed run of everything.
+The real-size check: bench/make_nllb_model.py's model of
+NLLB-200-distilled-600M's shape (d_model 1024, 12 + 12 layers, 16 heads,
+ffn 4096, vocabulary 256 206; random weights), converted by
+tools/export_hf.py (its time and peak RSS), quantized by `ted quantize`,
+both timed with `ted bench` as above: load time, tokens/s, peak RSS. The
+models are kept in BUILD/bench/nllb* for the next run. --no-nllb leaves it
+out; --nllb-only runs it alone.
+
+Prints Markdown tables; writes BUILD/bench/results.json (every raw figure)
+and BUILD/bench/table.md (with --nllb-only: nllb-results.json and
+nllb-table.md). Exits 1 when a measurement of ted fp32, PyTorch or
+CTranslate2, or of the real-size check, failed (the table says which; ted
+int8 shows n/a when `ted quantize` is not there). --quick: one timed run of everything.
 """
 import argparse
 import json
@@ -48,6 +57,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 import make_marian_model  # noqa: E402
+import make_nllb_model  # noqa: E402
 
 PYTHON = sys.executable or "/usr/bin/python3"
 BUILD = os.environ.get("BUILD", "build")
@@ -593,6 +603,182 @@ def report(r):
 
 
 # --------------------------------------------------------------------------
+# The real-size check: NLLB-200-distilled-600M's shape, ted fp32 and int8
+# --------------------------------------------------------------------------
+
+NLLB_RUNTIMES = ("ted", "ted int8")
+
+
+def read_json_file(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def write_json_file(path, value):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=1)
+        f.write("\n")
+
+
+def nllb_quantize(ted, model_dir):
+    """`ted quantize` of the NLLB-shaped export into model_dir-int8, kept
+    while it is newer than the export: (directory or {"n/a": why}, its
+    figures: time, peak RSS, file size)."""
+    int8_dir = model_dir + "-int8"
+    figures_path = int8_dir + ".json"
+    figures = read_json_file(figures_path)
+    weights, int8_weights = (os.path.join(d, "model.safetensors") for d in (model_dir, int8_dir))
+    if figures is not None and os.path.isfile(int8_weights) and \
+            os.path.getmtime(int8_weights) >= os.path.getmtime(weights):
+        return int8_dir, figures
+    shutil.rmtree(int8_dir, ignore_errors=True)
+    start = time.perf_counter()
+    status, _, err, rss, _ = run_measured([ted, "quantize", model_dir, int8_dir])
+    if status != 0:
+        return {"n/a": f"ted quantize failed: {last_line(err, status)}"}, {}
+    figures = {"quantize_s": round(time.perf_counter() - start, 1),
+               "quantize_peak_rss_mib": round(rss, 1), "int8_file_mib": weight_file_mib(int8_dir)}
+    write_json_file(figures_path, figures)
+    return int8_dir, figures
+
+
+def prepare_nllb(ted, out_dir):
+    """The NLLB-shaped model (bench/make_nllb_model.py, in a child process,
+    kept between runs) and its int8 form: ({runtime: directory or
+    {"error"|"n/a": why}}, the conversion's figures)."""
+    model_dir = os.path.join(out_dir, "nllb")
+    status = run([sys.executable, os.path.join("bench", "make_nllb_model.py"),
+                  "--out", model_dir]).returncode
+    if status != 0:
+        error = {"error": f"bench/make_nllb_model.py failed (exit status {status})"}
+        return {name: error for name in NLLB_RUNTIMES}, {}
+    conversion = read_json_file(os.path.join(model_dir, "conversion.json")) or {}
+    int8_dir, quantized = nllb_quantize(ted, model_dir)
+    return {"ted": model_dir, "ted int8": int8_dir}, {**conversion, **quantized}
+
+
+def nllb_check(ted, out_dir, batches, threads, repeat):
+    """The real-size check's figures: the conversion's, then `ted bench` of
+    the fp32 and int8 models at every batch and thread count."""
+    start = time.time()
+    load_before = os.getloadavg()
+    dirs, conversion = prepare_nllb(ted, out_dir)
+    rows = []
+    for b in batches:
+        for t in threads:
+            for name in NLLB_RUNTIMES:
+                where = dirs[name]
+                row = dict(where) if isinstance(where, dict) else \
+                    ted_bench(ted, where, b, t, repeat)
+                row.update(runtime=name, batch=b, threads=t)
+                log(f"NLLB-shaped {name}, batch {b}, {t} thread(s): " +
+                    (row.get("error") or row.get("n/a") or
+                     f"{row['tokens_per_s']} tokens/s, load {row['load_ms']:.0f} ms, "
+                     f"{row['peak_rss_mib']} MiB, {row['process_s']} s"))
+                rows.append(row)
+    return {"settings": {"source_len": SOURCE_LEN, "new_tokens": NEW_TOKENS, "seed": SEED,
+                         "batches": batches, "threads": threads, "repeat": repeat},
+            "model": {"dirs": dirs, "seed": make_nllb_model.SEED, **make_nllb_model.NLLB_600M,
+                      "spm_pieces": make_nllb_model.SPM_PIECES},
+            "conversion": conversion, "rows": rows,
+            "load_before": load_before, "load_after": os.getloadavg(),
+            "elapsed_s": time.time() - start}
+
+
+def nllb_cells(row, fp32_row):
+    if "n/a" in row:
+        return [f"n/a ({row['n/a']})"] + ["—"] * 7
+    if "error" in row:
+        return [f"**failed: {row['error']}**"] + ["—"] * 7
+    versus = None
+    if fp32_row is not row and fp32_row and "tokens_per_s" in fp32_row:
+        versus = row["tokens_per_s"] / fp32_row["tokens_per_s"]
+    return [fmt(row["load_ms"], 0), fmt(row["tokens_per_s"]), fmt(row["per_token_ms"], 2),
+            fmt(row["encode_ms"]), times(versus), fmt(row["peak_rss_mib"]),
+            f"{row['cpu_s'] / (row['process_s'] * row['threads']) * 100:.0f} %"]
+
+
+def conversion_text(c):
+    """The conversion's figures in a sentence (those there are)."""
+    def mib(key):
+        return fmt(c.get(key))
+    parts = []
+    if "export_s" in c:
+        parts.append(f"Hugging Face directory built in {fmt(c.get('build_s'))} s "
+                     f"(model.safetensors {mib('hf_file_mib')} MiB); tools/export_hf.py "
+                     f"{fmt(c['export_s'])} s, peak RSS {mib('export_peak_rss_mib')} MiB, "
+                     f"writing {mib('ted_file_mib')} MiB of float32 weights")
+    if "quantize_s" in c:
+        parts.append(f"`ted quantize` {fmt(c['quantize_s'])} s, peak RSS "
+                     f"{mib('quantize_peak_rss_mib')} MiB, writing {mib('int8_file_mib')} MiB")
+    return "; ".join(parts)
+
+
+def nllb_report(n, host):
+    m = n["model"]
+    lines = []
+    add = lines.append
+    add("## Real-size check — NLLB-200-distilled-600M's shape, ted fp32 and int8")
+    add("")
+    add(f"Model: M2M100ForConditionalGeneration, d_model {m['d_model']}, "
+        f"{m['encoder_attention_heads']} heads, {m['encoder_layers']}+{m['decoder_layers']} "
+        f"layers, ffn {m['encoder_ffn_dim']}, {m['activation_function']}, pre-norm, "
+        f"{m['vocab_size']:,} embedding rows shared by both stacks and the output layer "
+        f"(NllbTokenizer over a {m['spm_pieces']:,}-piece SentencePiece model), random weights "
+        f"(seed {m['seed']}), saved by save_pretrained and converted by tools/export_hf.py "
+        f"(bench/make_nllb_model.py). Source {SOURCE_LEN} tokens (`ted bench --seed {SEED}`), "
+        f"exactly {NEW_TOKENS} new tokens; one warm-up, then "
+        f"{n['settings']['repeat']} timed run(s), medians; each row a process of its own, "
+        "its peak RSS from wait4.")
+    add("")
+    add(f"Machine: {host['cpu']}, {host['cores']} cores; ted kernels: "
+        f"{next((x['kernels'] for x in n['rows'] if x.get('kernels')), '?')}. Load average "
+        f"{n['load_before'][0]:.2f} before, {n['load_after'][0]:.2f} after."
+        f"{LOADED if max(n['load_before'][0], n['load_after'][0]) > 0.5 else ''}")
+    text = conversion_text(n["conversion"])
+    if text:
+        add("")
+        add(f"Conversion (when the model was built; kept in {BUILD}/bench/nllb*): {text}.")
+    add("")
+    add("| runtime | batch | threads | load ms | tokens/s | ms/step | encode ms "
+        "| int8 ÷ fp32 | peak RSS MiB | CPU use |")
+    add("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rows = {(x["runtime"], x["batch"], x["threads"]): x for x in n["rows"]}
+    for (name, b, t), x in rows.items():
+        add(f"| {name} | {b} | {t} | " + " | ".join(nllb_cells(x, rows.get(("ted", b, t))))
+            + " |")
+    add("")
+    add("load ms: `ted bench`'s median time to load the model (config, vocabulary, "
+        f"SentencePiece model, weights). tokens/s: batch × {NEW_TOKENS} / decoding time, the "
+        "encoder excluded; ms/step: one decoder step for the whole batch; int8 ÷ fp32: the "
+        "int8 row's tokens/s over the fp32 row's. CPU use: the process's CPU time (wait4) "
+        "over its wall time × threads, load and warm-up included; well under 100 % means "
+        "other work held the cores.")
+    return "\n".join(lines) + "\n"
+
+
+def nllb_failed(n):
+    return any("error" in x for x in n["rows"])
+
+
+def nllb_main(ted, out_dir, args):
+    """--nllb-only: the real-size check alone, into nllb-results.json and
+    nllb-table.md."""
+    n = nllb_check(ted, out_dir, args.batch, args.threads, args.repeat)
+    table = nllb_report(n, {**cpu_info(), "cores": os.cpu_count()})
+    write_json_file(os.path.join(out_dir, "nllb-results.json"), n)
+    with open(os.path.join(out_dir, "nllb-table.md"), "w", encoding="utf-8") as f:
+        f.write(table)
+    print(table)
+    log(f"wrote {os.path.join(BUILD, 'bench', 'nllb-results.json')} and "
+        f"{os.path.join(BUILD, 'bench', 'nllb-table.md')}")
+    return 1 if nllb_failed(n) else 0
+
+
+# --------------------------------------------------------------------------
 # Main
 # --------------------------------------------------------------------------
 
@@ -654,6 +840,11 @@ def main(argv=None):
                         help="one timed run of everything (checks the harness)")
     parser.add_argument("--no-build", action="store_true",
                         help="ted and bench-machine are built already (make bench)")
+    nllb = parser.add_mutually_exclusive_group()
+    nllb.add_argument("--no-nllb", action="store_true",
+                      help="leave out the real-size check (the NLLB-shaped model)")
+    nllb.add_argument("--nllb-only", action="store_true",
+                      help="run the real-size check alone (no peers, no bench-machine)")
     args = parser.parse_args(argv)
     if args.quick:
         args.repeat = args.toy_repeat = 1
@@ -668,6 +859,9 @@ def main(argv=None):
             log("the build failed")
             return 1
     out_dir = os.path.join(ROOT, BUILD, "bench")
+    os.makedirs(out_dir, exist_ok=True)
+    if args.nllb_only:
+        return nllb_main(ted, out_dir, args)
     dirs = prepare(ted, out_dir)
     cfg = make_marian_model.MARIAN_BASE
     sources = write_sources(out_dir, args.batch, cfg["vocab_size"])
@@ -696,6 +890,10 @@ def main(argv=None):
             os.path.isfile(os.path.join(toy_dir, "test.en")):
         toy = toy_translate(ted, args.toy, [1, 32], args.toy_repeat)
         failed |= any("error" in v for v in toy["runs"].values())
+
+    nllb = None if args.no_nllb else nllb_check(ted, out_dir, args.batch, args.threads,
+                                                  args.repeat)
+    failed |= bool(nllb) and nllb_failed(nllb)
 
     def first(key, runtime_prefix):
         return next((x[key] for x in rows if x.get(key) and
@@ -728,9 +926,10 @@ def main(argv=None):
         "rows": rows,
         "toy_dir": args.toy,
         "toy": toy,
+        "nllb": nllb,
         "elapsed_s": time.time() - start,
     }
-    table = report(r)
+    table = report(r) + ("\n" + nllb_report(nllb, r["host"]) if nllb else "")
     with open(os.path.join(out_dir, "results.json"), "w", encoding="utf-8") as f:
         json.dump(r, f, indent=1)
         f.write("\n")

@@ -5,7 +5,10 @@
  *      (serve_job_new: tokenized, checked against max_positions), as
  *      server.c's translate() takes them; not decoded;
  *   1  POST /v1/explore and 2 POST /v1/beam: serve_explore, decode and all
- *      (at most EXPLORE_MAX_STEPS steps of a beam of EXPLORE_MAX_BEAM).
+ *      (at most EXPLORE_MAX_STEPS steps of a beam of EXPLORE_MAX_BEAM);
+ *   3  POST /translate (LibreTranslate's) with a JSON body: the fields
+ *      (libre_read_json), their checks, the detection of "auto" and the
+ *      route (libre_plan), and the job of the first leg; not decoded.
  * Every answer must be JSON of the status's kind: 200 with an object, or a
  * 4xx with {"error": "..."}. The models: models/toy-en-fr (TED_FUZZ_MODEL
  * to change), loaded once, served as "toy" and "toy-2". */
@@ -19,13 +22,17 @@
 #include "core/utf8.h"
 #include "frontend/options.h"
 #include "serve/explore.h"
+#include "serve/fields.h"
 #include "serve/job.h"
+#include "serve/languages.h"
+#include "serve/libre.h"
 #include "serve/request.h"
 #include "serve/server.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static serve_model models[2];
+static libre_server libre;  /* the routes between the models' languages, and the detector */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -38,6 +45,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         abort();
     models[0] = (serve_model){"toy", model, NULL};
     models[1] = (serve_model){"toy-2", model, NULL};
+    serve_routes *routes = NULL;
+    serve_detector *detector = NULL;
+    const char *const *sources = NULL;
+    if (serve_routes_new(models, 2, &routes, &err) != TED_OK)
+        abort();
+    int count = serve_routes_sources(routes, &sources);
+    if (serve_detector_new(sources, count, &detector, &err) != TED_OK)
+        abort();
+    libre = (libre_server){routes, detector, false};
     return 0;
 }
 
@@ -103,6 +119,37 @@ static void translate(const char *body, size_t length)
     serve_request_free(&request);
 }
 
+/* server.c's libre_translate(), up to the decoding loop: the first leg's job. */
+static void translate_libre(const char *body, size_t length)
+{
+    libre_request lr = {0};
+    serve_refusal no;
+    if (!libre_read_json(body, length, &lr.fields, &no) || !libre_plan(&libre, &lr, &no)) {
+        REQUIRE(no.status == 400 || no.status == 500);
+        if (no.status == 400)
+            check_answer(serve_error_json(no.message), 400);
+        libre_request_free(&lr);
+        return;
+    }
+    REQUIRE(lr.line_count >= lr.fields.q_count && lr.route.legs >= 1);
+    const ted_model *model = models[lr.route.leg[0].model].model;
+    frontend_choice choice = libre_leg_choice(&lr, model, lr.route.legs == 1);
+    choice.languages = (ted_languages){lr.route.leg[0].source, lr.route.leg[0].target};
+    ted_translate_options options;
+    serve_job *job = NULL;
+    ted_error err = {0};
+    if (frontend_choose_options(model, &choice, &serve_field_names, &options, &err) ||
+        serve_job_new(model, &options, lr.lines, lr.line_count, &job, &err)) {
+        REQUIRE(job == NULL && err.message[0]);
+        if (err.status != TED_ERR_NOMEM)
+            check_answer(serve_error_json(err.message), 400);
+    } else if (job->unfinished == 0 && lr.route.legs == 1) {
+        check_answer(libre_answer(&lr, job), 200);
+    }
+    serve_job_free(job);
+    libre_request_free(&lr);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -110,11 +157,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *body = (const char *)data + 1;
     size_t length = size - 1;
     static const char *const paths[] = {"/v1/explore", "/v1/beam"};
-    if (data[0] % 3 == 0) {
+    if (data[0] % 4 == 0) {
         translate(body, length);
+    } else if (data[0] % 4 == 3) {
+        translate_libre(body, length);
     } else {
         int status = 0;
-        char *json = serve_explore(models, 2, paths[data[0] % 3 - 1], body, length, &status);
+        char *json = serve_explore(models, 2, paths[data[0] % 4 - 1], body, length, &status);
         REQUIRE(status != 500 || json);
         if (status != 500)
             check_answer(json, status);

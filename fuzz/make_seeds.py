@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the seed corpora of the fuzz harnesses from the repository's good
 files: OUT/safetensors, OUT/config, OUT/vocab, OUT/shortlist, OUT/tokenizer, OUT/normalize,
-OUT/spm, OUT/request.
+OUT/spm, OUT/request, OUT/document.
 
     /usr/bin/python3 fuzz/make_seeds.py OUT
 """
@@ -142,8 +142,9 @@ def spm_seeds():
 
 
 def request_seeds():
-    """fuzz_request.c's endpoint byte (0 translate, 1 explore, 2 beam), then
-    a body as docs/serving.md and docs/learning.md show them."""
+    """fuzz_request.c's endpoint byte (0 translate, 1 explore, 2 beam, 3
+    LibreTranslate's translate), then a body as docs/serving.md and
+    docs/learning.md show them."""
     translate = [{"text": ["the black cat eats the small bird ."]},
                  {"text": ["the dog sleeps .", ""], "beam": 4, "n_best": 2, "scores": True},
                  {"model": "toy-2", "text": ["the cat ."], "sample": True, "temperature": 0.7,
@@ -155,19 +156,40 @@ def request_seeds():
                 "forced": [{"step": 1, "token": "le"}, {"step": 3, "token": "dort"}]}]
     beam = [{"source": "the cat sleeps .", "beam": 3, "length_penalty": 1.0,
              "length_normalization": "gnmt"}, {"source": "", "beam": 1}]
-    for endpoint, bodies in enumerate((translate, explore, beam)):
+    libre = [{"q": "the black cat eats the small bird .", "source": "en", "target": "fr"},
+             {"q": ["the dog sleeps .", "the cat .\nthe queen sings ."], "source": "auto",
+              "target": "fr", "alternatives": 2, "format": "text", "api_key": "x"},
+             {"q": "", "source": "en", "target": "de"}]
+    for endpoint, bodies in enumerate((translate, explore, beam, libre)):
         for i, body in enumerate(bodies):
             yield f"endpoint{endpoint}_{i}", bytes([endpoint]) + json.dumps(body).encode()
     yield "not_an_object", b"\x00[1, 2]"
     yield "escapes", b'\x01{"source": "caf\\u00e9 \\ud83d\\ude00 \\u0041"}'
 
 
+def document_seeds():
+    """fuzz_document.c's byte (bit 0: HTML, bit 1: split), then the pages of
+    tests/data/html and paragraphs of tests/serve/test_documents.py's kind."""
+    pages = os.path.join(ROOT, "tests", "data", "html")
+    for name in sorted(os.listdir(pages)):
+        page = open(os.path.join(pages, name), "rb").read()
+        yield name, b"\x03" + page
+        yield name + "_unsplit", b"\x01" + page
+    texts = ["Dr. Smith arrived at 10 a.m.  He said \"Hi.\"\tWait... What?",
+             " \u4f60\u597d\u3002\u4e16\u754c\uff01 \u041f\u0440\u0438\u0432\u0435\u0442. ",
+             "One.\r\nTwo\n\nthree \u00a0"]
+    for i, text in enumerate(texts):
+        yield f"text{i}", b"\x02" + text.encode()
+        yield f"text{i}_unsplit", b"\x00" + text.encode()
+
+
 def main():
     out = sys.argv[1]
     for kind, seeds in (("safetensors", safetensors_seeds()), ("config", config_seeds()),
-                        ("vocab", vocab_seeds()), ("shortlist", shortlist_seeds()), ("tokenizer", tokenizer_seeds()),
+                        ("vocab", vocab_seeds()), ("shortlist", shortlist_seeds()),
+                        ("tokenizer", tokenizer_seeds()),
                         ("normalize", normalize_seeds()), ("spm", spm_seeds()),
-                        ("request", request_seeds())):
+                        ("request", request_seeds()), ("document", document_seeds())):
         os.makedirs(os.path.join(out, kind), exist_ok=True)
         for name, data in seeds:
             with open(os.path.join(out, kind, name), "wb") as f:

@@ -6,7 +6,7 @@
 #   FUZZ_BUILD/artifacts/NAME/    inputs that crashed, leaked or timed out
 #   FUZZ_BUILD/NAME.log           libFuzzer's output; its last lines hold the
 #                                 run's figures (#execs, cov, ft, corp)
-# FUZZ_TARGETS: the harnesses to run (default all eight). Exits 1 when any
+# FUZZ_TARGETS: the harnesses to run (default all nine). Exits 1 when any
 # harness found a failure.
 #
 # What each harness holds the code to (a crash, a sanitizer report, a leak
@@ -21,15 +21,20 @@
 #                              normalization tables (precompiled_charsmap):
 #                              io/sentencepiece.cc checks them first
 #                              (docs/model-format.md, "What ted refuses")
-#   request                    the bodies of POST /v1/translate, /v1/explore
-#                              and /v1/beam (first byte: which), parsed as
+#   request                    the bodies of POST /v1/translate, /v1/explore,
+#                              /v1/beam and /translate (first byte: which), parsed as
 #                              ted serve parses them; each answer valid JSON,
 #                              a 200 or a 4xx with {"error": ...}. It loads
 #                              models/toy-en-fr (TED_FUZZ_MODEL), run from the
 #                              repository's top
+#   document                   a paragraph or an HTML page (first byte: which,
+#                              and whether split): parsed or refused; a text
+#                              rebuilt from its sentences is itself; a page
+#                              rebuilt around translations full of markup
+#                              gains no '<' or '>'
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-FUZZ_TARGETS=${FUZZ_TARGETS:-safetensors config vocab shortlist tokenizer normalize spm request}
+FUZZ_TARGETS=${FUZZ_TARGETS:-safetensors config vocab shortlist tokenizer normalize spm request document}
 PYTHON=${PYTHON:-/usr/bin/python3}
 "$PYTHON" fuzz/make_seeds.py "$FUZZ_BUILD/seeds" || exit 1
 failed=0

@@ -21,7 +21,8 @@ MAX_PARAMS=7
 # public API of include/ted/, is open to all). The library points downward:
 # core <- kernels <- layers <- model, io <- model. The front ends sit above
 # the public API: learn (the trace of a decode), frontend (decoding options
-# as users spell them), serve, cli.
+# as users spell them), document (paragraphs and HTML pages as sentences),
+# serve, cli.
 ALLOWED='
 core:
 kernels:   core
@@ -30,15 +31,18 @@ io:        core
 model:     core kernels layers io
 learn:     layers io core
 frontend:  core
-serve:     frontend learn model io core
-cli:       serve learn frontend model io core
+document:  core
+serve:     frontend document learn model io core
+cli:       serve learn frontend document model io core
 '
 
 # Functions whose parameter list a library fixes, as "FILE FUNCTION".
 ALLOWED_PARAMS='
 src/serve/server.c handle
+src/serve/fields.c visit_form
 '
 # handle: libmicrohttpd's MHD_AccessHandlerCallback (8 parameters).
+# visit_form: libmicrohttpd's MHD_PostDataIterator (9 parameters).
 
 if ! ctags --version 2>/dev/null | grep -q 'Universal Ctags'; then
     echo "check-structure: Universal Ctags is needed (apt-get install universal-ctags)" >&2

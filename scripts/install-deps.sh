@@ -9,14 +9,16 @@
 #                                    valgrind, qemu-user (kernel choice on emulated CPUs),
 #                                    OpenBLAS (make bench's sgemm yardstick), Universal
 #                                    Ctags (scripts/check-structure.sh), matplotlib,
-#                                    nbconvert and ipykernel (the Python notebook)
+#                                    nbconvert and ipykernel (the Python notebook),
+#                                    html5lib (the DOM of tests/serve/test_documents.py)
 set -e
 packages="build-essential pkg-config libyaml-dev libcjson-dev libsentencepiece-dev
-libmicrohttpd-dev"
+libmicrohttpd-dev libicu-dev libxml2-dev libexttextcat-dev libexttextcat-data"
 if [ "${1:-}" = "--test" ]; then
     packages="$packages libcriterion-dev python3 python3-numpy python3-torch python3-sentencepiece
 python3-venv python3-websocket tmux chromium fonts-liberation valgrind qemu-user
-libopenblas-dev universal-ctags python3-matplotlib jupyter-nbconvert python3-ipykernel"
+libopenblas-dev universal-ctags python3-matplotlib jupyter-nbconvert python3-ipykernel
+python3-html5lib"
 fi
 missing=""
 for p in $packages; do

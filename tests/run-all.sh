@@ -3,7 +3,8 @@
 #   unit:   the Criterion binary (one count per Criterion test)
 #   cli:    tests/cli/*.sh, the ted program as a user runs it
 #   parity: tests/parity/*.py, ted against PyTorch and transformers
-#   serve:  tests/serve/*.py, ted serve over loopback
+#   serve:  tests/serve/test_*.py, ted serve over loopback; tests/serve/client_*.py,
+#           the same with other projects' clients (in the test virtualenv)
 #   browser: tests/browser/*.py, ted serve's explorer page in headless Chromium
 #   python: tests/python/run.sh, the Python package (pip install ., pytest)
 #   example: the C API example
@@ -88,6 +89,12 @@ script=tests/python/run.sh; run_script env SAN="${SAN:-}" sh "$script"  # the Py
 # SAN=1 scales its load down
 for script in tests/serve/test_*.py; do
     [ -e "$script" ] && run_script env SAN="${SAN:-}" "$PYTHON" "$script"
+done
+
+# ted serve for other projects' clients (libretranslatepy, schemathesis), in
+# the test virtualenv that holds them (tests/requirements.txt)
+for script in tests/serve/client_*.py; do
+    [ -e "$script" ] && run_script env SAN="${SAN:-}" "$TEST_PYTHON" "$script"
 done
 
 # the explorer page of ted serve in headless Chromium, over the DevTools

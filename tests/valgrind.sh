@@ -1,6 +1,7 @@
 #!/bin/sh
 # ted under valgrind memcheck: translations with the toy model (greedy, beam
-# search, sampling, several threads) and a few refused inputs, each with no
+# search, sampling, several threads), documents (a paragraph, an HTML page)
+# with models/en-fr, and a few refused inputs, each with no
 # memcheck error (invalid access, uninitialised value, bad free) and no
 # definitely lost block. Thread stacks ted's worker pool keeps
 # until exit show as "possibly lost" and do not count.
@@ -101,6 +102,27 @@ printf 'ted-shortlist 1\nvocab 355 849\nfrequent 4 849\n' >"$work/bad-lex"
 memcheck "$TED" translate -m $toy --shortlist "$work/bad-lex" "the dog sleeps ." >"$work/out" 2>"$work/err"
 status=$?
 check shortlist-refused 1 && echo "ok shortlist-refused"
+
+# Documents: a paragraph cut into sentences (ICU), a malformed HTML page
+# (libxml2), and a page that is not UTF-8, refused.
+memcheck "$TED" translate -m models/en-fr --split-sentences \
+    "Dr. Smith came.  He said \"Hi.\" Wait... What?" >"$work/out" 2>"$work/err"
+status=$?
+if check documents-paragraph 0; then
+    if [ "$(wc -l <"$work/out")" -eq 1 ]; then echo "ok documents-paragraph"
+    else echo "FAIL documents-paragraph: $(cat "$work/out")"; fi
+fi
+memcheck "$TED" translate -m models/en-fr --format html -i tests/data/html/malformed.html \
+    >"$work/out" 2>"$work/err"
+status=$?
+if check documents-html 0; then
+    if grep -q '<P CLASS="Upper">' "$work/out"; then echo "ok documents-html"
+    else echo "FAIL documents-html: $(head -c 300 "$work/out")"; fi
+fi
+printf '<p>caf\351</p>' >"$work/latin1.html"
+memcheck "$TED" translate -m models/en-fr --format html -i "$work/latin1.html" >"$work/out" 2>"$work/err"
+status=$?
+check documents-refused 1 && echo "ok documents-refused"
 
 # Refused inputs: a few cases of the bad-input corpus (tests/bad/), each
 # failing after part of the model was loaded.

@@ -271,8 +271,10 @@ def entry_layout(path, name, entry, data_size):
 
 def read_safetensors(path):
     """Every float tensor of a safetensors file as a float32 array, by name;
-    the file mapped, not read whole, and its header checked as ted checks
-    its own (refused in its words)."""
+    the file mapped, not read whole (an F32 tensor is a read-only view of
+    the mapping, so a model's weights are in memory once, as pages of the
+    file), and its header checked as ted checks its own (refused in its
+    words)."""
     fd, size = safe_files.open_regular(path, *INPUT_LIMITS["weights"])
     try:
         if size < 8:
@@ -306,7 +308,8 @@ def read_safetensors(path):
             array = (raw.astype(np.uint32) << 16).view(np.float32).reshape(shape)
         else:
             with np.errstate(over="ignore"):  # F64 beyond float32: infinite, refused later
-                array = raw.astype(np.float32).reshape(shape)
+                # F32: a view of the mapping, no copy; the others converted
+                array = raw.astype(np.float32, copy=False).reshape(shape)
         del raw
         tensors[name] = array
     return tensors

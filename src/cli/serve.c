@@ -11,8 +11,11 @@ static const char usage[] =
     "usage: ted serve -m [NAME=]DIR [-m [NAME=]DIR ...] [OPTIONS]\n"
     "\n"
     "Serves translations over HTTP (docs/serving.md): POST /v1/translate,\n"
-    "GET /v1/models, GET /healthz; at / a page that follows a sentence through\n"
-    "the model, step by step (docs/learning.md). Each model decodes the\n"
+    "GET /v1/models, GET /healthz, GET /openapi.yaml; LibreTranslate's API\n"
+    "(POST /translate, POST /detect, GET /languages, GET /frontend/settings),\n"
+    "language pairs routed over the models, through English when needed; at /\n"
+    "a page that follows a sentence through the model, step by step\n"
+    "(docs/learning.md). Each model decodes the\n"
     "sentences of every request together, a sentence joining the running batch\n"
     "at the next step and leaving it when it ends (continuous batching). The\n"
     "first line on standard error says where it listens; then one line per\n"
@@ -51,14 +54,21 @@ static const char usage[] =
     "                       address listened on, with its port (421 otherwise:\n"
     "                       the defence against DNS rebinding); repeatable;\n"
     "                       '*' allows every name\n"
+    "  --cors ORIGIN        let web pages of ORIGIN (scheme://host[:port]) read\n"
+    "                       the answers, or of every origin with '*'; answers\n"
+    "                       CORS preflight requests (default: no CORS headers)\n"
+    "  --api-keys FILE      require an API key (the api_key field): one per line,\n"
+    "                       each with an optional requests-per-minute limit;\n"
+    "                       403 without a valid key, 429 over its limit\n"
     "  -h, --help           show this help\n"
     "\n"
     "Refused (docs/serving.md, \"What ted refuses\"): ambiguous framing (two\n"
     "Content-Lengths, Content-Length with Transfer-Encoding, a final coding\n"
     "other than chunked: 400; another coding: 501), then the connection is\n"
     "closed; a missing or repeated Host (400) or one not of this server (421);\n"
-    "a POST body whose Content-Type is not application/json (415); a NUL\n"
-    "character in a body (400).\n";
+    "a POST body to /v1/ whose Content-Type is not application/json, or to\n"
+    "LibreTranslate's /translate and /detect neither JSON nor a form (415); a\n"
+    "NUL character in a body (400).\n";
 
 typedef struct serve_args {
     serve_config config;
@@ -136,7 +146,10 @@ static bool connection_option(cli_args *a, const char *option, serve_args *s)
         cli_take_int(a, option, 1, 1000000, &c->max_client_connections);
     else if (!strcmp(option, "--allow-host"))
         take_host(a, option, s);
-    else
+    else if (!strcmp(option, "--cors") || !strcmp(option, "--api-keys")) {
+        if (cli_take_value(a, option))
+            *(option[2] == 'c' ? &c->cors : &c->api_keys) = a->value;
+    } else
         return false;
     return true;
 }
@@ -178,6 +191,15 @@ static int check_serve(const cli_args *a, void *options)
     (void)a;
     if (s->config.model_count == 0)
         return cli_error("serve: no model; give one with -m DIR");
+    const char *cors = s->config.cors;
+    const char *host = !cors                         ? NULL
+                       : !strncmp(cors, "http://", 7)  ? cors + 7
+                       : !strncmp(cors, "https://", 8) ? cors + 8
+                                                       : NULL;
+    if (cors && strcmp(cors, "*") && (!host || !*host || strpbrk(host, "/?# \t")))
+        return cli_error("serve: --cors %s: give an origin (http://host or https://host, with "
+                         "a port or none, no path) or '*'",
+                         cors);
     for (int i = 0; i < s->config.model_count; i++) {
         if (!s->models[i].name[0])
             return cli_error("serve: -m =%s: the model's name is empty", s->dirs[i]);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "document/document.h"
 #include "frontend/options.h"
 
 static const char usage[] =
@@ -62,6 +63,17 @@ static const char usage[] =
     "                       (N <= beam size) or N samples\n"
     "  --scores             print the log-probability of every token too\n"
     "\n"
+    "documents:\n"
+    "  --split-sentences    each input line is a paragraph: its sentences (cut\n"
+    "                       with ICU) are translated as one batch and rejoined\n"
+    "                       with the line's own spacing\n"
+    "  --format text|html   html: the input (-i FILE or standard input, read\n"
+    "                       whole; or each TEXT) is one HTML page; its text is\n"
+    "                       translated sentence by sentence and the page comes\n"
+    "                       back with every tag, attribute, comment and entity\n"
+    "                       as it was (script, style, code, pre and\n"
+    "                       translate=\"no\" left as they are). Default: text\n"
+    "\n"
     "With --n-best or --scores, each hypothesis is a line of fields separated by\n"
     "' ||| ' (Moses n-best style):\n"
     "  INDEX ||| TRANSLATION ||| SCORE ||| LOG-PROB [||| TOKEN-LOG-PROBS]\n"
@@ -70,6 +82,8 @@ static const char usage[] =
     "natural log of the model's probability of the tokens (EOS included), and\n"
     "with --scores TOKEN-LOG-PROBS that of each token, EOS last when produced\n"
     "(an empty field for an empty line: every line has its five fields).\n"
+    "--n-best and --scores apply to single sentences: not with --split-sentences\n"
+    "or --format html.\n"
     "\n"
     "A progress line (sentences done, sentences/s, time left) goes to standard\n"
     "error when it is a terminal. Words missing from the source vocabulary are\n"
@@ -101,6 +115,9 @@ typedef struct translate_job {
     FILE *out;
     const char *out_name;  /* for messages */
     progress progress;
+    bool documents;             /* --split-sentences or --format html */
+    document_options document;  /* their options */
+    long sentences_done;        /* of the documents so far: their sampling streams */
 } translate_job;
 
 static double now(void)
@@ -169,9 +186,10 @@ static void free_encoded(encoded_lines *e)
 
 /* Tokenizes every line of the chunk before any is translated
  * (ted_prepare_source), so that an error names its line and leaves no
- * output. */
+ * output: line_of[i] (NULL: the chunk's lines in order; -N: sentence N of
+ * a page). */
 static int encode_lines(const translate_job *job, const char *const *lines, int count,
-                        encoded_lines *e)
+                        const long *line_of, encoded_lines *e)
 {
     const char *file = job->input ? job->input : "", *colon = job->input ? ": " : "";
     *e = (encoded_lines){.sources = calloc(count, sizeof *e->sources),
@@ -182,9 +200,11 @@ static int encode_lines(const translate_job *job, const char *const *lines, int 
         return cli_error("out of memory");
     for (int i = 0; i < count; i++) {
         ted_error err = {0};
+        long where = line_of ? line_of[i] : job->first_line + i;
         if (ted_prepare_source(job->model, lines[i], &job->options.languages, &e->sources[i],
                                &err) != TED_OK)
-            return cli_error("%s%sline %ld: %s", file, colon, job->first_line + i, err.message);
+            return cli_error("%s%s%s %ld: %s", file, colon, where > 0 ? "line" : "sentence",
+                             where > 0 ? where : -where, err.message);
         e->ids[i] = e->sources[i].ids;
         e->lengths[i] = e->sources[i].count;
     }
@@ -230,7 +250,7 @@ static int translate_chunk(translate_job *job, const char *const *lines, int cou
     encoded_lines e = {0};
     int n_best = job->options.decode.n_best;
     ted_translation *outputs = calloc((size_t)count * n_best, sizeof *outputs);
-    int status = outputs ? encode_lines(job, lines, count, &e) : cli_error("out of memory");
+    int status = outputs ? encode_lines(job, lines, count, NULL, &e) : cli_error("out of memory");
     if (status == 0) {
         ted_error err = {0};
         job->options.first_index = (uint64_t)(job->first_line - 1);
@@ -250,6 +270,165 @@ static int translate_chunk(translate_job *job, const char *const *lines, int cou
     free(outputs);
     if (status == 0 && ferror(job->out))
         status = cli_error("cannot write %s: %s", job->out_name, strerror(errno));
+    return status;
+}
+
+/* ---- documents: --split-sentences, --format html --------------------------------- */
+
+/* The documents of a chunk and their sentences, one after another. */
+typedef struct chunk_documents {
+    document **documents;    /* (count) */
+    int count;
+    const char **sentences;  /* (total) */
+    long *line_of;           /* (total): each sentence's input line, for messages; in a
+                              * page read whole, -N for its sentence N */
+    int total;
+} chunk_documents;
+
+static void free_documents(chunk_documents *c)
+{
+    for (int i = 0; c->documents && i < c->count; i++)
+        document_free(c->documents[i]);
+    free(c->documents);
+    free(c->sentences);
+    free(c->line_of);
+}
+
+/* Parses each text as a document: each a line (lengths NULL, each text
+ * NUL-terminated) or the whole input (lengths given). */
+static int parse_documents(const translate_job *job, const char *const *texts,
+                           const size_t *lengths, int count, chunk_documents *c)
+{
+    const char *file = job->input ? job->input : "the input";
+    *c = (chunk_documents){.documents = calloc((size_t)count, sizeof *c->documents), .count = count};
+    for (int i = 0; c->documents && i < count; i++) {
+        ted_error err = {0};
+        size_t length = lengths ? lengths[i] : strlen(texts[i]);
+        if (document_parse(texts[i], length, &job->document, &c->documents[i], &err))
+            return lengths ? cli_error("%s: %s", file, err.message)
+                           : cli_error("%s%sline %ld: %s", job->input ? job->input : "",
+                                       job->input ? ": " : "", job->first_line + i, err.message);
+        c->total += document_sentence_count(c->documents[i]);
+    }
+    size_t room = c->total > 0 ? (size_t)c->total : 1;
+    c->sentences = calloc(room, sizeof *c->sentences);
+    c->line_of = calloc(room, sizeof *c->line_of);
+    if (!c->documents || !c->sentences || !c->line_of)
+        return cli_error("out of memory");
+    for (int i = 0, at = 0; i < count; i++)
+        for (int k = 0; k < document_sentence_count(c->documents[i]); k++, at++) {
+            c->sentences[at] = document_sentences(c->documents[i])[k];
+            c->line_of[at] = lengths ? -(long)(at + 1) : job->first_line + i;
+        }
+    return 0;
+}
+
+/* Writes each document rebuilt around its sentences' translations (and a
+ * line end after each line's), after the report of its unknown words. */
+static int write_documents(translate_job *job, const chunk_documents *c, const encoded_lines *e,
+                           const ted_translation *outputs, bool line_ends)
+{
+    const char **texts = calloc(c->total > 0 ? (size_t)c->total : 1, sizeof *texts);
+    if (!texts)
+        return cli_error("out of memory");
+    for (int j = 0; j < c->total; j++) {
+        texts[j] = outputs[j].text;
+        if (e->sources[j].unknown > 0)
+            cli_report_unknown(job->model, job->input, c->line_of[j] > 0 ? c->line_of[j] : 0,
+                               c->sentences[j],
+                               &e->sources[j], "translated as <unk>");
+    }
+    int status = 0;
+    for (int i = 0, at = 0; status == 0 && i < c->count; i++) {
+        char *text;
+        size_t length;
+        ted_error err = {0};
+        if (document_render(c->documents[i], texts + at, &text, &length, &err)) {
+            status = cli_error("%s", err.message);
+            break;
+        }
+        fwrite(text, 1, length, job->out);
+        if (line_ends)
+            fputc('\n', job->out);
+        free(text);
+        at += document_sentence_count(c->documents[i]);
+    }
+    free(texts);
+    fflush(job->out);
+    return status;
+}
+
+/* Translates the sentences of every document as one batch, then writes
+ * the documents (texts and lengths as parse_documents takes them). */
+static int translate_documents(translate_job *job, const char *const *texts,
+                               const size_t *lengths, int count)
+{
+    chunk_documents c;
+    encoded_lines e = {0};
+    ted_translation *outputs = NULL;
+    int status = parse_documents(job, texts, lengths, count, &c);
+    if (status == 0 && !(outputs = calloc(c.total > 0 ? (size_t)c.total : 1, sizeof *outputs)))
+        status = cli_error("out of memory");
+    if (status == 0)
+        status = encode_lines(job, c.sentences, c.total, c.line_of, &e);
+    if (status == 0) {
+        ted_error err = {0};
+        job->options.first_index = (uint64_t)job->sentences_done;
+        job->progress.done_before = job->sentences_done;
+        ted_status s = ted_translate_ids(job->model, e.ids, e.lengths, c.total, &job->options,
+                                         outputs, &err);
+        progress_clear(&job->progress);
+        if (s != TED_OK)
+            status = cli_error("%s", err.message);
+    }
+    if (status == 0) {
+        status = write_documents(job, &c, &e, outputs, lengths == NULL);
+        ted_translations_free(outputs, c.total);
+        job->first_line += count;
+        job->sentences_done += c.total;
+    }
+    free_encoded(&e);
+    free(outputs);
+    free_documents(&c);
+    if (status == 0 && ferror(job->out))
+        status = cli_error("cannot write %s: %s", job->out_name, strerror(errno));
+    return status;
+}
+
+/* A chunk of lines: sentences, or paragraphs with --split-sentences. */
+static int translate_lines(translate_job *job, const char *const *lines, int count)
+{
+    if (job->documents)
+        return translate_documents(job, lines, NULL, count);
+    return translate_chunk(job, lines, count);
+}
+
+/* The largest page --format html reads. */
+#define PAGE_MAX_BYTES ((size_t)64 << 20)
+
+/* --format html without TEXT: the whole input is one page. */
+static int translate_page(translate_job *job, FILE *in, const char *in_name)
+{
+    size_t length = 0, capacity = 65536;
+    char *page = malloc(capacity);
+    size_t n;
+    while (page && (n = fread(page + length, 1, capacity - length, in)) > 0) {
+        length += n;
+        if (length == capacity && capacity < PAGE_MAX_BYTES + 1) {
+            capacity = capacity * 2 > PAGE_MAX_BYTES + 1 ? PAGE_MAX_BYTES + 1 : capacity * 2;
+            char *grown = realloc(page, capacity);
+            if (!grown)
+                free(page);
+            page = grown;
+        } else if (length == capacity) {
+            free(page);
+            return cli_error("%s: the page is over %zu MiB", in_name, PAGE_MAX_BYTES >> 20);
+        }
+    }
+    int status = !page        ? cli_error("out of memory")
+                 : ferror(in) ? cli_error("cannot read %s: %s", in_name, strerror(errno))
+                              : translate_documents(job, (const char *const *)&page, &length, 1);
+    free(page);
     return status;
 }
 
@@ -282,7 +461,7 @@ static int translate_stream(translate_job *job, FILE *in, const char *in_name)
         else {
             bytes += length + 1;
             if (++count == CHUNK_LINES || bytes >= CHUNK_BYTES) {
-                status = translate_chunk(job, (const char *const *)lines, count);
+                status = translate_lines(job, (const char *const *)lines, count);
                 free_grown_buffers(lines, capacity, count);
                 count = 0;
                 bytes = 0;
@@ -292,7 +471,7 @@ static int translate_stream(translate_job *job, FILE *in, const char *in_name)
     if (status == 0 && ferror(in))
         status = cli_error("cannot read %s: %s", in_name, strerror(errno));
     if (status == 0 && count > 0)
-        status = translate_chunk(job, (const char *const *)lines, count);
+        status = translate_lines(job, (const char *const *)lines, count);
     for (int i = 0; i < CHUNK_LINES; i++)
         free(lines[i]);
     return status;
@@ -391,14 +570,20 @@ static int run(translate_job *job, const cli_args *a, const char *input, const c
         progress *p = &job->progress;
         p->on = isatty(STDERR_FILENO);
         if (p->on) {
-            p->total = a->operand_count > 0 ? a->operand_count : input ? count_lines(input) : 0;
+            /* the total counts lines; with documents the progress counts sentences */
+            p->total = job->documents          ? 0
+                       : a->operand_count > 0 ? a->operand_count
+                       : input                ? count_lines(input)
+                                              : 0;
             p->start = p->last = now();
             job->options.progress = on_progress;
             job->options.progress_data = p;
         }
         job->input = input;
         if (a->operand_count > 0)
-            status = translate_chunk(job, a->operands, a->operand_count);
+            status = translate_lines(job, a->operands, a->operand_count);
+        else if (job->document.format == DOCUMENT_HTML)
+            status = translate_page(job, in, input ? input : "the standard input");
         else
             status = translate_stream(job, in, input ? input : "the standard input");
         if (p->on && status == 0 && p->done > 0)
@@ -484,6 +669,13 @@ static bool translate_option(cli_args *a, const char *option, void *options)
         cli_take_int(a, option, 1, 256, &t->threads);
     } else if (!strcmp(option, "--scores")) {
         t->job.scores = take_flag(a, option);
+    } else if (!strcmp(option, "--split-sentences")) {
+        t->job.document.split_sentences = take_flag(a, option);
+    } else if (!strcmp(option, "--format")) {
+        if (cli_take_value(a, option) && !document_format_from_name(a->value, &t->job.document.format)) {
+            cli_error("%s: '%s' is neither text nor html", option, a->value);
+            a->failed = true;
+        }
     } else if (cli_language_option(a, option, &t->d.languages) ||
                cli_shortlist_option(a, option, &t->shortlist)) {
         return true;
@@ -508,6 +700,15 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
         return cli_error("translate: %s", err.message);
     job->options.batch_size = t->batch_size;
     job->moses = job->scores || job->options.decode.n_best > 1;
+    if (job->document.format == DOCUMENT_HTML)
+        job->document.split_sentences = true;  /* a page's blocks are cut into sentences */
+    job->documents = job->document.split_sentences;
+    job->document.language = frontend_source_language(model, &job->options.languages);
+    if (job->documents && job->moses)
+        return cli_error("translate: %s applies to single sentences, not with %s",
+                         job->scores ? "--scores" : "--n-best",
+                         job->document.format == DOCUMENT_HTML ? "--format html"
+                                                               : "--split-sentences");
     ted_set_threads(t->threads);
     return run(job, a, t->input, t->output);
 }

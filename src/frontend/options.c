@@ -158,3 +158,11 @@ ted_status frontend_choose_options(const ted_model *m, const frontend_choice *d,
                         n->n_best, o->n_best, o->beam.beam_size);
     return ted_translate_options_check(m, t, err);
 }
+
+const char *frontend_source_language(const ted_model *model, const ted_languages *languages)
+{
+    const char *const *codes;
+    if (languages && languages->source)
+        return languages->source;
+    return ted_model_languages(model, TED_SIDE_SOURCE, &codes) == 1 ? codes[0] : NULL;
+}

@@ -53,4 +53,9 @@ ted_status frontend_choose_options(const ted_model *model, const frontend_choice
                                    const frontend_option_names *names,
                                    ted_translate_options *options, ted_error *err);
 
+/* The language of the source text, where a front end needs it by name
+ * (ICU's sentence rules, document_options.language): the one given
+ * (languages->source), else the model's only source language, else NULL. */
+const char *frontend_source_language(const ted_model *model, const ted_languages *languages);
+
 #endif

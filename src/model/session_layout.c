@@ -95,8 +95,11 @@ static void point_positions(ted_session *s)
     const ted_weights *w = &s->model->weights;
     size_t first = (size_t)c->position_offset * c->d_model;
     bool learned = c->positional_layout == TED_POSITIONS_LEARNED;
-    s->encoder.positions = (learned ? w->encoder_positions : s->positions) + first;
-    s->decoder.positions = (learned ? w->decoder_positions : s->positions) + first;
+    const float *encoder = learned ? w->encoder_positions : s->positions;
+    const float *decoder = learned ? w->decoder_positions : s->positions;
+    /* the arena's measuring pass lays out no memory: NULL stays NULL */
+    s->encoder.positions = encoder ? encoder + first : NULL;
+    s->decoder.positions = decoder ? decoder + first : NULL;
 }
 
 /* Points every buffer of the session into the arena: `batch` rows of

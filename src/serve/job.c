@@ -97,3 +97,11 @@ bool serve_job_pending(const serve_job *job, int i)
 {
     return !job->outputs[(size_t)i * job->options.decode.n_best].text;
 }
+
+const char **serve_job_best(const serve_job *job)
+{
+    const char **texts = calloc(job->count > 0 ? (size_t)job->count : 1, sizeof *texts);
+    for (int i = 0; texts && i < job->count; i++)
+        texts[i] = job->outputs[(size_t)i * job->options.decode.n_best].text;
+    return texts;
+}

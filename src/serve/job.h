@@ -45,6 +45,10 @@ void serve_job_free(serve_job *job);
  * decoded). */
 void serve_job_fail(serve_job *job, const ted_error *err);
 
+/* Each sentence's best translation (outputs[i * n_best].text): (count)
+ * pointers into the job, malloc'ed; NULL when out of memory. */
+const char **serve_job_best(const serve_job *job);
+
 /* True while sentence i waits for its translation. */
 bool serve_job_pending(const serve_job *job, int i);
 

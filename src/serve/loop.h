@@ -9,7 +9,8 @@
  * waits for a long one, a step never waits for an encoder pass, and a
  * lone sentence never waits for a batch to fill. Each row decodes exactly as it would alone;
  * a sampled sentence draws from its own generator, seeded as ted
- * translate seeds it.
+ * translate seeds it, and a sentence's target prefix (a forced
+ * target-language code) is taken before anything is chosen.
  *
  * Beam search requests go to a second thread, one request at a time
  * through ted_translate_ids, as ted translate decodes them. */

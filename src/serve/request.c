@@ -32,6 +32,7 @@ typedef enum field_kind {
     FIELD_FLAG,           /* true or false */
     FIELD_SEED,           /* a whole number >= 0, or its decimal digits as a string */
     FIELD_NORMALIZATION,  /* "gnmt" or "power" */
+    FIELD_FORMAT,         /* "text" or "html" */
 } field_kind;
 
 /* A field of the body: where its value goes in serve_request, and where
@@ -48,6 +49,7 @@ static const field fields[] = {
     {"model", FIELD_MODEL, 0, 0},
     {"source_lang", FIELD_STRING, CHOICE(languages.source), 0},
     {"target_lang", FIELD_STRING, CHOICE(languages.target), 0},
+    {"api_key", FIELD_STRING, offsetof(serve_request, api_key), 0},
     {"text", FIELD_TEXT, 0, 0},
     {"beam", FIELD_WHOLE, CHOICE(beam), CHOICE(beam_given)},
     {"sample", FIELD_FLAG, CHOICE(sample), 0},
@@ -61,6 +63,8 @@ static const field fields[] = {
     {"n_best", FIELD_WHOLE, CHOICE(n_best), CHOICE(n_best_given)},
     {"max_length", FIELD_WHOLE, CHOICE(max_length), CHOICE(max_length_given)},
     {"scores", FIELD_FLAG, offsetof(serve_request, scores), 0},
+    {"split_sentences", FIELD_FLAG, offsetof(serve_request, split_sentences), 0},
+    {"format", FIELD_FORMAT, offsetof(serve_request, format), 0},
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -117,6 +121,7 @@ static const char *expected(field_kind kind)
     case FIELD_FLAG: return "true or false";
     case FIELD_SEED: return "a whole number from 0 to 2^53, or a string of digits";
     case FIELD_NORMALIZATION: return "\"gnmt\" or \"power\"";
+    case FIELD_FORMAT: return "\"text\" or \"html\"";
     }
     return "";
 }
@@ -152,6 +157,8 @@ static bool store(const field *f, const cJSON *v, serve_request *r)
         *(ted_length_normalization *)at =
             strcmp(v->valuestring, "gnmt") ? TED_LENGTH_POWER : TED_LENGTH_GNMT;
         return !strcmp(v->valuestring, "gnmt") || !strcmp(v->valuestring, "power");
+    case FIELD_FORMAT:
+        return cJSON_IsString(v) && document_format_from_name(v->valuestring, (document_format *)at);
     }
     return false;
 }
@@ -296,7 +303,24 @@ static cJSON *text_json(const serve_job *job, int i, bool lists, bool scores)
     return list;
 }
 
+static cJSON *leg_json(const serve_leg_report *leg)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o && cJSON_AddStringToObject(o, "model", leg->model) &&
+        (!leg->source_lang || cJSON_AddStringToObject(o, "source_lang", leg->source_lang)) &&
+        (!leg->target_lang || cJSON_AddStringToObject(o, "target_lang", leg->target_lang)))
+        return o;
+    cJSON_Delete(o);
+    return NULL;
+}
+
 char *serve_answer(const serve_job *job, bool scores)
+{
+    return serve_answer_routed(job, scores, NULL, 0);
+}
+
+char *serve_answer_routed(const serve_job *job, bool scores, const serve_leg_report *legs,
+                          int count)
 {
     bool lists = scores || job->options.decode.n_best > 1;  /* as ted translate's n-best lines */
     cJSON *root = cJSON_CreateObject();
@@ -304,7 +328,11 @@ char *serve_answer(const serve_job *job, bool scores)
     for (int i = 0; all && i < job->count; i++)
         if (!add_item(all, NULL, text_json(job, i, lists, scores)))
             all = NULL;
-    char *text = all ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON *route = all && count ? cJSON_AddArrayToObject(root, "route") : NULL;
+    for (int i = 0; route && i < count; i++)
+        if (!add_item(route, NULL, leg_json(&legs[i])))
+            route = NULL;
+    char *text = all && (route || !count) ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
     return text;
 }

@@ -6,16 +6,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "document/document.h"
 #include "frontend/options.h"
 #include "serve/job.h"
 
 typedef struct serve_request {
     struct cJSON *root;        /* the parsed body; the strings below live in it */
-    const char *model;         /* NULL: the first model served */
+    const char *model;         /* NULL: the first model served, or the route's */
+    const char *api_key;       /* NULL: none */
     const char **texts;        /* (count) */
     int count;
     frontend_choice choice;
     bool scores;
+    bool split_sentences;    /* each text a paragraph (serve/documents.h) */
+    document_format format;  /* DOCUMENT_HTML: each text an HTML page */
 } serve_request;
 
 /* How ted serve names the options in its messages: by their JSON fields
@@ -59,6 +63,17 @@ char *serve_utf8_clean(const char *text, char *out, size_t size);
  * scores a list per text of {"text", "score", "log_prob"
  * [, "token_log_probs"]}. malloc'ed; NULL when out of memory. */
 char *serve_answer(const serve_job *job, bool scores);
+
+/* One leg of the way a request was translated: the model and the
+ * languages it translated between. */
+typedef struct serve_leg_report {
+    const char *model, *source_lang, *target_lang;
+} serve_leg_report;
+
+/* serve_answer with "route": [{"model", "source_lang", "target_lang"}],
+ * the legs the texts went through (two when through English). */
+char *serve_answer_routed(const serve_job *job, bool scores, const serve_leg_report *legs,
+                          int count);
 
 /* The default of --max-request-tokens: the rows x steps one request may
  * ask for. A request of --max-queue greedy sentences at their default

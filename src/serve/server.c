@@ -34,8 +34,14 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/utf8.h"
+#include "serve/detect.h"
+#include "serve/documents.h"
 #include "serve/explore.h"
+#include "serve/fields.h"
 #include "serve/guard.h"
+#include "serve/keys.h"
+#include "serve/languages.h"
+#include "serve/libre.h"
 #include "serve/loop.h"
 #include "serve/request.h"
 
@@ -58,6 +64,12 @@ typedef struct server {
     char *models_json;           /* GET /v1/models */
     struct MHD_Daemon *daemon;
     char *explorer_json;         /* GET /v1/explorer */
+    serve_routes *routes;        /* the models' languages, and the routes between them */
+    serve_detector *detector;    /* "source": "auto" and /detect; NULL: no profile */
+    serve_keys *keys;            /* --api-keys; NULL: no key needed */
+    libre_server libre;          /* what the LibreTranslate API sees of the server */
+    char *languages_json;        /* GET /languages */
+    char *settings_json;         /* GET /frontend/settings */
     serve_hosts hosts;           /* the names it answers to */
     int max_connections;         /* connections at once, in all */
     pthread_mutex_t lock;
@@ -85,7 +97,12 @@ typedef struct request {
     size_t length, capacity;
     bool too_large;
     serve_request fields;
-    int model;           /* which of the models served */
+    int model;           /* which of the models served: the current leg's */
+    serve_route route;   /* the legs its texts go through, one after the other */
+    bool routed;         /* /v1/translate: the languages chose the route (its answer says it) */
+    int leg;             /* the leg being decoded */
+    libre_request *libre;  /* a POST /translate of the LibreTranslate API */
+    serve_documents documents;  /* with split_sentences or format html: the texts */
     serve_job *job;
     bool counted;        /* in server->in_flight: accepted before the drain */
     bool close;          /* the answer closes the connection */
@@ -110,6 +127,21 @@ static void start_answering(request *r)
     pthread_mutex_unlock(&r->server->lock);
 }
 
+/* The CORS headers of an answer (--cors): Access-Control-Allow-Origin
+ * when the request's Origin is the one allowed (or every one is). */
+static void add_cors(request *r, struct MHD_Response *answer)
+{
+    const char *allowed = r->server->config->cors;
+    if (!allowed)
+        return;
+    const char *origin = MHD_lookup_connection_value(r->connection, MHD_HEADER_KIND, "Origin");
+    bool any = !strcmp(allowed, "*");
+    if (!any)
+        MHD_add_response_header(answer, "Vary", "Origin");
+    if (any || (origin && !strcmp(origin, allowed)))
+        MHD_add_response_header(answer, "Access-Control-Allow-Origin", any ? "*" : allowed);
+}
+
 /* Queues `json` (malloc'ed; NULL: out of memory, a 500) with `status`,
  * and a header when `header` is not NULL. */
 static enum MHD_Result respond(request *r, int status, char *json, const char *header,
@@ -130,6 +162,7 @@ static enum MHD_Result respond(request *r, int status, char *json, const char *h
         MHD_add_response_header(answer, header, value);
     if (r->close)
         MHD_add_response_header(answer, MHD_HTTP_HEADER_CONNECTION, "close");
+    add_cors(r, answer);
     start_answering(r);
     enum MHD_Result queued = MHD_queue_response(r->connection, (unsigned)status, answer);
     MHD_destroy_response(answer);
@@ -182,7 +215,20 @@ static enum MHD_Result answer_job(request *r)
     if (job->status)
         return refuse(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL, "%s",
                       job->error.message);
-    return respond(r, MHD_HTTP_OK, serve_answer(job, r->fields.scores), NULL, NULL);
+    if (r->libre)
+        return respond(r, MHD_HTTP_OK, libre_answer(r->libre, job), NULL, NULL);
+    if (r->documents.documents)
+        return respond(r, MHD_HTTP_OK, serve_documents_answer(&r->documents, job), NULL, NULL);
+    if (!r->routed)
+        return respond(r, MHD_HTTP_OK, serve_answer(job, r->fields.scores), NULL, NULL);
+    const ted_languages *asked = &r->fields.choice.languages;
+    serve_leg_report legs[2];
+    for (int i = 0; i < r->route.legs; i++)
+        legs[i] = (serve_leg_report){r->server->config->models[r->route.leg[i].model].name,
+                                     i == 0 ? asked->source : "en",
+                                     i + 1 == r->route.legs ? asked->target : "en"};
+    return respond(r, MHD_HTTP_OK,
+                   serve_answer_routed(job, r->fields.scores, legs, r->route.legs), NULL, NULL);
 }
 
 /* ---- translation requests ---------------------------------------------------- */
@@ -220,7 +266,130 @@ static int find_model(const serve_config *c, const char *name)
     return -1;
 }
 
-/* The whole body is in: parse, check, tokenize, decode. */
+/* The job of the current leg: `texts` (count), or on the first leg of a
+ * /v1/translate with "split_sentences" or "format": "html" the sentences
+ * of its documents (serve/documents.h). */
+static ted_status job_of_texts(request *r, const ted_model *model,
+                               const ted_translate_options *options, const char *const *texts,
+                               int count, ted_error *err)
+{
+    const serve_request *f = &r->fields;
+    if (r->libre || r->leg > 0 || (!f->split_sentences && f->format != DOCUMENT_HTML))
+        return serve_job_new(model, options, texts, count, &r->job, err);
+    if (f->scores || options->decode.n_best > 1)
+        return ted_fail(err, TED_ERR_ARGUMENT, "%s applies to single sentences, not with %s",
+                        f->scores ? "scores" : "n_best",
+                        f->format == DOCUMENT_HTML ? "\"format\": \"html\""
+                                                   : "\"split_sentences\": true");
+    document_options o = {.format = f->format, .split_sentences = true,
+                          .language = frontend_source_language(model, &options->languages)};
+    ted_status s = serve_documents_parse(f->texts, f->count, &o, &r->documents, err);
+    if (!s && (s = serve_job_new(model, options, r->documents.sentences, r->documents.total,
+                                 &r->job, err)))
+        serve_documents_name_sentence(&r->documents, err);
+    return s;
+}
+
+static enum MHD_Result after_job(request *r);
+
+/* Makes the job of the current leg from `texts` (count) and hands it to
+ * its model's loop; with nothing to decode, goes on at once. Every leg
+ * but the last keeps one hypothesis per sentence. */
+static enum MHD_Result start_leg(request *r, const char *const *texts, int count)
+{
+    const serve_config *c = r->server->config;
+    const serve_leg *leg = &r->route.leg[r->leg];
+    bool last = r->leg + 1 == r->route.legs;
+    const ted_model *model = c->models[leg->model].model;
+    frontend_choice choice = r->libre ? libre_leg_choice(r->libre, model, last) : r->fields.choice;
+    choice.n_best_given = choice.n_best_given && last;
+    choice.languages = (ted_languages){leg->source, leg->target};
+    ted_translate_options options;
+    ted_error err = {0};
+    char message[TED_ERROR_MESSAGE_SIZE];
+    r->model = leg->model;
+    if (frontend_choose_options(model, &choice, &serve_field_names, &options, &err) ||
+        job_of_texts(r, model, &options, texts, count, &err))
+        return refuse(r,
+                      err.status == TED_ERR_NOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR
+                                                  : MHD_HTTP_BAD_REQUEST,
+                      NULL, NULL, "%s", err.message);
+    if (!serve_job_within_budget(r->job, c->max_request_tokens, message, sizeof message))
+        return refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL, "%s", message);
+    r->job->log_probs = last && (r->fields.scores || options.decode.n_best > 1);
+    if (r->job->unfinished == 0)
+        return after_job(r);
+    return submit(r, r->server->loops[leg->model]);
+}
+
+/* A job is done: the answer, or the next leg over its translations. */
+static enum MHD_Result after_job(request *r)
+{
+    if (r->refused || r->job->status || r->leg + 1 == r->route.legs)
+        return answer_job(r);
+    serve_job *previous = r->job;
+    const char **texts = serve_job_best(previous);
+    r->job = NULL;
+    r->leg++;
+    enum MHD_Result answer =
+        texts ? start_leg(r, texts, previous->count)
+              : refuse(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL, "out of memory");
+    free(texts);
+    serve_job_free(previous);
+    return answer;
+}
+
+/* Whether a request with API key `key` may go on (--api-keys); when not,
+ * `*answer` is its refusal: 403 without a valid key, 429 over its limit. */
+static bool key_allowed(request *r, const char *key, enum MHD_Result *answer)
+{
+    int retry = 1;
+    serve_key_verdict verdict =
+        r->server->keys ? serve_keys_check(r->server->keys, key, now(), &retry) : SERVE_KEY_OK;
+    char after[16];
+    snprintf(after, sizeof after, "%d", retry);
+    if (verdict == SERVE_KEY_MISSING)
+        *answer = refuse(r, MHD_HTTP_FORBIDDEN, NULL, NULL,
+                         "this server requires an API key: give it in the api_key field");
+    else if (verdict == SERVE_KEY_INVALID)
+        *answer = refuse(r, MHD_HTTP_FORBIDDEN, NULL, NULL, "Invalid API key");
+    else if (verdict == SERVE_KEY_LIMITED)
+        *answer = refuse(r, MHD_HTTP_TOO_MANY_REQUESTS, MHD_HTTP_HEADER_RETRY_AFTER, after,
+                         "Slowdown: this key's requests per minute are spent; retry in %d s",
+                         retry);
+    return verdict == SERVE_KEY_OK;
+}
+
+/* The route of a /v1/translate: the model named (or, without languages,
+ * the first), with its languages; or the route that source_lang and
+ * target_lang lead to. False with the refusal. */
+static bool v1_route(request *r, serve_refusal *no)
+{
+    const serve_config *c = r->server->config;
+    const serve_request *f = &r->fields;
+    const char *source = f->choice.languages.source, *target = f->choice.languages.target;
+    const serve_routes *routes = r->server->routes;
+    char a[FIELD_NAME_SHOWN], b[FIELD_NAME_SHOWN];
+    if (f->model || !source || !target) {
+        int m = find_model(c, f->model);
+        if (m < 0)
+            return serve_refuse(no, MHD_HTTP_NOT_FOUND,
+                                "model \"%s\" is not served here (GET /v1/models lists them)",
+                                serve_utf8_clean(f->model, a, sizeof a));
+        r->route = (serve_route){
+            1, {{m, source ? serve_model_code(routes, m, false, source) : NULL,
+                 target ? serve_model_code(routes, m, true, target) : NULL}}};
+        return true;
+    }
+    r->routed = true;
+    return serve_route_find(routes, source, target, &r->route) ||
+           serve_refuse(no, MHD_HTTP_BAD_REQUEST,
+                        "no model here translates %s into %s, directly or through English "
+                        "(GET /languages lists the pairs)",
+                        serve_utf8_clean(source, a, sizeof a), serve_utf8_clean(target, b, sizeof b));
+}
+
+/* The whole body of a /v1/translate is in: parse, check, route, decode. */
 static enum MHD_Result translate(request *r)
 {
     const serve_config *c = r->server->config;
@@ -232,29 +401,89 @@ static enum MHD_Result translate(request *r)
     if (!serve_parse_request(r->body ? r->body : "", r->length, &r->fields, message,
                              sizeof message))
         return refuse(r, MHD_HTTP_BAD_REQUEST, NULL, NULL, "%s", message);
-    int m = r->model = find_model(c, r->fields.model);
-    if (m < 0) {
-        char name[FIELD_NAME_SHOWN];
-        serve_utf8_clean(r->fields.model, name, sizeof name);
-        return refuse(r, MHD_HTTP_NOT_FOUND, NULL, NULL,
-                      "model \"%s\" is not served here (GET /v1/models lists them)", name);
+    enum MHD_Result answer;
+    if (!key_allowed(r, r->fields.api_key, &answer))
+        return answer;
+    serve_refusal no;
+    if (!v1_route(r, &no))
+        return refuse(r, no.status, NULL, NULL, "%s", no.message);
+    return start_leg(r, r->fields.texts, r->fields.count);
+}
+
+/* ---- the LibreTranslate API (serve/libre.h) ----------------------------------------- */
+
+/* Reads the fields of a LibreTranslate POST and checks its key; false
+ * when it is refused (`*answer`). */
+static bool libre_admit(request *r, libre_fields *f, enum MHD_Result *answer)
+{
+    serve_refusal no;
+    start_answering(r);
+    if (r->too_large) {
+        *answer = refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL,
+                         "the body is over %zu bytes (--max-body)", r->server->config->max_body);
+        return false;
     }
-    const ted_model *model = c->models[m].model;
-    ted_translate_options options;
-    ted_error err = {0};
-    if (frontend_choose_options(model, &r->fields.choice, &serve_field_names, &options,
-                                     &err) ||
-        serve_job_new(model, &options, r->fields.texts, r->fields.count, &r->job, &err))
-        return refuse(r,
-                      err.status == TED_ERR_NOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR
-                                                  : MHD_HTTP_BAD_REQUEST,
-                      NULL, NULL, "%s", err.message);
-    if (!serve_job_within_budget(r->job, c->max_request_tokens, message, sizeof message))
-        return refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL, "%s", message);
-    r->job->log_probs = r->fields.scores || options.decode.n_best > 1;
-    if (r->job->unfinished == 0)
-        return answer_job(r);
-    return submit(r, r->server->loops[m]);
+    if (!libre_read_fields(r->connection, r->body ? r->body : "", r->length, f, &no)) {
+        *answer = refuse(r, no.status, NULL, NULL, "%s", no.message);
+        return false;
+    }
+    return key_allowed(r, f->value[LIBRE_API_KEY], answer);
+}
+
+/* POST /translate. */
+static enum MHD_Result libre_translate(request *r)
+{
+    enum MHD_Result answer;
+    serve_refusal no;
+    if (!(r->libre = calloc(1, sizeof *r->libre)))
+        return refuse(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL, "out of memory");
+    if (!libre_admit(r, &r->libre->fields, &answer))
+        return answer;
+    if (!libre_plan(&r->server->libre, r->libre, &no))
+        return refuse(r, no.status, NULL, NULL, "%s", no.message);
+    r->route = r->libre->route;
+    r->fields.count = r->libre->line_count;  /* the log line's sentences */
+    return start_leg(r, r->libre->lines, r->libre->line_count);
+}
+
+/* POST /detect. */
+static enum MHD_Result libre_detect(request *r)
+{
+    libre_fields f;
+    enum MHD_Result answer;
+    serve_refusal no;
+    if (!libre_admit(r, &f, &answer)) {
+        libre_fields_free(&f);
+        return answer;
+    }
+    char *json = libre_detect_json(&r->server->libre, &f, &no);
+    libre_fields_free(&f);
+    return json ? respond(r, MHD_HTTP_OK, json, NULL, NULL)
+                : refuse(r, no.status, NULL, NULL, "%s", no.message);
+}
+
+static bool is_libre_post(const char *path)
+{
+    return !strcmp(path, "/translate") || !strcmp(path, "/detect");
+}
+
+/* A CORS preflight (OPTIONS, with --cors): what a page may send. */
+static enum MHD_Result preflight(request *r)
+{
+    struct MHD_Response *answer =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!answer)
+        return MHD_NO;
+    add_cors(r, answer);
+    MHD_add_response_header(answer, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+    MHD_add_response_header(answer, "Access-Control-Allow-Headers",
+                            "Content-Type, Authorization");
+    MHD_add_response_header(answer, "Access-Control-Max-Age", "600");
+    start_answering(r);
+    enum MHD_Result queued = MHD_queue_response(r->connection, MHD_HTTP_NO_CONTENT, answer);
+    MHD_destroy_response(answer);
+    r->status = MHD_HTTP_NO_CONTENT;
+    return queued;
 }
 
 /* ---- the explorer (serve/explore.h) ---------------------------------------------- */
@@ -274,11 +503,21 @@ static enum MHD_Result send_asset(request *r, const serve_asset *asset)
     MHD_add_response_header(answer, "Content-Security-Policy", serve_explorer_policy);
     MHD_add_response_header(answer, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(answer, "Referrer-Policy", "no-referrer");
+    add_cors(r, answer);
     start_answering(r);
     enum MHD_Result queued = MHD_queue_response(r->connection, MHD_HTTP_OK, answer);
     MHD_destroy_response(answer);
     r->status = MHD_HTTP_OK;
     return queued;
+}
+
+/* docs/openapi.yaml, built into the program (serve/openapi_asset.S). */
+extern const unsigned char serve_openapi_yaml[], serve_openapi_yaml_end[];
+
+static serve_asset openapi_asset(void)
+{
+    return (serve_asset){"/openapi.yaml", "application/yaml; charset=utf-8", serve_openapi_yaml,
+                         (size_t)(serve_openapi_yaml_end - serve_openapi_yaml)};
 }
 
 /* Explorer requests decoded at once: fewer than the HTTP threads, so that
@@ -295,6 +534,9 @@ static enum MHD_Result explore(request *r)
     if (r->too_large)
         return refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL,
                       "the body is over %zu bytes (--max-body)", c->max_body);
+    if (s->keys)
+        return refuse(r, MHD_HTTP_FORBIDDEN, NULL, NULL,
+                      "the explorer is off while API keys are required (--api-keys)");
     if (atomic_fetch_add(&s->exploring, 1) >= MAX_EXPLORING) {
         atomic_fetch_sub(&s->exploring, 1);
         return refuse(r, MHD_HTTP_SERVICE_UNAVAILABLE, MHD_HTTP_HEADER_RETRY_AFTER, "1",
@@ -335,6 +577,10 @@ static enum MHD_Result get(request *r)
     }
     if (!strcmp(r->path, "/v1/explorer"))
         return respond(r, MHD_HTTP_OK, strdup(s->explorer_json), NULL, NULL);
+    if (!strcmp(r->path, "/languages"))
+        return respond(r, MHD_HTTP_OK, strdup(s->languages_json), NULL, NULL);
+    if (!strcmp(r->path, "/frontend/settings"))
+        return respond(r, MHD_HTTP_OK, strdup(s->settings_json), NULL, NULL);
     if (is_draining(s))
         return refuse_draining(r);
     return respond(r, MHD_HTTP_OK, strdup("{\"status\":\"ok\"}"), NULL, NULL);
@@ -350,7 +596,7 @@ static enum MHD_Result route_post(request *r)
     if (!r->counted)
         return refuse_draining(r);
     serve_refusal no;
-    if (!serve_guard_json(r->connection, &no))
+    if (!is_libre_post(r->path) && !serve_guard_json(r->connection, &no))
         return refuse_closing(r, &no);
     const char *length = MHD_lookup_connection_value(r->connection, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -368,17 +614,24 @@ static enum MHD_Result route(request *r, const char *version)
     serve_refusal no;
     if (!serve_guard_headers(r->connection, version, &r->server->hosts, &no))
         return refuse_closing(r, &no);
+    if (r->server->config->cors && !strcmp(r->method, MHD_HTTP_METHOD_OPTIONS))
+        return preflight(r);
     serve_asset asset;
     if (serve_explorer_asset(r->path, &asset))
         return send_asset(r, &asset);
+    if (!strcmp(r->path, "/openapi.yaml") && (asset = openapi_asset(), true))
+        return send_asset(r, &asset);
     if (!strcmp(r->path, "/healthz") || !strcmp(r->path, "/v1/models") ||
-        !strcmp(r->path, "/v1/explorer"))
+        !strcmp(r->path, "/v1/explorer") || !strcmp(r->path, "/languages") ||
+        !strcmp(r->path, "/frontend/settings"))
         return get(r);
-    if (strcmp(r->path, "/v1/translate") && !serve_explorer_endpoint(r->path))
+    if (strcmp(r->path, "/v1/translate") && !serve_explorer_endpoint(r->path) &&
+        !is_libre_post(r->path))
         return refuse(r, MHD_HTTP_NOT_FOUND, NULL, NULL,
                       "no such path: %s (there are POST /v1/translate, GET /v1/models, "
-                      "GET /healthz, and the explorer: GET /, GET /v1/explorer, "
-                      "POST /v1/explore, POST /v1/beam)",
+                      "GET /healthz, GET /openapi.yaml; LibreTranslate's POST /translate, "
+                      "POST /detect, GET /languages, GET /frontend/settings; and the "
+                      "explorer: GET /, GET /v1/explorer, POST /v1/explore, POST /v1/beam)",
                       r->path);
     return route_post(r);
 }
@@ -447,7 +700,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return MHD_YES;
     }
     if (r->job)  /* resumed: the job is done, or was refused */
-        return answer_job(r);
+        return after_job(r);
+    if (!strcmp(r->path, "/translate"))
+        return libre_translate(r);
+    if (!strcmp(r->path, "/detect"))
+        return libre_detect(r);
     return serve_explorer_endpoint(r->path) ? explore(r) : translate(r);
 }
 
@@ -499,7 +756,11 @@ static void completed(void *cls, struct MHD_Connection *c, void **context,
     }
     pthread_mutex_unlock(&s->lock);
     serve_job_free(r->job);
+    serve_documents_free(&r->documents);
     serve_request_free(&r->fields);
+    if (r->libre)
+        libre_request_free(r->libre);
+    free(r->libre);
     free(r->body);
     free(r);
     *context = NULL;
@@ -767,6 +1028,27 @@ static ted_status start_loops(server *s, ted_error *err)
     return status;
 }
 
+/* The models' languages and routes, the detector among the languages
+ * translated from, the API keys. */
+static ted_status start_languages(server *s, ted_error *err)
+{
+    const serve_config *c = s->config;
+    ted_status status = serve_routes_new(c->models, c->model_count, &s->routes, err);
+    const char *const *sources;
+    int count = status ? 0 : serve_routes_sources(s->routes, &sources);
+    if (!status)
+        status = serve_detector_new(sources, count, &s->detector, err);
+    if (!status && c->api_keys)
+        status = serve_keys_load(c->api_keys, &s->keys, err);
+    if (status)
+        return status;
+    s->libre = (libre_server){s->routes, s->detector, s->keys != NULL};
+    if (!(s->languages_json = serve_languages_json(s->routes)) ||
+        !(s->settings_json = libre_settings_json(&s->libre)))
+        return ted_fail(err, TED_ERR_NOMEM, "out of memory describing the languages");
+    return TED_OK;
+}
+
 /* Blocks until SIGTERM or SIGINT; returns its name. */
 static const char *wait_for_signal(const sigset_t *signals)
 {
@@ -813,6 +1095,11 @@ static void stop(server *s, bool watching)
     free(s->loops);
     free(s->models_json);
     free(s->explorer_json);
+    serve_routes_free(s->routes);
+    serve_detector_free(s->detector);
+    serve_keys_free(s->keys);
+    free(s->languages_json);
+    free(s->settings_json);
     pthread_cond_destroy(&s->stop_watch);
     pthread_mutex_destroy(&s->lock);
 }
@@ -840,6 +1127,8 @@ ted_status serve_run(const serve_config *config, ted_error *err)
     server s;
     init_server(&s, config);
     ted_status status = start_loops(&s, err);
+    if (!status)
+        status = start_languages(&s, err);
     bool watching = !status && !pthread_create(&s.watchdog, NULL, watchdog_main, &s);
     if (!status && !watching)
         status = ted_fail(err, TED_ERR_NOMEM, "cannot start the watchdog thread");

@@ -29,6 +29,9 @@ typedef struct serve_config {
     int max_client_connections; /* connections at once from one client address */
     const char *const *allowed_hosts;  /* --allow-host NAMEs (allowed_host_count) */
     int allowed_host_count;
+    const char *cors;           /* --cors: the origin allowed to read answers, "*" for
+                                 * every one; NULL: none (no CORS headers) */
+    const char *api_keys;       /* --api-keys FILE (serve/keys.h); NULL: no key needed */
 } serve_config;
 
 /* Serves until SIGTERM or SIGINT, then answers every request it accepted

@@ -1,6 +1,6 @@
 #!/bin/sh
 # ted serve under valgrind memcheck: greedy, sampled, beam search and
-# refused requests, a client gone mid-request, then SIGTERM; no memcheck
+# refused requests, LibreTranslate's endpoints, a client gone mid-request, then SIGTERM; no memcheck
 # error (invalid access, uninitialised value, bad free), no definitely lost
 # block, exit status 0. As tests/valgrind.sh, with the AVX2 kernels
 # (memcheck cannot run AVX-512). Prints "ok NAME" or "FAIL NAME: why".
@@ -86,6 +86,24 @@ for name, data, status in refusals:
     answer = raw(data)
     print(f"ok serve-valgrind-{name}" if status in answer.split(b"\r\n")[0]
           else f"FAIL serve-valgrind-{name}: {answer[:200]!r}")
+libre = [  # LibreTranslate's API: JSON and form fields, lines, alternatives, detection
+    ("libre-json", "/translate", {"q": ["the dog sleeps .", "the cat .\nthe queen sings ."],
+                                  "source": "auto", "target": "fr", "alternatives": 2}, 200),
+    ("libre-unknown", "/translate", {"q": "a", "source": "xx", "target": "fr"}, 400),
+    ("libre-detect", "/detect", {"q": "the black cat eats the small bird ."}, 200),
+]
+for name, path, body, status in libre:
+    got, data = call("POST", path, body)
+    print(f"ok serve-valgrind-{name}" if got == status else f"FAIL serve-valgrind-{name}: {got} {data}")
+answer = raw(b"POST /translate HTTP/1.1\r\nHost: HOST\r\nContent-Type: application/x-www-form-"
+             b"urlencoded\r\nConnection: close\r\nContent-Length: 42\r\n\r\n"
+             b"q=the+dog+sleeps+.&source=en&target=fr&x=1")
+print("ok serve-valgrind-libre-form" if b" 200 " in answer.split(b"\r\n")[0]
+      else f"FAIL serve-valgrind-libre-form: {answer[:200]!r}")
+for path in ("/languages", "/frontend/settings"):
+    got, data = call("GET", path)
+    name = path.strip("/").replace("/", "-")
+    print(f"ok serve-valgrind-{name}" if got == 200 else f"FAIL serve-valgrind-{name}: {got} {data}")
 got, data = call("GET", "/v1/models")
 print("ok serve-valgrind-models" if got == 200 and data["models"][0]["name"] == "toy-en-fr"
       else f"FAIL serve-valgrind-models: {got} {data}")

@@ -26,6 +26,11 @@ writes
     build/toy/vocab.en  build/toy/vocab.fr    vocabularies of the training data
     models/toy-en-fr/test.en  models/toy-en-fr/test.fr   test pairs (--test)
 
+With --es it also writes train.es, valid.es, test.es and vocab.es: the same
+sentences in the toy Spanish of tools/toy/spanish.py, made from the same
+draws (the data of models/multi-en-fr-es); the English and French files
+are the same with or without it.
+
 Test, valid and train are the first --test, next --valid and next --train
 distinct sentences drawn; then pairs holding French tokens seen fewer than
 --min-count times in training are added to train, so that a rare form (an
@@ -40,6 +45,8 @@ import collections
 import os
 import random
 import sys
+
+import spanish
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPECIALS = ["<unk>", "<pad>", "<bos>", "<eos>"]
@@ -375,13 +382,17 @@ def en_vowel(word):
 # ---------------------------------------------------------------------------
 
 class NP:
-    """A noun phrase in both languages, with what agreement needs."""
+    """A noun phrase in the three languages, with what agreement needs
+    (gender: the French noun's; es_gender: the Spanish noun's)."""
 
-    def __init__(self, en, fr, gender, plural, person=None, indefinite=False):
-        self.en, self.fr = en, fr
+    def __init__(self, en, fr, gender, plural, person=None, indefinite=False, es=(),
+                 es_gender=None, is_person=False):
+        self.en, self.fr, self.es = en, fr, list(es)
         self.gender, self.plural = gender, plural
+        self.es_gender = es_gender or gender
         self.person = person if person is not None else (5 if plural else 2)
         self.indefinite = indefinite  # un/une/des, which negation turns into de
+        self.is_person = is_person    # a person: Spanish puts "a" before it as an object
 
 
 def noun_phrase(rng, cats, det=None, plural=None, negated=False, adjectives=None, only=None):
@@ -432,6 +443,7 @@ def noun_phrase(rng, cats, det=None, plural=None, negated=False, adjectives=None
         fr_words.append(post.fr(g, plural))
     nxt = fr_words[0]
     indefinite = False
+    owner = en_num = None
 
     if det == "def":
         en_det = ["the"]
@@ -465,13 +477,16 @@ def noun_phrase(rng, cats, det=None, plural=None, negated=False, adjectives=None
     else:
         en_num, fr_num = rng.choice(NUMBERS)
         en_det, fr_det = [en_num], [fr_num]
-    return NP(en_det + en_words, fr_det + fr_words, g, plural, indefinite=indefinite)
+    es, es_gender = spanish.noun_phrase(noun.en, pre and pre.en, post and post.en, det,
+                                        plural, owner, en_num)
+    return NP(en_det + en_words, fr_det + fr_words, g, plural, indefinite=indefinite, es=es,
+              es_gender=es_gender, is_person=cat == PERSON)
 
 
 def pronoun(rng, allowed=None):
     options = [p for p in PRONOUNS if allowed is None or p[0] in allowed]
     en, fr, person, gender = rng.choice(options)
-    return NP([en], [fr], gender, person >= 3, person=person)
+    return NP([en], [fr], gender, person >= 3, person=person, es=[spanish.PRONOUNS[en]])
 
 
 def coordinated(rng, cats):
@@ -480,7 +495,9 @@ def coordinated(rng, cats):
     while b.en[-1] == a.en[-1]:
         b = noun_phrase(rng, cats, det=rng.choice(["def", "poss"]), adjectives=0)
     gender = "f" if a.gender == b.gender == "f" else "m"
-    return NP(a.en + ["and"] + b.en, a.fr + ["et"] + b.fr, gender, True)
+    es_gender = "f" if a.es_gender == b.es_gender == "f" else "m"
+    return NP(a.en + ["and"] + b.en, a.fr + ["et"] + b.fr, gender, True,
+              es=a.es + ["y"] + b.es, es_gender=es_gender)
 
 
 def agree_participle(participle, gender, plural):
@@ -537,6 +554,13 @@ class VerbGroup:
             finite, rest = verb.future + FUTURE_ENDINGS[person], []
         return (["ne"] if neg else []) + [finite] + tail + rest
 
+    def spanish(self, verb, person):
+        return spanish.verb_group((verb.en[0], verb.kind), self.tense, self.negation,
+                                  self.adverb and self.adverb[0], person)
+
+    def spanish_be(self, person, copula):
+        return spanish.be(copula, self.tense, self.negation, person)
+
     def english_be(self, person):
         third_sg = person == 2
         neg = ["not"] if self.negation else []
@@ -582,7 +606,7 @@ def prepositional_phrase(rng, det=None):
         # only containers hold things
         np_ = noun_phrase(rng, (THING,), det="def", adjectives=rng.choice([0, 1]),
                           only=CONTAINERS)
-    return en_p + np_.en, fr_p + np_.fr
+    return en_p + np_.en, fr_p + np_.fr, spanish.PREPOSITIONS[" ".join(en_p)] + np_.es
 
 
 TIME_ADVERBS = {"past": [("yesterday", "hier")], "fut": [("tomorrow", "demain")],
@@ -634,21 +658,25 @@ def relative(rng, np_, cat):
         part = agree_participle(verb.participle, np_.gender, np_.plural)
         en = np_.en + ["that"] + subj.en + tense_vg.english(verb, subj.person)
         fr = np_.fr + ["que"] + subj.fr + tense_vg.french(verb, subj.person, part)
+        es = np_.es + ["que"] + subj.es + tense_vg.spanish(verb, subj.person)
     else:
         verb = rng.choice(subj_verbs)
         person = 5 if np_.plural else 2
         en = np_.en + ["who" if cat == PERSON else "that"] + tense_vg.english(verb, person)
         fr = np_.fr + ["qui"] + tense_vg.french(verb, person)
+        es = np_.es + ["que"] + tense_vg.spanish(verb, person)
         if verb.kind == "tr":
             obj = noun_phrase(rng, verb.obj, negated=bool(tense_vg.negation), adjectives=0,
                               only=OBJECTS.get(verb.en[0]))
             en += obj.en
             fr += obj.fr
-    return NP(en, fr, np_.gender, np_.plural)
+            es += spanish.direct_object(obj.es, obj.is_person)
+    return NP(en, fr, np_.gender, np_.plural, es=es, es_gender=np_.es_gender,
+              is_person=np_.is_person)
 
 
 def clause(rng, depth=0, allow_relative=True, tense=None):
-    """One clause: (English tokens, French tokens)."""
+    """One clause: (English tokens, French tokens, Spanish tokens)."""
     kind = rng.choices(["intr", "tr", "ditr", "be_adj", "be_pp", "comp"],
                        [18, 42, 10, 12, 8, 0 if depth else 10])[0]
     vg = verb_group(rng, tense=tense)
@@ -667,27 +695,32 @@ def clause(rng, depth=0, allow_relative=True, tense=None):
             adj = rng.choice([a for a in PREDICATE_ADJECTIVES if cat in a.cats])
             en = subj.en + vg.english_be(subj.person) + [adj.en]
             fr = subj.fr + vg.french_be(subj.person) + [adj.fr(subj.gender, subj.plural)]
+            es = (subj.es + vg.spanish_be(subj.person, spanish.ADJECTIVES[adj.en][1])
+                  + [spanish.adjective(adj.en, subj.es_gender, subj.plural)])
         else:
             subj = subject(rng, (PERSON, ANIMAL, THING), allow_relative=allow_relative)
-            pp_en, pp_fr = prepositional_phrase(rng)
+            pp_en, pp_fr, pp_es = prepositional_phrase(rng)
             en = subj.en + vg.english_be(subj.person) + pp_en
             fr = subj.fr + vg.french_be(subj.person) + pp_fr
+            es = subj.es + vg.spanish_be(subj.person, "estar") + pp_es
     elif kind == "comp":
         verb = rng.choice(VERBS_BY_KIND["comp"])
         vg.adverb = None
         if vg.negation == "never":
             vg.negation = "not"
         subj = subject(rng, (PERSON,), allow_relative=False)
-        sub_en, sub_fr = clause(rng, depth + 1, allow_relative=False)
+        sub_en, sub_fr, sub_es = clause(rng, depth + 1, allow_relative=False)
         en = subj.en + vg.english(verb, subj.person) + ["that"] + sub_en
         fr = subj.fr + vg.french(verb, subj.person) + ["que"] + sub_fr
-        return en, fr
+        es = subj.es + vg.spanish(verb, subj.person) + ["que"] + sub_es
+        return en, fr, es
     else:
         verb = rng.choice(VERBS_BY_KIND[kind])
         subj = subject(rng, verb.subj, allow_relative=allow_relative and rng.random() < 0.3)
         subj_relative = len(subj.fr) > 4 and ("qui" in subj.fr or "que" in subj.fr)
         en = subj.en + vg.english(verb, subj.person)
         fr = subj.fr + vg.french(verb, subj.person)
+        es = subj.es + vg.spanish(verb, subj.person)
         if kind in ("tr", "ditr"):
             obj = noun_phrase(rng, verb.obj, negated=bool(vg.negation),
                               only=OBJECTS.get(verb.en[0]))
@@ -695,21 +728,25 @@ def clause(rng, depth=0, allow_relative=True, tense=None):
                 obj = relative(rng, obj, cats_of(obj))
             en += obj.en
             fr += obj.fr
+            es += spanish.direct_object(obj.es, obj.is_person)
             if kind == "ditr":
                 io = noun_phrase(rng, (PERSON,), det=rng.choice(["def", "poss", "indef"]),
                                  adjectives=rng.choices([0, 1], [75, 25])[0])
                 en += ["to"] + io.en
                 fr += ["à"] + io.fr
+                es += ["a"] + io.es
         if kind == "intr" or (kind == "tr" and rng.random() < 0.2):
             if rng.random() < 0.7:
-                pp_en, pp_fr = prepositional_phrase(rng)
+                pp_en, pp_fr, pp_es = prepositional_phrase(rng)
                 en += pp_en
                 fr += pp_fr
+                es += pp_es
     if depth == 0 and rng.random() < 0.15 and vg.adverb is None:
         en_t, fr_t = rng.choice(TIME_ADVERBS[vg.tense])
         en.append(en_t)
         fr.append(fr_t)
-    return en, fr
+        es += spanish.ADVERBS[en_t]
+    return en, fr, es
 
 
 def finish_french(tokens):
@@ -734,25 +771,31 @@ def finish_french(tokens):
 
 
 def sentence(rng):
+    """One sentence: (English, French, Spanish), tokens joined by spaces."""
     r = rng.random()
     if r < 0.18:
-        en1, fr1 = clause(rng, allow_relative=False)
-        en2, fr2 = clause(rng, allow_relative=False)
+        en1, fr1, es1 = clause(rng, allow_relative=False)
+        en2, fr2, es2 = clause(rng, allow_relative=False)
         conj = rng.choice([("and", "et"), ("but", "mais")])
         en, fr = en1 + [conj[0]] + en2, fr1 + [conj[1]] + fr2
+        es = es1 + [spanish.CONJUNCTIONS[conj[0]]] + es2
     else:
-        en, fr = clause(rng)
-    return " ".join(en + ["."]), " ".join(finish_french(fr + ["."]))
+        en, fr, es = clause(rng)
+    return (" ".join(en + ["."]), " ".join(finish_french(fr + ["."])),
+            " ".join(spanish.finish(es + ["."])))
 
 
-def acceptable(en, fr):
+def acceptable(en, fr, es=None):
+    """Length bounds of English and French (Spanish is not checked: the
+    English and French data do not depend on it)."""
     ne, nf = len(en.split()), len(fr.split())
     return (MIN_TOKENS <= ne <= MAX_TOKENS and MIN_TOKENS <= nf <= MAX_TOKENS
             and nf <= ne + MAX_EXTRA_TARGET)
 
 
 def generate(seed, total):
-    """`total` distinct (English, French) pairs in generation order."""
+    """`total` distinct (English, French, Spanish) sentences in generation
+    order."""
     rng = random.Random(seed)
     seen = {}
     pairs = []
@@ -761,15 +804,17 @@ def generate(seed, total):
         attempts += 1
         if attempts > total * 50:
             sys.exit("generate: too few distinct sentences")
-        en, fr = sentence(rng)
-        if not acceptable(en, fr):
+        triple = sentence(rng)
+        en = triple[0]
+        if not acceptable(*triple):
             continue
         if en in seen:
-            if seen[en] != fr:
-                sys.exit(f"generate: ambiguous source {en!r}: {seen[en]!r} / {fr!r}")
+            if seen[en] != triple:
+                sys.exit(f"generate: ambiguous source {en!r}: {seen[en][1:]!r} / "
+                         f"{triple[1:]!r}")
             continue
-        seen[en] = fr
-        pairs.append((en, fr))
+        seen[en] = triple
+        pairs.append(triple)
     return pairs
 
 
@@ -779,20 +824,20 @@ def top_up(seed, pairs, exclude, min_count, max_attempts):
     the extra pairs so far: rare forms (an irregular participle agreeing in
     an object relative, a future with vous...) get enough examples."""
     rng = random.Random(seed)
-    counts = collections.Counter(t for _, fr in pairs for t in fr.split())
+    counts = collections.Counter(t for p in pairs for t in p[1].split())
     seen = set(exclude)
     extra = []
     for _ in range(max_attempts):
         if all(n >= min_count for n in counts.values()):
             break
-        en, fr = sentence(rng)
-        if en in seen or not acceptable(en, fr):
+        triple = sentence(rng)
+        if triple[0] in seen or not acceptable(*triple):
             continue
-        tokens = fr.split()
+        tokens = triple[1].split()
         if all(counts[t] >= min_count for t in tokens):
             continue
-        seen.add(en)
-        extra.append((en, fr))
+        seen.add(triple[0])
+        extra.append(triple)
         counts.update(tokens)
     return extra
 
@@ -823,6 +868,10 @@ def main():
                     help="sentences drawn at most for those extra pairs")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "toy"))
     ap.add_argument("--test-out", default=os.path.join(ROOT, "models", "toy-en-fr"))
+    ap.add_argument("--es", action="store_true",
+                    help="also write the Spanish of every sentence (train.es, valid.es, "
+                         "test.es, vocab.es); the English and French files are the same "
+                         "with or without it")
     args = ap.parse_args()
 
     pairs = generate(args.seed, args.test + args.valid + args.train)
@@ -839,6 +888,10 @@ def main():
                               ("test", test, args.test_out)):
         write_lines(os.path.join(where, name + ".en"), [p[0] for p in part])
         write_lines(os.path.join(where, name + ".fr"), [p[1] for p in part])
+        if args.es:
+            write_lines(os.path.join(where, name + ".es"), [p[2] for p in part])
+    if args.es:
+        write_lines(os.path.join(args.out, "vocab.es"), vocabulary(p[2] for p in train))
     src_vocab = vocabulary(p[0] for p in train)
     tgt_vocab = vocabulary(p[1] for p in train)
     write_lines(os.path.join(args.out, "vocab.en"), src_vocab)

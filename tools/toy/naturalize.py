@@ -18,6 +18,10 @@ this turns every pair into natural text:
 - an elided word is joined to the next (j' ai -> j'ai, l' homme -> l'homme,
   qu' il -> qu'il); contractions (au, aux, du, des) are already single words.
 
+With --es, the Spanish of generate.py --es is written the same way (and an
+exclamation opens with "¡": "¡El perro corre!"), beside the English and
+French.
+
 For variety, the final period of some pairs is dropped or becomes an
 exclamation mark, in both languages at once (--no-period, --exclamation: the
 fractions of pairs), as a user types a sentence; the choice is drawn from a
@@ -34,6 +38,7 @@ Rerun (about a minute and a half for generate.py):
 reads  build/toy/natural/tokenized/{train,valid,test}.{en,fr}  (--tokenized)
 writes build/toy/natural/{train,valid,test}.{en,fr}            (--out)
        models/en-fr/test.en  models/en-fr/test.fr              (--test-out)
+       and the .es files with --es
 """
 import argparse
 import os
@@ -45,8 +50,10 @@ PUNCTUATION = {".", ",", "?", "!"}
 SETS = ("train", "valid", "test")
 
 
-def natural(tokens, english):
+def natural(tokens, english, spanish=False):
     """Natural text of one tokenized sentence (a list of tokens)."""
+    if spanish and tokens and tokens[-1] == "!":
+        tokens = ["¡"] + tokens
     words = []
     joined = False  # the previous word was elided: the next one attaches to it
     for tok in tokens:
@@ -56,9 +63,10 @@ def natural(tokens, english):
             words[-1] += tok
         else:
             words.append(tok)
-        joined = not english and tok.endswith("'")
+        joined = (not english and tok.endswith("'")) or tok == "¡"
     text = " ".join(words)
-    return text[:1].upper() + text[1:]
+    first = 1 if text.startswith("¡") else 0
+    return text[:first] + text[first:first + 1].upper() + text[first + 1:]
 
 
 def final_mark(rng, no_period, exclamation):
@@ -71,13 +79,15 @@ def final_mark(rng, no_period, exclamation):
     return "."
 
 
-def naturalize_pair(en, fr, mark):
-    en_tokens, fr_tokens = en.split(), fr.split()
-    if en_tokens[-1] != "." or fr_tokens[-1] != ".":
+def naturalize_pair(en, fr, mark, es=None):
+    """(English, French) or, given the Spanish, (English, French, Spanish)."""
+    tokens = [line.split() for line in ((en, fr) if es is None else (en, fr, es))]
+    if any(t[-1] != "." for t in tokens):
         sys.exit(f"naturalize: expected a final period: {en!r} / {fr!r}")
-    en_tokens[-1:] = [mark] if mark else []
-    fr_tokens[-1:] = [mark] if mark else []
-    return natural(en_tokens, True), natural(fr_tokens, False)
+    for t in tokens:
+        t[-1:] = [mark] if mark else []
+    out = (natural(tokens[0], True), natural(tokens[1], False))
+    return out if es is None else out + (natural(tokens[2], False, spanish=True),)
 
 
 def read_lines(path):
@@ -92,14 +102,16 @@ def write_lines(path, lines):
             f.write(line + "\n")
 
 
-def naturalize_set(directory, name, seed, no_period, exclamation):
-    en = read_lines(os.path.join(directory, name + ".en"))
-    fr = read_lines(os.path.join(directory, name + ".fr"))
-    if len(en) != len(fr):
-        sys.exit(f"naturalize: {name}.en has {len(en)} lines, {name}.fr {len(fr)}")
+def naturalize_set(directory, name, seed, no_period, exclamation, languages=("en", "fr")):
+    """The natural pairs (with --es triples) of one set."""
+    columns = [read_lines(os.path.join(directory, f"{name}.{lang}")) for lang in languages]
+    for lang, lines in zip(languages[1:], columns[1:]):
+        if len(lines) != len(columns[0]):
+            sys.exit(f"naturalize: {name}.en has {len(columns[0])} lines, "
+                     f"{name}.{lang} {len(lines)}")
     rng = random.Random(f"{seed}-{name}")
-    return [naturalize_pair(e, f, final_mark(rng, no_period, exclamation))
-            for e, f in zip(en, fr)]
+    return [naturalize_pair(row[0], row[1], final_mark(rng, no_period, exclamation), *row[2:])
+            for row in zip(*columns)]
 
 
 def check(sets):
@@ -108,9 +120,9 @@ def check(sets):
     seen = {}
     where = {}
     for name, pairs in sets.items():
-        for en, fr in pairs:
-            if seen.setdefault(en, fr) != fr:
-                sys.exit(f"naturalize: ambiguous source {en!r}: {seen[en]!r} / {fr!r}")
+        for en, *rest in pairs:
+            if seen.setdefault(en, rest) != rest:
+                sys.exit(f"naturalize: ambiguous source {en!r}: {seen[en]!r} / {rest!r}")
             if where.setdefault(en, name) != name:
                 sys.exit(f"naturalize: {en!r} is in both {where[en]} and {name}")
 
@@ -125,16 +137,18 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-period", type=float, default=0.1)
     ap.add_argument("--exclamation", type=float, default=0.05)
+    ap.add_argument("--es", action="store_true", help="also the Spanish (.es files)")
     args = ap.parse_args()
 
+    languages = ("en", "fr", "es") if args.es else ("en", "fr")
     sets = {name: naturalize_set(args.tokenized, name, args.seed, args.no_period,
-                                 args.exclamation) for name in SETS}
+                                 args.exclamation, languages) for name in SETS}
     check(sets)
     for name, pairs in sets.items():
         targets = [args.out] + ([args.test_out] if name == "test" else [])
         for where in targets:
-            write_lines(os.path.join(where, name + ".en"), [p[0] for p in pairs])
-            write_lines(os.path.join(where, name + ".fr"), [p[1] for p in pairs])
+            for i, lang in enumerate(languages):
+                write_lines(os.path.join(where, f"{name}.{lang}"), [p[i] for p in pairs])
     print("  ".join(f"{name} {len(pairs)}" for name, pairs in sets.items()))
 
 

@@ -1,0 +1,86 @@
+/* The languages ted serve translates: each model's language codes (as the
+ * model spells them: "eng_Latn", "en_XX", "__fr__", "fra" for >>fra<<, "en")
+ * mapped to the ISO 639-1 codes LibreTranslate's clients use, and the
+ * routes between them over the models served (docs/serving.md, "Languages
+ * and routes"). */
+#ifndef TED_SERVE_LANGUAGES_H
+#define TED_SERVE_LANGUAGES_H
+
+#include <stdbool.h>
+
+#include "serve/server.h"
+
+/* ISO 639 codes (serve/iso639.c, generated from Debian's iso-codes). */
+typedef struct serve_iso639 {
+    const char *iso1, *iso3, *bibliographic, *name;  /* "fr", "fra", "fre", "French" */
+} serve_iso639;
+typedef struct serve_iso639_member {
+    const char *code, *iso1;  /* an individual language ("arb") and its macrolanguage ("ar") */
+} serve_iso639_member;
+extern const serve_iso639 serve_iso639_table[];
+extern const int serve_iso639_count;
+extern const serve_iso639_member serve_iso639_members[];
+extern const int serve_iso639_member_count;
+
+enum { SERVE_ISO_SIZE = 24 };  /* an ISO code, or a model's own code kept as it is */
+
+/* The ISO 639-1 code of a model's language code: the part before '_' or
+ * '-' ("eng_Latn" -> "eng", "en_XX" -> "en"), without ">>...<<" or
+ * "__...__", as ISO 639-1, 639-3 or 639-2/B; a code without a 639-1
+ * code stays as it is, lowercased ("yue_Hant" -> "yue"). Writes `out`
+ * (SERVE_ISO_SIZE bytes); false when the code is empty or too long. */
+bool serve_iso_code(const char *code, char *out);
+
+/* The English name of an ISO code ("French"); the code itself when the
+ * table has none. */
+const char *serve_language_name(const char *iso);
+
+/* One leg of a route: a model and the languages it translates between,
+ * as that model spells them (NULL: its only language on that side). */
+typedef struct serve_leg {
+    int model;
+    const char *source, *target;
+} serve_leg;
+
+/* How a pair is translated: one leg, or two through English. */
+typedef struct serve_route {
+    int legs;
+    serve_leg leg[2];
+} serve_route;
+
+typedef struct serve_routes serve_routes;
+
+/* The languages of every model served. */
+ted_status serve_routes_new(const serve_model *models, int count, serve_routes **out,
+                            ted_error *err);
+void serve_routes_free(serve_routes *routes);
+
+/* The route from `source` to `target` (ISO codes, or a model's own
+ * spellings): a model that translates the pair, bilingual models before
+ * multilingual ones, each kind in the order of -m; else through English,
+ * the first leg into English and the second out of it chosen the same
+ * way. False when no model or pair of models translates it. */
+bool serve_route_find(const serve_routes *routes, const char *source, const char *target,
+                      serve_route *route);
+
+/* The model's own spelling of a language given as an ISO code or as the
+ * model spells it, on the source (target false) or target side; `code`
+ * itself when the model names no such language (ted then says which it
+ * knows). */
+const char *serve_model_code(const serve_routes *routes, int model, bool target,
+                             const char *code);
+
+/* The ISO codes the server translates from (the sources of some route),
+ * in the order of /languages; `*codes` points into the routes. */
+int serve_routes_sources(const serve_routes *routes, const char *const **codes);
+
+/* Every ISO code of the models served, sorted; `*codes` points into the
+ * routes. */
+int serve_routes_languages(const serve_routes *routes, const char *const **codes);
+
+/* GET /languages: [{"code", "name", "targets"}], every language of a
+ * model, sorted by code; targets: those some route reaches from it.
+ * malloc'ed; NULL when out of memory. */
+char *serve_languages_json(const serve_routes *routes);
+
+#endif

@@ -1,0 +1,331 @@
+"""Trains the multilingual model of models/multi-en-fr-es: Hugging Face
+transformers' M2M100ForConditionalGeneration in the layout of NLLB-200, on
+the toy English, French and Spanish of tools/toy/generate.py --es, written
+as people write them (tools/toy/naturalize.py --es).
+
+Tokens are NLLB's: one unigram SentencePiece model trained here on the
+training text of the three languages (sentencepiece.bpe.model), read by
+transformers' NllbTokenizer: <s> <pad> </s> <unk> (ids 0 to 3), the
+SentencePiece pieces (SentencePiece id + 1), then NLLB's 202 language codes
+(eng_Latn, fra_Latn, spa_Latn, ... as tokens) and <mask>. A source is
+`[source code] text </s>`; a target is `[target code] text </s>`, which the
+decoder reads shifted right after `</s>` (decoder_start_token_id), so at
+generation the target code is forced first (forced_bos_token_id).
+
+The model is an NLLB-200 in miniature: pre-norm with a final LayerNorm on
+both stacks, ReLU, sinusoidal positions from padding_idx + 1, embeddings
+scaled by sqrt(d_model), one embedding matrix for the encoder, the decoder
+and the output projection. It translates in the --directions given (by
+default English -> French, English -> Spanish, French -> English and
+Spanish -> English): every training sentence gives one pair per direction.
+
+Training is the loop of tools/toy/train_marian.py: teacher forcing,
+cross-entropy with label smoothing, Adam, a linear warmup then cosine decay
+to zero over --steps, gradient norm clipping, batches of pairs of similar
+length up to a token budget (all directions mixed), seeded. Every
+--eval-every steps it prints the validation loss and the exact match of
+greedy decoding (model.generate with forced_bos_token_id) on the first
+--valid-decode validation sentences of each direction, and saves the model
+when the mean exact match is the best so far.
+
+Rerun (needs transformers: the test virtualenv; CPU, seeded):
+
+    /usr/bin/python3 tools/toy/generate.py --es --out build/toy/multi/tokenized \\
+        --test-out build/toy/multi/tokenized
+    /usr/bin/python3 tools/toy/naturalize.py --es --tokenized build/toy/multi/tokenized \\
+        --out build/toy/multi --test-out build/toy/multi
+    nice -n 5 .venv/bin/python tools/toy/train_multilingual.py > build/toy/multi/train.out
+
+writes build/toy/multi/hf/ (--out), a directory that
+M2M100ForConditionalGeneration and NllbTokenizer load with from_pretrained
+(config.json, generation_config.json, model.safetensors,
+sentencepiece.bpe.model, tokenizer_config.json, special_tokens_map.json),
+and train_log.json (hyperparameters, steps, evaluations, wall time) beside
+them.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import sentencepiece as spm
+import torch
+import torch.nn.functional as F
+from transformers import (GenerationConfig, M2M100Config, M2M100ForConditionalGeneration,
+                          NllbTokenizer)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+from train import batches, lr_at  # noqa: E402
+from train_marian import exact_match, padded, read_lines  # noqa: E402
+
+MULTI = os.path.join(ROOT, "build", "toy", "multi")
+# The file suffixes of the data and the NLLB codes of the three languages.
+CODES = {"en": "eng_Latn", "fr": "fra_Latn", "es": "spa_Latn"}
+SPM_FILE = "sentencepiece.bpe.model"  # NllbTokenizer's vocab_file name
+
+
+def train_spm(data, out, vocab_size, threads):
+    """A unigram SentencePiece model of the training text of the three
+    languages, at OUT/sentencepiece.bpe.model: <unk> <s> </s> are its ids 0
+    to 2, as in NLLB's model."""
+    os.makedirs(out, exist_ok=True)
+    prefix = os.path.join(out, "spm")
+    spm.SentencePieceTrainer.train(
+        input=",".join(os.path.join(data, f"train.{lang}") for lang in CODES),
+        model_prefix=prefix, vocab_size=vocab_size, model_type="unigram",
+        character_coverage=1.0, input_sentence_size=0, shuffle_input_sentence=False,
+        num_threads=threads, minloglevel=2)
+    os.replace(prefix + ".model", os.path.join(out, SPM_FILE))
+    os.remove(prefix + ".vocab")
+    return os.path.join(out, SPM_FILE)
+
+
+def encode(tokenizer, texts, lang, where):
+    """`[code] ids </s>` of each text in language LANG; a piece outside the
+    vocabulary is an error."""
+    tokenizer.src_lang = CODES[lang]
+    rows = tokenizer(texts)["input_ids"]
+    for line, (row, text) in enumerate(zip(rows, texts), 1):
+        if tokenizer.unk_token_id in row:
+            sys.exit(f"train_multilingual: {where} line {line}: a piece outside the "
+                     f"vocabulary in {text!r}")
+    return rows
+
+
+def directions(spec):
+    """[(source, target), ...] of "en-fr,en-es,...": the data suffixes."""
+    out = []
+    for item in spec.split(","):
+        src, _, tgt = item.partition("-")
+        if src not in CODES or tgt not in CODES or src == tgt:
+            sys.exit(f"train_multilingual: --directions: bad direction {item!r} "
+                     f"(languages: {', '.join(CODES)})")
+        out.append((src, tgt))
+    return out
+
+
+def load_set(tokenizer, data, name, dirs):
+    """The texts of set NAME by language, and its (source ids, target ids)
+    pairs for every direction, with the direction's index."""
+    texts = {lang: read_lines(os.path.join(data, f"{name}.{lang}")) for lang in CODES}
+    ids = {lang: encode(tokenizer, texts[lang], lang, f"{name}.{lang}") for lang in CODES}
+    pairs = [(s, t, d) for d, (src, tgt) in enumerate(dirs)
+             for s, t in zip(ids[src], ids[tgt])]
+    return texts, pairs
+
+
+def batch_loss(model, pairs, idx, pad_id, start_id, label_smoothing):
+    """Mean token cross-entropy of a batch under teacher forcing, and its
+    number of target tokens. The decoder reads </s> (the decoder start),
+    then the target shifted right: the target code first."""
+    src = padded([pairs[i][0] for i in idx], pad_id)
+    labels = padded([pairs[i][1] for i in idx], pad_id)
+    decoder_input = torch.cat([torch.full((len(idx), 1), start_id, dtype=torch.long),
+                               labels[:, :-1]], dim=1)
+    logits = model(input_ids=src, attention_mask=src.ne(pad_id),
+                   decoder_input_ids=decoder_input).logits
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
+                           ignore_index=pad_id, label_smoothing=label_smoothing)
+    return loss, int(labels.ne(pad_id).sum())
+
+
+@torch.no_grad()
+def translate(model, tokenizer, sources, src, tgt, batch_size=50):
+    """Greedy translations from language SRC into TGT by model.generate,
+    the target code forced first."""
+    model.eval()
+    tokenizer.src_lang = CODES[src]
+    forced = tokenizer.convert_tokens_to_ids(CODES[tgt])
+    out = []
+    for start in range(0, len(sources), batch_size):
+        inputs = tokenizer(sources[start:start + batch_size], return_tensors="pt",
+                           padding=True)
+        ids = model.generate(**inputs, forced_bos_token_id=forced)
+        out += tokenizer.batch_decode(ids, skip_special_tokens=True)
+    return out
+
+
+def build_model(args, vocab_size, tokenizer):
+    config = M2M100Config(
+        vocab_size=vocab_size, d_model=args.d_model, encoder_layers=args.layers,
+        decoder_layers=args.layers, encoder_attention_heads=args.heads,
+        decoder_attention_heads=args.heads, encoder_ffn_dim=args.d_ff,
+        decoder_ffn_dim=args.d_ff, activation_function="relu",
+        max_position_embeddings=args.max_positions, dropout=args.dropout,
+        attention_dropout=0.0, activation_dropout=0.0, encoder_layerdrop=0.0,
+        decoder_layerdrop=0.0, scale_embedding=True, init_std=args.init_std,
+        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.eos_token_id,
+        tie_word_embeddings=True)
+    model = M2M100ForConditionalGeneration(config)
+    model.generation_config = GenerationConfig(
+        bos_token_id=tokenizer.bos_token_id, pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.eos_token_id,
+        num_beams=1, max_length=args.max_length)
+    return model
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=MULTI, help="train/valid .en .fr .es")
+    ap.add_argument("--out", default=os.path.join(MULTI, "hf"))
+    ap.add_argument("--directions", default="en-fr,en-es,fr-en,es-en")
+    ap.add_argument("--spm-vocab-size", type=int, default=2000,
+                    help="SentencePiece pieces (the vocabulary adds 205 ids)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="intra-op threads; on a shared two-core machine one thread ran "
+                         "several times faster than two whenever the other core was busy")
+    ap.add_argument("--d-model", type=int, default=128)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--layers", type=int, default=3, help="encoder and decoder layers each")
+    ap.add_argument("--d-ff", type=int, default=512)
+    ap.add_argument("--dropout", type=float, default=0.0)
+    ap.add_argument("--init-std", type=float, default=0.02)
+    ap.add_argument("--max-positions", type=int, default=256)
+    ap.add_argument("--max-length", type=int, default=128,
+                    help="generation: at most this many target ids, the start id counted")
+    ap.add_argument("--steps", type=int, default=4000,
+                    help="training steps: the length of the learning-rate schedule")
+    ap.add_argument("--max-tokens", type=int, default=1500,
+                    help="padded source + target ids per batch")
+    ap.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
+    ap.add_argument("--warmup", type=int, default=400, help="warmup steps")
+    ap.add_argument("--label-smoothing", type=float, default=0.1)
+    ap.add_argument("--clip", type=float, default=1.0, help="gradient norm clip (0: none)")
+    ap.add_argument("--eval-every", type=int, default=500, help="steps between evaluations")
+    ap.add_argument("--valid-decode", type=int, default=50,
+                    help="validation sentences greedy-decoded per direction at each evaluation")
+    ap.add_argument("--valid-loss-pairs", type=int, default=2000,
+                    help="validation pairs (all directions) of the validation loss")
+    ap.add_argument("--report", type=int, default=100, help="print the loss every N steps")
+    return ap.parse_args()
+
+
+class Trainer:
+    """The loop's state: model, optimizer, data, the best evaluation so far
+    and the log."""
+
+    def __init__(self, args):
+        self.args = args
+        self.dirs = directions(args.directions)
+        spm_file = train_spm(args.data, args.out, args.spm_vocab_size, args.threads)
+        self.tokenizer = NllbTokenizer(spm_file, model_max_length=args.max_positions)
+        self.pad_id = self.tokenizer.pad_token_id
+        self.start_id = self.tokenizer.eos_token_id  # decoder_start_token_id
+        _, self.train = load_set(self.tokenizer, args.data, "train", self.dirs)
+        self.valid_texts, valid = load_set(self.tokenizer, args.data, "valid", self.dirs)
+        self.valid = random.Random(0).sample(valid, min(len(valid), args.valid_loss_pairs))
+        self.model = build_model(args, len(self.tokenizer), self.tokenizer)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.lr,
+                                          betas=(0.9, 0.98), eps=1e-9)
+        self.best = (-1.0, math.inf)
+        self.start = time.time()
+        params = sum(p.numel() for p in self.model.parameters())
+        lengths = [len(s) + len(t) for s, t, _ in self.train]
+        self.log = {"hyperparameters": vars(args), "parameters": params,
+                    "vocab_size": len(self.tokenizer), "train_pairs": len(self.train),
+                    "mean_ids_per_pair": sum(lengths) / len(lengths), "evaluations": []}
+        print(f"train {len(self.train)} pairs ({len(self.dirs)} directions) "
+              f"vocab {len(self.tokenizer)} parameters {params} "
+              f"({params * 4 / 1e6:.1f} MB fp32) source + target ids per pair "
+              f"{self.log['mean_ids_per_pair']:.1f} steps {args.steps} "
+              f"({len(batches(self.train, args.max_tokens, random.Random(0)))}/epoch)",
+              flush=True)
+
+    def step(self, step, idx):
+        self.model.train()
+        lr = lr_at(step, self.args.steps, self.args.warmup, self.args.lr)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        loss, _ = batch_loss(self.model, self.train, idx, self.pad_id, self.start_id,
+                             self.args.label_smoothing)
+        self.optimizer.zero_grad()
+        loss.backward()
+        if self.args.clip:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.clip)
+        self.optimizer.step()
+        return float(loss), lr
+
+    @torch.no_grad()
+    def valid_loss(self):
+        self.model.eval()
+        total = count = 0
+        for idx in batches(self.valid, self.args.max_tokens, random.Random(0)):
+            loss, n = batch_loss(self.model, self.valid, idx, self.pad_id, self.start_id, 0.0)
+            total += float(loss) * n
+            count += n
+        return total / count
+
+    def exact_matches(self):
+        n = self.args.valid_decode
+        return {f"{src}-{tgt}": exact_match(
+                    translate(self.model, self.tokenizer, self.valid_texts[src][:n], src, tgt),
+                    self.valid_texts[tgt][:n])
+                for src, tgt in self.dirs}
+
+    def evaluate(self, step, train_loss):
+        """Validates, saves the model if it is the best so far."""
+        vloss = self.valid_loss()
+        ems = self.exact_matches()
+        em = sum(ems.values()) / len(ems)
+        elapsed = time.time() - self.start
+        saved = (em, -vloss) > (self.best[0], -self.best[1])
+        if saved:
+            self.best = (em, vloss)
+            self.model.save_pretrained(self.args.out, safe_serialization=True)
+            self.tokenizer.save_pretrained(self.args.out)
+        print(f"step {step} train loss {train_loss:.4f} valid loss {vloss:.4f} "
+              f"valid exact match {em:.3f} "
+              + " ".join(f"{d} {v:.3f}" for d, v in ems.items())
+              + f" ({self.args.valid_decode} sentences each) {elapsed:.0f}s"
+              + (" saved" if saved else ""), flush=True)
+        self.log["evaluations"].append({"step": step, "train_loss": train_loss,
+                                        "valid_loss": vloss, "valid_exact_match": ems,
+                                        "seconds": round(elapsed, 1), "saved": saved})
+        self.log.update(steps=step, wall_seconds=round(elapsed, 1),
+                        best_valid_exact_match=self.best[0])
+        with open(os.path.join(self.args.out, "train_log.json"), "w") as f:
+            json.dump(self.log, f, indent=2)
+
+    def run(self):
+        rng = random.Random(self.args.seed)
+        step, run_loss, run_n, since_eval = 0, 0.0, 0, []
+        while step < self.args.steps:
+            for idx in batches(self.train, self.args.max_tokens, rng):
+                loss, lr = self.step(step, idx)
+                step += 1
+                run_loss += loss
+                run_n += 1
+                since_eval.append(loss)
+                if step % self.args.report == 0:
+                    print(f"  step {step}/{self.args.steps} loss {run_loss / run_n:.4f} "
+                          f"lr {lr:.2e} {time.time() - self.start:.0f}s", flush=True)
+                    run_loss, run_n = 0.0, 0
+                if step % self.args.eval_every == 0 or step == self.args.steps:
+                    self.evaluate(step, sum(since_eval) / len(since_eval))
+                    since_eval = []
+                if step == self.args.steps:
+                    break
+        return step
+
+
+def main():
+    args = parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    trainer = Trainer(args)
+    steps = trainer.run()
+    print(f"done: {steps} steps, {time.time() - trainer.start:.0f}s, best valid exact match "
+          f"{trainer.best[0]:.3f}, model {args.out}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
