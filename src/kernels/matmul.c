@@ -243,6 +243,42 @@ void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_sca
     ted_parallel_for((out_features + per_task - 1) / per_task, i8_task, &job);
 }
 
+/* ---- bfloat16 weights ----------------------------------------------------------
+ * x is split into bf16 parts once, on the calling thread, when the set's
+ * kernel reads parts (AVX512_BF16); the kernel of variant/matmul_bf16.c
+ * splits the output columns over the pool as above. */
+
+typedef struct bf16_job {
+    const ted_kernel_table *kernels;
+    float *y;
+    const float *x, *b;
+    const uint16_t *parts, *W;
+    int ldp, rows, in_features, out_features, columns_per_task;
+} bf16_job;
+
+static void bf16_task(void *context, int index)
+{
+    const bf16_job *j = context;
+    int first, last;
+    task_columns(index, j->columns_per_task, j->out_features, &first, &last);
+    j->kernels->matmul_bf16_columns(j->y, j->out_features, j->x, j->parts, j->ldp, j->W, j->b,
+                                    j->rows, j->in_features, first, last);
+}
+
+void ted_matmul_bf16(float *y, const float *x, const uint16_t *W, const float *b, int rows,
+                     int in_features, int out_features)
+{
+    bf16_job job = {ted_kernels(), y, x, b, NULL, W, (in_features + 31) / 32 * 32, rows,
+                    in_features, out_features, columns_per_task(out_features)};
+    size_t halves = ted_mul_size(ted_mul_size((size_t)rows, TED_BF16_PARTS), (size_t)job.ldp);
+    uint16_t *parts = halves != SIZE_MAX ? thread_scratch((halves + 1) / 2) : NULL;
+    /* without memory for the parts, every set's kernel widens W instead */
+    if (parts && job.kernels->split_bf16_rows(parts, x, rows, in_features, job.ldp))
+        job.parts = parts;
+    int per_task = job.columns_per_task;
+    ted_parallel_for((out_features + per_task - 1) / per_task, bf16_task, &job);
+}
+
 void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows,
                 int in_features, int out_features)
 {
@@ -250,6 +286,8 @@ void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows
         matmul_panels(y, x, W.panels, b, rows, in_features, out_features);
     else if (W.i8)
         ted_matmul_i8(y, x, W.i8, W.scale, b, rows, in_features, out_features);
+    else if (W.bf16)
+        ted_matmul_bf16(y, x, W.bf16, b, rows, in_features, out_features);
     else
         ted_matmul(y, x, W.f32, b, rows, in_features, out_features);
 }
@@ -260,6 +298,12 @@ void ted_matrix_row(float *out, ted_matrix W, int row, int cols, float factor)
         const int8_t *q = W.i8 + (size_t)row * cols;
         for (int c = 0; c < cols; c++)
             out[c] = (q[c] * W.scale[row]) * factor;
+        return;
+    }
+    if (W.bf16) {
+        const uint16_t *h = W.bf16 + (size_t)row * cols;
+        for (int c = 0; c < cols; c++)
+            out[c] = ted_bf16_to_float(h[c]) * factor;
         return;
     }
     if (W.panels) {

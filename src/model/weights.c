@@ -228,8 +228,9 @@ static ted_status bind_scales(weight_binder *b, ted_matrix *field, const char *n
     return s;
 }
 
-/* Binds the matrix NAME (rows, cols): float (F32, F16, BF16), or I8 with
- * its scales. */
+/* Binds the matrix NAME (rows, cols): BF16 used in place from the mapping
+ * (converted to float when its data is not 2-byte aligned), F32 or F16
+ * as floats, or I8 with its scales. */
 static ted_status bind_matrix(weight_binder *b, ted_matrix *field, int64_t rows, int64_t cols,
                               const char *name_format, ...)
     __attribute__((format(printf, 5, 6)));
@@ -249,6 +250,10 @@ static ted_status bind_matrix(weight_binder *b, ted_matrix *field, int64_t rows,
     if (t->dtype == TED_DTYPE_I8) {
         field->i8 = t->data;
         return bind_scales(b, field, name, rows, cols);
+    }
+    if (t->dtype == TED_DTYPE_BF16 && (uintptr_t)t->data % sizeof(uint16_t) == 0) {
+        field->bf16 = t->data;
+        return TED_OK;
     }
     return to_f32(b, t, (size_t)rows * (size_t)cols, &field->f32);
 }

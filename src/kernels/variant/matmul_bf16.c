@@ -1,0 +1,238 @@
+/* The kernel of ted_matmul_bf16 (src/kernels/matmul.c): output columns of
+ * y = x W^T + b with a bfloat16 W (out, K) row-major, as stored in the
+ * file, and a float x; float sums. Compiled once per instruction set
+ * (kernels/variants.h).
+ *
+ *   avx512    with AVX512_BF16 (checked once with the CPU's features):
+ *             vdpbf16ps, 32 bf16 products summed pairwise into 16 float
+ *             lanes. Both operands are bf16, so x comes split into
+ *             TED_BF16_PARTS bf16 rows whose sum is x (ted_split_bf16_rows
+ *             below): three parts keep 24 significant bits, all of a
+ *             float's, and the products of two bf16 are exact in float.
+ *             Without AVX512_BF16, the conversion below.
+ *   avx2, portable (and avx512 without AVX512_BF16): each bf16 weight
+ *             widened to float (a 16-bit shift: bf16 is the top half of a
+ *             float) and multiplied by x in float, a vector at a time.
+ *
+ * Tiles of up to 4 rows of x x 4 columns of W; each output is one dot
+ * product, its lanes summed at the end. */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/simd.h"
+#include "kernels/variants.h"
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+/* ---- the conversion: every set ------------------------------------------- */
+
+typedef uint16_t ted_hvec __attribute__((vector_size(TED_VEC_FLOATS * sizeof(uint16_t)),
+                                         aligned(sizeof(uint16_t))));
+typedef unsigned ted_uvec __attribute__((vector_size(TED_VEC_FLOATS * sizeof(unsigned))));
+
+/* TED_VEC_FLOATS bf16 values at p, as floats. */
+static inline ted_vec widen_vec(const uint16_t *p)
+{
+    ted_uvec wide = __builtin_convertvector(*(const ted_hvec *)p, ted_uvec);
+    return (ted_vec)(wide << 16);
+}
+
+enum { TILE_ROWS = 4 };
+
+/* y[i][j] for ROWS rows of x (rows ldx floats apart) and 4 rows of W. */
+static inline __attribute__((always_inline)) void tile_widened(
+    float *y, int ldy, const float *x, int ldx, const uint16_t *W, const float *b, int K,
+    const int ROWS)
+{
+    ted_vec acc[TILE_ROWS][4];
+    for (int i = 0; i < ROWS; i++)
+        for (int j = 0; j < 4; j++)
+            acc[i][j] = (ted_vec){0};
+    int k = 0;
+    for (; k + TED_VEC_FLOATS <= K; k += TED_VEC_FLOATS) {
+        ted_vec w[4];
+        for (int j = 0; j < 4; j++)
+            w[j] = widen_vec(W + (size_t)j * K + k);
+        for (int i = 0; i < ROWS; i++) {
+            ted_vec xi = ted_vec_load(x + (size_t)i * ldx + k);
+            for (int j = 0; j < 4; j++)
+                acc[i][j] += xi * w[j];
+        }
+    }
+    for (int i = 0; i < ROWS; i++)
+        for (int j = 0; j < 4; j++) {
+            float s = ted_vec_sum(acc[i][j]);
+            for (int t = k; t < K; t++)
+                s += x[(size_t)i * ldx + t] * ted_bf16_to_float(W[(size_t)j * K + t]);
+            y[(size_t)i * ldy + j] = b ? s + b[j] : s;
+        }
+}
+
+static void four_columns_widened(float *y, int ldy, const float *x, int ldx, const uint16_t *W,
+                                 const float *b, int rows, int K)
+{
+    int i = 0;
+    for (; i + 4 <= rows; i += 4)
+        tile_widened(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, ldx, W, b, K, 4);
+    float *yi = y + (size_t)i * ldy;
+    const float *xi = x + (size_t)i * ldx;
+    switch (rows - i) {
+    case 3: tile_widened(yi, ldy, xi, ldx, W, b, K, 3); break;
+    case 2: tile_widened(yi, ldy, xi, ldx, W, b, K, 2); break;
+    case 1: tile_widened(yi, ldy, xi, ldx, W, b, K, 1); break;
+    }
+}
+
+/* One column n of y: plain dot products. */
+static void one_column(float *y, int ldy, const float *x, int ldx, const uint16_t *w,
+                       const float *b, int rows, int K)
+{
+    for (int i = 0; i < rows; i++) {
+        float s = 0.0f;
+        for (int k = 0; k < K; k++)
+            s += x[(size_t)i * ldx + k] * ted_bf16_to_float(w[k]);
+        y[(size_t)i * ldy] = b ? s + *b : s;
+    }
+}
+
+/* ---- avx512 with AVX512_BF16 ----------------------------------------------- */
+#if defined(__AVX512F__)
+#define TED_BF16 __attribute__((target("avx512bf16,avx512bw,avx512f")))
+
+/* libgcc's CPU model, filled before main (see dispatch.c). */
+static bool cpu_has_bf16(void)
+{
+    return __builtin_cpu_supports("avx512bf16");
+}
+
+/* The lanes of v summed. */
+static inline float sum_lanes(__m512 v)
+{
+    __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v),
+                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    q = _mm_add_ss(q, _mm_movehdup_ps(q));
+    return _mm_cvtss_f32(q);
+}
+
+/* y[i][j] for ROWS rows of x (each TED_BF16_PARTS bf16 rows ldp apart,
+ * zero from K to ldp) and 4 rows of W; the last vector of a row is a
+ * masked load, which reads nothing past the row. */
+TED_BF16 static inline __attribute__((always_inline)) void tile_dpbf16(
+    float *y, int ldy, const uint16_t *parts, int ldp, const uint16_t *W, const float *b, int K,
+    const int ROWS)
+{
+    __m512 acc[TILE_ROWS][4];
+#pragma GCC unroll 4
+    for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++)
+            acc[i][j] = _mm512_setzero_ps();
+    for (int k = 0; k < K; k += 32) {
+        __mmask32 m = K - k >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << (K - k)) - 1;
+        __m512bh w[4];
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++)
+            w[j] = (__m512bh)_mm512_maskz_loadu_epi16(m, W + (size_t)j * K + k);
+#pragma GCC unroll 4
+        for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 3
+            for (int p = 0; p < TED_BF16_PARTS; p++) {
+                const uint16_t *xp = parts + ((size_t)i * TED_BF16_PARTS + p) * ldp + k;
+                __m512bh xv = (__m512bh)_mm512_loadu_si512(xp);
+#pragma GCC unroll 4
+                for (int j = 0; j < 4; j++)
+                    acc[i][j] = _mm512_dpbf16_ps(acc[i][j], xv, w[j]);
+            }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            float s = sum_lanes(acc[i][j]);
+            y[(size_t)i * ldy + j] = b ? s + b[j] : s;
+        }
+}
+
+TED_BF16 static void four_columns_dpbf16(float *y, int ldy, const uint16_t *parts, int ldp,
+                                         const uint16_t *W, const float *b, int rows, int K)
+{
+    int i = 0;
+    size_t row_step = (size_t)TED_BF16_PARTS * ldp;
+    for (; i + 4 <= rows; i += 4)
+        tile_dpbf16(y + (size_t)i * ldy, ldy, parts + i * row_step, ldp, W, b, K, 4);
+    float *yi = y + (size_t)i * ldy;
+    const uint16_t *pi = parts + i * row_step;
+    switch (rows - i) {
+    case 3: tile_dpbf16(yi, ldy, pi, ldp, W, b, K, 3); break;
+    case 2: tile_dpbf16(yi, ldy, pi, ldp, W, b, K, 2); break;
+    case 1: tile_dpbf16(yi, ldy, pi, ldp, W, b, K, 1); break;
+    }
+}
+#endif
+
+/* Rows of x taken together, so that a block stays in cache while the
+ * columns of W pass. */
+enum { ROW_BLOCK = 16 };
+
+void TED_VARIANT_NAME(ted_matmul_bf16_columns)(float *y, int ldy, const float *x,
+                                               const uint16_t *parts, int ldp,
+                                               const uint16_t *W, const float *b, int rows,
+                                               int K, int first, int last)
+{
+#if !defined(__AVX512F__)
+    (void)parts, (void)ldp;  /* only AVX512_BF16 reads parts */
+#endif
+    for (int r = 0; r < rows; r += ROW_BLOCK) {
+        int count = rows - r < ROW_BLOCK ? rows - r : ROW_BLOCK;
+        float *yr = y + (size_t)r * ldy;
+        const float *xr = x + (size_t)r * K;
+        int n = first;
+        for (; n + 4 <= last; n += 4) {
+            const uint16_t *Wn = W + (size_t)n * K;
+            const float *bn = b ? b + n : NULL;
+#if defined(__AVX512F__)
+            if (parts) {
+                four_columns_dpbf16(yr + n, ldy, parts + (size_t)r * TED_BF16_PARTS * ldp, ldp,
+                                    Wn, bn, count, K);
+                continue;
+            }
+#endif
+            four_columns_widened(yr + n, ldy, xr, K, Wn, bn, count, K);
+        }
+        for (; n < last; n++)
+            one_column(yr + n, ldy, xr, K, W + (size_t)n * K, b ? b + n : NULL, count, K);
+    }
+}
+
+/* ---- x as bf16 parts ------------------------------------------------------- */
+
+int TED_VARIANT_NAME(ted_split_bf16_rows)(uint16_t *parts, const float *x, int rows, int K,
+                                          int ldp)
+{
+#if defined(__AVX512F__)
+    if (!cpu_has_bf16())
+        return 0;
+    for (int i = 0; i < rows; i++) {
+        uint16_t *row = parts + (size_t)i * TED_BF16_PARTS * ldp;
+        for (int k = 0; k < K; k++) {
+            float rest = x[(size_t)i * K + k];
+            for (int p = 0; p < TED_BF16_PARTS; p++) {
+                uint16_t h = ted_bf16_from_float(rest);
+                row[(size_t)p * ldp + k] = h;
+                rest -= ted_bf16_to_float(h);
+            }
+        }
+        for (int p = 0; p < TED_BF16_PARTS; p++)
+            memset(row + (size_t)p * ldp + K, 0, (size_t)(ldp - K) * sizeof *row);
+    }
+    return TED_BF16_PARTS;
+#else
+    (void)parts, (void)x, (void)rows, (void)K, (void)ldp;
+    return 0;
+#endif
+}
