@@ -27,6 +27,13 @@
 #include <immintrin.h>
 #endif
 
+/* How far ahead of the tile being computed W is fetched, in bytes, into
+ * the second-level cache: a tile reads 4 rows of W at once, 4 short
+ * streams that the hardware prefetcher does not follow as it follows the
+ * one stream of float panels (as in matmul_i8.c; measurements:
+ * docs/performance.md#bf16-weights). */
+enum { PREFETCH_BYTES = 8192, PREFETCH_LOCALITY = 2 };
+
 /* ---- the conversion: every set ------------------------------------------- */
 
 typedef uint16_t ted_hvec __attribute__((vector_size(TED_VEC_FLOATS * sizeof(uint16_t)),
@@ -44,8 +51,8 @@ enum { TILE_ROWS = 4 };
 
 /* y[i][j] for ROWS rows of x (rows ldx floats apart) and 4 rows of W. */
 static inline __attribute__((always_inline)) void tile_widened(
-    float *y, int ldy, const float *x, int ldx, const uint16_t *W, const float *b, int K,
-    const int ROWS)
+    float *y, int ldy, const float *x, int ldx, const uint16_t *W, const uint16_t *next,
+    const float *b, int K, const int ROWS)
 {
     ted_vec acc[TILE_ROWS][4];
     for (int i = 0; i < ROWS; i++)
@@ -54,8 +61,11 @@ static inline __attribute__((always_inline)) void tile_widened(
     int k = 0;
     for (; k + TED_VEC_FLOATS <= K; k += TED_VEC_FLOATS) {
         ted_vec w[4];
-        for (int j = 0; j < 4; j++)
+        for (int j = 0; j < 4; j++) {
             w[j] = widen_vec(W + (size_t)j * K + k);
+            if (next && k % 32 == 0)
+                __builtin_prefetch(next + (size_t)j * K + k, 0, PREFETCH_LOCALITY);
+        }
         for (int i = 0; i < ROWS; i++) {
             ted_vec xi = ted_vec_load(x + (size_t)i * ldx + k);
             for (int j = 0; j < 4; j++)
@@ -71,18 +81,21 @@ static inline __attribute__((always_inline)) void tile_widened(
         }
 }
 
+/* The first tile of rows fetches W ahead (`next`, or NULL). */
 static void four_columns_widened(float *y, int ldy, const float *x, int ldx, const uint16_t *W,
-                                 const float *b, int rows, int K)
+                                 const uint16_t *next, const float *b, int rows, int K)
 {
     int i = 0;
     for (; i + 4 <= rows; i += 4)
-        tile_widened(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, ldx, W, b, K, 4);
+        tile_widened(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, ldx, W,
+                     i == 0 ? next : NULL, b, K, 4);
     float *yi = y + (size_t)i * ldy;
     const float *xi = x + (size_t)i * ldx;
+    const uint16_t *n = i == 0 ? next : NULL;
     switch (rows - i) {
-    case 3: tile_widened(yi, ldy, xi, ldx, W, b, K, 3); break;
-    case 2: tile_widened(yi, ldy, xi, ldx, W, b, K, 2); break;
-    case 1: tile_widened(yi, ldy, xi, ldx, W, b, K, 1); break;
+    case 3: tile_widened(yi, ldy, xi, ldx, W, n, b, K, 3); break;
+    case 2: tile_widened(yi, ldy, xi, ldx, W, n, b, K, 2); break;
+    case 1: tile_widened(yi, ldy, xi, ldx, W, n, b, K, 1); break;
     }
 }
 
@@ -123,8 +136,8 @@ static inline float sum_lanes(__m512 v)
  * zero from K to ldp) and 4 rows of W; the last vector of a row is a
  * masked load, which reads nothing past the row. */
 TED_BF16 static inline __attribute__((always_inline)) void tile_dpbf16(
-    float *y, int ldy, const uint16_t *parts, int ldp, const uint16_t *W, const float *b, int K,
-    const int ROWS)
+    float *y, int ldy, const uint16_t *parts, int ldp, const uint16_t *W, const uint16_t *next,
+    const float *b, int K, const int ROWS)
 {
     __m512 acc[TILE_ROWS][4];
 #pragma GCC unroll 4
@@ -136,8 +149,11 @@ TED_BF16 static inline __attribute__((always_inline)) void tile_dpbf16(
         __mmask32 m = K - k >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << (K - k)) - 1;
         __m512bh w[4];
 #pragma GCC unroll 4
-        for (int j = 0; j < 4; j++)
+        for (int j = 0; j < 4; j++) {
             w[j] = (__m512bh)_mm512_maskz_loadu_epi16(m, W + (size_t)j * K + k);
+            if (next)
+                __builtin_prefetch(next + (size_t)j * K + k, 0, PREFETCH_LOCALITY);
+        }
 #pragma GCC unroll 4
         for (int i = 0; i < ROWS; i++)
 #pragma GCC unroll 3
@@ -159,18 +175,21 @@ TED_BF16 static inline __attribute__((always_inline)) void tile_dpbf16(
 }
 
 TED_BF16 static void four_columns_dpbf16(float *y, int ldy, const uint16_t *parts, int ldp,
-                                         const uint16_t *W, const float *b, int rows, int K)
+                                         const uint16_t *W, const uint16_t *next,
+                                         const float *b, int rows, int K)
 {
     int i = 0;
     size_t row_step = (size_t)TED_BF16_PARTS * ldp;
     for (; i + 4 <= rows; i += 4)
-        tile_dpbf16(y + (size_t)i * ldy, ldy, parts + i * row_step, ldp, W, b, K, 4);
+        tile_dpbf16(y + (size_t)i * ldy, ldy, parts + i * row_step, ldp, W,
+                    i == 0 ? next : NULL, b, K, 4);
     float *yi = y + (size_t)i * ldy;
     const uint16_t *pi = parts + i * row_step;
+    const uint16_t *n = i == 0 ? next : NULL;
     switch (rows - i) {
-    case 3: tile_dpbf16(yi, ldy, pi, ldp, W, b, K, 3); break;
-    case 2: tile_dpbf16(yi, ldy, pi, ldp, W, b, K, 2); break;
-    case 1: tile_dpbf16(yi, ldy, pi, ldp, W, b, K, 1); break;
+    case 3: tile_dpbf16(yi, ldy, pi, ldp, W, n, b, K, 3); break;
+    case 2: tile_dpbf16(yi, ldy, pi, ldp, W, n, b, K, 2); break;
+    case 1: tile_dpbf16(yi, ldy, pi, ldp, W, n, b, K, 1); break;
     }
 }
 #endif
@@ -187,6 +206,8 @@ void TED_VARIANT_NAME(ted_matmul_bf16_columns)(float *y, int ldy, const float *x
 #if !defined(__AVX512F__)
     (void)parts, (void)ldp;  /* only AVX512_BF16 reads parts */
 #endif
+    int ahead = PREFETCH_BYTES / (2 * K) / 4 * 4;
+    ahead = ahead < 4 ? 4 : ahead;
     for (int r = 0; r < rows; r += ROW_BLOCK) {
         int count = rows - r < ROW_BLOCK ? rows - r : ROW_BLOCK;
         float *yr = y + (size_t)r * ldy;
@@ -194,15 +215,16 @@ void TED_VARIANT_NAME(ted_matmul_bf16_columns)(float *y, int ldy, const float *x
         int n = first;
         for (; n + 4 <= last; n += 4) {
             const uint16_t *Wn = W + (size_t)n * K;
+            const uint16_t *next = n + ahead + 4 <= last ? Wn + (size_t)ahead * K : NULL;
             const float *bn = b ? b + n : NULL;
 #if defined(__AVX512F__)
             if (parts) {
                 four_columns_dpbf16(yr + n, ldy, parts + (size_t)r * TED_BF16_PARTS * ldp, ldp,
-                                    Wn, bn, count, K);
+                                    Wn, next, bn, count, K);
                 continue;
             }
 #endif
-            four_columns_widened(yr + n, ldy, xr, K, Wn, bn, count, K);
+            four_columns_widened(yr + n, ldy, xr, K, Wn, next, bn, count, K);
         }
         for (; n < last; n++)
             one_column(yr + n, ldy, xr, K, W + (size_t)n * K, b ? b + n : NULL, count, K);
