@@ -47,27 +47,41 @@ static inline ted_vec widen_vec(const uint16_t *p)
     return (ted_vec)(wide << 16);
 }
 
+/* Rows of x a tile of 4 columns takes: 4 with vdpbf16ps (16 sums of the
+ * 32 registers, 48 for a lone row); the widening kernel 4 with AVX-512, 2
+ * elsewhere (8 sums of 16 registers, beside 4 widened weights and x). */
 enum { TILE_ROWS = 4 };
+#if defined(__AVX512F__)
+enum { WIDE_ROWS = 4 };
+#else
+enum { WIDE_ROWS = 2 };
+#endif
 
-/* y[i][j] for ROWS rows of x (rows ldx floats apart) and 4 rows of W. */
+/* y[i][j] for ROWS rows of x (rows ldx floats apart) and 4 rows of W;
+ * `next` (or NULL): 4 rows of W further on, fetched meanwhile. */
 static inline __attribute__((always_inline)) void tile_widened(
     float *y, int ldy, const float *x, int ldx, const uint16_t *W, const uint16_t *next,
     const float *b, int K, const int ROWS)
 {
-    ted_vec acc[TILE_ROWS][4];
+    ted_vec acc[WIDE_ROWS][4];
+#pragma GCC unroll 4
     for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 4
         for (int j = 0; j < 4; j++)
             acc[i][j] = (ted_vec){0};
     int k = 0;
     for (; k + TED_VEC_FLOATS <= K; k += TED_VEC_FLOATS) {
         ted_vec w[4];
+#pragma GCC unroll 4
         for (int j = 0; j < 4; j++) {
             w[j] = widen_vec(W + (size_t)j * K + k);
             if (next && k % 32 == 0)
                 __builtin_prefetch(next + (size_t)j * K + k, 0, PREFETCH_LOCALITY);
         }
+#pragma GCC unroll 4
         for (int i = 0; i < ROWS; i++) {
             ted_vec xi = ted_vec_load(x + (size_t)i * ldx + k);
+#pragma GCC unroll 4
             for (int j = 0; j < 4; j++)
                 acc[i][j] += xi * w[j];
         }
@@ -86,17 +100,12 @@ static void four_columns_widened(float *y, int ldy, const float *x, int ldx, con
                                  const uint16_t *next, const float *b, int rows, int K)
 {
     int i = 0;
-    for (; i + 4 <= rows; i += 4)
+    for (; i + WIDE_ROWS <= rows; i += WIDE_ROWS)
         tile_widened(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, ldx, W,
-                     i == 0 ? next : NULL, b, K, 4);
-    float *yi = y + (size_t)i * ldy;
-    const float *xi = x + (size_t)i * ldx;
-    const uint16_t *n = i == 0 ? next : NULL;
-    switch (rows - i) {
-    case 3: tile_widened(yi, ldy, xi, ldx, W, n, b, K, 3); break;
-    case 2: tile_widened(yi, ldy, xi, ldx, W, n, b, K, 2); break;
-    case 1: tile_widened(yi, ldy, xi, ldx, W, n, b, K, 1); break;
-    }
+                     i == 0 ? next : NULL, b, K, WIDE_ROWS);
+    for (; i < rows; i++)
+        tile_widened(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, ldx, W,
+                     i == 0 ? next : NULL, b, K, 1);
 }
 
 /* One column n of y: plain dot products. */
