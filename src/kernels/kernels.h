@@ -78,6 +78,7 @@ typedef struct ted_matrix {
     const float *scale;   /* (rows), with i8 */
     const float *panels;  /* f32 in panels, or NULL: the products use it when set */
     const uint16_t *bf16; /* (rows, cols) bfloat16, or NULL */
+    const uint16_t *bf16_panels; /* bf16 in bf16 panels, or NULL: used when the set can */
 } ted_matrix;
 
 /* The largest in_features of an int8 product: 127 * 127 * K must fit int32. */
@@ -85,7 +86,7 @@ typedef struct ted_matrix {
 
 static inline ted_matrix ted_matrix_float(const float *W)
 {
-    return (ted_matrix){W, NULL, NULL, NULL, NULL};
+    return (ted_matrix){W, NULL, NULL, NULL, NULL, NULL};
 }
 
 /* Rows [first, rows) of W, whose rows have `cols` columns; in panels too
@@ -93,12 +94,16 @@ static inline ted_matrix ted_matrix_float(const float *W)
 static inline ted_matrix ted_matrix_rows(ted_matrix W, size_t first, int cols)
 {
     if (W.i8)
-        return (ted_matrix){NULL, W.i8 + first * cols, W.scale + first, NULL, NULL};
-    if (W.bf16)
-        return (ted_matrix){NULL, NULL, NULL, NULL, W.bf16 + first * cols};
+        return (ted_matrix){NULL, W.i8 + first * cols, W.scale + first, NULL, NULL, NULL};
+    if (W.bf16) {
+        bool whole = W.bf16_panels && first % TED_PANEL_COLUMNS == 0;
+        size_t even = ((size_t)cols + 1) / 2 * 2;
+        return (ted_matrix){NULL, NULL, NULL, NULL, W.bf16 + first * cols,
+                            whole ? W.bf16_panels + first * even : NULL};
+    }
     bool whole_panels = W.panels && first % TED_PANEL_COLUMNS == 0;
     return (ted_matrix){W.f32 + first * cols, NULL, NULL,
-                        whole_panels ? W.panels + first * cols : NULL, NULL};
+                        whole_panels ? W.panels + first * cols : NULL, NULL, NULL};
 }
 
 /* y = x W^T + b for every kind of W: in panels, int8 (ted_matmul_i8),
@@ -123,6 +128,17 @@ void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_sca
  * spread over the pool. */
 void ted_matmul_bf16(float *y, const float *x, const uint16_t *W, const float *b, int rows,
                      int in_features, int out_features);
+
+/* bf16 panels: W (rows, cols) bfloat16 repacked for vdpbf16ps. Panel p
+ * holds rows 16p .. 16p + 15 as (cols2 / 2, 16, 2), cols2 = cols rounded
+ * up to even: panels[((p * cols2 / 2 + c) * 16 + j) * 2 + e] =
+ * W[16p + j][2c + e], zero past the last row and column. */
+size_t ted_bf16_panels_halves(int rows, int cols);  /* SIZE_MAX on overflow */
+void ted_pack_bf16_panels(uint16_t *panels, const uint16_t *W, int rows, int cols);
+
+/* Whether the running set multiplies bf16 panels (AVX512_BF16): a model
+ * packs its bf16 matrices at load only then. */
+bool ted_bf16_panels_used(void);
 
 /* The bf16 parts of x that vdpbf16ps multiplies: x = hi + mid + lo, each
  * part the bf16 rounding of what the ones before leave (8 significant bits

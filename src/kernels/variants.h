@@ -55,6 +55,15 @@ typedef void ted_matmul_bf16_columns_fn(float *y, int ldy, const float *x,
  * writes nothing) when the kernel reads x as floats. */
 typedef int ted_split_bf16_rows_fn(uint16_t *parts, const float *x, int rows, int K, int ldp);
 
+/* Panels [first, last) of y (rows, ldy) = x (rows, K) W^T + b, W (out, K)
+ * in bf16 panels (kernels.h, ted_pack_bf16_panels), with x also as the
+ * parts ted_split_bf16_rows_fn wrote. Only a set whose split writes parts
+ * computes it; the others' does nothing. */
+typedef void ted_matmul_bf16_panels_fn(float *y, int ldy, const float *x,
+                                       const uint16_t *parts, int ldp, const uint16_t *panels,
+                                       const float *b, int rows, int K, int out, int first,
+                                       int last);
+
 typedef struct ted_kernel_table {
     const char *name;   /* "avx512", "avx2", "portable": the value of TED_CPU */
     ted_matmul_panels_fn *matmul_panels;
@@ -63,6 +72,7 @@ typedef struct ted_kernel_table {
     ted_quantize_rows_fn *quantize_rows;
     ted_matmul_bf16_columns_fn *matmul_bf16_columns;
     ted_split_bf16_rows_fn *split_bf16_rows;
+    ted_matmul_bf16_panels_fn *matmul_bf16_panels;
     __typeof__(ted_scaled_dots) *scaled_dots;
     __typeof__(ted_weighted_sum) *weighted_sum;
     __typeof__(ted_max) *max;
@@ -110,6 +120,7 @@ ted_matmul_i8_columns_fn TED_VARIANT_NAME(ted_matmul_i8_columns);
 ted_quantize_rows_fn TED_VARIANT_NAME(ted_quantize_rows);
 ted_matmul_bf16_columns_fn TED_VARIANT_NAME(ted_matmul_bf16_columns);
 ted_split_bf16_rows_fn TED_VARIANT_NAME(ted_split_bf16_rows);
+ted_matmul_bf16_panels_fn TED_VARIANT_NAME(ted_matmul_bf16_panels);
 __typeof__(ted_scaled_dots) TED_VARIANT_NAME(ted_scaled_dots);
 __typeof__(ted_weighted_sum) TED_VARIANT_NAME(ted_weighted_sum);
 __typeof__(ted_max) TED_VARIANT_NAME(ted_max);

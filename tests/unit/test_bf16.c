@@ -3,7 +3,8 @@
  * computed here with each bf16 weight widened by hand (its 16 bits over 16
  * zero bits: exact), for 1 to 33 rows, in and out feature counts that are
  * multiples of no vector width, with and without a bias, on 1 and 2
- * threads; a float x that needs all 24 bits, multiplied exactly; the
+ * threads, W as stored and in bf16 panels (ted_linear; the layout checked
+ * against kernels.h's formula); a float x that needs all 24 bits, multiplied exactly; the
  * rounding of ted_bf16_from_float against bit patterns worked out by hand
  * (nearest, ties to even, as torch's .bfloat16()); and a bf16 row read by
  * ted_matrix_row. A set the CPU lacks is skipped.
@@ -68,11 +69,20 @@ typedef struct product {
     uint16_t *W;
 } product;
 
-static void check_product(const char *variant, const product *p, bool bias, int threads)
+/* panels: W in bf16 panels (ted_linear reads them where the set can), or
+ * NULL (ted_matmul_bf16, row by row). */
+static void check_product(const char *variant, const product *p, const uint16_t *panels,
+                          bool bias, int threads)
 {
     for (int i = 0; i < p->rows * p->out; i++)
         p->y[i] = NAN;
-    ted_matmul_bf16(p->y, p->x, p->W, bias ? p->b : NULL, p->rows, p->in, p->out);
+    if (panels) {
+        ted_matrix m = {0};
+        m.bf16 = p->W, m.bf16_panels = panels;
+        ted_linear(p->y, p->x, m, bias ? p->b : NULL, p->rows, p->in, p->out);
+    } else {
+        ted_matmul_bf16(p->y, p->x, p->W, bias ? p->b : NULL, p->rows, p->in, p->out);
+    }
     for (int i = 0; i < p->rows; i++)
         for (int j = 0; j < p->out; j++) {
             double sum = bias ? p->b[j] : 0.0, magnitude = bias ? fabs(p->b[j]) : 0.0;
@@ -83,14 +93,15 @@ static void check_product(const char *variant, const product *p, bool bias, int 
             }
             double got = p->y[(size_t)i * p->out + j];
             cr_assert(fabs(got - sum) <= TOL_RELATIVE * sqrt(p->in) * magnitude + 1e-30,
-                      "%s matmul_bf16 rows %d in %d out %d%s, %d threads [%d][%d]: got %.9g, "
-                      "reference %.9g", variant, p->rows, p->in, p->out, bias ? " bias" : "",
-                      threads, i, j, got, sum);
+                      "%s matmul_bf16%s rows %d in %d out %d%s, %d threads [%d][%d]: got %.9g, "
+                      "reference %.9g", variant, panels ? " (panels)" : "", p->rows, p->in,
+                      p->out, bias ? " bias" : "", threads, i, j, got, sum);
         }
 }
 
 static const int row_counts[] = {1, 2, 3, 4, 5, 7, 16, 17, 33};
-static const int shapes[][2] = {{1, 1}, {31, 5}, {32, 4}, {100, 17}, {130, 67}, {515, 9}};
+static const int shapes[][2] = {{1, 1},   {31, 5},  {32, 4},   {100, 17},
+                                 {130, 67}, {515, 9}, {64, 100}, {33, 49}};
 
 static void check_matmul_bf16(const char *variant)
 {
@@ -107,9 +118,14 @@ static void check_matmul_bf16(const char *variant)
                 fill_random(p.x, (size_t)rows * in, 3u + rows + in);
                 fill_random(p.b, (size_t)out, 4u + out);
                 fill_bf16(p.W, (size_t)out * in, 5u + out + in);
-                check_product(variant, &p, false, threads);
-                check_product(variant, &p, true, threads);
-                free(p.x), free(p.b), free(p.y), free(p.W);
+                uint16_t *panels = malloc(sizeof(uint16_t) * ted_bf16_panels_halves(out, in));
+                cr_assert(panels);
+                ted_pack_bf16_panels(panels, p.W, out, in);
+                for (int bias = 0; bias < 2; bias++) {
+                    check_product(variant, &p, NULL, bias, threads);
+                    check_product(variant, &p, panels, bias, threads);
+                }
+                free(p.x), free(p.b), free(p.y), free(p.W), free(panels);
             }
     }
     ted_parallel_set_threads(1);
@@ -179,6 +195,28 @@ Test(bf16, rounding_nearest_ties_to_even)
     }
     float nan = ted_bf16_to_float(ted_bf16_from_float(from_bits(0x7f800001)));
     cr_assert(isnan(nan), "a NaN whose payload is in the low bits stays a NaN");
+}
+
+Test(bf16, panels_layout)
+{
+    enum { ROWS = 19, COLS = 5 };  /* two panels, the second of 3 rows; an odd column count */
+    uint16_t W[ROWS * COLS];
+    for (int i = 0; i < ROWS * COLS; i++)
+        W[i] = (uint16_t)(i + 1);
+    cr_assert_eq(ted_bf16_panels_halves(ROWS, COLS), 2 * 16 * 6);
+    uint16_t panels[2 * 16 * 6];
+    memset(panels, 0xff, sizeof panels);
+    ted_pack_bf16_panels(panels, W, ROWS, COLS);
+    for (int p = 0; p < 2; p++)
+        for (int c = 0; c < 3; c++)
+            for (int j = 0; j < 16; j++)
+                for (int e = 0; e < 2; e++) {
+                    int r = 16 * p + j, k = 2 * c + e;
+                    uint16_t want = r < ROWS && k < COLS ? W[r * COLS + k] : 0;
+                    uint16_t got = panels[((p * 3 + c) * 16 + j) * 2 + e];
+                    cr_assert_eq(got, want, "panel %d pair %d column %d [%d]: %u, expected %u",
+                                 p, c, j, e, got, want);
+                }
 }
 
 Test(bf16, matrix_row_widens)

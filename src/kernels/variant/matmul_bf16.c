@@ -34,6 +34,10 @@
  * docs/performance.md#bf16-weights). */
 enum { PREFETCH_BYTES = 8192, PREFETCH_LOCALITY = 2 };
 
+/* In bf16 panels, one stream a panel: fetched 32 pairs of k (2 KiB) ahead,
+ * as the float panels are (matmul_panels.c). */
+enum { PANEL_PREFETCH_HALVES = 32 * 32 };
+
 /* ---- the conversion: every set ------------------------------------------- */
 
 typedef uint16_t ted_hvec __attribute__((vector_size(TED_VEC_FLOATS * sizeof(uint16_t)),
@@ -211,7 +215,172 @@ TED_BF16 static void four_columns_dpbf16(float *y, int ldy, const uint16_t *part
     case 1: tile_dpbf16(yi, ldy, pi, ldp, W, n, b, K, 1); break;
     }
 }
+
+/* ---- avx512 with AVX512_BF16, W in bf16 panels ------------------------------
+ * Panel p holds W's rows 16p .. 16p + 15 as (K2 / 2, 16, 2), K2 = K rounded
+ * up to even: for each pair of k, the 16 columns' two weights side by side,
+ * one vector that vdpbf16ps multiplies by the pair (x[k], x[k + 1]) of a
+ * row, broadcast. One panel is one contiguous stream, 16 sums a vector,
+ * and no sums across lanes at the end. */
+
+/* y[i][0 .. PANELS * 16) = x[i] . W's columns + bias for ROWS rows (each
+ * TED_BF16_PARTS bf16 rows ldp apart) and PANELS panels (K2 * 16 apart);
+ * `cols` (<= PANELS * 16) columns are written. A lone row keeps each part's
+ * sums apart (three chains instead of one three times as long). */
+TED_BF16 static inline __attribute__((always_inline)) void panel_tile(
+    float *y, int ldy, const uint16_t *parts, int ldp, const uint16_t *panels, int K2,
+    const float *bias, int cols, const int ROWS, const int PANELS)
+{
+    const int SUMS = ROWS == 1 ? TED_BF16_PARTS : 1;
+    __m512 acc[TILE_ROWS][TED_BF16_PARTS][4];
+    for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 3
+        for (int s = 0; s < SUMS; s++)
+#pragma GCC unroll 4
+            for (int p = 0; p < PANELS; p++)
+                acc[i][s][p] = _mm512_setzero_ps();
+    const size_t panel_halves = (size_t)K2 * 16;
+    for (int kk = 0; kk < K2 / 2; kk++) {
+        __m512bh w[4];
+#pragma GCC unroll 4
+        for (int p = 0; p < PANELS; p++) {
+            const uint16_t *wp = panels + p * panel_halves + (size_t)kk * 32;
+            w[p] = (__m512bh)_mm512_loadu_si512(wp);
+            __builtin_prefetch(wp + PANEL_PREFETCH_HALVES, 0, PREFETCH_LOCALITY);
+        }
+#pragma GCC unroll 6
+        for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 3
+            for (int part = 0; part < TED_BF16_PARTS; part++) {
+                int32_t pair;
+                memcpy(&pair, parts + ((size_t)i * TED_BF16_PARTS + part) * ldp + 2 * kk,
+                       sizeof pair);
+                __m512bh xv = (__m512bh)_mm512_set1_epi32(pair);
+#pragma GCC unroll 4
+                for (int p = 0; p < PANELS; p++)
+                    acc[i][part % SUMS][p] = _mm512_dpbf16_ps(acc[i][part % SUMS][p], w[p], xv);
+            }
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 4
+        for (int p = 0; p < PANELS; p++) {
+            __m512 total = acc[i][0][p];
+#pragma GCC unroll 3
+            for (int s = 1; s < SUMS; s++)
+                total = _mm512_add_ps(total, acc[i][s][p]);
+            int left = cols - 16 * p;
+            __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+            if (bias)
+                total = _mm512_add_ps(total, _mm512_maskz_loadu_ps(m, bias + 16 * p));
+            _mm512_mask_storeu_ps(y + (size_t)i * ldy + 16 * p, m, total);
+        }
+}
+
+/* The same for several rows, in float: each vector of a panel (16 columns'
+ * weights for k and k + 1) widens into two float vectors (a shift and a
+ * mask), each multiplied by the row's x[k] or x[k + 1], broadcast, with
+ * float multiply-adds. Per pair of k that is one load and two widenings
+ * for 2 x ROWS multiply-adds: float panels' work (matmul_panels.c) at half
+ * their bytes, with x as it is. x (rows, K), rows K apart. */
+static inline __attribute__((always_inline)) void widened_panel_tile(
+    float *y, int ldy, const float *x, int K, const uint16_t *panels, int K2,
+    const float *bias, int cols, const int ROWS, const int PANELS)
+{
+    __m512 acc[6][2];
+    const __m512i high = _mm512_set1_epi32((int)0xffff0000u);
+#pragma GCC unroll 6
+    for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 2
+        for (int p = 0; p < PANELS; p++)
+            acc[i][p] = _mm512_setzero_ps();
+    const size_t panel_halves = (size_t)K2 * 16;
+    for (int kk = 0; kk < K2 / 2; kk++) {
+        __m512 even[2], odd[2];
+#pragma GCC unroll 2
+        for (int p = 0; p < PANELS; p++) {
+            const uint16_t *wp = panels + p * panel_halves + (size_t)kk * 32;
+            __m512i w = _mm512_loadu_si512(wp);
+            __builtin_prefetch(wp + PANEL_PREFETCH_HALVES, 0, PREFETCH_LOCALITY);
+            even[p] = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+            odd[p] = _mm512_castsi512_ps(_mm512_and_si512(w, high));
+        }
+        int k = 2 * kk;
+#pragma GCC unroll 6
+        for (int i = 0; i < ROWS; i++) {
+            __m512 xe = _mm512_set1_ps(x[(size_t)i * K + k]);
+            __m512 xo = _mm512_set1_ps(k + 1 < K ? x[(size_t)i * K + k + 1] : 0.0f);
+#pragma GCC unroll 2
+            for (int p = 0; p < PANELS; p++)
+                acc[i][p] = _mm512_fmadd_ps(odd[p], xo, _mm512_fmadd_ps(even[p], xe, acc[i][p]));
+        }
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 2
+        for (int p = 0; p < PANELS; p++) {
+            int left = cols - 16 * p;
+            __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+            __m512 total = acc[i][p];
+            if (bias)
+                total = _mm512_add_ps(total, _mm512_maskz_loadu_ps(m, bias + 16 * p));
+            _mm512_mask_storeu_ps(y + (size_t)i * ldy + 16 * p, m, total);
+        }
+}
+
+/* Rows of x for PANELS panels: tiles of 6 rows, then 2, then 1. */
+static inline __attribute__((always_inline)) void widened_panel_rows(
+    float *y, int ldy, const float *x, int K, const uint16_t *panels, int K2, const float *bias,
+    int cols, int rows, const int PANELS)
+{
+    int i = 0;
+    for (; i + 6 <= rows; i += 6)
+        widened_panel_tile(y + (size_t)i * ldy, ldy, x + (size_t)i * K, K, panels, K2, bias,
+                           cols, 6, PANELS);
+    for (; i + 2 <= rows; i += 2)
+        widened_panel_tile(y + (size_t)i * ldy, ldy, x + (size_t)i * K, K, panels, K2, bias,
+                           cols, 2, PANELS);
+    if (i < rows)
+        widened_panel_tile(y + (size_t)i * ldy, ldy, x + (size_t)i * K, K, panels, K2, bias,
+                           cols, 1, PANELS);
+}
+
+/* Panels [first, last): a lone row (a decoder step at batch 1, bound by
+ * reading W) with vdpbf16ps, four panels at a time; several rows widened,
+ * two panels at a time (measurements: docs/performance.md#bf16-weights). */
+TED_BF16 static void panels_avx512(float *y, int ldy, const float *x, const uint16_t *parts,
+                                   int ldp, const uint16_t *panels, const float *b, int rows,
+                                   int K, int out, int first, int last)
+{
+    int K2 = (K + 1) / 2 * 2, p = first;
+    for (; rows == 1 && p + 4 <= last; p += 4)
+        panel_tile(y + 16 * p, ldy, parts, ldp, panels + (size_t)p * K2 * 16, K2,
+                   b ? b + 16 * p : NULL, out - 16 * p, 1, 4);
+    for (; rows == 1 && p < last; p++)
+        panel_tile(y + 16 * p, ldy, parts, ldp, panels + (size_t)p * K2 * 16, K2,
+                   b ? b + 16 * p : NULL, out - 16 * p, 1, 1);
+    for (; p + 2 <= last; p += 2)
+        widened_panel_rows(y + 16 * p, ldy, x, K, panels + (size_t)p * K2 * 16, K2,
+                           b ? b + 16 * p : NULL, out - 16 * p, rows, 2);
+    if (p < last)
+        widened_panel_rows(y + 16 * p, ldy, x, K, panels + (size_t)p * K2 * 16, K2,
+                           b ? b + 16 * p : NULL, out - 16 * p, rows, 1);
+}
 #endif
+
+void TED_VARIANT_NAME(ted_matmul_bf16_panels)(float *y, int ldy, const float *x,
+                                              const uint16_t *parts, int ldp,
+                                              const uint16_t *panels, const float *b, int rows,
+                                              int K, int out, int first, int last)
+{
+#if defined(__AVX512F__)
+    panels_avx512(y, ldy, x, parts, ldp, panels, b, rows, K, out, first, last);
+#else
+    /* only a set with AVX512_BF16 reads bf16 panels (ted_split_bf16_rows) */
+    (void)y, (void)ldy, (void)x, (void)parts, (void)ldp, (void)panels, (void)b, (void)rows;
+    (void)K, (void)out, (void)first, (void)last;
+#endif
+}
 
 /* Rows of x taken together, so that a block stays in cache while the
  * columns of W pass. */

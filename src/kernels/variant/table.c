@@ -15,6 +15,7 @@ const ted_kernel_table TED_VARIANT_NAME(ted_kernels) = {
     .quantize_rows = TED_VARIANT_NAME(ted_quantize_rows),
     .matmul_bf16_columns = TED_VARIANT_NAME(ted_matmul_bf16_columns),
     .split_bf16_rows = TED_VARIANT_NAME(ted_split_bf16_rows),
+    .matmul_bf16_panels = TED_VARIANT_NAME(ted_matmul_bf16_panels),
     .scaled_dots = TED_VARIANT_NAME(ted_scaled_dots),
     .weighted_sum = TED_VARIANT_NAME(ted_weighted_sum),
     .max = TED_VARIANT_NAME(ted_max),
