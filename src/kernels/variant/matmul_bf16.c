@@ -1,21 +1,24 @@
-/* The kernel of ted_matmul_bf16 (src/kernels/matmul.c): output columns of
- * y = x W^T + b with a bfloat16 W (out, K) row-major, as stored in the
- * file, and a float x; float sums. Compiled once per instruction set
- * (kernels/variants.h).
+/* The kernels of the bfloat16 products (src/kernels/matmul.c): y = x W^T
+ * + b with a bfloat16 W (out, K) and a float x; float sums. Compiled once
+ * per instruction set (kernels/variants.h).
  *
- *   avx512    with AVX512_BF16 (checked once with the CPU's features):
+ *   avx512 with AVX512_BF16 (checked with the CPU's features): W in bf16
+ *             panels, packed at load (kernels.h). A lone row:
  *             vdpbf16ps, 32 bf16 products summed pairwise into 16 float
- *             lanes. Both operands are bf16, so x comes split into
+ *             lanes; both operands are bf16, so x comes split into
  *             TED_BF16_PARTS bf16 rows whose sum is x (ted_split_bf16_rows
  *             below): three parts keep 24 significant bits, all of a
  *             float's, and the products of two bf16 are exact in float.
- *             Without AVX512_BF16, the conversion below.
- *   avx2, portable (and avx512 without AVX512_BF16): each bf16 weight
- *             widened to float (a 16-bit shift: bf16 is the top half of a
- *             float) and multiplied by x in float, a vector at a time.
+ *             Several rows: each panel vector widened into floats, float
+ *             multiply-adds. A W not in panels: the row-major vdpbf16ps
+ *             tiles below.
+ *   avx2, portable (and avx512 without AVX512_BF16): W as stored, each
+ *             bf16 weight widened to float (a 16-bit shift: bf16 is the top
+ *             half of a float) and multiplied by x in float, a vector at a
+ *             time; tiles of rows x 4 columns, each output one dot product
+ *             whose lanes are summed at the end.
  *
- * Tiles of up to 4 rows of x x 4 columns of W; each output is one dot
- * product, its lanes summed at the end. */
+ * measurements: docs/performance.md#bf16-kernels */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
