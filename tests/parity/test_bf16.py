@@ -27,6 +27,7 @@ quality, quantize; tests/cli/kernels.sh re-runs pytorch, logits and quality
 with each kernel set).
 """
 import os
+import re
 import sys
 
 import numpy as np
@@ -141,14 +142,25 @@ def toy_logits(model_dir):
     return toy_model, logits
 
 
+def config_values(path):
+    """The scalar `key: value` lines of a config.yaml (each key once in the
+    shipped models): ints, booleans, else strings."""
+    values = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            match = re.match(r"^\s+(\w+):\s*([^#\s]+)", line)
+            if match:
+                text = match.group(2)
+                values[match.group(1)] = (int(text) if re.fullmatch(r"-?\d+", text) else
+                                          {"true": True, "false": False}.get(text, text))
+    return values
+
+
 def marian_logits(model_dir):
     """The same for en-fr (MarianMTModel from its config.yaml)."""
     import transformers
-    import yaml
     transformers.logging.set_verbosity_error()
-    with open(os.path.join(model_dir, "config.yaml"), encoding="utf-8") as f:
-        c = yaml.safe_load(f)
-    m, t = c["model"], c["tokenizer"]
+    m = t = config_values(os.path.join(model_dir, "config.yaml"))
     config = transformers.MarianConfig(
         vocab_size=m["src_vocab_size"], d_model=m["d_model"],
         encoder_layers=m["encoder_layers"], decoder_layers=m["decoder_layers"],
