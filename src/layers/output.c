@@ -52,14 +52,14 @@ void ted_output_gather(ted_output_subset *subset, const ted_output_weights *out,
             memcpy(q + i * d, W.i8 + (size_t)subset->ids[i] * d, d);
             scale[i] = W.scale[subset->ids[i]];
         }
-        subset->rows.weight = (ted_matrix){NULL, q, scale, NULL};
+        subset->rows.weight = (ted_matrix){.i8 = q, .scale = scale};
         at += aligned(n * d) + aligned(n * sizeof(float));
     } else {
         float *panels = (float *)at;
         at += aligned(ted_panels_floats(subset->count, d_model) * sizeof(float));
         float *row = (float *)(at + (out->bias ? aligned(n * sizeof(float)) : 0));
         gather_panels(panels, subset, W, d_model, row);
-        subset->rows.weight = (ted_matrix){NULL, NULL, NULL, panels};
+        subset->rows.weight = (ted_matrix){.panels = panels};
     }
     float *bias = out->bias ? (float *)at : NULL;
     for (size_t i = 0; bias && i < n; i++)
