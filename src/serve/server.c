@@ -709,6 +709,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         *context = r;
         return route(r, version);
     }
+    if (r->status) {
+        /* Answered already (a refusal before the body), yet called again: it
+         * happens only while the daemon stops, when MHD_queue_response
+         * returns MHD_YES without taking the answer (the 503 of a request
+         * that came during the drain). Going on would decode the request
+         * and suspend its connection, and MHD_stop_daemon aborts the
+         * process on a suspended connection: the connection is closed. */
+        *upload_size = 0;
+        return MHD_NO;
+    }
     if (*upload_size > 0) {
         take_body(r, upload, *upload_size);
         *upload_size = 0;
