@@ -292,9 +292,12 @@ eval-multi: all
 	$(PYTHON) tools/toy/evaluate_multilingual.py --ted $(TED) --model $(MULTI_MODEL)
 
 # ted against PyTorch (float32 and quantize_dynamic int8) and CTranslate2 on the
-# same Transformer-base-sized Marian checkpoint (bench/run.py): writes
-# $(BUILD)/bench/results.json and $(BUILD)/bench/table.md. BENCH_ARGS: options of
-# bench/run.py, e.g. --quick (one timed run of everything). Its Python packages
+# same Transformer-base-sized Marian checkpoint (bench/run.py), then the
+# real-size check: ted fp32 and int8 on a model of NLLB-200-distilled-600M's
+# shape (bench/make_nllb_model.py; built and converted once, kept in
+# $(BUILD)/bench/nllb*). Writes $(BUILD)/bench/results.json and
+# $(BUILD)/bench/table.md. BENCH_ARGS: options of bench/run.py, e.g. --quick (one
+# timed run of everything), --no-nllb, --nllb-only. Its Python packages
 # (bench/requirements.txt) go into the test virtualenv.
 BENCH_MACHINE := $(BUILD)/bench-machine
 BENCH_CFLAGS := -O3 -march=native -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra \
@@ -324,11 +327,17 @@ bench-run: all $(VENV)/bench-installed
 bench-serve: test-deps
 	@$(MAKE) --no-print-directory bench-serve-run
 
+# Open-loop latency (bench/serve_bench.py): the toy model, then the
+# Transformer-base checkpoint of make bench in float32 and in int8.
 bench-serve-run: all $(VENV)/installed
 	$(VENV_PYTHON) bench/make_marian_model.py --out $(BUILD)/bench/marian
+	rm -rf $(BUILD)/bench/marian-int8
+	$(TED) quantize $(BUILD)/bench/marian $(BUILD)/bench/marian-int8
 	$(PYTHON) bench/serve_bench.py --ted $(TED) --model $(TOY)
-	$(PYTHON) bench/serve_bench.py --ted $(TED) --model $(BUILD)/bench/marian --random-weights \
-	    --texts $(TOY)/test.en --threads 2 --seconds 30 --warmup 3 --alone 50 --sentences 32
+	for m in marian marian-int8; do \
+	    $(PYTHON) bench/serve_bench.py --ted $(TED) --model $(BUILD)/bench/$$m --random-weights \
+	        --texts $(TOY)/test.en --threads 2 --seconds 30 --warmup 3 --alone 40 || exit 1; \
+	done
 
 # memcheck cannot decode AVX-512 (under valgrind the CPU shows none, so
 # TED_CPU=avx512 would be refused): the AVX2 kernels run.

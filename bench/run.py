@@ -22,12 +22,25 @@ memory is read from wait4(). bench-machine (bench/machine.c) measures the
 machine's own bounds in the same run: read bandwidth and sgemm rate, and
 OpenBLAS's sgemm on the products of a batch-16 step as a yardstick. When the
 toy model (models/toy-en-fr) is there, also times `ted translate` over its
-test.en with --batch-size 1 and 32.
+test.en with --batch-size 1 and 32. Whole files: ted translate and
+CTranslate2's translate_batch (bench/ct2_file_bench.py) over the same
+10 000-line file with the same checkpoint, batched by tokens, float32 and
+int8, sentences/s (--file-lines, --file-max-length, --file-batch-tokens;
+--file-only: that alone).
 
-Prints a Markdown table; writes BUILD/bench/results.json (every raw figure)
-and BUILD/bench/table.md. Exits 1 when a measurement of ted fp32, PyTorch or
-CTranslate2 failed (the table says which; ted int8 shows n/a when `ted
-quantize` is not there). --quick: one timed run of everything.
+The real-size check: bench/make_nllb_model.py's model of
+NLLB-200-distilled-600M's shape (d_model 1024, 12 + 12 layers, 16 heads,
+ffn 4096, vocabulary 256 206; random weights), converted by
+tools/export_hf.py (its time and peak RSS), quantized by `ted quantize`,
+both timed with `ted bench` as above: load time, tokens/s, peak RSS. The
+models are kept in BUILD/bench/nllb* for the next run. --no-nllb leaves it
+out; --nllb-only runs it alone.
+
+Prints Markdown tables; writes BUILD/bench/results.json (every raw figure)
+and BUILD/bench/table.md (with --nllb-only: nllb-results.json and
+nllb-table.md). Exits 1 when a measurement of ted fp32, PyTorch or
+CTranslate2, or of the real-size check, failed (the table says which; ted
+int8 shows n/a when `ted quantize` is not there). --quick: one timed run of everything.
 """
 import argparse
 import json
@@ -48,6 +61,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 import make_marian_model  # noqa: E402
+import make_nllb_model  # noqa: E402
 
 PYTHON = sys.executable or "/usr/bin/python3"
 BUILD = os.environ.get("BUILD", "build")
@@ -241,6 +255,142 @@ def toy_translate(ted, toy_dir, batch_sizes, repeat):
                                  "sentences_per_s": round(sentences / seconds, 1),
                                  "repeat": len(times)}
     return out
+
+
+# --------------------------------------------------------------------------
+# Whole files: sentences/s end to end
+# --------------------------------------------------------------------------
+
+def file_text(out_dir, lines):
+    """A file of `lines` lines: models/en-fr/test.en over and over (natural
+    sentence lengths), written once."""
+    path = os.path.join(out_dir, f"file-{lines}.en")
+    with open(os.path.join(ROOT, "models", "en-fr", "test.en"), encoding="utf-8") as f:
+        text = [line for line in f.read().split("\n") if line.strip()]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(text[i % len(text)] + "\n" for i in range(lines)))
+    return path
+
+
+def file_ted(ted, model_dir, text, out, f, workers=None):
+    """`ted translate` over the file, the whole process timed: greedy, at most
+    f.max_length tokens a sentence, --max-batch-tokens; its own choice of
+    workers and threads over every CPU unless `workers` is given (then the
+    CPUs shared among them)."""
+    cmd = [ted, "translate", "-m", model_dir, "--beam", "1", "--max-length", f.max_length,
+           "--max-batch-tokens", f.batch_tokens, "-i", text, "-o", out]
+    if workers:
+        cmd += ["--workers", workers, "--threads", max(1, f.cpus // workers)]
+    start = time.perf_counter()
+    status, _, err, rss, cpu = run_measured(cmd)
+    seconds = time.perf_counter() - start
+    if status != 0:
+        return {"error": last_line(err, status)}
+    return {"seconds": round(seconds, 3), "peak_rss_mib": round(rss, 1), "cpu_s": round(cpu, 1),
+            "workers": workers or "auto", "threads": f.cpus // workers if workers else "auto"}
+
+
+def file_ct2(ct2_dir, hf_dir, text, out, f, compute_type, inter):
+    row = measured_json([PYTHON, os.path.join(HERE, "ct2_file_bench.py"), "--model", ct2_dir,
+                         "--hf-dir", hf_dir, "--input", text, "--output", out,
+                         "--compute-type", compute_type, "--intra-threads",
+                         max(1, f.cpus // inter), "--inter-threads", inter,
+                         "--max-batch-tokens", f.batch_tokens, "--max-length", f.max_length],
+                        peer_env())
+    if "error" not in row:
+        row.update(workers=inter, threads=max(1, f.cpus // inter))
+    return row
+
+
+def same_lines(a, b):
+    """The fraction of lines two output files have alike, word for word (the
+    bench vocabulary's filler tokens are no SentencePiece pieces, which
+    SentencePiece's decoder leaves with their ▁ and ted's with a space);
+    None if one is missing."""
+    try:
+        with open(a, encoding="utf-8") as x, open(b, encoding="utf-8") as y:
+            left, right = x.read().split("\n"), y.read().split("\n")
+    except OSError:
+        return None
+    same = sum(p.replace("\u2581", " ").split() == q.replace("\u2581", " ").split()
+               for p, q in zip(left, right))
+    return same / max(len(left), len(right), 1)
+
+
+def file_bench(ted, dirs, out_dir, f):
+    """ted and CTranslate2 over the same file, float32 and int8: ted as it
+    chooses (ted_translate_workers) and with one batch over every CPU,
+    CTranslate2 with one batch over every CPU (inter_threads 1) and with a
+    batch per CPU (inter_threads = CPUs)."""
+    text = file_text(out_dir, f.lines)
+    rows = []
+    for kind, suffix in (("float32", ""), ("int8", " int8")):
+        kind_rows, outs = [], {}
+        for workers in (None, 1) if f.cpus > 1 else (None,):
+            where = dirs["ted" + suffix]
+            if isinstance(where, dict):
+                kind_rows.append(dict(where, runtime="ted" + suffix))
+                break
+            out = os.path.join(out_dir, f"file-ted-{kind}-{workers or 'auto'}.out")
+            kind_rows.append(dict(file_ted(ted, where, text, out, f, workers),
+                                  runtime="ted" + suffix))
+            outs.setdefault("ted", out)
+        for inter in sorted({1, f.cpus}):
+            where = dirs["CTranslate2" + suffix]
+            if isinstance(where, dict):
+                kind_rows.append(dict(where, runtime="CTranslate2" + suffix))
+                break
+            out = os.path.join(out_dir, f"file-ct2-{kind}-{inter}.out")
+            kind_rows.append(dict(file_ct2(where, dirs["hf"], text, out, f, kind, inter),
+                                  runtime="CTranslate2" + suffix))
+            outs.setdefault("ct2", out)
+        same = same_lines(outs["ted"], outs["ct2"]) if len(outs) == 2 else None
+        for row in kind_rows:
+            if "seconds" in row:
+                row["sentences_per_s"] = round(f.lines / row["seconds"], 1)
+            if row["runtime"].startswith("ted"):
+                row["same_as_ct2"] = same
+            log(f"file: {row['runtime']}: " + (row.get("error") or row.get("n/a") or
+                                              f"{row.get('sentences_per_s')} sentences/s"))
+        rows += kind_rows
+    return {"lines": f.lines, "max_length": f.max_length, "batch_tokens": f.batch_tokens,
+            "cpus": f.cpus, "text": text, "rows": rows}
+
+
+def file_lines(r):
+    """The whole-file table: sentences/s of each runtime, ted over the best
+    CTranslate2 setting of the same weights."""
+    fb = r.get("file")
+    if not fb:
+        return []
+    lines = ["", f"**Whole files**: {fb['lines']:,} lines of models/en-fr/test.en over and over, "
+             f"greedy, at most {fb['max_length']} tokens a sentence, batches of at most "
+             f"{fb['batch_tokens']} source tokens with padding (ted --max-batch-tokens; "
+             "CTranslate2 translate_batch(max_batch_size, batch_type=\"tokens\")), "
+             f"{fb['cpus']} CPU(s). ted: the whole `ted translate` command, loading included; "
+             "CTranslate2: tokenization, translate_batch and detokenization, the model loaded. "
+             "One run each.", "",
+             "| runtime | workers × threads | seconds | sentences/s | ted ÷ best CTranslate2 "
+             "| lines as CTranslate2's | peak RSS MiB |", "|---|---|---:|---:|---:|---:|---:|"]
+    best = {}
+    for row in fb["rows"]:
+        if row["runtime"].startswith("CTranslate2") and "sentences_per_s" in row:
+            kind = row["runtime"].endswith("int8")
+            best[kind] = max(best.get(kind, 0), row["sentences_per_s"])
+    for row in fb["rows"]:
+        if "sentences_per_s" not in row:
+            lines.append(f"| {row['runtime']} | — | **failed: "
+                         f"{row.get('error') or row.get('n/a')}** | — | — | — | — |")
+            continue
+        peer = best.get(row["runtime"].endswith("int8"))
+        ratio = times(row["sentences_per_s"] / peer) if peer and \
+            row["runtime"].startswith("ted") else "—"
+        same = row.get("same_as_ct2")
+        lines.append(f"| {row['runtime']} | {row['workers']} × {row['threads']} "
+                     f"| {row['seconds']:.1f} | {fmt(row['sentences_per_s'])} | {ratio} "
+                     f"| {'—' if same is None else f'{same * 100:.1f} %'} "
+                     f"| {fmt(row.get('peak_rss_mib'))} |")
+    return lines
 
 
 # --------------------------------------------------------------------------
@@ -587,9 +737,186 @@ def report(r):
                 f"--batch-size 1 {one['sentences_per_s']:,.1f} sentences/s, "
                 f"--batch-size 32 {many['sentences_per_s']:,.1f} sentences/s: "
                 f"{many['sentences_per_s'] / one['sentences_per_s']:.2f}× faster batched.")
+    lines.extend(file_lines(r))
     add("")
     add(f"Total time of the benchmark: {r['elapsed_s'] / 60:.1f} min.")
     return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------
+# The real-size check: NLLB-200-distilled-600M's shape, ted fp32 and int8
+# --------------------------------------------------------------------------
+
+NLLB_RUNTIMES = ("ted", "ted int8")
+
+
+def read_json_file(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def write_json_file(path, value):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=1)
+        f.write("\n")
+
+
+def nllb_quantize(ted, model_dir):
+    """`ted quantize` of the NLLB-shaped export into model_dir-int8, kept
+    while it is newer than the export: (directory or {"n/a": why}, its
+    figures: time, peak RSS, file size)."""
+    int8_dir = model_dir + "-int8"
+    figures_path = int8_dir + ".json"
+    figures = read_json_file(figures_path)
+    weights, int8_weights = (os.path.join(d, "model.safetensors") for d in (model_dir, int8_dir))
+    if figures is not None and os.path.isfile(int8_weights) and \
+            os.path.getmtime(int8_weights) >= os.path.getmtime(weights):
+        return int8_dir, figures
+    shutil.rmtree(int8_dir, ignore_errors=True)
+    start = time.perf_counter()
+    status, _, err, rss, _ = run_measured([ted, "quantize", model_dir, int8_dir])
+    if status != 0:
+        return {"n/a": f"ted quantize failed: {last_line(err, status)}"}, {}
+    figures = {"quantize_s": round(time.perf_counter() - start, 1),
+               "quantize_peak_rss_mib": round(rss, 1), "int8_file_mib": weight_file_mib(int8_dir)}
+    write_json_file(figures_path, figures)
+    return int8_dir, figures
+
+
+def prepare_nllb(ted, out_dir):
+    """The NLLB-shaped model (bench/make_nllb_model.py, in a child process,
+    kept between runs) and its int8 form: ({runtime: directory or
+    {"error"|"n/a": why}}, the conversion's figures)."""
+    model_dir = os.path.join(out_dir, "nllb")
+    status = run([sys.executable, os.path.join("bench", "make_nllb_model.py"),
+                  "--out", model_dir]).returncode
+    if status != 0:
+        error = {"error": f"bench/make_nllb_model.py failed (exit status {status})"}
+        return {name: error for name in NLLB_RUNTIMES}, {}
+    conversion = read_json_file(os.path.join(model_dir, "conversion.json")) or {}
+    int8_dir, quantized = nllb_quantize(ted, model_dir)
+    return {"ted": model_dir, "ted int8": int8_dir}, {**conversion, **quantized}
+
+
+def nllb_check(ted, out_dir, batches, threads, repeat):
+    """The real-size check's figures: the conversion's, then `ted bench` of
+    the fp32 and int8 models at every batch and thread count."""
+    start = time.time()
+    load_before = os.getloadavg()
+    dirs, conversion = prepare_nllb(ted, out_dir)
+    rows = []
+    for b in batches:
+        for t in threads:
+            for name in NLLB_RUNTIMES:
+                where = dirs[name]
+                row = dict(where) if isinstance(where, dict) else \
+                    ted_bench(ted, where, b, t, repeat)
+                row.update(runtime=name, batch=b, threads=t)
+                log(f"NLLB-shaped {name}, batch {b}, {t} thread(s): " +
+                    (row.get("error") or row.get("n/a") or
+                     f"{row['tokens_per_s']} tokens/s, load {row['load_ms']:.0f} ms, "
+                     f"{row['peak_rss_mib']} MiB, {row['process_s']} s"))
+                rows.append(row)
+    return {"settings": {"source_len": SOURCE_LEN, "new_tokens": NEW_TOKENS, "seed": SEED,
+                         "batches": batches, "threads": threads, "repeat": repeat},
+            "model": {"dirs": dirs, "seed": make_nllb_model.SEED, **make_nllb_model.NLLB_600M,
+                      "spm_pieces": make_nllb_model.SPM_PIECES},
+            "conversion": conversion, "rows": rows,
+            "load_before": load_before, "load_after": os.getloadavg(),
+            "elapsed_s": time.time() - start}
+
+
+def nllb_cells(row, fp32_row):
+    if "n/a" in row:
+        return [f"n/a ({row['n/a']})"] + ["—"] * 7
+    if "error" in row:
+        return [f"**failed: {row['error']}**"] + ["—"] * 7
+    versus = None
+    if fp32_row is not row and fp32_row and "tokens_per_s" in fp32_row:
+        versus = row["tokens_per_s"] / fp32_row["tokens_per_s"]
+    return [fmt(row["load_ms"], 0), fmt(row["tokens_per_s"]), fmt(row["per_token_ms"], 2),
+            fmt(row["encode_ms"]), times(versus), fmt(row["peak_rss_mib"]),
+            f"{row['cpu_s'] / (row['process_s'] * row['threads']) * 100:.0f} %"]
+
+
+def conversion_text(c):
+    """The conversion's figures in a sentence (those there are)."""
+    def mib(key):
+        return fmt(c.get(key))
+    parts = []
+    if "export_s" in c:
+        parts.append(f"Hugging Face directory built in {fmt(c.get('build_s'))} s "
+                     f"(model.safetensors {mib('hf_file_mib')} MiB); tools/export_hf.py "
+                     f"{fmt(c['export_s'])} s, peak RSS {mib('export_peak_rss_mib')} MiB, "
+                     f"writing {mib('ted_file_mib')} MiB of float32 weights")
+    if "quantize_s" in c:
+        parts.append(f"`ted quantize` {fmt(c['quantize_s'])} s, peak RSS "
+                     f"{mib('quantize_peak_rss_mib')} MiB, writing {mib('int8_file_mib')} MiB")
+    return "; ".join(parts)
+
+
+def nllb_report(n, host):
+    m = n["model"]
+    lines = []
+    add = lines.append
+    add("## Real-size check — NLLB-200-distilled-600M's shape, ted fp32 and int8")
+    add("")
+    add(f"Model: M2M100ForConditionalGeneration, d_model {m['d_model']}, "
+        f"{m['encoder_attention_heads']} heads, {m['encoder_layers']}+{m['decoder_layers']} "
+        f"layers, ffn {m['encoder_ffn_dim']}, {m['activation_function']}, pre-norm, "
+        f"{m['vocab_size']:,} embedding rows shared by both stacks and the output layer "
+        f"(NllbTokenizer over a {m['spm_pieces']:,}-piece SentencePiece model), random weights "
+        f"(seed {m['seed']}), saved by save_pretrained and converted by tools/export_hf.py "
+        f"(bench/make_nllb_model.py). Source {SOURCE_LEN} tokens (`ted bench --seed {SEED}`), "
+        f"exactly {NEW_TOKENS} new tokens; one warm-up, then "
+        f"{n['settings']['repeat']} timed run(s), medians; each row a process of its own, "
+        "its peak RSS from wait4.")
+    add("")
+    add(f"Machine: {host['cpu']}, {host['cores']} cores; ted kernels: "
+        f"{next((x['kernels'] for x in n['rows'] if x.get('kernels')), '?')}. Load average "
+        f"{n['load_before'][0]:.2f} before, {n['load_after'][0]:.2f} after."
+        f"{LOADED if max(n['load_before'][0], n['load_after'][0]) > 0.5 else ''}")
+    text = conversion_text(n["conversion"])
+    if text:
+        add("")
+        add(f"Conversion (when the model was built; kept in {BUILD}/bench/nllb*): {text}.")
+    add("")
+    add("| runtime | batch | threads | load ms | tokens/s | ms/step | encode ms "
+        "| int8 ÷ fp32 | peak RSS MiB | CPU use |")
+    add("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rows = {(x["runtime"], x["batch"], x["threads"]): x for x in n["rows"]}
+    for (name, b, t), x in rows.items():
+        add(f"| {name} | {b} | {t} | " + " | ".join(nllb_cells(x, rows.get(("ted", b, t))))
+            + " |")
+    add("")
+    add("load ms: `ted bench`'s median time to load the model (config, vocabulary, "
+        f"SentencePiece model, weights). tokens/s: batch × {NEW_TOKENS} / decoding time, the "
+        "encoder excluded; ms/step: one decoder step for the whole batch; int8 ÷ fp32: the "
+        "int8 row's tokens/s over the fp32 row's. CPU use: the process's CPU time (wait4) "
+        "over its wall time × threads, load and warm-up included; well under 100 % means "
+        "other work held the cores.")
+    return "\n".join(lines) + "\n"
+
+
+def nllb_failed(n):
+    return any("error" in x for x in n["rows"])
+
+
+def nllb_main(ted, out_dir, args):
+    """--nllb-only: the real-size check alone, into nllb-results.json and
+    nllb-table.md."""
+    n = nllb_check(ted, out_dir, args.batch, args.threads, args.repeat)
+    table = nllb_report(n, {**cpu_info(), "cores": os.cpu_count()})
+    write_json_file(os.path.join(out_dir, "nllb-results.json"), n)
+    with open(os.path.join(out_dir, "nllb-table.md"), "w", encoding="utf-8") as f:
+        f.write(table)
+    print(table)
+    log(f"wrote {os.path.join(BUILD, 'bench', 'nllb-results.json')} and "
+        f"{os.path.join(BUILD, 'bench', 'nllb-table.md')}")
+    return 1 if nllb_failed(n) else 0
 
 
 # --------------------------------------------------------------------------
@@ -650,13 +977,27 @@ def main(argv=None):
     parser.add_argument("--toy", default=os.path.join("models", "toy-en-fr"),
                         help="toy model directory (default: %(default)s)")
     parser.add_argument("--toy-repeat", type=int, default=3)
+    parser.add_argument("--file-lines", type=int, default=10000,
+                        help="lines of the whole-file benchmark (0: none; default %(default)s)")
+    parser.add_argument("--file-max-length", type=int, default=16,
+                        help="tokens a sentence at most, whole files (default %(default)s)")
+    parser.add_argument("--file-batch-tokens", type=int, default=1024,
+                        help="source tokens a batch, whole files (default %(default)s)")
+    parser.add_argument("--file-only", action="store_true",
+                        help="only the whole-file benchmark")
     parser.add_argument("--quick", action="store_true",
                         help="one timed run of everything (checks the harness)")
     parser.add_argument("--no-build", action="store_true",
                         help="ted and bench-machine are built already (make bench)")
+    nllb = parser.add_mutually_exclusive_group()
+    nllb.add_argument("--no-nllb", action="store_true",
+                      help="leave out the real-size check (the NLLB-shaped model)")
+    nllb.add_argument("--nllb-only", action="store_true",
+                      help="run the real-size check alone (no peers, no bench-machine)")
     args = parser.parse_args(argv)
     if args.quick:
         args.repeat = args.toy_repeat = 1
+        args.file_lines = min(args.file_lines, 1000)
 
     start = time.time()
     load_before = os.getloadavg()
@@ -668,9 +1009,22 @@ def main(argv=None):
             log("the build failed")
             return 1
     out_dir = os.path.join(ROOT, BUILD, "bench")
+    os.makedirs(out_dir, exist_ok=True)
+    if args.nllb_only:
+        return nllb_main(ted, out_dir, args)
     dirs = prepare(ted, out_dir)
     cfg = make_marian_model.MARIAN_BASE
     sources = write_sources(out_dir, args.batch, cfg["vocab_size"])
+    whole_file = argparse.Namespace(lines=args.file_lines, max_length=args.file_max_length,
+                                    batch_tokens=args.file_batch_tokens,
+                                    cpus=len(os.sched_getaffinity(0)))
+    if args.file_only:
+        fb = file_bench(ted, dirs, out_dir, whole_file)
+        with open(os.path.join(out_dir, "file.json"), "w", encoding="utf-8") as f:
+            json.dump(fb, f, indent=1)
+            f.write("\n")
+        print("\n".join(file_lines({"file": fb})))
+        return 1 if any("error" in x for x in fb["rows"]) else 0
 
     costs = model_costs(cfg)
     machine_results = machine(machine_bin, args.threads, costs["step_weight_bytes"], cfg)
@@ -696,6 +1050,12 @@ def main(argv=None):
             os.path.isfile(os.path.join(toy_dir, "test.en")):
         toy = toy_translate(ted, args.toy, [1, 32], args.toy_repeat)
         failed |= any("error" in v for v in toy["runs"].values())
+
+    nllb = None if args.no_nllb else nllb_check(ted, out_dir, args.batch, args.threads,
+                                                  args.repeat)
+    failed |= bool(nllb) and nllb_failed(nllb)
+    fb = file_bench(ted, dirs, out_dir, whole_file) if args.file_lines > 0 else None
+    failed |= fb is not None and any("error" in x for x in fb["rows"])
 
     def first(key, runtime_prefix):
         return next((x[key] for x in rows if x.get(key) and
@@ -728,9 +1088,11 @@ def main(argv=None):
         "rows": rows,
         "toy_dir": args.toy,
         "toy": toy,
+        "nllb": nllb,
+        "file": fb,
         "elapsed_s": time.time() - start,
     }
-    table = report(r)
+    table = report(r) + ("\n" + nllb_report(nllb, r["host"]) if nllb else "")
     with open(os.path.join(out_dir, "results.json"), "w", encoding="utf-8") as f:
         json.dump(r, f, indent=1)
         f.write("\n")

@@ -1,37 +1,50 @@
 #!/usr/bin/python3
-"""ted serve under load, next to sequential ted translate runs (make bench-serve).
+"""ted serve under open-loop load (make bench-serve).
 
     /usr/bin/python3 bench/serve_bench.py --ted build/ted --model models/toy-en-fr
     /usr/bin/python3 bench/serve_bench.py --ted build/ted --model build/bench/marian \
-        --random-weights --texts models/toy-en-fr/test.en --threads 2 --seconds 30 --warmup 3 \
-        --alone 50 --sentences 32
+        --random-weights --texts models/toy-en-fr/test.en --threads 2 --seconds 30
 
-Starts `ted serve` on a free loopback port, then for 1, 8 and 32 concurrent
-clients sends greedy requests of one test sentence each (every client waits
-for its answer before sending the next) for --warmup and then --seconds
-seconds, and reports sentences/s and the p50/p99 latency of the requests sent
-in the latter. At 32 clients one client
-sends the same short sentence over and over: its p99 is set against that
-sentence's latency alone. That probe is a process of its own, so that its
-latencies are the server's and not the wait for the interpreter lock among
-the other clients' threads. Next to it: `ted translate` run once per sentence
-(one process each, as a script would without a server) and once over all of
-them (one process, batches of 32). Prints a Markdown table with the CPU, and
-writes the numbers as JSON with --json FILE. Standard library only.
+Starts `ted serve` on a free loopback port, then:
+
+1. Unloaded latency: short and long sentences sent one at a time (the
+   shortest and the longest quarter of the test sentences, by words).
+2. Saturation throughput: 64 requests kept open at once (each one test
+   sentence; a client sends a new one as soon as one is answered) for
+   --seconds: the sentences per second the server can answer.
+3. Open loop at 50% and 80% of that throughput: requests of one test
+   sentence arrive at random (a Poisson process: exponential gaps) at that
+   rate, whether or not the earlier ones are answered, for --warmup then
+   --seconds seconds. Each latency runs from the request's scheduled
+   arrival to its answer, so a late sender counts against the latency
+   instead of hiding it (no coordinated omission). Reported: p50 and p99 of
+   the short and the long sentences and of all, and the throughput achieved.
+
+The target: at 50% load, a short sentence's p99 at most 3 times its
+unloaded p50. A closed loop (each client waiting for its answer before the
+next request) cannot show it: 32 clients keep 32 requests in the server, so
+the mean latency is 32 over the throughput (Little's law), whatever the
+server does. An open loop below saturation measures what a user sees: the
+queueing that a load of that rate makes.
+
+The load generator is one asyncio event loop (raw HTTP/1.1 on kept-alive
+connections, a new connection when none is free), so that it is not held
+up by threads waiting for the interpreter lock. Prints a Markdown table with
+the CPU; --json FILE writes the numbers. Standard library only.
 
 --random-weights is for the Transformer-base checkpoint of make bench
-(bench/make_marian_model.py), whose random weights never choose EOS: the
-server and ted translate get a copy of the model directory whose decoding
-section is greedy and ends a translation after its source tokens + 4 (the
-tutorial's rule), so that a long sentence decodes for longer than a short one.
+(bench/make_marian_model.py, and its int8 copy from ted quantize), whose
+random weights never choose EOS: the server gets a copy of the model
+directory whose decoding section is greedy and ends a translation after its
+source tokens + 4 (the tutorial's rule), so that a long sentence decodes for
+longer than a short one.
 """
 import argparse
-import http.client
+import asyncio
 import json
-import multiprocessing
 import os
+import random
 import re
-import statistics
 import subprocess
 import sys
 import threading
@@ -41,14 +54,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from run import cpu_info  # noqa: E402  (bench/run.py, make bench)
 
-SHORT = "the dog sleeps ."
-
 
 class Server:
     def __init__(self, ted, model, threads, max_batch):
         self.proc = subprocess.Popen(
             [ted, "serve", "-m", model, "--port", "0", "--threads", str(threads),
-             "--max-batch", str(max_batch)],
+             "--max-batch", str(max_batch), "--max-connections-per-client", "4096"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         first = self.proc.stderr.readline().decode()
         if "listening on http://" not in first:
@@ -85,103 +96,149 @@ def greedy_copy(model, out):
     return out
 
 
+class Client:
+    """Raw HTTP/1.1 requests to ted serve over kept-alive connections: one
+    per request in flight, reused once its answer is read."""
+
+    def __init__(self, port):
+        self.port = port
+        self.free = []
+
+    async def translate(self, text):
+        body = json.dumps({"text": [text]}).encode()
+        request = (b"POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                   b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                   % (self.port, len(body)) + body)
+        line = b""
+        while not line:  # a kept connection that ted closed meanwhile: another one
+            if self.free:
+                reader, writer = self.free.pop()
+            else:
+                reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+            writer.write(request)
+            try:
+                line = await reader.readline()
+            except ConnectionError:
+                line = b""
+        status = int(line.split()[1])
+        length = 0
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        await reader.readexactly(length)
+        if status not in (200, 429):  # 429: the queue is full (--max-queue)
+            raise SystemExit(f"ted serve answered {status}")
+        self.free.append((reader, writer))
+        return status
+
+    def close(self):
+        for _, writer in self.free:
+            writer.close()
+
+
 def percentile(values, p):
+    if not values:
+        return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def client(port, texts, start, measured, until, latencies):
-    """From `start` until `until`, sends texts[0], texts[1], ... one a request
-    and waits for each answer; appends the latency of each request sent
-    from `measured` on."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    time.sleep(max(0.0, start - time.monotonic()))
-    n = 0
-    while time.monotonic() < until:
-        body = json.dumps({"text": [texts[n % len(texts)]]})
-        begin = time.monotonic()
-        connection.request("POST", "/v1/translate", body=body,
-                           headers={"Content-Type": "application/json"})
-        response = connection.getresponse()
-        response.read()
-        if response.status != 200:
-            raise SystemExit(f"ted serve answered {response.status}")
-        if begin >= measured:
-            latencies.append(time.monotonic() - begin)
-        n += 1
-    connection.close()
+def classes(texts):
+    """The short and the long sentences: the shortest and the longest
+    quarter of the texts by words."""
+    ordered = sorted(texts, key=lambda t: len(t.split()))
+    quarter = max(1, len(ordered) // 4)
+    return ordered[:quarter], ordered[-quarter:]
 
 
-def probe(port, start, measured, until, answer):
-    """The probe process: client() with SHORT; sends its latencies back."""
-    latencies = []
-    client(port, [SHORT], start, measured, until, latencies)
-    answer.send(latencies)
-    answer.close()
-
-
-def load(port, texts, clients, seconds, warmup, with_probe):
-    """sentences/s and latencies with `clients` clients, of the requests
-    sent after the first `warmup` seconds (all clients start at once: the
-    first requests meet a burst no later one does); the last client is the
-    probe, in a process of its own, when `with_probe`."""
-    latencies, probe_latencies = [], []
-    start = time.monotonic() + 1.0  # time for the probe's interpreter to start
-    measured = start + warmup
-    until = measured + seconds
-    if with_probe:
-        receiver, sender = multiprocessing.Pipe(duplex=False)
-        prober = multiprocessing.get_context("spawn").Process(
-            target=probe, args=(port, start, measured, until, sender))
-        prober.start()
-    threads = [threading.Thread(target=client,
-                                args=(port, texts[k * 37 % len(texts):] +
-                                      texts[:k * 37 % len(texts)], start, measured, until,
-                                      latencies))
-               for k in range(clients - 1 if with_probe else clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if with_probe:
-        probe_latencies = receiver.recv()
-        prober.join()
-    wall = time.monotonic() - measured
-    done = len(latencies) + len(probe_latencies)
-    return {"clients": clients, "sentences": done, "sentences_per_s": done / wall,
-            "short_requests": len(probe_latencies),
-            "p50_ms": 1e3 * percentile(latencies or probe_latencies, 50),
-            "p99_ms": 1e3 * percentile(latencies or probe_latencies, 99),
-            "short_p50_ms": 1e3 * percentile(probe_latencies, 50) if probe_latencies else None,
-            "short_p99_ms": 1e3 * percentile(probe_latencies, 99) if probe_latencies else None}
-
-
-def short_alone(port, repeats):
-    latencies = []
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    for _ in range(repeats + 1):  # the first warms up
+async def unloaded(port, texts, repeats):
+    """Latencies (s) of `repeats` requests sent one at a time, after one
+    to warm up."""
+    client, latencies = Client(port), []
+    for k in range(repeats + 1):
         start = time.monotonic()
-        connection.request("POST", "/v1/translate", body=json.dumps({"text": [SHORT]}),
-                           headers={"Content-Type": "application/json"})
-        connection.getresponse().read()
+        await client.translate(texts[k % len(texts)])
         latencies.append(time.monotonic() - start)
-    connection.close()
-    latencies = latencies[1:]
-    return {"p50_ms": 1e3 * statistics.median(latencies),
-            "p99_ms": 1e3 * percentile(latencies, 99)}
+    client.close()
+    return latencies[1:]
 
 
-def translate_runs(ted, model, texts, threads):
-    start = time.monotonic()
-    for text in texts:
-        subprocess.run([ted, "translate", "-m", model, "--threads", str(threads), text],
-                       capture_output=True, check=True)
-    one_each = len(texts) / (time.monotonic() - start)
-    start = time.monotonic()
-    subprocess.run([ted, "translate", "-m", model, "--threads", str(threads)],
-                   input="\n".join(texts) + "\n", capture_output=True, text=True, check=True)
-    all_at_once = len(texts) / (time.monotonic() - start)
-    return {"process_per_sentence": one_each, "one_process_batches_of_32": all_at_once}
+async def saturation(port, texts, seconds, open_requests=64):
+    """Sentences/s answered with `open_requests` requests always open."""
+    client, done = Client(port), []
+    until = time.monotonic() + 1.0 + seconds
+
+    async def worker(k):
+        n = k * 37
+        while time.monotonic() < until:
+            await client.translate(texts[n % len(texts)])
+            n += 1
+            done.append(time.monotonic())
+
+    start = time.monotonic() + 1.0  # the first second is left out
+    await asyncio.gather(*(worker(k) for k in range(open_requests)))
+    client.close()
+    return sum(1 for t in done if t >= start) / seconds
+
+
+async def open_loop(port, texts, short, long, rate, warmup, seconds, seed):
+    """Poisson arrivals at `rate` a second; the latencies (s) of the
+    requests that arrived after `warmup`, by class, the sentences answered
+    per second over the measured seconds, and how many requests were
+    refused with 429 (the queue full: the rate is past what the server
+    answers)."""
+    rng, client = random.Random(seed), Client(port)
+    short, long = set(short), set(long)
+    latencies = {"short": [], "long": [], "all": []}
+    answered, refused = [], []
+    start = time.monotonic() + 0.2
+    measured, until = start + warmup, start + warmup + seconds
+
+    async def one(text, arrival):
+        if await client.translate(text) != 200:
+            refused.append(arrival)
+            return
+        end = time.monotonic()
+        answered.append(end)
+        if arrival >= measured:
+            latency = end - arrival
+            latencies["all"].append(latency)
+            for name, members in (("short", short), ("long", long)):
+                if text in members:
+                    latencies[name].append(latency)
+
+    tasks, arrival = [], start
+    while True:
+        arrival += rng.expovariate(rate)
+        if arrival >= until:
+            break
+        await asyncio.sleep(max(0.0, arrival - time.monotonic()))
+        tasks.append(asyncio.create_task(one(rng.choice(texts), arrival)))
+    await asyncio.gather(*tasks)
+    client.close()
+    achieved = sum(1 for t in answered if measured <= t < until) / seconds
+    return latencies, achieved, len(refused)
+
+
+def summary(latencies):
+    return {name: {"p50_ms": 1e3 * percentile(v, 50), "p99_ms": 1e3 * percentile(v, 99),
+                   "requests": len(v)} for name, v in latencies.items()}
+
+
+def measure(port, texts, args):
+    short, long = classes(texts)
+    alone = {"short": asyncio.run(unloaded(port, short, args.alone)),
+             "long": asyncio.run(unloaded(port, long, max(5, args.alone // 4)))}
+    results = {"unloaded": summary(alone),
+               "saturation_per_s": asyncio.run(saturation(port, texts, args.seconds)),
+               "loads": []}
+    for load in (0.5, 0.8):
+        rate = load * results["saturation_per_s"]
+        latencies, achieved, refused = asyncio.run(open_loop(
+            port, texts, short, long, rate, args.warmup, args.seconds, args.seed))
+        results["loads"].append({"load": load, "rate_per_s": rate, "achieved_per_s": achieved,
+                                 "refused": refused, **summary(latencies)})
+    return results
 
 
 def rate(per_second):
@@ -189,27 +246,28 @@ def rate(per_second):
 
 
 def table(results):
-    rows = ["| clients | sentences/s | p50 ms | p99 ms | short sentence p50 / p99 ms |",
-            "| ---: | ---: | ---: | ---: | ---: |"]
-    for r in results["serve"]:
-        short = (f"{r['short_p50_ms']:.1f} / {r['short_p99_ms']:.1f}"
-                 if r["short_p99_ms"] is not None else "")
-        rows.append(f"| {r['clients']} | {rate(r['sentences_per_s'])} | {r['p50_ms']:.1f} | "
-                    f"{r['p99_ms']:.1f} | {short} |")
-    alone, runs, base = results["short_alone"], results["translate"], results["serve"][0]
-    top = results["serve"][-1]
+    alone = results["unloaded"]
+    rows = ["| load | arrivals/s | answered/s | refused | short p50 / p99 ms | "
+            "long p50 / p99 ms | all p50 / p99 ms |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+            f"| unloaded | | | | {alone['short']['p50_ms']:.1f} / "
+            f"{alone['short']['p99_ms']:.1f} | {alone['long']['p50_ms']:.1f} / "
+            f"{alone['long']['p99_ms']:.1f} | |"]
+    for r in results["loads"]:
+        cells = " | ".join(f"{r[c]['p50_ms']:.1f} / {r[c]['p99_ms']:.1f}"
+                           for c in ("short", "long", "all"))
+        rows.append(f"| {r['load']:.0%} | {rate(r['rate_per_s'])} | "
+                    f"{rate(r['achieved_per_s'])} | {r['refused']} | {cells} |")
+    half = results["loads"][0]
+    ratio = half["short"]["p99_ms"] / alone["short"]["p50_ms"]
     return "\n".join(rows + [
         "",
-        f"short sentence alone: p50 {alone['p50_ms']:.1f} ms, p99 {alone['p99_ms']:.1f} ms",
-        f"{top['clients']} clients: {top['sentences_per_s'] / base['sentences_per_s']:.1f}x "
-        f"the sentences/s of 1 client; short-sentence p99 "
-        f"{top['short_p99_ms'] / alone['p50_ms']:.1f}x its latency alone "
-        f"({top['short_requests']} requests)",
-        f"ted translate, one process per sentence: {rate(runs['process_per_sentence'])} "
-        f"sentences/s; one process for all ({results['sentences']} sentences, batches of "
-        f"32): {rate(runs['one_process_batches_of_32'])} sentences/s",
+        f"saturation: {rate(results['saturation_per_s'])} sentences/s (64 requests open)",
+        f"at 50% load the short sentences' p99 is {ratio:.1f}x their unloaded p50 "
+        f"(target: 3x or less: {'met' if ratio <= 3 else 'missed'}); "
+        f"{half['short']['requests']} short requests measured",
         f"model: {results['model']}; CPU: {results['cpu']} ({os.cpu_count()} logical CPUs), "
-        f"--threads {results['threads']}"])
+        f"--threads {results['threads']}; load average before: {results['load_average']}"])
 
 
 def main():
@@ -220,15 +278,14 @@ def main():
     parser.add_argument("--random-weights", action="store_true",
                         help="greedy, at most source tokens + 4 target tokens (above)")
     parser.add_argument("--alone", type=int, default=200,
-                        help="requests timing the short sentence alone")
+                        help="short sentences timed alone (a quarter as many long ones)")
     parser.add_argument("--seconds", type=float, default=10.0,
-                        help="measured, per concurrency level")
-    parser.add_argument("--warmup", type=float, default=1.0,
-                        help="seconds of each level before the measured ones")
+                        help="measured, at saturation and at each load")
+    parser.add_argument("--warmup", type=float, default=2.0,
+                        help="seconds of each load before the measured ones")
     parser.add_argument("--threads", type=int, default=1, help="ted's matrix-product threads")
     parser.add_argument("--max-batch", type=int, default=32)
-    parser.add_argument("--sentences", type=int, default=200,
-                        help="test sentences for the ted translate runs")
+    parser.add_argument("--seed", type=int, default=1, help="of the arrivals")
     parser.add_argument("--json", help="write the numbers to this file")
     args = parser.parse_args()
     with open(args.texts or os.path.join(args.model, "test.en"), encoding="utf-8") as f:
@@ -236,18 +293,15 @@ def main():
     model = args.model
     if args.random_weights:
         model = greedy_copy(model, model.rstrip("/") + "-greedy")
+    load_average = " ".join(f"{v:.2f}" for v in os.getloadavg())
     server = Server(args.ted, model, args.threads, args.max_batch)
     try:
-        alone = short_alone(server.port, args.alone)
-        serve = [load(server.port, texts, c, args.seconds, args.warmup, with_probe=c > 1)
-                 for c in (1, 8, 32)]
+        results = measure(server.port, texts, args)
     finally:
         server.stop()
-    results = {"model": model, "cpu": cpu_info()["cpu"], "threads": args.threads,
-               "short_alone": alone, "serve": serve, "sentences": args.sentences,
-               "translate": translate_runs(args.ted, model, texts[:args.sentences],
-                                           args.threads)}
-    print(table(results))
+    results.update({"model": model, "cpu": cpu_info()["cpu"], "threads": args.threads,
+                    "load_average": load_average})
+    print(table(results), flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=2)

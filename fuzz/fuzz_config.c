@@ -68,6 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     REQUIRE(c->tokenizer <= TED_TOKENIZER_SENTENCEPIECE);
     REQUIRE(c->normalize <= TED_NORMALIZE_MOSES);
     REQUIRE(c->length_normalization <= TED_LENGTH_POWER);
+    REQUIRE(c->early_stopping <= TED_EARLY_STOPPING_NEVER);
     int ids[4] = {c->unk_id, c->pad_id, c->bos_id, c->eos_id};
     for (int i = 0; i < 4; i++) {
         REQUIRE(ids[i] >= 0 && ids[i] < c->src_vocab_size && ids[i] < c->tgt_vocab_size);

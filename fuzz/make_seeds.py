@@ -143,7 +143,8 @@ def request_seeds():
                  {"model": "toy-2", "text": ["the cat ."], "sample": True, "temperature": 0.7,
                   "top_k": 5, "top_p": 0.9, "seed": "12345678901234567", "max_length": 8},
                  {"text": ["the queen sings ."], "length_penalty": 0.6,
-                  "length_normalization": "power", "model": "toy"}]
+                  "length_normalization": "power", "early_stopping": "never",
+                  "model": "toy"}]
     explore = [{"source": "the cat eats the small bird .", "top_k": 3},
                {"source": "the dog sleeps .", "model": "toy-2",
                 "forced": [{"step": 1, "token": "le"}, {"step": 3, "token": "dort"}]}]

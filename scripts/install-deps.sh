@@ -10,7 +10,8 @@
 #                                    OpenBLAS (make bench's sgemm yardstick), Universal
 #                                    Ctags (scripts/check-structure.sh), matplotlib,
 #                                    nbconvert and ipykernel (the Python notebook),
-#                                    html5lib (the DOM of tests/serve/test_documents.py)
+#                                    html5lib (the DOM of tests/serve/test_documents.py),
+#                                    nginx and GNU parallel (tests/deploy)
 set -e
 packages="build-essential pkg-config libyaml-dev libcjson-dev libsentencepiece-dev
 libmicrohttpd-dev libicu-dev libxml2-dev libexttextcat-dev libexttextcat-data"
@@ -18,7 +19,7 @@ if [ "${1:-}" = "--test" ]; then
     packages="$packages libcriterion-dev python3 python3-numpy python3-torch python3-sentencepiece
 python3-venv python3-websocket tmux chromium fonts-liberation valgrind qemu-user
 libopenblas-dev universal-ctags python3-matplotlib jupyter-nbconvert python3-ipykernel
-python3-html5lib"
+python3-html5lib nginx parallel"
 fi
 missing=""
 for p in $packages; do

@@ -5,6 +5,7 @@
 #   parity: tests/parity/*.py, ted against PyTorch and transformers
 #   serve:  tests/serve/test_*.py, ted serve over loopback; tests/serve/client_*.py,
 #           the same with other projects' clients (in the test virtualenv)
+#   deploy: tests/deploy/*.py, nginx, GNU parallel, Slurm and systemd recipes
 #   browser: tests/browser/*.py, ted serve's explorer page in headless Chromium
 #   python: tests/python/run.sh, the Python package (pip install ., pytest)
 #   example: the C API example
@@ -95,6 +96,12 @@ done
 # the test virtualenv that holds them (tests/requirements.txt)
 for script in tests/serve/client_*.py; do
     [ -e "$script" ] && run_script env SAN="${SAN:-}" "$TEST_PYTHON" "$script"
+done
+
+# the deployments of docs/deploy.md: nginx in front of ted serve processes,
+# GNU parallel and a Slurm array script for bulk files, the systemd unit
+for script in tests/deploy/test_*.py; do
+    [ -e "$script" ] && run_script env SAN="${SAN:-}" "$PYTHON" "$script"
 done
 
 # the explorer page of ted serve in headless Chromium, over the DevTools

@@ -8,27 +8,34 @@ every step re-runs the decoder over each hypothesis' whole prefix (no
 key/value cache, no reordering).
 
     /usr/bin/python3 tools/beam_search_torch.py MODEL_DIR [--beam N]
-        [--length-penalty A] [--n-best K] [--max-length N] < SOURCES
+        [--length-penalty A] [--n-best K] [--max-length N]
+        [--early-stopping true|false|never] < SOURCES
 
 prints, per hypothesis, the line `ted translate --n-best K --scores` prints:
 INDEX ||| TRANSLATION ||| SCORE ||| LOG-PROB ||| TOKEN-LOG-PROBS.
 
 The algorithm, per sentence, with max_len target tokens allowed (EOS
 counted) and lp(n) = ((5 + n) / 6)^alpha:
-  - open hypotheses start as one, empty; finished ones are kept aside;
+  - open hypotheses start as one, empty; finished ones are kept aside, the
+    beam_size best by score;
   - every step, each open hypothesis h is extended by every token t, with
     log-prob total(h) + log_softmax(logits(h))[t]; the candidates are sorted
     by that log-prob (descending), then by h's rank, then by t;
-  - among the first beam_size candidates, those ending in EOS or reaching
-    max_len tokens are finished, scored total / lp(length); the first
-    beam_size candidates that are not finished (anywhere in the order) are
-    the next open hypotheses, in that order;
-  - the search stops when no hypothesis is open, or when n_best are finished
-    and the best open total / lp(max_len) <= the n_best-th best finished
-    score (an open hypothesis only loses log-prob as it grows);
+  - among the first beam_size candidates, those ending in EOS are finished,
+    scored total / lp(length); the first beam_size candidates that do not
+    end in EOS (anywhere in the order) are the next open hypotheses, in
+    that order;
+  - once beam_size are finished, the search stops as early_stopping says
+    (transformers' BeamHypotheses.is_done), with `best` the best
+    candidate's log-prob and `worst` the lowest kept score: true at once;
+    false when best / lp(length) <= worst; never when best / lp(max_len)
+    <= worst (best / lp(length) with alpha 0);
+  - at max_len tokens the search stops; unless the rule says it is done
+    after the EOS candidates finished, the next open hypotheses finish too;
   - the result is the n_best best finished, by score (ties: first finished).
 """
 import argparse
+import itertools
 import os
 import sys
 
@@ -144,8 +151,19 @@ class Model:
         return " ".join(out)
 
 
+def is_done(finished, beam_size, best, length, max_len, penalty, early_stopping):
+    """The stopping rule, once the step's finished hypotheses are kept."""
+    if len(finished) < beam_size:
+        return False
+    if early_stopping == "true":
+        return True
+    if early_stopping == "never" and penalty(max_len) != 1.0:
+        length = max_len
+    return finished[beam_size - 1][0] >= best / penalty(length)
+
+
 @torch.no_grad()
-def beam_search(m, src_ids, max_len, beam_size, alpha, n_best):
+def beam_search(m, src_ids, max_len, beam_size, alpha, n_best, early_stopping="never"):
     """The n_best best hypotheses, each a dict: ids, log_probs (per token),
     log_prob (their sum), score."""
     model = m.model
@@ -155,8 +173,14 @@ def beam_search(m, src_ids, max_len, beam_size, alpha, n_best):
     def penalty(n):
         return 1.0 if alpha == 0 else ((5.0 + n) / 6.0) ** alpha
 
+    def finish(ids, lps, total, length):
+        finished.append((total / penalty(length), next(order_finished), ids, lps, total))
+        finished.sort(key=lambda f: (-f[0], f[1]))
+        del finished[beam_size:]
+
     open_hyps = [([], [], 0.0)]  # (ids, token log-probs, total log-prob)
     finished = []                # (score, order, ids, token log-probs, total)
+    order_finished = itertools.count()
     for length in range(1, max_len + 1):
         k = len(open_hyps)
         ys = torch.tensor([[m.bos] + ids for ids, _, _ in open_hyps]).t()  # (length, k)
@@ -167,7 +191,6 @@ def beam_search(m, src_ids, max_len, beam_size, alpha, n_best):
         totals = np.array([h[2] for h in open_hyps])[:, None] + rows.astype(np.float64)
         beams, tokens = np.indices(rows.shape)
         order = np.lexsort((tokens.ravel(), beams.ravel(), -totals.ravel()))
-        at_limit = length >= max_len
         next_hyps = []
         for rank, flat in enumerate(order):
             if rank >= beam_size and len(next_hyps) >= beam_size:
@@ -175,17 +198,17 @@ def beam_search(m, src_ids, max_len, beam_size, alpha, n_best):
             b, t = divmod(int(flat), rows.shape[1])
             total = float(totals.ravel()[flat])
             ids, lps, _ = open_hyps[b]
-            if t == m.eos or at_limit:
+            if t == m.eos:
                 if rank < beam_size:
-                    finished.append((total / penalty(length), len(finished), ids + [t],
-                                     lps + [float(rows[b, t])], total))
+                    finish(ids + [t], lps + [float(rows[b, t])], total, length)
             elif len(next_hyps) < beam_size:
                 next_hyps.append((ids + [t], lps + [float(rows[b, t])], total))
-        finished.sort(key=lambda f: (-f[0], f[1]))
-        if not next_hyps:
-            break
-        if len(finished) >= n_best and \
-                next_hyps[0][2] / penalty(max_len) <= finished[n_best - 1][0]:
+        best = float(totals.ravel()[order[0]])
+        done = is_done(finished, beam_size, best, length, max_len, penalty, early_stopping)
+        if length >= max_len and not done:
+            for ids, lps, total in next_hyps:
+                finish(ids, lps, total, length)
+        if not next_hyps or done:
             break
         open_hyps = next_hyps
     return [dict(ids=ids, log_probs=lps, log_prob=total, score=score)
@@ -204,6 +227,8 @@ def main():
     parser.add_argument("--length-penalty", type=float, default=0.6)
     parser.add_argument("--n-best", type=int, default=1)
     parser.add_argument("--max-length", type=int, default=0)
+    parser.add_argument("--early-stopping", choices=("true", "false", "never"),
+                        default="never")
     args = parser.parse_args()
     torch.set_num_threads(1)
     m = Model(args.model_dir)
@@ -214,7 +239,8 @@ def main():
                 print(f"{index} |||  ||| 0.000000 ||| 0.000000 |||")
             continue
         max_len = m.max_target_length(len(ids), args.max_length)
-        for hyp in beam_search(m, ids, max_len, args.beam, args.length_penalty, args.n_best):
+        for hyp in beam_search(m, ids, max_len, args.beam, args.length_penalty, args.n_best,
+                               args.early_stopping):
             print(moses_line(index, m.text(hyp["ids"]), hyp))
 
 

@@ -71,8 +71,11 @@ MARIAN_DEFAULTS = {
 # (config.json) leaves a key out.
 GENERATION_DEFAULTS = {
     "max_length": 20, "max_new_tokens": None, "num_beams": 1, "length_penalty": 1.0,
-    "bad_words_ids": None, "forced_eos_token_id": None,
+    "early_stopping": False, "bad_words_ids": None, "forced_eos_token_id": None,
 }
+
+# generate()'s early_stopping -> ted's decoding.early_stopping.
+EARLY_STOPPING = ((True, "true"), (False, "false"), ("never", "never"))
 
 # config.json keys ted has no setting for: each must keep the value the
 # model runs with. (key, that value, what another value means)
@@ -271,8 +274,10 @@ def entry_layout(path, name, entry, data_size):
 
 def read_safetensors(path):
     """Every float tensor of a safetensors file as a float32 array, by name;
-    the file mapped, not read whole, and its header checked as ted checks
-    its own (refused in its words)."""
+    the file mapped, not read whole (an F32 tensor is a read-only view of
+    the mapping, so a model's weights are in memory once, as pages of the
+    file), and its header checked as ted checks its own (refused in its
+    words)."""
     fd, size = safe_files.open_regular(path, *INPUT_LIMITS["weights"])
     try:
         if size < 8:
@@ -306,7 +311,8 @@ def read_safetensors(path):
             array = (raw.astype(np.uint32) << 16).view(np.float32).reshape(shape)
         else:
             with np.errstate(over="ignore"):  # F64 beyond float32: infinite, refused later
-                array = raw.astype(np.float32).reshape(shape)
+                # F32: a view of the mapping, no copy; the others converted
+                array = raw.astype(np.float32, copy=False).reshape(shape)
         del raw
         tensors[name] = array
     return tensors
@@ -852,6 +858,16 @@ def max_new_tokens(settings, source, forced_eos):
     return ted_value(f"{source}: {key}", "decoding.max_length", count)
 
 
+def early_stopping(settings, source):
+    """generate()'s early_stopping (True, False or "never") as ted spells it."""
+    value = settings["early_stopping"]
+    for setting, word in EARLY_STOPPING:
+        if value is setting or (isinstance(value, str) and value == setting):
+            return word
+    raise ExportError(f"{source}: early_stopping {json.dumps(value)[:80]} is not true, false "
+                      'or "never"')
+
+
 def decoding(hf_dir, config, m, ids):
     """ted's decoding section and the tokenizer's bos_id and eos_id."""
     settings, source, generation = generation_settings(hf_dir, config)
@@ -880,7 +896,9 @@ def decoding(hf_dir, config, m, ids):
     return {"bos": token_id(config, generation, start_key, "tokenizer.bos_id"),
             "eos": eos,
             "max_length": max_new_tokens(settings, source, forced is not None),
+            "forced_eos": forced is not None,
             "beam_size": beams, "length_penalty": float(penalty),
+            "early_stopping": early_stopping(settings, source),
             "banned_ids": banned_ids(settings, source, m["tgt_vocab_size"]),
             "source": source}
 
@@ -926,11 +944,13 @@ def ted_config(m, tok, decode, source):
     tokenizer_rows += tok["language_rows"]
     decoding_rows = [
         f"from {decode['source']}: max_length counts the start token, and the last",
-        "token is EOS when forced_eos_token_id is set: ted stops before it",
+        "token is EOS when forced_eos_token_id is set: ted stops before it (forced_eos)",
         ("max_length", decode["max_length"]), ("max_length_offset", 0),
         ("beam_size", decode["beam_size"], "num_beams"),
         ("length_penalty", decode["length_penalty"]),
         ("length_normalization", "power", "log-prob / length^length_penalty"),
+        ("early_stopping", decode["early_stopping"]),
+        ("forced_eos", decode["forced_eos"], "forced_eos_token_id"),
         ("banned_ids", decode["banned_ids"], "bad_words_ids")]
     sections = [("model", model), ("weights", "model.safetensors"),
                 ("tokenizer", tokenizer_rows), ("decoding", decoding_rows)]

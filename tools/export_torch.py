@@ -213,7 +213,9 @@ def config_yaml(config, source):
                 "tokens incl. BOS/EOS + max_length_offset); 0 turns a bound off. The",
                 "tutorial's greedy_decode(max_len = source tokens + 5) counts its BOS,",
                 "so it generates at most source tokens + 4.",
-                ("max_length", d["max_length"]), ("max_length_offset", d["max_length_offset"])]
+                ("max_length", d["max_length"]), ("max_length_offset", d["max_length_offset"]),
+                ("early_stopping", d["early_stopping"],
+                 "beam search stops once no open hypothesis can win")]
     return ted_format.config_yaml(
         [f"ted model exported by tools/export_torch.py from {source}"],
         [("model", model), ("weights", config["weights"]), ("tokenizer", tokenizer),
@@ -266,7 +268,8 @@ def export(state_dict, out_dir, src_vocab, tgt_vocab, heads, activation="relu",
         "tokenizer": dict(type="whitespace", lowercase=bool(lowercase), src_vocab="vocab.src",
                           tgt_vocab="vocab.tgt", unk_id=UNK_ID, pad_id=PAD_ID, bos_id=BOS_ID,
                           eos_id=EOS_ID, source_bos_eos=bool(source_bos_eos)),
-        "decoding": dict(max_length=int(max_length), max_length_offset=int(max_length_offset)),
+        "decoding": dict(max_length=int(max_length), max_length_offset=int(max_length_offset),
+                         early_stopping="never"),
     }
 
     names = _expected_shapes(**sizes)

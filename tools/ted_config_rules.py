@@ -35,6 +35,7 @@ SOURCE_LANGUAGE_TOKEN = ("none", "first", "last")
 TARGET_LANGUAGE_TOKEN = ("none", "forced", "source")
 CODE_SIZE = 64         # TED_LANGUAGE_CODE_SIZE: the longest code, NUL included
 LANGUAGES_SIZE = 16384  # TED_LANGUAGES_SIZE: every code of languages, NULs included
+EARLY_STOPPING = ("false", "true", "never")
 
 
 def _int(low, high, default=None):
@@ -111,6 +112,8 @@ KEYS = {
     "decoding.beam_size": _int(1, 1024, 1),
     "decoding.length_penalty": _float(0, 0, 0.6),
     "decoding.length_normalization": _word(LENGTH_NORMALIZATION, "gnmt"),
+    "decoding.early_stopping": _word(EARLY_STOPPING, "false"),
+    "decoding.forced_eos": _bool(False),
     "decoding.banned_ids": {"type": "int_list", "min": 0, "max": INT_MAX, "capacity": 16,
                             "default": []},
     "decoding.sample": _bool(False),

@@ -5,6 +5,7 @@ sections, vocabulary files, and the error every export raises.
 tools/export_torch.py (PyTorch's translation tutorial model) and
 tools/export_hf.py (Hugging Face MarianMTModel) both write through it.
 """
+import itertools
 import json
 import os
 import struct
@@ -76,30 +77,38 @@ def quantized_tensors(tensors):
 
 
 def safetensors_chunks(tensors, align=ALIGN, quantize=None):
-    """The bytes of a safetensors file of (name, array) pairs, as a list of
-    chunks to write in order: F32, or with quantize "int8" every matrix
+    """The bytes of a safetensors file of (name, array) pairs, as chunks to
+    write in order: F32, or with quantize "int8" every matrix
     (Linear and embedding weights) as I8 with its scales
     (quantized_tensors). The header is padded with spaces so the data
     section starts at a multiple of `align` bytes; the tensors follow each
-    other with no gap, as the safetensors format requires."""
+    other with no gap, as the safetensors format requires. The chunks are
+    an iterator: each tensor's bytes are made when the writer reaches them
+    (a byte view of the array itself when it is already contiguous in the
+    file's type), so writing holds at most one tensor's copy at a time, not
+    the whole file's."""
     if quantize not in (None,) + QUANTIZATIONS:
         raise ExportError(f"quantize {quantize!r}: expected one of {', '.join(QUANTIZATIONS)}")
-    if quantize == "int8":
-        tensors = quantized_tensors(tensors)
+    tensors = quantized_tensors(tensors) if quantize == "int8" else \
+        [(name, np.asarray(array)) for name, array in tensors]
     header = {}
-    blobs = []
     offset = 0
     for name, array in tensors:
-        i8 = getattr(array, "dtype", None) == np.int8
-        data = np.ascontiguousarray(array, dtype="i1" if i8 else "<f4").tobytes()
-        header[name] = {"dtype": "I8" if i8 else "F32", "shape": [int(n) for n in array.shape],
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
+        dtype = np.dtype("i1" if array.dtype == np.int8 else "<f4")
+        size = dtype.itemsize * int(np.prod(array.shape, dtype=np.int64))
+        header[name] = {"dtype": "I8" if dtype.kind == "i" else "F32",
+                        "shape": [int(n) for n in array.shape],
+                        "data_offsets": [offset, offset + size]}
+        offset += size
     header["__metadata__"] = {"format": "pt"}
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-(8 + len(text)) % align)
-    return [struct.pack("<Q", len(text)), text] + blobs
+
+    def data():
+        for _, array in tensors:
+            dtype = "i1" if array.dtype == np.int8 else "<f4"
+            yield np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8)
+    return itertools.chain([struct.pack("<Q", len(text)), text], data())
 
 
 def write_safetensors(path, tensors, align=ALIGN, quantize=None):

@@ -90,6 +90,20 @@ typedef enum ted_length_normalization {
     TED_LENGTH_POWER,  /* length^alpha (Hugging Face transformers) */
 } ted_length_normalization;
 
+/* When beam search stops a sentence: transformers' generate() early_stopping
+ * (BeamHypotheses.is_done), checked after every step once beam_size
+ * hypotheses are finished; `worst` is the lowest score among the beam_size
+ * best finished ones, `best` the log-prob of the step's best candidate,
+ * `length` its tokens (EOS counted). */
+typedef enum ted_early_stopping {
+    TED_EARLY_STOPPING_FALSE,  /* "false": once best / lp(length) <= worst (a heuristic:
+                                * with alpha > 0 a longer hypothesis could still win) */
+    TED_EARLY_STOPPING_TRUE,   /* "true": at once */
+    TED_EARLY_STOPPING_NEVER,  /* "never": once best / lp(max_length) <= worst when
+                                * alpha > 0, best / lp(length) otherwise: nothing open
+                                * can win any more */
+} ted_early_stopping;
+
 #define TED_MAX_BANNED_IDS 16
 
 typedef struct ted_config {
@@ -157,6 +171,10 @@ typedef struct ted_config {
     int beam_size;            /* 1: greedy */
     float length_penalty;     /* alpha of the length normalization; 0: none */
     ted_length_normalization length_normalization;
+    ted_early_stopping early_stopping;  /* when beam search stops a sentence */
+    bool forced_eos;          /* an EOS follows the length limit (transformers'
+                               * forced_eos_token_id): beam search counts it in the
+                               * length of a hypothesis cut there, with log-prob 0 */
     int banned_ids[TED_MAX_BANNED_IDS];  /* target ids never generated */
     int banned_id_count;
     bool sample;

@@ -68,8 +68,9 @@ const ted_config *ted_model_config(const ted_model *model);
 /* The config as one line of JSON: an object with config.yaml's keys and
  * values, the defaults included (sections "model", "tokenizer", "decoding"
  * as objects, "weights" a string; floats spelled as config.yaml spells
- * them), for bindings and tools. Returns a malloc'ed string the caller
- * frees (ted_free), or NULL when `config` is NULL or out of memory. */
+ * them; the words true and false of early_stopping as JSON booleans, as
+ * YAML reads them), for bindings and tools. Returns a malloc'ed string the
+ * caller frees (ted_free), or NULL when `config` is NULL or out of memory. */
 char *ted_config_json(const ted_config *config);
 
 /* The weights are memory-mapped, not copied: should another program cut
@@ -304,7 +305,9 @@ typedef struct ted_hypothesis {
     int length;
     double log_prob;   /* the sum of log_probs */
     double score;      /* what ranks hypotheses: log_prob, or for beam search
-                        * log_prob / lp(length) (ted_beam_params) */
+                        * log_prob / lp(length) (ted_beam_params; length + 1 for a
+                        * hypothesis cut at its limit when the config has
+                        * forced_eos) */
 } ted_hypothesis;
 
 /* Frees ids and log_probs of `count` hypotheses and zeroes them. */
@@ -326,14 +329,13 @@ typedef struct ted_beam_params {
     int beam_size;         /* open hypotheses kept per sentence (default 4) */
     float length_penalty;  /* alpha of the length penalty lp(length) that divides a
                             * finished hypothesis' log-prob (default 0.6; 0: none) */
-    /* lp and when a sentence stops (default TED_LENGTH_GNMT):
-     * TED_LENGTH_GNMT: lp = ((5 + length) / 6)^alpha; a sentence stops once
-     *   its best open hypothesis cannot enter the n-best list any more;
-     * TED_LENGTH_POWER: lp = length^alpha; a sentence stops as soon as
-     *   beam_size hypotheses are finished, as Hugging Face transformers'
-     *   beam search with early_stopping=True does.
+    /* lp (default TED_LENGTH_GNMT): TED_LENGTH_GNMT: ((5 + length) / 6)^alpha;
+     * TED_LENGTH_POWER: length^alpha, as Hugging Face transformers.
      * length: the tokens generated, EOS counted. */
     ted_length_normalization length_normalization;
+    /* When a sentence stops (ted_early_stopping, in ted/config.h; default
+     * TED_EARLY_STOPPING_FALSE, transformers' default). */
+    ted_early_stopping early_stopping;
 } ted_beam_params;
 
 ted_beam_params ted_beam_default_params(void);
@@ -388,7 +390,8 @@ typedef struct ted_beam_candidate {
                         * their order there (0 at the first step) */
     int token;
     double log_prob;   /* of the whole hypothesis */
-    double score;      /* finished: log_prob / lp(length); otherwise log_prob */
+    double score;      /* finished: log_prob / lp(length) (as ted_hypothesis.score);
+                        * otherwise log_prob */
     ted_beam_fate fate;
 } ted_beam_candidate;
 
@@ -425,14 +428,13 @@ typedef struct ted_beam_trace {
  *   top_k 1 is greedy decoding.
  * - Beam search: every step extends each open hypothesis by every token;
  *   the candidates are ranked by total log-prob. Those among the best
- *   beam_size that end in EOS, or reach max_lengths[i] tokens, are
- *   finished and kept aside; the best beam_size others stay open. With
- *   TED_LENGTH_GNMT, sentence i stops when it holds n_best finished
- *   hypotheses and the best open one, even at no further cost up to
- *   max_lengths[i] tokens, would score below the n_best-th finished one;
- *   with TED_LENGTH_POWER, when beam_size hypotheses are finished.
+ *   beam_size that end in EOS are finished and kept aside; the best
+ *   beam_size others stay open. Once beam_size hypotheses are finished,
+ *   sentence i stops as early_stopping says; at max_lengths[i] tokens it
+ *   stops, and unless early_stopping says it is done, its best beam_size
+ *   candidates that do not end in EOS finish too (transformers' finalize).
  *   1 <= n_best <= beam_size < target vocabulary size. With length_penalty
- *   0 and beam_size 1 the GNMT result is greedy decoding's.
+ *   0 and beam_size 1 the result is greedy decoding's.
  * `trace` (may be NULL) sees beam search's steps. On failure `out` holds
  * nothing to free. */
 ted_status ted_decode(ted_session *session, const ted_batch *batch,
@@ -445,20 +447,34 @@ ted_status ted_decode(ted_session *session, const ted_batch *batch,
 
 typedef struct ted_translate_options {
     ted_decode_options decode;
-    int batch_size;   /* sentences decoded together (default 32) */
+    int batch_size;   /* sentences decoded together, at most (default 32) */
+    int max_batch_tokens;  /* > 0: a batch holds at most this many source tokens,
+                            * padding counted: sentences x the longest one (a longer
+                            * sentence goes alone); 0 (the default): no bound */
+    int workers;      /* batches decoded at once, each on a thread of its own with a
+                       * session of its own (default 1) */
     int max_length;   /* cap on generated tokens; 0: the config's rule */
     uint64_t first_index;  /* the index of sources[0] in the whole input: sentence i
                             * samples from random stream first_index + i */
     /* Called (when not NULL) after each batch with the sentences done so far
-     * and the total, from the translating thread. */
+     * and the total, from one translating thread at a time. */
     void (*progress)(void *data, int done, int total);
     void *progress_data;
     ted_languages languages;  /* of every sentence (ted_prepare_source); NULL fields
                                * by default */
 } ted_translate_options;
 
-/* Greedy decoding, 32 sentences a batch, the config's length rule. */
+/* Greedy decoding, 32 sentences a batch, one worker, the config's length
+ * rule. */
 ted_translate_options ted_translate_default_options(void);
+
+/* The workers (ted_translate_options.workers) that make the best use of
+ * `cpus` CPUs for this model: a model whose decoder layer (two attentions
+ * and the feed-forward network) holds under 8 million weights, up to
+ * Transformer-base's 4.2 million, decodes a batch per CPU, each on one
+ * thread; a larger one, whose products are large enough to share among
+ * threads, one batch at a time over all the threads (ted_set_threads). */
+int ted_translate_workers(const ted_model *model, int cpus);
 
 /* The defaults with the model's config.yaml `decoding:` section applied:
  * beam_size > 1 selects beam search, sample: true sampling, and the
@@ -505,8 +521,17 @@ ted_status ted_translate_ids(const ted_model *model, const int *const *ids, cons
 /* Frees the texts and hypotheses of `count` translations and zeroes them. */
 void ted_translations_free(ted_translation *translations, int count);
 
-/* Sets the number of threads the matrix products use (process-wide). */
-void ted_set_threads(int threads);
+/* The CPUs this process may use: those of its affinity mask
+ * (sched_getaffinity, as taskset or a cpuset sets it), capped by the CPU
+ * quota of its control group rounded up (cgroup v2 cpu.max, v1
+ * cpu.cfs_quota_us / cpu.cfs_period_us, as a container's --cpus sets it);
+ * at least 1. */
+int ted_usable_cpus(void);
+
+/* Sets the number of threads the matrix products use (process-wide) and
+ * returns it: `threads`, at most ted_usable_cpus() (threads beyond the
+ * CPUs would only wait for each other); 0 or less: ted_usable_cpus(). */
+int ted_set_threads(int threads);
 
 /* The kernels that run: "avx512", "avx2" or "portable" (TED_CPU forces one). */
 const char *ted_cpu_kernels(void);

@@ -22,6 +22,8 @@ DECODE_GREEDY, DECODE_BEAM, DECODE_SAMPLE = range(3)
 LENGTH_GNMT, LENGTH_POWER = range(2)
 # ted_side
 SIDE_SOURCE, SIDE_TARGET = range(2)
+# ted_early_stopping
+EARLY_STOPPING_FALSE, EARLY_STOPPING_TRUE, EARLY_STOPPING_NEVER = range(3)
 # ted_attention_kind
 ENCODER_SELF_ATTENTION, DECODER_SELF_ATTENTION, CROSS_ATTENTION = range(3)
 
@@ -32,7 +34,7 @@ class Error_(Structure):
 
 class BeamParams(Structure):
     _fields_ = [("beam_size", c_int), ("length_penalty", c_float),
-                ("length_normalization", c_int)]
+                ("length_normalization", c_int), ("early_stopping", c_int)]
 
 
 class SamplingParams(Structure):
@@ -50,7 +52,8 @@ class Languages(Structure):
 
 
 class TranslateOptions(Structure):
-    _fields_ = [("decode", DecodeOptions), ("batch_size", c_int), ("max_length", c_int),
+    _fields_ = [("decode", DecodeOptions), ("batch_size", c_int), ("max_batch_tokens", c_int),
+                ("workers", c_int), ("max_length", c_int),
                 ("first_index", c_uint64), ("progress", c_void_p), ("progress_data", c_void_p),
                 ("languages", Languages)]
 

@@ -23,6 +23,18 @@ MAX_LENGTH_MAX = 1 << 20
 SEED_MAX = (1 << 64) - 1
 THREADS_MAX = 256
 
+# early_stopping as transformers' generate() takes it (and as config.yaml spells it)
+_EARLY_STOPPING = ((True, _capi.EARLY_STOPPING_TRUE), ("true", _capi.EARLY_STOPPING_TRUE),
+                   (False, _capi.EARLY_STOPPING_FALSE), ("false", _capi.EARLY_STOPPING_FALSE),
+                   ("never", _capi.EARLY_STOPPING_NEVER))
+
+
+def _early_stopping(value: Any) -> Optional[int]:
+    for spelling, setting in _EARLY_STOPPING:
+        if value is spelling or (isinstance(value, str) and value == spelling):
+            return setting
+    return None
+
 
 def _code_bytes(code: Optional[str]) -> Optional[bytes]:
     return None if code is None else code.encode("utf-8")
@@ -150,7 +162,7 @@ class Translator:
     without the GIL, so any number of Python threads may use one Translator
     at once. `threads` sizes the thread pool of the matrix products (it is
     process-wide: the last Translator made with a value sets it; None leaves
-    it as it is, one thread unless set, as `ted translate`'s default).
+    it as it is: one thread unless set; at most the CPUs the process may use).
     Raises a ted.Error subclass, with the C library's message, when the
     model cannot be loaded."""
 
@@ -317,6 +329,7 @@ class Translator:
                 seed: Optional[int] = None, max_length: Optional[int] = None,
                 length_penalty: Optional[float] = None,
                 length_normalization: Optional[str] = None,
+                early_stopping: Union[bool, str, None] = None,
                 batch_size: int = 32) -> _capi.TranslateOptions:
         """The C options translate() decodes with: the model's config.yaml
         defaults (ted_translate_model_options) with the arguments applied,
@@ -343,6 +356,10 @@ class Translator:
         if length_normalization is not None and length_normalization not in ("gnmt", "power"):
             raise ArgumentError("length_normalization: %r is neither gnmt nor power" %
                                 (length_normalization,))
+        stopping = _early_stopping(early_stopping)
+        if early_stopping is not None and stopping is None:
+            raise ArgumentError("early_stopping: %r is not True, False or \"never\"" %
+                                (early_stopping,))
         if beam_size is not None:
             d.strategy = _capi.DECODE_BEAM
             d.beam.beam_size = beam_size
@@ -353,6 +370,8 @@ class Translator:
         if length_normalization is not None:
             d.beam.length_normalization = (_capi.LENGTH_GNMT if length_normalization == "gnmt"
                                            else _capi.LENGTH_POWER)
+        if stopping is not None:
+            d.beam.early_stopping = stopping
         if temperature is not None:
             d.sampling.temperature = temperature
         if top_k is not None:
@@ -370,7 +389,8 @@ class Translator:
             if value is not None and d.strategy != _capi.DECODE_SAMPLE:
                 raise ArgumentError("%s applies to sampling; add sample=True" % name)
         for name, value in (("length_penalty", length_penalty),
-                            ("length_normalization", length_normalization)):
+                            ("length_normalization", length_normalization),
+                            ("early_stopping", early_stopping)):
             if value is not None and d.strategy != _capi.DECODE_BEAM:
                 raise ArgumentError("%s applies to beam search; add beam_size=N" % name)
         if d.strategy == _capi.DECODE_BEAM and d.beam.beam_size >= self._vocab:
@@ -409,7 +429,8 @@ class Translator:
                   max_length: Optional[int] = None, source_lang: Optional[str] = None,
                   target_lang: Optional[str] = None, return_scores: bool = False,
                   length_penalty: Optional[float] = None,
-                  length_normalization: Optional[str] = None, batch_size: int = 32) -> Any:
+                  length_normalization: Optional[str] = None,
+                  early_stopping: Union[bool, str, None] = None, batch_size: int = 32) -> Any:
         """Translates a text (str in, str out) or a list of texts (a list out,
         in order), as `ted translate` does line by line.
 
@@ -421,7 +442,9 @@ class Translator:
         many hypotheses per text (beam search, at most the beam, or
         sampling); max_length: at most that many tokens generated;
         length_penalty / length_normalization ("gnmt" or "power"): beam
-        search's ranking. source_lang / target_lang: a language code of
+        search's ranking; early_stopping (True, False or "never", as
+        transformers' generate takes it): when beam search stops.
+        source_lang / target_lang: a language code of
         Translator.languages (None: the model's only one; a multilingual
         model needs its target language), put where the model's config
         says (ted_prepare_source).
@@ -435,7 +458,8 @@ class Translator:
         o = self.options(beam_size=beam_size, n_best=n_best, sample=sample,
                          temperature=temperature, top_k=top_k, top_p=top_p, seed=seed,
                          max_length=max_length, length_penalty=length_penalty,
-                         length_normalization=length_normalization, batch_size=batch_size)
+                         length_normalization=length_normalization,
+                         early_stopping=early_stopping, batch_size=batch_size)
         o.languages.source = _code_bytes(self._check_language("source", source_lang))
         o.languages.target = _code_bytes(self._check_language("target", target_lang))
         data = [_text_bytes(t, "text %d" % i if not single else "text")

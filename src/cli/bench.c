@@ -22,7 +22,8 @@ static const char usage[] =
     "  --batch B           sentences per batch (default 1)\n"
     "  --source-len S      source tokens per sentence (default 32)\n"
     "  --new-tokens N      decoder steps (default 64)\n"
-    "  --threads T         threads for the matrix products (default 1)\n"
+    "  --threads T         threads for the matrix products (default 1; at\n"
+    "                      most the CPUs this process may use)\n"
     "  --repeat R          timed runs (default 5)\n"
     "  --seed X            seed of the random source ids (default 1)\n"
     "  -h, --help          show this help\n";
@@ -123,7 +124,7 @@ static int run_bench(const bench_options *o)
             return 1;
         load[r] = now_ms() - start;
     }
-    ted_set_threads(o->threads);
+    int threads = cli_set_threads(o->threads);
     const ted_config *c = ted_model_config(model);
     ted_session *session = NULL;
     ted_error err = {0};
@@ -161,7 +162,7 @@ static int run_bench(const bench_options *o)
                "\"tokens_per_s\": %.1f, \"peak_rss_mib\": %.1f, \"threads\": %d, "
                "\"batch\": %d, \"source_len\": %d, \"new_tokens\": %d, \"repeat\": %d}\n",
                median(load, R), median(encode, R), median(per_token, R),
-               median(tokens_per_s, R), resources.ru_maxrss / 1024.0, o->threads, o->batch,
+               median(tokens_per_s, R), resources.ru_maxrss / 1024.0, threads, o->batch,
                o->source_len, o->new_tokens, R);
     }
     for (int b = 0; b < allocated; b++)

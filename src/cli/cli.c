@@ -22,6 +22,18 @@ int cli_error(const char *format, ...)
     return 1;
 }
 
+int cli_set_threads(int requested)
+{
+    int threads = ted_set_threads(requested);
+    if (requested > threads)
+        fprintf(stderr,
+                "ted: --threads %d: this process may use %d CPU%s; running %d thread%s "
+                "(more would only wait for each other)\n",
+                requested, ted_usable_cpus(), ted_usable_cpus() == 1 ? "" : "s", threads,
+                threads == 1 ? "" : "s");
+    return threads;
+}
+
 bool cli_args_init(cli_args *a, const char *command, const char *usage, int argc, char **argv)
 {
     *a = (cli_args){.command = command, .usage = usage, .argc = argc, .argv = argv};

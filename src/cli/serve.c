@@ -27,7 +27,8 @@ static const char usage[] =
     "                       the directory's name); the first is the default\n"
     "  --host HOST          the address to listen on (default 127.0.0.1)\n"
     "  --port N             the port (default 8080; 0: a free one)\n"
-    "  --threads N          threads for the matrix products (default 1)\n"
+    "  --threads N          threads for the matrix products (default 1; at\n"
+    "                       most the CPUs this process may use)\n"
     "  --max-batch N        rows a model decodes together (default 32); a sentence\n"
     "                       sampled n_best times takes n_best rows, counted up to\n"
     "                       3/4 of N, and joins whole (docs/serving.md)\n"
@@ -223,7 +224,7 @@ static int serve_command(ted_model *unused, const cli_args *a, void *options)
         else
             s->models[i].dir = s->dirs[i];
     ted_error err = {0};
-    ted_set_threads(s->threads);
+    cli_set_threads(s->threads);
     s->config.models = s->models;
     if (!status && serve_run(&s->config, &err) != TED_OK)
         status = cli_error("serve: %s", err.message);

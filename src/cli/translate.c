@@ -30,8 +30,20 @@ static const char usage[] =
     "                       output\n"
     "  --max-length N       generate at most N tokens per sentence (default: the\n"
     "                       model's decoding rule in config.yaml)\n"
-    "  --batch-size N       sentences decoded together (default 32)\n"
-    "  --threads N          threads for the matrix products (default 1)\n"
+    "  --batch-size N       sentences decoded together, at most (default 32; with\n"
+    "                       --max-batch-tokens alone, as many as its tokens allow)\n"
+    "  --max-batch-tokens N a batch holds at most N source tokens, padding\n"
+    "                       counted (sentences x the longest); the sentences of\n"
+    "                       each 1024 lines are sorted by length first, and the\n"
+    "                       output keeps the input's order\n"
+    "  --workers W          batches decoded at once, each on a thread of its own\n"
+    "  --threads N          threads for the matrix products (at most the CPUs this\n"
+    "                       process may use: its affinity mask and cgroup CPU\n"
+    "                       quota). Default: all those CPUs, as W workers of one\n"
+    "                       thread up to Transformer-base's size (a decoder layer\n"
+    "                       under 8 million weights), else one worker of N\n"
+    "                       threads; --threads alone: one worker; --workers\n"
+    "                       alone: the CPUs shared among them\n"
     "  --source-lang CODE   the source language, for a model that names its\n"
     "                       languages (`ted info` lists them)\n"
     "  --target-lang CODE   the target language; required when the model\n"
@@ -44,10 +56,14 @@ static const char usage[] =
     "                       log-prob / lp(length) (default 0.6; 0: none)\n"
     "  --length-normalization gnmt|power\n"
     "                       beam search: gnmt (the default): lp = ((5 + length)\n"
-    "                       / 6)^A, a sentence stops when no open hypothesis can\n"
-    "                       win; power: lp = length^A, a sentence stops when N\n"
-    "                       hypotheses are finished (as Hugging Face transformers\n"
-    "                       does with early_stopping=True)\n"
+    "                       / 6)^A; power: lp = length^A (Hugging Face\n"
+    "                       transformers)\n"
+    "  --early-stopping true|false|never\n"
+    "                       beam search, once N hypotheses are finished (as\n"
+    "                       transformers' generate): true stops at once; false\n"
+    "                       (the default) once the best candidate's log-prob /\n"
+    "                       lp(its length) cannot beat the worst of them; never\n"
+    "                       once nothing open can, even at the length limit\n"
     "  --sample             draw each token at random from the model's distribution\n"
     "  --temperature T      sampling: divide the logits by T > 0 (default 1)\n"
     "  --top-k K            sampling: only among the K most likely tokens (0: all)\n"
@@ -601,6 +617,17 @@ static bool take_flag(cli_args *a, const char *option)
     return false;
 }
 
+static bool take_early_stopping(cli_args *a, const char *option, ted_early_stopping *out)
+{
+    if (!cli_take_value(a, option))
+        return false;
+    if (frontend_early_stopping(a->value, out))
+        return true;
+    cli_error("%s: '%s' is not %s", option, a->value, frontend_early_stopping_words);
+    a->failed = true;
+    return false;
+}
+
 static bool take_normalization(cli_args *a, const char *option, ted_length_normalization *out)
 {
     if (!cli_take_value(a, option))
@@ -619,7 +646,7 @@ typedef struct translate_args {
     translate_job job;
     frontend_choice d;
     const char *input, *output;
-    int threads, batch_size;
+    frontend_batching batching;
 } translate_args;
 
 static bool decoding_option(cli_args *a, const char *option, frontend_choice *d)
@@ -630,6 +657,8 @@ static bool decoding_option(cli_args *a, const char *option, frontend_choice *d)
         d->length_penalty_given = take_float(a, option, 0.0, true, INFINITY, &d->length_penalty);
     else if (!strcmp(option, "--length-normalization"))
         d->normalization_given = take_normalization(a, option, &d->normalization);
+    else if (!strcmp(option, "--early-stopping"))
+        d->early_stopping_given = take_early_stopping(a, option, &d->early_stopping);
     else if (!strcmp(option, "--sample"))
         d->sample = take_flag(a, option);
     else if (!strcmp(option, "--temperature"))
@@ -659,9 +688,13 @@ static bool translate_option(cli_args *a, const char *option, void *options)
         if (cli_take_value(a, option))
             t->output = a->value;
     } else if (!strcmp(option, "--batch-size")) {
-        cli_take_int(a, option, 1, 4096, &t->batch_size);
+        cli_take_int(a, option, 1, FRONTEND_BATCH_SIZE_MAX, &t->batching.batch_size);
+    } else if (!strcmp(option, "--max-batch-tokens")) {
+        cli_take_int(a, option, 1, FRONTEND_BATCH_TOKENS_MAX, &t->batching.max_batch_tokens);
+    } else if (!strcmp(option, "--workers")) {
+        cli_take_int(a, option, 1, FRONTEND_WORKERS_MAX, &t->batching.workers);
     } else if (!strcmp(option, "--threads")) {
-        cli_take_int(a, option, 1, 256, &t->threads);
+        cli_take_int(a, option, 1, 256, &t->batching.threads);
     } else if (!strcmp(option, "--scores")) {
         t->job.scores = take_flag(a, option);
     } else if (!strcmp(option, "--split-sentences")) {
@@ -683,14 +716,14 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
 {
     static const frontend_option_names names = {
         "--beam",  "--sample", "--length-penalty", "--length-normalization", "--temperature",
-        "--top-k", "--top-p",  "--seed",           "--n-best",               "--max-length"};
+        "--top-k", "--top-p",  "--seed",           "--n-best",               "--max-length",
+        "--early-stopping"};
     translate_args *t = options;
     translate_job *job = &t->job;
     job->model = model;
     ted_error err = {0};
     if (frontend_choose_options(model, &t->d, &names, &job->options, &err))
         return cli_error("translate: %s", err.message);
-    job->options.batch_size = t->batch_size;
     job->moses = job->scores || job->options.decode.n_best > 1;
     if (job->document.format == DOCUMENT_HTML)
         job->document.split_sentences = true;  /* a page's blocks are cut into sentences */
@@ -701,7 +734,8 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
                          job->scores ? "--scores" : "--n-best",
                          job->document.format == DOCUMENT_HTML ? "--format html"
                                                                : "--split-sentences");
-    ted_set_threads(t->threads);
+    cli_set_threads(frontend_apply_batching(model, &t->batching, ted_usable_cpus(),
+                                            &job->options));
     return run(job, a, t->input, t->output);
 }
 
@@ -709,6 +743,6 @@ int cli_translate(int argc, char **argv)
 {
     static const cli_command command = {"translate", usage, translate_option, NULL,
                                         translate_command, false};
-    translate_args t = {.job = {.first_line = 1}, .threads = 1, .batch_size = 32};
+    translate_args t = {.job = {.first_line = 1}};
     return cli_run(&command, &t, argc, argv);
 }

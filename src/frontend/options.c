@@ -3,10 +3,28 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/error.h"
+
+/* Indexed by ted_early_stopping. */
+static const char *const early_stopping_names[] = {"false", "true", "never"};
+
+const char frontend_early_stopping_words[] = "false, true or never";
+
+bool frontend_early_stopping(const char *word, ted_early_stopping *out)
+{
+    for (int i = 0; word && i < (int)(sizeof early_stopping_names / sizeof *early_stopping_names);
+         i++) {
+        if (!strcmp(word, early_stopping_names[i])) {
+            *out = (ted_early_stopping)i;
+            return true;
+        }
+    }
+    return false;
+}
 
 static ted_status check_whole(const char *name, int value, int min, int max, ted_error *err)
 {
@@ -64,9 +82,10 @@ static ted_status check_strategy_options(const frontend_choice *d,
     if (sampling_option && s != TED_DECODE_SAMPLE)
         return ted_fail(err, TED_ERR_ARGUMENT, "%s applies to sampling; add %s",
                         sampling_option, n->sample);
-    const char *beam_option = d->length_penalty_given  ? n->length_penalty
-                              : d->normalization_given ? n->normalization
-                                                       : NULL;
+    const char *beam_option = d->length_penalty_given   ? n->length_penalty
+                              : d->normalization_given  ? n->normalization
+                              : d->early_stopping_given ? n->early_stopping
+                                                        : NULL;
     if (beam_option && s != TED_DECODE_BEAM)
         return ted_fail(err, TED_ERR_ARGUMENT, "%s applies to beam search; add %s N",
                         beam_option, n->beam);
@@ -102,6 +121,8 @@ static void apply_choice(const frontend_choice *d, ted_translate_options *t)
         o->beam.length_penalty = d->length_penalty;
     if (d->normalization_given)
         o->beam.length_normalization = d->normalization;
+    if (d->early_stopping_given)
+        o->beam.early_stopping = d->early_stopping;
     if (d->temperature_given)
         o->sampling.temperature = d->temperature;
     if (d->top_k_given)
@@ -165,4 +186,25 @@ const char *frontend_source_language(const ted_model *model, const ted_languages
     if (languages && languages->source)
         return languages->source;
     return ted_model_languages(model, TED_SIDE_SOURCE, &codes) == 1 ? codes[0] : NULL;
+}
+
+int frontend_apply_batching(const ted_model *m, const frontend_batching *given, int cpus,
+                            ted_translate_options *o)
+{
+    if (cpus < 1)
+        cpus = 1;
+    if (given->batch_size > 0)
+        o->batch_size = given->batch_size;
+    else if (given->max_batch_tokens > 0)
+        o->batch_size = FRONTEND_BATCH_SIZE_MAX;
+    o->max_batch_tokens = given->max_batch_tokens;
+    int workers = given->workers, threads = given->threads;
+    if (workers == 0)
+        workers = threads > 0 ? 1 : ted_translate_workers(m, cpus);
+    if (threads == 0)
+        threads = cpus / workers;
+    if (workers > 1 && threads > cpus - workers + 1)
+        threads = cpus - workers + 1;
+    o->workers = workers;
+    return threads > 0 ? threads : 1;
 }

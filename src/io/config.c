@@ -77,6 +77,7 @@ static const char *const language_names[] = {"none", "en", "de", "es", "fr", "cs
 static const char *const length_normalization_names[] = {"gnmt", "power", NULL};
 static const char *const source_code_names[] = {"none", "first", "last", NULL};
 static const char *const target_code_names[] = {"none", "forced", "source", NULL};
+static const char *const early_stopping_names[] = {"false", "true", "never", NULL};
 
 /* The size of a field, and the offset of one the table reads and writes as
  * int (ints, and the enums of words): a field of another size does not
@@ -181,6 +182,9 @@ static const key_spec keys[] = {
     FLOAT_IN("decoding", "length_penalty", length_penalty, 0, 0, 0.6),
     CHOICE("decoding", "length_normalization", length_normalization,
            length_normalization_names, TED_LENGTH_GNMT),
+    CHOICE("decoding", "early_stopping", early_stopping, early_stopping_names,
+           TED_EARLY_STOPPING_FALSE),
+    BOOL("decoding", "forced_eos", forced_eos, false),
     INT_LIST("decoding", "banned_ids", banned_ids, banned_id_count, 0, INT_MAX),
     BOOL("decoding", "sample", sample, false),
     FLOAT("decoding", "temperature", temperature, 1.0),

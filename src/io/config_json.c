@@ -27,7 +27,9 @@ static cJSON *code_array(const char *codes, int count)
 }
 
 /* The JSON value of one key: numbers, booleans, strings (words and paths)
- * lists of numbers and of strings (language codes); floats as config.yaml spells them (1.0e-05). */
+ * lists of numbers and of strings (language codes); floats as config.yaml spells them (1.0e-05).
+ * A word spelled true or false (decoding.early_stopping) is the boolean a
+ * YAML reader takes it for, as transformers' generation config holds it. */
 static cJSON *json_value(ted_value_type type, const void *value, int count)
 {
     char text[32];
@@ -40,6 +42,9 @@ static cJSON *json_value(ted_value_type type, const void *value, int count)
         ted_config_format_float(*(const float *)value, text, sizeof text);
         return cJSON_CreateRaw(text);
     case TED_VALUE_WORD:
+        if (value && (!strcmp(value, "true") || !strcmp(value, "false")))
+            return cJSON_CreateBool(!strcmp(value, "true"));
+        return value ? cJSON_CreateString(value) : cJSON_CreateNull();
     case TED_VALUE_PATH:
         return value ? cJSON_CreateString(value) : cJSON_CreateNull();
     case TED_VALUE_INT_LIST:

@@ -5,20 +5,16 @@
  * Every step, each open hypothesis of a sentence is extended by every
  * token that is not banned; the candidates are ranked by total log-prob
  * (ties: the earlier hypothesis, then the lower id). Among the best
- * beam_size candidates, those that end in EOS or reach the sentence's
- * length limit are finished: they leave the beam and are kept aside,
- * ranked by score = log-prob / lp(length). The best beam_size candidates
- * that are not finished form the next beam.
+ * beam_size candidates, those that end in EOS are finished: they leave the
+ * beam and are kept aside, ranked by score = log-prob / lp(length), the
+ * beam_size best of them. The best beam_size candidates that do not end in
+ * EOS form the next beam.
  *
- * When a sentence stops depends on the length normalization. GNMT
- * (lp = ((5 + length) / 6)^alpha): once it holds n_best finished
- * hypotheses and the best open one cannot enter them: its log-prob only
- * falls as it grows, so its best possible score is its log-prob divided by
- * the penalty of the longest length allowed. Power (lp = length^alpha):
- * as Hugging Face transformers' BeamSearchScorer with early_stopping=True,
- * as soon as beam_size hypotheses have finished. At the length limit GNMT
- * finishes the best beam_size candidates, whatever their last token; power
- * ends as transformers does (finish_at_limit).
+ * When a sentence stops is Hugging Face transformers' rule
+ * (BeamHypotheses.is_done, its early_stopping setting: done()). At the
+ * length limit the EOS candidates among the best beam_size finish and, unless
+ * the sentence is done by then, so do the best beam_size others, as
+ * transformers' finalize() adds its open beams (finish_at_limit).
  *
  * Each source is encoded once, as one row. After the first step its
  * candidates become up to beam_size rows: ted_session_select() repeats the
@@ -47,7 +43,8 @@
 ted_beam_params ted_beam_default_params(void)
 {
     return (ted_beam_params){.beam_size = 4, .length_penalty = 0.6f,
-                             .length_normalization = TED_LENGTH_GNMT};
+                             .length_normalization = TED_LENGTH_GNMT,
+                             .early_stopping = TED_EARLY_STOPPING_FALSE};
 }
 
 typedef struct candidate {
@@ -77,14 +74,14 @@ typedef struct beam_rows {
     float *log_probs;
 } beam_rows;
 
-/* Every sentence's finished hypotheses: the n_best best so far, by score. */
+/* Every sentence's finished hypotheses: the beam_size best so far, by
+ * score (the first n_best are the result). */
 typedef struct finished {
-    int *count;                /* (batch): kept, at most n_best */
-    int *total;                /* (batch): finished so far, kept or not */
-    double *score, *log_prob;  /* (batch, n_best) */
-    int *length;               /* (batch, n_best) */
-    int *ids;                  /* (batch, n_best, history) */
-    float *log_probs;          /* (batch, n_best, history) */
+    int *count;                /* (batch): kept, at most beam_size */
+    double *score, *log_prob;  /* (batch, beam_size) */
+    int *length;               /* (batch, beam_size) */
+    int *ids;                  /* (batch, beam_size, history) */
+    float *log_probs;          /* (batch, beam_size, history) */
 } finished;
 
 typedef struct beam_state {
@@ -94,6 +91,7 @@ typedef struct beam_state {
                           * reach it, up to max_steps */
     double alpha;
     ted_length_normalization normalization;
+    ted_early_stopping early_stopping;
     const ted_batch *sources;
     const int *max_lengths;
     int length;          /* of the candidates of this step, EOS counted */
@@ -114,6 +112,17 @@ static double penalty(const beam_state *st, int length)
     return ted_length_penalty(st->normalization, st->alpha, length);
 }
 
+/* The length a finished hypothesis of `length` tokens, the last `token`, is
+ * scored with: one more when it is cut at its sentence's limit and the
+ * model's config has an EOS follow there (forced_eos, as transformers'
+ * forced_eos_token_id appends it). */
+static int scored_length(const beam_state *st, int sentence, int length, int token)
+{
+    const ted_config *c = &st->model->config;
+    bool cut = length >= st->max_lengths[sentence] && token != c->eos_id;
+    return cut && c->forced_eos ? length + 1 : length;
+}
+
 static void free_rows(beam_rows *r)
 {
     free(r->sentence);
@@ -129,7 +138,6 @@ static void free_state(beam_state *st)
     free(st->parents);
     free(st->tokens);
     free(st->done.count);
-    free(st->done.total);
     free(st->done.score);
     free(st->done.log_prob);
     free(st->done.length);
@@ -151,18 +159,17 @@ static bool alloc_rows(beam_rows *r, size_t capacity, size_t cells, ted_error *e
     return r->sentence && r->log_prob && r->ids && r->log_probs;
 }
 
-static bool alloc_finished(finished *f, size_t batch, size_t n_best, size_t history,
+static bool alloc_finished(finished *f, size_t batch, size_t beam, size_t history,
                            ted_error *err)
 {
-    size_t kept = ted_mul_size(batch, n_best), cells = ted_mul_size(kept, history);
+    size_t kept = ted_mul_size(batch, beam), cells = ted_mul_size(kept, history);
     f->count = ted_alloc(batch, sizeof(int), "beam", err);
-    f->total = ted_alloc(batch, sizeof(int), "beam", err);
     f->score = ted_alloc(kept, sizeof(double), "beam", err);
     f->log_prob = ted_alloc(kept, sizeof(double), "beam", err);
     f->length = ted_alloc(kept, sizeof(int), "beam", err);
     f->ids = ted_alloc(cells, sizeof(int), "beam", err);
     f->log_probs = ted_alloc(cells, sizeof(float), "beam", err);
-    return f->count && f->total && f->score && f->log_prob && f->length && f->ids &&
+    return f->count && f->score && f->log_prob && f->length && f->ids &&
            f->log_probs;
 }
 
@@ -176,7 +183,7 @@ static ted_status alloc_state(beam_state *st, ted_error *err)
                         st->batch, st->beam);
     bool ok = alloc_rows(&st->rows[0], capacity, cells, err) &&
               alloc_rows(&st->rows[1], capacity, cells, err) &&
-              alloc_finished(&st->done, st->batch, st->n_best, st->history, err);
+              alloc_finished(&st->done, st->batch, st->beam, st->history, err);
     st->parents = ted_alloc(capacity, sizeof(int), "beam", err);
     st->tokens = ted_alloc(capacity, sizeof(int), "beam", err);
     st->candidates = ted_alloc((size_t)st->beam * (st->beam + 1), sizeof(candidate), "beam", err);
@@ -225,22 +232,21 @@ static int rank_candidates(beam_state *st, const float *logits, const beam_rows 
 }
 
 /* Keeps a finished hypothesis (the history of `parent` plus `c`) if it is
- * among the n_best best of its sentence; on equal scores the earlier
+ * among the beam_size best of its sentence; on equal scores the earlier
  * finished ranks first. */
 static void keep_finished(beam_state *st, int sentence, const beam_rows *from, int parent,
                           int length, const candidate *c)
 {
     finished *f = &st->done;
-    size_t T = st->history, first = (size_t)sentence * st->n_best;
-    double score = c->log_prob / penalty(st, length);
+    size_t T = st->history, first = (size_t)sentence * st->beam;
+    double score = c->log_prob / penalty(st, scored_length(st, sentence, length, c->token));
     double *scores = f->score + first;
     int at = f->count[sentence];
-    f->total[sentence]++;
     while (at > 0 && score > scores[at - 1])
         at--;
-    if (at >= st->n_best)
+    if (at >= st->beam)
         return;
-    int last = f->count[sentence] < st->n_best ? f->count[sentence]++ : st->n_best - 1;
+    int last = f->count[sentence] < st->beam ? f->count[sentence]++ : st->beam - 1;
     for (size_t k = first + last; k > first + at; k--) {
         f->score[k] = f->score[k - 1];
         f->log_prob[k] = f->log_prob[k - 1];
@@ -273,17 +279,22 @@ static void extend(beam_state *st, const beam_rows *from, beam_rows *to, int row
     st->tokens[row] = c->token;
 }
 
-/* Whether a sentence that still has open hypotheses (the best at row
- * `best` of `to`) stops here. */
-static bool stops(const beam_state *st, int sentence, const beam_rows *to, int best)
+/* Whether a sentence is done after a step whose candidates have `length`
+ * tokens, the best of them log-prob `best`: transformers'
+ * BeamHypotheses.is_done, whose cur_len minus the decoder's start token is
+ * `length`, and whose max_length minus it the sentence's limit (plus the
+ * forced EOS, when the config has one follow). */
+static bool done(const beam_state *st, int sentence, double best, int length)
 {
     const finished *f = &st->done;
-    if (st->normalization == TED_LENGTH_POWER)
-        return f->total[sentence] >= st->beam;
-    if (f->count[sentence] < st->n_best)
+    if (f->count[sentence] < st->beam)
         return false;
-    double best_possible = to->log_prob[best] / penalty(st, st->max_lengths[sentence]);
-    return best_possible <= f->score[(size_t)sentence * st->n_best + st->n_best - 1];
+    if (st->early_stopping == TED_EARLY_STOPPING_TRUE)
+        return true;
+    if (st->early_stopping == TED_EARLY_STOPPING_NEVER && st->alpha > 0.0)
+        length = st->max_lengths[sentence] + (st->model->config.forced_eos ? 1 : 0);
+    double worst = f->score[(size_t)sentence * st->beam + st->beam - 1];
+    return worst >= best / penalty(st, length);
 }
 
 /* ---- the trace ----------------------------------------------------------- */
@@ -298,11 +309,12 @@ static void trace_begin(beam_state *st, int count)
     }
 }
 
-static void trace_fate(beam_state *st, int k, int length, ted_beam_fate fate)
+static void trace_fate(beam_state *st, int sentence, int k, int length, ted_beam_fate fate)
 {
-    st->traced[k].fate = fate;
+    ted_beam_candidate *c = &st->traced[k];
+    c->fate = fate;
     if (fate == TED_BEAM_FINISHED)
-        st->traced[k].score = st->traced[k].log_prob / penalty(st, length);
+        c->score = c->log_prob / penalty(st, scored_length(st, sentence, length, c->token));
 }
 
 /* Reports the step, the banned candidates (-infinity, ranked last) left out. */
@@ -316,11 +328,10 @@ static void trace_end(const beam_state *st, int sentence, int length, int count,
     st->trace->step(st->trace->data, &step);
 }
 
-/* The last step of a sentence, as transformers' BeamSearchScorer ends it
- * with early_stopping=True: the EOS candidates among the best beam_size
- * finish; then, unless beam_size hypotheses have finished by now, so do
- * the best beam_size candidates that do not end in EOS (the open beams its
- * finalize() adds). */
+/* The last step of a sentence, as transformers' BeamSearchScorer ends it:
+ * the EOS candidates among the best beam_size finish; then, unless the
+ * sentence is done by now, so do the best beam_size candidates that do not
+ * end in EOS (the open beams its finalize() adds). */
 static void finish_at_limit(beam_state *st, const beam_rows *from, int first, int sentence,
                             int count, int length)
 {
@@ -329,10 +340,10 @@ static void finish_at_limit(beam_state *st, const beam_rows *from, int first, in
         const candidate *cand = &st->candidates[k];
         if (cand->log_prob != -INFINITY && cand->token == eos) {
             keep_finished(st, sentence, from, first + cand->beam, length, cand);
-            trace_fate(st, k, length, TED_BEAM_FINISHED);
+            trace_fate(st, sentence, k, length, TED_BEAM_FINISHED);
         }
     }
-    if (st->done.total[sentence] >= st->beam)
+    if (count == 0 || done(st, sentence, st->candidates[0].log_prob, length))
         return;
     for (int k = 0, kept = 0; k < count && kept < st->beam; k++) {
         const candidate *cand = &st->candidates[k];
@@ -340,7 +351,7 @@ static void finish_at_limit(beam_state *st, const beam_rows *from, int first, in
             break;
         if (cand->token != eos) {
             keep_finished(st, sentence, from, first + cand->beam, length, cand);
-            trace_fate(st, k, length, TED_BEAM_FINISHED);
+            trace_fate(st, sentence, k, length, TED_BEAM_FINISHED);
             kept++;
         }
     }
@@ -356,9 +367,8 @@ static int advance(beam_state *st, const float *logits, const beam_rows *from, b
     int length = st->length;
     int count = rank_candidates(st, logits, from, first, open);
     int sentence = from->sentence[first], eos = st->model->config.eos_id;
-    bool at_limit = length >= st->max_lengths[sentence];
     trace_begin(st, count);
-    if (at_limit && st->normalization == TED_LENGTH_POWER) {
+    if (length >= st->max_lengths[sentence]) {
         finish_at_limit(st, from, first, sentence, count, length);
         trace_end(st, sentence, length, count, true);
         return 0;
@@ -368,18 +378,18 @@ static int advance(beam_state *st, const float *logits, const beam_rows *from, b
         const candidate *cand = &st->candidates[k];
         if (cand->log_prob == -INFINITY)  /* banned, and every one after it */
             break;
-        if (cand->token == eos || at_limit) {
+        if (cand->token == eos) {
             if (k < st->beam) {
                 keep_finished(st, sentence, from, first + cand->beam, length, cand);
-                trace_fate(st, k, length, TED_BEAM_FINISHED);
+                trace_fate(st, sentence, k, length, TED_BEAM_FINISHED);
             }
         } else if (opened < st->beam) {
             extend(st, from, to, next + opened, first + cand->beam, length, cand);
-            trace_fate(st, k, length, TED_BEAM_OPEN);
+            trace_fate(st, sentence, k, length, TED_BEAM_OPEN);
             opened++;
         }
     }
-    if (opened > 0 && stops(st, sentence, to, next))
+    if (opened > 0 && done(st, sentence, st->candidates[0].log_prob, length))
         opened = 0;
     trace_end(st, sentence, length, count, opened == 0);
     return opened;
@@ -391,8 +401,8 @@ static ted_status collect(const beam_state *st, ted_hypothesis *out, ted_error *
     size_t T = st->history;
     for (int i = 0; i < st->batch; i++) {
         for (int k = 0; k < st->n_best; k++) {
-            size_t at = (size_t)i * st->n_best + k;
-            ted_hypothesis *h = &out[at];
+            size_t at = (size_t)i * st->beam + k;
+            ted_hypothesis *h = &out[(size_t)i * st->n_best + k];
             if (k >= f->count[i]) {  /* not reached while beam_size < vocabulary */
                 *h = (ted_hypothesis){.log_prob = -INFINITY, .score = -INFINITY};
                 continue;
@@ -426,7 +436,7 @@ static ted_status grow_history(beam_state *st, int length, ted_error *err)
         return TED_OK;
     int wide = st->history <= st->max_steps / 2 ? 2 * st->history : st->max_steps;
     wide = wide > length ? wide : length;
-    size_t rows = (size_t)st->batch * st->beam, kept = (size_t)st->batch * st->n_best;
+    size_t rows = (size_t)st->batch * st->beam, kept = rows;
     size_t old = st->history;
     int *ids[3] = {NULL, NULL, NULL};
     float *log_probs[3] = {NULL, NULL, NULL};
@@ -502,6 +512,7 @@ ted_status ted_decode_beam(ted_session *s, const ted_batch *batch,
         .batch = batch->count,
         .alpha = o->beam.length_penalty,
         .normalization = o->beam.length_normalization,
+        .early_stopping = o->beam.early_stopping,
         .sources = batch,
         .max_lengths = batch->max_lengths,
         .trace = trace,

@@ -238,6 +238,13 @@ ted_status ted_check_beam_params(const ted_beam_params *p, int n_best, int vocab
                         "beam search: length normalization %d is neither TED_LENGTH_GNMT nor "
                         "TED_LENGTH_POWER",
                         (int)p->length_normalization);
+    if (p->early_stopping != TED_EARLY_STOPPING_FALSE &&
+        p->early_stopping != TED_EARLY_STOPPING_TRUE &&
+        p->early_stopping != TED_EARLY_STOPPING_NEVER)
+        return ted_fail(err, TED_ERR_ARGUMENT,
+                        "beam search: early stopping %d is none of TED_EARLY_STOPPING_FALSE, "
+                        "_TRUE and _NEVER",
+                        (int)p->early_stopping);
     if (n_best < 1 || n_best > p->beam_size)
         return ted_fail(err, TED_ERR_ARGUMENT,
                         "beam search: n-best %d is outside 1..%d (the beam size)", n_best,

@@ -1,6 +1,8 @@
 /* Text in, text out: tokenize, decode in batches of similar length with the
  * chosen strategy, detokenize. */
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,9 +93,13 @@ int ted_target_id(const ted_model *m, const char *token)
     return m && token ? ted_vocab_lookup(&m->tgt_vocab, token, strlen(token)) : -1;
 }
 
-void ted_set_threads(int threads)
+int ted_set_threads(int threads)
 {
+    int cpus = ted_usable_cpus();
+    if (threads < 1 || threads > cpus)
+        threads = cpus;
     ted_parallel_set_threads(threads);
+    return ted_parallel_threads();
 }
 
 ted_translate_options ted_translate_default_options(void)
@@ -104,8 +110,26 @@ ted_translate_options ted_translate_default_options(void)
                    .sampling = ted_sampling_default_params(),
                    .n_best = 1},
         .batch_size = 32,
+        .max_batch_tokens = 0,
+        .workers = 1,
         .max_length = 0,
     };
+}
+
+/* A decoder layer's weights below which a batch per CPU beats one batch
+ * over every CPU (measurements: docs/performance.md#workers). */
+enum { WORKER_LAYER_WEIGHTS = 8000000, MAX_WORKERS = 256 };
+
+int ted_translate_workers(const ted_model *m, int cpus)
+{
+    if (!m || cpus < 2)
+        return 1;
+    const ted_config *c = &m->config;
+    double d = c->d_model;
+    double layer = 8 * d * d + 2 * d * c->d_ff;  /* two attentions and the feed-forward */
+    if (layer >= WORKER_LAYER_WEIGHTS)
+        return 1;
+    return cpus < MAX_WORKERS ? cpus : MAX_WORKERS;
 }
 
 ted_translate_options ted_translate_model_options(const ted_model *m)
@@ -121,6 +145,7 @@ ted_translate_options ted_translate_model_options(const ted_model *m)
     }
     d->beam.length_penalty = c->length_penalty;
     d->beam.length_normalization = c->length_normalization;
+    d->beam.early_stopping = c->early_stopping;
     d->sampling.temperature = c->temperature;
     d->sampling.top_k = c->top_k;
     d->sampling.top_p = c->top_p;
@@ -134,6 +159,12 @@ ted_status ted_translate_options_check(const ted_model *m, const ted_translate_o
     TED_REQUIRE(o, err);
     if (o->batch_size < 1)
         return ted_fail(err, TED_ERR_ARGUMENT, "translate: batch size %d", o->batch_size);
+    if (o->max_batch_tokens < 0)
+        return ted_fail(err, TED_ERR_ARGUMENT, "translate: max batch tokens %d",
+                        o->max_batch_tokens);
+    if (o->workers < 1 || o->workers > MAX_WORKERS)
+        return ted_fail(err, TED_ERR_ARGUMENT, "translate: %d workers (1 to %d)", o->workers,
+                        MAX_WORKERS);
     if (o->decode.n_best < 1)
         return ted_fail(err, TED_ERR_ARGUMENT, "translate: n-best %d", o->decode.n_best);
     return ted_check_decode_options(m, &o->decode, err);
@@ -319,30 +350,143 @@ static ted_status prepare(const ted_model *m, const ted_translate_options *optio
     return TED_OK;
 }
 
-/* Decodes the sentences of `src`, batch_size at a time, shortest first;
- * blank ones get empty hypotheses. */
+/* The sentences of the batch that starts at order[first]: at most
+ * batch_size and, with max_batch_tokens, at most that many source tokens
+ * counting the padding (the sentences come shortest first, so the last is
+ * the longest); always one at least. */
+static int batch_length(const source_batch *src, int first, const ted_translate_options *o)
+{
+    int n = 1;
+    while (first + n < src->ordered && n < o->batch_size) {
+        long long tokens = (long long)(n + 1) * src->lengths[src->order[first + n]];
+        if (o->max_batch_tokens > 0 && tokens > o->max_batch_tokens)
+            break;
+        n++;
+    }
+    return n;
+}
+
+/* A translation shared by its workers: batch k is the sentences
+ * order[starts[k] .. starts[k + 1]), claimed in turn by the next free
+ * worker; each writes its sentences' outputs only. */
+typedef struct translation_run {
+    const source_batch *src;
+    const ted_translate_options *o;
+    ted_translation *outputs;
+    int *starts;          /* (batches + 1) */
+    int batches;
+    atomic_int next;      /* the next batch to claim */
+    atomic_bool failed;   /* a worker failed: the others stop */
+    pthread_mutex_t lock; /* done and the progress callback */
+    int done, total;      /* sentences, blank ones counted done from the start */
+} translation_run;
+
+typedef struct translate_worker {
+    translation_run *run;
+    const ted_model *model;
+    pthread_t thread;
+    ted_status status;
+    ted_error err;
+} translate_worker;
+
+/* Decodes batches claimed from the run until none is left or a worker
+ * failed. */
+static ted_status run_batches(translation_run *run, ted_session *session, ted_error *err)
+{
+    for (;;) {
+        int k = atomic_fetch_add(&run->next, 1);
+        if (k >= run->batches || atomic_load(&run->failed))
+            return TED_OK;
+        int first = run->starts[k], n = run->starts[k + 1] - first;
+        ted_status s = translate_batch(session, run->src, first, n, run->o, run->outputs, err);
+        if (s)
+            return s;
+        pthread_mutex_lock(&run->lock);
+        run->done += n;
+        if (run->o->progress)
+            run->o->progress(run->o->progress_data, run->done, run->total);
+        pthread_mutex_unlock(&run->lock);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    translate_worker *w = arg;
+    ted_session *session = NULL;
+    w->status = ted_session_new(w->model, &session, &w->err);
+    if (!w->status)
+        w->status = run_batches(w->run, session, &w->err);
+    if (w->status)
+        atomic_store(&w->run->failed, true);
+    ted_session_free(session);
+    return NULL;
+}
+
+/* Decodes the run's batches on `count` workers: the calling thread and
+ * count - 1 more (fewer when a thread cannot start). */
+static ted_status run_workers(const ted_model *m, translation_run *run, int count,
+                              ted_error *err)
+{
+    translate_worker *w = ted_alloc(count, sizeof *w, "translation workers", err);
+    if (!w)
+        return TED_ERR_NOMEM;
+    int started = 1;
+    for (int i = 0; i < count; i++)
+        w[i] = (translate_worker){.run = run, .model = m};
+    while (started < count && pthread_create(&w[started].thread, NULL, worker_main,
+                                             &w[started]) == 0)
+        started++;
+    worker_main(&w[0]);
+    for (int i = 1; i < started; i++)
+        pthread_join(w[i].thread, NULL);
+    ted_status s = TED_OK;
+    for (int i = 0; i < started && !s; i++)
+        if ((s = w[i].status) && err)
+            *err = w[i].err;
+    free(w);
+    return s;
+}
+
+/* Decodes the ordered sentences in batches (batch_length), on o->workers
+ * workers at most. */
+static ted_status translate_ordered(const ted_model *m, const source_batch *src, int count,
+                                    const ted_translate_options *o, ted_translation *outputs,
+                                    ted_error *err)
+{
+    translation_run run = {.src = src, .o = o, .outputs = outputs,
+                           .done = count - src->ordered, .total = count};
+    run.starts = ted_alloc((size_t)src->ordered + 1, sizeof(int), "batches", err);
+    if (!run.starts)
+        return TED_ERR_NOMEM;
+    for (int first = 0; first < src->ordered; first += batch_length(src, first, o))
+        run.starts[run.batches++] = first;
+    run.starts[run.batches] = src->ordered;
+    atomic_init(&run.next, 0);
+    atomic_init(&run.failed, false);
+    pthread_mutex_init(&run.lock, NULL);
+    int workers = o->workers < run.batches ? o->workers : run.batches;
+    ted_status s = workers > 0 ? run_workers(m, &run, workers, err) : TED_OK;
+    pthread_mutex_destroy(&run.lock);
+    free(run.starts);
+    return s;
+}
+
+/* Decodes the sentences of `src`, shortest first, in the batches of
+ * translate_ordered; blank ones get empty hypotheses. */
 static ted_status translate_sources(const ted_model *m, source_batch *src, int count,
                                     const ted_translate_options *o, ted_translation *outputs,
                                     ted_error *err)
 {
     size_t total = (size_t)count * o->decode.n_best;
-    ted_session *session = NULL;
     ted_status s = order_by_length(src, count, err);
     if (!s)
-        s = ted_session_new(m, &session, err);
-    for (int first = 0; !s && first < src->ordered; first += o->batch_size) {
-        int n = src->ordered - first < o->batch_size ? src->ordered - first : o->batch_size;
-        s = translate_batch(session, src, first, n, o, outputs, err);
-        if (!s && o->progress)
-            o->progress(o->progress_data, count - src->ordered + first + n, count);
-    }
+        s = translate_ordered(m, src, count, o, outputs, err);
     /* blank sentences: empty hypotheses */
     for (size_t i = 0; !s && i < total; i++)
         if (!outputs[i].text && !(outputs[i].text = calloc(1, 1)))
             s = ted_fail(err, TED_ERR_NOMEM, "out of memory");
     if (s)
         ted_translations_free(outputs, (int)total);
-    ted_session_free(session);
     free(src->order);
     return s;
 }

@@ -24,6 +24,11 @@ static void run_job(serve_beam_worker *w, serve_job *job)
 {
     int n = job->unfinished, n_best = job->options.decode.n_best;
     ted_error err = {0};
+    if (serve_job_is_cancelled(job)) {  /* its client left before it was decoded */
+        serve_job_cancelled_error(&err, 0);
+        w->done(w->done_data, job, n, &err);
+        return;
+    }
     const int **ids = ted_alloc(n, sizeof *ids, "beam job", &err);
     int *lengths = ted_alloc(n, sizeof *lengths, "beam job", &err);
     int *sentence = ted_alloc(n, sizeof *sentence, "beam job", &err);

@@ -46,6 +46,7 @@ ted_status serve_job_new(const ted_model *model, const ted_translate_options *op
         return TED_ERR_NOMEM;
     size_t room = count > 0 ? (size_t)count : 1;
     *job = (serve_job){.model = model, .options = *options, .count = count};
+    atomic_init(&job->cancelled, false);
     job->options.first_index = 0;  /* sentence i samples from stream i */
     job->ids = ted_alloc(room, sizeof *job->ids, "job", err);
     job->lengths = ted_alloc(room, sizeof *job->lengths, "job", err);
@@ -104,4 +105,19 @@ const char **serve_job_best(const serve_job *job)
     for (int i = 0; texts && i < job->count; i++)
         texts[i] = job->outputs[(size_t)i * job->options.decode.n_best].text;
     return texts;
+}
+
+void serve_job_cancel(serve_job *job)
+{
+    atomic_store(&job->cancelled, true);
+}
+
+bool serve_job_is_cancelled(const serve_job *job)
+{
+    return atomic_load(&job->cancelled);
+}
+
+void serve_job_cancelled_error(ted_error *err, int index)
+{
+    ted_fail(err, TED_ERR_ARGUMENT, "text[%d]: dropped: the client left", index);
 }

@@ -3,6 +3,7 @@
 #ifndef TED_SERVE_JOB_H
 #define TED_SERVE_JOB_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "ted/ted.h"
@@ -29,6 +30,12 @@ struct serve_job {
     /* Called once every sentence is done, from the decoding thread. */
     void (*done)(serve_job *job, void *data);
     void *done_data;
+    /* Streaming (NULL otherwise): called by the decoding thread with each
+     * token that sentence `index` appends, when it decodes one hypothesis
+     * (greedy, or one sample; EOS left out), and with token -1 once the
+     * sentence's translation is in `outputs`, whatever its strategy. */
+    void (*progress)(serve_job *job, int index, int token);
+    atomic_bool cancelled;          /* its client left: its sentences stop (serve_job_cancel) */
     serve_job *next;                /* in a decoding loop's queue */
 };
 
@@ -51,5 +58,15 @@ const char **serve_job_best(const serve_job *job);
 
 /* True while sentence i waits for its translation. */
 bool serve_job_pending(const serve_job *job, int i);
+
+/* The client of a job has left: its sentences that wait are dropped
+ * before they are encoded and those being decoded leave the batch at its
+ * next step, failed with serve_job_cancelled_error; done() is still called,
+ * once. Safe from any thread. */
+void serve_job_cancel(serve_job *job);
+bool serve_job_is_cancelled(const serve_job *job);
+
+/* The failure of a sentence dropped because its client left. */
+void serve_job_cancelled_error(ted_error *err, int index);
 
 #endif

@@ -32,6 +32,7 @@ typedef struct decoding {
     int max_length;     /* tokens, EOS counted (ted_max_target_length) */
     int unfinished;     /* samples still decoding */
     bool first;         /* before its first step: its one row draws every sample */
+    bool dropped;       /* its client left (serve_job_cancel) */
     ted_rng rng;        /* sampling: stream `index` of the job's seed */
     ted_hypothesis *found;  /* (samples): each sample's tokens so far */
     int *room;          /* (samples): the cells each holds */
@@ -107,6 +108,7 @@ struct serve_loop {
                                  * its last step or join */
     int encoding_rows;          /* the rows the groups being encoded or ready count */
     int held;                   /* sentences submitted and not yet done */
+    long dropped;               /* sentences dropped because their client left */
     bool stopping, encoding_ended;
     batch batch;
     serve_beam_worker beam;
@@ -195,8 +197,21 @@ static void finish(serve_loop *l, decoding *d)
                                                     out[k].hypothesis.length)))
             s = ted_fail(&err, TED_ERR_NOMEM, "text[%d]: out of memory", d->index);
     }
+    if (job->progress && !s)
+        job->progress(job, d->index, -1);
     free_decoding(d);
     sentences_done(l, job, 1, s ? &err : NULL);
+}
+
+/* A sentence of a job whose client left, dropped (serve_job_cancel). */
+static void drop_sentence(serve_loop *l, serve_job *job, int index)
+{
+    ted_error err = {0};
+    serve_job_cancelled_error(&err, index);
+    pthread_mutex_lock(&l->lock);
+    l->dropped++;
+    pthread_mutex_unlock(&l->lock);
+    sentences_done(l, job, 1, &err);
 }
 
 static void fail_sentence(serve_loop *l, decoding *d, const ted_error *err)
@@ -204,6 +219,23 @@ static void fail_sentence(serve_loop *l, decoding *d, const ted_error *err)
     serve_job *job = d->job;
     free_decoding(d);
     sentences_done(l, job, 1, err);
+}
+
+/* A sentence whose samples have all ended: translated, failed, or dropped
+ * (its client left). */
+static void end_sentence(serve_loop *l, decoding *d)
+{
+    ted_error failure = d->failure;  /* d is freed */
+    if (d->dropped) {
+        serve_job *job = d->job;
+        int index = d->index;
+        free_decoding(d);
+        drop_sentence(l, job, index);
+    } else if (failure.status) {
+        fail_sentence(l, d, &failure);
+    } else {
+        finish(l, d);
+    }
 }
 
 static int by_sentence(const void *a, const void *b)
@@ -313,6 +345,10 @@ static void encode_group(serve_loop *l, group *g, const waiting *taken, int coun
     ted_error err = {0};
     g->count = g->rows = 0;
     for (int k = 0; k < count; k++) {
+        if (serve_job_is_cancelled(taken[k].job)) {
+            drop_sentence(l, taken[k].job, taken[k].index);
+            continue;
+        }
         decoding *d = new_decoding(l->model, taken[k], &err);
         if (!d) {
             sentences_done(l, taken[k].job, 1, &err);
@@ -499,7 +535,18 @@ static void plan_choices(batch *b)
     }
 }
 
-/* Appends a choice's tokens to its samples. The samples that go on are
+/* A sentence whose client left stops: its samples leave the batch at this
+ * step, and it is dropped once the last of them has (take_tokens). */
+static void check_cancelled(decoding *d)
+{
+    if (!d->failure.status && !d->dropped && serve_job_is_cancelled(d->job)) {
+        serve_job_cancelled_error(&d->failure, d->index);
+        d->dropped = true;
+    }
+}
+
+/* Appends a choice's tokens to its samples (a streamed sentence of one
+ * hypothesis hands each to job->progress). The samples that go on are
  * kept for the next step; returns how many are kept so far. */
 static int take_tokens(serve_loop *l, batch *b, const ted_choice *ch, int kept)
 {
@@ -507,12 +554,15 @@ static int take_tokens(serve_loop *l, batch *b, const ted_choice *ch, int kept)
     int eos = ted_model_config(b->model)->eos_id;
     int from = d->first ? 0 : b->now.sample[ch->row];
     d->first = false;
+    check_cancelled(d);
     for (int k = 0; k < ch->draws; k++) {
         int j = from + k, token = ch->tokens[k];
         ted_hypothesis *h = &d->found[j];
         float log_prob = ch->log_probs ? ch->log_probs[k] : 0.0f;
         if (!d->failure.status)
             ted_hypothesis_append(h, &d->room[j], d->max_length, token, log_prob, &d->failure);
+        if (!d->failure.status && token != eos && d->samples == 1 && d->job->progress)
+            d->job->progress(d->job, d->index, token);
         if (!d->failure.status && token != eos && h->length < d->max_length) {
             b->keep[kept] = ch->row;
             b->next.owner[kept] = d;
@@ -523,11 +573,7 @@ static int take_tokens(serve_loop *l, batch *b, const ted_choice *ch, int kept)
         b->charged -= charge(b->max_batch, d->unfinished) -
                       charge(b->max_batch, d->unfinished - 1);
         if (--d->unfinished == 0) {  /* j was its last sample still decoding */
-            ted_error failure = d->failure;  /* d is freed */
-            if (failure.status)
-                fail_sentence(l, d, &failure);
-            else
-                finish(l, d);
+            end_sentence(l, d);
             break;
         }
     }
@@ -661,6 +707,15 @@ serve_admission serve_loop_submit(serve_loop *l, serve_job *job)
     }
     pthread_mutex_unlock(&l->lock);
     return admission;
+}
+
+void serve_loop_stats(serve_loop *l, serve_loop_counts *counts)
+{
+    pthread_mutex_lock(&l->lock);
+    *counts = (serve_loop_counts){.rows = l->decoding_rows, .encoding_rows = l->encoding_rows,
+                                  .waiting = l->waiting, .held = l->held,
+                                  .dropped = l->dropped};
+    pthread_mutex_unlock(&l->lock);
 }
 
 static void free_batch(batch *b)

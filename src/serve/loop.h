@@ -36,6 +36,17 @@ typedef enum serve_admission {
 /* Hands a job with sentences to decode to the loop. */
 serve_admission serve_loop_submit(serve_loop *loop, serve_job *job);
 
+/* What the loop holds now (GET /v1/stats). */
+typedef struct serve_loop_counts {
+    int rows;           /* rows of the running batch, as max_batch counts them */
+    int encoding_rows;  /* rows of the sentences being encoded or about to join */
+    int waiting;        /* sentences waiting to be encoded */
+    int held;           /* sentences submitted and not yet done, beam search's included */
+    long dropped;       /* sentences dropped so far because their client left */
+} serve_loop_counts;
+
+void serve_loop_stats(serve_loop *loop, serve_loop_counts *counts);
+
 /* Decodes every sentence already submitted, then stops the threads and
  * frees the loop. */
 void serve_loop_stop(serve_loop *loop);

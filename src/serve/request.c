@@ -17,6 +17,7 @@
 const frontend_option_names serve_field_names = {
     "beam",  "\"sample\": true", "length_penalty", "length_normalization", "temperature",
     "top_k", "top_p",            "seed",           "n_best",               "max_length",
+    "early_stopping",
 };
 
 /* ---- reading a request --------------------------------------------------- */
@@ -33,6 +34,7 @@ typedef enum field_kind {
     FIELD_SEED,           /* a whole number >= 0, or its decimal digits as a string */
     FIELD_NORMALIZATION,  /* "gnmt" or "power" */
     FIELD_FORMAT,         /* "text" or "html" */
+    FIELD_EARLY_STOPPING, /* true, false or "never" (or "true", "false") */
 } field_kind;
 
 /* A field of the body: where its value goes in serve_request, and where
@@ -56,6 +58,7 @@ static const field fields[] = {
     {"length_penalty", FIELD_NUMBER, CHOICE(length_penalty), CHOICE(length_penalty_given)},
     {"length_normalization", FIELD_NORMALIZATION, CHOICE(normalization),
      CHOICE(normalization_given)},
+    {"early_stopping", FIELD_EARLY_STOPPING, CHOICE(early_stopping), CHOICE(early_stopping_given)},
     {"temperature", FIELD_NUMBER, CHOICE(temperature), CHOICE(temperature_given)},
     {"top_k", FIELD_WHOLE, CHOICE(top_k), CHOICE(top_k_given)},
     {"top_p", FIELD_NUMBER, CHOICE(top_p), CHOICE(top_p_given)},
@@ -65,6 +68,7 @@ static const field fields[] = {
     {"scores", FIELD_FLAG, offsetof(serve_request, scores), 0},
     {"split_sentences", FIELD_FLAG, offsetof(serve_request, split_sentences), 0},
     {"format", FIELD_FORMAT, offsetof(serve_request, format), 0},
+    {"stream", FIELD_FLAG, offsetof(serve_request, stream), 0},
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -122,6 +126,7 @@ static const char *expected(field_kind kind)
     case FIELD_SEED: return "a whole number from 0 to 2^53, or a string of digits";
     case FIELD_NORMALIZATION: return "\"gnmt\" or \"power\"";
     case FIELD_FORMAT: return "\"text\" or \"html\"";
+    case FIELD_EARLY_STOPPING: return "true, false or \"never\"";
     }
     return "";
 }
@@ -159,6 +164,12 @@ static bool store(const field *f, const cJSON *v, serve_request *r)
         return !strcmp(v->valuestring, "gnmt") || !strcmp(v->valuestring, "power");
     case FIELD_FORMAT:
         return cJSON_IsString(v) && document_format_from_name(v->valuestring, (document_format *)at);
+    case FIELD_EARLY_STOPPING:
+        if (cJSON_IsBool(v))
+            *(ted_early_stopping *)at =
+                cJSON_IsTrue(v) ? TED_EARLY_STOPPING_TRUE : TED_EARLY_STOPPING_FALSE;
+        return cJSON_IsBool(v) ||
+               (cJSON_IsString(v) && frontend_early_stopping(v->valuestring, (ted_early_stopping *)at));
     }
     return false;
 }
@@ -426,6 +437,34 @@ char *serve_models_json(const char *const *names, const ted_model *const *models
     cJSON *list = root ? cJSON_AddArrayToObject(root, "models") : NULL;
     for (int i = 0; list && i < count; i++)
         if (!add_item(list, NULL, model_json(names[i], models[i])))
+            list = NULL;
+    char *text = list ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(root);
+    return text;
+}
+
+/* ---- what the loops hold ----------------------------------------------------- */
+
+static cJSON *counts_json(const char *name, const serve_loop_counts *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o && cJSON_AddStringToObject(o, "name", name) &&
+        cJSON_AddNumberToObject(o, "rows", c->rows) &&
+        cJSON_AddNumberToObject(o, "encoding_rows", c->encoding_rows) &&
+        cJSON_AddNumberToObject(o, "waiting", c->waiting) &&
+        cJSON_AddNumberToObject(o, "sentences", c->held) &&
+        cJSON_AddNumberToObject(o, "dropped", (double)c->dropped))
+        return o;
+    cJSON_Delete(o);
+    return NULL;
+}
+
+char *serve_stats_json(const char *const *names, const serve_loop_counts *counts, int count)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *list = root ? cJSON_AddArrayToObject(root, "models") : NULL;
+    for (int i = 0; list && i < count; i++)
+        if (!add_item(list, NULL, counts_json(names[i], &counts[i])))
             list = NULL;
     char *text = list ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);

@@ -9,6 +9,7 @@
 #include "document/document.h"
 #include "frontend/options.h"
 #include "serve/job.h"
+#include "serve/loop.h"
 
 typedef struct serve_request {
     struct cJSON *root;        /* the parsed body; the strings below live in it */
@@ -20,6 +21,7 @@ typedef struct serve_request {
     bool scores;
     bool split_sentences;    /* each text a paragraph (serve/documents.h) */
     document_format format;  /* DOCUMENT_HTML: each text an HTML page */
+    bool stream;               /* the answer as Server-Sent Events (serve/stream.h) */
 } serve_request;
 
 /* How ted serve names the options in its messages: by their JSON fields
@@ -99,5 +101,10 @@ char *serve_error_json(const char *message);
 /* The models served, for GET /v1/models: {"models": [{"name", "config",
  * "parameters"}]}; the config as config.yaml has it. malloc'ed. */
 char *serve_models_json(const char *const *names, const ted_model *const *models, int count);
+
+/* GET /v1/stats: {"models": [{"name", "rows", "encoding_rows", "waiting",
+ * "sentences", "dropped"}]}, what each model's loop holds now
+ * (serve_loop_counts). malloc'ed; NULL when out of memory. */
+char *serve_stats_json(const char *const *names, const serve_loop_counts *counts, int count);
 
 #endif

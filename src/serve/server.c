@@ -44,6 +44,7 @@
 #include "serve/libre.h"
 #include "serve/loop.h"
 #include "serve/request.h"
+#include "serve/stream.h"
 
 enum { HTTP_THREADS = 2, FD_RESERVE = 64, WATCH_MS = 200, CLIENT_KEY = 9 };
 
@@ -104,6 +105,7 @@ typedef struct request {
     libre_request *libre;  /* a POST /translate of the LibreTranslate API */
     serve_documents documents;  /* with split_sentences or format html: the texts */
     serve_job *job;
+    serve_stream *stream; /* "stream": true, once the job is the stream's */
     bool counted;        /* in server->in_flight: accepted before the drain */
     bool close;          /* the answer closes the connection */
     int refused;         /* 429 or 413: the loop refused the job after it was suspended */
@@ -199,7 +201,7 @@ static enum MHD_Result refuse_draining(request *r)
                   "the server is shutting down; send the request to another one");
 }
 
-/* The answer of a job whose sentences are all done. */
+/* The answer of a job whose sentences are all done, or that the loop refused. */
 static enum MHD_Result answer_job(request *r)
 {
     const serve_job *job = r->job;
@@ -256,6 +258,28 @@ static enum MHD_Result submit(request *r, serve_loop *loop)
         MHD_resume_connection(r->connection);
     }
     return MHD_YES;
+}
+
+/* "stream": true: the job goes to the loop, and the answer, Server-Sent
+ * Events, goes out as its sentences decode (serve/stream.h). */
+static enum MHD_Result stream(request *r, serve_loop *loop)
+{
+    if (!(r->stream = serve_stream_new(r->job, r->fields.scores)))
+        return respond(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL, NULL);
+    serve_admission admission = serve_stream_submit(r->stream, loop);
+    if (admission != SERVE_ACCEPTED) {
+        r->refused = admission == SERVE_QUEUE_FULL ? MHD_HTTP_TOO_MANY_REQUESTS
+                                                   : MHD_HTTP_CONTENT_TOO_LARGE;
+        return answer_job(r);
+    }
+    struct MHD_Response *answer = serve_stream_response(r->stream, r->connection);
+    if (!answer)
+        return MHD_NO;
+    start_answering(r);
+    enum MHD_Result queued = MHD_queue_response(r->connection, MHD_HTTP_OK, answer);
+    MHD_destroy_response(answer);
+    r->status = MHD_HTTP_OK;
+    return queued;
 }
 
 static int find_model(const serve_config *c, const char *name)
@@ -333,6 +357,13 @@ static enum MHD_Result start_leg(request *r, const char *const *texts, int count
     if (!serve_job_within_budget(r->job, c->max_request_tokens, message, sizeof message))
         return refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL, "%s", message);
     r->job->log_probs = last && (r->fields.scores || options.decode.n_best > 1);
+    if (r->fields.stream) {
+        if (r->route.legs > 1 || r->documents.documents)
+            return refuse(r, MHD_HTTP_BAD_REQUEST, NULL, NULL,
+                          "\"stream\" applies to sentences one model translates, not with %s",
+                          r->documents.documents ? "documents" : "a route through English");
+        return stream(r, r->server->loops[leg->model]);
+    }
     if (r->job->unfinished == 0)
         return after_job(r);
     return submit(r, r->server->loops[leg->model]);
@@ -581,6 +612,25 @@ static enum MHD_Result wrong_method(request *r, const char *allowed)
                   "%s takes %s, not %s", r->path, allowed, r->method);
 }
 
+/* GET /v1/stats: what each model's loop holds now. */
+static char *stats_json(const server *s)
+{
+    const serve_config *c = s->config;
+    serve_loop_counts *counts = calloc((size_t)c->model_count, sizeof *counts);
+    const char **names = calloc((size_t)c->model_count, sizeof *names);
+    char *json = NULL;
+    if (counts && names) {
+        for (int i = 0; i < c->model_count; i++) {
+            names[i] = c->models[i].name;
+            serve_loop_stats(s->loops[i], &counts[i]);
+        }
+        json = serve_stats_json(names, counts, c->model_count);
+    }
+    free(counts);
+    free(names);
+    return json;
+}
+
 static enum MHD_Result get(request *r)
 {
     server *s = r->server;
@@ -596,6 +646,8 @@ static enum MHD_Result get(request *r)
         return respond(r, MHD_HTTP_OK, strdup(s->languages_json), NULL, NULL);
     if (!strcmp(r->path, "/frontend/settings"))
         return respond(r, MHD_HTTP_OK, strdup(s->settings_json), NULL, NULL);
+    if (!strcmp(r->path, "/v1/stats"))
+        return respond(r, MHD_HTTP_OK, stats_json(s), NULL, NULL);
     if (is_draining(s))
         return refuse_draining(r);
     return respond(r, MHD_HTTP_OK, strdup("{\"status\":\"ok\"}"), NULL, NULL);
@@ -637,15 +689,15 @@ static enum MHD_Result route(request *r, const char *version)
     if (!strcmp(r->path, "/openapi.yaml") && (asset = openapi_asset(), true))
         return send_asset(r, &asset);
     if (!strcmp(r->path, "/healthz") || !strcmp(r->path, "/v1/models") ||
-        !strcmp(r->path, "/v1/explorer") || !strcmp(r->path, "/languages") ||
-        !strcmp(r->path, "/frontend/settings"))
+        !strcmp(r->path, "/v1/explorer") || !strcmp(r->path, "/v1/stats") ||
+        !strcmp(r->path, "/languages") || !strcmp(r->path, "/frontend/settings"))
         return get(r);
     if (strcmp(r->path, "/v1/translate") && !serve_explorer_endpoint(r->path) &&
         !is_libre_post(r->path))
         return refuse(r, MHD_HTTP_NOT_FOUND, NULL, NULL,
                       "no such path: %s (there are POST /v1/translate, GET /v1/models, "
-                      "GET /healthz, GET /openapi.yaml; LibreTranslate's POST /translate, "
-                      "POST /detect, GET /languages, GET /frontend/settings; and the "
+                      "GET /v1/stats, GET /healthz, GET /openapi.yaml; LibreTranslate's POST "
+                      "/translate, POST /detect, GET /languages, GET /frontend/settings; and the "
                       "explorer: GET /, GET /v1/explorer, POST /v1/explore, POST /v1/beam)",
                       r->path);
     return route_post(r);
@@ -768,7 +820,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **context,
     if (!r)
         return;
     char status[16], method[4 * sizeof r->method], path[4 * sizeof r->path];
-    snprintf(status, sizeof status, r->status ? "%d" : "cut", r->status);
+    bool cut = r->stream && serve_stream_close(r->stream);  /* frees the job when last */
+    snprintf(status, sizeof status, r->status && !cut ? "%d" : "cut", r->status);
     int sentences = r->fields.count;
     fprintf(stderr, "ted serve: %s %s %s %d sentence%s %.1f ms\n",
             log_escape(r->method, method, sizeof method), log_escape(r->path, path, sizeof path),
@@ -780,7 +833,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **context,
         r->link->waiting_since = now();
     }
     pthread_mutex_unlock(&s->lock);
-    serve_job_free(r->job);
+    if (!r->stream)
+        serve_job_free(r->job);
     serve_documents_free(&r->documents);
     serve_request_free(&r->fields);
     if (r->libre)

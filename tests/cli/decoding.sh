@@ -181,6 +181,10 @@ expect_error length-penalty-negative "--length-penalty: '-1' is not a number >= 
     t --beam 2 --length-penalty -1
 expect_error length-penalty-without-beam "--length-penalty applies to beam search" \
     t --length-penalty 1
+expect_error early-stopping-word "--early-stopping: 'always' is not false, true or never" \
+    t --beam 2 --early-stopping always
+expect_error early-stopping-without-beam "--early-stopping applies to beam search" \
+    t --early-stopping never
 expect_error temperature-zero "--temperature: '0' is not a number > 0" t --sample --temperature 0
 expect_error temperature-nan "--temperature: 'nan' is not a number > 0" t --sample --temperature nan
 expect_error temperature-without-sample "--temperature applies to sampling; add --sample" \

@@ -12,7 +12,8 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                   list): the same hypotheses in the same order, and scores,
                   total and per-token log-probs within 1e-4; with length
                   penalties 0.6 (the default), 0 and 1, and with a length
-                  limit that cuts most hypotheses (the limit path)
+                  limit that cuts most hypotheses (the limit path); with the
+                  model's early_stopping (never) and with true and false
   beam/1-is-greedy  --beam 1 --length-penalty 0 prints what greedy prints
                   (text and scores); the reference's beam 1 gives the
                   tutorial's greedy_decode
@@ -62,11 +63,14 @@ def parse_moses(lines):
     return out
 
 
-def compare(name, sentences, m, beam, alpha, n_best, max_length=0):
+def compare(name, sentences, m, beam, alpha, n_best, max_length=0, early_stopping=None):
+    """early_stopping None: the model's (config.yaml: never)."""
     args = ["translate", "-m", MODEL, "--beam", str(beam), "--length-penalty", str(alpha),
             "--n-best", str(n_best), "--scores"]
     if max_length:
         args += ["--max-length", str(max_length)]
+    if early_stopping:
+        args += ["--early-stopping", early_stopping]
     try:
         got = parse_moses(run_ted(args, sentences))
     except (RuntimeError, ValueError) as e:
@@ -75,7 +79,8 @@ def compare(name, sentences, m, beam, alpha, n_best, max_length=0):
     for i, sentence in enumerate(sentences):
         ids = m.source_ids(sentence)
         max_len = m.max_target_length(len(ids), max_length)
-        want = beam_search_torch.beam_search(m, ids, max_len, beam, alpha, n_best)
+        want = beam_search_torch.beam_search(m, ids, max_len, beam, alpha, n_best,
+                                             early_stopping or "never")
         have = got.get(i, [])
         if len(have) != len(want):
             return report(name, f"sentence {i + 1}: {len(have)} hypotheses, the reference "
@@ -150,6 +155,10 @@ def main():
     compare("beam/4-alpha-0.6-n-best-4", sentences, m, 4, 0.6, 4)
     compare("beam/4-alpha-0-n-best-2", sentences, m, 4, 0.0, 2)
     compare("beam/3-alpha-1-max-length-7", sentences, m, 3, 1.0, 3, max_length=7)
+    compare("beam/4-alpha-1-early-stopping-true", sentences, m, 4, 1.0, 2,
+            early_stopping="true")
+    compare("beam/3-alpha-0.6-max-length-7-early-stopping-false", sentences, m, 3, 0.6, 3,
+            max_length=7, early_stopping="false")
     check_beam_1("beam/1-is-greedy", sentences, m)
     check_batches("beam/batch-1-vs-32", sentences)
 

@@ -23,8 +23,10 @@ model.safetensors and as pytorch_model.bin. Checks (one "ok NAME" or
                generation settings of generation_config.json (max_length,
                forced EOS, bad_words_ids) coming through config.yaml: all
                identical
-  beam/*       `ted translate --beam 4` against generate(num_beams=4,
-               early_stopping=True): identical on >= 98 % of all the models'
+  greedy-token-batches/*  the same with --max-batch-tokens 48 --workers 2
+               (sorted by length, batched by tokens, two batches at once)
+  beam/*       `ted translate --beam 4 --early-stopping true` against
+               generate(num_beams=4, early_stopping=True): identical on >= 98 % of all the models'
                sentences (see check_beam)
   languages/*  the multi-target model: `ted info` lists its >>xx<< codes as
                MarianTokenizer does, `ted translate --target-lang xx` equals
@@ -253,10 +255,11 @@ def check_translations(name, ted_dir, model, tok, sentences, beam_results):
     """Greedy decoding: every translation identical. Beam search: the
     translations go to `beam_results`, checked over all models at once by
     check_beam."""
-    for kind, beam, options in (
-            ("greedy", "1", dict(num_beams=1, do_sample=False)),
-            ("beam", "4", dict(num_beams=4, do_sample=False, early_stopping=True))):
-        got, problem = ted_lines(["translate", "-m", ted_dir, "--beam", beam], sentences)
+    for kind, flags, options in (
+            ("greedy", ["--beam", "1"], dict(num_beams=1, do_sample=False)),
+            ("beam", ["--beam", "4", "--early-stopping", "true"],
+             dict(num_beams=4, do_sample=False, early_stopping=True))):
+        got, problem = ted_lines(["translate", "-m", ted_dir, *flags], sentences)
         if problem:
             report(f"{kind}/{name}", problem)
             continue
@@ -265,6 +268,14 @@ def check_translations(name, ted_dir, model, tok, sentences, beam_results):
                 f"max_length {MAX_LENGTH})")
         if kind == "greedy":
             compare(f"{kind}/{name}", got, want, sentences, "sentences", 1.0, note)
+            # sorted by length, batched by tokens, two batches at once
+            got, problem = ted_lines(["translate", "-m", ted_dir, "--beam", beam,
+                                      "--max-batch-tokens", "48", "--workers", "2"], sentences)
+            if problem:
+                report(f"greedy-token-batches/{name}", problem)
+            else:
+                compare(f"greedy-token-batches/{name}", got, want, sentences, "sentences",
+                        1.0, note)
         else:
             beam_results.append((name, got, want, sentences))
 
@@ -309,12 +320,12 @@ def check_target_languages(ted_dir, model, tok):
 
 
 def check_beam(beam_results):
-    """Beam search on every model's sentences: >= 98 % identical. At the
-    last step transformers adds its open hypotheses only when the ones
-    ending in EOS at that step do not already make num_beams finished ones
-    (BeamSearchScorer.finalize skips a sentence that is done); ted finishes
-    the open ones too and may pick one. Random models run to max_length in
-    most sentences, trained ones seldom."""
+    """Beam search on every model's sentences: >= 98 % identical. Random
+    models run to max_length in most sentences, trained ones seldom; ted
+    ends there as transformers does (finish_at_limit in src/model/beam.c,
+    the forced EOS counted in the length: decoding.forced_eos). The margin
+    is for near ties: transformers sums the log-probs in float32, ted in
+    float64."""
     got, want, lines, counts = [], [], [], []
     for name, ted, transformers, sentences in beam_results:
         counts.append(f"{name} {sum(a == b for a, b in zip(ted, transformers))}/{len(ted)}")
@@ -408,6 +419,8 @@ REFUSALS = [
      edit_json("generation_config.json", bad_words_ids=[[5, 6]])),
     ("no-repeat-ngram", r"generation_config\.json: no_repeat_ngram_size 3 is not supported",
      edit_json("generation_config.json", no_repeat_ngram_size=3)),
+    ("early-stopping-word", r'generation_config\.json: early_stopping "sometimes" is not true, '
+     r'false or "never"', edit_json("generation_config.json", early_stopping="sometimes")),
     ("clean-up-off", r"tokenizer_config\.json: clean_up_tokenization_spaces false",
      edit_json("tokenizer_config.json", clean_up_tokenization_spaces=False)),
     ("sharded", r"model\.safetensors\.index\.json: checkpoints split into several files",

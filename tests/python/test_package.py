@@ -88,6 +88,9 @@ MODES = {
     "sample": (["--sample", "--seed", "7"], {"sample": True, "seed": 7}),
     "nbest3-scores": (["--beam", "4", "--n-best", "3", "--scores"],
                       {"beam_size": 4, "n_best": 3, "return_scores": True}),
+    "beam3-early-stopping-false": (["--beam", "3", "--early-stopping", "false", "--scores"],
+                                   {"beam_size": 3, "early_stopping": False,
+                                    "return_scores": True}),
     "sample-nbest2-scores": (["--sample", "--seed", "11", "--top-k", "20", "--temperature",
                               "0.8", "--n-best", "2", "--scores"],
                              {"sample": True, "seed": 11, "top_k": 20, "temperature": 0.8,
@@ -512,7 +515,10 @@ def test_bad_options():
              ({"beam_size": 900}, "the beam must be smaller than the target vocabulary"),
              ({"max_length": 0}, "max_length: 0 is not a whole number"),
              ({"sample": True, "seed": -1}, "seed: -1 is not a whole number"),
-             ({"length_penalty": 1.0}, "length_penalty applies to beam search")]
+             ({"length_penalty": 1.0}, "length_penalty applies to beam search"),
+             ({"beam_size": 2, "early_stopping": "always"},
+              "early_stopping: 'always' is not True, False or \"never\""),
+             ({"early_stopping": True}, "early_stopping applies to beam search")]
     for options, message in cases:
         expect_error(ted.ArgumentError, lambda: t.translate("the dog", **options), message)
     # ted translate words the same checks the same way, with its own option names

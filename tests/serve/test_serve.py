@@ -74,7 +74,7 @@ def serve(*options):
 FLAGS = {"beam": "--beam", "temperature": "--temperature", "top_k": "--top-k",
          "top_p": "--top-p", "seed": "--seed", "n_best": "--n-best",
          "max_length": "--max-length", "length_penalty": "--length-penalty",
-         "length_normalization": "--length-normalization"}
+         "length_normalization": "--length-normalization", "early_stopping": "--early-stopping"}
 
 
 def expected_answer(request):
@@ -82,7 +82,7 @@ def expected_answer(request):
     args = ["translate", "-m", MODEL]
     for key, value in request.items():
         if key in FLAGS:
-            args += [FLAGS[key], str(value)]
+            args += [FLAGS[key], str(value).lower() if isinstance(value, bool) else str(value)]
         elif key in ("sample", "scores") and value:
             args.append("--" + key)
     texts = request["text"]
@@ -189,6 +189,10 @@ def test_api(server):
                         "n_best": 3, "scores": True, "length_penalty": 1.0,
                         "length_normalization": "power"},
         "max-length": {"text": ["the black cat eats the small bird ."], "max_length": 3},
+        "early-stopping": {"text": ["the old queen sings .", "i am on this will ."], "beam": 4,
+                           "n_best": 2, "scores": True, "early_stopping": False},
+        "early-stopping-never": {"text": ["the queens will know the small child ."],
+                                 "beam": 3, "max_length": 6, "early_stopping": "never"},
     }
     for name, request in cases.items():
         status, _, data = server.translate(request)
@@ -277,6 +281,10 @@ def test_bad_requests(server):
         ("model-a-number", {"text": ["a"], "model": 1}, 400, "model: expected a string"),
         ("normalization-word", {"text": ["a"], "beam": 2, "length_normalization": "x"}, 400,
          "length_normalization: expected"),
+        ("early-stopping-word", {"text": ["a"], "beam": 2, "early_stopping": "sometimes"}, 400,
+         'early_stopping: expected true, false or "never"'),
+        ("early-stopping-greedy", {"text": ["a"], "early_stopping": True}, 400,
+         "early_stopping applies to beam search"),
         ("unknown-field", {"text": ["a"], "bream": 2}, 400, 'unknown field "bream"'),
         ("repeated-field", b'{"text": ["a"], "beam": 2, "beam": 3}', 400, "given twice"),
         ("beam-zero", {"text": ["a"], "beam": 0}, 400, "beam: 0 is not a whole number from 1"),

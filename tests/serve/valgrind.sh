@@ -1,6 +1,7 @@
 #!/bin/sh
 # ted serve under valgrind memcheck: greedy, sampled, beam search and
-# refused requests, LibreTranslate's endpoints, a client gone mid-request, then SIGTERM; no memcheck
+# refused requests, LibreTranslate's endpoints, a streamed one, clients gone
+# mid-stream and mid-request, then SIGTERM; no memcheck
 # error (invalid access, uninitialised value, bad free), no definitely lost
 # block, exit status 0. As tests/valgrind.sh, with the AVX2 kernels
 # (memcheck cannot run AVX-512). Prints "ok NAME" or "FAIL NAME: why".
@@ -63,6 +64,22 @@ for name, body, status, want in cases:
     got, data = call("POST", "/v1/translate", body)
     right = got == status and (want is None or data == want)
     print(f"ok serve-valgrind-{name}" if right else f"FAIL serve-valgrind-{name}: {got} {data}")
+def stream(body, events=None):  # a streamed answer's events, or the first `events` lines
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    c.request("POST", "/v1/translate", json.dumps(dict(body, stream=True)),
+              headers={"Content-Type": "application/json"})
+    r = c.getresponse()
+    lines = [r.readline() for _ in range(events)] if events else r.read().splitlines()
+    c.sock.close()  # gone mid-stream when `events` is given
+    c.close()
+    return [json.loads(l[6:]) for l in lines if l.startswith(b"data: ")]
+data = stream({"text": ["the black cat eats the small bird .", ""]})
+right = data[-1] == {"translations": ["le chat noir mange le petit oiseau .", ""]} and \
+    "".join(d["text"] for d in data[:-1]) == "le chat noir mange le petit oiseau ."
+print("ok serve-valgrind-stream" if right else f"FAIL serve-valgrind-stream: {data}")
+data = stream({"text": ["the cat sleeps ."] * 64, "sample": True, "temperature": 5,
+               "max_length": 100}, events=2)
+print("ok serve-valgrind-stream-left" if data else "FAIL serve-valgrind-stream-left: no event")
 with socket.create_connection(("127.0.0.1", port)) as s:  # gone mid-request
     s.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: 50\r\n"
               b"Content-Type: application/json\r\n\r\n{\"te" % port)

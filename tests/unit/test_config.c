@@ -200,6 +200,8 @@ Test(config, optional_keys_take_their_defaults)
     cr_assert_str_eq(c.tgt_spm, "");
     cr_assert_eq(c.normalize, TED_NORMALIZE_NONE);
     cr_assert_eq(c.length_normalization, TED_LENGTH_GNMT);
+    cr_assert_eq(c.early_stopping, TED_EARLY_STOPPING_FALSE);  /* transformers' default */
+    cr_assert(!c.forced_eos);
     cr_assert_eq(c.banned_id_count, 0);
 }
 
@@ -818,6 +820,28 @@ Test(config, normalize_and_length_normalization_are_words)
                           "one of gnmt, power");
 }
 
+Test(config, early_stopping_is_a_word_forced_eos_a_bool)
+{
+    static const struct {
+        const char *word;
+        ted_early_stopping value;
+    } words[] = {{"false", TED_EARLY_STOPPING_FALSE},
+                 {"true", TED_EARLY_STOPPING_TRUE},
+                 {"never", TED_EARLY_STOPPING_NEVER}};
+    char line[64];
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        snprintf(line, sizeof line, "  early_stopping: %s\n", words[i].word);
+        cr_assert_eq(parse_decoding(line).early_stopping, words[i].value, "%s", words[i].word);
+    }
+    cr_assert(parse_decoding("  forced_eos: true\n").forced_eos);
+    expect_decoding_error("  early_stopping: sometimes\n",
+                          "config.yaml:14: decoding.early_stopping: \"sometimes\" is not one of "
+                          "false, true, never");
+    expect_decoding_error("  forced_eos: 0\n",
+                          "config.yaml:14: decoding.forced_eos: expected true or false, got "
+                          "\"0\"");
+}
+
 /* ---- explicit tags --------------------------------------------------------- */
 
 Test(config, a_tag_of_another_type_is_refused)
@@ -1162,6 +1186,8 @@ static const char minimal_written[] =
     "  beam_size: 1\n"
     "  length_penalty: 0.6\n"
     "  length_normalization: gnmt\n"
+    "  early_stopping: false\n"
+    "  forced_eos: false\n"
     "  banned_ids: []\n"
     "  sample: false\n"
     "  temperature: 1.0\n"
@@ -1218,6 +1244,8 @@ static const char minimal_written[] =
     "  beam_size: 5\n"                                      \
     "  length_penalty: 3.4028235e38\n"                      \
     "  length_normalization: power\n"                       \
+    "  early_stopping: never\n"                             \
+    "  forced_eos: true\n"                                  \
     "  banned_ids: [99, 0, 99]\n"                           \
     "  temperature: 0.1\n"                                  \
     "  top_k: 40\n"                                         \
@@ -1301,6 +1329,8 @@ static void assert_same_config(const ted_config *a, const ted_config *b)
     SAME(beam_size);
     SAME(length_penalty);
     SAME(length_normalization);
+    SAME(early_stopping);
+    SAME(forced_eos);
     SAME(banned_id_count);
     SAME(sample);
     SAME(temperature);

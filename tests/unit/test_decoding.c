@@ -692,12 +692,13 @@ Test(decoding, bad_beam_parameters_are_refused)
         int n_best;
         const char *says;
     } bad[] = {
-        {{0, 0.6f, TED_LENGTH_GNMT}, 1, "beam size 0"},
-        {{TINY_TGT_VOCAB, 0.6f, TED_LENGTH_GNMT}, 1, "beam size 14 is outside 1..13"},
-        {{2, -1.0f, TED_LENGTH_GNMT}, 1, "length penalty -1"},
-        {{2, 0.6f, TED_LENGTH_GNMT}, 3, "n-best 3 is outside 1..2"},
-        {{2, 0.6f, TED_LENGTH_GNMT}, 0, "n-best 0"},
-        {{2, 0.6f, (ted_length_normalization)2}, 1, "length normalization 2 is neither"},
+        {{0, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 1, "beam size 0"},
+        {{TINY_TGT_VOCAB, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 1, "beam size 14 is outside 1..13"},
+        {{2, -1.0f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 1, "length penalty -1"},
+        {{2, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 3, "n-best 3 is outside 1..2"},
+        {{2, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 0, "n-best 0"},
+        {{2, 0.6f, (ted_length_normalization)2, TED_EARLY_STOPPING_FALSE}, 1, "length normalization 2 is neither"},
+        {{2, 0.6f, TED_LENGTH_GNMT, (ted_early_stopping)3}, 1, "early stopping 3 is none"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         cr_assert_eq(decode_beam(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &bad[k].params, bad[k].n_best, NULL, h, &err),
@@ -706,7 +707,7 @@ Test(decoding, bad_beam_parameters_are_refused)
                   bad[k].says);
     }
     /* the largest beam works */
-    ted_beam_params widest = {TINY_TGT_VOCAB - 1, 0.6f, TED_LENGTH_POWER};
+    ted_beam_params widest = {TINY_TGT_VOCAB - 1, 0.6f, TED_LENGTH_POWER, TED_EARLY_STOPPING_FALSE};
     cr_assert_eq(decode_beam(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &widest, TINY_TGT_VOCAB - 1, NULL, h, &err),
                  TED_OK, "%s", err.message);
     ted_hypotheses_free(h, TINY_TGT_VOCAB - 1);
@@ -737,8 +738,10 @@ Test(decoding, translate_options_are_checked)
     cr_assert_float_eq(o.decode.sampling.temperature, 1.0f, 0.0);
     cr_assert_eq(o.decode.sampling.top_k, 0);
     cr_assert_float_eq(o.decode.sampling.top_p, 1.0f, 0.0);
+    cr_assert_eq(o.decode.beam.early_stopping, TED_EARLY_STOPPING_NEVER);  /* its config's */
     ted_beam_params b = ted_beam_default_params();
     cr_assert(b.beam_size == 4 && b.length_penalty == 0.6f);
+    cr_assert_eq(b.early_stopping, TED_EARLY_STOPPING_FALSE);
     ted_model_free(model);
 }
 
@@ -855,16 +858,16 @@ Test(decoding, length_penalties_by_hand)
     cr_assert_float_eq(ted_length_penalty(TED_LENGTH_GNMT, 0.0, 5), 1.0, 0.0);
 }
 
-/* Power, alpha 1, beam 2. Step 1: A (log .5) stays open, EOS (log .25,
- * second) finishes with score log .25 / 1, B stays open. Step 2: A A
- * stays open, A EOS (second) finishes with (log .5 + log .25) / 2: two
- * finished, so the search stops, as transformers' early_stopping=True does,
- * though longer hypotheses (A A EOS: (2 log .5 + log .25) / 3) would score
- * better. */
-Test(decoding, power_normalization_stops_at_beam_size_finished)
+/* Power, alpha 1, beam 2, early stopping true. Step 1: A (log .5) stays
+ * open, EOS (log .25, second) finishes with score log .25 / 1, B stays
+ * open. Step 2: A A stays open, A EOS (second) finishes with (log .5 +
+ * log .25) / 2: two finished, so the search stops, as transformers'
+ * early_stopping=True does, though longer hypotheses (A A EOS: (2 log .5 +
+ * log .25) / 3) would score better. */
+Test(decoding, early_stopping_true_stops_at_beam_size_finished)
 {
     temp_dir dir = make_constant_model("");
-    ted_beam_params params = {2, 1.0f, TED_LENGTH_POWER};
+    ted_beam_params params = {2, 1.0f, TED_LENGTH_POWER, TED_EARLY_STOPPING_TRUE};
     ted_hypothesis h[2];
     beam_by_hand(dir.path, params, 6, 2, h);
     double a = log(0.5), eos = log(0.25);
@@ -875,16 +878,16 @@ Test(decoding, power_normalization_stops_at_beam_size_finished)
     remove_model_dir(&dir);
 }
 
-/* GNMT, alpha 1, beam 2, length limit 6: lp = (5 + length) / 6. EOS at
- * step 1 scores log .25; A EOS at step 2 (log .5 + log .25) / (7/6),
- * A A EOS (2 log .5 + log .25) / (8/6), ... lower and lower. The best open
- * hypothesis after step k is A x k, whose best possible score is
- * k log .5 / (11/6): above the second best's after step 4, not after
- * step 5, where the search stops. */
-Test(decoding, gnmt_normalization_stops_when_no_open_hypothesis_can_win)
+/* GNMT, alpha 1, beam 2, length limit 6, early stopping never: lp = (5 +
+ * length) / 6. EOS at step 1 scores log .25; A EOS at step 2 (log .5 +
+ * log .25) / (7/6), A A EOS (2 log .5 + log .25) / (8/6), ... lower and
+ * lower. The best candidate after step k is A x k, whose best possible
+ * score is k log .5 / (11/6): above the second best's after step 4, not
+ * after step 5, where the search stops. */
+Test(decoding, early_stopping_never_stops_when_no_open_hypothesis_can_win)
 {
     temp_dir dir = make_constant_model("");
-    ted_beam_params params = {2, 1.0f, TED_LENGTH_GNMT};
+    ted_beam_params params = {2, 1.0f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_NEVER};
     ted_hypothesis h[2];
     beam_by_hand(dir.path, params, 6, 2, h);
     double a = log(0.5), eos = log(0.25);
@@ -897,13 +900,44 @@ Test(decoding, gnmt_normalization_stops_when_no_open_hypothesis_can_win)
     remove_model_dir(&dir);
 }
 
-/* At the length limit (2 tokens) the best beam_size candidates finish,
- * whatever their last token: A A (2 log .5), A EOS, then A B; EOS from
- * step 1 ranks last. */
+/* Power, alpha 1, beam 2, length limit 6, early stopping false. After
+ * step k (k >= 2) the two best finished are A x (k - 1) EOS and A x (k - 2)
+ * EOS, scored ((k - 1) log .5 + log .25) / k and below; the best candidate,
+ * A x k, bounds what can still finish at k log .5 / k = log .5, above
+ * them: the search goes on to the limit, where A x 5 EOS finishes, the
+ * heuristic still finds A x 6 could win, and the open A x 6 and A x 5 B
+ * finish too (transformers' finalize): A x 6 (score log .5) wins. With
+ * forced_eos the hypotheses cut at the limit count the EOS that follows
+ * them: A x 6 scores 6 log .5 / 7, A x 5 B (5 log .5 + log .15) / 7, above
+ * A x 5 EOS. */
+Test(decoding, early_stopping_false_compares_with_the_best_candidate)
+{
+    ted_beam_params params = {2, 1.0f, TED_LENGTH_POWER, TED_EARLY_STOPPING_FALSE};
+    ted_hypothesis h[2];
+    double a = log(0.5), eos = log(0.25), b = log(0.15);
+    const int a6[] = {A, A, A, A, A, A}, a5_eos[] = {A, A, A, A, A, EOS};
+    const int a5_b[] = {A, A, A, A, A, B};
+    temp_dir dir = make_constant_model("");
+    beam_by_hand(dir.path, params, 6, 2, h);
+    expect_hypothesis(&h[0], a6, 6, 6 * a, a, "best");
+    expect_hypothesis(&h[1], a5_eos, 6, 5 * a + eos, (5 * a + eos) / 6, "second");
+    ted_hypotheses_free(h, 2);
+    remove_model_dir(&dir);
+    dir = make_constant_model("  forced_eos: true\n");
+    beam_by_hand(dir.path, params, 6, 2, h);
+    expect_hypothesis(&h[0], a6, 6, 6 * a, 6 * a / 7, "best, forced EOS");
+    expect_hypothesis(&h[1], a5_b, 6, 5 * a + b, (5 * a + b) / 7, "second, forced EOS");
+    ted_hypotheses_free(h, 2);
+    remove_model_dir(&dir);
+}
+
+/* At the length limit (2 tokens) the EOS candidates among the best
+ * beam_size finish (A EOS), and then, the search not being done, the best
+ * beam_size others: A A (2 log .5), A B; EOS from step 1 ranks last. */
 Test(decoding, the_length_limit_finishes_the_best_candidates)
 {
     temp_dir dir = make_constant_model("");
-    ted_beam_params params = {3, 1.0f, TED_LENGTH_POWER};
+    ted_beam_params params = {3, 1.0f, TED_LENGTH_POWER, TED_EARLY_STOPPING_TRUE};
     ted_hypothesis h[3];
     beam_by_hand(dir.path, params, 2, 3, h);
     double a = log(0.5), eos = log(0.25), b = log(0.15);
@@ -914,14 +948,15 @@ Test(decoding, the_length_limit_finishes_the_best_candidates)
     remove_model_dir(&dir);
 }
 
-/* banned_ids: [4] (A) in the config: beam 2, power, alpha 1. Step 1: EOS
+/* banned_ids: [4] (A) in the config: beam 2, power, alpha 1, early
+ * stopping true. Step 1: EOS
  * finishes first (log .25), B and another token stay open; step 2: B EOS
  * finishes, (log .15 + log .25) / 2: two finished. The log-probs stay the
  * model's (log .25, not log(.25 / .5)), as transformers reports them. */
 Test(decoding, a_banned_token_is_never_in_a_beam)
 {
     temp_dir dir = make_constant_model("  banned_ids: [4]\n");
-    ted_beam_params params = {2, 1.0f, TED_LENGTH_POWER};
+    ted_beam_params params = {2, 1.0f, TED_LENGTH_POWER, TED_EARLY_STOPPING_TRUE};
     ted_hypothesis h[2];
     beam_by_hand(dir.path, params, 6, 2, h);
     double eos = log(0.25), b = log(0.15);
@@ -961,7 +996,7 @@ static void expect_candidate(const ted_beam_candidate *c, int parent, int token,
     cr_assert_eq(c->fate, fate, "%s: fate %d, by hand %d", what, c->fate, fate);
 }
 
-/* The search of power_normalization_stops_at_beam_size_finished, step by
+/* The search of early_stopping_true_stops_at_beam_size_finished, step by
  * step. Step 1 ranks A, EOS, B (the best beam_size + 1 of the one open
  * hypothesis): A and B stay open, EOS finishes. Step 2 ranks A A, A EOS,
  * A B, then B A (as likely as A B: the earlier hypothesis first), B EOS,
@@ -973,7 +1008,7 @@ Test(decoding, the_beam_trace_reports_every_candidate_by_hand)
     temp_dir dir = make_constant_model("");
     ted_model *model = load(dir.path);
     ted_session *s = new_session(model);
-    ted_beam_params params = {2, 1.0f, TED_LENGTH_POWER};
+    ted_beam_params params = {2, 1.0f, TED_LENGTH_POWER, TED_EARLY_STOPPING_TRUE};
     traced_steps t = {0};
     ted_beam_trace trace = {record_traced_step, &t};
     ted_hypothesis h[2], untraced[2];

@@ -1125,7 +1125,7 @@ Test(session, banned_tokens_are_never_generated, .timeout = 60)
               h[0].log_probs[0], want);
     cr_assert(!produces(h, 2, first), "greedy");
     ted_hypotheses_free(h, 2);
-    ted_beam_params beam = {4, 0.6f, TED_LENGTH_GNMT};
+    ted_beam_params beam = {4, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE};
     for (int n = 0; n < 2; n++, beam.length_normalization = TED_LENGTH_POWER) {
         cr_assert_eq(decode_beam(session, BATCH(sources, lengths, max_lengths, 2), &beam, 4, NULL, h, &err), TED_OK, "%s", err.message);
         cr_assert(!produces(h, 2 * 4, first), "beam search");

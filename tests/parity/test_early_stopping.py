@@ -1,0 +1,258 @@
+#!/usr/bin/python3
+"""ted's beam search stopping rules and generation defaults against Hugging
+Face transformers' generate() (BeamSearchScorer, BeamHypotheses.is_done).
+
+    TED=build/ted .venv/bin/python tests/parity/test_early_stopping.py
+
+The model is models/en-fr (a trained MarianMTModel exported by
+tools/export_hf.py) rebuilt here as a MarianMTModel from ted's weights, with
+a MarianTokenizer from its SentencePiece models and vocabulary, and saved
+by save_pretrained with an OPUS-MT generation_config.json (num_beams 4,
+max_length 512, forced_eos_token_id, bad_words_ids [[pad]], early_stopping
+left out: generate()'s default, False). tools/export_hf.py converts that
+directory back, so the decoding settings ted runs with are the exporter's
+reading of generation_config.json. A second copy favours EOS (its bias
+raised by 2: translations end early or late, where the rules part ways),
+has max_length 32 (beams reach the limit, where forced_eos_token_id
+appends EOS) and early_stopping "never" in its generation_config.json. 100 sentences: the test set's, cut in half, shuffled, or
+with their last words repeated.
+
+Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
+  early-stopping/export[-eos]  config.yaml from generation_config.json holds
+                               beam_size 4, early_stopping false (never),
+                               forced_eos, max_length 510 (30)
+  early-stopping/no-flags-*    `ted translate -m DIR` against generate()
+                               with no arguments: >= 95 % identical (the
+                               figure is printed), on both models
+  early-stopping/{true,false,never}[-lp2]
+                               `ted translate --early-stopping X --scores`
+                               against generate(early_stopping=X,
+                               output_scores=True): identical translations
+                               and sequences_scores within 1e-4; with the
+                               length penalty 1 and 2 (never)
+  early-stopping/rules-differ  the settings give other translations on some
+                               sentences (the checks above can fail)
+"""
+import json
+import os
+import random
+import shutil
+import sys
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+
+from ted_test import TED, check, failures, report, run, scratch_directory, ted_problem  # noqa
+
+MODEL = os.path.join(ROOT, "models", "en-fr")
+EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
+PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
+SENTENCES = 100
+NO_FLAGS_AGREEMENT = 0.95
+TOLERANCE = 1e-4
+EOS_BIAS = 2.0
+SHORT_MAX_LENGTH = 32
+
+
+def sentences():
+    """The test set's first sentences, every fourth as it is, the others
+    cut in half, shuffled or with their last three words repeated."""
+    with open(os.path.join(MODEL, "test.en"), encoding="utf-8") as f:
+        lines = [line.rstrip("\n") for line in f][:SENTENCES]
+    rng = random.Random(1)
+    out = []
+    for i, line in enumerate(lines):
+        words = line.split()
+        if i % 4 == 0:
+            words = words[:max(1, len(words) // 2)]
+        elif i % 4 == 1:
+            rng.shuffle(words)
+        elif i % 4 == 2:
+            words = words + words[-3:]
+        out.append(" ".join(words))
+    return out
+
+
+def read_config(path):
+    """config.yaml's `key: value` lines, by section ("model.d_model": "128")."""
+    values, section = {}, None
+    with open(path, encoding="utf-8") as f:
+        for raw in f:
+            line = raw.split("#", 1)[0].rstrip()
+            if not line.strip():
+                continue
+            key, _, value = line.strip().partition(":")
+            if not line.startswith(" "):
+                section = key
+            values[f"{section}.{key}" if line.startswith(" ") else key] = value.strip()
+    return values
+
+
+def hf_model(hf_dir):
+    """models/en-fr as a MarianMTModel and MarianTokenizer, saved to hf_dir
+    as an OPUS-MT download is."""
+    from safetensors.torch import load_file
+    from transformers import GenerationConfig, MarianConfig, MarianMTModel, MarianTokenizer
+
+    c = read_config(os.path.join(MODEL, "config.yaml"))
+    os.makedirs(hf_dir)
+    with open(os.path.join(MODEL, "vocab.txt"), encoding="utf-8") as f:
+        vocab = [line.rstrip("\n") for line in f]
+    with open(os.path.join(hf_dir, "vocab.json"), "w", encoding="utf-8") as f:
+        json.dump({piece: i for i, piece in enumerate(vocab)}, f, ensure_ascii=False)
+    for name in ("source.spm", "target.spm"):
+        shutil.copy(os.path.join(MODEL, name), hf_dir)
+    tok = MarianTokenizer(os.path.join(hf_dir, "source.spm"), os.path.join(hf_dir, "target.spm"),
+                          os.path.join(hf_dir, "vocab.json"), source_lang="en",
+                          target_lang="fr")
+    pad, eos = tok.pad_token_id, tok.eos_token_id
+    d, heads, ff = int(c["model.d_model"]), int(c["model.heads"]), int(c["model.d_ff"])
+    config = MarianConfig(
+        vocab_size=len(vocab), d_model=d, encoder_layers=int(c["model.encoder_layers"]),
+        decoder_layers=int(c["model.decoder_layers"]), encoder_attention_heads=heads,
+        decoder_attention_heads=heads, encoder_ffn_dim=ff, decoder_ffn_dim=ff,
+        activation_function="swish", max_position_embeddings=int(c["model.max_positions"]),
+        scale_embedding=True, dropout=0.0, pad_token_id=pad, eos_token_id=eos,
+        decoder_start_token_id=pad, forced_eos_token_id=eos,
+        share_encoder_decoder_embeddings=True, tie_word_embeddings=True)
+    model = MarianMTModel(config)
+    state = load_file(os.path.join(MODEL, "model.safetensors"))
+    state["final_logits_bias"] = state["final_logits_bias"][None]
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if unexpected or any("layers" in name for name in missing):
+        raise RuntimeError(f"models/en-fr: tensors unknown to MarianMTModel {unexpected}, "
+                           f"missing {missing}")
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=pad, eos_token_id=eos, pad_token_id=pad,
+        forced_eos_token_id=eos, bad_words_ids=[[pad]], num_beams=4, max_length=512)
+    model.eval()
+    model.save_pretrained(hf_dir, safe_serialization=True)
+    tok.save_pretrained(hf_dir)
+    return model, tok
+
+
+def eos_favouring(model, tok, hf_dir):
+    """A copy that ends translations more readily, with max_length 32 and
+    early_stopping "never"."""
+    from transformers import MarianMTModel
+
+    model = MarianMTModel.from_pretrained(hf_dir).eval()
+    with torch.no_grad():
+        model.final_logits_bias[0, tok.eos_token_id] += EOS_BIAS
+    model.generation_config.max_length = SHORT_MAX_LENGTH
+    model.generation_config.early_stopping = "never"
+    out = hf_dir + "-eos"
+    model.save_pretrained(out, safe_serialization=True)
+    tok.save_pretrained(out)
+    return model, out
+
+
+def export(hf_dir, out_dir):
+    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", out_dir])
+    if status != 0:
+        raise RuntimeError(f"export_hf.py {hf_dir}: {err.strip()}")
+
+
+def generate(model, tok, lines, **options):
+    """generate()'s translations and, with output_scores, sequences_scores."""
+    texts, scores = [], []
+    for start in range(0, len(lines), 20):
+        batch = tok(lines[start:start + 20], return_tensors="pt", padding=True)
+        with torch.no_grad():
+            out = model.generate(**batch, return_dict_in_generate=True, **options)
+        texts += tok.batch_decode(out.sequences, skip_special_tokens=True)
+        if options.get("output_scores"):
+            scores += out.sequences_scores.tolist()
+    return texts, scores
+
+
+def ted_translate(ted_dir, lines, *options):
+    """ted's translations and, with --scores, their scores."""
+    out, problem = ted_problem(["translate", "-m", ted_dir, *options], "\n".join(lines) + "\n")
+    if problem:
+        raise RuntimeError(problem)
+    rows = out.split("\n")[:-1]
+    if "--scores" not in options:
+        return rows, []
+    fields = [row.split(" ||| ") for row in rows]
+    return [f[1] for f in fields], [float(f[2]) for f in fields]
+
+
+def first_difference(lines, got, want):
+    for i, (a, b) in enumerate(zip(got, want)):
+        if a != b:
+            return f"sentence {i + 1} ({lines[i]!r}): ted {a!r}, transformers {b!r}"
+    return f"{len(got)} lines from ted, {len(want)} from transformers"
+
+
+def check_export(name, ted_dir, early_stopping, max_length):
+    c = read_config(os.path.join(ted_dir, "config.yaml"))
+    want = {"decoding.beam_size": "4", "decoding.early_stopping": early_stopping,
+            "decoding.forced_eos": "true", "decoding.max_length": str(max_length)}
+    got = {key: c.get(key) for key in want}
+    check(name, got == want, f"config.yaml has {got}, expected {want}")
+
+
+def check_no_flags(name, model, tok, ted_dir, lines):
+    want, _ = generate(model, tok, lines)
+    got, _ = ted_translate(ted_dir, lines)
+    same = sum(a == b for a, b in zip(got, want))
+    detail = f"{same}/{len(lines)} identical (>= {NO_FLAGS_AGREEMENT:.0%} required)"
+    if len(got) != len(want) or same < NO_FLAGS_AGREEMENT * len(lines):
+        return report(name, f"{detail}; {first_difference(lines, got, want)}")
+    report(name, detail=detail)
+
+
+def check_setting(name, model, tok, ted_dir, lines, setting, penalty):
+    """--early-stopping against generate(early_stopping=...): every
+    translation and score. Returns transformers' translations."""
+    word = {True: "true", False: "false", "never": "never"}[setting]
+    want, want_scores = generate(model, tok, lines, early_stopping=setting,
+                                 length_penalty=penalty, output_scores=True)
+    got, got_scores = ted_translate(ted_dir, lines, "--early-stopping", word,
+                                    "--length-penalty", str(penalty), "--scores")
+    if got != want:
+        same = sum(a == b for a, b in zip(got, want))
+        report(name, f"{same}/{len(lines)} identical; {first_difference(lines, got, want)}")
+        return want
+    worst = max(abs(a - b) for a, b in zip(got_scores, want_scores))
+    report(name, None if worst <= TOLERANCE else
+           f"scores differ by {worst:.3g} > {TOLERANCE:g}",
+           f"{len(lines)}/{len(lines)} identical, scores within {worst:.1e}")
+    return want
+
+
+def main():
+    torch.set_num_threads(1)
+    if not (os.path.isfile(TED) and os.access(TED, os.X_OK)):
+        return report("early-stopping/setup", f"{TED}: no such executable")
+    lines = sentences()
+    with scratch_directory("ted-early-stopping-") as tmp:
+        hf_dir = os.path.join(tmp, "hf")
+        model, tok = hf_model(hf_dir)
+        short, short_dir = eos_favouring(model, tok, hf_dir)
+        ted_dir, short_ted = os.path.join(tmp, "ted"), os.path.join(tmp, "ted-eos")
+        export(hf_dir, ted_dir)
+        export(short_dir, short_ted)
+        check_export("early-stopping/export", ted_dir, "false", 510)
+        check_export("early-stopping/export-eos", short_ted, "never", SHORT_MAX_LENGTH - 2)
+        check_no_flags("early-stopping/no-flags-trained", model, tok, ted_dir, lines)
+        check_no_flags("early-stopping/no-flags-eos", short, tok, short_ted, lines)
+        found = {}
+        for setting, penalty, name in ((True, 1.0, "true"), (False, 1.0, "false"),
+                                       ("never", 1.0, "never"), (False, 2.0, "false-lp2"),
+                                       ("never", 2.0, "never-lp2")):
+            found[name] = check_setting(f"early-stopping/{name}", short, tok, short_ted, lines,
+                                        setting, penalty)
+        differ = {pair: sum(a != b for a, b in zip(found[pair[0]], found[pair[1]]))
+                  for pair in (("true", "false"), ("false-lp2", "never-lp2"))}
+        check("early-stopping/rules-differ", all(differ.values()),
+              f"generate() gives the same translations under {differ}")
+        print(f"# translations that differ: {differ}")
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(1 if failures() else 0)
