@@ -48,6 +48,14 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
   early-stopping/{true,false,never}-nllb-*
                                as above, with the forced target-language
                                code scored 0 as generate() scores it
+  early-stopping/export-default-target, default-target-nllb
+                               a generation config's forced_bos_token_id
+                               fra_Latn: config.yaml's default_target_lang,
+                               and `ted translate --source-lang eng_Latn`
+                               equals generate() with no arguments
+  early-stopping/refuse-forced-bos
+                               a forced_bos_token_id that is no language
+                               code: export_hf.py exits 1, one line
 """
 import json
 import os
@@ -340,6 +348,41 @@ def check_nllb(tmp):
         for setting, word in ((True, "true"), (False, "false"), ("never", "never")):
             check_setting(f"early-stopping/{word}-{way}", model, tok, ted_dir, lines, setting,
                           1.0, languages)
+    check_default_target(model, tok, hf_dir, tmp)
+
+
+def check_default_target(model, tok, hf_dir, tmp):
+    """generation_config.json's forced_bos_token_id, a language code:
+    config.yaml's default_target_lang, what `ted translate --source-lang`
+    alone translates into, as generate() with no arguments; an id that is
+    no language code is refused."""
+    from transformers import M2M100ForConditionalGeneration
+
+    code = tok.convert_tokens_to_ids("fra_Latn")
+    forced_dir, ted_dir = hf_dir + "-fra", os.path.join(tmp, "nllb-fra-ted")
+    forced = M2M100ForConditionalGeneration.from_pretrained(hf_dir).eval()
+    forced.generation_config.forced_bos_token_id = code
+    forced.save_pretrained(forced_dir, safe_serialization=True)
+    tok.save_pretrained(forced_dir)
+    export(forced_dir, ted_dir)
+    got = read_config(os.path.join(ted_dir, "config.yaml")).get("tokenizer.default_target_lang")
+    check("early-stopping/export-default-target", got == "fra_Latn",
+          f"config.yaml: default_target_lang {got}, expected fra_Latn")
+    lines = sentences(os.path.join(MULTI, "test.eng_Latn"))
+    tok.src_lang = "eng_Latn"
+    want, _ = generate(forced, tok, lines)
+    got, _ = ted_translate(ted_dir, lines, "--source-lang", "eng_Latn")
+    same = sum(a == b for a, b in zip(got, want))
+    detail = f"{same}/{len(lines)} identical (>= {NO_FLAGS_AGREEMENT:.0%} required)"
+    report("early-stopping/default-target-nllb",
+           None if len(got) == len(want) and same >= NO_FLAGS_AGREEMENT * len(lines) else
+           f"{detail}; {first_difference(lines, got, want)}", detail)
+    forced.generation_config.forced_bos_token_id = tok.bos_token_id
+    forced.save_pretrained(forced_dir, safe_serialization=True)
+    status, _, err = run([PYTHON, EXPORTER, forced_dir, "--out", ted_dir + "-bad"])
+    check("early-stopping/refuse-forced-bos", status == 1 and "forced_bos_token_id" in err and
+          len(err.strip().split("\n")) == 1,
+          f"export_hf.py exit {status}, stderr {err.strip()[:200]!r}")
 
 
 if __name__ == "__main__":
