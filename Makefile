@@ -99,7 +99,7 @@ UNIT := $(BUILD)/unit-tests
 EXAMPLE := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/example-%)
 NORMALIZE_CHECK := $(BUILD)/normalize-check
 
-.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-serve bench-serve-run fuzz valgrind
+.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-shortlist bench-serve bench-serve-run fuzz valgrind
 all: $(LIB) $(TED)
 
 $(BUILD)/%.o: %.c
@@ -319,6 +319,14 @@ bench-run: all $(VENV)/bench-installed
 	BUILD=$(BUILD) BENCH_MACHINE=$(BENCH_MACHINE) $(VENV_PYTHON) bench/run.py --no-build \
 	    $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory bench-python
+	@$(MAKE) --no-print-directory bench-shortlist
+
+# The vocabulary shortlist (bench/shortlist.py): exact match and chrF of the
+# shipped models with and without a shortlist built from their training data
+# (regenerated into $(BUILD)/toy when missing), and tokens/s on the bench
+# checkpoint at batch 1 and 32 with and without one.
+bench-shortlist: all $(VENV)/installed
+	BUILD=$(BUILD) $(VENV_PYTHON) bench/shortlist.py --ted $(TED)
 
 # ted serve against sequential ted translate runs (bench/serve_bench.py):
 # sentences/s and p50/p99 latency at 1, 8 and 32 concurrent clients, on the
@@ -352,7 +360,7 @@ valgrind: test-deps
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := build-fuzz
-FUZZ_TARGETS := safetensors config vocab tokenizer normalize spm request document
+FUZZ_TARGETS := safetensors config vocab shortlist tokenizer normalize spm request document
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_COMMON := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Iinclude -Isrc \
                $(shell pkg-config --cflags yaml-0.1 libcjson libmicrohttpd libexttextcat icu-uc \

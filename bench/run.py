@@ -8,8 +8,9 @@ Makes a Transformer-base-sized Hugging Face MarianMTModel with random weights
 (bench/make_marian_model.py: d_model 512, 6 + 6 layers, 8 heads, d_ff 2048,
 vocabulary 58 101) and gives the same checkpoint to every runtime:
 
-  ted          tools/export_hf.py's export, `ted bench`; int8: `ted quantize`
-               of that export, `ted bench` on the result;
+  ted          tools/export_hf.py's export, `ted bench`; int8 and bf16: `ted
+               quantize` (--dtype bf16) of that export, `ted bench` on the
+               result;
   PyTorch      bench/torch_bench.py: a tuned key/value-cached loop over the
                model's own modules; int8: quantize_dynamic on the same weights;
   CTranslate2  ct2-transformers-converter --quantization float32 and int8,
@@ -40,7 +41,7 @@ Prints Markdown tables; writes BUILD/bench/results.json (every raw figure)
 and BUILD/bench/table.md (with --nllb-only: nllb-results.json and
 nllb-table.md). Exits 1 when a measurement of ted fp32, PyTorch or
 CTranslate2, or of the real-size check, failed (the table says which; ted
-int8 shows n/a when `ted quantize` is not there). --quick: one timed run of everything.
+int8 and bf16 show n/a when `ted quantize` is not there or cannot write them). --quick: one timed run of everything.
 """
 import argparse
 import json
@@ -69,7 +70,8 @@ SOURCE_LEN = 32
 NEW_TOKENS = 64
 SEED = 1  # ted bench's --seed: the source ids every runtime gets
 
-RUNTIMES = ("ted", "ted int8", "PyTorch", "PyTorch int8", "CTranslate2", "CTranslate2 int8")
+RUNTIMES = ("ted", "ted int8", "ted bf16", "PyTorch", "PyTorch int8", "CTranslate2",
+            "CTranslate2 int8")
 PEER_OF = {"PyTorch": "ted", "PyTorch int8": "ted int8",
            "CTranslate2": "ted", "CTranslate2 int8": "ted int8"}
 ISA_FLAGS = re.compile(r"^(sse4_2|avx\w*|fma|f16c|amx\w*)$")
@@ -176,9 +178,9 @@ def convert_ct2(hf_dir, out_dir, quantization):
     return last_line(p.stderr, p.returncode) if p.returncode else None
 
 
-def ted_quantize(ted, model_dir, out_dir):
+def ted_quantize(ted, model_dir, out_dir, dtype="int8"):
     """`ted quantize` of the exported model; returns an error message or None."""
-    p = run([ted, "quantize", model_dir, out_dir], capture_output=True)
+    p = run([ted, "quantize", "--dtype", dtype, model_dir, out_dir], capture_output=True)
     return f"ted quantize failed: {last_line(p.stderr, p.returncode)}" if p.returncode else None
 
 
@@ -587,6 +589,14 @@ def target_lines(r):
             lines.append(f"| ted int8 peak RSS, batch {b}, {t} thread(s) ≤ 0.35× the fp32 "
                          f"weight file ({fp32_file:,.1f} MiB) | {memory:.2f}× | " +
                          ("met" if memory <= 0.35 else "**not met**") + " |")
+    for (runtime, b, t), x in sorted(rows.items(), key=lambda kv: kv[0][1:]):
+        fp32 = rows.get(("ted", b, t))
+        if runtime != "ted bf16" or b != 1 or not ok(x) or not ok(fp32):
+            continue
+        speed = x["tokens_per_s"] / fp32["tokens_per_s"]
+        lines.append(f"| ted bf16 ÷ ted fp32, batch 1, {t} thread(s) ≥ 1.70× | {speed:.2f}× | "
+                     + ("met" if speed >= 1.7 else f"**not met** ({speed / 1.7:.2f} of it)")
+                     + starved(x, fp32) + " |")
     for peer in ("PyTorch", "PyTorch int8", "CTranslate2", "CTranslate2 int8"):
         mine = PEER_OF[peer]
         for (runtime, b, t), x in sorted(rows.items(), key=lambda kv: kv[0][1:]):
@@ -659,12 +669,12 @@ def report(r):
         "models converted by ct2-transformers-converter. Both peers run with OMP_WAIT_POLICY="
         f"{r['versions'].get('omp_wait_policy') or 'unset'}: libgomp's default spin-waiting "
         "made them several times slower at 2 threads on 2 cores (CTranslate2 float32 over "
-        "ten times on a shared machine). ted int8: `ted quantize` of the "
-        "exported model.")
+        "ten times on a shared machine). ted int8 and ted bf16: `ted quantize` "
+        "(--dtype bf16) of the exported model.")
     add("")
     add("The bounds are this machine's, measured in this run by bench-machine, for the row's "
         "thread count, and are float32 bounds for every row (an int8 row reads a quarter of "
-        "the bytes, so it can pass 1×):")
+        "the bytes and a bf16 row half, so they can pass 1×):")
     add("")
     add(f"- **read bound**: a decoder step reads {c['step_weight_bytes'] / 1e6:,.1f} MB of "
         "float32 weights (decoder layers without the encoder-decoder keys/values, which are "
@@ -945,10 +955,11 @@ def prepare(ted, out_dir):
         raise SystemExit(f"bench/make_marian_model.py failed (exit status {status})")
     hf_dir = model_dir + "-hf"
     dirs = {"hf": hf_dir, "ted": model_dir, "PyTorch": hf_dir, "PyTorch int8": hf_dir}
-    int8_dir = os.path.join(out_dir, "marian-int8")
-    shutil.rmtree(int8_dir, ignore_errors=True)
-    error = ted_quantize(ted, model_dir, int8_dir)
-    dirs["ted int8"] = {"n/a": error} if error else int8_dir
+    for dtype in ("int8", "bf16"):
+        quantized_dir = os.path.join(out_dir, "marian-" + dtype)
+        shutil.rmtree(quantized_dir, ignore_errors=True)
+        error = ted_quantize(ted, model_dir, quantized_dir, dtype)
+        dirs["ted " + dtype] = {"n/a": error} if error else quantized_dir
     for name, quantization in (("CTranslate2", "float32"), ("CTranslate2 int8", "int8")):
         ct2_dir = os.path.join(out_dir, "ct2-" + quantization)
         error = convert_ct2(hf_dir, ct2_dir, quantization)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes the seed corpora of the fuzz harnesses from the repository's good
-files: OUT/safetensors, OUT/config, OUT/vocab, OUT/tokenizer, OUT/normalize,
+files: OUT/safetensors, OUT/config, OUT/vocab, OUT/shortlist, OUT/tokenizer, OUT/normalize,
 OUT/spm, OUT/request, OUT/document.
 
     /usr/bin/python3 fuzz/make_seeds.py OUT
@@ -85,6 +85,13 @@ def vocab_seeds():
                                                          "rb").read()
     yield "crlf_utf8", "<unk>\r\n<pad>\r\n<bos>\r\n<eos>\r\n été\r\n€\r\n \r\nx y".encode()
     yield "other_specials", b"<s>\n</s>\n[UNK]\n[PAD]\nword\n"
+
+
+def shortlist_seeds():
+    yield "small", (b"ted-shortlist 1\n# a comment\nvocab 40 60\nfrequent 3 4 5\n"
+                    b"2 7 8 9\n\n17 59 0\r\n39 12\n")
+    yield "empty_lists", b"ted-shortlist 1\nvocab 40 60\nfrequent\n0\n5\n"
+    yield "wrong_size", b"ted-shortlist 1\nvocab 41 60\nfrequent 1\n"
 
 
 def tokenizer_seeds():
@@ -180,7 +187,8 @@ def document_seeds():
 def main():
     out = sys.argv[1]
     for kind, seeds in (("safetensors", safetensors_seeds()), ("config", config_seeds()),
-                        ("vocab", vocab_seeds()), ("tokenizer", tokenizer_seeds()),
+                        ("vocab", vocab_seeds()), ("shortlist", shortlist_seeds()),
+                        ("tokenizer", tokenizer_seeds()),
                         ("normalize", normalize_seeds()), ("spm", spm_seeds()),
                         ("request", request_seeds()), ("document", document_seeds())):
         os.makedirs(os.path.join(out, kind), exist_ok=True)

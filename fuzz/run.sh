@@ -6,13 +6,13 @@
 #   FUZZ_BUILD/artifacts/NAME/    inputs that crashed, leaked or timed out
 #   FUZZ_BUILD/NAME.log           libFuzzer's output; its last lines hold the
 #                                 run's figures (#execs, cov, ft, corp)
-# FUZZ_TARGETS: the harnesses to run (default all eight). Exits 1 when any
+# FUZZ_TARGETS: the harnesses to run (default all nine). Exits 1 when any
 # harness found a failure.
 #
 # What each harness holds the code to (a crash, a sanitizer report, a leak
 # or a broken REQUIRE is a failure):
 #   safetensors config vocab   a file's bytes: loaded, or refused with a
-#                              message; nothing read outside the bytes
+#   shortlist                  message; nothing read outside the bytes
 #   tokenizer normalize        text in, ids or text out, within bounds
 #   spm                        a SentencePiece model file from memory: refused
 #                              naming the file, or loaded and then used on
@@ -34,7 +34,7 @@
 #                              gains no '<' or '>'
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-FUZZ_TARGETS=${FUZZ_TARGETS:-safetensors config vocab tokenizer normalize spm request document}
+FUZZ_TARGETS=${FUZZ_TARGETS:-safetensors config vocab shortlist tokenizer normalize spm request document}
 PYTHON=${PYTHON:-/usr/bin/python3}
 "$PYTHON" fuzz/make_seeds.py "$FUZZ_BUILD/seeds" || exit 1
 failed=0

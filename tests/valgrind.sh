@@ -82,6 +82,27 @@ if check sampling 0; then
     if [ "$(wc -l <"$work/out")" -eq 1 ]; then echo "ok sampling"; else echo "FAIL sampling: $(cat "$work/out")"; fi
 fi
 
+# A vocabulary shortlist: built from a corpus, used by beam search; a bad
+# one refused.
+head -n 200 $toy/test.en >"$work/src"
+head -n 200 $toy/test.fr >"$work/tgt"
+memcheck "$TED" shortlist -m $toy --source "$work/src" --target "$work/tgt" --top 20 \
+    --frequent 10 -o "$work/lex" >"$work/out" 2>"$work/err"
+status=$?
+if check shortlist-build 0; then
+    if head -n 1 "$work/lex" | grep -qx 'ted-shortlist 1'; then echo "ok shortlist-build"; else echo "FAIL shortlist-build: $(head -c 200 "$work/lex")"; fi
+fi
+memcheck "$TED" translate -m $toy --shortlist "$work/lex" --beam 4 --n-best 2 "the dog sleeps ." \
+    "the old queen sings ." >"$work/out" 2>"$work/err"
+status=$?
+if check shortlist-beam 0; then
+    if [ "$(wc -l <"$work/out")" -eq 4 ]; then echo "ok shortlist-beam"; else echo "FAIL shortlist-beam: $(cat "$work/out")"; fi
+fi
+printf 'ted-shortlist 1\nvocab 355 849\nfrequent 4 849\n' >"$work/bad-lex"
+memcheck "$TED" translate -m $toy --shortlist "$work/bad-lex" "the dog sleeps ." >"$work/out" 2>"$work/err"
+status=$?
+check shortlist-refused 1 && echo "ok shortlist-refused"
+
 # Documents: a paragraph cut into sentences (ICU), a malformed HTML page
 # (libxml2), and a page that is not UTF-8, refused.
 memcheck "$TED" translate -m models/en-fr --split-sentences \

@@ -118,6 +118,7 @@ KEYS = {
     "decoding.forced_eos": _bool(False),
     "decoding.banned_ids": {"type": "int_list", "min": 0, "max": INT_MAX, "capacity": 16,
                             "default": []},
+    "decoding.shortlist": _path(False),
     "decoding.sample": _bool(False),
     "decoding.temperature": _float(1, 0, 1.0),
     "decoding.top_k": _int(0, 16777216, 0),

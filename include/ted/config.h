@@ -181,6 +181,8 @@ typedef struct ted_config {
                                * length of a hypothesis cut there, with log-prob 0 */
     int banned_ids[TED_MAX_BANNED_IDS];  /* target ids never generated */
     int banned_id_count;
+    /* a vocabulary shortlist file, relative to the model directory; "": none */
+    char shortlist[TED_CONFIG_PATH_SIZE];
     bool sample;
     float temperature;
     int top_k;                /* 0: no cut */

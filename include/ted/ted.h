@@ -80,6 +80,18 @@ char *ted_config_json(const ted_config *config);
  * does). It installs a SIGBUS handler for the whole process. */
 ted_status ted_report_weight_faults(ted_error *err);
 
+/* Restricts the final Linear + Softmax of every decode that starts after
+ * this call to a vocabulary shortlist (docs/decoding.md#vocabulary-shortlist):
+ * per batch, to the union of the targets the shortlist file `path` lists
+ * for the batch's source tokens, its frequent targets, EOS, UNK, the
+ * target-language codes and the forced prefixes. The logits of every other
+ * target are -infinity, so the softmax is over the union. The config's
+ * decoding.shortlist sets one at load. NULL removes it. Call it before
+ * any session of the model decodes (it changes the model). Fails
+ * (TED_ERR_FORMAT, naming the file and line) on a bad file, which leaves
+ * the model without a shortlist. */
+ted_status ted_model_set_shortlist(ted_model *model, const char *path, ted_error *err);
+
 /* Reads every tensor of the weights file and fails (TED_ERR_WEIGHTS, naming
  * the tensor and the element) at the first NaN or infinity. Loading checks
  * the vectors (biases, LayerNorms) only: the matrices are nearly all of the

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "model/choose.h"
+#include "model/session.h"
 
 static const char usage[] =
     "usage: ted bench -m DIR [OPTIONS]\n"
@@ -26,10 +27,14 @@ static const char usage[] =
     "                      most the CPUs this process may use)\n"
     "  --repeat R          timed runs (default 5)\n"
     "  --seed X            seed of the random source ids (default 1)\n"
+    "  --shortlist FILE    restrict the final Linear + Softmax to a vocabulary\n"
+    "                      shortlist (`ted shortlist`); shortlist_rows: the\n"
+    "                      targets of the batch's union\n"
     "  -h, --help          show this help\n";
 
 typedef struct bench_options {
     const char *model_dir;
+    const char *shortlist;
     int batch, source_len, new_tokens, threads, repeat;
     unsigned seed;
 } bench_options;
@@ -112,6 +117,24 @@ static int run_once(ted_session *session, const ted_config *c, const bench_optio
     return 0;
 }
 
+/* The medians of the R runs, as one JSON object. */
+static void print_results(const bench_options *o, const ted_session *session, double *load,
+                          double *encode, double *per_token, double *tokens_per_s, int threads)
+{
+    int R = o->repeat;
+    struct rusage resources;
+    getrusage(RUSAGE_SELF, &resources);
+    printf("{\"kernels\": \"%s\", ", ted_cpu_kernels());
+    printf("\"load_ms\": %.3f, \"encode_ms\": %.3f, \"per_token_ms\": %.3f, "
+           "\"tokens_per_s\": %.1f, \"peak_rss_mib\": %.1f, \"threads\": %d, "
+           "\"batch\": %d, \"source_len\": %d, \"new_tokens\": %d, \"repeat\": %d, "
+           "\"shortlist_rows\": %d}\n",
+           median(load, R), median(encode, R), median(per_token, R),
+           median(tokens_per_s, R), resources.ru_maxrss / 1024.0, threads, o->batch,
+           o->source_len, o->new_tokens, R,
+           session->subset_active ? session->subset.count : 0);
+}
+
 static int run_bench(const bench_options *o)
 {
     int R = o->repeat;
@@ -123,6 +146,10 @@ static int run_bench(const bench_options *o)
         if (!(model = cli_load_model(o->model_dir)))
             return 1;
         load[r] = now_ms() - start;
+        if (cli_use_shortlist(model, o->shortlist, "bench")) {
+            ted_model_free(model);
+            return 1;
+        }
     }
     int threads = cli_set_threads(o->threads);
     const ted_config *c = ted_model_config(model);
@@ -154,17 +181,8 @@ static int run_bench(const bench_options *o)
         per_token[r] = run.decode_ms / o->new_tokens;
         tokens_per_s[r] = o->batch * o->new_tokens / (run.decode_ms / 1e3);
     }
-    if (!status) {
-        struct rusage resources;
-        getrusage(RUSAGE_SELF, &resources);
-        printf("{\"kernels\": \"%s\", ", ted_cpu_kernels());
-        printf("\"load_ms\": %.3f, \"encode_ms\": %.3f, \"per_token_ms\": %.3f, "
-               "\"tokens_per_s\": %.1f, \"peak_rss_mib\": %.1f, \"threads\": %d, "
-               "\"batch\": %d, \"source_len\": %d, \"new_tokens\": %d, \"repeat\": %d}\n",
-               median(load, R), median(encode, R), median(per_token, R),
-               median(tokens_per_s, R), resources.ru_maxrss / 1024.0, threads, o->batch,
-               o->source_len, o->new_tokens, R);
-    }
+    if (!status)
+        print_results(o, session, load, encode, per_token, tokens_per_s, threads);
     for (int b = 0; b < allocated; b++)
         free(sources[b]);
     ted_session_free(session);
@@ -192,7 +210,7 @@ static bool bench_option(cli_args *a, const char *option, void *options)
         cli_take_int(a, option, 1, 1000, &b->o.repeat);
     else if (!strcmp(option, "--seed"))
         cli_take_int(a, option, 0, INT32_MAX, &b->seed);
-    else
+    else if (!cli_shortlist_option(a, option, &b->o.shortlist))
         return false;
     return true;
 }

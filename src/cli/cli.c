@@ -104,6 +104,23 @@ bool cli_language_option(cli_args *a, const char *option, ted_languages *languag
     return true;
 }
 
+bool cli_shortlist_option(cli_args *a, const char *option, const char **path)
+{
+    if (strcmp(option, "--shortlist"))
+        return false;
+    if (cli_take_value(a, option))
+        *path = a->value;
+    return true;
+}
+
+int cli_use_shortlist(ted_model *model, const char *path, const char *command)
+{
+    ted_error err = {0};
+    if (path && ted_model_set_shortlist(model, path, &err))
+        return cli_error("%s: --shortlist: %s", command, err.message);
+    return 0;
+}
+
 bool cli_common_option(cli_args *a, const char *option)
 {
     if (!strcmp(option, "-h") || !strcmp(option, "--help")) {

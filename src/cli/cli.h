@@ -21,6 +21,7 @@ int cli_step(int argc, char **argv);
 int cli_attention(int argc, char **argv);
 int cli_serve(int argc, char **argv);
 int cli_quantize(int argc, char **argv);
+int cli_shortlist(int argc, char **argv);
 
 /* "ted: <message>" on stderr; returns 1, the exit status of every error. */
 int cli_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -61,6 +62,13 @@ bool cli_common_option(cli_args *a, const char *option);
 /* --source-lang CODE and --target-lang CODE, the options of every command
  * that decodes a sentence, into `languages`. True when `option` was one. */
 bool cli_language_option(cli_args *a, const char *option, ted_languages *languages);
+/* --shortlist FILE, of every command that decodes, into `path`. True when
+ * `option` was it. */
+bool cli_shortlist_option(cli_args *a, const char *option, const char **path);
+/* Restricts the model's final Linear + Softmax to the shortlist at `path`
+ * (ted_model_set_shortlist; NULL: nothing to do). 0, or 1 once the error
+ * is reported. */
+int cli_use_shortlist(ted_model *model, const char *path, const char *command);
 /* Reports an option the command does not know. */
 void cli_unknown_option(cli_args *a, const char *option);
 /* True when -m DIR was given; else reports it. */

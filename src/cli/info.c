@@ -52,13 +52,18 @@ static void print_languages(const ted_model *model)
     }
 }
 
-/* "int8" when the matrices are stored I8 (with their F32 scales), else
- * "fp32" (F16 and BF16 weights run as F32). */
+/* "int8" when the matrices are stored I8 (with their F32 scales), "bf16"
+ * when they are BF16 (multiplied as stored), else "fp32" (F16 weights run
+ * as F32). */
 static const char *weight_type(const ted_model *model)
 {
-    for (int i = 0; i < ted_model_tensor_count(model); i++)
-        if (!strcmp(ted_model_tensor(model, i).dtype, "I8"))
+    for (int i = 0; i < ted_model_tensor_count(model); i++) {
+        const char *dtype = ted_model_tensor(model, i).dtype;
+        if (!strcmp(dtype, "I8"))
             return "int8";
+        if (!strcmp(dtype, "BF16"))
+            return "bf16";
+    }
     return "fp32";
 }
 

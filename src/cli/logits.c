@@ -24,6 +24,9 @@ static const char usage[] =
     "  --target-lang CODE  the target language, required when the model\n"
     "                    translates into several: the decoder is fed its\n"
     "                    code after the decoder start when the model forces it\n"
+    "  --shortlist FILE  restrict the final Linear + Softmax to the vocabulary\n"
+    "                    shortlist FILE gives for the source (`ted shortlist`):\n"
+    "                    the logits of other tokens print as -inf\n"
     "  -h, --help        show this help\n"
     "\n"
     "Words of either sentence missing from its vocabulary are fed as unknown\n"
@@ -40,6 +43,7 @@ static void print_logits(const float *logits, int vocab)
 typedef struct logits_options {
     const char *source, *target;
     ted_languages languages;
+    const char *shortlist;
 } logits_options;
 
 /* The source (ted_prepare_source) and the target's ids; an error names
@@ -122,7 +126,7 @@ static bool logits_option(cli_args *a, const char *option, void *options)
     } else if (!strcmp(option, "--target")) {
         if (cli_take_value(a, option))
             o->target = a->value;
-    } else {
+    } else if (!cli_shortlist_option(a, option, &o->shortlist)) {
         return cli_language_option(a, option, &o->languages);
     }
     return true;
@@ -142,6 +146,8 @@ static int logits_command(ted_model *model, const cli_args *a, void *options)
 {
     (void)a;
     const logits_options *o = options;
+    if (cli_use_shortlist(model, o->shortlist, "logits"))
+        return 1;
     return run_logits(model, o);
 }
 

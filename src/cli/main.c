@@ -17,6 +17,7 @@ static const char usage[] =
     "  attention   draw every layer's and head's attention as heatmaps (HTML, SVG, JSON)\n"
     "  serve       serve translations over HTTP, many requests decoded together\n"
     "  quantize    write a copy of a model with int8 weights\n"
+    "  shortlist   build a vocabulary shortlist from a corpus, for faster decoding\n"
     "\n"
     "Run 'ted COMMAND --help' for a command's options.\n";
 
@@ -35,6 +36,7 @@ static const command commands[] = {
     {"attention", cli_attention},
     {"serve", cli_serve},
     {"quantize", cli_quantize},
+    {"shortlist", cli_shortlist},
 };
 
 int main(int argc, char **argv)

@@ -1,4 +1,5 @@
-/* ted quantize: a float model directory -> the same model with int8 weights. */
+/* ted quantize: a float model directory -> the same model with int8 or
+ * bfloat16 weights. */
 #include <signal.h>
 #include <string.h>
 
@@ -6,18 +7,21 @@
 #include "model/quantize.h"
 
 static const char usage[] =
-    "usage: ted quantize IN_DIR OUT_DIR\n"
+    "usage: ted quantize [--dtype int8|bf16] IN_DIR OUT_DIR\n"
     "\n"
     "Writes OUT_DIR: the model of IN_DIR (F32 weights, tutorial or Marian layout)\n"
     "with every Linear and embedding weight stored as I8, one F32 scale per output\n"
-    "row (tensor NAME.scale; symmetric, scale = max |row| / 127); biases and\n"
-    "LayerNorms stay F32. config.yaml, the vocabularies and SentencePiece models are\n"
+    "row (tensor NAME.scale; symmetric, scale = max |row| / 127), or with\n"
+    "--dtype bf16 as BF16 (each float rounded to the nearest bfloat16, ties to\n"
+    "even; half the bytes); biases and LayerNorms stay F32. The default is int8.\n"
+    "config.yaml, the vocabularies and SentencePiece models are\n"
     "copied (nothing else). OUT_DIR must not exist or be empty, and must not be IN_DIR.\n"
     "Each file is written under a new temporary name (NAME.XXXXXX; no link is\n"
     "followed, nothing replaced) and renamed into place once all are whole. A run\n"
     "that fails (a full disk is named: \"No space left on device\") or is stopped\n"
     "by SIGINT, SIGTERM or SIGHUP leaves none of them, nor OUT_DIR if it created it.\n"
-    "The result is what `export_torch.py` / `export_hf.py --quantize int8` write.\n";
+    "The int8 result is what `export_torch.py` / `export_hf.py --quantize int8`\n"
+    "write.\n";
 
 /* What the run has created so far, for the signal handler. */
 static ted_quantize_record record;
@@ -47,14 +51,31 @@ static void catch_stop_signals(void)
     }
 }
 
+/* --dtype NAME into *dtype; false (reported) for an unknown NAME. */
+static bool take_dtype(cli_args *a, ted_quantize_dtype *dtype)
+{
+    if (!cli_take_value(a, "--dtype"))
+        return false;
+    if (!strcmp(a->value, "int8") || !strcmp(a->value, "bf16")) {
+        *dtype = a->value[0] == 'b' ? TED_QUANTIZE_BF16 : TED_QUANTIZE_INT8;
+        return true;
+    }
+    cli_error("--dtype '%s': expected int8 or bf16", a->value);
+    a->failed = true;
+    return false;
+}
+
 int cli_quantize(int argc, char **argv)
 {
     cli_args a;
     if (!cli_args_init(&a, "quantize", usage, argc, argv))
         return 1;
+    ted_quantize_dtype dtype = TED_QUANTIZE_INT8;
     const char *option;
     while ((option = cli_next_option(&a)))
-        if (!cli_common_option(&a, option))
+        if (!strcmp(option, "--dtype"))
+            take_dtype(&a, &dtype);
+        else if (!cli_common_option(&a, option))
             cli_unknown_option(&a, option);
     int status = 0;
     if (a.failed) {
@@ -67,10 +88,11 @@ int cli_quantize(int argc, char **argv)
     } else {
         ted_error err = {0};
         catch_stop_signals();
-        if (ted_quantize_model_recorded(a.operands[0], a.operands[1], &record, &err) != TED_OK)
+        if (ted_quantize_model_recorded(a.operands[0], a.operands[1], dtype, &record, &err))
             status = cli_error("%s", err.message);
         else
-            printf("wrote %s: int8 weights of %s\n", a.operands[1], a.operands[0]);
+            printf("wrote %s: %s weights of %s\n", a.operands[1],
+                   dtype == TED_QUANTIZE_BF16 ? "bf16" : "int8", a.operands[0]);
     }
     cli_args_free(&a);
     return status;

@@ -48,6 +48,10 @@ static const char usage[] =
     "                       languages (`ted info` lists them)\n"
     "  --target-lang CODE   the target language; required when the model\n"
     "                       translates into several\n"
+    "  --shortlist FILE     restrict the final Linear + Softmax, per batch, to the\n"
+    "                       target tokens the vocabulary shortlist FILE lists for\n"
+    "                       the batch's source tokens (`ted shortlist` makes one;\n"
+    "                       default: the config's decoding.shortlist, if any)\n"
     "  -h, --help           show this help\n"
     "\n"
     "decoding (default: the model's config.yaml decoding: section, else greedy):\n"
@@ -646,6 +650,7 @@ typedef struct translate_args {
     translate_job job;
     frontend_choice d;
     const char *input, *output;
+    const char *shortlist;
     frontend_batching batching;
 } translate_args;
 
@@ -704,7 +709,8 @@ static bool translate_option(cli_args *a, const char *option, void *options)
             cli_error("%s: '%s' is neither text nor html", option, a->value);
             a->failed = true;
         }
-    } else if (cli_language_option(a, option, &t->d.languages)) {
+    } else if (cli_language_option(a, option, &t->d.languages) ||
+               cli_shortlist_option(a, option, &t->shortlist)) {
         return true;
     } else {
         return decoding_option(a, option, &t->d);
@@ -722,6 +728,8 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
     translate_job *job = &t->job;
     job->model = model;
     ted_error err = {0};
+    if (cli_use_shortlist(model, t->shortlist, "translate"))
+        return 1;
     if (frontend_choose_options(model, &t->d, &names, &job->options, &err))
         return cli_error("translate: %s", err.message);
     job->moses = job->scores || job->options.decode.n_best > 1;

@@ -187,6 +187,7 @@ static const key_spec keys[] = {
            TED_EARLY_STOPPING_FALSE),
     BOOL("decoding", "forced_eos", forced_eos, false),
     INT_LIST("decoding", "banned_ids", banned_ids, banned_id_count, 0, INT_MAX),
+    OPTIONAL_PATH("decoding", "shortlist", shortlist),
     BOOL("decoding", "sample", sample, false),
     FLOAT("decoding", "temperature", temperature, 1.0),
     INT("decoding", "top_k", top_k, 0, 16777216, 0),

@@ -15,7 +15,8 @@
  * The kernels are compiled once per instruction set (src/kernels/variants.h)
  * and one set is chosen per process, from what the CPU and the OS offer:
  *   "avx512"    AVX-512 F, BW, VL and DQ (16 floats per vector); its int8
- *               product uses AVX512_VNNI when the CPU has it;
+ *               product uses AVX512_VNNI and its bfloat16 product
+ *               AVX512_BF16 when the CPU has them;
  *   "avx2"      AVX2 and FMA (8 floats per vector);
  *   "portable"  the baseline instruction set, SSE2 on x86-64 (4 floats per
  *               vector); the only set on other architectures.
@@ -69,12 +70,15 @@ void ted_pack_panels(float *panels, const float *W, int rows, int cols);
 /* ---- int8 weights ------------------------------------------------------------
  * A weight matrix (rows, cols), row-major: float, or int8 with one float
  * scale per row, symmetric: W[r][c] ~ q[r][c] * scale[r], q in [-127, 127]
- * (scale = max |W[r]| / 127). Linear layers and embedding tables are one. */
+ * (scale = max |W[r]| / 127), or bfloat16 (the top 16 bits of a float).
+ * Linear layers and embedding tables are one. */
 typedef struct ted_matrix {
     const float *f32;     /* (rows, cols), or NULL when quantized */
     const int8_t *i8;     /* (rows, cols), or NULL when float */
     const float *scale;   /* (rows), with i8 */
     const float *panels;  /* f32 in panels, or NULL: the products use it when set */
+    const uint16_t *bf16; /* (rows, cols) bfloat16, or NULL */
+    const uint16_t *bf16_panels; /* bf16 in bf16 panels, or NULL: used when the set can */
 } ted_matrix;
 
 /* The largest in_features of an int8 product: 127 * 127 * K must fit int32. */
@@ -82,7 +86,7 @@ typedef struct ted_matrix {
 
 static inline ted_matrix ted_matrix_float(const float *W)
 {
-    return (ted_matrix){W, NULL, NULL, NULL};
+    return (ted_matrix){W, NULL, NULL, NULL, NULL, NULL};
 }
 
 /* Rows [first, rows) of W, whose rows have `cols` columns; in panels too
@@ -90,14 +94,20 @@ static inline ted_matrix ted_matrix_float(const float *W)
 static inline ted_matrix ted_matrix_rows(ted_matrix W, size_t first, int cols)
 {
     if (W.i8)
-        return (ted_matrix){NULL, W.i8 + first * cols, W.scale + first, NULL};
+        return (ted_matrix){NULL, W.i8 + first * cols, W.scale + first, NULL, NULL, NULL};
+    if (W.bf16) {
+        bool whole = W.bf16_panels && first % TED_PANEL_COLUMNS == 0;
+        size_t even = ((size_t)cols + 1) / 2 * 2;
+        return (ted_matrix){NULL, NULL, NULL, NULL, W.bf16 + first * cols,
+                            whole ? W.bf16_panels + first * even : NULL};
+    }
     bool whole_panels = W.panels && first % TED_PANEL_COLUMNS == 0;
     return (ted_matrix){W.f32 + first * cols, NULL, NULL,
-                        whole_panels ? W.panels + first * cols : NULL};
+                        whole_panels ? W.panels + first * cols : NULL, NULL, NULL};
 }
 
-/* y = x W^T + b for every kind of W: in panels, int8 (ted_matmul_i8) or as
- * stored (ted_matmul). */
+/* y = x W^T + b for every kind of W: in panels, int8 (ted_matmul_i8),
+ * bfloat16 (ted_matmul_bf16) or as stored (ted_matmul). */
 void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows,
                 int in_features, int out_features);
 
@@ -110,7 +120,57 @@ void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows
 void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_scale,
                    const float *b, int rows, int in_features, int out_features);
 
-/* out (cols) = W[row] * factor, dequantized when W is int8, from the panels
+/* ---- bfloat16 weights ----------------------------------------------------------
+ * y (rows, out_features) = x (rows, in_features) W^T + b for a bfloat16 W
+ * (out, in), row-major: float x, float sums. With AVX512_BF16 (vdpbf16ps)
+ * x is split into TED_BF16_PARTS bf16 parts whose sum is x to a float's
+ * precision; elsewhere each weight is widened to float. Any number of rows;
+ * spread over the pool. */
+void ted_matmul_bf16(float *y, const float *x, const uint16_t *W, const float *b, int rows,
+                     int in_features, int out_features);
+
+/* bf16 panels: W (rows, cols) bfloat16 repacked for vdpbf16ps. Panel p
+ * holds rows 16p .. 16p + 15 as (cols2 / 2, 16, 2), cols2 = cols rounded
+ * up to even: panels[((p * cols2 / 2 + c) * 16 + j) * 2 + e] =
+ * W[16p + j][2c + e], zero past the last row and column. */
+size_t ted_bf16_panels_halves(int rows, int cols);  /* SIZE_MAX on overflow */
+void ted_pack_bf16_panels(uint16_t *panels, const uint16_t *W, int rows, int cols);
+
+/* Whether the running set multiplies bf16 panels (AVX512_BF16): a model
+ * packs its bf16 matrices at load only then. */
+bool ted_bf16_panels_used(void);
+
+/* The bf16 parts of x that vdpbf16ps multiplies: x = hi + mid + lo, each
+ * part the bf16 rounding of what the ones before leave (8 significant bits
+ * each, 24 together). */
+#define TED_BF16_PARTS 3
+
+/* A bfloat16 value as a float: its 16 bits over 16 zero bits (exact). */
+static inline float ted_bf16_to_float(uint16_t h)
+{
+    union {
+        uint32_t bits;
+        float f;
+    } u = {(uint32_t)h << 16};
+    return u.f;
+}
+
+/* A float as bfloat16, rounded to the nearest, ties to even (torch's
+ * .bfloat16()); a NaN stays a NaN, a value past the largest bf16 becomes
+ * an infinity. */
+static inline uint16_t ted_bf16_from_float(float f)
+{
+    union {
+        float f;
+        uint32_t bits;
+    } u = {f};
+    if ((u.bits & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u.bits >> 16) | 0x40);
+    return (uint16_t)((u.bits + 0x7fffu + ((u.bits >> 16) & 1u)) >> 16);
+}
+
+/* out (cols) = W[row] * factor, dequantized when W is int8, widened when
+ * bf16, from the panels
  * when W has them. */
 void ted_matrix_row(float *out, ted_matrix W, int row, int cols, float factor);
 

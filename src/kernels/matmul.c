@@ -243,6 +243,97 @@ void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_sca
     ted_parallel_for((out_features + per_task - 1) / per_task, i8_task, &job);
 }
 
+/* ---- bfloat16 weights ----------------------------------------------------------
+ * x is split into bf16 parts once, on the calling thread, when the set's
+ * kernel reads parts (AVX512_BF16); the kernel of variant/matmul_bf16.c
+ * splits the output columns over the pool as above. */
+
+typedef struct bf16_job {
+    const ted_kernel_table *kernels;
+    float *y;
+    const float *x, *b;
+    const uint16_t *parts, *W, *panels;
+    int ldp, rows, in_features, out_features, columns_per_task;
+    int panel_count, groups, tasks;  /* with panels */
+} bf16_job;
+
+static void bf16_task(void *context, int index)
+{
+    const bf16_job *j = context;
+    int first, last;
+    task_columns(index, j->columns_per_task, j->out_features, &first, &last);
+    j->kernels->matmul_bf16_columns(j->y, j->out_features, j->x, j->parts, j->ldp, j->W, j->b,
+                                    j->rows, j->in_features, first, last);
+}
+
+/* Panels in groups of 4 (a lone row's tile), spread as matmul_panels's. */
+static void bf16_panels_task(void *context, int index)
+{
+    const bf16_job *j = context;
+    int first = (int)((long long)index * j->groups / j->tasks) * 4;
+    int last = (int)((long long)(index + 1) * j->groups / j->tasks) * 4;
+    j->kernels->matmul_bf16_panels(j->y, j->out_features, j->x, j->parts, j->ldp, j->panels, j->b,
+                                   j->rows, j->in_features, j->out_features, first,
+                                   last < j->panel_count ? last : j->panel_count);
+}
+
+/* y = x W^T + b for a bf16 W: from its panels when it has them and the set
+ * multiplies parts, else row by row. */
+static void matmul_bf16(float *y, const float *x, const uint16_t *W, const uint16_t *panels,
+                        const float *b, int rows, int in_features, int out_features)
+{
+    bf16_job job = {ted_kernels(), y, x, b, NULL, W, panels, (in_features + 31) / 32 * 32, rows,
+                    in_features, out_features, columns_per_task(out_features), 0, 0, 0};
+    size_t halves = ted_mul_size(ted_mul_size((size_t)rows, TED_BF16_PARTS), (size_t)job.ldp);
+    uint16_t *parts = halves != SIZE_MAX ? thread_scratch((halves + 1) / 2) : NULL;
+    /* without memory for the parts, every set's kernel widens W instead */
+    if (parts && job.kernels->split_bf16_rows(parts, x, rows, in_features, job.ldp))
+        job.parts = parts;
+    if (job.parts && panels) {
+        job.panel_count = (out_features + TED_PANEL_COLUMNS - 1) / TED_PANEL_COLUMNS;
+        job.groups = (job.panel_count + 3) / 4;
+        int tasks = ted_parallel_threads() * 16;
+        job.tasks = tasks < job.groups ? tasks : job.groups;
+        ted_parallel_for(job.tasks, bf16_panels_task, &job);
+        return;
+    }
+    int per_task = job.columns_per_task;
+    ted_parallel_for((out_features + per_task - 1) / per_task, bf16_task, &job);
+}
+
+void ted_matmul_bf16(float *y, const float *x, const uint16_t *W, const float *b, int rows,
+                     int in_features, int out_features)
+{
+    matmul_bf16(y, x, W, NULL, b, rows, in_features, out_features);
+}
+
+size_t ted_bf16_panels_halves(int rows, int cols)
+{
+    size_t panels = ((size_t)rows + TED_PANEL_COLUMNS - 1) / TED_PANEL_COLUMNS;
+    size_t even = ((size_t)cols + 1) / 2 * 2;
+    return ted_mul_size(ted_mul_size(panels, TED_PANEL_COLUMNS), even);
+}
+
+void ted_pack_bf16_panels(uint16_t *panels, const uint16_t *W, int rows, int cols)
+{
+    const int P = TED_PANEL_COLUMNS;
+    size_t pairs = ((size_t)cols + 1) / 2;
+    for (int first = 0; first < rows; first += P, panels += pairs * 2 * P)
+        for (size_t c = 0; c < pairs; c++)
+            for (int j = 0; j < P; j++)
+                for (int e = 0; e < 2; e++) {
+                    size_t k = 2 * c + (size_t)e;
+                    bool inside = first + j < rows && k < (size_t)cols;
+                    panels[(c * P + (size_t)j) * 2 + (size_t)e] =
+                        inside ? W[(size_t)(first + j) * cols + k] : 0;
+                }
+}
+
+bool ted_bf16_panels_used(void)
+{
+    return ted_kernels()->split_bf16_rows(NULL, NULL, 0, 0, 32) != 0;
+}
+
 void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows,
                 int in_features, int out_features)
 {
@@ -250,6 +341,8 @@ void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows
         matmul_panels(y, x, W.panels, b, rows, in_features, out_features);
     else if (W.i8)
         ted_matmul_i8(y, x, W.i8, W.scale, b, rows, in_features, out_features);
+    else if (W.bf16)
+        matmul_bf16(y, x, W.bf16, W.bf16_panels, b, rows, in_features, out_features);
     else
         ted_matmul(y, x, W.f32, b, rows, in_features, out_features);
 }
@@ -260,6 +353,12 @@ void ted_matrix_row(float *out, ted_matrix W, int row, int cols, float factor)
         const int8_t *q = W.i8 + (size_t)row * cols;
         for (int c = 0; c < cols; c++)
             out[c] = (q[c] * W.scale[row]) * factor;
+        return;
+    }
+    if (W.bf16) {
+        const uint16_t *h = W.bf16 + (size_t)row * cols;
+        for (int c = 0; c < cols; c++)
+            out[c] = ted_bf16_to_float(h[c]) * factor;
         return;
     }
     if (W.panels) {

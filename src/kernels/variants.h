@@ -42,12 +42,37 @@ typedef void ted_matmul_i8_columns_fn(float *y, int ldy, const int8_t *x, const 
 typedef void ted_quantize_rows_fn(int8_t *q, float *scale, int32_t *sum, const float *x,
                                   int rows, int K, int ldq);
 
+/* Output columns [first, last) of y (rows, ldy) = x (rows, K) W^T + b, W
+ * (out, K) bfloat16. `parts` (or NULL): x as ted_split_bf16_rows_fn wrote
+ * it, which the kernel then reads instead of x. */
+typedef void ted_matmul_bf16_columns_fn(float *y, int ldy, const float *x,
+                                        const uint16_t *parts, int ldp, const uint16_t *W,
+                                        const float *b, int rows, int K, int first, int last);
+
+/* Writes x (rows, K) as the bf16 parts the set's bf16 kernel reads, when it
+ * reads parts: row i's part p at parts[(i * TED_BF16_PARTS + p) * ldp], ldp
+ * a multiple of 32, zero from K to ldp. Returns TED_BF16_PARTS, or 0 (and
+ * writes nothing) when the kernel reads x as floats. */
+typedef int ted_split_bf16_rows_fn(uint16_t *parts, const float *x, int rows, int K, int ldp);
+
+/* Panels [first, last) of y (rows, ldy) = x (rows, K) W^T + b, W (out, K)
+ * in bf16 panels (kernels.h, ted_pack_bf16_panels), with x also as the
+ * parts ted_split_bf16_rows_fn wrote. Only a set whose split writes parts
+ * computes it; the others' does nothing. */
+typedef void ted_matmul_bf16_panels_fn(float *y, int ldy, const float *x,
+                                       const uint16_t *parts, int ldp, const uint16_t *panels,
+                                       const float *b, int rows, int K, int out, int first,
+                                       int last);
+
 typedef struct ted_kernel_table {
     const char *name;   /* "avx512", "avx2", "portable": the value of TED_CPU */
     ted_matmul_panels_fn *matmul_panels;
     int tile_panels;    /* panels a tile of matmul_panels takes at once */
     ted_matmul_i8_columns_fn *matmul_i8_columns;
     ted_quantize_rows_fn *quantize_rows;
+    ted_matmul_bf16_columns_fn *matmul_bf16_columns;
+    ted_split_bf16_rows_fn *split_bf16_rows;
+    ted_matmul_bf16_panels_fn *matmul_bf16_panels;
     __typeof__(ted_scaled_dots) *scaled_dots;
     __typeof__(ted_weighted_sum) *weighted_sum;
     __typeof__(ted_max) *max;
@@ -93,6 +118,9 @@ ted_matmul_panels_fn TED_VARIANT_NAME(ted_matmul_panels);
 #endif
 ted_matmul_i8_columns_fn TED_VARIANT_NAME(ted_matmul_i8_columns);
 ted_quantize_rows_fn TED_VARIANT_NAME(ted_quantize_rows);
+ted_matmul_bf16_columns_fn TED_VARIANT_NAME(ted_matmul_bf16_columns);
+ted_split_bf16_rows_fn TED_VARIANT_NAME(ted_split_bf16_rows);
+ted_matmul_bf16_panels_fn TED_VARIANT_NAME(ted_matmul_bf16_panels);
 __typeof__(ted_scaled_dots) TED_VARIANT_NAME(ted_scaled_dots);
 __typeof__(ted_weighted_sum) TED_VARIANT_NAME(ted_weighted_sum);
 __typeof__(ted_max) TED_VARIANT_NAME(ted_max);

@@ -34,6 +34,7 @@ static bool stacked(const linears *l, int d)
         ted_matrix expected = ted_matrix_rows(l->W[0], (size_t)i * d, d);
         if (l->W[i].f32 != expected.f32 || l->W[i].i8 != expected.i8 ||
             l->W[i].scale != expected.scale || l->W[i].panels != expected.panels ||
+            l->W[i].bf16 != expected.bf16 ||
             !bias_follows)
             return false;
     }

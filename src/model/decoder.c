@@ -99,5 +99,8 @@ void ted_decoder_step(const ted_model *m, const int *tokens, int batch, ted_deco
         caches[l].self.length = longest + 1;
     if (c->decoder_final_norm)
         ted_layer_norm(x, x, &m->weights.decoder_norm, batch, d, c->layer_norm_eps);
-    ted_output_logits(logits, x, &m->weights.generator, batch, d, c->tgt_vocab_size);
+    if (st->subset)
+        ted_output_logits_subset(logits, x, st->subset, batch, d, c->tgt_vocab_size);
+    else
+        ted_output_logits(logits, x, &m->weights.generator, batch, d, c->tgt_vocab_size);
 }

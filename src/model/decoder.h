@@ -34,6 +34,8 @@ typedef struct ted_decoder_state {
     ted_decoder_cache *caches;    /* (decoder_layers) */
     ted_activations activations;  /* rows = batch */
     ted_step_attention kept;      /* NULLs, or the last step's weights */
+    const ted_output_subset *subset;  /* a vocabulary shortlist's final Linear, or NULL:
+                                       * the whole vocabulary's */
 } ted_decoder_state;
 
 /* The K and V of every layer's encoder-decoder attention, computed from the
@@ -43,7 +45,7 @@ void ted_decoder_cache_memory(const ted_model *m, const float *memory, int batch
                               ted_decoder_cache *caches, float *projected);
 
 /* One step: row b feeds tokens[b] at its own position st->steps[b] ->
- * logits (batch, tgt_vocab_size). Each layer's K and V of row b join its
+ * logits (batch, tgt_vocab_size), -infinity outside st->subset when set. Each layer's K and V of row b join its
  * self cache at position steps[b], and row b attends over its own
  * positions 0..steps[b]; then every steps[b] advances by one. */
 void ted_decoder_step(const ted_model *m, const int *tokens, int batch, ted_decoder_state *st,

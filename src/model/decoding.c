@@ -13,6 +13,7 @@
 #include "kernels/kernels.h"
 #include "layers/softmax.h"
 #include "model/model.h"
+#include "model/session.h"
 
 /* ---- the final Softmax ---------------------------------------------------- */
 
@@ -339,6 +340,8 @@ ted_status ted_decode(ted_session *s, const ted_batch *batch, const ted_decode_o
         out[i] = (ted_hypothesis){0};
     status = ted_session_encode(s, batch->source_ids, batch->source_lengths, batch->count,
                                 max_steps, err);
+    if (!status)
+        status = ted_session_restrict(s, batch, err);
     if (status)
         return status;
     status = o->strategy == TED_DECODE_BEAM

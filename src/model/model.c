@@ -100,6 +100,10 @@ ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *e
         s = load_sentencepiece(m, model_dir, err);
     if (!s)
         s = ted_model_load_languages(m, err);
+    if (!s && m->config.shortlist[0]) {
+        if (!(s = join_path(path, sizeof path, model_dir, m->config.shortlist, err)))
+            s = ted_model_set_shortlist(m, path, err);
+    }
     if (s) {
         ted_model_free(m);
         return s;
@@ -118,6 +122,7 @@ void ted_model_free(ted_model *m)
         free(m->converted[i]);
     free(m->converted);
     ted_free_prefaulted(m->panels, m->panels_bytes);
+    ted_free_prefaulted(m->bf16_panels, m->bf16_panels_bytes);
     free(m->weights.encoder);
     free(m->weights.decoder);
     ted_safetensors_close(&m->file);
@@ -126,6 +131,7 @@ void ted_model_free(ted_model *m)
     ted_spm_free(m->src_spm);
     ted_spm_free(m->tgt_spm);
     ted_model_free_languages(m);
+    ted_shortlist_free(&m->shortlist);
     free(m);
 }
 
@@ -134,6 +140,19 @@ const ted_config *ted_model_config(const ted_model *m)
     if (!m)
         return NULL;
     return &m->config;
+}
+
+ted_status ted_model_set_shortlist(ted_model *m, const char *path, ted_error *err)
+{
+    TED_REQUIRE(m, err);
+    ted_shortlist_free(&m->shortlist);
+    m->has_shortlist = false;
+    if (!path)
+        return TED_OK;
+    ted_status s = ted_shortlist_load(path, m->config.src_vocab_size, m->config.tgt_vocab_size,
+                                      &m->shortlist, err);
+    m->has_shortlist = s == TED_OK;
+    return s;
 }
 
 ted_status ted_model_check_weights(const ted_model *m, ted_error *err)

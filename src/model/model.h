@@ -6,6 +6,7 @@
 
 #include "io/safetensors.h"
 #include "io/sentencepiece.h"
+#include "io/shortlist.h"
 #include "io/tokenizer.h"
 #include "io/vocab.h"
 #include "layers/add_norm.h"
@@ -69,8 +70,12 @@ struct ted_model {
     int converted_count;
     float *panels;               /* every float Linear weight in panels (kernels.h) */
     size_t panels_bytes;
+    uint16_t *bf16_panels;       /* every bf16 Linear weight in bf16 panels, or NULL */
+    size_t bf16_panels_bytes;
     ted_language_side languages[2];  /* [TED_SIDE_SOURCE], [TED_SIDE_TARGET] */
     char *spelled_codes;         /* the codes of tokenizer.languages as users spell them */
+    ted_shortlist shortlist;     /* the vocabulary shortlist, when has_shortlist */
+    bool has_shortlist;
 };
 
 /* The blank rule of ted_prepare_source: a source of `count` ids, as

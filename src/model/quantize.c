@@ -1,6 +1,6 @@
 /* ted quantize (model/quantize.h): the float model is loaded (so only a
- * model ted runs is quantized), its weights file rewritten with int8
- * matrices, the other files copied. */
+ * model ted runs is quantized), its weights file rewritten with int8 or
+ * bfloat16 matrices, the other files copied. */
 #include "model/quantize.h"
 
 #include <dirent.h>
@@ -16,6 +16,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "kernels/kernels.h"
 #include "model/model.h"
 
 /* ---- the symmetric per-row quantization ------------------------------------ */
@@ -43,7 +44,7 @@ static void quantize_row(int8_t *q, const float *row, int64_t cols, float scale)
 
 typedef enum entry_kind {
     ENTRY_VECTOR,  /* a float tensor kept as F32 */
-    ENTRY_MATRIX,  /* the I8 values of a matrix */
+    ENTRY_MATRIX,  /* the I8 (or BF16) values of a matrix */
     ENTRY_SCALE,   /* the F32 scales of a matrix, "NAME.scale" */
 } entry_kind;
 
@@ -63,9 +64,10 @@ static int compare_entries(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-/* Every tensor of `file`: matrices as two entries, F32 first, then I8. */
-static ted_status plan_entries(const ted_safetensors *file, const char *path, entry **out,
-                               int *count, ted_error *err)
+/* Every tensor of `file`, F32 first, then the matrices: an int8 matrix
+ * as two entries (its values and its scales), a bf16 one as one. */
+static ted_status plan_entries(const ted_safetensors *file, const char *path,
+                               ted_quantize_dtype dtype, entry **out, int *count, ted_error *err)
 {
     entry *e = ted_alloc((size_t)file->count * 2, sizeof *e, "tensor list", err);
     if (!e)
@@ -85,10 +87,11 @@ static ted_status plan_entries(const ted_safetensors *file, const char *path, en
             return ted_fail(err, TED_ERR_WEIGHTS, "%s: tensor name '%s' is too long", path,
                             t->name);
         }
+        size_t element = dtype == TED_QUANTIZE_BF16 ? sizeof(uint16_t) : sizeof(int8_t);
         e[n] = (entry){.kind = matrix ? ENTRY_MATRIX : ENTRY_VECTOR, .source = t,
-                       .bytes = matrix ? t->bytes / sizeof(float) : t->bytes};
+                       .bytes = matrix ? t->bytes / sizeof(float) * element : t->bytes};
         snprintf(e[n++].name, sizeof e->name, "%s", t->name);
-        if (matrix) {
+        if (matrix && dtype == TED_QUANTIZE_INT8) {
             e[n] = (entry){.kind = ENTRY_SCALE, .source = t,
                            .bytes = (size_t)t->shape[0] * sizeof(float)};
             snprintf(e[n++].name, sizeof e->name, "%s.scale", t->name);
@@ -105,7 +108,8 @@ static ted_status plan_entries(const ted_safetensors *file, const char *path, en
 /* The JSON header as tools/ted_format.py's json.dumps(separators=(",",
  * ":")) writes it, padded with spaces so the data starts at a multiple of
  * 64 bytes. The names are those of a model ted loaded: plain ASCII. */
-static char *header_text(const entry *e, int count, size_t *length, ted_error *err)
+static char *header_text(const entry *e, int count, const char *matrix_dtype, size_t *length,
+                         ted_error *err)
 {
     size_t size = 64;
     for (int i = 0; i < count; i++)
@@ -117,7 +121,7 @@ static char *header_text(const entry *e, int count, size_t *length, ted_error *e
     used += (size_t)snprintf(text + used, size - used, "{");
     for (int i = 0; i < count; i++) {
         const ted_st_tensor *t = e[i].source;
-        const char *dtype = e[i].kind == ENTRY_MATRIX ? "I8" : "F32";
+        const char *dtype = e[i].kind == ENTRY_MATRIX ? matrix_dtype : "F32";
         used += (size_t)snprintf(text + used, size - used, "\"%s\":{\"dtype\":\"%s\",\"shape\":[",
                                  e[i].name, dtype);
         int ndim = e[i].kind == ENTRY_SCALE ? 1 : t->ndim;
@@ -135,12 +139,29 @@ static char *header_text(const entry *e, int count, size_t *length, ted_error *e
     return text;
 }
 
-/* The bytes of one entry, written row by row. */
-static bool write_entry(FILE *f, const entry *e, int8_t *q)
+/* The rows of a matrix as bf16, through `h` (cols). */
+static bool write_bf16(FILE *f, const ted_st_tensor *t, uint16_t *h)
+{
+    int64_t rows = t->shape[0], cols = t->shape[1];
+    for (int64_t r = 0; r < rows; r++) {
+        const float *row = (const float *)t->data + r * cols;
+        for (int64_t c = 0; c < cols; c++)
+            h[c] = ted_bf16_from_float(row[c]);
+        if (fwrite(h, sizeof *h, (size_t)cols, f) != (size_t)cols)
+            return false;
+    }
+    return true;
+}
+
+/* The bytes of one entry, written row by row; q holds a row of the
+ * matrix's new type. */
+static bool write_entry(FILE *f, const entry *e, ted_quantize_dtype dtype, void *q)
 {
     const ted_st_tensor *t = e->source;
     if (e->kind == ENTRY_VECTOR)
         return fwrite(t->data, 1, t->bytes, f) == t->bytes;
+    if (dtype == TED_QUANTIZE_BF16)
+        return write_bf16(f, t, q);
     int64_t rows = t->shape[0], cols = t->shape[1];
     for (int64_t r = 0; r < rows; r++) {
         const float *row = (const float *)t->data + r * cols;
@@ -205,19 +226,20 @@ static ted_status close_temporary(FILE *file, const char *final, int error, ted_
 
 /* The weights file, quantized, into record->path[slot]. */
 static ted_status write_weights(const ted_model *m, const char *in_path, const char *out_path,
-                                ted_quantize_record *r, ted_error *err)
+                                ted_quantize_dtype dtype, ted_quantize_record *r, ted_error *err)
 {
     entry *e = NULL;
     int count = 0;
-    ted_status s = plan_entries(&m->file, in_path, &e, &count, err);
+    ted_status s = plan_entries(&m->file, in_path, dtype, &e, &count, err);
     if (s)
         return s;
     size_t length = 0, widest = 1;
-    char *header = header_text(e, count, &length, err);
+    char *header = header_text(e, count, dtype == TED_QUANTIZE_BF16 ? "BF16" : "I8", &length,
+                               err);
     for (int i = 0; i < count; i++)
         if (e[i].kind == ENTRY_MATRIX && (size_t)e[i].source->shape[1] > widest)
             widest = (size_t)e[i].source->shape[1];
-    int8_t *q = header ? ted_alloc(widest, 1, "quantized row", err) : NULL;
+    void *q = header ? ted_alloc(widest, sizeof(uint16_t), "quantized row", err) : NULL;
     FILE *f = NULL;
     s = q ? open_temporary(r, 0, out_path, &f, err) : TED_ERR_NOMEM;
     if (!s) {
@@ -227,7 +249,7 @@ static ted_status write_weights(const ted_model *m, const char *in_path, const c
         errno = 0;
         bool ok = fwrite(prefix, 1, 8, f) == 8 && fwrite(header, 1, length, f) == length;
         for (int i = 0; ok && i < count; i++)
-            ok = write_entry(f, &e[i], q);
+            ok = write_entry(f, &e[i], dtype, q);
         s = close_temporary(f, out_path, ok ? 0 : errno ? errno : EIO, err);
     }
     free(q);
@@ -421,7 +443,8 @@ static void clear_record(ted_quantize_record *r)
 }
 
 ted_status ted_quantize_model_recorded(const char *in_dir, const char *out_dir,
-                                       ted_quantize_record *record, ted_error *err)
+                                       ted_quantize_dtype dtype, ted_quantize_record *record,
+                                       ted_error *err)
 {
     if (!in_dir || !out_dir || !record)
         return ted_fail(err, TED_ERR_ARGUMENT,
@@ -437,7 +460,7 @@ ted_status ted_quantize_model_recorded(const char *in_dir, const char *out_dir,
     if (!s)
         s = prepare_out_dir(in_dir, out_dir, record, err);
     if (!s)
-        s = write_weights(m, in_path, out_path, record, err);
+        s = write_weights(m, in_path, out_path, dtype, record, err);
     if (!s)
         s = copy_model_files(&files, in_dir, out_dir, record, err);
     if (!s)
@@ -451,12 +474,13 @@ ted_status ted_quantize_model_recorded(const char *in_dir, const char *out_dir,
     return s;
 }
 
-ted_status ted_quantize_model(const char *in_dir, const char *out_dir, ted_error *err)
+ted_status ted_quantize_model(const char *in_dir, const char *out_dir, ted_quantize_dtype dtype,
+                              ted_error *err)
 {
     ted_quantize_record *record = ted_alloc(1, sizeof *record, "quantize record", err);
     if (!record)
         return TED_ERR_NOMEM;
-    ted_status s = ted_quantize_model_recorded(in_dir, out_dir, record, err);
+    ted_status s = ted_quantize_model_recorded(in_dir, out_dir, dtype, record, err);
     free(record);
     return s;
 }

@@ -1,4 +1,5 @@
-/* Quantizing a float model directory to int8 weights (ted quantize). */
+/* Quantizing a float model directory to int8 or bfloat16 weights (ted
+ * quantize). */
 #ifndef TED_MODEL_QUANTIZE_H
 #define TED_MODEL_QUANTIZE_H
 
@@ -23,12 +24,21 @@ typedef struct ted_quantize_record {
     volatile sig_atomic_t dir_created;
 } ted_quantize_record;
 
+/* The type a quantization stores the matrices as. */
+typedef enum ted_quantize_dtype {
+    TED_QUANTIZE_INT8,  /* I8 with one F32 scale per row */
+    TED_QUANTIZE_BF16,  /* BF16: each float rounded to nearest, ties to even */
+} ted_quantize_dtype;
+
 /* Writes out_dir as a copy of in_dir, a model ted loads with F32 weights,
  * whose weights file holds every matrix (Linear and embedding weights) as
  * I8 with a "NAME.scale" F32 tensor of one scale per row, symmetric:
  * scale = max |row| / 127, q = row / scale rounded to the nearest integer
  * (ties to even), 0 for a row of zeros; vectors (biases, LayerNorms) stay
- * F32. In the file the F32 tensors come first, then the I8 ones, each group
+ * F32. With TED_QUANTIZE_BF16 every matrix is BF16 instead (the top 16
+ * bits of the float rounded to nearest, ties to even: torch's
+ * .bfloat16()), without scales.
+ * In the file the F32 tensors come first, then the I8 (BF16) ones, each group
  * sorted by name, so every F32 tensor stays 4-byte aligned; the bytes are
  * those tools/ted_format.py writes for the same weights. config.yaml, the
  * vocabularies and the SentencePiece models are copied.
@@ -37,12 +47,14 @@ typedef struct ted_quantize_record {
  * no link is followed) and renamed into place once all are whole; after a
  * failure (a full disk is named: "No space left on device") nothing of
  * them is left, nor out_dir when this run created it. */
-ted_status ted_quantize_model(const char *in_dir, const char *out_dir, ted_error *err);
+ted_status ted_quantize_model(const char *in_dir, const char *out_dir, ted_quantize_dtype dtype,
+                              ted_error *err);
 
 /* The same, recording in `record` (which the caller keeps, such as a
  * static one a signal handler sees) what it creates while it runs. */
 ted_status ted_quantize_model_recorded(const char *in_dir, const char *out_dir,
-                                       ted_quantize_record *record, ted_error *err);
+                                       ted_quantize_dtype dtype, ted_quantize_record *record,
+                                       ted_error *err);
 
 /* Removes what `record` holds: the files, then the directory when this run
  * created it. Async-signal-safe (unlink and rmdir only), for a handler of

@@ -35,6 +35,7 @@ void ted_session_free(ted_session *s)
     if (!s)
         return;
     free(s->arena);
+    ted_session_free_subset(s);
     free(s->decoder.caches);
     free(s->old_carried);
     free(s->new_carried);
@@ -112,7 +113,7 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
     ted_encoder_forward(s->model, s->source_ids, batch, source_len, &s->encoder);
     ted_decoder_cache_memory(s->model, s->encoder.activations.x, batch, source_len,
                              s->decoder.caches, s->encoder.activations.attention.projected);
-    return TED_OK;
+    return ted_session_restrict(s, NULL, err);
 }
 
 /* Weights that are finite can still overflow in use (a LayerNorm weight of
@@ -124,12 +125,14 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
 static ted_status check_logits_finite(const ted_session *s, ted_error *err)
 {
     int vocab = s->model->config.tgt_vocab_size;
-    if (ted_all_finite(s->logits, (size_t)s->batch * vocab))
+    if (s->subset_active
+            ? ted_all_finite(s->subset.scores, (size_t)s->batch * s->subset.count)
+            : ted_all_finite(s->logits, (size_t)s->batch * vocab))
         return TED_OK;
     for (int b = 0; b < s->batch; b++) {
         const float *row = s->logits + (size_t)b * vocab;
         for (int v = 0; v < vocab; v++)
-            if (!isfinite(row[v]))
+            if (!isfinite(row[v]) && !(s->subset_active && row[v] == -INFINITY))
                 return ted_fail(err, TED_ERR_WEIGHTS,
                                 "step %d: the logit of target token %d is %s (row %d): the "
                                 "model's numbers overflowed or a weight is not finite (ted info "
@@ -158,8 +161,11 @@ ted_status ted_session_step(ted_session *s, const int *tokens, const float **log
                             "(0..%d)",
                             tokens[b], b, c->tgt_vocab_size - 1);
     ted_status status = ted_session_grow_steps(s, err);
+    if (!status)
+        status = ted_session_subset_scratch(s, err);
     if (status)
         return status;
+    s->decoder.subset = s->subset_active ? &s->subset : NULL;
     ted_decoder_step(s->model, tokens, s->batch, &s->decoder, s->logits);
     status = check_logits_finite(s, err);
     if (status)

@@ -62,6 +62,17 @@ struct ted_session {
     ted_encoder_state encoder;
     ted_decoder_state decoder;
 
+    /* The vocabulary shortlist of the rows (model/shortlist.c), when the
+     * model has one: the final Linear restricted to the subset's ids. */
+    ted_output_subset subset;      /* scores: (subset_scores_room) floats */
+    bool subset_active;            /* the subset is gathered for the rows */
+    unsigned char *subset_marks;   /* (tgt_vocab): 1 for each id of the subset */
+    int *subset_ids;               /* (tgt_vocab): the subset's ids, subset.count of them */
+    int subset_count;              /* the marks set */
+    void *subset_storage;          /* the gathered rows (ted_output_gather) */
+    size_t subset_storage_bytes;
+    size_t subset_scores_room;
+
     float *gather;         /* scratch for ted_session_select(): (gather_size) */
     size_t gather_size;
 
@@ -130,6 +141,20 @@ enum { TED_SESSION_FIRST_STEPS = 32 };
  * capacity doubles (up to step_limit), the live rows and their filled
  * positions move to the new arena. */
 ted_status ted_session_grow_steps(ted_session *s, ted_error *err);
+
+/* ---- shortlist.c ------------------------------------------------------------ */
+
+/* With a model that has a shortlist: prefixes NULL, the subset becomes
+ * the union over the session's rows (after encode() and join()); else
+ * the ids of the batch's forced prefixes join it. Nothing without a
+ * shortlist. On failure the session steps over the whole vocabulary. */
+ted_status ted_session_restrict(ted_session *s, const ted_batch *prefixes, ted_error *err);
+
+/* Room in subset.scores for a step of the session's rows. */
+ted_status ted_session_subset_scratch(ted_session *s, ted_error *err);
+
+/* Frees the shortlist's buffers. */
+void ted_session_free_subset(ted_session *s);
 
 /* ---- shared by the session's files ---------------------------------------- */
 

@@ -103,7 +103,7 @@ ted_status ted_session_join(ted_session *s, ted_session *joining, ted_error *err
         s->step_limit = joining->step_limit;
     s->batch += joining->batch;
     joining->batch = 0;
-    return TED_OK;
+    return ted_session_restrict(s, NULL, err);
 }
 
 /* An emptied session gives an arena over TED_SESSION_KEPT_BYTES back:

@@ -228,8 +228,9 @@ static ted_status bind_scales(weight_binder *b, ted_matrix *field, const char *n
     return s;
 }
 
-/* Binds the matrix NAME (rows, cols): float (F32, F16, BF16), or I8 with
- * its scales. */
+/* Binds the matrix NAME (rows, cols): BF16 used in place from the mapping
+ * (converted to float when its data is not 2-byte aligned), F32 or F16
+ * as floats, or I8 with its scales. */
 static ted_status bind_matrix(weight_binder *b, ted_matrix *field, int64_t rows, int64_t cols,
                               const char *name_format, ...)
     __attribute__((format(printf, 5, 6)));
@@ -249,6 +250,10 @@ static ted_status bind_matrix(weight_binder *b, ted_matrix *field, int64_t rows,
     if (t->dtype == TED_DTYPE_I8) {
         field->i8 = t->data;
         return bind_scales(b, field, name, rows, cols);
+    }
+    if (t->dtype == TED_DTYPE_BF16 && (uintptr_t)t->data % sizeof(uint16_t) == 0) {
+        field->bf16 = t->data;
+        return TED_OK;
     }
     return to_f32(b, t, (size_t)rows * (size_t)cols, &field->f32);
 }
@@ -593,6 +598,9 @@ static void pack_and_release(float *panels, const float *W, int rows, int cols,
         release_pending(pending);
 }
 
+static ted_status pack_bf16_weights(ted_model *m, const linear_list *list, const char *path,
+                                    ted_error *err);
+
 /* Copies every float Linear weight into panels, in one allocation, and
  * lets the mapped pages it came from go: the products read the panels
  * only, so the resident memory holds each weight once. */
@@ -637,9 +645,51 @@ static ted_status pack_linear_weights(ted_model *m, const char *path, ted_error 
         next += ted_panels_floats(l->rows, l->cols);
     }
     release_pending(&pending);
+    if (!s)
+        s = pack_bf16_weights(m, &list, path, err);
     free(list.items);
     share_output_panels(&m->weights);
     return s;
+}
+
+/* The bf16 Linear weights in bf16 panels, in one allocation, when the
+ * running kernels multiply them (AVX512_BF16); the mapped pages they came
+ * from are let go. Elsewhere the products read the mapped rows. */
+static ted_status pack_bf16_weights(ted_model *m, const linear_list *list, const char *path,
+                                    ted_error *err)
+{
+    size_t halves = 0;  /* SIZE_MAX once the sum overflows */
+    for (int i = 0; i < list->count; i++) {
+        const linear_weight *l = &list->items[i];
+        size_t size = l->matrix->bf16 ? ted_bf16_panels_halves(l->rows, l->cols) : 0;
+        bool fits = halves != SIZE_MAX && size <= SIZE_MAX / sizeof(uint16_t) - halves;
+        halves = fits ? halves + size : SIZE_MAX;
+    }
+    if (halves == 0 || !ted_bf16_panels_used())
+        return TED_OK;
+    m->bf16_panels = halves != SIZE_MAX ? ted_alloc_prefaulted(halves * sizeof(uint16_t)) : NULL;
+    if (!m->bf16_panels)
+        return ted_fail(err, TED_ERR_NOMEM, "%s: cannot allocate the bf16 weights in panels",
+                        path);
+    m->bf16_panels_bytes = halves * sizeof(uint16_t);
+    uint16_t *next = m->bf16_panels;
+    for (int i = 0; i < list->count; i++) {
+        linear_weight *l = &list->items[i];
+        if (!l->matrix->bf16)
+            continue;
+        /* a slice at a time, each let go once packed: the mapped rows and
+         * their panels are not both resident, even for the output layer */
+        size_t even = ((size_t)l->cols + 1) / 2 * 2;
+        for (int first = 0; first < l->rows; first += SLICE_ROWS) {
+            int count = l->rows - first < SLICE_ROWS ? l->rows - first : SLICE_ROWS;
+            const uint16_t *slice = l->matrix->bf16 + (size_t)first * l->cols;
+            ted_pack_bf16_panels(next + (size_t)first * even, slice, count, l->cols);
+            ted_safetensors_release(&m->file, slice, (size_t)count * l->cols * sizeof *slice);
+        }
+        l->matrix->bf16_panels = next;
+        next += ted_bf16_panels_halves(l->rows, l->cols);
+    }
+    return TED_OK;
 }
 
 ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err)

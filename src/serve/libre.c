@@ -11,48 +11,6 @@
  * profile (libexttextcat reads a few hundred bytes for one). */
 enum { DETECT_BYTES = 1 << 16 };
 
-/* ---- splitting the texts into lines ------------------------------------------------- */
-
-/* Lines end at "\r\n", "\r" or "\n"; a text of n line ends has n + 1 lines. */
-static int count_lines(const char *text)
-{
-    int lines = 1;
-    for (const char *c = text; *c; c++)
-        lines += *c == '\n' || (*c == '\r' && c[1] != '\n');
-    return lines;
-}
-
-static bool split_lines(libre_request *lr, serve_refusal *no)
-{
-    const libre_fields *f = &lr->fields;
-    size_t bytes = 0;
-    int lines = 0;
-    for (int i = 0; i < f->q_count; i++) {
-        bytes += strlen(f->q[i]) + 1;
-        lines += count_lines(f->q[i]);
-    }
-    lr->buffer = malloc(bytes);
-    lr->lines = calloc((size_t)lines, sizeof *lr->lines);
-    lr->first = calloc((size_t)f->q_count + 1, sizeof *lr->first);
-    if (!lr->buffer || !lr->lines || !lr->first)
-        return serve_refuse(no, 500, "out of memory");
-    char *at = lr->buffer;
-    for (int i = 0; i < f->q_count; i++) {
-        lr->first[i] = lr->line_count;
-        lr->lines[lr->line_count++] = at;
-        for (const char *c = f->q[i]; *c; c++) {
-            bool end = *c == '\n' || *c == '\r';
-            c += *c == '\r' && c[1] == '\n';
-            *at++ = end ? '\0' : *c;
-            if (end)
-                lr->lines[lr->line_count++] = at;
-        }
-        *at++ = '\0';
-    }
-    lr->first[f->q_count] = lr->line_count;
-    return true;
-}
-
 /* ---- detection ----------------------------------------------------------------------- */
 
 /* The texts joined by "\n", at most DETECT_BYTES (cut between characters
@@ -184,10 +142,17 @@ bool libre_plan(const libre_server *s, libre_request *lr, serve_refusal *no)
             return serve_refuse(no, 400, "Invalid request: missing %s parameter", required[i]);
     const char *format = f->value[LIBRE_FORMAT];
     char shown[FIELD_NAME_SHOWN];
-    if (format && format[0] && strcmp(format, "text"))
+    lr->format = DOCUMENT_TEXT;
+    if (format && format[0] && !document_format_from_name(format, &lr->format))
         return serve_refuse(no, 400, "%s format is not supported",
                             serve_utf8_clean(format, shown, sizeof shown));
-    return find_route(s, lr, no) && split_lines(lr, no);
+    return find_route(s, lr, no);
+}
+
+document_options libre_document_options(const libre_request *lr, const char *language)
+{
+    return (document_options){.format = lr->format, .split_sentences = true,
+                              .language = language};
 }
 
 frontend_choice libre_leg_choice(const libre_request *lr, const ted_model *model, bool last)
@@ -207,33 +172,17 @@ frontend_choice libre_leg_choice(const libre_request *lr, const ted_model *model
 void libre_request_free(libre_request *lr)
 {
     libre_fields_free(&lr->fields);
-    free(lr->buffer);
-    free(lr->lines);
-    free(lr->first);
     *lr = (libre_request){0};
 }
 
 /* ---- answers ----------------------------------------------------------------------------- */
 
-/* Hypothesis k of text i: its lines' k-th hypotheses joined by "\n".
- * malloc'ed. */
-static char *hypothesis_text(const libre_request *lr, const serve_job *job, int i, int k)
+/* Hypothesis k of text i: its document rebuilt with the k-th hypothesis
+ * of each sentence. malloc'ed; NULL when out of memory. */
+static char *hypothesis_text(const serve_documents *d, const serve_job *job, int i, int k)
 {
-    int n_best = job->options.decode.n_best;
-    size_t bytes = 1;
-    for (int line = lr->first[i]; line < lr->first[i + 1]; line++)
-        bytes += strlen(job->outputs[(size_t)line * n_best + k].text) + 1;
-    char *text = malloc(bytes), *at = text;
-    for (int line = lr->first[i]; text && line < lr->first[i + 1]; line++) {
-        const char *piece = job->outputs[(size_t)line * n_best + k].text;
-        if (line > lr->first[i])
-            *at++ = '\n';
-        memcpy(at, piece, strlen(piece));
-        at += strlen(piece);
-    }
-    if (text)
-        *at = '\0';
-    return text;
+    char *text = NULL;
+    return serve_documents_render(d, job, i, k, &text, NULL) ? NULL : text;
 }
 
 static bool add_string(cJSON *list, const char *text)
@@ -247,11 +196,11 @@ static bool add_string(cJSON *list, const char *text)
 
 /* Text i's alternatives: hypotheses 2..n_best, each once, none empty or
  * equal to the translation; into `list`. */
-static bool add_alternatives(const libre_request *lr, const serve_job *job, int i, cJSON *list,
-                             const char *translation)
+static bool add_alternatives(const serve_documents *d, const serve_job *job, int i,
+                             cJSON *list, const char *translation)
 {
     for (int k = 1; k < job->options.decode.n_best; k++) {
-        char *text = hypothesis_text(lr, job, i, k);
+        char *text = hypothesis_text(d, job, i, k);
         if (!text)
             return false;
         bool seen = !text[0] || !strcmp(text, translation);
@@ -287,15 +236,15 @@ static bool put(cJSON *to, const char *key, cJSON *item)
 
 /* Each text's translation into `texts`, its alternatives into
  * `alternatives` (a list per text), its detected language into `detected`. */
-static bool fill_texts(const libre_request *lr, const serve_job *job, cJSON *texts,
-                       cJSON *alternatives, cJSON *detected)
+static bool fill_texts(const libre_request *lr, const serve_documents *d, const serve_job *job,
+                       cJSON *texts, cJSON *alternatives, cJSON *detected)
 {
     for (int i = 0; i < lr->fields.q_count; i++) {
-        char *translation = hypothesis_text(lr, job, i, 0);
+        char *translation = hypothesis_text(d, job, i, 0);
         cJSON *list = alternatives ? cJSON_CreateArray() : NULL;
         bool ok = translation && add_string(texts, translation) &&
                   (!alternatives || (put(alternatives, NULL, list) &&
-                                     add_alternatives(lr, job, i, list, translation))) &&
+                                     add_alternatives(d, job, i, list, translation))) &&
                   (!detected || put(detected, NULL, guess_json(&lr->guess)));
         free(translation);
         if (!ok)
@@ -304,13 +253,13 @@ static bool fill_texts(const libre_request *lr, const serve_job *job, cJSON *tex
     return true;
 }
 
-char *libre_answer(const libre_request *lr, const serve_job *job)
+char *libre_answer(const libre_request *lr, const serve_documents *d, const serve_job *job)
 {
     cJSON *texts = cJSON_CreateArray();
     cJSON *alternatives = lr->fields.alternatives > 0 ? cJSON_CreateArray() : NULL;
     cJSON *detected = lr->detected ? cJSON_CreateArray() : NULL;
     bool ok = texts && (alternatives || lr->fields.alternatives <= 0) &&
-              (detected || !lr->detected) && fill_texts(lr, job, texts, alternatives, detected);
+              (detected || !lr->detected) && fill_texts(lr, d, job, texts, alternatives, detected);
     cJSON *root = cJSON_CreateObject();
     cJSON *lists[] = {texts, detected, alternatives};
     const char *keys[] = {"translatedText", "detectedLanguage", "alternatives"};

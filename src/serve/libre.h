@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "serve/detect.h"
+#include "serve/documents.h"
 #include "serve/fields.h"
 #include "serve/job.h"
 #include "serve/languages.h"
@@ -20,23 +21,21 @@ typedef struct libre_server {
     bool keys;                       /* --api-keys: a key is required */
 } libre_server;
 
-/* A POST /translate on its way: its texts split into lines (each line a
- * sentence, as ted translate reads them), its route, and the language
- * detected for "source": "auto". */
+/* A POST /translate on its way: its format, its route, and the language
+ * detected for "source": "auto". Its texts are documents
+ * (serve/documents.h), cut into sentences as LibreTranslate cuts them, or
+ * HTML pages with "format": "html". */
 typedef struct libre_request {
     libre_fields fields;
-    char *buffer;          /* the lines, each NUL-terminated */
-    const char **lines;    /* (line_count) */
-    int line_count;
-    int *first;            /* (q_count + 1): text i is lines first[i] .. first[i + 1] - 1 */
+    document_format format;  /* "format": "text" (the default) or "html" */
     serve_route route;
-    bool detected;         /* "source": "auto" */
-    serve_guess guess;     /* what was detected */
+    bool detected;           /* "source": "auto" */
+    serve_guess guess;       /* what was detected */
 } libre_request;
 
 /* Checks the fields of a POST /translate (read into lr->fields), as
- * LibreTranslate does, detects the source language for "auto", finds the
- * route and splits the texts into lines. False with the refusal (400, or
+ * LibreTranslate does, detects the source language for "auto" and finds
+ * the route. False with the refusal (400, or
  * 500 out of memory). */
 bool libre_plan(const libre_server *server, libre_request *lr, serve_refusal *no);
 
@@ -45,11 +44,17 @@ bool libre_plan(const libre_server *server, libre_request *lr, serve_refusal *no
  * model's beam) keeping N + 1 hypotheses. */
 frontend_choice libre_leg_choice(const libre_request *lr, const ted_model *model, bool last);
 
+/* How the request's texts are read as documents: sentences split, in its
+ * format; `language` the source language's code for ICU (NULL: "en"). */
+document_options libre_document_options(const libre_request *lr, const char *language);
+
 /* {"translatedText", ["detectedLanguage"], ["alternatives"]} from the last
- * leg's job: a text's lines joined by "\n"; its alternatives the other
- * hypotheses, joined likewise, each once and none equal to the
- * translation or empty. malloc'ed; NULL when out of memory. */
-char *libre_answer(const libre_request *lr, const serve_job *job);
+ * leg's job, whose sentences are d's (the request's texts as documents):
+ * each text rebuilt around its sentences' best translations; its
+ * alternatives the text rebuilt with the sentences' k-th hypotheses, each
+ * once and none equal to the translation or empty. malloc'ed; NULL when
+ * out of memory. */
+char *libre_answer(const libre_request *lr, const serve_documents *d, const serve_job *job);
 
 void libre_request_free(libre_request *lr);
 

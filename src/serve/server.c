@@ -218,7 +218,7 @@ static enum MHD_Result answer_job(request *r)
         return refuse(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL, "%s",
                       job->error.message);
     if (r->libre)
-        return respond(r, MHD_HTTP_OK, libre_answer(r->libre, job), NULL, NULL);
+        return respond(r, MHD_HTTP_OK, libre_answer(r->libre, &r->documents, job), NULL, NULL);
     if (r->documents.documents)
         return respond(r, MHD_HTTP_OK, serve_documents_answer(&r->documents, job), NULL, NULL);
     if (!r->routed)
@@ -290,27 +290,43 @@ static int find_model(const serve_config *c, const char *name)
     return -1;
 }
 
-/* The job of the current leg: `texts` (count), or on the first leg of a
- * /v1/translate with "split_sentences" or "format": "html" the sentences
- * of its documents (serve/documents.h). */
+/* Whether the current leg's job is made of the request's texts read as
+ * documents (serve/documents.h), and how they are read (*o): on the first
+ * leg of a LibreTranslate /translate, always (sentences split, as
+ * LibreTranslate does, in its "format"); of a /v1/translate, with
+ * "split_sentences" or "format": "html". `language`: the source's code. */
+static bool wants_documents(const request *r, const char *language, document_options *o)
+{
+    const serve_request *f = &r->fields;
+    if (r->leg > 0)
+        return false;
+    *o = r->libre ? libre_document_options(r->libre, language)
+                  : (document_options){.format = f->format, .split_sentences = true,
+                                       .language = language};
+    return r->libre || f->split_sentences || f->format == DOCUMENT_HTML;
+}
+
+/* The job of the current leg: `texts` (count), or their documents'
+ * sentences (wants_documents). */
 static ted_status job_of_texts(request *r, const ted_model *model,
                                const ted_translate_options *options, const char *const *texts,
                                int count, ted_error *err)
 {
     const serve_request *f = &r->fields;
-    if (r->libre || r->leg > 0 || (!f->split_sentences && f->format != DOCUMENT_HTML))
+    document_options o;
+    if (!wants_documents(r, frontend_source_language(model, &options->languages), &o))
         return serve_job_new(model, options, texts, count, &r->job, err);
-    if (f->scores || options->decode.n_best > 1)
+    if (!r->libre && (f->scores || options->decode.n_best > 1))
         return ted_fail(err, TED_ERR_ARGUMENT, "%s applies to single sentences, not with %s",
                         f->scores ? "scores" : "n_best",
                         f->format == DOCUMENT_HTML ? "\"format\": \"html\""
                                                    : "\"split_sentences\": true");
-    document_options o = {.format = f->format, .split_sentences = true,
-                          .language = frontend_source_language(model, &options->languages)};
-    ted_status s = serve_documents_parse(f->texts, f->count, &o, &r->documents, err);
+    ted_status s = serve_documents_parse(texts, count, &o, &r->documents, err);
     if (!s && (s = serve_job_new(model, options, r->documents.sentences, r->documents.total,
                                  &r->job, err)))
         serve_documents_name_sentence(&r->documents, err);
+    if (!s && r->libre)
+        r->fields.count = r->documents.total;  /* the log line's sentences */
     return s;
 }
 
@@ -473,8 +489,7 @@ static enum MHD_Result libre_translate(request *r)
     if (!libre_plan(&r->server->libre, r->libre, &no))
         return refuse(r, no.status, NULL, NULL, "%s", no.message);
     r->route = r->libre->route;
-    r->fields.count = r->libre->line_count;  /* the log line's sentences */
-    return start_leg(r, r->libre->lines, r->libre->line_count);
+    return start_leg(r, r->libre->fields.q, r->libre->fields.q_count);
 }
 
 /* POST /detect. */
@@ -745,6 +760,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             return MHD_NO;
         *context = r;
         return route(r, version);
+    }
+    if (r->status) {
+        /* Answered already (a refusal before the body), yet called again: it
+         * happens only while the daemon stops, when MHD_queue_response
+         * returns MHD_YES without taking the answer (the 503 of a request
+         * that came during the drain). Going on would decode the request
+         * and suspend its connection, and MHD_stop_daemon aborts the
+         * process on a suspended connection: the connection is closed. */
+        *upload_size = 0;
+        return MHD_NO;
     }
     if (*upload_size > 0) {
         take_body(r, upload, *upload_size);

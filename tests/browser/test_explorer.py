@@ -41,10 +41,13 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                target code forced): the picker lists its codes; choosing a
                target language decodes into it (the code the first output
                token, marked as a language token; the text ted translate
-               --target-lang's), and the URL keeps it; the API refuses a
-               missing or unknown code, naming it
+               --target-lang's), and the URL keeps it; three languages
+               picked at once are decoded one request at a time, the last
+               shown; the API refuses a missing or unknown code, naming it
   network/*    no request left 127.0.0.1 (the DevTools network events), none
-               failed; no console error, no uncaught exception
+               failed, every answer 200 (no 503: the page never sends an
+               explorer request while another is decoded); no console
+               error, no uncaught exception
   screenshot/* 1280x800 and 390x844 (phone) PNGs under 200 KB; on the phone
                nothing is wider than the screen (with --screenshots DIR they
                are written there, as docs/img/ has them)
@@ -623,6 +626,34 @@ def test_languages(browser, model_dir):
     again = browser.evaluate(PICKER)["chosen"], browser.evaluate(SHOWN)["text"]
     check(f"language/url-keeps-the-language ({again[0]})", again == ("t8", text),
           f"{again}, before ('t8', '{text}')")
+    test_latest_wins(browser, model_dir)
+
+
+def test_latest_wins(browser, model_dir):
+    """Three target languages picked in one go, each change asking for a
+    decode while the first is decoded: the page sends one request at a
+    time (the server decodes one explorer request at once and refuses
+    another with 503) and shows the last language's decode, with no error."""
+    browser.evaluate("""(() => {
+        const fetch = window.fetch, counts = window.fetchCounts = { now: 0, most: 0 };
+        window.fetch = async (...args) => {
+          counts.most = Math.max(counts.most, ++counts.now);
+          try { return await fetch(...args); } finally { counts.now--; }
+        };
+        const s = document.getElementById('target-lang');
+        for (const code of ['t9', 't8', 't9']) {
+          s.value = code; s.dispatchEvent(new Event('change')); } })()""")
+    done = browser.wait_for("window.ted.ready && window.ted.state.data && "
+                            "window.ted.state.data.steps[0].chosen.token === 't9'")
+    browser.key("End", keycode=35)
+    browser.wait_for("window.ted.state.step === window.ted.state.data.steps.length")
+    shown, error = browser.evaluate(SHOWN)["text"], browser.evaluate("window.ted.error")
+    most = browser.evaluate("window.fetchCounts.most")
+    check(f"language/one-request-at-a-time ({most} at most)", most == 1,
+          f"{most} requests were under way at once")
+    expected = ted("translate", "-m", model_dir, "--target-lang", "t9", LANGUAGE_SENTENCE).strip()
+    check("language/latest-wins", done and not error and shown == expected,
+          f"error '{error}', page '{shown}', ted translate --target-lang t9 '{expected}'")
 
 
 def test_network(browser, server):

@@ -9,8 +9,9 @@
 #     suite runs), the checks whose numbers a kernel set computes pass: the
 #     unit suites that compute (all but those that only read files and
 #     text), and the PyTorch parity checks of logits, greedy translations
-#     and batches (tests/parity/test_parity.py) and of the int8 products
-#     (tests/parity/test_int8.py: quality, logits, pytorch). The exporter,
+#     and batches (tests/parity/test_parity.py), of the int8 products
+#     (tests/parity/test_int8.py: quality, logits, pytorch) and of the bf16
+#     products (tests/parity/test_bf16.py: pytorch, logits, quality). The exporter,
 #     byte-identity and refusal checks compute nothing and run once;
 #   - with qemu-x86_64 installed, the binary runs on emulated CPUs without
 #     AVX (the portable set) and with AVX2 but no AVX-512 (the avx2 set), and
@@ -123,6 +124,7 @@ for set in $offered; do
     unit_tests "$set"
     parity_tests "$set" tests/parity/test_parity.py --only logits,greedy,batch
     parity_tests "$set" tests/parity/test_int8.py --only quality,logits,pytorch
+    parity_tests "$set" tests/parity/test_bf16.py --only pytorch,logits,quality
 done
 
 # On emulated CPUs (qemu-x86_64 -cpu MODEL): the set chosen, the

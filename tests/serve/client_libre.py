@@ -6,10 +6,14 @@ virtualenv (make venv; tests/requirements.txt pins both packages):
 
 Groups (one "ok NAME" or "FAIL NAME: why" line per check):
   client/*   libretranslatepy (argosopentech/LibreTranslate-py), its code
-             unchanged, against a live server: translate one sentence and a
-             text of several lines, languages, detect; without keys and with
-             --api-keys (the client's api_key, a wrong one, none). Its
-             translations equal ted translate's.
+             unchanged, against a live server: translate one sentence, a
+             text of several lines and paragraphs of several sentences,
+             languages, detect; without keys and with --api-keys (the
+             client's api_key, a wrong one, none). Its translations equal
+             ted translate's (--split-sentences for paragraphs: the server
+             cuts a text into sentences as LibreTranslate does). The client
+             has no format argument: "format": "html" is checked with the
+             requests of tests/serve/test_libre.py.
   openapi/*  schemathesis against the live server's /openapi.yaml: every
              operation, its examples, coverage and fuzzing phases (a bounded
              number of examples each), every response of a documented
@@ -33,8 +37,14 @@ TIMEOUT = 120 * SLOW
 EXAMPLES = 10
 
 
-def translate_lines(lines):
-    out = ted_output(["translate", "-m", EN_FR], "".join(x + "\n" for x in lines), TIMEOUT)
+# Paragraphs of several sentences, with their own spacing.
+PARAGRAPHS = ["Dr. Smith arrived at 10 a.m. on Monday.  He said \"Hello, my friend.\"",
+              "The black cat eats the small bird. Wait... What happened?\tThe dog sleeps."]
+
+
+def translate_lines(lines, *flags):
+    out = ted_output(["translate", "-m", EN_FR, *flags], "".join(x + "\n" for x in lines),
+                     TIMEOUT)
     return out.splitlines()
 
 
@@ -60,6 +70,13 @@ def test_client(scratch):
         check("client/translate-lines", got == "\n".join(want), f"{got!r}, ted translate {want}")
         got = [lt.translate(line, "en", "fr") for line in lines]
         check("client/translate-several", got == want, f"{got}, ted translate {want}")
+        paragraphs = translate_lines(PARAGRAPHS, "--split-sentences")
+        got = lt.translate(PARAGRAPHS[0], "en", "fr")
+        check("client/translate-paragraph", got == paragraphs[0],
+              f"{got!r}, ted translate --split-sentences {paragraphs[0]!r}")
+        got = lt.translate("\n".join(PARAGRAPHS), "en", "fr")
+        check("client/translate-paragraphs", got == "\n".join(paragraphs),
+              f"{got!r}, ted translate --split-sentences {paragraphs}")
         got = lt.languages()
         check("client/languages", got == [{"code": "en", "name": "English", "targets": ["fr"]},
                                           {"code": "fr", "name": "French", "targets": []}],

@@ -14,16 +14,21 @@ for this test, in none of the models' data).
 Groups (one "ok NAME" or "FAIL NAME: why" line per check):
   translate/*  POST /translate with JSON, form-encoded, multipart and
                query-string fields: the same answers, equal to ted
-               translate's; q a string or a list; lines kept; alternatives
-               equal to ted translate --beam N+1 --n-best N+1 (without
-               repeats); GET /languages, GET /frontend/settings
+               translate's; q a string or a list; line breaks kept;
+               paragraphs cut into sentences by default, equal to ted
+               translate --split-sentences; "format": "html" equal to ted
+               translate --format html on a page; alternatives equal to ted
+               translate --beam N+1 --n-best N+1 (without repeats), of a
+               paragraph each sentence's k-th hypothesis; GET /languages,
+               GET /frontend/settings
   errors/*     missing and unknown fields' values, a format other than
-               text, a bad alternatives, malformed JSON, another
+               text and html, a bad alternatives, malformed JSON, another
                Content-Type: LibreTranslate's status and {"error": ...}
   routes/*     labelled copies of the test models: /languages from their
                config.yaml, the preference order, a pair through English
-               equal to translating in two steps with ted translate, the
-               /v1 answer's route; a multilingual model (NLLB's codes)
+               equal to translating in two steps with ted translate (a
+               paragraph's sentences each through both), the /v1 answer's
+               route; a multilingual model (NLLB's codes)
                named by ISO codes, equal to ted translate --source-lang
                --target-lang
   detect/*     POST /detect and "source": "auto" over five languages;
@@ -49,6 +54,7 @@ EN_FR = os.path.join(ROOT, "models", "en-fr")
 TOY = os.path.join(ROOT, "models", "toy-en-fr")
 TINY = os.path.join(ROOT, "tests", "data", "tiny-model")
 DETECT = os.path.join(ROOT, "tests", "data", "detect")
+PAGE = os.path.join(ROOT, "tests", "data", "html", "article.html")
 LANGUAGES = ["en", "fr", "de", "es", "it"]
 TIMEOUT = 120 * SLOW
 # The share of held-out sentences the detector must place right, per
@@ -121,11 +127,51 @@ def test_translate(server):
           f"{status} {data}, ted translate {want}")
     text = lines[1] + "\n" + lines[2] + "\r\n\r\n" + lines[0]
     status, _, data = server.call("POST", "/translate", dict(fields, q=text))
-    joined = want[1] + "\n" + want[2] + "\n\n" + want[0]
+    joined = want[1] + "\n" + want[2] + "\r\n\r\n" + want[0]
     check("translate/lines", status == 200 and data == {"translatedText": joined},
           f"{status} {data}, ted translate {joined!r}")
+    test_documents(server, fields)
     test_alternatives(server, fields, lines)
     test_language_lists(server)
+
+
+PARAGRAPHS = ["Dr. Smith arrived at 10 a.m. on Monday.  He said \"Hello, my friend.\"",
+              "Wait... What happened?\tThe cat ate the bird... and then it slept.",
+              "  The black cat eats the small bird. My sister did not see the old green car. "]
+
+
+def test_documents(server, fields):
+    """Paragraphs are cut into sentences as ted translate --split-sentences
+    cuts them; an HTML page is translated as ted translate --format html."""
+    want = translate_lines(EN_FR, PARAGRAPHS, "--split-sentences")
+    for i, paragraph in enumerate(PARAGRAPHS):
+        status, _, data = server.call("POST", "/translate", dict(fields, q=paragraph))
+        check(f"translate/paragraph-{i}", status == 200 and data == {"translatedText": want[i]},
+              f"{status} {data}, ted translate --split-sentences {want[i]!r}")
+    status, _, data = server.call("POST", "/translate", dict(fields, q=PARAGRAPHS))
+    check("translate/paragraph-list", status == 200 and data == {"translatedText": want},
+          f"{status} {data}, ted translate --split-sentences {want}")
+    with open(PAGE, encoding="utf-8", newline="") as f:
+        page = f.read()
+    out = ted_output(["translate", "-m", EN_FR, "--format", "html"], page, TIMEOUT)
+    status, _, data = post_form(server, "/translate", dict(fields, q=page, format="html"))
+    check("translate/html", status == 200 and data == {"translatedText": out},
+          f"{status} {str(data)[:300]}, ted translate --format html {out[:300]!r}")
+    status, _, data = server.call("POST", "/translate", dict(fields, q=[page, "<p>I saw the cat."
+                                                                              "</p>"],
+                                                             format="html"))
+    small = ted_output(["translate", "-m", EN_FR, "--format", "html"], "<p>I saw the cat.</p>",
+                       TIMEOUT)
+    check("translate/html-list", status == 200 and data == {"translatedText": [out, small]},
+          f"{status} {str(data)[:300]}, ted translate --format html {small!r}")
+    sentences = ["The black cat eats the small bird.", "My sister did not see the old green car."]
+    hypotheses = [n_best(EN_FR, x, 3) for x in sentences]
+    rebuilt = ["  " + a + " " + b for a, b in zip(*hypotheses)]
+    status, _, data = server.call("POST", "/translate", dict(fields, q="  " + " ".join(sentences),
+                                                             alternatives=2))
+    want = {"translatedText": rebuilt[0], "alternatives": alternatives_of(rebuilt)}
+    check("translate/alternatives-paragraph", status == 200 and data == want,
+          f"{status} {data}, ted translate --n-best 3 of each sentence: {want}")
 
 
 def test_alternatives(server, fields, lines):
@@ -172,7 +218,7 @@ def test_errors(server):
                                 "xx is not supported"),
         "unknown-pair": (dict(good, source="en", target="en"), 400,
                          "English (en) is not available as a target language from English (en)"),
-        "format-html": (dict(good, format="html"), 400, "html format is not supported"),
+        "format-xml": (dict(good, format="xml"), 400, "xml format is not supported"),
         "alternatives": (dict(good, alternatives="two"), 400,
                          "Invalid request: alternatives parameter is not a number"),
         "q-type": (dict(good, q=5), 400, "q: expected a string or a list of strings"),
@@ -236,6 +282,7 @@ def test_routes(scratch):
                                                              "target": "fr"})
         check("routes/pivot", status == 200 and data == {"translatedText": want},
               f"{status} {data}, ted translate twice: {between} then {want!r}")
+        test_pivot_paragraph(server, de_en, en_fr_toy)
         status, _, data = server.translate({"text": [line], "source_lang": "de",
                                             "target_lang": "fr"})
         route = [{"model": "de-en", "source_lang": "de", "target_lang": "en"},
@@ -248,6 +295,20 @@ def test_routes(scratch):
         check("routes/v1-no-route", status == 400 and "error" in data, f"{status} {data}")
     finally:
         check("routes/exit-0", server.stop() == 0, server.lines[-3:])
+
+
+def test_pivot_paragraph(server, de_en, en_fr_toy):
+    """A paragraph through two models: each sentence through both, in its
+    place between the paragraph's own spaces."""
+    sentences = ["Der Hund schläft.", "Die Katze frisst den Vogel!", "Wo ist er?"]
+    between = translate_lines(de_en, sentences)
+    after = translate_lines(en_fr_toy, between)
+    want = after[0] + "  " + after[1] + "\n" + after[2]
+    status, _, data = server.call("POST", "/translate", {
+        "q": sentences[0] + "  " + sentences[1] + "\n" + sentences[2], "source": "de",
+        "target": "fr"})
+    check("routes/pivot-paragraph", status == 200 and data == {"translatedText": want},
+          f"{status} {data}, each sentence through ted translate twice: {want!r}")
 
 
 def multilingual(scratch):

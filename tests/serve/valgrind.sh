@@ -103,9 +103,12 @@ for name, data, status in refusals:
     answer = raw(data)
     print(f"ok serve-valgrind-{name}" if status in answer.split(b"\r\n")[0]
           else f"FAIL serve-valgrind-{name}: {answer[:200]!r}")
-libre = [  # LibreTranslate's API: JSON and form fields, lines, alternatives, detection
+libre = [  # LibreTranslate's API: JSON and form fields, paragraphs, HTML, alternatives, detection
     ("libre-json", "/translate", {"q": ["the dog sleeps .", "the cat .\nthe queen sings ."],
                                   "source": "auto", "target": "fr", "alternatives": 2}, 200),
+    ("libre-html", "/translate", {"q": "<p>the dog sleeps. <b>the cat</b> sings.</p><!-- x -->",
+                                  "source": "en", "target": "fr", "format": "html",
+                                  "alternatives": 1}, 200),
     ("libre-unknown", "/translate", {"q": "a", "source": "xx", "target": "fr"}, 400),
     ("libre-detect", "/detect", {"q": "the black cat eats the small bird ."}, 200),
 ]

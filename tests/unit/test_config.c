@@ -1256,6 +1256,7 @@ static const char minimal_written[] =
     "  early_stopping: never\n"                             \
     "  forced_eos: true\n"                                  \
     "  banned_ids: [99, 0, 99]\n"                           \
+    "  shortlist: 'lex s2t.txt'\n"                          \
     "  temperature: 0.1\n"                                  \
     "  top_k: 40\n"                                         \
     "  top_p: 0.9\n"
@@ -1320,6 +1321,7 @@ static void assert_same_config(const ted_config *a, const ted_config *b)
     SAME_TEXT(tgt_vocab);
     SAME_TEXT(src_spm);
     SAME_TEXT(tgt_spm);
+    SAME_TEXT(shortlist);
     SAME(unk_id);
     SAME(pad_id);
     SAME(bos_id);
@@ -1366,6 +1368,7 @@ Test(config, the_writer_gives_back_every_key, .init = make_temp_dir, .fini = rem
     cr_assert_str_eq(c.src_vocab, "d\xc3\xa9j\xc3\xa0/vocab's");
     cr_assert_str_eq(c.tgt_vocab, "tab\there\xc2\x85");
     cr_assert_str_eq(c.tgt_spm, "- x");
+    cr_assert_str_eq(c.shortlist, "lex s2t.txt");
     cr_assert_float_eq(c.layer_norm_eps, 1.4e-45f, 0.0);
     cr_assert_gt(c.layer_norm_eps, 0.0f);
     cr_assert_eq(c.banned_id_count, 3);
@@ -1527,7 +1530,8 @@ Test(config, the_visit_skips_optional_paths_left_empty)
     ted_config c = parse_ok(MINIMAL);
     visited v = {.count = 0};
     ted_config_visit(&c, note_key, &v);
-    cr_assert_eq(v.count, ted_config_key_count() - 3 - 6);
+    cr_assert_eq(v.count, ted_config_key_count() - 3 - 7);
+    cr_assert_eq(visited_at(&v, "decoding.shortlist"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.src_spm"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.tgt_spm"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.languages"), -1);

@@ -139,7 +139,7 @@ static void run_panels(float *y, const product *p, const float *panels, const ch
     select_or_fail(variant);
     for (int i = 0; i < p->rows * p->out; i++)
         y[i] = NAN;
-    ted_matrix W = {p->W, NULL, NULL, panels};
+    ted_matrix W = {p->W, NULL, NULL, panels, NULL, NULL};
     ted_linear(y, p->x, W, p->bias ? p->b : NULL, p->rows, p->in, p->out);
 }
 
@@ -675,7 +675,7 @@ Test(kernels, matrix_row_dequantizes)
 {
     const int8_t q[6] = {-127, 0, 5, 127, -1, 64};
     const float scale[2] = {0.5f, 0.25f};
-    ted_matrix table = {NULL, q, scale, NULL};
+    ted_matrix table = {NULL, q, scale, NULL, NULL, NULL};
     float row[3];
     ted_matrix_row(row, table, 1, 3, 2.0f);
     cr_assert(row[0] == 63.5f && row[1] == -0.5f && row[2] == 32.0f, "%g %g %g",
@@ -693,7 +693,7 @@ Test(kernels, matrix_row_from_panels)
     fill_random(W, ROWS * COLS, 7u);
     ted_pack_panels(panels, W, ROWS, COLS);
     cr_assert_eq(ted_panels_floats(ROWS, COLS), 48 * COLS);
-    ted_matrix table = {W, NULL, NULL, panels};
+    ted_matrix table = {W, NULL, NULL, panels, NULL, NULL};
     for (int r = 0; r < ROWS; r++) {
         ted_matrix_row(row, table, r, COLS, 2.0f);
         for (int c = 0; c < COLS; c++)

@@ -40,14 +40,39 @@
     return e;
   }
 
+  // The server decodes one explorer request at a time and answers another
+  // sent meanwhile with 503: the page sends its POSTs one after the other.
+  let posting = Promise.resolve();
+
   async function call(url, body) {
     const options = body === undefined ? {} : {
       method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
     };
-    const response = await fetch(url, options);
-    const json = await response.json();
-    if (!response.ok) throw new Error(json.error || ('HTTP ' + response.status));
-    return json;
+    const send = async () => {
+      const response = await fetch(url, options);
+      const json = await response.json();
+      if (!response.ok) throw new Error(json.error || ('HTTP ' + response.status));
+      return json;
+    };
+    if (body === undefined) return send();
+    const turn = posting.then(send);
+    posting = turn.catch(() => {});
+    return turn;
+  }
+
+  // The page's work under way (decodes, beam searches): ted.ready once none is.
+  let busy = 0;
+
+  async function working(task) {
+    busy++;
+    ted.ready = false;
+    try {
+      return await task();
+    } finally {
+      busy--;
+      await nextFrame();
+      ted.ready = busy === 0;
+    }
   }
 
   function showError(message) {
@@ -164,9 +189,28 @@
 
   // ---- decoding ------------------------------------------------------------
 
-  // Decodes state.source with state.forced, then shows step `step`.
-  async function decode(step) {
-    ted.ready = false;
+  // Decodes state.source with state.forced, then shows step `step`. A
+  // decode asked for while one runs waits for it; of those waiting, only
+  // the latest runs, with the state as it is then.
+  let decoding = null;
+  let wanted = null;
+
+  function decode(step) {
+    wanted = { step };
+    if (!decoding) {
+      decoding = working(async () => {
+        while (wanted) {
+          const next = wanted;
+          wanted = null;
+          await decodeNow(next.step);
+        }
+        decoding = null;
+      });
+    }
+    return decoding;
+  }
+
+  async function decodeNow(step) {
     showError('');
     try {
       state.data = await call('/v1/explore', {
@@ -183,8 +227,6 @@
     render();
     if (state.beam && state.data) await beamSearch();
     writeURL();
-    await nextFrame();
-    ted.ready = true;
   }
 
   function go(step) {
@@ -578,11 +620,10 @@
     $('beam-form').addEventListener('submit', async (event) => {
       event.preventDefault();
       state.beam = Math.max(1, Math.min(16, parseInt($('beam-size').value, 10) || 4));
-      ted.ready = false;
-      await beamSearch();
-      writeURL();
-      await nextFrame();
-      ted.ready = true;
+      await working(async () => {
+        await beamSearch();
+        writeURL();
+      });
     });
     $('focus-canvas').addEventListener('mousemove', hover);
     $('focus-canvas').addEventListener('mouseleave', () => { $('tip').hidden = true; });
