@@ -72,6 +72,7 @@ MARIAN_DEFAULTS = {
 GENERATION_DEFAULTS = {
     "max_length": 20, "max_new_tokens": None, "num_beams": 1, "length_penalty": 1.0,
     "early_stopping": False, "bad_words_ids": None, "forced_eos_token_id": None,
+    "forced_bos_token_id": None,
 }
 
 # generate()'s early_stopping -> ted's decoding.early_stopping.
@@ -101,7 +102,7 @@ UNSUPPORTED_GENERATION = {
     "do_sample": False, "min_length": 0, "min_new_tokens": None, "no_repeat_ngram_size": 0,
     "encoder_no_repeat_ngram_size": 0, "repetition_penalty": 1.0,
     "encoder_repetition_penalty": 1.0, "num_beam_groups": 1, "diversity_penalty": 0.0,
-    "forced_bos_token_id": None, "suppress_tokens": None, "begin_suppress_tokens": None,
+    "suppress_tokens": None, "begin_suppress_tokens": None,
     "exponential_decay_length_penalty": None, "sequence_bias": None, "force_words_ids": None,
 }
 
@@ -894,6 +895,7 @@ def decoding(hf_dir, config, m, ids):
     else:
         start_key = "decoder_start_token_id"
     return {"bos": token_id(config, generation, start_key, "tokenizer.bos_id"),
+            "forced_bos": settings["forced_bos_token_id"],
             "eos": eos,
             "max_length": max_new_tokens(settings, source, forced is not None),
             "forced_eos": forced is not None,
@@ -905,9 +907,24 @@ def decoding(hf_dir, config, m, ids):
 
 # ---- the ted model directory ----------------------------------------------------
 
-def multilingual_rows(tok, decode):
+def default_target(tokens, codes, decode):
+    """The rows of a generation config's forced_bos_token_id: the default
+    target language when it is a language code; anything else is refused."""
+    forced = decode["forced_bos"]
+    if forced is None:
+        return []
+    if isinstance(forced, int) and not isinstance(forced, bool) and \
+            0 <= forced < len(tokens) and codes and tokens[forced] in codes:
+        return [("default_target_lang", tokens[forced],
+                 f"{decode['source']} forced_bos_token_id {forced}")]
+    raise ExportError(f"{decode['source']}: forced_bos_token_id {json.dumps(forced)[:80]} is "
+                      "not supported (not a language code of the tokenizer)")
+
+
+def multilingual_rows(tok, decode, tokens):
     """The tokenizer rows of a multilingual model's languages: the codes,
-    where they go, the decoder start (docs/model-format.md)."""
+    where they go, the decoder start, the default target
+    (docs/model-format.md)."""
     return [("bos_id", tok["ids"]["bos"], "bos_token"),
             ("languages", tok["languages"], f"{tok['class']}'s additional_special_tokens"),
             ("source_language_token", tok["source_code"],
@@ -915,7 +932,8 @@ def multilingual_rows(tok, decode):
              "the source language's code before the text"),
             ("target_language_token", "forced", "the target language's code, forced as the "
              "first token (forced_bos_token_id)"),
-            ("decoder_start_id", decode["bos"], "decoder_start_token_id")]
+            ("decoder_start_id", decode["bos"], "decoder_start_token_id")] + \
+        default_target(tokens, tok["languages"], decode)
 
 
 def ted_config(m, tok, decode, source):
@@ -1032,7 +1050,10 @@ def export(hf_dir, out_dir, quantize=None):
     path, tensors = load_weights(hf_dir)
     written = model_tensors(path, tensors, m)
     check_finite(path, written)
-    tok["language_rows"] = (multilingual_rows(tok, decode) if tok["languages"] else
+    targets = vocabs[tok["vocab"][1]]
+    if not tok["languages"]:
+        default_target(targets, None, decode)  # refuses a forced_bos_token_id
+    tok["language_rows"] = (multilingual_rows(tok, decode, targets) if tok["languages"] else
                             language_rows(config, tokenizer_config, vocabs[tok["vocab"][0]]))
     text = ted_config(m, tok, decode, hf_dir)
     write_model(out_dir, hf_dir, written, vocabs, text, quantize)

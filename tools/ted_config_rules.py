@@ -107,6 +107,8 @@ KEYS = {
                               "required": False},
     "tokenizer.target_lang": {"type": "code", "capacity": CODE_SIZE, "default": None,
                               "required": False},
+    "tokenizer.default_target_lang": {"type": "code", "capacity": CODE_SIZE, "default": None,
+                                      "required": False},
     "decoding.max_length": _int(0, 1048576, 0),
     "decoding.max_length_offset": _int(0, 1048576, 0),
     "decoding.beam_size": _int(1, 1024, 1),
@@ -348,6 +350,13 @@ def _languages(c):
         raise ConfigProblem("tokenizer.languages", f"{len(codes)} codes, but "
                             "source_language_token and target_language_token are none: no "
                             "token of the text names a language")
+    default = c["tokenizer.default_target_lang"]
+    if default and c["tokenizer.target_language_token"] != "forced":
+        raise ConfigProblem("tokenizer.default_target_lang", f'"{default}", but '
+                            "target_language_token is not forced")
+    if default and default not in codes:
+        raise ConfigProblem("tokenizer.default_target_lang", f'"{default}" is not a code of '
+                            "tokenizer.languages")
     start, tgt = c["tokenizer.decoder_start_id"], c["model.tgt_vocab_size"]
     if start is not None and start >= tgt:
         raise ConfigProblem("tokenizer.decoder_start_id", f"{start} is not below "

@@ -161,6 +161,10 @@ typedef struct ted_config {
     int decoder_start_id;     /* the first decoder input (default: bos_id) */
     char source_lang[TED_LANGUAGE_CODE_SIZE];  /* a bilingual model's languages ("en", */
     char target_lang[TED_LANGUAGE_CODE_SIZE];  /* "fr"); "": not named */
+    /* The target language when none is given (a code of `languages`, with
+     * target_language_token forced: a generation config's
+     * forced_bos_token_id); "": none, a target must be given. */
+    char default_target_lang[TED_LANGUAGE_CODE_SIZE];
 
     /* decoding: at most min(max_length, source tokens + max_length_offset)
      * target tokens are generated, EOS counted; 0 disables either bound. */

@@ -313,7 +313,8 @@ int ted_top_k(const float *scores, int n, int k, int *ids, float *values);
  * cuts do not change them), so scores compare across strategies. */
 typedef struct ted_hypothesis {
     int *ids;          /* (length) target ids, EOS included when produced; malloc'ed */
-    float *log_probs;  /* (length) log P(ids[t] | source, ids[0..t)); malloc'ed */
+    float *log_probs;  /* (length) log P(ids[t] | source, ids[0..t)), 0 for a
+                        * forced prefix token (ted_batch.prefix_ids); malloc'ed */
     int length;
     double log_prob;   /* the sum of log_probs */
     double score;      /* what ranks hypotheses: log_prob, or for beam search
@@ -379,8 +380,9 @@ typedef struct ted_batch {
                                     * (ted_max_target_length), each >= 1 */
     /* Target tokens each sentence must begin with, e.g. the target-language
      * token of a multilingual model; NULL: none. Forced tokens are counted
-     * in the length and scored with the model's log-probabilities; they
-     * draw nothing from a sampling stream. */
+     * in the length and add a log-prob of 0 (transformers' generate()
+     * scores its forced_bos_token_id so); they draw nothing from a
+     * sampling stream. */
     const int *const *prefix_ids;  /* (count), NULL or each (prefix_lengths[i]) */
     const int *prefix_lengths;     /* (count) */
     /* Sampling: sentence i draws from the random stream (seed, streams[i]),

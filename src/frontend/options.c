@@ -26,6 +26,13 @@ bool frontend_early_stopping(const char *word, ted_early_stopping *out)
     return false;
 }
 
+const char *frontend_early_stopping_name(ted_early_stopping setting)
+{
+    int n = (int)(sizeof early_stopping_names / sizeof *early_stopping_names);
+    return (int)setting >= 0 && (int)setting < n ? early_stopping_names[setting]
+                                                 : early_stopping_names[0];
+}
+
 static ted_status check_whole(const char *name, int value, int min, int max, ted_error *err)
 {
     if (value < min || value > max)

@@ -69,6 +69,8 @@ typedef struct frontend_option_names {
  * config.yaml's decoding.early_stopping and transformers spell them) into
  * `*out`; false when it spells none. */
 bool frontend_early_stopping(const char *word, ted_early_stopping *out);
+/* The word of an early_stopping setting ("false" for one out of range). */
+const char *frontend_early_stopping_name(ted_early_stopping setting);
 
 /* What `ted translate` and `ted serve` say the words are: "false, true or
  * never". */

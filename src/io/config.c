@@ -174,6 +174,7 @@ static const key_spec keys[] = {
     INT("tokenizer", "decoder_start_id", decoder_start_id, 0, INT_MAX, -1),
     CODE("tokenizer", "source_lang", source_lang),
     CODE("tokenizer", "target_lang", target_lang),
+    CODE("tokenizer", "default_target_lang", default_target_lang),
     SECTION("decoding", false),
     /* no decode outlives max_positions, whose bound these share */
     INT("decoding", "max_length", max_length, 0, 1048576, 0),
@@ -815,6 +816,25 @@ static ted_status check_decoding(reader *r)
     return TED_OK;
 }
 
+/* A default target language is one of the codes forced as the first
+ * target token. */
+static ted_status check_default_target(reader *r)
+{
+    const ted_config *c = &r->config;
+    const key_spec *spec = spec_named("default_target_lang");
+    if (!c->default_target_lang[0])
+        return TED_OK;
+    if (c->target_language_token != TED_TARGET_CODE_FORCED)
+        return key_error(r, spec, line_of(r, spec), "\"%s\", but target_language_token is "
+                         "not forced", c->default_target_lang);
+    const char *code = c->languages;
+    for (int i = 0; i < c->language_count; i++, code += strlen(code) + 1)
+        if (strcmp(code, c->default_target_lang) == 0)
+            return TED_OK;
+    return key_error(r, spec, line_of(r, spec), "\"%s\" is not a code of tokenizer.languages",
+                     c->default_target_lang);
+}
+
 /* A code token's place needs codes, and codes need a place; the decoder
  * starts from a target token. Whether each code is a token of the vocabulary is the
  * model loader's check. */
@@ -833,6 +853,9 @@ static ted_status check_languages(reader *r)
         return key_error(r, languages, line_of(r, languages),
                          "%d codes, but source_language_token and target_language_token are "
                          "none: no token of the text names a language", c->language_count);
+    ted_status s = check_default_target(r);
+    if (s != TED_OK)
+        return s;
     const key_spec *start = spec_named("decoder_start_id");
     if (c->decoder_start_id >= c->tgt_vocab_size)
         return key_error(r, start, line_of(r, start), "%d is not below tgt_vocab_size %d",

@@ -207,7 +207,7 @@ static int top_tokens(beam_state *st, const float *logits, int sentence)
     int forced = ted_batch_forced(st->sources, sentence, st->length - 1);
     if (forced >= 0) {
         st->top_ids[0] = forced;
-        st->top_values[0] = st->scratch[forced];
+        st->top_values[0] = TED_FORCED_LOG_PROB;
         return 1;
     }
     ted_ban_tokens(st->model, st->scratch);

@@ -5,6 +5,7 @@
 
 #include "core/alloc.h"
 #include "kernels/kernels.h"
+#include "model/decoding.h"
 
 ted_status ted_chooser_init(ted_chooser *c, const ted_model *m, bool sampling, ted_error *err)
 {
@@ -53,7 +54,7 @@ static void choose_one(const ted_chooser *c, const float *logits, const ted_choi
                         : ted_argmax(allowed, vocab);
         ch->tokens[k] = token;
         if (log_probs)
-            ch->log_probs[k] = log_probs[token];
+            ch->log_probs[k] = ch->forced >= 0 ? TED_FORCED_LOG_PROB : log_probs[token];
     }
 }
 

@@ -36,6 +36,13 @@ void ted_next_token_scores(const ted_model *model, const float *logits, float *l
  * far), or -1. */
 int ted_batch_forced(const ted_batch *batch, int i, int length);
 
+/* The log-prob a forced prefix token adds to its hypothesis, in every
+ * strategy: 0, as in transformers' generate(), whose
+ * ForcedBOSTokenLogitsProcessor leaves the forced token's score 0 and
+ * every other -infinity (after the log-softmax in beam search, on the
+ * logits in greedy search and sampling). */
+#define TED_FORCED_LOG_PROB 0.0f
+
 /* Checks the options against the model: the strategy's parameters, an
  * n-best list that the strategy can give. */
 ted_status ted_check_decode_options(const ted_model *model, const ted_decode_options *options,

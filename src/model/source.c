@@ -162,7 +162,7 @@ static code_list list_codes(const ted_language_side *t)
 }
 
 /* `*id`: the token of the language `code` of one side (NULL: the side's
- * only language), -1 when the side names none, its code has no token, or
+ * only language, or the model's default target language), -1 when the side names none, its code has no token, or
  * a Marian model's text names its own. */
 static ted_status find_language(const ted_model *m, ted_side side, const char *code, int *id,
                                 ted_error *err)
@@ -170,6 +170,8 @@ static ted_status find_language(const ted_model *m, ted_side side, const char *c
     const ted_language_side *t = &m->languages[side];
     const char *name = side == TED_SIDE_SOURCE ? "source" : "target";
     *id = -1;
+    if (!code && side == TED_SIDE_TARGET && m->config.default_target_lang[0])
+        code = m->config.default_target_lang;
     /* Marian's code is optional, as MarianTokenizer has it: the text may
      * begin with its own (">>fra<< text"), or name none */
     bool optional = side == TED_SIDE_TARGET &&

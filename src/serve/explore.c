@@ -320,6 +320,21 @@ static bool read_forced(const cJSON *v, const ted_model *model, explore_request 
     return true;
 }
 
+/* "early_stopping": true, false or a word of frontend_early_stopping, as
+ * POST /translate takes it. */
+static bool read_early_stopping(const cJSON *v, explore_request *r, serve_refusal *no)
+{
+    r->choice.early_stopping_given = true;
+    if (cJSON_IsBool(v)) {
+        r->choice.early_stopping =
+            cJSON_IsTrue(v) ? TED_EARLY_STOPPING_TRUE : TED_EARLY_STOPPING_FALSE;
+        return true;
+    }
+    const char *word = cJSON_GetStringValue(v);
+    return (word && frontend_early_stopping(word, &r->choice.early_stopping)) ||
+           serve_refuse(no, 400, "early_stopping: expected true, false or \"never\"");
+}
+
 static bool read_field(const cJSON *v, explore_request *r, bool beam, serve_refusal *no)
 {
     const char *name = v->string;
@@ -363,6 +378,8 @@ static bool read_field(const cJSON *v, explore_request *r, bool beam, serve_refu
         }
         return serve_refuse(no, 400, "length_normalization: expected \"gnmt\" or \"power\"");
     }
+    if (beam && !strcmp(name, "early_stopping"))
+        return read_early_stopping(v, r, no);
     return serve_refuse(no, 400, "unknown field \"%s\"", shown(name).text);
 }
 
@@ -710,6 +727,8 @@ static cJSON *beam_json(const explore_request *r, const ted_beam_params *p, beam
     add_rounded(root, "length_penalty", p->length_penalty, 7);
     cJSON_AddStringToObject(root, "length_normalization",
                             p->length_normalization == TED_LENGTH_POWER ? "power" : "gnmt");
+    cJSON_AddStringToObject(root, "early_stopping",
+                            frontend_early_stopping_name(p->early_stopping));
     cJSON_AddItemToObject(root, "steps", b->steps);
     b->steps = NULL;
     cJSON_AddItemToObject(root, "ranking", ranking_json(b->finished));

@@ -12,9 +12,11 @@ on its own (`ted translate`, `ted translate --beam N`, `ted step --force
 Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
   api/*        the JSON the page reads: every refusal (unknown field, empty or
                too long source, a token not in the vocabulary, a forced step
-               past the end, top_k, beam size, model, malformed JSON, method)
-               names its field; every step's top-k probabilities are the
-               softmax of `ted logits` teacher-forced on the translation
+               past the end, top_k, beam size, model, early_stopping,
+               malformed JSON, method) names its field; every step's top-k
+               probabilities are the softmax of `ted logits` teacher-forced
+               on the translation; /v1/beam with early_stopping true, false
+               or "never" gives ted translate --early-stopping's best
   assets/*     the page, its script and its style: their types, a
                Content-Security-Policy that allows this server only (their
                weight in bytes is printed on an "info" line, not counted)
@@ -216,6 +218,29 @@ def post(server, path, body):
         return e.code, json.load(e)
 
 
+def test_early_stopping(server):
+    """/v1/beam's early_stopping (true, false, "never", as POST /translate
+    spells them) decodes as `ted translate --early-stopping` does, and the
+    trace of true stops before that of "never" (which runs until no open
+    hypothesis can win)."""
+    steps = {}
+    for value, word in ((True, "true"), (False, "false"), ("never", "never"), ("true", "true")):
+        line = ted("translate", "-m", MODEL, "--beam", str(BEAM), "--early-stopping", word,
+                   "--length-penalty", "2", "--scores", SENTENCE).strip()
+        _, text, score, _, _ = [part.strip() for part in line.split("|||")]
+        status, data = post(server, "/v1/beam", {"source": SENTENCE, "beam": BEAM,
+                                                 "length_penalty": 2, "early_stopping": value})
+        best = data.get("best", {})
+        steps[word] = len(data.get("steps", []))
+        check(f"api/beam-early-stopping-{json.dumps(value)}",
+              status == 200 and data.get("early_stopping") == word and
+              best.get("text") == text and abs(best.get("score", 0) - float(score)) <= 1e-5,
+              f"{status}: early_stopping {data.get('early_stopping')}, best {best.get('text')!r} "
+              f"{best.get('score')}; ted translate {text!r} {score}")
+    check(f"api/beam-early-stopping-steps (true {steps['true']}, never {steps['never']})",
+          steps["true"] < steps["never"], f"steps {steps}")
+
+
 def test_api(server):
     """The endpoints the page reads: refusals name the field; the top-k
     probabilities are the softmax of `ted logits` (teacher-forced on the
@@ -241,6 +266,10 @@ def test_api(server):
          400, 'unknown target language "de"; the model\'s: t8, t9'),
         ("target-lang-type", "/v1/explore", {"source": "the cat .", "target_lang": ["fr"]}, 400,
          "target_lang: expected a string"),
+        ("early-stopping", "/v1/beam", {"source": "the cat .", "early_stopping": "sometimes"},
+         400, 'early_stopping: expected true, false or "never"'),
+        ("early-stopping-explore", "/v1/explore", {"source": "the cat .", "early_stopping": True},
+         400, 'unknown field "early_stopping"'),
         ("forced-twice", "/v1/explore",
          b'{"source": "the cat .", "forced": [{"step": 1, "token": "le"}, '
          b'{"step": 2, "token": "chat"}], "forced": [{"step": 3, "token": "noir"}]}',
@@ -255,6 +284,8 @@ def test_api(server):
         fail("api/method", "GET /v1/explore answered")
     except urllib.error.HTTPError as e:
         check("api/method (405)", e.code == 405 and "POST" in e.headers.get("Allow", ""), str(e.code))
+
+    test_early_stopping(server)
 
     status, data = post(server, "/v1/explore", {"source": SENTENCE, "top_k": 20})
     steps = data["steps"]

@@ -7,13 +7,14 @@
 
 Every answer is compared with what `ted translate --source-lang
 --target-lang` prints for the same sentences and options: texts exactly,
-scores (which count the forced code's log-prob) within 1e-4.
+scores (the forced code counted with log-prob 0, as generate() scores it)
+within 1e-4.
 
 Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
   forced/*    NLLB's layout, the target code forced as the first target
               token by the running batch: greedy, seeded samples and beam
-              search into each of two languages; requests into both
-              languages at once, sharing the batch
+              search into each of two languages, the code's log-prob 0;
+              requests into both languages at once, sharing the batch
   source/*    multi-target Marian's layout, the code put in the source
   bilingual/* the toy model's own codes
   refuse/*    no target language for a model with several, an unknown code,
@@ -105,11 +106,16 @@ def test_forced(server, model):
                                scores=True))
         same_as_translate(server, f"forced/beam-{code}", model,
                           dict(base, target_lang=code, beam=3, n_best=2, scores=True))
-    # The code is forced: its log-prob is the first of each hypothesis, so the
-    # two languages' scores differ (and so do the texts, on this model).
-    first = [t[0]["token_log_probs"][0] for t in answers["t8"]["translations"] if t[0]["text"]]
-    other = [t[0]["token_log_probs"][0] for t in answers["t9"]["translations"] if t[0]["text"]]
-    check("forced/languages-differ", first and first != other, f"t8 {first}, t9 {other}")
+    # The code is forced: the first token of each hypothesis, with the
+    # log-prob 0 generate() gives forced_bos_token_id; what follows it
+    # differs between the two languages.
+    firsts = {code: [t[0]["token_log_probs"][0] for t in answers[code]["translations"]
+                     if t[0]["text"]] for code in answers}
+    rests = {code: [t[0]["token_log_probs"][1:] for t in answers[code]["translations"]]
+             for code in answers}
+    check("forced/code-scores-0", all(firsts.values()) and
+          all(p == 0 for first in firsts.values() for p in first), f"{firsts}")
+    check("forced/languages-differ", rests["t8"] != rests["t9"], f"{rests}")
 
     # Both languages at once, in the same running batch: each sentence its own prefix.
     results = {}

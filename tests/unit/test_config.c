@@ -1115,6 +1115,14 @@ Test(config, language_keys_are_checked)
     expect_tokenizer_error("  target_lang: \"f r\"\n",
                            "config.yaml:13: tokenizer.target_lang: \"f r\": a language code "
                            "holds no spaces or control characters");
+    expect_tokenizer_error("  languages: [t8, t9]\n  source_language_token: first\n"
+                           "  default_target_lang: t8\n",
+                           "config.yaml:15: tokenizer.default_target_lang: \"t8\", but "
+                           "target_language_token is not forced");
+    expect_tokenizer_error("  languages: [t8, t9]\n  target_language_token: forced\n"
+                           "  default_target_lang: t7\n",
+                           "config.yaml:15: tokenizer.default_target_lang: \"t7\" is not a "
+                           "code of tokenizer.languages");
 }
 
 Test(config, language_codes_fill_at_most_their_field)
@@ -1234,10 +1242,11 @@ static const char minimal_written[] =
     "  source_eos: false\n"                                 \
     "  languages: [\">>fra<<\", eng_Latn, 'no', '#x']\n"     \
     "  source_language_token: last\n"                      \
-    "  target_language_token: source\n"                    \
+    "  target_language_token: forced\n"                    \
     "  decoder_start_id: 99\n"                              \
     "  source_lang: en\n"                                   \
     "  target_lang: \"true\"\n"                             \
+    "  default_target_lang: 'no'\n"                         \
     "decoding:\n"                                           \
     "  max_length: 200\n"                                   \
     "  max_length_offset: 50\n"                             \
@@ -1326,6 +1335,7 @@ static void assert_same_config(const ted_config *a, const ted_config *b)
     SAME(decoder_start_id);
     SAME_TEXT(source_lang);
     SAME_TEXT(target_lang);
+    SAME_TEXT(default_target_lang);
     SAME(max_length);
     SAME(max_length_offset);
     SAME(beam_size);
@@ -1366,6 +1376,7 @@ Test(config, the_writer_gives_back_every_key, .init = make_temp_dir, .fini = rem
     cr_assert_str_eq(c.languages, ">>fra<<");
     cr_assert_str_eq(c.source_lang, "en");
     cr_assert_str_eq(c.target_lang, "true");
+    cr_assert_str_eq(c.default_target_lang, "no");
     cr_assert_eq(c.decoder_start_id, 99);
     ted_config back = written_and_read(&c);
     assert_same_config(&c, &back);
@@ -1519,13 +1530,14 @@ Test(config, the_visit_skips_optional_paths_left_empty)
     ted_config c = parse_ok(MINIMAL);
     visited v = {.count = 0};
     ted_config_visit(&c, note_key, &v);
-    cr_assert_eq(v.count, ted_config_key_count() - 3 - 6);
+    cr_assert_eq(v.count, ted_config_key_count() - 3 - 7);
     cr_assert_eq(visited_at(&v, "decoding.shortlist"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.src_spm"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.tgt_spm"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.languages"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.source_lang"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.target_lang"), -1);
+    cr_assert_eq(visited_at(&v, "tokenizer.default_target_lang"), -1);
     cr_assert_eq(visited_at(&v, "model.query_size"), -1);  /* derived, not a key */
     int at = visited_at(&v, "decoding.banned_ids");
     cr_assert_eq(v.counts[at], 0);

@@ -1118,10 +1118,9 @@ Test(decoding, choices_over_the_pool_are_each_rows_own)
 /* ---- target prefixes ------------------------------------------------------------ */
 
 /* Greedy decoding step by step through the session API, feeding `first`
- * after BOS: the reference a forced prefix must give. `log_prob0`: the
- * log-softmax of the first step's logits at `first`, in double. */
+ * after BOS: the reference a forced prefix must give. */
 static int greedy_after(ted_session *s, const ted_model *model, const int *source, int length,
-                        int first, int max_length, int *ids, double *log_prob0)
+                        int first, int max_length, int *ids)
 {
     const ted_config *c = ted_model_config(model);
     ted_error err = {0};
@@ -1131,14 +1130,6 @@ static int greedy_after(ted_session *s, const ted_model *model, const int *sourc
     while (n < max_length) {
         const float *logits;
         cr_assert_eq(ted_session_step(s, &token, &logits, &err), TED_OK, "%s", err.message);
-        if (n == 0) {
-            double max = logits[0], sum = 0.0;
-            for (int v = 1; v < c->tgt_vocab_size; v++)
-                max = logits[v] > max ? logits[v] : max;
-            for (int v = 0; v < c->tgt_vocab_size; v++)
-                sum += exp(logits[v] - max);
-            *log_prob0 = logits[first] - max - log(sum);
-        }
         token = n == 0 ? first : ted_argmax(logits, c->tgt_vocab_size);
         ids[n++] = token;
         if (token == c->eos_id)
@@ -1160,8 +1151,7 @@ Test(decoding, a_target_prefix_is_forced_then_decoding_goes_on, .timeout = 60)
     int forced = ted_target_id(model, "un");
     cr_assert_geq(forced, 0);
     int want[max_length];
-    double want_log_prob0;
-    int n = greedy_after(s, model, source, length, forced, max_length, want, &want_log_prob0);
+    int n = greedy_after(s, model, source, length, forced, max_length, want);
 
     const int *sources[1] = {source}, *prefixes[1] = {&forced};
     int one = 1;
@@ -1175,13 +1165,18 @@ Test(decoding, a_target_prefix_is_forced_then_decoding_goes_on, .timeout = 60)
     for (int t = 0; t < n; t++)
         cr_assert_eq(h[0].ids[t], want[t], "token %d: %d, step by step %d", t, h[0].ids[t],
                      want[t]);
-    cr_assert_float_eq(h[0].log_probs[0], want_log_prob0, 1e-5);
+    /* forced: log-prob 0, as transformers' ForcedBOSTokenLogitsProcessor scores it */
+    cr_assert_eq(h[0].log_probs[0], 0.0f, "greedy: the forced token's log-prob %g",
+                 h[0].log_probs[0]);
     ted_hypotheses_free(h, 1);
 
     ted_beam_params beam = ted_beam_default_params();
     cr_assert_eq(decode_beam(s, &batch, &beam, 4, NULL, h, &err), TED_OK, "%s", err.message);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 4; k++) {
         cr_assert_eq(h[k].ids[0], forced, "beam hypothesis %d starts with %d", k, h[k].ids[0]);
+        cr_assert_eq(h[k].log_probs[0], 0.0f, "beam hypothesis %d: forced log-prob %g", k,
+                     h[k].log_probs[0]);
+    }
     ted_hypotheses_free(h, 4);
 
     ted_sampling_params hot = ted_sampling_default_params();
@@ -1189,7 +1184,8 @@ Test(decoding, a_target_prefix_is_forced_then_decoding_goes_on, .timeout = 60)
     cr_assert_eq(decode_sampling(s, &batch, &hot, 4, h, &err), TED_OK, "%s", err.message);
     for (int k = 0; k < 4; k++) {
         cr_assert_eq(h[k].ids[0], forced, "sample %d starts with %d", k, h[k].ids[0]);
-        cr_assert_float_eq(h[k].log_probs[0], want_log_prob0, 1e-5);
+        cr_assert_eq(h[k].log_probs[0], 0.0f, "sample %d: forced log-prob %g", k,
+                     h[k].log_probs[0]);
     }
     ted_hypotheses_free(h, 4);
 

@@ -100,6 +100,26 @@ Test(languages, a_forced_target_code_is_the_prefix)
     remove_model_dir(&dir);
 }
 
+/* tokenizer.default_target_lang (a generation config's forced_bos_token_id):
+ * the target when none is given; a given one still chooses. */
+Test(languages, the_default_target_language_is_forced_when_none_is_given)
+{
+    temp_dir dir = model_with("  languages: [t8, t9]\n  target_language_token: forced\n"
+                              "  default_target_lang: t9\n");
+    ted_model *model = load(dir.path);
+    ted_source s = prepared(model, "s0 s1", NULL, NULL);
+    cr_assert_eq(s.prefix_count, 1);
+    cr_assert_eq(s.prefix_ids[0], 13);
+    ted_source_free(&s);
+    s = prepared(model, "s0 s1", NULL, "t8");
+    cr_assert_eq(s.prefix_count, 1);
+    cr_assert_eq(s.prefix_ids[0], 12);
+    ted_source_free(&s);
+    expect_refused(model, NULL, "t7", "unknown target language \"t7\"; the model's: t8, t9");
+    ted_model_free(model);
+    remove_model_dir(&dir);
+}
+
 /* Marian's multi-target models: ">>s7<<" goes at the start of the source
  * and is given as "s7". */
 Test(languages, a_target_code_in_the_source_is_spelled_without_its_marks)
