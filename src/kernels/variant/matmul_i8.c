@@ -149,6 +149,16 @@ static void columns_avx2(float *y, int ldy, const int8_t *x, const float *x_scal
 #if defined(__AVX512F__)
 #define TED_VNNI __attribute__((target("avx512vnni,avx512bw,avx512f")))
 
+/* acc + the 64 products of u (unsigned) and s (signed) bytes, summed in
+ * fours (vpdpbusd). In assembly: the intrinsic, in a loop of several
+ * accumulators, made GCC copy every accumulator to another register and
+ * back around each instruction (docs/performance.md#the-encoder). */
+TED_VNNI static inline __m512i dpbusd(__m512i acc, __m512i u, __m512i s)
+{
+    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u), "v"(s));
+    return acc;
+}
+
 /* `next` (or NULL): 4 rows of W PREFETCH_BYTES further on, fetched into
  * cache while this tile is computed, so that later columns do not wait on
  * memory. */
@@ -180,7 +190,7 @@ TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
             __m512i xi = _mm512_maskz_loadu_epi8(m, x + (size_t)i * ldx + k);
 #pragma GCC unroll 4
             for (int j = 0; j < 4; j++)
-                acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], w[j], xi);
+                acc[i][j] = dpbusd(acc[i][j], w[j], xi);
         }
     }
     const __m128 w_scales = _mm_loadu_ps(w_scale);
