@@ -146,7 +146,7 @@ static void columns_avx2(float *y, int ldy, const int8_t *x, const float *x_scal
 #define FOUR_COLUMNS columns_avx2
 #endif
 
-/* ---- avx512 with VNNI: 4 rows x 4 columns per tile ------------------------- */
+/* ---- avx512 with VNNI: 6 rows x 4 columns per tile ------------------------- */
 #if defined(__AVX512F__)
 #define TED_VNNI __attribute__((target("avx512vnni,avx512bw,avx512f")))
 enum { TILE_ROWS = 6 };
@@ -161,9 +161,10 @@ TED_VNNI static inline __m512i dpbusd(__m512i acc, __m512i u, __m512i s)
     return acc;
 }
 
-/* `next` (or NULL): 4 rows of W PREFETCH_BYTES further on, fetched into
- * cache while this tile is computed, so that later columns do not wait on
- * memory. */
+/* y[i][j] for ROWS (up to TILE_ROWS) rows of x and 4 rows of W, in one
+ * masked loop; `next` (or NULL): 4 rows of W PREFETCH_BYTES further on,
+ * fetched into cache while this tile is computed, so that later columns do
+ * not wait on memory. */
 TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
     float *y, int ldy, const int8_t *x, const float *x_scale, const int32_t *x_sum, int ldx,
     const int8_t *W, const int8_t *next, const float *w_scale, const float *b, int K,
