@@ -567,10 +567,11 @@ static void check_i8_product(const char *variant, const i8_product *p, bool bias
     free(y);
 }
 
-/* Rows 1 to 17 (the tiles of 1, 2 and 4 rows and their remainders), in
- * features no multiple of 64 (the vector tails), out features no multiple
- * of 4 (the last columns one by one). */
-static const int i8_row_counts[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17};
+/* Rows 1 to 17 and 37 (the tiles of 2 and 6 rows and their remainders,
+ * more than one block of 32 rows), in features no multiple of 64 (the
+ * vector tails), out features no multiple of 4 (the last columns one by
+ * one). */
+static const int i8_row_counts[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 37};
 static const int i8_shapes[][2] = {{1, 1}, {31, 5}, {64, 4}, {100, 17}, {130, 67}, {515, 9}};
 
 static void check_matmul_i8(const char *variant)

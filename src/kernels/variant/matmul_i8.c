@@ -19,6 +19,7 @@
  * x comes quantized (ted_quantize_rows below), rows `ldx` bytes apart,
  * zero past column K. */
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -145,23 +146,35 @@ static void columns_avx2(float *y, int ldy, const int8_t *x, const float *x_scal
 #define FOUR_COLUMNS columns_avx2
 #endif
 
-/* ---- avx512 with VNNI: 4 rows x 4 columns per tile ------------------------- */
+/* ---- avx512 with VNNI: 6 rows x 4 columns per tile ------------------------- */
 #if defined(__AVX512F__)
 #define TED_VNNI __attribute__((target("avx512vnni,avx512bw,avx512f")))
+enum { TILE_ROWS = 6 };
 
-/* `next` (or NULL): 4 rows of W PREFETCH_BYTES further on, fetched into
- * cache while this tile is computed, so that later columns do not wait on
- * memory. */
+/* acc + the 64 products of u (unsigned) and s (signed) bytes, summed in
+ * fours (vpdpbusd). In assembly: the intrinsic, in a loop of several
+ * accumulators, made GCC copy every accumulator to another register and
+ * back around each instruction (docs/performance.md#the-encoder). */
+TED_VNNI static inline __m512i dpbusd(__m512i acc, __m512i u, __m512i s)
+{
+    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u), "v"(s));
+    return acc;
+}
+
+/* y[i][j] for ROWS (up to TILE_ROWS) rows of x and 4 rows of W, in one
+ * masked loop; `next` (or NULL): 4 rows of W PREFETCH_BYTES further on,
+ * fetched into cache while this tile is computed, so that later columns do
+ * not wait on memory. */
 TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
     float *y, int ldy, const int8_t *x, const float *x_scale, const int32_t *x_sum, int ldx,
     const int8_t *W, const int8_t *next, const float *w_scale, const float *b, int K,
     const int ROWS)
 {
     const __m512i shift = _mm512_set1_epi8((char)0x80);
-    __m512i acc[4][4];
+    __m512i acc[TILE_ROWS][4];
 #pragma GCC unroll 4
     for (int j = 0; j < 4; j++)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int i = 0; i < ROWS; i++)
             acc[i][j] = _mm512_setzero_si512();
     for (int k = 0; k < K; k += 64) {
@@ -175,16 +188,16 @@ TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
             if (next)
                 __builtin_prefetch(next + (size_t)j * K + k, 0, PREFETCH_LOCALITY);
         }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int i = 0; i < ROWS; i++) {
             __m512i xi = _mm512_maskz_loadu_epi8(m, x + (size_t)i * ldx + k);
 #pragma GCC unroll 4
             for (int j = 0; j < 4; j++)
-                acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], w[j], xi);
+                acc[i][j] = dpbusd(acc[i][j], w[j], xi);
         }
     }
     const __m128 w_scales = _mm_loadu_ps(w_scale);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int i = 0; i < ROWS; i++) {
         __m256i halves[4];
 #pragma GCC unroll 4
@@ -198,6 +211,75 @@ TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
     }
 }
 
+/* acc[i][j] += the products of 64 bytes (those of mask m) of row i of x and
+ * row j of W, from k on; with FETCH, 4 rows of W further on (`next`) are
+ * fetched into cache meanwhile. */
+TED_VNNI static inline __attribute__((always_inline)) void step_vnni(
+    __m512i acc[][4], const int8_t *x, int ldx, const int8_t *W, const int8_t *next, int K,
+    int k, __mmask64 m, const int ROWS, const bool FETCH)
+{
+    const __m512i shift = _mm512_set1_epi8((char)0x80);
+    __m512i w[4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) {
+        w[j] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, W + (size_t)j * K + k), shift);
+        if (FETCH)
+            __builtin_prefetch(next + (size_t)j * K + k, 0, PREFETCH_LOCALITY);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < ROWS; i++) {
+        __m512i xi = _mm512_maskz_loadu_epi8(m, x + (size_t)i * ldx + k);
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++)
+            acc[i][j] = dpbusd(acc[i][j], w[j], xi);
+    }
+}
+
+/* The sums of the lanes of a[0], a[1], a[2] and a[3], in order: pairs of
+ * unpacks and adds within each 128-bit lane, then the four lanes added. */
+TED_VNNI static inline __m128i sum_lanes_4x512(const __m512i a[4])
+{
+    __m512i ab = _mm512_add_epi32(_mm512_unpacklo_epi32(a[0], a[1]),
+                                  _mm512_unpackhi_epi32(a[0], a[1]));
+    __m512i cd = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2], a[3]),
+                                  _mm512_unpackhi_epi32(a[2], a[3]));
+    __m512i abcd = _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
+    __m256i half = _mm256_add_epi32(_mm512_castsi512_si256(abcd),
+                                    _mm512_extracti64x4_epi64(abcd, 1));
+    return _mm_add_epi32(_mm256_castsi256_si128(half), _mm256_extracti128_si256(half, 1));
+}
+
+/* tile_vnni's product for TILE_ROWS rows, the tile of a batch's rows: the
+ * whole vectors in a loop without masks, then the masked last one; the
+ * sums of the lanes by unpacks (faster here, slower for a lone row's tile
+ * in a decoder step: docs/performance.md#int8-kernels). */
+TED_VNNI static inline __attribute__((always_inline)) void full_tile_vnni(
+    float *y, int ldy, const int8_t *x, const float *x_scale, const int32_t *x_sum, int ldx,
+    const int8_t *W, const int8_t *next, const float *w_scale, const float *b, int K,
+    const bool FETCH)
+{
+    const int ROWS = TILE_ROWS;
+    __m512i acc[TILE_ROWS][4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++)
+#pragma GCC unroll 8
+        for (int i = 0; i < ROWS; i++)
+            acc[i][j] = _mm512_setzero_si512();
+    int k = 0;
+    for (; k + 64 <= K; k += 64)
+        step_vnni(acc, x, ldx, W, next, K, k, ~(__mmask64)0, ROWS, FETCH);
+    if (k < K)
+        step_vnni(acc, x, ldx, W, next, K, k, ((__mmask64)1 << (K - k)) - 1, ROWS, FETCH);
+    const __m128 w_scales = _mm_loadu_ps(w_scale);
+#pragma GCC unroll 8
+    for (int i = 0; i < ROWS; i++) {
+        /* Wraps modulo 2^32 like the sums: the difference is exact. */
+        __m128i excess = _mm_set1_epi32((int32_t)((uint32_t)x_sum[i] << 7));
+        __m128i dots = _mm_sub_epi32(sum_lanes_4x512(acc[i]), excess);
+        dequantize_four(y + (size_t)i * ldy, dots, x_scale[i], w_scales, b);
+    }
+}
+
 /* The first tile of rows fetches W ahead. */
 TED_VNNI static void columns_vnni(float *y, int ldy, const int8_t *x, const float *x_scale,
                                   const int32_t *x_sum, int ldx, const int8_t *W,
@@ -205,13 +287,21 @@ TED_VNNI static void columns_vnni(float *y, int ldy, const int8_t *x, const floa
                                   int rows, int K)
 {
     int i = 0;
-    for (; i + 4 <= rows; i += 4)
-        tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, x_sum + i, ldx, W,
-                  i == 0 ? next : NULL, w_scale, b, K, 4);
+    for (; i + TILE_ROWS <= rows; i += TILE_ROWS) {
+        float *yi = y + (size_t)i * ldy;
+        const int8_t *xi = x + (size_t)i * ldx;
+        if (i == 0 && next)
+            full_tile_vnni(yi, ldy, xi, x_scale, x_sum, ldx, W, next, w_scale, b, K, true);
+        else
+            full_tile_vnni(yi, ldy, xi, x_scale + i, x_sum + i, ldx, W, NULL, w_scale, b, K,
+                           false);
+    }
     float *yi = y + (size_t)i * ldy;
     const int8_t *xi = x + (size_t)i * ldx;
     const int8_t *n = i == 0 ? next : NULL;
     switch (rows - i) {
+    case 5: tile_vnni(yi, ldy, xi, x_scale + i, x_sum + i, ldx, W, n, w_scale, b, K, 5); break;
+    case 4: tile_vnni(yi, ldy, xi, x_scale + i, x_sum + i, ldx, W, n, w_scale, b, K, 4); break;
     case 3: tile_vnni(yi, ldy, xi, x_scale + i, x_sum + i, ldx, W, n, w_scale, b, K, 3); break;
     case 2: tile_vnni(yi, ldy, xi, x_scale + i, x_sum + i, ldx, W, n, w_scale, b, K, 2); break;
     case 1: tile_vnni(yi, ldy, xi, x_scale + i, x_sum + i, ldx, W, n, w_scale, b, K, 1); break;
