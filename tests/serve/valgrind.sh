@@ -72,6 +72,8 @@ def stream(body, events=None):  # a streamed answer's events, or the first `even
     lines = [r.readline() for _ in range(events)] if events else r.read().splitlines()
     c.sock.close()  # gone mid-stream when `events` is given
     c.close()
+    if r.status != 200:
+        print(f"# stream: status {r.status}: {lines[:3]}")
     return [json.loads(l[6:]) for l in lines if l.startswith(b"data: ")]
 data = stream({"text": ["the black cat eats the small bird .", ""]})
 right = data[-1] == {"translations": ["le chat noir mange le petit oiseau .", ""]} and \
