@@ -127,6 +127,69 @@ def ted_output(args, stdin=None, timeout=TIMEOUT):
     return out
 
 
+# ted serve's /v1/translate JSON fields and the ted translate options that
+# ask the same
+TRANSLATE_FLAGS = {"beam": "--beam", "temperature": "--temperature", "top_k": "--top-k",
+                   "top_p": "--top-p", "seed": "--seed", "n_best": "--n-best",
+                   "max_length": "--max-length", "length_penalty": "--length-penalty",
+                   "length_normalization": "--length-normalization",
+                   "early_stopping": "--early-stopping", "source_lang": "--source-lang",
+                   "target_lang": "--target-lang"}
+
+
+def translate_answer(model, request, timeout=TIMEOUT):
+    """What `ted translate` prints for a /v1/translate request, as ted
+    serve's JSON would hold it."""
+    args = ["translate", "-m", model]
+    for key, value in request.items():
+        if key in TRANSLATE_FLAGS:
+            value = str(value).lower() if isinstance(value, bool) else str(value)
+            args += [TRANSLATE_FLAGS[key], value]
+        elif key in ("sample", "scores") and value:
+            args.append("--" + key)
+    texts = request["text"]
+    out = ted_output(args, "".join(t + "\n" for t in texts), timeout).splitlines()
+    if not (request.get("scores") or request.get("n_best", 1) > 1):
+        return {"translations": out}
+    lists = [[] for _ in texts]
+    for line in out:
+        fields = line.split(" ||| ")
+        hypothesis = {"text": fields[1], "score": float(fields[2]),
+                      "log_prob": float(fields[3])}
+        if request.get("scores"):
+            hypothesis["token_log_probs"] = [float(x) for x in fields[4].split()] \
+                if len(fields) > 4 else []
+        lists[int(fields[0])].append(hypothesis)
+    return {"translations": lists}
+
+
+def answer_difference(got, want, tolerance, relative=0.0):
+    """None when ted serve's answer `got` agrees with translate_answer's
+    `want` (texts exactly, numbers within tolerance + relative x their
+    size), else what differs."""
+    if not isinstance(got, dict) or set(got) != {"translations"}:
+        return f"not a translations object: {str(got)[:200]}"
+    a, b = got["translations"], want["translations"]
+    if len(a) != len(b):
+        return f"{len(a)} translations, expected {len(b)}"
+    for i, (x, y) in enumerate(zip(a, b)):
+        if isinstance(y, str):
+            if x != y:
+                return f"text {i}: {x!r}, ted translate {y!r}"
+            continue
+        if not isinstance(x, list) or len(x) != len(y):
+            return f"text {i}: {str(x)[:200]}, ted translate {y}"
+        for k, (h, e) in enumerate(zip(x, y)):
+            if set(h) != set(e) or h["text"] != e["text"]:
+                return f"text {i} hypothesis {k}: {h}, ted translate {e}"
+            numbers = [(h["score"], e["score"]), (h["log_prob"], e["log_prob"])]
+            numbers += list(zip(h.get("token_log_probs", []), e.get("token_log_probs", [])))
+            if len(h.get("token_log_probs", [])) != len(e.get("token_log_probs", [])) or \
+                    any(abs(u - v) > tolerance + relative * abs(v) for u, v in numbers):
+                return f"text {i} hypothesis {k}: scores {h}, ted translate {e}"
+    return None
+
+
 def parse_logits(text, rows=None, cols=None):
     """`ted logits` output as a float64 array; ValueError when it is not a
     table of numbers, or not rows x cols where those are given."""

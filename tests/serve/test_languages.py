@@ -27,64 +27,18 @@ import threading
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import ted_test  # noqa: E402
-from ted_test import SLOW, check, failures, scratch_directory, ted_output  # noqa: E402
+from ted_test import SLOW, check, failures, scratch_directory  # noqa: E402
 
 TOY = os.path.join(ROOT, "models", "toy-en-fr")
 TIMEOUT = 120 * SLOW
 TOLERANCE = 1e-4
 SENTENCES = ["s0 s1 s2", "s3 s4", "s5 s0 s1 s2 s3", "s1", "", "s2 s2 s4 s5"]
-FLAGS = {"beam": "--beam", "seed": "--seed", "n_best": "--n-best",
-         "source_lang": "--source-lang", "target_lang": "--target-lang"}
-
-
 def expected_answer(model, request):
-    """The answer `ted translate` gives, as ted serve's JSON would hold it."""
-    args = ["translate", "-m", model]
-    for key, value in request.items():
-        if key in FLAGS:
-            args += [FLAGS[key], str(value)]
-        elif key in ("sample", "scores") and value:
-            args.append("--" + key)
-    texts = request["text"]
-    out = ted_output(args, "".join(t + "\n" for t in texts), TIMEOUT).splitlines()
-    if not (request.get("scores") or request.get("n_best", 1) > 1):
-        return {"translations": out}
-    lists = [[] for _ in texts]
-    for line in out:
-        fields = line.split(" ||| ")
-        hypothesis = {"text": fields[1], "score": float(fields[2])}
-        if request.get("scores"):
-            hypothesis["token_log_probs"] = [float(x) for x in fields[4].split()] \
-                if len(fields) > 4 else []
-        lists[int(fields[0])].append(hypothesis)
-    return {"translations": lists}
-
-
-def close(a, b):
-    return abs(a - b) <= TOLERANCE
+    return ted_test.translate_answer(model, request, TIMEOUT)
 
 
 def difference(got, want):
-    """None when the answers agree, else what differs."""
-    if not isinstance(got, dict) or "translations" not in got:
-        return f"not a translations object: {str(got)[:200]}"
-    a, b = got["translations"], want["translations"]
-    if len(a) != len(b):
-        return f"{len(a)} translations, expected {len(b)}"
-    for i, (x, y) in enumerate(zip(a, b)):
-        if isinstance(y, str):
-            if x != y:
-                return f"text {i}: {x!r}, ted translate {y!r}"
-            continue
-        if not isinstance(x, list) or len(x) != len(y):
-            return f"text {i}: {str(x)[:200]}, ted translate {y}"
-        for k, (h, e) in enumerate(zip(x, y)):
-            probs, want_probs = h.get("token_log_probs", []), e.get("token_log_probs", [])
-            if h["text"] != e["text"] or not close(h["score"], e["score"]) or \
-                    len(probs) != len(want_probs) or \
-                    not all(close(p, q) for p, q in zip(probs, want_probs)):
-                return f"text {i} hypothesis {k}: {h}, ted translate {e}"
-    return None
+    return ted_test.answer_difference(got, want, TOLERANCE)
 
 
 def same_as_translate(server, name, model, request):

@@ -45,7 +45,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import ted_test  # noqa: E402
-from ted_test import SAN, SLOW, TED, check, fail, failures, run, ted_output  # noqa: E402
+from ted_test import (SAN, SLOW, TED, answer_difference, check, fail, failures, run,  # noqa: E402
+                      translate_answer)
+
 
 MODEL = os.path.join(ROOT, "models", "toy-en-fr")
 # Scores agree up to float32 rounding, which depends on what a sentence was batched with
@@ -71,59 +73,13 @@ def serve(*options):
 
 # ---- what ted translate prints ----------------------------------------------------
 
-FLAGS = {"beam": "--beam", "temperature": "--temperature", "top_k": "--top-k",
-         "top_p": "--top-p", "seed": "--seed", "n_best": "--n-best",
-         "max_length": "--max-length", "length_penalty": "--length-penalty",
-         "length_normalization": "--length-normalization", "early_stopping": "--early-stopping"}
-
-
 def expected_answer(request):
     """The answer ted translate gives, as ted serve's JSON would hold it."""
-    args = ["translate", "-m", MODEL]
-    for key, value in request.items():
-        if key in FLAGS:
-            args += [FLAGS[key], str(value).lower() if isinstance(value, bool) else str(value)]
-        elif key in ("sample", "scores") and value:
-            args.append("--" + key)
-    texts = request["text"]
-    out = ted_output(args, "".join(t + "\n" for t in texts), TIMEOUT).splitlines()
-    if not (request.get("scores") or request.get("n_best", 1) > 1):
-        return {"translations": out}
-    lists = [[] for _ in texts]
-    for line in out:
-        fields = line.split(" ||| ")
-        hypothesis = {"text": fields[1], "score": float(fields[2]),
-                      "log_prob": float(fields[3])}
-        if request.get("scores"):
-            hypothesis["token_log_probs"] = [float(x) for x in fields[4].split()] \
-                if len(fields) > 4 else []
-        lists[int(fields[0])].append(hypothesis)
-    return {"translations": lists}
+    return translate_answer(MODEL, request, TIMEOUT)
 
 
 def difference(got, want):
-    """None when the answers agree, else what differs."""
-    if not isinstance(got, dict) or set(got) != {"translations"}:
-        return f"not a translations object: {str(got)[:200]}"
-    a, b = got["translations"], want["translations"]
-    if len(a) != len(b):
-        return f"{len(a)} translations, expected {len(b)}"
-    for i, (x, y) in enumerate(zip(a, b)):
-        if isinstance(y, str):
-            if x != y:
-                return f"text {i}: {x!r}, ted translate {y!r}"
-            continue
-        if not isinstance(x, list) or len(x) != len(y):
-            return f"text {i}: {str(x)[:200]}, ted translate {y}"
-        for k, (h, e) in enumerate(zip(x, y)):
-            if set(h) != set(e) or h["text"] != e["text"]:
-                return f"text {i} hypothesis {k}: {h}, ted translate {e}"
-            numbers = [(h["score"], e["score"]), (h["log_prob"], e["log_prob"])]
-            numbers += list(zip(h.get("token_log_probs", []), e.get("token_log_probs", [])))
-            if len(h.get("token_log_probs", [])) != len(e.get("token_log_probs", [])) or \
-                    any(abs(u - v) > TOLERANCE + RELATIVE * abs(v) for u, v in numbers):
-                return f"text {i} hypothesis {k}: scores {h}, ted translate {e}"
-    return None
+    return answer_difference(got, want, TOLERANCE, RELATIVE)
 
 
 def sentences():
