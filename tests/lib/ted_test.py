@@ -190,6 +190,45 @@ def answer_difference(got, want, tolerance, relative=0.0):
     return None
 
 
+def ted_lines(args, lines):
+    """ted's output lines for input `lines` (UTF-8, split on "\\n" only: a
+    line may hold U+2028 or a form feed), or (None, why)."""
+    status, out, err = run([TED] + args, "".join(line + "\n" for line in lines))
+    if status != 0:
+        return None, f"`{quote([TED] + args)}` exited {status}: " + (
+            err.strip().splitlines() or [""])[-1]
+    out = out.split("\n")
+    if len(out) != len(lines) + 1 or out[-1]:
+        return None, f"`{quote([TED] + args)}`: {len(out) - 1} lines for {len(lines)}"
+    return out[:-1], None
+
+
+def compare_lines(name, got, want, lines, what, minimum=1.0, note="", among=None):
+    """Reports how many of `got` equal the reference's `want` (of the
+    indices `among`, or all); fails below `minimum`."""
+    among = range(len(want)) if among is None else among
+    same = sum(got[i] == want[i] for i in among)
+    detail = f"{same}/{len(among)} {what} identical{note}"
+    if len(among) > 0 and same >= minimum * len(among):
+        return report(name, detail=detail)
+    first = next((i for i in among if got[i] != want[i]), None)
+    where = "" if first is None else (f"; first at {lines[first]!r}: ted {got[first]!r}, "
+                                      f"transformers {want[first]!r}")
+    report(name, detail + where)
+
+
+def edit_json(name, **changes):
+    """An edit of a model directory: the JSON file `name` with `changes`."""
+    def edit(model_dir):
+        path = os.path.join(model_dir, name)
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+        value.update(changes)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(value, f)
+    return edit
+
+
 def parse_logits(text, rows=None, cols=None):
     """`ted logits` output as a float64 array; ValueError when it is not a
     table of numbers, or not rows x cols where those are given."""

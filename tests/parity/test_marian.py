@@ -58,8 +58,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import ted_format  # noqa: E402
 from reference_models import (CONFIGS, LANGUAGE_CODES, MAX_LENGTH, WORDS,  # noqa: E402
                               build_model, sentence, write_tokenizer)
-from ted_test import (TED, failures, parse_logits, quote, report, run,  # noqa: E402
-                      scratch_directory, ted_problem)
+from ted_test import (TED, compare_lines, edit_json, failures, parse_logits, quote,  # noqa: E402
+                      report, run, scratch_directory, ted_lines, ted_problem)
 
 EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
@@ -145,30 +145,6 @@ def save_and_export(spec, model, tok, tmp):
 
 # ---- running ted --------------------------------------------------------------
 
-def ted_lines(args, lines):
-    """ted's output lines for input `lines` (UTF-8, split on "\\n" only: a
-    line may hold U+2028 or a form feed), or (None, why)."""
-    status, out, err = run([TED] + args, "".join(l + "\n" for l in lines))
-    if status != 0:
-        return None, f"`{quote([TED] + args)}` exited {status}: " + (
-            err.strip().splitlines() or [""])[-1]
-    out = out.split("\n")
-    if len(out) != len(lines) + 1 or out[-1]:
-        return None, f"`{quote([TED] + args)}`: {len(out) - 1} lines for {len(lines)}"
-    return out[:-1], None
-
-
-def compare(name, got, want, lines, what, minimum=1.0, note=""):
-    """Reports how many of `got` equal `want`; fails below `minimum`."""
-    same = sum(g == w for g, w in zip(got, want))
-    detail = f"{same}/{len(want)} {what} identical{note}"
-    if same >= minimum * len(want) and len(want) > 0:
-        return report(name, detail=detail)
-    first = next(i for i, (g, w) in enumerate(zip(got, want)) if g != w)
-    report(name, f"{detail}; first at {lines[first]!r}: ted {got[first]!r}, "
-                 f"transformers {want[first]!r}")
-
-
 # ---- checks -------------------------------------------------------------------
 
 def check_tokenize(name, ted_dir, tok, lines, rng):
@@ -181,7 +157,7 @@ def check_tokenize(name, ted_dir, tok, lines, rng):
         if problem:
             report(f"tokenize/{name}-{side}-ids", problem)
         else:
-            compare(f"tokenize/{name}-{side}-ids", got, want, lines, "lines")
+            compare_lines(f"tokenize/{name}-{side}-ids", got, want, lines, "lines")
     # ted's text stops at the first EOS, as a translation does; transformers
     # drops it and goes on: ids with an EOS inside are left out.
     eos = tok.eos_token_id
@@ -193,7 +169,7 @@ def check_tokenize(name, ted_dir, tok, lines, rng):
     if problem:
         return report(f"tokenize/{name}-decode", problem)
     want = [tok.decode(ids, skip_special_tokens=True) for ids in sequences]
-    compare(f"tokenize/{name}-decode", got, want, texts, "id sequences")
+    compare_lines(f"tokenize/{name}-decode", got, want, texts, "id sequences")
 
 
 def reference_logits(model, tok, source, target):
@@ -267,14 +243,14 @@ def check_translations(name, ted_dir, model, tok, sentences, beam_results):
         note = (f" ({len(set(want))} different translations, {early} ended before "
                 f"max_length {MAX_LENGTH})")
         if kind == "greedy":
-            compare(f"{kind}/{name}", got, want, sentences, "sentences", 1.0, note)
+            compare_lines(f"{kind}/{name}", got, want, sentences, "sentences", 1.0, note)
             # sorted by length, batched by tokens, two batches at once
             got, problem = ted_lines(["translate", "-m", ted_dir, "--beam", "1",
                                       "--max-batch-tokens", "48", "--workers", "2"], sentences)
             if problem:
                 report(f"greedy-token-batches/{name}", problem)
             else:
-                compare(f"greedy-token-batches/{name}", got, want, sentences, "sentences",
+                compare_lines(f"greedy-token-batches/{name}", got, want, sentences, "sentences",
                         1.0, note)
         else:
             beam_results.append((name, got, want, sentences))
@@ -302,7 +278,7 @@ def check_target_languages(ted_dir, model, tok):
             continue
         want, _ = hf_translate(model, tok, [f">>{code}<< {s}" for s in sentences],
                                num_beams=1, do_sample=False)
-        compare(f"languages/greedy-target-{code}", got, want, sentences, "sentences",
+        compare_lines(f"languages/greedy-target-{code}", got, want, sentences, "sentences",
                 note=f" ({len(set(want))} different translations)")
     reference = copy.deepcopy(model).double()
     source, target = sentence(rng, high=8), sentence(rng, high=5)
@@ -331,22 +307,11 @@ def check_beam(beam_results):
         counts.append(f"{name} {sum(a == b for a, b in zip(ted, transformers))}/{len(ted)}")
         got, want, lines = got + ted, want + transformers, lines + sentences
     if beam_results:
-        compare("beam/all-models", got, want, lines, "sentences", BEAM_AGREEMENT,
+        compare_lines("beam/all-models", got, want, lines, "sentences", BEAM_AGREEMENT,
                 f" (>= {BEAM_AGREEMENT:.0%} required; {', '.join(counts)})")
 
 
 # ---- the exporter's refusals --------------------------------------------------
-
-def edit_json(name, **changes):
-    def edit(hf_dir):
-        path = os.path.join(hf_dir, name)
-        with open(path, encoding="utf-8") as f:
-            value = json.load(f)
-        value.update(changes)
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(value, f)
-    return edit
-
 
 def edit_tensors(change):
     """change(tensors) on model.safetensors (rewritten F32)."""
@@ -513,7 +478,7 @@ def check_short_vocab(good_hf, tmp, rng):
     if problem:
         report("accepted/vocab-short-source-ids", problem)
     else:
-        compare("accepted/vocab-short-source-ids", got, want, lines, "lines")
+        compare_lines("accepted/vocab-short-source-ids", got, want, lines, "lines")
     ids = [i for i in range(model.config.vocab_size) if i != tok.eos_token_id]
     sequences = [[rng.choice(ids + missing * 20) for _ in range(rng.randint(1, 12))]
                  for _ in range(300)]
@@ -522,14 +487,14 @@ def check_short_vocab(good_hf, tmp, rng):
     if problem:
         return report("accepted/vocab-short-decode", problem)
     want = [tok.decode(seq, skip_special_tokens=True) for seq in sequences]
-    compare("accepted/vocab-short-decode", got, want, texts, "id sequences",
+    compare_lines("accepted/vocab-short-decode", got, want, texts, "id sequences",
             note=f" ({sum('<unk>' in w for w in want)} with transformers' <unk>)")
     sentences = [sentence(rng) for _ in range(SENTENCES)]
     got, problem = ted_lines(["translate", "-m", out, "--beam", "1"], sentences)
     if problem:
         return report("accepted/vocab-short-greedy", problem)
     want, _ = hf_translate(model, tok, sentences, num_beams=1, do_sample=False)
-    compare("accepted/vocab-short-greedy", got, want, sentences, "sentences",
+    compare_lines("accepted/vocab-short-greedy", got, want, sentences, "sentences",
             note=f" ({sum('<unk>' in w for w in want)} with transformers' <unk>)")
 
 

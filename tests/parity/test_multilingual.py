@@ -54,8 +54,8 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
-from ted_test import (TED, failures, parse_logits, quote, report, run,  # noqa: E402
-                      scratch_directory, ted_problem)
+from ted_test import (TED, compare_lines, edit_json, failures, parse_logits, quote,  # noqa: E402
+                      report, run, scratch_directory, ted_lines, ted_problem)
 
 EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
@@ -187,32 +187,6 @@ def save_and_export(name, model, tok, safetensors, tmp):
 
 # ---- running ted ----------------------------------------------------------------------
 
-def ted_lines(args, lines):
-    """ted's output lines for input `lines`, or (None, why)."""
-    status, out, err = run([TED] + args, "".join(line + "\n" for line in lines))
-    if status != 0:
-        return None, f"`{quote([TED] + args)}` exited {status}: " + (
-            err.strip().splitlines() or [""])[-1]
-    out = out.split("\n")
-    if len(out) != len(lines) + 1 or out[-1]:
-        return None, f"`{quote([TED] + args)}`: {len(out) - 1} lines for {len(lines)}"
-    return out[:-1], None
-
-
-def compare(name, got, want, lines, what, minimum=1.0, note="", among=None):
-    """Reports how many of `got` equal `want` (of the indices `among`, or
-    all); fails below `minimum`."""
-    among = range(len(want)) if among is None else among
-    same = sum(got[i] == want[i] for i in among)
-    detail = f"{same}/{len(among)} {what} identical{note}"
-    if len(among) > 0 and same >= minimum * len(among):
-        return report(name, detail=detail)
-    first = next((i for i in among if got[i] != want[i]), None)
-    where = "" if first is None else (f"; first at {lines[first]!r}: ted {got[first]!r}, "
-                                      f"transformers {want[first]!r}")
-    report(name, detail + where)
-
-
 def ids_text(ids):
     return " ".join(map(str, ids))
 
@@ -239,7 +213,7 @@ def check_tokenize(name, ted_dir, tok, sentences, code):
         if problem:
             report(f"tokenize/{name}-{side}-ids", problem)
         else:
-            compare(f"tokenize/{name}-{side}-ids", got, want[side], sentences, "sentences")
+            compare_lines(f"tokenize/{name}-{side}-ids", got, want[side], sentences, "sentences")
     rng = np.random.default_rng(5)
     eos = tok.eos_token_id
     sequences = [[i for i in ids if i not in codes and i != eos] for ids in target]
@@ -254,7 +228,7 @@ def check_tokenize(name, ted_dir, tok, sentences, code):
     if problem:
         return report(f"tokenize/{name}-decode", problem)
     want = [tok.decode(ids, skip_special_tokens=True) for ids in sequences]
-    compare(f"tokenize/{name}-decode", got, want, [ids_text(s) for s in sequences],
+    compare_lines(f"tokenize/{name}-decode", got, want, [ids_text(s) for s in sequences],
             "id sequences")
 
 
@@ -358,25 +332,14 @@ def check_translations(name, ted_dir, model, tok, sentences, directions):
                 continue
             if kind == "greedy":
                 clear = [i for i, m in enumerate(margins) if m > MARGIN]
-                compare(f"{kind}/{direction}", got, want, lines, "sentences", GREEDY_AGREEMENT,
+                compare_lines(f"{kind}/{direction}", got, want, lines, "sentences", GREEDY_AGREEMENT,
                         f" of {len(clear)} with top-2 margins > {MARGIN} "
                         f"({len(set(want))} different translations)", among=clear)
             else:
-                compare(f"{kind}/{direction}", got, want, lines, "sentences", BEAM_AGREEMENT)
+                compare_lines(f"{kind}/{direction}", got, want, lines, "sentences", BEAM_AGREEMENT)
 
 
 # ---- the exporter's refusals, NLLB's legacy order -----------------------------------
-
-def edit_json(name, **changes):
-    def edit(hf_dir):
-        path = os.path.join(hf_dir, name)
-        with open(path, encoding="utf-8") as f:
-            value = json.load(f)
-        value.update(changes)
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(value, f)
-    return edit
-
 
 def shrink_tensor(name):
     def edit(hf_dir):
