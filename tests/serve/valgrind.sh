@@ -4,7 +4,8 @@
 # mid-stream and mid-request, then SIGTERM; no memcheck
 # error (invalid access, uninitialised value, bad free), no definitely lost
 # block, exit status 0. As tests/valgrind.sh, with the AVX2 kernels
-# (memcheck cannot run AVX-512). Prints "ok NAME" or "FAIL NAME: why".
+# (memcheck cannot run AVX-512). Prints "ok NAME" or "FAIL NAME: why";
+# exits 1 when a check failed.
 TED=${TED:-build/ted}
 TED_CPU=${TED_CPU:-avx2}
 export TED_CPU
@@ -12,30 +13,34 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 VALGRIND_ERROR=99
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+. tests/lib/checks.sh
 
 if ! command -v valgrind >/dev/null; then
     echo "FAIL serve-valgrind: not installed (scripts/install-deps.sh installs it)"
     exit 1
 fi
 
-valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite \
-    --error-exitcode=$VALGRIND_ERROR --log-file="$work/valgrind.log" \
-    "$TED" serve -m models/toy-en-fr --port 0 --max-body 4096 2>"$work/err" &
-server=$!
-port=""
-for _ in $(seq 600); do
-    port=$(sed -n 's/^ted serve: listening on http:\/\/127.0.0.1:\([0-9]*\)$/\1/p' "$work/err")
-    [ -n "$port" ] && break
-    kill -0 $server 2>/dev/null || break
-    sleep 0.1
-done
-if [ -z "$port" ]; then
-    echo "FAIL serve-valgrind-start: $(head -c 500 "$work/err")"
-    kill -9 $server 2>/dev/null
-    exit 1
-fi
+# The server under memcheck and its checks (checked: the exit status says
+# whether all passed).
+serve_checks() {
+    valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite \
+        --error-exitcode=$VALGRIND_ERROR --log-file="$work/valgrind.log" \
+        "$TED" serve -m models/toy-en-fr --port 0 --max-body 4096 2>"$work/err" &
+    server=$!
+    port=""
+    for _ in $(seq 600); do
+        port=$(sed -n 's/^ted serve: listening on http:\/\/127.0.0.1:\([0-9]*\)$/\1/p' "$work/err")
+        [ -n "$port" ] && break
+        kill -0 $server 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ -z "$port" ]; then
+        echo "FAIL serve-valgrind-start: $(head -c 500 "$work/err")"
+        kill -9 $server 2>/dev/null
+        exit 1
+    fi
 
-"$PYTHON" - "$port" <<'PYTHON'
+    "$PYTHON" - "$port" <<'PYTHON' || echo "FAIL serve-valgrind-client: exit status $?"
 import http.client, json, socket, sys
 port = int(sys.argv[1])
 
@@ -131,13 +136,16 @@ print("ok serve-valgrind-models" if got == 200 and data["models"][0]["name"] == 
       else f"FAIL serve-valgrind-models: {got} {data}")
 PYTHON
 
-kill -TERM $server
-wait $server
-status=$?
-if [ "$status" -eq $VALGRIND_ERROR ] || grep -qE 'definitely lost: [1-9]|ERROR SUMMARY: [1-9]|Invalid|uninitialised' "$work/valgrind.log"; then
-    echo "FAIL serve-valgrind: memcheck: $(grep -m 8 -vE '^==[0-9]+== *$' "$work/valgrind.log" | head -c 1500)"
-elif [ "$status" -ne 0 ]; then
-    echo "FAIL serve-valgrind: exit status $status: $(tail -n 3 "$work/err")"
-else
-    echo "ok serve-valgrind"
-fi
+    kill -TERM $server
+    wait $server
+    status=$?
+    if [ "$status" -eq $VALGRIND_ERROR ] || grep -qE 'definitely lost: [1-9]|ERROR SUMMARY: [1-9]|Invalid|uninitialised' "$work/valgrind.log"; then
+        echo "FAIL serve-valgrind: memcheck: $(grep -m 8 -vE '^==[0-9]+== *$' "$work/valgrind.log" | head -c 1500)"
+    elif [ "$status" -ne 0 ]; then
+        echo "FAIL serve-valgrind: exit status $status: $(tail -n 3 "$work/err")"
+    else
+        echo "ok serve-valgrind"
+    fi
+}
+
+checked serve_checks
