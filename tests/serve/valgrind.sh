@@ -40,9 +40,9 @@ serve_checks() {
         exit 1
     fi
 
-    "$PYTHON" - "$port" <<'PYTHON' || echo "FAIL serve-valgrind-client: exit status $?"
-import http.client, json, socket, sys
-port = int(sys.argv[1])
+    "$PYTHON" - "$port" "$work/err" <<'PYTHON' || echo "FAIL serve-valgrind-client: exit status $?"
+import http.client, json, socket, sys, time
+port, server_log = int(sys.argv[1]), sys.argv[2]
 
 def call(method, path, body=None):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
@@ -69,7 +69,9 @@ for name, body, status, want in cases:
     got, data = call("POST", "/v1/translate", body)
     right = got == status and (want is None or data == want)
     print(f"ok serve-valgrind-{name}" if right else f"FAIL serve-valgrind-{name}: {got} {data}")
-def stream(body, events=None):  # a streamed answer's events, or the first `events` lines
+def stream(body, events=None):
+    """A streamed answer's status, lines and events: all of them, or the
+    first `events` lines, after which the client leaves."""
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
     c.request("POST", "/v1/translate", json.dumps(dict(body, stream=True)),
               headers={"Content-Type": "application/json"})
@@ -77,16 +79,35 @@ def stream(body, events=None):  # a streamed answer's events, or the first `even
     lines = [r.readline() for _ in range(events)] if events else r.read().splitlines()
     c.sock.close()  # gone mid-stream when `events` is given
     c.close()
-    if r.status != 200:
-        print(f"# stream: status {r.status}: {lines[:3]}")
-    return [json.loads(l[6:]) for l in lines if l.startswith(b"data: ")]
-data = stream({"text": ["the black cat eats the small bird .", ""]})
-right = data[-1] == {"translations": ["le chat noir mange le petit oiseau .", ""]} and \
+    return r.status, lines, [json.loads(l[6:]) for l in lines if l.startswith(b"data: ")]
+def log_lines():  # what the server has logged so far, but for GET /v1/stats
+    with open(server_log, encoding="utf-8", errors="replace") as f:
+        return [line for line in f.read().splitlines() if "GET /v1/stats" not in line]
+status, lines, data = stream({"text": ["the black cat eats the small bird .", ""]})
+right = status == 200 and data and \
+    data[-1] == {"translations": ["le chat noir mange le petit oiseau .", ""]} and \
     "".join(d["text"] for d in data[:-1]) == "le chat noir mange le petit oiseau ."
-print("ok serve-valgrind-stream" if right else f"FAIL serve-valgrind-stream: {data}")
-data = stream({"text": ["the cat sleeps ."] * 64, "sample": True, "temperature": 5,
-               "max_length": 100}, events=2)
-print("ok serve-valgrind-stream-left" if data else "FAIL serve-valgrind-stream-left: no event")
+print("ok serve-valgrind-stream" if right else f"FAIL serve-valgrind-stream: {status} {lines[:3]}")
+# A client that reads the first event of 64 sampled sentences (32 decode, 32 wait:
+# --max-batch is 32) and leaves: the server sees it gone ("cut"), the rows of its
+# sentences leave the batch and the waiting ones are dropped (GET /v1/stats).
+status, lines, data = stream({"text": ["the cat sleeps ."] * 64, "sample": True, "seed": 5,
+                              "temperature": 5, "max_length": 100}, events=2)
+print("ok serve-valgrind-stream-left" if status == 200 and data else
+      f"FAIL serve-valgrind-stream-left: {status} {lines}; the server's log: {log_lines()[-3:]}")
+def left_and_freed():  # the counts of GET /v1/stats, and whether the log says "cut"
+    got, data = call("GET", "/v1/stats")
+    counts = data["models"][0] if got == 200 else {}
+    cut = any("POST /v1/translate cut 64 sentences" in line for line in log_lines())
+    return counts, cut and counts.get("dropped", 0) > 0 and \
+        (counts.get("rows"), counts.get("waiting"), counts.get("sentences")) == (0, 0, 0)
+deadline = time.monotonic() + 300
+counts, freed = left_and_freed()
+while not freed and time.monotonic() < deadline:
+    time.sleep(0.2)
+    counts, freed = left_and_freed()
+print("ok serve-valgrind-stream-left-freed" if freed else
+      f"FAIL serve-valgrind-stream-left-freed: {counts}; the server's log: {log_lines()[-3:]}")
 with socket.create_connection(("127.0.0.1", port)) as s:  # gone mid-request
     s.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: 50\r\n"
               b"Content-Type: application/json\r\n\r\n{\"te" % port)
