@@ -48,9 +48,8 @@ memchecks() {
         "my sister did not see the old green car ." "she thinks that the queen will not sing ." \
         >"$work/out" 2>"$work/err"
     status=$?
-    expected="le chat noir mange le petit oiseau .
-    ma soeur n' a pas vu la vieille voiture verte .
-    elle pense que la reine ne chantera pas ."
+    expected=$(printf '%s\n' "le chat noir mange le petit oiseau ." \
+        "ma soeur n' a pas vu la vieille voiture verte ." "elle pense que la reine ne chantera pas .")
     if check greedy 0; then
         if [ "$(cat "$work/out")" = "$expected" ]; then
             echo "ok greedy"
