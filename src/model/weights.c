@@ -707,5 +707,5 @@ ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err)
     if (!s)
         s = check_all_used(&b);
     free(b.used);
-    return s ? s : pack_linear_weights(m, path, err);
+    return s || m->unpacked ? s : pack_linear_weights(m, path, err);
 }
