@@ -253,11 +253,15 @@ static void any_widened_tile(float *y, int ldy, const float *x, int K, const uin
  * going on in y from block to block. */
 enum { K_BLOCK = 128 };
 
-/* block (n, 16) floats = k0 .. k0 + n of a bf16 panel, k0 even. */
+/* block (n, 16) floats = k0 .. k0 + n of a bf16 panel, k0 even; the next
+ * block (or the next panel's first, which follows in memory) is fetched
+ * meanwhile, into the second-level cache while the tiles multiply this
+ * one. */
 static void widen_block(float *block, const uint16_t *panel, int k0, int n)
 {
     const ted_pairs high = (ted_pairs){0} + 0xffff0000u;
-    for (int k = 0; k < n; k += 2)
+    for (int k = 0; k < n; k += 2) {
+        __builtin_prefetch(panel + (size_t)(k0 + k + K_BLOCK) * 16, 0, PREFETCH_LOCALITY);
         for (int v = 0; v < PANEL_VECS; v++) {
             ted_pairs pair = *(const ted_pairs *)(panel + (size_t)(k0 + k) * 16 +
                                                   2 * v * TED_VEC_FLOATS);
@@ -266,6 +270,7 @@ static void widen_block(float *block, const uint16_t *panel, int k0, int n)
                 ted_vec_store(block + (size_t)(k + 1) * 16 + v * TED_VEC_FLOATS,
                               (ted_vec)(pair & high));
         }
+    }
 }
 
 /* y[i][0 .. 16) (+)= x[i][k0 .. k0 + n) . block for ROWS rows: from zero
