@@ -253,15 +253,11 @@ static void any_widened_tile(float *y, int ldy, const float *x, int K, const uin
  * going on in y from block to block. */
 enum { K_BLOCK = 128 };
 
-/* block (n, 16) floats = k0 .. k0 + n of a bf16 panel, k0 even; the next
- * block (or the next panel's first, which follows in memory) is fetched
- * meanwhile, into the second-level cache while the tiles multiply this
- * one. */
+/* block (n, 16) floats = k0 .. k0 + n of a bf16 panel, k0 even. */
 static void widen_block(float *block, const uint16_t *panel, int k0, int n)
 {
     const ted_pairs high = (ted_pairs){0} + 0xffff0000u;
     for (int k = 0; k < n; k += 2) {
-        __builtin_prefetch(panel + (size_t)(k0 + k + K_BLOCK) * 16, 0, PREFETCH_LOCALITY);
         for (int v = 0; v < PANEL_VECS; v++) {
             ted_pairs pair = *(const ted_pairs *)(panel + (size_t)(k0 + k) * 16 +
                                                   2 * v * TED_VEC_FLOATS);
@@ -274,16 +270,20 @@ static void widen_block(float *block, const uint16_t *panel, int k0, int n)
 }
 
 /* y[i][0 .. 16) (+)= x[i][k0 .. k0 + n) . block for ROWS rows: from zero
- * when `first`, + bias when `bias`. */
+ * when `first`, + bias when `bias`; `next` (or NULL): the bf16 block to
+ * come, fetched meanwhile a line per pair of k (spread over the work, not
+ * a burst that fills the fetch queue). */
 static inline __attribute__((always_inline)) void block_tile(
-    float *y, int ldy, const float *x, int K, const float *block, int k0, int n, bool first,
-    const float *bias, const int ROWS)
+    float *y, int ldy, const float *x, int K, const float *block, const uint16_t *next, int k0,
+    int n, bool first, const float *bias, const int ROWS)
 {
     ted_vec acc[BLOCK_ROWS][PANEL_VECS];
     for (int i = 0; i < ROWS; i++)
         for (int v = 0; v < PANEL_VECS; v++)
             acc[i][v] = first ? (ted_vec){0} : ted_vec_load(y + (size_t)i * ldy + v * TED_VEC_FLOATS);
     for (int k = 0; k < n; k++) {
+        if (next && k % 2 == 0)
+            __builtin_prefetch(next + (size_t)k * 16, 0, PREFETCH_LOCALITY);
         ted_vec w[PANEL_VECS];
         for (int v = 0; v < PANEL_VECS; v++)
             w[v] = ted_vec_load(block + (size_t)k * 16 + v * TED_VEC_FLOATS);
@@ -302,11 +302,12 @@ static inline __attribute__((always_inline)) void block_tile(
 #define BLOCK_CASE(R)                                                                          \
     case R:                                                                                     \
         if ((R) <= BLOCK_ROWS)                                                                  \
-            block_tile(y, ldy, x, K, block, k0, n, first, bias, R);                            \
+            block_tile(y, ldy, x, K, block, next, k0, n, first, bias, R);                      \
         break;
 
-static void any_block_tile(float *y, int ldy, const float *x, int K, const float *block, int k0,
-                           int n, bool first, const float *bias, int rows)
+static void any_block_tile(float *y, int ldy, const float *x, int K, const float *block,
+                           const uint16_t *next, int k0, int n, bool first, const float *bias,
+                           int rows)
 {
     switch (rows) {
         BLOCK_CASE(1) BLOCK_CASE(2) BLOCK_CASE(3) BLOCK_CASE(4)
@@ -324,10 +325,11 @@ static void blocked_panel(float *y, int ldy, const float *x, int K, const uint16
         int n = K - k0 < K_BLOCK ? K - k0 : K_BLOCK;
         widen_block(block, panel, k0, n);
         for (int t = 0, i = 0; t < tiles; t++) {
-            int next = (int)((long long)rows * (t + 1) / tiles);
-            any_block_tile(y + (size_t)i * ldy, ldy, x + (size_t)i * K, K, block, k0, n, k0 == 0,
-                           k0 + n == K ? bias : NULL, next - i);
-            i = next;
+            int end = (int)((long long)rows * (t + 1) / tiles);
+            any_block_tile(y + (size_t)i * ldy, ldy, x + (size_t)i * K, K, block,
+                           t == 0 ? panel + (size_t)(k0 + K_BLOCK) * 16 : NULL, k0, n, k0 == 0,
+                           k0 + n == K ? bias : NULL, end - i);
+            i = end;
         }
     }
 }
