@@ -342,10 +342,12 @@ bench-serve-run: all $(VENV)/installed
 	$(VENV_PYTHON) bench/make_marian_model.py --out $(BUILD)/bench/marian
 	rm -rf $(BUILD)/bench/marian-int8
 	$(TED) quantize $(BUILD)/bench/marian $(BUILD)/bench/marian-int8
-	$(PYTHON) bench/serve_bench.py --ted $(TED) --model $(TOY)
+	$(CC) $(BENCH_CFLAGS) bench/openloop.c -lm -o $(BUILD)/bench-openloop
+	$(PYTHON) bench/serve_bench.py --ted $(TED) --model $(TOY) --openloop $(BUILD)/bench-openloop
 	for m in marian marian-int8; do \
 	    $(PYTHON) bench/serve_bench.py --ted $(TED) --model $(BUILD)/bench/$$m --random-weights \
-	        --texts $(TOY)/test.en --threads 2 --seconds 30 --warmup 3 --alone 40 || exit 1; \
+	        --texts $(TOY)/test.en --threads 2 --seconds 30 --warmup 3 \
+	        --openloop $(BUILD)/bench-openloop || exit 1; \
 	done
 
 # memcheck cannot decode AVX-512 (under valgrind the CPU shows none, so

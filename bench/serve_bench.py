@@ -27,10 +27,14 @@ the mean latency is 32 over the throughput (Little's law), whatever the
 server does. An open loop below saturation measures what a user sees: the
 queueing that a load of that rate makes.
 
-The load generator is one asyncio event loop (raw HTTP/1.1 on kept-alive
-connections, a new connection when none is free), so that it is not held
-up by threads waiting for the interpreter lock. Prints a Markdown table with
-the CPU; --json FILE writes the numbers. Standard library only.
+The load generator is bench/openloop.c (built by make bench-serve, or here
+with cc when it is missing): one thread, epoll, raw HTTP/1.1 on kept-alive
+connections (a new connection when none is free), a timerfd for the
+arrivals. It takes a few percent of a core at thousands of requests a
+second, where a Python event loop took most of a core of the two the
+server needed. It times all three parts: the unloaded latency (one request
+in flight), the saturation (64) and the open loops. Prints a Markdown table
+with the CPU; --json FILE writes the numbers. Standard library only.
 
 --random-weights is for the Transformer-base checkpoint of make bench
 (bench/make_marian_model.py, and its int8 copy from ted quantize), whose
@@ -40,15 +44,14 @@ source tokens + 4 (the tutorial's rule), so that a long sentence decodes for
 longer than a short one.
 """
 import argparse
-import asyncio
 import json
 import os
-import random
 import re
 import subprocess
+import shutil
 import sys
+import tempfile
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -96,46 +99,6 @@ def greedy_copy(model, out):
     return out
 
 
-class Client:
-    """Raw HTTP/1.1 requests to ted serve over kept-alive connections: one
-    per request in flight, reused once its answer is read."""
-
-    def __init__(self, port):
-        self.port = port
-        self.free = []
-
-    async def translate(self, text):
-        body = json.dumps({"text": [text]}).encode()
-        request = (b"POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
-                   b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
-                   % (self.port, len(body)) + body)
-        line = b""
-        while not line:  # a kept connection that ted closed meanwhile: another one
-            if self.free:
-                reader, writer = self.free.pop()
-            else:
-                reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-            writer.write(request)
-            try:
-                line = await reader.readline()
-            except ConnectionError:
-                line = b""
-        status = int(line.split()[1])
-        length = 0
-        while (line := await reader.readline()) not in (b"\r\n", b""):
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        await reader.readexactly(length)
-        if status not in (200, 429):  # 429: the queue is full (--max-queue)
-            raise SystemExit(f"ted serve answered {status}")
-        self.free.append((reader, writer))
-        return status
-
-    def close(self):
-        for _, writer in self.free:
-            writer.close()
-
-
 def percentile(values, p):
     if not values:
         return float("nan")
@@ -151,73 +114,43 @@ def classes(texts):
     return ordered[:quarter], ordered[-quarter:]
 
 
-async def unloaded(port, texts, repeats):
-    """Latencies (s) of `repeats` requests sent one at a time, after one
-    to warm up."""
-    client, latencies = Client(port), []
-    for k in range(repeats + 1):
-        start = time.monotonic()
-        await client.translate(texts[k % len(texts)])
-        latencies.append(time.monotonic() - start)
-    client.close()
-    return latencies[1:]
-
-
-async def saturation(port, texts, seconds, open_requests=64):
-    """Sentences/s answered with `open_requests` requests always open."""
-    client, done = Client(port), []
-    until = time.monotonic() + 1.0 + seconds
-
-    async def worker(k):
-        n = k * 37
-        while time.monotonic() < until:
-            await client.translate(texts[n % len(texts)])
-            n += 1
-            done.append(time.monotonic())
-
-    start = time.monotonic() + 1.0  # the first second is left out
-    await asyncio.gather(*(worker(k) for k in range(open_requests)))
-    client.close()
-    return sum(1 for t in done if t >= start) / seconds
-
-
-async def open_loop(port, texts, short, long, rate, warmup, seconds, seed):
-    """Poisson arrivals at `rate` a second; the latencies (s) of the
-    requests that arrived after `warmup`, by class, the sentences answered
-    per second over the measured seconds, and how many requests were
-    refused with 429 (the queue full: the rate is past what the server
-    answers)."""
-    rng, client = random.Random(seed), Client(port)
-    short, long = set(short), set(long)
+def generate(args, port, load, bodies, warmup, seconds):
+    """Runs bench/openloop.c: `load` is "c1", "c64" (requests kept in
+    flight) or a rate a second (Poisson arrivals); `bodies` a list of
+    (class, text). Returns the latencies (s) by class, the requests refused
+    (429: the queue full) and the answers per second over the measured
+    seconds."""
+    path = os.path.join(args.work, f"bodies-{len(bodies)}-{hash(tuple(bodies)) & 0xffff}.tsv")
+    with open(path, "w", encoding="utf-8") as f:
+        for kind, text in bodies:
+            f.write(f"{kind}\t{json.dumps({'text': [text]})}\n")
+    out = subprocess.run([args.openloop, str(port), str(load), str(warmup), str(seconds),
+                          str(args.seed), path], capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"openloop failed: {out.stderr.strip()}")
     latencies = {"short": [], "long": [], "all": []}
-    answered, refused = [], []
-    start = time.monotonic() + 0.2
-    measured, until = start + warmup, start + warmup + seconds
+    refused, answered = 0, 0
+    for line in out.stdout.splitlines():
+        fields = line.split()
+        if fields[0] == "answered":
+            answered = int(fields[1])
+            continue
+        status, latency = int(fields[1]), int(fields[2]) * 1e-6
+        if status == 429:
+            refused += 1
+            continue
+        if status != 200:
+            raise SystemExit(f"ted serve answered {status}")
+        latencies["all"].append(latency)
+        if fields[0] in latencies:
+            latencies[fields[0]].append(latency)
+    return latencies, refused, answered / seconds
 
-    async def one(text, arrival):
-        if await client.translate(text) != 200:
-            refused.append(arrival)
-            return
-        end = time.monotonic()
-        answered.append(end)
-        if arrival >= measured:
-            latency = end - arrival
-            latencies["all"].append(latency)
-            for name, members in (("short", short), ("long", long)):
-                if text in members:
-                    latencies[name].append(latency)
 
-    tasks, arrival = [], start
-    while True:
-        arrival += rng.expovariate(rate)
-        if arrival >= until:
-            break
-        await asyncio.sleep(max(0.0, arrival - time.monotonic()))
-        tasks.append(asyncio.create_task(one(rng.choice(texts), arrival)))
-    await asyncio.gather(*tasks)
-    client.close()
-    achieved = sum(1 for t in answered if measured <= t < until) / seconds
-    return latencies, achieved, len(refused)
+def build_openloop(path):
+    here = os.path.dirname(os.path.abspath(__file__))
+    subprocess.run(["cc", "-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra",
+                    os.path.join(here, "openloop.c"), "-lm", "-o", path], check=True)
 
 
 def summary(latencies):
@@ -227,15 +160,20 @@ def summary(latencies):
 
 def measure(port, texts, args):
     short, long = classes(texts)
-    alone = {"short": asyncio.run(unloaded(port, short, args.alone)),
-             "long": asyncio.run(unloaded(port, long, max(5, args.alone // 4)))}
+    short_set, long_set = set(short), set(long)
+    bodies = [("short" if t in short_set else "long" if t in long_set else "other", t)
+              for t in texts]
+    alone = {"short": generate(args, port, "c1", [("short", t) for t in short], 1,
+                               args.alone_seconds)[0]["short"],
+             "long": generate(args, port, "c1", [("long", t) for t in long], 1,
+                              args.alone_seconds)[0]["long"]}
     results = {"unloaded": summary(alone),
-               "saturation_per_s": asyncio.run(saturation(port, texts, args.seconds)),
+               "saturation_per_s": generate(args, port, "c64", bodies, 1, args.seconds)[2],
                "loads": []}
     for load in (0.5, 0.8):
         rate = load * results["saturation_per_s"]
-        latencies, achieved, refused = asyncio.run(open_loop(
-            port, texts, short, long, rate, args.warmup, args.seconds, args.seed))
+        latencies, refused, achieved = generate(args, port, f"{rate:.3f}", bodies, args.warmup,
+                                                args.seconds)
         results["loads"].append({"load": load, "rate_per_s": rate, "achieved_per_s": achieved,
                                  "refused": refused, **summary(latencies)})
     return results
@@ -277,8 +215,10 @@ def main():
     parser.add_argument("--texts", help="the sentences, a line each (default: MODEL/test.en)")
     parser.add_argument("--random-weights", action="store_true",
                         help="greedy, at most source tokens + 4 target tokens (above)")
-    parser.add_argument("--alone", type=int, default=200,
-                        help="short sentences timed alone (a quarter as many long ones)")
+    parser.add_argument("--alone-seconds", type=float, default=5.0,
+                        help="seconds of short, then of long sentences sent one at a time")
+    parser.add_argument("--openloop", help="the load generator (default: bench-openloop "
+                        "beside --ted, built from bench/openloop.c when missing)")
     parser.add_argument("--seconds", type=float, default=10.0,
                         help="measured, at saturation and at each load")
     parser.add_argument("--warmup", type=float, default=2.0,
@@ -290,6 +230,11 @@ def main():
     args = parser.parse_args()
     with open(args.texts or os.path.join(args.model, "test.en"), encoding="utf-8") as f:
         texts = [line.strip() for line in f if line.strip()]
+    args.openloop = args.openloop or os.path.join(os.path.dirname(os.path.abspath(args.ted)),
+                                                  "bench-openloop")
+    if not os.path.exists(args.openloop):
+        build_openloop(args.openloop)
+    args.work = tempfile.mkdtemp(prefix="serve-bench-")
     model = args.model
     if args.random_weights:
         model = greedy_copy(model, model.rstrip("/") + "-greedy")
@@ -299,6 +244,7 @@ def main():
         results = measure(server.port, texts, args)
     finally:
         server.stop()
+        shutil.rmtree(args.work, ignore_errors=True)
     results.update({"model": model, "cpu": cpu_info()["cpu"], "threads": args.threads,
                     "load_average": load_average})
     print(table(results), flush=True)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # ted under valgrind memcheck: translations with the toy model (greedy, beam
-# search, sampling, several threads), documents (a paragraph, an HTML page)
+# search, sampling, several threads; its bf16 copy from ted quantize in
+# batches), documents (a paragraph, an HTML page)
 # with models/en-fr, and a few refused inputs, each with no
 # memcheck error (invalid access, uninitialised value, bad free) and no
 # definitely lost block. Thread stacks ted's worker pool keeps
@@ -68,6 +69,22 @@ memchecks() {
             echo "ok batches-threads"
         else
             echo "FAIL batches-threads: $(wc -l <"$work/out") lines, stderr: $(head -c 300 "$work/err")"
+        fi
+    fi
+
+    # ted quantize --dtype bf16 (one tensor at a time, unpacked), and the bf16
+    # model in batches on two threads (bf16 panels widened: several rows).
+    memcheck "$TED" quantize --dtype bf16 $toy "$work/toy-bf16" >"$work/out" 2>"$work/err"
+    status=$?
+    check quantize-bf16 0 && echo "ok quantize-bf16"
+    memcheck "$TED" translate -m "$work/toy-bf16" --batch-size 8 --threads 2 <"$work/in" \
+        >"$work/out" 2>"$work/err"
+    status=$?
+    if check bf16-batches 0; then
+        if [ "$(wc -l <"$work/out")" -eq 26 ]; then
+            echo "ok bf16-batches"
+        else
+            echo "FAIL bf16-batches: $(wc -l <"$work/out") lines, stderr: $(head -c 300 "$work/err")"
         fi
     fi
 

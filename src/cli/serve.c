@@ -224,7 +224,7 @@ static int serve_command(ted_model *unused, const cli_args *a, void *options)
         else
             s->models[i].dir = s->dirs[i];
     ted_error err = {0};
-    cli_set_threads(s->threads);
+    s->config.threads = cli_set_threads(s->threads);
     s->config.models = s->models;
     if (!status && serve_run(&s->config, &err) != TED_OK)
         status = cli_error("serve: %s", err.message);

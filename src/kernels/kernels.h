@@ -125,20 +125,17 @@ void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_sca
  * (out, in), row-major: float x, float sums. With AVX512_BF16 (vdpbf16ps)
  * x is split into TED_BF16_PARTS bf16 parts whose sum is x to a float's
  * precision; elsewhere each weight is widened to float. Any number of rows;
- * spread over the pool. */
+ * spread over the pool. A model's bf16 weights are in bf16 panels
+ * (ted_linear), which every set multiplies. */
 void ted_matmul_bf16(float *y, const float *x, const uint16_t *W, const float *b, int rows,
                      int in_features, int out_features);
 
-/* bf16 panels: W (rows, cols) bfloat16 repacked for vdpbf16ps. Panel p
- * holds rows 16p .. 16p + 15 as (cols2 / 2, 16, 2), cols2 = cols rounded
- * up to even: panels[((p * cols2 / 2 + c) * 16 + j) * 2 + e] =
+/* bf16 panels: W (rows, cols) bfloat16 repacked for vdpbf16ps and for
+ * widening a vector at a time (every set). Panel p holds rows 16p .. 16p +
+ * 15 as (cols2 / 2, 16, 2), cols2 = cols rounded up to even: panels[((p * cols2 / 2 + c) * 16 + j) * 2 + e] =
  * W[16p + j][2c + e], zero past the last row and column. */
 size_t ted_bf16_panels_halves(int rows, int cols);  /* SIZE_MAX on overflow */
 void ted_pack_bf16_panels(uint16_t *panels, const uint16_t *W, int rows, int cols);
-
-/* Whether the running set multiplies bf16 panels (AVX512_BF16): a model
- * packs its bf16 matrices at load only then. */
-bool ted_bf16_panels_used(void);
 
 /* The bf16 parts of x that vdpbf16ps multiplies: x = hi + mid + lo, each
  * part the bf16 rounding of what the ones before leave (8 significant bits

@@ -245,8 +245,9 @@ void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_sca
 
 /* ---- bfloat16 weights ----------------------------------------------------------
  * x is split into bf16 parts once, on the calling thread, when the set's
- * kernel reads parts (AVX512_BF16); the kernel of variant/matmul_bf16.c
- * splits the output columns over the pool as above. */
+ * kernel reads parts (AVX512_BF16) and the product needs them (a lone row,
+ * or W as stored); the kernels of variant/matmul_bf16.c split the output
+ * columns over the pool as above. */
 
 typedef struct bf16_job {
     const ted_kernel_table *kernels;
@@ -266,7 +267,8 @@ static void bf16_task(void *context, int index)
                                     j->rows, j->in_features, first, last);
 }
 
-/* Panels in groups of 4 (a lone row's tile), spread as matmul_panels's. */
+/* Panels in groups of 4 (a lone row's tile; two of a widened tile's),
+ * spread as matmul_panels's. */
 static void bf16_panels_task(void *context, int index)
 {
     const bf16_job *j = context;
@@ -277,19 +279,21 @@ static void bf16_panels_task(void *context, int index)
                                    last < j->panel_count ? last : j->panel_count);
 }
 
-/* y = x W^T + b for a bf16 W: from its panels when it has them and the set
- * multiplies parts, else row by row. */
+/* y = x W^T + b for a bf16 W: from its panels when it has them, else row
+ * by row. */
 static void matmul_bf16(float *y, const float *x, const uint16_t *W, const uint16_t *panels,
                         const float *b, int rows, int in_features, int out_features)
 {
     bf16_job job = {ted_kernels(), y, x, b, NULL, W, panels, (in_features + 31) / 32 * 32, rows,
                     in_features, out_features, columns_per_task(out_features), 0, 0, 0};
     size_t halves = ted_mul_size(ted_mul_size((size_t)rows, TED_BF16_PARTS), (size_t)job.ldp);
-    uint16_t *parts = halves != SIZE_MAX ? thread_scratch((halves + 1) / 2) : NULL;
+    /* parts for a lone row, or W as stored (several rows in panels widen W) */
+    bool split = rows == 1 || !panels;
+    uint16_t *parts = split && halves != SIZE_MAX ? thread_scratch((halves + 1) / 2) : NULL;
     /* without memory for the parts, every set's kernel widens W instead */
     if (parts && job.kernels->split_bf16_rows(parts, x, rows, in_features, job.ldp))
         job.parts = parts;
-    if (job.parts && panels) {
+    if (panels) {
         job.panel_count = (out_features + TED_PANEL_COLUMNS - 1) / TED_PANEL_COLUMNS;
         job.groups = (job.panel_count + 3) / 4;
         int tasks = ted_parallel_threads() * 16;
@@ -327,11 +331,6 @@ void ted_pack_bf16_panels(uint16_t *panels, const uint16_t *W, int rows, int col
                     panels[(c * P + (size_t)j) * 2 + (size_t)e] =
                         inside ? W[(size_t)(first + j) * cols + k] : 0;
                 }
-}
-
-bool ted_bf16_panels_used(void)
-{
-    return ted_kernels()->split_bf16_rows(NULL, NULL, 0, 0, 32) != 0;
 }
 
 void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows,

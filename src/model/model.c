@@ -74,7 +74,8 @@ static void build_tokenizers(ted_model *m)
     m->target_tokenizer = (ted_tokenizer){&m->config, &m->tgt_vocab, m->tgt_spm, false};
 }
 
-ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *err)
+static ted_status load_model(const char *model_dir, ted_model **model, bool unpacked,
+                             ted_error *err)
 {
     if (!model_dir || !model)
         return ted_fail(err, TED_ERR_ARGUMENT, "ted_model_load: NULL argument");
@@ -82,6 +83,7 @@ ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *e
     ted_model *m = ted_alloc(1, sizeof *m, "model", err);
     if (!m)
         return TED_ERR_NOMEM;
+    m->unpacked = unpacked;
     char path[4096];
     ted_status s = ted_kernels_init(err);  /* TED_CPU's kernels, or the CPU's best */
     if (!s)
@@ -112,6 +114,16 @@ ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *e
     m->embedding_scale = m->config.scale_embedding ? sqrtf((float)m->config.d_model) : 1.0f;
     *model = m;
     return TED_OK;
+}
+
+ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *err)
+{
+    return load_model(model_dir, model, false, err);
+}
+
+ted_status ted_model_load_unpacked(const char *model_dir, ted_model **model, ted_error *err)
+{
+    return load_model(model_dir, model, true, err);
 }
 
 void ted_model_free(ted_model *m)

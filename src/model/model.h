@@ -76,7 +76,14 @@ struct ted_model {
     char *spelled_codes;         /* the codes of tokenizer.languages as users spell them */
     ted_shortlist shortlist;     /* the vocabulary shortlist, when has_shortlist */
     bool has_shortlist;
+    bool unpacked;               /* ted_model_load_unpacked's: no panels, nothing to run */
 };
+
+/* ted_model_load without the copies the products read (the Linear weights
+ * in panels): every file read and checked as ted_model_load does, the
+ * weights left in the mapped file, for reading its tensors (ted quantize),
+ * not for translating. */
+ted_status ted_model_load_unpacked(const char *model_dir, ted_model **model, ted_error *err);
 
 /* The blank rule of ted_prepare_source: a source of `count` ids, as
  * ted_encode_source makes them, holds nothing to translate (no tokens, or

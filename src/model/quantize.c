@@ -1,6 +1,11 @@
 /* ted quantize (model/quantize.h): the float model is loaded (so only a
  * model ted runs is quantized), its weights file rewritten with int8 or
- * bfloat16 matrices, the other files copied. */
+ * bfloat16 matrices, the other files copied.
+ *
+ * The model is loaded unpacked (no panels), and each tensor's mapped pages
+ * are let go once it is checked and once it is written: the resident
+ * memory holds about one tensor of the file at a time, not the file and
+ * its panels (measurements: docs/performance.md#bf16-measured). */
 #include "model/quantize.h"
 
 #include <dirent.h>
@@ -248,8 +253,10 @@ static ted_status write_weights(const ted_model *m, const char *in_path, const c
             prefix[i] = (unsigned char)((uint64_t)length >> (8 * i));
         errno = 0;
         bool ok = fwrite(prefix, 1, 8, f) == 8 && fwrite(header, 1, length, f) == length;
-        for (int i = 0; ok && i < count; i++)
+        for (int i = 0; ok && i < count; i++) {
             ok = write_entry(f, &e[i], dtype, q);
+            ted_safetensors_release(&m->file, e[i].source->data, e[i].source->bytes);
+        }
         s = close_temporary(f, out_path, ok ? 0 : errno ? errno : EIO, err);
     }
     free(q);
@@ -430,8 +437,11 @@ static ted_status plan_files(const ted_model *m, const char *in_dir, const char 
         s = join_path(in_path, PATH_MAX, in_dir, files->name[0], err);
     if (!s)
         s = join_path(out_path, PATH_MAX, out_dir, files->name[0], err);
-    for (int i = 0; !s && i < m->file.count; i++)
-        s = ted_safetensors_check_finite(&m->file.tensors[i], in_path, err);
+    for (int i = 0; !s && i < m->file.count; i++) {
+        const ted_st_tensor *t = &m->file.tensors[i];
+        s = ted_safetensors_check_finite(t, in_path, err);
+        ted_safetensors_release(&m->file, t->data, t->bytes);
+    }
     return s;
 }
 
@@ -451,7 +461,7 @@ ted_status ted_quantize_model_recorded(const char *in_dir, const char *out_dir,
                         "ted_quantize_model: NULL directory or record");
     clear_record(record);
     ted_model *m;
-    ted_status s = ted_model_load(in_dir, &m, err);
+    ted_status s = ted_model_load_unpacked(in_dir, &m, err);
     if (s)
         return s;
     model_files files;

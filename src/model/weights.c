@@ -652,9 +652,8 @@ static ted_status pack_linear_weights(ted_model *m, const char *path, ted_error 
     return s;
 }
 
-/* The bf16 Linear weights in bf16 panels, in one allocation, when the
- * running kernels multiply them (AVX512_BF16); the mapped pages they came
- * from are let go. Elsewhere the products read the mapped rows. */
+/* The bf16 Linear weights in bf16 panels, in one allocation, which every
+ * kernel set multiplies; the mapped pages they came from are let go. */
 static ted_status pack_bf16_weights(ted_model *m, const linear_list *list, const char *path,
                                     ted_error *err)
 {
@@ -665,7 +664,7 @@ static ted_status pack_bf16_weights(ted_model *m, const linear_list *list, const
         bool fits = halves != SIZE_MAX && size <= SIZE_MAX / sizeof(uint16_t) - halves;
         halves = fits ? halves + size : SIZE_MAX;
     }
-    if (halves == 0 || !ted_bf16_panels_used())
+    if (halves == 0)
         return TED_OK;
     m->bf16_panels = halves != SIZE_MAX ? ted_alloc_prefaulted(halves * sizeof(uint16_t)) : NULL;
     if (!m->bf16_panels)
@@ -708,5 +707,5 @@ ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err)
     if (!s)
         s = check_all_used(&b);
     free(b.used);
-    return s ? s : pack_linear_weights(m, path, err);
+    return s || m->unpacked ? s : pack_linear_weights(m, path, err);
 }

@@ -10,7 +10,8 @@
  * I8 matrix with its "NAME.scale" tensor, kernels.h's ted_matrix); a tensor
  * the config does not use is an error. `path` names the file in messages.
  * Then every float Linear weight is copied into panels (m->panels), which
- * the products use, and its pages of the mapped file are let go. */
+ * the products use, and its pages of the mapped file are let go (not for
+ * a model loaded unpacked, m->unpacked). */
 ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err);
 
 #endif

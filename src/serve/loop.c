@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "core/alloc.h"
+#include "core/cpus.h"
 #include "core/error.h"
 #include "frontend/options.h"
 #include "model/choose.h"
@@ -72,6 +73,12 @@ typedef struct group {
 /* Two groups: one is encoded while the other waits for the next step. */
 enum { GROUPS = 2 };
 
+/* The source tokens of the sentences encoded together, at most (a single
+ * longer sentence alone): without an encoding thread, the batch waits for
+ * each group's encoder pass, so a burst of arrivals is encoded a part at a
+ * time, a step between two parts. */
+enum { ENCODE_TOKENS = 256 };
+
 /* What the batching thread owns: the session and its rows. */
 typedef struct batch {
     const ted_model *model;
@@ -95,9 +102,12 @@ typedef struct batch {
 struct serve_loop {
     const ted_model *model;
     int max_batch, max_queue;
+    bool overlap;               /* an encoding thread beside the batching thread: there
+                                 * is a CPU beyond the pool's threads */
     pthread_mutex_t lock;
     pthread_cond_t encode_work; /* a sentence arrived, a group or rows were freed, or stop */
-    pthread_cond_t batch_work;  /* a group was encoded, or the encoding thread ended */
+    pthread_cond_t batch_work;  /* a group was encoded, the encoding thread ended, or
+                                 * (without one) a sentence arrived */
     waiting *queue;             /* (max_queue): a ring of sentences waiting to be encoded */
     int first, waiting;
     int passed;                 /* sentences taken ahead of the first waiting one */
@@ -285,15 +295,19 @@ static waiting remove_waiting(serve_loop *l, int k)
  * order while their rows fit the free rows. One that does not fit waits,
  * and later ones that fit go ahead of it, but the first waiting sentence
  * is passed by at most max_batch of them: then nothing more is taken until
- * it fits, so it never starves. Returns how many, into `taken` (the rows
- * they count into *rows_taken). */
+ * it fits, so it never starves. A group holds up to ENCODE_TOKENS source
+ * tokens; the sentences past them wait for the next group. Returns how
+ * many, into `taken` (the rows they count into *rows_taken). */
 static int choose_waiting(serve_loop *l, waiting *taken, int *rows_taken)
 {
     int room = l->max_batch - l->decoding_rows - l->encoding_rows;
-    int count = 0, rows = 0, k = 0;
+    int count = 0, rows = 0, k = 0, tokens = 0;
     while (k < l->waiting && count < l->max_batch && rows < room) {
-        const serve_job *job = l->queue[(l->first + k) % l->max_queue].job;
+        waiting w = l->queue[(l->first + k) % l->max_queue];
+        const serve_job *job = w.job;
         int samples = charge(l->max_batch, samples_of(job));
+        if (count > 0 && tokens + job->lengths[w.index] > ENCODE_TOKENS)
+            break;
         if (rows + samples > room) {
             if (k == 0 && l->passed >= l->max_batch)
                 break;  /* the first sentence has waited long enough */
@@ -306,27 +320,35 @@ static int choose_waiting(serve_loop *l, waiting *taken, int *rows_taken)
             l->passed++;
         taken[count++] = remove_waiting(l, k);
         rows += samples;
+        tokens += job->lengths[w.index];
     }
     *rows_taken = rows;
     return count;
 }
 
-/* Waits for sentences and a free group, then takes the sentences that
- * choose_waiting() admits. Returns how many, into `taken` (their rows
- * into *rows), or -1 once the loop stops with nothing left to encode. */
+/* With l->lock held: the sentences that choose_waiting() admits, into a
+ * free group (*into). Returns how many (0: none, or no free group). */
+static int take_waiting(serve_loop *l, waiting *taken, group **into, int *rows_taken)
+{
+    int count = l->waiting > 0 && l->free_groups ? choose_waiting(l, taken, rows_taken) : 0;
+    if (count > 0) {
+        *into = l->free_groups;
+        l->free_groups = (*into)->next;
+        l->encoding_rows += *rows_taken;
+    }
+    return count;
+}
+
+/* Waits for sentences and a free group, then takes them (take_waiting).
+ * Returns how many, into `taken` (their rows into *rows), or -1 once the
+ * loop stops with nothing left to encode. */
 static int take_to_encode(serve_loop *l, waiting *taken, group **into, int *rows_taken)
 {
     pthread_mutex_lock(&l->lock);
     int count = 0;
     for (;;) {
-        if (l->waiting > 0 && l->free_groups)
-            count = choose_waiting(l, taken, rows_taken);
-        if (count > 0) {
-            *into = l->free_groups;
-            l->free_groups = (*into)->next;
-            l->encoding_rows += *rows_taken;
+        if ((count = take_waiting(l, taken, into, rows_taken)) > 0)
             break;
-        }
         if (l->stopping && l->waiting == 0) {
             count = -1;
             break;
@@ -387,7 +409,7 @@ static void publish_group(serve_loop *l, group *g, int taken_rows)
 }
 
 /* Encodes newcomers while the batching thread steps the batch, so a step
- * never waits for an encoder pass. */
+ * never waits for an encoder pass (l->overlap). */
 static void *encoding_main(void *arg)
 {
     serve_loop *l = arg;
@@ -426,12 +448,15 @@ static void give_back_memory(void)
 }
 
 /* Waits for work, then takes every encoded group. Returns the groups (a
- * list), or NULL with *stop set once the loop stops with nothing left. */
+ * list), or NULL with *stop set once the loop stops with nothing left.
+ * Without an encoding thread, sentences waiting are work too (NULL is
+ * returned for encode_here()). */
 static group *take_encoded(serve_loop *l, batch *b, bool *stop)
 {
     pthread_mutex_lock(&l->lock);
     bool given_back = false;
-    while (b->rows == 0 && !l->ready_first && !(l->stopping && l->encoding_ended)) {
+    while (b->rows == 0 && !l->ready_first && !(l->stopping && l->encoding_ended) &&
+           !(!l->overlap && l->waiting > 0)) {
         if (given_back || l->encoding_rows > 0 || l->waiting > 0) {
             pthread_cond_wait(&l->batch_work, &l->lock);
             continue;
@@ -455,7 +480,7 @@ static group *take_encoded(serve_loop *l, batch *b, bool *stop)
     }
     group *ready = l->ready_first;
     l->ready_first = l->ready_last = NULL;
-    *stop = b->rows == 0 && !ready;
+    *stop = b->rows == 0 && !ready && l->waiting == 0;
     pthread_mutex_unlock(&l->lock);
     return ready;
 }
@@ -662,12 +687,30 @@ static void step(serve_loop *l, batch *b)
         fail_rows(l, b, &err);
 }
 
+/* Without an encoding thread (!l->overlap): the batching thread encodes
+ * the sentences waiting between two steps, with every thread of the pool,
+ * up to ENCODE_TOKENS of them a step. */
+static void encode_here(serve_loop *l)
+{
+    group *g;
+    int rows;
+    pthread_mutex_lock(&l->lock);
+    int count = take_waiting(l, l->queue_taken, &g, &rows);
+    pthread_mutex_unlock(&l->lock);
+    if (count > 0) {
+        encode_group(l, g, l->queue_taken, count);
+        publish_group(l, g, rows);
+    }
+}
+
 static void *batching_main(void *arg)
 {
     serve_loop *l = arg;
     batch *b = &l->batch;
     bool stop = false;
     for (;;) {
+        if (!l->overlap)
+            encode_here(l);
         group *ready = take_encoded(l, b, &stop);
         if (stop)
             break;
@@ -702,7 +745,7 @@ serve_admission serve_loop_submit(serve_loop *l, serve_job *job)
             for (int i = 0; i < job->count; i++)
                 if (serve_job_pending(job, i))
                     l->queue[(l->first + l->waiting++) % l->max_queue] = (waiting){job, i};
-            pthread_cond_signal(&l->encode_work);
+            pthread_cond_signal(l->overlap ? &l->encode_work : &l->batch_work);
         }
     }
     pthread_mutex_unlock(&l->lock);
@@ -807,33 +850,53 @@ static void free_loop(serve_loop *l)
     free(l);
 }
 
-/* Stops the threads started: the first `threads` of beam search,
- * encoding, batching. The encoding thread encodes what waits, the batching
- * thread decodes it, then both end. */
-static void join_threads(serve_loop *l, int threads)
+/* Stops the threads started (beam search's, and the encoding and the
+ * batching thread where `encoding` and `batching`). What waits is encoded
+ * and decoded, then they end. */
+static void join_threads(serve_loop *l, bool encoding, bool batching)
 {
     pthread_mutex_lock(&l->lock);
     l->stopping = true;
-    if (threads < 2)
+    if (!encoding)
         l->encoding_ended = true;
     pthread_cond_broadcast(&l->encode_work);
     pthread_cond_broadcast(&l->batch_work);
     pthread_mutex_unlock(&l->lock);
     serve_beam_stop(&l->beam);
-    if (threads > 1)
+    if (encoding)
         pthread_join(l->encoding, NULL);
-    if (threads > 2)
+    if (batching)
         pthread_join(l->batching, NULL);
 }
 
-ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue,
+/* The beam search thread, the encoding thread (l->overlap) and the
+ * batching thread; on failure, those started are stopped. */
+static ted_status start_threads(serve_loop *l, ted_error *err)
+{
+    ted_status s = serve_beam_start(&l->beam, &l->lock, sentences_done, l, err);
+    if (s) {
+        join_threads(l, false, false);
+        return s;
+    }
+    bool encoding = l->overlap && !pthread_create(&l->encoding, NULL, encoding_main, l);
+    bool batching = (encoding || !l->overlap) &&
+                    !pthread_create(&l->batching, NULL, batching_main, l);
+    if (batching)
+        return TED_OK;
+    join_threads(l, encoding, false);
+    return ted_fail(err, TED_ERR_NOMEM, "cannot start the decoding threads");
+}
+
+ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue, int threads,
                             serve_loop **out, ted_error *err)
 {
     *out = NULL;
     serve_loop *l = ted_alloc(1, sizeof *l, "decoding loop", err);
     if (!l)
         return TED_ERR_NOMEM;
-    *l = (serve_loop){.model = model, .max_batch = max_batch, .max_queue = max_queue};
+    *l = (serve_loop){.model = model, .max_batch = max_batch, .max_queue = max_queue,
+                      .overlap = threads < ted_usable_cpus()};
+    l->encoding_ended = !l->overlap;
     pthread_mutex_init(&l->lock, NULL);
     pthread_cond_init(&l->encode_work, NULL);
     pthread_cond_init(&l->batch_work, NULL);
@@ -841,17 +904,9 @@ ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue
     ted_status s = l->queue ? new_batch(&l->batch, model, max_batch, err) : TED_ERR_NOMEM;
     if (!s)
         s = new_groups(l, err);
-    int threads = 0;
-    if (!s && !(s = serve_beam_start(&l->beam, &l->lock, sentences_done, l, err)))
-        threads++;
-    if (!s && !pthread_create(&l->encoding, NULL, encoding_main, l))
-        threads++;
-    if (!s && threads == 2 && !pthread_create(&l->batching, NULL, batching_main, l))
-        threads++;
-    if (!s && threads < 3)
-        s = ted_fail(err, TED_ERR_NOMEM, "cannot start the decoding threads");
+    if (!s)
+        s = start_threads(l, err);
     if (s) {
-        join_threads(l, threads);
         free_loop(l);
         return s;
     }
@@ -863,6 +918,6 @@ void serve_loop_stop(serve_loop *l)
 {
     if (!l)
         return;
-    join_threads(l, 3);
+    join_threads(l, l->overlap, true);
     free_loop(l);
 }

@@ -2,12 +2,16 @@
  *
  * Continuous batching: one thread owns a session and steps every sentence
  * it holds, greedy or sampled, from any request, as rows of one batch.
- * Sentences that arrive while the batch runs are encoded together by a
- * second thread, in a session of their own, while the batch steps; they
- * join it at the next step (ted_session_join), and a sentence leaves the
- * batch the step it ends (ted_session_select): a short sentence never
- * waits for a long one, a step never waits for an encoder pass, and a
- * lone sentence never waits for a batch to fill. Each row decodes exactly as it would alone;
+ * Sentences that arrive while the batch runs are encoded together, in a
+ * session of their own, and join the batch at the next step
+ * (ted_session_join); a sentence leaves the batch the step it ends
+ * (ted_session_select): a short sentence never waits for a long one, and a
+ * lone sentence never waits for a batch to fill. Where the process has a
+ * CPU beyond the threads of the matrix products, a second thread encodes
+ * the newcomers while the batch steps; where it has not, the batching
+ * thread encodes them between two steps with every thread of the pool
+ * (two threads computing at once would share the same cores, and only one
+ * of them can have the pool). Each row decodes exactly as it would alone;
  * a sampled sentence draws from its own generator, seeded as ted
  * translate seeds it, and a sentence's target prefix (a forced
  * target-language code) is taken before anything is chosen.
@@ -23,8 +27,10 @@ typedef struct serve_loop serve_loop;
 
 /* max_batch: the rows stepped together (a sentence with n sampled
  * hypotheses takes n); max_queue: the sentences the loop holds at once,
- * waiting or decoding. */
-ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue,
+ * waiting or decoding; threads: those of the matrix products
+ * (ted_set_threads), which decide whether an encoding thread runs beside
+ * the batching thread. */
+ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue, int threads,
                             serve_loop **loop, ted_error *err);
 
 typedef enum serve_admission {

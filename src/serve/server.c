@@ -1095,7 +1095,8 @@ static ted_status start_loops(server *s, ted_error *err)
     for (int i = 0; !status && i < c->model_count; i++) {
         names[i] = c->models[i].name;
         models[i] = c->models[i].model;
-        status = serve_loop_start(models[i], c->max_batch, c->max_queue, &s->loops[i], err);
+        status = serve_loop_start(models[i], c->max_batch, c->max_queue, c->threads,
+                                  &s->loops[i], err);
         if (status)
             ted_fail_context(err, "model %s", names[i]);
     }

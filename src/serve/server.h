@@ -20,6 +20,7 @@ typedef struct serve_config {
     const char *host;           /* an address or a name to listen on */
     int port;                   /* 0: a free port */
     int max_batch;              /* rows each model decodes together */
+    int threads;                /* of the matrix products (ted_set_threads) */
     int max_queue;              /* sentences each model holds at once */
     size_t max_body;            /* bytes of a request body */
     long long max_request_tokens;  /* rows x steps a request may decode (serve_job_tokens) */

@@ -183,7 +183,7 @@ def client(server, pool, expected, rng, count, results):
     connection.close()
 
 
-def test_load(server, pool, expected):
+def test_load(server, pool, expected, name="load"):
     results = []
     threads = [threading.Thread(target=client,
                                 args=(server, pool, expected, random.Random(k), REQUESTS,
@@ -197,18 +197,30 @@ def test_load(server, pool, expected):
     seconds = time.monotonic() - start
     wrong = [(n, why) for n, why in results if why]
     total = CLIENTS * REQUESTS
-    check("load/all-answered", len(results) == total,
+    check(f"{name}/all-answered", len(results) == total,
           f"{len(results)} answers of {total} requests")
-    check("load/answers-equal-ted-translate", not wrong,
+    check(f"{name}/answers-equal-ted-translate", not wrong,
           f"{len(wrong)} wrong, e.g. request {wrong[:1]}")
     kinds = {"greedy": 0, "sample": 0, "beam": 0, "n-best": 0}
     for n, _ in results:
         r = pool[n]
         kinds["beam" if "beam" in r else "sample" if r.get("sample") else "greedy"] += 1
         kinds["n-best"] += r.get("n_best", 1) > 1
-    check("load/mixed", all(kinds.values()), str(kinds))
-    print(f"# load: {total} requests from {CLIENTS} clients in {seconds:.1f} s {kinds}",
+    check(f"{name}/mixed", all(kinds.values()), str(kinds))
+    print(f"# {name}: {total} requests from {CLIENTS} clients in {seconds:.1f} s {kinds}",
           flush=True)
+
+
+def test_load_between_steps(pool, expected):
+    """The same load where the matrix products take every CPU (--threads as
+    many as the process may use): no encoding thread then, the batching
+    thread encodes the newcomers between two steps."""
+    server = serve("--threads", str(len(os.sched_getaffinity(0))))
+    try:
+        test_load(server, pool, expected, "load-between-steps")
+    finally:
+        status = server.stop()
+    check("load-between-steps/exit-0", status == 0, f"exit status {status}: {server.lines[-5:]}")
 
 
 # ---- faults -------------------------------------------------------------------------
@@ -497,6 +509,7 @@ def main():
           f"{len(logged)} lines, e.g. {logged[:2]}")
     test_full_queue()
     test_drain(pool, expected)
+    test_load_between_steps(pool, expected)
     reports = [line for s in ted_test.Server.started for line in s.sanitizer_reports()]
     check("alive/no-sanitizer-report", not reports, reports[:5])
     return 1 if failures() else 0

@@ -69,7 +69,7 @@ typedef struct product {
     uint16_t *W;
 } product;
 
-/* panels: W in bf16 panels (ted_linear reads them where the set can), or
+/* panels: W in bf16 panels (ted_linear, every set), or
  * NULL (ted_matmul_bf16, row by row). */
 static void check_product(const char *variant, const product *p, const uint16_t *panels,
                           bool bias, int threads)

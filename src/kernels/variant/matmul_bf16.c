@@ -2,23 +2,27 @@
  * + b with a bfloat16 W (out, K) and a float x; float sums. Compiled once
  * per instruction set (kernels/variants.h).
  *
- *   avx512 with AVX512_BF16 (checked with the CPU's features): W in bf16
- *             panels, packed at load (kernels.h). A lone row:
- *             vdpbf16ps, 32 bf16 products summed pairwise into 16 float
- *             lanes; both operands are bf16, so x comes split into
- *             TED_BF16_PARTS bf16 rows whose sum is x (ted_split_bf16_rows
- *             below): three parts keep 24 significant bits, all of a
- *             float's, and the products of two bf16 are exact in float.
- *             Several rows: each panel vector widened into floats, float
- *             multiply-adds. A W not in panels: the row-major vdpbf16ps
- *             tiles below.
- *   avx2, portable (and avx512 without AVX512_BF16): W as stored, each
- *             bf16 weight widened to float (a 16-bit shift: bf16 is the top
- *             half of a float) and multiplied by x in float, a vector at a
- *             time; tiles of rows x 4 columns, each output one dot product
- *             whose lanes are summed at the end.
+ * A model's W is in bf16 panels, packed at load (kernels.h), in every set:
+ *   a lone row, avx512 with AVX512_BF16 (checked with the CPU's
+ *             features): vdpbf16ps, 32 bf16 products summed pairwise into
+ *             16 float lanes; both operands are bf16, so x comes split
+ *             into TED_BF16_PARTS bf16 rows whose sum is x
+ *             (ted_split_bf16_rows below): three parts keep 24 significant
+ *             bits, all of a float's, and the products of two bf16 are
+ *             exact in float;
+ *   several rows, and every other set: each panel vector widened into
+ *             floats (a 16-bit shift: bf16 is the top half of a float),
+ *             float multiply-adds as the float panels' (matmul_panels.c);
+ *             with many rows on AVX2, each block of a panel widened once
+ *             for all rows.
+ * A W as stored (weights built by hand): the row-major vdpbf16ps tiles
+ * with AVX512_BF16; elsewhere each weight widened and multiplied a vector
+ * at a time, tiles of rows x 4 columns, each output one dot product whose
+ * lanes are summed at the end.
  *
  * measurements: docs/performance.md#bf16-kernels */
+#include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -124,6 +128,236 @@ static void one_column(float *y, int ldy, const float *x, int ldx, const uint16_
         for (int k = 0; k < K; k++)
             s += x[(size_t)i * ldx + k] * ted_bf16_to_float(w[k]);
         y[(size_t)i * ldy] = b ? s + *b : s;
+    }
+}
+
+/* ---- W in bf16 panels, widened: every set ------------------------------------
+ * Each 32-bit lane of a bf16 panel vector holds one column's pair (k,
+ * k + 1), k's weight in the low half: a shift left by 16 gives k's weights
+ * as floats, a mask of the high half k + 1's. Both multiply the row's x[k]
+ * and x[k + 1], broadcast, in float multiply-adds: the float panels' work
+ * (matmul_panels.c) at half their bytes, the widening (two operations per
+ * pair of k and vector of columns) shared by the rows of a tile. */
+
+typedef uint32_t ted_pairs __attribute__((vector_size(TED_VEC_FLOATS * sizeof(uint32_t)),
+                                          aligned(sizeof(uint32_t))));
+
+/* The tiles, chosen by measurement (docs/performance.md#bf16-kernels):
+ * rows x panels of a widened tile, within each set's registers beside the
+ * widened weights (AVX-512 6 x 2: 12 accumulators of 32 registers; AVX2
+ * 3 x 2: 12 of 16; SSE 3 x 1: 12 of 16); from how many rows a product
+ * widens each block of a panel once for all rows instead (AVX2 only: the
+ * widening in the tile takes a quarter of its work there), and that
+ * kernel's rows. */
+#if defined(__AVX512F__)
+enum { WIDE_TILE_ROWS = 6, WIDE_TILE_PANELS = 2, BLOCKED_FROM = INT_MAX, BLOCK_ROWS = 6 };
+#elif defined(__AVX__)
+enum { WIDE_TILE_ROWS = 3, WIDE_TILE_PANELS = 2, BLOCKED_FROM = 4, BLOCK_ROWS = 6 };
+#else
+enum { WIDE_TILE_ROWS = 3, WIDE_TILE_PANELS = 1, BLOCKED_FROM = INT_MAX, BLOCK_ROWS = 3 };
+#endif
+enum { PANEL_VECS = TED_PANEL_COLUMNS / TED_VEC_FLOATS };
+
+/* acc[i][v] += row i's x[k] times the widened weights of pair vector v,
+ * and odd[i][v] += x[k + 1] times the others when `both` (odd may be
+ * acc). */
+static inline __attribute__((always_inline)) void widened_step(
+    ted_vec acc[WIDE_TILE_ROWS][WIDE_TILE_PANELS * PANEL_VECS],
+    ted_vec odd[WIDE_TILE_ROWS][WIDE_TILE_PANELS * PANEL_VECS], const float *x, int K, int k,
+    const uint16_t *panels, size_t panel_halves, bool both, const int ROWS, const int PANELS)
+{
+    const ted_pairs high = (ted_pairs){0} + 0xffff0000u;
+#pragma GCC unroll 4
+    for (int p = 0; p < PANELS; p++)
+#pragma GCC unroll 4
+        for (int v = 0; v < PANEL_VECS; v++) {
+            ted_pairs pair = *(const ted_pairs *)(panels + p * panel_halves + (size_t)k * 16 +
+                                                  2 * v * TED_VEC_FLOATS);
+            ted_vec w0 = (ted_vec)(pair << 16), w1 = (ted_vec)(pair & high);
+#pragma GCC unroll 8
+            for (int i = 0; i < ROWS; i++) {
+                acc[i][p * PANEL_VECS + v] += w0 * x[(size_t)i * K + k];
+                if (both)
+                    odd[i][p * PANEL_VECS + v] += w1 * x[(size_t)i * K + k + 1];
+            }
+        }
+}
+
+/* y[i][0 .. cols) = x[i] . W's columns + bias for ROWS rows of x (rows K
+ * apart) and PANELS panels (K2 * 16 halves apart), cols <= PANELS * 16;
+ * a tile whose columns run past cols goes through a buffer. */
+static inline __attribute__((always_inline)) void widened_tile(
+    float *y, int ldy, const float *x, int K, const uint16_t *panels, int K2,
+    const float *bias, int cols, const int ROWS, const int PANELS)
+{
+    /* A small tile sums k and k + 1 apart: one chain of multiply-adds per
+     * accumulator and pair of k, not two, which latency would bound. */
+    const bool SPLIT = ROWS * PANELS * PANEL_VECS <= 8;
+    ted_vec acc[WIDE_TILE_ROWS][WIDE_TILE_PANELS * PANEL_VECS];
+    ted_vec acc_odd[WIDE_TILE_ROWS][WIDE_TILE_PANELS * PANEL_VECS];
+    for (int i = 0; i < ROWS; i++)
+        for (int v = 0; v < PANELS * PANEL_VECS; v++)
+            acc[i][v] = acc_odd[i][v] = (ted_vec){0};
+    const size_t panel_halves = (size_t)K2 * 16;
+    int k = 0;
+    for (; k + 2 <= K; k += 2) {
+        for (int p = 0; p < PANELS; p++)
+            __builtin_prefetch(panels + p * panel_halves + (size_t)k * 16 + PANEL_PREFETCH_HALVES,
+                               0, PREFETCH_LOCALITY);
+        widened_step(acc, SPLIT ? acc_odd : acc, x, K, k, panels, panel_halves, true, ROWS,
+                     PANELS);
+    }
+    if (k < K)
+        widened_step(acc, acc, x, K, k, panels, panel_halves, false, ROWS, PANELS);
+    float buffer[WIDE_TILE_ROWS * WIDE_TILE_PANELS * TED_PANEL_COLUMNS];
+    bool whole = cols >= PANELS * TED_PANEL_COLUMNS;
+    int ld = whole ? ldy : WIDE_TILE_PANELS * TED_PANEL_COLUMNS;
+    float *out = whole ? y : buffer;
+    for (int i = 0; i < ROWS; i++)
+        for (int v = 0; v < PANELS * PANEL_VECS; v++)
+            ted_vec_store(out + (size_t)i * ld + v * TED_VEC_FLOATS,
+                          SPLIT ? acc[i][v] + acc_odd[i][v] : acc[i][v]);
+    int n = whole ? PANELS * TED_PANEL_COLUMNS : cols;
+    for (int i = 0; i < ROWS; i++)
+        for (int j = 0; j < n; j++) {
+            float sum = out[(size_t)i * ld + j] + (bias ? bias[j] : 0.0f);
+            y[(size_t)i * ldy + j] = sum;
+        }
+}
+
+/* widened_tile() with ROWS and PANELS as constants. */
+#define WIDE_CASE(R, P)                                                                        \
+    case (R) * 4 + (P):                                                                         \
+        if ((R) <= WIDE_TILE_ROWS && (P) <= WIDE_TILE_PANELS)                                   \
+            widened_tile(y, ldy, x, K, panels, K2, bias, cols, R, P);                           \
+        break;
+
+static void any_widened_tile(float *y, int ldy, const float *x, int K, const uint16_t *panels,
+                             int K2, const float *bias, int cols, int rows, int count)
+{
+    switch (rows * 4 + count) {
+        WIDE_CASE(1, 1) WIDE_CASE(2, 1) WIDE_CASE(3, 1) WIDE_CASE(4, 1)
+        WIDE_CASE(5, 1) WIDE_CASE(6, 1) WIDE_CASE(7, 1) WIDE_CASE(8, 1)
+        WIDE_CASE(1, 2) WIDE_CASE(2, 2) WIDE_CASE(3, 2) WIDE_CASE(4, 2)
+        WIDE_CASE(5, 2) WIDE_CASE(6, 2) WIDE_CASE(7, 2) WIDE_CASE(8, 2)
+    }
+}
+
+/* ---- many rows: a block of a panel widened once for all rows ---------------
+ * Widening in the tile costs two operations per vector of weights for each
+ * tile of rows; with 16 registers (AVX2, SSE) the tiles are small and the
+ * widening takes a fifth to a quarter of the work. There, with many rows,
+ * each block of K_BLOCK k of a panel is widened once, onto the stack (8
+ * KiB, in the first-level cache), and every tile of rows multiplies it in
+ * float as the float panels are multiplied (matmul_panels.c), its sums
+ * going on in y from block to block. */
+enum { K_BLOCK = 128 };
+
+/* block (n, 16) floats = k0 .. k0 + n of a bf16 panel, k0 even. */
+static void widen_block(float *block, const uint16_t *panel, int k0, int n)
+{
+    const ted_pairs high = (ted_pairs){0} + 0xffff0000u;
+    for (int k = 0; k < n; k += 2) {
+        for (int v = 0; v < PANEL_VECS; v++) {
+            ted_pairs pair = *(const ted_pairs *)(panel + (size_t)(k0 + k) * 16 +
+                                                  2 * v * TED_VEC_FLOATS);
+            ted_vec_store(block + (size_t)k * 16 + v * TED_VEC_FLOATS, (ted_vec)(pair << 16));
+            if (k + 1 < n)
+                ted_vec_store(block + (size_t)(k + 1) * 16 + v * TED_VEC_FLOATS,
+                              (ted_vec)(pair & high));
+        }
+    }
+}
+
+/* y[i][0 .. 16) (+)= x[i][k0 .. k0 + n) . block for ROWS rows: from zero
+ * when `first`, + bias when `bias`; `next` (or NULL): the bf16 block to
+ * come, fetched meanwhile a line per pair of k (spread over the work, not
+ * a burst that fills the fetch queue). */
+static inline __attribute__((always_inline)) void block_tile(
+    float *y, int ldy, const float *x, int K, const float *block, const uint16_t *next, int k0,
+    int n, bool first, const float *bias, const int ROWS)
+{
+    ted_vec acc[BLOCK_ROWS][PANEL_VECS];
+    for (int i = 0; i < ROWS; i++)
+        for (int v = 0; v < PANEL_VECS; v++)
+            acc[i][v] = first ? (ted_vec){0} : ted_vec_load(y + (size_t)i * ldy + v * TED_VEC_FLOATS);
+    for (int k = 0; k < n; k++) {
+        if (next && k % 2 == 0)
+            __builtin_prefetch(next + (size_t)k * 16, 0, PREFETCH_LOCALITY);
+        ted_vec w[PANEL_VECS];
+        for (int v = 0; v < PANEL_VECS; v++)
+            w[v] = ted_vec_load(block + (size_t)k * 16 + v * TED_VEC_FLOATS);
+#pragma GCC unroll 8
+        for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 4
+            for (int v = 0; v < PANEL_VECS; v++)
+                acc[i][v] += w[v] * x[(size_t)i * K + k0 + k];
+    }
+    for (int i = 0; i < ROWS; i++)
+        for (int v = 0; v < PANEL_VECS; v++)
+            ted_vec_store(y + (size_t)i * ldy + v * TED_VEC_FLOATS,
+                          bias ? acc[i][v] + ted_vec_load(bias + v * TED_VEC_FLOATS) : acc[i][v]);
+}
+
+#define BLOCK_CASE(R)                                                                          \
+    case R:                                                                                     \
+        if ((R) <= BLOCK_ROWS)                                                                  \
+            block_tile(y, ldy, x, K, block, next, k0, n, first, bias, R);                      \
+        break;
+
+static void any_block_tile(float *y, int ldy, const float *x, int K, const float *block,
+                           const uint16_t *next, int k0, int n, bool first, const float *bias,
+                           int rows)
+{
+    switch (rows) {
+        BLOCK_CASE(1) BLOCK_CASE(2) BLOCK_CASE(3) BLOCK_CASE(4)
+        BLOCK_CASE(5) BLOCK_CASE(6) BLOCK_CASE(7) BLOCK_CASE(8)
+    }
+}
+
+/* One whole panel (16 columns of y) for every row, block by block. */
+static void blocked_panel(float *y, int ldy, const float *x, int K, const uint16_t *panel,
+                          const float *bias, int rows)
+{
+    _Alignas(64) float block[K_BLOCK * TED_PANEL_COLUMNS];
+    int tiles = (rows + BLOCK_ROWS - 1) / BLOCK_ROWS;
+    for (int k0 = 0; k0 < K; k0 += K_BLOCK) {
+        int n = K - k0 < K_BLOCK ? K - k0 : K_BLOCK;
+        widen_block(block, panel, k0, n);
+        for (int t = 0, i = 0; t < tiles; t++) {
+            int end = (int)((long long)rows * (t + 1) / tiles);
+            any_block_tile(y + (size_t)i * ldy, ldy, x + (size_t)i * K, K, block,
+                           t == 0 ? panel + (size_t)(k0 + K_BLOCK) * 16 : NULL, k0, n, k0 == 0,
+                           k0 + n == K ? bias : NULL, end - i);
+            i = end;
+        }
+    }
+}
+
+/* Panels [first, last) for every row, widened: over each group of panels,
+ * the rows in as few tiles as the tile's rows allow, as even as they can be
+ * (16 rows in tiles of 6: 5, 5 and 6, not 6, 6 and 4). */
+static void widened_panels(float *y, int ldy, const float *x, const uint16_t *panels,
+                           const float *b, int rows, int K, int out, int first, int last)
+{
+    int K2 = (K + 1) / 2 * 2, tiles = (rows + WIDE_TILE_ROWS - 1) / WIDE_TILE_ROWS;
+    int p = first;
+    for (; rows >= BLOCKED_FROM && p < last && out - p * TED_PANEL_COLUMNS >= TED_PANEL_COLUMNS;
+         p++)
+        blocked_panel(y + p * TED_PANEL_COLUMNS, ldy, x, K,
+                      panels + (size_t)p * K2 * TED_PANEL_COLUMNS,
+                      b ? b + p * TED_PANEL_COLUMNS : NULL, rows);
+    for (; p < last; p += WIDE_TILE_PANELS) {
+        int count = last - p < WIDE_TILE_PANELS ? last - p : WIDE_TILE_PANELS;
+        const uint16_t *group = panels + (size_t)p * K2 * TED_PANEL_COLUMNS;
+        for (int t = 0, i = 0; t < tiles; t++) {
+            int next = (int)((long long)rows * (t + 1) / tiles);
+            any_widened_tile(y + (size_t)i * ldy + p * TED_PANEL_COLUMNS, ldy,
+                             x + (size_t)i * K, K, group, K2,
+                             b ? b + p * TED_PANEL_COLUMNS : NULL, out - p * TED_PANEL_COLUMNS,
+                             next - i, count);
+            i = next;
+        }
     }
 }
 
@@ -280,94 +514,20 @@ TED_BF16 static inline __attribute__((always_inline)) void panel_tile(
         }
 }
 
-/* The same for several rows, in float: each vector of a panel (16 columns'
- * weights for k and k + 1) widens into two float vectors (a shift and a
- * mask), each multiplied by the row's x[k] or x[k + 1], broadcast, with
- * float multiply-adds. Per pair of k that is one load and two widenings
- * for 2 x ROWS multiply-adds: float panels' work (matmul_panels.c) at half
- * their bytes, with x as it is. x (rows, K), rows K apart. */
-static inline __attribute__((always_inline)) void widened_panel_tile(
-    float *y, int ldy, const float *x, int K, const uint16_t *panels, int K2,
-    const float *bias, int cols, const int ROWS, const int PANELS)
-{
-    __m512 acc[6][2];
-    const __m512i high = _mm512_set1_epi32((int)0xffff0000u);
-#pragma GCC unroll 6
-    for (int i = 0; i < ROWS; i++)
-#pragma GCC unroll 2
-        for (int p = 0; p < PANELS; p++)
-            acc[i][p] = _mm512_setzero_ps();
-    const size_t panel_halves = (size_t)K2 * 16;
-    for (int kk = 0; kk < K2 / 2; kk++) {
-        __m512 even[2], odd[2];
-#pragma GCC unroll 2
-        for (int p = 0; p < PANELS; p++) {
-            const uint16_t *wp = panels + p * panel_halves + (size_t)kk * 32;
-            __m512i w = _mm512_loadu_si512(wp);
-            __builtin_prefetch(wp + PANEL_PREFETCH_HALVES, 0, PREFETCH_LOCALITY);
-            even[p] = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-            odd[p] = _mm512_castsi512_ps(_mm512_and_si512(w, high));
-        }
-        int k = 2 * kk;
-#pragma GCC unroll 6
-        for (int i = 0; i < ROWS; i++) {
-            __m512 xe = _mm512_set1_ps(x[(size_t)i * K + k]);
-            __m512 xo = _mm512_set1_ps(k + 1 < K ? x[(size_t)i * K + k + 1] : 0.0f);
-#pragma GCC unroll 2
-            for (int p = 0; p < PANELS; p++)
-                acc[i][p] = _mm512_fmadd_ps(odd[p], xo, _mm512_fmadd_ps(even[p], xe, acc[i][p]));
-        }
-    }
-#pragma GCC unroll 6
-    for (int i = 0; i < ROWS; i++)
-#pragma GCC unroll 2
-        for (int p = 0; p < PANELS; p++) {
-            int left = cols - 16 * p;
-            __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-            __m512 total = acc[i][p];
-            if (bias)
-                total = _mm512_add_ps(total, _mm512_maskz_loadu_ps(m, bias + 16 * p));
-            _mm512_mask_storeu_ps(y + (size_t)i * ldy + 16 * p, m, total);
-        }
-}
-
-/* Rows of x for PANELS panels: tiles of 6 rows, then 2, then 1. */
-static inline __attribute__((always_inline)) void widened_panel_rows(
-    float *y, int ldy, const float *x, int K, const uint16_t *panels, int K2, const float *bias,
-    int cols, int rows, const int PANELS)
-{
-    int i = 0;
-    for (; i + 6 <= rows; i += 6)
-        widened_panel_tile(y + (size_t)i * ldy, ldy, x + (size_t)i * K, K, panels, K2, bias,
-                           cols, 6, PANELS);
-    for (; i + 2 <= rows; i += 2)
-        widened_panel_tile(y + (size_t)i * ldy, ldy, x + (size_t)i * K, K, panels, K2, bias,
-                           cols, 2, PANELS);
-    if (i < rows)
-        widened_panel_tile(y + (size_t)i * ldy, ldy, x + (size_t)i * K, K, panels, K2, bias,
-                           cols, 1, PANELS);
-}
-
-/* Panels [first, last): a lone row (a decoder step at batch 1, bound by
- * reading W) with vdpbf16ps, four panels at a time; several rows widened,
- * two panels at a time (measurements: docs/performance.md#bf16-weights). */
-TED_BF16 static void panels_avx512(float *y, int ldy, const float *x, const uint16_t *parts,
-                                   int ldp, const uint16_t *panels, const float *b, int rows,
-                                   int K, int out, int first, int last)
+/* Panels [first, last) of a lone row (a decoder step at batch 1, bound by
+ * reading W) with vdpbf16ps, four panels at a time
+ * (measurements: docs/performance.md#bf16-weights). */
+TED_BF16 static void lone_row_avx512(float *y, const uint16_t *parts, int ldp,
+                                     const uint16_t *panels, const float *b, int K, int out,
+                                     int first, int last)
 {
     int K2 = (K + 1) / 2 * 2, p = first;
-    for (; rows == 1 && p + 4 <= last; p += 4)
-        panel_tile(y + 16 * p, ldy, parts, ldp, panels + (size_t)p * K2 * 16, K2,
+    for (; p + 4 <= last; p += 4)
+        panel_tile(y + 16 * p, out, parts, ldp, panels + (size_t)p * K2 * 16, K2,
                    b ? b + 16 * p : NULL, out - 16 * p, 1, 4);
-    for (; rows == 1 && p < last; p++)
-        panel_tile(y + 16 * p, ldy, parts, ldp, panels + (size_t)p * K2 * 16, K2,
+    for (; p < last; p++)
+        panel_tile(y + 16 * p, out, parts, ldp, panels + (size_t)p * K2 * 16, K2,
                    b ? b + 16 * p : NULL, out - 16 * p, 1, 1);
-    for (; p + 2 <= last; p += 2)
-        widened_panel_rows(y + 16 * p, ldy, x, K, panels + (size_t)p * K2 * 16, K2,
-                           b ? b + 16 * p : NULL, out - 16 * p, rows, 2);
-    if (p < last)
-        widened_panel_rows(y + 16 * p, ldy, x, K, panels + (size_t)p * K2 * 16, K2,
-                           b ? b + 16 * p : NULL, out - 16 * p, rows, 1);
 }
 #endif
 
@@ -377,12 +537,14 @@ void TED_VARIANT_NAME(ted_matmul_bf16_panels)(float *y, int ldy, const float *x,
                                               int K, int out, int first, int last)
 {
 #if defined(__AVX512F__)
-    panels_avx512(y, ldy, x, parts, ldp, panels, b, rows, K, out, first, last);
+    if (parts && rows == 1) {
+        lone_row_avx512(y, parts, ldp, panels, b, K, out, first, last);
+        return;
+    }
 #else
-    /* only a set with AVX512_BF16 reads bf16 panels (ted_split_bf16_rows) */
-    (void)y, (void)ldy, (void)x, (void)parts, (void)ldp, (void)panels, (void)b, (void)rows;
-    (void)K, (void)out, (void)first, (void)last;
+    (void)parts, (void)ldp;  /* only AVX512_BF16 reads parts */
 #endif
+    widened_panels(y, ldy, x, panels, b, rows, K, out, first, last);
 }
 
 /* Rows of x taken together, so that a block stays in cache while the
