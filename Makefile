@@ -10,8 +10,9 @@
 #   make install PREFIX=/usr/local
 #   make python         build/libted.so, the library the Python package loads
 #                        (pip install . builds it: docs/python.md)
-#   make valgrind        ted under valgrind memcheck (tests/valgrind.sh), with the AVX2
-#                        kernels (TED_CPU=avx2: memcheck cannot run AVX-512)
+#   make valgrind        ted and ted serve under valgrind memcheck (tests/valgrind.sh,
+#                        tests/serve/valgrind.sh), with the AVX2 kernels (TED_CPU=avx2:
+#                        memcheck cannot run AVX-512); fails when a check fails
 #   make fuzz FUZZ_SECONDS=N   builds the libFuzzer harnesses of fuzz/ (build-fuzz/)
 #                        and runs each, one after another, for N seconds (default
 #                        60; FUZZ_TARGETS="config vocab" runs only those). Needs clang
@@ -350,11 +351,16 @@ bench-serve-run: all $(VENV)/installed
 	done
 
 # memcheck cannot decode AVX-512 (under valgrind the CPU shows none, so
-# TED_CPU=avx512 would be refused): the AVX2 kernels run.
+# TED_CPU=avx512 would be refused): the AVX2 kernels run. Both scripts run;
+# the target fails when a check of either failed.
 valgrind: test-deps
 	@$(MAKE) --no-print-directory all
-	TED=$(TED) TED_CPU=avx2 PYTHON=$(PYTHON) sh tests/valgrind.sh
-	TED=$(TED) TED_CPU=avx2 PYTHON=$(PYTHON) sh tests/serve/valgrind.sh
+	@failed=0; \
+	for script in tests/valgrind.sh tests/serve/valgrind.sh; do \
+	    echo "TED=$(TED) TED_CPU=avx2 PYTHON=$(PYTHON) sh $$script"; \
+	    TED=$(TED) TED_CPU=avx2 PYTHON=$(PYTHON) sh $$script || failed=1; \
+	done; \
+	exit $$failed
 
 # Fuzzing (fuzz/): one libFuzzer harness per parser that takes bytes from
 # memory, built with ASan + UBSan; fuzz/run.sh runs them in turn and keeps

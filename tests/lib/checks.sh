@@ -1,6 +1,7 @@
-# Shared by the scripts of tests/cli/ (sourced from the repository root, not
-# run): the ok/FAIL lines tests/run-all.sh counts, and the check that a
-# command fails cleanly. The sourcing script sets $work (a scratch
+# Shared by the scripts of tests/cli/, tests/valgrind.sh and
+# tests/serve/valgrind.sh (sourced from the repository root, not run): the
+# ok/FAIL lines tests/run-all.sh counts, an exit status that says whether
+# they all passed, and the check that a command fails cleanly. The sourcing script sets $work (a scratch
 # directory). A check this machine cannot make prints "skip NAME: why",
 # which is not counted.
 
@@ -9,6 +10,19 @@ LIMIT=${CHECK_SECONDS:-120}  # per command; a hang is a failure
 ok() { echo "ok $1"; }
 fail() { echo "FAIL $1: $2"; }
 skip() { echo "skip $1: $2"; }
+
+# checked FUNCTION: runs FUNCTION, a shell function of the calling script
+# that prints ok/FAIL lines, and passes its lines on as they come. Returns 1
+# when one of them is a FAIL line or FUNCTION ends with a non-zero status
+# (an exit before its last check), else 0: the exit status make valgrind
+# goes by, where no tests/run-all.sh counts the lines.
+checked() {
+    { "$1"; echo "checked-status $?"; } | awk '
+        /^checked-status [0-9]+$/ { ended = 1; failed = failed || $2 != 0; next }
+        { print; fflush() }
+        /^FAIL / { failed = 1 }
+        END { exit (!ended || failed) ? 1 : 0 }'
+}
 
 # run OUT ERR COMMAND...: runs with a time limit, stdin from /dev/null
 # unless $stdin names a file; sets $status (124: timed out). A shell
