@@ -16,20 +16,25 @@
 #include "core/alloc.h"
 #include "kernels/variants.h"
 
-/* The packed W or the quantized x of the calling thread, reused across
- * calls and freed when the thread ends. */
+/* Scratch of the calling thread, reused across calls and freed when the
+ * thread ends: slot SCRATCH_X holds the packed W of ted_matmul or the
+ * quantized x of an int8 product, slot SCRATCH_W an int8 product's packed
+ * W (both in use at once). */
+enum { SCRATCH_X, SCRATCH_W, SCRATCH_SLOTS };
+
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 
 typedef struct scratch {
-    float *data;
-    size_t size;
+    float *data[SCRATCH_SLOTS];
+    size_t size[SCRATCH_SLOTS];
 } scratch;
 
 static void free_scratch(void *p)
 {
     scratch *s = p;
-    free(s->data);
+    for (int i = 0; i < SCRATCH_SLOTS; i++)
+        free(s->data[i]);
     free(s);
 }
 
@@ -38,7 +43,7 @@ static void create_scratch_key(void)
     pthread_key_create(&scratch_key, free_scratch);
 }
 
-static void *thread_scratch(size_t floats)
+static void *thread_scratch(int slot, size_t floats)
 {
     pthread_once(&scratch_once, create_scratch_key);
     scratch *s = pthread_getspecific(scratch_key);
@@ -47,18 +52,18 @@ static void *thread_scratch(size_t floats)
             return NULL;
         pthread_setspecific(scratch_key, s);
     }
-    if (s->size < floats) {
+    if (s->size[slot] < floats) {
         /* 64-byte aligned: a vector load that straddles two cache lines
          * costs two */
         size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
         float *grown = bytes / sizeof(float) >= floats ? aligned_alloc(64, bytes) : NULL;
         if (!grown)
             return NULL;
-        free(s->data);
-        s->data = grown;
-        s->size = floats;
+        free(s->data[slot]);
+        s->data[slot] = grown;
+        s->size[slot] = floats;
     }
-    return s->data;
+    return s->data[slot];
 }
 
 /* ---- splitting the columns over the pool -------------------------------- */
@@ -158,7 +163,7 @@ void ted_matmul(float *y, const float *x, const float *W, const float *b, int ro
                 int in_features, int out_features)
 {
     size_t floats = ted_panels_floats(out_features, in_features);
-    float *panels = floats != SIZE_MAX ? thread_scratch(floats) : NULL;
+    float *panels = floats != SIZE_MAX ? thread_scratch(SCRATCH_X, floats) : NULL;
     if (!panels) {
         matmul_unpacked(y, x, W, b, rows, in_features, out_features);
         return;
@@ -189,6 +194,68 @@ static void i8_task(void *context, int index)
     task_columns(index, j->columns_per_task, j->out_features, &first, &last);
     j->kernels->matmul_i8_columns(j->y, j->out_features, j->x, j->x_scale, j->x_sum, j->ldx,
                                   j->W, j->w_scale, j->b, j->rows, j->in_features, first, last);
+}
+
+/* ---- int8 weights packed for vpdpbusd, at many rows ---------------------------
+ * From I8_PACKED_ROWS rows on (an encoder pass, a batch's step), with the
+ * VNNI kernel, W is packed once per product into the calling thread's
+ * scratch (variants.h, ted_pack_i8_fn), groups of 16 columns over the
+ * pool, then the product runs in tasks of a block of rows by a block of
+ * I8_BLOCK_GROUPS groups: consecutive tasks share a block of W, which
+ * stays in the cache of the thread that takes them (measurements:
+ * docs/performance.md#the-encoder). */
+enum { I8_PACKED_ROWS = 64, I8_BLOCK_GROUPS = 4, I8_BLOCK_ROWS = 192, I8_PACK_GROUPS = 8 };
+
+typedef struct i8_packed_job {
+    const ted_kernel_table *kernels;
+    float *y;
+    const int8_t *x, *W;
+    uint8_t *packed;
+    const float *x_scale, *w_scale, *b;
+    const int32_t *x_sum;
+    int rows, ldx, in_features, out_features;
+    int groups, column_blocks, rows_per_block;
+} i8_packed_job;
+
+static void i8_pack_task(void *context, int index)
+{
+    const i8_packed_job *j = context;
+    int first = index * I8_PACK_GROUPS;
+    int last = first + I8_PACK_GROUPS < j->groups ? first + I8_PACK_GROUPS : j->groups;
+    j->kernels->pack_i8(j->packed, j->W, j->in_features, j->out_features, first, last);
+}
+
+static void i8_packed_task(void *context, int index)
+{
+    const i8_packed_job *j = context;
+    int block = index / j->column_blocks * j->rows_per_block;
+    int rows = j->rows - block < j->rows_per_block ? j->rows - block : j->rows_per_block;
+    int first = index % j->column_blocks * I8_BLOCK_GROUPS;
+    int last = first + I8_BLOCK_GROUPS < j->groups ? first + I8_BLOCK_GROUPS : j->groups;
+    j->kernels->matmul_i8_packed(j->y + (size_t)block * j->out_features, j->out_features,
+                                 j->x + (size_t)block * j->ldx, j->x_scale + block,
+                                 j->x_sum + block, j->ldx, j->packed, j->w_scale, j->b, rows,
+                                 j->in_features, j->out_features, first, last);
+}
+
+/* The product from W packed, when the set reads packed weights and the
+ * scratch has room; false (nothing done) otherwise. x is quantized. */
+static bool matmul_i8_packed(const i8_packed_job *from)
+{
+    i8_packed_job job = *from;
+    if (job.rows < I8_PACKED_ROWS || !job.kernels->pack_i8(NULL, NULL, 0, 0, 0, 0))
+        return false;
+    job.groups = (job.out_features + 15) / 16;
+    size_t bytes = (size_t)job.groups * ((size_t)(job.in_features + 3) / 4 * 64);
+    job.packed = thread_scratch(SCRATCH_W, bytes / sizeof(float));
+    if (!job.packed)
+        return false;
+    ted_parallel_for((job.groups + I8_PACK_GROUPS - 1) / I8_PACK_GROUPS, i8_pack_task, &job);
+    job.column_blocks = (job.groups + I8_BLOCK_GROUPS - 1) / I8_BLOCK_GROUPS;
+    int row_blocks = (job.rows + I8_BLOCK_ROWS - 1) / I8_BLOCK_ROWS;
+    job.rows_per_block = (job.rows + row_blocks - 1) / row_blocks;
+    ted_parallel_for(row_blocks * job.column_blocks, i8_packed_task, &job);
+    return true;
 }
 
 /* Without memory for the quantized x: the same numbers, one row of x at a
@@ -228,7 +295,7 @@ void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_sca
     int ldx = (in_features + 63) / 64 * 64;
     /* floats: the quantized rows (bytes), then the scales, then the sums */
     size_t floats = (size_t)rows * ldx / sizeof(float) + 2 * (size_t)rows;
-    float *buffer = thread_scratch(floats);
+    float *buffer = thread_scratch(SCRATCH_X, floats);
     if (!buffer) {
         matmul_i8_in_pieces(y, x, W, w_scale, b, rows, in_features, out_features);
         return;
@@ -239,6 +306,10 @@ void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_sca
     i8_job job = {ted_kernels(), y, xq, W, x_scale, w_scale, b, x_sum, rows, ldx, in_features,
                   out_features, 0};
     job.kernels->quantize_rows(xq, x_scale, x_sum, x, rows, in_features, ldx);
+    i8_packed_job packed = {job.kernels, y, xq, W, NULL, x_scale, w_scale, b, x_sum, rows, ldx,
+                            in_features, out_features, 0, 0, 0};
+    if (matmul_i8_packed(&packed))
+        return;
     int per_task = job.columns_per_task = columns_per_task(out_features);
     ted_parallel_for((out_features + per_task - 1) / per_task, i8_task, &job);
 }
@@ -285,7 +356,7 @@ static void matmul_bf16(float *y, const float *x, const uint16_t *W, const uint1
     bf16_job job = {ted_kernels(), y, x, b, NULL, W, panels, (in_features + 31) / 32 * 32, rows,
                     in_features, out_features, columns_per_task(out_features), 0, 0, 0};
     size_t halves = ted_mul_size(ted_mul_size((size_t)rows, TED_BF16_PARTS), (size_t)job.ldp);
-    uint16_t *parts = halves != SIZE_MAX ? thread_scratch((halves + 1) / 2) : NULL;
+    uint16_t *parts = halves != SIZE_MAX ? thread_scratch(SCRATCH_X, (halves + 1) / 2) : NULL;
     /* without memory for the parts, every set's kernel widens W instead */
     if (parts && job.kernels->split_bf16_rows(parts, x, rows, in_features, job.ldp))
         job.parts = parts;
