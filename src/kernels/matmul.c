@@ -202,9 +202,17 @@ static void i8_task(void *context, int index)
  * scratch (variants.h, ted_pack_i8_fn), groups of 16 columns over the
  * pool, then the product runs in tasks of a block of rows by a block of
  * I8_BLOCK_GROUPS groups: consecutive tasks share a block of W, which
- * stays in the cache of the thread that takes them (measurements:
- * docs/performance.md#the-encoder). */
-enum { I8_PACKED_ROWS = 64, I8_BLOCK_GROUPS = 4, I8_BLOCK_ROWS = 192, I8_PACK_GROUPS = 8 };
+ * stays in the cache of the thread that takes them. A W of more than
+ * I8_PACKED_BYTES (an output layer's) keeps its rows as stored: packed, it
+ * would leave the last-level cache between the packing and the product
+ * (measurements: docs/performance.md#the-encoder). */
+enum {
+    I8_PACKED_ROWS = 64,
+    I8_PACKED_BYTES = 4 << 20,
+    I8_BLOCK_GROUPS = 4,
+    I8_BLOCK_ROWS = 192,
+    I8_PACK_GROUPS = 8,
+};
 
 typedef struct i8_packed_job {
     const ted_kernel_table *kernels;
@@ -247,7 +255,7 @@ static bool matmul_i8_packed(const i8_packed_job *from)
         return false;
     job.groups = (job.out_features + 15) / 16;
     size_t bytes = (size_t)job.groups * ((size_t)(job.in_features + 3) / 4 * 64);
-    job.packed = thread_scratch(SCRATCH_W, bytes / sizeof(float));
+    job.packed = bytes <= I8_PACKED_BYTES ? thread_scratch(SCRATCH_W, bytes / sizeof(float)) : NULL;
     if (!job.packed)
         return false;
     ted_parallel_for((job.groups + I8_PACK_GROUPS - 1) / I8_PACK_GROUPS, i8_pack_task, &job);

@@ -328,7 +328,7 @@ static void columns_avx512(float *y, int ldy, const int8_t *x, const float *x_sc
  * multiplies it by each row's 4 bytes of x, broadcast: the 16 lanes of an
  * accumulator are 16 outputs, so a tile ends without lane sums. */
 #if defined(__AVX512F__)
-enum { GROUP = 16, PACKED_TILE_GROUPS = 4 };
+enum { GROUP = 16, PACKED_TILE_GROUPS = 4, PACK_AHEAD = 512 };
 
 /* y[i][0 .. columns) for ROWS (up to TILE_ROWS) rows of x and GROUPS
  * groups of the packed W (group_bytes apart), K4 steps of 4 bytes of k. */
@@ -401,31 +401,68 @@ TED_VNNI static void any_packed_tile(float *y, int ldy, const int8_t *x, const f
 }
 #undef PACKED_CASE
 
-/* Group g of W (out, K) packed into `packed` (K4 * 64 bytes): 16 rows'
- * 4-byte pieces gathered into one vector a step, flipped by 0x80; the
- * rows past `out` and the bytes past K are W = 0 (0x80). */
+/* r[0 .. 16), 16 rows of 16 dwords, transposed in place: r[s] becomes
+ * dword s of every row, row j in lane j (unpacks within 128-bit lanes,
+ * then the 4 x 4 transpose of the lanes). */
+TED_VNNI static inline void transpose_dwords(__m512i r[16])
+{
+    __m512i t[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    /* r[4q + e], lane l: rows 4q .. 4q + 3 at dword 4l + e */
+#pragma GCC unroll 4
+    for (int q = 0; q < 16; q += 4) {
+        r[q] = _mm512_unpacklo_epi64(t[q], t[q + 2]);
+        r[q + 1] = _mm512_unpackhi_epi64(t[q], t[q + 2]);
+        r[q + 2] = _mm512_unpacklo_epi64(t[q + 1], t[q + 3]);
+        r[q + 3] = _mm512_unpackhi_epi64(t[q + 1], t[q + 3]);
+    }
+#pragma GCC unroll 4
+    for (int e = 0; e < 4; e++) {
+        __m512i v0 = _mm512_shuffle_i32x4(r[e], r[4 + e], 0x44);
+        __m512i v1 = _mm512_shuffle_i32x4(r[e], r[4 + e], 0xee);
+        __m512i v2 = _mm512_shuffle_i32x4(r[8 + e], r[12 + e], 0x44);
+        __m512i v3 = _mm512_shuffle_i32x4(r[8 + e], r[12 + e], 0xee);
+        t[e] = _mm512_shuffle_i32x4(v0, v2, 0x88);
+        t[4 + e] = _mm512_shuffle_i32x4(v0, v2, 0xdd);
+        t[8 + e] = _mm512_shuffle_i32x4(v1, v3, 0x88);
+        t[12 + e] = _mm512_shuffle_i32x4(v1, v3, 0xdd);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++)
+        r[i] = t[i];
+}
+
+/* Group g of W (out, K) packed into `packed` (K4 * 64 bytes): 64 bytes of
+ * k of its 16 rows at a time, transposed as dwords and flipped by 0x80;
+ * the rows past `out` and the bytes past K are W = 0 (0x80). */
 TED_VNNI static void pack_group(uint8_t *packed, const int8_t *W, int K, int out, int g)
 {
     const __m512i flip = _mm512_set1_epi8((char)0x80);
     int n = out - g * GROUP < GROUP ? out - g * GROUP : GROUP;
-    __mmask16 m = n >= GROUP ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
-    __m512i rows = _mm512_mullo_epi32(
-        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-        _mm512_set1_epi32(K));
+    int K4 = (K + 3) / 4;
     const int8_t *first = W + (size_t)g * GROUP * K;
-    int k4 = 0;
-    for (; 4 * k4 + 4 <= K; k4++) {
-        __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, rows,
-                                                first + 4 * k4, 1);
-        _mm512_store_si512((void *)(packed + (size_t)k4 * 64), _mm512_xor_si512(v, flip));
+    for (int k = 0; k < K; k += 64) {
+        __mmask64 m = K - k >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (K - k)) - 1;
+        __m512i r[GROUP];
+        /* 16 short streams, which the hardware prefetcher does not follow:
+         * each row's bytes PACK_AHEAD further on are fetched meanwhile */
+#pragma GCC unroll 16
+        for (int j = 0; j < GROUP; j++) {
+            const int8_t *row = first + (size_t)(j < n ? j : 0) * K;
+            r[j] = _mm512_maskz_loadu_epi8(j < n ? m : 0, row + k);
+            __builtin_prefetch(row + (k + PACK_AHEAD < K ? k + PACK_AHEAD : K - 1), 0, 3);
+        }
+        transpose_dwords(r);
+        int steps = K4 - k / 4 < GROUP ? K4 - k / 4 : GROUP;
+#pragma GCC unroll 16
+        for (int s = 0; s < steps; s++)
+            _mm512_store_si512((void *)(packed + (size_t)(k / 4 + s) * 64),
+                               _mm512_xor_si512(r[s], flip));
     }
-    if (4 * k4 < K)
-        for (int j = 0; j < GROUP; j++)
-            for (int e = 0; e < 4; e++) {
-                int k = 4 * k4 + e;
-                int8_t w = j < n && k < K ? first[(size_t)j * K + k] : 0;
-                packed[(size_t)k4 * 64 + 4 * j + e] = (uint8_t)(w ^ (int8_t)0x80);
-            }
 }
 
 int TED_VARIANT_NAME(ted_pack_i8)(uint8_t *packed, const int8_t *W, int K, int out, int first,
