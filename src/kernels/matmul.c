@@ -111,23 +111,34 @@ void ted_pack_panels(float *panels, const float *W, int rows, int cols)
 
 /* The panels go to 16 tasks per thread, in whole tiles (the kernel set's
  * tile_panels) and as evenly as whole tiles allow, so that no thread is
- * left with much more work than another (measurements:
- * docs/performance.md#threads-and-tasks). */
+ * left with much more work than another. A product of more than
+ * PANEL_BLOCK_ROWS rows (an encoder pass) is split along its rows as well:
+ * a task takes a block of rows, whose x stays in the second-level cache
+ * while its panels pass, by a range of tiles (measurements:
+ * docs/performance.md#threads-and-tasks). PANEL_ROW_STEP: a block is a
+ * multiple of every set's tile of rows (8, 6, 3). */
+enum { PANEL_BLOCK_ROWS = 96, PANEL_ROW_STEP = 24 };
+
 typedef struct panels_job {
     const ted_kernel_table *kernels;
     float *y;
     const float *x, *panels, *b;
     int rows, in_features, out_features;
-    int panel_count, tiles, tasks;
+    int panel_count, tiles, tasks;   /* tasks per block of rows */
+    int rows_per_block;
 } panels_job;
 
 static void panels_task(void *context, int index)
 {
     const panels_job *j = context;
     int tile = j->kernels->tile_panels;
+    int block = index / j->tasks * j->rows_per_block;
+    int rows = j->rows - block < j->rows_per_block ? j->rows - block : j->rows_per_block;
+    index %= j->tasks;
     int first = (int)((long long)index * j->tiles / j->tasks) * tile;
     int last = (int)((long long)(index + 1) * j->tiles / j->tasks) * tile;
-    j->kernels->matmul_panels(j->y, j->out_features, j->x, j->panels, j->b, j->rows,
+    j->kernels->matmul_panels(j->y + (size_t)block * j->out_features, j->out_features,
+                              j->x + (size_t)block * j->in_features, j->panels, j->b, rows,
                               j->in_features, j->out_features, first,
                               last < j->panel_count ? last : j->panel_count);
 }
@@ -138,10 +149,14 @@ static void matmul_panels(float *y, const float *x, const float *panels, const f
     const ted_kernel_table *kernels = ted_kernels();
     int panel_count = (out_features + TED_PANEL_COLUMNS - 1) / TED_PANEL_COLUMNS;
     int tiles = (panel_count + kernels->tile_panels - 1) / kernels->tile_panels;
-    int tasks = ted_parallel_threads() * 16;
+    int blocks = (rows + PANEL_BLOCK_ROWS - 1) / PANEL_BLOCK_ROWS;
+    int per_block = (rows + blocks - 1) / blocks;
+    per_block = (per_block + PANEL_ROW_STEP - 1) / PANEL_ROW_STEP * PANEL_ROW_STEP;
+    blocks = (rows + per_block - 1) / per_block;
+    int tasks = (ted_parallel_threads() * 16 + blocks - 1) / blocks;
     panels_job job = {kernels, y, x, panels, b, rows, in_features, out_features,
-                      panel_count, tiles, tasks < tiles ? tasks : tiles};
-    ted_parallel_for(job.tasks, panels_task, &job);
+                      panel_count, tiles, tasks < tiles ? tasks : tiles, per_block};
+    ted_parallel_for(blocks * job.tasks, panels_task, &job);
 }
 
 /* ---- W as stored ------------------------------------------------------------ */
@@ -297,6 +312,28 @@ static void matmul_i8_in_pieces(float *y, const float *x, const int8_t *W, const
     }
 }
 
+/* x (rows, K) quantized into q (rows, ldq), scale and sum
+ * (ted_quantize_rows_fn), in tasks of QUANTIZE_ROWS rows over the pool. */
+enum { QUANTIZE_ROWS = 32 };
+
+typedef struct quantize_job {
+    const ted_kernel_table *kernels;
+    int8_t *q;
+    float *scale;
+    int32_t *sum;
+    const float *x;
+    int rows, K, ldq;
+} quantize_job;
+
+static void quantize_task(void *context, int index)
+{
+    const quantize_job *j = context;
+    int first = index * QUANTIZE_ROWS;
+    int rows = j->rows - first < QUANTIZE_ROWS ? j->rows - first : QUANTIZE_ROWS;
+    j->kernels->quantize_rows(j->q + (size_t)first * j->ldq, j->scale + first, j->sum + first,
+                              j->x + (size_t)first * j->K, rows, j->K, j->ldq);
+}
+
 void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_scale,
                    const float *b, int rows, int in_features, int out_features)
 {
@@ -313,7 +350,8 @@ void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_sca
     int32_t *x_sum = (int32_t *)(x_scale + rows);
     i8_job job = {ted_kernels(), y, xq, W, x_scale, w_scale, b, x_sum, rows, ldx, in_features,
                   out_features, 0};
-    job.kernels->quantize_rows(xq, x_scale, x_sum, x, rows, in_features, ldx);
+    quantize_job quantize = {job.kernels, xq, x_scale, x_sum, x, rows, in_features, ldx};
+    ted_parallel_for((rows + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task, &quantize);
     i8_packed_job packed = {job.kernels, y, xq, W, NULL, x_scale, w_scale, b, x_sum, rows, ldx,
                             in_features, out_features, 0, 0, 0};
     if (matmul_i8_packed(&packed))

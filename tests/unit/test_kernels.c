@@ -173,7 +173,7 @@ static void check_product(const char *variant, int rows, int in, int out, bool b
 }
 
 /* Tiles of 8 (AVX-512), 6 (AVX2) or 3 rows (SSE) and the rows left over, at
- * every count. */
+ * every count; past 96 rows, blocks of rows as well (kernels/matmul.c). */
 static const int row_counts[] = {1,  2,  3,  4,  5,  6,  7,   8,   9,   15,  16, 17,
                                  20, 31, 33, 40, 48, 57, 64, 80, 100, 128, 129, 200};
 /* (in_features, out_features): no multiple of 4, 8 or 16 but 64; in panels
