@@ -570,23 +570,35 @@ void TED_VARIANT_NAME(ted_matmul_i8_columns)(float *y, int ldy, const int8_t *x,
 /* ---- quantizing the activations --------------------------------------------- */
 
 /* max |x[k]| over n floats; *poison: 0, or NaN when x holds a NaN or an
- * infinity (the sum of x[k] * 0). */
+ * infinity (the sum of x[k] * 0). Four vectors at a time, each into its
+ * own maximum and sum: one chain of compare and select would bound the
+ * loop by its latency. */
 static float max_magnitude(const float *x, int n, float *poison)
 {
+    enum { CHAINS = 4 };
     const ted_ivec magnitude_bits = (ted_ivec){0} + 0x7fffffff;
-    ted_vec best = {0}, nonfinite = {0};
+    ted_vec best[CHAINS] = {{0}}, nonfinite[CHAINS] = {{0}};
     int k = 0;
+    for (; k + CHAINS * TED_VEC_FLOATS <= n; k += CHAINS * TED_VEC_FLOATS)
+#pragma GCC unroll 4
+        for (int c = 0; c < CHAINS; c++) {
+            ted_vec v = ted_vec_load(x + k + c * TED_VEC_FLOATS);
+            ted_vec a = (ted_vec)((ted_ivec)v & magnitude_bits);
+            best[c] = ted_vec_select(a > best[c], a, best[c]);
+            nonfinite[c] += v * 0.0f;
+        }
     for (; k + TED_VEC_FLOATS <= n; k += TED_VEC_FLOATS) {
         ted_vec v = ted_vec_load(x + k);
         ted_vec a = (ted_vec)((ted_ivec)v & magnitude_bits);
-        best = ted_vec_select(a > best, a, best);
-        nonfinite += v * 0.0f;
+        best[0] = ted_vec_select(a > best[0], a, best[0]);
+        nonfinite[0] += v * 0.0f;
     }
     float m = 0.0f, p = 0.0f;
-    for (int lane = 0; lane < TED_VEC_FLOATS; lane++) {
-        m = best[lane] > m ? best[lane] : m;
-        p += nonfinite[lane];
-    }
+    for (int c = 0; c < CHAINS; c++)
+        for (int lane = 0; lane < TED_VEC_FLOATS; lane++) {
+            m = best[c][lane] > m ? best[c][lane] : m;
+            p += nonfinite[c][lane];
+        }
     for (; k < n; k++) {
         m = fabsf(x[k]) > m ? fabsf(x[k]) : m;
         p += x[k] * 0.0f;
