@@ -5,9 +5,11 @@
  * number of rows: one sentence's decoder step, a batch, an encoder pass.
  * A W as PyTorch stores it, (out, in) row-major, that was not packed at
  * load (weights built by hand) is packed into the calling thread's scratch
- * on each call (ted_matmul). int8 weights have their own kernel
- * (variant/matmul_i8.c). Each product splits its output columns over the
- * thread pool. */
+ * on each call (ted_matmul). int8 weights have their own kernels
+ * (variant/matmul_i8.c): W as stored, or packed for vpdpbusd once per
+ * product at many rows. Each product splits its output columns over the
+ * thread pool, and a product of many rows (an encoder pass) its rows as
+ * well. */
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -188,10 +190,11 @@ void ted_matmul(float *y, const float *x, const float *W, const float *b, int ro
 }
 
 /* ---- int8 weights ------------------------------------------------------------
- * The rows of x are quantized once, on the calling thread (a sliver of the
- * work: rows * in against rows * in * out), into a scratch of rows padded
- * to a multiple of 64 bytes; the kernel of variant/matmul_i8.c then splits
- * the output columns over the pool as above. */
+ * The rows of x are quantized once per product (a sliver of the work:
+ * rows * in against rows * in * out), in tasks over the pool, into a
+ * scratch of the calling thread with rows padded to a multiple of 64
+ * bytes; the kernel of variant/matmul_i8.c then splits the output columns
+ * over the pool as above, or, at many rows, reads W packed (below). */
 
 typedef struct i8_job {
     const ted_kernel_table *kernels;
