@@ -328,7 +328,7 @@ static void columns_avx512(float *y, int ldy, const int8_t *x, const float *x_sc
  * multiplies it by each row's 4 bytes of x, broadcast: the 16 lanes of an
  * accumulator are 16 outputs, so a tile ends without lane sums. */
 #if defined(__AVX512F__)
-enum { GROUP = 16, PACKED_TILE_GROUPS = 4, PACK_AHEAD = 512 };
+enum { GROUP = 16, PACKED_TILE_GROUPS = 4 };
 
 /* y[i][0 .. columns) for ROWS (up to TILE_ROWS) rows of x and GROUPS
  * groups of the packed W (group_bytes apart), K4 steps of 4 bytes of k. */
@@ -438,23 +438,26 @@ TED_VNNI static inline void transpose_dwords(__m512i r[16])
 
 /* Group g of W (out, K) packed into `packed` (K4 * 64 bytes): 64 bytes of
  * k of its 16 rows at a time, transposed as dwords and flipped by 0x80;
- * the rows past `out` and the bytes past K are W = 0 (0x80). */
+ * the rows past `out` and the bytes past K are W = 0 (0x80). The next
+ * group's rows follow in memory, fetched into cache one group ahead. */
 TED_VNNI static void pack_group(uint8_t *packed, const int8_t *W, int K, int out, int g)
 {
     const __m512i flip = _mm512_set1_epi8((char)0x80);
     int n = out - g * GROUP < GROUP ? out - g * GROUP : GROUP;
+    int next = out - (g + 1) * GROUP;  /* rows of the next group, if positive */
     int K4 = (K + 3) / 4;
     const int8_t *first = W + (size_t)g * GROUP * K;
     for (int k = 0; k < K; k += 64) {
         __mmask64 m = K - k >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (K - k)) - 1;
         __m512i r[GROUP];
         /* 16 short streams, which the hardware prefetcher does not follow:
-         * each row's bytes PACK_AHEAD further on are fetched meanwhile */
+         * the same bytes of the next group's rows are fetched meanwhile */
 #pragma GCC unroll 16
         for (int j = 0; j < GROUP; j++) {
             const int8_t *row = first + (size_t)(j < n ? j : 0) * K;
             r[j] = _mm512_maskz_loadu_epi8(j < n ? m : 0, row + k);
-            __builtin_prefetch(row + (k + PACK_AHEAD < K ? k + PACK_AHEAD : K - 1), 0, 3);
+            if (j < next)
+                __builtin_prefetch(row + (size_t)GROUP * K + k, 0, 3);
         }
         transpose_dwords(r);
         int steps = K4 - k / 4 < GROUP ? K4 - k / 4 : GROUP;
