@@ -370,6 +370,9 @@ TED_VNNI static inline __attribute__((always_inline)) void packed_tile(
             __m512 scales = _mm512_mul_ps(xs, _mm512_maskz_loadu_ps(m, w_scale + g * GROUP));
             __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc[i][g], excess)),
                                      scales);
+            /* rounded before the bias is added, as by the kernel of W as
+             * stored: a row's outputs do not depend on the rows beside it */
+            __asm__("" : "+v"(v));
             if (b)
                 v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, b + g * GROUP));
             _mm512_mask_storeu_ps(y + (size_t)i * ldy + g * GROUP, m, v);
