@@ -5,9 +5,11 @@
  * number of rows: one sentence's decoder step, a batch, an encoder pass.
  * A W as PyTorch stores it, (out, in) row-major, that was not packed at
  * load (weights built by hand) is packed into the calling thread's scratch
- * on each call (ted_matmul). int8 weights have their own kernel
- * (variant/matmul_i8.c). Each product splits its output columns over the
- * thread pool. */
+ * on each call (ted_matmul). int8 weights have their own kernels
+ * (variant/matmul_i8.c): W as stored, or packed for vpdpbusd once per
+ * product at many rows. Each product splits its output columns over the
+ * thread pool, and a product of many rows (an encoder pass) its rows as
+ * well. */
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -16,20 +18,25 @@
 #include "core/alloc.h"
 #include "kernels/variants.h"
 
-/* The packed W or the quantized x of the calling thread, reused across
- * calls and freed when the thread ends. */
+/* Scratch of the calling thread, reused across calls and freed when the
+ * thread ends: slot SCRATCH_X holds the packed W of ted_matmul or the
+ * quantized x of an int8 product, slot SCRATCH_W an int8 product's packed
+ * W (both in use at once). */
+enum { SCRATCH_X, SCRATCH_W, SCRATCH_SLOTS };
+
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 
 typedef struct scratch {
-    float *data;
-    size_t size;
+    float *data[SCRATCH_SLOTS];
+    size_t size[SCRATCH_SLOTS];
 } scratch;
 
 static void free_scratch(void *p)
 {
     scratch *s = p;
-    free(s->data);
+    for (int i = 0; i < SCRATCH_SLOTS; i++)
+        free(s->data[i]);
     free(s);
 }
 
@@ -38,7 +45,7 @@ static void create_scratch_key(void)
     pthread_key_create(&scratch_key, free_scratch);
 }
 
-static void *thread_scratch(size_t floats)
+static void *thread_scratch(int slot, size_t floats)
 {
     pthread_once(&scratch_once, create_scratch_key);
     scratch *s = pthread_getspecific(scratch_key);
@@ -47,18 +54,18 @@ static void *thread_scratch(size_t floats)
             return NULL;
         pthread_setspecific(scratch_key, s);
     }
-    if (s->size < floats) {
+    if (s->size[slot] < floats) {
         /* 64-byte aligned: a vector load that straddles two cache lines
          * costs two */
         size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
         float *grown = bytes / sizeof(float) >= floats ? aligned_alloc(64, bytes) : NULL;
         if (!grown)
             return NULL;
-        free(s->data);
-        s->data = grown;
-        s->size = floats;
+        free(s->data[slot]);
+        s->data[slot] = grown;
+        s->size[slot] = floats;
     }
-    return s->data;
+    return s->data[slot];
 }
 
 /* ---- splitting the columns over the pool -------------------------------- */
@@ -106,23 +113,34 @@ void ted_pack_panels(float *panels, const float *W, int rows, int cols)
 
 /* The panels go to 16 tasks per thread, in whole tiles (the kernel set's
  * tile_panels) and as evenly as whole tiles allow, so that no thread is
- * left with much more work than another (measurements:
- * docs/performance.md#threads-and-tasks). */
+ * left with much more work than another. A product of more than
+ * PANEL_BLOCK_ROWS rows (an encoder pass) is split along its rows as well:
+ * a task takes a block of rows, whose x stays in the second-level cache
+ * while its panels pass, by a range of tiles (measurements:
+ * docs/performance.md#threads-and-tasks). PANEL_ROW_STEP: a block is a
+ * multiple of every set's tile of rows (8, 6, 3). */
+enum { PANEL_BLOCK_ROWS = 96, PANEL_ROW_STEP = 24 };
+
 typedef struct panels_job {
     const ted_kernel_table *kernels;
     float *y;
     const float *x, *panels, *b;
     int rows, in_features, out_features;
-    int panel_count, tiles, tasks;
+    int panel_count, tiles, tasks;   /* tasks per block of rows */
+    int rows_per_block;
 } panels_job;
 
 static void panels_task(void *context, int index)
 {
     const panels_job *j = context;
     int tile = j->kernels->tile_panels;
+    int block = index / j->tasks * j->rows_per_block;
+    int rows = j->rows - block < j->rows_per_block ? j->rows - block : j->rows_per_block;
+    index %= j->tasks;
     int first = (int)((long long)index * j->tiles / j->tasks) * tile;
     int last = (int)((long long)(index + 1) * j->tiles / j->tasks) * tile;
-    j->kernels->matmul_panels(j->y, j->out_features, j->x, j->panels, j->b, j->rows,
+    j->kernels->matmul_panels(j->y + (size_t)block * j->out_features, j->out_features,
+                              j->x + (size_t)block * j->in_features, j->panels, j->b, rows,
                               j->in_features, j->out_features, first,
                               last < j->panel_count ? last : j->panel_count);
 }
@@ -133,10 +151,14 @@ static void matmul_panels(float *y, const float *x, const float *panels, const f
     const ted_kernel_table *kernels = ted_kernels();
     int panel_count = (out_features + TED_PANEL_COLUMNS - 1) / TED_PANEL_COLUMNS;
     int tiles = (panel_count + kernels->tile_panels - 1) / kernels->tile_panels;
-    int tasks = ted_parallel_threads() * 16;
+    int blocks = (rows + PANEL_BLOCK_ROWS - 1) / PANEL_BLOCK_ROWS;
+    int per_block = (rows + blocks - 1) / blocks;
+    per_block = (per_block + PANEL_ROW_STEP - 1) / PANEL_ROW_STEP * PANEL_ROW_STEP;
+    blocks = (rows + per_block - 1) / per_block;
+    int tasks = (ted_parallel_threads() * 16 + blocks - 1) / blocks;
     panels_job job = {kernels, y, x, panels, b, rows, in_features, out_features,
-                      panel_count, tiles, tasks < tiles ? tasks : tiles};
-    ted_parallel_for(job.tasks, panels_task, &job);
+                      panel_count, tiles, tasks < tiles ? tasks : tiles, per_block};
+    ted_parallel_for(blocks * job.tasks, panels_task, &job);
 }
 
 /* ---- W as stored ------------------------------------------------------------ */
@@ -158,7 +180,7 @@ void ted_matmul(float *y, const float *x, const float *W, const float *b, int ro
                 int in_features, int out_features)
 {
     size_t floats = ted_panels_floats(out_features, in_features);
-    float *panels = floats != SIZE_MAX ? thread_scratch(floats) : NULL;
+    float *panels = floats != SIZE_MAX ? thread_scratch(SCRATCH_X, floats) : NULL;
     if (!panels) {
         matmul_unpacked(y, x, W, b, rows, in_features, out_features);
         return;
@@ -168,10 +190,11 @@ void ted_matmul(float *y, const float *x, const float *W, const float *b, int ro
 }
 
 /* ---- int8 weights ------------------------------------------------------------
- * The rows of x are quantized once, on the calling thread (a sliver of the
- * work: rows * in against rows * in * out), into a scratch of rows padded
- * to a multiple of 64 bytes; the kernel of variant/matmul_i8.c then splits
- * the output columns over the pool as above. */
+ * The rows of x are quantized once per product (a sliver of the work:
+ * rows * in against rows * in * out), in tasks over the pool, into a
+ * scratch of the calling thread with rows padded to a multiple of 64
+ * bytes; the kernel of variant/matmul_i8.c then splits the output columns
+ * over the pool as above, or, at many rows, reads W packed (below). */
 
 typedef struct i8_job {
     const ted_kernel_table *kernels;
@@ -189,6 +212,76 @@ static void i8_task(void *context, int index)
     task_columns(index, j->columns_per_task, j->out_features, &first, &last);
     j->kernels->matmul_i8_columns(j->y, j->out_features, j->x, j->x_scale, j->x_sum, j->ldx,
                                   j->W, j->w_scale, j->b, j->rows, j->in_features, first, last);
+}
+
+/* ---- int8 weights packed for vpdpbusd, at many rows ---------------------------
+ * From I8_PACKED_ROWS rows on (an encoder pass, a batch's step), with the
+ * VNNI kernel, W is packed once per product into the calling thread's
+ * scratch (variants.h, ted_pack_i8_fn), groups of 16 columns over the
+ * pool, then the product runs in tasks of a block of rows by a block of
+ * I8_BLOCK_GROUPS groups: consecutive tasks share a block of W, which
+ * stays in the cache of the thread that takes them. A W of more than
+ * I8_PACKED_BYTES (an output layer's) keeps its rows as stored: packed, it
+ * would leave the last-level cache between the packing and the product
+ * (measurements: docs/performance.md#the-encoder). */
+enum {
+    I8_PACKED_ROWS = 64,
+    I8_PACKED_BYTES = 4 << 20,
+    I8_BLOCK_GROUPS = 4,
+    I8_BLOCK_ROWS = 192,
+    I8_PACK_GROUPS = 8,
+};
+
+typedef struct i8_packed_job {
+    const ted_kernel_table *kernels;
+    float *y;
+    const int8_t *x, *W;
+    uint8_t *packed;
+    const float *x_scale, *w_scale, *b;
+    const int32_t *x_sum;
+    int rows, ldx, in_features, out_features;
+    int groups, column_blocks, rows_per_block;
+} i8_packed_job;
+
+static void i8_pack_task(void *context, int index)
+{
+    const i8_packed_job *j = context;
+    int first = index * I8_PACK_GROUPS;
+    int last = first + I8_PACK_GROUPS < j->groups ? first + I8_PACK_GROUPS : j->groups;
+    j->kernels->pack_i8(j->packed, j->W, j->in_features, j->out_features, first, last);
+}
+
+static void i8_packed_task(void *context, int index)
+{
+    const i8_packed_job *j = context;
+    int block = index / j->column_blocks * j->rows_per_block;
+    int rows = j->rows - block < j->rows_per_block ? j->rows - block : j->rows_per_block;
+    int first = index % j->column_blocks * I8_BLOCK_GROUPS;
+    int last = first + I8_BLOCK_GROUPS < j->groups ? first + I8_BLOCK_GROUPS : j->groups;
+    j->kernels->matmul_i8_packed(j->y + (size_t)block * j->out_features, j->out_features,
+                                 j->x + (size_t)block * j->ldx, j->x_scale + block,
+                                 j->x_sum + block, j->ldx, j->packed, j->w_scale, j->b, rows,
+                                 j->in_features, j->out_features, first, last);
+}
+
+/* The product from W packed, when the set reads packed weights and the
+ * scratch has room; false (nothing done) otherwise. x is quantized. */
+static bool matmul_i8_packed(const i8_packed_job *from)
+{
+    i8_packed_job job = *from;
+    if (job.rows < I8_PACKED_ROWS || !job.kernels->pack_i8(NULL, NULL, 0, 0, 0, 0))
+        return false;
+    job.groups = (job.out_features + 15) / 16;
+    size_t bytes = (size_t)job.groups * ((size_t)(job.in_features + 3) / 4 * 64);
+    job.packed = bytes <= I8_PACKED_BYTES ? thread_scratch(SCRATCH_W, bytes / sizeof(float)) : NULL;
+    if (!job.packed)
+        return false;
+    ted_parallel_for((job.groups + I8_PACK_GROUPS - 1) / I8_PACK_GROUPS, i8_pack_task, &job);
+    job.column_blocks = (job.groups + I8_BLOCK_GROUPS - 1) / I8_BLOCK_GROUPS;
+    int row_blocks = (job.rows + I8_BLOCK_ROWS - 1) / I8_BLOCK_ROWS;
+    job.rows_per_block = (job.rows + row_blocks - 1) / row_blocks;
+    ted_parallel_for(row_blocks * job.column_blocks, i8_packed_task, &job);
+    return true;
 }
 
 /* Without memory for the quantized x: the same numbers, one row of x at a
@@ -222,13 +315,35 @@ static void matmul_i8_in_pieces(float *y, const float *x, const int8_t *W, const
     }
 }
 
+/* x (rows, K) quantized into q (rows, ldq), scale and sum
+ * (ted_quantize_rows_fn), in tasks of QUANTIZE_ROWS rows over the pool. */
+enum { QUANTIZE_ROWS = 32 };
+
+typedef struct quantize_job {
+    const ted_kernel_table *kernels;
+    int8_t *q;
+    float *scale;
+    int32_t *sum;
+    const float *x;
+    int rows, K, ldq;
+} quantize_job;
+
+static void quantize_task(void *context, int index)
+{
+    const quantize_job *j = context;
+    int first = index * QUANTIZE_ROWS;
+    int rows = j->rows - first < QUANTIZE_ROWS ? j->rows - first : QUANTIZE_ROWS;
+    j->kernels->quantize_rows(j->q + (size_t)first * j->ldq, j->scale + first, j->sum + first,
+                              j->x + (size_t)first * j->K, rows, j->K, j->ldq);
+}
+
 void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_scale,
                    const float *b, int rows, int in_features, int out_features)
 {
     int ldx = (in_features + 63) / 64 * 64;
     /* floats: the quantized rows (bytes), then the scales, then the sums */
     size_t floats = (size_t)rows * ldx / sizeof(float) + 2 * (size_t)rows;
-    float *buffer = thread_scratch(floats);
+    float *buffer = thread_scratch(SCRATCH_X, floats);
     if (!buffer) {
         matmul_i8_in_pieces(y, x, W, w_scale, b, rows, in_features, out_features);
         return;
@@ -238,7 +353,12 @@ void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_sca
     int32_t *x_sum = (int32_t *)(x_scale + rows);
     i8_job job = {ted_kernels(), y, xq, W, x_scale, w_scale, b, x_sum, rows, ldx, in_features,
                   out_features, 0};
-    job.kernels->quantize_rows(xq, x_scale, x_sum, x, rows, in_features, ldx);
+    quantize_job quantize = {job.kernels, xq, x_scale, x_sum, x, rows, in_features, ldx};
+    ted_parallel_for((rows + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task, &quantize);
+    i8_packed_job packed = {job.kernels, y, xq, W, NULL, x_scale, w_scale, b, x_sum, rows, ldx,
+                            in_features, out_features, 0, 0, 0};
+    if (matmul_i8_packed(&packed))
+        return;
     int per_task = job.columns_per_task = columns_per_task(out_features);
     ted_parallel_for((out_features + per_task - 1) / per_task, i8_task, &job);
 }
@@ -289,7 +409,8 @@ static void matmul_bf16(float *y, const float *x, const uint16_t *W, const uint1
     size_t halves = ted_mul_size(ted_mul_size((size_t)rows, TED_BF16_PARTS), (size_t)job.ldp);
     /* parts for a lone row, or W as stored (several rows in panels widen W) */
     bool split = rows == 1 || !panels;
-    uint16_t *parts = split && halves != SIZE_MAX ? thread_scratch((halves + 1) / 2) : NULL;
+    uint16_t *parts = split && halves != SIZE_MAX ? thread_scratch(SCRATCH_X, (halves + 1) / 2)
+                                                  : NULL;
     /* without memory for the parts, every set's kernel widens W instead */
     if (parts && job.kernels->split_bf16_rows(parts, x, rows, in_features, job.ldp))
         job.parts = parts;

@@ -35,6 +35,25 @@ typedef void ted_matmul_i8_columns_fn(float *y, int ldy, const int8_t *x, const 
                                       const float *w_scale, const float *b, int rows, int K,
                                       int first, int last);
 
+/* W (out, K) int8 packed for AVX512_VNNI's vpdpbusd: groups of 16 output
+ * columns (rows of W), group g at packed + g * K4 * 64, K4 = (K + 3) / 4;
+ * within a group, step s holds the 16 columns' bytes 4s .. 4s + 3 as one
+ * 64-byte vector, packed[(g * K4 + s) * 64 + 4 * j + e] =
+ * W[16g + j][4s + e] + 128 (xor 0x80: the unsigned operand), and 128 (a
+ * zero weight) past `out` and past K. Packs groups [first, last) and
+ * returns 1, or returns 0 and writes nothing when the set's kernel does
+ * not read packed weights (no VNNI). packed is 64-byte aligned. */
+typedef int ted_pack_i8_fn(uint8_t *packed, const int8_t *W, int K, int out, int first,
+                           int last);
+
+/* Groups [first, last) (16 output columns each; the columns past `out` not
+ * written) of y (rows, ldy) = the int8 product of x (as for
+ * ted_matmul_i8_columns_fn) and W packed by ted_pack_i8_fn. */
+typedef void ted_matmul_i8_packed_fn(float *y, int ldy, const int8_t *x, const float *x_scale,
+                                     const int32_t *x_sum, int ldx, const uint8_t *packed,
+                                     const float *w_scale, const float *b, int rows, int K,
+                                     int out, int first, int last);
+
 /* Each row of x (rows, K) quantized to int8: scale[i] = max |x[i]| / 127,
  * q[i][k] = x[i][k] * (127 / max |x[i]|) rounded to the nearest integer,
  * ties to even; rows ldq bytes apart (a multiple of 64), zero from K to
@@ -70,6 +89,8 @@ typedef struct ted_kernel_table {
     int tile_panels;    /* panels a tile of matmul_panels takes at once */
     ted_matmul_i8_columns_fn *matmul_i8_columns;
     ted_quantize_rows_fn *quantize_rows;
+    ted_pack_i8_fn *pack_i8;
+    ted_matmul_i8_packed_fn *matmul_i8_packed;
     ted_matmul_bf16_columns_fn *matmul_bf16_columns;
     ted_split_bf16_rows_fn *split_bf16_rows;
     ted_matmul_bf16_panels_fn *matmul_bf16_panels;
@@ -118,6 +139,8 @@ ted_matmul_panels_fn TED_VARIANT_NAME(ted_matmul_panels);
 #endif
 ted_matmul_i8_columns_fn TED_VARIANT_NAME(ted_matmul_i8_columns);
 ted_quantize_rows_fn TED_VARIANT_NAME(ted_quantize_rows);
+ted_pack_i8_fn TED_VARIANT_NAME(ted_pack_i8);
+ted_matmul_i8_packed_fn TED_VARIANT_NAME(ted_matmul_i8_packed);
 ted_matmul_bf16_columns_fn TED_VARIANT_NAME(ted_matmul_bf16_columns);
 ted_split_bf16_rows_fn TED_VARIANT_NAME(ted_split_bf16_rows);
 ted_matmul_bf16_panels_fn TED_VARIANT_NAME(ted_matmul_bf16_panels);

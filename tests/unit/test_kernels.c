@@ -173,7 +173,7 @@ static void check_product(const char *variant, int rows, int in, int out, bool b
 }
 
 /* Tiles of 8 (AVX-512), 6 (AVX2) or 3 rows (SSE) and the rows left over, at
- * every count. */
+ * every count; past 96 rows, blocks of rows as well (kernels/matmul.c). */
 static const int row_counts[] = {1,  2,  3,  4,  5,  6,  7,   8,   9,   15,  16, 17,
                                  20, 31, 33, 40, 48, 57, 64, 80, 100, 128, 129, 200};
 /* (in_features, out_features): no multiple of 4, 8 or 16 but 64; in panels
@@ -568,10 +568,11 @@ static void check_i8_product(const char *variant, const i8_product *p, bool bias
 }
 
 /* Rows 1 to 17 and 37 (the tiles of 2 and 6 rows and their remainders,
- * more than one block of 32 rows), in features no multiple of 64 (the
- * vector tails), out features no multiple of 4 (the last columns one by
- * one). */
-static const int i8_row_counts[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 37};
+ * more than one block of 32 rows), 64, 71 and 200 (W packed for VNNI,
+ * kernels/matmul.c's I8_PACKED_ROWS; 200: two blocks of rows), in features
+ * no multiple of 64 (the vector tails), out features no multiple of 4 (the
+ * last columns one by one). */
+static const int i8_row_counts[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 37, 64, 71, 200};
 static const int i8_shapes[][2] = {{1, 1}, {31, 5}, {64, 4}, {100, 17}, {130, 67}, {515, 9}};
 
 static void check_matmul_i8(const char *variant)
@@ -598,14 +599,16 @@ static void check_matmul_i8(const char *variant)
 static void check_i8_saturation(const char *variant)
 {
     use_variant(variant);
-    enum { ROWS = 3, IN = 1000, OUT = 8, KINDS = 4 };
-    float x[ROWS * IN], w_scale[OUT], y[ROWS * OUT];
-    int8_t W[OUT * IN];
-    for (int k = 0; k < IN; k++) {
-        x[k] = 2.0f;                          /* every element quantizes to 127 */
-        x[IN + k] = k % 2 ? 3.0f : -3.0f;     /* +-127, alternating */
-        x[2 * IN + k] = -0.5f;                /* -127 */
-    }
+    /* the three rows below, repeated to 66 rows: W packed as well */
+    enum { KINDS_X = 3, ROWS = 22 * KINDS_X, IN = 1000, OUT = 8, KINDS = 4 };
+    static float x[ROWS * IN], w_scale[OUT], y[ROWS * OUT];
+    static int8_t W[OUT * IN];
+    for (int i = 0; i < ROWS; i += KINDS_X)
+        for (int k = 0; k < IN; k++) {
+            x[i * IN + k] = 2.0f;                       /* every element quantizes to 127 */
+            x[(i + 1) * IN + k] = k % 2 ? 3.0f : -3.0f; /* +-127, alternating */
+            x[(i + 2) * IN + k] = -0.5f;                /* -127 */
+        }
     for (int j = 0; j < OUT; j++) {
         w_scale[j] = 1.0f;
         for (int k = 0; k < IN; k++)
@@ -615,12 +618,13 @@ static void check_i8_saturation(const char *variant)
                                                       : -128);
     }
     ted_matmul_i8(y, x, W, w_scale, NULL, ROWS, IN, OUT);
-    const float x_scale[ROWS] = {2.0f / 127.0f, 3.0f / 127.0f, 0.5f / 127.0f};
+    const float x_scale[KINDS_X] = {2.0f / 127.0f, 3.0f / 127.0f, 0.5f / 127.0f};
     /* dot / (127 * IN) for each kind of W row */
-    const int dot[ROWS][KINDS] = {{127, -127, 0, -128}, {0, 0, 127, 0}, {-127, 127, 0, 128}};
+    const int dot[KINDS_X][KINDS] = {{127, -127, 0, -128}, {0, 0, 127, 0}, {-127, 127, 0, 128}};
     for (int i = 0; i < ROWS; i++)
         for (int j = 0; j < OUT; j++) {
-            float expected = (float)(dot[i][j % KINDS] * 127 * IN) * (x_scale[i] * 1.0f);
+            int kind = i % KINDS_X;
+            float expected = (float)(dot[kind][j % KINDS] * 127 * IN) * (x_scale[kind] * 1.0f);
             cr_assert(fabsf(y[i * OUT + j] - expected) <= 1e-6f * fabsf(expected),
                       "%s matmul_i8 at +-127 and -128: [%d][%d] got %.9g, expected %.9g",
                       variant, i, j, (double)y[i * OUT + j], (double)expected);

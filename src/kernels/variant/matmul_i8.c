@@ -321,6 +321,208 @@ static void columns_avx512(float *y, int ldy, const int8_t *x, const float *x_sc
 #define FOUR_COLUMNS columns_avx512
 #endif
 
+/* ---- avx512 with VNNI: W packed for vpdpbusd ------------------------------
+ * ted_pack_i8's layout (variants.h): group g of 16 output columns holds,
+ * for each 4 bytes of k, the 16 columns' 4 weights in one 64-byte vector,
+ * already W + 128. A step of k loads each group's vector once and
+ * multiplies it by each row's 4 bytes of x, broadcast: the 16 lanes of an
+ * accumulator are 16 outputs, so a tile ends without lane sums. */
+#if defined(__AVX512F__)
+enum { GROUP = 16, PACKED_TILE_GROUPS = 4 };
+
+/* y[i][0 .. columns) for ROWS (up to TILE_ROWS) rows of x and GROUPS
+ * groups of the packed W (group_bytes apart), K4 steps of 4 bytes of k. */
+TED_VNNI static inline __attribute__((always_inline)) void packed_tile(
+    float *y, int ldy, const int8_t *x, const float *x_scale, const int32_t *x_sum, int ldx,
+    const uint8_t *W, size_t group_bytes, const float *w_scale, const float *b, int K4,
+    int columns, const int ROWS, const int GROUPS)
+{
+    __m512i acc[TILE_ROWS][PACKED_TILE_GROUPS];
+#pragma GCC unroll 8
+    for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 4
+        for (int g = 0; g < GROUPS; g++)
+            acc[i][g] = _mm512_setzero_si512();
+    for (int k4 = 0; k4 < K4; k4++) {
+        __m512i w[PACKED_TILE_GROUPS];
+#pragma GCC unroll 4
+        for (int g = 0; g < GROUPS; g++)
+            w[g] = _mm512_load_si512((const void *)(W + g * group_bytes + (size_t)k4 * 64));
+#pragma GCC unroll 8
+        for (int i = 0; i < ROWS; i++) {
+            int32_t four;
+            __builtin_memcpy(&four, x + (size_t)i * ldx + 4 * (size_t)k4, 4);
+            __m512i xi = _mm512_set1_epi32(four);
+#pragma GCC unroll 4
+            for (int g = 0; g < GROUPS; g++)
+                acc[i][g] = dpbusd(acc[i][g], w[g], xi);
+        }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < ROWS; i++) {
+        /* Wraps modulo 2^32 like the sums: the difference is exact. */
+        __m512i excess = _mm512_set1_epi32((int32_t)((uint32_t)x_sum[i] << 7));
+        __m512 xs = _mm512_set1_ps(x_scale[i]);
+#pragma GCC unroll 4
+        for (int g = 0; g < GROUPS; g++) {
+            int left = columns - g * GROUP;
+            __mmask16 m = left >= GROUP ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+            __m512 scales = _mm512_mul_ps(xs, _mm512_maskz_loadu_ps(m, w_scale + g * GROUP));
+            __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc[i][g], excess)),
+                                     scales);
+            /* rounded before the bias is added, as by the kernel of W as
+             * stored: a row's outputs do not depend on the rows beside it */
+            __asm__("" : "+v"(v));
+            if (b)
+                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, b + g * GROUP));
+            _mm512_mask_storeu_ps(y + (size_t)i * ldy + g * GROUP, m, v);
+        }
+    }
+}
+
+#define PACKED_CASE(R, G)                                                                      \
+    case (R) * 8 + (G):                                                                         \
+        packed_tile(y, ldy, x, x_scale, x_sum, ldx, W, group_bytes, w_scale, b, K4, columns,  \
+                    R, G);                                                                      \
+        break;
+
+TED_VNNI static void any_packed_tile(float *y, int ldy, const int8_t *x, const float *x_scale,
+                                     const int32_t *x_sum, int ldx, const uint8_t *W,
+                                     size_t group_bytes, const float *w_scale, const float *b,
+                                     int K4, int columns, int rows, int groups)
+{
+    switch (rows * 8 + groups) {
+        PACKED_CASE(1, 1) PACKED_CASE(2, 1) PACKED_CASE(3, 1)
+        PACKED_CASE(4, 1) PACKED_CASE(5, 1) PACKED_CASE(6, 1)
+        PACKED_CASE(1, 2) PACKED_CASE(2, 2) PACKED_CASE(3, 2)
+        PACKED_CASE(4, 2) PACKED_CASE(5, 2) PACKED_CASE(6, 2)
+        PACKED_CASE(1, 3) PACKED_CASE(2, 3) PACKED_CASE(3, 3)
+        PACKED_CASE(4, 3) PACKED_CASE(5, 3) PACKED_CASE(6, 3)
+        PACKED_CASE(1, 4) PACKED_CASE(2, 4) PACKED_CASE(3, 4)
+        PACKED_CASE(4, 4) PACKED_CASE(5, 4) PACKED_CASE(6, 4)
+    }
+}
+#undef PACKED_CASE
+
+/* r[0 .. 16), 16 rows of 16 dwords, transposed in place: r[s] becomes
+ * dword s of every row, row j in lane j (unpacks within 128-bit lanes,
+ * then the 4 x 4 transpose of the lanes). */
+TED_VNNI static inline void transpose_dwords(__m512i r[16])
+{
+    __m512i t[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    /* r[4q + e], lane l: rows 4q .. 4q + 3 at dword 4l + e */
+#pragma GCC unroll 4
+    for (int q = 0; q < 16; q += 4) {
+        r[q] = _mm512_unpacklo_epi64(t[q], t[q + 2]);
+        r[q + 1] = _mm512_unpackhi_epi64(t[q], t[q + 2]);
+        r[q + 2] = _mm512_unpacklo_epi64(t[q + 1], t[q + 3]);
+        r[q + 3] = _mm512_unpackhi_epi64(t[q + 1], t[q + 3]);
+    }
+#pragma GCC unroll 4
+    for (int e = 0; e < 4; e++) {
+        __m512i v0 = _mm512_shuffle_i32x4(r[e], r[4 + e], 0x44);
+        __m512i v1 = _mm512_shuffle_i32x4(r[e], r[4 + e], 0xee);
+        __m512i v2 = _mm512_shuffle_i32x4(r[8 + e], r[12 + e], 0x44);
+        __m512i v3 = _mm512_shuffle_i32x4(r[8 + e], r[12 + e], 0xee);
+        t[e] = _mm512_shuffle_i32x4(v0, v2, 0x88);
+        t[4 + e] = _mm512_shuffle_i32x4(v0, v2, 0xdd);
+        t[8 + e] = _mm512_shuffle_i32x4(v1, v3, 0x88);
+        t[12 + e] = _mm512_shuffle_i32x4(v1, v3, 0xdd);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++)
+        r[i] = t[i];
+}
+
+/* Group g of W (out, K) packed into `packed` (K4 * 64 bytes): 64 bytes of
+ * k of its 16 rows at a time, transposed as dwords and flipped by 0x80;
+ * the rows past `out` and the bytes past K are W = 0 (0x80). The next
+ * group's rows follow in memory, fetched into cache one group ahead. */
+TED_VNNI static void pack_group(uint8_t *packed, const int8_t *W, int K, int out, int g)
+{
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    int n = out - g * GROUP < GROUP ? out - g * GROUP : GROUP;
+    int next = out - (g + 1) * GROUP;  /* rows of the next group, if positive */
+    int K4 = (K + 3) / 4;
+    const int8_t *first = W + (size_t)g * GROUP * K;
+    for (int k = 0; k < K; k += 64) {
+        __mmask64 m = K - k >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (K - k)) - 1;
+        __m512i r[GROUP];
+        /* 16 short streams, which the hardware prefetcher does not follow:
+         * the same bytes of the next group's rows are fetched meanwhile */
+#pragma GCC unroll 16
+        for (int j = 0; j < GROUP; j++) {
+            const int8_t *row = first + (size_t)(j < n ? j : 0) * K;
+            r[j] = _mm512_maskz_loadu_epi8(j < n ? m : 0, row + k);
+            if (j < next)
+                __builtin_prefetch(row + (size_t)GROUP * K + k, 0, 3);
+        }
+        transpose_dwords(r);
+        int steps = K4 - k / 4 < GROUP ? K4 - k / 4 : GROUP;
+#pragma GCC unroll 16
+        for (int s = 0; s < steps; s++)
+            _mm512_store_si512((void *)(packed + (size_t)(k / 4 + s) * 64),
+                               _mm512_xor_si512(r[s], flip));
+    }
+}
+
+int TED_VARIANT_NAME(ted_pack_i8)(uint8_t *packed, const int8_t *W, int K, int out, int first,
+                                  int last)
+{
+    if (!__builtin_cpu_supports("avx512vnni"))
+        return 0;
+    size_t group_bytes = (size_t)(K + 3) / 4 * 64;
+    for (int g = first; g < last; g++)
+        pack_group(packed + (size_t)g * group_bytes, W, K, out, g);
+    return 1;
+}
+
+TED_VNNI void TED_VARIANT_NAME(ted_matmul_i8_packed)(float *y, int ldy, const int8_t *x,
+                                                     const float *x_scale,
+                                                     const int32_t *x_sum, int ldx,
+                                                     const uint8_t *packed,
+                                                     const float *w_scale, const float *b,
+                                                     int rows, int K, int out, int first,
+                                                     int last)
+{
+    int K4 = (K + 3) / 4;
+    size_t group_bytes = (size_t)K4 * 64;
+    for (int g = first; g < last; g += PACKED_TILE_GROUPS) {
+        int groups = last - g < PACKED_TILE_GROUPS ? last - g : PACKED_TILE_GROUPS;
+        int column = g * GROUP;
+        int columns = out - column < groups * GROUP ? out - column : groups * GROUP;
+        for (int i = 0; i < rows; i += TILE_ROWS)
+            any_packed_tile(y + (size_t)i * ldy + column, ldy, x + (size_t)i * ldx,
+                            x_scale + i, x_sum + i, ldx, packed + (size_t)g * group_bytes,
+                            group_bytes, w_scale + column, b ? b + column : NULL, K4, columns,
+                            rows - i < TILE_ROWS ? rows - i : TILE_ROWS, groups);
+    }
+}
+#else
+/* Without AVX-512 the sets read W as stored (ted_matmul_i8_columns). */
+int TED_VARIANT_NAME(ted_pack_i8)(uint8_t *packed, const int8_t *W, int K, int out, int first,
+                                  int last)
+{
+    (void)packed, (void)W, (void)K, (void)out, (void)first, (void)last;
+    return 0;
+}
+
+void TED_VARIANT_NAME(ted_matmul_i8_packed)(float *y, int ldy, const int8_t *x,
+                                            const float *x_scale, const int32_t *x_sum,
+                                            int ldx, const uint8_t *packed,
+                                            const float *w_scale, const float *b, int rows,
+                                            int K, int out, int first, int last)
+{
+    (void)y, (void)ldy, (void)x, (void)x_scale, (void)x_sum, (void)ldx, (void)packed;
+    (void)w_scale, (void)b, (void)rows, (void)K, (void)out, (void)first, (void)last;
+}
+#endif
+
 /* ---- portable: 4 columns at a time ------------------------------------------ */
 #if !defined(FOUR_COLUMNS)
 static void columns_portable(float *y, int ldy, const int8_t *x, const float *x_scale,
@@ -374,23 +576,35 @@ void TED_VARIANT_NAME(ted_matmul_i8_columns)(float *y, int ldy, const int8_t *x,
 /* ---- quantizing the activations --------------------------------------------- */
 
 /* max |x[k]| over n floats; *poison: 0, or NaN when x holds a NaN or an
- * infinity (the sum of x[k] * 0). */
+ * infinity (the sum of x[k] * 0). Four vectors at a time, each into its
+ * own maximum and sum: one chain of compare and select would bound the
+ * loop by its latency. */
 static float max_magnitude(const float *x, int n, float *poison)
 {
+    enum { CHAINS = 4 };
     const ted_ivec magnitude_bits = (ted_ivec){0} + 0x7fffffff;
-    ted_vec best = {0}, nonfinite = {0};
+    ted_vec best[CHAINS] = {{0}}, nonfinite[CHAINS] = {{0}};
     int k = 0;
+    for (; k + CHAINS * TED_VEC_FLOATS <= n; k += CHAINS * TED_VEC_FLOATS)
+#pragma GCC unroll 4
+        for (int c = 0; c < CHAINS; c++) {
+            ted_vec v = ted_vec_load(x + k + c * TED_VEC_FLOATS);
+            ted_vec a = (ted_vec)((ted_ivec)v & magnitude_bits);
+            best[c] = ted_vec_select(a > best[c], a, best[c]);
+            nonfinite[c] += v * 0.0f;
+        }
     for (; k + TED_VEC_FLOATS <= n; k += TED_VEC_FLOATS) {
         ted_vec v = ted_vec_load(x + k);
         ted_vec a = (ted_vec)((ted_ivec)v & magnitude_bits);
-        best = ted_vec_select(a > best, a, best);
-        nonfinite += v * 0.0f;
+        best[0] = ted_vec_select(a > best[0], a, best[0]);
+        nonfinite[0] += v * 0.0f;
     }
     float m = 0.0f, p = 0.0f;
-    for (int lane = 0; lane < TED_VEC_FLOATS; lane++) {
-        m = best[lane] > m ? best[lane] : m;
-        p += nonfinite[lane];
-    }
+    for (int c = 0; c < CHAINS; c++)
+        for (int lane = 0; lane < TED_VEC_FLOATS; lane++) {
+            m = best[c][lane] > m ? best[c][lane] : m;
+            p += nonfinite[c][lane];
+        }
     for (; k < n; k++) {
         m = fabsf(x[k]) > m ? fabsf(x[k]) : m;
         p += x[k] * 0.0f;
