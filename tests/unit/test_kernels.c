@@ -567,13 +567,16 @@ static void check_i8_product(const char *variant, const i8_product *p, bool bias
     free(y);
 }
 
-/* Rows 1 to 17 and 37 (the tiles of 2 and 6 rows and their remainders,
- * more than one block of 32 rows), 64, 71 and 200 (W packed for VNNI,
- * kernels/matmul.c's I8_PACKED_ROWS; 200: two blocks of rows), in features
- * no multiple of 64 (the vector tails), out features no multiple of 4 (the
- * last columns one by one). */
-static const int i8_row_counts[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 37, 64, 71, 200};
-static const int i8_shapes[][2] = {{1, 1}, {31, 5}, {64, 4}, {100, 17}, {130, 67}, {515, 9}};
+/* Rows 1 to 17, 25, 37 and 63 (the tiles of 2 and 6 rows and their
+ * remainders, more than one block of 32 rows: 63 is 32 + 31), 64, 71 and
+ * 200 (W packed for VNNI, kernels/matmul.c's I8_PACKED_ROWS; 200: two
+ * blocks of rows), in features no multiple of 64 (the vector tails), out
+ * features no multiple of 4 (the last columns one by one); 1 030 x 70: W
+ * fetched ahead of the tiles (kernels/variant/matmul_i8.c's
+ * PREFETCH_BYTES), whole vectors and a tail. */
+static const int i8_row_counts[] = {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 25, 37, 63, 64, 71, 200};
+static const int i8_shapes[][2] = {{1, 1},    {31, 5},   {64, 4},  {100, 17},
+                                   {130, 67}, {515, 9}, {1030, 70}};
 
 static void check_matmul_i8(const char *variant)
 {
