@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -966,6 +967,14 @@ static void log_library(void *cls, const char *format, va_list args)
 
 /* ---- the watchdog ------------------------------------------------------------ */
 
+/* Whether the client's bytes wait in the socket, sent but not yet read:
+ * then the server is behind, not the client. */
+static bool unread(int fd)
+{
+    int bytes = 0;
+    return ioctl(fd, FIONREAD, &bytes) == 0 && bytes > 0;
+}
+
 /* Cuts the connections that took over --timeout to send their request
  * (headers and body): a slow client must not hold a connection forever;
  * closes those that sent no request line for --idle-timeout. */
@@ -977,7 +986,7 @@ static void cut_late_connections(server *s)
     for (tracked *c = s->connections; c; c = c->next) {
         if (c->answering || c->cut || c->fd < 0)
             continue;
-        if (t - c->waiting_since <= (c->receiving ? limit : idle))
+        if (t - c->waiting_since <= (c->receiving ? limit : idle) || unread(c->fd))
             continue;
         shutdown(c->fd, SHUT_RDWR);
         c->cut = true;

@@ -21,9 +21,10 @@ if ! command -v valgrind >/dev/null; then
 fi
 
 # The server under memcheck and its checks (checked: the exit status says
-# whether all passed).
+# whether all passed). --fair-sched: memcheck runs one thread at a time, and
+# its default lock may let the batching thread starve the HTTP threads.
 serve_checks() {
-    valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite \
+    valgrind --quiet --fair-sched=yes --leak-check=full --errors-for-leak-kinds=definite \
         --error-exitcode=$VALGRIND_ERROR --log-file="$work/valgrind.log" \
         "$TED" serve -m models/toy-en-fr --port 0 --max-body 4096 2>"$work/err" &
     server=$!
@@ -43,6 +44,12 @@ serve_checks() {
     "$PYTHON" - "$port" "$work/err" <<'PYTHON' || echo "FAIL serve-valgrind-client: exit status $?"
 import http.client, json, socket, sys, time
 port, server_log = int(sys.argv[1]), sys.argv[2]
+
+def with_server_log(kind, value, trace):  # a client's error comes with the server's last lines
+    sys.__excepthook__(kind, value, trace)
+    with open(server_log, encoding="utf-8", errors="replace") as f:
+        print("the server's log ends:", *f.read().splitlines()[-5:], sep="\n", file=sys.stderr)
+sys.excepthook = with_server_log
 
 def call(method, path, body=None):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
