@@ -76,6 +76,8 @@ typedef struct ted_matrix {
     const float *f32;     /* (rows, cols), or NULL when quantized */
     const int8_t *i8;     /* (rows, cols), or NULL when float */
     const float *scale;   /* (rows), with i8 */
+    const uint8_t *i8_packed; /* i8 packed for vpdpbusd (ted_pack_i8), or NULL: read
+                                 instead of i8 when set */
     const float *panels;  /* f32 in panels, or NULL: the products use it when set */
     const uint16_t *bf16; /* (rows, cols) bfloat16, or NULL */
     const uint16_t *bf16_panels; /* bf16 in bf16 panels, or NULL: used when the set can */
@@ -84,26 +86,49 @@ typedef struct ted_matrix {
 /* The largest in_features of an int8 product: 127 * 127 * K must fit int32. */
 #define TED_I8_MAX_IN_FEATURES 131072
 
+/* int8 weights packed for vpdpbusd come in groups of this many rows. */
+#define TED_I8_GROUP_ROWS 16
+
+/* Bytes of an int8 W (rows, cols) packed by ted_pack_i8; SIZE_MAX when the
+ * count overflows. */
+size_t ted_i8_packed_bytes(int rows, int cols);
+
+/* Whether the kernel set reads int8 weights packed (AVX512_VNNI): then a
+ * model's int8 Linear weights are packed at load, by ted_pack_i8. */
+bool ted_i8_packs(void);
+
+/* packed (ted_i8_packed_bytes(rows, cols), 64-byte aligned) = W (rows,
+ * cols) int8 in the operand order of vpdpbusd: groups of
+ * TED_I8_GROUP_ROWS rows, group g holding 4 bytes of k of its 16 rows a
+ * 64-byte vector, each byte W + 128. Only when ted_i8_packs(). */
+void ted_pack_i8(uint8_t *packed, const int8_t *W, int rows, int cols);
+
 static inline ted_matrix ted_matrix_float(const float *W)
 {
-    return (ted_matrix){W, NULL, NULL, NULL, NULL, NULL};
+    return (ted_matrix){.f32 = W};
 }
 
 /* Rows [first, rows) of W, whose rows have `cols` columns; in panels too
- * when `first` starts a panel. */
+ * when `first` starts a panel (or a packed group of int8 rows). */
 static inline ted_matrix ted_matrix_rows(ted_matrix W, size_t first, int cols)
 {
-    if (W.i8)
-        return (ted_matrix){NULL, W.i8 + first * cols, W.scale + first, NULL, NULL, NULL};
+    if (W.i8) {
+        bool whole = W.i8_packed && first % TED_I8_GROUP_ROWS == 0;
+        size_t group_bytes = ((size_t)cols + 3) / 4 * 64;
+        return (ted_matrix){.i8 = W.i8 + first * cols, .scale = W.scale + first,
+                            .i8_packed = whole ? W.i8_packed + first / TED_I8_GROUP_ROWS *
+                                                                   group_bytes
+                                               : NULL};
+    }
     if (W.bf16) {
         bool whole = W.bf16_panels && first % TED_PANEL_COLUMNS == 0;
         size_t even = ((size_t)cols + 1) / 2 * 2;
-        return (ted_matrix){NULL, NULL, NULL, NULL, W.bf16 + first * cols,
-                            whole ? W.bf16_panels + first * even : NULL};
+        return (ted_matrix){.bf16 = W.bf16 + first * cols,
+                            .bf16_panels = whole ? W.bf16_panels + first * even : NULL};
     }
     bool whole_panels = W.panels && first % TED_PANEL_COLUMNS == 0;
-    return (ted_matrix){W.f32 + first * cols, NULL, NULL,
-                        whole_panels ? W.panels + first * cols : NULL, NULL, NULL};
+    return (ted_matrix){.f32 = W.f32 + first * cols,
+                        .panels = whole_panels ? W.panels + first * cols : NULL};
 }
 
 /* y = x W^T + b for every kind of W: in panels, int8 (ted_matmul_i8),
@@ -167,9 +192,12 @@ static inline uint16_t ted_bf16_from_float(float f)
 }
 
 /* out (cols) = W[row] * factor, dequantized when W is int8, widened when
- * bf16, from the panels
- * when W has them. */
+ * bf16, from the panels (or the packed int8 groups) when W has them. */
 void ted_matrix_row(float *out, ted_matrix W, int row, int cols, float factor);
+
+/* out (cols) = row `row` of an int8 W, as stored: from its packed groups
+ * when it has them. */
+void ted_matrix_i8_row(int8_t *out, ted_matrix W, int row, int cols);
 
 /* ---- vectors -------------------------------------------------------------- */
 

@@ -6,7 +6,8 @@
  * A W as PyTorch stores it, (out, in) row-major, that was not packed at
  * load (weights built by hand) is packed into the calling thread's scratch
  * on each call (ted_matmul). int8 weights have their own kernels
- * (variant/matmul_i8.c): W as stored, or packed for vpdpbusd once per
+ * (variant/matmul_i8.c): a model's are packed for vpdpbusd at load where
+ * the set reads them so, others are read as stored, or packed once per
  * product at many rows. Each product splits its output columns over the
  * thread pool, and a product of many rows (an encoder pass) its rows as
  * well. */
@@ -194,7 +195,7 @@ void ted_matmul(float *y, const float *x, const float *W, const float *b, int ro
  * rows * in against rows * in * out), in tasks over the pool, into a
  * scratch of the calling thread with rows padded to a multiple of 64
  * bytes; the kernel of variant/matmul_i8.c then splits the output columns
- * over the pool as above, or, at many rows, reads W packed (below). */
+ * over the pool as above, or reads W packed (below). */
 
 typedef struct i8_job {
     const ted_kernel_table *kernels;
@@ -214,14 +215,16 @@ static void i8_task(void *context, int index)
                                   j->W, j->w_scale, j->b, j->rows, j->in_features, first, last);
 }
 
-/* ---- int8 weights packed for vpdpbusd, at many rows ---------------------------
- * From I8_PACKED_ROWS rows on (an encoder pass, a batch's step), with the
- * VNNI kernel, W is packed once per product into the calling thread's
- * scratch (variants.h, ted_pack_i8_fn), groups of 16 columns over the
- * pool, then the product runs in tasks of a block of rows by a block of
- * I8_BLOCK_GROUPS groups: consecutive tasks share a block of W, which
- * stays in the cache of the thread that takes them. A W of more than
- * I8_PACKED_BYTES (an output layer's) keeps its rows as stored: packed, it
+/* ---- int8 weights packed for vpdpbusd ------------------------------------------
+ * With the VNNI kernel a model's int8 weights are packed at load
+ * (ted_pack_i8, variants.h's layout), and every product reads them so, a
+ * lone row's included: in tasks of a block of rows by a block of
+ * I8_BLOCK_GROUPS groups; consecutive tasks share a block of W, which
+ * stays in the cache of the thread that takes them. A W as stored (built
+ * by hand) is packed the same way once per product from I8_PACKED_ROWS
+ * rows on (an encoder pass, a batch's step), into the calling thread's
+ * scratch, groups of 16 columns over the pool; one of more than
+ * I8_PACKED_BYTES (an output layer's) is then read as stored: packed, it
  * would leave the last-level cache between the packing and the product
  * (measurements: docs/performance.md#the-encoder). */
 enum {
@@ -264,24 +267,50 @@ static void i8_packed_task(void *context, int index)
                                  j->in_features, j->out_features, first, last);
 }
 
-/* The product from W packed, when the set reads packed weights and the
- * scratch has room; false (nothing done) otherwise. x is quantized. */
-static bool matmul_i8_packed(const i8_packed_job *from)
+/* The product from W packed (job.packed): in tasks of a block of rows by a
+ * block of groups. x is quantized. */
+static void run_i8_packed(i8_packed_job job)
 {
-    i8_packed_job job = *from;
-    if (job.rows < I8_PACKED_ROWS || !job.kernels->pack_i8(NULL, NULL, 0, 0, 0, 0))
-        return false;
-    job.groups = (job.out_features + 15) / 16;
-    size_t bytes = (size_t)job.groups * ((size_t)(job.in_features + 3) / 4 * 64);
-    job.packed = bytes <= I8_PACKED_BYTES ? thread_scratch(SCRATCH_W, bytes / sizeof(float)) : NULL;
-    if (!job.packed)
-        return false;
-    ted_parallel_for((job.groups + I8_PACK_GROUPS - 1) / I8_PACK_GROUPS, i8_pack_task, &job);
+    job.groups = (job.out_features + TED_I8_GROUP_ROWS - 1) / TED_I8_GROUP_ROWS;
     job.column_blocks = (job.groups + I8_BLOCK_GROUPS - 1) / I8_BLOCK_GROUPS;
     int row_blocks = (job.rows + I8_BLOCK_ROWS - 1) / I8_BLOCK_ROWS;
     job.rows_per_block = (job.rows + row_blocks - 1) / row_blocks;
     ted_parallel_for(row_blocks * job.column_blocks, i8_packed_task, &job);
+}
+
+/* The product from W packed into the scratch, when the set reads packed
+ * weights, the rows repay the packing and the scratch has room; false
+ * (nothing done) otherwise. x is quantized. */
+static bool matmul_i8_packed(const i8_packed_job *from)
+{
+    i8_packed_job job = *from;
+    if (job.rows < I8_PACKED_ROWS || !ted_i8_packs())
+        return false;
+    job.groups = (job.out_features + TED_I8_GROUP_ROWS - 1) / TED_I8_GROUP_ROWS;
+    size_t bytes = ted_i8_packed_bytes(job.out_features, job.in_features);
+    job.packed = bytes <= I8_PACKED_BYTES ? thread_scratch(SCRATCH_W, bytes / sizeof(float)) : NULL;
+    if (!job.packed)
+        return false;
+    ted_parallel_for((job.groups + I8_PACK_GROUPS - 1) / I8_PACK_GROUPS, i8_pack_task, &job);
+    run_i8_packed(job);
     return true;
+}
+
+size_t ted_i8_packed_bytes(int rows, int cols)
+{
+    size_t groups = ((size_t)rows + TED_I8_GROUP_ROWS - 1) / TED_I8_GROUP_ROWS;
+    return ted_mul_size(groups, ((size_t)cols + 3) / 4 * 64);
+}
+
+bool ted_i8_packs(void)
+{
+    return ted_kernels()->pack_i8(NULL, NULL, 0, 0, 0, 0);
+}
+
+void ted_pack_i8(uint8_t *packed, const int8_t *W, int rows, int cols)
+{
+    int groups = (rows + TED_I8_GROUP_ROWS - 1) / TED_I8_GROUP_ROWS;
+    ted_kernels()->pack_i8(packed, W, cols, rows, 0, groups);
 }
 
 /* Without memory for the quantized x: the same numbers, one row of x at a
@@ -337,8 +366,10 @@ static void quantize_task(void *context, int index)
                               j->x + (size_t)first * j->K, rows, j->K, j->ldq);
 }
 
-void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_scale,
-                   const float *b, int rows, int in_features, int out_features)
+/* ted_matmul_i8, reading W from `packed` (ted_pack_i8) when it is set. */
+static void matmul_i8(float *y, const float *x, const int8_t *W, const uint8_t *packed,
+                      const float *w_scale, const float *b, int rows, int in_features,
+                      int out_features)
 {
     int ldx = (in_features + 63) / 64 * 64;
     /* floats: the quantized rows (bytes), then the scales, then the sums */
@@ -355,12 +386,22 @@ void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_sca
                   out_features, 0};
     quantize_job quantize = {job.kernels, xq, x_scale, x_sum, x, rows, in_features, ldx};
     ted_parallel_for((rows + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task, &quantize);
-    i8_packed_job packed = {job.kernels, y, xq, W, NULL, x_scale, w_scale, b, x_sum, rows, ldx,
-                            in_features, out_features, 0, 0, 0};
-    if (matmul_i8_packed(&packed))
+    i8_packed_job in_packs = {job.kernels, y, xq, W, (uint8_t *)packed, x_scale, w_scale, b,
+                              x_sum, rows, ldx, in_features, out_features, 0, 0, 0};
+    if (packed) {
+        run_i8_packed(in_packs);
+        return;
+    }
+    if (matmul_i8_packed(&in_packs))
         return;
     int per_task = job.columns_per_task = columns_per_task(out_features);
     ted_parallel_for((out_features + per_task - 1) / per_task, i8_task, &job);
+}
+
+void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_scale,
+                   const float *b, int rows, int in_features, int out_features)
+{
+    matmul_i8(y, x, W, NULL, w_scale, b, rows, in_features, out_features);
 }
 
 /* ---- bfloat16 weights ----------------------------------------------------------
@@ -460,19 +501,34 @@ void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows
     if (W.panels)
         matmul_panels(y, x, W.panels, b, rows, in_features, out_features);
     else if (W.i8)
-        ted_matmul_i8(y, x, W.i8, W.scale, b, rows, in_features, out_features);
+        matmul_i8(y, x, W.i8, W.i8_packed, W.scale, b, rows, in_features, out_features);
     else if (W.bf16)
         matmul_bf16(y, x, W.bf16, W.bf16_panels, b, rows, in_features, out_features);
     else
         ted_matmul(y, x, W.f32, b, rows, in_features, out_features);
 }
 
+/* Element (row, c) of an int8 W, from its packed groups when it has them. */
+static inline int8_t i8_element(ted_matrix W, int row, int c, int cols)
+{
+    if (!W.i8_packed)
+        return W.i8[(size_t)row * cols + c];
+    const uint8_t *group = W.i8_packed + (size_t)(row / TED_I8_GROUP_ROWS) *
+                                             ((size_t)(cols + 3) / 4 * 64);
+    return (int8_t)(group[(size_t)(c / 4) * 64 + 4 * (row % TED_I8_GROUP_ROWS) + c % 4] ^ 0x80);
+}
+
+void ted_matrix_i8_row(int8_t *out, ted_matrix W, int row, int cols)
+{
+    for (int c = 0; c < cols; c++)
+        out[c] = i8_element(W, row, c, cols);
+}
+
 void ted_matrix_row(float *out, ted_matrix W, int row, int cols, float factor)
 {
     if (W.i8) {
-        const int8_t *q = W.i8 + (size_t)row * cols;
         for (int c = 0; c < cols; c++)
-            out[c] = (q[c] * W.scale[row]) * factor;
+            out[c] = (i8_element(W, row, c, cols) * W.scale[row]) * factor;
         return;
     }
     if (W.bf16) {

@@ -33,7 +33,8 @@ static bool stacked(const linears *l, int d)
         bool bias_follows = l->b[0] ? l->b[i] == l->b[0] + (size_t)i * d : l->b[i] == NULL;
         ted_matrix expected = ted_matrix_rows(l->W[0], (size_t)i * d, d);
         if (l->W[i].f32 != expected.f32 || l->W[i].i8 != expected.i8 ||
-            l->W[i].scale != expected.scale || l->W[i].panels != expected.panels ||
+            l->W[i].scale != expected.scale || l->W[i].i8_packed != expected.i8_packed ||
+            l->W[i].panels != expected.panels ||
             l->W[i].bf16 != expected.bf16 ||
             !bias_follows)
             return false;

@@ -49,7 +49,7 @@ void ted_output_gather(ted_output_subset *subset, const ted_output_weights *out,
         int8_t *q = (int8_t *)at;
         float *scale = (float *)(at + aligned(n * d));
         for (size_t i = 0; i < n; i++) {
-            memcpy(q + i * d, W.i8 + (size_t)subset->ids[i] * d, d);
+            ted_matrix_i8_row(q + i * d, W, subset->ids[i], d_model);
             scale[i] = W.scale[subset->ids[i]];
         }
         subset->rows.weight = (ted_matrix){.i8 = q, .scale = scale};

@@ -533,9 +533,13 @@ static void list_linear_weights(linear_list *list, ted_weights *w, const ted_con
 static void share_output_panels(ted_weights *w)
 {
     ted_matrix *tables[2] = {&w->src_embedding, &w->tgt_embedding};
-    for (int i = 0; i < 2; i++)
-        if (tables[i]->f32 && tables[i]->f32 == w->generator.weight.f32)
-            tables[i]->panels = w->generator.weight.panels;
+    const ted_matrix *out = &w->generator.weight;
+    for (int i = 0; i < 2; i++) {
+        if (tables[i]->f32 && tables[i]->f32 == out->f32)
+            tables[i]->panels = out->panels;
+        if (tables[i]->i8 && tables[i]->i8 == out->i8)
+            tables[i]->i8_packed = out->i8_packed;
+    }
 }
 
 /* Letting mapped pages go costs a system call and, with other threads
@@ -565,10 +569,13 @@ static void add_pending(released *r, const void *data, size_t bytes)
     r->end = r->end && r->end > end ? r->end : end;
 }
 
-/* W (rows, cols) into `panels`, a slice of rows per task over the pool. */
+/* W (rows, cols) into `panels` (float) or `packed` (int8), a slice of rows
+ * per task over the pool. */
 typedef struct packing {
     float *panels;
     const float *W;
+    uint8_t *packed;
+    const int8_t *W8;
     int rows, cols;
     const ted_safetensors *file;  /* let each slice go, or NULL */
 } packing;
@@ -578,28 +585,39 @@ static void pack_slice(void *context, int index)
     const packing *p = context;
     int first = index * SLICE_ROWS;
     int count = p->rows - first < SLICE_ROWS ? p->rows - first : SLICE_ROWS;
-    const float *slice = p->W + (size_t)first * p->cols;
-    ted_pack_panels(p->panels + (size_t)first * p->cols, slice, count, p->cols);
+    const void *slice;
+    size_t bytes;
+    if (p->W8) {
+        slice = p->W8 + (size_t)first * p->cols;
+        bytes = (size_t)count * p->cols;
+        ted_pack_i8(p->packed + ted_i8_packed_bytes(first, p->cols), slice, count, p->cols);
+    } else {
+        slice = p->W + (size_t)first * p->cols;
+        bytes = (size_t)count * p->cols * sizeof(float);
+        ted_pack_panels(p->panels + (size_t)first * p->cols, slice, count, p->cols);
+    }
     if (p->file)
-        ted_safetensors_release(p->file, slice, (size_t)count * p->cols * sizeof(float));
+        ted_safetensors_release(p->file, slice, bytes);
 }
 
-static void pack_and_release(float *panels, const float *W, int rows, int cols,
-                             released *pending)
+/* Packs the matrix of `job` (`bytes` in the file) and lets its mapped pages
+ * go: a large one slice by slice, a small one with the pending range. */
+static void pack_and_release(packing job, size_t bytes, released *pending)
 {
-    size_t bytes = (size_t)rows * cols * sizeof(float);
     bool large = bytes >= RELEASE_BYTES;
-    packing job = {panels, W, rows, cols, large ? pending->file : NULL};
-    ted_parallel_for((rows + SLICE_ROWS - 1) / SLICE_ROWS, pack_slice, &job);
+    job.file = large ? pending->file : NULL;
+    ted_parallel_for((job.rows + SLICE_ROWS - 1) / SLICE_ROWS, pack_slice, &job);
     if (large)
         return;
-    add_pending(pending, W, bytes);
+    add_pending(pending, job.W8 ? (const void *)job.W8 : (const void *)job.W, bytes);
     if ((size_t)(pending->end - pending->begin) >= RELEASE_BYTES)
         release_pending(pending);
 }
 
 static ted_status pack_bf16_weights(ted_model *m, const linear_list *list, const char *path,
                                     ted_error *err);
+static ted_status pack_i8_weights(ted_model *m, const linear_list *list, const char *path,
+                                  ted_error *err);
 
 /* Copies every float Linear weight into panels, in one allocation, and
  * lets the mapped pages it came from go: the products read the panels
@@ -640,13 +658,16 @@ static ted_status pack_linear_weights(ted_model *m, const char *path, ted_error 
         linear_weight *l = &list.items[i];
         if (!l->matrix->f32)
             continue;
-        pack_and_release(next, l->matrix->f32, l->rows, l->cols, &pending);
+        packing job = {.panels = next, .W = l->matrix->f32, .rows = l->rows, .cols = l->cols};
+        pack_and_release(job, (size_t)l->rows * l->cols * sizeof(float), &pending);
         l->matrix->panels = next;
         next += ted_panels_floats(l->rows, l->cols);
     }
     release_pending(&pending);
     if (!s)
         s = pack_bf16_weights(m, &list, path, err);
+    if (!s)
+        s = pack_i8_weights(m, &list, path, err);
     free(list.items);
     share_output_panels(&m->weights);
     return s;
@@ -688,6 +709,42 @@ static ted_status pack_bf16_weights(ted_model *m, const linear_list *list, const
         l->matrix->bf16_panels = next;
         next += ted_bf16_panels_halves(l->rows, l->cols);
     }
+    return TED_OK;
+}
+
+/* The int8 Linear weights packed for vpdpbusd, in one allocation, where
+ * the kernel set reads them so (ted_i8_packs): then every product, a lone
+ * row's included, multiplies whole vectors of 16 output columns without
+ * summing lanes; the mapped pages they came from are let go. */
+static ted_status pack_i8_weights(ted_model *m, const linear_list *list, const char *path,
+                                  ted_error *err)
+{
+    size_t bytes = 0;  /* SIZE_MAX once the sum overflows */
+    for (int i = 0; i < list->count; i++) {
+        const linear_weight *l = &list->items[i];
+        size_t size = l->matrix->i8 ? ted_i8_packed_bytes(l->rows, l->cols) : 0;
+        bytes = bytes != SIZE_MAX && size <= SIZE_MAX - bytes ? bytes + size : SIZE_MAX;
+    }
+    if (bytes == 0 || !ted_i8_packs())
+        return TED_OK;
+    m->i8_packed = bytes != SIZE_MAX ? ted_alloc_prefaulted(bytes) : NULL;
+    if (!m->i8_packed)
+        return ted_fail(err, TED_ERR_NOMEM, "%s: cannot allocate the int8 weights packed",
+                        path);
+    m->i8_packed_bytes = bytes;
+    uint8_t *next = m->i8_packed;
+    released pending = {&m->file, NULL, NULL};
+    for (int i = 0; i < list->count; i++) {
+        linear_weight *l = &list->items[i];
+        if (!l->matrix->i8)
+            continue;
+        /* slices of SLICE_ROWS rows: whole groups */
+        packing job = {.packed = next, .W8 = l->matrix->i8, .rows = l->rows, .cols = l->cols};
+        pack_and_release(job, (size_t)l->rows * l->cols, &pending);
+        l->matrix->i8_packed = next;
+        next += ted_i8_packed_bytes(l->rows, l->cols);
+    }
+    release_pending(&pending);
     return TED_OK;
 }
 

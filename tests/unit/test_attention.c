@@ -24,10 +24,10 @@ enum { D = ATT_D, B = ATT_BATCH };
 
 /* PyTorch's packed in_proj_weight, as the model loader binds it. */
 static const ted_attention_weights W = {
-    {att_in_proj_weight, NULL, NULL, NULL, NULL, NULL},             att_in_proj_bias,
-    {att_in_proj_weight + D * D, NULL, NULL, NULL, NULL, NULL},     att_in_proj_bias + D,
-    {att_in_proj_weight + 2 * D * D, NULL, NULL, NULL, NULL, NULL}, att_in_proj_bias + 2 * D,
-    {att_out_proj_weight, NULL, NULL, NULL, NULL, NULL},            att_out_proj_bias};
+    {.f32 = att_in_proj_weight},             att_in_proj_bias,
+    {.f32 = att_in_proj_weight + D * D},     att_in_proj_bias + D,
+    {.f32 = att_in_proj_weight + 2 * D * D}, att_in_proj_bias + 2 * D,
+    {.f32 = att_out_proj_weight},            att_out_proj_bias};
 
 static float *filled(size_t n, float value)
 {

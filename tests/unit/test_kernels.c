@@ -139,7 +139,7 @@ static void run_panels(float *y, const product *p, const float *panels, const ch
     select_or_fail(variant);
     for (int i = 0; i < p->rows * p->out; i++)
         y[i] = NAN;
-    ted_matrix W = {p->W, NULL, NULL, panels, NULL, NULL};
+    ted_matrix W = {.f32 = p->W, .panels = panels};
     ted_linear(y, p->x, W, p->bias ? p->b : NULL, p->rows, p->in, p->out);
 }
 
@@ -528,14 +528,34 @@ static float reference_quantize(int8_t *q, const float *x, int n)
     return m / 127.0f;
 }
 
-static void check_i8_product(const char *variant, const i8_product *p, bool bias, int threads)
+/* W packed as a model's int8 weights are at load (ted_pack_i8), or NULL
+ * when the set reads them as stored. */
+static uint8_t *packed_i8(const int8_t *W, int out, int in)
+{
+    if (!ted_i8_packs())
+        return NULL;
+    size_t bytes = (ted_i8_packed_bytes(out, in) + 63) / 64 * 64;
+    uint8_t *packed = aligned_alloc(64, bytes);
+    cr_assert(packed);
+    ted_pack_i8(packed, W, out, in);
+    return packed;
+}
+
+/* The product through ted_matmul_i8 (W as stored), or, with `packed`,
+ * through ted_linear with W packed as at load. */
+static void check_i8_product(const char *variant, const i8_product *p, bool bias, int threads,
+                             const uint8_t *packed)
 {
     float *y = malloc(sizeof(float) * p->rows * p->out);
     int8_t *q = malloc((size_t)p->in);
     cr_assert(y && q);
     for (int i = 0; i < p->rows * p->out; i++)
         y[i] = NAN;
-    ted_matmul_i8(y, p->x, p->W, p->w_scale, bias ? p->b : NULL, p->rows, p->in, p->out);
+    if (packed)
+        ted_linear(y, p->x, (ted_matrix){.i8 = p->W, .scale = p->w_scale, .i8_packed = packed},
+                   bias ? p->b : NULL, p->rows, p->in, p->out);
+    else
+        ted_matmul_i8(y, p->x, p->W, p->w_scale, bias ? p->b : NULL, p->rows, p->in, p->out);
     for (int i = 0; i < p->rows; i++) {
         const float *xi = p->x + (size_t)i * p->in;
         float x_scale = reference_quantize(q, xi, p->in);
@@ -554,9 +574,10 @@ static void check_i8_product(const char *variant, const i8_product *p, bool bias
             double got = y[(size_t)i * p->out + j];
             double magnitude = fabs(scaled) + (bias ? fabs(p->b[j]) : 0.0);
             cr_assert(fabs(got - expected) <= I8_TOL_RELATIVE * magnitude + 1e-30,
-                      "%s matmul_i8 rows %d in %d out %d%s, %d threads [%d][%d]: got %.9g, "
+                      "%s matmul_i8 rows %d in %d out %d%s%s, %d threads [%d][%d]: got %.9g, "
                       "integer reference %.9g", variant, p->rows, p->in, p->out,
-                      bias ? " bias" : "", threads, i, j, got, expected);
+                      bias ? " bias" : "", packed ? " packed at load" : "", threads, i, j, got,
+                      expected);
             double bound = x_scale / 2.0 * w_magnitude + 1e-5 * (magnitude + 1e-30);
             cr_assert(fabs(got - exact) <= bound,
                       "%s matmul_i8 [%d][%d]: got %.9g, float product %.9g, beyond the "
@@ -573,7 +594,9 @@ static void check_i8_product(const char *variant, const i8_product *p, bool bias
  * blocks of rows), in features no multiple of 64 (the vector tails), out
  * features no multiple of 4 (the last columns one by one); 1 030 x 70: W
  * fetched ahead of the tiles (kernels/variant/matmul_i8.c's
- * PREFETCH_BYTES), whole vectors and a tail. */
+ * PREFETCH_BYTES), whole vectors and a tail. Each with W as stored and,
+ * where the set packs int8 weights, W packed as at load (every row count
+ * reads it then; out features no multiple of 16: a group's last columns). */
 static const int i8_row_counts[] = {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 25, 37, 63, 64, 71, 200};
 static const int i8_shapes[][2] = {{1, 1},    {31, 5},   {64, 4},  {100, 17},
                                    {130, 67}, {515, 9}, {1030, 70}};
@@ -587,8 +610,14 @@ static void check_matmul_i8(const char *variant)
             for (size_t s = 0; s < COUNT(i8_shapes); s++) {
                 i8_product p = make_i8_product(i8_row_counts[r], i8_shapes[s][0],
                                                i8_shapes[s][1]);
-                check_i8_product(variant, &p, false, threads);
-                check_i8_product(variant, &p, true, threads);
+                uint8_t *packed = packed_i8(p.W, p.out, p.in);
+                check_i8_product(variant, &p, false, threads, NULL);
+                check_i8_product(variant, &p, true, threads, NULL);
+                if (packed) {
+                    check_i8_product(variant, &p, false, threads, packed);
+                    check_i8_product(variant, &p, true, threads, packed);
+                }
+                free(packed);
                 free_i8_product(&p);
             }
     }
@@ -683,7 +712,7 @@ Test(kernels, matrix_row_dequantizes)
 {
     const int8_t q[6] = {-127, 0, 5, 127, -1, 64};
     const float scale[2] = {0.5f, 0.25f};
-    ted_matrix table = {NULL, q, scale, NULL, NULL, NULL};
+    ted_matrix table = {.i8 = q, .scale = scale};
     float row[3];
     ted_matrix_row(row, table, 1, 3, 2.0f);
     cr_assert(row[0] == 63.5f && row[1] == -0.5f && row[2] == 32.0f, "%g %g %g",
@@ -701,7 +730,7 @@ Test(kernels, matrix_row_from_panels)
     fill_random(W, ROWS * COLS, 7u);
     ted_pack_panels(panels, W, ROWS, COLS);
     cr_assert_eq(ted_panels_floats(ROWS, COLS), 48 * COLS);
-    ted_matrix table = {W, NULL, NULL, panels, NULL, NULL};
+    ted_matrix table = {.f32 = W, .panels = panels};
     for (int r = 0; r < ROWS; r++) {
         ted_matrix_row(row, table, r, COLS, 2.0f);
         for (int c = 0; c < COLS; c++)
@@ -710,6 +739,40 @@ Test(kernels, matrix_row_from_panels)
     }
     for (int c = 0; c < COLS; c++)
         cr_assert(panels[(2 * COLS + c) * 16 + 5] == 0.0f, "the rows past 37 are zero");
+}
+
+/* A row of an int8 W packed as at load (37 rows: groups of 16 and a
+ * partial one; 70 columns: whole 4-byte steps and a part) reads back as
+ * stored, alone and from a part of W that starts a group; a part that
+ * starts inside a group reads W as stored. */
+static void check_i8_rows_packed(const char *variant)
+{
+    use_variant(variant);
+    enum { ROWS = 37, COLS = 70 };
+    int8_t W[ROWS * COLS], row[COLS];
+    float scale[ROWS], dequantized[COLS];
+    fill_int8(W, ROWS * COLS, 11u);
+    for (int r = 0; r < ROWS; r++)
+        scale[r] = 0.01f * (float)(r + 1);
+    uint8_t *packed = packed_i8(W, ROWS, COLS);
+    if (!packed)
+        return;  /* this set reads W as stored */
+    ted_matrix table = {.i8 = W, .scale = scale, .i8_packed = packed};
+    for (int r = 0; r < ROWS; r++) {
+        ted_matrix_i8_row(row, table, r, COLS);
+        ted_matrix_row(dequantized, table, r, COLS, 2.0f);
+        for (int c = 0; c < COLS; c++) {
+            cr_assert(row[c] == W[r * COLS + c], "%s row %d column %d: %d, stored %d", variant,
+                      r, c, row[c], W[r * COLS + c]);
+            cr_assert(dequantized[c] == (W[r * COLS + c] * scale[r]) * 2.0f);
+        }
+    }
+    ted_matrix from_16 = ted_matrix_rows(table, 16, COLS), from_1 = ted_matrix_rows(table, 1, COLS);
+    cr_assert(from_16.i8_packed && !from_1.i8_packed, "%s: a part of W keeps its packing only "
+              "from a group's first row", variant);
+    ted_matrix_i8_row(row, from_16, 20, COLS);
+    cr_assert(!memcmp(row, W + 36 * COLS, COLS), "%s: row 20 of the part from row 16", variant);
+    free(packed);
 }
 
 #define VARIANT_TESTS(name)                                                                   \
@@ -724,6 +787,7 @@ Test(kernels, matrix_row_from_panels)
     Test(kernels, matmul_i8_##name)                                                           \
     {                                                                                         \
         check_matmul_i8(#name);                                                               \
+        check_i8_rows_packed(#name);                                                          \
     }                                                                                         \
     Test(kernels, matmul_i8_saturation_##name)                                                \
     {                                                                                         \

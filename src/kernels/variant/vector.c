@@ -20,20 +20,25 @@ static inline __attribute__((always_inline)) void scaled_dots_in_registers(
 {
     const int V = TED_VEC_FLOATS, size = VECTORS * V;
     ted_vec query[MAX_HEAD_VECTORS];
+#pragma GCC unroll 8
     for (int v = 0; v < VECTORS; v++)
         query[v] = ted_vec_load(q + v * V);
     int j = 0;
     for (; j + 4 <= count; j += 4) {
         const float *key = keys + (size_t)j * size;
         ted_vec sum[4] = {{0}, {0}, {0}, {0}};
+#pragma GCC unroll 8
         for (int v = 0; v < VECTORS; v++)
+#pragma GCC unroll 4
             for (int r = 0; r < 4; r++)
                 sum[r] += query[v] * ted_vec_load(key + r * size + v * V);
+#pragma GCC unroll 4
         for (int r = 0; r < 4; r++)
             scores[j + r] = ted_vec_sum(sum[r]) * scale;
     }
     for (; j < count; j++) {
         ted_vec sum = {0};
+#pragma GCC unroll 8
         for (int v = 0; v < VECTORS; v++)
             sum += query[v] * ted_vec_load(keys + (size_t)j * size + v * V);
         scores[j] = ted_vec_sum(sum) * scale;
@@ -47,13 +52,16 @@ static inline __attribute__((always_inline)) void weighted_sum_in_registers(
 {
     const int V = TED_VEC_FLOATS, size = VECTORS * V;
     ted_vec sum[MAX_HEAD_VECTORS];
+#pragma GCC unroll 8
     for (int v = 0; v < VECTORS; v++)
         sum[v] = (ted_vec){0};
     for (int j = 0; j < count; j++) {
         float w = weights[j];
+#pragma GCC unroll 8
         for (int v = 0; v < VECTORS; v++)
             sum[v] += w * ted_vec_load(values + (size_t)j * size + v * V);
     }
+#pragma GCC unroll 8
     for (int v = 0; v < VECTORS; v++)
         ted_vec_store(out + v * V, sum[v]);
 }
