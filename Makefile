@@ -94,14 +94,17 @@ TEXTCAT_PROFILES := $(shell pkg-config --variable=pkgdatadir libexttextcat 2>/de
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 LIB := $(BUILD)/libted.a
-TED := $(BUILD)/ted
+BIN := $(BUILD)/ted
+# the ted that the tests and benches run: TED=PATH on the command line runs
+# another (make valgrind TED=/usr/local/bin/ted) and leaves it as it is
+TED := $(BIN)
 UNIT := $(BUILD)/unit-tests
 # examples/NAME.c -> $(BUILD)/example-NAME, each against libted.a alone
 EXAMPLE := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/example-%)
 NORMALIZE_CHECK := $(BUILD)/normalize-check
 
 .PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-shortlist bench-serve bench-serve-run fuzz valgrind
-all: $(LIB) $(TED)
+all: $(LIB) $(BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -132,7 +135,7 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(TED): $(CLI_OBJ) $(LIB)
+$(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(FRONT_END_LIBS) $(LDLIBS) -o $@
 
 # The unit tests link the documents of src/document/ too (tests/unit/test_document.c).
@@ -224,7 +227,7 @@ test-unit: $(UNIT)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/ted
-	install -m 755 $(TED) $(DESTDIR)$(PREFIX)/bin/ted
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/ted
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libted.a
 	install -m 644 include/ted/*.h $(DESTDIR)$(PREFIX)/include/ted/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define TED_VERSION "\(.*\)"/\1/p' include/ted/ted.h)|' \

@@ -133,9 +133,7 @@ void ted_model_free(ted_model *m)
     for (int i = 0; i < m->converted_count; i++)
         free(m->converted[i]);
     free(m->converted);
-    ted_free_prefaulted(m->panels, m->panels_bytes);
-    ted_free_prefaulted(m->bf16_panels, m->bf16_panels_bytes);
-    ted_free_prefaulted(m->i8_packed, m->i8_packed_bytes);
+    ted_free_prefaulted(m->copies, m->copies_bytes);
     free(m->weights.encoder);
     free(m->weights.decoder);
     ted_safetensors_close(&m->file);

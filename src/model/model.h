@@ -68,12 +68,9 @@ struct ted_model {
     ted_tokenizer target_tokenizer;  /* tgt_vocab, tgt_spm; never wrapped */
     float **converted;           /* F16/BF16 or misaligned tensors copied to F32 */
     int converted_count;
-    float *panels;               /* every float Linear weight in panels (kernels.h) */
-    size_t panels_bytes;
-    uint16_t *bf16_panels;       /* every bf16 Linear weight in bf16 panels, or NULL */
-    size_t bf16_panels_bytes;
-    uint8_t *i8_packed;          /* every int8 Linear weight packed (ted_pack_i8), or NULL */
-    size_t i8_packed_bytes;
+    void *copies;                /* every Linear weight in the layout its products read
+                                    (kernels.h: panels, bf16 panels, int8 packed), or NULL */
+    size_t copies_bytes;
     ted_language_side languages[2];  /* [TED_SIDE_SOURCE], [TED_SIDE_TARGET] */
     char *spelled_codes;         /* the codes of tokenizer.languages as users spell them */
     ted_shortlist shortlist;     /* the vocabulary shortlist, when has_shortlist */

@@ -529,7 +529,8 @@ static void list_linear_weights(linear_list *list, ted_weights *w, const ted_con
 }
 
 /* An embedding table that is the output layer's weight (tied) looks its
- * rows up in the output layer's panels: its mapped pages were let go. */
+ * rows up in the output layer's copy (panels, or int8 packed): its mapped
+ * pages were let go. */
 static void share_output_panels(ted_weights *w)
 {
     ted_matrix *tables[2] = {&w->src_embedding, &w->tgt_embedding};
@@ -569,13 +570,53 @@ static void add_pending(released *r, const void *data, size_t bytes)
     r->end = r->end && r->end > end ? r->end : end;
 }
 
-/* W (rows, cols) into `panels` (float) or `packed` (int8), a slice of rows
- * per task over the pool. */
+/* The layouts a Linear weight is copied into at load: float32 into
+ * panels, bf16 into bf16 panels, int8 packed for vpdpbusd where the
+ * kernel set reads it so (kernels.h). */
+typedef enum { PACK_F32, PACK_BF16, PACK_I8, PACK_KINDS } pack_kind;
+
+/* W's stored elements of `kind`, or NULL. */
+static const void *stored(const ted_matrix *W, pack_kind kind)
+{
+    return kind == PACK_F32    ? (const void *)W->f32
+           : kind == PACK_BF16 ? (const void *)W->bf16
+                               : (const void *)W->i8;
+}
+
+static size_t stored_bytes(pack_kind kind, int rows, int cols)
+{
+    static const size_t element[PACK_KINDS] = {sizeof(float), sizeof(uint16_t), 1};
+    return (size_t)rows * cols * element[kind];
+}
+
+/* Bytes of W (rows, cols) copied (rows: all of W, or a whole number of
+ * panels or groups); SIZE_MAX when the count overflows. Each is a multiple
+ * of 64, so the copies that follow one another stay aligned. */
+static size_t copied_bytes(pack_kind kind, int rows, int cols)
+{
+    if (kind == PACK_F32)
+        return ted_mul_size(ted_panels_floats(rows, cols), sizeof(float));
+    if (kind == PACK_BF16)
+        return ted_mul_size(ted_bf16_panels_halves(rows, cols), sizeof(uint16_t));
+    return ted_i8_packed_bytes(rows, cols);
+}
+
+static void set_copy(ted_matrix *W, pack_kind kind, const void *copy)
+{
+    if (kind == PACK_F32)
+        W->panels = copy;
+    else if (kind == PACK_BF16)
+        W->bf16_panels = copy;
+    else
+        W->i8_packed = copy;
+}
+
+/* W (rows, cols) of `kind` copied into `to`, a slice of rows per task over
+ * the pool. */
 typedef struct packing {
-    float *panels;
-    const float *W;
-    uint8_t *packed;
-    const int8_t *W8;
+    pack_kind kind;
+    char *to;
+    const char *W;
     int rows, cols;
     const ted_safetensors *file;  /* let each slice go, or NULL */
 } packing;
@@ -585,43 +626,43 @@ static void pack_slice(void *context, int index)
     const packing *p = context;
     int first = index * SLICE_ROWS;
     int count = p->rows - first < SLICE_ROWS ? p->rows - first : SLICE_ROWS;
-    const void *slice;
-    size_t bytes;
-    if (p->W8) {
-        slice = p->W8 + (size_t)first * p->cols;
-        bytes = (size_t)count * p->cols;
-        ted_pack_i8(p->packed + ted_i8_packed_bytes(first, p->cols), slice, count, p->cols);
-    } else {
-        slice = p->W + (size_t)first * p->cols;
-        bytes = (size_t)count * p->cols * sizeof(float);
-        ted_pack_panels(p->panels + (size_t)first * p->cols, slice, count, p->cols);
-    }
+    const char *slice = p->W + stored_bytes(p->kind, first, p->cols);
+    void *to = p->to + copied_bytes(p->kind, first, p->cols);
+    if (p->kind == PACK_F32)
+        ted_pack_panels(to, (const float *)slice, count, p->cols);
+    else if (p->kind == PACK_BF16)
+        ted_pack_bf16_panels(to, (const uint16_t *)slice, count, p->cols);
+    else
+        ted_pack_i8(to, (const int8_t *)slice, count, p->cols);
     if (p->file)
-        ted_safetensors_release(p->file, slice, bytes);
+        ted_safetensors_release(p->file, slice, stored_bytes(p->kind, count, p->cols));
 }
 
-/* Packs the matrix of `job` (`bytes` in the file) and lets its mapped pages
- * go: a large one slice by slice, a small one with the pending range. */
-static void pack_and_release(packing job, size_t bytes, released *pending)
+/* Copies the matrix of `job` and lets its mapped pages go: a large one
+ * slice by slice, a small one with the pending range. */
+static void pack_and_release(packing job, released *pending)
 {
+    size_t bytes = stored_bytes(job.kind, job.rows, job.cols);
     bool large = bytes >= RELEASE_BYTES;
     job.file = large ? pending->file : NULL;
     ted_parallel_for((job.rows + SLICE_ROWS - 1) / SLICE_ROWS, pack_slice, &job);
     if (large)
         return;
-    add_pending(pending, job.W8 ? (const void *)job.W8 : (const void *)job.W, bytes);
+    add_pending(pending, job.W, bytes);
     if ((size_t)(pending->end - pending->begin) >= RELEASE_BYTES)
         release_pending(pending);
 }
 
-static ted_status pack_bf16_weights(ted_model *m, const linear_list *list, const char *path,
-                                    ted_error *err);
-static ted_status pack_i8_weights(ted_model *m, const linear_list *list, const char *path,
-                                  ted_error *err);
+/* Whether the weights of `kind` are copied: int8 ones only where the kernel
+ * set reads them packed. */
+static bool copied(pack_kind kind)
+{
+    return kind != PACK_I8 || ted_i8_packs();
+}
 
-/* Copies every float Linear weight into panels, in one allocation, and
- * lets the mapped pages it came from go: the products read the panels
- * only, so the resident memory holds each weight once. */
+/* Copies every Linear weight into the layout its products read, in one
+ * allocation, and lets the mapped pages it came from go: the products read
+ * the copies only, so the resident memory holds each weight once. */
 static ted_status pack_linear_weights(ted_model *m, const char *path, ted_error *err)
 {
     linear_list list = {NULL, 0};
@@ -632,120 +673,38 @@ static ted_status pack_linear_weights(ted_model *m, const char *path, ted_error 
     list.count = 0;
     list_linear_weights(&list, &m->weights, &m->config);
 
-    size_t floats = 0;  /* SIZE_MAX once the sum overflows */
-    for (int i = 0; i < list.count; i++) {
-        linear_weight *l = &list.items[i];
-        size_t size = l->matrix->f32 ? ted_panels_floats(l->rows, l->cols) : 0;
-        bool fits = floats != SIZE_MAX && size <= SIZE_MAX / sizeof(float) - floats;
-        floats = fits ? floats + size : SIZE_MAX;
-    }
+    size_t bytes = 0;  /* SIZE_MAX once the sum overflows */
+    for (pack_kind kind = 0; kind < PACK_KINDS; kind++)
+        for (int i = 0; copied(kind) && i < list.count; i++) {
+            const linear_weight *l = &list.items[i];
+            size_t size = stored(l->matrix, kind) ? copied_bytes(kind, l->rows, l->cols) : 0;
+            bytes = bytes != SIZE_MAX && size <= SIZE_MAX - bytes ? bytes + size : SIZE_MAX;
+        }
     ted_status s = TED_OK;
-    if (floats == SIZE_MAX) {
+    if (bytes == SIZE_MAX)
         s = ted_fail(err, TED_ERR_NOMEM,
-                     "%s: the Linear weights in panels would not fit in the address space",
-                     path);
-    } else if (floats > 0) {
-        m->panels = ted_alloc_prefaulted(floats * sizeof(float));
-        m->panels_bytes = m->panels ? floats * sizeof(float) : 0;
-        if (!m->panels)
-            s = ted_fail(err, TED_ERR_NOMEM,
-                         "%s: cannot allocate %zu MiB for the Linear weights in panels", path,
-                         (floats * sizeof(float)) >> 20);
-    }
-    float *next = m->panels;
+                     "%s: the Linear weights' copies would not fit in the address space", path);
+    else if (bytes > 0 && !(m->copies = ted_alloc_prefaulted(bytes)))
+        s = ted_fail(err, TED_ERR_NOMEM,
+                     "%s: cannot allocate %zu MiB for the Linear weights' copies", path,
+                     bytes >> 20);
+    m->copies_bytes = m->copies ? bytes : 0;
+    char *next = m->copies;
     released pending = {&m->file, NULL, NULL};
-    for (int i = 0; !s && i < list.count; i++) {
-        linear_weight *l = &list.items[i];
-        if (!l->matrix->f32)
-            continue;
-        packing job = {.panels = next, .W = l->matrix->f32, .rows = l->rows, .cols = l->cols};
-        pack_and_release(job, (size_t)l->rows * l->cols * sizeof(float), &pending);
-        l->matrix->panels = next;
-        next += ted_panels_floats(l->rows, l->cols);
-    }
+    for (pack_kind kind = 0; !s && kind < PACK_KINDS; kind++)
+        for (int i = 0; copied(kind) && i < list.count; i++) {
+            linear_weight *l = &list.items[i];
+            const void *W = stored(l->matrix, kind);
+            if (!W)
+                continue;
+            pack_and_release((packing){kind, next, W, l->rows, l->cols, NULL}, &pending);
+            set_copy(l->matrix, kind, next);
+            next += copied_bytes(kind, l->rows, l->cols);
+        }
     release_pending(&pending);
-    if (!s)
-        s = pack_bf16_weights(m, &list, path, err);
-    if (!s)
-        s = pack_i8_weights(m, &list, path, err);
     free(list.items);
     share_output_panels(&m->weights);
     return s;
-}
-
-/* The bf16 Linear weights in bf16 panels, in one allocation, which every
- * kernel set multiplies; the mapped pages they came from are let go. */
-static ted_status pack_bf16_weights(ted_model *m, const linear_list *list, const char *path,
-                                    ted_error *err)
-{
-    size_t halves = 0;  /* SIZE_MAX once the sum overflows */
-    for (int i = 0; i < list->count; i++) {
-        const linear_weight *l = &list->items[i];
-        size_t size = l->matrix->bf16 ? ted_bf16_panels_halves(l->rows, l->cols) : 0;
-        bool fits = halves != SIZE_MAX && size <= SIZE_MAX / sizeof(uint16_t) - halves;
-        halves = fits ? halves + size : SIZE_MAX;
-    }
-    if (halves == 0)
-        return TED_OK;
-    m->bf16_panels = halves != SIZE_MAX ? ted_alloc_prefaulted(halves * sizeof(uint16_t)) : NULL;
-    if (!m->bf16_panels)
-        return ted_fail(err, TED_ERR_NOMEM, "%s: cannot allocate the bf16 weights in panels",
-                        path);
-    m->bf16_panels_bytes = halves * sizeof(uint16_t);
-    uint16_t *next = m->bf16_panels;
-    for (int i = 0; i < list->count; i++) {
-        linear_weight *l = &list->items[i];
-        if (!l->matrix->bf16)
-            continue;
-        /* a slice at a time, each let go once packed: the mapped rows and
-         * their panels are not both resident, even for the output layer */
-        size_t even = ((size_t)l->cols + 1) / 2 * 2;
-        for (int first = 0; first < l->rows; first += SLICE_ROWS) {
-            int count = l->rows - first < SLICE_ROWS ? l->rows - first : SLICE_ROWS;
-            const uint16_t *slice = l->matrix->bf16 + (size_t)first * l->cols;
-            ted_pack_bf16_panels(next + (size_t)first * even, slice, count, l->cols);
-            ted_safetensors_release(&m->file, slice, (size_t)count * l->cols * sizeof *slice);
-        }
-        l->matrix->bf16_panels = next;
-        next += ted_bf16_panels_halves(l->rows, l->cols);
-    }
-    return TED_OK;
-}
-
-/* The int8 Linear weights packed for vpdpbusd, in one allocation, where
- * the kernel set reads them so (ted_i8_packs): then every product, a lone
- * row's included, multiplies whole vectors of 16 output columns without
- * summing lanes; the mapped pages they came from are let go. */
-static ted_status pack_i8_weights(ted_model *m, const linear_list *list, const char *path,
-                                  ted_error *err)
-{
-    size_t bytes = 0;  /* SIZE_MAX once the sum overflows */
-    for (int i = 0; i < list->count; i++) {
-        const linear_weight *l = &list->items[i];
-        size_t size = l->matrix->i8 ? ted_i8_packed_bytes(l->rows, l->cols) : 0;
-        bytes = bytes != SIZE_MAX && size <= SIZE_MAX - bytes ? bytes + size : SIZE_MAX;
-    }
-    if (bytes == 0 || !ted_i8_packs())
-        return TED_OK;
-    m->i8_packed = bytes != SIZE_MAX ? ted_alloc_prefaulted(bytes) : NULL;
-    if (!m->i8_packed)
-        return ted_fail(err, TED_ERR_NOMEM, "%s: cannot allocate the int8 weights packed",
-                        path);
-    m->i8_packed_bytes = bytes;
-    uint8_t *next = m->i8_packed;
-    released pending = {&m->file, NULL, NULL};
-    for (int i = 0; i < list->count; i++) {
-        linear_weight *l = &list->items[i];
-        if (!l->matrix->i8)
-            continue;
-        /* slices of SLICE_ROWS rows: whole groups */
-        packing job = {.packed = next, .W8 = l->matrix->i8, .rows = l->rows, .cols = l->cols};
-        pack_and_release(job, (size_t)l->rows * l->cols, &pending);
-        l->matrix->i8_packed = next;
-        next += ted_i8_packed_bytes(l->rows, l->cols);
-    }
-    release_pending(&pending);
-    return TED_OK;
 }
 
 ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err)
