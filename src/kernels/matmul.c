@@ -386,13 +386,13 @@ static void matmul_i8(float *y, const float *x, const int8_t *W, const uint8_t *
                   out_features, 0};
     quantize_job quantize = {job.kernels, xq, x_scale, x_sum, x, rows, in_features, ldx};
     ted_parallel_for((rows + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task, &quantize);
-    i8_packed_job in_packs = {job.kernels, y, xq, W, (uint8_t *)packed, x_scale, w_scale, b,
-                              x_sum, rows, ldx, in_features, out_features, 0, 0, 0};
+    i8_packed_job packed_job = {job.kernels, y, xq, W, (uint8_t *)packed, x_scale, w_scale, b,
+                                x_sum, rows, ldx, in_features, out_features, 0, 0, 0};
     if (packed) {
-        run_i8_packed(in_packs);
+        run_i8_packed(packed_job);
         return;
     }
-    if (matmul_i8_packed(&in_packs))
+    if (matmul_i8_packed(&packed_job))
         return;
     int per_task = job.columns_per_task = columns_per_task(out_features);
     ted_parallel_for((out_features + per_task - 1) / per_task, i8_task, &job);
