@@ -977,7 +977,8 @@ static bool unread(int fd)
 
 /* Cuts the connections that took over --timeout to send their request
  * (headers and body): a slow client must not hold a connection forever;
- * closes those that sent no request line for --idle-timeout. */
+ * closes those that sent no request line for --idle-timeout. Neither while
+ * bytes the client sent wait unread: the server is behind then. */
 static void cut_late_connections(server *s)
 {
     const serve_config *config = s->config;
