@@ -239,7 +239,8 @@ typedef struct i8_packed_job {
     const ted_kernel_table *kernels;
     float *y;
     const int8_t *x, *W;
-    uint8_t *packed;
+    const uint8_t *packed;  /* W packed, which the product reads */
+    uint8_t *scratch;       /* where the pack tasks write it, when W is packed per product */
     const float *x_scale, *w_scale, *b;
     const int32_t *x_sum;
     int rows, ldx, in_features, out_features;
@@ -251,7 +252,7 @@ static void i8_pack_task(void *context, int index)
     const i8_packed_job *j = context;
     int first = index * I8_PACK_GROUPS;
     int last = first + I8_PACK_GROUPS < j->groups ? first + I8_PACK_GROUPS : j->groups;
-    j->kernels->pack_i8(j->packed, j->W, j->in_features, j->out_features, first, last);
+    j->kernels->pack_i8(j->scratch, j->W, j->in_features, j->out_features, first, last);
 }
 
 static void i8_packed_task(void *context, int index)
@@ -288,8 +289,10 @@ static bool matmul_i8_packed(const i8_packed_job *from)
         return false;
     job.groups = (job.out_features + TED_I8_GROUP_ROWS - 1) / TED_I8_GROUP_ROWS;
     size_t bytes = ted_i8_packed_bytes(job.out_features, job.in_features);
-    job.packed = bytes <= I8_PACKED_BYTES ? thread_scratch(SCRATCH_W, bytes / sizeof(float)) : NULL;
-    if (!job.packed)
+    job.scratch =
+        bytes <= I8_PACKED_BYTES ? thread_scratch(SCRATCH_W, bytes / sizeof(float)) : NULL;
+    job.packed = job.scratch;
+    if (!job.scratch)
         return false;
     ted_parallel_for((job.groups + I8_PACK_GROUPS - 1) / I8_PACK_GROUPS, i8_pack_task, &job);
     run_i8_packed(job);
@@ -386,7 +389,7 @@ static void matmul_i8(float *y, const float *x, const int8_t *W, const uint8_t *
                   out_features, 0};
     quantize_job quantize = {job.kernels, xq, x_scale, x_sum, x, rows, in_features, ldx};
     ted_parallel_for((rows + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task, &quantize);
-    i8_packed_job packed_job = {job.kernels, y, xq, W, (uint8_t *)packed, x_scale, w_scale, b,
+    i8_packed_job packed_job = {job.kernels, y, xq, W, packed, NULL, x_scale, w_scale, b,
                                 x_sum, rows, ldx, in_features, out_features, 0, 0, 0};
     if (packed) {
         run_i8_packed(packed_job);
