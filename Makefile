@@ -332,10 +332,11 @@ bench-run: all $(VENV)/bench-installed
 bench-shortlist: all $(VENV)/installed
 	BUILD=$(BUILD) $(VENV_PYTHON) bench/shortlist.py --ted $(TED)
 
-# ted serve against sequential ted translate runs (bench/serve_bench.py):
-# sentences/s and p50/p99 latency at 1, 8 and 32 concurrent clients, on the
-# toy model and on make bench's Transformer-base checkpoint (random weights:
-# greedy, source tokens + 4 target tokens a sentence).
+# ted serve under open-loop load (bench/serve_bench.py): unloaded latency,
+# saturation throughput, then Poisson arrivals at 50% and 80% of it (p50 and
+# p99 of short and long sentences), on the toy model and on make bench's
+# Transformer-base checkpoint (random weights: greedy, source tokens + 4
+# target tokens a sentence).
 bench-serve: test-deps
 	@$(MAKE) --no-print-directory bench-serve-run
 

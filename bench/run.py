@@ -617,7 +617,21 @@ def target_lines(r):
             lines.append(f"| {mine} ahead of {peer}, batch {b}, {t} thread(s)"
                          f"{' and at most its peak RSS' if peer.startswith('CTranslate2') else ''}"
                          f" | {speed:.2f}× speed, {memory:.2f}× memory | {state} |")
+            if peer.startswith("CTranslate2"):
+                lines.append(encoder_line(mine, peer, own, x, b, t))
     return lines
+
+
+def encoder_line(mine, peer, own, x, batch, threads):
+    """A target row: ted's encoder against CTranslate2's (encode ms, lower is
+    better; CTranslate2's is derived: report())."""
+    what = f"| {mine} encoder ahead of {peer}'s, batch {batch}, {threads} thread(s) | "
+    if own.get("encode_ms") is None or x.get("encode_ms") is None:
+        return what + "— | not measured |"
+    speed = x["encode_ms"] / own["encode_ms"]
+    state = "met" if speed > 1 else f"**not met** ({(1 - speed) * 100:.0f} % slower)"
+    return what + f"{speed:.2f}× speed ({own['encode_ms']:.1f} ms, ≈{x['encode_ms']:.1f}) | " \
+        f"{state} |"
 
 
 def report(r):
