@@ -119,8 +119,21 @@ void ted_pack_panels(float *panels, const float *W, int rows, int cols)
  * a task takes a block of rows, whose x stays in the second-level cache
  * while its panels pass, by a range of tiles (measurements:
  * docs/performance.md#threads-and-tasks). PANEL_ROW_STEP: a block is a
- * multiple of every set's tile of rows (8, 6, 3). */
-enum { PANEL_BLOCK_ROWS = 96, PANEL_ROW_STEP = 24 };
+ * multiple of every set's tile of rows (8, 6, 3).
+ *
+ * The kernel runs k in blocks, each over every tile of rows. A product of
+ * one block of rows (a decoder step) streams W from memory once: short
+ * blocks (PANEL_K_BLOCK), whose weights the tiles after the first find in
+ * the first-level cache. A product split by rows reads W once a block of
+ * rows, from the caches after the first: long runs of k
+ * (PANEL_K_BLOCK_SPLIT), fewer restarts of a tile's accumulators and of
+ * its rows of x (measurements: docs/performance.md#tiles). */
+enum {
+    PANEL_BLOCK_ROWS = 96,
+    PANEL_ROW_STEP = 24,
+    PANEL_K_BLOCK = 128,
+    PANEL_K_BLOCK_SPLIT = 1024,
+};
 
 typedef struct panels_job {
     const ted_kernel_table *kernels;
@@ -128,7 +141,7 @@ typedef struct panels_job {
     const float *x, *panels, *b;
     int rows, in_features, out_features;
     int panel_count, tiles, tasks;   /* tasks per block of rows */
-    int rows_per_block;
+    int rows_per_block, k_block;
 } panels_job;
 
 static void panels_task(void *context, int index)
@@ -143,7 +156,7 @@ static void panels_task(void *context, int index)
     j->kernels->matmul_panels(j->y + (size_t)block * j->out_features, j->out_features,
                               j->x + (size_t)block * j->in_features, j->panels, j->b, rows,
                               j->in_features, j->out_features, first,
-                              last < j->panel_count ? last : j->panel_count);
+                              last < j->panel_count ? last : j->panel_count, j->k_block);
 }
 
 static void matmul_panels(float *y, const float *x, const float *panels, const float *b,
@@ -158,7 +171,8 @@ static void matmul_panels(float *y, const float *x, const float *panels, const f
     blocks = (rows + per_block - 1) / per_block;
     int tasks = (ted_parallel_threads() * 16 + blocks - 1) / blocks;
     panels_job job = {kernels, y, x, panels, b, rows, in_features, out_features,
-                      panel_count, tiles, tasks < tiles ? tasks : tiles, per_block};
+                      panel_count, tiles, tasks < tiles ? tasks : tiles, per_block,
+                      blocks > 1 ? PANEL_K_BLOCK_SPLIT : PANEL_K_BLOCK};
     ted_parallel_for(blocks * job.tasks, panels_task, &job);
 }
 

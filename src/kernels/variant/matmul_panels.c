@@ -6,9 +6,8 @@
  * A tile is ROWS rows of x by PANELS panels: for each k it loads the
  * panels' weights as vectors and multiplies them by each row's x[k],
  * broadcast; every load feeds ROWS (or PANELS) multiply-adds. The weights
- * stream in order, panel by panel, and k runs in blocks, so that the rows
- * after the first of a tile find the block's weights in the first-level
- * cache. */
+ * stream in order, panel by panel, and k runs in blocks of the caller's
+ * length (src/kernels/matmul.c), each over every tile of rows. */
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -18,13 +17,12 @@
 enum {
     PANEL = TED_PANEL_COLUMNS,
     PANEL_VECTORS = PANEL / TED_VEC_FLOATS,
-    K_BLOCK = 128,  /* 3 panels' block: 24 KB, within any first-level cache */
     /* Each panel's weights are fetched into the second-level cache this
      * many k (of 16 floats, 64 bytes) ahead of their use: a tile reads
      * several panels at once, streams the hardware prefetcher of some CPUs
      * follows too late. Past a panel's end it fetches the next one's
      * start, which comes soon. When several tiles of rows share a block,
-     * the weights are fetched a whole block ahead instead: the block's
+     * the weights are fetched a block of 128 k ahead instead: the block's
      * first tile finds them in cache, fetched while the later tiles of the
      * block before ran from the first-level cache. A single tile of rows
      * keeps the short distance (measurements: docs/performance.md#prefetch). */
@@ -103,11 +101,11 @@ static void any_tile(float *y, int ldy, const float *x, int ldx, const float *pa
 /* All rows of x by `count` whole panels: k in blocks, each block over every
  * tile of rows while its weights are in cache. */
 static void whole_panels(float *y, int ldy, const float *x, const float *panels,
-                         const float *bias, int rows, int K, int count)
+                         const float *bias, int rows, int K, int count, int k_block)
 {
     int ahead = rows > TILE_ROWS ? PREFETCH_AHEAD_SHARED : PREFETCH_AHEAD;
-    for (int k0 = 0; k0 < K; k0 += K_BLOCK) {
-        int k1 = K - k0 > K_BLOCK ? k0 + K_BLOCK : K;
+    for (int k0 = 0; k0 < K; k0 += k_block) {
+        int k1 = K - k0 > k_block ? k0 + k_block : K;
         for (int i = 0; i < rows; i += TILE_ROWS)
             any_tile(y + (size_t)i * ldy, ldy, x + (size_t)i * K, K, panels, K, k0, k1,
                      k0 == 0, k1 == K ? bias : NULL, ahead,
@@ -134,7 +132,7 @@ static void last_panels(float *y, int ldy, const float *x, const float *panels,
 
 void TED_VARIANT_NAME(ted_matmul_panels)(float *y, int ldy, const float *x,
                                          const float *panels, const float *b, int rows, int K,
-                                         int out, int first, int last)
+                                         int out, int first, int last, int k_block)
 {
     for (int p = first; p < last; p += TILE_PANELS) {
         int count = last - p < TILE_PANELS ? last - p : TILE_PANELS;
@@ -142,7 +140,7 @@ void TED_VARIANT_NAME(ted_matmul_panels)(float *y, int ldy, const float *x,
         const float *W = panels + (size_t)p * K * PANEL;
         const float *bias = b ? b + column : NULL;
         if (columns >= count * PANEL)
-            whole_panels(y + column, ldy, x, W, bias, rows, K, count);
+            whole_panels(y + column, ldy, x, W, bias, rows, K, count, k_block);
         else
             last_panels(y + column, ldy, x, W, bias, rows, K, count, columns);
     }
