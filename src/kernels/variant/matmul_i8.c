@@ -161,56 +161,6 @@ TED_VNNI static inline __m512i dpbusd(__m512i acc, __m512i u, __m512i s)
     return acc;
 }
 
-/* y[i][j] for ROWS (up to TILE_ROWS) rows of x and 4 rows of W, in one
- * masked loop; `next` (or NULL): 4 rows of W PREFETCH_BYTES further on,
- * fetched into cache while this tile is computed, so that later columns do
- * not wait on memory. */
-TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
-    float *y, int ldy, const int8_t *x, const float *x_scale, const int32_t *x_sum, int ldx,
-    const int8_t *W, const int8_t *next, const float *w_scale, const float *b, int K,
-    const int ROWS)
-{
-    const __m512i shift = _mm512_set1_epi8((char)0x80);
-    __m512i acc[TILE_ROWS][4];
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; j++)
-#pragma GCC unroll 8
-        for (int i = 0; i < ROWS; i++)
-            acc[i][j] = _mm512_setzero_si512();
-    for (int k = 0; k < K; k += 64) {
-        /* The last vector loads only the columns left: no byte past a row
-         * (W + 128 is then 128 against an x of 0). */
-        __mmask64 m = K - k >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (K - k)) - 1;
-        __m512i w[4];
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; j++) {
-            w[j] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, W + (size_t)j * K + k), shift);
-            if (next)
-                __builtin_prefetch(next + (size_t)j * K + k, 0, PREFETCH_LOCALITY);
-        }
-#pragma GCC unroll 8
-        for (int i = 0; i < ROWS; i++) {
-            __m512i xi = _mm512_maskz_loadu_epi8(m, x + (size_t)i * ldx + k);
-#pragma GCC unroll 4
-            for (int j = 0; j < 4; j++)
-                acc[i][j] = dpbusd(acc[i][j], w[j], xi);
-        }
-    }
-    const __m128 w_scales = _mm_loadu_ps(w_scale);
-#pragma GCC unroll 8
-    for (int i = 0; i < ROWS; i++) {
-        __m256i halves[4];
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; j++)
-            halves[j] = _mm256_add_epi32(_mm512_castsi512_si256(acc[i][j]),
-                                         _mm512_extracti64x4_epi64(acc[i][j], 1));
-        /* Wraps modulo 2^32 like the sums: the difference is exact. */
-        __m128i excess = _mm_set1_epi32((int32_t)((uint32_t)x_sum[i] << 7));
-        __m128i dots = _mm_sub_epi32(sum_lanes_4x256(halves), excess);
-        dequantize_four(y + (size_t)i * ldy, dots, x_scale[i], w_scales, b);
-    }
-}
-
 /* acc[i][j] += the products of 64 bytes (those of mask m) of row i of x and
  * row j of W, from k on; with FETCH, 4 rows of W further on (`next`) are
  * fetched into cache meanwhile. */
@@ -232,6 +182,42 @@ TED_VNNI static inline __attribute__((always_inline)) void step_vnni(
 #pragma GCC unroll 4
         for (int j = 0; j < 4; j++)
             acc[i][j] = dpbusd(acc[i][j], w[j], xi);
+    }
+}
+
+/* y[i][j] for ROWS (up to TILE_ROWS) rows of x and 4 rows of W, in one
+ * masked loop; `next` (or NULL): 4 rows of W PREFETCH_BYTES further on,
+ * fetched into cache while this tile is computed, so that later columns do
+ * not wait on memory. */
+TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
+    float *y, int ldy, const int8_t *x, const float *x_scale, const int32_t *x_sum, int ldx,
+    const int8_t *W, const int8_t *next, const float *w_scale, const float *b, int K,
+    const int ROWS)
+{
+    __m512i acc[TILE_ROWS][4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++)
+#pragma GCC unroll 8
+        for (int i = 0; i < ROWS; i++)
+            acc[i][j] = _mm512_setzero_si512();
+    for (int k = 0; k < K; k += 64) {
+        /* The last vector loads only the columns left: no byte past a row
+         * (W + 128 is then 128 against an x of 0). */
+        __mmask64 m = K - k >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (K - k)) - 1;
+        step_vnni(acc, x, ldx, W, next, K, k, m, ROWS, next != NULL);
+    }
+    const __m128 w_scales = _mm_loadu_ps(w_scale);
+#pragma GCC unroll 8
+    for (int i = 0; i < ROWS; i++) {
+        __m256i halves[4];
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++)
+            halves[j] = _mm256_add_epi32(_mm512_castsi512_si256(acc[i][j]),
+                                         _mm512_extracti64x4_epi64(acc[i][j], 1));
+        /* Wraps modulo 2^32 like the sums: the difference is exact. */
+        __m128i excess = _mm_set1_epi32((int32_t)((uint32_t)x_sum[i] << 7));
+        __m128i dots = _mm_sub_epi32(sum_lanes_4x256(halves), excess);
+        dequantize_four(y + (size_t)i * ldy, dots, x_scale[i], w_scales, b);
     }
 }
 
