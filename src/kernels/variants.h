@@ -21,8 +21,8 @@
 
 /* Panels [first, last) of y (rows, ldy) = x (rows, K) W^T + b, W (out, K)
  * in panels (kernels.h, ted_pack_panels); the last panel's columns past
- * `out` are not written. Any number of rows. k runs in blocks of k_block
- * (a multiple of 16), each over every tile of rows before the next. */
+ * `out` are not written. Any number of rows. k runs in blocks of k_block,
+ * each over every tile of rows before the next. */
 typedef void ted_matmul_panels_fn(float *y, int ldy, const float *x, const float *panels,
                                   const float *b, int rows, int K, int out, int first,
                                   int last, int k_block);
