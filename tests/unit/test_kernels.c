@@ -179,9 +179,10 @@ static const int row_counts[] = {1,  2,  3,  4,  5,  6,  7,   8,   9,   15,  16,
 /* (in_features, out_features): no multiple of 4, 8 or 16 but 64; in panels
  * of 16 columns, tiles of 3 (AVX-512) whole and with a partial last panel
  * (out 33, 67, 130), two tiles of 3 (96), one of 3 and one of 2 (80), k in
- * one block or more (in 130, 300). */
-static const int shapes[][2] = {{1, 1},    {3, 5},    {17, 33}, {33, 17},
-                                {130, 67}, {64, 130}, {40, 96}, {300, 80}};
+ * one block or more (in 130, 300; past 96 rows, whose blocks of k are
+ * longer, in 1 100). */
+static const int shapes[][2] = {{1, 1},    {3, 5},    {17, 33},  {33, 17}, {130, 67},
+                                {64, 130}, {40, 96},  {300, 80}, {1100, 19}};
 
 static void check_matmul(const char *variant)
 {
