@@ -96,7 +96,7 @@ def main():
         if browser:
             browser.close()
         for name, server in servers.items():
-            check(f"cors/{name}-exit-0", server.stop(timeout=30 * SLOW) == 0, server.lines[-3:])
+            check(f"cors/{name}-exit-0", server.stop(timeout=30 * SLOW) == 0, server.last_words())
             reports = server.sanitizer_reports()
             check(f"cors/{name}-no-sanitizer-report", not reports, str(reports[:3]))
         site.shutdown()

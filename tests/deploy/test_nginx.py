@@ -312,7 +312,7 @@ def test_failover(pairs, name, sig):
               f"no request was sent to the other backend after the victim failed it: {log[-5:]}")
         if sig == signal.SIGTERM:
             check(f"nginx/{name}/drained", status == 0 and victim.matching(
-                "SIGTERM: answering the"), f"exit status {status}: {victim.lines[-3:]}")
+                "SIGTERM: answering the"), f"exit status {status}: {victim.last_words()}")
         else:
             check(f"nginx/{name}/killed", status == -signal.SIGKILL, f"exit status {status}")
     finally:

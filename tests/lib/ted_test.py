@@ -376,6 +376,14 @@ class Server:
     def sanitizer_reports(self):
         return sanitizer_reports(self.lines)
 
+    def last_words(self):
+        """What explains how the server ended: a sanitizer's report (its
+        first line and the frames after it), else its last three lines."""
+        for i, line in enumerate(self.lines):
+            if any(p in line for p in SANITIZER_PATTERNS):
+                return self.lines[i:i + 16]
+        return self.lines[-3:]
+
 
 # ---- multilingual test models ------------------------------------------------------
 

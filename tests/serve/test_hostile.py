@@ -279,7 +279,7 @@ def test_descriptor_limit(scratch):
     finally:
         for s in idle:
             s.close()
-    check("connections/descriptor-limit-exit-0", server.stop() == 0, server.lines[-3:])
+    check("connections/descriptor-limit-exit-0", server.stop() == 0, server.last_words())
 
 
 def closed_by_server(s, timeout):
@@ -323,7 +323,7 @@ def test_per_client_cap():
     finally:
         for s in idle:
             s.close()
-    check("connections/per-client-exit-0", server.stop() == 0, server.lines[-3:])
+    check("connections/per-client-exit-0", server.stop() == 0, server.last_words())
 
 
 def test_idle_timeout():
@@ -337,7 +337,7 @@ def test_idle_timeout():
     check("connections/idle-timeout", closed and 0.8 < seconds < 3.0 * SLOW,
           f"an idle connection {'closed' if closed else 'open'} after {seconds:.1f} s "
           "(--idle-timeout 1)")
-    check("connections/idle-timeout-exit-0", server.stop() == 0, server.lines[-3:])
+    check("connections/idle-timeout-exit-0", server.stop() == 0, server.last_words())
 
 
 # ---- the drain ---------------------------------------------------------------------------
@@ -382,7 +382,7 @@ def test_drain_beam():
     status = server.stop()
     answer = result.get("answer", (None, None, None))
     check("drain/beam-decoding", answer[0] == 200 and "best" in answer[2] and status == 0,
-          f"answer {answer[0]} {str(answer[2])[:120]}; exit {status}; {server.lines[-3:]}")
+          f"answer {answer[0]} {str(answer[2])[:120]}; exit {status}; {server.last_words()}")
     check("drain/beam-body-in-flight", late.startswith(b"HTTP/1.1 200") and b'"best"' in late,
           f"{late[:200]!r}")
 
@@ -462,7 +462,7 @@ def test_examples_file(scratch, name, make_examples):
             answers.append((type(e).__name__, None))
     right = all(status == 200 and data["models"][0]["examples"] == [] for status, data in answers)
     check(f"explore/{name}", right and healthz(server.port) == 200, f"{answers}"[:300])
-    check(f"explore/{name}-exit-0", server.stop(timeout=WAIT) == 0, server.lines[-3:])
+    check(f"explore/{name}-exit-0", server.stop(timeout=WAIT) == 0, server.last_words())
 
 
 def main():

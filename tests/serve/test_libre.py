@@ -294,7 +294,7 @@ def test_routes(scratch):
                                             "target_lang": "de"})
         check("routes/v1-no-route", status == 400 and "error" in data, f"{status} {data}")
     finally:
-        check("routes/exit-0", server.stop() == 0, server.lines[-3:])
+        check("routes/exit-0", server.stop() == 0, server.last_words())
 
 
 def test_pivot_paragraph(server, de_en, en_fr_toy):
@@ -364,7 +364,7 @@ def test_multilingual(scratch):
         check("routes/bilingual-first", status == 200 and data == {"translatedText": want},
               f"{status} {data}, the bilingual model says {want!r}")
     finally:
-        check("routes/multilingual-exit-0", server.stop() == 0, server.lines[-3:])
+        check("routes/multilingual-exit-0", server.stop() == 0, server.last_words())
 
 
 # ---- detect/* -----------------------------------------------------------------------------
@@ -410,7 +410,7 @@ def test_detect(scratch):
         check("detect/missing-q", status == 400 and data == {
             "error": "Invalid request: missing q parameter"}, f"{status} {data}")
     finally:
-        check("detect/exit-0", server.stop() == 0, server.lines[-3:])
+        check("detect/exit-0", server.stop() == 0, server.last_words())
 
 
 # ---- keys/* and cors/* ----------------------------------------------------------------------
@@ -444,7 +444,7 @@ def test_keys(scratch):
         status, _, data = server.translate({"text": ["I saw the cat."], "api_key": "open-key"})
         check("keys/v1-valid", status == 200, f"{status} {data}")
     finally:
-        check("keys/exit-0", server.stop() == 0, server.lines[-3:])
+        check("keys/exit-0", server.stop() == 0, server.last_words())
     with open(path, "w") as f:
         f.write("a-key 0\n")
     _, problem = ted_test.ted_problem(["serve", "-m", EN_FR, "--port", "0", "--api-keys", path])
@@ -480,7 +480,7 @@ def test_cors():
               "content-type" in headers.get("Access-Control-Allow-Headers", "").lower(),
               f"{status} {headers}")
     finally:
-        check("cors/exit-0", server.stop() == 0, server.lines[-3:])
+        check("cors/exit-0", server.stop() == 0, server.last_words())
     server = ted_test.Server([EN_FR], timeout=TIMEOUT)
     try:
         status, headers, _ = server.call("POST", "/translate", fields, {"Origin": origin})
@@ -504,7 +504,7 @@ def main():
             if "errors" in groups:
                 test_errors(server)
         finally:
-            check("translate/exit-0", server.stop() == 0, server.lines[-3:])
+            check("translate/exit-0", server.stop() == 0, server.last_words())
     with ted_test.scratch_directory("ted-libre-") as scratch:
         if "routes" in groups:
             test_routes(scratch)

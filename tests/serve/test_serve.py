@@ -417,7 +417,7 @@ def test_full_queue():
     status, _, data = server.translate({"text": ["a", "b", "c"]})
     check("fault/more-sentences-than-the-queue", status == 413 and "--max-queue" in
           data.get("error", ""), f"{status} {data}")
-    check("fault/queue-server-exit", server.stop() == 0, server.lines[-3:])
+    check("fault/queue-server-exit", server.stop() == 0, server.last_words())
 
 
 # ---- draining -----------------------------------------------------------------------
@@ -477,7 +477,7 @@ def test_drain(pool, expected):
     print(f"# drain: {len(answered)} answered ({len(in_flight)} across SIGTERM), "
           f"{len(refused)} refused with 503", flush=True)
     check("drain/log", any("SIGTERM: answering" in line for line in server.lines),
-          server.lines[-3:])
+          server.last_words())
 
 
 # ---- main -----------------------------------------------------------------------------
