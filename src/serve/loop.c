@@ -447,6 +447,16 @@ static void give_back_memory(void)
 #endif
 }
 
+/* glibc sets its allocator up at the first malloc, or at the first
+ * malloc_trim where another allocator serves malloc (AddressSanitizer's,
+ * or one preloaded), and that setup is not safe on two threads at once:
+ * the loops' threads trim when idle, so the first trim runs here, on the
+ * thread that starts them, before any of them does. */
+static void set_up_allocator(void)
+{
+    give_back_memory();
+}
+
 /* Waits for work, then takes every encoded group. Returns the groups (a
  * list), or NULL with *stop set once the loop stops with nothing left.
  * Without an encoding thread, sentences waiting are work too (NULL is
@@ -904,8 +914,10 @@ ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue
     ted_status s = l->queue ? new_batch(&l->batch, model, max_batch, err) : TED_ERR_NOMEM;
     if (!s)
         s = new_groups(l, err);
-    if (!s)
+    if (!s) {
+        set_up_allocator();
         s = start_threads(l, err);
+    }
     if (s) {
         free_loop(l);
         return s;

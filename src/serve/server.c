@@ -1080,6 +1080,9 @@ static ted_status listen_on(server *s, ted_error *err)
     int e = getaddrinfo(c->host, port, &hints, &address);
     if (e)
         return ted_fail(err, TED_ERR_IO, "--host %s: %s", c->host, gai_strerror(e));
+    /* the hosts a request may name, before the first request can come
+     * (--port 0: the port the system chose is known once it listens) */
+    s->hosts = (serve_hosts){c->host, (unsigned)c->port, c->allowed_hosts, c->allowed_host_count};
     s->daemon = start_daemon(s, address);
     bool v6 = address->ai_family == AF_INET6;
     freeaddrinfo(address);
@@ -1087,8 +1090,8 @@ static ted_status listen_on(server *s, ted_error *err)
         return ted_fail(err, TED_ERR_IO, "cannot listen on %s port %d: %s", c->host, c->port,
                         s->why_not[0] ? s->why_not : "libmicrohttpd cannot start");
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    s->hosts = (serve_hosts){c->host, info ? info->port : (unsigned)c->port, c->allowed_hosts,
-                             c->allowed_host_count};
+    if (info && info->port != s->hosts.port)
+        s->hosts.port = info->port;  /* --port 0: no client knows the port before this */
     atomic_store(&s->listening, true);
     fprintf(stderr, "ted serve: listening on http://%s%s%s:%u\n", v6 ? "[" : "", c->host,
             v6 ? "]" : "", info ? info->port : (unsigned)c->port);

@@ -180,12 +180,13 @@ static char *new_text(serve_stream *s, int i)
 {
     stream_sentence *t = &s->sentences[i];
     const serve_job *job = s->job;
-    const char *final = job->outputs[(size_t)i * job->options.decode.n_best].text;
-    char *text = t->done || s->finished ? strdup(final ? final : "")
-                                        : ted_decode_target(job->model, t->ids, t->count);
+    bool done = t->done || s->finished;  /* then the decoding thread has written outputs */
+    const char *final = done ? job->outputs[(size_t)i * job->options.decode.n_best].text : NULL;
+    char *text = done ? strdup(final ? final : "")
+                      : ted_decode_target(job->model, t->ids, t->count);
     if (!text)
         return NULL;
-    size_t stable = t->done || s->finished ? strlen(text) : stable_length(s, text);
+    size_t stable = done ? strlen(text) : stable_length(s, text);
     size_t added = stable > t->shown ? stable - t->shown : 0;
     memmove(text, text + stable - added, added);
     text[added] = '\0';
