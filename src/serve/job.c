@@ -2,6 +2,7 @@
 #include "serve/job.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -37,6 +38,20 @@ static ted_status tokenize(serve_job *job, const char *const *texts, ted_error *
     return TED_OK;
 }
 
+/* *copy: a copy of `code`, the job's own (the request that names it may be
+ * freed before the job is done: its client left); left NULL when code is. */
+static ted_status own_code(const char *code, const char **copy, ted_error *err)
+{
+    if (!code)
+        return TED_OK;
+    size_t bytes = strlen(code) + 1;
+    char *own = ted_alloc(bytes, 1, "language code", err);
+    if (!own)
+        return TED_ERR_NOMEM;
+    *copy = memcpy(own, code, bytes);
+    return TED_OK;
+}
+
 ted_status serve_job_new(const ted_model *model, const ted_translate_options *options,
                          const char *const *texts, int count, serve_job **out, ted_error *err)
 {
@@ -46,6 +61,7 @@ ted_status serve_job_new(const ted_model *model, const ted_translate_options *op
         return TED_ERR_NOMEM;
     size_t room = count > 0 ? (size_t)count : 1;
     *job = (serve_job){.model = model, .options = *options, .count = count};
+    job->options.languages = (ted_languages){NULL, NULL};  /* until copied */
     atomic_init(&job->cancelled, false);
     job->options.first_index = 0;  /* sentence i samples from stream i */
     job->ids = ted_alloc(room, sizeof *job->ids, "job", err);
@@ -58,6 +74,9 @@ ted_status serve_job_new(const ted_model *model, const ted_translate_options *op
                                 job->outputs
                             ? TED_OK
                             : TED_ERR_NOMEM;
+    ted_languages *codes = &job->options.languages;
+    if (!status && !(status = own_code(options->languages.source, &codes->source, err)))
+        status = own_code(options->languages.target, &codes->target, err);
     if (!status)
         status = tokenize(job, texts, err);
     if (status) {
@@ -80,6 +99,8 @@ void serve_job_free(serve_job *job)
     free(job->lengths);
     free(job->prefix_ids);
     free(job->prefix_lengths);
+    free((char *)job->options.languages.source);
+    free((char *)job->options.languages.target);
     if (job->outputs)
         ted_translations_free(job->outputs, job->count * job->options.decode.n_best);
     free(job->outputs);

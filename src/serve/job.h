@@ -12,7 +12,8 @@ typedef struct serve_job serve_job;
 
 struct serve_job {
     const ted_model *model;
-    ted_translate_options options;  /* checked (ted_translate_options_check) */
+    ted_translate_options options;  /* checked (ted_translate_options_check); its
+                                     * language codes are the job's own copies */
     int count;                      /* sentences */
     int **ids;                      /* (count): each sentence's source ids */
     int *lengths;                   /* (count) */
