@@ -18,6 +18,10 @@ Groups (one "ok NAME" or "FAIL NAME: why" line per check):
              operation, its examples, coverage and fuzzing phases (a bounded
              number of examples each), every response of a documented
              status and content type, conforming to its schema, and no 5xx.
+  decoding/* (with openapi) the same document with the served models and
+             languages as the only values of those fields, positive cases
+             only: requests that pass validation and reach the decoding
+             threads; no 5xx, the server alive after them.
 """
 import os
 import subprocess
@@ -35,6 +39,9 @@ TIMEOUT = 120 * SLOW
 # Examples per operation and phase: enough to reach every field's kinds of
 # value, few enough for a run of seconds (a minute under AddressSanitizer).
 EXAMPLES = 10
+# Positive examples per operation and phase with the served names: enough
+# for a hundred or so requests decoded.
+DECODING_EXAMPLES = 40
 
 
 # Paragraphs of several sentences, with their own spacing.
@@ -113,35 +120,90 @@ def test_client_keys(scratch, lines, want):
         check("client/key-exit-0", server.stop() == 0, server.last_words())
 
 
-def test_openapi(scratch):
+CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,"
+          "response_schema_conformance,response_headers_conformance")
+
+
+def schemathesis_run(scratch, schema, *options, examples=EXAMPLES):
+    """schemathesis run over `schema` (a URL, or a file with --url): the
+    completed process, its output in stdout. One request at a time: the
+    explorer decodes one at a time and answers a second 503 (Retry-After),
+    which is no server error. In the scratch directory, where schemathesis
+    keeps its cache (.schemathesis/)."""
     schemathesis = os.path.join(os.path.dirname(sys.executable), "schemathesis")
-    if not os.path.exists(schemathesis):
-        check("openapi/schemathesis", False, f"{schemathesis} is missing (make venv)")
+    args = [schemathesis, "run", schema, "--checks", CHECKS, "--max-examples", str(examples),
+            "--seed", "1", "--workers", "1", "--request-timeout", str(60 * SLOW), *options]
+    run = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         timeout=600 * SLOW, check=False, cwd=scratch)
+    summary = [line for line in run.stdout.splitlines() if "generated" in line]
+    print(f"info {schema.rsplit('/', 1)[-1]}: {summary[-1].strip() if summary else '(no summary)'}")
+    return run
+
+
+def check_server_after(name, server):
+    """No 5xx in the server's log, and it still answers."""
+    fivexx = server.matching(" 500 ") + server.matching(" 503 ")
+    check(f"{name}/no-5xx", not fivexx, fivexx[:5])
+    check(f"{name}/alive", server.proc.poll() is None and
+          server.call("GET", "/healthz")[0] == 200, "no /healthz after it")
+
+
+def test_openapi(scratch):
+    if not os.path.exists(os.path.join(os.path.dirname(sys.executable), "schemathesis")):
+        check("openapi/schemathesis", False, "schemathesis is missing (make venv)")
         return
     # a small budget per request: fuzzed beams and lengths are refused (413)
     # rather than decoded at length
     server = ted_test.Server([TOY, EN_FR], "--max-request-tokens", "4096", timeout=TIMEOUT)
     try:
-        args = [schemathesis, "run", f"{server.base}/openapi.yaml", "--checks",
-                "not_a_server_error,status_code_conformance,content_type_conformance,"
-                "response_schema_conformance,response_headers_conformance",
-                "--max-examples", str(EXAMPLES), "--seed", "1",
-                # one request at a time: the explorer decodes one at a time and
-                # answers a second 503 (Retry-After), which is no server error
-                "--workers", "1",
-                "--request-timeout", str(60 * SLOW)]
-        # in the scratch directory, where schemathesis keeps its cache (.schemathesis/)
-        run = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True, timeout=600 * SLOW, check=False, cwd=scratch)
-        summary = [line for line in run.stdout.splitlines() if "generated" in line]
-        print(f"info openapi/run: {summary[-1].strip() if summary else '(no summary)'}")
+        run = schemathesis_run(scratch, f"{server.base}/openapi.yaml")
         check("openapi/conforms", run.returncode == 0, run.stdout[-3000:])
-        fivexx = server.matching(" 500 ") + server.matching(" 503 ")
-        check("openapi/no-5xx", not fivexx, fivexx[:5])
-        check("openapi/alive", server.proc.poll() is None and
-              server.call("GET", "/healthz")[0] == 200, "no /healthz after it")
+        check_server_after("openapi", server)
+        test_decoding(scratch, server)
     finally:
         check("openapi/exit-0", server.stop() == 0, server.last_words())
+
+
+def served_names(schema, models, languages):
+    """The served document with its open strings narrowed to what this
+    server serves: every request's model one of `models`, LibreTranslate's
+    source and target among `languages`, no stream (schemathesis cannot
+    read an event stream here; tests/serve/test_stream.py checks them)."""
+    schemas = schema["components"]["schemas"]
+    for name in ("TranslateRequest", "TranslateForm"):
+        properties = schemas[name]["properties"]
+        properties["source"]["enum"] = languages["source"]
+        properties["target"]["enum"] = languages["target"]
+    bodies = [op["requestBody"]["content"]["application/json"]["schema"]
+              for path in ("/v1/explore", "/v1/beam")
+              for op in [schema["paths"][path]["post"]]]
+    for properties in [schemas["V1Request"]["properties"]] + [b["properties"] for b in bodies]:
+        properties["model"]["enum"] = models
+    schemas["V1Request"]["properties"]["stream"]["enum"] = [False]
+    return schema
+
+
+def test_decoding(scratch, server):
+    """The positive phases of schemathesis with the names the server serves:
+    most requests pass validation and are decoded (under SAN=1, by the
+    sanitized decoding threads), not refused at the first field."""
+    import yaml  # schemathesis's dependency, in the test virtualenv
+    schema = yaml.safe_load(server.get("/openapi.yaml")[2])
+    narrowed = os.path.join(scratch, "served-names.yaml")
+    with open(narrowed, "w", encoding="utf-8") as f:
+        yaml.safe_dump(served_names(schema, ["toy-en-fr", "en-fr"],
+                                    {"source": ["en", "auto"], "target": ["fr"]}), f)
+    before = len(server.matching(" 200 "))
+    run = schemathesis_run(scratch, narrowed, "--url", server.base, "--mode", "positive",
+                           "--exclude-path", "/openapi.yaml", examples=DECODING_EXAMPLES)
+    check("decoding/conforms", run.returncode == 0, run.stdout[-3000:])
+    decoding = ("POST /v1/translate ", "POST /translate ", "POST /v1/beam ", "POST /v1/explore ")
+    decoded = [line for line in server.matching(" 200 ")[before:]
+               if any(route in line for route in decoding)]
+    print(f"info decoding/answered: {len(decoded)} decoding requests answered 200")
+    check("decoding/reached-the-loop", len(decoded) >= 50,
+          f"{len(decoded)} decoding requests answered 200")
+    check_server_after("decoding", server)
 
 
 def main():
