@@ -370,6 +370,11 @@ typedef struct ted_decode_options {
     ted_sampling_params sampling;    /* for TED_DECODE_SAMPLE */
     int n_best;       /* hypotheses per sentence (default 1): at most the beam size for
                        * beam search, samples for sampling, 1 for greedy */
+    bool tokens_only; /* greedy, and sampling with n_best 1: the hypotheses' tokens
+                       * alone, their log_probs, log_prob and score left 0, and no
+                       * step computes the log-softmax over the vocabulary (the
+                       * tokens are the same); beam search and sampling's n-best rank
+                       * by the scores and keep them (default false) */
 } ted_decode_options;
 
 /* What a decode works on: `count` sources, as ted_prepare_source makes them. */

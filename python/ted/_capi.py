@@ -44,7 +44,7 @@ class SamplingParams(Structure):
 
 class DecodeOptions(Structure):
     _fields_ = [("strategy", c_int), ("beam", BeamParams), ("sampling", SamplingParams),
-                ("n_best", c_int)]
+                ("n_best", c_int), ("tokens_only", c_bool)]
 
 
 class Languages(Structure):

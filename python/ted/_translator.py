@@ -465,6 +465,7 @@ class Translator:
         data = [_text_bytes(t, "text %d" % i if not single else "text")
                 for i, t in enumerate(items)]
         texts_only = not return_scores and n_best == 1
+        o.decode.tokens_only = texts_only  # no scores returned: none computed
         results = self._translate_bytes(data, o, texts_only)
         if texts_only:
             out: List[Any] = results

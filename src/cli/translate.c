@@ -733,6 +733,7 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
     if (frontend_choose_options(model, &t->d, &names, &job->options, &err))
         return cli_error("translate: %s", err.message);
     job->moses = job->scores || job->options.decode.n_best > 1;
+    job->options.decode.tokens_only = !job->moses;  /* no scores printed: none computed */
     if (job->document.format == DOCUMENT_HTML)
         job->document.split_sentences = true;  /* a page's blocks are cut into sentences */
     job->documents = job->document.split_sentences;

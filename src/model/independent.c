@@ -32,6 +32,7 @@ typedef struct independent {
     const ted_batch *batch;
     const ted_decode_options *options;
     int samples;             /* hypotheses per sentence: n_best when sampling, else 1 */
+    bool scored;             /* the tokens' log-probabilities are wanted (tokens_only) */
     bool first;              /* before the first step: row i starts sentence i's samples */
     ted_hypothesis *out;     /* (count * samples): each sample's tokens so far */
     int *room;               /* (count * samples): cells held by each */
@@ -95,7 +96,7 @@ static int plan_choices(independent *st, int active)
             .sampling = sampling ? &st->options->sampling : NULL,
             .rng = &st->rngs[sentence],
             .tokens = st->tokens + drawn,
-            .log_probs = st->log_probs + drawn,
+            .log_probs = st->scored ? st->log_probs + drawn : NULL,
         };
         drawn += st->choices[r].draws;
     }
@@ -113,7 +114,7 @@ static ted_status take_tokens(independent *st, const ted_choice *ch, int *kept, 
         int sample = from + k, token = ch->tokens[k];
         ted_hypothesis *h = &st->out[sample];
         ted_status s = ted_hypothesis_append(h, &st->room[sample], limit, token,
-                                             ch->log_probs[k], err);
+                                             ch->log_probs ? ch->log_probs[k] : 0.0f, err);
         if (s)
             return s;
         if (token == eos || h->length >= limit)
@@ -167,6 +168,7 @@ ted_status ted_decode_independent(ted_session *s, const ted_batch *batch,
 {
     independent st = {.model = ted_session_model(s), .batch = batch, .options = o, .first = true,
                       .samples = o->strategy == TED_DECODE_SAMPLE ? o->n_best : 1, .out = out};
+    st.scored = !o->tokens_only || st.samples > 1;
     ted_status status = alloc_state(&st, err);
     for (int i = 0; !status && i < batch->count; i++) {
         uint64_t stream = batch->streams ? batch->streams[i] : (uint64_t)i;

@@ -472,6 +472,54 @@ Test(decoding, top_k_1_sampling_is_greedy, .timeout = 120)
     ted_model_free(model);
 }
 
+/* tokens_only: greedy's tokens, no log-probabilities; sampling's n-best
+ * keeps them, to rank its samples. */
+Test(decoding, tokens_only_gives_the_same_tokens_without_scores, .timeout = 120)
+{
+    ted_model *model = load(TOY_DIR);
+    char **lines = read_lines(TOY_TEST, TOY_SENTENCES);
+    ted_translate_options scored = ted_translate_default_options();
+    ted_translation *want = translate(model, lines, TOY_SENTENCES, &scored);
+    ted_translate_options o = ted_translate_default_options();
+    o.decode.tokens_only = true;
+    ted_translation *got = translate(model, lines, TOY_SENTENCES, &o);
+    int nonzero = 0;
+    for (int i = 0; i < TOY_SENTENCES; i++) {
+        const ted_hypothesis *g = &got[i].hypothesis, *w = &want[i].hypothesis;
+        cr_assert(g->length == w->length && !memcmp(g->ids, w->ids, sizeof(int) * g->length),
+                  "sentence %d: tokens only gave \"%s\", greedy \"%s\"", i + 1, got[i].text,
+                  want[i].text);
+        cr_assert_str_eq(got[i].text, want[i].text);
+        for (int k = 0; k < g->length; k++)
+            cr_assert_float_eq(g->log_probs[k], 0.0f, 0.0);
+        cr_assert_float_eq(g->score, 0.0, 0.0);
+        nonzero += w->log_prob < 0.0;
+    }
+    cr_assert_gt(nonzero, 0, "greedy with scores reported none");
+    ted_translations_free(got, TOY_SENTENCES);
+    free(got);
+
+    o.decode.strategy = TED_DECODE_SAMPLE;
+    o.decode.n_best = 3;
+    o.decode.sampling.seed = 7;
+    o.decode.sampling.temperature = 3.0f;
+    ted_translation *samples = translate(model, lines, TOY_SENTENCES, &o);
+    o.decode.tokens_only = false;
+    ted_translation *scored_samples = translate(model, lines, TOY_SENTENCES, &o);
+    for (int k = 0; k < 3 * TOY_SENTENCES; k++)
+        cr_assert(same_hypothesis(&samples[k].hypothesis, &scored_samples[k].hypothesis),
+                  "sample %d: \"%s\" against \"%s\" with scores", k, samples[k].text,
+                  scored_samples[k].text);
+    ted_translations_free(samples, 3 * TOY_SENTENCES);
+    ted_translations_free(scored_samples, 3 * TOY_SENTENCES);
+    free(samples);
+    free(scored_samples);
+    ted_translations_free(want, TOY_SENTENCES);
+    free(want);
+    free_lines(lines, TOY_SENTENCES);
+    ted_model_free(model);
+}
+
 Test(decoding, a_seed_repeats_whatever_the_batch, .timeout = 120)
 {
     ted_model *model = load(TOY_DIR);
