@@ -96,6 +96,7 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
         return status;
 
     s->keep_attention = s->attention_requested;
+    s->encodes = true;
     int source_len = ted_largest(source_lengths, batch);
     ted_session_size size = {batch, source_len, max_steps};
     size.max_steps = ted_arena_first_steps(s, size, max_steps);
@@ -213,6 +214,11 @@ void ted_session_room(const ted_session *s, int *rows, int *source_len, int *max
     *rows = s->room.rows;
     *source_len = s->source_len;
     *max_steps = s->max_steps;
+}
+
+size_t ted_session_buffer_bytes(const ted_session *s)
+{
+    return s->arena_bytes;
 }
 
 ted_status ted_session_attention(const ted_session *s, ted_attention_kind kind, int layer,

@@ -28,18 +28,26 @@ typedef struct ted_session_size {
 /* A buffer that holds rows of the batch: (layers, batch, blocks,
  * block_bytes), each batch row's blocks following its row through select()
  * and join(). A block is one head's positions, or a row's ids: when the
- * source or step positions widen, each block keeps its first ones. */
+ * source or step positions widen, each block keeps its first ones. A cache
+ * holds a row's positions up to its length only (its source's, or the
+ * steps it took; attention reads no further), so only those are carried. */
 typedef struct ted_carried {
     void *data;
     int layers;
-    int blocks;  /* per batch row: one per head, or 1 */
+    int blocks;             /* per batch row: one per head, or 1 */
     size_t block_bytes;
+    const int *lengths;     /* NULL (every byte of a block), or the positions each
+                             * row holds, by its row in this buffer: the buffers of
+                             * lengths are carried before the caches they measure */
+    size_t position_bytes;  /* with lengths: the bytes of one position in a block */
 } ted_carried;
 
 struct ted_session {
     const ted_model *model;
     bool attention_requested;  /* set by ted_session_keep_attention() */
     bool keep_attention;       /* in effect since the last encode */
+    bool encodes;              /* laid out for encode() (the encoder's buffers); an
+                                * empty session that rows join has none */
 
     int batch;             /* active rows */
     int source_len;        /* room per row for source positions: the longest source of
@@ -80,6 +88,7 @@ struct ted_session {
     size_t arena_bytes;         /* its size */
     ted_session_size room;      /* what the arena holds */
     bool room_keeps_attention;  /* and whether it holds kept attention weights */
+    bool room_encodes;          /* and the encoder's buffers */
     ted_carried *old_carried;   /* (ted_carried_capacity) each, for select() and join() */
     ted_carried *new_carried;
 };
@@ -133,8 +142,8 @@ void ted_arena_copy_joining(ted_session *s, const ted_session *joining);
 enum { TED_SESSION_FIRST_STEPS = 32 };
 
 /* The largest arena ted_session_clear() keeps for the next rows: a batch
- * that empties and refills under load reuses its buffers, a larger one
- * goes back. */
+ * that empties and refills reuses its buffers, a larger one goes back
+ * (ted_session_empty() keeps any). */
 #define TED_SESSION_KEPT_BYTES ((size_t)8 << 20)
 
 /* Makes room for one more step when the caches are full: the step

@@ -103,22 +103,23 @@ static void point_positions(ted_session *s)
 }
 
 /* Points every buffer of the session into the arena: `batch` rows of
- * source_len source and max_steps decoder positions. */
+ * source_len source and max_steps decoder positions. A session that does
+ * not encode (rows join it: s->encodes) has no encoder buffers. */
 static void layout(ted_session *s, arena *a, int batch, int source_len, int max_steps)
 {
     const ted_config *c = &s->model->config;
     size_t B = batch, S = source_len, T = max_steps, d = c->d_model, h = c->heads;
-    size_t rows = ted_mul_size(B, S);
+    size_t rows = s->encodes ? ted_mul_size(B, S) : 0;
     ted_encoder_state *encoder = &s->encoder;
     ted_decoder_state *decoder = &s->decoder;
 
     s->source_lengths = take(a, B, sizeof(int));
-    s->source_ids = take(a, rows, sizeof(int));
+    s->source_ids = take(a, ted_mul_size(B, S), sizeof(int));
     decoder->steps = take(a, B, sizeof(int));
     s->positions = take(a, product((S > T ? S : T) + c->position_offset, d, 1), sizeof(float));
 
-    take_activations(a, &encoder->activations, rows, c, product(B, h, S));
-    take_cache(a, &encoder->layer_kv, B, source_len, d);
+    take_activations(a, &encoder->activations, rows, c, s->encodes ? product(B, h, S) : 0);
+    take_cache(a, &encoder->layer_kv, s->encodes ? B : 0, source_len, d);
 
     take_activations(a, &decoder->activations, B, c, product(B, h, T > S ? T : S));
     for (int l = 0; l < c->decoder_layers; l++) {
@@ -159,21 +160,22 @@ static int carried_buffers(const ted_session *s, ted_carried *list)
     size_t f = sizeof(float);
     const ted_decoder_state *decoder = &s->decoder;
     int n = 0;
-    list[n++] = (ted_carried){s->source_lengths, 1, 1, sizeof(int)};
-    list[n++] = (ted_carried){decoder->steps, 1, 1, sizeof(int)};
-    list[n++] = (ted_carried){s->source_ids, 1, 1, S * sizeof(int)};
+    const int *steps = decoder->steps, *sources = s->source_lengths;
+    list[n++] = (ted_carried){s->source_lengths, 1, 1, sizeof(int), NULL, 0};
+    list[n++] = (ted_carried){decoder->steps, 1, 1, sizeof(int), NULL, 0};
+    list[n++] = (ted_carried){s->source_ids, 1, 1, S * sizeof(int), NULL, 0};
     for (int l = 0; l < c->decoder_layers; l++) {
         const ted_decoder_cache *cache = &decoder->caches[l];
-        list[n++] = (ted_carried){cache->self.k, 1, (int)h, T * q * f};
-        list[n++] = (ted_carried){cache->self.v, 1, (int)h, T * q * f};
-        list[n++] = (ted_carried){cache->cross.k, 1, (int)h, S * q * f};
-        list[n++] = (ted_carried){cache->cross.v, 1, (int)h, S * q * f};
+        list[n++] = (ted_carried){cache->self.k, 1, (int)h, T * q * f, steps, q * f};
+        list[n++] = (ted_carried){cache->self.v, 1, (int)h, T * q * f, steps, q * f};
+        list[n++] = (ted_carried){cache->cross.k, 1, (int)h, S * q * f, sources, q * f};
+        list[n++] = (ted_carried){cache->cross.v, 1, (int)h, S * q * f, sources, q * f};
     }
     if (s->keep_attention) {
         list[n++] = (ted_carried){s->encoder.kept_attention, c->encoder_layers, (int)(h * S),
-                                  S * f};
-        list[n++] = (ted_carried){decoder->kept.self, c->decoder_layers, (int)h, T * f};
-        list[n++] = (ted_carried){decoder->kept.cross, c->decoder_layers, (int)h, S * f};
+                                  S * f, NULL, 0};
+        list[n++] = (ted_carried){decoder->kept.self, c->decoder_layers, (int)h, T * f, NULL, 0};
+        list[n++] = (ted_carried){decoder->kept.cross, c->decoder_layers, (int)h, S * f, NULL, 0};
     }
     return n;
 }
@@ -183,6 +185,23 @@ int ted_carried_capacity(const ted_config *c)
     return 3 + 4 * c->decoder_layers + 3;
 }
 
+/* The bytes of each block that row r of `to` takes from `from`: what the
+ * narrower block holds, and no more than the row's positions. */
+static size_t used_bytes(ted_carried to, ted_carried from, int r)
+{
+    size_t bytes = to.block_bytes < from.block_bytes ? to.block_bytes : from.block_bytes;
+    size_t held = to.lengths ? (size_t)to.lengths[r] * to.position_bytes : bytes;
+    return held < bytes ? held : bytes;
+}
+
+/* One row's blocks, their first `used` bytes each. */
+static void copy_row(char *out, size_t out_block, const char *in, size_t in_block, int blocks,
+                     size_t used)
+{
+    for (int k = 0; k < blocks; k++)
+        memcpy(out + k * out_block, in + k * in_block, used);
+}
+
 /* (layers, batch, row_bytes) -> (layers, count, row_bytes) in place, row i
  * of each layer taken from row rows[i]. A layer's new block never overlaps
  * an old block still to be read: front to back when the batch shrinks, back
@@ -190,13 +209,17 @@ int ted_carried_capacity(const ted_config *c)
 static void gather_layers(ted_carried buffer, int batch, const int *rows, int count,
                           char *scratch)
 {
-    size_t bytes = row_bytes(buffer);
+    size_t bytes = row_bytes(buffer), block = buffer.block_bytes;
     for (int i = 0; i < buffer.layers; i++) {
         int l = count <= batch ? i : buffer.layers - 1 - i;
         const char *old_block = (const char *)buffer.data + l * batch * bytes;
+        char *new_block = (char *)buffer.data + l * count * bytes;
         for (int r = 0; r < count; r++)
-            memcpy(scratch + r * bytes, old_block + rows[r] * bytes, bytes);
-        memcpy((char *)buffer.data + l * count * bytes, scratch, count * bytes);
+            copy_row(scratch + r * bytes, block, old_block + rows[r] * bytes, block,
+                     buffer.blocks, used_bytes(buffer, buffer, r));
+        for (int r = 0; r < count; r++)
+            copy_row(new_block + r * bytes, block, scratch + r * bytes, block, buffer.blocks,
+                     used_bytes(buffer, buffer, r));
     }
 }
 
@@ -218,7 +241,8 @@ static void fill_rows(ted_carried buffer, const int *rows, int count)
     char *data = buffer.data;
     for (int r = 0; r < count; r++)
         if (rows[r] != r)
-            memcpy(data + r * bytes, data + rows[r] * bytes, bytes);
+            copy_row(data + r * bytes, buffer.block_bytes, data + rows[r] * bytes,
+                     buffer.block_bytes, buffer.blocks, used_bytes(buffer, buffer, r));
 }
 
 /* (layers, batch, blocks) in `from` -> (layers, count, blocks) in `to`,
@@ -227,14 +251,13 @@ static void fill_rows(ted_carried buffer, const int *rows, int count)
 static void copy_layer_rows(ted_carried to, ted_carried from, int batch, const int *rows,
                             int count)
 {
-    size_t bytes = to.block_bytes < from.block_bytes ? to.block_bytes : from.block_bytes;
     for (int l = 0; l < from.layers; l++)
         for (int r = 0; r < count; r++) {
             size_t row = (size_t)l * batch + (rows ? rows[r] : r);
             char *out = (char *)to.data + ((size_t)l * count + r) * row_bytes(to);
             const char *in = (const char *)from.data + row * row_bytes(from);
-            for (int k = 0; k < from.blocks; k++)
-                memcpy(out + k * to.block_bytes, in + k * from.block_bytes, bytes);
+            copy_row(out, to.block_bytes, in, from.block_bytes, from.blocks,
+                     used_bytes(to, from, r));
         }
 }
 
@@ -269,6 +292,7 @@ void ted_arena_copy_joining(ted_session *s, const ted_session *joining)
     for (int i = 0; i < buffers; i++) {
         ted_carried to = s->new_carried[i];
         to.data = (char *)to.data + (size_t)s->batch * row_bytes(to);
+        to.lengths = to.lengths ? to.lengths + s->batch : NULL;
         copy_layer_rows(to, joining->old_carried[i], joining->batch, NULL, joining->batch);
     }
     pad_source_ids(s, s->batch, joining->batch);
@@ -326,7 +350,8 @@ ted_status ted_arena_fit(ted_session *s, ted_session_size size, const char *who,
 {
     bool fits = s->arena && size.rows <= s->room.rows &&
                 size.source_len <= s->room.source_len && size.max_steps <= s->room.max_steps &&
-                (s->room_keeps_attention || !s->keep_attention);
+                (s->room_keeps_attention || !s->keep_attention) &&
+                (s->room_encodes || !s->encodes);
     s->batch = 0;
     for (int l = 0; l < s->model->config.decoder_layers; l++)
         s->decoder.caches[l].self.length = 0;
@@ -342,6 +367,7 @@ ted_status ted_arena_fit(ted_session *s, ted_session_size size, const char *who,
         s->arena = base;
         s->room = room;
         s->room_keeps_attention = s->keep_attention;
+        s->room_encodes = s->encodes;
     }
     lay_out(s, size.source_len, size.max_steps);
     return TED_OK;
@@ -365,7 +391,7 @@ void ted_arena_release(ted_session *s)
     s->arena = NULL;
     s->arena_bytes = 0;
     s->room = (ted_session_size){0};
-    s->room_keeps_attention = false;
+    s->room_keeps_attention = s->room_encodes = false;
     s->batch = 0;
     s->source_len = s->max_steps = 0;
 }
@@ -386,6 +412,7 @@ ted_status ted_arena_widen(ted_session *s, ted_session_size size, const int *kee
     s->arena = base;
     s->room = room;
     s->room_keeps_attention = s->keep_attention;
+    s->room_encodes = s->encodes;
     lay_out(s, size.source_len, size.max_steps);
     carried_buffers(s, s->new_carried);
     for (int i = 0; i < buffers; i++)

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "model/session.h"
+#include "model/session_hooks.h"
 
 /* self.length: the most steps of a row, after rows were dropped. */
 static void note_longest_row(ted_session *s)
@@ -68,6 +69,7 @@ static ted_status room_to_join(ted_session *s, const ted_session *joining, ted_e
     int max_steps = joining->max_steps;
     if (s->batch == 0) {
         s->keep_attention = false;  /* join() refuses sessions that would keep them */
+        s->encodes = false;         /* rows join it: it needs no encoder buffers */
         ted_session_size size = {count, at_least(source_len, s->room.source_len),
                                  at_least(max_steps, s->room.max_steps)};
         return ted_arena_fit(s, size, "join", err);
@@ -113,11 +115,16 @@ void ted_session_clear(ted_session *s)
 {
     if (!s)
         return;
+    ted_session_empty(s);
+    if (s->arena_bytes > TED_SESSION_KEPT_BYTES)
+        ted_arena_release(s);
+}
+
+void ted_session_empty(ted_session *s)
+{
     s->batch = 0;
     for (int l = 0; l < s->model->config.decoder_layers; l++)
         s->decoder.caches[l].self.length = 0;
-    if (s->arena_bytes > TED_SESSION_KEPT_BYTES)
-        ted_arena_release(s);
 }
 
 void ted_session_release(ted_session *s)

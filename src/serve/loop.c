@@ -272,7 +272,7 @@ static void fail_rows(serve_loop *l, batch *b, const ted_error *err)
         if (k == 0 || b->order[k].serial != b->order[k - 1].serial)
             fail_sentence(l, b->now.owner[b->order[k].row], err);
     b->rows = b->charged = 0;
-    ted_session_clear(b->session);
+    ted_session_empty(b->session);
 }
 
 /* ---- the encoding thread ---------------------------------------------------- */
@@ -436,8 +436,7 @@ static void *encoding_main(void *arg)
  * hypotheses held go back to the system, which glibc does not do for
  * pages below the top of its heap. A burst of work then does not leave
  * the server at its largest size; a batch that empties and refills under
- * load keeps its buffers (up to TED_SESSION_KEPT_BYTES: ted_session_clear)
- * instead. */
+ * load keeps its buffers (ted_session_empty) instead. */
 enum { IDLE_MS = 200 };
 
 static void give_back_memory(void)
@@ -497,9 +496,9 @@ static group *take_encoded(serve_loop *l, batch *b, bool *stop)
 
 /* The group's sentences join: rows of the batch from the next step on,
  * each feeding BOS first. The batch keeps its own session, whose buffers
- * grow with its rows and steps; when its last row ends it keeps those of
- * up to TED_SESSION_KEPT_BYTES for the next rows (ted_session_clear), and
- * gives them all back once the loop is idle (take_encoded). */
+ * grow with its rows and steps; when its last row ends it keeps them for
+ * the next rows (ted_session_empty), and gives them back once the loop is
+ * idle (take_encoded). */
 static void absorb(serve_loop *l, batch *b, group *g)
 {
     ted_error err = {0};
@@ -692,7 +691,7 @@ static void step(serve_loop *l, batch *b)
     bool same = keeps_every_row(b->keep, kept, b->rows);
     b->rows = kept;
     if (kept == 0)
-        ted_session_clear(b->session);
+        ted_session_empty(b->session);
     else if (!same && ted_session_select(b->session, b->keep, kept, &err))
         fail_rows(l, b, &err);
 }

@@ -805,6 +805,63 @@ Test(session, rows_join_a_new_or_cleared_session_as_they_decode_alone)
     run_join_scenario(join_empty_sessions, "rows joining empty sessions");
 }
 
+/* A session that rows join never encodes: it holds no encoder buffers,
+ * (source positions, 7 d_model + d_ff) floats a row fewer than a session
+ * that encoded the same rows for as many steps. */
+Test(session, a_session_that_rows_join_holds_no_encoder_buffers)
+{
+    ted_model *model = load(TINY_DIR);
+    ted_session *joined = new_session(model), *encoded = new_session(model);
+    static const int both[2] = {0, 1};
+    join_encoded(joined, encoded, both, 2, STEPS);
+    const int *ids[2];
+    int lengths[2];
+    pick_sources(both, 2, ids, lengths);
+    ted_error err = {0};
+    cr_assert_eq(ted_session_encode(encoded, ids, lengths, 2, STEPS, &err), TED_OK, "%s",
+                 err.message);
+    int rows, source_len, max_steps, rows_e, source_len_e, max_steps_e;
+    ted_session_room(joined, &rows, &source_len, &max_steps);
+    ted_session_room(encoded, &rows_e, &source_len_e, &max_steps_e);
+    cr_assert(rows == rows_e && source_len == source_len_e && max_steps == max_steps_e,
+              "laid out alike: %d/%d/%d and %d/%d/%d", rows, source_len, max_steps, rows_e,
+              source_len_e, max_steps_e);
+    const ted_config *c = ted_model_config(model);
+    size_t encoder = (size_t)rows * source_len * (7 * c->d_model + c->d_ff) * sizeof(float);
+    size_t with = ted_session_buffer_bytes(encoded), without = ted_session_buffer_bytes(joined);
+    cr_assert_geq(with, without + encoder, "%zu bytes encoded, %zu joined (encoder: %zu)", with,
+                  without, encoder);
+    ted_session_free(joined);
+    ted_session_free(encoded);
+    ted_model_free(model);
+}
+
+/* A server's batch, emptied when its rows end (ted_session_empty), keeps
+ * its buffers whatever their size: rows that join again fit without a new
+ * arena. ted_session_release() gives them back. */
+Test(session, an_emptied_batch_keeps_its_buffers_until_released)
+{
+    ted_model *model = load(TINY_DIR);
+    ted_session *s = new_session(model), *encoded = new_session(model);
+    static const int both[2] = {0, 1}, one[1] = {1};
+    join_encoded(s, encoded, both, 2, STEPS);
+    size_t bytes = ted_session_buffer_bytes(s);
+    int rows, source_len, max_steps;
+    ted_session_empty(s);
+    cr_assert_eq(ted_session_batch(s), 0, "an emptied session has no rows");
+    cr_assert_eq(ted_session_buffer_bytes(s), bytes, "its buffers stay");
+    join_encoded(s, encoded, one, 1, STEPS);
+    ted_session_room(s, &rows, &source_len, &max_steps);
+    cr_assert(ted_session_buffer_bytes(s) == bytes && rows == 2,
+              "one row joins the room of two: %zu bytes (%zu before), room for %d rows",
+              ted_session_buffer_bytes(s), bytes, rows);
+    ted_session_release(s);
+    cr_assert_eq(ted_session_buffer_bytes(s), 0, "released, it holds nothing");
+    ted_session_free(s);
+    ted_session_free(encoded);
+    ted_model_free(model);
+}
+
 /* Rows joining one at a time: the room for rows, sources and steps grows
  * at least twofold whenever it must grow, so that 8 rows move the buffers
  * 3 times, not 7. */
