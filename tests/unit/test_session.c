@@ -805,13 +805,33 @@ Test(session, rows_join_a_new_or_cleared_session_as_they_decode_alone)
     run_join_scenario(join_empty_sessions, "rows joining empty sessions");
 }
 
+/* The tiny model and two sessions of it: a batch and the session its rows
+ * are encoded in (or another one beside it). */
+typedef struct two_sessions {
+    ted_model *model;
+    ted_session *batch, *other;
+} two_sessions;
+
+static two_sessions open_two_sessions(void)
+{
+    ted_model *model = load(TINY_DIR);
+    return (two_sessions){model, new_session(model), new_session(model)};
+}
+
+static void close_two_sessions(two_sessions t)
+{
+    ted_session_free(t.batch);
+    ted_session_free(t.other);
+    ted_model_free(t.model);
+}
+
 /* A session that rows join never encodes: it holds no encoder buffers,
  * (source positions, 7 d_model + d_ff) floats a row fewer than a session
  * that encoded the same rows for as many steps. */
 Test(session, a_session_that_rows_join_holds_no_encoder_buffers)
 {
-    ted_model *model = load(TINY_DIR);
-    ted_session *joined = new_session(model), *encoded = new_session(model);
+    two_sessions t = open_two_sessions();
+    ted_session *joined = t.batch, *encoded = t.other;
     static const int both[2] = {0, 1};
     join_encoded(joined, encoded, both, 2, STEPS);
     const int *ids[2];
@@ -826,14 +846,12 @@ Test(session, a_session_that_rows_join_holds_no_encoder_buffers)
     cr_assert(rows == rows_e && source_len == source_len_e && max_steps == max_steps_e,
               "laid out alike: %d/%d/%d and %d/%d/%d", rows, source_len, max_steps, rows_e,
               source_len_e, max_steps_e);
-    const ted_config *c = ted_model_config(model);
+    const ted_config *c = ted_model_config(t.model);
     size_t encoder = (size_t)rows * source_len * (7 * c->d_model + c->d_ff) * sizeof(float);
     size_t with = ted_session_buffer_bytes(encoded), without = ted_session_buffer_bytes(joined);
     cr_assert_geq(with, without + encoder, "%zu bytes encoded, %zu joined (encoder: %zu)", with,
                   without, encoder);
-    ted_session_free(joined);
-    ted_session_free(encoded);
-    ted_model_free(model);
+    close_two_sessions(t);
 }
 
 /* A server's batch, emptied when its rows end (ted_session_empty), keeps
@@ -841,8 +859,8 @@ Test(session, a_session_that_rows_join_holds_no_encoder_buffers)
  * arena. ted_session_release() gives them back. */
 Test(session, an_emptied_batch_keeps_its_buffers_until_released)
 {
-    ted_model *model = load(TINY_DIR);
-    ted_session *s = new_session(model), *encoded = new_session(model);
+    two_sessions t = open_two_sessions();
+    ted_session *s = t.batch, *encoded = t.other;
     static const int both[2] = {0, 1}, one[1] = {1};
     join_encoded(s, encoded, both, 2, STEPS);
     size_t bytes = ted_session_buffer_bytes(s);
@@ -857,9 +875,7 @@ Test(session, an_emptied_batch_keeps_its_buffers_until_released)
               ted_session_buffer_bytes(s), bytes, rows);
     ted_session_release(s);
     cr_assert_eq(ted_session_buffer_bytes(s), 0, "released, it holds nothing");
-    ted_session_free(s);
-    ted_session_free(encoded);
-    ted_model_free(model);
+    close_two_sessions(t);
 }
 
 /* Rows joining one at a time: the room for rows, sources and steps grows
@@ -867,8 +883,8 @@ Test(session, an_emptied_batch_keeps_its_buffers_until_released)
  * 3 times, not 7. */
 Test(session, rows_joining_one_at_a_time_double_the_room)
 {
-    ted_model *model = load(TINY_DIR);
-    ted_session *s = new_session(model), *encoded = new_session(model);
+    two_sessions t = open_two_sessions();
+    ted_session *s = t.batch, *encoded = t.other;
     const int *ids[1] = {tiny_src1};
     int lengths[1] = {TINY_SRC1_LEN}, rows, source_len, max_steps;
     ted_error err = {0};
@@ -890,9 +906,7 @@ Test(session, rows_joining_one_at_a_time_double_the_room)
                      want_rows[n]);
         cr_assert(source_len == 2 * TINY_SRC1_LEN && max_steps == STEPS);
     }
-    ted_session_free(encoded);
-    ted_session_free(s);
-    ted_model_free(model);
+    close_two_sessions(t);
 }
 
 /* ---- the self-attention caches grow with the steps taken ----------------- */
@@ -980,8 +994,8 @@ Test(session, self_attention_caches_grow_with_the_steps_taken)
 
 Test(session, join_errors)
 {
-    ted_model *model = load(TINY_DIR);
-    ted_session *s = new_session(model), *other = new_session(model);
+    two_sessions t = open_two_sessions();
+    ted_session *s = t.batch, *other = t.other;
     static const int first[1] = {0}, second[1] = {1};
     ted_error err = {0};
     expect_error(ted_session_join(s, other, &err), &err, TED_ERR_ARGUMENT, "no encoded rows",
@@ -1006,16 +1020,14 @@ Test(session, join_errors)
     expect_error(ted_session_join(s, other, &err), &err, TED_ERR_ARGUMENT, "attention",
                  "rows joining a session that keeps attention");
     cr_assert_eq(ted_session_batch(s), 1, "a refused join keeps the batch");
-    ted_session *empty = new_session(model), *plain = new_session(model);
+    ted_session *empty = new_session(t.model), *plain = new_session(t.model);
     ted_session_keep_attention(empty, true);
     encode(plain, first, 1);
     expect_error(ted_session_join(empty, plain, &err), &err, TED_ERR_ARGUMENT, "attention",
                  "rows joining an empty session that is to keep attention");
     ted_session_free(plain);
     ted_session_free(empty);
-    ted_session_free(other);
-    ted_session_free(s);
-    ted_model_free(model);
+    close_two_sessions(t);
 }
 
 /* Greedy decoding where each sentence joins when the previous one is
