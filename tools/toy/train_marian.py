@@ -90,13 +90,14 @@ def padded(rows, pad_id):
     return out
 
 
-def batch_loss(model, pairs, idx, pad_id, label_smoothing):
+def batch_loss(model, pairs, idx, pad_id, start_id, label_smoothing):
     """Mean token cross-entropy of a batch under teacher forcing, and its
-    number of target tokens. The decoder reads <pad> then the target
-    shifted right; padding is neither attended to nor scored."""
+    number of target tokens. The decoder reads START_ID (the decoder start:
+    Marian's <pad>) then the target shifted right; padding is neither
+    attended to nor scored. A pair is (source ids, target ids, ...)."""
     src = padded([pairs[i][0] for i in idx], pad_id)
     labels = padded([pairs[i][1] for i in idx], pad_id)
-    decoder_input = torch.cat([torch.full((len(idx), 1), pad_id, dtype=torch.long),
+    decoder_input = torch.cat([torch.full((len(idx), 1), start_id, dtype=torch.long),
                                labels[:, :-1]], dim=1)
     logits = model(input_ids=src, attention_mask=src.ne(pad_id),
                    decoder_input_ids=decoder_input).logits
@@ -106,12 +107,12 @@ def batch_loss(model, pairs, idx, pad_id, label_smoothing):
 
 
 @torch.no_grad()
-def valid_loss(model, pairs, pad_id, max_tokens):
+def valid_loss(model, pairs, pad_id, start_id, max_tokens):
     """Token cross-entropy (no smoothing) over all validation pairs."""
     model.eval()
     total = count = 0
     for idx in batches(pairs, max_tokens, random.Random(0)):
-        loss, n = batch_loss(model, pairs, idx, pad_id, 0.0)
+        loss, n = batch_loss(model, pairs, idx, pad_id, start_id, 0.0)
         total += float(loss) * n
         count += n
     return total / count
@@ -158,6 +159,44 @@ def save(model, tokenizer, out):
     tokenizer.save_pretrained(out)
 
 
+def add_training_arguments(ap, max_positions, max_tokens):
+    """The options both toy trainers take: the run, the architecture, the
+    optimizer and the evaluations' rhythm."""
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="intra-op threads; on a shared two-core machine one thread ran "
+                         "several times faster than two whenever the other core was busy")
+    ap.add_argument("--d-model", type=int, default=128)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--layers", type=int, default=3, help="encoder and decoder layers each")
+    ap.add_argument("--d-ff", type=int, default=512)
+    ap.add_argument("--dropout", type=float, default=0.0)
+    ap.add_argument("--max-positions", type=int, default=max_positions)
+    ap.add_argument("--max-length", type=int, default=128,
+                    help="generation: at most this many target ids, the start id counted")
+    ap.add_argument("--max-tokens", type=int, default=max_tokens,
+                    help="padded source + target ids per batch")
+    ap.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
+    ap.add_argument("--warmup", type=int, default=400, help="warmup steps")
+    ap.add_argument("--label-smoothing", type=float, default=0.1)
+    ap.add_argument("--clip", type=float, default=1.0, help="gradient norm clip (0: none)")
+    ap.add_argument("--eval-every", type=int, default=500, help="steps between evaluations")
+    ap.add_argument("--report", type=int, default=100, help="print the loss every N steps")
+
+
+def apply_step(model, optimizer, loss, lr, clip):
+    """One optimizer step at learning rate LR from LOSS, the gradient norm
+    clipped to CLIP (0: not clipped). Returns (loss, lr)."""
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    optimizer.zero_grad()
+    loss.backward()
+    if clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    optimizer.step()
+    return float(loss), lr
+
+
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -165,27 +204,9 @@ def parse_args():
     ap.add_argument("--spm", default=os.path.join(NATURAL, "spm"),
                     help="source.spm, target.spm, vocab.json")
     ap.add_argument("--out", default=os.path.join(NATURAL, "hf"))
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=1,
-                    help="intra-op threads; on a shared two-core machine one thread ran "
-                         "three times faster than two whenever the other core was busy")
-    ap.add_argument("--d-model", type=int, default=128)
-    ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--layers", type=int, default=3, help="encoder and decoder layers each")
-    ap.add_argument("--d-ff", type=int, default=512)
-    ap.add_argument("--dropout", type=float, default=0.0)
-    ap.add_argument("--max-positions", type=int, default=512)
-    ap.add_argument("--max-length", type=int, default=128,
-                    help="generation: at most this many target ids, the start id counted")
+    add_training_arguments(ap, max_positions=512, max_tokens=2000)
     ap.add_argument("--epochs", type=float, default=1.5,
                     help="planned epochs: the length of the lr schedule")
-    ap.add_argument("--max-tokens", type=int, default=2000,
-                    help="padded source + target ids per batch")
-    ap.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
-    ap.add_argument("--warmup", type=int, default=400, help="warmup steps")
-    ap.add_argument("--label-smoothing", type=float, default=0.1)
-    ap.add_argument("--clip", type=float, default=1.0, help="gradient norm clip (0: none)")
-    ap.add_argument("--eval-every", type=int, default=500, help="steps between evaluations")
     ap.add_argument("--valid-decode", type=int, default=200,
                     help="validation sentences greedy-decoded at each evaluation")
     ap.add_argument("--stop-at", type=float, default=0.995,
@@ -198,7 +219,6 @@ def parse_args():
                          "schedule, which --epochs still sets)")
     ap.add_argument("--init-from", help="start from the weights of a model this script "
                                         "saved (the architecture options are then its)")
-    ap.add_argument("--report", type=int, default=100, help="print the loss every N steps")
     return ap.parse_args()
 
 
@@ -242,22 +262,17 @@ class Trainer:
 
     def step(self, step, idx):
         self.model.train()
-        lr = lr_at(step, self.total_steps, self.args.warmup, self.args.lr)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
-        loss, _ = batch_loss(self.model, self.train, idx, self.pad_id,
+        loss, _ = batch_loss(self.model, self.train, idx, self.pad_id, self.pad_id,
                              self.args.label_smoothing)
-        self.optimizer.zero_grad()
-        loss.backward()
-        if self.args.clip:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.clip)
-        self.optimizer.step()
-        return float(loss), lr
+        return apply_step(self.model, self.optimizer, loss,
+                          lr_at(step, self.total_steps, self.args.warmup, self.args.lr),
+                          self.args.clip)
 
     def evaluate(self, step, train_loss):
         """Validates, saves the model if it is the best so far; True when
         training should stop."""
-        vloss = valid_loss(self.model, self.valid, self.pad_id, self.args.max_tokens)
+        vloss = valid_loss(self.model, self.valid, self.pad_id, self.pad_id,
+                           self.args.max_tokens)
         em = exact_match(translate(self.model, self.tokenizer, self.decode_sources),
                          self.decode_targets)
         elapsed = time.time() - self.start

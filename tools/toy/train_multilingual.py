@@ -53,7 +53,6 @@ import time
 
 import sentencepiece as spm
 import torch
-import torch.nn.functional as F
 from transformers import (GenerationConfig, M2M100Config, M2M100ForConditionalGeneration,
                           NllbTokenizer)
 
@@ -62,7 +61,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from train import batches, lr_at  # noqa: E402
-from train_marian import exact_match, padded, read_lines  # noqa: E402
+from train_marian import (add_training_arguments, apply_step, batch_loss,  # noqa: E402
+                          exact_match, read_lines, valid_loss)
 
 MULTI = os.path.join(ROOT, "build", "toy", "multi")
 # The file suffixes of the data and the NLLB codes of the three languages.
@@ -120,21 +120,6 @@ def load_set(tokenizer, data, name, dirs):
     return texts, pairs
 
 
-def batch_loss(model, pairs, idx, pad_id, start_id, label_smoothing):
-    """Mean token cross-entropy of a batch under teacher forcing, and its
-    number of target tokens. The decoder reads </s> (the decoder start),
-    then the target shifted right: the target code first."""
-    src = padded([pairs[i][0] for i in idx], pad_id)
-    labels = padded([pairs[i][1] for i in idx], pad_id)
-    decoder_input = torch.cat([torch.full((len(idx), 1), start_id, dtype=torch.long),
-                               labels[:, :-1]], dim=1)
-    logits = model(input_ids=src, attention_mask=src.ne(pad_id),
-                   decoder_input_ids=decoder_input).logits
-    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
-                           ignore_index=pad_id, label_smoothing=label_smoothing)
-    return loss, int(labels.ne(pad_id).sum())
-
-
 @torch.no_grad()
 def translate(model, tokenizer, sources, src, tgt, batch_size=50):
     """Greedy translations from language SRC into TGT by model.generate,
@@ -179,33 +164,14 @@ def parse_args():
     ap.add_argument("--directions", default="en-fr,en-es,fr-en,es-en")
     ap.add_argument("--spm-vocab-size", type=int, default=2000,
                     help="SentencePiece pieces (the vocabulary adds 205 ids)")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=1,
-                    help="intra-op threads; on a shared two-core machine one thread ran "
-                         "several times faster than two whenever the other core was busy")
-    ap.add_argument("--d-model", type=int, default=128)
-    ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--layers", type=int, default=3, help="encoder and decoder layers each")
-    ap.add_argument("--d-ff", type=int, default=512)
-    ap.add_argument("--dropout", type=float, default=0.0)
+    add_training_arguments(ap, max_positions=256, max_tokens=1500)
     ap.add_argument("--init-std", type=float, default=0.02)
-    ap.add_argument("--max-positions", type=int, default=256)
-    ap.add_argument("--max-length", type=int, default=128,
-                    help="generation: at most this many target ids, the start id counted")
     ap.add_argument("--steps", type=int, default=4000,
                     help="training steps: the length of the learning-rate schedule")
-    ap.add_argument("--max-tokens", type=int, default=1500,
-                    help="padded source + target ids per batch")
-    ap.add_argument("--lr", type=float, default=1e-3, help="peak learning rate")
-    ap.add_argument("--warmup", type=int, default=400, help="warmup steps")
-    ap.add_argument("--label-smoothing", type=float, default=0.1)
-    ap.add_argument("--clip", type=float, default=1.0, help="gradient norm clip (0: none)")
-    ap.add_argument("--eval-every", type=int, default=500, help="steps between evaluations")
     ap.add_argument("--valid-decode", type=int, default=50,
                     help="validation sentences greedy-decoded per direction at each evaluation")
     ap.add_argument("--valid-loss-pairs", type=int, default=2000,
                     help="validation pairs (all directions) of the validation loss")
-    ap.add_argument("--report", type=int, default=100, help="print the loss every N steps")
     return ap.parse_args()
 
 
@@ -242,27 +208,11 @@ class Trainer:
 
     def step(self, step, idx):
         self.model.train()
-        lr = lr_at(step, self.args.steps, self.args.warmup, self.args.lr)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
         loss, _ = batch_loss(self.model, self.train, idx, self.pad_id, self.start_id,
                              self.args.label_smoothing)
-        self.optimizer.zero_grad()
-        loss.backward()
-        if self.args.clip:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.clip)
-        self.optimizer.step()
-        return float(loss), lr
-
-    @torch.no_grad()
-    def valid_loss(self):
-        self.model.eval()
-        total = count = 0
-        for idx in batches(self.valid, self.args.max_tokens, random.Random(0)):
-            loss, n = batch_loss(self.model, self.valid, idx, self.pad_id, self.start_id, 0.0)
-            total += float(loss) * n
-            count += n
-        return total / count
+        return apply_step(self.model, self.optimizer, loss,
+                          lr_at(step, self.args.steps, self.args.warmup, self.args.lr),
+                          self.args.clip)
 
     def exact_matches(self):
         n = self.args.valid_decode
@@ -273,7 +223,8 @@ class Trainer:
 
     def evaluate(self, step, train_loss):
         """Validates, saves the model if it is the best so far."""
-        vloss = self.valid_loss()
+        vloss = valid_loss(self.model, self.valid, self.pad_id, self.start_id,
+                           self.args.max_tokens)
         ems = self.exact_matches()
         em = sum(ems.values()) / len(ems)
         elapsed = time.time() - self.start
