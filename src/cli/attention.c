@@ -644,15 +644,10 @@ static int run_attention(const ted_model *model, const attention_options *o)
 static bool attention_option(cli_args *a, const char *option, void *options)
 {
     attention_options *o = options;
-    if (!strcmp(option, "--html")) {
-        if (cli_take_value(a, option))
-            o->out.html = a->value;
-    } else if (!strcmp(option, "--svg")) {
-        if (cli_take_value(a, option))
-            o->out.svg = a->value;
-    } else if (!strcmp(option, "--json")) {
-        if (cli_take_value(a, option))
-            o->out.json = a->value;
+    if (cli_value_option(a, option, "--html", NULL, &o->out.html) ||
+        cli_value_option(a, option, "--svg", NULL, &o->out.svg) ||
+        cli_value_option(a, option, "--json", NULL, &o->out.json)) {
+        return true;
     } else if (!strcmp(option, "--kind")) {
         if (cli_take_value(a, option))
             take_kind(a, o);

@@ -104,13 +104,19 @@ bool cli_language_option(cli_args *a, const char *option, ted_languages *languag
     return true;
 }
 
-bool cli_shortlist_option(cli_args *a, const char *option, const char **path)
+bool cli_value_option(cli_args *a, const char *option, const char *name, const char *alias,
+                      const char **value)
 {
-    if (strcmp(option, "--shortlist"))
+    if (strcmp(option, name) && !(alias && !strcmp(option, alias)))
         return false;
     if (cli_take_value(a, option))
-        *path = a->value;
+        *value = a->value;
     return true;
+}
+
+bool cli_shortlist_option(cli_args *a, const char *option, const char **path)
+{
+    return cli_value_option(a, option, "--shortlist", NULL, path);
 }
 
 int cli_use_shortlist(ted_model *model, const char *path, const char *command)
@@ -128,12 +134,7 @@ bool cli_common_option(cli_args *a, const char *option)
         a->help = true;
         return true;
     }
-    if (!strcmp(option, "-m") || !strcmp(option, "--model")) {
-        if (cli_take_value(a, option))
-            a->model_dir = a->value;
-        return true;
-    }
-    return false;
+    return cli_value_option(a, option, "--model", "-m", &a->model_dir);
 }
 
 void cli_unknown_option(cli_args *a, const char *option)

@@ -56,6 +56,10 @@ const char *cli_next_option(cli_args *a);
 /* Reads the value of the option just returned; false (and an error printed)
  * when it has none. */
 bool cli_take_value(cli_args *a, const char *option);
+/* An option that names a string, `name` or its short form `alias` (NULL:
+ * none): its value into *value. True when `option` was it. */
+bool cli_value_option(cli_args *a, const char *option, const char *name, const char *alias,
+                      const char **value);
 /* The options every command shares: -h/--help and -m/--model DIR. True
  * when `option` was one of them. */
 bool cli_common_option(cli_args *a, const char *option);

@@ -120,16 +120,10 @@ static int run_logits(const ted_model *model, const logits_options *o)
 static bool logits_option(cli_args *a, const char *option, void *options)
 {
     logits_options *o = options;
-    if (!strcmp(option, "--source")) {
-        if (cli_take_value(a, option))
-            o->source = a->value;
-    } else if (!strcmp(option, "--target")) {
-        if (cli_take_value(a, option))
-            o->target = a->value;
-    } else if (!cli_shortlist_option(a, option, &o->shortlist)) {
-        return cli_language_option(a, option, &o->languages);
-    }
-    return true;
+    return cli_value_option(a, option, "--source", NULL, &o->source) ||
+           cli_value_option(a, option, "--target", NULL, &o->target) ||
+           cli_shortlist_option(a, option, &o->shortlist) ||
+           cli_language_option(a, option, &o->languages);
 }
 
 static int check_logits(const cli_args *a, void *options)

@@ -162,10 +162,9 @@ static bool serve_option(cli_args *a, const char *option, void *options)
     int body = (int)c->max_body, tokens = (int)c->max_request_tokens;
     if (!strcmp(option, "-m") || !strcmp(option, "--model"))
         take_model(a, option, s);
-    else if (!strcmp(option, "--host")) {
-        if (cli_take_value(a, option))
-            c->host = a->value;
-    } else if (!strcmp(option, "--port"))
+    else if (cli_value_option(a, option, "--host", NULL, &c->host))
+        return true;
+    else if (!strcmp(option, "--port"))
         cli_take_int(a, option, 0, 65535, &c->port);
     else if (!strcmp(option, "--threads"))
         cli_take_int(a, option, 1, 256, &s->threads);

@@ -392,15 +392,10 @@ static int write_shortlist(FILE *out, const counts *c, const shortlist_args *o)
 static bool shortlist_option(cli_args *a, const char *option, void *options)
 {
     shortlist_args *o = options;
-    if (!strcmp(option, "--source")) {
-        if (cli_take_value(a, option))
-            o->source = a->value;
-    } else if (!strcmp(option, "--target")) {
-        if (cli_take_value(a, option))
-            o->target = a->value;
-    } else if (!strcmp(option, "-o") || !strcmp(option, "--output")) {
-        if (cli_take_value(a, option))
-            o->output = a->value;
+    if (cli_value_option(a, option, "--source", NULL, &o->source) ||
+        cli_value_option(a, option, "--target", NULL, &o->target) ||
+        cli_value_option(a, option, "--output", "-o", &o->output)) {
+        return true;
     } else if (!strcmp(option, "--top")) {
         cli_take_int(a, option, 1, 1 << 24, &o->top);
     } else if (!strcmp(option, "--frequent")) {

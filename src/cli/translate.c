@@ -686,12 +686,9 @@ static bool decoding_option(cli_args *a, const char *option, frontend_choice *d)
 static bool translate_option(cli_args *a, const char *option, void *options)
 {
     translate_args *t = options;
-    if (!strcmp(option, "-i") || !strcmp(option, "--input")) {
-        if (cli_take_value(a, option))
-            t->input = a->value;
-    } else if (!strcmp(option, "-o") || !strcmp(option, "--output")) {
-        if (cli_take_value(a, option))
-            t->output = a->value;
+    if (cli_value_option(a, option, "--input", "-i", &t->input) ||
+        cli_value_option(a, option, "--output", "-o", &t->output)) {
+        return true;
     } else if (!strcmp(option, "--batch-size")) {
         cli_take_int(a, option, 1, FRONTEND_BATCH_SIZE_MAX, &t->batching.batch_size);
     } else if (!strcmp(option, "--max-batch-tokens")) {
