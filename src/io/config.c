@@ -690,19 +690,29 @@ static int line_of(const reader *r, const key_spec *spec)
     return line ? line : 1;
 }
 
+/* key_error() at the line of the key named `key`. */
+static ted_status named_key_error(reader *r, const char *key, const char *format, ...)
+{
+    char what[TED_ERROR_MESSAGE_SIZE];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(what, sizeof what, format, args);
+    va_end(args);
+    const key_spec *spec = spec_named(key);
+    return key_error(r, spec, line_of(r, spec), "%s", what);
+}
+
 static ted_status check_shape(reader *r)
 {
     const ted_config *c = &r->config;
     if (c->d_model % 2 != 0) {
-        const key_spec *spec = spec_named("d_model");
-        return key_error(r, spec, line_of(r, spec),
-                         "%d is odd; the sinusoidal positional encoding pairs each sine "
-                         "with a cosine", c->d_model);
+        return named_key_error(r, "d_model",
+                               "%d is odd; the sinusoidal positional encoding pairs each sine "
+                               "with a cosine", c->d_model);
     }
     if (c->d_model % c->heads != 0) {
-        const key_spec *spec = spec_named("heads");
-        return key_error(r, spec, line_of(r, spec), "%d does not divide d_model %d", c->heads,
-                         c->d_model);
+        return named_key_error(r, "heads", "%d does not divide d_model %d", c->heads,
+                               c->d_model);
     }
     return TED_OK;
 }
@@ -751,15 +761,13 @@ static ted_status check_model_variant(reader *r)
                                  "missing; the sentencepiece tokenizer needs its model file");
     }
     if (c->shared_embeddings && c->src_vocab_size != c->tgt_vocab_size) {
-        const key_spec *spec = spec_named("shared_embeddings");
-        return key_error(r, spec, line_of(r, spec),
-                         "true, but src_vocab_size %d and tgt_vocab_size %d differ",
-                         c->src_vocab_size, c->tgt_vocab_size);
+        return named_key_error(r, "shared_embeddings",
+                               "true, but src_vocab_size %d and tgt_vocab_size %d differ",
+                               c->src_vocab_size, c->tgt_vocab_size);
     }
     if (c->shared_embeddings && c->tensor_names == TED_NAMES_TUTORIAL) {
-        const key_spec *spec = spec_named("shared_embeddings");
-        return key_error(r, spec, line_of(r, spec),
-                         "true, but tensor_names tutorial has no shared embedding tensor");
+        return named_key_error(r, "shared_embeddings",
+                               "true, but tensor_names tutorial has no shared embedding tensor");
     }
     return TED_OK;
 }
@@ -771,21 +779,18 @@ static ted_status check_positions(reader *r)
 {
     const ted_config *c = &r->config;
     if (c->positional_layout == TED_POSITIONS_FAIRSEQ && c->d_model < 4) {
-        const key_spec *spec = spec_named("positional_encoding");
-        return key_error(r, spec, line_of(r, spec),
-                         "fairseq needs d_model >= 4 (its frequencies divide by d_model/2 - 1)");
+        return named_key_error(r, "positional_encoding",
+                               "fairseq needs d_model >= 4 (its frequencies divide by d_model/2 - 1)");
     }
     if (c->tensor_names != TED_NAMES_TUTORIAL)
         return TED_OK;
     if (c->positional_layout == TED_POSITIONS_LEARNED) {
-        const key_spec *spec = spec_named("positional_encoding");
-        return key_error(r, spec, line_of(r, spec),
-                         "learned, but tensor_names tutorial has no positional tables");
+        return named_key_error(r, "positional_encoding",
+                               "learned, but tensor_names tutorial has no positional tables");
     }
     if (c->embedding_norm) {
-        const key_spec *spec = spec_named("embedding_norm");
-        return key_error(r, spec, line_of(r, spec),
-                         "true, but tensor_names tutorial has no embedding LayerNorm");
+        return named_key_error(r, "embedding_norm",
+                               "true, but tensor_names tutorial has no embedding LayerNorm");
     }
     return TED_OK;
 }
@@ -796,21 +801,18 @@ static ted_status check_decoding(reader *r)
 {
     const ted_config *c = &r->config;
     if (c->sample && c->beam_size > 1) {
-        const key_spec *spec = spec_named("sample");
-        return key_error(r, spec, line_of(r, spec),
-                         "true with beam_size %d; sampling and beam search exclude each other",
-                         c->beam_size);
+        return named_key_error(r, "sample",
+                               "true with beam_size %d; sampling and beam search exclude each other",
+                               c->beam_size);
     }
     if (c->beam_size >= c->tgt_vocab_size) {
-        const key_spec *spec = spec_named("beam_size");
-        return key_error(r, spec, line_of(r, spec), "%d is not below tgt_vocab_size %d",
-                         c->beam_size, c->tgt_vocab_size);
+        return named_key_error(r, "beam_size", "%d is not below tgt_vocab_size %d",
+                               c->beam_size, c->tgt_vocab_size);
     }
     for (int i = 0; i < c->banned_id_count; i++) {
         if (c->banned_ids[i] >= c->tgt_vocab_size) {
-            const key_spec *spec = spec_named("banned_ids");
-            return key_error(r, spec, line_of(r, spec), "%d is not below tgt_vocab_size %d",
-                             c->banned_ids[i], c->tgt_vocab_size);
+            return named_key_error(r, "banned_ids", "%d is not below tgt_vocab_size %d",
+                                   c->banned_ids[i], c->tgt_vocab_size);
         }
     }
     return TED_OK;
