@@ -17,6 +17,7 @@
 #include "model/choose.h"
 #include "model/session_hooks.h"
 #include "serve/beam_worker.h"
+#include "serve/metrics.h"
 
 /* Sentence `index` of `job`, waiting to join the batch. */
 typedef struct waiting {
@@ -120,10 +121,18 @@ struct serve_loop {
     int held;                   /* sentences submitted and not yet done */
     long dropped;               /* sentences dropped because their client left */
     bool stopping, encoding_ended;
+    serve_loop_metrics metrics;
     batch batch;
     serve_beam_worker beam;
     pthread_t encoding, batching;
 };
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 static int samples_of(const serve_job *job)
 {
@@ -148,6 +157,10 @@ static int charge(int max_batch, int samples)
 static void sentences_done(void *loop, serve_job *job, int sentences, const ted_error *err)
 {
     serve_loop *l = loop;
+    atomic_ullong *outcome = !err                          ? &l->metrics.translated
+                             : serve_job_is_cancelled(job) ? &l->metrics.dropped
+                                                           : &l->metrics.failed;
+    atomic_fetch_add_explicit(outcome, (unsigned long long)sentences, memory_order_relaxed);
     pthread_mutex_lock(&l->lock);
     if (err)
         serve_job_fail(job, err);
@@ -382,8 +395,12 @@ static void encode_group(serve_loop *l, group *g, const waiting *taken, int coun
         g->rows += charge(l->max_batch, d->samples);
         max_steps = d->max_length > max_steps ? d->max_length : max_steps;
     }
-    if (g->count > 0 &&
-        ted_session_encode(g->session, g->ids, g->lengths, g->count, max_steps, &err)) {
+    if (g->count == 0)
+        return;
+    double start = seconds_now();
+    ted_status s = ted_session_encode(g->session, g->ids, g->lengths, g->count, max_steps, &err);
+    serve_histogram_observe(&l->metrics.encode_seconds, seconds_now() - start);
+    if (s) {
         for (int k = 0; k < g->count; k++)
             fail_sentence(l, g->sentences[k], &err);
         g->count = g->rows = 0;
@@ -669,11 +686,24 @@ static void arrange(batch *b, int kept)
     b->spare_keep = keep;
 }
 
+/* The step's time and rows, and the tokens chosen, counted before any
+ * sentence that ended is answered. */
+static void count_step(serve_loop *l, const batch *b, double start)
+{
+    unsigned long long chosen = 0;
+    for (int k = 0; k < b->rows; k++)
+        chosen += (unsigned long long)b->choices[k].draws;
+    atomic_fetch_add_explicit(&l->metrics.tokens, chosen, memory_order_relaxed);
+    serve_histogram_observe(&l->metrics.step_seconds, seconds_now() - start);
+    serve_histogram_observe(&l->metrics.step_rows, b->rows);
+}
+
 /* One decoder step for every row; the rows whose sample ended leave. */
 static void step(serve_loop *l, batch *b)
 {
     const float *logits;
     ted_error err = {0};
+    double start = seconds_now();
     if (ted_session_step(b->session, b->now.tokens, &logits, &err)) {
         fail_rows(l, b, &err);
         return;
@@ -682,6 +712,7 @@ static void step(serve_loop *l, batch *b)
     order_rows(b);
     plan_choices(b);
     ted_choose(&b->chooser, logits, b->choices, b->rows);
+    count_step(l, b, start);
     for (int k = 0; k < b->rows; k++)
         kept = take_tokens(l, b, &b->choices[k], kept);
     arrange(b, kept);
@@ -759,6 +790,11 @@ serve_admission serve_loop_submit(serve_loop *l, serve_job *job)
     }
     pthread_mutex_unlock(&l->lock);
     return admission;
+}
+
+const serve_loop_metrics *serve_loop_metrics_of(const serve_loop *l)
+{
+    return &l->metrics;
 }
 
 void serve_loop_stats(serve_loop *l, serve_loop_counts *counts)
@@ -906,6 +942,7 @@ ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue
     *l = (serve_loop){.model = model, .max_batch = max_batch, .max_queue = max_queue,
                       .overlap = threads < ted_usable_cpus()};
     l->encoding_ended = !l->overlap;
+    serve_loop_metrics_init(&l->metrics);
     pthread_mutex_init(&l->lock, NULL);
     pthread_cond_init(&l->encode_work, NULL);
     pthread_cond_init(&l->batch_work, NULL);

@@ -53,6 +53,9 @@ typedef struct serve_loop_counts {
 
 void serve_loop_stats(serve_loop *loop, serve_loop_counts *counts);
 
+/* What the loop has counted (GET /metrics). */
+const struct serve_loop_metrics *serve_loop_metrics_of(const serve_loop *loop);
+
 /* Decodes every sentence already submitted, then stops the threads and
  * frees the loop. */
 void serve_loop_stop(serve_loop *loop);

@@ -44,6 +44,7 @@
 #include "serve/languages.h"
 #include "serve/libre.h"
 #include "serve/loop.h"
+#include "serve/metrics.h"
 #include "serve/request.h"
 #include "serve/stream.h"
 
@@ -85,6 +86,7 @@ typedef struct server {
     char why_not[256];           /* libmicrohttpd's last message before that */
     tracked *connections;
     pthread_t watchdog;
+    serve_http_metrics metrics;  /* GET /metrics */
 } server;
 
 /* One HTTP request. */
@@ -145,23 +147,24 @@ static void add_cors(request *r, struct MHD_Response *answer)
         MHD_add_response_header(answer, "Access-Control-Allow-Origin", any ? "*" : allowed);
 }
 
-/* Queues `json` (malloc'ed; NULL: out of memory, a 500) with `status`,
- * and a header when `header` is not NULL. */
-static enum MHD_Result respond(request *r, int status, char *json, const char *header,
-                               const char *value)
+/* Queues `body` (malloc'ed, of `type`; NULL: out of memory, a JSON 500)
+ * with `status`, and a header when `header` is not NULL. */
+static enum MHD_Result respond_as(request *r, int status, char *body, const char *type,
+                                  const char *header, const char *value)
 {
     static const char no_memory[] = "{\"error\":\"out of memory\"}";
     struct MHD_Response *answer =
-        json ? MHD_create_response_from_buffer(strlen(json), json, MHD_RESPMEM_MUST_FREE)
+        body ? MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE)
              : MHD_create_response_from_buffer(sizeof no_memory - 1, (void *)no_memory,
                                                MHD_RESPMEM_PERSISTENT);
     if (!answer) {
-        free(json);
+        free(body);
         return MHD_NO;
     }
-    status = json ? status : MHD_HTTP_INTERNAL_SERVER_ERROR;
-    MHD_add_response_header(answer, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    if (header && json)
+    status = body ? status : MHD_HTTP_INTERNAL_SERVER_ERROR;
+    MHD_add_response_header(answer, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            body ? type : "application/json");
+    if (header && body)
         MHD_add_response_header(answer, header, value);
     if (r->close)
         MHD_add_response_header(answer, MHD_HTTP_HEADER_CONNECTION, "close");
@@ -171,6 +174,13 @@ static enum MHD_Result respond(request *r, int status, char *json, const char *h
     MHD_destroy_response(answer);
     r->status = status;
     return queued;
+}
+
+/* respond_as() with a JSON body. */
+static enum MHD_Result respond(request *r, int status, char *json, const char *header,
+                               const char *value)
+{
+    return respond_as(r, status, json, "application/json", header, value);
 }
 
 static enum MHD_Result refuse(request *r, int status, const char *header, const char *value,
@@ -632,6 +642,24 @@ static char *stats_json(const server *s)
     return json;
 }
 
+/* GET /metrics: serve/metrics.h. */
+static char *metrics_text(server *s)
+{
+    const serve_config *c = s->config;
+    serve_model_metrics *models = calloc((size_t)c->model_count, sizeof *models);
+    char *text = NULL;
+    if (models) {
+        for (int i = 0; i < c->model_count; i++) {
+            models[i].name = c->models[i].name;
+            models[i].loop = serve_loop_metrics_of(s->loops[i]);
+            serve_loop_stats(s->loops[i], &models[i].now);
+        }
+        text = serve_metrics_text(&s->metrics, models, c->model_count);
+    }
+    free(models);
+    return text;
+}
+
 static enum MHD_Result get(request *r)
 {
     server *s = r->server;
@@ -649,6 +677,9 @@ static enum MHD_Result get(request *r)
         return respond(r, MHD_HTTP_OK, strdup(s->settings_json), NULL, NULL);
     if (!strcmp(r->path, "/v1/stats"))
         return respond(r, MHD_HTTP_OK, stats_json(s), NULL, NULL);
+    if (!strcmp(r->path, "/metrics"))
+        return respond_as(r, MHD_HTTP_OK, metrics_text(s), "text/plain; version=0.0.4", NULL,
+                          NULL);
     if (is_draining(s))
         return refuse_draining(r);
     return respond(r, MHD_HTTP_OK, strdup("{\"status\":\"ok\"}"), NULL, NULL);
@@ -691,13 +722,15 @@ static enum MHD_Result route(request *r, const char *version)
         return send_asset(r, &asset);
     if (!strcmp(r->path, "/healthz") || !strcmp(r->path, "/v1/models") ||
         !strcmp(r->path, "/v1/explorer") || !strcmp(r->path, "/v1/stats") ||
-        !strcmp(r->path, "/languages") || !strcmp(r->path, "/frontend/settings"))
+        !strcmp(r->path, "/metrics") || !strcmp(r->path, "/languages") ||
+        !strcmp(r->path, "/frontend/settings"))
         return get(r);
     if (strcmp(r->path, "/v1/translate") && !serve_explorer_endpoint(r->path) &&
         !is_libre_post(r->path))
         return refuse(r, MHD_HTTP_NOT_FOUND, NULL, NULL,
                       "no such path: %s (there are POST /v1/translate, GET /v1/models, "
-                      "GET /v1/stats, GET /healthz, GET /openapi.yaml; LibreTranslate's POST "
+                      "GET /v1/stats, GET /metrics, GET /healthz, GET /openapi.yaml; "
+                      "LibreTranslate's POST "
                       "/translate, POST /detect, GET /languages, GET /frontend/settings; and the "
                       "explorer: GET /, GET /v1/explorer, POST /v1/explore, POST /v1/beam)",
                       r->path);
@@ -824,9 +857,11 @@ static void completed(void *cls, struct MHD_Connection *c, void **context,
     bool cut = r->stream && serve_stream_close(r->stream);  /* frees the job when last */
     snprintf(status, sizeof status, r->status && !cut ? "%d" : "cut", r->status);
     int sentences = r->fields.count;
+    double seconds = now() - r->start;
+    serve_http_metrics_count(&s->metrics, cut ? 0 : r->status, seconds);
     fprintf(stderr, "ted serve: %s %s %s %d sentence%s %.1f ms\n",
             log_escape(r->method, method, sizeof method), log_escape(r->path, path, sizeof path),
-            status, sentences, sentences == 1 ? "" : "s", (now() - r->start) * 1e3);
+            status, sentences, sentences == 1 ? "" : "s", seconds * 1e3);
     pthread_mutex_lock(&s->lock);
     s->in_flight -= r->counted;
     if (r->link) {
@@ -1200,6 +1235,7 @@ static void stop(server *s, bool watching)
 static void init_server(server *s, const serve_config *config)
 {
     *s = (server){.config = config};
+    serve_http_metrics_init(&s->metrics);
     pthread_mutex_init(&s->lock, NULL);
     pthread_condattr_t monotonic;
     pthread_condattr_init(&monotonic);
