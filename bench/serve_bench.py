@@ -20,6 +20,13 @@ Starts `ted serve` on a free loopback port, then:
    instead of hiding it (no coordinated omission). Reported: p50 and p99 of
    the short and the long sentences and of all, and the throughput achieved.
 
+For the saturation and each load, the server's own GET /metrics, read
+before and after, says where its time went: the share of the wall time
+spent in steps and in encoder passes (on the batching thread, or the
+encoding thread beside it where the process has a CPU beyond --threads:
+then the two shares may add up past 100%), the rows a step fed on average
+and a step's mean time.
+
 The target: at 50% load, a short sentence's p99 at most 3 times its
 unloaded p50. A closed loop (each client waiting for its answer before the
 next request) cannot show it: 32 clients keep 32 requests in the server, so
@@ -52,6 +59,8 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -158,6 +167,39 @@ def summary(latencies):
                    "requests": len(v)} for name, v in latencies.items()}
 
 
+LOOP_COUNTERS = {"ted_step_seconds_count": "steps", "ted_step_seconds_sum": "step_s",
+                 "ted_step_rows_sum": "rows", "ted_encode_seconds_count": "passes",
+                 "ted_encode_seconds_sum": "encode_s"}
+
+
+def loop_counters(port):
+    """The decoding loop's counters of the one model served (GET
+    /metrics), and when they were read."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=60) as r:
+        text = r.read().decode("utf-8")
+    counters = {"at": time.monotonic()}
+    for line in text.splitlines():
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name in LOOP_COUNTERS:
+            counters[LOOP_COUNTERS[name]] = float(line.rsplit(" ", 1)[1])
+    return counters
+
+
+def server_side(before, after):
+    """Where the decoding thread's time went between two readings."""
+    d = {k: after[k] - before[k] for k in before}
+    steps = max(1.0, d["steps"])
+    return {"steps_share": d["step_s"] / d["at"], "encode_share": d["encode_s"] / d["at"],
+            "rows_per_step": d["rows"] / steps, "step_ms": 1e3 * d["step_s"] / steps}
+
+
+def timed_level(port, args, load, bodies, warmup):
+    """generate() at one level, with the server's side of it."""
+    before = loop_counters(port)
+    out = generate(args, port, load, bodies, warmup, args.seconds)
+    return out, server_side(before, loop_counters(port))
+
+
 def measure(port, texts, args):
     short, long = classes(texts)
     short_set, long_set = set(short), set(long)
@@ -167,15 +209,15 @@ def measure(port, texts, args):
                                args.alone_seconds)[0]["short"],
              "long": generate(args, port, "c1", [("long", t) for t in long], 1,
                               args.alone_seconds)[0]["long"]}
-    results = {"unloaded": summary(alone),
-               "saturation_per_s": generate(args, port, "c64", bodies, 1, args.seconds)[2],
-               "loads": []}
+    saturation, server = timed_level(port, args, "c64", bodies, 1)
+    results = {"unloaded": summary(alone), "saturation_per_s": saturation[2],
+               "saturation_server": server, "loads": []}
     for load in (0.5, 0.8):
         rate = load * results["saturation_per_s"]
-        latencies, refused, achieved = generate(args, port, f"{rate:.3f}", bodies, args.warmup,
-                                                args.seconds)
+        (latencies, refused, achieved), server = timed_level(port, args, f"{rate:.3f}", bodies,
+                                                             args.warmup)
         results["loads"].append({"load": load, "rate_per_s": rate, "achieved_per_s": achieved,
-                                 "refused": refused, **summary(latencies)})
+                                 "refused": refused, "server": server, **summary(latencies)})
     return results
 
 
@@ -198,7 +240,13 @@ def table(results):
                     f"{rate(r['achieved_per_s'])} | {r['refused']} | {cells} |")
     half = results["loads"][0]
     ratio = half["short"]["p99_ms"] / alone["short"]["p50_ms"]
-    return "\n".join(rows + [
+    server = ["| level | steps, % of the time | encoder passes, % | rows a step | ms a step |",
+              "| --- | ---: | ---: | ---: | ---: |"]
+    for name, s in [("saturation", results["saturation_server"])] + \
+            [(f"{r['load']:.0%}", r["server"]) for r in results["loads"]]:
+        server.append(f"| {name} | {100 * s['steps_share']:.0f} | {100 * s['encode_share']:.0f}"
+                      f" | {s['rows_per_step']:.1f} | {s['step_ms']:.2f} |")
+    return "\n".join(rows + [""] + server + [
         "",
         f"saturation: {rate(results['saturation_per_s'])} sentences/s (64 requests open)",
         f"at 50% load the short sentences' p99 is {ratio:.1f}x their unloaded p50 "
