@@ -128,15 +128,6 @@ static void sample(FILE *out, const char *name, const char *model, const char *l
     fprintf(out, "\"} %llu\n", number);
 }
 
-typedef enum { STEP_SECONDS, STEP_ROWS, ENCODE_SECONDS } loop_histogram;
-
-static const serve_histogram *loop_histogram_of(const serve_loop_metrics *m, loop_histogram k)
-{
-    return k == STEP_SECONDS ? &m->step_seconds
-           : k == STEP_ROWS  ? &m->step_rows
-                             : &m->encode_seconds;
-}
-
 static void model_histograms(FILE *out, const serve_model_metrics *models, int count)
 {
     static const struct {
@@ -150,9 +141,12 @@ static void model_histograms(FILE *out, const serve_model_metrics *models, int c
     };
     for (int k = 0; k < COUNT(families); k++) {
         family(out, families[k].name, "histogram", families[k].help);
-        for (int i = 0; i < count; i++)
-            histogram(out, families[k].name, models[i].name,
-                      loop_histogram_of(models[i].loop, (loop_histogram)k));
+        for (int i = 0; i < count; i++) {
+            const serve_loop_metrics *m = models[i].loop;
+            /* in the order of families[] */
+            const serve_histogram *of[] = {&m->step_seconds, &m->step_rows, &m->encode_seconds};
+            histogram(out, families[k].name, models[i].name, of[k]);
+        }
     }
 }
 
@@ -188,11 +182,8 @@ static void model_gauges(FILE *out, const serve_model_metrics *models, int count
         family(out, gauges[k].name, "gauge", gauges[k].help);
         for (int i = 0; i < count; i++) {
             const serve_loop_counts *now = &models[i].now;
-            int value = k == 0 ? now->rows
-                        : k == 1 ? now->encoding_rows
-                        : k == 2 ? now->waiting
-                                 : now->held;
-            sample(out, gauges[k].name, models[i].name, NULL, NULL, (unsigned long long)value);
+            int of[] = {now->rows, now->encoding_rows, now->waiting, now->held};  /* gauges[] */
+            sample(out, gauges[k].name, models[i].name, NULL, NULL, (unsigned long long)of[k]);
         }
     }
 }
