@@ -883,19 +883,14 @@ static ted_status read_document(reader *r)
     if (root->type != YAML_MAPPING_NODE)
         return ted_fail(r->err, TED_ERR_CONFIG, "%s:%d: the top level must be a mapping of keys",
                         r->name, node_line(root));
+    /* what the keys must be of each other, in this order */
+    static ted_status (*const checks[])(reader *) = {
+        check_shape,         check_special_ids, check_decoding,
+        check_model_variant, check_positions,   check_languages,
+    };
     ted_status status = read_section(r, NULL, root, 1);
-    if (status == TED_OK)
-        status = check_shape(r);
-    if (status == TED_OK)
-        status = check_special_ids(r);
-    if (status == TED_OK)
-        status = check_decoding(r);
-    if (status == TED_OK)
-        status = check_model_variant(r);
-    if (status == TED_OK)
-        status = check_positions(r);
-    if (status == TED_OK)
-        status = check_languages(r);
+    for (size_t i = 0; status == TED_OK && i < sizeof checks / sizeof checks[0]; i++)
+        status = checks[i](r);
     if (status == TED_OK)
         derive_sizes(&r->config);
     return status;

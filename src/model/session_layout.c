@@ -332,6 +332,16 @@ static char *new_arena(ted_session *s, ted_session_size size, ted_session_size *
     return base;
 }
 
+/* The session's buffers go to a new arena of `room`, laid out as the
+ * session now asks (kept attention weights, encoder buffers). */
+static void adopt_arena(ted_session *s, char *base, ted_session_size room)
+{
+    s->arena = base;
+    s->room = room;
+    s->room_keeps_attention = s->keep_attention;
+    s->room_encodes = s->encodes;
+}
+
 /* Lays the session out in the arena for (source_len, max_steps), every
  * cache `source_len` positions of encoder-decoder K and V long. */
 static void lay_out(ted_session *s, int source_len, int max_steps)
@@ -364,10 +374,7 @@ ted_status ted_arena_fit(ted_session *s, ted_session_size size, const char *who,
             s->room = (ted_session_size){0};
             return TED_ERR_NOMEM;
         }
-        s->arena = base;
-        s->room = room;
-        s->room_keeps_attention = s->keep_attention;
-        s->room_encodes = s->encodes;
+        adopt_arena(s, base, room);
     }
     lay_out(s, size.source_len, size.max_steps);
     return TED_OK;
@@ -409,10 +416,7 @@ ted_status ted_arena_widen(ted_session *s, ted_session_size size, const int *kee
         layout(s, &back, s->room.rows, old_source_len, old_max_steps);
         return TED_ERR_NOMEM;
     }
-    s->arena = base;
-    s->room = room;
-    s->room_keeps_attention = s->keep_attention;
-    s->room_encodes = s->encodes;
+    adopt_arena(s, base, room);
     lay_out(s, size.source_len, size.max_steps);
     carried_buffers(s, s->new_carried);
     for (int i = 0; i < buffers; i++)
