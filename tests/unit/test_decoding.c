@@ -410,6 +410,13 @@ static ted_translation *translate(const ted_model *model, char **lines, int n,
     return out;
 }
 
+/* What translate() returned: `count` translations, and the array. */
+static void free_translations(ted_translation *t, int count)
+{
+    ted_translations_free(t, count);
+    free(t);
+}
+
 static bool same_hypothesis(const ted_hypothesis *a, const ted_hypothesis *b)
 {
     return a->length == b->length && !memcmp(a->ids, b->ids, sizeof(int) * a->length) &&
@@ -452,8 +459,7 @@ Test(decoding, top_k_1_sampling_is_greedy, .timeout = 120)
                       want[i].text);
             cr_assert_float_eq(got[i].hypothesis.log_prob, want[i].hypothesis.log_prob, 0.0);
         }
-        ted_translations_free(got, TOY_SENTENCES);
-        free(got);
+        free_translations(got, TOY_SENTENCES);
     }
     /* greedy's log-probs add up, and are log-softmax values (<= 0) */
     for (int i = 0; i < TOY_SENTENCES; i++) {
@@ -466,8 +472,7 @@ Test(decoding, top_k_1_sampling_is_greedy, .timeout = 120)
         cr_assert_float_eq(h->log_prob, sum, 1e-9);
         cr_assert_float_eq(h->score, h->log_prob, 0.0);
     }
-    ted_translations_free(want, TOY_SENTENCES);
-    free(want);
+    free_translations(want, TOY_SENTENCES);
     free_lines(lines, TOY_SENTENCES);
     ted_model_free(model);
 }
@@ -496,8 +501,7 @@ Test(decoding, tokens_only_gives_the_same_tokens_without_scores, .timeout = 120)
         nonzero += w->log_prob < 0.0;
     }
     cr_assert_gt(nonzero, 0, "greedy with scores reported none");
-    ted_translations_free(got, TOY_SENTENCES);
-    free(got);
+    free_translations(got, TOY_SENTENCES);
 
     o.decode.strategy = TED_DECODE_SAMPLE;
     o.decode.n_best = 3;
@@ -510,12 +514,9 @@ Test(decoding, tokens_only_gives_the_same_tokens_without_scores, .timeout = 120)
         cr_assert(same_hypothesis(&samples[k].hypothesis, &scored_samples[k].hypothesis),
                   "sample %d: \"%s\" against \"%s\" with scores", k, samples[k].text,
                   scored_samples[k].text);
-    ted_translations_free(samples, 3 * TOY_SENTENCES);
-    ted_translations_free(scored_samples, 3 * TOY_SENTENCES);
-    free(samples);
-    free(scored_samples);
-    ted_translations_free(want, TOY_SENTENCES);
-    free(want);
+    free_translations(samples, 3 * TOY_SENTENCES);
+    free_translations(scored_samples, 3 * TOY_SENTENCES);
+    free_translations(want, TOY_SENTENCES);
     free_lines(lines, TOY_SENTENCES);
     ted_model_free(model);
 }
@@ -556,8 +557,7 @@ Test(decoding, a_seed_repeats_whatever_the_batch, .timeout = 120)
     int counts[5] = {TOY_SENTENCES, TOY_SENTENCES, TOY_SENTENCES, TOY_SENTENCES - 40,
                      TOY_SENTENCES};
     for (int k = 0; k < 5; k++) {
-        ted_translations_free(all[k], counts[k]);
-        free(all[k]);
+        free_translations(all[k], counts[k]);
     }
     free_lines(lines, TOY_SENTENCES);
     ted_model_free(model);
@@ -667,10 +667,8 @@ Test(decoding, beam_1_without_length_penalty_is_greedy, .timeout = 120)
                   want[i].text);
         cr_assert_float_eq(got[i].hypothesis.score, want[i].hypothesis.log_prob, 1e-9);
     }
-    ted_translations_free(got, TOY_SENTENCES);
-    ted_translations_free(want, TOY_SENTENCES);
-    free(got);
-    free(want);
+    free_translations(got, TOY_SENTENCES);
+    free_translations(want, TOY_SENTENCES);
     free_lines(lines, TOY_SENTENCES);
 
     /* the tiny model's greedy decodes (which run to the length limit) */
@@ -722,8 +720,7 @@ Test(decoding, n_best_lists_are_ordered_and_distinct, .timeout = 120)
             }
         }
     }
-    ted_translations_free(t, N * BEST);
-    free(t);
+    free_translations(t, N * BEST);
     free_lines(lines, N);
     ted_model_free(model);
 }
