@@ -245,19 +245,30 @@ bool ted_all_finite(const float *x, size_t n);
 void ted_normalize_rows(float *y, const float *x, const float *gamma, const float *beta,
                         int rows, int n, float eps);
 
-/* ---- the thread pool -------------------------------------------------------
- * One process-wide pool: every product and every layer that splits its work
- * runs its tasks on the same threads. */
+/* ---- the thread pools -------------------------------------------------------
+ * Two process-wide pools. Every product and every layer that splits its work
+ * runs its tasks on the pool of the calling thread: the main pool, unless the
+ * thread chose the side pool, as the server's encoding thread does, which
+ * encodes newcomers on the CPUs the main pool leaves while the batching
+ * thread steps on the main pool. */
 
-/* How many threads run tasks (the caller counts as one); 1 runs everything
- * on the calling thread. */
+/* How many threads run the main pool's tasks (the caller counts as one);
+ * 1 runs everything on the calling thread. */
 void ted_parallel_set_threads(int threads);
+
+/* The same for the side pool (1 at first). */
+void ted_parallel_set_side_threads(int threads);
+
+/* The calling thread's jobs go to the side pool from now on. */
+void ted_parallel_use_side(void);
+
+/* The threads of the calling thread's pool. */
 int ted_parallel_threads(void);
 
-/* Runs task(context, i) for every i in [0, count), spread over the pool,
- * and returns when all are done. When another thread is already using the
- * pool, runs them all on the calling thread, so concurrent sessions stay
- * correct. */
+/* Runs task(context, i) for every i in [0, count), spread over the calling
+ * thread's pool, and returns when all are done. When another thread is
+ * already using that pool, runs them all on the calling thread, so
+ * concurrent sessions stay correct. */
 void ted_parallel_for(int count, void (*task)(void *context, int index), void *context);
 
 #endif

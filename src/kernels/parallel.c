@@ -1,4 +1,4 @@
-/* The thread pool of the kernels (declared in kernels/kernels.h). */
+/* The thread pools of the kernels (declared in kernels/kernels.h). */
 #include "kernels/kernels.h"
 
 #include <pthread.h>
@@ -9,9 +9,9 @@
 #include <time.h>
 
 /* SPIN_NS: how long a waiting thread spins before it sleeps (a worker) or
- * yields its core (the caller), when the pool has no more threads than the
- * process has CPUs; with more, it does not spin at all. SPIN_CHECK: the
- * pauses between two readings of the clock. */
+ * yields its core (the caller), when the two pools together have no more
+ * threads than the process has CPUs; with more, it does not spin at all.
+ * SPIN_CHECK: the pauses between two readings of the clock. */
 enum { MAX_THREADS = 64, SPIN_NS = 1000000, SPIN_CHECK = 64 };
 
 /* The pool watches its jobs in windows of up to STARVED_WINDOW. When, after
@@ -40,17 +40,18 @@ enum { STARVED_FIRST = 8, STARVED_WINDOW = 64 };
  * hands out dozens of jobs a few microseconds apart, and waking a sleeping
  * thread costs about as much as a job. A spinning thread tells the core so
  * (pause), which leaves the other hyperthread its share. A thread spins
- * only while every thread of the pool can have a CPU of its own: with more
- * threads than the process's CPUs (ted_usable_cpus), a spinning thread
+ * only while every thread of both pools can have a CPU of its own: with
+ * more threads than the process's CPUs (ted_usable_cpus), a spinning thread
  * takes the core that the thread it waits for needs, so waiting workers
  * sleep at once and the caller yields its core while it waits
  * (measurements: docs/performance.md#threads-beyond-the-cpus). */
-static struct {
+typedef struct pool {
     pthread_mutex_t owner;   /* held by the thread whose jobs the pool runs */
     pthread_mutex_t sleep;
     pthread_cond_t wake;
     pthread_t workers[MAX_THREADS];
     atomic_int worker_count; /* written under `owner`, read by anyone */
+    uint32_t first_job;      /* the job number when the workers were started */
 
     void (*task)(void *, int);
     void *context;
@@ -67,11 +68,23 @@ static struct {
     int watched;
     long long serial_until;  /* until then (CLOCK_MONOTONIC ns), jobs run on the caller */
     long long serial_ns;     /* the next serial time: SERIAL_NS, doubling */
-} pool = {
-    .owner = PTHREAD_MUTEX_INITIALIZER,
-    .sleep = PTHREAD_MUTEX_INITIALIZER,
-    .wake = PTHREAD_COND_INITIALIZER,
-};
+} pool;
+
+#define POOL_INIT                                                                      \
+    {                                                                                  \
+        .owner = PTHREAD_MUTEX_INITIALIZER, .sleep = PTHREAD_MUTEX_INITIALIZER,        \
+        .wake = PTHREAD_COND_INITIALIZER,                                              \
+    }
+
+/* The main pool, every thread's unless it chose the side pool. */
+static pool pools[2] = {POOL_INIT, POOL_INIT};
+enum { MAIN, SIDE };
+static _Thread_local pool *chosen;  /* NULL: the main pool */
+
+static pool *current(void)
+{
+    return chosen ? chosen : &pools[MAIN];
+}
 
 static inline void spin_pause(void)
 {
@@ -82,12 +95,18 @@ static inline void spin_pause(void)
 #endif
 }
 
-/* A wait that spins for the pool's spin time, then stops spinning. */
+/* A wait that spins for a pool's spin time, then stops spinning. */
 typedef struct spin {
     struct timespec deadline;
+    long spin_ns;
     int rounds;
     bool over;
 } spin;
+
+static spin spin_of(const pool *p)
+{
+    return (spin){.spin_ns = atomic_load(&p->spin_ns)};
+}
 
 /* Pauses once and returns true while the spin time lasts; false after. */
 static bool spin_more(spin *s)
@@ -98,7 +117,7 @@ static bool spin_more(spin *s)
         struct timespec t;
         clock_gettime(CLOCK_MONOTONIC, &t);
         if (s->rounds == 1) {
-            long ns = t.tv_nsec + atomic_load(&pool.spin_ns);
+            long ns = t.tv_nsec + s->spin_ns;
             s->deadline = (struct timespec){t.tv_sec + ns / 1000000000L, ns % 1000000000L};
         }
         if (t.tv_sec > s->deadline.tv_sec ||
@@ -111,13 +130,13 @@ static bool spin_more(spin *s)
     return true;
 }
 
-static bool claim_task(uint32_t job, int *index)
+static bool claim_task(pool *p, uint32_t job, int *index)
 {
-    uint64_t current = atomic_load(&pool.claim);
+    uint64_t current = atomic_load(&p->claim);
     for (;;) {
-        if ((uint32_t)(current >> 32) != job || (int)(uint32_t)current >= pool.count)
+        if ((uint32_t)(current >> 32) != job || (int)(uint32_t)current >= p->count)
             return false;
-        if (atomic_compare_exchange_weak(&pool.claim, &current, current + 1)) {
+        if (atomic_compare_exchange_weak(&p->claim, &current, current + 1)) {
             *index = (int)(uint32_t)current;
             return true;
         }
@@ -125,83 +144,113 @@ static bool claim_task(uint32_t job, int *index)
 }
 
 /* Runs tasks of `job` until none is left; returns how many it ran. */
-static int run_tasks(uint32_t job)
+static int run_tasks(pool *p, uint32_t job)
 {
     int index, ran = 0;
-    while (claim_task(job, &index)) {
-        pool.task(pool.context, index);
-        atomic_fetch_add(&pool.completed, 1);
+    while (claim_task(p, job, &index)) {
+        p->task(p->context, index);
+        atomic_fetch_add(&p->completed, 1);
         ran++;
     }
     return ran;
 }
 
-static uint32_t wait_for_job(uint32_t seen)
+static uint32_t wait_for_job(pool *p, uint32_t seen)
 {
-    spin s = {.rounds = 0};
+    spin s = spin_of(p);
     while (spin_more(&s)) {
-        uint32_t job = atomic_load_explicit(&pool.job, memory_order_acquire);
-        if (job != seen || atomic_load(&pool.stopping))
+        uint32_t job = atomic_load_explicit(&p->job, memory_order_acquire);
+        if (job != seen || atomic_load(&p->stopping))
             return job;
     }
-    pthread_mutex_lock(&pool.sleep);
-    while (atomic_load(&pool.job) == seen && !atomic_load(&pool.stopping))
-        pthread_cond_wait(&pool.wake, &pool.sleep);
-    pthread_mutex_unlock(&pool.sleep);
-    return atomic_load(&pool.job);
+    pthread_mutex_lock(&p->sleep);
+    while (atomic_load(&p->job) == seen && !atomic_load(&p->stopping))
+        pthread_cond_wait(&p->wake, &p->sleep);
+    pthread_mutex_unlock(&p->sleep);
+    return atomic_load(&p->job);
 }
 
+/* A worker waits for the first job after the one current when it was
+ * started (p->first_job: it may run only after a later job was handed out). */
 static void *worker(void *arg)
 {
-    uint32_t seen = (uint32_t)(uintptr_t)arg;
+    pool *p = arg;
+    uint32_t seen = p->first_job;
     for (;;) {
-        seen = wait_for_job(seen);
-        if (atomic_load(&pool.stopping))
+        seen = wait_for_job(p, seen);
+        if (atomic_load(&p->stopping))
             return NULL;
-        run_tasks(seen);
+        run_tasks(p, seen);
     }
 }
 
-static void stop_workers(void)
+static void stop_workers(pool *p)
 {
-    pthread_mutex_lock(&pool.sleep);
-    atomic_store(&pool.stopping, true);
-    pthread_cond_broadcast(&pool.wake);
-    pthread_mutex_unlock(&pool.sleep);
-    int workers = atomic_load(&pool.worker_count);
+    pthread_mutex_lock(&p->sleep);
+    atomic_store(&p->stopping, true);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->sleep);
+    int workers = atomic_load(&p->worker_count);
     for (int i = 0; i < workers; i++)
-        pthread_join(pool.workers[i], NULL);
-    atomic_store(&pool.worker_count, 0);
-    atomic_store(&pool.stopping, false);
+        pthread_join(p->workers[i], NULL);
+    atomic_store(&p->worker_count, 0);
+    atomic_store(&p->stopping, false);
 }
 
-void ted_parallel_set_threads(int threads)
+/* With p->owner held: `threads` threads for p (fewer when one cannot
+ * start: slower, still correct), its watch reset. */
+static void resize(pool *p, int threads)
+{
+    if (threads - 1 != atomic_load(&p->worker_count)) {
+        stop_workers(p);
+        p->first_job = atomic_load(&p->job);
+        int started = 0;
+        while (started < threads - 1 &&
+               pthread_create(&p->workers[started], NULL, worker, p) == 0)
+            started++;
+        atomic_store(&p->worker_count, started);
+    }
+    p->busy_ns = p->wait_ns = p->tasks = p->callers_tasks = 0;
+    p->watched = 0;
+    p->serial_until = 0;
+    p->serial_ns = SERIAL_NS;
+}
+
+static void set_threads(pool *p, int threads)
 {
     if (threads < 1)
         threads = 1;
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
-    pthread_mutex_lock(&pool.owner);
-    if (threads - 1 != atomic_load(&pool.worker_count)) {
-        stop_workers();
-        uint32_t job = atomic_load(&pool.job);
-        int started = 0;
-        while (started < threads - 1 &&
-               pthread_create(&pool.workers[started], NULL, worker, (void *)(uintptr_t)job) == 0)
-            started++;  /* fewer threads when one cannot start: slower, still correct */
-        atomic_store(&pool.worker_count, started);
-    }
-    atomic_store(&pool.spin_ns, threads <= ted_usable_cpus() ? SPIN_NS : 0);
-    pool.busy_ns = pool.wait_ns = pool.tasks = pool.callers_tasks = 0;
-    pool.watched = 0;
-    pool.serial_until = 0;
-    pool.serial_ns = SERIAL_NS;
-    pthread_mutex_unlock(&pool.owner);
+    pthread_mutex_lock(&p->owner);
+    resize(p, threads);
+    pthread_mutex_unlock(&p->owner);
+    /* both pools spin only while all of their threads have CPUs of their own */
+    int all = atomic_load(&pools[MAIN].worker_count) + atomic_load(&pools[SIDE].worker_count) +
+              1 + (atomic_load(&pools[SIDE].worker_count) > 0);
+    long spin_ns = all <= ted_usable_cpus() ? SPIN_NS : 0;
+    atomic_store(&pools[MAIN].spin_ns, spin_ns);
+    atomic_store(&pools[SIDE].spin_ns, spin_ns);
+}
+
+void ted_parallel_set_threads(int threads)
+{
+    set_threads(&pools[MAIN], threads);
+}
+
+void ted_parallel_set_side_threads(int threads)
+{
+    set_threads(&pools[SIDE], threads);
+}
+
+void ted_parallel_use_side(void)
+{
+    chosen = &pools[SIDE];
 }
 
 int ted_parallel_threads(void)
 {
-    return atomic_load(&pool.worker_count) + 1;
+    return atomic_load(&current()->worker_count) + 1;
 }
 
 static long long now_ns(void)
@@ -211,77 +260,78 @@ static long long now_ns(void)
     return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* Hands the job to the workers, takes tasks too, and waits until every
+/* Hands the job to p's workers, takes tasks too, and waits until every
  * task is done; returns the nanoseconds spent waiting for the workers'
  * last tasks. */
-static long long run_pooled(int count, void (*task)(void *, int), void *context)
+static long long run_pooled(pool *p, int count, void (*task)(void *, int), void *context)
 {
-    pool.tasks += count;
-    uint32_t job = atomic_load(&pool.job) + 1;
+    p->tasks += count;
+    uint32_t job = atomic_load(&p->job) + 1;
     /* The new number goes into the claim word before the new count: a worker
      * still on the previous job that reads the new count then fails its
      * compare-exchange, rather than claiming a task past the old job's end. */
-    atomic_store(&pool.claim, (uint64_t)job << 32);
-    pool.task = task;
-    pool.context = context;
-    atomic_store(&pool.count, count);
-    atomic_store(&pool.completed, 0);
-    pthread_mutex_lock(&pool.sleep);
-    atomic_store_explicit(&pool.job, job, memory_order_release);
-    pthread_cond_broadcast(&pool.wake);
-    pthread_mutex_unlock(&pool.sleep);
+    atomic_store(&p->claim, (uint64_t)job << 32);
+    p->task = task;
+    p->context = context;
+    atomic_store(&p->count, count);
+    atomic_store(&p->completed, 0);
+    pthread_mutex_lock(&p->sleep);
+    atomic_store_explicit(&p->job, job, memory_order_release);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->sleep);
 
-    pool.callers_tasks += run_tasks(job);
-    if (atomic_load(&pool.completed) >= count)
+    p->callers_tasks += run_tasks(p, job);
+    if (atomic_load(&p->completed) >= count)
         return 0;
     long long start = now_ns();
-    spin s = {.rounds = 0};
-    while (atomic_load(&pool.completed) < count)
+    spin s = spin_of(p);
+    while (atomic_load(&p->completed) < count)
         if (!spin_more(&s))
             sched_yield();
     return now_ns() - start;
 }
 
-/* Adds a job to the watch: a window found starved sends the jobs of the
+/* Adds a job to p's watch: a window found starved sends the jobs of the
  * next serial_ns to the caller alone. */
-static void watch(long long busy, long long waited, long long now)
+static void watch(pool *p, long long busy, long long waited, long long now)
 {
-    pool.busy_ns += busy;
-    pool.wait_ns += waited;
-    pool.watched++;
-    long long threads = atomic_load(&pool.worker_count) + 1;
-    long long workers_tasks = pool.tasks - pool.callers_tasks;
-    bool starved = pool.watched >= STARVED_FIRST &&
-                   (4 * threads * workers_tasks < (threads - 1) * pool.tasks ||
-                    2 * pool.wait_ns > pool.busy_ns);
-    if (!starved && pool.watched < STARVED_WINDOW)
+    p->busy_ns += busy;
+    p->wait_ns += waited;
+    p->watched++;
+    long long threads = atomic_load(&p->worker_count) + 1;
+    long long workers_tasks = p->tasks - p->callers_tasks;
+    bool starved = p->watched >= STARVED_FIRST &&
+                   (4 * threads * workers_tasks < (threads - 1) * p->tasks ||
+                    2 * p->wait_ns > p->busy_ns);
+    if (!starved && p->watched < STARVED_WINDOW)
         return;
-    if (pool.serial_ns < SERIAL_NS)
-        pool.serial_ns = SERIAL_NS;
+    if (p->serial_ns < SERIAL_NS)
+        p->serial_ns = SERIAL_NS;
     if (starved) {
-        pool.serial_until = now + pool.serial_ns;
-        pool.serial_ns = 2 * pool.serial_ns < SERIAL_MAX_NS ? 2 * pool.serial_ns : SERIAL_MAX_NS;
+        p->serial_until = now + p->serial_ns;
+        p->serial_ns = 2 * p->serial_ns < SERIAL_MAX_NS ? 2 * p->serial_ns : SERIAL_MAX_NS;
     } else {
-        pool.serial_ns = SERIAL_NS;
+        p->serial_ns = SERIAL_NS;
     }
-    pool.busy_ns = pool.wait_ns = 0;
-    pool.tasks = pool.callers_tasks = 0;
-    pool.watched = 0;
+    p->busy_ns = p->wait_ns = 0;
+    p->tasks = p->callers_tasks = 0;
+    p->watched = 0;
 }
 
 void ted_parallel_for(int count, void (*task)(void *context, int index), void *context)
 {
-    bool owned = count > 1 && pthread_mutex_trylock(&pool.owner) == 0;
-    long long start = owned && atomic_load(&pool.worker_count) > 0 ? now_ns() : 0;
-    if (!owned || start == 0 || start < pool.serial_until) {
+    pool *p = current();
+    bool owned = count > 1 && pthread_mutex_trylock(&p->owner) == 0;
+    long long start = owned && atomic_load(&p->worker_count) > 0 ? now_ns() : 0;
+    if (!owned || start == 0 || start < p->serial_until) {
         for (int i = 0; i < count; i++)
             task(context, i);
         if (owned)
-            pthread_mutex_unlock(&pool.owner);
+            pthread_mutex_unlock(&p->owner);
         return;
     }
-    long long waited = run_pooled(count, task, context);
+    long long waited = run_pooled(p, count, task, context);
     long long end = now_ns();
-    watch(end - start, waited, end);
-    pthread_mutex_unlock(&pool.owner);
+    watch(p, end - start, waited, end);
+    pthread_mutex_unlock(&p->owner);
 }

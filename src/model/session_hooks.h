@@ -1,7 +1,8 @@
 /* What the tests read of a session beyond the public API (ted/ted.h): the
  * position and source length of one row of the batch, and the room its
  * buffers have; and what ted serve asks of it: to keep its memory while
- * it is busy, and to give it all back when it is idle. */
+ * it is busy, to give it all back when it is idle, and to encode on threads
+ * of their own beside the batch's steps. */
 #ifndef TED_MODEL_SESSION_HOOKS_H
 #define TED_MODEL_SESSION_HOOKS_H
 
@@ -32,5 +33,11 @@ void ted_session_release(ted_session *session);
  * costs a copy and the first touch of every new page), and gives it back
  * with ted_session_release() once it is idle. */
 void ted_session_empty(ted_session *session);
+
+/* From now on the calling thread's sessions compute on a second pool of
+ * `threads` threads (at most the CPUs this process may use), beside the
+ * pool of ted_set_threads(): ted serve's encoding thread, on the CPUs that
+ * the batching thread's pool leaves. */
+void ted_session_compute_beside(int threads);
 
 #endif

@@ -11,6 +11,7 @@
 #include "kernels/kernels.h"
 #include "io/tokenizer.h"
 #include "model/decoding.h"
+#include "model/session_hooks.h"
 #include "model/model.h"
 
 /* Text -> ids with one side's tokenizer. */
@@ -100,6 +101,13 @@ int ted_set_threads(int threads)
         threads = cpus;
     ted_parallel_set_threads(threads);
     return ted_parallel_threads();
+}
+
+void ted_session_compute_beside(int threads)
+{
+    int cpus = ted_usable_cpus();
+    ted_parallel_set_side_threads(threads < cpus ? threads : cpus);
+    ted_parallel_use_side();
 }
 
 ted_translate_options ted_translate_default_options(void)

@@ -105,6 +105,7 @@ struct serve_loop {
     int max_batch, max_queue;
     bool overlap;               /* an encoding thread beside the batching thread: there
                                  * is a CPU beyond the pool's threads */
+    int side_threads;           /* the encoding thread's: the CPUs beyond the pool's */
     pthread_mutex_t lock;
     pthread_cond_t encode_work; /* a sentence arrived, a group or rows were freed, or stop */
     pthread_cond_t batch_work;  /* a group was encoded, the encoding thread ended, or
@@ -426,10 +427,12 @@ static void publish_group(serve_loop *l, group *g, int taken_rows)
 }
 
 /* Encodes newcomers while the batching thread steps the batch, so a step
- * never waits for an encoder pass (l->overlap). */
+ * never waits for an encoder pass (l->overlap), on threads of its own: the
+ * CPUs beyond the batching thread's pool. */
 static void *encoding_main(void *arg)
 {
     serve_loop *l = arg;
+    ted_session_compute_beside(l->side_threads);
     waiting *taken = l->queue_taken;
     group *g;
     int count, rows;
@@ -940,7 +943,8 @@ ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue
     if (!l)
         return TED_ERR_NOMEM;
     *l = (serve_loop){.model = model, .max_batch = max_batch, .max_queue = max_queue,
-                      .overlap = threads < ted_usable_cpus()};
+                      .overlap = threads < ted_usable_cpus(),
+                      .side_threads = ted_usable_cpus() - threads};
     l->encoding_ended = !l->overlap;
     serve_loop_metrics_init(&l->metrics);
     pthread_mutex_init(&l->lock, NULL);

@@ -16,9 +16,13 @@
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels/kernels.h"
 
@@ -876,4 +880,67 @@ Test(kernels, environment_unknown_set_refused)
               err.message);
     cr_assert_eq(ted_kernels_init(&err), TED_ERR_ARGUMENT, "refused on every call");
     cr_assert(ted_kernels_supported(ted_kernels_name()), "the best set runs instead");
+}
+
+/* ---- the two pools -------------------------------------------------------------
+ * While a job of this thread holds the main pool (its tasks wait for the
+ * side thread), a thread that chose the side pool still gets the side
+ * pool's threads: its two tasks run at once (each waits, up to 10 s, until
+ * both have started). On the main pool they would run one after the other
+ * on the side thread alone, and neither would see the other start. */
+static atomic_int main_started, side_started, side_met;
+static atomic_bool side_done;
+
+/* Whether *v reached `value` within 10 s. */
+static bool reaches(atomic_int *v, int value)
+{
+    for (int ms = 0; ms < 10000; ms++) {
+        if (atomic_load(v) >= value)
+            return true;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    return atomic_load(v) >= value;
+}
+
+static void main_task(void *context, int index)
+{
+    (void)context, (void)index;
+    atomic_fetch_add(&main_started, 1);
+    for (int ms = 0; ms < 10000 && !atomic_load(&side_done); ms++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
+static void side_task(void *context, int index)
+{
+    (void)context, (void)index;
+    atomic_fetch_add(&side_started, 1);
+    if (reaches(&side_started, 2))
+        atomic_fetch_add(&side_met, 1);
+}
+
+static void *side_thread(void *threads)
+{
+    ted_parallel_use_side();
+    *(int *)threads = ted_parallel_threads();
+    if (reaches(&main_started, 1))
+        ted_parallel_for(2, side_task, NULL);
+    atomic_store(&side_done, true);
+    return NULL;
+}
+
+Test(parallel, side_pool_runs_beside_a_busy_main_pool, .timeout = 120)
+{
+    ted_parallel_set_threads(2);
+    ted_parallel_set_side_threads(2);
+    pthread_t side;
+    int side_threads = 0;
+    cr_assert_eq(pthread_create(&side, NULL, side_thread, &side_threads), 0);
+    ted_parallel_for(2, main_task, NULL);
+    pthread_join(side, NULL);
+    cr_assert_eq(atomic_load(&main_started), 2, "the main pool's job ran");
+    cr_assert_eq(side_threads, 2, "the side thread counts the side pool's threads");
+    cr_assert_eq(ted_parallel_threads(), 2, "this thread counts the main pool's");
+    cr_assert_eq(atomic_load(&side_met), 2, "the side pool's two tasks ran at once");
+    ted_parallel_set_side_threads(1);
+    ted_parallel_set_threads(1);
 }
