@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "cli/cli.h"
+#include "core/clock.h"
 #include "model/choose.h"
 #include "model/session.h"
 
@@ -43,13 +43,6 @@ typedef struct bench_run {
     double encode_ms;
     double decode_ms;
 } bench_run;
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 static int by_value(const void *a, const void *b)
 {
@@ -93,13 +86,13 @@ static int run_once(ted_session *session, const ted_config *c, const bench_optio
     ted_chooser chooser;
     if (ted_chooser_init(&chooser, ted_session_model(session), false, &err))
         return cli_error("%s", err.message);
-    double start = now_ms();
+    double start = 1e3 * ted_seconds();
     if (ted_session_encode(session, (const int *const *)sources, lengths, o->batch,
                            o->new_tokens, &err)) {
         ted_chooser_free(&chooser);
         return cli_error("%s", err.message);
     }
-    double encoded = now_ms();
+    double encoded = 1e3 * ted_seconds();
     for (int b = 0; b < o->batch; b++)
         tokens[b] = c->decoder_start_id;
     for (int t = 0; t < o->new_tokens; t++) {
@@ -110,7 +103,7 @@ static int run_once(ted_session *session, const ted_config *c, const bench_optio
         }
         choose_best(&chooser, logits, o->batch, tokens);
     }
-    double decoded = now_ms();
+    double decoded = 1e3 * ted_seconds();
     ted_chooser_free(&chooser);
     run->encode_ms = encoded - start;
     run->decode_ms = decoded - encoded;
@@ -142,10 +135,10 @@ static int run_bench(const bench_options *o)
     ted_model *model = NULL;
     for (int r = 0; r < R; r++) {
         ted_model_free(model);
-        double start = now_ms();
+        double start = 1e3 * ted_seconds();
         if (!(model = cli_load_model(o->model_dir)))
             return 1;
-        load[r] = now_ms() - start;
+        load[r] = 1e3 * ted_seconds() - start;
         if (cli_use_shortlist(model, o->shortlist, "bench")) {
             ted_model_free(model);
             return 1;

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/clock.h"
 #include "document/document.h"
 #include "frontend/options.h"
 
@@ -136,16 +136,9 @@ typedef struct translate_job {
     long sentences_done;        /* of the documents so far: their sampling streams */
 } translate_job;
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static void progress_show(progress *p, bool final)
 {
-    double t = now();
+    double t = ted_seconds();
     if (!final && t - p->last < 0.1)
         return;
     p->last = t;
@@ -591,7 +584,7 @@ static int run(translate_job *job, const cli_args *a, const char *input, const c
                        : a->operand_count > 0 ? a->operand_count
                        : input                ? count_lines(input)
                                               : 0;
-            p->start = p->last = now();
+            p->start = p->last = ted_seconds();
             job->options.progress = on_progress;
             job->options.progress_data = p;
         }

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "core/alloc.h"
+#include "core/clock.h"
 #include "core/cpus.h"
 #include "core/error.h"
 #include "frontend/options.h"
@@ -127,13 +128,6 @@ struct serve_loop {
     serve_beam_worker beam;
     pthread_t encoding, batching;
 };
-
-static double seconds_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static int samples_of(const serve_job *job)
 {
@@ -398,9 +392,9 @@ static void encode_group(serve_loop *l, group *g, const waiting *taken, int coun
     }
     if (g->count == 0)
         return;
-    double start = seconds_now();
+    double start = ted_seconds();
     ted_status s = ted_session_encode(g->session, g->ids, g->lengths, g->count, max_steps, &err);
-    serve_histogram_observe(&l->metrics.encode_seconds, seconds_now() - start);
+    serve_histogram_observe(&l->metrics.encode_seconds, ted_seconds() - start);
     if (s) {
         for (int k = 0; k < g->count; k++)
             fail_sentence(l, g->sentences[k], &err);
@@ -697,7 +691,7 @@ static void count_step(serve_loop *l, const batch *b, double start)
     for (int k = 0; k < b->rows; k++)
         chosen += (unsigned long long)b->choices[k].draws;
     atomic_fetch_add_explicit(&l->metrics.tokens, chosen, memory_order_relaxed);
-    serve_histogram_observe(&l->metrics.step_seconds, seconds_now() - start);
+    serve_histogram_observe(&l->metrics.step_seconds, ted_seconds() - start);
     serve_histogram_observe(&l->metrics.step_rows, b->rows);
 }
 
@@ -706,7 +700,7 @@ static void step(serve_loop *l, batch *b)
 {
     const float *logits;
     ted_error err = {0};
-    double start = seconds_now();
+    double start = ted_seconds();
     if (ted_session_step(b->session, b->now.tokens, &logits, &err)) {
         fail_rows(l, b, &err);
         return;

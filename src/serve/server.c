@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/utf8.h"
 #include "serve/detect.h"
@@ -114,13 +115,6 @@ typedef struct request {
     int refused;         /* 429 or 413: the loop refused the job after it was suspended */
     int status;          /* the status answered; 0: none */
 } request;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* ---- answers ----------------------------------------------------------------- */
 
@@ -403,7 +397,7 @@ static bool key_allowed(request *r, const char *key, enum MHD_Result *answer)
 {
     int retry = 1;
     serve_key_verdict verdict =
-        r->server->keys ? serve_keys_check(r->server->keys, key, now(), &retry) : SERVE_KEY_OK;
+        r->server->keys ? serve_keys_check(r->server->keys, key, ted_seconds(), &retry) : SERVE_KEY_OK;
     char after[16];
     snprintf(after, sizeof after, "%d", retry);
     if (verdict == SERVE_KEY_MISSING)
@@ -773,7 +767,7 @@ static request *new_request(server *s, struct MHD_Connection *c, const char *url
         return NULL;
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    *r = (request){.server = s, .connection = c, .start = now(),
+    *r = (request){.server = s, .connection = c, .start = ted_seconds(),
                    .link = info ? info->socket_context : NULL};
     snprintf(r->method, sizeof r->method, "%s", method);
     serve_utf8_clean(url, r->path, sizeof r->path);
@@ -857,7 +851,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **context,
     bool cut = r->stream && serve_stream_close(r->stream);  /* frees the job when last */
     snprintf(status, sizeof status, r->status && !cut ? "%d" : "cut", r->status);
     int sentences = r->fields.count;
-    double seconds = now() - r->start;
+    double seconds = ted_seconds() - r->start;
     serve_http_metrics_count(&s->metrics, cut ? 0 : r->status, seconds);
     fprintf(stderr, "ted serve: %s %s %s %d sentence%s %.1f ms\n",
             log_escape(r->method, method, sizeof method), log_escape(r->path, path, sizeof path),
@@ -866,7 +860,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **context,
     s->in_flight -= r->counted;
     if (r->link) {
         r->link->answering = r->link->receiving = false;
-        r->link->waiting_since = now();
+        r->link->waiting_since = ted_seconds();
     }
     pthread_mutex_unlock(&s->lock);
     if (!r->stream)
@@ -908,7 +902,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         const union MHD_ConnectionInfo *client =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        *t = (tracked){.fd = info ? info->connect_fd : -1, .waiting_since = now(),
+        *t = (tracked){.fd = info ? info->connect_fd : -1, .waiting_since = ted_seconds(),
                        .next = s->connections};
         client_key(client ? client->client_addr : NULL, t->client);
         if (s->connections)
@@ -1017,7 +1011,7 @@ static bool unread(int fd)
 static void cut_late_connections(server *s)
 {
     const serve_config *config = s->config;
-    double limit = config->timeout, t = now();
+    double limit = config->timeout, t = ted_seconds();
     double idle = config->idle_timeout < config->timeout ? config->idle_timeout : limit;
     for (tracked *c = s->connections; c; c = c->next) {
         if (c->answering || c->cut || c->fd < 0)
@@ -1036,7 +1030,7 @@ static void cut_late_connections(server *s)
  * refused to keep within the caps. */
 static void log_turned_away(server *s)
 {
-    double t = now();
+    double t = ted_seconds();
     if ((!s->evicted && !s->turned_away) || t - s->logged_at < 1.0)
         return;
     fprintf(stderr, "ted serve: at the connection caps (--max-connections %d, "
