@@ -30,7 +30,7 @@ static const char usage[] =
     "  --threads N          threads for the decoder steps' matrix products\n"
     "                       (default 1; at most the CPUs this process may use);\n"
     "                       below them, newcomers are encoded beside the steps on\n"
-    "                       the CPUs left over\n"
+    "                       as many threads again, within the CPUs left over\n"
     "  --max-batch N        rows a model decodes together (default 32); a sentence\n"
     "                       sampled n_best times takes n_best rows, counted up to\n"
     "                       3/4 of N, and joins whole (docs/serving.md)\n"

@@ -106,7 +106,8 @@ struct serve_loop {
     int max_batch, max_queue;
     bool overlap;               /* an encoding thread beside the batching thread: there
                                  * is a CPU beyond the pool's threads */
-    int side_threads;           /* the encoding thread's: the CPUs beyond the pool's */
+    int side_threads;           /* the encoding thread's: as many as the pool's, within
+                                 * the CPUs beyond them */
     pthread_mutex_t lock;
     pthread_cond_t encode_work; /* a sentence arrived, a group or rows were freed, or stop */
     pthread_cond_t batch_work;  /* a group was encoded, the encoding thread ended, or
@@ -421,8 +422,9 @@ static void publish_group(serve_loop *l, group *g, int taken_rows)
 }
 
 /* Encodes newcomers while the batching thread steps the batch, so a step
- * never waits for an encoder pass (l->overlap), on threads of its own: the
- * CPUs beyond the batching thread's pool. */
+ * never waits for an encoder pass (l->overlap), on threads of its own
+ * (l->side_threads). Their number stops at the pool's: the instances of a
+ * machine shared out by --threads then keep to about their share. */
 static void *encoding_main(void *arg)
 {
     serve_loop *l = arg;
@@ -936,9 +938,9 @@ ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue
     serve_loop *l = ted_alloc(1, sizeof *l, "decoding loop", err);
     if (!l)
         return TED_ERR_NOMEM;
+    int spare = ted_usable_cpus() - threads;  /* the CPUs beyond the pool's */
     *l = (serve_loop){.model = model, .max_batch = max_batch, .max_queue = max_queue,
-                      .overlap = threads < ted_usable_cpus(),
-                      .side_threads = ted_usable_cpus() - threads};
+                      .overlap = spare > 0, .side_threads = spare < threads ? spare : threads};
     l->encoding_ended = !l->overlap;
     serve_loop_metrics_init(&l->metrics);
     pthread_mutex_init(&l->lock, NULL);
