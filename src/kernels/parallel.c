@@ -77,9 +77,10 @@ typedef struct pool {
     }
 
 /* The main pool, every thread's unless it chose the side pool. */
-static pool pools[2] = {POOL_INIT, POOL_INIT};
 enum { MAIN, SIDE };
+static pool pools[2] = {POOL_INIT, POOL_INIT};
 static _Thread_local pool *chosen;  /* NULL: the main pool */
+static pthread_mutex_t sizing = PTHREAD_MUTEX_INITIALIZER;  /* the pools' spin times */
 
 static pool *current(void)
 {
@@ -225,12 +226,15 @@ static void set_threads(pool *p, int threads)
     pthread_mutex_lock(&p->owner);
     resize(p, threads);
     pthread_mutex_unlock(&p->owner);
-    /* both pools spin only while all of their threads have CPUs of their own */
-    int all = atomic_load(&pools[MAIN].worker_count) + atomic_load(&pools[SIDE].worker_count) +
-              1 + (atomic_load(&pools[SIDE].worker_count) > 0);
+    /* both pools spin only while all of their threads have CPUs of their own;
+     * the last of two threads sizing the pools at once sees both sizes */
+    pthread_mutex_lock(&sizing);
+    int side = atomic_load(&pools[SIDE].worker_count);
+    int all = atomic_load(&pools[MAIN].worker_count) + 1 + (side > 0 ? side + 1 : 0);
     long spin_ns = all <= ted_usable_cpus() ? SPIN_NS : 0;
     atomic_store(&pools[MAIN].spin_ns, spin_ns);
     atomic_store(&pools[SIDE].spin_ns, spin_ns);
+    pthread_mutex_unlock(&sizing);
 }
 
 void ted_parallel_set_threads(int threads)
