@@ -4,15 +4,18 @@
  * one and four more) translate the same sentences and different ones at
  * once, with greedy decoding, beam search and sampling through
  * ted_translate_n_best, and greedy decoding step by step through their own
- * ted_session. Run once with the matrix products on one thread, and once
+ * ted_session. Run once with the matrix products on one thread, once
  * with ted_set_threads(2): then the process-wide worker pool serves one
- * session at a time and the others compute on their own thread. */
+ * session at a time and the others compute on their own thread, and once
+ * more with half the threads on the second pool (ted_session_compute_beside,
+ * as ted serve's encoding thread), 2 threads each. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/session_hooks.h"
 #include "ted/ted.h"
 
 #define MODEL_DIR "models/toy-en-fr"
@@ -51,6 +54,7 @@ typedef struct expected {
 
 static ted_model *model;
 static expected *reference;
+static bool odd_threads_beside;  /* the odd-numbered threads compute on the second pool */
 
 static ted_translate_options strategy_options(int strategy)
 {
@@ -185,6 +189,8 @@ static bool same_translation(const ted_translation *a, const ted_translation *b)
 static void *work(void *arg)
 {
     worker *w = arg;
+    if (odd_threads_beside && w->index % 2 == 1)
+        ted_session_compute_beside(2);
     ted_error err = {0};
     ted_translation out[SENTENCES * N_BEST];
     ted_session *session = NULL;
@@ -272,6 +278,14 @@ Test(threads, sessions_of_one_model_translate_at_once, .timeout = 600)
 Test(threads, sessions_share_the_worker_pool, .timeout = 600)
 {
     load_and_compute_reference(2);
+    run_threads();
+    free_reference();
+}
+
+Test(threads, sessions_compute_beside_the_worker_pool, .timeout = 600)
+{
+    load_and_compute_reference(2);
+    odd_threads_beside = true;
     run_threads();
     free_reference();
 }
