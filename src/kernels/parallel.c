@@ -76,13 +76,13 @@ typedef struct pool {
         .wake = PTHREAD_COND_INITIALIZER,                                              \
     }
 
-/* The main pool, every thread's unless it chose the side pool. */
+/* The two pools: MAIN, every thread's unless it chose SIDE. */
 enum { MAIN, SIDE };
 static pool pools[2] = {POOL_INIT, POOL_INIT};
 static _Thread_local pool *chosen;  /* NULL: the main pool */
 static pthread_mutex_t sizing = PTHREAD_MUTEX_INITIALIZER;  /* the pools' spin times */
 
-static pool *current(void)
+static pool *callers_pool(void)
 {
     return chosen ? chosen : &pools[MAIN];
 }
@@ -254,7 +254,7 @@ void ted_parallel_use_side(void)
 
 int ted_parallel_threads(void)
 {
-    return atomic_load(&current()->worker_count) + 1;
+    return atomic_load(&callers_pool()->worker_count) + 1;
 }
 
 static long long now_ns(void)
@@ -324,7 +324,7 @@ static void watch(pool *p, long long busy, long long waited, long long now)
 
 void ted_parallel_for(int count, void (*task)(void *context, int index), void *context)
 {
-    pool *p = current();
+    pool *p = callers_pool();
     bool owned = count > 1 && pthread_mutex_trylock(&p->owner) == 0;
     long long start = owned && atomic_load(&p->worker_count) > 0 ? now_ns() : 0;
     if (!owned || start == 0 || start < p->serial_until) {
