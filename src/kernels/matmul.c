@@ -232,9 +232,13 @@ static void i8_task(void *context, int index)
 /* ---- int8 weights packed for vpdpbusd ------------------------------------------
  * With the VNNI kernel a model's int8 weights are packed at load
  * (ted_pack_i8, variants.h's layout), and every product reads them so, a
- * lone row's included: in tasks of a block of rows by a block of
- * I8_BLOCK_GROUPS groups; consecutive tasks share a block of W, which
- * stays in the cache of the thread that takes them. A W as stored (built
+ * lone row's included: in tasks of a block of rows by a block of up to
+ * I8_BLOCK_GROUPS groups, fewer where there would be fewer tasks than
+ * threads (a 512-wide product has 8 blocks of 4 groups). The tasks go
+ * block of W by block of W, every block of rows of one before the next:
+ * the pool's threads each take a run of tasks (kernels/parallel.c), so
+ * each reads its own part of W, and reads it from its own cache for the
+ * blocks of rows after the first. A W as stored (built
  * by hand) is packed the same way once per product from I8_PACKED_ROWS
  * rows on (an encoder pass, a batch's step), into the calling thread's
  * scratch, groups of 16 columns over the pool; one of more than
@@ -258,7 +262,7 @@ typedef struct i8_packed_job {
     const float *x_scale, *w_scale, *b;
     const int32_t *x_sum;
     int rows, ldx, in_features, out_features;
-    int groups, column_blocks, rows_per_block;
+    int groups, block_groups, row_blocks, rows_per_block;
 } i8_packed_job;
 
 static void i8_pack_task(void *context, int index)
@@ -272,10 +276,10 @@ static void i8_pack_task(void *context, int index)
 static void i8_packed_task(void *context, int index)
 {
     const i8_packed_job *j = context;
-    int block = index / j->column_blocks * j->rows_per_block;
+    int block = index % j->row_blocks * j->rows_per_block;
     int rows = j->rows - block < j->rows_per_block ? j->rows - block : j->rows_per_block;
-    int first = index % j->column_blocks * I8_BLOCK_GROUPS;
-    int last = first + I8_BLOCK_GROUPS < j->groups ? first + I8_BLOCK_GROUPS : j->groups;
+    int first = index / j->row_blocks * j->block_groups;
+    int last = first + j->block_groups < j->groups ? first + j->block_groups : j->groups;
     j->kernels->matmul_i8_packed(j->y + (size_t)block * j->out_features, j->out_features,
                                  j->x + (size_t)block * j->ldx, j->x_scale + block,
                                  j->x_sum + block, j->ldx, j->packed, j->w_scale, j->b, rows,
@@ -287,10 +291,15 @@ static void i8_packed_task(void *context, int index)
 static void run_i8_packed(i8_packed_job job)
 {
     job.groups = (job.out_features + TED_I8_GROUP_ROWS - 1) / TED_I8_GROUP_ROWS;
-    job.column_blocks = (job.groups + I8_BLOCK_GROUPS - 1) / I8_BLOCK_GROUPS;
-    int row_blocks = (job.rows + I8_BLOCK_ROWS - 1) / I8_BLOCK_ROWS;
-    job.rows_per_block = (job.rows + row_blocks - 1) / row_blocks;
-    ted_parallel_for(row_blocks * job.column_blocks, i8_packed_task, &job);
+    job.row_blocks = (job.rows + I8_BLOCK_ROWS - 1) / I8_BLOCK_ROWS;
+    job.rows_per_block = (job.rows + job.row_blocks - 1) / job.row_blocks;
+    int threads = ted_parallel_threads();
+    job.block_groups = I8_BLOCK_GROUPS;
+    while (job.block_groups > 1 &&
+           job.row_blocks * ((job.groups + job.block_groups - 1) / job.block_groups) < threads)
+        job.block_groups /= 2;
+    int column_blocks = (job.groups + job.block_groups - 1) / job.block_groups;
+    ted_parallel_for(job.row_blocks * column_blocks, i8_packed_task, &job);
 }
 
 /* The product from W packed into the scratch, when the set reads packed
@@ -404,7 +413,7 @@ static void matmul_i8(float *y, const float *x, const int8_t *W, const uint8_t *
     quantize_job quantize = {job.kernels, xq, x_scale, x_sum, x, rows, in_features, ldx};
     ted_parallel_for((rows + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task, &quantize);
     i8_packed_job packed_job = {job.kernels, y, xq, W, packed, NULL, x_scale, w_scale, b,
-                                x_sum, rows, ldx, in_features, out_features, 0, 0, 0};
+                                x_sum, rows, ldx, in_features, out_features, 0, 0, 0, 0};
     if (packed) {
         run_i8_packed(packed_job);
         return;

@@ -29,12 +29,17 @@ enum { STARVED_FIRST = 8, STARVED_WINDOW = 64 };
 #define SERIAL_NS 20000000LL
 #define SERIAL_MAX_NS 1000000000LL
 
-/* A job is a numbered batch of tasks. Its number and the index of its next
- * task share one atomic word, so a worker claims a task only while that job
- * is current: a worker that wakes late, after the job is done, finds a new
- * number (or none) and claims nothing. The caller takes tasks too and
- * returns once every task has completed, never waiting for a worker that
- * had nothing to do.
+/* A job is a numbered batch of tasks, split in as many ranges as the pool
+ * has threads: thread t (the caller 0, worker t) first runs the tasks of
+ * range t, in order, then takes the last task left in another's range,
+ * until none is left. A thread thus runs the same part of every job of the
+ * same shape, step after step (the same columns of a product, the same
+ * heads of the same rows in attention), and finds their data in its own
+ * cache; the threads claim on cache lines of their own, not all on one.
+ * A range is one atomic word, begin << 32 | end: a claim is a
+ * compare-exchange of it, so a claim is always of a task of the job whose
+ * range the word holds. The caller returns once every task has completed,
+ * never waiting for a worker that had nothing to do.
  *
  * Idle workers spin for a while (SPIN_NS) before sleeping: a decoder step
  * hands out dozens of jobs a few microseconds apart, and waking a sleeping
@@ -45,18 +50,30 @@ enum { STARVED_FIRST = 8, STARVED_WINDOW = 64 };
  * takes the core that the thread it waits for needs, so waiting workers
  * sleep at once and the caller yields its core while it waits
  * (measurements: docs/performance.md#threads-beyond-the-cpus). */
-typedef struct pool {
+typedef struct range {
+    _Alignas(64) _Atomic uint64_t word;  /* begin << 32 | end */
+} range;
+
+typedef struct pool pool;
+
+typedef struct worker_slot {
+    pool *p;
+    int index;               /* its range: 1 .. threads - 1 */
+} worker_slot;
+
+struct pool {
     pthread_mutex_t owner;   /* held by the thread whose jobs the pool runs */
     pthread_mutex_t sleep;
     pthread_cond_t wake;
     pthread_t workers[MAX_THREADS];
+    worker_slot slots[MAX_THREADS];
     atomic_int worker_count; /* written under `owner`, read by anyone */
     uint32_t first_job;      /* the job number when the workers were started */
 
     void (*task)(void *, int);
     void *context;
-    atomic_int count;        /* tasks in the current job */
-    _Atomic uint64_t claim;  /* job number << 32 | next task index */
+    range ranges[MAX_THREADS];
+    atomic_int parts;        /* the current job's ranges */
     atomic_int completed;    /* tasks of the current job that are done */
     atomic_uint job;         /* the current job number */
     atomic_bool stopping;
@@ -68,7 +85,7 @@ typedef struct pool {
     int watched;
     long long serial_until;  /* until then (CLOCK_MONOTONIC ns), jobs run on the caller */
     long long serial_ns;     /* the next serial time: SERIAL_NS, doubling */
-} pool;
+};
 
 #define POOL_INIT                                                                      \
     {                                                                                  \
@@ -131,28 +148,45 @@ static bool spin_more(spin *s)
     return true;
 }
 
-static bool claim_task(pool *p, uint32_t job, int *index)
+/* Takes the first task left in range r (front) or the last (back). */
+static bool claim_from(range *r, bool front, int *index)
 {
-    uint64_t current = atomic_load(&p->claim);
+    uint64_t word = atomic_load(&r->word);
     for (;;) {
-        if ((uint32_t)(current >> 32) != job || (int)(uint32_t)current >= p->count)
+        uint32_t begin = (uint32_t)(word >> 32), end = (uint32_t)word;
+        if (begin >= end)
             return false;
-        if (atomic_compare_exchange_weak(&p->claim, &current, current + 1)) {
-            *index = (int)(uint32_t)current;
+        uint64_t rest = front ? word + ((uint64_t)1 << 32) : word - 1;
+        if (atomic_compare_exchange_weak(&r->word, &word, rest)) {
+            *index = (int)(front ? begin : end - 1);
             return true;
         }
     }
 }
 
-/* Runs tasks of `job` until none is left; returns how many it ran. */
-static int run_tasks(pool *p, uint32_t job)
+/* A task for thread `self`: from its own range, else from another's. */
+static bool claim_task(pool *p, int self, int *index)
+{
+    int parts = atomic_load(&p->parts);
+    if (self < parts && claim_from(&p->ranges[self], true, index))
+        return true;
+    for (int k = 1; k < parts; k++)
+        if (claim_from(&p->ranges[(self + k) % parts], false, index))
+            return true;
+    return false;
+}
+
+/* Runs tasks until none is left; returns how many it ran. They count as
+ * completed all at once: the caller waits for every task anyway. */
+static int run_tasks(pool *p, int self)
 {
     int index, ran = 0;
-    while (claim_task(p, job, &index)) {
+    while (claim_task(p, self, &index)) {
         p->task(p->context, index);
-        atomic_fetch_add(&p->completed, 1);
         ran++;
     }
+    if (ran > 0)
+        atomic_fetch_add(&p->completed, ran);
     return ran;
 }
 
@@ -175,13 +209,14 @@ static uint32_t wait_for_job(pool *p, uint32_t seen)
  * started (p->first_job: it may run only after a later job was handed out). */
 static void *worker(void *arg)
 {
-    pool *p = arg;
+    const worker_slot *slot = arg;
+    pool *p = slot->p;
     uint32_t seen = p->first_job;
     for (;;) {
         seen = wait_for_job(p, seen);
         if (atomic_load(&p->stopping))
             return NULL;
-        run_tasks(p, seen);
+        run_tasks(p, slot->index);
     }
 }
 
@@ -206,9 +241,12 @@ static void resize(pool *p, int threads)
         stop_workers(p);
         p->first_job = atomic_load(&p->job);
         int started = 0;
-        while (started < threads - 1 &&
-               pthread_create(&p->workers[started], NULL, worker, p) == 0)
+        while (started < threads - 1) {
+            p->slots[started] = (worker_slot){p, started + 1};
+            if (pthread_create(&p->workers[started], NULL, worker, &p->slots[started]) != 0)
+                break;
             started++;
+        }
         atomic_store(&p->worker_count, started);
     }
     p->busy_ns = p->wait_ns = p->tasks = p->callers_tasks = 0;
@@ -271,20 +309,24 @@ static long long run_pooled(pool *p, int count, void (*task)(void *, int), void 
 {
     p->tasks += count;
     uint32_t job = atomic_load(&p->job) + 1;
-    /* The new number goes into the claim word before the new count: a worker
-     * still on the previous job that reads the new count then fails its
-     * compare-exchange, rather than claiming a task past the old job's end. */
-    atomic_store(&p->claim, (uint64_t)job << 32);
+    int parts = atomic_load(&p->worker_count) + 1;
     p->task = task;
     p->context = context;
-    atomic_store(&p->count, count);
     atomic_store(&p->completed, 0);
+    /* the ranges after the task: a worker that claims from a range then
+     * calls the task of the range's job (the stores and its claim are
+     * sequentially consistent) */
+    for (int t = 0; t < parts; t++) {
+        uint64_t begin = (uint64_t)count * t / parts, end = (uint64_t)count * (t + 1) / parts;
+        atomic_store(&p->ranges[t].word, begin << 32 | end);
+    }
+    atomic_store(&p->parts, parts);
     pthread_mutex_lock(&p->sleep);
     atomic_store_explicit(&p->job, job, memory_order_release);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->sleep);
 
-    p->callers_tasks += run_tasks(p, job);
+    p->callers_tasks += run_tasks(p, 0);
     if (atomic_load(&p->completed) >= count)
         return 0;
     long long start = now_ns();

@@ -944,3 +944,39 @@ Test(parallel, side_pool_runs_beside_a_busy_main_pool, .timeout = 120)
     ted_parallel_set_side_threads(1);
     ted_parallel_set_threads(1);
 }
+
+/* Each task of a job counts its own run; the tasks of every third index
+ * take longer, so that threads done with their own part take from others'. */
+typedef struct counted_job {
+    atomic_int *runs;
+} counted_job;
+
+static void counted_task(void *context, int index)
+{
+    const counted_job *job = context;
+    atomic_fetch_add(&job->runs[index], 1);
+    if (index % 3 == 0)
+        for (volatile int spin = 0; spin < 2000; spin++)
+            ;
+}
+
+Test(parallel, every_task_of_every_job_runs_once, .timeout = 120)
+{
+    enum { JOBS = 3000, MOST = 257 };
+    static atomic_int runs[MOST];
+    for (int threads = 2; threads <= 5; threads += 3) {
+        ted_parallel_set_threads(threads);
+        for (int job = 0; job < JOBS; job++) {
+            int count = job % MOST;
+            for (int i = 0; i < count; i++)
+                atomic_store(&runs[i], 0);
+            counted_job context = {runs};
+            ted_parallel_for(count, counted_task, &context);
+            for (int i = 0; i < count; i++)
+                cr_assert_eq(atomic_load(&runs[i]), 1,
+                             "%d threads, job %d of %d tasks: task %d ran %d times", threads,
+                             job, count, i, atomic_load(&runs[i]));
+        }
+    }
+    ted_parallel_set_threads(1);
+}
