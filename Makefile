@@ -341,7 +341,8 @@ bench-serve: test-deps
 	@$(MAKE) --no-print-directory bench-serve-run
 
 # Open-loop latency (bench/serve_bench.py): the toy model, then the
-# Transformer-base checkpoint of make bench in float32 and in int8.
+# Transformer-base checkpoint of make bench in float32 and in int8; then what
+# the batching policy alone allows at int8's step costs (bench/queue_model.py).
 bench-serve-run: all $(VENV)/installed
 	$(VENV_PYTHON) bench/make_marian_model.py --out $(BUILD)/bench/marian
 	rm -rf $(BUILD)/bench/marian-int8
@@ -353,6 +354,8 @@ bench-serve-run: all $(VENV)/installed
 	        --texts $(TOY)/test.en --threads 2 --seconds 30 --warmup 3 \
 	        --openloop $(BUILD)/bench-openloop || exit 1; \
 	done
+	$(PYTHON) bench/queue_model.py --ted $(TED) --model $(BUILD)/bench/marian-int8 \
+	    --texts $(TOY)/test.en --threads 2
 
 # memcheck cannot decode AVX-512 (under valgrind the CPU shows none, so
 # TED_CPU=avx512 would be refused): the AVX2 kernels run. Both scripts run;
