@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The examples of README.md and docs/serving.md, run as a reader runs them,
-against the output the documents show.
+against the output the documents show; the documents' links followed.
 
     TED=build/ted /usr/bin/python3 tests/serve/test_doc_examples.py
 
@@ -25,8 +25,11 @@ line before its block is skipped, with that reason printed (a figure of a
 server under load, a model the repository does not ship).
 
 Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
+  links FILE  every relative link of README.md, CONTRIBUTING.md, docs/*.md and
+              models/*/README.md leads to a file, and a heading, that exist
   FILE:LINE   the example starting at that line of that document
 """
+import glob
 import json
 import os
 import re
@@ -286,7 +289,45 @@ def read_document(path):
         reader.stop()
 
 
+# ---- links -------------------------------------------------------------------------
+
+def anchors(path):
+    """The anchors of a Markdown file: GitHub's slug of each heading, and
+    each `id="..."`."""
+    found = set()
+    with open(path, encoding="utf-8") as f:
+        text = re.sub(r"```.*?```", "", f.read(), flags=re.S)
+    for heading in re.findall(r"^#+\s+(.*)$", text, flags=re.M):
+        found.add(re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-"))
+    found.update(re.findall(r'id="([^"]+)"', text))
+    return found
+
+
+def check_links():
+    """Every relative link of the documents a reader opens leads to a file
+    that exists, and to a heading of it that exists."""
+    pages = ["README.md", "CONTRIBUTING.md"] + sorted(
+        os.path.relpath(p, ROOT) for pattern in ("docs/*.md", "models/*/README.md")
+        for p in glob.glob(os.path.join(ROOT, pattern)))
+    for page in pages:
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+            text = re.sub(r"```.*?```", "", f.read(), flags=re.S)
+        broken = []
+        for link in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", link):
+                continue
+            target, _, anchor = link.partition("#")
+            path = os.path.normpath(os.path.join(ROOT, os.path.dirname(page), target)) \
+                if target else os.path.join(ROOT, page)
+            if not os.path.exists(path):
+                broken.append(f"{link} (no such file)")
+            elif anchor and path.endswith(".md") and anchor not in anchors(path):
+                broken.append(f"{link} (no such heading)")
+        check(f"links {page}", not broken, ", ".join(broken))
+
+
 def main():
+    check_links()
     for path in DOCUMENTS:
         read_document(path)
     sys.exit(1 if failures() else 0)
