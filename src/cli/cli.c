@@ -327,16 +327,16 @@ int cli_learn_next(learn_trace *t, const char *command, int force)
     return 0;
 }
 
-/* Reading stops at the cap, so that input without line ends (-i /dev/zero)
- * cannot take all memory before any check sees it. */
-static int line_too_long(const char *file, long number)
+/* "ted: FILE: line N: PROBLEM" (without the file or the line when not
+ * known). */
+static int line_error(const char *file, long number, const char *problem)
 {
     fputs("ted: ", stderr);
     if (file)
         fprintf(stderr, "%s: ", file);
     if (number > 0)
         fprintf(stderr, "line %ld: ", number);
-    fprintf(stderr, "longer than %d MiB; a line is one sentence\n", CLI_LINE_MAX_BYTES >> 20);
+    fprintf(stderr, "%s\n", problem);
     return CLI_LINE_ERROR;
 }
 
@@ -346,8 +346,14 @@ int cli_read_bounded_line(FILE *in, const char *file, long number, char **line,
     size_t n = 0;
     int c;
     while ((c = getc(in)) != EOF && c != '\n') {
-        if (n >= CLI_LINE_MAX_BYTES)
-            return line_too_long(file, number);
+        if (n >= CLI_LINE_MAX_BYTES) {  /* no input without line ends takes all memory */
+            char problem[64];
+            snprintf(problem, sizeof problem, "longer than %d MiB; a line is one sentence",
+                     CLI_LINE_MAX_BYTES >> 20);
+            return line_error(file, number, problem);
+        }
+        if (c == '\0')  /* a C string would end there, the rest of the line unread */
+            return line_error(file, number, "contains a NUL byte");
         if (n + 1 >= *capacity) {
             size_t grown = *capacity ? *capacity * 2 : 256;
             char *p = realloc(*line, grown);

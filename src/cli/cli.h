@@ -148,10 +148,11 @@ int cli_learn_next(learn_trace *t, const char *command, int force);
 enum { CLI_LINE_END, CLI_LINE_ERROR, CLI_LINE_READ };
 
 /* Reads one line of up to CLI_LINE_MAX_BYTES from `in`, without its "\n" or
- * "\r\n". Returns CLI_LINE_READ; CLI_LINE_END at end of input; or
- * CLI_LINE_ERROR after saying so (naming `file` when not NULL, and the line
- * `number` when above 0) for a longer line or no memory. `*line` is reused
- * between calls. */
+ * "\r\n": how every command reads its text. Returns CLI_LINE_READ;
+ * CLI_LINE_END at end of input; or CLI_LINE_ERROR after saying so (naming
+ * `file` when not NULL, and the line `number` when above 0) for a longer
+ * line, a line holding a NUL byte, or no memory. `*line` is reused between
+ * calls. */
 int cli_read_bounded_line(FILE *in, const char *file, long number, char **line,
                           size_t *capacity, size_t *length);
 

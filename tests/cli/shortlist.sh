@@ -2,7 +2,9 @@
 # ted shortlist's input and output. The output (-o FILE) is never one of
 # the inputs (the corpus, a file of the model), reached by whatever path,
 # and an existing file is replaced only with --force; each refusal leaves
-# the file byte for byte as it was (compared with a copy made before).
+# the file byte for byte as it was (compared with a copy made before). The
+# corpora are read as ted translate reads its input: a NUL byte is refused
+# with one message naming the file and the line, and nothing is written.
 TED=${TED:-build/ted}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -72,3 +74,16 @@ else
 fi
 no_temporaries output-no-temporaries "$work"
 
+# A NUL byte in either corpus: one message naming the file and the line.
+printf 'the cat .\nthe \000 bird .\nthe dog .\n' >"$work/nul.en"
+printf 'le chat .\nl oiseau .\nle chien .\n' >"$work/nul.fr"
+expect_error source-nul-byte "^ted: $work/nul.en: line 2: contains a NUL byte$" \
+    "$TED" shortlist -m "$model" --source "$work/nul.en" -o "$work/nul.out"
+expect_error target-nul-byte "^ted: $work/nul.en: line 2: contains a NUL byte$" \
+    "$TED" shortlist -m "$model" --source "$work/nul.fr" --target "$work/nul.en" \
+    -o "$work/nul.out"
+if [ -e "$work/nul.out" ]; then
+    fail nul-byte-nothing-written "$work/nul.out was written"
+else
+    ok nul-byte-nothing-written
+fi
