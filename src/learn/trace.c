@@ -170,20 +170,43 @@ void learn_forget_attention(learn_trace *t, int step)
 int learn_forced_at(const learn_forced *forced, int count, int step)
 {
     for (int i = 0; i < count; i++)
-        if (forced[i].step == step + 1)
-            return forced[i].id;
+        if (step + 1 >= forced[i].step && step + 1 < forced[i].step + forced[i].count)
+            return forced[i].ids[step + 1 - forced[i].step];
     return -1;
+}
+
+bool learn_resolve_forced(const ted_model *model, const char *text, learn_forced *f)
+{
+    int id = ted_target_id(model, text);
+    if (id >= 0) {
+        f->ids[0] = id;
+        f->count = 1;
+        return true;
+    }
+    int *ids = NULL, n = 0, unknown = 0;
+    ted_error err = {0};
+    bool ok = ted_encode_target(model, text, &ids, &n, &unknown, &err) == TED_OK && n > 0 &&
+              n <= LEARN_FORCE_PIECES && unknown == 0;
+    for (int i = 0; ok && i < n; i++)
+        ok = ids[i] != ted_model_config(model)->unk_id;
+    if (ok) {
+        memcpy(f->ids, ids, (size_t)n * sizeof *ids);
+        f->count = n;
+    }
+    free(ids);
+    return ok;
 }
 
 learn_force_refusal learn_add_forced(const ted_model *model, learn_forced *forced, int *count,
                                      int step, const char *token)
 {
-    int id = ted_target_id(model, token);
-    if (id < 0)
+    learn_forced f = {.step = step};
+    if (!learn_resolve_forced(model, token, &f))
         return LEARN_FORCE_NOT_IN_VOCABULARY;
-    if (learn_forced_at(forced, *count, step - 1) >= 0)
-        return LEARN_FORCE_STEP_TAKEN;
-    forced[(*count)++] = (learn_forced){step, id};
+    for (int i = 0; i < f.count; i++)
+        if (learn_forced_at(forced, *count, step - 1 + i) >= 0)
+            return LEARN_FORCE_STEP_TAKEN;
+    forced[(*count)++] = f;
     return LEARN_FORCE_ADDED;
 }
 
