@@ -305,10 +305,13 @@ void cli_sentence_free(cli_sentence *s)
 }
 
 int cli_learn_begin(learn_trace *t, const ted_model *model, const cli_sentence *s,
-                    int max_length, int top_k)
+                    int max_length, int top_k, bool encoder_attention)
 {
     ted_error err = {0};
-    if (learn_start(t, model, &s->source, max_length, top_k, &err) != TED_OK)
+    ted_status status = encoder_attention
+                            ? learn_start(t, model, &s->source, max_length, top_k, &err)
+                            : learn_start_steps(t, model, &s->source, max_length, top_k, &err);
+    if (status != TED_OK)
         return cli_error("%s: %s", s->command, err.message);
     if (s->source.unknown > 0) {
         char shown_as[256];

@@ -133,11 +133,11 @@ int cli_sentence_prepare(cli_sentence *s, const ted_model *model, const char *co
                          const char *text, const ted_languages *languages);
 void cli_sentence_free(cli_sentence *s);
 
-/* learn_start() on the sentence, its unknown words reported on stderr:
- * 0, or 1 after printing the error. learn_end() frees the trace either
- * way. */
+/* learn_start() on the sentence (learn_start_steps() without
+ * `encoder_attention`), its unknown words reported on stderr: 0, or 1
+ * after printing the error. learn_end() frees the trace either way. */
 int cli_learn_begin(learn_trace *t, const ted_model *model, const cli_sentence *s,
-                    int max_length, int top_k);
+                    int max_length, int top_k, bool encoder_attention);
 /* learn_advance(): 0, or 1 after printing the error. */
 int cli_learn_next(learn_trace *t, const char *command, int force);
 

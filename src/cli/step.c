@@ -376,7 +376,7 @@ static int prompt(stepper *s, int step, int *force, char **line, size_t *capacit
 static int begin_steps(stepper *s, const ted_model *model, const cli_sentence *sentence)
 {
     step_options *o = s->o;
-    if (cli_learn_begin(&s->t, model, sentence, o->max_length, o->top_k))
+    if (cli_learn_begin(&s->t, model, sentence, o->max_length, o->top_k, false))
         return 1;
     const ted_config *c = s->t.config;
     for (int i = 0; i < o->forced_count; i++)

@@ -41,7 +41,10 @@ typedef struct learn_trace {
     int prefix_len;
     int max_steps;           /* steps allowed, EOS counted */
     int top_k;               /* at most the tokens that are not banned */
-    float *encoder;          /* (encoder_layers, heads, source_len, source_len) */
+    const float *encoder;    /* (encoder_layers, heads, source_len, source_len): the
+                              * session's own, valid until the next learn_advance; NULL
+                              * after learn_start_steps */
+    bool encoder_kept;
     learn_step *steps;       /* (max_steps), `count` of them done */
     int count;
     bool finished;           /* EOS taken or max_steps reached */
@@ -56,6 +59,12 @@ typedef struct learn_trace {
  * is empty". Whatever it returns, learn_end() frees the trace. */
 ted_status learn_start(learn_trace *t, const ted_model *model, const ted_source *source,
                        int max_length, int top_k, ted_error *err);
+/* learn_start for a front end that shows the steps only (ted step): the
+ * encoder's attention weights are not kept (t->encoder NULL), so that the
+ * trace holds what the steps show: on a long sentence those
+ * (encoder_layers, heads, source_len^2) floats are most of its memory. */
+ted_status learn_start_steps(learn_trace *t, const ted_model *model, const ted_source *source,
+                             int max_length, int top_k, ted_error *err);
 /* Runs one decoder step; `force` >= 0 takes that token instead of the
  * best, as the source's prefix does at the first steps. */
 ted_status learn_advance(learn_trace *t, int force, ted_error *err);
