@@ -254,7 +254,39 @@ typedef struct text_tokens {
     int count;
     int unknown;     /* ids that are unk_id */
     int first_word;  /* the token of the text's first word (1 after a BOS) */
+    bool target;     /* target text (ted_encode_target), else source */
 } text_tokens;
+
+/* The words of the text (split at whitespace) that hold an unknown token,
+ * each word encoded alone: a SentencePiece model's unknown pieces are not
+ * the words, so the words are found again. With `print`, up to 8 are
+ * printed (": 'w1' 'w2'"); returns how many there are. */
+static int unknown_words(const ted_model *model, const text_tokens *t, bool print)
+{
+    const char *separators = " \t\r\n\v\f";
+    const char *p = t->text + strspn(t->text, separators);
+    int found = 0;
+    while (*p) {
+        size_t n = strcspn(p, separators);
+        char *word = strndup(p, n);
+        int *ids = NULL, count = 0, unknown = 0;
+        ted_error err = {0};
+        bool encoded =
+            word && (t->target ? ted_encode_target(model, word, &ids, &count, &unknown, &err)
+                               : ted_encode_source(model, word, &ids, &count, &unknown, &err)) ==
+                        TED_OK;
+        if (encoded && unknown > 0) {
+            if (print && found < 8)
+                print_word(p, n, found ? " " : ": ");
+            found++;
+        }
+        free(ids);
+        free(word);
+        p += n;
+        p += strspn(p, separators);
+    }
+    return found;
+}
 
 static void report_unknown(const ted_model *model, const char *file, long line,
                            const text_tokens *t, const char *shown_as)
@@ -264,11 +296,17 @@ static void report_unknown(const ted_model *model, const char *file, long line,
         fprintf(stderr, "%s: ", file);
     if (line > 0)
         fprintf(stderr, "line %ld: ", line);
-    fprintf(stderr, "%d word%s not in the vocabulary, %s", t->unknown, t->unknown > 1 ? "s" : "",
-            shown_as);
     const ted_config *c = ted_model_config(model);
-    if (c->tokenizer == TED_TOKENIZER_WHITESPACE)
+    bool words = c->tokenizer == TED_TOKENIZER_WHITESPACE;
+    int unknown = words ? t->unknown : unknown_words(model, t, false);
+    if (unknown == 0)
+        unknown = t->unknown;  /* no word alone holds one: the tokens are counted */
+    fprintf(stderr, "%d word%s not in the vocabulary, %s", unknown, unknown > 1 ? "s" : "",
+            shown_as);
+    if (words)
         list_unknown_words(c, t->text, t->ids, t->count, t->first_word);
+    else
+        unknown_words(model, t, true);
     fputc('\n', stderr);
 }
 
@@ -276,14 +314,14 @@ void cli_report_unknown(const ted_model *model, const char *file, long line, con
                         const ted_source *source, const char *shown_as)
 {
     text_tokens t = {text, source->ids, source->count, source->unknown,
-                     ted_model_config(model)->source_bos ? 1 : 0};
+                     ted_model_config(model)->source_bos ? 1 : 0, false};
     report_unknown(model, file, line, &t, shown_as);
 }
 
 void cli_report_unknown_target(const ted_model *model, const char *label, const char *text,
                                const int *ids, int count, int unknown, const char *shown_as)
 {
-    text_tokens t = {text, ids, count, unknown, 0};
+    text_tokens t = {text, ids, count, unknown, 0, true};
     report_unknown(model, label, 0, &t, shown_as);
 }
 
