@@ -393,8 +393,6 @@ int cli_read_bounded_line(FILE *in, const char *file, long number, char **line,
                      CLI_LINE_MAX_BYTES >> 20);
             return line_error(file, number, problem);
         }
-        if (c == '\0')  /* a C string would end there, the rest of the line unread */
-            return line_error(file, number, "contains a NUL byte");
         if (n + 1 >= *capacity) {
             size_t grown = *capacity ? *capacity * 2 : 256;
             char *p = realloc(*line, grown);
@@ -407,6 +405,8 @@ int cli_read_bounded_line(FILE *in, const char *file, long number, char **line,
     }
     if (c == EOF && n == 0)
         return CLI_LINE_END;
+    if (n > 0 && memchr(*line, '\0', n))  /* a C string would end there, unread */
+        return line_error(file, number, "contains a NUL byte");
     if (n > 0 && (*line)[n - 1] == '\r')
         n--;
     if (!*line) {
