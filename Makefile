@@ -261,7 +261,7 @@ install: all $(SHARED) $(MAN)
 
 uninstall:
 	rm -f $(INSTALLED:%=$(DESTDIR)$(PREFIX)/%)
-	-rmdir $(DESTDIR)$(PREFIX)/include/ted 2>/dev/null
+	rmdir $(DESTDIR)$(PREFIX)/include/ted 2>/dev/null || true
 
 clean:
 	rm -rf build build-san build-fuzz build-valgrind
