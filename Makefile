@@ -7,7 +7,9 @@
 #                        that are missing), make venv (.venv), then make check
 #   make check SAN=1     the same suites, built with AddressSanitizer + UBSan in a
 #                        build of their own (build-san/); make test SAN=1 installs first
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   ted, libted.a, libted.so.VERSION (soname
+#                        libted.so.MAJOR), the headers, ted.pc, ted(1), bash completion;
+#                        make uninstall PREFIX=/usr/local removes them (DESTDIR too)
 #   make python         build/libted.so, the library the Python package loads
 #                        (pip install . builds it: docs/python.md)
 #   make valgrind        ted and ted serve under valgrind memcheck (tests/valgrind.sh,
@@ -170,8 +172,13 @@ $(BUILD)/pic/src/kernels/$(1)/%.o: src/kernels/variant/%.c
 endef
 $(foreach v,$(KERNEL_VARIANTS),$(eval $(call PIC_KERNEL_RULE,$(v))))
 
+# Installed as libted.so.VERSION with the soname libted.so.MAJOR; the
+# Python package loads build/libted.so by its path.
+TED_VERSION := $(shell sed -n 's/^\#define TED_VERSION "\(.*\)"/\1/p' include/ted/ted.h)
+TED_SOMAJOR := $(firstword $(subst ., ,$(TED_VERSION)))
+
 $(SHARED): $(PIC_OBJ)
-	$(CC) -shared $(LDFLAGS) $^ $(LDLIBS) -Wl,-soname,libted.so -o $@
+	$(CC) -shared $(LDFLAGS) $^ $(LDLIBS) -Wl,-soname,libted.so.$(TED_SOMAJOR) -o $@
 
 # `make python`: the shared library the package loads (pip install . builds it too)
 python: $(SHARED)
@@ -225,13 +232,36 @@ demo: deps
 test-unit: $(UNIT)
 	$(UNIT)
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/ted
+# ted(1), from the program's --help and each command's (scripts/make-man.sh)
+MAN := $(BUILD)/ted.1
+$(MAN): $(BIN) scripts/make-man.sh
+	scripts/make-man.sh $(BIN) >$@.tmp && mv $@.tmp $@
+
+# Every file install writes, relative to $(DESTDIR)$(PREFIX); uninstall
+# removes these and the directories of ted's own.
+INSTALLED := bin/ted lib/libted.a lib/libted.so lib/libted.so.$(TED_SOMAJOR) \
+	lib/libted.so.$(TED_VERSION) lib/pkgconfig/ted.pc share/man/man1/ted.1 \
+	share/bash-completion/completions/ted $(wildcard include/ted/*.h)
+INSTALL_DIRS := bin lib/pkgconfig include/ted share/man/man1 share/bash-completion/completions
+.PHONY: uninstall
+
+install: all $(SHARED) $(MAN)
+	install -d $(INSTALL_DIRS:%=$(DESTDIR)$(PREFIX)/%)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/ted
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libted.a
+	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/libted.so.$(TED_VERSION)
+	ln -sf libted.so.$(TED_VERSION) $(DESTDIR)$(PREFIX)/lib/libted.so.$(TED_SOMAJOR)
+	ln -sf libted.so.$(TED_SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libted.so
 	install -m 644 include/ted/*.h $(DESTDIR)$(PREFIX)/include/ted/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define TED_VERSION "\(.*\)"/\1/p' include/ted/ted.h)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(TED_VERSION)|' \
 	    ted.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ted.pc
+	install -m 644 $(MAN) $(DESTDIR)$(PREFIX)/share/man/man1/ted.1
+	install -m 644 scripts/ted-completion.bash \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ted
+
+uninstall:
+	rm -f $(INSTALLED:%=$(DESTDIR)$(PREFIX)/%)
+	rmdir $(DESTDIR)$(PREFIX)/include/ted 2>/dev/null || true
 
 clean:
 	rm -rf build build-san build-fuzz build-valgrind

@@ -5,8 +5,13 @@
 # SentencePiece). Sentences given as arguments are translated instead.
 set -e
 cd "$(dirname "$0")/.."
+echo "demo: checking the Debian packages ted needs (scripts/install-deps.sh)" >&2
 scripts/install-deps.sh
-make --no-print-directory -s all >/dev/null
+if ! make --no-print-directory -s -q all 2>/dev/null; then
+    echo "demo: building ted (make all; the first build compiles the whole library, which takes a while)" >&2
+    make --no-print-directory -s all >/dev/null
+fi
+echo "demo: translating with models/en-fr (English -> French)" >&2
 if [ "$#" -eq 0 ]; then
     set -- "The black cat eats the small bird." \
            "My sister did not see the old green car." \

@@ -21,6 +21,8 @@ python3-venv python3-websocket tmux chromium fonts-liberation valgrind qemu-user
 libopenblas-dev universal-ctags python3-matplotlib jupyter-nbconvert python3-ipykernel
 python3-html5lib nginx parallel"
 fi
+# man-db: man -l renders the installed ted(1) in tests/cli/install.sh
+[ "${1:-}" = "--test" ] && packages="$packages man-db"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -47,7 +47,12 @@ import re
 import struct
 import sys
 
-import numpy as np
+# What the exporter needs beyond Python (PyTorch: for pytorch_model.bin only).
+INSTALL = "apt-get install python3-numpy python3-torch"
+try:
+    import numpy as np
+except ImportError:
+    sys.exit(f"export_hf: NumPy is missing; install what the exporter needs: {INSTALL}")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safe_files  # noqa: E402
@@ -149,9 +154,23 @@ def ted_value(origin, key, value):
 
 # ---- files ------------------------------------------------------------------
 
+def no_directory(hf_dir):
+    """ExportError for an HF_DIR that is no directory: a name of the Hugging
+    Face Hub ("Helsinki-NLP/opus-mt-en-de") is told how to download it."""
+    if re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", hf_dir) and not os.path.lexists(hf_dir):
+        return ExportError(f"{hf_dir}: no such directory; if it names a Hugging Face Hub model, "
+                           f"download it first (huggingface-cli download {hf_dir} --local-dir "
+                           f"DIR, or git clone https://huggingface.co/{hf_dir} DIR) and export "
+                           "DIR: the export reads only that folder, offline")
+    return ExportError(f"{hf_dir}: not a directory (HF_DIR is the folder save_pretrained "
+                       "wrote)")
+
+
 def read_json(hf_dir, name, required=True):
     """A JSON object file of the model directory; {} when absent and not required."""
     path = os.path.join(hf_dir, name)
+    if not os.path.isdir(hf_dir):
+        raise no_directory(hf_dir)
     if not os.path.lexists(path):
         if required:
             raise ExportError(f"{path}: missing: the model directory holds {name}")
@@ -172,8 +191,8 @@ def load_pytorch_bin(path):
     try:
         import torch
     except ImportError:
-        raise ExportError(f"{path}: reading pytorch_model.bin needs PyTorch "
-                          "(python3-torch); model.safetensors needs only NumPy") from None
+        raise ExportError(f"{path}: reading pytorch_model.bin needs PyTorch: {INSTALL} "
+                          "(model.safetensors needs only NumPy)") from None
     fd, _ = safe_files.open_regular(path, *INPUT_LIMITS["weights"])
     try:
         with os.fdopen(fd, "rb") as f:
@@ -353,10 +372,13 @@ def setting(config, key):
     return config.get(key, defaults.get(key))
 
 
+WARNINGS = []  # printed once the model is written: a refusal is its one line alone
+
+
 def warn(message):
     """A setting the export leaves aside as transformers does: one line on
-    standard error."""
-    print(f"export_hf: warning: {message}", file=sys.stderr)
+    standard error, once the export succeeds."""
+    WARNINGS.append(f"export_hf: warning: {message}")
 
 
 def check_fixed_architecture(config):
@@ -1032,6 +1054,8 @@ def write_model(out_dir, hf_dir, tensors, files, config_text, quantize=None):
             out.write(name, content if isinstance(content, bytes)
                       else vocab_bytes(os.path.join(out_dir, name), content))
         out.write("config.yaml", config_text.encode("utf-8"))
+    for line in WARNINGS:
+        print(line, file=sys.stderr)
 
 
 def export(hf_dir, out_dir, quantize=None):

@@ -258,6 +258,12 @@ int ted_session_position(const ted_session *session);
  * (the default) nothing is copied or stored. Takes effect at the next
  * encode(). */
 void ted_session_keep_attention(ted_session *session, bool keep);
+/* With attention kept, whether encode() keeps the encoder's weights too
+ * (the default: kept), from the next encode(). A trace that shows the
+ * decoder's steps only (ted step) leaves out their (encoder_layers, heads,
+ * source_len, source_len) floats, most of what keeping attention costs on
+ * a long sentence. */
+void ted_session_keep_encoder_attention(ted_session *session, bool keep);
 
 typedef enum ted_attention_kind {
     TED_ENCODER_SELF_ATTENTION,  /* queries and keys: the padded source */

@@ -624,7 +624,7 @@ static int run_attention(const ted_model *model, const attention_options *o)
     if (!status)
         status = capped_length(model, o, sentence.source.count, &max_length);
     if (!status)
-        status = cli_learn_begin(&t, model, &sentence, max_length, o->top_k);
+        status = cli_learn_begin(&t, model, &sentence, max_length, o->top_k, true);
     const ted_config *c = ted_model_config(model);
     if (!status && o->layer > kind_layers(c, o->kind))
         status = cli_error("attention: --layer %d: the model has %d %s layers", o->layer,

@@ -254,7 +254,39 @@ typedef struct text_tokens {
     int count;
     int unknown;     /* ids that are unk_id */
     int first_word;  /* the token of the text's first word (1 after a BOS) */
+    bool target;     /* target text (ted_encode_target), else source */
 } text_tokens;
+
+/* The words of the text (split at whitespace) that hold an unknown token,
+ * each word encoded alone: a SentencePiece model's unknown pieces are not
+ * the words, so the words are found again. With `print`, up to 8 are
+ * printed (": 'w1' 'w2'"); returns how many there are. */
+static int unknown_words(const ted_model *model, const text_tokens *t, bool print)
+{
+    const char *separators = " \t\r\n\v\f";
+    const char *p = t->text + strspn(t->text, separators);
+    int found = 0;
+    while (*p) {
+        size_t n = strcspn(p, separators);
+        char *word = strndup(p, n);
+        int *ids = NULL, count = 0, unknown = 0;
+        ted_error err = {0};
+        bool encoded =
+            word && (t->target ? ted_encode_target(model, word, &ids, &count, &unknown, &err)
+                               : ted_encode_source(model, word, &ids, &count, &unknown, &err)) ==
+                        TED_OK;
+        if (encoded && unknown > 0) {
+            if (print && found < 8)
+                print_word(p, n, found ? " " : ": ");
+            found++;
+        }
+        free(ids);
+        free(word);
+        p += n;
+        p += strspn(p, separators);
+    }
+    return found;
+}
 
 static void report_unknown(const ted_model *model, const char *file, long line,
                            const text_tokens *t, const char *shown_as)
@@ -264,11 +296,17 @@ static void report_unknown(const ted_model *model, const char *file, long line,
         fprintf(stderr, "%s: ", file);
     if (line > 0)
         fprintf(stderr, "line %ld: ", line);
-    fprintf(stderr, "%d word%s not in the vocabulary, %s", t->unknown, t->unknown > 1 ? "s" : "",
-            shown_as);
     const ted_config *c = ted_model_config(model);
-    if (c->tokenizer == TED_TOKENIZER_WHITESPACE)
+    bool words = c->tokenizer == TED_TOKENIZER_WHITESPACE;
+    int unknown = words ? t->unknown : unknown_words(model, t, false);
+    if (unknown == 0)
+        unknown = t->unknown;  /* no word alone holds one: the tokens are counted */
+    fprintf(stderr, "%d word%s not in the vocabulary, %s", unknown, unknown > 1 ? "s" : "",
+            shown_as);
+    if (words)
         list_unknown_words(c, t->text, t->ids, t->count, t->first_word);
+    else
+        unknown_words(model, t, true);
     fputc('\n', stderr);
 }
 
@@ -276,14 +314,14 @@ void cli_report_unknown(const ted_model *model, const char *file, long line, con
                         const ted_source *source, const char *shown_as)
 {
     text_tokens t = {text, source->ids, source->count, source->unknown,
-                     ted_model_config(model)->source_bos ? 1 : 0};
+                     ted_model_config(model)->source_bos ? 1 : 0, false};
     report_unknown(model, file, line, &t, shown_as);
 }
 
 void cli_report_unknown_target(const ted_model *model, const char *label, const char *text,
                                const int *ids, int count, int unknown, const char *shown_as)
 {
-    text_tokens t = {text, ids, count, unknown, 0};
+    text_tokens t = {text, ids, count, unknown, 0, true};
     report_unknown(model, label, 0, &t, shown_as);
 }
 
@@ -305,10 +343,13 @@ void cli_sentence_free(cli_sentence *s)
 }
 
 int cli_learn_begin(learn_trace *t, const ted_model *model, const cli_sentence *s,
-                    int max_length, int top_k)
+                    int max_length, int top_k, bool encoder_attention)
 {
     ted_error err = {0};
-    if (learn_start(t, model, &s->source, max_length, top_k, &err) != TED_OK)
+    ted_status status = encoder_attention
+                            ? learn_start(t, model, &s->source, max_length, top_k, &err)
+                            : learn_start_steps(t, model, &s->source, max_length, top_k, &err);
+    if (status != TED_OK)
         return cli_error("%s: %s", s->command, err.message);
     if (s->source.unknown > 0) {
         char shown_as[256];
@@ -327,16 +368,16 @@ int cli_learn_next(learn_trace *t, const char *command, int force)
     return 0;
 }
 
-/* Reading stops at the cap, so that input without line ends (-i /dev/zero)
- * cannot take all memory before any check sees it. */
-static int line_too_long(const char *file, long number)
+/* "ted: FILE: line N: PROBLEM" (without the file or the line when not
+ * known). */
+static int line_error(const char *file, long number, const char *problem)
 {
     fputs("ted: ", stderr);
     if (file)
         fprintf(stderr, "%s: ", file);
     if (number > 0)
         fprintf(stderr, "line %ld: ", number);
-    fprintf(stderr, "longer than %d MiB; a line is one sentence\n", CLI_LINE_MAX_BYTES >> 20);
+    fprintf(stderr, "%s\n", problem);
     return CLI_LINE_ERROR;
 }
 
@@ -346,8 +387,12 @@ int cli_read_bounded_line(FILE *in, const char *file, long number, char **line,
     size_t n = 0;
     int c;
     while ((c = getc(in)) != EOF && c != '\n') {
-        if (n >= CLI_LINE_MAX_BYTES)
-            return line_too_long(file, number);
+        if (n >= CLI_LINE_MAX_BYTES) {  /* no input without line ends takes all memory */
+            char problem[64];
+            snprintf(problem, sizeof problem, "longer than %d MiB; a line is one sentence",
+                     CLI_LINE_MAX_BYTES >> 20);
+            return line_error(file, number, problem);
+        }
         if (n + 1 >= *capacity) {
             size_t grown = *capacity ? *capacity * 2 : 256;
             char *p = realloc(*line, grown);
@@ -360,6 +405,8 @@ int cli_read_bounded_line(FILE *in, const char *file, long number, char **line,
     }
     if (c == EOF && n == 0)
         return CLI_LINE_END;
+    if (n > 0 && memchr(*line, '\0', n))  /* a C string would end there, unread */
+        return line_error(file, number, "contains a NUL byte");
     if (n > 0 && (*line)[n - 1] == '\r')
         n--;
     if (!*line) {

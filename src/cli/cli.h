@@ -133,11 +133,11 @@ int cli_sentence_prepare(cli_sentence *s, const ted_model *model, const char *co
                          const char *text, const ted_languages *languages);
 void cli_sentence_free(cli_sentence *s);
 
-/* learn_start() on the sentence, its unknown words reported on stderr:
- * 0, or 1 after printing the error. learn_end() frees the trace either
- * way. */
+/* learn_start() on the sentence (learn_start_steps() without
+ * `encoder_attention`), its unknown words reported on stderr: 0, or 1
+ * after printing the error. learn_end() frees the trace either way. */
 int cli_learn_begin(learn_trace *t, const ted_model *model, const cli_sentence *s,
-                    int max_length, int top_k);
+                    int max_length, int top_k, bool encoder_attention);
 /* learn_advance(): 0, or 1 after printing the error. */
 int cli_learn_next(learn_trace *t, const char *command, int force);
 
@@ -148,10 +148,11 @@ int cli_learn_next(learn_trace *t, const char *command, int force);
 enum { CLI_LINE_END, CLI_LINE_ERROR, CLI_LINE_READ };
 
 /* Reads one line of up to CLI_LINE_MAX_BYTES from `in`, without its "\n" or
- * "\r\n". Returns CLI_LINE_READ; CLI_LINE_END at end of input; or
- * CLI_LINE_ERROR after saying so (naming `file` when not NULL, and the line
- * `number` when above 0) for a longer line or no memory. `*line` is reused
- * between calls. */
+ * "\r\n": how every command reads its text. Returns CLI_LINE_READ;
+ * CLI_LINE_END at end of input; or CLI_LINE_ERROR after saying so (naming
+ * `file` when not NULL, and the line `number` when above 0) for a longer
+ * line, a line holding a NUL byte, or no memory. `*line` is reused between
+ * calls. */
 int cli_read_bounded_line(FILE *in, const char *file, long number, char **line,
                           size_t *capacity, size_t *length);
 

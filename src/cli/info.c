@@ -10,7 +10,7 @@ static const char usage[] =
     "Prints the model's config, the languages it translates from and into (the\n"
     "codes --source-lang and --target-lang take), every tensor of its weights\n"
     "file with its dtype and shape, the parameter count and size, the weight\n"
-    "type (fp32 or int8) and the kernels that run.\n"
+    "type (fp32, int8 or bf16) and the kernels that run.\n"
     "\n"
     "  --check   first read every weight and fail, naming the tensor and element,\n"
     "            at a NaN or infinity (loading checks only biases and LayerNorms)\n";

@@ -16,8 +16,9 @@ static const char usage[] =
     "  step        watch a translation one token at a time, inside every attention head\n"
     "  attention   draw every layer's and head's attention as heatmaps (HTML, SVG, JSON)\n"
     "  serve       serve translations over HTTP, many requests decoded together\n"
-    "  quantize    write a copy of a model with int8 weights\n"
+    "  quantize    write a copy of a model with int8 or bf16 weights\n"
     "  shortlist   build a vocabulary shortlist from a corpus, for faster decoding\n"
+    "  version     print the version (also --version)\n"
     "\n"
     "Run 'ted COMMAND --help' for a command's options.\n";
 
@@ -45,7 +46,7 @@ int main(int argc, char **argv)
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 1 : 0;
     }
-    if (strcmp(argv[1], "--version") == 0) {
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
         printf("ted %s\n", TED_VERSION);
         return 0;
     }

@@ -7,12 +7,14 @@
  * ranks it below the frequent forms (measurements:
  * docs/performance.md#vocabulary-shortlist). */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "model/model.h"
 
 static const char usage[] =
     "usage: ted shortlist -m DIR --source FILE [--target FILE] [--top N]\n"
@@ -39,7 +41,10 @@ static const char usage[] =
     "  --target-lang CODE  the target language, required when the model\n"
     "                      translates into several\n"
     "  --threads N         threads, when the model translates (default 1)\n"
-    "  -o, --output FILE   where to write the shortlist (required)\n"
+    "  -o, --output FILE   where to write the shortlist (required): a new file,\n"
+    "                      never the corpus nor a file of the model; written\n"
+    "                      under a temporary name and renamed once whole\n"
+    "  --force             replace FILE when it exists\n"
     "  -h, --help          show this help\n";
 
 enum { CHUNK_LINES = 1024 };
@@ -174,6 +179,7 @@ static int count_sentence(counts *c, const int *src, int n, const int *tgt, int 
 typedef struct shortlist_args {
     const char *source, *target, *output;
     int top, frequent, threads;
+    bool force;
     ted_languages languages;
 } shortlist_args;
 
@@ -396,6 +402,8 @@ static bool shortlist_option(cli_args *a, const char *option, void *options)
         cli_value_option(a, option, "--target", NULL, &o->target) ||
         cli_value_option(a, option, "--output", "-o", &o->output)) {
         return true;
+    } else if (!strcmp(option, "--force")) {
+        o->force = true;
     } else if (!strcmp(option, "--top")) {
         cli_take_int(a, option, 1, 1 << 24, &o->top);
     } else if (!strcmp(option, "--frequent")) {
@@ -437,10 +445,39 @@ static void close_corpus(corpus *in)
     free(in->lines[1]);
 }
 
+/* -o FILE is none of the inputs (the corpus, the model's files and its
+ * shortlist) and, without --force, no file that exists
+ * (ted_output_check, the rule of ted quantize's directory). */
+static int check_output(const ted_model *model, const char *model_dir, const shortlist_args *o)
+{
+    const ted_config *c = ted_model_config(model);
+    ted_model_files files;
+    ted_model_list_files(c, &files);
+    static char paths[TED_MODEL_FILES + 1][PATH_MAX];
+    const char *inputs[TED_MODEL_FILES + 3] = {o->source, o->target};
+    int n = 2;
+    for (int i = 0; i < files.count; i++) {
+        snprintf(paths[i], PATH_MAX, "%s/%s", model_dir, files.name[i]);
+        inputs[n++] = paths[i];
+    }
+    if (c->shortlist[0]) {
+        bool absolute = c->shortlist[0] == '/';
+        snprintf(paths[files.count], PATH_MAX, "%s%s%s", absolute ? "" : model_dir,
+                 absolute ? "" : "/", c->shortlist);
+        inputs[n++] = paths[files.count];
+    }
+    ted_error err = {0};
+    if (strcmp(o->output, "-") && ted_output_check(o->output, inputs, n, "--force", o->force,
+                                                   &err))
+        return cli_error("shortlist: -o %s", err.message);
+    return 0;
+}
+
 static int shortlist_command(ted_model *model, const cli_args *a, void *options)
 {
-    (void)a;
     const shortlist_args *o = options;
+    if (check_output(model, a->model_dir, o))
+        return 1;
     ted_model_set_shortlist(model, NULL, NULL);  /* translations over the whole vocabulary */
     ted_set_threads(o->threads);
     counts c = {0};

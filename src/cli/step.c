@@ -25,6 +25,11 @@ static const char usage[] =
     "taken instead of the model's choice, and q quits. When standard input is not\n"
     "a terminal, or with --auto, every step runs without waiting.\n"
     "\n"
+    "A TOKEN (of --force or the prompt) is a token of the target vocabulary as it\n"
+    "spells it, or a word as written: a SentencePiece model's 'noire' is its\n"
+    "word-initial piece '▁noire', and a word of several pieces takes one step\n"
+    "for each.\n"
+    "\n"
     "options:\n"
     "  -m, --model DIR       the model directory\n"
     "  --auto                run every step without waiting; also prints each\n"
@@ -32,7 +37,8 @@ static const char usage[] =
     "                          step N: attention layer L mean: W1 W2 ...\n"
     "                          step N: attention layer L head H: W1 W2 ...\n"
     "  --force [N:]TOKEN     take TOKEN at step N instead of the model's choice\n"
-    "                        (default N: the step after the previous --force, or 1);\n"
+    "                        (its pieces at steps N, N+1, ...; default N: the\n"
+    "                        step after the previous --force, or 1);\n"
     "                        may be repeated\n"
     "  --heads               show every head's attention, not only their mean\n"
     "  --layer N             the decoder layer whose attention is shown (default:\n"
@@ -79,6 +85,7 @@ typedef struct stepper {
     step_options *o;
     style st;
     bool interactive;
+    learn_forced typed;  /* the pieces of a word typed at the prompt, left to take */
     int layer;       /* 0-based decoder layer shown */
     int source_width;
     float *row;      /* (source_len) scratch */
@@ -328,10 +335,15 @@ static void print_end(stepper *s, bool stopped)
 static int prompt(stepper *s, int step, int *force, char **line, size_t *capacity)
 {
     for (;;) {
-        int planned = learn_forced_at(s->o->forced, s->o->forced_count, step);
+        int planned = learn_forced_at(&s->typed, 1, step);
+        const char *from = "the word typed";
+        if (planned < 0) {
+            planned = learn_forced_at(s->o->forced, s->o->forced_count, step);
+            from = "--force";
+        }
         printf("\n%s[step %d] Enter: run it", s->st.dim, step + 1);
         if (planned >= 0)
-            printf(" (takes '%s', from --force)", ted_target_token(s->t.model, planned));
+            printf(" (takes '%s', from %s)", ted_target_token(s->t.model, planned), from);
         printf(" · type a token to take it instead · q: quit >%s ", s->st.reset);
         fflush(stdout);
         size_t length;
@@ -347,12 +359,14 @@ static int prompt(stepper *s, int step, int *force, char **line, size_t *capacit
         }
         if (!strcmp(p, "q") || !strcmp(p, "quit"))
             return 0;
-        int id = ted_target_id(s->t.model, p);
-        if (id >= 0) {
-            *force = id;
+        learn_forced typed = {.step = step + 1};
+        if (learn_resolve_forced(s->t.model, p, &typed)) {
+            s->typed = typed;  /* the rest of its pieces are the next steps' */
+            *force = typed.ids[0];
             return 1;
         }
-        printf("%s'%s' is not in the target vocabulary; Enter takes the model's choice%s\n",
+        printf("%s'%s' is not in the target vocabulary, nor a word of its tokens; Enter "
+               "takes the model's choice%s\n",
                s->st.forced, p, s->st.reset);
     }
 }
@@ -362,13 +376,15 @@ static int prompt(stepper *s, int step, int *force, char **line, size_t *capacit
 static int begin_steps(stepper *s, const ted_model *model, const cli_sentence *sentence)
 {
     step_options *o = s->o;
-    if (cli_learn_begin(&s->t, model, sentence, o->max_length, o->top_k))
+    if (cli_learn_begin(&s->t, model, sentence, o->max_length, o->top_k, false))
         return 1;
     const ted_config *c = s->t.config;
     for (int i = 0; i < o->forced_count; i++)
-        if (o->forced[i].step > s->t.max_steps)
-            return cli_error("step: --force %d:%s: this sentence has at most %d steps",
-                             o->forced[i].step, o->forced_text[i], s->t.max_steps);
+        if (o->forced[i].step + o->forced[i].count - 1 > s->t.max_steps)
+            return cli_error("step: --force %d:%s: this sentence has at most %d steps%s",
+                             o->forced[i].step, o->forced_text[i], s->t.max_steps,
+                             o->forced[i].count > 1 ? " (the word is several tokens, one a "
+                                                      "step)" : "");
     if (o->layer > c->decoder_layers)
         return cli_error("step: --layer %d: the model has %d decoder layers", o->layer,
                          c->decoder_layers);
@@ -399,7 +415,9 @@ static int run_steps(stepper *s, const ted_model *model, const cli_sentence *sen
     bool stopped = false;
     int status = 0;
     while (!s->t.finished) {
-        int force = learn_forced_at(o->forced, o->forced_count, s->t.count);
+        int force = learn_forced_at(&s->typed, 1, s->t.count);
+        if (force < 0)
+            force = learn_forced_at(o->forced, o->forced_count, s->t.count);
         if (s->interactive && !prompt(s, s->t.count, &force, &line, &capacity)) {
             stopped = true;
             break;
@@ -423,7 +441,8 @@ static int run_steps(stepper *s, const ted_model *model, const cli_sentence *sen
 /* "[N:]TOKEN": TOKEN at step N, or at the step after the previous one. */
 static bool add_forced(step_options *o, const ted_model *model, const char *value)
 {
-    int step = o->forced_count > 0 ? o->forced[o->forced_count - 1].step + 1 : 1;
+    const learn_forced *last = o->forced_count > 0 ? &o->forced[o->forced_count - 1] : NULL;
+    int step = last ? last->step + last->count : 1;
     const char *token = value, *colon = strchr(value, ':');
     if (colon && colon > value && colon[1] != '\0' &&
         strspn(value, "0123456789") == (size_t)(colon - value)) {
@@ -439,7 +458,8 @@ static bool add_forced(step_options *o, const ted_model *model, const char *valu
     o->forced_text[o->forced_count] = token;
     switch (learn_add_forced(model, o->forced, &o->forced_count, step, token)) {
     case LEARN_FORCE_NOT_IN_VOCABULARY:
-        cli_error("step: --force '%s': '%s' is not in the target vocabulary", value, token);
+        cli_error("step: --force '%s': '%s' is not in the target vocabulary, nor a word "
+                  "of its tokens", value, token);
         return false;
     case LEARN_FORCE_STEP_TAKEN:
         cli_error("step: --force '%s': step %d is already forced", value, step);

@@ -83,10 +83,8 @@ static int decode_line(const tokenize_job *job, const char *text, long line)
     return 0;
 }
 
-static int tokenize_line(const tokenize_job *job, const char *text, size_t length, long line)
+static int tokenize_line(const tokenize_job *job, const char *text, long line)
 {
-    if (memchr(text, '\0', length))
-        return cli_error("line %ld: contains a NUL byte", line);
     if (job->decode)
         return decode_line(job, text, line);
     int *ids = NULL, count = 0;
@@ -103,7 +101,7 @@ static int tokenize_line(const tokenize_job *job, const char *text, size_t lengt
 static int tokenize_input(const tokenize_job *job, const cli_args *a)
 {
     for (int i = 0; i < a->operand_count; i++)
-        if (tokenize_line(job, a->operands[i], strlen(a->operands[i]), i + 1))
+        if (tokenize_line(job, a->operands[i], i + 1))
             return 1;
     if (a->operand_count > 0)
         return 0;
@@ -114,7 +112,7 @@ static int tokenize_input(const tokenize_job *job, const cli_args *a)
          !status && (got = cli_read_bounded_line(stdin, NULL, number, &line, &capacity,
                                                  &length)) != CLI_LINE_END;
          number++)
-        status = got == CLI_LINE_ERROR ? 1 : tokenize_line(job, line, length, number);
+        status = got == CLI_LINE_ERROR ? 1 : tokenize_line(job, line, number);
     free(line);
     return status;
 }

@@ -462,12 +462,9 @@ static int translate_stream(translate_job *job, FILE *in, const char *in_name)
     while (status == 0 &&
            (got = cli_read_bounded_line(in, job->input, job->first_line + count, &lines[count],
                                         &capacity[count], &length)) != CLI_LINE_END) {
-        if (got == CLI_LINE_ERROR)
+        if (got == CLI_LINE_ERROR) {
             status = 1;
-        else if (strlen(lines[count]) != length)
-            status = cli_error("%s%sline %ld: contains a NUL byte", job->input ? job->input : "",
-                               job->input ? ": " : "", job->first_line + count);
-        else {
+        } else {
             bytes += length + 1;
             if (++count == CHUNK_LINES || bytes >= CHUNK_BYTES) {
                 status = translate_lines(job, (const char *const *)lines, count);

@@ -223,3 +223,31 @@ ted_status ted_output_close(ted_output *o, const char *path, bool keep, ted_erro
     *o = (ted_output){.error = error};
     return status;
 }
+
+bool ted_same_file(const char *a, const char *b)
+{
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+           x.st_ino == y.st_ino;
+}
+
+ted_status ted_output_check(const char *path, const char *const *inputs, int count,
+                            const char *replace_option, bool replace, ted_error *err)
+{
+    struct stat info;
+    if (stat(path, &info) != 0)
+        return TED_OK;  /* a new file; ted_output_open says why one cannot be made */
+    for (int i = 0; i < count; i++)
+        if (inputs[i] && ted_same_file(path, inputs[i]))
+            return ted_fail(err, TED_ERR_ARGUMENT,
+                            "%s is the input %s: the output must be another file", path,
+                            inputs[i]);
+    if (S_ISDIR(info.st_mode))
+        return ted_fail(err, TED_ERR_ARGUMENT, "%s is a directory: the output is a file",
+                        path);
+    if (S_ISREG(info.st_mode) && !replace)
+        return ted_fail(err, TED_ERR_ARGUMENT,
+                        "%s exists: give a new file, or %s to replace it", path,
+                        replace_option);
+    return TED_OK;
+}

@@ -32,4 +32,18 @@ ted_status ted_output_open(ted_output *o, const char *path, ted_error *err);
  * Without `keep`, removes the temporary file. Frees what open allocated. */
 ted_status ted_output_close(ted_output *o, const char *path, bool keep, ted_error *err);
 
+/* Whether the paths `a` and `b` lead to one file (the same device and
+ * inode, whatever links or spellings lead there); false when either does
+ * not exist. */
+bool ted_same_file(const char *a, const char *b);
+
+/* The rule of an output made from input files (ted shortlist -o; ted
+ * quantize keeps it for its directory): `path` is none of the `count`
+ * `inputs` (NULL entries skipped), by whichever path it is reached, and
+ * no regular file that exists unless `replace`; a device or a FIFO
+ * (/dev/null) may be written. Messages name `path`, the input it is, or
+ * `replace_option` ("--force"), the option that allows replacing. */
+ted_status ted_output_check(const char *path, const char *const *inputs, int count,
+                            const char *replace_option, bool replace, ted_error *err);
+
 #endif

@@ -11,28 +11,24 @@
 #include "core/error.h"
 #include "layers/softmax.h"
 
-/* The encoder's self-attention weights of every layer and head, out of
- * the session into t->encoder (encoder_layers, heads, S, S). */
-static ted_status keep_encoder_attention(learn_trace *t, ted_error *err)
+/* t->encoder: the encoder's self-attention weights the session keeps, not
+ * a copy. A batch of one lays them out as (encoder_layers, heads, S, S),
+ * each row S long; the session's buffers can move when a step grows them,
+ * so each step points again. */
+static ted_status point_encoder_attention(learn_trace *t, ted_error *err)
 {
-    const ted_config *c = t->config;
-    size_t S = (size_t)t->source_len, h = (size_t)c->heads;
-    for (int l = 0; l < c->encoder_layers; l++) {
-        ted_attention_view v;
-        if (ted_session_attention(t->session, TED_ENCODER_SELF_ATTENTION, l, 0, &v, err))
-            return err->status;
-        float *out = t->encoder + (size_t)l * h * S * S;
-        for (int head = 0; head < v.heads; head++)
-            for (int i = 0; i < v.queries; i++)
-                memcpy(out + ((size_t)head * S + i) * S,
-                       v.weights + ((size_t)head * v.queries + i) * v.stride,
-                       S * sizeof *out);
-    }
+    ted_attention_view v;
+    if (!t->encoder_kept)
+        return TED_OK;
+    if (ted_session_attention(t->session, TED_ENCODER_SELF_ATTENTION, 0, 0, &v, err))
+        return err->status;
+    t->encoder = v.weights;
     return TED_OK;
 }
 
-ted_status learn_start(learn_trace *t, const ted_model *model, const ted_source *source,
-                       int max_length, int top_k, ted_error *err)
+/* learn_start, with or without the encoder's attention weights. */
+static ted_status start(learn_trace *t, const ted_model *model, const ted_source *source,
+                        int max_length, int top_k, bool encoder_attention, ted_error *err)
 {
     *t = (learn_trace){.model = model, .config = ted_model_config(model)};
     const ted_config *c = t->config;
@@ -42,16 +38,14 @@ ted_status learn_start(learn_trace *t, const ted_model *model, const ted_source 
     t->top_k = top_k < 1 ? 1 : top_k < allowed ? top_k : allowed;
     t->source_len = source->count;
     t->max_steps = ted_max_target_length(model, t->source_len, max_length);
-    size_t S = (size_t)t->source_len, h = (size_t)c->heads, V = (size_t)c->tgt_vocab_size;
+    size_t S = (size_t)t->source_len, V = (size_t)c->tgt_vocab_size;
     t->source = malloc(S * sizeof *t->source);
     t->steps = calloc((size_t)t->max_steps, sizeof *t->steps);
     t->probs = malloc(V * sizeof *t->probs);
     t->allowed = malloc(V * sizeof *t->allowed);
     t->top_ids = malloc((size_t)t->top_k * sizeof *t->top_ids);
-    t->encoder = malloc((size_t)c->encoder_layers * h * S * S * sizeof *t->encoder);
     t->prefix = malloc(((size_t)source->prefix_count + 1) * sizeof *t->prefix);
-    if (!t->source || !t->steps || !t->probs || !t->allowed || !t->top_ids || !t->encoder ||
-        !t->prefix)
+    if (!t->source || !t->steps || !t->probs || !t->allowed || !t->top_ids || !t->prefix)
         return ted_fail(err, TED_ERR_NOMEM, "out of memory");
     memcpy(t->source, source->ids, S * sizeof *t->source);
     t->prefix_len = source->prefix_count;
@@ -62,9 +56,23 @@ ted_status learn_start(learn_trace *t, const ted_model *model, const ted_source 
     if (ted_session_new(model, &t->session, err) != TED_OK)
         return err->status;
     ted_session_keep_attention(t->session, true);
+    ted_session_keep_encoder_attention(t->session, encoder_attention);
+    t->encoder_kept = encoder_attention;
     if (ted_session_encode(t->session, sources, &t->source_len, 1, t->max_steps, err) != TED_OK)
         return err->status;
-    return keep_encoder_attention(t, err);
+    return point_encoder_attention(t, err);
+}
+
+ted_status learn_start(learn_trace *t, const ted_model *model, const ted_source *source,
+                       int max_length, int top_k, ted_error *err)
+{
+    return start(t, model, source, max_length, top_k, true, err);
+}
+
+ted_status learn_start_steps(learn_trace *t, const ted_model *model, const ted_source *source,
+                             int max_length, int top_k, ted_error *err)
+{
+    return start(t, model, source, max_length, top_k, false, err);
 }
 
 /* The final Softmax of a step: the probabilities of every token into
@@ -130,7 +138,8 @@ ted_status learn_advance(learn_trace *t, int force, ted_error *err)
     s->forced = force >= 0;
     s->chosen = s->forced ? force : s->best.id;
     s->taken = (learn_candidate){s->chosen, t->probs[s->chosen], logits[s->chosen]};
-    if (keep_step_attention(t, s, keys, err) != TED_OK)
+    if (keep_step_attention(t, s, keys, err) != TED_OK ||
+        point_encoder_attention(t, err) != TED_OK)
         return err->status;
     t->count++;
     t->finished = s->chosen == c->eos_id || t->count >= t->max_steps;
@@ -149,7 +158,6 @@ void learn_end(learn_trace *t)
     free(t->probs);
     free(t->allowed);
     free(t->top_ids);
-    free(t->encoder);
     free(t->source);
     free(t->prefix);
     ted_session_free(t->session);
@@ -170,20 +178,43 @@ void learn_forget_attention(learn_trace *t, int step)
 int learn_forced_at(const learn_forced *forced, int count, int step)
 {
     for (int i = 0; i < count; i++)
-        if (forced[i].step == step + 1)
-            return forced[i].id;
+        if (step + 1 >= forced[i].step && step + 1 < forced[i].step + forced[i].count)
+            return forced[i].ids[step + 1 - forced[i].step];
     return -1;
+}
+
+bool learn_resolve_forced(const ted_model *model, const char *text, learn_forced *f)
+{
+    int id = ted_target_id(model, text);
+    if (id >= 0) {
+        f->ids[0] = id;
+        f->count = 1;
+        return true;
+    }
+    int *ids = NULL, n = 0, unknown = 0;
+    ted_error err = {0};
+    bool ok = ted_encode_target(model, text, &ids, &n, &unknown, &err) == TED_OK && n > 0 &&
+              n <= LEARN_FORCE_PIECES && unknown == 0;
+    for (int i = 0; ok && i < n; i++)
+        ok = ids[i] != ted_model_config(model)->unk_id;
+    if (ok) {
+        memcpy(f->ids, ids, (size_t)n * sizeof *ids);
+        f->count = n;
+    }
+    free(ids);
+    return ok;
 }
 
 learn_force_refusal learn_add_forced(const ted_model *model, learn_forced *forced, int *count,
                                      int step, const char *token)
 {
-    int id = ted_target_id(model, token);
-    if (id < 0)
+    learn_forced f = {.step = step};
+    if (!learn_resolve_forced(model, token, &f))
         return LEARN_FORCE_NOT_IN_VOCABULARY;
-    if (learn_forced_at(forced, *count, step - 1) >= 0)
-        return LEARN_FORCE_STEP_TAKEN;
-    forced[(*count)++] = (learn_forced){step, id};
+    for (int i = 0; i < f.count; i++)
+        if (learn_forced_at(forced, *count, step - 1 + i) >= 0)
+            return LEARN_FORCE_STEP_TAKEN;
+    forced[(*count)++] = f;
     return LEARN_FORCE_ADDED;
 }
 

@@ -41,7 +41,10 @@ typedef struct learn_trace {
     int prefix_len;
     int max_steps;           /* steps allowed, EOS counted */
     int top_k;               /* at most the tokens that are not banned */
-    float *encoder;          /* (encoder_layers, heads, source_len, source_len) */
+    const float *encoder;    /* (encoder_layers, heads, source_len, source_len): the
+                              * session's own, valid until the next learn_advance; NULL
+                              * after learn_start_steps */
+    bool encoder_kept;
     learn_step *steps;       /* (max_steps), `count` of them done */
     int count;
     bool finished;           /* EOS taken or max_steps reached */
@@ -56,6 +59,12 @@ typedef struct learn_trace {
  * is empty". Whatever it returns, learn_end() frees the trace. */
 ted_status learn_start(learn_trace *t, const ted_model *model, const ted_source *source,
                        int max_length, int top_k, ted_error *err);
+/* learn_start for a front end that shows the steps only (ted step): the
+ * encoder's attention weights are not kept (t->encoder NULL), so that the
+ * trace holds what the steps show: on a long sentence those
+ * (encoder_layers, heads, source_len^2) floats are most of its memory. */
+ted_status learn_start_steps(learn_trace *t, const ted_model *model, const ted_source *source,
+                             int max_length, int top_k, ted_error *err);
 /* Runs one decoder step; `force` >= 0 takes that token instead of the
  * best, as the source's prefix does at the first steps. */
 ted_status learn_advance(learn_trace *t, int force, ted_error *err);
@@ -68,10 +77,16 @@ void learn_end(learn_trace *t);
  * read that step. */
 void learn_forget_attention(learn_trace *t, int step);
 
-/* A token taken at a step instead of the model's choice. */
+/* The most target tokens one forced word becomes. */
+enum { LEARN_FORCE_PIECES = 32 };
+
+/* Target tokens taken instead of the model's choice, one a step from
+ * `step` on: a token of the target vocabulary, or the tokens a word
+ * becomes (learn_add_forced). */
 typedef struct learn_forced {
-    int step;  /* 1-based */
-    int id;    /* target id */
+    int step;                     /* 1-based: the step of ids[0] */
+    int count;                    /* 1 .. LEARN_FORCE_PIECES */
+    int ids[LEARN_FORCE_PIECES];  /* (count) target ids */
 } learn_forced;
 
 /* The token forced at 0-based step `step` among forced[0..count), or -1. */
@@ -84,9 +99,18 @@ typedef enum learn_force_refusal {
     LEARN_FORCE_STEP_TAKEN,         /* another token is forced at that step */
 } learn_force_refusal;
 
-/* The one policy of forced tokens: `token` at 1-based `step` joins
- * forced[0..*count) (room for one more) when it is in the target
- * vocabulary and no token is forced at that step yet. */
+/* Resolves `text` as a learner types it into target tokens: the token of
+ * the target vocabulary spelled so ("▁noire", "</s>"), else the tokens the
+ * target tokenizer splits it into (a SentencePiece model's word "noire"
+ * is its word-initial piece "▁noire"; a rarer word several pieces), none
+ * of them unknown and at most LEARN_FORCE_PIECES. False when it names no
+ * such tokens; f->step is left as it was. */
+bool learn_resolve_forced(const ted_model *model, const char *text, learn_forced *f);
+
+/* The one policy of forced tokens: `token` (learn_resolve_forced) at
+ * 1-based `step` joins forced[0..*count) (room for one more), its tokens
+ * at step, step + 1, ..., when it names target tokens and no token is
+ * forced at those steps yet. */
 learn_force_refusal learn_add_forced(const ted_model *model, learn_forced *forced, int *count,
                                      int step, const char *token);
 

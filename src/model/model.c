@@ -199,3 +199,18 @@ ted_tensor_info ted_model_tensor(const ted_model *m, int index)
     info.bytes = t->bytes;
     return info;
 }
+
+void ted_model_list_files(const ted_config *c, ted_model_files *files)
+{
+    bool spm = c->tokenizer == TED_TOKENIZER_SENTENCEPIECE;
+    const char *all[TED_MODEL_FILES] = {c->weights, "config.yaml", c->src_vocab, c->tgt_vocab,
+                                        spm ? c->src_spm : NULL, spm ? c->tgt_spm : NULL};
+    files->count = 0;
+    for (int i = 0; i < TED_MODEL_FILES; i++) {
+        bool listed = !all[i];
+        for (int j = 0; !listed && j < files->count; j++)
+            listed = !strcmp(all[i], files->name[j]);
+        if (!listed)
+            files->name[files->count++] = all[i];
+    }
+}

@@ -21,6 +21,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/output.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
 
@@ -301,37 +302,7 @@ static ted_status copy_file(const char *from, const char *to, ted_quantize_recor
     return s;
 }
 
-/* The files of a model directory: the weights, config.yaml, the
- * vocabularies and the SentencePiece models, each once, each a plain file
- * name (a path into a subdirectory is refused before anything is written). */
-enum { MODEL_FILES = TED_QUANTIZE_FILES };
-
-typedef struct model_files {
-    const char *name[MODEL_FILES];
-    int count;
-} model_files;
-
-static ted_status list_model_files(const ted_config *c, const char *in_dir, model_files *files,
-                                   ted_error *err)
-{
-    bool spm = c->tokenizer == TED_TOKENIZER_SENTENCEPIECE;
-    const char *all[MODEL_FILES] = {c->weights, "config.yaml", c->src_vocab, c->tgt_vocab,
-                                    spm ? c->src_spm : NULL, spm ? c->tgt_spm : NULL};
-    files->count = 0;
-    for (int i = 0; i < MODEL_FILES; i++) {
-        bool listed = !all[i];
-        for (int j = 0; !listed && j < files->count; j++)
-            listed = !strcmp(all[i], files->name[j]);
-        if (listed)
-            continue;
-        if (strchr(all[i], '/'))
-            return ted_fail(err, TED_ERR_ARGUMENT,
-                            "%s: '%s' is not a file name of the model directory", in_dir,
-                            all[i]);
-        files->name[files->count++] = all[i];
-    }
-    return TED_OK;
-}
+_Static_assert((int)TED_MODEL_FILES == (int)TED_QUANTIZE_FILES, "a quantization writes each model file");
 
 static ted_status join_path(char *path, size_t size, const char *dir, const char *name,
                             ted_error *err)
@@ -343,7 +314,7 @@ static ted_status join_path(char *path, size_t size, const char *dir, const char
 
 /* Every file but the weights (files->name[0]), copied, each into
  * record->path[2 * i], a temporary name of OUT_DIR/NAME. */
-static ted_status copy_model_files(const model_files *files, const char *in_dir,
+static ted_status copy_model_files(const ted_model_files *files, const char *in_dir,
                                    const char *out_dir, ted_quantize_record *r, ted_error *err)
 {
     ted_status s = TED_OK;
@@ -360,7 +331,7 @@ static ted_status copy_model_files(const model_files *files, const char *in_dir,
 
 /* Once every file is whole: each temporary file renamed into place, its
  * final name (record->path[2 * i + 1]) recorded first. */
-static ted_status rename_into_place(const model_files *files, const char *out_dir,
+static ted_status rename_into_place(const ted_model_files *files, const char *out_dir,
                                     ted_quantize_record *r, ted_error *err)
 {
     for (int i = 0; i < files->count; i++) {
@@ -395,7 +366,7 @@ void ted_quantize_remove_partial(ted_quantize_record *r)
 static ted_status prepare_out_dir(const char *in_dir, const char *out_dir,
                                   ted_quantize_record *r, ted_error *err)
 {
-    struct stat in_stat, out_stat;
+    struct stat in_stat;
     if (stat(in_dir, &in_stat))
         return ted_fail(err, TED_ERR_IO, "%s: %s", in_dir, strerror(errno));
     if (snprintf(r->dir, sizeof r->dir, "%s", out_dir) >= (int)sizeof r->dir)
@@ -407,8 +378,7 @@ static ted_status prepare_out_dir(const char *in_dir, const char *out_dir,
     if (errno != EEXIST)
         return ted_fail(err, TED_ERR_IO, "%s: cannot create the output directory: %s", out_dir,
                         strerror(errno));
-    if (!stat(out_dir, &out_stat) && out_stat.st_dev == in_stat.st_dev &&
-        out_stat.st_ino == in_stat.st_ino)
+    if (ted_same_file(out_dir, in_dir))
         return ted_fail(err, TED_ERR_ARGUMENT,
                         "%s: the output directory is the input directory; give a new one",
                         out_dir);
@@ -430,9 +400,16 @@ static ted_status prepare_out_dir(const char *in_dir, const char *out_dir,
 
 /* The model's files, their paths, and its weights checked finite. */
 static ted_status plan_files(const ted_model *m, const char *in_dir, const char *out_dir,
-                             model_files *files, char *in_path, char *out_path, ted_error *err)
+                             ted_model_files *files, char *in_path, char *out_path,
+                             ted_error *err)
 {
-    ted_status s = list_model_files(&m->config, in_dir, files, err);
+    ted_model_list_files(&m->config, files);
+    ted_status s = TED_OK;
+    for (int i = 0; !s && i < files->count; i++)
+        if (strchr(files->name[i], '/'))
+            s = ted_fail(err, TED_ERR_ARGUMENT,
+                         "%s: '%s' is not a file name of the model directory", in_dir,
+                         files->name[i]);
     if (!s)
         s = join_path(in_path, PATH_MAX, in_dir, files->name[0], err);
     if (!s)
@@ -464,7 +441,7 @@ ted_status ted_quantize_model_recorded(const char *in_dir, const char *out_dir,
     ted_status s = ted_model_load_unpacked(in_dir, &m, err);
     if (s)
         return s;
-    model_files files;
+    ted_model_files files;
     char in_path[PATH_MAX], out_path[PATH_MAX];
     s = plan_files(m, in_dir, out_dir, &files, in_path, out_path, err);
     if (!s)

@@ -49,6 +49,12 @@ void ted_session_keep_attention(ted_session *s, bool keep)
     s->attention_requested = keep;
 }
 
+void ted_session_keep_encoder_attention(ted_session *s, bool keep)
+{
+    if (s)
+        s->encoder_attention_unwanted = !keep;
+}
+
 static ted_status check_max_steps(const ted_config *c, int max_steps, const char *who,
                                   ted_error *err)
 {
@@ -96,6 +102,7 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
         return status;
 
     s->keep_attention = s->attention_requested;
+    s->keep_encoder_attention = s->keep_attention && !s->encoder_attention_unwanted;
     s->encodes = true;
     int source_len = ted_largest(source_lengths, batch);
     ted_session_size size = {batch, source_len, max_steps};
@@ -234,6 +241,9 @@ ted_status ted_session_attention(const ted_session *s, ted_attention_kind kind, 
     if (!s->keep_attention || s->batch < 1)
         return ted_fail(err, TED_ERR_ARGUMENT,
                         "attention: not kept (call ted_session_keep_attention before encode)");
+    if (kind == TED_ENCODER_SELF_ATTENTION && !s->keep_encoder_attention)
+        return ted_fail(err, TED_ERR_ARGUMENT, "attention: the encoder's weights are not kept "
+                        "(ted_session_keep_encoder_attention)");
     int layers = kind == TED_ENCODER_SELF_ATTENTION ? c->encoder_layers : c->decoder_layers;
     if (layer < 0 || layer >= layers || row < 0 || row >= s->batch)
         return ted_fail(err, TED_ERR_ARGUMENT, "attention: layer %d, row %d out of range",

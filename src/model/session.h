@@ -45,7 +45,9 @@ typedef struct ted_carried {
 struct ted_session {
     const ted_model *model;
     bool attention_requested;  /* set by ted_session_keep_attention() */
+    bool encoder_attention_unwanted;  /* set by ted_session_keep_encoder_attention() */
     bool keep_attention;       /* in effect since the last encode */
+    bool keep_encoder_attention;  /* the encoder's weights too, since the last encode */
     bool encodes;              /* laid out for encode() (the encoder's buffers); an
                                 * empty session that rows join has none */
 
@@ -88,6 +90,7 @@ struct ted_session {
     size_t arena_bytes;         /* its size */
     ted_session_size room;      /* what the arena holds */
     bool room_keeps_attention;  /* and whether it holds kept attention weights */
+    bool room_keeps_encoder_attention;  /* the encoder's among them */
     bool room_encodes;          /* and the encoder's buffers */
     ted_carried *old_carried;   /* (ted_carried_capacity) each, for select() and join() */
     ted_carried *new_carried;

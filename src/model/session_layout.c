@@ -75,12 +75,15 @@ static void take_kept(ted_session *s, arena *a, size_t B, size_t S, size_t T)
     size_t d = c->d_model, h = c->heads;
     size_t widest_row = max3(T * d, S * d, S);
     s->encoder.kept_attention = s->decoder.kept.self = s->decoder.kept.cross = NULL;
-    if (s->keep_attention) {
+    if (s->keep_encoder_attention) {
         s->encoder.kept_attention =
             take(a, product(c->encoder_layers, B * h, S * S), sizeof(float));
+        widest_row = max3(widest_row, h * S * S, 0);
+    }
+    if (s->keep_attention) {
         s->decoder.kept.self = take(a, product(c->decoder_layers, B * h, T), sizeof(float));
         s->decoder.kept.cross = take(a, product(c->decoder_layers, B * h, S), sizeof(float));
-        widest_row = max3(widest_row, h * S * S, h * T);
+        widest_row = max3(widest_row, h * T, 0);
     }
     s->gather_size = ted_mul_size(B, widest_row);
     s->gather = take(a, s->gather_size, sizeof(float));
@@ -171,9 +174,10 @@ static int carried_buffers(const ted_session *s, ted_carried *list)
         list[n++] = (ted_carried){cache->cross.k, 1, (int)h, S * q * f, sources, q * f};
         list[n++] = (ted_carried){cache->cross.v, 1, (int)h, S * q * f, sources, q * f};
     }
-    if (s->keep_attention) {
+    if (s->keep_encoder_attention)
         list[n++] = (ted_carried){s->encoder.kept_attention, c->encoder_layers, (int)(h * S),
                                   S * f, NULL, 0};
+    if (s->keep_attention) {
         list[n++] = (ted_carried){decoder->kept.self, c->decoder_layers, (int)h, T * f, NULL, 0};
         list[n++] = (ted_carried){decoder->kept.cross, c->decoder_layers, (int)h, S * f, NULL, 0};
     }
@@ -339,6 +343,7 @@ static void adopt_arena(ted_session *s, char *base, ted_session_size room)
     s->arena = base;
     s->room = room;
     s->room_keeps_attention = s->keep_attention;
+    s->room_keeps_encoder_attention = s->keep_encoder_attention;
     s->room_encodes = s->encodes;
 }
 
@@ -361,6 +366,7 @@ ted_status ted_arena_fit(ted_session *s, ted_session_size size, const char *who,
     bool fits = s->arena && size.rows <= s->room.rows &&
                 size.source_len <= s->room.source_len && size.max_steps <= s->room.max_steps &&
                 (s->room_keeps_attention || !s->keep_attention) &&
+                (s->room_keeps_encoder_attention || !s->keep_encoder_attention) &&
                 (s->room_encodes || !s->encodes);
     s->batch = 0;
     for (int l = 0; l < s->model->config.decoder_layers; l++)
@@ -398,7 +404,7 @@ void ted_arena_release(ted_session *s)
     s->arena = NULL;
     s->arena_bytes = 0;
     s->room = (ted_session_size){0};
-    s->room_keeps_attention = s->room_encodes = false;
+    s->room_keeps_attention = s->room_keeps_encoder_attention = s->room_encodes = false;
     s->batch = 0;
     s->source_len = s->max_steps = 0;
 }

@@ -69,6 +69,7 @@ static ted_status room_to_join(ted_session *s, const ted_session *joining, ted_e
     int max_steps = joining->max_steps;
     if (s->batch == 0) {
         s->keep_attention = false;  /* join() refuses sessions that would keep them */
+        s->keep_encoder_attention = false;
         s->encodes = false;         /* rows join it: it needs no encoder buffers */
         ted_session_size size = {count, at_least(source_len, s->room.source_len),
                                  at_least(max_steps, s->room.max_steps)};

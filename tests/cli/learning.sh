@@ -207,7 +207,39 @@ case "$(chosen_tokens "$work/forced2")" in
 *) fail step-force-repeated "$(chosen_tokens "$work/forced2")" ;;
 esac
 
-# --- --explain: the computation in the seeds' words, with the real sizes ------
+# --- --force a word on a SentencePiece model: its pieces, as spm encodes it -----
+# A word as typed ("noire") is the model's word-initial piece ("▁noire");
+# a word of several pieces takes one step each. The pieces are those of
+# Python's sentencepiece for the model's target.spm.
+spm_pieces() {
+    "$PYTHON" -c "import sentencepiece as s, sys
+p = s.SentencePieceProcessor(model_file='models/en-fr/target.spm')
+print(' '.join(p.encode(sys.argv[1], out_type=str)))" "$1"
+}
+if ! "$PYTHON" -c "import sentencepiece" 2>/dev/null; then
+    fail step-force-word "Python's sentencepiece is missing (python3-sentencepiece)"
+else
+    for word in noire chatxq; do
+        pieces=$(spm_pieces "$word")
+        n=$(echo "$pieces" | wc -w)
+        if ! "$TED" step -m models/en-fr --auto --force "2:$word" "the black cat" \
+            >"$work/spm-forced" 2>"$work/spm-forced.err"; then
+            fail "step-force-word-$word" "$(head -c 300 "$work/spm-forced.err")"
+            continue
+        fi
+        got=$(sed -n "s/^step \([0-9]*\): chosen '\(.*\)' p=[0-9.e+-]* (forced; .*/\1 \2/p" \
+            "$work/spm-forced" | awk -v n="$n" '$1 >= 2 && $1 < 2 + n { print $2 }' | paste -sd ' ' -)
+        if [ "$got" = "$pieces" ]; then
+            ok "step-force-word-$word ($pieces)"
+        else
+            fail "step-force-word-$word" "forced steps 2.. took '$got', sentencepiece says '$pieces'"
+        fi
+    done
+fi
+expect_error step-force-word-unknown "^ted: step: --force '2:zzzq': 'zzzq' is not in the target vocabulary" \
+    "$TED" step -m "$MODEL" --auto --force 2:zzzq "$first"
+
+
 "$TED" step -m "$MODEL" --auto --explain "$first" >"$work/explain"
 S=$(awk '/^source:/ { print NF - 1 }' "$work/explain")
 missing=""
@@ -533,6 +565,25 @@ else
     else
         ok step-interactive
     fi
+    # A word typed at the prompt of a SentencePiece model: its pieces, one a
+    # step, each offered at the next prompt.
+    start spm "$TED step -m models/en-fr 'the black cat'; echo ted-exit=\$?"
+    result=""
+    wait_for spm "^\[step 1\] Enter: run it" || result="no prompt"
+    [ -z "$result" ] && { keys spm "chatxq"; wait_for spm "^\[step 2\] Enter: run it \(takes 'x', from the word typed\)" || result="typing 'chatxq' did not offer 'x' next"; }
+    [ -z "$result" ] && { keys spm ""; wait_for spm "^\[step 3\] Enter: run it \(takes 'q', from the word typed\)" || result="Enter did not offer 'q' next"; }
+    [ -z "$result" ] && { keys spm ""; wait_for spm "^\[step 4\] Enter" || result="Enter did not run step 3"; }
+    [ -z "$result" ] && { keys spm "q"; wait_for spm "^ted-exit=[0-9]" || result="q did not quit"; }
+    $T capture-pane -p -J -S - -t spm >"$work/pane-spm" 2>/dev/null
+    got=$(sed -n "s/^step [0-9]*: chosen '\(.*\)' p=[0-9.e+-]* (forced; .*/\1/p" "$work/pane-spm" | paste -sd ' ' -)
+    if [ -n "$result" ]; then
+        fail step-interactive-word "$result: $(tail -n 5 "$work/pane-spm")"
+    elif [ "$got" != "$(spm_pieces chatxq)" ]; then
+        fail step-interactive-word "took '$got', sentencepiece says '$(spm_pieces chatxq)'"
+    else
+        ok step-interactive-word
+    fi
+
     colour="$(printf '\033')\[\([0-9;]*;\)\{0,1\}\(1\|2\|3[1-7]\)m"
     if grep -q "$colour" "$work/pane-escapes"; then ok step-interactive-colors; else fail step-interactive-colors "no colours at a terminal"; fi
 

@@ -88,11 +88,12 @@ for dir in models/toy-en-fr models/en-fr "$model" "$work/values"; do
     fi
 done
 
-# `ted step --auto` prints each step as it runs and keeps one step's
-# attention weights, not every step's: on a 1500-word source decoded for
-# 1506 steps, what it holds beyond `ted translate` is the encoder's
-# self-attention (encoder_layers x heads x S^2 floats, in the session and in
-# the trace) and a step's weights, under 3 times the encoder's weights.
+# `ted step --auto` prints each step as it runs and keeps what it shows: a
+# step's weights, not every step's, and not the encoder's self-attention
+# (encoder_layers x heads x S^2 floats, 108 MB for these 1502 source
+# tokens), which it does not show. On a 1500-word source decoded for 1506
+# steps its peak stays within 1.5 times `ted translate`'s on the same
+# sentence.
 words=$(tr -s ' \n' '\n\n' <models/toy-en-fr/test.en | head -n 1500 | tr '\n' ' ')
 forced=$(seq 1 1500 | sed 's/.*/--force &:le/' | tr '\n' ' ')
 translate_peak=$(/usr/bin/time -o "$work/time" -f '%M' "$TED" translate -m models/toy-en-fr "$words" \
@@ -100,12 +101,9 @@ translate_peak=$(/usr/bin/time -o "$work/time" -f '%M' "$TED" translate -m model
 # shellcheck disable=SC2086
 step_peak=$(/usr/bin/time -o "$work/time" -f '%M' "$TED" step --auto $forced -m models/toy-en-fr \
     "$words" >"$work/out" 2>&1; tail -n 1 "$work/time")
-source_len=$(sed -n 's/^(\([0-9]*\) source tokens.*/\1/p' "$work/out")
-encoder_kib=$((3 * 4 * source_len * source_len * 4 / 1024))
-if grep -q '(1506 steps' "$work/out" &&
-    [ "$((step_peak - translate_peak))" -le "$((3 * encoder_kib))" ]; then
-    ok step-auto-keeps-one-step
+if grep -q '(1506 steps' "$work/out" && [ "$((2 * step_peak))" -le "$((3 * translate_peak))" ]; then
+    ok "step-auto-within-1.5x-translate ($step_peak KiB, ted translate $translate_peak KiB)"
 else
-    fail step-auto-keeps-one-step "ted step peak $step_peak KiB, ted translate $translate_peak KiB, \
-encoder weights $encoder_kib KiB for $source_len source tokens: $(tail -n 1 "$work/out")"
+    fail step-auto-within-1.5x-translate "ted step peak $step_peak KiB, ted translate \
+$translate_peak KiB: $(tail -n 1 "$work/out")"
 fi

@@ -29,6 +29,10 @@ of the checkpoint are corrupted:
   garbage/* inputs that gave Python tracebacks (activation_function a list,
             architectures a number): one line
   rules/*   tools/ted_config_rules.py's table of keys is src/io/config.c's
+  guide/*   what a user gets wrong: a Hub name for HF_DIR (told how to
+            download it), NumPy or PyTorch missing (told the one apt-get
+            command), a vocab.json without the id of its <pad> (the refusal
+            alone, no warning before it; a warning still follows a success)
 EXPORTER=PATH runs another exporter (the tools directory it sits in).
 TED_PARITY_KEEP=1 keeps the temporary directories (printed on stderr).
 """
@@ -505,6 +509,63 @@ def check_rules():
     report("rules/keys-as-config.c", problem, f"{len(want)} keys")
 
 
+def guided(name, args, pattern, cwd=None, env=None):
+    """Runs the exporter with `args` and reports a refusal of one line
+    matching `pattern`."""
+    try:
+        p = subprocess.run([PYTHON, EXPORTER] + args, capture_output=True, cwd=cwd,
+                           env=dict(os.environ, **(env or {})), stdin=subprocess.DEVNULL,
+                           timeout=LIMIT)
+        status, err = p.returncode, p.stderr.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        status, err = None, f"no answer within {LIMIT} s"
+    problem = one_line_problem(status, err, pattern)
+    report(name, problem, err.strip()[:200] if not problem else "")
+
+
+def missing_module(tmp, name):
+    """A directory for PYTHONPATH where `import name` fails as it does when
+    the package is not installed."""
+    path = os.path.join(tmp, "without-" + name)
+    os.makedirs(os.path.join(path, name))
+    with open(os.path.join(path, name, "__init__.py"), "w") as f:
+        f.write(f"raise ModuleNotFoundError(\"No module named '{name}'\")\n")
+    return path
+
+
+def check_guidance(hf_dir, tmp):
+    hub = "Helsinki-NLP/opus-mt-en-de"
+    guided("guide/hub-name", [hub, "--out", "out"],
+           re.escape(f"huggingface-cli download {hub} --local-dir DIR") + ".*" +
+           re.escape(f"git clone https://huggingface.co/{hub}") + ".*offline", cwd=tmp)
+    install = re.escape("apt-get install python3-numpy python3-torch")
+    guided("guide/no-numpy", [hf_dir, "--out", os.path.join(tmp, "guide-numpy")],
+           "NumPy.*" + install, env={"PYTHONPATH": missing_module(tmp, "numpy")})
+    case = copy_of(hf_dir, tmp, "pytorch-bin")
+    os.rename(os.path.join(case, "model.safetensors"), os.path.join(case, "pytorch_model.bin"))
+    guided("guide/no-torch", [case, "--out", os.path.join(tmp, "guide-torch")],
+           "pytorch_model.bin.*PyTorch.*" + install,
+           env={"PYTHONPATH": missing_module(tmp, "torch")})
+    for name, pad_kept in (("no-pad-id", False), ("missing-id", True)):
+        case = copy_of(hf_dir, tmp, name)
+        path = os.path.join(case, "vocab.json")
+        with open(path, encoding="utf-8") as f:
+            vocab = json.load(f)
+        gone = vocab["<pad>"] if not pad_kept else vocab["<pad>"] - 1
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({t: i for t, i in vocab.items() if i != gone}, f, ensure_ascii=False)
+        out = os.path.join(tmp, "guide-" + name)
+        if not pad_kept:
+            refused("guide/vocab-json-without-pad-id", case, out, 'no pad_token "<pad>"')
+            continue
+        status, err = export(case, out)
+        lines = err.strip().splitlines()
+        report("guide/vocab-json-missing-id-warns-after-success",
+               None if status == 0 and len(lines) == 1 and
+               lines[0].startswith(f"export_hf: warning: {path}: 1 of the vocab_size") else
+               f"exit {status}: {err.strip()[:300]!r}")
+
+
 def main():
     check_rules()
     with scratch_directory("ted-export-refusals-") as tmp:
@@ -519,6 +580,7 @@ def main():
         check_inputs(hf_dir, tmp)
         check_values(hf_dir, good, tmp)
         check_garbage(hf_dir, tmp)
+        check_guidance(hf_dir, tmp)
 
 
 if __name__ == "__main__":

@@ -90,6 +90,7 @@ Test(null, session)
     cr_assert_eq(ted_session_batch(NULL), 0);
     cr_assert_eq(ted_session_position(NULL), 0);
     ted_session_keep_attention(NULL, true);
+    ted_session_keep_encoder_attention(NULL, false);
     ted_session_clear(NULL);
     ted_session_free(NULL);
 }

@@ -530,6 +530,60 @@ Test(session, keep_attention_turned_on_after_encode)
     ted_model_free(model);
 }
 
+/* The decoder's kept weights of a session that leaves out the encoder's
+ * are those of a session that keeps everything, bit for bit, as are its
+ * logits; its encoder view is refused, naming the setting. */
+static void check_same_views(const ted_config *c, const ted_session *all,
+                             const ted_session *lean, int t)
+{
+    static const ted_attention_kind kinds[2] = {TED_DECODER_SELF_ATTENTION,
+                                                TED_CROSS_ATTENTION};
+    for (int k = 0; k < 2; k++)
+        for (int l = 0; l < c->decoder_layers; l++)
+            for (int row = 0; row < 2; row++) {
+                ted_attention_view a = view(all, kinds[k], l, row);
+                ted_attention_view b = view(lean, kinds[k], l, row);
+                cr_assert(a.heads == b.heads && a.queries == b.queries && a.keys == b.keys,
+                          "step %d kind %d layer %d row %d: the views' shapes differ", t,
+                          (int)kinds[k], l, row);
+                for (int h = 0; h < a.heads; h++)
+                    cr_assert(!memcmp(a.weights + (size_t)h * a.stride,
+                                      b.weights + (size_t)h * b.stride,
+                                      (size_t)a.keys * sizeof(float)),
+                              "step %d kind %d layer %d row %d head %d: weights differ", t,
+                              (int)kinds[k], l, row, h);
+            }
+}
+
+Test(session, encoder_attention_left_out)
+{
+    ted_model *model = load(TINY_DIR);
+    const ted_config *c = ted_model_config(model);
+    ted_session *all = new_session(model), *lean = new_session(model);
+    ted_session_keep_attention(all, true);
+    ted_session_keep_attention(lean, true);
+    ted_session_keep_encoder_attention(lean, false);
+    static const int both[2] = {0, 1};
+    encode(all, both, 2);
+    encode(lean, both, 2);
+    size_t vocab = (size_t)c->tgt_vocab_size;
+    for (int t = 0; t < STEPS; t++) {
+        const float *a = step(all, both, 2), *b = step(lean, both, 2);
+        cr_assert(!memcmp(a, b, 2 * vocab * sizeof *a), "step %d: the logits differ", t);
+        check_same_views(c, all, lean, t);
+    }
+    ted_attention_view v = {0};
+    ted_error err = {0};
+    cr_assert_eq(ted_session_attention(lean, TED_ENCODER_SELF_ATTENTION, 0, 0, &v, &err),
+                 TED_ERR_ARGUMENT, "the encoder's weights are given though left out");
+    cr_assert(strstr(err.message, "ted_session_keep_encoder_attention"), "message '%s'",
+              err.message);
+    cr_assert_null(v.weights);
+    ted_session_free(all);
+    ted_session_free(lean);
+    ted_model_free(model);
+}
+
 /* ---- errors --------------------------------------------------------------- */
 
 static void expect_error(ted_status got, const ted_error *err, ted_status want,
