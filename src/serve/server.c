@@ -1151,7 +1151,7 @@ static ted_status start_loops(server *s, ted_error *err)
 }
 
 /* The models' languages and routes, the detector among the languages
- * translated from, the API keys. */
+ * translated from. */
 static ted_status start_languages(server *s, ted_error *err)
 {
     const serve_config *c = s->config;
@@ -1160,8 +1160,6 @@ static ted_status start_languages(server *s, ted_error *err)
     int count = status ? 0 : serve_routes_sources(s->routes, &sources);
     if (!status)
         status = serve_detector_new(sources, count, &s->detector, err);
-    if (!status && c->api_keys)
-        status = serve_keys_load(c->api_keys, &s->keys, err);
     if (status)
         return status;
     s->libre = (libre_server){s->routes, s->detector, s->keys != NULL};
@@ -1240,6 +1238,11 @@ static void init_server(server *s, const serve_config *config)
 
 ted_status serve_run(const serve_config *config, ted_error *err)
 {
+    /* The files first, while SIGTERM and SIGINT still end the process. */
+    serve_keys *keys = NULL;
+    ted_status loaded = config->api_keys ? serve_keys_load(config->api_keys, &keys, err) : TED_OK;
+    if (loaded)
+        return ted_fail_context(err, "--api-keys");
     /* Every thread started from here on leaves SIGTERM and SIGINT to sigwait. */
     sigset_t signals, before;
     sigemptyset(&signals);
@@ -1249,6 +1252,7 @@ ted_status serve_run(const serve_config *config, ted_error *err)
     signal(SIGPIPE, SIG_IGN);
     server s;
     init_server(&s, config);
+    s.keys = keys;
     ted_status status = start_loops(&s, err);
     if (!status)
         status = start_languages(&s, err);
