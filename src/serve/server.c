@@ -337,6 +337,26 @@ static ted_status job_of_texts(request *r, const ted_model *model,
 
 static enum MHD_Result after_job(request *r);
 
+/* A leg whose job cannot be made. On a later leg the texts are the
+ * previous leg's translations, not the client's: one longer than the
+ * model's max_positions is the route's failure (422, naming the leg and
+ * the text it came from), not a bad request. */
+static enum MHD_Result refuse_leg(request *r, ted_error *err)
+{
+    if (err->status == TED_ERR_NOMEM)
+        return refuse(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL, "%s", err->message);
+    if (r->leg == 0 || err->status != TED_ERR_INPUT)
+        return refuse(r, MHD_HTTP_BAD_REQUEST, NULL, NULL, "%s", err->message);
+    if (r->documents.documents)
+        serve_documents_name_sentence(&r->documents, err);
+    return refuse(r, MHD_HTTP_UNPROCESSABLE_CONTENT, NULL, NULL,
+                  "the route goes through English, and its leg %d of %d, model \"%s\", cannot "
+                  "take the English translation of %s; a lower max_length (or temperature) "
+                  "keeps that translation shorter",
+                  r->leg + 1, r->route.legs,
+                  r->server->config->models[r->route.leg[r->leg].model].name, err->message);
+}
+
 /* Makes the job of the current leg from `texts` (count) and hands it to
  * its model's loop; with nothing to decode, goes on at once. Every leg
  * but the last keeps one hypothesis per sentence. */
@@ -355,10 +375,7 @@ static enum MHD_Result start_leg(request *r, const char *const *texts, int count
     r->model = leg->model;
     if (frontend_choose_options(model, &choice, &serve_field_names, &options, &err) ||
         job_of_texts(r, model, &options, texts, count, &err))
-        return refuse(r,
-                      err.status == TED_ERR_NOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR
-                                                  : MHD_HTTP_BAD_REQUEST,
-                      NULL, NULL, "%s", err.message);
+        return refuse_leg(r, &err);
     if (!serve_job_within_budget(r->job, c->max_request_tokens, message, sizeof message))
         return refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL, "%s", message);
     r->job->log_probs = last && (r->fields.scores || options.decode.n_best > 1);
@@ -1162,7 +1179,7 @@ static ted_status start_languages(server *s, ted_error *err)
         status = serve_detector_new(sources, count, &s->detector, err);
     if (status)
         return status;
-    s->libre = (libre_server){s->routes, s->detector, s->keys != NULL};
+    s->libre = (libre_server){s->routes, s->detector, s->keys != NULL, c->alternatives_limit};
     if (!(s->languages_json = serve_languages_json(s->routes)) ||
         !(s->settings_json = libre_settings_json(&s->libre)))
         return ted_fail(err, TED_ERR_NOMEM, "out of memory describing the languages");
