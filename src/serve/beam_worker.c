@@ -18,9 +18,41 @@ static serve_job *take_job(serve_beam_worker *w)
     return job;
 }
 
-/* The job's `n` first sentences still to decode (sentence[k]: their
- * indices), through ted_translate_ids as ted translate decodes its input,
- * into the job's outputs. */
+typedef struct length_index {
+    int length, index;
+} length_index;
+
+static int by_length(const void *a, const void *b)
+{
+    const length_index *x = a, *y = b;
+    if (x->length != y->length)
+        return (x->length > y->length) - (x->length < y->length);
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* sentence[0..n): the job's `n` shortest sentences still to decode, the
+ * first in order of their index among equals: the batch that
+ * ted_translate_ids would decode first of them all (it orders them so). */
+static ted_status shortest(const serve_job *job, int n, int *sentence, ted_error *err)
+{
+    length_index *keys = ted_alloc(job->count > 0 ? job->count : 1, sizeof *keys,
+                                   "beam job", err);
+    if (!keys)
+        return TED_ERR_NOMEM;
+    int pending = 0;
+    for (int i = 0; i < job->count; i++)
+        if (serve_job_pending(job, i))
+            keys[pending++] = (length_index){job->lengths[i], i};
+    qsort(keys, pending, sizeof *keys, by_length);
+    for (int k = 0; k < n; k++)
+        sentence[k] = keys[k].index;
+    free(keys);
+    return TED_OK;
+}
+
+/* `n` of the job's sentences still to decode (shortest), through
+ * ted_translate_ids as ted translate decodes its input, into the job's
+ * outputs. */
 static ted_status decode_turn(serve_job *job, int n, ted_error *err)
 {
     int n_best = job->options.decode.n_best;
@@ -29,12 +61,12 @@ static ted_status decode_turn(serve_job *job, int n, ted_error *err)
     int *sentence = ted_alloc(n, sizeof *sentence, "beam job", err);
     ted_translation *found = ted_alloc(ted_mul_size(n, n_best), sizeof *found, "beam job", err);
     ted_status s = ids && lengths && sentence && found ? TED_OK : TED_ERR_NOMEM;
-    for (int i = 0, k = 0; !s && k < n && i < job->count; i++)
-        if (serve_job_pending(job, i)) {
-            sentence[k] = i;
-            ids[k] = job->ids[i];
-            lengths[k++] = job->lengths[i];
-        }
+    if (!s)
+        s = shortest(job, n, sentence, err);
+    for (int k = 0; !s && k < n; k++) {
+        ids[k] = job->ids[sentence[k]];
+        lengths[k] = job->lengths[sentence[k]];
+    }
     if (!s)
         s = ted_translate_ids(job->model, ids, lengths, n, &job->options, found, err);
     for (int k = 0; !s && k < n; k++)
@@ -47,10 +79,11 @@ static ted_status decode_turn(serve_job *job, int n, ted_error *err)
     return s;
 }
 
-/* One turn of a job: a batch of its sentences (options.batch_size); a job
- * with more goes back to the end of the queue, so that a request of many
- * sentences holds the others back by a batch at a time, not by all of them.
- * A failure fails the job's sentences left. */
+/* One turn of a job: a batch of its sentences (options.batch_size), the
+ * batch ted_translate_ids would make next of them; a job with more goes
+ * back to the end of the queue, so that a request of many sentences holds
+ * the others back by a batch at a time, not by all of them. A failure
+ * fails the job's sentences left. */
 static void run_turn(serve_beam_worker *w, serve_job *job)
 {
     int left = job->unfinished, batch = job->options.batch_size > 0 ? job->options.batch_size : 1;
