@@ -53,7 +53,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     int count = serve_routes_sources(routes, &sources);
     if (serve_detector_new(sources, count, &detector, &err) != TED_OK)
         abort();
-    libre = (libre_server){routes, detector, false};
+    libre = (libre_server){routes, detector, false, LIBRE_ALTERNATIVES_LIMIT};
     return 0;
 }
 
