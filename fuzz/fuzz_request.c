@@ -21,6 +21,7 @@
 #include "fuzz.h"
 #include "core/utf8.h"
 #include "frontend/options.h"
+#include "serve/documents.h"
 #include "serve/explore.h"
 #include "serve/fields.h"
 #include "serve/job.h"
@@ -53,7 +54,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     int count = serve_routes_sources(routes, &sources);
     if (serve_detector_new(sources, count, &detector, &err) != TED_OK)
         abort();
-    libre = (libre_server){routes, detector, false};
+    libre = (libre_server){routes, detector, false, LIBRE_ALTERNATIVES_LIMIT};
     return 0;
 }
 
@@ -119,6 +120,32 @@ static void translate(const char *body, size_t length)
     serve_request_free(&request);
 }
 
+/* The first leg's job of a LibreTranslate request: its texts read as
+ * documents, as server.c's job_of_texts reads them; checks a refusal. */
+static serve_job *libre_job(const libre_request *lr, serve_documents *d)
+{
+    const ted_model *model = models[lr->route.leg[0].model].model;
+    frontend_choice choice = libre_leg_choice(lr, model, lr->route.legs == 1);
+    choice.languages = (ted_languages){lr->route.leg[0].source, lr->route.leg[0].target};
+    ted_translate_options options;
+    serve_job *job = NULL;
+    ted_error err = {0};
+    document_options o;
+    ted_status s = frontend_choose_options(model, &choice, &serve_field_names, &options, &err);
+    if (!s) {
+        o = libre_document_options(lr, frontend_source_language(model, &options.languages));
+        s = serve_documents_parse(lr->fields.q, lr->fields.q_count, &o, d, &err);
+    }
+    if (!s)
+        s = serve_job_new(model, &options, d->sentences, d->total, &job, &err);
+    if (s) {
+        REQUIRE(job == NULL && err.message[0]);
+        if (err.status != TED_ERR_NOMEM)
+            check_answer(serve_error_json(err.message), 400);
+    }
+    return job;
+}
+
 /* server.c's libre_translate(), up to the decoding loop: the first leg's job. */
 static void translate_libre(const char *body, size_t length)
 {
@@ -131,22 +158,13 @@ static void translate_libre(const char *body, size_t length)
         libre_request_free(&lr);
         return;
     }
-    REQUIRE(lr.line_count >= lr.fields.q_count && lr.route.legs >= 1);
-    const ted_model *model = models[lr.route.leg[0].model].model;
-    frontend_choice choice = libre_leg_choice(&lr, model, lr.route.legs == 1);
-    choice.languages = (ted_languages){lr.route.leg[0].source, lr.route.leg[0].target};
-    ted_translate_options options;
-    serve_job *job = NULL;
-    ted_error err = {0};
-    if (frontend_choose_options(model, &choice, &serve_field_names, &options, &err) ||
-        serve_job_new(model, &options, lr.lines, lr.line_count, &job, &err)) {
-        REQUIRE(job == NULL && err.message[0]);
-        if (err.status != TED_ERR_NOMEM)
-            check_answer(serve_error_json(err.message), 400);
-    } else if (job->unfinished == 0 && lr.route.legs == 1) {
-        check_answer(libre_answer(&lr, job), 200);
-    }
+    REQUIRE(lr.fields.q_count >= 1 && lr.route.legs >= 1);
+    serve_documents d = {0};
+    serve_job *job = libre_job(&lr, &d);
+    if (job && job->unfinished == 0 && lr.route.legs == 1)
+        check_answer(libre_answer(&lr, &d, job), 200);
     serve_job_free(job);
+    serve_documents_free(&d);
     libre_request_free(&lr);
 }
 

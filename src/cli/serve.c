@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "serve/libre.h"
 #include "serve/request.h"
 #include "serve/server.h"
 
@@ -41,6 +42,8 @@ static const char usage[] =
     "                       texts of hypotheses (n_best samples, beam width, or 1)\n"
     "                       x max_length; past it 413 before anything is decoded\n"
     "                       (default 262144)\n"
+    "  --alternatives-limit N  the most alternatives a LibreTranslate /translate\n"
+    "                       may ask for (a beam of N + 1); past it 400 (default 10)\n"
     "  --timeout S          seconds a connection has to send a whole request\n"
     "                       before it is cut (default 30)\n"
     "  --idle-timeout S     seconds a connection may stay open with no request\n"
@@ -53,9 +56,10 @@ static const char usage[] =
     "                       past it that client's idle longest is closed\n"
     "                       (default 256)\n"
     "  --allow-host NAME    answer requests whose Host is NAME (any port) too;\n"
-    "                       by default only localhost, 127.0.0.1, [::1] and the\n"
-    "                       address listened on, with its port (421 otherwise:\n"
-    "                       the defence against DNS rebinding); repeatable;\n"
+    "                       by default only localhost, 127.0.0.1 and [::1] (with\n"
+    "                       the port or none) and the address listened on, with\n"
+    "                       its port (421 otherwise: the defence against DNS\n"
+    "                       rebinding); repeatable;\n"
     "                       '*' allows every name\n"
     "  --cors ORIGIN        let web pages of ORIGIN (scheme://host[:port]) read\n"
     "                       the answers, or of every origin with '*'; answers\n"
@@ -71,7 +75,7 @@ static const char usage[] =
     "closed; a missing or repeated Host (400) or one not of this server (421);\n"
     "a POST body to /v1/ whose Content-Type is not application/json, or to\n"
     "LibreTranslate's /translate and /detect neither JSON nor a form (415); a\n"
-    "NUL character in a body (400).\n";
+    "NUL character in any field, of a body or the query string (400).\n";
 
 typedef struct serve_args {
     serve_config config;
@@ -182,6 +186,8 @@ static bool serve_option(cli_args *a, const char *option, void *options)
             c->max_request_tokens = tokens;
     } else if (!strcmp(option, "--timeout"))
         cli_take_int(a, option, 1, 86400, &c->timeout);
+    else if (!strcmp(option, "--alternatives-limit"))
+        cli_take_int(a, option, 0, FRONTEND_N_BEST_MAX - 1, &c->alternatives_limit);
     else
         return connection_option(a, option, s);
     return true;
@@ -241,7 +247,8 @@ int cli_serve(int argc, char **argv)
     serve_args s = {.config = {.host = "127.0.0.1", .port = 8080, .max_batch = 32,
                                .max_queue = 1024, .max_body = 1 << 20, .timeout = 30,
                                .idle_timeout = 5, .max_client_connections = 256,
-                               .max_request_tokens = SERVE_MAX_REQUEST_TOKENS},
+                               .max_request_tokens = SERVE_MAX_REQUEST_TOKENS,
+                               .alternatives_limit = LIBRE_ALTERNATIVES_LIMIT},
                     .threads = 1};
     int status = cli_run(&command, &s, argc, argv);
     for (int i = 0; i < s.config.model_count; i++)

@@ -18,30 +18,57 @@ static serve_job *take_job(serve_beam_worker *w)
     return job;
 }
 
-/* The job's sentences to decode, in order, through ted_translate_ids as
- * ted translate decodes its input. */
-static void run_job(serve_beam_worker *w, serve_job *job)
+typedef struct length_index {
+    int length, index;
+} length_index;
+
+static int by_length(const void *a, const void *b)
 {
-    int n = job->unfinished, n_best = job->options.decode.n_best;
-    ted_error err = {0};
-    if (serve_job_is_cancelled(job)) {  /* its client left before it was decoded */
-        serve_job_cancelled_error(&err, 0);
-        w->done(w->done_data, job, n, &err);
-        return;
-    }
-    const int **ids = ted_alloc(n, sizeof *ids, "beam job", &err);
-    int *lengths = ted_alloc(n, sizeof *lengths, "beam job", &err);
-    int *sentence = ted_alloc(n, sizeof *sentence, "beam job", &err);
-    ted_translation *found = ted_alloc(ted_mul_size(n, n_best), sizeof *found, "beam job", &err);
+    const length_index *x = a, *y = b;
+    if (x->length != y->length)
+        return (x->length > y->length) - (x->length < y->length);
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* sentence[0..n): the job's `n` shortest sentences still to decode, the
+ * first in order of their index among equals: the batch that
+ * ted_translate_ids would decode first of them all (it orders them so). */
+static ted_status shortest(const serve_job *job, int n, int *sentence, ted_error *err)
+{
+    length_index *keys = ted_alloc(job->count > 0 ? job->count : 1, sizeof *keys,
+                                   "beam job", err);
+    if (!keys)
+        return TED_ERR_NOMEM;
+    int pending = 0;
+    for (int i = 0; i < job->count; i++)
+        if (serve_job_pending(job, i))
+            keys[pending++] = (length_index){job->lengths[i], i};
+    qsort(keys, pending, sizeof *keys, by_length);
+    for (int k = 0; k < n; k++)
+        sentence[k] = keys[k].index;
+    free(keys);
+    return TED_OK;
+}
+
+/* `n` of the job's sentences still to decode (shortest), through
+ * ted_translate_ids as ted translate decodes its input, into the job's
+ * outputs. */
+static ted_status decode_turn(serve_job *job, int n, ted_error *err)
+{
+    int n_best = job->options.decode.n_best;
+    const int **ids = ted_alloc(n, sizeof *ids, "beam job", err);
+    int *lengths = ted_alloc(n, sizeof *lengths, "beam job", err);
+    int *sentence = ted_alloc(n, sizeof *sentence, "beam job", err);
+    ted_translation *found = ted_alloc(ted_mul_size(n, n_best), sizeof *found, "beam job", err);
     ted_status s = ids && lengths && sentence && found ? TED_OK : TED_ERR_NOMEM;
-    for (int i = 0, k = 0; !s && i < job->count; i++)
-        if (serve_job_pending(job, i)) {
-            sentence[k] = i;
-            ids[k] = job->ids[i];
-            lengths[k++] = job->lengths[i];
-        }
     if (!s)
-        s = ted_translate_ids(job->model, ids, lengths, n, &job->options, found, &err);
+        s = shortest(job, n, sentence, err);
+    for (int k = 0; !s && k < n; k++) {
+        ids[k] = job->ids[sentence[k]];
+        lengths[k] = job->lengths[sentence[k]];
+    }
+    if (!s)
+        s = ted_translate_ids(job->model, ids, lengths, n, &job->options, found, err);
     for (int k = 0; !s && k < n; k++)
         for (int j = 0; j < n_best; j++)
             job->outputs[(size_t)sentence[k] * n_best + j] = found[(size_t)k * n_best + j];
@@ -49,7 +76,34 @@ static void run_job(serve_beam_worker *w, serve_job *job)
     free(lengths);
     free(sentence);
     free(found);
-    w->done(w->done_data, job, n, s ? &err : NULL);
+    return s;
+}
+
+/* One turn of a job: a batch of its sentences (options.batch_size), the
+ * batch ted_translate_ids would make next of them; a job with more goes
+ * back to the end of the queue, so that a request of many sentences holds
+ * the others back by a batch at a time, not by all of them. A failure
+ * fails the job's sentences left. */
+static void run_turn(serve_beam_worker *w, serve_job *job)
+{
+    int left = job->unfinished, batch = job->options.batch_size > 0 ? job->options.batch_size : 1;
+    int n = left < batch ? left : batch;
+    ted_error err = {0};
+    if (serve_job_is_cancelled(job)) {  /* its client left: what is left is not decoded */
+        serve_job_cancelled_error(&err, 0);
+        w->done(w->done_data, job, left, &err);
+        return;
+    }
+    if (decode_turn(job, n, &err)) {
+        w->done(w->done_data, job, left, &err);
+        return;
+    }
+    if (left > n) {  /* before done(): once the last sentence is done the job may be freed */
+        pthread_mutex_lock(w->lock);
+        serve_beam_submit(w, job);
+        pthread_mutex_unlock(w->lock);
+    }
+    w->done(w->done_data, job, n, NULL);
 }
 
 static void *beam_main(void *arg)
@@ -57,7 +111,7 @@ static void *beam_main(void *arg)
     serve_beam_worker *w = arg;
     serve_job *job;
     while ((job = take_job(w)))
-        run_job(w, job);
+        run_turn(w, job);
     return NULL;
 }
 

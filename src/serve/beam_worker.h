@@ -1,6 +1,7 @@
 /* The beam search thread of a model's decoding loop (serve/loop.h): beam
- * search requests, one at a time in arrival order, each decoded through
- * ted_translate_ids as ted translate decodes its input. */
+ * search requests in turns, in arrival order, a batch of a request's
+ * sentences a turn: the batches ted translate makes of the same lines,
+ * each decoded through ted_translate_ids. */
 #ifndef TED_SERVE_BEAM_WORKER_H
 #define TED_SERVE_BEAM_WORKER_H
 

@@ -407,8 +407,8 @@ static bool read_request(const serve_model *models, int count, const char *body,
     size_t at = end ? (size_t)(end - body) : 0;
     while (r->root && at < length && strchr(" \t\r\n", body[at]))
         at++;
-    if (serve_has_nul(body, length))
-        return serve_refuse(no, 400, "%s", serve_nul_refusal);
+    if (serve_json_nul(body, length, no))
+        return false;
     if (!r->root || at < length)
         return serve_refuse(no, 400, "malformed JSON at byte %zu", at);
     if (!cJSON_IsObject(r->root))

@@ -111,8 +111,8 @@ static bool read_json_field(const cJSON *v, libre_fields *f, serve_refusal *no)
 static bool read_json(const char *body, size_t length, libre_fields *f, serve_refusal *no)
 {
     const char *end = NULL;
-    if (serve_has_nul(body, length))
-        return serve_refuse(no, 400, "%s", serve_nul_refusal);
+    if (serve_json_nul(body, length, no))
+        return false;
     f->root = cJSON_ParseWithLengthOpts(body, length, &end, false);
     size_t at = end ? (size_t)(end - body) : 0;
     while (f->root && at < length && strchr(" \t\r\n", body[at]))
@@ -136,15 +136,27 @@ typedef struct form_reader {
     size_t length[LIBRE_FIELD_COUNT];
     bool closed[LIBRE_FIELD_COUNT];  /* its first value is read whole */
     bool nul, no_memory;
+    serve_refusal *no;               /* a NUL character's refusal */
 } form_reader;
+
+/* Whether field `key` (`key_size` bytes) holds a NUL character, in its
+ * value or its name, of any field, read or not: then the refusal names it. */
+static bool holds_nul(form_reader *r, const char *key, size_t key_size, const char *value,
+                      size_t size)
+{
+    if (key && memchr(key, '\0', key_size))
+        serve_refuse_nul(r->no, "a field's name", 14);
+    else if (value && memchr(value, '\0', size))
+        serve_refuse_nul(r->no, key ? key : "", key ? key_size : 0);
+    else
+        return false;
+    r->nul = true;
+    return true;
+}
 
 /* Appends `size` bytes to the value of field i. */
 static void append(form_reader *r, int i, const char *data, size_t size)
 {
-    if (memchr(data, '\0', size)) {
-        r->nul = true;
-        return;
-    }
     char *grown = realloc(r->fields->owned[i], r->length[i] + size + 1);
     if (!grown) {
         r->no_memory = true;
@@ -156,14 +168,18 @@ static void append(form_reader *r, int i, const char *data, size_t size)
     r->fields->owned[i] = grown;
 }
 
+/* A field of the query string, of `key_size` and `value_size` bytes: a
+ * NUL character in it (%00) is one of them. */
 static enum MHD_Result visit_argument(void *data, enum MHD_ValueKind kind, const char *key,
-                                      const char *value)
+                                      size_t key_size, const char *value, size_t value_size)
 {
     (void)kind;
     form_reader *r = data;
+    if (r->nul || holds_nul(r, key, key_size, value, value_size))
+        return MHD_NO;
     int i = field_of(key);
     if (i >= 0 && !r->closed[i]) {
-        append(r, i, value ? value : "", value ? strlen(value) : 0);
+        append(r, i, value ? value : "", value ? value_size : 0);
         r->closed[i] = true;
     }
     return MHD_YES;
@@ -176,6 +192,8 @@ static enum MHD_Result visit_form(void *data, enum MHD_ValueKind kind, const cha
 {
     (void)kind, (void)filename, (void)content_type, (void)transfer_encoding;
     form_reader *r = data;
+    if (holds_nul(r, key, key ? strlen(key) : 0, value, value ? size : 0))
+        return MHD_NO;
     int i = field_of(key);
     if (i < 0)
         return MHD_YES;
@@ -197,7 +215,7 @@ static bool read_form(struct MHD_Connection *c, const char *body, size_t length,
     enum MHD_Result read = MHD_post_process(p, body, length);
     MHD_destroy_post_processor(p);
     if (r->nul)
-        return serve_refuse(no, 400, "a field holds a NUL character");
+        return false;
     if (r->no_memory)
         return serve_refuse(no, 500, "out of memory");
     for (int i = 0; i < LIBRE_FIELD_COUNT; i++)
@@ -209,11 +227,10 @@ static bool read_form(struct MHD_Connection *c, const char *body, size_t length,
 static bool read_values(struct MHD_Connection *c, const char *body, size_t length, bool form,
                         libre_fields *f, serve_refusal *no)
 {
-    form_reader r = {.fields = f};
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, visit_argument, &r);
+    form_reader r = {.fields = f, .no = no};
+    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, visit_argument, &r);
     if (r.nul || r.no_memory)
-        return serve_refuse(no, r.nul ? 400 : 500, r.nul ? "a field holds a NUL character"
-                                                          : "out of memory");
+        return r.nul ? false : serve_refuse(no, 500, "out of memory");
     if (form && length && !read_form(c, body, length, &r, no))
         return false;
     for (int i = 0; i < LIBRE_FIELD_COUNT; i++)

@@ -152,6 +152,14 @@ static void local_address(struct MHD_Connection *c, char *text, size_t size)
     snprintf(text, size, IN6_IS_ADDR_V4MAPPED(v6) ? "%s" : "[%s]", ip);
 }
 
+/* The names of this machine's loopback: no other machine's page can
+ * have the browser send them (DNS rebinding sends the page's own name). */
+static bool loopback_name(const char *name, size_t n)
+{
+    return same_name(name, n, "localhost") || same_name(name, n, "127.0.0.1") ||
+           same_name(name, n, "[::1]");
+}
+
 /* Whether `name` is one of this server's own: reached with its port. */
 static bool own_name(struct MHD_Connection *c, const serve_hosts *hosts, const char *name,
                      size_t n)
@@ -159,8 +167,7 @@ static bool own_name(struct MHD_Connection *c, const serve_hosts *hosts, const c
     char listen[300], local[INET6_ADDRSTRLEN + 2];
     snprintf(listen, sizeof listen, strchr(hosts->listen, ':') ? "[%s]" : "%s", hosts->listen);
     local_address(c, local, sizeof local);
-    return same_name(name, n, "localhost") || same_name(name, n, "127.0.0.1") ||
-           same_name(name, n, "[::1]") || same_name(name, n, listen) ||
+    return loopback_name(name, n) || same_name(name, n, listen) ||
            (local[0] && same_name(name, n, local));
 }
 
@@ -174,6 +181,8 @@ static bool host_allowed(struct MHD_Connection *c, const serve_hosts *hosts, con
     for (int i = 0; i < hosts->allowed_count; i++)
         if (!strcmp(hosts->allowed[i], "*") || same_name(name, n, hosts->allowed[i]))
             return true;
+    if (port < 0 && loopback_name(name, n))
+        return true;  /* a client or a proxy that names the host without the port */
     bool port_right = port < 0 ? hosts->port == 80 : (unsigned long)port == hosts->port;
     return port_right && own_name(c, hosts, name, n);
 }
@@ -192,8 +201,9 @@ static bool check_host(struct MHD_Connection *c, const header_scan *scan, const 
     char host[FIELD_NAME_SHOWN];
     serve_utf8_clean(scan->host, host, sizeof host);
     return serve_refuse(no, MHD_HTTP_MISDIRECTED_REQUEST,
-                  "Host \"%s\" is not a name of this server (it answers to localhost:%u, "
-                  "127.0.0.1:%u and the address it listens on; --allow-host NAME adds one)",
+                  "Host \"%s\" is not a name of this server (it answers to localhost and "
+                  "127.0.0.1, with port %u or none, and the address it listens on with port "
+                  "%u; --allow-host NAME adds one)",
                   host, hosts->port, hosts->port);
 }
 

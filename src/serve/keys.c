@@ -5,12 +5,12 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/file.h"
 
 enum { KEY_SIZE = 256, LINE_SIZE = 1024 };
 
@@ -70,26 +70,41 @@ static ted_status add_key(serve_keys *s, const key *k, ted_error *err)
     return TED_OK;
 }
 
-static ted_status read_keys(FILE *f, serve_keys *s, const char *path, ted_error *err)
+/* Line `number` of the file, `n` bytes at `at` without its end of line:
+ * a key, or nothing (blank, a comment). */
+static ted_status read_line(const char *at, size_t n, serve_keys *s, const char *path,
+                            int number, ted_error *err)
 {
     char line[LINE_SIZE];
+    if (n > LINE_SIZE - 2)
+        return ted_fail(err, TED_ERR_INPUT, "%s:%d: a line over %d bytes", path, number,
+                        LINE_SIZE - 2);
+    if (memchr(at, '\0', n))
+        return ted_fail(err, TED_ERR_INPUT, "%s:%d: a NUL byte", path, number);
+    memcpy(line, at, n);
+    line[n] = '\0';
+    line[strcspn(line, "\r")] = '\0';
+    char *start = line + strspn(line, " \t");
+    if (!*start || *start == '#')
+        return TED_OK;
+    key k;
+    ted_status status = parse_line(start, &k, path, number, err);
+    return status ? status : add_key(s, &k, err);
+}
+
+/* The text of the file (ted_parse_file), line by line. */
+static ted_status parse_keys(const char *text, size_t length, const char *path, void *into,
+                             ted_error *err)
+{
+    serve_keys *s = into;
     ted_status status = TED_OK;
-    for (int number = 1; !status && fgets(line, sizeof line, f); number++) {
-        size_t n = strlen(line);
-        if (n == sizeof line - 1 && line[n - 1] != '\n')
-            return ted_fail(err, TED_ERR_INPUT, "%s:%d: a line over %d bytes", path, number,
-                            LINE_SIZE - 2);
-        line[strcspn(line, "\r\n")] = '\0';
-        char *at = line + strspn(line, " \t");
-        if (!*at || *at == '#')
-            continue;
-        key k;
-        status = parse_line(at, &k, path, number, err);
-        if (!status)
-            status = add_key(s, &k, err);
+    size_t at = 0;
+    for (int number = 1; !status && at < length; number++) {
+        const char *end = memchr(text + at, '\n', length - at);
+        size_t n = end ? (size_t)(end - (text + at)) : length - at;
+        status = read_line(text + at, n, s, path, number, err);
+        at += n + 1;
     }
-    if (!status && ferror(f))
-        status = ted_fail(err, TED_ERR_IO, "%s: %s", path, strerror(errno));
     if (!status && s->count == 0)
         status = ted_fail(err, TED_ERR_INPUT, "%s: no key in the file", path);
     return status;
@@ -98,17 +113,13 @@ static ted_status read_keys(FILE *f, serve_keys *s, const char *path, ted_error 
 ted_status serve_keys_load(const char *path, serve_keys **out, ted_error *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return ted_fail(err, TED_ERR_IO, "%s: %s", path, strerror(errno));
     serve_keys *s = ted_alloc(1, sizeof *s, "keys", err);
-    ted_status status = s ? TED_OK : TED_ERR_NOMEM;
-    if (s) {
-        *s = (serve_keys){0};
-        pthread_mutex_init(&s->lock, NULL);
-        status = read_keys(f, s, path, err);
-    }
-    fclose(f);
+    if (!s)
+        return TED_ERR_NOMEM;
+    *s = (serve_keys){0};
+    pthread_mutex_init(&s->lock, NULL);
+    ted_status status = ted_parse_file(path, SERVE_KEYS_MAX_BYTES, TED_ERR_INPUT,
+                                       "a file of API keys", parse_keys, s, err);
     if (status) {
         serve_keys_free(s);
         return status;

@@ -7,8 +7,13 @@
 
 typedef struct serve_keys serve_keys;
 
-/* Reads FILE: per line a key (printable ASCII, no space) and optionally
- * a whole number of requests per minute, from 1; blank lines and lines
+/* The largest file of keys: 16 MiB, some hundred thousand keys. */
+#define SERVE_KEYS_MAX_BYTES ((size_t)16 << 20)
+
+/* Reads FILE whole (ted_read_file: a regular file of at most
+ * SERVE_KEYS_MAX_BYTES; a FIFO or a device is refused at once, never
+ * read): per line a key (printable ASCII, no space) and optionally a
+ * whole number of requests per minute, from 1; blank lines and lines
  * beginning with # are left out. TED_ERR_INPUT names the file and the line
  * at fault; a file without a key is refused. */
 ted_status serve_keys_load(const char *path, serve_keys **out, ted_error *err);

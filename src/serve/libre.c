@@ -140,6 +140,9 @@ bool libre_plan(const libre_server *s, libre_request *lr, serve_refusal *no)
     for (int i = 0; i < 3; i++)
         if (!given[i] || (i > 0 && !given[i][0]))
             return serve_refuse(no, 400, "Invalid request: missing %s parameter", required[i]);
+    if (f->alternatives > s->alternatives_limit)
+        return serve_refuse(no, 400, "Invalid request: alternatives parameter must be <= %d",
+                            s->alternatives_limit);
     const char *format = f->value[LIBRE_FORMAT];
     char shown[FIELD_NAME_SHOWN];
     lr->format = DOCUMENT_TEXT;

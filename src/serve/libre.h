@@ -14,11 +14,18 @@
 #include "serve/job.h"
 #include "serve/languages.h"
 
+/* The default of --alternatives-limit: the most `alternatives` a request
+ * may ask for (LibreTranslate's --alternatives-limit). N alternatives are
+ * a beam of N + 1 on the model's one beam search thread, which every
+ * other beam search request of that model waits for. */
+#define LIBRE_ALTERNATIVES_LIMIT 10
+
 /* What the LibreTranslate layer knows of the server. */
 typedef struct libre_server {
     const serve_routes *routes;
     serve_detector *detector;        /* NULL: no language has a profile */
     bool keys;                       /* --api-keys: a key is required */
+    int alternatives_limit;          /* --alternatives-limit */
 } libre_server;
 
 /* A POST /translate on its way: its format, its route, and the language
@@ -34,9 +41,9 @@ typedef struct libre_request {
 } libre_request;
 
 /* Checks the fields of a POST /translate (read into lr->fields), as
- * LibreTranslate does, detects the source language for "auto" and finds
- * the route. False with the refusal (400, or
- * 500 out of memory). */
+ * LibreTranslate does (`alternatives` up to the server's limit), detects
+ * the source language for "auto" and finds the route. False with the
+ * refusal (400, or 500 out of memory). */
 bool libre_plan(const libre_server *server, libre_request *lr, serve_refusal *no);
 
 /* The choice of decoding options for a leg: the model's defaults; on the

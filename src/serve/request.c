@@ -22,8 +22,6 @@ const frontend_option_names serve_field_names = {
 
 /* ---- reading a request --------------------------------------------------- */
 
-const char serve_nul_refusal[] = "the body holds a NUL character";
-
 typedef enum field_kind {
     FIELD_MODEL,          /* a string: the model's name */
     FIELD_STRING,         /* a string */
@@ -203,16 +201,98 @@ static bool read_field(const cJSON *v, serve_request *r, unsigned *seen, char *m
     return true;
 }
 
-bool serve_has_nul(const char *body, size_t length)
+/* ---- NUL characters ----------------------------------------------------------- */
+
+bool serve_refuse_nul(serve_refusal *no, const char *name, size_t length)
 {
-    if (memchr(body, '\0', length))
-        return true;
-    for (size_t i = 0; i + 1 < length; i++)
-        if (body[i] == '\\') {
-            if (body[i + 1] == 'u' && i + 5 < length && !memcmp(body + i + 2, "0000", 4))
-                return true;
-            i++;  /* the escaped character */
+    char bytes[FIELD_NAME_SHOWN], shown[FIELD_NAME_SHOWN];
+    size_t n = length < sizeof bytes - 1 ? length : sizeof bytes - 1;
+    memcpy(bytes, name, n);
+    bytes[n] = '\0';
+    return serve_refuse(no, 400, "%s: a NUL character (U+0000); no field may hold one",
+                        serve_utf8_clean(bytes, shown, sizeof shown));
+}
+
+/* Where a scan of a JSON body is: the field of the top-level object being
+ * read and, in a list that is its value, the item. */
+typedef struct json_place {
+    const char *key;   /* the field's name as written; NULL: no field yet */
+    size_t key_length;
+    int depth;         /* 1: in the top-level object or list */
+    bool expect_key;   /* the next string at depth 1 is a field's name */
+    bool list;         /* the value at depth 2 is a list */
+    int item;          /* its item */
+} json_place;
+
+/* The end of the string whose text begins at `at` (its closing quote, or
+ * `length`); *nul when it holds a NUL character, raw or as \u0000. */
+static size_t string_end(const char *body, size_t length, size_t at, bool *nul)
+{
+    for (; at < length && body[at] != '"'; at++) {
+        if (body[at] == '\0')
+            *nul = true;
+        if (body[at] != '\\' || ++at >= length)
+            continue;
+        if (body[at] == 'u' && at + 4 < length && !memcmp(body + at + 1, "0000", 4))
+            *nul = true;
+    }
+    return at;
+}
+
+static bool refuse_at(const json_place *p, bool in_key, serve_refusal *no)
+{
+    char name[FIELD_NAME_SHOWN + 16];
+    if (in_key)
+        return serve_refuse_nul(no, "a field's name", 14);
+    if (!p->key)
+        return serve_refuse_nul(no, "the body", 8);
+    size_t n = p->key_length < FIELD_NAME_SHOWN - 1 ? p->key_length : FIELD_NAME_SHOWN - 1;
+    int length = p->depth >= 2 && p->list
+                     ? snprintf(name, sizeof name, "%.*s[%d]", (int)n, p->key, p->item)
+                     : snprintf(name, sizeof name, "%.*s", (int)n, p->key);
+    return serve_refuse_nul(no, name, (size_t)length);
+}
+
+/* Moves the place past a structural character of JSON. */
+static void step(json_place *p, char c)
+{
+    if (c == '{' || c == '[') {
+        if (++p->depth == 1)
+            p->expect_key = c == '{';
+        else if (p->depth == 2) {
+            p->list = c == '[';
+            p->item = 0;
         }
+    } else if (c == '}' || c == ']') {
+        p->depth--;
+    } else if (c == ',') {
+        p->expect_key |= p->depth == 1;
+        p->item += p->depth == 2;
+    } else if (c == ':' && p->depth == 1) {
+        p->expect_key = false;
+    }
+}
+
+bool serve_json_nul(const char *body, size_t length, serve_refusal *no)
+{
+    json_place p = {0};
+    for (size_t i = 0; i < length; i++) {
+        if (body[i] == '\0')
+            return !refuse_at(&p, false, no);
+        if (body[i] != '"') {
+            step(&p, body[i]);
+            continue;
+        }
+        bool nul = false, in_key = p.depth == 1 && p.expect_key;
+        size_t end = string_end(body, length, i + 1, &nul);
+        if (nul)
+            return !refuse_at(&p, in_key, no);
+        if (in_key) {
+            p.key = body + i + 1;
+            p.key_length = end - (i + 1);
+        }
+        i = end;
+    }
     return false;
 }
 
@@ -239,8 +319,9 @@ bool serve_parse_request(const char *body, size_t length, serve_request *r, char
                          size_t size)
 {
     *r = (serve_request){0};
-    if (serve_has_nul(body, length)) {
-        snprintf(message, size, "%s", serve_nul_refusal);
+    serve_refusal no;
+    if (serve_json_nul(body, length, &no)) {
+        snprintf(message, size, "%s", no.message);
         return false;
     }
     if (!parse_object(body, length, r, message, size))
@@ -481,8 +562,9 @@ long long serve_job_tokens(const serve_job *job)
                                                       : 1;
     long long tokens = 0;
     for (int i = 0; i < job->count; i++)
-        tokens += rows * ted_max_target_length(job->model, job->lengths[i],
-                                               job->options.max_length);
+        if (serve_job_pending(job, i))  /* a blank text decodes nothing */
+            tokens += rows * ted_max_target_length(job->model, job->lengths[i],
+                                                   job->options.max_length);
     return tokens;
 }
 

@@ -34,13 +34,6 @@ bool serve_parse_request(const char *body, size_t length, serve_request *request
                          char *message, size_t size);
 void serve_request_free(serve_request *request);
 
-/* Whether a JSON body holds a NUL character, raw or escaped as \u0000: cJSON
- * would cut the string there. Every JSON endpoint refuses such a body (400)
- * with the message serve_nul_refusal. */
-bool serve_has_nul(const char *body, size_t length);
-extern const char serve_nul_refusal[];
-
-/* The bytes of a client's name (a field, a path) quoted in a message. */
 /* Why a request is refused: the HTTP status (0: none) and the message of
  * its {"error": "..."}, which names the field or header at fault. */
 typedef struct serve_refusal {
@@ -52,6 +45,19 @@ typedef struct serve_refusal {
  * `return serve_refuse(no, 400, "...")`. */
 bool serve_refuse(serve_refusal *no, int status, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The one rule on NUL characters, for every field of every endpoint (JSON,
+ * query string, form): a C string would end there, so a field holding one
+ * is refused, 400 "FIELD: a NUL character (U+0000); no field may hold
+ * one". `field` names it as the client wrote it (cut and made valid UTF-8
+ * here); returns false. */
+bool serve_refuse_nul(serve_refusal *no, const char *field, size_t length);
+
+/* Whether a JSON body holds a NUL character, raw or escaped as \u0000 (cJSON
+ * would cut the string there); if so, the refusal names the field whose
+ * string holds it: "text[2]" (an item of a list), "q", "a field's name", or
+ * "the body" outside any field. */
+bool serve_json_nul(const char *body, size_t length, serve_refusal *no);
 
 enum { FIELD_NAME_SHOWN = 65 };  /* at most 64 bytes, and the NUL */
 
@@ -84,7 +90,7 @@ char *serve_answer_routed(const serve_job *job, bool scores, const serve_leg_rep
 #define SERVE_MAX_REQUEST_TOKENS (1 << 18)
 
 /* The rows x steps a job may decode at most: the sum over its sentences
- * of the rows each takes (n_best samples when sampling, the beam's width
+ * to decode (a blank one, done at once, decodes nothing) of the rows each takes (n_best samples when sampling, the beam's width
  * in beam search, else 1) times its max length (ted_max_target_length).
  * What its caches may hold at worst is proportional to it. */
 long long serve_job_tokens(const serve_job *job);

@@ -337,6 +337,26 @@ static ted_status job_of_texts(request *r, const ted_model *model,
 
 static enum MHD_Result after_job(request *r);
 
+/* A leg whose job cannot be made. On a later leg the texts are the
+ * previous leg's translations, not the client's: one longer than the
+ * model's max_positions is the route's failure (422, naming the leg and
+ * the text it came from), not a bad request. */
+static enum MHD_Result refuse_leg(request *r, ted_error *err)
+{
+    if (err->status == TED_ERR_NOMEM)
+        return refuse(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL, "%s", err->message);
+    if (r->leg == 0 || err->status != TED_ERR_INPUT)
+        return refuse(r, MHD_HTTP_BAD_REQUEST, NULL, NULL, "%s", err->message);
+    if (r->documents.documents)
+        serve_documents_name_sentence(&r->documents, err);
+    return refuse(r, MHD_HTTP_UNPROCESSABLE_CONTENT, NULL, NULL,
+                  "the route goes through English, and its leg %d of %d, model \"%s\", cannot "
+                  "take the English translation of %s; a lower max_length (or temperature) "
+                  "keeps that translation shorter",
+                  r->leg + 1, r->route.legs,
+                  r->server->config->models[r->route.leg[r->leg].model].name, err->message);
+}
+
 /* Makes the job of the current leg from `texts` (count) and hands it to
  * its model's loop; with nothing to decode, goes on at once. Every leg
  * but the last keeps one hypothesis per sentence. */
@@ -355,10 +375,7 @@ static enum MHD_Result start_leg(request *r, const char *const *texts, int count
     r->model = leg->model;
     if (frontend_choose_options(model, &choice, &serve_field_names, &options, &err) ||
         job_of_texts(r, model, &options, texts, count, &err))
-        return refuse(r,
-                      err.status == TED_ERR_NOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR
-                                                  : MHD_HTTP_BAD_REQUEST,
-                      NULL, NULL, "%s", err.message);
+        return refuse_leg(r, &err);
     if (!serve_job_within_budget(r->job, c->max_request_tokens, message, sizeof message))
         return refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL, "%s", message);
     r->job->log_probs = last && (r->fields.scores || options.decode.n_best > 1);
@@ -1151,7 +1168,7 @@ static ted_status start_loops(server *s, ted_error *err)
 }
 
 /* The models' languages and routes, the detector among the languages
- * translated from, the API keys. */
+ * translated from. */
 static ted_status start_languages(server *s, ted_error *err)
 {
     const serve_config *c = s->config;
@@ -1160,11 +1177,9 @@ static ted_status start_languages(server *s, ted_error *err)
     int count = status ? 0 : serve_routes_sources(s->routes, &sources);
     if (!status)
         status = serve_detector_new(sources, count, &s->detector, err);
-    if (!status && c->api_keys)
-        status = serve_keys_load(c->api_keys, &s->keys, err);
     if (status)
         return status;
-    s->libre = (libre_server){s->routes, s->detector, s->keys != NULL};
+    s->libre = (libre_server){s->routes, s->detector, s->keys != NULL, c->alternatives_limit};
     if (!(s->languages_json = serve_languages_json(s->routes)) ||
         !(s->settings_json = libre_settings_json(&s->libre)))
         return ted_fail(err, TED_ERR_NOMEM, "out of memory describing the languages");
@@ -1240,6 +1255,11 @@ static void init_server(server *s, const serve_config *config)
 
 ted_status serve_run(const serve_config *config, ted_error *err)
 {
+    /* The files first, while SIGTERM and SIGINT still end the process. */
+    serve_keys *keys = NULL;
+    ted_status loaded = config->api_keys ? serve_keys_load(config->api_keys, &keys, err) : TED_OK;
+    if (loaded)
+        return ted_fail_context(err, "--api-keys");
     /* Every thread started from here on leaves SIGTERM and SIGINT to sigwait. */
     sigset_t signals, before;
     sigemptyset(&signals);
@@ -1249,6 +1269,7 @@ ted_status serve_run(const serve_config *config, ted_error *err)
     signal(SIGPIPE, SIG_IGN);
     server s;
     init_server(&s, config);
+    s.keys = keys;
     ted_status status = start_loops(&s, err);
     if (!status)
         status = start_languages(&s, err);

@@ -33,6 +33,7 @@ typedef struct serve_config {
     const char *cors;           /* --cors: the origin allowed to read answers, "*" for
                                  * every one; NULL: none (no CORS headers) */
     const char *api_keys;       /* --api-keys FILE (serve/keys.h); NULL: no key needed */
+    int alternatives_limit;     /* LibreTranslate's `alternatives` at most (serve/libre.h) */
 } serve_config;
 
 /* Serves until SIGTERM or SIGINT, then answers every request it accepted

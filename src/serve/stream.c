@@ -194,6 +194,24 @@ static char *new_text(serve_stream *s, int i)
     return text;
 }
 
+/* The tokens of sentence i's best hypothesis, EOS left out, kept as if
+ * streamed: beam search and n_best samples stream none while they decode
+ * (no hypothesis is best before the end), so their one event lists them
+ * all. Called once the sentence is done; false when out of memory. */
+static bool keep_best(serve_stream *s, int i)
+{
+    stream_sentence *t = &s->sentences[i];
+    const serve_job *job = s->job;
+    const ted_hypothesis *h = &job->outputs[(size_t)i * job->options.decode.n_best].hypothesis;
+    int n = h->length;
+    if (n > 0 && h->ids[n - 1] == ted_model_config(job->model)->eos_id)
+        n--;
+    for (int k = 0; k < n; k++)
+        if (!keep_token(t, h->ids[k]))
+            return false;
+    return true;
+}
+
 /* A token event for sentence i, when it has news; false when out of memory. */
 static bool sentence_event(serve_stream *s, int i)
 {
@@ -201,6 +219,8 @@ static bool sentence_event(serve_stream *s, int i)
     bool last = t->done || s->finished;
     if (t->flushed || (t->sent == t->count && !last))
         return true;
+    if (last && t->count == 0 && !keep_best(s, i))
+        return false;
     char *text = new_text(s, i);
     cJSON *o = cJSON_CreateObject();
     cJSON *tokens = o && cJSON_AddNumberToObject(o, "index", i)
