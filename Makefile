@@ -403,7 +403,7 @@ FUZZ_OBJ := $(FUZZ_BUILD)/obj
 FUZZ_OBJ_CFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP
 FUZZ_REQUEST_SRC := $(filter %.c,$(LIB_SRC)) src/serve/request.c src/serve/explore.c \
                     src/serve/job.c src/frontend/options.c src/serve/fields.c \
-                    src/serve/languages.c src/serve/iso639.c src/serve/libre.c src/serve/detect.c \
+                    src/serve/languages.c src/serve/libre.c src/serve/detect.c \
                     $(DOCUMENT_SRC)
 FUZZ_REQUEST_OBJ := $(FUZZ_REQUEST_SRC:%.c=$(FUZZ_OBJ)/%.o) \
                     $(foreach v,$(KERNEL_VARIANTS),\

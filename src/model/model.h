@@ -49,6 +49,8 @@ typedef struct ted_weights {
 /* The languages of one side of the model (ted_model_languages). */
 typedef struct ted_language_side {
     const char **codes;  /* (count) as users spell them */
+    const char **tokens; /* (count) as the config spells them: a code of tokenizer.languages,
+                          * or a bilingual model's source_lang or target_lang */
     int *ids;            /* (count) each code's token: in the source vocabulary when it
                           * goes into the source, the target's when it is forced;
                           * -1: a bilingual model's plain code, no token */
@@ -71,7 +73,12 @@ struct ted_model {
     void *copies;                /* every Linear weight in the layout its products read
                                     (kernels.h: panels, bf16 panels, int8 packed), or NULL */
     size_t copies_bytes;
-    ted_language_side languages[2];  /* [TED_SIDE_SOURCE], [TED_SIDE_TARGET] */
+    ted_language_side languages[2];  /* [TED_SIDE_SOURCE], [TED_SIDE_TARGET]: those the
+                                      * model translates (the top-level `languages`) */
+    ted_language_side all_languages[2];  /* every language each side names */
+    bool *directions;            /* (languages[0].count, languages[1].count): whether the
+                                  * model translates source s into target t; NULL: every
+                                  * pair */
     char *spelled_codes;         /* the codes of tokenizer.languages as users spell them */
     ted_shortlist shortlist;     /* the vocabulary shortlist, when has_shortlist */
     bool has_shortlist;
