@@ -27,12 +27,14 @@ ted_code_parts ted_code_split(const char *code)
 }
 
 /* The ISO 639-1 code of a 639-1, 639-3 or 639-2/B code, or of an
- * individual language of a macrolanguage (lowercase); NULL: none. */
+ * individual language of a macrolanguage (lowercase); NULL: none (the
+ * table holds some languages without one, for their names). */
 static const char *iso1_of(const char *base)
 {
     for (int i = 0; i < ted_iso639_count; i++) {
         const ted_iso639 *e = &ted_iso639_table[i];
-        if (!strcmp(base, e->iso1) || !strcmp(base, e->iso3) || !strcmp(base, e->bibliographic))
+        if (e->iso1[0] &&
+            (!strcmp(base, e->iso1) || !strcmp(base, e->iso3) || !strcmp(base, e->bibliographic)))
             return e->iso1;
     }
     for (int i = 0; i < ted_iso639_member_count; i++)

@@ -4,6 +4,7 @@
 
 #include <cJSON.h>
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,21 @@ bool serve_iso_code(const char *code, char *out)
 
 const char *serve_language_name(const char *iso)
 {
+    static _Thread_local char compound[SERVE_ISO_SIZE + 96];
     const char *name = ted_language_name(iso);
-    return name ? name : iso;
+    if (name)
+        return name;
+    const char *dash = strchr(iso, '-');
+    char language[SERVE_ISO_SIZE];
+    if (!dash || dash - iso >= (ptrdiff_t)sizeof language)
+        return iso;
+    memcpy(language, iso, (size_t)(dash - iso));
+    language[dash - iso] = '\0';
+    name = ted_language_name(language);
+    if (!name)
+        return iso;
+    snprintf(compound, sizeof compound, "%.80s (%s)", name, dash + 1);
+    return compound;
 }
 
 /* ---- the models' languages ------------------------------------------------------ */
@@ -60,27 +74,54 @@ static int model_codes(const serve_model *m, bool target, const char *const **co
     return ted_model_languages(m->model, target ? TED_SIDE_TARGET : TED_SIDE_SOURCE, codes);
 }
 
-/* Names the codes of a side that share ISO code `iso[i]` by it, their
- * script or region after a '-' ("zh-Hans", "zh-Hant"): BCP 47's spelling,
- * as LibreTranslate's clients give them; a code with nothing after its
- * language, or one whose name would still clash, by itself. */
-static void name_sharers(side *s, int i)
+/* Writes `language`-`rest` of `code` to `out`, `language` lowercased
+ * ("zh" and "zho_Hant": "zh-Hant"); false when the code has no script or
+ * region, or the name does not fit. */
+static bool name_with_rest(const char *language, const char *code, char *out)
 {
-    char shared[SERVE_ISO_SIZE];
-    memcpy(shared, s->iso[i], sizeof shared);
-    for (int k = i; k < s->count; k++) {
-        if (strcmp(s->iso[k], shared))
-            continue;
-        ted_code_parts parts = ted_code_split(s->codes[k]);
-        if (!parts.rest_length ||
-            snprintf(s->iso[k], sizeof s->iso[k], "%s-%.*s", shared, (int)parts.rest_length,
-                     parts.rest) >= (int)sizeof s->iso[k])
-            snprintf(s->iso[k], sizeof s->iso[k], "%s", s->codes[k]);
+    ted_code_parts parts = ted_code_split(code);
+    char name[SERVE_ISO_SIZE];
+    int n = snprintf(name, sizeof name, "%s-%.*s", language, (int)parts.rest_length, parts.rest);
+    if (!parts.rest_length || n >= (int)sizeof name)
+        return false;
+    for (int i = 0; name[i] != '-'; i++)
+        name[i] = (char)tolower((unsigned char)name[i]);
+    memcpy(out, name, sizeof name);
+    return true;
+}
+
+/* Whether iso[i] is also the name of another code of the side. */
+static bool shares_name(const side *s, int i)
+{
+    for (int k = 0; k < s->count; k++)
+        if (k != i && !strcmp(s->iso[k], s->iso[i]))
+            return true;
+    return false;
+}
+
+/* Names the codes of a side that share an ISO code by it and their script
+ * or region, BCP 47's spelling, as LibreTranslate's clients give them
+ * ("zh-Hans", "zh-Hant"); those that still share one, by their own
+ * language ("pes-Arab", "prs-Arab"); any left, by the code itself. */
+static void name_sharers(side *s)
+{
+    bool *shared = calloc((size_t)s->count, sizeof *shared);
+    for (int pass = 0; shared && pass < 3; pass++) {
+        for (int i = 0; i < s->count; i++)
+            shared[i] = shares_name(s, i);
+        for (int i = 0; i < s->count; i++) {
+            if (!shared[i])
+                continue;
+            ted_code_parts parts = ted_code_split(s->codes[i]);
+            char own[SERVE_ISO_SIZE];
+            snprintf(own, sizeof own, "%.*s", (int)parts.language_length, parts.language);
+            bool named = pass == 0 ? name_with_rest(s->iso[i], s->codes[i], s->iso[i])
+                         : pass == 1 ? name_with_rest(own, s->codes[i], s->iso[i]) : false;
+            if (!named)
+                snprintf(s->iso[i], sizeof s->iso[i], "%s", s->codes[i]);
+        }
     }
-    for (int k = i + 1; k < s->count; k++)
-        for (int j = i; j < k; j++)
-            if (!strcmp(s->iso[j], s->iso[k]))
-                snprintf(s->iso[k], sizeof s->iso[k], "%s", s->codes[k]);
+    free(shared);
 }
 
 /* Fills one side: each code and its ISO code (see name_sharers). */
@@ -94,12 +135,7 @@ static ted_status read_side(const serve_model *m, bool target, side *s, ted_erro
         if (!serve_iso_code(s->codes[i], s->iso[i]))
             return ted_fail(err, TED_ERR_INPUT, "model %s: language code \"%.40s\" is not one",
                             m->name, s->codes[i]);
-    for (int i = 0; i < s->count; i++)
-        for (int k = 0; k < i; k++)
-            if (!strcmp(s->iso[k], s->iso[i]) && !strchr(s->iso[k], '-')) {
-                name_sharers(s, k);
-                break;
-            }
+    name_sharers(s);
     return TED_OK;
 }
 
@@ -111,9 +147,7 @@ static int side_index(const side *s, const char *iso)
     return -1;
 }
 
-/* The name /languages gives the language `code` (a name of /languages in
- * any case, a model's own code, or any code of that language): `out`. */
-static bool served_name(const serve_routes *r, const char *code, char *out)
+bool serve_routes_name(const serve_routes *r, const char *code, char *out)
 {
     for (int m = 0; m < r->count; m++)
         for (int side_at = 0; side_at < 2; side_at++) {
@@ -160,7 +194,7 @@ bool serve_route_find(const serve_routes *r, const char *source, const char *tar
                       serve_route *route)
 {
     char s[SERVE_ISO_SIZE], t[SERVE_ISO_SIZE];
-    if (!served_name(r, source, s) || !served_name(r, target, t) || !strcmp(s, t))
+    if (!serve_routes_name(r, source, s) || !serve_routes_name(r, target, t) || !strcmp(s, t))
         return false;
     route->legs = 1;
     if (best_leg(r, s, t, &route->leg[0]))

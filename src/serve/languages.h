@@ -20,8 +20,17 @@ enum { SERVE_ISO_SIZE = 64 };  /* an ISO code, with a script or region ("zh-Hant
  * too ("zh-Hans", "zh-Hant": serve_routes_new). */
 bool serve_iso_code(const char *code, char *out);
 
-/* The English name of an ISO code ("French"); the code itself when the
- * table has none (ted_language_name). */
+typedef struct serve_routes serve_routes;
+
+/* The name /languages gives the language `code` (a name of /languages, in
+ * any case; a model's own code; else serve_iso_code's), written to `out`
+ * (SERVE_ISO_SIZE bytes); false when `code` is empty or too long. */
+bool serve_routes_name(const serve_routes *routes, const char *code, char *out);
+
+/* The English name of an ISO code ("French"), with the script or region
+ * of a code that has one ("zh-Hant": "Chinese (Hant)"); the code itself
+ * when the table has none (ted_language_name). Valid until the thread's
+ * next call. */
 const char *serve_language_name(const char *iso);
 
 /* One leg of a route: a model and the languages it translates between,
@@ -36,8 +45,6 @@ typedef struct serve_route {
     int legs;
     serve_leg leg[2];
 } serve_route;
-
-typedef struct serve_routes serve_routes;
 
 /* The languages of every model served. */
 ted_status serve_routes_new(const serve_model *models, int count, serve_routes **out,
