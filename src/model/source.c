@@ -320,10 +320,33 @@ static bool same_text(const char *a, size_t an, const char *b, size_t bn)
     return true;
 }
 
+/* Whether a code's part after its language is a script (four letters,
+ * "Latn"), not a region ("US", "419"). */
+static bool is_script(const char *rest, size_t n)
+{
+    if (n != 4)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalpha((unsigned char)rest[i]))
+            return false;
+    return true;
+}
+
+/* Whether the script or region `g` a code is given with (may be empty)
+ * allows a code with `p`: the same one (pass 0), or one of another kind
+ * (pass 1: "en-US" is eng_Latn, "zh-Hant" is not zho_Hans). */
+static bool rest_allows(ted_code_parts g, ted_code_parts p, int pass)
+{
+    if (!g.rest_length || same_text(p.rest, p.rest_length, g.rest, g.rest_length))
+        return true;
+    return pass == 1 && (!p.rest_length || is_script(p.rest, p.rest_length) !=
+                                               is_script(g.rest, g.rest_length));
+}
+
 /* Marks in `match` the codes of `t` that name the language `given` by its
  * ISO 639 code ("fr", "fra", "fre" for "fra_Latn"), narrowed by the script
- * or region `given` names after '-' or '_' when some code has it
- * ("zh-Hant": zho_Hant). Returns how many; `*first` the first. */
+ * or region `given` names after '-' or '_' (rest_allows: "zh-Hant":
+ * zho_Hant). Returns how many; `*first` the first. */
 static int match_iso(const ted_language_side *t, const char *given, bool *match, int *first)
 {
     char want[TED_LANGUAGE_CODE_SIZE], iso[TED_LANGUAGE_CODE_SIZE];
@@ -335,8 +358,7 @@ static int match_iso(const ted_language_side *t, const char *given, bool *match,
             ted_code_parts p = ted_code_split(t->codes[i]);
             match[i] = ted_language_iso(given, want, sizeof want) &&
                        ted_language_iso(t->codes[i], iso, sizeof iso) && !strcmp(want, iso) &&
-                       (pass == 1 || !g.rest_length ||
-                        same_text(p.rest, p.rest_length, g.rest, g.rest_length));
+                       rest_allows(g, p, pass);
             if (match[i] && count++ == 0)
                 *first = i;
         }
