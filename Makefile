@@ -287,7 +287,8 @@ multi-model: venv
 	nice -n 5 $(VENV_PYTHON) tools/toy/train_multilingual.py --data $(MULTI) --out $(MULTI)/hf \
 	    > $(MULTI)/train.out
 	rm -rf $(MULTI)/export
-	$(PYTHON) tools/export_hf.py $(MULTI)/hf --out $(MULTI)/export
+	$(PYTHON) tools/export_hf.py $(MULTI)/hf --out $(MULTI)/export \
+	    --languages "$$(cat $(MULTI)/hf/languages.txt)"
 	cp $(MULTI)/export/* $(MULTI_MODEL)/
 	for lang in en:eng_Latn fr:fra_Latn es:spa_Latn; do \
 	    cp $(MULTI)/test.$${lang%%:*} $(MULTI_MODEL)/test.$${lang#*:}; done
