@@ -24,7 +24,7 @@ model.safetensors, vocab.txt and sentencepiece.bpe.model.
 
 --languages writes config.yaml's top-level `languages`: what a multilingual
 checkpoint was trained to translate, when that is less than every code its
-tokenizer names (docs/model-format.md#languages): codes, each translated
+tokenizer names (docs/model-format.md#languages-top-level): codes, each translated
 from and into the others, and directions SOURCE>TARGET, spelled as the
 tokenizer spells them.
 
