@@ -102,6 +102,14 @@ bool ted_source_is_blank(const ted_model *model, int count);
 ted_status ted_model_load_languages(ted_model *model, ted_error *err);
 void ted_model_free_languages(ted_model *model);
 
+/* The code tokens of one sentence's languages (NULL ok): `*source_id`
+ * and `*target_id`, -1 where there is none (a side that names no
+ * language; a Marian target left to the text). Errors as
+ * ted_prepare_source's: an unknown, ambiguous or untrained code, a
+ * direction the model does not translate. */
+ted_status ted_language_ids(const ted_model *model, const ted_languages *languages,
+                            int *source_id, int *target_id, ted_error *err);
+
 /* The token to force as the first target token (the target-language code
  * of a model whose target_language_token is forced) for `languages` (NULL
  * ok): `*id`, or -1 when there is none. Errors as ted_prepare_source's. */
