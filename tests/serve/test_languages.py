@@ -254,17 +254,18 @@ def main():
             test_refusals(server)
         finally:
             stopped(server)
-        server = ted_test.Server([MULTI], timeout=TIMEOUT)
-        try:
-            test_trained(server)
-        finally:
-            stopped(server)
         every = all_languages(os.path.join(tmp, "all"))
-        server = ted_test.Server([every], timeout=TIMEOUT)
-        try:
-            test_codes(server, every)
-        finally:
-            stopped(server)
+        for name, models, test in (("trained", [MULTI], test_trained),
+                                   ("codes", [every], lambda server: test_codes(server, every))):
+            try:
+                server = ted_test.Server(models, timeout=TIMEOUT)
+            except RuntimeError as e:
+                ted_test.fail(f"{name}/serve", str(e))
+                continue
+            try:
+                test(server)
+            finally:
+                stopped(server)
     return 1 if failures() else 0
 
 
