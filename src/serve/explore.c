@@ -220,24 +220,33 @@ static cJSON *examples_json(const char *dir, const char *language)
 }
 
 /* {SOURCE: [TARGET, ...]}: the targets the model translates each source
- * language into (ted_model_translates). */
+ * language into (ted_model_translates); NULL when it translates each into
+ * every other. */
 static cJSON *directions_json(const ted_model *model)
 {
     const char *const *sources, *const *targets;
     int source_count = ted_model_languages(model, TED_SIDE_SOURCE, &sources);
     int target_count = ted_model_languages(model, TED_SIDE_TARGET, &targets);
     cJSON *o = cJSON_CreateObject();
+    bool every = true;
     for (int i = 0; o && i < source_count; i++) {
         cJSON *list = cJSON_AddArrayToObject(o, sources[i]);
-        for (int k = 0; list && k < target_count; k++)
-            if (ted_model_translates(model, sources[i], targets[k]))
+        for (int k = 0; list && k < target_count; k++) {
+            bool translated = ted_model_translates(model, sources[i], targets[k]);
+            if (translated)
                 cJSON_AddItemToArray(list, cJSON_CreateString(targets[k]));
+            every = every && (translated || !strcmp(sources[i], targets[k]));
+        }
     }
-    return o;
+    if (!every)
+        return o;
+    cJSON_Delete(o);
+    return NULL;
 }
 
-/* {"source": [codes], "target": [codes], "directions": {...}}:
- * ted_model_languages, ted_model_translates. */
+/* {"source": [codes], "target": [codes]}, with "directions" {...} when
+ * the model translates less than every pair: ted_model_languages,
+ * ted_model_translates. */
 static cJSON *languages_json(const ted_model *model)
 {
     cJSON *o = cJSON_CreateObject();
@@ -248,8 +257,9 @@ static cJSON *languages_json(const ted_model *model)
         for (int i = 0; list && i < n; i++)
             cJSON_AddItemToArray(list, cJSON_CreateString(codes[i]));
     }
-    if (o)
-        cJSON_AddItemToObject(o, "directions", directions_json(model));
+    cJSON *directions = o ? directions_json(model) : NULL;
+    if (directions)
+        cJSON_AddItemToObject(o, "directions", directions);
     return o;
 }
 
