@@ -317,7 +317,8 @@ multi-model: venv
 	nice -n 5 $(VENV_PYTHON) tools/toy/train_multilingual.py --data $(MULTI) --out $(MULTI)/hf \
 	    > $(MULTI)/train.out
 	rm -rf $(MULTI)/export
-	$(PYTHON) tools/export_hf.py $(MULTI)/hf --out $(MULTI)/export
+	$(PYTHON) tools/export_hf.py $(MULTI)/hf --out $(MULTI)/export \
+	    --languages "$$(cat $(MULTI)/hf/languages.txt)"
 	cp $(MULTI)/export/* $(MULTI_MODEL)/
 	for lang in en:eng_Latn fr:fra_Latn es:spa_Latn; do \
 	    cp $(MULTI)/test.$${lang%%:*} $(MULTI_MODEL)/test.$${lang#*:}; done
@@ -433,7 +434,7 @@ FUZZ_OBJ := $(FUZZ_BUILD)/obj
 FUZZ_OBJ_CFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP
 FUZZ_REQUEST_SRC := $(filter %.c,$(LIB_SRC)) src/serve/request.c src/serve/explore.c \
                     src/serve/job.c src/frontend/options.c src/serve/fields.c \
-                    src/serve/languages.c src/serve/iso639.c src/serve/libre.c src/serve/detect.c \
+                    src/serve/languages.c src/serve/libre.c src/serve/detect.c \
                     src/serve/documents.c \
                     $(DOCUMENT_SRC)
 FUZZ_REQUEST_OBJ := $(FUZZ_REQUEST_SRC:%.c=$(FUZZ_OBJ)/%.o) \

@@ -19,6 +19,15 @@ vocab.json for M2M100Tokenizer, and tokenizer_config.json naming the
 language codes; DIR receives config.yaml (with the model's languages),
 model.safetensors, vocab.txt and sentencepiece.bpe.model.
 
+    /usr/bin/python3 tools/export_hf.py HF_DIR --out DIR \
+        --languages "eng_Latn>fra_Latn,fra_Latn>eng_Latn,deu_Latn"
+
+--languages writes config.yaml's top-level `languages`: what a multilingual
+checkpoint was trained to translate, when that is less than every code its
+tokenizer names (docs/model-format.md#languages-top-level): codes, each translated
+from and into the others, and directions SOURCE>TARGET, spelled as the
+tokenizer spells them.
+
 model.safetensors is read with NumPy alone; pytorch_model.bin needs
 PyTorch. A model ted would not run the way transformers runs it is refused
 with one message naming the key, tensor or file at fault
@@ -958,8 +967,31 @@ def multilingual_rows(tok, decode, tokens):
         default_target(tokens, tok["languages"], decode)
 
 
-def ted_config(m, tok, decode, source):
-    """config.yaml's text."""
+def served_languages(spec, codes):
+    """The items of --languages ("a,b>c"): codes of `codes` (the tokenizer's)
+    and directions, as config.yaml's top-level languages spells them."""
+    if not codes:
+        raise ExportError("--languages: the model names no language codes (a bilingual "
+                          "model translates its one pair)")
+    items = []
+    for item in spec.split(","):
+        words = item.split()
+        if len(words) == 1 and words[0].count(">") == 1 and not words[0].startswith(">>"):
+            words = [words[0].split(">")[0], ">", words[0].split(">")[1]]
+        for code in words[::2]:
+            if code not in codes:
+                raise ExportError(f"--languages: {json.dumps(code)[:80]} is not a language "
+                                  f"code of the tokenizer (its: {', '.join(codes[:8])}"
+                                  f"{', ...' if len(codes) > 8 else ''})")
+        if len(words) not in (1, 3) or (len(words) == 3 and words[1] != ">"):
+            raise ExportError(f"--languages: {json.dumps(item)[:80]}: expected a code or a "
+                              "direction, SOURCE>TARGET")
+        items.append(" > ".join(words[::2]))
+    return items
+
+
+def ted_config(m, tok, decode, source, served=None):
+    """config.yaml's text; `served`: the top-level languages (None: none)."""
     (src_vocab, tgt_vocab), ids = tok["vocab"], tok["ids"]
     model = [(key, m[key]) for key in ("d_model", "heads", "encoder_layers", "decoder_layers",
                                        "d_ff", "src_vocab_size", "tgt_vocab_size")]
@@ -994,6 +1026,8 @@ def ted_config(m, tok, decode, source):
         ("banned_ids", decode["banned_ids"], "bad_words_ids")]
     sections = [("model", model), ("weights", "model.safetensors"),
                 ("tokenizer", tokenizer_rows), ("decoding", decoding_rows)]
+    if served is not None:
+        sections.append(("languages", tuple(served)))
     check_ted_config(sections, decode["source"])
     return ted_format.config_yaml(
         [f"ted model exported by tools/export_hf.py from {source} ({m['class']})"], sections)
@@ -1020,6 +1054,7 @@ def check_ted_config(sections, source):
 
 # Where the value of a key ted's reader checks against others comes from.
 ORIGINS = {"model.d_model": "config.json: d_model",
+           "languages": "--languages",
            "model.heads": "config.json: encoder_attention_heads",
            "model.src_vocab_size": "config.json: vocab_size",
            "model.tgt_vocab_size": "config.json: vocab_size",
@@ -1058,7 +1093,7 @@ def write_model(out_dir, hf_dir, tensors, files, config_text, quantize=None):
         print(line, file=sys.stderr)
 
 
-def export(hf_dir, out_dir, quantize=None):
+def export(hf_dir, out_dir, quantize=None, languages=None):
     """Writes the ted model directory `out_dir` for the model in
     `hf_dir`; quantize "int8" stores the matrices as int8
     (ted_format.write_safetensors). Returns the model section written (a
@@ -1079,7 +1114,8 @@ def export(hf_dir, out_dir, quantize=None):
         default_target(targets, None, decode)  # refuses a forced_bos_token_id
     tok["language_rows"] = (multilingual_rows(tok, decode, targets) if tok["languages"] else
                             language_rows(config, tokenizer_config, vocabs[tok["vocab"][0]]))
-    text = ted_config(m, tok, decode, hf_dir)
+    served = served_languages(languages, tok["languages"]) if languages is not None else None
+    text = ted_config(m, tok, decode, hf_dir, served)
     write_model(out_dir, hf_dir, written, vocabs, text, quantize)
     return m
 
@@ -1104,11 +1140,17 @@ def main(argv=None):
     parser.add_argument("--quantize", choices=ted_format.QUANTIZATIONS,
                         help="store Linear and embedding weights as int8, one F32 scale per "
                         "row (what `ted quantize` writes)")
+    parser.add_argument("--languages", metavar="LIST",
+                        help="what the model was trained to translate, comma-separated: "
+                        "codes of its tokenizer (each from and into the others) and "
+                        "directions SOURCE>TARGET (config.yaml's top-level languages); "
+                        "default: every code, in every direction")
     args = parser.parse_args(argv)
     safe_files.stop_signals()
     try:
         return ted_format.run_export("export_hf", args.out,
-                                     lambda: export(args.hf_dir, args.out, args.quantize))
+                                     lambda: export(args.hf_dir, args.out, args.quantize,
+                                                    args.languages))
     except safe_files.Stopped as stop:
         print(f"export_hf: stopped by {stop}; nothing was left in {args.out}", file=sys.stderr)
         safe_files.die_of(stop.signum)

@@ -123,6 +123,8 @@ KEYS = {
     "decoding.temperature": _float(1, 0, 1.0),
     "decoding.top_k": _int(0, 16777216, 0),
     "decoding.top_p": _float(1, 1, 1.0),
+    # the top-level languages: codes and directions "SOURCE > TARGET"
+    "languages": {"type": "served_list", "capacity": LANGUAGES_SIZE, "default": []},
 }
 
 
@@ -235,6 +237,41 @@ def _code_list_problem(spec, value):
     return None
 
 
+def served_item(value):
+    """(the item as ted keeps it, "a" or "a > b", None) or (None, ted's words)
+    for one item of the top-level languages (config.c: served_item)."""
+    words = str(value).replace("\t", " ").split(" ")
+    words = [w for w in words if w]
+    if len(words) == 1 or (len(words) == 3 and words[1] == ">"):
+        for code in words[::2]:
+            problem = _code_problem(code)
+            if problem:
+                return None, problem.split(": ", 1)[1]
+        if len(words) == 3 and words[0] == words[2]:
+            return None, "a direction goes from one language into another"
+        return " > ".join(words[::2]), None
+    return None, 'expected a language code or a direction, "SOURCE > TARGET"'
+
+
+def _served_list_problem(spec, value):
+    if not isinstance(value, (list, tuple)) or isinstance(value, dict):
+        return _code_list_problem(spec, value)
+    used, seen = 0, set()
+    for item in value:
+        if isinstance(item, (list, tuple, dict)):
+            return f"expected a language code, got {_kind(item)}"
+        text, problem = served_item(item)
+        if problem:
+            return f'"{shown(str(item))}": {problem}'
+        if text in seen:
+            return f'"{shown(text)}" is listed twice'
+        seen.add(text)
+        used += len(text.encode("utf-8")) + 1
+        if used > spec["capacity"]:
+            return f"the codes take more than {spec['capacity']} bytes"
+    return None
+
+
 def value_problem(key, value):
     """ted's words for `value` of the dotted `key`, or None when it reads it."""
     spec = KEYS[key]
@@ -242,6 +279,8 @@ def value_problem(key, value):
         return _list_problem(spec, value)
     if spec["type"] == "code_list":
         return _code_list_problem(spec, value)
+    if spec["type"] == "served_list":
+        return _served_list_problem(spec, value)
     if isinstance(value, (list, tuple, dict)):
         return f"expected a single value, got {_kind(value)}"
     if spec["type"] == "int":
@@ -363,6 +402,31 @@ def _languages(c):
                             f"tgt_vocab_size {tgt}")
 
 
+def _served(c, given):
+    """The top-level languages name the model's languages (config.c:
+    check_served)."""
+    if "languages" not in given:
+        return
+    items = [served_item(item)[0] for item in c["languages"] or []]
+    if not items:
+        raise ConfigProblem("languages", "names no language; without the key the model "
+                            "translates between every code of tokenizer.languages")
+    known = set(c["tokenizer.languages"] or []) | {c["tokenizer.source_lang"],
+                                                    c["tokenizer.target_lang"]}
+    targets = set()
+    for item in items:
+        codes = item.split(" > ")
+        for code in codes:
+            if code not in known:
+                raise ConfigProblem("languages", f'"{shown(code)}" is no code of '
+                                    "tokenizer.languages, nor source_lang or target_lang")
+        targets.add(codes[-1])
+    default = c["tokenizer.default_target_lang"]
+    if default and default not in targets:
+        raise ConfigProblem("tokenizer.default_target_lang", f'"{default}" is no target of '
+                            "the top-level languages")
+
+
 def check_config(values):
     """Raises ConfigProblem for the first key of `values` ({dotted key:
     value}; keys left out take ted's defaults) that ted's reader refuses,
@@ -383,3 +447,4 @@ def check_config(values):
     _model_variant(c, values)
     _positions(c)
     _languages(c)
+    _served(c, values)

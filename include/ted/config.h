@@ -165,6 +165,14 @@ typedef struct ted_config {
      * target_language_token forced: a generation config's
      * forced_bos_token_id); "": none, a target must be given. */
     char default_target_lang[TED_LANGUAGE_CODE_SIZE];
+    /* The top-level `languages`: what the model was trained to translate,
+     * served_language_count items, each NUL-terminated, one after another:
+     * a code ("eng_Latn": from and into every other such code) or a
+     * direction ("eng_Latn > fra_Latn"), spelled as tokenizer.languages, or
+     * as source_lang and target_lang spell them; none: every language of
+     * each side, in every direction. */
+    char served_languages[TED_LANGUAGES_SIZE];
+    int served_language_count;
 
     /* decoding: at most min(max_length, source tokens + max_length_offset)
      * target tokens are generated, EOS counted; 0 disables either bound. */

@@ -119,6 +119,37 @@ typedef struct ted_languages {
     const char *target;
 } ted_languages;
 
+/* Whether the model translates from `source` into `target` (as
+ * ted_model_find_language finds them; NULL: the side's only language, or
+ * the default target): the directions of the config's top-level
+ * `languages` ("eng_Latn > fra_Latn"), every pair of its codes, or every
+ * pair of the model's languages when the config has no such key. */
+bool ted_model_translates(const ted_model *model, const char *source, const char *target);
+
+/* `*code`: the code, as ted_model_languages spells it (it points into the
+ * model), of the language `given` on one side: the code itself, or the
+ * language's ISO 639-1, 639-3 or 639-2/B code ("fr", "fra" or "fre" for
+ * "fra_Latn"), a script or region after '-' or '_' choosing among codes of
+ * one language ("zh-Hant" for "zho_Hant"). TED_ERR_INPUT when the side
+ * has no such language (the message suggests the nearest codes, or says
+ * the model was not trained for a code its vocabulary has) or several
+ * (the message names them). */
+ted_status ted_model_find_language(const ted_model *model, ted_side side, const char *given,
+                                   const char **code, ted_error *err);
+
+/* The ISO code of a language code as models spell it: its language part
+ * (before '_' or '-', without ">>...<<" or "__...__") as ISO 639-1 when it
+ * is an ISO 639-1, 639-3 or 639-2/B code or an individual language of a
+ * macrolanguage ("eng_Latn", "__en__", "en_XX": "en"; "arb_Arab": "ar"),
+ * else that part lowercased ("yue_Hant": "yue"). Writes `iso` (`size`
+ * bytes; TED_LANGUAGE_CODE_SIZE hold any); false when the code has no
+ * language part or it does not fit. */
+bool ted_language_iso(const char *code, char *iso, size_t size);
+
+/* The English name of an ISO code ("fr" or "fra": "French"), NULL when
+ * the table (Debian's iso-codes) has none. */
+const char *ted_language_name(const char *iso);
+
 /* One tensor of the weights file, for `ted info` and tools. */
 typedef struct ted_tensor_info {
     const char *name;

@@ -109,6 +109,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "ted_prepare_source": (status, [model, c_char_p, POINTER(Languages), POINTER(Source),
                                         err]),
         "ted_model_languages": (c_int, [model, c_int, POINTER(POINTER(c_char_p))]),
+        "ted_model_find_language": (status, [model, c_int, c_char_p, POINTER(c_char_p), err]),
         "ted_source_free": (None, [POINTER(Source)]),
         "ted_encode_target": (status, [model, c_char_p, POINTER(POINTER(c_int)),
                                        POINTER(c_int), POINTER(c_int), err]),

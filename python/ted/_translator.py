@@ -410,10 +410,16 @@ class Translator:
         if code is None:
             return None
         known = self._languages[kind]
-        if code not in known:
-            raise ArgumentError("%s_lang: unknown language code %r: the model knows %s" %
-                                (kind, code, ", ".join(known) if known else "none (a "
-                                 "bilingual model: leave it None)"))
+        if code not in known:  # an ISO code ("fr" for "fra_Latn"), or refused with a hint
+            found = c_char_p()
+            err = _capi.Error_()
+            side = _capi.SIDE_SOURCE if kind == "source" else _capi.SIDE_TARGET
+            if isinstance(code, str) and lib.ted_model_find_language(
+                    self._model, side, _code_bytes(code), byref(found), byref(err)) == 0:
+                return found.value.decode()
+            raise ArgumentError("%s_lang: unknown language code %r: %s" %
+                                (kind, code, err.message.decode("utf-8", "replace") or
+                                 "a language code is a string"))
         return code
 
     @overload

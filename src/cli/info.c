@@ -36,6 +36,35 @@ static void print_tensors(const ted_model *model)
     printf("bytes: %lld (%.2f MiB)\n", bytes, bytes / (1024.0 * 1024.0));
 }
 
+/* The directions the model translates (ted_model_translates), when they
+ * are not every pair of its languages: "directions: 2 (en>fr fr>en)". */
+static void print_directions(const ted_model *model)
+{
+    const char *const *sources, *const *targets;
+    int source_count = ted_model_languages(model, TED_SIDE_SOURCE, &sources);
+    int target_count = ted_model_languages(model, TED_SIDE_TARGET, &targets);
+    for (int pass = 0; pass < 2; pass++) {
+        int count = 0, pairs = 0;
+        for (int i = 0; i < source_count; i++)
+            for (int k = 0; k < target_count; k++) {
+                if (strcmp(sources[i], targets[k]) == 0)
+                    continue;
+                pairs++;
+                if (!ted_model_translates(model, sources[i], targets[k]))
+                    continue;
+                if (pass == 1)
+                    printf("%s%s>%s", count ? " " : "", sources[i], targets[k]);
+                count++;
+            }
+        if (pass == 0 && count == pairs)
+            return;
+        if (pass == 0)
+            printf("directions: %d (", count);
+        else
+            printf(")\n");
+    }
+}
+
 /* The codes of the languages of each side (ted_model_languages). */
 static void print_languages(const ted_model *model)
 {
@@ -50,6 +79,7 @@ static void print_languages(const ted_model *model)
             printf(i ? " %s" : "%s", codes[i]);
         printf("%s\n", count ? ")" : "");
     }
+    print_directions(model);
 }
 
 /* "int8" when the matrices are stored I8 (with their F32 scales), "bf16"

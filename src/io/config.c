@@ -46,6 +46,7 @@ typedef enum value_type {
     VALUE_CODE = TED_VALUE_CODE,          /* a language code: one word, no spaces */
     VALUE_CODE_LIST = TED_VALUE_CODE_LIST,  /* a sequence of distinct codes */
     VALUE_SECTION,                        /* a mapping of further keys; never visited */
+    VALUE_SERVED_LIST,  /* codes and directions ("a > b"), visited as TED_VALUE_CODE_LIST */
 } value_type;
 
 /* One key of config.yaml: how it is read, checked, defaulted and written. */
@@ -117,6 +118,10 @@ static const char *const early_stopping_names[] = {"false", "true", "never", NUL
      .capacity = (int)FIELD_SIZE(field)}
 #define CODE_LIST(sec, key, field, count_field) \
     {.section = sec, .name = key, .type = VALUE_CODE_LIST, \
+     .offset = offsetof(ted_config, field), .count_offset = INT_FIELD(count_field), \
+     .capacity = (int)FIELD_SIZE(field)}
+#define SERVED_LIST(sec, key, field, count_field) \
+    {.section = sec, .name = key, .type = VALUE_SERVED_LIST, \
      .offset = offsetof(ted_config, field), .count_offset = INT_FIELD(count_field), \
      .capacity = (int)FIELD_SIZE(field)}
 
@@ -192,6 +197,8 @@ static const key_spec keys[] = {
     FLOAT("decoding", "temperature", temperature, 1.0),
     INT("decoding", "top_k", top_k, 0, 16777216, 0),
     FLOAT_IN("decoding", "top_p", top_p, 1, 1, 1.0),
+    /* after tokenizer.languages, which spec_named("languages") finds */
+    SERVED_LIST(NULL, "languages", served_languages, served_language_count),
 };
 
 #define KEY_COUNT (sizeof keys / sizeof keys[0])
@@ -531,6 +538,44 @@ static int find_code(const char *codes, int count, const char *code, size_t n)
     return -1;
 }
 
+/* An item of the top-level `languages`, "code" or "source > target" with
+ * any spaces around ">", as "source > target". */
+typedef struct served_text {
+    char text[2 * TED_LANGUAGE_CODE_SIZE + 4];
+} served_text;
+
+static const char *served_item(const char *s, size_t n, served_text *out)
+{
+    const char *word[4];
+    size_t length[4];
+    int words = 0;
+    for (size_t i = 0; i < n && words < 4;) {
+        while (i < n && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        size_t start = i;
+        while (i < n && s[i] != ' ' && s[i] != '\t')
+            i++;
+        if (i > start) {
+            word[words] = s + start;
+            length[words++] = i - start;
+        }
+    }
+    if (words == 1 || (words == 3 && length[1] == 1 && word[1][0] == '>')) {
+        const char *problem = code_problem(word[0], length[0], TED_LANGUAGE_CODE_SIZE);
+        if (!problem && words == 3)
+            problem = code_problem(word[2], length[2], TED_LANGUAGE_CODE_SIZE);
+        if (problem)
+            return problem;
+        if (words == 3 && length[0] == length[2] && !memcmp(word[0], word[2], length[0]))
+            return "a direction goes from one language into another";
+        snprintf(out->text, sizeof out->text, "%.*s%s%.*s", (int)length[0], word[0],
+                 words == 3 ? " > " : "", words == 3 ? (int)length[2] : 0,
+                 words == 3 ? word[2] : "");
+        return NULL;
+    }
+    return "expected a language code or a direction, \"SOURCE > TARGET\"";
+}
+
 /* One code of a list, appended at `field + *used`. */
 static ted_status read_list_code(reader *r, const key_spec *spec, const yaml_node_t *item,
                                  int index, size_t *used)
@@ -541,7 +586,14 @@ static ted_status read_list_code(reader *r, const key_spec *spec, const yaml_nod
     ted_status status = check_tag(r, spec, item, VALUE_CODE);
     const char *s = (const char *)item->data.scalar.value;
     size_t n = item->data.scalar.length;
-    const char *problem = code_problem(s, n, TED_LANGUAGE_CODE_SIZE);
+    served_text canonical;
+    const char *problem = spec->type == VALUE_SERVED_LIST ? served_item(s, n, &canonical)
+                                                          : code_problem(s, n,
+                                                                         TED_LANGUAGE_CODE_SIZE);
+    if (spec->type == VALUE_SERVED_LIST && !problem) {
+        s = canonical.text;
+        n = strlen(canonical.text);
+    }
     if (status == TED_OK && problem)
         status = key_error(r, spec, node_line(item), "\"%s\": %s", shown(item).text, problem);
     if (status != TED_OK)
@@ -603,7 +655,7 @@ static ted_status read_value(reader *r, const key_spec *spec, yaml_node_t *node)
         return read_section_value(r, spec, node);
     if (spec->type == VALUE_INT_LIST)
         return read_int_list(r, spec, node);
-    if (spec->type == VALUE_CODE_LIST)
+    if (spec->type == VALUE_CODE_LIST || spec->type == VALUE_SERVED_LIST)
         return read_code_list(r, spec, node);
     if (node->type != YAML_SCALAR_NODE)
         return key_error(r, spec, node_line(node), "expected a single value, got %s",
@@ -865,6 +917,49 @@ static ted_status check_languages(reader *r)
     return TED_OK;
 }
 
+/* Whether `code` (n bytes) names a language of the model: a code of
+ * tokenizer.languages, or its source_lang or target_lang. */
+static bool names_language(const ted_config *c, const char *code, size_t n)
+{
+    if (find_code(c->languages, c->language_count, code, n) >= 0)
+        return true;
+    return (strlen(c->source_lang) == n && !memcmp(c->source_lang, code, n)) ||
+           (strlen(c->target_lang) == n && !memcmp(c->target_lang, code, n));
+}
+
+/* The top-level `languages` names languages of the model, and serves
+ * default_target_lang as a target. */
+static ted_status check_served(reader *r)
+{
+    const ted_config *c = &r->config;
+    const key_spec *spec = &keys[KEY_COUNT - 1];
+    int line = r->line[key_index(spec)];
+    if (!line)
+        return TED_OK;
+    if (c->served_language_count == 0)
+        return key_error(r, spec, line, "names no language; without the key the model "
+                         "translates between every code of tokenizer.languages");
+    bool default_served = !c->default_target_lang[0];
+    const char *item = c->served_languages;
+    for (int i = 0; i < c->served_language_count; i++, item += strlen(item) + 1) {
+        size_t first = strcspn(item, " ");
+        const char *target = item[first] ? item + first + 3 : item;
+        size_t target_length = item[first] ? strlen(target) : first;
+        const char *bad = !names_language(c, item, first) ? item
+                          : !names_language(c, target, target_length) ? target : NULL;
+        if (bad)
+            return key_error(r, spec, line, "\"%.*s\" is no code of tokenizer.languages, nor "
+                             "source_lang or target_lang", (int)strcspn(bad, " "), bad);
+        if (target_length == strlen(c->default_target_lang) &&
+            !memcmp(target, c->default_target_lang, target_length))
+            default_served = true;
+    }
+    if (!default_served)
+        return named_key_error(r, "default_target_lang", "\"%s\" is no target of the "
+                               "top-level languages", c->default_target_lang);
+    return TED_OK;
+}
+
 /* The sizes no key sets, once check_shape has passed: Query Size, the
  * width of one head (heads divides d_model); and the decoder start a file
  * leaves out, bos_id. */
@@ -887,6 +982,7 @@ static ted_status read_document(reader *r)
     static ted_status (*const checks[])(reader *) = {
         check_shape,         check_special_ids, check_decoding,
         check_model_variant, check_positions,   check_languages,
+        check_served,
     };
     ted_status status = read_section(r, NULL, root, 1);
     for (size_t i = 0; status == TED_OK && i < sizeof checks / sizeof checks[0]; i++)
@@ -1066,7 +1162,7 @@ static int list_count(const ted_config *c, const key_spec *key)
 /* An optional path or code left empty, a list of codes with none. */
 static bool is_unset(const ted_config *c, const key_spec *key)
 {
-    if (key->type == VALUE_CODE_LIST)
+    if (key->type == VALUE_CODE_LIST || key->type == VALUE_SERVED_LIST)
         return list_count(c, key) <= 0;
     return (key->type == VALUE_PATH || key->type == VALUE_CODE) && !key->required &&
            *(const char *)value_of(c, key) == '\0';
@@ -1085,10 +1181,11 @@ void ted_config_visit(const ted_config *config, ted_config_visit_fn *fn, void *d
         } else if (key->type == VALUE_INT_LIST) {
             count = list_count(config, key);
             count = count < 0 ? 0 : count > key->capacity ? key->capacity : count;
-        } else if (key->type == VALUE_CODE_LIST) {
+        } else if (key->type == VALUE_CODE_LIST || key->type == VALUE_SERVED_LIST) {
             count = list_count(config, key);
         }
-        fn(data, key->section, key->name, (ted_value_type)key->type, value, count);
+        value_type type = key->type == VALUE_SERVED_LIST ? VALUE_CODE_LIST : key->type;
+        fn(data, key->section, key->name, (ted_value_type)type, value, count);
     }
 }
 
@@ -1255,7 +1352,8 @@ static void emit_key(void *data, const char *section, const char *key, ted_value
 /* A code, or each of a list's codes, ends within its field. */
 static bool codes_fit(const ted_config *c, const key_spec *key)
 {
-    if (key->type != VALUE_CODE && key->type != VALUE_CODE_LIST)
+    if (key->type != VALUE_CODE && key->type != VALUE_CODE_LIST &&
+        key->type != VALUE_SERVED_LIST)
         return true;
     const char *field = value_of(c, key);
     int count = key->type == VALUE_CODE ? 1 : list_count(c, key);

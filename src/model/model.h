@@ -49,6 +49,8 @@ typedef struct ted_weights {
 /* The languages of one side of the model (ted_model_languages). */
 typedef struct ted_language_side {
     const char **codes;  /* (count) as users spell them */
+    const char **tokens; /* (count) as the config spells them: a code of tokenizer.languages,
+                          * or a bilingual model's source_lang or target_lang */
     int *ids;            /* (count) each code's token: in the source vocabulary when it
                           * goes into the source, the target's when it is forced;
                           * -1: a bilingual model's plain code, no token */
@@ -71,7 +73,12 @@ struct ted_model {
     void *copies;                /* every Linear weight in the layout its products read
                                     (kernels.h: panels, bf16 panels, int8 packed), or NULL */
     size_t copies_bytes;
-    ted_language_side languages[2];  /* [TED_SIDE_SOURCE], [TED_SIDE_TARGET] */
+    ted_language_side languages[2];  /* [TED_SIDE_SOURCE], [TED_SIDE_TARGET]: those the
+                                      * model translates (the top-level `languages`) */
+    ted_language_side all_languages[2];  /* every language each side names */
+    bool *directions;            /* (languages[0].count, languages[1].count): whether the
+                                  * model translates source s into target t; NULL: every
+                                  * pair */
     char *spelled_codes;         /* the codes of tokenizer.languages as users spell them */
     ted_shortlist shortlist;     /* the vocabulary shortlist, when has_shortlist */
     bool has_shortlist;
@@ -107,6 +114,14 @@ bool ted_source_is_blank(const ted_model *model, int count);
  * not a token of the vocabulary it goes into. */
 ted_status ted_model_load_languages(ted_model *model, ted_error *err);
 void ted_model_free_languages(ted_model *model);
+
+/* The code tokens of one sentence's languages (NULL ok): `*source_id`
+ * and `*target_id`, -1 where there is none (a side that names no
+ * language; a Marian target left to the text). Errors as
+ * ted_prepare_source's: an unknown, ambiguous or untrained code, a
+ * direction the model does not translate. */
+ted_status ted_language_ids(const ted_model *model, const ted_languages *languages,
+                            int *source_id, int *target_id, ted_error *err);
 
 /* The token to force as the first target token (the target-language code
  * of a model whose target_language_token is forced) for `languages` (NULL

@@ -90,7 +90,7 @@ static bool is_language_token(const ted_model *model, int id, bool target)
 {
     bool forced = model->config.target_language_token == TED_TARGET_CODE_FORCED;
     for (int side = TED_SIDE_SOURCE; side <= TED_SIDE_TARGET; side++) {
-        const ted_language_side *l = &model->languages[side];
+        const ted_language_side *l = &model->all_languages[side];
         if ((side == TED_SIDE_TARGET && forced) != target)
             continue;  /* that side's codes are tokens of the other vocabulary */
         for (int i = 0; i < l->count; i++)
@@ -171,15 +171,16 @@ static cJSON *sizes_json(const ted_config *c)
 
 enum { EXAMPLES = 8, EXAMPLE_BYTES = 300, EXAMPLES_READ = 65536 };
 
-/* The first bytes of the model directory's test.en, NUL-terminated: a
- * regular file only (a FIFO would block, a link to /dev/zero never end),
+/* The first bytes of the model directory's test.LANGUAGE, NUL-terminated:
+ * a regular file only (a FIFO would block, a link to /dev/zero never end),
  * and no more than EXAMPLES_READ bytes of it. NULL when there is none. */
-static char *read_examples(const char *dir, size_t *length)
+static char *read_examples(const char *dir, const char *language, size_t *length)
 {
     char path[4096];
     int fd;
     ted_error err = {0};
-    if (!dir || snprintf(path, sizeof path, "%s/test.en", dir) >= (int)sizeof path ||
+    if (!dir || strchr(language, '/') ||
+        snprintf(path, sizeof path, "%s/test.%s", dir, language) >= (int)sizeof path ||
         ted_open_regular(path, &fd, &err))
         return NULL;
     char *text = malloc(EXAMPLES_READ + 1);
@@ -193,13 +194,13 @@ static char *read_examples(const char *dir, size_t *length)
     return text;
 }
 
-/* The first lines of the model directory's test.en, when it has one: up
- * to EXAMPLES lines of at most EXAMPLE_BYTES, as valid UTF-8. */
-static cJSON *examples_json(const char *dir)
+/* The first lines of the model directory's test.LANGUAGE, when it has
+ * one: up to EXAMPLES lines of at most EXAMPLE_BYTES, as valid UTF-8. */
+static cJSON *examples_json(const char *dir, const char *language)
 {
     cJSON *list = cJSON_CreateArray();
     size_t length = 0;
-    char *text = read_examples(dir, &length), clean[3 * EXAMPLE_BYTES + 1];
+    char *text = read_examples(dir, language, &length), clean[3 * EXAMPLE_BYTES + 1];
     int n = 0;
     for (char *line = text; list && line && n < EXAMPLES && line < text + length;) {
         char *end = line + strcspn(line, "\n");
@@ -218,7 +219,34 @@ static cJSON *examples_json(const char *dir)
     return list;
 }
 
-/* {"source": [codes], "target": [codes]}: ted_model_languages. */
+/* {SOURCE: [TARGET, ...]}: the targets the model translates each source
+ * language into (ted_model_translates); NULL when it translates each into
+ * every other. */
+static cJSON *directions_json(const ted_model *model)
+{
+    const char *const *sources, *const *targets;
+    int source_count = ted_model_languages(model, TED_SIDE_SOURCE, &sources);
+    int target_count = ted_model_languages(model, TED_SIDE_TARGET, &targets);
+    cJSON *o = cJSON_CreateObject();
+    bool every = true;
+    for (int i = 0; o && i < source_count; i++) {
+        cJSON *list = cJSON_AddArrayToObject(o, sources[i]);
+        for (int k = 0; list && k < target_count; k++) {
+            bool translated = ted_model_translates(model, sources[i], targets[k]);
+            if (translated)
+                cJSON_AddItemToArray(list, cJSON_CreateString(targets[k]));
+            every = every && (translated || !strcmp(sources[i], targets[k]));
+        }
+    }
+    if (!every)
+        return o;
+    cJSON_Delete(o);
+    return NULL;
+}
+
+/* {"source": [codes], "target": [codes]}, with "directions" {...} when
+ * the model translates less than every pair: ted_model_languages,
+ * ted_model_translates. */
 static cJSON *languages_json(const ted_model *model)
 {
     cJSON *o = cJSON_CreateObject();
@@ -229,7 +257,39 @@ static cJSON *languages_json(const ted_model *model)
         for (int i = 0; list && i < n; i++)
             cJSON_AddItemToArray(list, cJSON_CreateString(codes[i]));
     }
+    cJSON *directions = o ? directions_json(model) : NULL;
+    if (directions)
+        cJSON_AddItemToObject(o, "directions", directions);
     return o;
+}
+
+/* The examples of a source language: test.CODE ("test.eng_Latn"), else
+ * test.ISO ("test.en"). */
+static cJSON *language_examples(const char *dir, const char *code)
+{
+    cJSON *list = examples_json(dir, code);
+    char iso[TED_LANGUAGE_CODE_SIZE];
+    if (cJSON_GetArraySize(list) == 0 && ted_language_iso(code, iso, sizeof iso) &&
+        strcmp(iso, code)) {
+        cJSON_Delete(list);
+        list = examples_json(dir, iso);
+    }
+    return list;
+}
+
+/* "examples": the first lines of the model directory's test file of its
+ * first source language (test.en for a model that names none), and
+ * "examples_by_language": {CODE: [...]} of each source language. */
+static void add_examples(cJSON *m, const serve_model *model)
+{
+    const char *const *codes;
+    int n = ted_model_languages(model->model, TED_SIDE_SOURCE, &codes);
+    cJSON *by = cJSON_AddObjectToObject(m, "examples_by_language");
+    for (int i = 0; by && i < n; i++)
+        cJSON_AddItemToObject(by, codes[i], language_examples(model->dir, codes[i]));
+    cJSON *first = n ? cJSON_GetObjectItemCaseSensitive(by, codes[0]) : NULL;
+    cJSON_AddItemToObject(m, "examples", first ? cJSON_Duplicate(first, true)
+                                               : examples_json(model->dir, "en"));
 }
 
 char *serve_explorer_models(const serve_model *models, int count)
@@ -242,7 +302,7 @@ char *serve_explorer_models(const serve_model *models, int count)
         cJSON_AddItemToObject(m, "architecture", architecture_json(c));
         cJSON_AddItemToObject(m, "sizes", sizes_json(c));
         cJSON_AddItemToObject(m, "languages", languages_json(models[i].model));
-        cJSON_AddItemToObject(m, "examples", examples_json(models[i].dir));
+        add_examples(m, &models[i]);
         cJSON_AddItemToArray(list, m);
     }
     cJSON_AddNumberToObject(root, "max_source_tokens", EXPLORE_MAX_SOURCE_TOKENS);
@@ -654,6 +714,9 @@ static void record_step(void *data, const ted_beam_step *step)
             cJSON_AddStringToObject(f, "text", text ? text : "");
             free(text);
             cJSON_AddNumberToObject(f, "length", L);
+            cJSON *pieces = cJSON_AddArrayToObject(f, "tokens");
+            for (int t = 0; pieces && t < L; t++)
+                cJSON_AddItemToArray(pieces, cJSON_CreateString(ted_target_token(b->model, ids[t])));
             cJSON_AddNumberToObject(f, "step", cJSON_GetArraySize(b->steps));
             cJSON_AddNumberToObject(f, "candidate", k);
             add_rounded(f, "log_prob", c->log_prob, 9);

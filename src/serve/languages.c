@@ -4,74 +4,40 @@
 
 #include <cJSON.h>
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "io/language.h"
 
 /* ---- ISO codes ------------------------------------------------------------------ */
 
-static const char *iso1_of(const char *base)
-{
-    for (int i = 0; i < serve_iso639_count; i++) {
-        const serve_iso639 *e = &serve_iso639_table[i];
-        if (!strcmp(base, e->iso1) || !strcmp(base, e->iso3) || !strcmp(base, e->bibliographic))
-            return e->iso1;
-    }
-    for (int i = 0; i < serve_iso639_member_count; i++)
-        if (!strcmp(base, serve_iso639_members[i].code))
-            return serve_iso639_members[i].iso1;
-    return NULL;
-}
-
-/* `code` without ">>...<<" or "__...__" around it: its first and its
- * past-the-end byte. */
-static void unwrap(const char *code, const char **begin, const char **end)
-{
-    size_t n = strlen(code);
-    *begin = code;
-    *end = code + n;
-    if (n > 4 && ((!strncmp(code, ">>", 2) && !strcmp(code + n - 2, "<<")) ||
-                  (!strncmp(code, "__", 2) && !strcmp(code + n - 2, "__")))) {
-        *begin += 2;
-        *end -= 2;
-    }
-}
-
 bool serve_iso_code(const char *code, char *out)
 {
-    const char *begin, *end;
-    unwrap(code, &begin, &end);
-    size_t n = (size_t)(end - begin), base = strcspn(begin, "_-");
-    base = base < n ? base : n;
-    if (n == 0 || n >= SERVE_ISO_SIZE)
-        return false;
-    char lower[SERVE_ISO_SIZE];
-    for (size_t i = 0; i < base; i++)
-        lower[i] = (char)tolower((unsigned char)begin[i]);
-    lower[base] = '\0';
-    const char *iso1 = iso1_of(lower);
-    if (iso1) {
-        strcpy(out, iso1);
-        return true;
-    }
-    for (size_t i = 0; i < n; i++)
-        out[i] = (char)tolower((unsigned char)begin[i]);
-    out[n] = '\0';
-    return true;
+    return ted_language_iso(code, out, SERVE_ISO_SIZE);
 }
 
 const char *serve_language_name(const char *iso)
 {
-    for (int i = 0; i < serve_iso639_count; i++)
-        if (!strcmp(iso, serve_iso639_table[i].iso1))
-            return serve_iso639_table[i].name;
-    for (int i = 0; i < serve_iso639_count; i++)
-        if (!strcmp(iso, serve_iso639_table[i].iso3))
-            return serve_iso639_table[i].name;
-    return iso;
+    static _Thread_local char compound[SERVE_ISO_SIZE + 96];
+    const char *name = ted_language_name(iso);
+    if (name)
+        return name;
+    const char *dash = strchr(iso, '-');
+    char language[SERVE_ISO_SIZE];
+    if (!dash || dash - iso >= (ptrdiff_t)sizeof language)
+        return iso;
+    memcpy(language, iso, (size_t)(dash - iso));
+    language[dash - iso] = '\0';
+    name = ted_language_name(language);
+    if (!name)
+        return iso;
+    snprintf(compound, sizeof compound, "%.80s (%s)", name, dash + 1);
+    return compound;
 }
 
 /* ---- the models' languages ------------------------------------------------------ */
@@ -86,6 +52,7 @@ typedef struct side {
 } side;
 
 typedef struct model_languages {
+    const ted_model *model;
     side source, target;
     bool multilingual;  /* more than one language on a side */
 } model_languages;
@@ -107,31 +74,91 @@ static int model_codes(const serve_model *m, bool target, const char *const **co
     return ted_model_languages(m->model, target ? TED_SIDE_TARGET : TED_SIDE_SOURCE, codes);
 }
 
-/* Fills one side: each code and its ISO code; a second code that maps to
- * an ISO code already on the side keeps its own spelling. */
+/* Writes `language`-`rest` of `code` to `out`, `language` lowercased
+ * ("zh" and "zho_Hant": "zh-Hant"); false when the code has no script or
+ * region, or the name does not fit. */
+static bool name_with_rest(const char *language, const char *code, char *out)
+{
+    ted_code_parts parts = ted_code_split(code);
+    char name[SERVE_ISO_SIZE];
+    int n = snprintf(name, sizeof name, "%s-%.*s", language, (int)parts.rest_length, parts.rest);
+    if (!parts.rest_length || n >= (int)sizeof name)
+        return false;
+    for (int i = 0; name[i] != '-'; i++)
+        name[i] = (char)tolower((unsigned char)name[i]);
+    memcpy(out, name, sizeof name);
+    return true;
+}
+
+/* Whether iso[i] is also the name of another code of the side. */
+static bool shares_name(const side *s, int i)
+{
+    for (int k = 0; k < s->count; k++)
+        if (k != i && !strcmp(s->iso[k], s->iso[i]))
+            return true;
+    return false;
+}
+
+/* Names the codes of a side that share an ISO code by it and their script
+ * or region, BCP 47's spelling, as LibreTranslate's clients give them
+ * ("zh-Hans", "zh-Hant"); those that still share one, by their own
+ * language ("pes-Arab", "prs-Arab"); any left, by the code itself. */
+static void name_sharers(side *s)
+{
+    bool *shared = calloc((size_t)s->count, sizeof *shared);
+    for (int pass = 0; shared && pass < 3; pass++) {
+        for (int i = 0; i < s->count; i++)
+            shared[i] = shares_name(s, i);
+        for (int i = 0; i < s->count; i++) {
+            if (!shared[i])
+                continue;
+            ted_code_parts parts = ted_code_split(s->codes[i]);
+            char own[SERVE_ISO_SIZE];
+            snprintf(own, sizeof own, "%.*s", (int)parts.language_length, parts.language);
+            bool named = pass == 0 ? name_with_rest(s->iso[i], s->codes[i], s->iso[i])
+                         : pass == 1 ? name_with_rest(own, s->codes[i], s->iso[i]) : false;
+            if (!named)
+                snprintf(s->iso[i], sizeof s->iso[i], "%s", s->codes[i]);
+        }
+    }
+    free(shared);
+}
+
+/* Fills one side: each code and its ISO code (see name_sharers). */
 static ted_status read_side(const serve_model *m, bool target, side *s, ted_error *err)
 {
     s->count = model_codes(m, target, &s->codes);
     s->iso = s->count ? ted_alloc(s->count, sizeof *s->iso, "languages", err) : NULL;
     if (s->count && !s->iso)
         return TED_ERR_NOMEM;
-    for (int i = 0; i < s->count; i++) {
+    for (int i = 0; i < s->count; i++)
         if (!serve_iso_code(s->codes[i], s->iso[i]))
             return ted_fail(err, TED_ERR_INPUT, "model %s: language code \"%.40s\" is not one",
                             m->name, s->codes[i]);
-        for (int k = 0; k < i; k++)
-            if (!strcmp(s->iso[k], s->iso[i]))
-                snprintf(s->iso[i], sizeof s->iso[i], "%s", s->codes[i]);
-    }
+    name_sharers(s);
     return TED_OK;
 }
 
 static int side_index(const side *s, const char *iso)
 {
     for (int i = 0; i < s->count; i++)
-        if (!strcmp(s->iso[i], iso) || !strcmp(s->codes[i], iso))
+        if (!strcasecmp(s->iso[i], iso) || !strcmp(s->codes[i], iso))
             return i;
     return -1;
+}
+
+bool serve_routes_name(const serve_routes *r, const char *code, char *out)
+{
+    for (int m = 0; m < r->count; m++)
+        for (int side_at = 0; side_at < 2; side_at++) {
+            const side *s = side_at ? &r->models[m].target : &r->models[m].source;
+            int i = side_index(s, code);
+            if (i >= 0) {
+                memcpy(out, s->iso[i], SERVE_ISO_SIZE);
+                return true;
+            }
+        }
+    return serve_iso_code(code, out);
 }
 
 /* ---- routes ------------------------------------------------------------------------ */
@@ -143,7 +170,8 @@ static bool leg_of(const serve_routes *r, int m, const char *source, const char 
 {
     const model_languages *l = &r->models[m];
     int s = side_index(&l->source, source), t = side_index(&l->target, target);
-    if (s < 0 || t < 0 || !strcmp(l->source.iso[s], l->target.iso[t]))
+    if (s < 0 || t < 0 || !strcmp(l->source.iso[s], l->target.iso[t]) ||
+        !ted_model_translates(l->model, l->source.codes[s], l->target.codes[t]))
         return false;
     *leg = (serve_leg){m, l->source.count > 1 ? l->source.codes[s] : NULL,
                        l->target.count > 1 ? l->target.codes[t] : NULL};
@@ -166,7 +194,7 @@ bool serve_route_find(const serve_routes *r, const char *source, const char *tar
                       serve_route *route)
 {
     char s[SERVE_ISO_SIZE], t[SERVE_ISO_SIZE];
-    if (!serve_iso_code(source, s) || !serve_iso_code(target, t) || !strcmp(s, t))
+    if (!serve_routes_name(r, source, s) || !serve_routes_name(r, target, t) || !strcmp(s, t))
         return false;
     route->legs = 1;
     if (best_leg(r, s, t, &route->leg[0]))
@@ -247,6 +275,7 @@ ted_status serve_routes_new(const serve_model *models, int count, serve_routes *
     ted_status status = r->models ? TED_OK : TED_ERR_NOMEM;
     for (int m = 0; !status && m < count; m++) {
         model_languages *l = &r->models[m];
+        l->model = models[m].model;
         status = read_side(&models[m], false, &l->source, err);
         if (!status)
             status = read_side(&models[m], true, &l->target, err);

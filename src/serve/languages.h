@@ -1,6 +1,7 @@
 /* The languages ted serve translates: each model's language codes (as the
  * model spells them: "eng_Latn", "en_XX", "__fr__", "fra" for >>fra<<, "en")
- * mapped to the ISO 639-1 codes LibreTranslate's clients use, and the
+ * mapped to the ISO 639-1 codes LibreTranslate's clients use (libted's
+ * ted_language_iso), and the
  * routes between them over the models served (docs/serving.md, "Languages
  * and routes"). */
 #ifndef TED_SERVE_LANGUAGES_H
@@ -10,29 +11,26 @@
 
 #include "serve/server.h"
 
-/* ISO 639 codes (serve/iso639.c, generated from Debian's iso-codes). */
-typedef struct serve_iso639 {
-    const char *iso1, *iso3, *bibliographic, *name;  /* "fr", "fra", "fre", "French" */
-} serve_iso639;
-typedef struct serve_iso639_member {
-    const char *code, *iso1;  /* an individual language ("arb") and its macrolanguage ("ar") */
-} serve_iso639_member;
-extern const serve_iso639 serve_iso639_table[];
-extern const int serve_iso639_count;
-extern const serve_iso639_member serve_iso639_members[];
-extern const int serve_iso639_member_count;
+enum { SERVE_ISO_SIZE = 64 };  /* an ISO code, with a script or region ("zh-Hant") */
 
-enum { SERVE_ISO_SIZE = 24 };  /* an ISO code, or a model's own code kept as it is */
-
-/* The ISO 639-1 code of a model's language code: the part before '_' or
- * '-' ("eng_Latn" -> "eng", "en_XX" -> "en"), without ">>...<<" or
- * "__...__", as ISO 639-1, 639-3 or 639-2/B; a code without a 639-1
- * code stays as it is, lowercased ("yue_Hant" -> "yue"). Writes `out`
- * (SERVE_ISO_SIZE bytes); false when the code is empty or too long. */
+/* The code ted serve names a model's language code by: its ISO code
+ * (ted_language_iso: "eng_Latn" -> "en", "yue_Hant" -> "yue"); false when
+ * the code is empty or too long. Writes `out` (SERVE_ISO_SIZE bytes). A
+ * side whose codes share an ISO code names each with its script or region
+ * too ("zh-Hans", "zh-Hant": serve_routes_new). */
 bool serve_iso_code(const char *code, char *out);
 
-/* The English name of an ISO code ("French"); the code itself when the
- * table has none. */
+typedef struct serve_routes serve_routes;
+
+/* The name /languages gives the language `code` (a name of /languages, in
+ * any case; a model's own code; else serve_iso_code's), written to `out`
+ * (SERVE_ISO_SIZE bytes); false when `code` is empty or too long. */
+bool serve_routes_name(const serve_routes *routes, const char *code, char *out);
+
+/* The English name of an ISO code ("French"), with the script or region
+ * of a code that has one ("zh-Hant": "Chinese (Hant)"); the code itself
+ * when the table has none (ted_language_name). Valid until the thread's
+ * next call. */
 const char *serve_language_name(const char *iso);
 
 /* One leg of a route: a model and the languages it translates between,
@@ -48,15 +46,13 @@ typedef struct serve_route {
     serve_leg leg[2];
 } serve_route;
 
-typedef struct serve_routes serve_routes;
-
 /* The languages of every model served. */
 ted_status serve_routes_new(const serve_model *models, int count, serve_routes **out,
                             ted_error *err);
 void serve_routes_free(serve_routes *routes);
 
 /* The route from `source` to `target` (ISO codes, or a model's own
- * spellings): a model that translates the pair, bilingual models before
+ * spellings): a model that translates the pair (ted_model_translates), bilingual models before
  * multilingual ones, each kind in the order of -m; else through English,
  * the first leg into English and the second out of it chosen the same
  * way. False when no model or pair of models translates it. */

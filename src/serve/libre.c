@@ -87,7 +87,7 @@ static bool is_known(const serve_routes *routes, const char *code)
     const char *const *sources;
     int count = serve_routes_sources(routes, &sources);
     char iso[SERVE_ISO_SIZE];
-    if (!serve_iso_code(code, iso))
+    if (!serve_routes_name(routes, code, iso))
         return false;
     for (int i = 0; i < count; i++)
         if (!strcmp(sources[i], iso))
@@ -101,7 +101,7 @@ static bool is_served(const serve_routes *routes, const char *code)
     const char *const *languages;
     int count = serve_routes_languages(routes, &languages);
     char iso[SERVE_ISO_SIZE];
-    if (!serve_iso_code(code, iso))
+    if (!serve_routes_name(routes, code, iso))
         return false;
     for (int i = 0; i < count; i++)
         if (!strcmp(languages[i], iso))
@@ -125,8 +125,8 @@ static bool find_route(const libre_server *s, libre_request *lr, serve_refusal *
         return detect_source(s, lr, no);
     if (serve_route_find(s->routes, source, target, &lr->route))
         return true;
-    serve_iso_code(source, from);
-    serve_iso_code(target, to);
+    serve_routes_name(s->routes, source, from);
+    serve_routes_name(s->routes, target, to);
     return serve_refuse(no, 400, "%s (%s) is not available as a target language from %s (%s)",
                         serve_language_name(to), to, serve_language_name(from), from);
 }

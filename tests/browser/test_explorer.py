@@ -48,6 +48,15 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                failed, every answer 200 (no 503: the page never sends an
                explorer request while another is decoded); no console
                error, no uncaught exception
+  trained/*    models/multi-en-fr-es, trained from English into French and
+               Spanish and back: the pickers start on a trained pair and offer
+               only the targets the source is translated into; the example
+               menu holds the first lines of test.<source code> and follows
+               the source language; a change of language decodes the sentence
+               in the box (not the one submitted before), as ted translate
+               does; long prefix and output lines wrap inside their panel;
+               an error leaves no earlier result under it; a beam ranking
+               holding one text twice shows each one's tokens and says why
   screenshot/* 1280x800 and 390x844 (phone) PNGs under 200 KB; on the phone
                nothing is wider than the screen (with --screenshots DIR they
                are written there, as docs/img/ has them)
@@ -656,6 +665,165 @@ def test_latest_wins(browser, model_dir):
           f"error '{error}', page '{shown}', ted translate --target-lang t9 '{expected}'")
 
 
+MULTI = os.path.join(ROOT, "models", "multi-en-fr-es")
+
+TRAINED = """(() => {
+  const values = (id) => [...document.getElementById(id).options].map(o => o.value);
+  return { source: values('source-lang'), target: values('target-lang'),
+           chosen: [document.getElementById('source-lang').value,
+                    document.getElementById('target-lang').value],
+           examples: values('examples').filter(v => v) };
+})()"""
+
+# Each element of the decode view whose content is wider than it, or which
+# reaches past its panel's right edge.
+OVERFLOW = """(() => {
+  const panel = document.getElementById('decode').getBoundingClientRect();
+  return ['prefix', 'output', 'translation'].map(id => document.getElementById(id)).filter(e =>
+    e.scrollWidth > e.clientWidth + 1 || [...e.querySelectorAll('*')].concat([e]).some(c =>
+      c.getBoundingClientRect().right > panel.right + 1)).map(e => e.id);
+})()"""
+
+
+def examples_of(code):
+    """The example menu's lines: the first 8 lines of test.CODE of at most 300 bytes."""
+    with open(os.path.join(MULTI, "test." + code), encoding="utf-8") as f:
+        lines = [line.rstrip("\n") for line in f]
+    return [line for line in lines if 0 < len(line.encode()) <= 300][:8]
+
+
+def decoded(browser, text):
+    """Waits for the page to show the decode of `text`; True when it does."""
+    return browser.wait_for(f"window.ted.ready && window.ted.state.data && "
+                            f"window.ted.state.data.source.text === {json.dumps(text)}")
+
+
+def submit(browser, text):
+    browser.evaluate(f"document.getElementById('source').value = {json.dumps(text)}")
+    browser.click("#source-form button")
+
+
+def test_trained_pickers(browser, server):
+    browser.navigate(server.base + "/?model=multi-en-fr-es")
+    got = browser.evaluate(TRAINED)
+    want = {"source": ["eng_Latn", "fra_Latn", "spa_Latn"], "target": ["fra_Latn", "spa_Latn"],
+            "chosen": ["eng_Latn", "fra_Latn"], "examples": examples_of("eng_Latn")}
+    check("trained/pickers-start-on-a-trained-pair", got == want, f"{got} != {want}")
+    choose(browser, "source-lang", "fra_Latn")
+    got = browser.evaluate(TRAINED)
+    check("trained/targets-follow-the-source", got["target"] == ["eng_Latn"] and
+          got["chosen"] == ["fra_Latn", "eng_Latn"], f"{got['target']} {got['chosen']}")
+    check("trained/examples-follow-the-source", got["examples"] == examples_of("fra_Latn"),
+          f"{got['examples'][:2]}")
+    choose(browser, "source-lang", "eng_Latn")
+
+
+def test_box_sentence(browser):
+    first, second = examples_of("eng_Latn")[:2]
+    submit(browser, first)
+    if not decoded(browser, first):
+        fail("trained/box-sentence", f"no decode; error: {browser.evaluate('window.ted.error')}")
+        return
+    browser.evaluate(f"document.getElementById('source').value = {json.dumps(second)}")
+    choose(browser, "target-lang", "spa_Latn")
+    done = decoded(browser, second)
+    browser.key("End", keycode=35)
+    browser.wait_for("window.ted.state.step === window.ted.state.data.steps.length")
+    text = browser.evaluate(SHOWN)["text"]
+    expected = ted("translate", "-m", MULTI, "--source-lang", "eng_Latn", "--target-lang",
+                   "spa_Latn", second).strip()
+    check("trained/language-change-decodes-the-box", done and text == expected,
+          f"decoded {browser.evaluate('window.ted.state.data.source.text')!r}: '{text}', "
+          f"ted translate '{expected}'")
+
+
+def test_long_lines(browser):
+    lines = examples_of("eng_Latn") + [line.strip() for line in open(
+        os.path.join(MULTI, "test.eng_Latn"), encoding="utf-8")][:200]
+    longest = max(lines, key=len)
+    submit(browser, longest)
+    if not decoded(browser, longest):
+        fail("trained/long-lines-wrap", f"no decode; error: {browser.evaluate('window.ted.error')}")
+        return
+    browser.key("End", keycode=35)
+    browser.wait_for("window.ted.state.step === window.ted.state.data.steps.length")
+    steps = browser.evaluate("window.ted.state.data.steps.length")
+    cut = browser.evaluate(OVERFLOW)
+    check(f"trained/long-lines-wrap ({steps} tokens)", steps >= 30 and not cut,
+          f"{cut} reach past the panel")
+
+
+def test_error_clears(browser):
+    good = examples_of("eng_Latn")[0]
+    submit(browser, good)
+    if not decoded(browser, good):
+        fail("trained/error-clears", f"no decode; error: {browser.evaluate('window.ted.error')}")
+        return
+    submit(browser, " ".join([good] * 8))
+    browser.wait_for("window.ted.ready && window.ted.error !== ''")
+    left = browser.evaluate("""(() => ({
+      error: window.ted.error,
+      shown: ['decode', 'attention', 'explain', 'beam'].filter(id =>
+        !document.getElementById(id).hidden && document.getElementById(id).offsetHeight > 0),
+      tokens: document.getElementById('tokens').children.length,
+      translation: document.getElementById('translation').offsetHeight > 0 ?
+        document.getElementById('translation').textContent : '' }))()""")
+    check("trained/error-clears-the-result", "more than the explorer's" in left["error"] and
+          not left["shown"] and not left["tokens"] and not left["translation"], str(left))
+
+
+def duplicate_sentence(server):
+    """A test sentence whose beam search of 8 ranks one text twice, or None."""
+    for line in examples_of("eng_Latn") + [line.strip() for line in open(
+            os.path.join(MULTI, "test.eng_Latn"), encoding="utf-8")][8:60]:
+        status, data = post(server, "/v1/beam", {"model": "multi-en-fr-es", "source": line,
+                                                 "beam": 8, "source_lang": "eng_Latn",
+                                                 "target_lang": "fra_Latn"})
+        texts = [h["text"] for h in data.get("ranking", [])]
+        if status == 200 and len(texts) != len(set(texts)):
+            return line
+    return None
+
+
+def test_same_text_twice(browser, server):
+    sentence = duplicate_sentence(server)
+    if sentence is None:
+        print("skip trained/beam-same-text-twice: no test sentence ranks a text twice", flush=True)
+        return
+    choose(browser, "target-lang", "fra_Latn")
+    submit(browser, sentence)
+    decoded(browser, sentence)
+    browser.evaluate("document.getElementById('beam-size').value = '8'")
+    browser.click("#beam-form button")
+    browser.wait_for("window.ted.ready && window.ted.state.beamData && "
+                     f"window.ted.state.beamData.source === {json.dumps(sentence)}")
+    rows = browser.evaluate("""[...document.querySelectorAll('table.ranking tr')].slice(1).map(tr => {
+        const td = tr.children[1], pieces = td.querySelector('.pieces');
+        return [td.firstChild.textContent, pieces ? pieces.textContent : null]; })""")
+    hint = browser.evaluate("!!document.querySelector('#beam-result .same-text')")
+    texts = [text for text, _ in rows]
+    twice = [(text, pieces) for text, pieces in rows if texts.count(text) > 1]
+    spelled = all(pieces and "".join(pieces.split(" ")[1:-1]).replace("\u2581", " ").strip()
+                  == text for text, pieces in twice)
+    distinct = len({pieces for _, pieces in twice}) == len(twice)
+    check(f"trained/beam-same-text-twice ({len(twice)} rows)", twice and hint and spelled and
+          distinct, f"hint {hint}, rows {twice[:3]}")
+
+
+def test_trained(browser, work):
+    """The explorer on models/multi-en-fr-es (and the toy model)."""
+    server = Server([MULTI, MODEL], "--host", "127.0.0.1")
+    try:
+        test_trained_pickers(browser, server)
+        test_box_sentence(browser)
+        test_long_lines(browser)
+        test_error_clears(browser)
+        test_same_text_twice(browser, server)
+    finally:
+        status = server.stop(timeout=30 * SLOW)
+        check("trained/server-exit", status == 0, f"ted serve exit status {status}")
+
+
 def test_network(browser, server):
     events = browser.events
     urls = [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
@@ -706,6 +874,7 @@ def main():
                 test_model_switch(browser)
                 test_languages(browser, multilingual)
         test_network(browser, server)
+        test_trained(browser, work)
     except Exception as e:  # a broken page or browser: one failure, with why
         fail("browser/run", f"{type(e).__name__}: {e}")
     finally:

@@ -468,7 +468,7 @@ def config_c_table():
     body = body[:body.index("};")]
     table = {}
     for m in re.finditer(r"\b(REQUIRED_INT|INT|FLOAT_IN|FLOAT|BOOL|CHOICE|INT_LIST|PATH|"
-                         r"OPTIONAL_PATH|CODE|CODE_LIST)\(([^;]*?)\),\n", body):
+                         r"OPTIONAL_PATH|CODE|CODE_LIST|SERVED_LIST)\(([^;]*?)\),\n", body):
         args = [a.strip() for a in re.split(r",\s*", m.group(2).replace("\n", " "))]
         kind, key = m.group(1), f"{args[0].strip(chr(34))}.{args[1].strip(chr(34))}"
         key = key[5:] if key.startswith("NULL.") else key
@@ -490,6 +490,8 @@ def config_c_table():
             table[key] = ("code", None, None, 64)  # TED_LANGUAGE_CODE_SIZE
         elif kind == "CODE_LIST":
             table[key] = ("code_list", None, None, 16384)  # TED_LANGUAGES_SIZE
+        elif kind == "SERVED_LIST":
+            table[key] = ("served_list", None, None, 16384)
         else:
             table[key] = ("path", None, None, None)
     return table

@@ -392,6 +392,37 @@ def check_legacy(model, tok_class, pairs, tmp):
                      [("eng_Latn", "fra_Latn")])
 
 
+def check_languages_option(tmp):
+    """--languages: config.yaml's top-level languages, which `ted info` then
+    lists: the codes (each to and from the others) and the directions
+    given, in the tokenizer's order; a code the tokenizer lacks is refused."""
+    hf_dir = os.path.join(tmp, "hf-nllb")
+    spec = "eng_Latn>fra_Latn, fra_Latn > eng_Latn,spa_Latn,deu_Latn"
+    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", hf_dir + "-served",
+                          "--languages", spec])
+    report("export/languages-option", None if status == 0 else err.strip()[:300])
+    if status != 0:
+        return
+    with open(os.path.join(hf_dir, "tokenizer_config.json"), encoding="utf-8") as f:
+        order = json.load(f)["additional_special_tokens"]
+    plain = {"spa_Latn", "deu_Latn"}
+    pairs = {("eng_Latn", "fra_Latn"), ("fra_Latn", "eng_Latn")} | \
+        {(a, b) for a in plain for b in plain if a != b}
+    codes = [c for c in order if c in plain | {"eng_Latn", "fra_Latn"}]
+    want = [f"source languages: {len(codes)} ({' '.join(codes)})",
+            f"target languages: {len(codes)} ({' '.join(codes)})",
+            f"directions: {len(pairs)} (" + " ".join(
+                f"{a}>{b}" for a in codes for b in codes if (a, b) in pairs) + ")"]
+    status, out, err = run([TED, "info", "-m", hf_dir + "-served"])
+    got = [line for line in out.splitlines()
+           if line.startswith(("source languages", "target languages", "directions"))]
+    report("export/languages-info", None if got == want else f"{got} != {want}")
+    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", hf_dir + "-bad",
+                          "--languages", "eng_Latn>xxx_Latn"])
+    good = status == 1 and '--languages: "xxx_Latn" is not a language code' in err
+    report("export/languages-option-refuses", None if good else f"exit {status}: {err[:300]}")
+
+
 # ---- int8 ------------------------------------------------------------------------------
 
 def check_int8(name, ted_dir, model, tok, pairs, languages, tmp):
@@ -503,6 +534,7 @@ def main():
             if name == "nllb":
                 check_half(model, tok, logits_pairs(sentences), directions, tmp)
                 check_legacy(model, type(tok), logits_pairs(sentences), tmp)
+                check_languages_option(tmp)
         check_refusals(tmp)
 
 

@@ -19,8 +19,18 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
   bilingual/* the toy model's own codes
   refuse/*    no target language for a model with several, an unknown code,
               a code of the wrong type: a 400 JSON error naming it
+  trained/*   models/multi-en-fr-es, trained from English into French and
+              Spanish and back: /languages and /frontend/settings offer
+              those three; an untrained language or direction is refused;
+              LibreTranslate's fr -> es and es -> fr go through English
+              and give the README's sentences
+  codes/*     the same files naming all 202 NLLB codes: /languages spells
+              every code one way (BCP 47: "yue", "zh-Hant"), names each as
+              Debian's iso-codes does, and takes the spelling it gives
 """
+import json
 import os
+import re
 import sys
 import threading
 
@@ -114,6 +124,119 @@ def test_refusals(server):
         check(f"refuse/{name} ({got})", got == status and needle in error, f"{got} {answer}")
 
 
+MULTI = os.path.join(ROOT, "models", "multi-en-fr-es")
+ENGLISH = "Your owls will eat my fresh cake tomorrow."
+FRENCH = "Vos chouettes mangeront mon gâteau frais demain."
+SPANISH = "Vuestros búhos comerán mi pastel fresco mañana."
+
+
+def libre(server, text, source, target):
+    status, _, answer = server.call("POST", "/translate",
+                                    {"q": text, "source": source, "target": target})
+    return status, answer
+
+
+def test_trained(server):
+    status, _, body = server.get("/languages")
+    languages = json.loads(body) if status == 200 else []
+    got = {item["code"]: (item["name"], sorted(item["targets"])) for item in languages}
+    want = {"en": ("English", ["es", "fr"]), "es": ("Spanish", ["en", "fr"]),
+            "fr": ("French", ["en", "es"])}
+    check("trained/languages", got == want, f"{status} {got}")
+    status, _, body = server.get("/frontend/settings")
+    target = json.loads(body)["language"]["target"] if status == 200 else {}
+    check("trained/settings-target", target.get("code") in want and
+          target.get("name") == want.get(target.get("code"), ("",))[0], f"{status} {target}")
+    # The model was trained from and into English only: fr -> es goes
+    # through English (the route says so), and gives the README's Spanish.
+    cases = [("fr", "es", FRENCH, SPANISH), ("es", "fr", SPANISH, FRENCH),
+             ("en", "es", ENGLISH, SPANISH)]
+    for source, target, text, want_text in cases:
+        status, answer = libre(server, text, source, target)
+        check(f"trained/libre-{source}-{target}", status == 200 and
+              answer.get("translatedText") == want_text, f"{status} {answer}")
+    status, _, answer = server.translate({"text": [FRENCH], "source_lang": "fr",
+                                          "target_lang": "es"})
+    legs = [(leg["source_lang"], leg["target_lang"]) for leg in answer.get("route", [])]
+    check("trained/route-through-english", status == 200 and legs == [("fr", "en"), ("en", "es")]
+          and answer.get("translations") == [SPANISH], f"{status} {answer}")
+    refusals = [
+        ("direction", {"source_lang": "fra_Latn", "target_lang": "spa_Latn"},
+         "the model does not translate fra_Latn into spa_Latn; from fra_Latn it translates "
+         "into eng_Latn"),
+        ("untrained-target", {"source_lang": "en", "target_lang": "de"},
+         'target language "de" (deu_Latn): the model was not trained to translate into it; '
+         "it translates into eng_Latn, fra_Latn, spa_Latn"),
+    ]
+    for name, languages, needle in refusals:
+        status, _, answer = server.translate(dict(languages, model="multi-en-fr-es",
+                                                  text=[FRENCH]))
+        check(f"trained/refuse-{name} ({status})", status == 400 and
+              answer.get("error") == needle, f"{status} {answer}")
+    status, answer = libre(server, ENGLISH, "en", "de")
+    check(f"trained/libre-refuses-untrained ({status})", status == 400 and
+          "de" in answer.get("error", ""), f"{status} {answer}")
+
+
+def iso_639_3():
+    """Debian's iso-codes: {alpha_3 or alpha_2: name}, or None."""
+    path = "/usr/share/iso-codes/json/iso_639-3.json"
+    if not os.path.exists(path):
+        return None
+    names = {}
+    with open(path, encoding="utf-8") as f:
+        for entry in json.load(f)["639-3"]:
+            name = re.sub(r" \(.*\)$", "", entry["name"])
+            names[entry["alpha_3"]] = name
+            if "alpha_2" in entry:
+                names[entry["alpha_2"]] = name
+    return names
+
+
+def test_codes(server, model):
+    status, _, body = server.get("/languages")
+    languages = json.loads(body) if status == 200 else []
+    codes = [item["code"] for item in languages]
+    odd = [c for c in codes if not re.fullmatch(r"[a-z]{2,3}(-[A-Z][a-z]{3})?", c)]
+    check("codes/202", len(codes) == 202 and len(set(codes)) == 202, f"{status} {len(codes)}")
+    check("codes/one-spelling", not odd, f"{odd[:8]}")
+    check("codes/examples", {"yue", "zh-Hans", "zh-Hant", "ks-Arab", "ks-Deva", "fr"} <=
+          set(codes), f"{codes[:12]}")
+    names = iso_639_3()
+    if names is not None:
+        wrong = [(item["code"], item["name"]) for item in languages
+                 if item["name"] != names.get(item["code"].split("-")[0], "") +
+                 (f" ({item['code'].split('-')[1]})" if "-" in item["code"] else "")
+                 and item["code"].split("-")[0] in names]
+        unnamed = [item["code"] for item in languages if item["name"] == item["code"]]
+        check("codes/names", not wrong and not unnamed, f"{wrong[:5]} {unnamed[:5]}")
+    want = ted_test.translate_answer(model, {"text": [ENGLISH], "source_lang": "eng_Latn",
+                                             "target_lang": "zho_Hant"}, TIMEOUT)
+    for code in ("zh-Hant", "zh-hant"):
+        status, answer = libre(server, ENGLISH, "en", code)
+        check(f"codes/libre-{code}", status == 200 and
+              [answer.get("translatedText")] == want["translations"], f"{status} {answer}")
+    status, answer = libre(server, ENGLISH, "en", "yue")
+    want = ted_test.translate_answer(model, {"text": [ENGLISH], "source_lang": "eng_Latn",
+                                             "target_lang": "yue_Hant"}, TIMEOUT)
+    check("codes/libre-yue", status == 200 and
+          [answer.get("translatedText")] == want["translations"], f"{status} {answer}")
+
+
+def all_languages(into):
+    """models/multi-en-fr-es without its top-level languages: every code of
+    tokenizer.languages, in every direction."""
+    os.makedirs(into)
+    for name in os.listdir(MULTI):
+        if name != "config.yaml":
+            os.symlink(os.path.join(MULTI, name), os.path.join(into, name))
+    with open(os.path.join(MULTI, "config.yaml"), encoding="utf-8") as f:
+        lines = [line for line in f if not line.startswith("languages:")]
+    with open(os.path.join(into, "config.yaml"), "w", encoding="utf-8") as f:
+        f.writelines(lines)
+    return into
+
+
 def main():
     with scratch_directory("ted-serve-languages-") as tmp:
         forced = ted_test.tiny_multilingual_model(os.path.join(tmp, "forced"), "forced")
@@ -130,11 +253,27 @@ def main():
                                "source_lang": "en", "target_lang": "fr"})
             test_refusals(server)
         finally:
-            status = server.stop()
-            check("alive/exit", status == 0, f"exit status {status}")
-            reports = server.sanitizer_reports()
-            check("alive/no-sanitizer-report", not reports, str(reports[:3]))
+            stopped(server)
+        every = all_languages(os.path.join(tmp, "all"))
+        for name, models, test in (("trained", [MULTI], test_trained),
+                                   ("codes", [every], lambda server: test_codes(server, every))):
+            try:
+                server = ted_test.Server(models, timeout=TIMEOUT)
+            except RuntimeError as e:
+                ted_test.fail(f"{name}/serve", str(e))
+                continue
+            try:
+                test(server)
+            finally:
+                stopped(server)
     return 1 if failures() else 0
+
+
+def stopped(server):
+    status = server.stop()
+    check("alive/exit", status == 0, f"exit status {status}")
+    reports = server.sanitizer_reports()
+    check("alive/no-sanitizer-report", not reports, str(reports[:3]))
 
 
 if __name__ == "__main__":

@@ -904,7 +904,7 @@ Test(config, keys_are_named_dotted)
     cr_assert_eq(ted_config_key_name(1, name, sizeof name, &err), TED_OK);
     cr_assert_str_eq(name, "model.d_model");
     cr_assert_eq(ted_config_key_name(count - 1, name, sizeof name, &err), TED_OK);
-    cr_assert_str_eq(name, "decoding.top_p");
+    cr_assert_str_eq(name, "languages");
     cr_assert_eq(ted_config_key_name(count, name, sizeof name, &err), TED_ERR_ARGUMENT);
     cr_assert_eq(ted_config_key_name(1, name, 13, &err), TED_ERR_ARGUMENT);
     cr_assert_str_eq(err.message, "ted_config_key_name: model.d_model needs 14 bytes");
@@ -1061,6 +1061,65 @@ Test(config, language_codes_are_read_as_the_model_spells_them)
     cr_assert_eq(c.target_language_token, TED_TARGET_CODE_NONE);
     cr_assert_str_eq(c.target_lang, "fr");
     cr_assert_str_eq(c.source_lang, "");
+}
+
+static void expect_tokenizer_error(const char *lines, const char *message);
+static char *written(const ted_config *config);
+
+/* MINIMAL naming three languages, with `lines` after it (line 17 on). */
+#define THREE_LANGUAGES                                        \
+    "  languages: [eng_Latn, fra_Latn, spa_Latn]\n"             \
+    "  source_language_token: first\n"                          \
+    "  target_language_token: forced\n"                         \
+    "  default_target_lang: fra_Latn\n"
+
+Test(config, the_languages_translated_are_codes_and_directions)
+{
+    char *text = with_tokenizer_lines(THREE_LANGUAGES
+                                      "languages:\n  - spa_Latn\n  - eng_Latn > fra_Latn\n"
+                                      "  - ' fra_Latn\t>  eng_Latn '\n");
+    ted_config c = parse_ok(text);
+    free(text);
+    cr_assert_eq(c.served_language_count, 3);
+    cr_assert_eq(memcmp(c.served_languages,
+                        "spa_Latn\0eng_Latn > fra_Latn\0fra_Latn > eng_Latn\0", 50), 0);
+    char *yaml = written(&c);
+    ted_config again = parse_ok(yaml);
+    free(yaml);
+    cr_assert_eq(again.served_language_count, 3);
+    cr_assert_eq(memcmp(again.served_languages, c.served_languages, 50), 0);
+}
+
+Test(config, the_languages_translated_are_checked)
+{
+    static const struct {
+        const char *lines, *message;
+    } cases[] = {
+        {"languages: [eng_Latn > deu_Latn]\n", "config.yaml:17: languages: \"deu_Latn\" is no "
+         "code of tokenizer.languages, nor source_lang or target_lang"},
+        {"languages: [eng_Latn>fra_Latn]\n", "config.yaml:17: languages: \"eng_Latn>fra_Latn\" "
+         "is no code of tokenizer.languages, nor source_lang or target_lang"},
+        {"languages: [eng_Latn, eng_Latn]\n", "config.yaml:17: languages: \"eng_Latn\" is "
+         "listed twice"},
+        {"languages: [eng_Latn > eng_Latn]\n", "config.yaml:17: languages: \"eng_Latn > "
+         "eng_Latn\": a direction goes from one language into another"},
+        {"languages: [eng_Latn > fra_Latn > spa_Latn]\n", "config.yaml:17: languages: "
+         "\"eng_Latn > fra_Latn > spa_Latn\": expected a language code or a direction, "
+         "\"SOURCE > TARGET\""},
+        {"languages: [eng_Latn < fra_Latn]\n", "config.yaml:17: languages: \"eng_Latn < "
+         "fra_Latn\": expected a language code or a direction, \"SOURCE > TARGET\""},
+        {"languages: []\n", "config.yaml:17: languages: names no language; without the key "
+         "the model translates between every code of tokenizer.languages"},
+        {"languages: [eng_Latn > spa_Latn]\n", "config.yaml:16: tokenizer.default_target_lang: "
+         "\"fra_Latn\" is no target of the top-level languages"},
+        {"languages: {eng_Latn: fra_Latn}\n", "config.yaml:17: languages: expected a list of "
+         "language codes, got a mapping"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char lines[512];
+        snprintf(lines, sizeof lines, "%s%s", THREE_LANGUAGES, cases[i].lines);
+        expect_tokenizer_error(lines, cases[i].message);
+    }
 }
 
 Test(config, the_decoder_starts_from_bos_unless_the_config_says)
@@ -1259,7 +1318,8 @@ static const char minimal_written[] =
     "  shortlist: 'lex s2t.txt'\n"                          \
     "  temperature: 0.1\n"                                  \
     "  top_k: 40\n"                                         \
-    "  top_p: 0.9\n"
+    "  top_p: 0.9\n"                                        \
+    "languages: ['no', \">>fra<<  >\teng_Latn\"]\n"
 
 /* The text ted_config_write_yaml makes of `config`; the caller frees it. */
 static char *written(const ted_config *config)
@@ -1523,6 +1583,9 @@ Test(config, the_visit_hands_over_every_key_but_sections_in_the_tables_order)
     at = visited_at(&v, "tokenizer.target_lang");
     cr_assert_eq(v.types[at], TED_VALUE_CODE);
     cr_assert_str_eq(v.values[at], "true");
+    at = visited_at(&v, "languages");  /* the direction with one space either side of > */
+    cr_assert(v.types[at] == TED_VALUE_CODE_LIST && v.counts[at] == 2);
+    cr_assert_eq(memcmp(v.values[at], "no\0>>fra<< > eng_Latn", 22), 0);
 }
 
 Test(config, the_visit_skips_optional_paths_left_empty)
@@ -1530,7 +1593,8 @@ Test(config, the_visit_skips_optional_paths_left_empty)
     ted_config c = parse_ok(MINIMAL);
     visited v = {.count = 0};
     ted_config_visit(&c, note_key, &v);
-    cr_assert_eq(v.count, ted_config_key_count() - 3 - 7);
+    cr_assert_eq(v.count, ted_config_key_count() - 3 - 8);
+    cr_assert_eq(visited_at(&v, "languages"), -1);
     cr_assert_eq(visited_at(&v, "decoding.shortlist"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.src_spm"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.tgt_spm"), -1);

@@ -147,8 +147,13 @@ Test(languages, a_target_code_in_the_source_is_spelled_without_its_marks)
     cr_assert_eq(s.count, 4);
     cr_assert_arr_eq(s.ids, own, sizeof own);
     ted_source_free(&s);
-    expect_refused(model, NULL, ">>s7<<",
-                   "unknown target language \">>s7<<\"; the model's: s6, s7");
+    const char *code = NULL;  /* the token's spelling names the language too */
+    ted_error err = {0};
+    cr_assert_eq(ted_model_find_language(model, TED_SIDE_TARGET, ">>s7<<", &code, &err), TED_OK,
+                 "%s", err.message);
+    cr_assert_str_eq(code, "s7");
+    expect_refused(model, NULL, ">>s8<<",
+                   "unknown target language \">>s8<<\"; the model's: s6, s7");
     ted_model_free(model);
     remove_model_dir(&dir);
 }
@@ -218,6 +223,146 @@ Test(languages, translation_forces_the_code_and_leaves_it_out_of_the_text)
     o.languages.target = NULL;
     cr_assert_eq(ted_translate_n_best(model, sources, 1, &o, out, NULL, &err), TED_ERR_INPUT);
     cr_assert(strstr(err.message, "no target language given"), "%s", err.message);
+    ted_model_free(model);
+    remove_model_dir(&dir);
+}
+
+/* ---- ISO 639 codes and the languages a model was trained for ------------- */
+
+/* The tiny model naming four NLLB codes on both sides (source first, target
+ * forced): s4..s7 and t6..t9 renamed, ids 8..11 and 10..13; `top` is added
+ * at the end of config.yaml (the top-level languages). */
+static temp_dir nllb_model(const char *top)
+{
+    temp_dir dir = model_with("  languages: [eng_Latn, fra_Latn, zho_Hans, zho_Hant]\n"
+                              "  source_language_token: first\n"
+                              "  target_language_token: forced\n");
+    static const char src[] = "<unk>\n<pad>\n<bos>\n<eos>\ns0\ns1\ns2\ns3\neng_Latn\nfra_Latn\n"
+                              "zho_Hans\nzho_Hant\n";
+    static const char tgt[] = "<unk>\n<pad>\n<bos>\n<eos>\nt0\nt1\nt2\nt3\nt4\nt5\neng_Latn\n"
+                              "fra_Latn\nzho_Hans\nzho_Hant\n";
+    write_file(&dir, "vocab.src", src, sizeof src - 1);
+    write_file(&dir, "vocab.tgt", tgt, sizeof tgt - 1);
+    char path[160];
+    snprintf(path, sizeof path, "%s/config.yaml", dir.path);
+    FILE *f = fopen(path, "a");
+    cr_assert_not_null(f);
+    fputs(top, f);
+    cr_assert_eq(fclose(f), 0);
+    return dir;
+}
+
+static void expect_found(const ted_model *model, ted_side side, const char *given,
+                         const char *code)
+{
+    const char *found = NULL;
+    ted_error err = {0};
+    cr_assert_eq(ted_model_find_language(model, side, given, &found, &err), TED_OK,
+                 "%s: %s", given, err.message);
+    cr_assert_str_eq(found, code, "%s", given);
+}
+
+static void expect_not_found(const ted_model *model, ted_side side, const char *given,
+                             const char *message)
+{
+    const char *found = "unchanged";
+    ted_error err = {0};
+    cr_assert_eq(ted_model_find_language(model, side, given, &found, &err), TED_ERR_INPUT,
+                 "%s", given);
+    cr_assert_null(found);
+    cr_assert_str_eq(err.message, message);
+}
+
+/* ISO 639-1, 639-3 and 639-2/B codes of French (ISO 639-2's table) name
+ * fra_Latn; Chinese is two codes, told apart by the script. */
+Test(languages, iso_codes_name_the_models_codes)
+{
+    temp_dir dir = nllb_model("");
+    ted_model *model = load(dir.path);
+    const char *given[] = {"fra_Latn", "fr", "fra", "fre", "FR", "fra-Latn", "fr_FR", "__fr__"};
+    for (size_t i = 0; i < sizeof given / sizeof *given; i++)
+        expect_found(model, TED_SIDE_TARGET, given[i], "fra_Latn");
+    expect_found(model, TED_SIDE_SOURCE, "en", "eng_Latn");
+    expect_found(model, TED_SIDE_TARGET, "zh-Hant", "zho_Hant");
+    expect_found(model, TED_SIDE_TARGET, "chi_hans", "zho_Hans");
+    expect_not_found(model, TED_SIDE_TARGET, "zh",
+                     "target language \"zh\" is ambiguous: it may be zho_Hans, zho_Hant; give one");
+    expect_not_found(model, TED_SIDE_SOURCE, "frn",
+                     "unknown source language \"frn\" (nearest: fra_Latn); the model's: "
+                     "eng_Latn, fra_Latn, zho_Hans, zho_Hant");
+    expect_not_found(model, TED_SIDE_SOURCE, "de",
+                     "unknown source language \"de\"; the model's: eng_Latn, fra_Latn, "
+                     "zho_Hans, zho_Hant");
+    /* what ted_prepare_source puts in: the same tokens as the model's own codes */
+    ted_source a = prepared(model, "s0", "en", "fr"), b = prepared(model, "s0", "eng_Latn",
+                                                                   "fra_Latn");
+    cr_assert_eq(a.count, b.count);
+    cr_assert_arr_eq(a.ids, b.ids, (size_t)a.count * sizeof *a.ids);
+    cr_assert_eq(a.ids[0], 8);
+    cr_assert_eq(a.prefix_ids[0], 11);
+    ted_source_free(&a);
+    ted_source_free(&b);
+    ted_model_free(model);
+    remove_model_dir(&dir);
+}
+
+Test(languages, iso_codes_and_names_of_language_codes)
+{
+    static const struct {
+        const char *code, *iso, *name;
+    } cases[] = {
+        {"eng_Latn", "en", "English"},  {"__fr__", "fr", "French"},   {">>deu<<", "de", "German"},
+        {"en_XX", "en", "English"},     {"arb_Arab", "ar", "Arabic"}, {"ger", "de", "German"},
+        {"yue_Hant", "yue", "Yue Chinese"}, {"zho_Hant", "zh", "Chinese"},
+        {"ace_Arab", "ace", "Achinese"}, {"xx_Yyyy", "xx", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char iso[TED_LANGUAGE_CODE_SIZE];
+        cr_assert(ted_language_iso(cases[i].code, iso, sizeof iso), "%s", cases[i].code);
+        cr_assert_str_eq(iso, cases[i].iso, "%s", cases[i].code);
+        const char *name = ted_language_name(iso);
+        if (cases[i].name)
+            cr_assert_str_eq(name, cases[i].name, "%s", cases[i].code);
+        else
+            cr_assert_null(name, "%s", cases[i].code);
+    }
+    char small[2];
+    cr_assert_not(ted_language_iso("eng_Latn", small, sizeof small));
+    cr_assert_not(ted_language_iso("_Latn", small, sizeof small));
+}
+
+/* The top-level languages: English <-> French, and Simplified Chinese
+ * alone (a code with no other plain code translates nothing). */
+Test(languages, only_the_directions_the_config_names_are_translated)
+{
+    temp_dir dir = nllb_model("languages: [eng_Latn > fra_Latn, fra_Latn > eng_Latn, zho_Hans]\n");
+    ted_model *model = load(dir.path);
+    const char *const *codes;
+    cr_assert_eq(ted_model_languages(model, TED_SIDE_SOURCE, &codes), 3);
+    cr_assert_str_eq(codes[2], "zho_Hans");
+    cr_assert_eq(ted_model_languages(model, TED_SIDE_TARGET, &codes), 3);
+    cr_assert(ted_model_translates(model, "eng_Latn", "fra_Latn"));
+    cr_assert(ted_model_translates(model, "fr", "en"));
+    cr_assert_not(ted_model_translates(model, "eng_Latn", "zho_Hans"));
+    cr_assert_not(ted_model_translates(model, "zho_Hans", "fra_Latn"));
+    cr_assert_not(ted_model_translates(model, "eng_Latn", "zho_Hant"));
+    cr_assert_not(ted_model_translates(model, "eng_Latn", "eng_Latn"));
+    expect_refused(model, "eng_Latn", "zho_Hans",
+                   "the model does not translate eng_Latn into zho_Hans; from eng_Latn it "
+                   "translates into fra_Latn");
+    expect_refused(model, "eng_Latn", "zh-Hant",
+                   "target language \"zh-Hant\" (zho_Hant): the model was not trained to "
+                   "translate into it; it translates into eng_Latn, fra_Latn, zho_Hans");
+    expect_refused(model, "zho_Hant", "eng_Latn",
+                   "source language \"zho_Hant\": the model was not trained to translate from "
+                   "it; it translates from eng_Latn, fra_Latn, zho_Hans");
+    expect_refused(model, "fra_Latn", NULL,
+                   "no target language given, and the model translates into 3 languages: "
+                   "eng_Latn, fra_Latn, zho_Hans");
+    ted_source s = prepared(model, "s0", "fr", "en");
+    cr_assert_eq(s.ids[0], 9);
+    cr_assert_eq(s.prefix_ids[0], 10);
+    ted_source_free(&s);
     ted_model_free(model);
     remove_model_dir(&dir);
 }

@@ -40,8 +40,12 @@ writes build/toy/multi/hf/ (--out), a directory that
 M2M100ForConditionalGeneration and NllbTokenizer load with from_pretrained
 (config.json, generation_config.json, model.safetensors,
 sentencepiece.bpe.model, tokenizer_config.json, special_tokens_map.json),
-and train_log.json (hyperparameters, steps, evaluations, wall time) beside
-them.
+and train_log.json (hyperparameters, steps, evaluations, wall time) and
+languages.txt beside them. languages.txt holds the directions trained, as
+tools/export_hf.py --languages takes them ("eng_Latn>fra_Latn,..."): the
+model translates those and no others (French <-> Spanish is not trained,
+and the model answers it in English), which config.yaml's top-level
+`languages` then says.
 """
 import argparse
 import json
@@ -233,6 +237,8 @@ class Trainer:
             self.best = (em, vloss)
             self.model.save_pretrained(self.args.out, safe_serialization=True)
             self.tokenizer.save_pretrained(self.args.out)
+            with open(os.path.join(self.args.out, "languages.txt"), "w") as f:
+                f.write(",".join(f"{CODES[src]}>{CODES[tgt]}" for src, tgt in self.dirs) + "\n")
         print(f"step {step} train loss {train_loss:.4f} valid loss {vloss:.4f} "
               f"valid exact match {em:.3f} "
               + " ".join(f"{d} {v:.3f}" for d, v in ems.items())

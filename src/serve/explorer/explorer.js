@@ -150,25 +150,59 @@
       `${s.decoder_layers} layers · ${a.tokenizer}`;
   }
 
+  // The codes the model translates the source language into: those of
+  // its directions, every target code when it names no source language.
+  function targetsOf(source) {
+    const l = state.model.languages, all = l.target;
+    if (!source || !l.directions || !l.directions[source]) return all;
+    return all.filter((code) => l.directions[source].includes(code));
+  }
+
+  function fillSelect(side, codes, code) {
+    const select = $(side + '-lang');
+    select.replaceChildren(...codes.map((c) => {
+      const option = make('option', '', c);
+      option.value = c;
+      return option;
+    }));
+    if (code) select.value = code;
+    state[side + 'Lang'] = code;
+    $(side + '-lang-label').hidden = codes.length === 0;
+  }
+
   // The language pickers: the model's codes on each side, shown when it
-  // names any; a side keeps the code `wanted` names when the model has it,
-  // else takes its first.
+  // names any, the target's those it translates the source into. A side
+  // keeps the code `wanted` names when the model has it; else the source
+  // takes the first that translates into some language, the target the
+  // first that differs from the source.
   function fillLanguages(wanted) {
-    let any = false;
-    for (const side of ['source', 'target']) {
-      const codes = state.model.languages[side], select = $(side + '-lang');
-      select.replaceChildren(...codes.map((code) => {
-        const option = make('option', '', code);
-        option.value = code;
-        return option;
-      }));
-      const code = codes.includes(wanted[side]) ? wanted[side] : codes[0] || null;
-      if (code) select.value = code;
-      state[side + 'Lang'] = code;
-      $(side + '-lang-label').hidden = codes.length === 0;
-      any = any || codes.length > 0;
+    const sources = state.model.languages.source;
+    const source = sources.includes(wanted.source) ? wanted.source
+      : sources.find((code) => targetsOf(code).some((t) => t !== code)) || sources[0] || null;
+    fillSelect('source', sources, source);
+    fillTargets(wanted.target);
+    $('languages').hidden = sources.length === 0 && state.model.languages.target.length === 0;
+  }
+
+  function fillTargets(wanted) {
+    const targets = targetsOf(state.sourceLang);
+    const target = targets.includes(wanted) ? wanted
+      : targets.find((code) => code !== state.sourceLang) || targets[0] || null;
+    fillSelect('target', targets, target);
+  }
+
+  // The example menu: the model's sentences in the source language.
+  function fillExamples() {
+    const byLanguage = state.model.examples_by_language || {};
+    const texts = (state.sourceLang && byLanguage[state.sourceLang]) || state.model.examples;
+    const examples = $('examples');
+    examples.replaceChildren(make('option', '', '…'));
+    examples.firstChild.value = '';
+    for (const text of texts) {
+      const option = make('option', '', text);
+      option.value = text;
+      examples.append(option);
     }
-    $('languages').hidden = !any;
   }
 
   function chooseModel(name, wanted) {
@@ -176,14 +210,7 @@
     $('model').value = state.model.name;
     $('variant').textContent = describe(state.model);
     fillLanguages(wanted || { source: state.sourceLang, target: state.targetLang });
-    const examples = $('examples');
-    examples.replaceChildren(make('option', '', '…'));
-    examples.firstChild.value = '';
-    for (const text of state.model.examples) {
-      const option = make('option', '', text);
-      option.value = text;
-      examples.append(option);
-    }
+    fillExamples();
     state.focus.layer = state.model.sizes.decoder_layers - 1;
   }
 
@@ -212,6 +239,7 @@
 
   async function decodeNow(step) {
     showError('');
+    state.data = null;
     try {
       state.data = await call('/v1/explore', {
         model: state.model.name, source: state.source, forced: state.forced, ...languages(),
@@ -551,9 +579,16 @@
     const head = make('tr');
     for (const t of ['#', 'hypothesis', 'tokens', 'log-prob', 'lp', 'score']) head.append(make('th', '', t));
     table.append(head);
+    // A text reached by two tokenizations is two hypotheses: their pieces say why.
+    const seen = {};
+    for (const h of b.ranking) seen[h.text] = (seen[h.text] || 0) + 1;
+    const twice = b.ranking.some((h) => seen[h.text] > 1);
     b.ranking.forEach((h, k) => {
       const tr = make('tr', k === 0 ? 'best' : '');
-      tr.append(make('td', 'num', String(k + 1)), make('td', 'text', h.text),
+      const text = make('td', 'text', h.text);
+      if (h.tokens) text.title = h.tokens.join(' ');
+      if (seen[h.text] > 1 && h.tokens) text.append(make('span', 'pieces', h.tokens.join(' ')));
+      tr.append(make('td', 'num', String(k + 1)), text,
         make('td', 'num', String(h.length)), make('td', 'num', h.log_prob.toFixed(4)),
         make('td', 'num', (h.log_prob / h.score).toFixed(4)), make('td', 'num', h.score.toFixed(4)));
       table.append(tr);
@@ -561,6 +596,11 @@
     const tableBox = make('div', 'table-box');
     tableBox.append(table);
     box.append(make('h3', '', 'Final ranking'), tableBox);
+    if (twice) {
+      box.append(make('p', 'hint same-text', 'Some texts are ranked twice: the model spelled ' +
+        'them with different tokens (their pieces under the text), and each spelling is a ' +
+        'hypothesis of its own, with its own probability.'));
+    }
     const best = make('p', 'row');
     best.append(make('span', 'label', 'best'), make('span', 'beam-best', b.best.text));
     box.append(best);
@@ -571,9 +611,18 @@
   function startTranslation(text) {
     state.source = text.trim();
     state.forced = [];
+    state.beamData = null;
     if (!state.source) return;
     const start = performance.now();
     decode(1).then(() => { ted.timing.firstView = performance.now() - start; });
+  }
+
+  // After a change of model or language: the sentence in the box decoded
+  // again (what is there now, submitted or not).
+  function retranslate() {
+    state.beamData = null;
+    if ($('source').value.trim()) startTranslation($('source').value);
+    else writeURL();
   }
 
   function onKey(event) {
@@ -600,17 +649,17 @@
     $('model').addEventListener('change', (event) => {
       chooseModel(event.target.value);
       event.target.blur();
-      state.beamData = null;
-      if (state.source) startTranslation(state.source);
-      else writeURL();
+      retranslate();
     });
     for (const side of ['source', 'target']) {
       $(side + '-lang').addEventListener('change', (event) => {
         state[side + 'Lang'] = event.target.value;
         event.target.blur();
-        state.beamData = null;
-        if (state.source) startTranslation(state.source);
-        else writeURL();
+        if (side === 'source') {
+          fillTargets(state.targetLang);
+          fillExamples();
+        }
+        retranslate();
       });
     }
     $('first').addEventListener('click', () => go(1));
