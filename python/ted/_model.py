@@ -11,6 +11,8 @@ leave frees the model.
 """
 from __future__ import annotations
 
+import os
+import queue
 import threading
 from ctypes import byref, c_void_p
 from typing import Callable, Dict, Optional, TypeVar
@@ -76,7 +78,8 @@ class Model:
 
     def leave(self, call: Call) -> None:
         with self._lock:
-            del self._calls[call]
+            if self._calls.pop(call, None) is None:
+                return
             pointer = self._take_when_done()
             self._lock.notify_all()
         lib.ted_cancel_free(call.flag)
@@ -111,7 +114,7 @@ class Model:
 
     def run(self, work: Callable[[Call], T], cancellable: bool = False) -> T:
         """work(call) between enter() and leave(). On the main thread a
-        cancellable call runs on a thread of its own while this one waits,
+        cancellable call runs on another thread (_Beside) while this one waits,
         so that Ctrl-C (KeyboardInterrupt, which Python raises on the main
         thread only, between bytecodes) comes at once: the call's flag is
         requested, its decode stops at the next step, and the
@@ -126,20 +129,22 @@ class Model:
 
     def _run_beside(self, work: Callable[[Call], T], call: Call) -> T:
         outcome: list = []
-        done = threading.Event()
+        done = threading.Event()  # stays set: a KeyboardInterrupt raised once it
+        # is set (the signal came as the call ended) finds it so
 
-        def run() -> None:
+        def job() -> None:
             try:
                 outcome.append((True, work(call)))
             except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
                 outcome.append((False, e))
             finally:
-                self.leave(call)
-                done.set()
+                try:
+                    self.leave(call)
+                finally:
+                    done.set()
 
-        worker = threading.Thread(target=run, name="ted-call", daemon=True)
         try:
-            worker.start()
+            _BESIDE.submit(job)
         except BaseException:
             self.leave(call)
             raise
@@ -155,3 +160,34 @@ class Model:
         if ok:
             return value
         raise value
+
+
+class _Beside:
+    """The thread that runs the main thread's cancellable calls, one after
+    another (started at the first; a forked child starts its own)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: "queue.SimpleQueue[Callable[[], None]]" = queue.SimpleQueue()
+        self._pid = -1
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            if self._pid != os.getpid():
+                self._jobs = queue.SimpleQueue()
+                threading.Thread(target=self._serve, args=(self._jobs,), name="ted-calls",
+                                 daemon=True).start()
+                self._pid = os.getpid()
+            self._jobs.put(job)
+
+    @staticmethod
+    def _serve(jobs: "queue.SimpleQueue[Callable[[], None]]") -> None:
+        while True:
+            job = jobs.get()
+            try:
+                job()
+            except BaseException:  # noqa: BLE001 - a job hands its own errors on
+                pass
+
+
+_BESIDE = _Beside()
