@@ -200,7 +200,8 @@ class Translator:
 
     Every call decodes through a session of its own and the C code runs
     without the GIL, so any number of Python threads may use one Translator
-    at once. `threads` sizes the thread pool of the matrix products (it is
+    at once. copy.copy and copy.deepcopy give other handles of the same
+    loaded model (close() closes one; the last frees the model). `threads` sizes the thread pool of the matrix products (it is
     process-wide: the last Translator made with a value sets it; None leaves
     it as it is: one thread unless set; at most the CPUs the process may use).
     Raises a ted.Error subclass, with the C library's message, when the
