@@ -61,7 +61,14 @@ if [ -x "$venv/bin/pip" ] &&
         >>"$work/pip.log" 2>&1; then
     ok python/pip-install
     wheel=$(cd "$work/wheel" && ls ted-*.whl)
-    tag=$(unzip -p "$work/wheel/$wheel" '*.dist-info/WHEEL' | sed -n 's/^Tag: //p')
+    tag=$("$PYTHON" - "$work/wheel/$wheel" <<'PY'
+import sys, zipfile
+wheel = zipfile.ZipFile(sys.argv[1])
+name = next(n for n in wheel.namelist() if n.endswith(".dist-info/WHEEL"))
+print(" ".join(line[5:] for line in wheel.read(name).decode().splitlines()
+               if line.startswith("Tag: ")))
+PY
+)
     taken=
     for version in 3.8 3.13; do
         "$venv/bin/pip" download -q --no-index --find-links "$work/wheel" --only-binary=:all: \
