@@ -2,13 +2,22 @@
 make builds libted.so ($(BUILD)/libted.so, the library compiled with -fPIC)
 and it is copied into the package, python/ted/libted.so, which ships it.
 TED_BUILD names the build folder (default build); SAN=1 builds the
-sanitized library into build-san, as `make SAN=1` does."""
+sanitized library into build-san, as `make SAN=1` does.
+
+The wheel is tagged py3-none-PLATFORM: the package is pure Python over a C
+library that it loads with ctypes, which no Python version's ABI touches,
+so one wheel serves every Python 3 of that platform."""
 import os
 import shutil
 import subprocess
 
 from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
+
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools before 70.1: the wheel package's
+    from wheel.bdist_wheel import bdist_wheel
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
@@ -35,4 +44,13 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(cmdclass={"build_py": BuildLibted}, distclass=BinaryDistribution)
+class PlatformWheel(bdist_wheel):
+    """py3-none-PLATFORM: any Python 3, no Python ABI, this platform."""
+
+    def get_tag(self):
+        _, _, platform = super().get_tag()
+        return "py3", "none", platform
+
+
+setup(cmdclass={"build_py": BuildLibted, "bdist_wheel": PlatformWheel},
+      distclass=BinaryDistribution)

@@ -35,6 +35,7 @@ typedef enum ted_status {
     TED_ERR_INPUT,     /* the text or token ids given are unusable */
     TED_ERR_NOMEM,     /* an allocation failed or a size would overflow */
     TED_ERR_ARGUMENT,  /* the caller passed an invalid argument */
+    TED_ERR_CANCELLED, /* a decode stopped because its ted_cancel was requested */
 } ted_status;
 
 #define TED_ERROR_MESSAGE_SIZE 1024
@@ -283,6 +284,34 @@ int ted_session_batch(const ted_session *session);
 /* Number of tokens fed by step() since encode(): the most of any row,
  * every row's unless rows joined later. */
 int ted_session_position(const ted_session *session);
+
+/* ------------------------------------------------------------------------ */
+/* Cancellation                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* A flag that stops decodes: a session that watches one fails its next
+ * encode() or step() with TED_ERR_CANCELLED once a stop is requested (so
+ * ted_decode stops between decoding steps), and the translate functions
+ * given one (ted_translate_call) stop so between steps and between
+ * batches, their workers included. The caller owns it; it must outlive
+ * the sessions and calls that watch it. */
+typedef struct ted_cancel ted_cancel;
+
+ted_status ted_cancel_new(ted_cancel **cancel, ted_error *err);
+void ted_cancel_free(ted_cancel *cancel);
+/* Requests the stop. Any thread may call it, and so may a signal handler
+ * (one lock-free atomic store). NULL does nothing. */
+void ted_cancel_request(ted_cancel *cancel);
+/* Withdraws the request, for the flag to serve another call. */
+void ted_cancel_reset(ted_cancel *cancel);
+/* Whether a stop is requested (false for NULL). */
+bool ted_cancel_requested(const ted_cancel *cancel);
+
+/* From now on, `session`'s encode() and step() fail with TED_ERR_CANCELLED
+ * ("cancelled before step N") while `cancel` is requested, and leave the
+ * session as it was: it may be freed, cleared or encoded again. NULL:
+ * watch none (the default). */
+void ted_session_watch(ted_session *session, const ted_cancel *cancel);
 
 /* Attention weights, for learning and inspection. When enabled, encode()
  * and step() keep every layer's weights for every head; when disabled
@@ -573,6 +602,26 @@ ted_status ted_translate_n_best(const ted_model *model, const char *const *sourc
 ted_status ted_translate_ids(const ted_model *model, const int *const *ids, const int *lengths,
                              int count, const ted_translate_options *options,
                              ted_translation *outputs, ted_error *err);
+
+/* A translation that a ted_cancel can stop: its options (NULL:
+ * ted_translate_model_options()) and the flag it watches (NULL: none). */
+typedef struct ted_translate_call {
+    const ted_translate_options *options;
+    const ted_cancel *cancel;
+} ted_translate_call;
+
+/* ted_translate_n_best and ted_translate_ids with call->options; once
+ * call->cancel is requested they stop between decoding steps and between
+ * batches and return TED_ERR_CANCELLED, with `outputs` holding nothing to
+ * free. */
+ted_status ted_translate_n_best_cancellable(const ted_model *model, const char *const *sources,
+                                            int count, const ted_translate_call *call,
+                                            ted_translation *outputs, int *unknown,
+                                            ted_error *err);
+ted_status ted_translate_ids_cancellable(const ted_model *model, const int *const *ids,
+                                         const int *lengths, int count,
+                                         const ted_translate_call *call,
+                                         ted_translation *outputs, ted_error *err);
 
 /* Frees the texts and hypotheses of `count` translations and zeroes them. */
 void ted_translations_free(ted_translation *translations, int count);

@@ -10,18 +10,18 @@ package; NumPy is the only Python dependency). The GIL is released during
 every call into C. docs/python.md documents every name.
 """
 from ._capi import library_path
-from ._errors import (ArgumentError, ConfigError, Error, FileError, FormatError, InputError,
-                      OutOfMemoryError, VocabError, WeightsError)
+from ._errors import (ArgumentError, CancelledError, ConfigError, Error, FileError, FormatError,
+                      InputError, OutOfMemoryError, VocabError, WeightsError)
 from ._translator import Candidate, Hypothesis, Step, Trace, Translator
 
 __version__ = "0.1.0"
 
 __all__ = ["Translator", "Hypothesis", "Trace", "Step", "Candidate", "Error", "FileError",
            "FormatError", "ConfigError", "WeightsError", "VocabError", "InputError",
-           "OutOfMemoryError", "ArgumentError", "library_path", "__version__"]
+           "OutOfMemoryError", "ArgumentError", "CancelledError", "library_path", "__version__"]
 
 for _public in (Translator, Hypothesis, Trace, Step, Candidate, Error, FileError, FormatError,
                 ConfigError, WeightsError, VocabError, InputError, OutOfMemoryError,
-                ArgumentError):
+                ArgumentError, CancelledError):
     _public.__module__ = "ted"
 del _public

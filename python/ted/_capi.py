@@ -15,7 +15,7 @@ ERROR_MESSAGE_SIZE = 1024
 
 # ted_status
 OK, ERR_IO, ERR_FORMAT, ERR_CONFIG, ERR_WEIGHTS, ERR_VOCAB, ERR_INPUT, ERR_NOMEM, \
-    ERR_ARGUMENT = range(9)
+    ERR_ARGUMENT, ERR_CANCELLED = range(10)
 # ted_decoding_strategy
 DECODE_GREEDY, DECODE_BEAM, DECODE_SAMPLE = range(3)
 # ted_length_normalization
@@ -56,6 +56,10 @@ class TranslateOptions(Structure):
                 ("workers", c_int), ("max_length", c_int),
                 ("first_index", c_uint64), ("progress", c_void_p), ("progress_data", c_void_p),
                 ("languages", Languages)]
+
+
+class TranslateCall(Structure):
+    _fields_ = [("options", POINTER(TranslateOptions)), ("cancel", c_void_p)]
 
 
 class Hypothesis(Structure):
@@ -136,6 +140,15 @@ def _declare(lib: ctypes.CDLL) -> None:
                                           POINTER(TranslateOptions), POINTER(Translation),
                                           POINTER(c_int), err]),
         "ted_translations_free": (None, [POINTER(Translation), c_int]),
+        "ted_cancel_new": (status, [POINTER(c_void_p), err]),
+        "ted_cancel_free": (None, [c_void_p]),
+        "ted_cancel_request": (None, [c_void_p]),
+        "ted_cancel_requested": (c_bool, [c_void_p]),
+        "ted_session_watch": (None, [session, c_void_p]),
+        "ted_translate_n_best_cancellable": (status, [model, POINTER(c_char_p), c_int,
+                                                      POINTER(TranslateCall),
+                                                      POINTER(Translation), POINTER(c_int),
+                                                      err]),
         "ted_set_threads": (None, [c_int]),
         "ted_cpu_kernels": (c_char_p, []),
     }
@@ -152,4 +165,5 @@ sizes = {"ted_error": ctypes.sizeof(Error_), "ted_translate_options":
          ctypes.sizeof(TranslateOptions), "ted_translation": ctypes.sizeof(Translation),
          "ted_source": ctypes.sizeof(Source), "ted_attention_view":
          ctypes.sizeof(AttentionView), "ted_decode_options": ctypes.sizeof(DecodeOptions),
-         "ted_languages": ctypes.sizeof(Languages)}
+         "ted_languages": ctypes.sizeof(Languages),
+         "ted_translate_call": ctypes.sizeof(TranslateCall)}

@@ -62,9 +62,15 @@ class ArgumentError(Error):
     status = _capi.ERR_ARGUMENT
 
 
+class CancelledError(Error):
+    """A call stopped between decoding steps because its Translator was
+    closed meanwhile (from another thread)."""
+    status = _capi.ERR_CANCELLED
+
+
 _BY_STATUS = {cls.status: cls for cls in (FileError, FormatError, ConfigError, WeightsError,
                                           VocabError, InputError, OutOfMemoryError,
-                                          ArgumentError)}
+                                          ArgumentError, CancelledError)}
 
 
 def from_status(status: int, message: str) -> Error:
@@ -74,5 +80,9 @@ def from_status(status: int, message: str) -> Error:
 
 def check(status: int, err: _capi.Error_, prefix: str = "") -> None:
     """Raises the error `err` holds when `status` is not TED_OK."""
+    if status == _capi.ERR_CANCELLED:
+        # the package requests a call's flag when its Translator is closed
+        # (Ctrl-C raises KeyboardInterrupt instead of this error)
+        prefix = "the Translator was closed during the call: " + prefix
     if status != _capi.OK:
         raise from_status(status, prefix + err.message.decode("utf-8", "replace"))

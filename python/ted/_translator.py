@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
+import operator
 import os
 from ctypes import POINTER, byref, c_char_p, c_float, c_int, c_void_p
 from dataclasses import dataclass, field
@@ -12,6 +14,7 @@ import numpy as np
 
 from . import _capi
 from ._errors import ArgumentError, InputError, check
+from ._model import CLOSED, Call, Model
 
 lib = _capi.lib
 
@@ -38,6 +41,42 @@ def _early_stopping(value: Any) -> Optional[int]:
 
 def _code_bytes(code: Optional[str]) -> Optional[bytes]:
     return None if code is None else code.encode("utf-8")
+
+
+def _uses_model(method: Any) -> Any:
+    """The method runs as one call of the Translator's model (Model.enter):
+    a closed Translator raises ted.ArgumentError, and close() waits for it."""
+    @functools.wraps(method)
+    def wrapper(self: "Translator", *args: Any, **kwargs: Any) -> Any:
+        owner = self._loaded()
+        call = owner.enter()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            owner.leave(call)
+    return wrapper
+
+
+def _token_id(what: str, value: Any, count: int) -> int:
+    """A token id: a whole number (int or a NumPy integer; else TypeError)
+    from 0 to count - 1 (else ted.ArgumentError)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("%s: expected a token id (int), got %s" % (what, type(value).__name__))
+    try:
+        i = operator.index(value)
+    except TypeError:
+        raise TypeError("%s: expected a token id (int), got %s" %
+                        (what, type(value).__name__)) from None
+    if not 0 <= i < count:
+        raise ArgumentError("%s: %d is not a token id of the vocabulary (0 to %d)" %
+                            (what, i, count - 1))
+    return i
+
+
+def _no_nul(what: str, value: Union[str, bytes]) -> None:
+    """Refuses a NUL character, which would end the string in C."""
+    if ("\0" if isinstance(value, str) else b"\0") in value:
+        raise ArgumentError("%s: %r contains a NUL character" % (what, value))
 
 
 @dataclass
@@ -112,10 +151,11 @@ class Trace:
 
 def _text_bytes(text: Union[str, bytes], what: str) -> bytes:
     """A text as the C library takes it: UTF-8 bytes. A str with lone
-    surrogates and bytes that are not UTF-8 go through as they are, for the
-    library to refuse with its message; a NUL byte cannot."""
+    surrogates (each encoded as its three bytes) and bytes that are not
+    UTF-8 go through as they are, for the library to refuse with its
+    message (ted.InputError); a NUL byte cannot."""
     if isinstance(text, str):
-        data = text.encode("utf-8", "surrogateescape")
+        data = text.encode("utf-8", "surrogatepass")
     elif isinstance(text, (bytes, bytearray)):
         data = bytes(text)
     else:
@@ -160,7 +200,8 @@ class Translator:
 
     Every call decodes through a session of its own and the C code runs
     without the GIL, so any number of Python threads may use one Translator
-    at once. `threads` sizes the thread pool of the matrix products (it is
+    at once. copy.copy and copy.deepcopy give other handles of the same
+    loaded model (close() closes one; the last frees the model). `threads` sizes the thread pool of the matrix products (it is
     process-wide: the last Translator made with a value sets it; None leaves
     it as it is: one thread unless set; at most the CPUs the process may use).
     Raises a ted.Error subclass, with the C library's message, when the
@@ -168,17 +209,23 @@ class Translator:
 
     def __init__(self, model_dir: Union[str, "os.PathLike[str]"],
                  threads: Optional[int] = None) -> None:
-        self._model = c_void_p()
         self.model_dir = os.fspath(model_dir)
+        _no_nul("model_dir", self.model_dir)
         if threads is not None:
             _whole("threads", threads, 1, THREADS_MAX)
+        try:
+            path = os.fsencode(self.model_dir)
+        except UnicodeEncodeError as e:
+            raise ArgumentError("model_dir: %r is not a file name (%s)" %
+                                (self.model_dir, e.reason)) from None
+        pointer = c_void_p()
         err = _capi.Error_()
-        status = lib.ted_model_load(os.fsencode(self.model_dir), byref(self._model),
-                                    byref(err))
-        check(status, err)
+        check(lib.ted_model_load(path, byref(pointer), byref(err)), err)
+        self._owner = Model(pointer)
+        self._open = True
         if threads is not None:
             lib.ted_set_threads(threads)
-        text = lib.ted_config_json(lib.ted_model_config(self._model))
+        text = lib.ted_config_json(lib.ted_model_config(pointer))
         if not text:
             raise MemoryError("ted: out of memory")
         try:
@@ -187,18 +234,43 @@ class Translator:
             lib.ted_free(text)
         model, tokenizer = self._config["model"], self._config["tokenizer"]
         self._vocab = int(model["tgt_vocab_size"])
+        self._source_vocab = int(model["src_vocab_size"])
         self._bos = int(tokenizer.get("decoder_start_id", tokenizer["bos_id"]))
         self._eos = int(tokenizer["eos_id"])
         self._layers = (int(model["encoder_layers"]), int(model["decoder_layers"]))
         self._languages = self._find_languages()
+        self._language_checks: Dict[Any, None] = {}
+
+    @property
+    def _model(self) -> Optional[int]:
+        """The C model, while a call (Model.enter) holds it."""
+        return self._owner.pointer
 
     def close(self) -> None:
-        """Frees the model now (it is freed when the Translator is garbage
-        collected otherwise). No call may run or follow."""
-        model = getattr(self, "_model", None)
-        if model:
-            self._model = c_void_p()
-            lib.ted_model_free(model)
+        """Closes this Translator: its calls raise ted.ArgumentError from
+        now on. The model is freed once no copy of it is open: the calls
+        still running (on other threads) stop at their next decoding step
+        with ted.CancelledError, and close() waits for them to end. It is
+        freed when the Translator is garbage collected otherwise."""
+        if self.__dict__.pop("_open", False):
+            self._owner.release()
+
+    def __copy__(self) -> "Translator":
+        """Another handle of the same loaded model (not a second load):
+        each closes alone, and the model is freed with the last."""
+        owner = self._loaded()
+        other = object.__new__(Translator)
+        other.__dict__.update(self.__dict__)
+        owner.share()
+        other._open = True
+        return other
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "Translator":
+        return self.__copy__()
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("a ted.Translator cannot be pickled: load the model again in the "
+                        "other process (ted.Translator(%r))" % self.model_dir)
 
     def __enter__(self) -> "Translator":
         return self
@@ -212,10 +284,10 @@ class Translator:
         except Exception:  # noqa: BLE001 - the interpreter is shutting down
             pass
 
-    def _loaded(self) -> c_void_p:
-        if not self._model:
-            raise ArgumentError("the Translator is closed")
-        return self._model
+    def _loaded(self) -> Model:
+        if not self.__dict__.get("_open"):
+            raise ArgumentError(CLOSED)
+        return self._owner
 
     def __repr__(self) -> str:
         return "ted.Translator(%r)" % self.model_dir
@@ -261,16 +333,14 @@ class Translator:
 
     def _prepare(self, text: Union[str, bytes], what: str, source_lang: Optional[str] = None,
                  target_lang: Optional[str] = None) -> _capi.Source:
-        self._loaded()
-        languages = _capi.Languages()
-        languages.source = _code_bytes(self._check_language("source", source_lang))
-        languages.target = _code_bytes(self._check_language("target", target_lang))
+        languages = self._language_codes(source_lang, target_lang)
         source = _capi.Source()
         err = _capi.Error_()
         check(lib.ted_prepare_source(self._model, _text_bytes(text, what), byref(languages),
                                      byref(source), byref(err)), err, what + ": ")
         return source
 
+    @_uses_model
     def tokenize(self, text: Union[str, bytes], *, source_lang: Optional[str] = None,
                  target_lang: Optional[str] = None) -> List[int]:
         """The source token ids of `text`, as the encoder takes them: the
@@ -286,10 +356,10 @@ class Translator:
         finally:
             lib.ted_source_free(byref(source))
 
+    @_uses_model
     def tokenize_target(self, text: Union[str, bytes]) -> List[int]:
         """The target token ids of `text`, without BOS or EOS (what
         Translator.logits feeds)."""
-        self._loaded()
         ids = POINTER(c_int)()
         count, unknown = c_int(), c_int()
         err = _capi.Error_()
@@ -300,12 +370,15 @@ class Translator:
         finally:
             lib.ted_free(ids)
 
+    @_uses_model
     def detokenize(self, ids: Sequence[int]) -> str:
         """Target ids back to text (stops at EOS; BOS and padding are
-        skipped), as translations are made."""
-        self._loaded()
-        array = (c_int * len(ids))(*[int(i) for i in ids])
-        text = lib.ted_decode_target(self._model, array, len(ids))
+        skipped), as translations are made. An id that is not a whole
+        number raises TypeError; one outside the target vocabulary,
+        ted.ArgumentError."""
+        checked = [_token_id("ids[%d]" % k, i, self._vocab) for k, i in enumerate(ids)]
+        array = (c_int * len(checked))(*checked)
+        text = lib.ted_decode_target(self._model, array, len(checked))
         if not text:
             raise MemoryError("ted: out of memory")
         try:
@@ -313,16 +386,21 @@ class Translator:
         finally:
             lib.ted_free(text)
 
+    @_uses_model
     def source_token(self, id: int) -> str:
-        """The token of a source id ("" when out of range)."""
-        return self._source_token(int(id))
+        """The token of a source id (ted.ArgumentError outside the source
+        vocabulary, TypeError for what is no whole number)."""
+        return self._source_token(_token_id("id", id, self._source_vocab))
 
+    @_uses_model
     def target_token(self, id: int) -> str:
-        """The token of a target id ("" when out of range)."""
-        return self._target_token(int(id))
+        """The token of a target id (ted.ArgumentError outside the target
+        vocabulary, TypeError for what is no whole number)."""
+        return self._target_token(_token_id("id", id, self._vocab))
 
     # ---------------------------------------------------------- translation
 
+    @_uses_model
     def options(self, *, beam_size: Optional[int] = None, n_best: int = 1,
                 sample: bool = False, temperature: Optional[float] = None,
                 top_k: Optional[int] = None, top_p: Optional[float] = None,
@@ -334,7 +412,7 @@ class Translator:
         """The C options translate() decodes with: the model's config.yaml
         defaults (ted_translate_model_options) with the arguments applied,
         checked as `ted translate` checks its options."""
-        o = lib.ted_translate_model_options(self._loaded())
+        o = lib.ted_translate_model_options(self._model)
         d = o.decode
         if beam_size is not None and sample:
             raise ArgumentError("beam_size and sample exclude each other")
@@ -406,9 +484,34 @@ class Translator:
         check(lib.ted_translate_options_check(self._model, byref(o), byref(err)), err)
         return o
 
+    def _language_codes(self, source_lang: Optional[str],
+                        target_lang: Optional[str]) -> _capi.Languages:
+        """The languages of a call, checked: a code the model does not know,
+        or none where the model needs one (a multilingual model's target
+        language), raises ted.ArgumentError. The library decides what a
+        model needs (ted_prepare_source of an empty text, once per pair)."""
+        languages = _capi.Languages()
+        languages.source = _code_bytes(self._check_language("source", source_lang))
+        languages.target = _code_bytes(self._check_language("target", target_lang))
+        if (source_lang, target_lang) not in self._language_checks:
+            source = _capi.Source()
+            err = _capi.Error_()
+            status = lib.ted_prepare_source(self._model, b"", byref(languages), byref(source),
+                                            byref(err))
+            lib.ted_source_free(byref(source))
+            if status == _capi.ERR_INPUT:
+                raise ArgumentError(err.message.decode("utf-8", "replace"))
+            check(status, err)
+            self._language_checks[(source_lang, target_lang)] = None
+        return languages
+
     def _check_language(self, kind: str, code: Optional[str]) -> Optional[str]:
         if code is None:
             return None
+        if not isinstance(code, str):
+            raise TypeError("%s_lang: expected a language code (str), got %s" %
+                            (kind, type(code).__name__))
+        _no_nul(kind + "_lang", code)
         known = self._languages[kind]
         if code not in known:  # an ISO code ("fr" for "fra_Latn"), or refused with a hint
             found = c_char_p()
@@ -428,6 +531,7 @@ class Translator:
     @overload
     def translate(self, texts: Sequence[str], **options: Any) -> List[Any]: ...
 
+    @_uses_model
     def translate(self, texts: Union[str, bytes, Sequence[Union[str, bytes]]], *,
                   beam_size: Optional[int] = None, n_best: int = 1, sample: bool = False,
                   temperature: Optional[float] = None, top_k: Optional[int] = None,
@@ -466,8 +570,7 @@ class Translator:
                          max_length=max_length, length_penalty=length_penalty,
                          length_normalization=length_normalization,
                          early_stopping=early_stopping, batch_size=batch_size)
-        o.languages.source = _code_bytes(self._check_language("source", source_lang))
-        o.languages.target = _code_bytes(self._check_language("target", target_lang))
+        o.languages = self._language_codes(source_lang, target_lang)
         data = [_text_bytes(t, "text %d" % i if not single else "text")
                 for i, t in enumerate(items)]
         texts_only = not return_scores and n_best == 1
@@ -488,12 +591,19 @@ class Translator:
         count = len(data)
         if count == 0:
             return []
-        n_best = o.decode.n_best
+        return self._owner.run(lambda call: self._translate_call(call, data, o, texts_only),
+                               cancellable=True)
+
+    def _translate_call(self, call: Call, data: List[bytes], o: _capi.TranslateOptions,
+                        texts_only: bool) -> List[Any]:
+        count, n_best = len(data), o.decode.n_best
         sources = (c_char_p * count)(*data)
         outputs = (_capi.Translation * (count * n_best))()
         err = _capi.Error_()
-        status = lib.ted_translate_n_best(self._model, sources, count, byref(o), outputs, None,
-                                          byref(err))
+        translate_call = _capi.TranslateCall(ctypes.pointer(o), call.flag)
+        status = lib.ted_translate_n_best_cancellable(self._model, sources, count,
+                                                      byref(translate_call), outputs, None,
+                                                      byref(err))
         check(status, err)
         try:
             if texts_only:
@@ -514,10 +624,21 @@ class Translator:
 
     # -------------------------------------------------------------- learners
 
-    def _session(self) -> c_void_p:
+    def _cancellable(self, work: Any, *args: Any) -> Any:
+        """work(call, *args) as one call of the model whose flag close()
+        requests (the sessions of _session watch it)."""
+        owner = self._loaded()
+        call = owner.enter(cancellable=True)
+        try:
+            return work(call, *args)
+        finally:
+            owner.leave(call)
+
+    def _session(self, call: Call) -> c_void_p:
         session = c_void_p()
         err = _capi.Error_()
         check(lib.ted_session_new(self._model, byref(session), byref(err)), err)
+        lib.ted_session_watch(session, call.flag)
         return session
 
     def logits(self, source: Union[str, bytes], target: Union[str, bytes], *,
@@ -530,6 +651,10 @@ class Translator:
         target vocabulary), row i the logits that predict decoder input
         i + 1, the last row those that predict EOS. The same numbers `ted
         logits` prints."""
+        return self._cancellable(self._logits, source, target, source_lang, target_lang)
+
+    def _logits(self, call: Call, source: Union[str, bytes], target: Union[str, bytes],
+                source_lang: Optional[str], target_lang: Optional[str]) -> np.ndarray:
         src = self._prepare(source, "source", source_lang, target_lang)
         session = c_void_p()
         try:
@@ -537,7 +662,7 @@ class Translator:
                 raise InputError("source: the source is empty")
             target_ids = [src.prefix_ids[i] for i in range(src.prefix_count)]
             target_ids += self.tokenize_target(target)
-            session = self._session()
+            session = self._session(call)
             err = _capi.Error_()
             ids = (POINTER(c_int) * 1)(src.ids)
             check(lib.ted_session_encode(session, ids, byref(c_int(src.count)), 1,
@@ -580,22 +705,31 @@ class Translator:
         """The greedy decode of `source`, step by step, with every attention
         weight kept (as `ted attention` and the explorer show them).
 
-        Each step feeds the token chosen before (BOS first) and chooses the
-        next: the most likely token that is not banned, or force[step] when
-        `force` (a dict {step: target id}, steps from 0) names the step. It
-        stops at EOS or at the model's length limit (max_length: at most
+        Steps count from 1, as `ted step --force N:TOKEN` and the explorer
+        count them. Each step feeds the token chosen before (BOS first) and
+        chooses the next: the most likely token that is not banned, or
+        force[step] when `force` (a dict {step: target id}) names the step.
+        It stops at EOS or at the model's length limit (max_length: at most
         that many steps). Probabilities are the softmax of the logits; the
         top_k candidates are the most likely tokens that are not banned.
         source_lang / target_lang: as translate takes them; a target code
         the model forces is the first step's token unless `force` names
-        step 0. Returns a Trace."""
-        force = dict(force or {})
+        step 1. Returns a Trace."""
+        forced: Dict[int, int] = {}
         _whole("top_k", top_k, 1, self._vocab)
-        for step, token in force.items():
-            _whole("force step", step, 0, MAX_LENGTH_MAX)
+        for step, token in dict(force or {}).items():
+            _whole("force step", step, 1, MAX_LENGTH_MAX)
             _whole("force[%d]" % step, token, 0, self._vocab - 1)
+            forced[step - 1] = token
         if max_length is not None:
             _whole("max_length", max_length, 1, MAX_LENGTH_MAX)
+        return self._cancellable(self._trace, source, forced, top_k, max_length, source_lang,
+                                 target_lang)
+
+    def _trace(self, call: Call, source: Union[str, bytes], force: Dict[int, int], top_k: int,
+               max_length: Optional[int], source_lang: Optional[str],
+               target_lang: Optional[str]) -> Trace:
+        """trace(), `force` keyed by the step's index from 0."""
         src = self._prepare(source, "source", source_lang, target_lang)
         session = c_void_p()
         try:
@@ -605,7 +739,7 @@ class Translator:
                 force.setdefault(step, src.prefix_ids[step])
             source_ids = [src.ids[i] for i in range(src.count)]
             limit = lib.ted_max_target_length(self._model, src.count, max_length or 0)
-            session = self._session()
+            session = self._session(call)
             lib.ted_session_keep_attention(session, True)
             err = _capi.Error_()
             ids = (POINTER(c_int) * 1)(src.ids)
@@ -653,7 +787,7 @@ class Translator:
                                     logit=float(row[top_ids[i]]),
                                     probability=float(probabilities[top_ids[i]]))
                           for i in range(k)]
-            steps.append(Step(index=t, input=token.value, chosen=chosen,
+            steps.append(Step(index=t + 1, input=token.value, chosen=chosen,
                               token=self._target_token(chosen),
                               probability=float(probabilities[chosen]), forced=forced,
                               candidates=candidates,

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +105,11 @@ static const char usage[] =
     "A progress line (sentences done, sentences/s, time left) goes to standard\n"
     "error when it is a terminal. Words missing from the source vocabulary are\n"
     "translated as unknown (<unk>) and reported on standard error. A line longer\n"
-    "than 4 MiB is an error, naming the line.\n";
+    "than 4 MiB is an error, naming the line.\n"
+    "\n"
+    "SIGINT (Ctrl-C) stops the translation between decoding steps: the lines\n"
+    "translated before stay written (-o FILE: FILE is left as it was), and the exit\n"
+    "status is 130. A second SIGINT ends the program at once.\n";
 
 /* Lines are translated in chunks of CHUNK_LINES, or fewer once they hold
  * CHUNK_BYTES, so output starts before input ends and memory stays bounded
@@ -176,6 +181,40 @@ static void on_progress(void *data, int done, int total)
     progress_show(p, false);
 }
 
+/* ---- SIGINT ------------------------------------------------------------------ */
+
+/* The exit status after SIGINT, as a shell reports a program it ended. */
+enum { INTERRUPTED_STATUS = 128 + SIGINT };
+
+/* SIGINT requests the flag the translations watch (they stop between
+ * decoding steps) and puts back the action there was before, so that a
+ * second SIGINT takes it (ending the program, after removing a temporary
+ * output file). */
+static ted_cancel *interrupt_flag;
+static struct sigaction interrupt_previous;
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int signal_number)
+{
+    (void)signal_number;
+    interrupted = 1;
+    ted_cancel_request(interrupt_flag);
+    sigaction(SIGINT, &interrupt_previous, NULL);
+}
+
+/* Installs on_interrupt, unless SIGINT is ignored (a shell's background
+ * job); true when it did. No SA_RESTART: a read of the input that SIGINT
+ * interrupts returns. */
+static bool catch_interrupt(void)
+{
+    struct sigaction action = {.sa_handler = on_interrupt};
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGINT, NULL, &interrupt_previous) != 0 ||
+        interrupt_previous.sa_handler == SIG_IGN)
+        return false;
+    return sigaction(SIGINT, &action, NULL) == 0;
+}
+
 /* The lines of a chunk as sources, each line tokenized once. */
 typedef struct encoded_lines {
     ted_source *sources;  /* (count) */
@@ -220,6 +259,22 @@ static int encode_lines(const translate_job *job, const char *const *lines, int 
     return 0;
 }
 
+/* The sentences of `e` translated with the job's options, watching the
+ * SIGINT flag: 0, 1 after the library's message, or INTERRUPTED_STATUS
+ * (which run() reports). */
+static int translate_encoded(translate_job *job, const encoded_lines *e,
+                             ted_translation *outputs)
+{
+    ted_error err = {0};
+    ted_translate_call call = {&job->options, interrupt_flag};
+    ted_status s = ted_translate_ids_cancellable(job->model, e->ids, e->lengths, e->count, &call,
+                                                 outputs, &err);
+    progress_clear(&job->progress);  /* standard output may be the same terminal */
+    if (s == TED_ERR_CANCELLED)
+        return INTERRUPTED_STATUS;
+    return s == TED_OK ? 0 : cli_error("%s", err.message);
+}
+
 /* One hypothesis as an n-best line (see the usage). */
 static void print_moses(const translate_job *job, long index, const ted_translation *t)
 {
@@ -261,14 +316,9 @@ static int translate_chunk(translate_job *job, const char *const *lines, int cou
     ted_translation *outputs = calloc((size_t)count * n_best, sizeof *outputs);
     int status = outputs ? encode_lines(job, lines, count, NULL, &e) : cli_error("out of memory");
     if (status == 0) {
-        ted_error err = {0};
         job->options.first_index = (uint64_t)(job->first_line - 1);
         job->progress.done_before = job->first_line - 1;
-        ted_status s = ted_translate_ids(job->model, e.ids, e.lengths, count,
-                                         &job->options, outputs, &err);
-        progress_clear(&job->progress);  /* standard output may be the same terminal */
-        if (s != TED_OK)
-            status = cli_error("%s", err.message);
+        status = translate_encoded(job, &e, outputs);
     }
     if (status == 0) {
         write_translations(job, lines, &e, outputs);
@@ -381,14 +431,9 @@ static int translate_documents(translate_job *job, const char *const *texts,
     if (status == 0)
         status = encode_lines(job, c.sentences, c.total, c.line_of, &e);
     if (status == 0) {
-        ted_error err = {0};
         job->options.first_index = (uint64_t)job->sentences_done;
         job->progress.done_before = job->sentences_done;
-        ted_status s = ted_translate_ids(job->model, e.ids, e.lengths, c.total, &job->options,
-                                         outputs, &err);
-        progress_clear(&job->progress);
-        if (s != TED_OK)
-            status = cli_error("%s", err.message);
+        status = translate_encoded(job, &e, outputs);
     }
     if (status == 0) {
         status = write_documents(job, &c, &e, outputs, lengths == NULL);
@@ -459,7 +504,7 @@ static int translate_stream(translate_job *job, FILE *in, const char *in_name)
     size_t capacity[CHUNK_LINES] = {0};
     int count = 0, status = 0, got;
     size_t length, bytes = 0;
-    while (status == 0 &&
+    while (status == 0 && !interrupted &&
            (got = cli_read_bounded_line(in, job->input, job->first_line + count, &lines[count],
                                         &capacity[count], &length)) != CLI_LINE_END) {
         if (got == CLI_LINE_ERROR) {
@@ -474,9 +519,9 @@ static int translate_stream(translate_job *job, FILE *in, const char *in_name)
             }
         }
     }
-    if (status == 0 && ferror(in))
+    if (status == 0 && !interrupted && ferror(in))
         status = cli_error("cannot read %s: %s", in_name, strerror(errno));
-    if (status == 0 && count > 0)
+    if (status == 0 && !interrupted && count > 0)
         status = translate_lines(job, (const char *const *)lines, count);
     for (int i = 0; i < CHUNK_LINES; i++)
         free(lines[i]);
@@ -561,6 +606,33 @@ static bool take_seed(cli_args *a, const char *option, uint64_t *out)
     return true;
 }
 
+/* The TEXT operands, the page or the stream, SIGINT stopping the
+ * translation between decoding steps (INTERRUPTED_STATUS, said here). The
+ * flag stays allocated for the program's life: a signal may reach another
+ * thread while this one goes on. */
+static int translate_input(translate_job *job, const cli_args *a, FILE *in, const char *input)
+{
+    ted_error err = {0};
+    if (!interrupt_flag && ted_cancel_new(&interrupt_flag, &err))
+        return cli_error("translate: %s", err.message);
+    bool caught = catch_interrupt();
+    int status;
+    if (a->operand_count > 0)
+        status = translate_lines(job, a->operands, a->operand_count);
+    else if (job->document.format == DOCUMENT_HTML)
+        status = translate_page(job, in, input ? input : "the standard input");
+    else
+        status = translate_stream(job, in, input ? input : "the standard input");
+    if (caught)
+        sigaction(SIGINT, &interrupt_previous, NULL);
+    if (!interrupted)
+        return status;
+    progress_clear(&job->progress);
+    cli_error("translate: interrupted (SIGINT): the translation stopped between decoding "
+              "steps");
+    return INTERRUPTED_STATUS;
+}
+
 static int run(translate_job *job, const cli_args *a, const char *input, const char *output)
 {
     if (input && a->operand_count > 0)
@@ -586,12 +658,7 @@ static int run(translate_job *job, const cli_args *a, const char *input, const c
             job->options.progress_data = p;
         }
         job->input = input;
-        if (a->operand_count > 0)
-            status = translate_lines(job, a->operands, a->operand_count);
-        else if (job->document.format == DOCUMENT_HTML)
-            status = translate_page(job, in, input ? input : "the standard input");
-        else
-            status = translate_stream(job, in, input ? input : "the standard input");
+        status = translate_input(job, a, in, input);
         if (p->on && status == 0 && p->done > 0)
             progress_show(p, true);
         status = cli_output_close(&out, status);

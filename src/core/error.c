@@ -16,6 +16,7 @@ const char *ted_status_name(ted_status status)
     case TED_ERR_INPUT: return "invalid input";
     case TED_ERR_NOMEM: return "out of memory";
     case TED_ERR_ARGUMENT: return "invalid argument";
+    case TED_ERR_CANCELLED: return "cancelled";
     }
     return "unknown status";
 }

@@ -55,6 +55,12 @@ void ted_session_keep_encoder_attention(ted_session *s, bool keep)
         s->encoder_attention_unwanted = !keep;
 }
 
+void ted_session_watch(ted_session *s, const ted_cancel *cancel)
+{
+    if (s)
+        s->cancel = cancel;
+}
+
 static ted_status check_max_steps(const ted_config *c, int max_steps, const char *who,
                                   ted_error *err)
 {
@@ -95,6 +101,9 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
     const ted_config *c = &s->model->config;
     if (batch < 1 || !source_ids || !source_lengths)
         return ted_fail(err, TED_ERR_ARGUMENT, "encode: empty batch");
+    if (ted_cancel_requested(s->cancel))
+        return ted_fail(err, TED_ERR_CANCELLED, "cancelled before the encoder "
+                        "(ted_cancel_request)");
     ted_status status = check_max_steps(c, max_steps, "encode", err);
     if (!status)
         status = check_sources(c, source_ids, source_lengths, batch, err);
@@ -159,6 +168,9 @@ ted_status ted_session_step(ted_session *s, const int *tokens, const float **log
     const ted_config *c = &s->model->config;
     if (s->batch < 1)
         return ted_fail(err, TED_ERR_ARGUMENT, "step: no source encoded");
+    if (ted_cancel_requested(s->cancel))
+        return ted_fail(err, TED_ERR_CANCELLED, "cancelled before step %d (ted_cancel_request)",
+                        ted_session_position(s) + 1);
     if (ted_session_position(s) >= s->step_limit)
         return ted_fail(err, TED_ERR_ARGUMENT, "step: all %d steps of this decode are used",
                         s->step_limit);

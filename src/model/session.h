@@ -50,6 +50,7 @@ struct ted_session {
     bool keep_encoder_attention;  /* the encoder's weights too, since the last encode */
     bool encodes;              /* laid out for encode() (the encoder's buffers); an
                                 * empty session that rows join has none */
+    const ted_cancel *cancel;  /* watched by encode() and step() (ted_session_watch) */
 
     int batch;             /* active rows */
     int source_len;        /* room per row for source positions: the longest source of

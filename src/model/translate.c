@@ -380,6 +380,7 @@ static int batch_length(const source_batch *src, int first, const ted_translate_
 typedef struct translation_run {
     const source_batch *src;
     const ted_translate_options *o;
+    const ted_cancel *cancel;  /* watched by every worker's session; NULL: none */
     ted_translation *outputs;
     int *starts;          /* (batches + 1) */
     int batches;
@@ -405,6 +406,9 @@ static ted_status run_batches(translation_run *run, ted_session *session, ted_er
         int k = atomic_fetch_add(&run->next, 1);
         if (k >= run->batches || atomic_load(&run->failed))
             return TED_OK;
+        if (ted_cancel_requested(run->cancel))
+            return ted_fail(err, TED_ERR_CANCELLED, "translate: cancelled before a batch "
+                            "(ted_cancel_request)");
         int first = run->starts[k], n = run->starts[k + 1] - first;
         ted_status s = translate_batch(session, run->src, first, n, run->o, run->outputs, err);
         if (s)
@@ -422,6 +426,7 @@ static void *worker_main(void *arg)
     translate_worker *w = arg;
     ted_session *session = NULL;
     w->status = ted_session_new(w->model, &session, &w->err);
+    ted_session_watch(session, w->run->cancel);
     if (!w->status)
         w->status = run_batches(w->run, session, &w->err);
     if (w->status)
@@ -458,10 +463,11 @@ static ted_status run_workers(const ted_model *m, translation_run *run, int coun
 /* Decodes the ordered sentences in batches (batch_length), on o->workers
  * workers at most. */
 static ted_status translate_ordered(const ted_model *m, const source_batch *src, int count,
-                                    const ted_translate_options *o, ted_translation *outputs,
+                                    const ted_translate_call *call, ted_translation *outputs,
                                     ted_error *err)
 {
-    translation_run run = {.src = src, .o = o, .outputs = outputs,
+    const ted_translate_options *o = call->options;
+    translation_run run = {.src = src, .o = o, .cancel = call->cancel, .outputs = outputs,
                            .done = count - src->ordered, .total = count};
     run.starts = ted_alloc((size_t)src->ordered + 1, sizeof(int), "batches", err);
     if (!run.starts)
@@ -480,15 +486,16 @@ static ted_status translate_ordered(const ted_model *m, const source_batch *src,
 }
 
 /* Decodes the sentences of `src`, shortest first, in the batches of
- * translate_ordered; blank ones get empty hypotheses. */
+ * translate_ordered; blank ones get empty hypotheses. call->options are
+ * checked. */
 static ted_status translate_sources(const ted_model *m, source_batch *src, int count,
-                                    const ted_translate_options *o, ted_translation *outputs,
+                                    const ted_translate_call *call, ted_translation *outputs,
                                     ted_error *err)
 {
-    size_t total = (size_t)count * o->decode.n_best;
+    size_t total = (size_t)count * call->options->decode.n_best;
     ted_status s = order_by_length(src, count, err);
     if (!s)
-        s = translate_ordered(m, src, count, o, outputs, err);
+        s = translate_ordered(m, src, count, call, outputs, err);
     /* blank sentences: empty hypotheses */
     for (size_t i = 0; !s && i < total; i++)
         if (!outputs[i].text && !(outputs[i].text = calloc(1, 1)))
@@ -499,17 +506,20 @@ static ted_status translate_sources(const ted_model *m, source_batch *src, int c
     return s;
 }
 
-ted_status ted_translate_ids(const ted_model *m, const int *const *ids, const int *lengths,
-                             int count, const ted_translate_options *options,
-                             ted_translation *outputs, ted_error *err)
+ted_status ted_translate_ids_cancellable(const ted_model *m, const int *const *ids,
+                                         const int *lengths, int count,
+                                         const ted_translate_call *call,
+                                         ted_translation *outputs, ted_error *err)
 {
     TED_REQUIRE(m, err);
+    TED_REQUIRE(call, err);
     TED_REQUIRE(outputs, err);
     if (count > 0 && (!ids || !lengths))
         return ted_fail(err, TED_ERR_ARGUMENT, "translate: %d sentences but no ids", count);
     ted_translate_options o;
+    ted_translate_call checked = {&o, call->cancel};
     ted_source empty = {0};  /* what a blank source is, and the prefix of every one */
-    ted_status s = prepare(m, options, count, outputs, &o, err);
+    ted_status s = prepare(m, call->options, count, outputs, &o, err);
     if (!s)
         s = ted_prepare_source(m, "", &o.languages, &empty, err);
     size_t room = count > 0 ? (size_t)count : 1;
@@ -525,23 +535,34 @@ ted_status ted_translate_ids(const ted_model *m, const int *const *ids, const in
                         .prefix_ids = empty.prefix_ids ? prefixes : NULL,
                         .prefix_lengths = prefix_lengths};
     if (!s)
-        s = translate_sources(m, &src, count, &o, outputs, err);
+        s = translate_sources(m, &src, count, &checked, outputs, err);
     ted_source_free(&empty);
     free(prefixes);
     free(prefix_lengths);
     return s;
 }
 
-ted_status ted_translate_n_best(const ted_model *m, const char *const *sources, int count,
-                                const ted_translate_options *options, ted_translation *outputs,
-                                int *unknown, ted_error *err)
+ted_status ted_translate_ids(const ted_model *m, const int *const *ids, const int *lengths,
+                             int count, const ted_translate_options *options,
+                             ted_translation *outputs, ted_error *err)
+{
+    ted_translate_call call = {options, NULL};
+    return ted_translate_ids_cancellable(m, ids, lengths, count, &call, outputs, err);
+}
+
+ted_status ted_translate_n_best_cancellable(const ted_model *m, const char *const *sources,
+                                            int count, const ted_translate_call *call,
+                                            ted_translation *outputs, int *unknown,
+                                            ted_error *err)
 {
     TED_REQUIRE(m, err);
+    TED_REQUIRE(call, err);
     TED_REQUIRE(outputs, err);
     if (!sources && count > 0)
         return ted_fail(err, TED_ERR_ARGUMENT, "%s: sources is NULL", __func__);
     ted_translate_options o;
-    ted_status s = prepare(m, options, count, outputs, &o, err);
+    ted_translate_call checked = {&o, call->cancel};
+    ted_status s = prepare(m, call->options, count, outputs, &o, err);
     if (s)
         return s;
     prepared p = {0};
@@ -550,10 +571,18 @@ ted_status ted_translate_n_best(const ted_model *m, const char *const *sources, 
         source_batch src = {.ids = (const int *const *)p.ids, .lengths = p.lengths,
                             .blank = p.blank, .prefix_ids = (const int *const *)p.ids + count,
                             .prefix_lengths = p.lengths + count};
-        s = translate_sources(m, &src, count, &o, outputs, err);
+        s = translate_sources(m, &src, count, &checked, outputs, err);
     }
     prepared_free(&p, count);
     return s;
+}
+
+ted_status ted_translate_n_best(const ted_model *m, const char *const *sources, int count,
+                                const ted_translate_options *options, ted_translation *outputs,
+                                int *unknown, ted_error *err)
+{
+    ted_translate_call call = {options, NULL};
+    return ted_translate_n_best_cancellable(m, sources, count, &call, outputs, unknown, err);
 }
 
 ted_status ted_translate(const ted_model *m, const char *const *sources, int count,

@@ -1,6 +1,7 @@
 """Writes examples/notebook.ipynb (its cells, without outputs):
     python tests/python/make_notebook.py
-then `jupyter nbconvert --to notebook --execute --inplace examples/notebook.ipynb`
+then, from the repository root,
+    jupyter nbconvert --to notebook --execute --inplace examples/notebook.ipynb
 renders it (the committed notebook holds its figures)."""
 import os
 
@@ -69,10 +70,12 @@ model's probabilities (softmax of the logits) of its top candidates."""),
 show(trace)"""),
     new_markdown_cell("""## Forcing a token
 
-`force={step: id}` takes another word at a step, as the explorer of `ted serve` does; the
-decoder continues from it. Here step 2 takes the second candidate instead of the first."""),
-    new_code_cell("""second = trace.steps[2].candidates[1]
-forced = translator.trace("The black cat eats the small bird.", force={2: second.id})
+`force={step: id}` takes another word at a step (steps count from 1, as in `ted step --force`
+and the explorer of `ted serve`); the decoder continues from it. Here step 3 takes its second
+candidate instead of the first."""),
+    new_code_cell("""step = trace.steps[2]
+forced = translator.trace("The black cat eats the small bird.",
+                          force={step.index: step.candidates[1].id})
 show(forced)"""),
     new_markdown_cell("""## Logits
 

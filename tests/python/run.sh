@@ -1,17 +1,20 @@
 #!/bin/sh
 # The Python package (python/ted, docs/python.md), run by tests/run-all.sh
 # from the repository root:
-#   1. a fresh virtualenv of Debian's Python ($PYTHON): `pip install .`
+#   1. a fresh virtualenv of Debian's Python ($PYTHON): `pip wheel .`
 #      (offline: --no-build-isolation --no-deps, with Debian's setuptools, wheel and
-#      NumPy) builds libted.so and installs the package; from another
-#      folder, `import ted` translates the README's sentence as the README
-#      says;
+#      NumPy) builds libted.so and the wheel, which pip installs; the wheel
+#      is one for every Python 3 (README.md): tagged py3-none-PLATFORM, and
+#      pip takes it for Python 3.8 and 3.13 alike; from another folder,
+#      `import ted` translates the README's sentence as the README says;
 #   2. tests/python/test_package.py against the ted program, under pytest
 #      in the test virtualenv ($TEST_PYTHON) when it has pytest
 #      (tests/requirements.txt), else alone; both print one ok/FAIL/skip
 #      line per test;
 #   3. examples/notebook.ipynb: its committed figures, and it runs (nbconvert)
-#      where Debian's matplotlib, nbconvert and ipykernel are installed.
+#      where Debian's matplotlib, nbconvert and ipykernel are installed, by
+#      the command docs/python.md gives, from the folder it names, leaving
+#      the committed notebook as it is.
 # SAN=1 (make check SAN=1): libted.so is the ASan + UBSan build of
 # build-san/, and Python runs with the ASan runtime preloaded (an
 # interpreter that is not sanitized cannot load it otherwise); leak
@@ -52,9 +55,32 @@ venv="$work/venv"
 isolation=--no-build-isolation
 "$venv/bin/python" -c "import setuptools, wheel" 2>/dev/null || isolation=
 if [ -x "$venv/bin/pip" ] &&
-    env TED_BUILD="$BUILD" SAN="${SAN:-}" "$venv/bin/pip" install -q --no-deps $isolation \
-        --disable-pip-version-check "$root" >"$work/pip.log" 2>&1; then
+    env TED_BUILD="$BUILD" SAN="${SAN:-}" "$venv/bin/pip" wheel -q --no-deps $isolation \
+        --disable-pip-version-check -w "$work/wheel" "$root" >"$work/pip.log" 2>&1 &&
+    "$venv/bin/pip" install -q --no-deps --disable-pip-version-check "$work"/wheel/ted-*.whl \
+        >>"$work/pip.log" 2>&1; then
     ok python/pip-install
+    wheel=$(cd "$work/wheel" && ls ted-*.whl)
+    tag=$("$PYTHON" - "$work/wheel/$wheel" <<'PY'
+import sys, zipfile
+wheel = zipfile.ZipFile(sys.argv[1])
+name = next(n for n in wheel.namelist() if n.endswith(".dist-info/WHEEL"))
+print(" ".join(line[5:] for line in wheel.read(name).decode().splitlines()
+               if line.startswith("Tag: ")))
+PY
+)
+    taken=
+    for version in 3.8 3.13; do
+        "$venv/bin/pip" download -q --no-index --find-links "$work/wheel" --only-binary=:all: \
+            --python-version "$version" --no-deps --disable-pip-version-check \
+            -d "$work/download-$version" ted >>"$work/pip.log" 2>&1 && taken="$taken $version"
+    done
+    case "$wheel $tag $taken" in
+    ted-*-py3-none-linux_*.whl\ py3-none-linux_*\ \ 3.8\ 3.13)
+        ok python/wheel-for-every-python3 ;;
+    *)
+        fail python/wheel-for-every-python3 "$wheel, tag '$tag', taken for Python$taken" ;;
+    esac
     got=$(cd "$work" && env $preload "$venv/bin/python" -c \
         "import ted; print(ted.Translator('$root/models/en-fr').translate('The black cat eats the small bird.'))" 2>&1)
     if [ "$got" = "$want" ]; then
@@ -114,14 +140,24 @@ then
 else
     fail python/notebook-rendered "$(tail -n 1 "$work/nb-check.log")"
 fi
-if "$PYTHON" -c "import matplotlib, nbconvert, ipykernel" >/dev/null 2>&1; then
-    if (cd examples && env $preload "$PYTHON" -m nbconvert --to notebook \
-            --execute --output-dir "$work" notebook.ipynb) >"$work/nb.log" 2>&1 &&
-        grep -q 'image/png' "$work/notebook.ipynb"; then
+# docs/python.md's command, as written, from the folder it names (the
+# repository root): it writes build/notebook/notebook.ipynb and leaves the
+# committed notebook as it is.
+command=$(sed -n 's/^\(jupyter nbconvert .*--output-dir .*\)$/\1/p' docs/python.md | head -n 1)
+rendered=build/notebook/notebook.ipynb
+if [ -z "$command" ]; then
+    fail python/notebook-runs "docs/python.md gives no 'jupyter nbconvert ... --output-dir' line"
+elif command -v jupyter >/dev/null 2>&1 &&
+    "$PYTHON" -c "import matplotlib, nbconvert, ipykernel" >/dev/null 2>&1; then
+    before=$(cksum <examples/notebook.ipynb)
+    rm -f "$rendered"
+    if env $preload sh -c "$command" >"$work/nb.log" 2>&1 && grep -q 'image/png' "$rendered" &&
+        [ "$(cksum <examples/notebook.ipynb)" = "$before" ]; then
         ok python/notebook-runs
     else
-        fail python/notebook-runs "$(grep -v WARNING "$work/nb.log" | tail -n 3 | tr '\n' ' ')"
+        fail python/notebook-runs "'$command': $(grep -v WARNING "$work/nb.log" | tail -n 3 | tr '\n' ' ')$(git status --short examples/notebook.ipynb 2>/dev/null)"
     fi
+    rm -f "$rendered"
 else
     skip python/notebook-runs "Debian's python3-matplotlib, jupyter-nbconvert and python3-ipykernel are not installed"
 fi

@@ -18,6 +18,7 @@ import atexit
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -250,17 +251,33 @@ def test_trace_force():
     t = translator("toy")
     free = t.trace("the black cat eats the small bird .", top_k=3)
     other = free.steps[1].candidates[1].id
-    forced = t.trace("the black cat eats the small bird .", force={1: other}, top_k=3)
+    forced = t.trace("the black cat eats the small bird .", force={2: other}, top_k=3)
     assert forced.steps[0].chosen == free.steps[0].chosen
     assert forced.steps[1].chosen == other and forced.steps[1].forced
     assert forced.steps[2].input == other
     assert len(forced.steps[1].candidates) == 3
-    try:
-        t.trace("the dog .", force={0: 10 ** 6})
-    except ted.ArgumentError as e:
-        assert "force[0]" in str(e)
-    else:
-        raise AssertionError("a token out of the vocabulary was forced")
+    expect_error(ted.ArgumentError, lambda: t.trace("the dog .", force={1: 10 ** 6}),
+                 "force[1]")
+    expect_error(ted.ArgumentError, lambda: t.trace("the dog .", force={0: 5}),
+                 "force step: 0 is not a whole number from 1")
+
+
+def test_trace_steps_count_from_1_as_ted_step():
+    """trace(force={N: id}) forces the step `ted step --force N:TOKEN`
+    forces, and Step.index is the N of its "step N:" lines."""
+    source = "the black cat eats the small bird ."
+    t = translator("toy")
+    token = "oiseau"
+    out = run_ted("step", "-m", MODELS["toy"], "--auto", "--force", "2:" + token, source)
+    want = []
+    for line in out.split("\n"):
+        if line.startswith("step ") and ": chosen '" in line:
+            number, rest = line[5:].split(": chosen '", 1)
+            want.append((int(number), rest.split("'")[0], "(forced" in rest))
+    tr = t.trace(source, force={2: t.tokenize_target(token)[0]})
+    got = [(s.index, s.token, s.forced) for s in tr.steps]
+    assert got == want, (got, want)
+    assert want[1] == (2, token, True), want
 
 
 # ------------------------------------------------------------ languages
@@ -303,7 +320,7 @@ def test_languages_tokenize():
     # NLLB: the target code is forced as a target token, not put in the source
     assert forced.tokenize("s0 s1", target_lang="t9") == vocabulary_ids(
         tiny, ["<bos>", "s0", "s1", "<eos>"])
-    expect_error(ted.InputError, lambda: forced.tokenize("s0 s1"),
+    expect_error(ted.ArgumentError, lambda: forced.tokenize("s0 s1"),
                  "no target language given", "t8, t9")
     expect_error(ted.ArgumentError, lambda: forced.tokenize("s0", target_lang="de"),
                  "unknown language code 'de'")
@@ -329,7 +346,10 @@ def test_languages_translate_matches_cli():
     forced = multilingual("forced")
     greedy = forced.translate(LANGUAGE_LINES, target_lang="t8", return_scores=True)
     assert all(h.tokens[0] == "t8" for h in greedy if h.text), [h.tokens for h in greedy]
-    expect_error(ted.InputError, lambda: forced.translate("s0 s1"), "no target language given")
+    # a missing language is a bad argument, as an unknown one is
+    for call in (lambda: forced.translate("s0 s1"), lambda: forced.translate([""]),
+                 lambda: forced.logits("s0", "t0"), lambda: forced.trace("s0 s1")):
+        expect_error(ted.ArgumentError, call, "no target language given")
 
 
 def test_languages_logits_and_trace_match_cli():
@@ -647,10 +667,10 @@ int main(void)
 {
     printf("ted_error %zu\nted_translate_options %zu\nted_translation %zu\n"
            "ted_source %zu\nted_attention_view %zu\nted_decode_options %zu\n"
-           "ted_languages %zu\n",
+           "ted_languages %zu\nted_translate_call %zu\n",
            sizeof(ted_error), sizeof(ted_translate_options), sizeof(ted_translation),
            sizeof(ted_source), sizeof(ted_attention_view), sizeof(ted_decode_options),
-           sizeof(ted_languages));
+           sizeof(ted_languages), sizeof(ted_translate_call));
     return 0;
 }
 """
@@ -680,6 +700,235 @@ def test_close():
     expect_error(ted.ArgumentError, lambda: t.translate("the dog sleeps ."), "closed")
     expect_error(ted.ArgumentError, lambda: t.tokenize("the dog"), "closed")
     t.close()
+
+
+# The interleavings of copies, closes from other threads and Ctrl-C, seeded,
+# in a fresh interpreter under faulthandler: a crash is its exit status.
+# Prints how each run ended, by kind.
+OWNERSHIP_SCRIPT = r"""
+import collections, copy, faulthandler, os, pickle, random, signal, sys, threading, time
+import ted
+
+faulthandler.enable()
+model, runs, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(seed)
+texts = ["the black cat eats the small bird .", "the dog sleeps ."] * 100
+want = ted.Translator(model).translate(texts[:2])
+seen = collections.Counter()
+main = threading.get_ident()
+
+
+def later(seconds, action):
+    timer = threading.Timer(seconds, action)
+    timer.start()
+    return timer
+
+
+def outcome(kind, work):
+    try:
+        got = work()
+    except ted.CancelledError:
+        seen[kind + ": cancelled"] += 1
+    except ted.ArgumentError as e:
+        assert "closed" in str(e), e
+        seen[kind + ": closed"] += 1
+    except KeyboardInterrupt:
+        seen[kind + ": interrupted"] += 1
+    else:
+        if isinstance(got, list) and len(got) == len(texts):
+            assert got[:2] == want, got[:2]
+        seen[kind + ": done"] += 1
+
+
+for run in range(runs):
+    t = ted.Translator(model)
+    kind = rng.choice(["copy", "close", "close-trace", "interrupt", "pickle"])
+    delay = rng.uniform(0, 0.02)
+    if kind == "copy":
+        u = copy.copy(t) if rng.random() < 0.5 else copy.deepcopy(t)
+        t.close()
+        assert u.translate(texts[:2]) == want
+        outcome("copy-after-close", lambda: t.translate("the dog sleeps ."))
+        u.close()
+        outcome("copy-closed", lambda: u.translate("the dog sleeps ."))
+    elif kind == "close":
+        u = copy.copy(t)
+        timer = later(delay, lambda: (t.close(), u.close()))
+        outcome("close", lambda: t.translate(texts, beam_size=4))
+        timer.join()
+    elif kind == "close-trace":
+        timer = later(delay, t.close)
+        work = rng.choice([lambda: [t.trace(x) for x in texts[:20]],
+                           lambda: [t.logits(x, "le chat .") for x in texts[:40]]])
+        outcome(kind, work)
+        timer.join()
+    elif kind == "interrupt":
+        timer = threading.Timer(delay, lambda: signal.pthread_kill(main, signal.SIGINT))
+        try:
+            timer.start()
+            outcome("interrupt", lambda: t.translate(texts, beam_size=4))
+            timer.join()
+            time.sleep(0.001)  # a signal that came after the call is raised here
+        except KeyboardInterrupt:
+            seen["interrupt: outside the call"] += 1
+            timer.join()
+        assert t.translate(texts[:2]) == want  # usable after it
+    else:
+        try:
+            pickle.dumps(t)
+        except TypeError:
+            seen["pickle: refused"] += 1
+    t.close()
+    t.close()
+for key in sorted(seen):
+    print("%s %d" % (key, seen[key]))
+"""
+
+
+def test_copies_closes_and_interrupts_never_crash():
+    """200 runs, each a random one of: a copy (copy.copy, copy.deepcopy) used
+    after the original is closed; close() from another thread during a beam
+    search, a trace or logits; SIGINT during a beam search on the main
+    thread; pickling. No run crashes; each ends done, ted.CancelledError,
+    ted.ArgumentError ("closed") or KeyboardInterrupt, and a translation
+    that ends is right; both cancellations and interrupts occur."""
+    runs = 60 if QUICK else 200
+    start = time.perf_counter()
+    p = subprocess.run([sys.executable, "-X", "faulthandler", "-c", OWNERSHIP_SCRIPT,
+                        MODELS["toy"], str(runs), "7"], capture_output=True, text=True,
+                       timeout=300)
+    seconds = time.perf_counter() - start
+    assert p.returncode == 0, "exit %d: %s" % (p.returncode, p.stderr[-1500:])
+    seen = dict(line.rsplit(" ", 1) for line in p.stdout.strip().split("\n"))
+    print("info ownership: %d runs in %.1fs: %s" % (runs, seconds, seen))
+    for kind in ("close: cancelled", "interrupt: interrupted", "copy-after-close: closed",
+                 "copy-closed: closed", "pickle: refused"):
+        assert kind in seen, "no run ended '%s': %s" % (kind, seen)
+
+
+INTERRUPT_SCRIPT = r"""
+import sys, time
+import ted
+model = sys.argv[1]
+t = ted.Translator(model)
+with open(model + "/test.en", encoding="utf-8") as f:
+    lines = f.read().split("\n")[:-1]
+texts = (lines * 2)[:2500]
+print("ready", flush=True)
+start = time.monotonic()
+try:
+    t.translate(texts, beam_size=4)
+except KeyboardInterrupt:
+    print("interrupted %.3f" % (time.monotonic() - start), flush=True)
+print(t.translate("The black cat eats the small bird."), flush=True)
+"""
+
+
+def test_ctrl_c_stops_a_translation_at_once():
+    """SIGINT 0.5 s into a beam search of 2 500 sentences (seconds of work)
+    raises KeyboardInterrupt within 1 s of the signal, and the Translator
+    translates afterwards."""
+    p = subprocess.Popen([sys.executable, "-c", INTERRUPT_SCRIPT, MODELS["natural"]],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "ready\n"
+    time.sleep(0.5)
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    try:
+        line = p.stdout.readline()
+        waited = time.monotonic() - sent
+        out, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert line.startswith("interrupted "), (line, err[-500:])
+    assert waited < 1.0, "KeyboardInterrupt %.2fs after SIGINT" % waited
+    assert out == "Le chat noir mange le petit oiseau.\n", (out, err[-500:])
+
+
+def test_close_cancels_calls_of_other_threads():
+    """close() during another thread's long beam search returns within
+    1 s; that call raises ted.CancelledError, naming the close."""
+    t = ted.Translator(MODELS["natural"])
+    lines = (read_lines("natural") * 2)[:2500]
+    raised = []
+
+    def work():
+        try:
+            t.translate(lines, beam_size=4)
+        except ted.Error as e:
+            raised.append(e)
+
+    th = threading.Thread(target=work)
+    th.start()
+    time.sleep(0.3)
+    start = time.perf_counter()
+    t.close()
+    seconds = time.perf_counter() - start
+    th.join()
+    assert seconds < 1.0, "close() took %.2fs" % seconds
+    assert len(raised) == 1 and isinstance(raised[0], ted.CancelledError), raised
+    assert "closed" in str(raised[0]) and raised[0].status_name == "cancelled", raised[0]
+    expect_error(ted.ArgumentError, lambda: t.translate("The dog."), "closed")
+
+
+def test_lone_surrogates_are_input_errors():
+    t = translator("toy")
+    for call in (lambda: t.translate("the \ud800 cat ."),
+                 lambda: t.translate(["the dog .", "the cat \udfff ."]),
+                 lambda: t.tokenize("the \ud800 cat ."),
+                 lambda: t.tokenize_target("le \ud800 chat"),
+                 lambda: t.logits("the \ud800 cat .", "le chat"),
+                 lambda: t.trace("\ud83d the cat .")):
+        expect_error(ted.InputError, call, "invalid UTF-8 (UTF-16 surrogate)")
+    expect_error(ted.InputError, lambda: t.translate(["the dog .", "the cat \udfff ."]),
+                 "sentence 2")
+
+
+def test_token_ids_are_checked():
+    """Ids outside the vocabulary are ted.ArgumentError (they do not wrap
+    modulo 2**32), what is no whole number TypeError; NumPy integers are
+    ids."""
+    t = translator("toy")
+    vocab = t.config["model"]["tgt_vocab_size"]
+    five = t.target_token(5)
+    assert t.target_token(np.int64(5)) == five and five
+    for call, what in ((lambda: t.detokenize([2 ** 32 + 5]), "ids[0]: 4294967301"),
+                       (lambda: t.detokenize([5, -1]), "ids[1]: -1"),
+                       (lambda: t.detokenize([vocab]), "ids[0]: %d" % vocab),
+                       (lambda: t.target_token(-2 ** 32 + 5), "id: -4294967291"),
+                       (lambda: t.target_token(vocab), "not a token id"),
+                       (lambda: t.source_token(2 ** 40), "not a token id")):
+        expect_error(ted.ArgumentError, call, what)
+    for call in (lambda: t.detokenize(["5"]), lambda: t.detokenize([5.0]),
+                 lambda: t.target_token("5"), lambda: t.detokenize([True])):
+        try:
+            call()
+        except TypeError as e:
+            assert "token id" in str(e), e
+        else:
+            raise AssertionError("a token id that is no whole number was taken")
+    assert t.detokenize([np.int32(i) for i in t.tokenize_target("le chien dort .")]) == \
+        "le chien dort ."
+
+
+def test_nul_characters_are_refused():
+    """A NUL character would end the string in C: a path or language code
+    holding one is ted.ArgumentError, a text ted.InputError, never cut."""
+    e = expect_error(ted.ArgumentError,
+                     lambda: ted.Translator(MODELS["natural"] + "\0/../../not-this"),
+                     "model_dir", "NUL character")
+    assert "not-this" in str(e), e
+    expect_error(ted.ArgumentError, lambda: ted.Translator(os.fsencode(MODELS["toy"]) + b"\0x"),
+                 "NUL character")
+    t = translator("toy")
+    expect_error(ted.ArgumentError, lambda: t.translate("the dog", source_lang="en\0x"),
+                 "source_lang", "NUL character")
+    expect_error(ted.ArgumentError, lambda: t.tokenize("the dog", target_lang="fr\0"),
+                 "target_lang", "NUL character")
+    for call in (lambda: t.translate("the\0dog"), lambda: t.tokenize("the dog\0"),
+                 lambda: t.tokenize_target("\0le chien"), lambda: t.logits("the\0", "le"),
+                 lambda: t.trace("a\0b")):
+        expect_error(ted.InputError, call, "NUL byte")
 
 
 def test_help_and_types():
