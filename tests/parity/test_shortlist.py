@@ -252,7 +252,7 @@ def check_build(name, model_dir, tmp, sources, targets, pairs, vocab_sizes):
     if targets is not None:
         with open(tgt_path, "w") as f:
             f.write("".join(line + "\n" for line in targets))
-    out = os.path.join(tmp, "built.shortlist")
+    out = os.path.join(tmp, name.replace("/", "-") + ".shortlist")  # a new file each case
     args = ["shortlist", "-m", model_dir, "--source", src_path, "--top", "3", "--frequent",
             "4", "-o", out] + (["--target", tgt_path] if targets is not None else [])
     _, problem = ted_problem(args)
