@@ -203,7 +203,7 @@ def softmax_cases(h, rng):
 
 
 def positional_cases(h):
-    h.text("\n/* ---- ted_positional_encoding_table ---- */\n")
+    h.text("\n/* ---- the sinusoidal position kinds' tables (fill) ---- */\n")
     d, max_positions = 64, 200
     rows = [0, 1, 2, 3, 7, 31, 63, 64, 65, 99, 100, 127, 128, 129, 150, 181, 191, 192, 198, 199]
     table = PositionalEncoding(d, dropout=0.0, maxlen=max_positions).pos_embedding[:, 0, :]

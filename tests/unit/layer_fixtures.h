@@ -408,7 +408,7 @@ static const softmax_case softmax_cases[] = {
     {6, softmax_x6, softmax_y6, log_softmax_y6, 2},
 };
 
-/* ---- ted_positional_encoding_table ---- */
+/* ---- the sinusoidal position kinds' tables (fill) ---- */
 #define PE_D 64
 #define PE_POSITIONS 200
 #define PE_ROW_COUNT 20
