@@ -2,7 +2,7 @@
  * sub-layer (attention, feed-forward), in either arrangement:
  *   post-norm (the paper):  x = Norm(x + Sublayer(x))
  *   pre-norm:               x = x + Sublayer(Norm(x))
- * Norm is the model's kind (layers/norm.h: LayerNorm), and
+ * Norm is the model's kind (layers/norm.h: LayerNorm, RMSNorm), and
  * norm->first says which arrangement. A layer calls ted_add_norm_input()
  * for the sub-layer's input and ted_add_norm_output() with its output, and
  * reads the same either way. */

@@ -1,5 +1,5 @@
 /* LayerNorm, the paper's normalization, and the call of a model's kind
- * (layers/norm.h). */
+ * (layers/norm.h). RMSNorm is in rms_norm.c. */
 #include "layers/norm.h"
 
 #include "kernels/kernels.h"

@@ -1,5 +1,5 @@
 /* The single layers against PyTorch: Linear (one, three and five rows; many
- * rows and columns against a naive product), LayerNorm, ReLU and GELU, the
+ * rows and columns against a naive product), LayerNorm, RMSNorm, ReLU and GELU, the
  * feed-forward network, softmax / log-softmax / argmax, the positional
  * encoding table and the embedding lookup. Reference values: tests/unit/layer_fixtures.h
  * (tools/make_layer_fixtures.py). Tolerance: TOL_OP (1e-5 absolute) for a
@@ -187,6 +187,50 @@ Test(layers, add_norm_post_norm_normalizes_the_sum)
     ASSERT_CLOSE(scratch, layer_norm_y_eps1e5, N, TOL_OP, "pre-norm sub-layer input");
     ted_add_norm_output(x, zero, &layer_norm_weights, &pre, LAYER_NORM_ROWS, LAYER_NORM_D);
     ASSERT_CLOSE(x, layer_norm_x, N, 0.0, "pre-norm residual x + 0");
+}
+
+/* ---- RMSNorm ------------------------------------------------------------ */
+
+static void check_rms_norm(float eps, const float *expected)
+{
+    float y[RMS_NORM_ROWS * LAYER_NORM_D];
+    const ted_norm_weights gamma = {layer_norm_gamma, NULL};
+    ted_rms_norm(y, rms_norm_x, &gamma, RMS_NORM_ROWS, LAYER_NORM_D, eps);
+    for (int r = 0; r < RMS_NORM_ROWS; r++) {
+        char what[64];
+        snprintf(what, sizeof what, "rms norm eps %g, row %d", (double)eps, r);
+        ASSERT_CLOSE(y + r * LAYER_NORM_D, expected + r * LAYER_NORM_D, LAYER_NORM_D, TOL_OP,
+                     what);
+    }
+}
+
+Test(layers, rms_norm_eps_1e5)
+{
+    check_rms_norm(1e-5f, rms_norm_y_eps1e5);
+}
+
+Test(layers, rms_norm_eps_1e6)
+{
+    check_rms_norm(1e-6f, rms_norm_y_eps1e6);
+}
+
+/* The kind a model chooses at load: pre-norm hands RMSNorm(x) to the
+ * sub-layer, in place of LayerNorm(x), and reads no bias. */
+Test(layers, add_norm_takes_the_rms_norm_kind)
+{
+    enum { N = RMS_NORM_ROWS * LAYER_NORM_D };
+    float x[N], scratch[N];
+    memcpy(x, rms_norm_x, sizeof x);
+    const ted_norm_weights gamma = {layer_norm_gamma, NULL};
+    const ted_norm pre = {&ted_rms_norm_kind, 1e-6f, true};
+    const float *in = ted_add_norm_input(x, scratch, &gamma, &pre, RMS_NORM_ROWS, LAYER_NORM_D);
+    cr_assert_eq(in, scratch, "pre-norm: the sub-layer reads the normalized scratch");
+    ASSERT_CLOSE(scratch, rms_norm_y_eps1e6, N, TOL_OP, "RMSNorm kind, pre-norm input");
+
+    const ted_norm post = {&ted_rms_norm_kind, 1e-5f, false};
+    float zero[N] = {0};
+    ted_add_norm_output(x, zero, &gamma, &post, RMS_NORM_ROWS, LAYER_NORM_D);
+    ASSERT_CLOSE(x, rms_norm_y_eps1e5, N, TOL_OP, "RMSNorm kind, post-norm x + 0");
 }
 
 /* ---- activations ------------------------------------------------------- */
