@@ -4,10 +4,10 @@
 
 #include "kernels/kernels.h"
 
-void ted_layer_norm(float *y, const float *x, const ted_norm_weights *norm, int rows,
+void ted_layer_norm(float *y, const float *x, const ted_norm_weights *weights, int rows,
                     int d_model, float eps)
 {
-    ted_normalize_rows(y, x, norm->weight, norm->bias, rows, d_model, eps);
+    ted_normalize_rows(y, x, weights->weight, weights->bias, rows, d_model, eps);
 }
 
 const ted_norm_kind ted_layer_norm_kind = {"LayerNorm", ted_layer_norm};

@@ -14,8 +14,8 @@ typedef struct ted_norm_weights {
 } ted_norm_weights;
 
 /* x, y (rows, d_model); y may equal x. */
-typedef void ted_normalize_fn(float *y, const float *x, const ted_norm_weights *norm, int rows,
-                              int d_model, float eps);
+typedef void ted_normalize_fn(float *y, const float *x, const ted_norm_weights *weights,
+                              int rows, int d_model, float eps);
 
 typedef struct ted_norm_kind {
     const char *name;             /* "LayerNorm", "RMSNorm" */
@@ -34,13 +34,13 @@ typedef struct ted_norm {
 } ted_norm;
 
 /* LayerNorm over each row. x, y (rows, d_model); y may equal x. */
-void ted_layer_norm(float *y, const float *x, const ted_norm_weights *norm, int rows,
+void ted_layer_norm(float *y, const float *x, const ted_norm_weights *weights, int rows,
                     int d_model, float eps);
 
-/* RMSNorm over each row; norm->bias is not read. x, y (rows, d_model); y
- * may equal x. */
-void ted_rms_norm(float *y, const float *x, const ted_norm_weights *norm, int rows, int d_model,
-                  float eps);
+/* RMSNorm over each row; weights->bias is not read. x, y (rows, d_model);
+ * y may equal x. */
+void ted_rms_norm(float *y, const float *x, const ted_norm_weights *weights, int rows,
+                  int d_model, float eps);
 
 /* y = the model's normalization of x with `weights`. x, y (rows, d_model);
  * y may equal x. */

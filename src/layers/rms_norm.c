@@ -6,10 +6,10 @@
 #include <math.h>
 #include <stddef.h>
 
-void ted_rms_norm(float *y, const float *x, const ted_norm_weights *norm, int rows, int d_model,
-                  float eps)
+void ted_rms_norm(float *y, const float *x, const ted_norm_weights *weights, int rows,
+                  int d_model, float eps)
 {
-    const float *gamma = norm->weight;
+    const float *gamma = weights->weight;
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * d_model;
         float *yr = y + (size_t)r * d_model;
