@@ -39,6 +39,8 @@ static void sinusoids(float *table, int count, int d_model, double step, bool in
     }
 }
 
+/* The fill of each sinusoidal kind: the paper's exponent step 2 / d_model,
+ * or fairseq's 1 / (d_model / 2 - 1). */
 static void fill_interleaved(float *table, int count, int d_model)
 {
     sinusoids(table, count, d_model, 2.0 / d_model, true);
@@ -54,6 +56,7 @@ static void fill_fairseq(float *table, int count, int d_model)
     sinusoids(table, count, d_model, 1.0 / (d_model / 2 - 1), false);
 }
 
+/* x (d_model) += the table's row of `position`. */
 static void add_row(float *x, const float *table, int position, int d_model)
 {
     const float *pe = table + (size_t)position * d_model;
@@ -61,6 +64,7 @@ static void add_row(float *x, const float *table, int position, int d_model)
         x[i] += pe[i];
 }
 
+/* The add of the kinds that give every token its position. */
 static void add_every_row(float *x, const float *table, int first_position, int count,
                           int d_model, ted_padding_position padding)
 {
@@ -69,6 +73,7 @@ static void add_every_row(float *x, const float *table, int first_position, int 
         add_row(x + (size_t)p * d_model, table, first_position + p, d_model);
 }
 
+/* fairseq's add: a padding token's row stays as it is. */
 static void add_but_padding(float *x, const float *table, int first_position, int count,
                             int d_model, ted_padding_position padding)
 {
@@ -77,8 +82,8 @@ static void add_but_padding(float *x, const float *table, int first_position, in
             add_row(x + (size_t)p * d_model, table, first_position + p, d_model);
 }
 
-const ted_position_kind ted_sinusoidal_positions = {"interleaved", fill_interleaved,
-                                                    add_every_row};
+const ted_position_kind ted_interleaved_positions = {"interleaved", fill_interleaved,
+                                                     add_every_row};
 const ted_position_kind ted_concatenated_positions = {"concatenated", fill_concatenated,
                                                       add_every_row};
 const ted_position_kind ted_fairseq_positions = {"fairseq", fill_fairseq, add_but_padding};

@@ -1,7 +1,7 @@
 /* Positional encoding kinds, chosen once at load (model.h's
  * ted_layer_kinds), each adding its encoding of a position to the
  * embedding of the token there:
- *   sinusoidal (the paper):  PE(pos, 2i) = sin(pos / 10000^(2i / d_model)),
+ *   interleaved (the paper): PE(pos, 2i) = sin(pos / 10000^(2i / d_model)),
  *                            PE(pos, 2i+1) = cos(pos / 10000^(2i / d_model))
  *   concatenated (Marian):   the same sines, then the same cosines
  *   fairseq (M2M-100, NLLB): sines then cosines of pos / 10000^(i / (d_model/2 - 1)),
@@ -31,7 +31,7 @@ typedef struct ted_position_kind {
                 ted_padding_position padding);
 } ted_position_kind;
 
-extern const ted_position_kind ted_sinusoidal_positions;
+extern const ted_position_kind ted_interleaved_positions;
 extern const ted_position_kind ted_concatenated_positions;
 extern const ted_position_kind ted_fairseq_positions;
 extern const ted_position_kind ted_learned_positions;

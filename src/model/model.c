@@ -31,7 +31,7 @@ static ted_status join_path(char *out, size_t size, const char *dir, const char 
 /* ---- the kinds of the layers ---------------------------------------------- */
 
 static const ted_position_kind *const position_kinds[] = {
-    [TED_POSITIONS_INTERLEAVED] = &ted_sinusoidal_positions,
+    [TED_POSITIONS_INTERLEAVED] = &ted_interleaved_positions,
     [TED_POSITIONS_CONCATENATED] = &ted_concatenated_positions,
     [TED_POSITIONS_FAIRSEQ] = &ted_fairseq_positions,
     [TED_POSITIONS_LEARNED] = &ted_learned_positions,

@@ -52,8 +52,8 @@ typedef struct ted_weights {
  * kind. */
 typedef struct ted_layer_kinds {
     ted_norm norm;                            /* LayerNorm; its eps; pre- or post-norm */
-    const ted_position_kind *positions;       /* sinusoidal, concatenated, fairseq,
-                                               * learned */
+    const ted_position_kind *positions;       /* interleaved (the paper's), concatenated,
+                                               * fairseq, learned */
     const ted_feed_forward_kind *feed_forward;  /* ReLU, GELU, SiLU */
     const struct ted_decoder_layer_kind *decoder_layer;  /* masked self-attention
                                                           * (model/decoder.h) */

@@ -331,7 +331,7 @@ Test(layers, argmax_first_of_ties)
 Test(layers, positional_encoding_interleaved_matches_the_tutorial)
 {
     static float table[PE_POSITIONS * PE_D];
-    ted_sinusoidal_positions.fill(table, PE_POSITIONS, PE_D);
+    ted_interleaved_positions.fill(table, PE_POSITIONS, PE_D);
     for (int r = 0; r < PE_ROW_COUNT; r++) {
         char what[48];
         snprintf(what, sizeof what, "interleaved position %d", pe_rows[r]);
@@ -363,7 +363,7 @@ Test(layers, positional_encoding_concatenated)
 
 Test(layers, positional_encoding_interleaved_to_5000_positions)
 {
-    check_exact_positions(&ted_sinusoidal_positions, pe_exact_interleaved);
+    check_exact_positions(&ted_interleaved_positions, pe_exact_interleaved);
 }
 
 Test(layers, add_positional_encoding_from_an_offset)
@@ -371,15 +371,15 @@ Test(layers, add_positional_encoding_from_an_offset)
     enum { FIRST = 63, COUNT_ROWS = 3 };  /* rows 63..65 */
     float *table = malloc(sizeof(float) * PE_EXACT_POSITIONS * PE_EXACT_D);
     cr_assert_not_null(table);
-    ted_sinusoidal_positions.fill(table, PE_EXACT_POSITIONS, PE_EXACT_D);
+    ted_interleaved_positions.fill(table, PE_EXACT_POSITIONS, PE_EXACT_D);
     float x[COUNT_ROWS * PE_EXACT_D], expected[COUNT_ROWS * PE_EXACT_D];
     for (size_t i = 0; i < COUNT(x); i++) {
         x[i] = (float)i * 0.25f;
         expected[i] = x[i] + table[FIRST * PE_EXACT_D + i];
     }
     const int ids[COUNT_ROWS] = {1, 1, 1};  /* padding, which this kind gives positions */
-    ted_sinusoidal_positions.add(x, table, FIRST, COUNT_ROWS, PE_EXACT_D,
-                                 (ted_padding_position){ids, 1});
+    ted_interleaved_positions.add(x, table, FIRST, COUNT_ROWS, PE_EXACT_D,
+                                  (ted_padding_position){ids, 1});
     ASSERT_CLOSE(x, expected, COUNT(x), 0.0, "x + PE rows 63..65");
     free(table);
 }
