@@ -142,6 +142,24 @@ def layer_norm_cases(h, rng):
             norm.bias.copy_(t64(beta))
             y = norm(t64(x)).numpy()
         h.floats(f"layer_norm_y_eps{tag}", y, f"eps {eps:g}")
+    rms_norm_cases(h, x, gamma)
+
+
+def rms_norm_cases(h, x, gamma):
+    """RMSNorm as T5LayerNorm computes it (transformers' modeling_t5.py):
+    x * rsqrt(mean(x^2) + eps) * gamma, no mean subtracted, no bias. The
+    rows of the LayerNorm cases, and LayerNorm's first row times 1e-3, whose
+    mean square (~1e-6) is of the order of eps. Draws nothing from the
+    generator, so the cases after it keep their values."""
+    small = (x[0] * 1e-3).astype(np.float32).astype(np.float64)
+    x = np.vstack([x, small])
+    h.text("\n/* ---- ted_rms_norm vs T5LayerNorm's formula ---- */\n")
+    h.define("RMS_NORM_ROWS", x.shape[0])
+    h.floats("rms_norm_x", x, "layer_norm_x's rows; its first row times 1e-3")
+    for tag, eps in (("1e5", 1e-5), ("1e6", 1e-6)):
+        xt = t64(x)
+        y = xt * torch.rsqrt(xt.pow(2).mean(-1, keepdim=True) + eps) * t64(gamma)
+        h.floats(f"rms_norm_y_eps{tag}", y.numpy(), f"eps {eps:g}; gamma: layer_norm_gamma")
 
 
 def activation_cases(h, rng):
@@ -203,7 +221,7 @@ def softmax_cases(h, rng):
 
 
 def positional_cases(h):
-    h.text("\n/* ---- ted_positional_encoding_table ---- */\n")
+    h.text("\n/* ---- the sinusoidal position kinds' tables (fill) ---- */\n")
     d, max_positions = 64, 200
     rows = [0, 1, 2, 3, 7, 31, 63, 64, 65, 99, 100, 127, 128, 129, 150, 181, 191, 192, 198, 199]
     table = PositionalEncoding(d, dropout=0.0, maxlen=max_positions).pos_embedding[:, 0, :]

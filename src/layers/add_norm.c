@@ -2,31 +2,21 @@
 
 #include <stddef.h>
 
-#include "kernels/kernels.h"
-
-void ted_layer_norm(float *y, const float *x, const ted_layer_norm_weights *norm, int rows,
-                    int d_model, float eps)
+const float *ted_add_norm_input(const float *x, float *scratch, const ted_norm_weights *weights,
+                                const ted_norm *norm, int rows, int d_model)
 {
-    ted_normalize_rows(y, x, norm->weight, norm->bias, rows, d_model, eps);
-}
-
-const float *ted_add_norm_input(const float *x, float *scratch,
-                                const ted_layer_norm_weights *norm, bool norm_first, int rows,
-                                int d_model, float eps)
-{
-    if (!norm_first)
+    if (!norm->first)
         return x;
-    ted_layer_norm(scratch, x, norm, rows, d_model, eps);
+    ted_normalize(scratch, x, weights, norm, rows, d_model);
     return scratch;
 }
 
-void ted_add_norm_output(float *x, const float *sublayer_out,
-                         const ted_layer_norm_weights *norm, bool norm_first, int rows,
-                         int d_model, float eps)
+void ted_add_norm_output(float *x, const float *sublayer_out, const ted_norm_weights *weights,
+                         const ted_norm *norm, int rows, int d_model)
 {
     size_t n = (size_t)rows * d_model;
     for (size_t i = 0; i < n; i++)
         x[i] += sublayer_out[i];
-    if (!norm_first)
-        ted_layer_norm(x, x, norm, rows, d_model, eps);
+    if (!norm->first)
+        ted_normalize(x, x, weights, norm, rows, d_model);
 }

@@ -23,21 +23,24 @@ void ted_silu(float *x, size_t n)
     ted_times_sigmoid(x, n);
 }
 
-static void activate(float *x, size_t n, ted_activation activation)
-{
-    switch (activation) {
-    case TED_ACTIVATION_RELU: ted_relu(x, n); break;
-    case TED_ACTIVATION_GELU: ted_gelu(x, n); break;
-    case TED_ACTIVATION_SILU: ted_silu(x, n); break;
-    }
-}
-
-void ted_feed_forward(float *out, float *hidden, const float *x,
-                      const ted_feed_forward_weights *ffn, ted_activation activation,
-                      ted_feed_forward_shape shape)
+/* The paper's network: Linear1, the activation, Linear2. */
+static void position_wise(float *out, float *hidden, const float *x,
+                          const ted_feed_forward_weights *ffn, ted_activation_fn *activate,
+                          ted_feed_forward_shape shape)
 {
     int rows = shape.rows, d_model = shape.d_model, d_ff = shape.d_ff;
     ted_linear(hidden, x, ffn->linear1_weight, ffn->linear1_bias, rows, d_model, d_ff);
-    activate(hidden, (size_t)rows * d_ff, activation);
+    activate(hidden, (size_t)rows * d_ff);
     ted_linear(out, hidden, ffn->linear2_weight, ffn->linear2_bias, rows, d_ff, d_model);
+}
+
+const ted_feed_forward_kind ted_relu_feed_forward = {"relu", ted_relu, position_wise};
+const ted_feed_forward_kind ted_gelu_feed_forward = {"gelu", ted_gelu, position_wise};
+const ted_feed_forward_kind ted_silu_feed_forward = {"silu", ted_silu, position_wise};
+
+void ted_feed_forward(float *out, float *hidden, const float *x,
+                      const ted_feed_forward_weights *ffn, const ted_feed_forward_kind *kind,
+                      ted_feed_forward_shape shape)
+{
+    kind->forward(out, hidden, x, ffn, kind->activate, shape);
 }

@@ -1,12 +1,13 @@
-/* The position-wise feed-forward network: Linear -> activation -> Linear,
- * applied to every position alike. */
+/* The position-wise feed-forward network, applied to every position alike:
+ *   FFN(x) = Linear2(activation(Linear1(x)))
+ * Its kind (the activation, and the network that applies it) is chosen
+ * once, at load (model.h's ted_layer_kinds): ReLU (the paper), GELU, SiLU. */
 #ifndef TED_LAYERS_FEED_FORWARD_H
 #define TED_LAYERS_FEED_FORWARD_H
 
 #include <stddef.h>
 
 #include "kernels/kernels.h"
-#include "ted/config.h"
 
 typedef struct ted_feed_forward_weights {
     ted_matrix linear1_weight;  /* (d_ff, d_model) */
@@ -23,13 +24,32 @@ typedef struct ted_feed_forward_shape {
     int d_ff;
 } ted_feed_forward_shape;
 
-/* x (rows, d_model) -> hidden (rows, d_ff) -> out (rows, d_model).
- * `hidden` is scratch the caller owns. */
+/* An activation, in place over x (n). */
+typedef void ted_activation_fn(float *x, size_t n);
+
+/* x (rows, d_model) -> hidden (rows, d_ff) -> out (rows, d_model), with
+ * `activate` between the Linears. `hidden` is scratch the caller owns. */
+typedef void ted_feed_forward_fn(float *out, float *hidden, const float *x,
+                                 const ted_feed_forward_weights *ffn,
+                                 ted_activation_fn *activate, ted_feed_forward_shape shape);
+
+typedef struct ted_feed_forward_kind {
+    const char *name;              /* the config's activation: "relu", "gelu", "silu" */
+    ted_activation_fn *activate;
+    ted_feed_forward_fn *forward;  /* Linear -> activate -> Linear */
+} ted_feed_forward_kind;
+
+extern const ted_feed_forward_kind ted_relu_feed_forward;
+extern const ted_feed_forward_kind ted_gelu_feed_forward;
+extern const ted_feed_forward_kind ted_silu_feed_forward;
+
+/* The network of `kind`: x (rows, d_model) -> out (rows, d_model), through
+ * hidden (rows, d_ff), scratch the caller owns. */
 void ted_feed_forward(float *out, float *hidden, const float *x,
-                      const ted_feed_forward_weights *ffn, ted_activation activation,
+                      const ted_feed_forward_weights *ffn, const ted_feed_forward_kind *kind,
                       ted_feed_forward_shape shape);
 
-/* The activations, in place over n values. */
+/* The activations, in place over x (n). */
 void ted_relu(float *x, size_t n);
 void ted_gelu(float *x, size_t n);
 void ted_silu(float *x, size_t n);

@@ -1,6 +1,7 @@
 #include "layers/positional_encoding.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* sin and cos of pos * frequency for consecutive positions, by rotating
@@ -10,19 +11,20 @@
  * RESTART positions, so its error stays far below float precision. */
 enum { RESTART = 64 };
 
-void ted_positional_encoding_table(float *table, int max_positions, int d_model,
-                                   ted_positional_layout layout)
+/* table (count, d_model): the sine and cosine of pos * frequency_i with
+ * frequency_i = 10000^(-i * step) for i < d_model / 2; interleaved: the
+ * sine at dimension 2i and the cosine at 2i + 1, else all sines first,
+ * then all cosines. */
+static void sinusoids(float *table, int count, int d_model, double step, bool interleaved)
 {
     int half = d_model / 2;
-    /* the exponent's step: 2/d (the paper), or 1/(d/2 - 1) (fairseq) */
-    double step = layout == TED_POSITIONS_FAIRSEQ ? 1.0 / (half - 1) : 2.0 / d_model;
     for (int i = 0; i < half; i++) {
         double frequency = exp(-(i * step) * log(10000.0));
         double step_sin = sin(frequency), step_cos = cos(frequency);
-        int sin_at = layout == TED_POSITIONS_INTERLEAVED ? 2 * i : i;
-        int cos_at = layout == TED_POSITIONS_INTERLEAVED ? 2 * i + 1 : half + i;
+        int sin_at = interleaved ? 2 * i : i;
+        int cos_at = interleaved ? 2 * i + 1 : half + i;
         double s = 0.0, c = 1.0;
-        for (int pos = 0; pos < max_positions; pos++) {
+        for (int pos = 0; pos < count; pos++) {
             if (pos % RESTART == 0) {
                 s = sin(pos * frequency);
                 c = cos(pos * frequency);
@@ -37,15 +39,52 @@ void ted_positional_encoding_table(float *table, int max_positions, int d_model,
     }
 }
 
-void ted_add_positional_encoding(float *x, const float *table, int first_position, int count,
-                                 int d_model, ted_padding_position padding)
+/* The fill of each sinusoidal kind: the paper's exponent step 2 / d_model,
+ * or fairseq's 1 / (d_model / 2 - 1). */
+static void fill_interleaved(float *table, int count, int d_model)
 {
-    for (int p = 0; p < count; p++) {
-        if (padding.ids && padding.ids[p] == padding.id)
-            continue;
-        const float *pe = table + (size_t)(first_position + p) * d_model;
-        float *xr = x + (size_t)p * d_model;
-        for (int i = 0; i < d_model; i++)
-            xr[i] += pe[i];
-    }
+    sinusoids(table, count, d_model, 2.0 / d_model, true);
 }
+
+static void fill_concatenated(float *table, int count, int d_model)
+{
+    sinusoids(table, count, d_model, 2.0 / d_model, false);
+}
+
+static void fill_fairseq(float *table, int count, int d_model)
+{
+    sinusoids(table, count, d_model, 1.0 / (d_model / 2 - 1), false);
+}
+
+/* x (d_model) += the table's row of `position`. */
+static void add_row(float *x, const float *table, int position, int d_model)
+{
+    const float *pe = table + (size_t)position * d_model;
+    for (int i = 0; i < d_model; i++)
+        x[i] += pe[i];
+}
+
+/* The add of the kinds that give every token its position. */
+static void add_every_row(float *x, const float *table, int first_position, int count,
+                          int d_model, ted_padding_position padding)
+{
+    (void)padding;
+    for (int p = 0; p < count; p++)
+        add_row(x + (size_t)p * d_model, table, first_position + p, d_model);
+}
+
+/* fairseq's add: a padding token's row stays as it is. */
+static void add_but_padding(float *x, const float *table, int first_position, int count,
+                            int d_model, ted_padding_position padding)
+{
+    for (int p = 0; p < count; p++)
+        if (padding.ids[p] != padding.id)
+            add_row(x + (size_t)p * d_model, table, first_position + p, d_model);
+}
+
+const ted_position_kind ted_interleaved_positions = {"interleaved", fill_interleaved,
+                                                     add_every_row};
+const ted_position_kind ted_concatenated_positions = {"concatenated", fill_concatenated,
+                                                      add_every_row};
+const ted_position_kind ted_fairseq_positions = {"fairseq", fill_fairseq, add_but_padding};
+const ted_position_kind ted_learned_positions = {"learned", NULL, add_every_row};

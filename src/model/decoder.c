@@ -40,65 +40,68 @@ static ted_step_attention layer_attention(ted_step_attention kept, int layer, in
 /* One decoder layer, in place on st->activations.x (batch, 1, d_model):
  * masked self-attention, Add & Norm, encoder-decoder attention, Add & Norm,
  * feed-forward, Add & Norm. */
-static void decoder_layer(const ted_decoder_layer *w, const ted_config *c,
-                          ted_attention_shape shape, ted_decoder_state *st,
-                          const ted_decoder_cache *cache, ted_step_attention kept)
+static void self_attention_layer(const ted_model *m, const ted_decoder_layer *w,
+                                 ted_attention_shape shape, ted_decoder_state *st,
+                                 const ted_decoder_cache *cache, ted_step_attention kept)
 {
+    const ted_layer_kinds *k = &m->kinds;
+    const ted_norm *norm = &k->norm;
     ted_activations *a = &st->activations;
     float *x = a->x;
-    int rows = shape.batch, d = c->d_model;
-    bool pre = c->norm_first;
-    float eps = c->layer_norm_eps;
+    int rows = shape.batch, d = m->config.d_model;
     ted_attention_keys self = {TED_KV_FROM_X, cache->self, {NULL, true}};
     ted_attention_keys cross = {TED_KV_FROM_CACHE, cache->cross, {st->source_lengths, false}};
 
-    const float *in = ted_add_norm_input(x, a->normed, &w->norm1, pre, rows, d, eps);
+    const float *in = ted_add_norm_input(x, a->normed, &w->norm1, norm, rows, d);
     ted_multi_head_attention(a->sublayer, in, &w->self_attention, self, shape, &a->attention,
                              kept.self);
-    ted_add_norm_output(x, a->sublayer, &w->norm1, pre, rows, d, eps);
+    ted_add_norm_output(x, a->sublayer, &w->norm1, norm, rows, d);
 
-    in = ted_add_norm_input(x, a->normed, &w->norm2, pre, rows, d, eps);
+    in = ted_add_norm_input(x, a->normed, &w->norm2, norm, rows, d);
     ted_multi_head_attention(a->sublayer, in, &w->cross_attention, cross, shape, &a->attention,
                              kept.cross);
-    ted_add_norm_output(x, a->sublayer, &w->norm2, pre, rows, d, eps);
+    ted_add_norm_output(x, a->sublayer, &w->norm2, norm, rows, d);
 
-    in = ted_add_norm_input(x, a->normed, &w->norm3, pre, rows, d, eps);
-    ted_feed_forward(a->sublayer, a->hidden, in, &w->feed_forward, c->activation,
-                     (ted_feed_forward_shape){rows, d, c->d_ff});
-    ted_add_norm_output(x, a->sublayer, &w->norm3, pre, rows, d, eps);
+    in = ted_add_norm_input(x, a->normed, &w->norm3, norm, rows, d);
+    ted_feed_forward(a->sublayer, a->hidden, in, &w->feed_forward, k->feed_forward,
+                     (ted_feed_forward_shape){rows, d, m->config.d_ff});
+    ted_add_norm_output(x, a->sublayer, &w->norm3, norm, rows, d);
 }
+
+const ted_decoder_layer_kind ted_self_attention_decoder_layer = {"self-attention",
+                                                                 self_attention_layer};
 
 void ted_decoder_step(const ted_model *m, const int *tokens, int batch, ted_decoder_state *st,
                       float *logits)
 {
     const ted_config *c = &m->config;
+    const ted_layer_kinds *k = &m->kinds;
     int d = c->d_model, longest = 0, *steps = st->steps;
-    bool fairseq = c->positional_layout == TED_POSITIONS_FAIRSEQ;
     ted_decoder_cache *caches = st->caches;
     float *x = st->activations.x;
 
     ted_embed(x, m->weights.tgt_embedding, tokens, batch, d, m->embedding_scale);
     for (int b = 0; b < batch; b++) {
-        ted_padding_position padding = {fairseq ? tokens + b : NULL, c->pad_id};
-        ted_add_positional_encoding(x + (size_t)b * d, st->positions, steps[b], 1, d, padding);
+        ted_padding_position padding = {tokens + b, c->pad_id};
+        k->positions->add(x + (size_t)b * d, st->positions, steps[b], 1, d, padding);
         longest = steps[b] > longest ? steps[b] : longest;
     }
     if (c->embedding_norm)
-        ted_layer_norm(x, x, &m->weights.decoder_embedding_norm, batch, d, c->layer_norm_eps);
+        ted_normalize(x, x, &m->weights.decoder_embedding_norm, &k->norm, batch, d);
 
     ted_attention_shape shape = {batch, 1, c->heads, c->query_size};
     for (int l = 0; l < c->decoder_layers; l++) {
         caches[l].self.lengths = steps;
         caches[l].self.length = longest;
-        decoder_layer(&m->weights.decoder[l], c, shape, st, &caches[l],
-                      layer_attention(st->kept, l, batch, c->heads, &caches[l]));
+        k->decoder_layer->step(m, &m->weights.decoder[l], shape, st, &caches[l],
+                               layer_attention(st->kept, l, batch, c->heads, &caches[l]));
     }
     for (int b = 0; b < batch; b++)
         steps[b]++;
     for (int l = 0; l < c->decoder_layers; l++)
         caches[l].self.length = longest + 1;
     if (c->decoder_final_norm)
-        ted_layer_norm(x, x, &m->weights.decoder_norm, batch, d, c->layer_norm_eps);
+        ted_normalize(x, x, &m->weights.decoder_norm, &k->norm, batch, d);
     if (st->subset)
         ted_output_logits_subset(logits, x, st->subset, batch, d, c->tgt_vocab_size);
     else

@@ -38,6 +38,21 @@ typedef struct ted_decoder_state {
                                        * the whole vocabulary's */
 } ted_decoder_state;
 
+/* A decoder layer kind: one step of layer `w` of model `m`, in place on
+ * st->activations.x (batch, 1, d_model); shape: (batch, 1, heads,
+ * query_size); cache: the layer's, whose self cache receives the step's K
+ * and V; kept: the layer's share of st->kept. */
+typedef struct ted_decoder_layer_kind {
+    const char *name;  /* "self-attention" */
+    void (*step)(const ted_model *m, const ted_decoder_layer *w, ted_attention_shape shape,
+                 ted_decoder_state *st, const ted_decoder_cache *cache,
+                 ted_step_attention kept);
+} ted_decoder_layer_kind;
+
+/* The paper's decoder layer: masked self-attention, Add & Norm,
+ * encoder-decoder attention, Add & Norm, feed-forward, Add & Norm. */
+extern const ted_decoder_layer_kind ted_self_attention_decoder_layer;
+
 /* The K and V of every layer's encoder-decoder attention, computed from the
  * memory (batch, seq, d_model) once per source into caches[l].cross, whose
  * length becomes seq. projected: scratch of (batch * seq, 2 * d_model). */

@@ -14,14 +14,16 @@
  * be computed. The token rows go through `packed` and `packed_out` (rows,
  * d_model each; the attention's buffers, free by now). */
 static void feed_forward_tokens(float *out, const float *x, const ted_encoder_layer *w,
-                                const ted_config *c, ted_attention_shape shape,
+                                const ted_model *m, ted_attention_shape shape,
                                 const int *lengths, ted_activations *a)
 {
+    const ted_config *c = &m->config;
+    const ted_feed_forward_kind *kind = m->kinds.feed_forward;
     int rows = shape.batch * shape.seq, d = c->d_model, tokens = 0;
     for (int b = 0; lengths && b < shape.batch; b++)
         tokens += lengths[b];
     if (!lengths || tokens == rows) {
-        ted_feed_forward(out, a->hidden, x, &w->feed_forward, c->activation,
+        ted_feed_forward(out, a->hidden, x, &w->feed_forward, kind,
                          (ted_feed_forward_shape){rows, d, c->d_ff});
         return;
     }
@@ -29,7 +31,7 @@ static void feed_forward_tokens(float *out, const float *x, const ted_encoder_la
     size_t row_bytes = sizeof(float) * (size_t)d;
     for (int b = 0, at = 0; b < shape.batch; at += lengths[b++])
         memcpy(packed + (size_t)at * d, x + (size_t)b * shape.seq * d, row_bytes * lengths[b]);
-    ted_feed_forward(packed_out, a->hidden, packed, &w->feed_forward, c->activation,
+    ted_feed_forward(packed_out, a->hidden, packed, &w->feed_forward, kind,
                      (ted_feed_forward_shape){tokens, d, c->d_ff});
     memset(out, 0, row_bytes * rows);
     for (int b = 0, at = 0; b < shape.batch; at += lengths[b++])
@@ -40,51 +42,49 @@ static void feed_forward_tokens(float *out, const float *x, const ted_encoder_la
 /* One encoder layer, in place on st->activations.x (batch, seq, d_model):
  * self-attention, Add & Norm, feed-forward, Add & Norm. kept_weights: NULL,
  * or (batch, heads, seq, seq). */
-static void encoder_layer(const ted_encoder_layer *w, const ted_config *c,
+static void encoder_layer(const ted_model *m, const ted_encoder_layer *w,
                           ted_attention_shape shape, ted_encoder_state *st, float *kept_weights)
 {
+    const ted_norm *norm = &m->kinds.norm;
     ted_activations *a = &st->activations;
     float *x = a->x;
-    int rows = shape.batch * shape.seq, d = c->d_model;
-    bool pre = c->norm_first;
-    float eps = c->layer_norm_eps;
+    int rows = shape.batch * shape.seq, d = m->config.d_model;
     ted_attention_mask padding = {st->source_lengths, false};
     ted_attention_keys self = {TED_KV_FROM_X, st->layer_kv, padding};
     self.cache.length = 0;  /* each layer attends over its own K and V */
 
-    const float *in = ted_add_norm_input(x, a->normed, &w->norm1, pre, rows, d, eps);
+    const float *in = ted_add_norm_input(x, a->normed, &w->norm1, norm, rows, d);
     ted_multi_head_attention(a->sublayer, in, &w->self_attention, self, shape, &a->attention,
                              kept_weights);
-    ted_add_norm_output(x, a->sublayer, &w->norm1, pre, rows, d, eps);
+    ted_add_norm_output(x, a->sublayer, &w->norm1, norm, rows, d);
 
-    in = ted_add_norm_input(x, a->normed, &w->norm2, pre, rows, d, eps);
-    feed_forward_tokens(a->sublayer, in, w, c, shape, st->source_lengths, a);
-    ted_add_norm_output(x, a->sublayer, &w->norm2, pre, rows, d, eps);
+    in = ted_add_norm_input(x, a->normed, &w->norm2, norm, rows, d);
+    feed_forward_tokens(a->sublayer, in, w, m, shape, st->source_lengths, a);
+    ted_add_norm_output(x, a->sublayer, &w->norm2, norm, rows, d);
 }
 
 void ted_encoder_forward(const ted_model *m, const int *source_ids, int batch, int seq,
                          ted_encoder_state *st)
 {
     const ted_config *c = &m->config;
+    const ted_layer_kinds *k = &m->kinds;
     int d = c->d_model, rows = batch * seq;
     float *x = st->activations.x;
 
     ted_embed(x, m->weights.src_embedding, source_ids, rows, d, m->embedding_scale);
-    bool fairseq = c->positional_layout == TED_POSITIONS_FAIRSEQ;
     for (int b = 0; b < batch; b++) {
-        ted_padding_position padding = {fairseq ? source_ids + (size_t)b * seq : NULL,
-                                        c->pad_id};
-        ted_add_positional_encoding(x + (size_t)b * seq * d, st->positions, 0, seq, d, padding);
+        ted_padding_position padding = {source_ids + (size_t)b * seq, c->pad_id};
+        k->positions->add(x + (size_t)b * seq * d, st->positions, 0, seq, d, padding);
     }
     if (c->embedding_norm)
-        ted_layer_norm(x, x, &m->weights.encoder_embedding_norm, rows, d, c->layer_norm_eps);
+        ted_normalize(x, x, &m->weights.encoder_embedding_norm, &k->norm, rows, d);
 
     ted_attention_shape shape = {batch, seq, c->heads, c->query_size};
     size_t weights_per_layer = (size_t)batch * c->heads * seq * seq;
     for (int l = 0; l < c->encoder_layers; l++) {
         float *kept = st->kept_attention ? st->kept_attention + l * weights_per_layer : NULL;
-        encoder_layer(&m->weights.encoder[l], c, shape, st, kept);
+        encoder_layer(m, &m->weights.encoder[l], shape, st, kept);
     }
     if (c->encoder_final_norm)
-        ted_layer_norm(x, x, &m->weights.encoder_norm, rows, d, c->layer_norm_eps);
+        ted_normalize(x, x, &m->weights.encoder_norm, &k->norm, rows, d);
 }

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "io/config.h"
 #include "kernels/kernels.h"
+#include "model/decoder.h"
 #include "model/weights.h"
 
 /* ---- the model directory ------------------------------------------------ */
@@ -24,6 +25,45 @@ static ted_status join_path(char *out, size_t size, const char *dir, const char 
     int n = snprintf(out, size, "%s/%s", dir, file);
     if (n < 0 || (size_t)n >= size)
         return ted_fail(err, TED_ERR_ARGUMENT, "%s/%s: path too long", dir, file);
+    return TED_OK;
+}
+
+/* ---- the kinds of the layers ---------------------------------------------- */
+
+static const ted_position_kind *const position_kinds[] = {
+    [TED_POSITIONS_INTERLEAVED] = &ted_interleaved_positions,
+    [TED_POSITIONS_CONCATENATED] = &ted_concatenated_positions,
+    [TED_POSITIONS_FAIRSEQ] = &ted_fairseq_positions,
+    [TED_POSITIONS_LEARNED] = &ted_learned_positions,
+};
+
+static const ted_feed_forward_kind *const feed_forward_kinds[] = {
+    [TED_ACTIVATION_RELU] = &ted_relu_feed_forward,
+    [TED_ACTIVATION_GELU] = &ted_gelu_feed_forward,
+    [TED_ACTIVATION_SILU] = &ted_silu_feed_forward,
+};
+
+enum {
+    POSITION_KINDS = sizeof position_kinds / sizeof *position_kinds,
+    FEED_FORWARD_KINDS = sizeof feed_forward_kinds / sizeof *feed_forward_kinds,
+};
+
+/* m->kinds from m->config: the one place a config field picks a layer. */
+static ted_status choose_kinds(ted_model *m, const char *config_path, ted_error *err)
+{
+    const ted_config *c = &m->config;
+    if ((unsigned)c->positional_layout >= POSITION_KINDS)
+        return ted_fail(err, TED_ERR_CONFIG, "%s: model.positional_encoding: no kind %d",
+                        config_path, (int)c->positional_layout);
+    if ((unsigned)c->activation >= FEED_FORWARD_KINDS)
+        return ted_fail(err, TED_ERR_CONFIG, "%s: model.activation: no kind %d", config_path,
+                        (int)c->activation);
+    m->kinds = (ted_layer_kinds){
+        .norm = {&ted_layer_norm_kind, c->layer_norm_eps, c->norm_first},
+        .positions = position_kinds[c->positional_layout],
+        .feed_forward = feed_forward_kinds[c->activation],
+        .decoder_layer = &ted_self_attention_decoder_layer,
+    };
     return TED_OK;
 }
 
@@ -90,6 +130,8 @@ static ted_status load_model(const char *model_dir, ted_model **model, bool unpa
         s = join_path(path, sizeof path, model_dir, "config.yaml", err);
     if (!s)
         s = ted_config_load(path, &m->config, err);
+    if (!s)
+        s = choose_kinds(m, path, err);
     if (!s)
         s = load_weights(m, model_dir, err);
     if (!s)

@@ -13,22 +13,23 @@
 #include "layers/attention.h"
 #include "layers/feed_forward.h"
 #include "layers/output.h"
+#include "layers/positional_encoding.h"
 #include "ted/ted.h"
 
 typedef struct ted_encoder_layer {
     ted_attention_weights self_attention;   /* self_attn.* */
-    ted_layer_norm_weights norm1;           /* Add & Norm after attention */
+    ted_norm_weights norm1;                 /* Add & Norm after attention */
     ted_feed_forward_weights feed_forward;  /* linear1.*, linear2.* */
-    ted_layer_norm_weights norm2;           /* Add & Norm after feed-forward */
+    ted_norm_weights norm2;                 /* Add & Norm after feed-forward */
 } ted_encoder_layer;
 
 typedef struct ted_decoder_layer {
     ted_attention_weights self_attention;   /* masked, self_attn.* */
-    ted_layer_norm_weights norm1;
+    ted_norm_weights norm1;
     ted_attention_weights cross_attention;  /* encoder-decoder, multihead_attn.* */
-    ted_layer_norm_weights norm2;
+    ted_norm_weights norm2;
     ted_feed_forward_weights feed_forward;
-    ted_layer_norm_weights norm3;
+    ted_norm_weights norm3;
 } ted_decoder_layer;
 
 typedef struct ted_weights {
@@ -37,14 +38,26 @@ typedef struct ted_weights {
     const float *encoder_positions;       /* learned positional tables (max_positions +
                                            * position_offset, d_model), else NULL */
     const float *decoder_positions;
-    ted_layer_norm_weights encoder_embedding_norm;  /* NULLs without embedding_norm */
-    ted_layer_norm_weights decoder_embedding_norm;
+    ted_norm_weights encoder_embedding_norm;  /* NULLs without embedding_norm */
+    ted_norm_weights decoder_embedding_norm;
     ted_encoder_layer *encoder;           /* (encoder_layers) */
-    ted_layer_norm_weights encoder_norm;  /* NULLs without encoder_final_norm */
+    ted_norm_weights encoder_norm;        /* NULLs without encoder_final_norm */
     ted_decoder_layer *decoder;           /* (decoder_layers) */
-    ted_layer_norm_weights decoder_norm;  /* NULLs without decoder_final_norm */
+    ted_norm_weights decoder_norm;        /* NULLs without decoder_final_norm */
     ted_output_weights generator;         /* the final Linear */
 } ted_weights;
+
+/* The kind of each layer, chosen once from the config when the model loads
+ * (model.c); the stacks (encoder.c, decoder.c) call each layer through its
+ * kind. */
+typedef struct ted_layer_kinds {
+    ted_norm norm;                            /* LayerNorm; its eps; pre- or post-norm */
+    const ted_position_kind *positions;       /* interleaved (the paper's), concatenated,
+                                               * fairseq, learned */
+    const ted_feed_forward_kind *feed_forward;  /* ReLU, GELU, SiLU */
+    const struct ted_decoder_layer_kind *decoder_layer;  /* masked self-attention
+                                                          * (model/decoder.h) */
+} ted_layer_kinds;
 
 /* The languages of one side of the model (ted_model_languages). */
 typedef struct ted_language_side {
@@ -60,6 +73,7 @@ typedef struct ted_language_side {
 struct ted_model {
     ted_config config;
     ted_weights weights;
+    ted_layer_kinds kinds;
     float embedding_scale;       /* sqrt(d_model), or 1 */
     ted_safetensors file;
     ted_vocab src_vocab;

@@ -97,9 +97,8 @@ static void point_positions(ted_session *s)
     const ted_config *c = &s->model->config;
     const ted_weights *w = &s->model->weights;
     size_t first = (size_t)c->position_offset * c->d_model;
-    bool learned = c->positional_layout == TED_POSITIONS_LEARNED;
-    const float *encoder = learned ? w->encoder_positions : s->positions;
-    const float *decoder = learned ? w->decoder_positions : s->positions;
+    const float *encoder = w->encoder_positions ? w->encoder_positions : s->positions;
+    const float *decoder = w->decoder_positions ? w->decoder_positions : s->positions;
     /* the arena's measuring pass lays out no memory: NULL stays NULL */
     s->encoder.positions = encoder ? encoder + first : NULL;
     s->decoder.positions = decoder ? decoder + first : NULL;
@@ -141,11 +140,11 @@ static void layout(ted_session *s, arena *a, int batch, int source_len, int max_
 static void fill_positions(ted_session *s)
 {
     const ted_config *c = &s->model->config;
-    if (c->positional_layout == TED_POSITIONS_LEARNED)
+    const ted_position_kind *kind = s->model->kinds.positions;
+    if (!kind->fill)  /* learned: the model's own tables */
         return;
     int count = s->source_len > s->max_steps ? s->source_len : s->max_steps;
-    ted_positional_encoding_table(s->positions, count + c->position_offset, c->d_model,
-                                  c->positional_layout);
+    kind->fill(s->positions, count + c->position_offset, c->d_model);
 }
 
 /* ---- what select() and join() carry over --------------------------------- */

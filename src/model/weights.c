@@ -272,7 +272,7 @@ static ted_status check_all_used(weight_binder *b)
     return TED_OK;
 }
 
-static ted_status bind_norm(weight_binder *b, ted_layer_norm_weights *w, int d,
+static ted_status bind_norm(weight_binder *b, ted_norm_weights *w, int d,
                             const char *prefix, const char *name)
 {
     ted_status s = bind_vector(b, &w->weight, d, "%s.%s.weight", prefix, name);
@@ -357,7 +357,7 @@ static ted_status bind_decoder_layer(weight_binder *b, ted_decoder_layer *w, int
         (s = bind_attention(b, &w->cross_attention, c->d_model, layer, n->cross_attention)) ||
         (s = bind_feed_forward(b, &w->feed_forward, c, layer)))
         return s;
-    ted_layer_norm_weights *norms[3] = {&w->norm1, &w->norm2, &w->norm3};
+    ted_norm_weights *norms[3] = {&w->norm1, &w->norm2, &w->norm3};
     for (int i = 0; i < 3; i++)
         if ((s = bind_norm(b, norms[i], c->d_model, layer, n->decoder_norms[i])))
             return s;
@@ -436,7 +436,7 @@ static ted_status bind_stack_inputs(weight_binder *b, ted_weights *w)
     const ted_config *c = &b->model->config;
     const tensor_names *n = b->names;
     ted_status s = TED_OK;
-    if (c->positional_layout == TED_POSITIONS_LEARNED &&
+    if (!b->model->kinds.positions->fill &&  /* learned: the table is a weight */
         ((s = bind_positions(b, &w->encoder_positions, n->encoder)) ||
          (s = bind_positions(b, &w->decoder_positions, n->decoder))))
         return s;

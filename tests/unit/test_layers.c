@@ -1,5 +1,5 @@
 /* The single layers against PyTorch: Linear (one, three and five rows; many
- * rows and columns against a naive product), LayerNorm, ReLU and GELU, the
+ * rows and columns against a naive product), LayerNorm, RMSNorm, ReLU and GELU, the
  * feed-forward network, softmax / log-softmax / argmax, the positional
  * encoding table and the embedding lookup. Reference values: tests/unit/layer_fixtures.h
  * (tools/make_layer_fixtures.py). Tolerance: TOL_OP (1e-5 absolute) for a
@@ -15,6 +15,7 @@
 #include "layers/add_norm.h"
 #include "layers/embedding.h"
 #include "layers/feed_forward.h"
+#include "layers/norm.h"
 #include "kernels/kernels.h"
 #include "layers/output.h"
 #include "layers/positional_encoding.h"
@@ -128,7 +129,7 @@ Test(layers, output_logits_is_the_final_linear)
 
 /* ---- LayerNorm ----------------------------------------------------------- */
 
-static const ted_layer_norm_weights layer_norm_weights = {layer_norm_gamma, layer_norm_beta};
+static const ted_norm_weights layer_norm_weights = {layer_norm_gamma, layer_norm_beta};
 
 static void check_layer_norm_row(const float *y, const float *expected, int row, float eps)
 {
@@ -171,21 +172,65 @@ Test(layers, add_norm_post_norm_normalizes_the_sum)
     enum { N = LAYER_NORM_ROWS * LAYER_NORM_D };
     float x[N], zero[N] = {0}, scratch[N];
     memcpy(x, layer_norm_x, sizeof x);
-    const float *in = ted_add_norm_input(x, scratch, &layer_norm_weights, false,
-                                         LAYER_NORM_ROWS, LAYER_NORM_D, 1e-5f);
+    const ted_norm post = {&ted_layer_norm_kind, 1e-5f, false};
+    const ted_norm pre = {&ted_layer_norm_kind, 1e-5f, true};
+    const float *in = ted_add_norm_input(x, scratch, &layer_norm_weights, &post,
+                                         LAYER_NORM_ROWS, LAYER_NORM_D);
     cr_assert_eq(in, x, "post-norm: the sub-layer reads x itself");
-    ted_add_norm_output(x, zero, &layer_norm_weights, false, LAYER_NORM_ROWS, LAYER_NORM_D,
-                        1e-5f);
+    ted_add_norm_output(x, zero, &layer_norm_weights, &post, LAYER_NORM_ROWS, LAYER_NORM_D);
     ASSERT_CLOSE(x, layer_norm_y_eps1e5, N, TOL_OP, "post-norm add & norm");
 
     memcpy(x, layer_norm_x, sizeof x);
-    in = ted_add_norm_input(x, scratch, &layer_norm_weights, true, LAYER_NORM_ROWS,
-                            LAYER_NORM_D, 1e-5f);
+    in = ted_add_norm_input(x, scratch, &layer_norm_weights, &pre, LAYER_NORM_ROWS,
+                            LAYER_NORM_D);
     cr_assert_eq(in, scratch, "pre-norm: the sub-layer reads the normalized scratch");
     ASSERT_CLOSE(scratch, layer_norm_y_eps1e5, N, TOL_OP, "pre-norm sub-layer input");
-    ted_add_norm_output(x, zero, &layer_norm_weights, true, LAYER_NORM_ROWS, LAYER_NORM_D,
-                        1e-5f);
+    ted_add_norm_output(x, zero, &layer_norm_weights, &pre, LAYER_NORM_ROWS, LAYER_NORM_D);
     ASSERT_CLOSE(x, layer_norm_x, N, 0.0, "pre-norm residual x + 0");
+}
+
+/* ---- RMSNorm ------------------------------------------------------------ */
+
+static void check_rms_norm(float eps, const float *expected)
+{
+    float y[RMS_NORM_ROWS * LAYER_NORM_D];
+    const ted_norm_weights gamma = {layer_norm_gamma, NULL};
+    ted_rms_norm(y, rms_norm_x, &gamma, RMS_NORM_ROWS, LAYER_NORM_D, eps);
+    for (int r = 0; r < RMS_NORM_ROWS; r++) {
+        char what[64];
+        snprintf(what, sizeof what, "rms norm eps %g, row %d", (double)eps, r);
+        ASSERT_CLOSE(y + r * LAYER_NORM_D, expected + r * LAYER_NORM_D, LAYER_NORM_D, TOL_OP,
+                     what);
+    }
+}
+
+Test(layers, rms_norm_eps_1e5)
+{
+    check_rms_norm(1e-5f, rms_norm_y_eps1e5);
+}
+
+Test(layers, rms_norm_eps_1e6)
+{
+    check_rms_norm(1e-6f, rms_norm_y_eps1e6);
+}
+
+/* The kind a model chooses at load: pre-norm hands RMSNorm(x) to the
+ * sub-layer, in place of LayerNorm(x), and reads no bias. */
+Test(layers, add_norm_takes_the_rms_norm_kind)
+{
+    enum { N = RMS_NORM_ROWS * LAYER_NORM_D };
+    float x[N], scratch[N];
+    memcpy(x, rms_norm_x, sizeof x);
+    const ted_norm_weights gamma = {layer_norm_gamma, NULL};
+    const ted_norm pre = {&ted_rms_norm_kind, 1e-6f, true};
+    const float *in = ted_add_norm_input(x, scratch, &gamma, &pre, RMS_NORM_ROWS, LAYER_NORM_D);
+    cr_assert_eq(in, scratch, "pre-norm: the sub-layer reads the normalized scratch");
+    ASSERT_CLOSE(scratch, rms_norm_y_eps1e6, N, TOL_OP, "RMSNorm kind, pre-norm input");
+
+    const ted_norm post = {&ted_rms_norm_kind, 1e-5f, false};
+    float zero[N] = {0};
+    ted_add_norm_output(x, zero, &gamma, &post, RMS_NORM_ROWS, LAYER_NORM_D);
+    ASSERT_CLOSE(x, rms_norm_y_eps1e5, N, TOL_OP, "RMSNorm kind, post-norm x + 0");
 }
 
 /* ---- activations ------------------------------------------------------- */
@@ -216,30 +261,30 @@ Test(layers, silu)
 
 /* ---- feed-forward ------------------------------------------------------ */
 
-static void check_feed_forward(ted_activation activation, const float *expected,
+static void check_feed_forward(const ted_feed_forward_kind *kind, const float *expected,
                                const char *what)
 {
     float out[FF_ROWS * FF_D], hidden[FF_ROWS * FF_DFF];
     ted_feed_forward_weights w = {ted_matrix_float(ff_W1), ff_b1, ted_matrix_float(ff_W2),
                                   ff_b2};
-    ted_feed_forward(out, hidden, ff_x, &w, activation,
+    ted_feed_forward(out, hidden, ff_x, &w, kind,
                      (ted_feed_forward_shape){FF_ROWS, FF_D, FF_DFF});
     ASSERT_CLOSE(out, expected, COUNT(out), TOL_COMPOSED, what);
 }
 
 Test(layers, feed_forward_relu)
 {
-    check_feed_forward(TED_ACTIVATION_RELU, ff_y_relu, "feed-forward relu");
+    check_feed_forward(&ted_relu_feed_forward, ff_y_relu, "feed-forward relu");
 }
 
 Test(layers, feed_forward_gelu)
 {
-    check_feed_forward(TED_ACTIVATION_GELU, ff_y_gelu, "feed-forward gelu");
+    check_feed_forward(&ted_gelu_feed_forward, ff_y_gelu, "feed-forward gelu");
 }
 
 Test(layers, feed_forward_silu)
 {
-    check_feed_forward(TED_ACTIVATION_SILU, ff_y_silu, "feed-forward silu");
+    check_feed_forward(&ted_silu_feed_forward, ff_y_silu, "feed-forward silu");
 }
 
 /* ---- softmax ----------------------------------------------------------- */
@@ -286,7 +331,7 @@ Test(layers, argmax_first_of_ties)
 Test(layers, positional_encoding_interleaved_matches_the_tutorial)
 {
     static float table[PE_POSITIONS * PE_D];
-    ted_positional_encoding_table(table, PE_POSITIONS, PE_D, TED_POSITIONS_INTERLEAVED);
+    ted_interleaved_positions.fill(table, PE_POSITIONS, PE_D);
     for (int r = 0; r < PE_ROW_COUNT; r++) {
         char what[48];
         snprintf(what, sizeof what, "interleaved position %d", pe_rows[r]);
@@ -297,15 +342,14 @@ Test(layers, positional_encoding_interleaved_matches_the_tutorial)
 
 /* Positions up to the tutorial's 5000 (a table built incrementally must
  * not drift), in both layouts, against float64 values computed by hand. */
-static void check_exact_positions(ted_positional_layout layout, const float *expected,
-                                  const char *name)
+static void check_exact_positions(const ted_position_kind *kind, const float *expected)
 {
     float *table = malloc(sizeof(float) * PE_EXACT_POSITIONS * PE_EXACT_D);
     cr_assert_not_null(table);
-    ted_positional_encoding_table(table, PE_EXACT_POSITIONS, PE_EXACT_D, layout);
+    kind->fill(table, PE_EXACT_POSITIONS, PE_EXACT_D);
     for (int r = 0; r < PE_EXACT_ROW_COUNT; r++) {
         char what[64];
-        snprintf(what, sizeof what, "%s position %d", name, pe_exact_rows[r]);
+        snprintf(what, sizeof what, "%s position %d", kind->name, pe_exact_rows[r]);
         ASSERT_CLOSE(table + (size_t)pe_exact_rows[r] * PE_EXACT_D,
                      expected + (size_t)r * PE_EXACT_D, PE_EXACT_D, TOL_OP, what);
     }
@@ -314,12 +358,12 @@ static void check_exact_positions(ted_positional_layout layout, const float *exp
 
 Test(layers, positional_encoding_concatenated)
 {
-    check_exact_positions(TED_POSITIONS_CONCATENATED, pe_exact_concatenated, "concatenated");
+    check_exact_positions(&ted_concatenated_positions, pe_exact_concatenated);
 }
 
 Test(layers, positional_encoding_interleaved_to_5000_positions)
 {
-    check_exact_positions(TED_POSITIONS_INTERLEAVED, pe_exact_interleaved, "interleaved");
+    check_exact_positions(&ted_interleaved_positions, pe_exact_interleaved);
 }
 
 Test(layers, add_positional_encoding_from_an_offset)
@@ -327,22 +371,22 @@ Test(layers, add_positional_encoding_from_an_offset)
     enum { FIRST = 63, COUNT_ROWS = 3 };  /* rows 63..65 */
     float *table = malloc(sizeof(float) * PE_EXACT_POSITIONS * PE_EXACT_D);
     cr_assert_not_null(table);
-    ted_positional_encoding_table(table, PE_EXACT_POSITIONS, PE_EXACT_D,
-                                  TED_POSITIONS_INTERLEAVED);
+    ted_interleaved_positions.fill(table, PE_EXACT_POSITIONS, PE_EXACT_D);
     float x[COUNT_ROWS * PE_EXACT_D], expected[COUNT_ROWS * PE_EXACT_D];
     for (size_t i = 0; i < COUNT(x); i++) {
         x[i] = (float)i * 0.25f;
         expected[i] = x[i] + table[FIRST * PE_EXACT_D + i];
     }
-    ted_add_positional_encoding(x, table, FIRST, COUNT_ROWS, PE_EXACT_D,
-                                (ted_padding_position){NULL, 1});
+    const int ids[COUNT_ROWS] = {1, 1, 1};  /* padding, which this kind gives positions */
+    ted_interleaved_positions.add(x, table, FIRST, COUNT_ROWS, PE_EXACT_D,
+                                  (ted_padding_position){ids, 1});
     ASSERT_CLOSE(x, expected, COUNT(x), 0.0, "x + PE rows 63..65");
     free(table);
 }
 
 Test(layers, positional_encoding_fairseq)
 {
-    check_exact_positions(TED_POSITIONS_FAIRSEQ, pe_exact_fairseq, "fairseq");
+    check_exact_positions(&ted_fairseq_positions, pe_exact_fairseq);
 }
 
 /* fairseq's padding tokens take the padding position, a zero row. */
@@ -351,7 +395,7 @@ Test(layers, add_positional_encoding_skips_padding_tokens)
     enum { COUNT_ROWS = 3 };
     float *table = malloc(sizeof(float) * PE_EXACT_POSITIONS * PE_EXACT_D);
     cr_assert_not_null(table);
-    ted_positional_encoding_table(table, PE_EXACT_POSITIONS, PE_EXACT_D, TED_POSITIONS_FAIRSEQ);
+    ted_fairseq_positions.fill(table, PE_EXACT_POSITIONS, PE_EXACT_D);
     const int ids[COUNT_ROWS] = {7, 1, 9};
     float x[COUNT_ROWS * PE_EXACT_D], expected[COUNT_ROWS * PE_EXACT_D];
     for (size_t i = 0; i < COUNT(x); i++) {
@@ -359,8 +403,8 @@ Test(layers, add_positional_encoding_skips_padding_tokens)
         bool padding = i / PE_EXACT_D == 1;
         expected[i] = x[i] + (padding ? 0.0f : table[2 * PE_EXACT_D + i]);
     }
-    ted_add_positional_encoding(x, table, 2, COUNT_ROWS, PE_EXACT_D,
-                                (ted_padding_position){ids, 1});
+    ted_fairseq_positions.add(x, table, 2, COUNT_ROWS, PE_EXACT_D,
+                              (ted_padding_position){ids, 1});
     ASSERT_CLOSE(x, expected, COUNT(x), 0.0, "x + PE rows 2, 4, none for the padding token");
     free(table);
 }
