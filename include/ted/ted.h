@@ -221,6 +221,17 @@ const char *ted_target_token(const ted_model *model, int id);
 const char *ted_source_token(const ted_model *model, int id);
 /* The id of a target token, or -1 when it is not in the vocabulary. */
 int ted_target_id(const ted_model *model, const char *token);
+/* The target ids that write `word` as a person types it (a token to force
+ * at a step: ted step --force, the explorer, Python's trace): the token
+ * itself when the target vocabulary has it ("▁noire"; a word of a
+ * word-level vocabulary), else the pieces the target tokenizer makes of it
+ * ("noire" -> "▁noire"; a longer word several pieces, one a step). Writes
+ * `*count` ids to `ids` (room for `max`). TED_ERR_INPUT, naming the word,
+ * when it makes no piece, an unknown one or more than `max`. The front
+ * ends force at most TED_WORD_PIECES_MAX pieces for one word. */
+#define TED_WORD_PIECES_MAX 32
+ted_status ted_target_word(const ted_model *model, const char *word, int *ids, int max,
+                           int *count, ted_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Decoding session                                                          */

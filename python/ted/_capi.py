@@ -12,6 +12,7 @@ from ctypes import (POINTER, Structure, c_bool, c_char, c_char_p, c_double, c_fl
                     c_uint64, c_void_p)
 
 ERROR_MESSAGE_SIZE = 1024
+WORD_PIECES_MAX = 32  # TED_WORD_PIECES_MAX
 
 # ted_status
 OK, ERR_IO, ERR_FORMAT, ERR_CONFIG, ERR_WEIGHTS, ERR_VOCAB, ERR_INPUT, ERR_NOMEM, \
@@ -121,6 +122,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         "ted_target_token": (c_char_p, [model, c_int]),
         "ted_source_token": (c_char_p, [model, c_int]),
         "ted_target_id": (c_int, [model, c_char_p]),
+        "ted_target_word": (status, [model, c_char_p, POINTER(c_int), c_int, POINTER(c_int),
+                                     err]),
         "ted_session_new": (status, [model, POINTER(c_void_p), err]),
         "ted_session_free": (None, [session]),
         "ted_session_encode": (status, [session, POINTER(POINTER(c_int)), POINTER(c_int),

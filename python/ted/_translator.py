@@ -719,12 +719,28 @@ class Translator:
         _whole("top_k", top_k, 1, self._vocab)
         for step, token in dict(force or {}).items():
             _whole("force step", step, 1, MAX_LENGTH_MAX)
-            _whole("force[%d]" % step, token, 0, self._vocab - 1)
-            forced[step - 1] = token
+            for i, id in enumerate(self._forced_ids(step, token)):
+                if step - 1 + i in forced:
+                    raise ArgumentError("force[%d]: step %d is forced twice" % (step, step + i))
+                forced[step - 1 + i] = id
         if max_length is not None:
             _whole("max_length", max_length, 1, MAX_LENGTH_MAX)
         return self._cancellable(self._trace, source, forced, top_k, max_length, source_lang,
                                  target_lang)
+
+    @_uses_model
+    def _forced_ids(self, step: int, token: Union[int, str]) -> List[int]:
+        """The ids force[step] forces from that step on: a target id, or a
+        token or word as typed ("noire" on a SentencePiece model: "▁noire";
+        a word of several pieces forces one a step), as ted step takes it."""
+        if not isinstance(token, str):
+            return [_whole("force[%d]" % step, token, 0, self._vocab - 1)]
+        ids, count = (c_int * _capi.WORD_PIECES_MAX)(), c_int()
+        err = _capi.Error_()
+        if lib.ted_target_word(self._model, _text_bytes(token, "force[%d]" % step), ids,
+                               _capi.WORD_PIECES_MAX, byref(count), byref(err)) != _capi.OK:
+            raise ArgumentError("force[%d]: %s" % (step, err.message.decode("utf-8", "replace")))
+        return list(ids[:count.value])
 
     def _trace(self, call: Call, source: Union[str, bytes], force: Dict[int, int], top_k: int,
                max_length: Optional[int], source_lang: Optional[str],

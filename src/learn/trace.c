@@ -185,24 +185,8 @@ int learn_forced_at(const learn_forced *forced, int count, int step)
 
 bool learn_resolve_forced(const ted_model *model, const char *text, learn_forced *f)
 {
-    int id = ted_target_id(model, text);
-    if (id >= 0) {
-        f->ids[0] = id;
-        f->count = 1;
-        return true;
-    }
-    int *ids = NULL, n = 0, unknown = 0;
     ted_error err = {0};
-    bool ok = ted_encode_target(model, text, &ids, &n, &unknown, &err) == TED_OK && n > 0 &&
-              n <= LEARN_FORCE_PIECES && unknown == 0;
-    for (int i = 0; ok && i < n; i++)
-        ok = ids[i] != ted_model_config(model)->unk_id;
-    if (ok) {
-        memcpy(f->ids, ids, (size_t)n * sizeof *ids);
-        f->count = n;
-    }
-    free(ids);
-    return ok;
+    return ted_target_word(model, text, f->ids, LEARN_FORCE_PIECES, &f->count, &err) == TED_OK;
 }
 
 learn_force_refusal learn_add_forced(const ted_model *model, learn_forced *forced, int *count,

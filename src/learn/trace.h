@@ -78,7 +78,7 @@ void learn_end(learn_trace *t);
 void learn_forget_attention(learn_trace *t, int step);
 
 /* The most target tokens one forced word becomes. */
-enum { LEARN_FORCE_PIECES = 32 };
+enum { LEARN_FORCE_PIECES = TED_WORD_PIECES_MAX };
 
 /* Target tokens taken instead of the model's choice, one a step from
  * `step` on: a token of the target vocabulary, or the tokens a word

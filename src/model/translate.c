@@ -94,6 +94,37 @@ int ted_target_id(const ted_model *m, const char *token)
     return m && token ? ted_vocab_lookup(&m->tgt_vocab, token, strlen(token)) : -1;
 }
 
+ted_status ted_target_word(const ted_model *m, const char *word, int *ids, int max, int *count,
+                           ted_error *err)
+{
+    TED_REQUIRE(m, err);
+    TED_REQUIRE(word, err);
+    TED_REQUIRE(ids, err);
+    TED_REQUIRE(count, err);
+    int id = ted_target_id(m, word);
+    if (id >= 0 && max >= 1) {
+        ids[0] = id;
+        *count = 1;
+        return TED_OK;
+    }
+    int *pieces = NULL, n = 0, unknown = 0;
+    if (ted_encode_target(m, word, &pieces, &n, &unknown, err) != TED_OK)
+        return err->status;
+    for (int i = 0; i < n; i++)
+        unknown += pieces[i] == m->config.unk_id;
+    ted_status status = TED_OK;
+    if (n == 0 || unknown > 0 || n > max)
+        status = ted_fail(err, TED_ERR_INPUT,
+                          "\"%s\" is not in the target vocabulary, and %s", word,
+                          n == 0 ? "makes no token" : unknown > 0 ? "has a piece it lacks"
+                                                                  : "makes too many pieces");
+    else
+        memcpy(ids, pieces, (size_t)n * sizeof *ids);
+    *count = status == TED_OK ? n : 0;
+    free(pieces);
+    return status;
+}
+
 int ted_set_threads(int threads)
 {
     int cpus = ted_usable_cpus();

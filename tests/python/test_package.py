@@ -280,6 +280,28 @@ def test_trace_steps_count_from_1_as_ted_step():
     assert want[1] == (2, token, True), want
 
 
+def test_trace_forces_words_as_typed():
+    """trace(force={N: word}) takes a word as a learner types it, as ted
+    step does: on a SentencePiece model the pieces Python's sentencepiece
+    makes of it (the word-initial "▁noire" for "noire"; several pieces, one
+    a step), each chosen as forced; an unknown word is an ArgumentError."""
+    import sentencepiece
+    spm = sentencepiece.SentencePieceProcessor(
+        model_file=os.path.join(MODELS["natural"], "target.spm"))
+    t = translator("natural")
+    for word in ("noire", "chatxq"):
+        pieces = spm.encode(word, out_type=str)
+        tr = t.trace("the black cat", force={2: word})
+        got = [(s.token, s.forced) for s in tr.steps[1:1 + len(pieces)]]
+        assert got == [(p, True) for p in pieces], (word, got, pieces)
+        assert not tr.steps[0].forced
+    expect_error(ted.ArgumentError, lambda: t.trace("the cat", force={1: "chatxq", 2: 5}),
+                 "forced twice")
+    toy = translator("toy")
+    expect_error(ted.ArgumentError, lambda: toy.trace("the dog .", force={1: "zzyzx"}),
+                 "force[1]")
+
+
 # ------------------------------------------------------------ languages
 
 _multilingual = {}
