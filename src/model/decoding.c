@@ -255,11 +255,16 @@ ted_status ted_check_beam_params(const ted_beam_params *p, int n_best, int vocab
 
 /* ---- ted_decode --------------------------------------------------------------- */
 
+int ted_prefix_forced(const int *prefix, int length, int at)
+{
+    return prefix && at < length ? prefix[at] : -1;
+}
+
 int ted_batch_forced(const ted_batch *b, int i, int length)
 {
-    if (!b->prefix_ids || length >= b->prefix_lengths[i])
+    if (!b->prefix_ids)
         return -1;
-    return b->prefix_ids[i][length];
+    return ted_prefix_forced(b->prefix_ids[i], b->prefix_lengths[i], length);
 }
 
 static ted_status check_prefix(const ted_model *m, const ted_batch *b, int i, ted_error *err)

@@ -32,8 +32,13 @@ void ted_hypothesis_total(ted_hypothesis *h);
 void ted_next_token_scores(const ted_model *model, const float *logits, float *log_probs,
                            float *allowed);
 
+/* The token a hypothesis must take at position `at` (tokens it has so
+ * far) when it begins with the `length` tokens of `prefix` (may be NULL
+ * when length is 0), or -1. */
+int ted_prefix_forced(const int *prefix, int length, int at);
+
 /* The token sentence i must take at position `length` (tokens it has so
- * far), or -1. */
+ * far), or -1 (ted_prefix_forced). */
 int ted_batch_forced(const ted_batch *batch, int i, int length);
 
 /* The log-prob a forced prefix token adds to its hypothesis, in every
