@@ -15,7 +15,7 @@
 #include "core/cpus.h"
 #include "core/error.h"
 #include "frontend/options.h"
-#include "model/choose.h"
+#include "model/rows.h"
 #include "model/session_hooks.h"
 #include "serve/beam_worker.h"
 #include "serve/metrics.h"
@@ -31,14 +31,10 @@ typedef struct decoding {
     serve_job *job;
     long serial;        /* the order it joined in */
     int index;          /* in its job */
-    int samples;        /* hypotheses: the n-best samples when sampling, else 1 */
-    int max_length;     /* tokens, EOS counted (ted_max_target_length) */
     int unfinished;     /* samples still decoding */
-    bool first;         /* before its first step: its one row draws every sample */
     bool dropped;       /* its client left (serve_job_cancel) */
-    ted_rng rng;        /* sampling: stream `index` of the job's seed */
-    ted_hypothesis *found;  /* (samples): each sample's tokens so far */
-    int *room;          /* (samples): the cells each holds */
+    ted_row_sentence rows;  /* its samples, their rules and their tokens so far; its
+                             * generator is stream `index` of the job's seed */
     ted_error failure;  /* status TED_OK, or why its samples stop: it fails once the
                          * last of them leaves the batch */
 } decoding;
@@ -132,8 +128,7 @@ struct serve_loop {
 
 static int samples_of(const serve_job *job)
 {
-    const ted_decode_options *o = &job->options.decode;
-    return o->strategy == TED_DECODE_SAMPLE ? o->n_best : 1;
+    return ted_row_samples(&job->options.decode);
 }
 
 /* The rows a sentence with `samples` rows counts against max_batch: each
@@ -172,9 +167,9 @@ static void sentences_done(void *loop, serve_job *job, int sentences, const ted_
 
 static void free_decoding(decoding *d)
 {
-    ted_hypotheses_free(d->found, d->samples);
-    free(d->found);
-    free(d->room);
+    ted_hypotheses_free(d->rows.found, d->rows.samples);
+    free(d->rows.found);
+    free(d->rows.room);
     free(d);
 }
 
@@ -184,14 +179,19 @@ static decoding *new_decoding(const ted_model *m, waiting w, ted_error *err)
     decoding *d = ted_alloc(1, sizeof *d, "sentence", err);
     if (!d)
         return NULL;
-    *d = (decoding){.job = job, .index = w.index, .samples = samples_of(job), .first = true};
-    d->max_length = ted_max_target_length(m, job->lengths[w.index], job->options.max_length);
-    d->unfinished = d->samples;
-    d->rng = ted_rng_seed(job->options.decode.sampling.seed,
-                          job->options.first_index + (uint64_t)w.index);
-    d->found = ted_alloc(d->samples, sizeof *d->found, "sentence", err);
-    d->room = ted_alloc(d->samples, sizeof *d->room, "sentence", err);
-    if (!d->found || !d->room) {
+    *d = (decoding){.job = job, .index = w.index};
+    d->rows = (ted_row_sentence){
+        .max_length = ted_max_target_length(m, job->lengths[w.index], job->options.max_length),
+        .prefix_ids = job->prefix_ids[w.index],
+        .prefix_length = job->prefix_lengths[w.index],
+        .scored = job->log_probs,
+    };
+    ted_row_sentence_start(&d->rows, m, &job->options.decode,
+                           job->options.first_index + (uint64_t)w.index);
+    int samples = d->unfinished = d->rows.samples;
+    d->rows.found = ted_alloc(samples, sizeof *d->rows.found, "sentence", err);
+    d->rows.room = ted_alloc(samples, sizeof *d->rows.room, "sentence", err);
+    if (!d->rows.found || !d->rows.room) {
         free_decoding(d);
         return NULL;
     }
@@ -203,15 +203,13 @@ static decoding *new_decoding(const ted_model *m, waiting w, ted_error *err)
 static void finish(serve_loop *l, decoding *d)
 {
     serve_job *job = d->job;
-    ted_translation *out = job->outputs + (size_t)d->index * d->samples;
+    ted_translation *out = job->outputs + (size_t)d->index * d->rows.samples;
     ted_error err = {0};
     ted_status s = TED_OK;
-    for (int k = 0; k < d->samples; k++)
-        ted_hypothesis_total(&d->found[k]);
-    ted_hypotheses_sort(d->found, d->samples);
-    for (int k = 0; k < d->samples; k++) {
-        out[k].hypothesis = d->found[k];
-        d->found[k] = (ted_hypothesis){0};
+    ted_row_sentence_finish(&d->rows);
+    for (int k = 0; k < d->rows.samples; k++) {
+        out[k].hypothesis = d->rows.found[k];
+        d->rows.found[k] = (ted_hypothesis){0};
         if (!s && !(out[k].text = ted_decode_target(job->model, out[k].hypothesis.ids,
                                                     out[k].hypothesis.length)))
             s = ted_fail(&err, TED_ERR_NOMEM, "text[%d]: out of memory", d->index);
@@ -388,8 +386,8 @@ static void encode_group(serve_loop *l, group *g, const waiting *taken, int coun
         g->sentences[g->count] = d;
         g->ids[g->count] = d->job->ids[d->index];
         g->lengths[g->count++] = d->job->lengths[d->index];
-        g->rows += charge(l->max_batch, d->samples);
-        max_steps = d->max_length > max_steps ? d->max_length : max_steps;
+        g->rows += charge(l->max_batch, d->rows.samples);
+        max_steps = d->rows.max_length > max_steps ? d->rows.max_length : max_steps;
     }
     if (g->count == 0)
         return;
@@ -527,7 +525,7 @@ static void absorb(serve_loop *l, batch *b, group *g)
             continue;
         }
         d->serial = b->joined++;
-        b->charged += charge(b->max_batch, d->samples);
+        b->charged += charge(b->max_batch, d->rows.samples);
         b->now.owner[b->rows] = d;
         b->now.sample[b->rows] = 0;
         b->now.tokens[b->rows++] = bos;
@@ -552,35 +550,17 @@ static void publish_rows(serve_loop *l, const batch *b)
     pthread_mutex_unlock(&l->lock);
 }
 
-/* The token the row must take at its next step: its sentence's prefix
- * (a forced target-language code) while the row is within it, else -1. */
-static int forced_token(const batch *b, int r)
-{
-    const decoding *d = b->now.owner[r];
-    int at = d->first ? 0 : d->found[b->now.sample[r]].length;
-    const serve_job *job = d->job;
-    return at < job->prefix_lengths[d->index] ? job->prefix_ids[d->index][at] : -1;
-}
-
-/* The choice of each row, in b->order: the token its prefix forces, the
- * best allowed token, or a draw from its sentence's generator (at the
- * sentence's first step, the first token of every sample). */
+/* The choice of each row, in b->order (ted_row_plan): the token its
+ * prefix forces, the best allowed token, or a draw from its sentence's
+ * generator (at the sentence's first step, the first token of every
+ * sample). */
 static void plan_choices(batch *b)
 {
     int drawn = 0;
     for (int k = 0; k < b->rows; k++) {
         int r = b->order[k].row;
-        decoding *d = b->now.owner[r];
-        const ted_decode_options *o = &d->job->options.decode;
-        b->choices[k] = (ted_choice){
-            .row = r,
-            .draws = d->first ? d->samples : 1,
-            .forced = forced_token(b, r),
-            .sampling = o->strategy == TED_DECODE_SAMPLE ? &o->sampling : NULL,
-            .rng = &d->rng,
-            .tokens = b->tokens + drawn,
-            .log_probs = d->job->log_probs ? b->log_probs + drawn : NULL,
-        };
+        b->choices[k] = ted_row_plan(&b->now.owner[r]->rows, b->now.sample[r], r,
+                                     b->tokens + drawn, b->log_probs + drawn);
         drawn += b->choices[k].draws;
     }
 }
@@ -595,47 +575,33 @@ static void check_cancelled(decoding *d)
     }
 }
 
-/* Appends a choice's tokens to its samples (a streamed sentence of one
- * hypothesis hands each to job->progress). The samples that go on are
- * kept for the next step; returns how many are kept so far. */
+/* Appends a choice's tokens to its samples (ted_row_take; a streamed
+ * sentence of one hypothesis hands its token to job->progress). The
+ * samples that go on are kept for the next step; returns how many are
+ * kept so far. The others end, and the sentence with them once its last
+ * sample has. */
 static int take_tokens(serve_loop *l, batch *b, const ted_choice *ch, int kept)
 {
     decoding *d = b->now.owner[ch->row];
-    int eos = ted_model_config(b->model)->eos_id;
-    int from = d->first ? 0 : b->now.sample[ch->row];
-    d->first = false;
+    int from = kept, token = ch->tokens[0];
     check_cancelled(d);
-    for (int k = 0; k < ch->draws; k++) {
-        int j = from + k, token = ch->tokens[k];
-        ted_hypothesis *h = &d->found[j];
-        float log_prob = ch->log_probs ? ch->log_probs[k] : 0.0f;
-        if (!d->failure.status)
-            ted_hypothesis_append(h, &d->room[j], d->max_length, token, log_prob, &d->failure);
-        if (!d->failure.status && token != eos && d->samples == 1 && d->job->progress)
-            d->job->progress(d->job, d->index, token);
-        if (!d->failure.status && token != eos && h->length < d->max_length) {
-            b->keep[kept] = ch->row;
-            b->next.owner[kept] = d;
-            b->next.sample[kept] = j;
-            b->next.tokens[kept++] = token;
-            continue;
-        }
+    if (!d->failure.status)
+        ted_row_take(&d->rows, b->now.sample[ch->row], ch,
+                     (ted_rows_next){b->keep, b->next.sample, b->next.tokens}, &kept,
+                     &d->failure);
+    if (!d->failure.status && token != d->rows.eos && d->rows.samples == 1 && d->job->progress)
+        d->job->progress(d->job, d->index, token);
+    for (int k = from; k < kept; k++)
+        b->next.owner[k] = d;
+    for (int ended = ch->draws - (kept - from); ended > 0; ended--) {
         b->charged -= charge(b->max_batch, d->unfinished) -
                       charge(b->max_batch, d->unfinished - 1);
-        if (--d->unfinished == 0) {  /* j was its last sample still decoding */
+        if (--d->unfinished == 0) {  /* its last sample still decoding ended */
             end_sentence(l, d);
             break;
         }
     }
     return kept;
-}
-
-static bool keeps_every_row(const int *keep, int kept, int rows)
-{
-    for (int r = 0; r < kept; r++)
-        if (keep[r] != r)
-            return false;
-    return kept == rows;
 }
 
 /* True when some old row goes on twice: a sentence's first step, which
@@ -718,7 +684,7 @@ static void step(serve_loop *l, batch *b)
     row_set swap = b->now;
     b->now = b->next;
     b->next = swap;
-    bool same = keeps_every_row(b->keep, kept, b->rows);
+    bool same = ted_rows_keep_all(b->keep, kept, b->rows);
     b->rows = kept;
     if (kept == 0)
         ted_session_empty(b->session);
