@@ -12,6 +12,8 @@
  * that order), so what a sentence gets does not depend on the other
  * sentences of its batch. The rows stay in that order: those of a
  * sentence together, its samples in order. */
+#include "model/independent.h"
+
 #include <stdlib.h>
 
 #include "core/alloc.h"
