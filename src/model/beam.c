@@ -31,6 +31,8 @@
  * every candidate ranked, and whether it stayed open, finished or was
  * pruned. While a sentence's target prefix lasts, the prefix token is each
  * open hypothesis' only candidate. */
+#include "model/beam.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

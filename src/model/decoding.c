@@ -1,6 +1,6 @@
-/* ted_decode() and the pieces its strategies share: the final Softmax's
- * choices (banned tokens, argmax, top-k), the length rule, hypotheses,
- * forced prefixes, the length penalty, the checks of a batch and of the
+/* The pieces that ted_decode()'s strategies (decode.c) share: the final
+ * Softmax's choices (banned tokens, argmax, top-k), the length rule,
+ * hypotheses, forced prefixes, the length penalty, the checks of the
  * options. */
 #include "model/decoding.h"
 
@@ -13,7 +13,6 @@
 #include "kernels/kernels.h"
 #include "layers/softmax.h"
 #include "model/model.h"
-#include "model/session.h"
 
 /* ---- the final Softmax ---------------------------------------------------- */
 
@@ -253,50 +252,18 @@ ted_status ted_check_beam_params(const ted_beam_params *p, int n_best, int vocab
     return TED_OK;
 }
 
-/* ---- ted_decode --------------------------------------------------------------- */
+/* ---- forced prefixes, the options ---------------------------------------------- */
+
+int ted_prefix_forced(const int *prefix, int length, int at)
+{
+    return prefix && at < length ? prefix[at] : -1;
+}
 
 int ted_batch_forced(const ted_batch *b, int i, int length)
 {
-    if (!b->prefix_ids || length >= b->prefix_lengths[i])
+    if (!b->prefix_ids)
         return -1;
-    return b->prefix_ids[i][length];
-}
-
-static ted_status check_prefix(const ted_model *m, const ted_batch *b, int i, ted_error *err)
-{
-    int vocab = ted_model_config(m)->tgt_vocab_size, n = b->prefix_lengths[i];
-    if (n < 0 || n > b->max_lengths[i] || (n > 0 && !b->prefix_ids[i]))
-        return ted_fail(err, TED_ERR_ARGUMENT,
-                        "decode: sentence %d: a target prefix of %d tokens, max length %d", i,
-                        n, b->max_lengths[i]);
-    for (int t = 0; t < n; t++)
-        if (b->prefix_ids[i][t] < 0 || b->prefix_ids[i][t] >= vocab)
-            return ted_fail(err, TED_ERR_ARGUMENT,
-                            "decode: sentence %d: prefix token %d is not a target id (0..%d)", i,
-                            b->prefix_ids[i][t], vocab - 1);
-    return TED_OK;
-}
-
-/* `*max_steps`: the largest max length, what encode() must allow. */
-static ted_status check_batch(const ted_model *m, const ted_batch *b, int *max_steps,
-                              ted_error *err)
-{
-    if (!b || b->count < 1 || !b->source_ids || !b->source_lengths || !b->max_lengths)
-        return ted_fail(err, TED_ERR_ARGUMENT, "decode: empty batch");
-    if (b->prefix_ids && !b->prefix_lengths)
-        return ted_fail(err, TED_ERR_ARGUMENT, "decode: prefix ids without their lengths");
-    *max_steps = 0;
-    for (int i = 0; i < b->count; i++) {
-        if (b->max_lengths[i] < 1)
-            return ted_fail(err, TED_ERR_ARGUMENT, "decode: max length of sentence %d is %d", i,
-                            b->max_lengths[i]);
-        ted_status s = b->prefix_ids ? check_prefix(m, b, i, err) : TED_OK;
-        if (s)
-            return s;
-        if (b->max_lengths[i] > *max_steps)
-            *max_steps = b->max_lengths[i];
-    }
-    return TED_OK;
+    return ted_prefix_forced(b->prefix_ids[i], b->prefix_lengths[i], length);
 }
 
 ted_status ted_check_decode_options(const ted_model *m, const ted_decode_options *o,
@@ -321,33 +288,4 @@ ted_status ted_check_decode_options(const ted_model *m, const ted_decode_options
         return ted_check_sampling_params(&o->sampling, err);
     }
     return ted_fail(err, TED_ERR_ARGUMENT, "decode: unknown strategy %d", (int)o->strategy);
-}
-
-ted_status ted_decode(ted_session *s, const ted_batch *batch, const ted_decode_options *o,
-                      const ted_beam_trace *trace, ted_hypothesis *out, ted_error *err)
-{
-    TED_REQUIRE(s, err);
-    TED_REQUIRE(out, err);
-    const ted_model *m = ted_session_model(s);
-    int max_steps = 0;
-    ted_status status = check_batch(m, batch, &max_steps, err);
-    if (!status)
-        status = ted_check_decode_options(m, o, err);
-    if (status)
-        return status;
-    size_t total = (size_t)batch->count * o->n_best;
-    for (size_t i = 0; i < total; i++)
-        out[i] = (ted_hypothesis){0};
-    status = ted_session_encode(s, batch->source_ids, batch->source_lengths, batch->count,
-                                max_steps, err);
-    if (!status)
-        status = ted_session_restrict(s, batch, err);
-    if (status)
-        return status;
-    status = o->strategy == TED_DECODE_BEAM
-                 ? ted_decode_beam(s, batch, o, trace, out, err)
-                 : ted_decode_independent(s, batch, o, out, err);
-    if (status)
-        ted_hypotheses_free(out, (int)total);
-    return status;
 }

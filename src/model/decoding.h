@@ -2,8 +2,8 @@
  * sampling; beam.c: beam search) share: hypotheses, the scores a row of
  * logits gives, forced prefixes, the length penalty of beam search, the
  * seeded random generator and token draw of sampling, the checks of their
- * parameters. ted_decode() (decoding.c) checks a batch, encodes it and
- * runs the strategy. */
+ * parameters. ted_decode() (decode.c), above them, checks a batch,
+ * encodes it and runs the strategy. */
 #ifndef TED_MODEL_DECODING_H
 #define TED_MODEL_DECODING_H
 
@@ -32,8 +32,13 @@ void ted_hypothesis_total(ted_hypothesis *h);
 void ted_next_token_scores(const ted_model *model, const float *logits, float *log_probs,
                            float *allowed);
 
+/* The token a hypothesis must take at position `at` (tokens it has so
+ * far) when it begins with the `length` tokens of `prefix` (may be NULL
+ * when length is 0), or -1. */
+int ted_prefix_forced(const int *prefix, int length, int at);
+
 /* The token sentence i must take at position `length` (tokens it has so
- * far), or -1. */
+ * far), or -1 (ted_prefix_forced). */
 int ted_batch_forced(const ted_batch *batch, int i, int length);
 
 /* The log-prob a forced prefix token adds to its hypothesis, in every
@@ -47,19 +52,6 @@ int ted_batch_forced(const ted_batch *batch, int i, int length);
  * n-best list that the strategy can give. */
 ted_status ted_check_decode_options(const ted_model *model, const ted_decode_options *options,
                                     ted_error *err);
-
-/* ---- the strategies ted_decode() runs, once the batch is checked and
- * encoded; `out` is zeroed and freed by ted_decode on failure. */
-
-/* Greedy decoding and sampling: rows that go on alone (model/independent.c). */
-ted_status ted_decode_independent(ted_session *session, const ted_batch *batch,
-                                  const ted_decode_options *options, ted_hypothesis *out,
-                                  ted_error *err);
-
-/* Beam search (model/beam.c). */
-ted_status ted_decode_beam(ted_session *session, const ted_batch *batch,
-                           const ted_decode_options *options, const ted_beam_trace *trace,
-                           ted_hypothesis *out, ted_error *err);
 
 /* ---- beam search ------------------------------------------------------------ */
 

@@ -9,11 +9,6 @@
 
 #include "serve/job.h"
 
-/* Told when `sentences` of `job` are done, translated or failed (`err`,
- * or NULL). */
-typedef void serve_sentences_done_fn(void *data, serve_job *job, int sentences,
-                                     const ted_error *err);
-
 typedef struct serve_beam_worker {
     pthread_mutex_t *lock;      /* the loop's: guards the queue and `stopping` */
     pthread_cond_t work;        /* a job arrived, or stop */

@@ -70,4 +70,9 @@ bool serve_job_is_cancelled(const serve_job *job);
 /* The failure of a sentence dropped because its client left. */
 void serve_job_cancelled_error(ted_error *err, int index);
 
+/* Told when `sentences` of `job` are done, translated or failed (`err`,
+ * or NULL). */
+typedef void serve_sentences_done_fn(void *data, serve_job *job, int sentences,
+                                     const ted_error *err);
+
 #endif

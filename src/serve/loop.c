@@ -14,9 +14,8 @@
 #include "core/clock.h"
 #include "core/cpus.h"
 #include "core/error.h"
-#include "frontend/options.h"
-#include "model/choose.h"
 #include "model/session_hooks.h"
+#include "serve/batch.h"
 #include "serve/beam_worker.h"
 #include "serve/metrics.h"
 
@@ -26,50 +25,16 @@ typedef struct waiting {
     int index;
 } waiting;
 
-/* One sentence in the running batch. */
-typedef struct decoding {
-    serve_job *job;
-    long serial;        /* the order it joined in */
-    int index;          /* in its job */
-    int samples;        /* hypotheses: the n-best samples when sampling, else 1 */
-    int max_length;     /* tokens, EOS counted (ted_max_target_length) */
-    int unfinished;     /* samples still decoding */
-    bool first;         /* before its first step: its one row draws every sample */
-    bool dropped;       /* its client left (serve_job_cancel) */
-    ted_rng rng;        /* sampling: stream `index` of the job's seed */
-    ted_hypothesis *found;  /* (samples): each sample's tokens so far */
-    int *room;          /* (samples): the cells each holds */
-    ted_error failure;  /* status TED_OK, or why its samples stop: it fails once the
-                         * last of them leaves the batch */
-} decoding;
-
-/* Rows of the batch: row r decodes sample sample[r] of owner[r] and feeds
- * tokens[r] at the next step. */
-typedef struct row_set {
-    decoding **owner;
-    int *sample;
-    int *tokens;
-} row_set;
-
-/* A row, by the sentence it decodes (the order it joined in) and its
- * sample: the order in which the rows choose their tokens, so that a
- * sentence's samples draw from its generator in their own order. */
-typedef struct row_key {
-    long serial;
-    int sample;
-    int row;
-} row_key;
-
 /* Sentences encoded together by the encoding thread, in a session of
  * their own, on their way into the batch (ted_session_join). */
 typedef struct group {
     ted_session *session;
-    decoding **sentences;   /* (max_batch) */
-    const int **ids;        /* (max_batch): their source ids */
-    int *lengths;           /* (max_batch) */
-    int count;              /* sentences */
-    int rows;               /* the rows they take in the batch: one per sample */
-    struct group *next;     /* in the ready or the free list */
+    serve_sentence **sentences;  /* (max_batch) */
+    const int **ids;             /* (max_batch): their source ids */
+    int *lengths;                /* (max_batch) */
+    int count;                   /* sentences */
+    int rows;                    /* the rows they take in the batch: one per sample */
+    struct group *next;          /* in the ready or the free list */
 } group;
 
 /* Two groups: one is encoded while the other waits for the next step. */
@@ -81,26 +46,8 @@ enum { GROUPS = 2 };
  * time, a step between two parts. */
 enum { ENCODE_TOKENS = 256 };
 
-/* What the batching thread owns: the session and its rows. */
-typedef struct batch {
-    const ted_model *model;
-    ted_session *session;
-    int rows;
-    int max_batch;
-    int charged;            /* the rows its sentences count against max_batch (charge()) */
-    long joined;            /* sentences that joined so far */
-    row_set now, next;      /* (row_capacity) each: this step's rows, those that go on */
-    row_set spare;          /* (row_capacity): for arrange() */
-    int *keep;              /* (row_capacity): the old row of each row that goes on */
-    int *spare_keep;        /* (row_capacity) */
-    unsigned char *kept;    /* (row_capacity): old rows seen in keep, for arrange() */
-    row_key *order;         /* (row_capacity): the rows in the order they choose */
-    ted_choice *choices;    /* (row_capacity): in that order */
-    int *tokens;            /* (row_capacity): what the choices chose */
-    float *log_probs;       /* (row_capacity) */
-    ted_chooser chooser;
-} batch;
-
+/* What the loop holds: the queue and the groups that the encoding thread
+ * fills, under `lock`, and the batch that the batching thread steps. */
 struct serve_loop {
     const ted_model *model;
     int max_batch, max_queue;
@@ -118,33 +65,17 @@ struct serve_loop {
     waiting *queue_taken;       /* (max_batch): the encoding thread's next sentences */
     group groups[GROUPS];
     group *free_groups, *ready_first, *ready_last;
-    int decoding_rows;          /* the rows the batch's sentences count (charge()), as of
-                                 * its last step or join */
+    int decoding_rows;          /* the rows the batch's sentences count (serve_charge),
+                                 * as of its last step or join */
     int encoding_rows;          /* the rows the groups being encoded or ready count */
     int held;                   /* sentences submitted and not yet done */
     long dropped;               /* sentences dropped because their client left */
     bool stopping, encoding_ended;
     serve_loop_metrics metrics;
-    batch batch;
+    serve_batch batch;
     serve_beam_worker beam;
     pthread_t encoding, batching;
 };
-
-static int samples_of(const serve_job *job)
-{
-    const ted_decode_options *o = &job->options.decode;
-    return o->strategy == TED_DECODE_SAMPLE ? o->n_best : 1;
-}
-
-/* The rows a sentence with `samples` rows counts against max_batch: each
- * of them, but never more than three quarters of max_batch, so that a
- * quarter stays free for other sentences while it decodes (its samples
- * cannot be split: they draw from one generator in a fixed order). */
-static int charge(int max_batch, int samples)
-{
-    int most = max_batch - max_batch / 4;
-    return samples < most ? samples : most;
-}
 
 /* `sentences` of `job` are done, translated or failed (`err`, or NULL):
  * the job is answered once all of its sentences are, by the thread that
@@ -168,120 +99,16 @@ static void sentences_done(void *loop, serve_job *job, int sentences, const ted_
         job->done(job, job->done_data);
 }
 
-/* ---- sentences of the batch --------------------------------------------- */
-
-static void free_decoding(decoding *d)
-{
-    ted_hypotheses_free(d->found, d->samples);
-    free(d->found);
-    free(d->room);
-    free(d);
-}
-
-static decoding *new_decoding(const ted_model *m, waiting w, ted_error *err)
-{
-    serve_job *job = w.job;
-    decoding *d = ted_alloc(1, sizeof *d, "sentence", err);
-    if (!d)
-        return NULL;
-    *d = (decoding){.job = job, .index = w.index, .samples = samples_of(job), .first = true};
-    d->max_length = ted_max_target_length(m, job->lengths[w.index], job->options.max_length);
-    d->unfinished = d->samples;
-    d->rng = ted_rng_seed(job->options.decode.sampling.seed,
-                          job->options.first_index + (uint64_t)w.index);
-    d->found = ted_alloc(d->samples, sizeof *d->found, "sentence", err);
-    d->room = ted_alloc(d->samples, sizeof *d->room, "sentence", err);
-    if (!d->found || !d->room) {
-        free_decoding(d);
-        return NULL;
-    }
-    return d;
-}
-
-/* A sentence whose samples have all ended: its hypotheses, best first,
- * become its translations. */
-static void finish(serve_loop *l, decoding *d)
-{
-    serve_job *job = d->job;
-    ted_translation *out = job->outputs + (size_t)d->index * d->samples;
-    ted_error err = {0};
-    ted_status s = TED_OK;
-    for (int k = 0; k < d->samples; k++)
-        ted_hypothesis_total(&d->found[k]);
-    ted_hypotheses_sort(d->found, d->samples);
-    for (int k = 0; k < d->samples; k++) {
-        out[k].hypothesis = d->found[k];
-        d->found[k] = (ted_hypothesis){0};
-        if (!s && !(out[k].text = ted_decode_target(job->model, out[k].hypothesis.ids,
-                                                    out[k].hypothesis.length)))
-            s = ted_fail(&err, TED_ERR_NOMEM, "text[%d]: out of memory", d->index);
-    }
-    if (job->progress && !s)
-        job->progress(job, d->index, -1);
-    free_decoding(d);
-    sentences_done(l, job, 1, s ? &err : NULL);
-}
-
 /* A sentence of a job whose client left, dropped (serve_job_cancel). */
-static void drop_sentence(serve_loop *l, serve_job *job, int index)
+static void drop_sentence(void *loop, serve_job *job, int index)
 {
+    serve_loop *l = loop;
     ted_error err = {0};
     serve_job_cancelled_error(&err, index);
     pthread_mutex_lock(&l->lock);
     l->dropped++;
     pthread_mutex_unlock(&l->lock);
     sentences_done(l, job, 1, &err);
-}
-
-static void fail_sentence(serve_loop *l, decoding *d, const ted_error *err)
-{
-    serve_job *job = d->job;
-    free_decoding(d);
-    sentences_done(l, job, 1, err);
-}
-
-/* A sentence whose samples have all ended: translated, failed, or dropped
- * (its client left). */
-static void end_sentence(serve_loop *l, decoding *d)
-{
-    ted_error failure = d->failure;  /* d is freed */
-    if (d->dropped) {
-        serve_job *job = d->job;
-        int index = d->index;
-        free_decoding(d);
-        drop_sentence(l, job, index);
-    } else if (failure.status) {
-        fail_sentence(l, d, &failure);
-    } else {
-        finish(l, d);
-    }
-}
-
-static int by_sentence(const void *a, const void *b)
-{
-    const row_key *x = a, *y = b;
-    if (x->serial != y->serial)
-        return x->serial < y->serial ? -1 : 1;
-    return (x->sample > y->sample) - (x->sample < y->sample);
-}
-
-/* b->order: the rows of each sentence together, its samples in order. */
-static void order_rows(batch *b)
-{
-    for (int r = 0; r < b->rows; r++)
-        b->order[r] = (row_key){b->now.owner[r]->serial, b->now.sample[r], r};
-    qsort(b->order, b->rows, sizeof *b->order, by_sentence);
-}
-
-/* Every sentence of the batch fails (the session could not step). */
-static void fail_rows(serve_loop *l, batch *b, const ted_error *err)
-{
-    order_rows(b);
-    for (int k = 0; k < b->rows; k++)
-        if (k == 0 || b->order[k].serial != b->order[k - 1].serial)
-            fail_sentence(l, b->now.owner[b->order[k].row], err);
-    b->rows = b->charged = 0;
-    ted_session_empty(b->session);
 }
 
 /* ---- the encoding thread ---------------------------------------------------- */
@@ -299,7 +126,7 @@ static waiting remove_waiting(serve_loop *l, int k)
 }
 
 /* The admission policy (docs/serving.md#what-ted-refuses). Every row
- * counts against --max-batch, one per sample (charge()): the batch's own
+ * counts against --max-batch, one per sample (serve_charge): the batch's own
  * and those of the groups on their way. Sentences are taken in arrival
  * order while their rows fit the free rows. One that does not fit waits,
  * and later ones that fit go ahead of it, but the first waiting sentence
@@ -314,7 +141,7 @@ static int choose_waiting(serve_loop *l, waiting *taken, int *rows_taken)
     while (k < l->waiting && count < l->max_batch && rows < room) {
         waiting w = l->queue[(l->first + k) % l->max_queue];
         const serve_job *job = w.job;
-        int samples = charge(l->max_batch, samples_of(job));
+        int samples = serve_charge(l->max_batch, ted_row_samples(&job->options.decode));
         if (count > 0 && tokens + job->lengths[w.index] > ENCODE_TOKENS)
             break;
         if (rows + samples > room) {
@@ -380,7 +207,7 @@ static void encode_group(serve_loop *l, group *g, const waiting *taken, int coun
             drop_sentence(l, taken[k].job, taken[k].index);
             continue;
         }
-        decoding *d = new_decoding(l->model, taken[k], &err);
+        serve_sentence *d = serve_sentence_new(l->model, taken[k].job, taken[k].index, &err);
         if (!d) {
             sentences_done(l, taken[k].job, 1, &err);
             continue;
@@ -388,8 +215,8 @@ static void encode_group(serve_loop *l, group *g, const waiting *taken, int coun
         g->sentences[g->count] = d;
         g->ids[g->count] = d->job->ids[d->index];
         g->lengths[g->count++] = d->job->lengths[d->index];
-        g->rows += charge(l->max_batch, d->samples);
-        max_steps = d->max_length > max_steps ? d->max_length : max_steps;
+        g->rows += serve_charge(l->max_batch, d->rows.samples);
+        max_steps = d->rows.max_length > max_steps ? d->rows.max_length : max_steps;
     }
     if (g->count == 0)
         return;
@@ -398,7 +225,7 @@ static void encode_group(serve_loop *l, group *g, const waiting *taken, int coun
     serve_histogram_observe(&l->metrics.encode_seconds, ted_seconds() - start);
     if (s) {
         for (int k = 0; k < g->count; k++)
-            fail_sentence(l, g->sentences[k], &err);
+            serve_batch_fail(&l->batch, g->sentences[k], &err);
         g->count = g->rows = 0;
     }
 }
@@ -476,7 +303,7 @@ static void set_up_allocator(void)
  * list), or NULL with *stop set once the loop stops with nothing left.
  * Without an encoding thread, sentences waiting are work too (NULL is
  * returned for encode_here()). */
-static group *take_encoded(serve_loop *l, batch *b, bool *stop)
+static group *take_encoded(serve_loop *l, serve_batch *b, bool *stop)
 {
     pthread_mutex_lock(&l->lock);
     bool given_back = false;
@@ -510,28 +337,14 @@ static group *take_encoded(serve_loop *l, batch *b, bool *stop)
     return ready;
 }
 
-/* The group's sentences join: rows of the batch from the next step on,
- * each feeding BOS first. The batch keeps its own session, whose buffers
- * grow with its rows and steps; when its last row ends it keeps them for
- * the next rows (ted_session_empty), and gives them back once the loop is
- * idle (take_encoded). */
-static void absorb(serve_loop *l, batch *b, group *g)
+/* The group's sentences join the batch (serve_batch_join), and the group
+ * is free again. The batch keeps its own session, whose buffers grow with
+ * its rows and steps; when its last row ends it keeps them for the next
+ * rows (ted_session_empty), and gives them back once the loop is idle
+ * (take_encoded). */
+static void absorb(serve_loop *l, serve_batch *b, group *g)
 {
-    ted_error err = {0};
-    ted_status s = ted_session_join(b->session, g->session, &err);
-    int bos = ted_model_config(b->model)->decoder_start_id;
-    for (int k = 0; k < g->count; k++) {
-        decoding *d = g->sentences[k];
-        if (s) {
-            fail_sentence(l, d, &err);
-            continue;
-        }
-        d->serial = b->joined++;
-        b->charged += charge(b->max_batch, d->samples);
-        b->now.owner[b->rows] = d;
-        b->now.sample[b->rows] = 0;
-        b->now.tokens[b->rows++] = bos;
-    }
+    ted_status s = serve_batch_join(b, g->session, g->sentences, g->count);
     pthread_mutex_lock(&l->lock);
     l->encoding_rows -= g->rows;
     l->decoding_rows += s ? 0 : g->rows;
@@ -542,7 +355,7 @@ static void absorb(serve_loop *l, batch *b, group *g)
 }
 
 /* The rows the batch holds now, for the encoding thread's next group. */
-static void publish_rows(serve_loop *l, const batch *b)
+static void publish_rows(serve_loop *l, const serve_batch *b)
 {
     pthread_mutex_lock(&l->lock);
     bool freed = b->charged < l->decoding_rows;
@@ -550,180 +363,6 @@ static void publish_rows(serve_loop *l, const batch *b)
     if (freed)
         pthread_cond_signal(&l->encode_work);
     pthread_mutex_unlock(&l->lock);
-}
-
-/* The token the row must take at its next step: its sentence's prefix
- * (a forced target-language code) while the row is within it, else -1. */
-static int forced_token(const batch *b, int r)
-{
-    const decoding *d = b->now.owner[r];
-    int at = d->first ? 0 : d->found[b->now.sample[r]].length;
-    const serve_job *job = d->job;
-    return at < job->prefix_lengths[d->index] ? job->prefix_ids[d->index][at] : -1;
-}
-
-/* The choice of each row, in b->order: the token its prefix forces, the
- * best allowed token, or a draw from its sentence's generator (at the
- * sentence's first step, the first token of every sample). */
-static void plan_choices(batch *b)
-{
-    int drawn = 0;
-    for (int k = 0; k < b->rows; k++) {
-        int r = b->order[k].row;
-        decoding *d = b->now.owner[r];
-        const ted_decode_options *o = &d->job->options.decode;
-        b->choices[k] = (ted_choice){
-            .row = r,
-            .draws = d->first ? d->samples : 1,
-            .forced = forced_token(b, r),
-            .sampling = o->strategy == TED_DECODE_SAMPLE ? &o->sampling : NULL,
-            .rng = &d->rng,
-            .tokens = b->tokens + drawn,
-            .log_probs = d->job->log_probs ? b->log_probs + drawn : NULL,
-        };
-        drawn += b->choices[k].draws;
-    }
-}
-
-/* A sentence whose client left stops: its samples leave the batch at this
- * step, and it is dropped once the last of them has (take_tokens). */
-static void check_cancelled(decoding *d)
-{
-    if (!d->failure.status && !d->dropped && serve_job_is_cancelled(d->job)) {
-        serve_job_cancelled_error(&d->failure, d->index);
-        d->dropped = true;
-    }
-}
-
-/* Appends a choice's tokens to its samples (a streamed sentence of one
- * hypothesis hands each to job->progress). The samples that go on are
- * kept for the next step; returns how many are kept so far. */
-static int take_tokens(serve_loop *l, batch *b, const ted_choice *ch, int kept)
-{
-    decoding *d = b->now.owner[ch->row];
-    int eos = ted_model_config(b->model)->eos_id;
-    int from = d->first ? 0 : b->now.sample[ch->row];
-    d->first = false;
-    check_cancelled(d);
-    for (int k = 0; k < ch->draws; k++) {
-        int j = from + k, token = ch->tokens[k];
-        ted_hypothesis *h = &d->found[j];
-        float log_prob = ch->log_probs ? ch->log_probs[k] : 0.0f;
-        if (!d->failure.status)
-            ted_hypothesis_append(h, &d->room[j], d->max_length, token, log_prob, &d->failure);
-        if (!d->failure.status && token != eos && d->samples == 1 && d->job->progress)
-            d->job->progress(d->job, d->index, token);
-        if (!d->failure.status && token != eos && h->length < d->max_length) {
-            b->keep[kept] = ch->row;
-            b->next.owner[kept] = d;
-            b->next.sample[kept] = j;
-            b->next.tokens[kept++] = token;
-            continue;
-        }
-        b->charged -= charge(b->max_batch, d->unfinished) -
-                      charge(b->max_batch, d->unfinished - 1);
-        if (--d->unfinished == 0) {  /* j was its last sample still decoding */
-            end_sentence(l, d);
-            break;
-        }
-    }
-    return kept;
-}
-
-static bool keeps_every_row(const int *keep, int kept, int rows)
-{
-    for (int r = 0; r < kept; r++)
-        if (keep[r] != r)
-            return false;
-    return kept == rows;
-}
-
-/* True when some old row goes on twice: a sentence's first step, which
- * repeats its row once per sample. */
-static bool repeats_a_row(batch *b, int kept)
-{
-    bool repeated = false;
-    for (int k = 0; k < kept; k++) {
-        repeated |= b->kept[b->keep[k]];
-        b->kept[b->keep[k]] = 1;
-    }
-    for (int k = 0; k < kept; k++)
-        b->kept[b->keep[k]] = 0;
-    return repeated;
-}
-
-/* Places the rows that go on so that select() copies the fewest: a row
- * inside the new batch stays where it is, and the rows past it take the
- * places of the rows that ended. */
-static void arrange(batch *b, int kept)
-{
-    if (repeats_a_row(b, kept))
-        return;
-    for (int k = 0; k < kept; k++)
-        if (b->keep[k] < kept)
-            b->kept[b->keep[k]] = 1;  /* its place is taken */
-    int free = 0;
-    for (int k = 0; k < kept; k++) {
-        int place = b->keep[k];
-        if (place >= kept) {
-            while (b->kept[free])
-                free++;
-            place = free++;
-        }
-        b->spare.owner[place] = b->next.owner[k];
-        b->spare.sample[place] = b->next.sample[k];
-        b->spare.tokens[place] = b->next.tokens[k];
-        b->spare_keep[place] = b->keep[k];
-    }
-    for (int r = 0; r < kept; r++)
-        b->kept[r] = 0;
-    row_set rows = b->next;
-    b->next = b->spare;
-    b->spare = rows;
-    int *keep = b->keep;
-    b->keep = b->spare_keep;
-    b->spare_keep = keep;
-}
-
-/* The step's time and rows, and the tokens chosen, counted before any
- * sentence that ended is answered. */
-static void count_step(serve_loop *l, const batch *b, double start)
-{
-    unsigned long long chosen = 0;
-    for (int k = 0; k < b->rows; k++)
-        chosen += (unsigned long long)b->choices[k].draws;
-    atomic_fetch_add_explicit(&l->metrics.tokens, chosen, memory_order_relaxed);
-    serve_histogram_observe(&l->metrics.step_seconds, ted_seconds() - start);
-    serve_histogram_observe(&l->metrics.step_rows, b->rows);
-}
-
-/* One decoder step for every row; the rows whose sample ended leave. */
-static void step(serve_loop *l, batch *b)
-{
-    const float *logits;
-    ted_error err = {0};
-    double start = ted_seconds();
-    if (ted_session_step(b->session, b->now.tokens, &logits, &err)) {
-        fail_rows(l, b, &err);
-        return;
-    }
-    int kept = 0;
-    order_rows(b);
-    plan_choices(b);
-    ted_choose(&b->chooser, logits, b->choices, b->rows);
-    count_step(l, b, start);
-    for (int k = 0; k < b->rows; k++)
-        kept = take_tokens(l, b, &b->choices[k], kept);
-    arrange(b, kept);
-    row_set swap = b->now;
-    b->now = b->next;
-    b->next = swap;
-    bool same = keeps_every_row(b->keep, kept, b->rows);
-    b->rows = kept;
-    if (kept == 0)
-        ted_session_empty(b->session);
-    else if (!same && ted_session_select(b->session, b->keep, kept, &err))
-        fail_rows(l, b, &err);
 }
 
 /* Without an encoding thread (!l->overlap): the batching thread encodes
@@ -745,7 +384,7 @@ static void encode_here(serve_loop *l)
 static void *batching_main(void *arg)
 {
     serve_loop *l = arg;
-    batch *b = &l->batch;
+    serve_batch *b = &l->batch;
     bool stop = false;
     for (;;) {
         if (!l->overlap)
@@ -759,7 +398,7 @@ static void *batching_main(void *arg)
             ready = next;
         }
         if (b->rows > 0)
-            step(l, b);
+            serve_batch_step(b);
         publish_rows(l, b);
     }
     return NULL;
@@ -805,54 +444,6 @@ void serve_loop_stats(serve_loop *l, serve_loop_counts *counts)
     pthread_mutex_unlock(&l->lock);
 }
 
-static void free_batch(batch *b)
-{
-    ted_session_free(b->session);
-    free(b->now.owner), free(b->now.sample), free(b->now.tokens);
-    free(b->next.owner), free(b->next.sample), free(b->next.tokens);
-    free(b->spare.owner), free(b->spare.sample), free(b->spare.tokens);
-    free(b->keep), free(b->spare_keep), free(b->kept), free(b->order);
-    free(b->choices), free(b->tokens), free(b->log_probs);
-    ted_chooser_free(&b->chooser);
-}
-
-static ted_status new_rows(row_set *r, int capacity, ted_error *err)
-{
-    r->owner = ted_alloc(capacity, sizeof *r->owner, "batch rows", err);
-    r->sample = ted_alloc(capacity, sizeof *r->sample, "batch rows", err);
-    r->tokens = ted_alloc(capacity, sizeof *r->tokens, "batch rows", err);
-    return r->owner && r->sample && r->tokens ? TED_OK : TED_ERR_NOMEM;
-}
-
-/* Rows: a batch holds up to max_batch rows, or one sentence's samples
- * beside a quarter of max_batch rows of others (charge()). */
-static ted_status new_batch(batch *b, const ted_model *m, int max_batch, ted_error *err)
-{
-    int big = FRONTEND_N_BEST_MAX + max_batch / 4;
-    int rows = max_batch > big ? max_batch : big;
-    b->model = m;
-    b->max_batch = max_batch;
-    ted_status s = ted_session_new(m, &b->session, err);
-    if (!s)
-        s = new_rows(&b->now, rows, err);
-    if (!s)
-        s = new_rows(&b->next, rows, err);
-    if (!s)
-        s = new_rows(&b->spare, rows, err);
-    b->keep = ted_alloc(rows, sizeof *b->keep, "batch rows", err);
-    b->spare_keep = ted_alloc(rows, sizeof *b->spare_keep, "batch rows", err);
-    b->kept = ted_alloc(rows, sizeof *b->kept, "batch rows", err);
-    b->order = ted_alloc(rows, sizeof *b->order, "batch rows", err);
-    b->choices = ted_alloc(rows, sizeof *b->choices, "batch rows", err);
-    b->tokens = ted_alloc(rows, sizeof *b->tokens, "batch rows", err);
-    b->log_probs = ted_alloc(rows, sizeof *b->log_probs, "batch rows", err);
-    bool all = b->keep && b->spare_keep && b->kept && b->order && b->choices && b->tokens &&
-               b->log_probs;
-    if (!s && !all)
-        s = TED_ERR_NOMEM;
-    return s ? s : ted_chooser_init(&b->chooser, m, true, err);
-}
-
 static void free_group(group *g)
 {
     ted_session_free(g->session);
@@ -883,7 +474,7 @@ static ted_status new_groups(serve_loop *l, ted_error *err)
 
 static void free_loop(serve_loop *l)
 {
-    free_batch(&l->batch);
+    serve_batch_free(&l->batch);
     for (int k = 0; k < GROUPS; k++)
         free_group(&l->groups[k]);
     free(l->queue);
@@ -947,7 +538,9 @@ ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue
     pthread_cond_init(&l->encode_work, NULL);
     pthread_cond_init(&l->batch_work, NULL);
     l->queue = ted_alloc(max_queue, sizeof *l->queue, "decoding queue", err);
-    ted_status s = l->queue ? new_batch(&l->batch, model, max_batch, err) : TED_ERR_NOMEM;
+    serve_batch_calls calls = {.done = sentences_done, .drop = drop_sentence, .data = l};
+    ted_status s = l->queue ? serve_batch_init(&l->batch, model, max_batch, calls, &l->metrics, err)
+                            : TED_ERR_NOMEM;
     if (!s)
         s = new_groups(l, err);
     if (!s) {

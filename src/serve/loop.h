@@ -16,12 +16,17 @@
  * translate seeds it, and a sentence's target prefix (a forced
  * target-language code) is taken before anything is chosen.
  *
+ * loop.c admits the sentences (the queue, the admission policy), runs the
+ * encoding thread and hands the encoded groups to the batching thread;
+ * the running batch and its step are serve/batch.c's.
+ *
  * Beam search requests go to a second thread, one request at a time
  * through ted_translate_ids, as ted translate decodes them. */
 #ifndef TED_SERVE_LOOP_H
 #define TED_SERVE_LOOP_H
 
 #include "serve/job.h"
+#include "serve/metrics.h"
 
 typedef struct serve_loop serve_loop;
 
@@ -42,19 +47,11 @@ typedef enum serve_admission {
 /* Hands a job with sentences to decode to the loop. */
 serve_admission serve_loop_submit(serve_loop *loop, serve_job *job);
 
-/* What the loop holds now (GET /v1/stats). */
-typedef struct serve_loop_counts {
-    int rows;           /* rows of the running batch, as max_batch counts them */
-    int encoding_rows;  /* rows of the sentences being encoded or about to join */
-    int waiting;        /* sentences waiting to be encoded */
-    int held;           /* sentences submitted and not yet done, beam search's included */
-    long dropped;       /* sentences dropped so far because their client left */
-} serve_loop_counts;
-
+/* What the loop holds now (GET /v1/stats): serve/metrics.h. */
 void serve_loop_stats(serve_loop *loop, serve_loop_counts *counts);
 
 /* What the loop has counted (GET /metrics). */
-const struct serve_loop_metrics *serve_loop_metrics_of(const serve_loop *loop);
+const serve_loop_metrics *serve_loop_metrics_of(const serve_loop *loop);
 
 /* Decodes every sentence already submitted, then stops the threads and
  * frees the loop. */

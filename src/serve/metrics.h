@@ -9,8 +9,6 @@
 
 #include <stdatomic.h>
 
-#include "serve/loop.h"
-
 enum { SERVE_BUCKETS_MAX = 16 };
 
 /* Observations by upper bound (a bucket holds those above the previous
@@ -48,6 +46,16 @@ typedef struct serve_http_metrics {
 void serve_http_metrics_init(serve_http_metrics *m);
 /* A request that ended with `status`, or cut (status 0) after `seconds`. */
 void serve_http_metrics_count(serve_http_metrics *m, int status, double seconds);
+
+/* What a model's decoding loop holds now (serve_loop_stats; GET /v1/stats
+ * and GET /metrics). */
+typedef struct serve_loop_counts {
+    int rows;           /* rows of the running batch, as max_batch counts them */
+    int encoding_rows;  /* rows of the sentences being encoded or about to join */
+    int waiting;        /* sentences waiting to be encoded */
+    int held;           /* sentences submitted and not yet done, beam search's included */
+    long dropped;       /* sentences dropped so far because their client left */
+} serve_loop_counts;
 
 /* One model's loop for serve_metrics_text(): its name, its counters and
  * what it holds now. */

@@ -1,0 +1,14 @@
+/* Greedy decoding and sampling (model/independent.c): a strategy that
+ * ted_decode() (decode.c) runs once the batch is checked and encoded. */
+#ifndef TED_MODEL_INDEPENDENT_H
+#define TED_MODEL_INDEPENDENT_H
+
+#include "ted/ted.h"
+
+/* Decodes `batch`, encoded in `session`, into `out` ((count, n_best),
+ * zeroed; freed by ted_decode on failure). */
+ted_status ted_decode_independent(ted_session *session, const ted_batch *batch,
+                                  const ted_decode_options *options, ted_hypothesis *out,
+                                  ted_error *err);
+
+#endif
