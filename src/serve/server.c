@@ -379,6 +379,9 @@ static enum MHD_Result start_leg(request *r, const char *const *texts, int count
     if (!serve_job_within_budget(r->job, c->max_request_tokens, message, sizeof message))
         return refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL, "%s", message);
     r->job->log_probs = last && (r->fields.scores || options.decode.n_best > 1);
+    const union MHD_ConnectionInfo *socket =
+        MHD_get_connection_info(r->connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    r->job->client_fd = socket ? socket->connect_fd : -1;
     if (r->fields.stream) {
         if (r->route.legs > 1 || r->documents.documents)
             return refuse(r, MHD_HTTP_BAD_REQUEST, NULL, NULL,
