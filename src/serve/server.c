@@ -373,7 +373,7 @@ static enum MHD_Result start_leg(request *r, const char *const *texts, int count
     ted_error err = {0};
     char message[TED_ERROR_MESSAGE_SIZE];
     r->model = leg->model;
-    if (frontend_choose_options(model, &choice, &serve_field_names, &options, &err) ||
+    if (frontend_choose_options(model, &choice, serve_field_names, &options, &err) ||
         job_of_texts(r, model, &options, texts, count, &err))
         return refuse_leg(r, &err);
     if (!serve_job_within_budget(r->job, c->max_request_tokens, message, sizeof message))
