@@ -597,8 +597,10 @@ ted_translate_options ted_translate_model_options(const ted_model *model);
 
 /* Checks options against the model: a batch size and n-best list of at
  * least 1, the strategy's parameters in range, an n-best list the strategy
- * can give (TED_ERR_ARGUMENT names the value at fault). The translate
- * functions check their options so; a program may check earlier. */
+ * can give (TED_ERR_ARGUMENT names the value at fault, and err->option
+ * the option: ted_translate_options_check_given with nothing given). The
+ * translate functions check their options so; a program may check
+ * earlier. */
 ted_status ted_translate_options_check(const ted_model *model,
                                        const ted_translate_options *options, ted_error *err);
 
@@ -609,7 +611,10 @@ ted_status ted_translate_options_check(const ted_model *model,
  * or applying to the strategy, within its range; an option of one
  * strategy (length_penalty, temperature...) not given with another; a
  * beam narrower than the target vocabulary; n_best > 1 only from beam
- * search or sampling, and at most the beam. A failure is TED_ERR_ARGUMENT
+ * search or sampling, and at most the beam. The largest whole numbers
+ * (TED_BEAM_SIZE_MAX...) cap the values given; a value the caller set
+ * itself needs only be at least the least (ted_translate_options_check).
+ * A failure is TED_ERR_ARGUMENT
  * with err->option set and a message that spells options by their keys
  * ("n_best 2 needs beam search (beam_size 2 or more) or sample"). */
 ted_status ted_translate_options_check_given(const ted_model *model,

@@ -20,7 +20,8 @@
 #include "model/model.h"
 
 typedef enum option_kind {
-    KIND_WHOLE,   /* an int within [min, max] */
+    KIND_WHOLE,   /* an int of at least min; max caps what a user gives (given), not
+                   * what a program sets (40000 samples of a sentence) */
     KIND_NUMBER,  /* a finite float above min (or at it, min_included), at most max */
     KIND_WORD,    /* an enum, one of the words of config_key */
     KIND_FLAG,    /* chooses the strategy */
@@ -127,11 +128,12 @@ static const char *strategy_name(int strategy)
     return strategy == TED_DECODE_BEAM ? "beam search" : "sampling";
 }
 
-/* The option's value within its range (a word: one of its words). */
-static ted_status check_range(ted_option option, double value, ted_error *err)
+/* The option's value within its range (a word: one of its words); the cap
+ * of a whole number only when the user gave it. */
+static ted_status check_range(ted_option option, double value, bool given, ted_error *err)
 {
     const option_spec *o = &table[option];
-    if (o->kind == KIND_WHOLE && !(value >= o->min && value <= o->max))
+    if (o->kind == KIND_WHOLE && !(value >= o->min && (!given || value <= o->max)))
         return ted_fail_option(err, option, "%s: %.0f is not a whole number from %.0f to %.0f",
                                o->key, value, o->min, o->max);
     bool above = o->min_included ? value >= o->min : value > o->min;
@@ -161,8 +163,9 @@ static ted_status check_each(const ted_decode_options *d, int max_length, unsign
         bool applies = o->strategy == EVERY_STRATEGY || o->strategy == (int)d->strategy;
         if (i == TED_OPTION_MAX_LENGTH && !is_given && max_length == 0)
             continue;
-        ted_status s = is_given || applies ? check_range(i, value_of(d, max_length, i), err)
-                                           : TED_OK;
+        ted_status s = is_given || applies
+                           ? check_range(i, value_of(d, max_length, i), is_given, err)
+                           : TED_OK;
         if (s)
             return s;
     }

@@ -126,7 +126,17 @@ Test(options, max_length_is_a_whole_number_from_1_when_given)
             "max_length: 0 is not a whole number from 1 to 1048576");
     taken(o, 0); /* not given: 0 is the model's bound */
     o.max_length = (1 << 20) + 1;
-    refused(o, 0, TED_OPTION_MAX_LENGTH, "max_length: 1048577 is not");
+    refused(o, BIT(TED_OPTION_MAX_LENGTH), TED_OPTION_MAX_LENGTH, "max_length: 1048577 is not");
+}
+
+Test(options, the_largest_whole_numbers_cap_what_a_user_gives)
+{
+    /* a program may draw more samples than a user may ask for */
+    ted_translate_options o = sampling();
+    o.decode.n_best = 40000;
+    taken(o, 0);
+    refused(o, BIT(TED_OPTION_N_BEST), TED_OPTION_N_BEST,
+            "n_best: 40000 is not a whole number from 1 to 1024");
 }
 
 Test(options, length_penalty_is_a_number_at_least_0)
