@@ -62,8 +62,8 @@ void serve_option_words(ted_option option, char *out, size_t size)
     out[0] = '\0';
     for (int i = 0; (word = ted_option_word(option, i)) && at < size; i++) {
         const char *quote = json_truth(word) >= 0 ? "" : "\"";
-        int n = snprintf(out + at, size - at, "%s%s%s%s", i == 0 ? "" : i + 1 < count ? ", " : " or ",
-                         quote, word, quote);
+        const char *join = i == 0 ? "" : i + 1 < count ? ", " : " or ";
+        int n = snprintf(out + at, size - at, "%s%s%s%s", join, quote, word, quote);
         at += n > 0 ? (size_t)n : 0;
     }
 }
