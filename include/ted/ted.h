@@ -40,9 +40,37 @@ typedef enum ted_status {
 
 #define TED_ERROR_MESSAGE_SIZE 1024
 
+/* The decoding options of a translation, one row each of the library's
+ * option table (src/model/options.c): its key (ted_option_key), the kind
+ * and range of its value, the strategy it applies to. A failed check
+ * names the option in ted_error.option, and its message spells it by the
+ * key, which a front end swaps for its own spelling
+ * (ted_error_spell_options). */
+typedef enum ted_option {
+    TED_OPTION_NONE = 0,             /* a failure about no one option */
+    TED_OPTION_BEAM_SIZE,            /* "beam_size": beam search, 1..TED_BEAM_SIZE_MAX */
+    TED_OPTION_SAMPLE,               /* "sample": sampling rather than greedy search */
+    TED_OPTION_N_BEST,               /* "n_best": 1..TED_N_BEST_MAX */
+    TED_OPTION_LENGTH_PENALTY,       /* "length_penalty": >= 0 */
+    TED_OPTION_LENGTH_NORMALIZATION, /* "length_normalization": a word */
+    TED_OPTION_EARLY_STOPPING,       /* "early_stopping": a word */
+    TED_OPTION_TEMPERATURE,          /* "temperature": > 0 */
+    TED_OPTION_TOP_K,                /* "top_k": 0..TED_TOP_K_MAX */
+    TED_OPTION_TOP_P,                /* "top_p": > 0 and <= 1 */
+    TED_OPTION_SEED,                 /* "seed": any uint64 */
+    TED_OPTION_MAX_LENGTH,           /* "max_length": 1..TED_MAX_LENGTH_MAX */
+    TED_OPTION_COUNT
+} ted_option;
+
+#define TED_BEAM_SIZE_MAX 1024
+#define TED_N_BEST_MAX 1024
+#define TED_TOP_K_MAX 16777216
+#define TED_MAX_LENGTH_MAX (1 << 20)
+
 typedef struct ted_error {
     ted_status status;
     char message[TED_ERROR_MESSAGE_SIZE];
+    ted_option option; /* the option at fault, or TED_OPTION_NONE */
 } ted_error;
 
 /* A short name of the status ("I/O error", "bad weights"...). */
@@ -580,10 +608,54 @@ ted_translate_options ted_translate_model_options(const ted_model *model);
 
 /* Checks options against the model: a batch size and n-best list of at
  * least 1, the strategy's parameters in range, an n-best list the strategy
- * can give (TED_ERR_ARGUMENT names the value at fault). The translate
- * functions check their options so; a program may check earlier. */
+ * can give (TED_ERR_ARGUMENT names the value at fault, and err->option
+ * the option: ted_translate_options_check_given with nothing given). The
+ * translate functions check their options so; a program may check
+ * earlier. */
 ted_status ted_translate_options_check(const ted_model *model,
                                        const ted_translate_options *options, ted_error *err);
+
+/* ted_translate_options_check, for options a user gave over the model's
+ * defaults: `given` holds bit (1u << o) of each ted_option the user set
+ * (TED_OPTION_SAMPLE: sampling asked for). Every rule of the option table,
+ * in this order: beam_size and sample not both given; each value given,
+ * or applying to the strategy, within its range; an option of one
+ * strategy (length_penalty, temperature...) not given with another; a
+ * beam narrower than the target vocabulary; n_best > 1 only from beam
+ * search or sampling, and at most the beam. The largest whole numbers
+ * (TED_BEAM_SIZE_MAX...) cap the values given; a value the caller set
+ * itself needs only be at least the least (ted_translate_options_check).
+ * A failure is TED_ERR_ARGUMENT
+ * with err->option set and a message that spells options by their keys
+ * ("n_best 2 needs beam search (beam_size 2 or more) or sample"). */
+ted_status ted_translate_options_check_given(const ted_model *model,
+                                             const ted_translate_options *options,
+                                             unsigned given, ted_error *err);
+
+/* The key of an option in the table ("beam_size"), NULL for
+ * TED_OPTION_NONE and values out of range. */
+const char *ted_option_key(ted_option option);
+
+/* The range of a whole number or a number: *min, *max, and whether *min
+ * itself is allowed (top_p: > 0, length_penalty: >= 0; max may be
+ * infinity). False for an option of another kind. */
+bool ted_option_bounds(ted_option option, double *min, double *max, bool *min_included);
+
+/* The word of `value` of length_normalization or early_stopping
+ * (ted_length_normalization, ted_early_stopping), as config.yaml's
+ * decoding keys spell it: 0, 1, ... until NULL are the option's words.
+ * NULL for a value out of range or an option that takes no word. */
+const char *ted_option_word(ted_option option, int value);
+
+/* The words of `option`, each between two `quote`s, as a sentence says
+ * them: "false, true or never". Writes at most `size` bytes, NUL included,
+ * and returns the length of the whole text (as snprintf). */
+size_t ted_option_words_text(ted_option option, const char *quote, char *out, size_t size);
+
+/* Swaps, in err->message, each option key standing as a word for
+ * spelling[option] (where not NULL): "--beam" for "beam_size" on a
+ * command line. `spelling` has TED_OPTION_COUNT entries. */
+void ted_error_spell_options(ted_error *err, const char *const *spelling);
 
 /* Translates `count` sentences; `outputs[i]` receives a malloc'ed string,
  * the best hypothesis. `options` NULL: ted_translate_model_options().

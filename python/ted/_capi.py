@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes
 import os
 from ctypes import (POINTER, Structure, c_bool, c_char, c_char_p, c_double, c_float, c_int,
-                    c_uint64, c_void_p)
+                    c_uint, c_uint64, c_void_p)
 
 ERROR_MESSAGE_SIZE = 1024
 WORD_PIECES_MAX = 32  # TED_WORD_PIECES_MAX
@@ -29,8 +29,15 @@ EARLY_STOPPING_FALSE, EARLY_STOPPING_TRUE, EARLY_STOPPING_NEVER = range(3)
 ENCODER_SELF_ATTENTION, DECODER_SELF_ATTENTION, CROSS_ATTENTION = range(3)
 
 
+# ted_option: the rows of the library's option table
+(OPTION_NONE, OPTION_BEAM_SIZE, OPTION_SAMPLE, OPTION_N_BEST, OPTION_LENGTH_PENALTY,
+ OPTION_LENGTH_NORMALIZATION, OPTION_EARLY_STOPPING, OPTION_TEMPERATURE, OPTION_TOP_K,
+ OPTION_TOP_P, OPTION_SEED, OPTION_MAX_LENGTH, OPTION_COUNT) = range(13)
+
+
 class Error_(Structure):
-    _fields_ = [("status", c_int), ("message", c_char * ERROR_MESSAGE_SIZE)]
+    _fields_ = [("status", c_int), ("message", c_char * ERROR_MESSAGE_SIZE),
+                ("option", c_int)]
 
 
 class BeamParams(Structure):
@@ -139,6 +146,13 @@ def _declare(lib: ctypes.CDLL) -> None:
         "ted_max_target_length": (c_int, [model, c_int, c_int]),
         "ted_translate_model_options": (TranslateOptions, [model]),
         "ted_translate_options_check": (status, [model, POINTER(TranslateOptions), err]),
+        "ted_translate_options_check_given": (status, [model, POINTER(TranslateOptions),
+                                                       c_uint, err]),
+        "ted_option_key": (c_char_p, [c_int]),
+        "ted_option_bounds": (c_bool, [c_int, POINTER(c_double), POINTER(c_double),
+                                       POINTER(c_bool)]),
+        "ted_option_word": (c_char_p, [c_int, c_int]),
+        "ted_error_spell_options": (None, [err, POINTER(c_char_p)]),
         "ted_translate_n_best": (status, [model, POINTER(c_char_p), c_int,
                                           POINTER(TranslateOptions), POINTER(Translation),
                                           POINTER(c_int), err]),

@@ -8,7 +8,7 @@ import operator
 import os
 from ctypes import POINTER, byref, c_char_p, c_float, c_int, c_void_p
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, overload
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
@@ -18,25 +18,68 @@ from ._model import CLOSED, Call, Model
 
 lib = _capi.lib
 
-# The largest values `ted translate` takes (src/frontend/options.h).
-BEAM_MAX = 1024
-N_BEST_MAX = 1024
-TOP_K_MAX = 16777216
-MAX_LENGTH_MAX = 1 << 20
 SEED_MAX = (1 << 64) - 1
 THREADS_MAX = 256
 
-# early_stopping as transformers' generate() takes it (and as config.yaml spells it)
-_EARLY_STOPPING = ((True, _capi.EARLY_STOPPING_TRUE), ("true", _capi.EARLY_STOPPING_TRUE),
-                   (False, _capi.EARLY_STOPPING_FALSE), ("false", _capi.EARLY_STOPPING_FALSE),
-                   ("never", _capi.EARLY_STOPPING_NEVER))
+
+def _bounds(option: int) -> Tuple[float, float, bool]:
+    """(min, max, whether min itself is allowed) of a number option, from
+    the library's option table (ted_option_bounds)."""
+    low, high, included = ctypes.c_double(), ctypes.c_double(), ctypes.c_bool()
+    lib.ted_option_bounds(option, byref(low), byref(high), byref(included))
+    return low.value, high.value, included.value
 
 
-def _early_stopping(value: Any) -> Optional[int]:
-    for spelling, setting in _EARLY_STOPPING:
-        if value is spelling or (isinstance(value, str) and value == spelling):
+def _words(option: int) -> List[str]:
+    """The words of a word option, as the library's table spells them
+    (ted_option_word), index = the setting."""
+    words = []
+    while True:
+        word = lib.ted_option_word(option, len(words))
+        if word is None:
+            return words
+        words.append(word.decode())
+
+
+def _key(option: int) -> str:
+    return lib.ted_option_key(option).decode()
+
+
+MAX_LENGTH_MAX = int(_bounds(_capi.OPTION_MAX_LENGTH)[1])
+
+# How this binding names the options in the library's messages
+# (ted_error_spell_options): by the keyword arguments, which are the table's
+# keys, sampling as sample=True.
+_SPELLING = (ctypes.c_char_p * _capi.OPTION_COUNT)()
+_SPELLING[_capi.OPTION_SAMPLE] = b"sample=True"
+
+
+def _json_bool(word: str) -> Optional[bool]:
+    """The bool a word reads as in JSON (the table's words of early_stopping
+    that transformers' generate() takes as True and False), else None."""
+    try:
+        value = json.loads(word)
+    except ValueError:
+        return None
+    return value if isinstance(value, bool) else None
+
+
+def _word_setting(option: int, value: Any) -> Optional[int]:
+    """The setting a word option's value gives: one of its words, or the
+    bool a word reads as; None for any other value."""
+    for setting, word in enumerate(_words(option)):
+        if isinstance(value, str) and value == word:
+            return setting
+        if isinstance(value, bool) and _json_bool(word) is value:
             return setting
     return None
+
+
+def _word_list(option: int) -> str:
+    """The values a word option takes, as a message says them:
+    False, True or 'never'."""
+    spelled = [repr(w if _json_bool(w) is None else _json_bool(w)) for w in _words(option)]
+    return ", ".join(spelled[:-1]) + " or " + spelled[-1]
 
 
 def _code_bytes(code: Optional[str]) -> Optional[bytes]:
@@ -188,6 +231,27 @@ def _number(name: str, value: Any, low: float, low_ok: bool, high: float) -> flo
     if v != 0 and (v32 == 0 or v32 == float("inf")):
         raise ArgumentError("%s: %r does not fit a float" % (name, value))
     return v
+
+
+def _option_value(option: int, value: Any) -> Any:
+    """A keyword argument as the C field of `option` takes it: a whole
+    number or a number within the option table's bounds (its messages'
+    wording; the library checks them again, with the rules between
+    options), a word option's setting, a seed that fits a uint64."""
+    key = _key(option)
+    if option == _capi.OPTION_SAMPLE:
+        return value
+    if option == _capi.OPTION_SEED:
+        return _whole(key, value, 0, SEED_MAX)
+    if option in (_capi.OPTION_LENGTH_NORMALIZATION, _capi.OPTION_EARLY_STOPPING):
+        setting = _word_setting(option, value)
+        if setting is None:
+            raise ArgumentError("%s: %r is not %s" % (key, value, _word_list(option)))
+        return setting
+    low, high, included = _bounds(option)
+    if option in (_capi.OPTION_LENGTH_PENALTY, _capi.OPTION_TEMPERATURE, _capi.OPTION_TOP_P):
+        return _number(key, value, low, included, high)
+    return _whole(key, value, int(low), int(high))
 
 
 class Translator:
@@ -412,76 +476,41 @@ class Translator:
         """The C options translate() decodes with: the model's config.yaml
         defaults (ted_translate_model_options) with the arguments applied,
         checked as `ted translate` checks its options."""
+        values = {_capi.OPTION_BEAM_SIZE: beam_size, _capi.OPTION_N_BEST: n_best,
+                  _capi.OPTION_MAX_LENGTH: max_length, _capi.OPTION_TOP_K: top_k,
+                  _capi.OPTION_LENGTH_PENALTY: length_penalty,
+                  _capi.OPTION_TEMPERATURE: temperature, _capi.OPTION_TOP_P: top_p,
+                  _capi.OPTION_SEED: seed,
+                  _capi.OPTION_LENGTH_NORMALIZATION: length_normalization,
+                  _capi.OPTION_EARLY_STOPPING: early_stopping,
+                  _capi.OPTION_SAMPLE: True if sample else None}
+        values = {option: _option_value(option, value) for option, value in values.items()
+                  if value is not None}
         o = lib.ted_translate_model_options(self._model)
         d = o.decode
-        if beam_size is not None and sample:
-            raise ArgumentError("beam_size and sample exclude each other")
-        if beam_size is not None:
-            _whole("beam_size", beam_size, 1, BEAM_MAX)
-        _whole("n_best", n_best, 1, N_BEST_MAX)
-        if max_length is not None:
-            _whole("max_length", max_length, 1, MAX_LENGTH_MAX)
-        if top_k is not None:
-            _whole("top_k", top_k, 0, TOP_K_MAX)
-        if length_penalty is not None:
-            length_penalty = _number("length_penalty", length_penalty, 0.0, True, float("inf"))
-        if temperature is not None:
-            temperature = _number("temperature", temperature, 0.0, False, float("inf"))
-        if top_p is not None:
-            top_p = _number("top_p", top_p, 0.0, False, 1.0)
-        if seed is not None:
-            _whole("seed", seed, 0, SEED_MAX)
-        if length_normalization is not None and length_normalization not in ("gnmt", "power"):
-            raise ArgumentError("length_normalization: %r is neither gnmt nor power" %
-                                (length_normalization,))
-        stopping = _early_stopping(early_stopping)
-        if early_stopping is not None and stopping is None:
-            raise ArgumentError("early_stopping: %r is not True, False or \"never\"" %
-                                (early_stopping,))
-        if beam_size is not None:
+        if _capi.OPTION_BEAM_SIZE in values:
             d.strategy = _capi.DECODE_BEAM
-            d.beam.beam_size = beam_size
         elif sample:
             d.strategy = _capi.DECODE_SAMPLE
-        if length_penalty is not None:
-            d.beam.length_penalty = length_penalty
-        if length_normalization is not None:
-            d.beam.length_normalization = (_capi.LENGTH_GNMT if length_normalization == "gnmt"
-                                           else _capi.LENGTH_POWER)
-        if stopping is not None:
-            d.beam.early_stopping = stopping
-        if temperature is not None:
-            d.sampling.temperature = temperature
-        if top_k is not None:
-            d.sampling.top_k = top_k
-        if top_p is not None:
-            d.sampling.top_p = top_p
+        fields = {_capi.OPTION_BEAM_SIZE: (d.beam, "beam_size"),
+                  _capi.OPTION_LENGTH_PENALTY: (d.beam, "length_penalty"),
+                  _capi.OPTION_LENGTH_NORMALIZATION: (d.beam, "length_normalization"),
+                  _capi.OPTION_EARLY_STOPPING: (d.beam, "early_stopping"),
+                  _capi.OPTION_TEMPERATURE: (d.sampling, "temperature"),
+                  _capi.OPTION_TOP_K: (d.sampling, "top_k"),
+                  _capi.OPTION_TOP_P: (d.sampling, "top_p"), _capi.OPTION_N_BEST: (d, "n_best"),
+                  _capi.OPTION_MAX_LENGTH: (o, "max_length")}
+        for option, (struct, field) in fields.items():
+            if option in values:
+                setattr(struct, field, values[option])
         d.sampling.seed = seed if seed is not None else int.from_bytes(os.urandom(8), "little")
-        d.n_best = n_best
-        if max_length is not None:
-            o.max_length = max_length
         o.batch_size = _whole("batch_size", batch_size, 1, 4096)
-        given = [("temperature", temperature), ("top_k", top_k), ("top_p", top_p),
-                 ("seed", seed)]
-        for name, value in given:
-            if value is not None and d.strategy != _capi.DECODE_SAMPLE:
-                raise ArgumentError("%s applies to sampling; add sample=True" % name)
-        for name, value in (("length_penalty", length_penalty),
-                            ("length_normalization", length_normalization),
-                            ("early_stopping", early_stopping)):
-            if value is not None and d.strategy != _capi.DECODE_BEAM:
-                raise ArgumentError("%s applies to beam search; add beam_size=N" % name)
-        if d.strategy == _capi.DECODE_BEAM and d.beam.beam_size >= self._vocab:
-            raise ArgumentError("beam_size %d: the beam must be smaller than the target "
-                                "vocabulary (%d tokens)" % (d.beam.beam_size, self._vocab))
-        if d.n_best > 1 and d.strategy == _capi.DECODE_GREEDY:
-            raise ArgumentError("n_best %d needs beam search (beam_size=%d or more) or "
-                                "sample=True" % (d.n_best, d.n_best))
-        if d.strategy == _capi.DECODE_BEAM and d.n_best > d.beam.beam_size:
-            raise ArgumentError("n_best %d is more than the beam size %d" %
-                                (d.n_best, d.beam.beam_size))
+        given = sum(1 << option for option in values)
         err = _capi.Error_()
-        check(lib.ted_translate_options_check(self._model, byref(o), byref(err)), err)
+        if lib.ted_translate_options_check_given(self._model, byref(o), given, byref(err)) and \
+                err.option:
+            lib.ted_error_spell_options(byref(err), _SPELLING)
+        check(err.status, err)
         return o
 
     def _language_codes(self, source_lang: Optional[str],

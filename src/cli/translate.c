@@ -678,28 +678,37 @@ static bool take_flag(cli_args *a, const char *option)
     return false;
 }
 
-static bool take_early_stopping(cli_args *a, const char *option, ted_early_stopping *out)
+/* A word of `which` (--length-normalization, --early-stopping): its
+ * setting in *out, as the option table spells its words. */
+static bool take_word(cli_args *a, const char *option, ted_option which, int *out)
 {
     if (!cli_take_value(a, option))
         return false;
-    if (frontend_early_stopping(a->value, out))
+    if (frontend_option_word(which, a->value, out))
         return true;
-    cli_error("%s: '%s' is not %s", option, a->value, frontend_early_stopping_words);
+    char words[128];
+    ted_option_words_text(which, "", words, sizeof words);
+    cli_error("%s: '%s' is not %s", option, a->value, words);
     a->failed = true;
     return false;
 }
 
-static bool take_normalization(cli_args *a, const char *option, ted_length_normalization *out)
+/* A whole number within the option table's bounds of `which`. */
+static bool take_whole(cli_args *a, const char *option, ted_option which, int *out)
 {
-    if (!cli_take_value(a, option))
-        return false;
-    if (!strcmp(a->value, "gnmt") || !strcmp(a->value, "power")) {
-        *out = !strcmp(a->value, "gnmt") ? TED_LENGTH_GNMT : TED_LENGTH_POWER;
-        return true;
-    }
-    cli_error("%s: '%s' is neither gnmt nor power", option, a->value);
-    a->failed = true;
-    return false;
+    double min = 0, max = 0;
+    bool included;
+    ted_option_bounds(which, &min, &max, &included);
+    return cli_take_int(a, option, (int)min, (int)max, out);
+}
+
+/* A number within the option table's bounds of `which`. */
+static bool take_number(cli_args *a, const char *option, ted_option which, float *out)
+{
+    double min = 0, max = 0;
+    bool included = true;
+    ted_option_bounds(which, &min, &max, &included);
+    return take_float(a, option, min, included, max, out);
 }
 
 /* Everything the command line says, until the model is loaded. */
@@ -714,27 +723,30 @@ typedef struct translate_args {
 static bool decoding_option(cli_args *a, const char *option, frontend_choice *d)
 {
     if (!strcmp(option, "--beam"))
-        d->beam_given = cli_take_int(a, option, 1, FRONTEND_BEAM_MAX, &d->beam);
+        d->beam_given = take_whole(a, option, TED_OPTION_BEAM_SIZE, &d->beam);
     else if (!strcmp(option, "--length-penalty"))
-        d->length_penalty_given = take_float(a, option, 0.0, true, INFINITY, &d->length_penalty);
+        d->length_penalty_given =
+            take_number(a, option, TED_OPTION_LENGTH_PENALTY, &d->length_penalty);
     else if (!strcmp(option, "--length-normalization"))
-        d->normalization_given = take_normalization(a, option, &d->normalization);
+        d->normalization_given = take_word(a, option, TED_OPTION_LENGTH_NORMALIZATION,
+                                           (int *)&d->normalization);
     else if (!strcmp(option, "--early-stopping"))
-        d->early_stopping_given = take_early_stopping(a, option, &d->early_stopping);
+        d->early_stopping_given =
+            take_word(a, option, TED_OPTION_EARLY_STOPPING, (int *)&d->early_stopping);
     else if (!strcmp(option, "--sample"))
         d->sample = take_flag(a, option);
     else if (!strcmp(option, "--temperature"))
-        d->temperature_given = take_float(a, option, 0.0, false, INFINITY, &d->temperature);
+        d->temperature_given = take_number(a, option, TED_OPTION_TEMPERATURE, &d->temperature);
     else if (!strcmp(option, "--top-k"))
-        d->top_k_given = cli_take_int(a, option, 0, FRONTEND_TOP_K_MAX, &d->top_k);
+        d->top_k_given = take_whole(a, option, TED_OPTION_TOP_K, &d->top_k);
     else if (!strcmp(option, "--top-p"))
-        d->top_p_given = take_float(a, option, 0.0, false, 1.0, &d->top_p);
+        d->top_p_given = take_number(a, option, TED_OPTION_TOP_P, &d->top_p);
     else if (!strcmp(option, "--seed"))
         d->seed_given = take_seed(a, option, &d->seed);
     else if (!strcmp(option, "--n-best"))
-        d->n_best_given = cli_take_int(a, option, 1, FRONTEND_N_BEST_MAX, &d->n_best);
+        d->n_best_given = take_whole(a, option, TED_OPTION_N_BEST, &d->n_best);
     else if (!strcmp(option, "--max-length"))
-        d->max_length_given = cli_take_int(a, option, 1, FRONTEND_MAX_LENGTH_MAX, &d->max_length);
+        d->max_length_given = take_whole(a, option, TED_OPTION_MAX_LENGTH, &d->max_length);
     else
         return false;
     return true;
@@ -775,16 +787,25 @@ static bool translate_option(cli_args *a, const char *option, void *options)
 static int translate_command(ted_model *model, const cli_args *a, void *options)
 {
     static const frontend_option_names names = {
-        "--beam",  "--sample", "--length-penalty", "--length-normalization", "--temperature",
-        "--top-k", "--top-p",  "--seed",           "--n-best",               "--max-length",
-        "--early-stopping"};
+        [TED_OPTION_BEAM_SIZE] = "--beam",
+        [TED_OPTION_SAMPLE] = "--sample",
+        [TED_OPTION_N_BEST] = "--n-best",
+        [TED_OPTION_LENGTH_PENALTY] = "--length-penalty",
+        [TED_OPTION_LENGTH_NORMALIZATION] = "--length-normalization",
+        [TED_OPTION_EARLY_STOPPING] = "--early-stopping",
+        [TED_OPTION_TEMPERATURE] = "--temperature",
+        [TED_OPTION_TOP_K] = "--top-k",
+        [TED_OPTION_TOP_P] = "--top-p",
+        [TED_OPTION_SEED] = "--seed",
+        [TED_OPTION_MAX_LENGTH] = "--max-length",
+    };
     translate_args *t = options;
     translate_job *job = &t->job;
     job->model = model;
     ted_error err = {0};
     if (cli_use_shortlist(model, t->shortlist, "translate"))
         return 1;
-    if (frontend_choose_options(model, &t->d, &names, &job->options, &err))
+    if (frontend_choose_options(model, &t->d, names, &job->options, &err))
         return cli_error("translate: %s", err.message);
     job->moses = job->scores || job->options.decode.n_best > 1;
     job->options.decode.tokens_only = !job->moses;  /* no scores printed: none computed */

@@ -29,8 +29,22 @@ ted_status ted_fail(ted_error *err, ted_status status, const char *format, ...)
         vsnprintf(err->message, sizeof err->message, format, args);
         va_end(args);
         err->status = status;
+        err->option = TED_OPTION_NONE;
     }
     return status;
+}
+
+ted_status ted_fail_option(ted_error *err, ted_option option, const char *format, ...)
+{
+    if (err) {
+        va_list args;
+        va_start(args, format);
+        vsnprintf(err->message, sizeof err->message, format, args);
+        va_end(args);
+        err->status = TED_ERR_ARGUMENT;
+        err->option = option;
+    }
+    return TED_ERR_ARGUMENT;
 }
 
 ted_status ted_fail_context(ted_error *err, const char *format, ...)

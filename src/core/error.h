@@ -9,6 +9,11 @@
 ted_status ted_fail(ted_error *err, ted_status status, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* ted_fail(err, TED_ERR_ARGUMENT, ...) about one decoding option, which
+ * err->option names (ted_fail leaves it TED_OPTION_NONE). */
+ted_status ted_fail_option(ted_error *err, ted_option option, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Prefixes the message already in `err` with "<prefix>: " and returns its
  * status; used when a caller knows which file or tensor a failure was in. */
 ted_status ted_fail_context(ted_error *err, const char *format, ...)

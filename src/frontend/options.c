@@ -1,7 +1,6 @@
 /* Decoding options as a user gives them (frontend/options.h). */
 #include "frontend/options.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -9,94 +8,16 @@
 
 #include "core/error.h"
 
-/* Indexed by ted_early_stopping. */
-static const char *const early_stopping_names[] = {"false", "true", "never"};
-
-const char frontend_early_stopping_words[] = "false, true or never";
-
-bool frontend_early_stopping(const char *word, ted_early_stopping *out)
+bool frontend_option_word(ted_option option, const char *word, int *value)
 {
-    for (int i = 0; word && i < (int)(sizeof early_stopping_names / sizeof *early_stopping_names);
-         i++) {
-        if (!strcmp(word, early_stopping_names[i])) {
-            *out = (ted_early_stopping)i;
+    const char *known;
+    for (int i = 0; word && (known = ted_option_word(option, i)); i++) {
+        if (!strcmp(word, known)) {
+            *value = i;
             return true;
         }
     }
     return false;
-}
-
-const char *frontend_early_stopping_name(ted_early_stopping setting)
-{
-    int n = (int)(sizeof early_stopping_names / sizeof *early_stopping_names);
-    return (int)setting >= 0 && (int)setting < n ? early_stopping_names[setting]
-                                                 : early_stopping_names[0];
-}
-
-static ted_status check_whole(const char *name, int value, int min, int max, ted_error *err)
-{
-    if (value < min || value > max)
-        return ted_fail(err, TED_ERR_ARGUMENT, "%s: %d is not a whole number from %d to %d",
-                        name, value, min, max);
-    return TED_OK;
-}
-
-/* value > min (>= min when min_ok) and <= max, finite. */
-static ted_status check_number(const char *name, float value, double min, bool min_ok,
-                               double max, ted_error *err)
-{
-    bool above = min_ok ? value >= min : value > min;
-    if (isfinite(value) && above && value <= max)
-        return TED_OK;
-    if (isinf(max))
-        return ted_fail(err, TED_ERR_ARGUMENT, "%s: %g is not a number %s %g", name,
-                        (double)value, min_ok ? ">=" : ">", min);
-    return ted_fail(err, TED_ERR_ARGUMENT, "%s: %g is not a number %s %g and <= %g", name,
-                    (double)value, min_ok ? ">=" : ">", min, max);
-}
-
-static ted_status check_ranges(const frontend_choice *d, const frontend_option_names *n,
-                               ted_error *err)
-{
-    ted_status s = TED_OK;
-    if (!s && d->beam_given)
-        s = check_whole(n->beam, d->beam, 1, FRONTEND_BEAM_MAX, err);
-    if (!s && d->n_best_given)
-        s = check_whole(n->n_best, d->n_best, 1, FRONTEND_N_BEST_MAX, err);
-    if (!s && d->max_length_given)
-        s = check_whole(n->max_length, d->max_length, 1, FRONTEND_MAX_LENGTH_MAX, err);
-    if (!s && d->top_k_given)
-        s = check_whole(n->top_k, d->top_k, 0, FRONTEND_TOP_K_MAX, err);
-    if (!s && d->length_penalty_given)
-        s = check_number(n->length_penalty, d->length_penalty, 0.0, true, INFINITY, err);
-    if (!s && d->temperature_given)
-        s = check_number(n->temperature, d->temperature, 0.0, false, INFINITY, err);
-    if (!s && d->top_p_given)
-        s = check_number(n->top_p, d->top_p, 0.0, false, 1.0, err);
-    return s;
-}
-
-/* The options that apply to one strategy only, given with another. */
-static ted_status check_strategy_options(const frontend_choice *d,
-                                         const frontend_option_names *n, ted_decoding_strategy s,
-                                         ted_error *err)
-{
-    const char *sampling_option = d->temperature_given ? n->temperature
-                                  : d->top_k_given     ? n->top_k
-                                  : d->top_p_given     ? n->top_p
-                                  : d->seed_given      ? n->seed
-                                                       : NULL;
-    if (sampling_option && s != TED_DECODE_SAMPLE)
-        return ted_fail(err, TED_ERR_ARGUMENT, "%s applies to sampling; add %s",
-                        sampling_option, n->sample);
-    const char *beam_option = d->length_penalty_given   ? n->length_penalty
-                              : d->normalization_given  ? n->normalization
-                              : d->early_stopping_given ? n->early_stopping
-                                                        : NULL;
-    if (beam_option && s != TED_DECODE_BEAM)
-        return ted_fail(err, TED_ERR_ARGUMENT, "%s applies to beam search; add %s N",
-                        beam_option, n->beam);
-    return TED_OK;
 }
 
 /* A seed nobody chose: from /dev/urandom, else the clock and the process. */
@@ -154,37 +75,40 @@ static ted_status check_languages(const ted_model *m, const ted_languages *langu
     return s;
 }
 
+/* The options `d` gives, for ted_translate_options_check_given. */
+static unsigned given_options(const frontend_choice *d)
+{
+    const bool given[TED_OPTION_COUNT] = {
+        [TED_OPTION_BEAM_SIZE] = d->beam_given,
+        [TED_OPTION_SAMPLE] = d->sample,
+        [TED_OPTION_N_BEST] = d->n_best_given,
+        [TED_OPTION_LENGTH_PENALTY] = d->length_penalty_given,
+        [TED_OPTION_LENGTH_NORMALIZATION] = d->normalization_given,
+        [TED_OPTION_EARLY_STOPPING] = d->early_stopping_given,
+        [TED_OPTION_TEMPERATURE] = d->temperature_given,
+        [TED_OPTION_TOP_K] = d->top_k_given,
+        [TED_OPTION_TOP_P] = d->top_p_given,
+        [TED_OPTION_SEED] = d->seed_given,
+        [TED_OPTION_MAX_LENGTH] = d->max_length_given,
+    };
+    unsigned set = 0;
+    for (int i = 0; i < TED_OPTION_COUNT; i++)
+        set |= given[i] ? 1u << i : 0;
+    return set;
+}
+
 ted_status frontend_choose_options(const ted_model *m, const frontend_choice *d,
-                                   const frontend_option_names *n, ted_translate_options *t,
+                                   const frontend_option_names n, ted_translate_options *t,
                                    ted_error *err)
 {
     *t = ted_translate_model_options(m);
-    ted_decode_options *o = &t->decode;
-    if (d->beam_given && d->sample)
-        return ted_fail(err, TED_ERR_ARGUMENT, "%s and %s exclude each other", n->beam,
-                        n->sample);
-    ted_status s = check_ranges(d, n, err);
-    if (s)
-        return s;
     apply_choice(d, t);
-    if ((s = check_languages(m, &t->languages, err)))
-        return s;
-    if ((s = check_strategy_options(d, n, o->strategy, err)))
-        return s;
-    int vocab = ted_model_config(m)->tgt_vocab_size;
-    if (o->strategy == TED_DECODE_BEAM && o->beam.beam_size >= vocab)
-        return ted_fail(err, TED_ERR_ARGUMENT,
-                        "%s %d: the beam must be smaller than the target vocabulary (%d "
-                        "tokens)",
-                        n->beam, o->beam.beam_size, vocab);
-    if (o->n_best > 1 && o->strategy == TED_DECODE_GREEDY)
-        return ted_fail(err, TED_ERR_ARGUMENT,
-                        "%s %d needs beam search (%s %d or more) or %s", n->n_best, o->n_best,
-                        n->beam, o->n_best, n->sample);
-    if (o->strategy == TED_DECODE_BEAM && o->n_best > o->beam.beam_size)
-        return ted_fail(err, TED_ERR_ARGUMENT, "%s %d is more than the beam size %d",
-                        n->n_best, o->n_best, o->beam.beam_size);
-    return ted_translate_options_check(m, t, err);
+    ted_status s = ted_translate_options_check_given(m, t, given_options(d), err);
+    if (s && err && err->option != TED_OPTION_NONE)
+        ted_error_spell_options(err, n);
+    if (!s)
+        s = check_languages(m, &t->languages, err);
+    return s;
 }
 
 const char *frontend_source_language(const ted_model *model, const ted_languages *languages)

@@ -7,11 +7,12 @@
 
 #include "ted/ted.h"
 
-/* The largest values ted translate's options and ted serve's fields take. */
-#define FRONTEND_BEAM_MAX 1024
-#define FRONTEND_N_BEST_MAX 1024
-#define FRONTEND_TOP_K_MAX 16777216
-#define FRONTEND_MAX_LENGTH_MAX (1 << 20)
+/* The largest values ted translate's options and ted serve's fields take:
+ * the option table's (ted.h). */
+#define FRONTEND_BEAM_MAX TED_BEAM_SIZE_MAX
+#define FRONTEND_N_BEST_MAX TED_N_BEST_MAX
+#define FRONTEND_TOP_K_MAX TED_TOP_K_MAX
+#define FRONTEND_MAX_LENGTH_MAX TED_MAX_LENGTH_MAX
 
 /* The largest --batch-size, --max-batch-tokens and --workers. */
 #define FRONTEND_BATCH_SIZE_MAX 4096
@@ -58,37 +59,25 @@ typedef struct frontend_choice {
     ted_languages languages;  /* NULL fields: not given */
 } frontend_choice;
 
-/* How a program names each option in its messages: "--beam" on ted
- * translate's command line, "beam" in ted serve's requests. */
-typedef struct frontend_option_names {
-    const char *beam, *sample, *length_penalty, *normalization, *temperature, *top_k, *top_p,
-        *seed, *n_best, *max_length, *early_stopping;
-} frontend_option_names;
+/* How a program names each option in its messages, by ted_option: "--beam"
+ * on ted translate's command line, "beam" in ted serve's requests
+ * (ted_error_spell_options). */
+typedef const char *frontend_option_names[TED_OPTION_COUNT];
 
-/* The early_stopping setting `word` spells ("false", "true" or "never", as
- * config.yaml's decoding.early_stopping and transformers spell them) into
- * `*out`; false when it spells none. */
-bool frontend_early_stopping(const char *word, ted_early_stopping *out);
-/* The word of an early_stopping setting ("false" for one out of range). */
-const char *frontend_early_stopping_name(ted_early_stopping setting);
-
-/* What `ted translate` and `ted serve` say the words are: "false, true or
- * never". */
-extern const char frontend_early_stopping_words[];
+/* The setting of word option `option` (length_normalization,
+ * early_stopping) that `word` spells into `*value`; false when it spells
+ * none of the option's words (ted_option_word). */
+bool frontend_option_word(ted_option option, const char *word, int *value);
 
 /* `*options` = the model's defaults (ted_translate_model_options) with
- * `choice` applied, after checking it: every value in its range (the
- * limits above; length_penalty >= 0, temperature > 0, 0 < top_p <= 1), not
- * beam search and sampling both, the sampling options only when sampling
- * and the beam search ones only with beam search, a beam narrower than
- * the target vocabulary, an n-best list only from beam search (at most
- * the beam) or sampling. Sampling without a seed takes one from
- * /dev/urandom. TED_ERR_ARGUMENT names the option at fault as `names`
- * spells it. The languages are checked as every source will be
- * (ted_prepare_source): TED_ERR_INPUT for an unknown code, or none where
- * the model has several. */
+ * `choice` applied, checked by the library's option table
+ * (ted_translate_options_check_given, with the options given): its
+ * TED_ERR_ARGUMENT names the option at fault as `names` spells it.
+ * Sampling without a seed takes one from /dev/urandom. The languages are
+ * checked as every source will be (ted_prepare_source): TED_ERR_INPUT for
+ * an unknown code, or none where the model has several. */
 ted_status frontend_choose_options(const ted_model *model, const frontend_choice *choice,
-                                   const frontend_option_names *names,
+                                   const frontend_option_names names,
                                    ted_translate_options *options, ted_error *err);
 
 /* The language of the source text, where a front end needs it by name

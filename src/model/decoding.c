@@ -1,7 +1,7 @@
 /* The pieces that ted_decode()'s strategies (decode.c) share: the final
  * Softmax's choices (banned tokens, argmax, top-k), the length rule,
- * hypotheses, forced prefixes, the length penalty, the checks of the
- * options. */
+ * hypotheses, forced prefixes, the length penalty (the options' checks
+ * are model/options.c's). */
 #include "model/decoding.h"
 
 #include <math.h>
@@ -203,56 +203,7 @@ double ted_length_penalty(ted_length_normalization normalization, double alpha, 
     return pow((5.0 + length) / 6.0, alpha);
 }
 
-/* ---- parameters ------------------------------------------------------------------ */
-
-ted_status ted_check_sampling_params(const ted_sampling_params *p, ted_error *err)
-{
-    if (!p)
-        return ted_fail(err, TED_ERR_ARGUMENT, "sampling: no parameters");
-    if (!(p->temperature > 0.0f) || !isfinite(p->temperature))
-        return ted_fail(err, TED_ERR_ARGUMENT,
-                        "sampling: temperature %g is not a positive number",
-                        (double)p->temperature);
-    if (p->top_k < 0)
-        return ted_fail(err, TED_ERR_ARGUMENT, "sampling: top_k %d is negative", p->top_k);
-    if (!(p->top_p > 0.0f && p->top_p <= 1.0f))
-        return ted_fail(err, TED_ERR_ARGUMENT, "sampling: top_p %g is outside (0, 1]",
-                        (double)p->top_p);
-    return TED_OK;
-}
-
-ted_status ted_check_beam_params(const ted_beam_params *p, int n_best, int vocab, ted_error *err)
-{
-    if (!p)
-        return ted_fail(err, TED_ERR_ARGUMENT, "beam search: no parameters");
-    if (p->beam_size < 1 || p->beam_size >= vocab)
-        return ted_fail(err, TED_ERR_ARGUMENT,
-                        "beam search: beam size %d is outside 1..%d (below the target "
-                        "vocabulary size)",
-                        p->beam_size, vocab - 1);
-    if (!(p->length_penalty >= 0.0f) || !isfinite(p->length_penalty))
-        return ted_fail(err, TED_ERR_ARGUMENT, "beam search: length penalty %g is not >= 0",
-                        (double)p->length_penalty);
-    if (p->length_normalization != TED_LENGTH_GNMT && p->length_normalization != TED_LENGTH_POWER)
-        return ted_fail(err, TED_ERR_ARGUMENT,
-                        "beam search: length normalization %d is neither TED_LENGTH_GNMT nor "
-                        "TED_LENGTH_POWER",
-                        (int)p->length_normalization);
-    if (p->early_stopping != TED_EARLY_STOPPING_FALSE &&
-        p->early_stopping != TED_EARLY_STOPPING_TRUE &&
-        p->early_stopping != TED_EARLY_STOPPING_NEVER)
-        return ted_fail(err, TED_ERR_ARGUMENT,
-                        "beam search: early stopping %d is none of TED_EARLY_STOPPING_FALSE, "
-                        "_TRUE and _NEVER",
-                        (int)p->early_stopping);
-    if (n_best < 1 || n_best > p->beam_size)
-        return ted_fail(err, TED_ERR_ARGUMENT,
-                        "beam search: n-best %d is outside 1..%d (the beam size)", n_best,
-                        p->beam_size);
-    return TED_OK;
-}
-
-/* ---- forced prefixes, the options ---------------------------------------------- */
+/* ---- forced prefixes ------------------------------------------------------------ */
 
 int ted_prefix_forced(const int *prefix, int length, int at)
 {
@@ -264,28 +215,4 @@ int ted_batch_forced(const ted_batch *b, int i, int length)
     if (!b->prefix_ids)
         return -1;
     return ted_prefix_forced(b->prefix_ids[i], b->prefix_lengths[i], length);
-}
-
-ted_status ted_check_decode_options(const ted_model *m, const ted_decode_options *o,
-                                    ted_error *err)
-{
-    if (!o)
-        return ted_fail(err, TED_ERR_ARGUMENT, "decode: no options");
-    if (o->n_best < 1)
-        return ted_fail(err, TED_ERR_ARGUMENT, "decode: n-best %d", o->n_best);
-    switch (o->strategy) {
-    case TED_DECODE_GREEDY:
-        if (o->n_best > 1)
-            return ted_fail(err, TED_ERR_ARGUMENT,
-                            "translate: greedy decoding gives 1 hypothesis, not %d (use beam "
-                            "search or sampling for n-best lists)",
-                            o->n_best);
-        return TED_OK;
-    case TED_DECODE_BEAM:
-        return ted_check_beam_params(&o->beam, o->n_best,
-                                     ted_model_config(m)->tgt_vocab_size, err);
-    case TED_DECODE_SAMPLE:
-        return ted_check_sampling_params(&o->sampling, err);
-    }
-    return ted_fail(err, TED_ERR_ARGUMENT, "decode: unknown strategy %d", (int)o->strategy);
 }

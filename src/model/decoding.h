@@ -49,7 +49,7 @@ int ted_batch_forced(const ted_batch *batch, int i, int length);
 #define TED_FORCED_LOG_PROB 0.0f
 
 /* Checks the options against the model: the strategy's parameters, an
- * n-best list that the strategy can give. */
+ * n-best list that the strategy can give (model/options.c's table). */
 ted_status ted_check_decode_options(const ted_model *model, const ted_decode_options *options,
                                     ted_error *err);
 
@@ -88,12 +88,8 @@ typedef struct ted_draw_scratch {
  * probability (renormalized after the top_k cut) reaches top_p; ties rank
  * the lower id first; a logit of -infinity is never drawn. One uniform
  * draw from `rng` per call. The parameters must be valid
- * (ted_check_sampling_params). */
+ * (ted_check_decode_options). */
 int ted_sample_token(const float *logits, int vocab, const ted_sampling_params *params,
                      ted_rng *rng, const ted_draw_scratch *scratch);
-
-ted_status ted_check_sampling_params(const ted_sampling_params *params, ted_error *err);
-ted_status ted_check_beam_params(const ted_beam_params *params, int n_best, int vocab,
-                                 ted_error *err);
 
 #endif

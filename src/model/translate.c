@@ -204,8 +204,6 @@ ted_status ted_translate_options_check(const ted_model *m, const ted_translate_o
     if (o->workers < 1 || o->workers > MAX_WORKERS)
         return ted_fail(err, TED_ERR_ARGUMENT, "translate: %d workers (1 to %d)", o->workers,
                         MAX_WORKERS);
-    if (o->decode.n_best < 1)
-        return ted_fail(err, TED_ERR_ARGUMENT, "translate: n-best %d", o->decode.n_best);
     return ted_check_decode_options(m, &o->decode, err);
 }
 

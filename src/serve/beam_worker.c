@@ -2,9 +2,14 @@
 #include "serve/beam_worker.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
+
+/* How often the watch thread looks at the running job's client: a turn
+ * outlives its client by about this long, and a step or two. */
+#define WATCH_MS 50
 
 static serve_job *take_job(serve_beam_worker *w)
 {
@@ -52,7 +57,8 @@ static ted_status shortest(const serve_job *job, int n, int *sentence, ted_error
 
 /* `n` of the job's sentences still to decode (shortest), through
  * ted_translate_ids as ted translate decodes its input, into the job's
- * outputs. */
+ * outputs. The job's stop flag (raised when its client leaves) ends the
+ * decode between two steps: TED_ERR_CANCELLED, nothing in the outputs. */
 static ted_status decode_turn(serve_job *job, int n, ted_error *err)
 {
     int n_best = job->options.decode.n_best;
@@ -67,8 +73,9 @@ static ted_status decode_turn(serve_job *job, int n, ted_error *err)
         ids[k] = job->ids[sentence[k]];
         lengths[k] = job->lengths[sentence[k]];
     }
+    ted_translate_call call = {&job->options, job->stop};
     if (!s)
-        s = ted_translate_ids(job->model, ids, lengths, n, &job->options, found, err);
+        s = ted_translate_ids_cancellable(job->model, ids, lengths, n, &call, found, err);
     for (int k = 0; !s && k < n; k++)
         for (int j = 0; j < n_best; j++)
             job->outputs[(size_t)sentence[k] * n_best + j] = found[(size_t)k * n_best + j];
@@ -89,12 +96,24 @@ static void run_turn(serve_beam_worker *w, serve_job *job)
     int left = job->unfinished, batch = job->options.batch_size > 0 ? job->options.batch_size : 1;
     int n = left < batch ? left : batch;
     ted_error err = {0};
+    if (serve_job_client_gone(job))
+        serve_job_cancel(job);
     if (serve_job_is_cancelled(job)) {  /* its client left: what is left is not decoded */
         serve_job_cancelled_error(&err, 0);
         w->done(w->done_data, job, left, &err);
         return;
     }
-    if (decode_turn(job, n, &err)) {
+    pthread_mutex_lock(w->lock);
+    w->running = job;
+    pthread_cond_signal(&w->turn);
+    pthread_mutex_unlock(w->lock);
+    ted_status s = decode_turn(job, n, &err);
+    pthread_mutex_lock(w->lock);
+    w->running = NULL;
+    pthread_mutex_unlock(w->lock);
+    if (s) {
+        if (serve_job_is_cancelled(job))
+            serve_job_cancelled_error(&err, 0);
         w->done(w->done_data, job, left, &err);
         return;
     }
@@ -104,6 +123,30 @@ static void run_turn(serve_beam_worker *w, serve_job *job)
         pthread_mutex_unlock(w->lock);
     }
     w->done(w->done_data, job, n, NULL);
+}
+
+/* While a turn decodes, every WATCH_MS: has its job's client left? */
+static void *watch_main(void *arg)
+{
+    serve_beam_worker *w = arg;
+    pthread_mutex_lock(w->lock);
+    while (!w->stopping || w->running) {
+        serve_job *job = w->running;
+        if (job && !serve_job_is_cancelled(job) && serve_job_client_gone(job))
+            serve_job_cancel(job);
+        if (!job) {
+            pthread_cond_wait(&w->turn, w->lock);
+            continue;
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += WATCH_MS * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&w->turn, w->lock, &until);
+    }
+    pthread_mutex_unlock(w->lock);
+    return NULL;
 }
 
 static void *beam_main(void *arg)
@@ -120,8 +163,21 @@ ted_status serve_beam_start(serve_beam_worker *w, pthread_mutex_t *lock,
 {
     *w = (serve_beam_worker){.lock = lock, .done = done, .done_data = done_data};
     pthread_cond_init(&w->work, NULL);
-    if (pthread_create(&w->thread, NULL, beam_main, w)) {
+    pthread_cond_init(&w->turn, NULL);
+    if (pthread_create(&w->watch, NULL, watch_main, w)) {
         pthread_cond_destroy(&w->work);
+        pthread_cond_destroy(&w->turn);
+        w->lock = NULL;
+        return ted_fail(err, TED_ERR_NOMEM, "cannot start the beam search watch thread");
+    }
+    if (pthread_create(&w->thread, NULL, beam_main, w)) {
+        pthread_mutex_lock(lock);
+        w->stopping = true;
+        pthread_cond_signal(&w->turn);
+        pthread_mutex_unlock(lock);
+        pthread_join(w->watch, NULL);
+        pthread_cond_destroy(&w->work);
+        pthread_cond_destroy(&w->turn);
         w->lock = NULL;
         return ted_fail(err, TED_ERR_NOMEM, "cannot start the beam search thread");
     }
@@ -143,8 +199,11 @@ void serve_beam_stop(serve_beam_worker *w)
     pthread_mutex_lock(w->lock);
     w->stopping = true;
     pthread_cond_broadcast(&w->work);
+    pthread_cond_signal(&w->turn);
     pthread_mutex_unlock(w->lock);
     pthread_join(w->thread, NULL);
+    pthread_join(w->watch, NULL);
     pthread_cond_destroy(&w->work);
+    pthread_cond_destroy(&w->turn);
     w->lock = NULL;
 }

@@ -380,19 +380,15 @@ static bool read_forced(const cJSON *v, const ted_model *model, explore_request 
     return true;
 }
 
-/* "early_stopping": true, false or a word of frontend_early_stopping, as
- * POST /translate takes it. */
-static bool read_early_stopping(const cJSON *v, explore_request *r, serve_refusal *no)
+/* A word option (length_normalization, early_stopping), as POST
+ * /translate takes it (serve_option_word). */
+static bool read_word(const cJSON *v, ted_option option, int *value, serve_refusal *no)
 {
-    r->choice.early_stopping_given = true;
-    if (cJSON_IsBool(v)) {
-        r->choice.early_stopping =
-            cJSON_IsTrue(v) ? TED_EARLY_STOPPING_TRUE : TED_EARLY_STOPPING_FALSE;
+    if (serve_option_word(option, v, value))
         return true;
-    }
-    const char *word = cJSON_GetStringValue(v);
-    return (word && frontend_early_stopping(word, &r->choice.early_stopping)) ||
-           serve_refuse(no, 400, "early_stopping: expected true, false or \"never\"");
+    char words[128];
+    serve_option_words(option, words, sizeof words);
+    return serve_refuse(no, 400, "%s: expected %s", ted_option_key(option), words);
 }
 
 static bool read_field(const cJSON *v, explore_request *r, bool beam, serve_refusal *no)
@@ -430,16 +426,14 @@ static bool read_field(const cJSON *v, explore_request *r, bool beam, serve_refu
         return cJSON_IsNumber(v) || serve_refuse(no, 400, "length_penalty: expected a number");
     }
     if (beam && !strcmp(name, "length_normalization")) {
-        const char *value = cJSON_GetStringValue(v);
         r->choice.normalization_given = true;
-        if (value && (!strcmp(value, "gnmt") || !strcmp(value, "power"))) {
-            r->choice.normalization = !strcmp(value, "gnmt") ? TED_LENGTH_GNMT : TED_LENGTH_POWER;
-            return true;
-        }
-        return serve_refuse(no, 400, "length_normalization: expected \"gnmt\" or \"power\"");
+        return read_word(v, TED_OPTION_LENGTH_NORMALIZATION, (int *)&r->choice.normalization,
+                         no);
     }
-    if (beam && !strcmp(name, "early_stopping"))
-        return read_early_stopping(v, r, no);
+    if (beam && !strcmp(name, "early_stopping")) {
+        r->choice.early_stopping_given = true;
+        return read_word(v, TED_OPTION_EARLY_STOPPING, (int *)&r->choice.early_stopping, no);
+    }
     return serve_refuse(no, 400, "unknown field \"%s\"", shown(name).text);
 }
 
@@ -788,10 +782,11 @@ static cJSON *beam_json(const explore_request *r, const ted_beam_params *p, beam
     cJSON_AddStringToObject(root, "source", r->source);
     cJSON_AddNumberToObject(root, "beam", p->beam_size);
     add_rounded(root, "length_penalty", p->length_penalty, 7);
-    cJSON_AddStringToObject(root, "length_normalization",
-                            p->length_normalization == TED_LENGTH_POWER ? "power" : "gnmt");
-    cJSON_AddStringToObject(root, "early_stopping",
-                            frontend_early_stopping_name(p->early_stopping));
+    const char *normalization =
+        ted_option_word(TED_OPTION_LENGTH_NORMALIZATION, p->length_normalization);
+    const char *stopping = ted_option_word(TED_OPTION_EARLY_STOPPING, p->early_stopping);
+    cJSON_AddStringToObject(root, "length_normalization", normalization ? normalization : "");
+    cJSON_AddStringToObject(root, "early_stopping", stopping ? stopping : "");
     cJSON_AddItemToObject(root, "steps", b->steps);
     b->steps = NULL;
     cJSON_AddItemToObject(root, "ranking", ranking_json(b->finished));
@@ -815,7 +810,7 @@ static char *traced_beam_search(const explore_request *r, const ted_source *sour
     choice.beam = r->choice.beam_given ? r->choice.beam : 4;
     ted_translate_options options;
     ted_error err = {0};
-    if (frontend_choose_options(model, &choice, &serve_field_names, &options, &err))
+    if (frontend_choose_options(model, &choice, serve_field_names, &options, &err))
         return error_answer(status, 400, "%s", err.message);
     int max_length = explore_steps(model, source->count);
     const ted_beam_params *params = &options.decode.beam;

@@ -1,8 +1,11 @@
 /* Translation jobs (serve/job.h). */
 #include "serve/job.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -63,6 +66,7 @@ ted_status serve_job_new(const ted_model *model, const ted_translate_options *op
     *job = (serve_job){.model = model, .options = *options, .count = count};
     job->options.languages = (ted_languages){NULL, NULL};  /* until copied */
     atomic_init(&job->cancelled, false);
+    job->client_fd = -1;
     job->options.first_index = 0;  /* sentence i samples from stream i */
     job->ids = ted_alloc(room, sizeof *job->ids, "job", err);
     job->lengths = ted_alloc(room, sizeof *job->lengths, "job", err);
@@ -75,6 +79,8 @@ ted_status serve_job_new(const ted_model *model, const ted_translate_options *op
                             ? TED_OK
                             : TED_ERR_NOMEM;
     ted_languages *codes = &job->options.languages;
+    if (!status && options->decode.strategy == TED_DECODE_BEAM)
+        status = ted_cancel_new(&job->stop, err);
     if (!status && !(status = own_code(options->languages.source, &codes->source, err)))
         status = own_code(options->languages.target, &codes->target, err);
     if (!status)
@@ -104,6 +110,7 @@ void serve_job_free(serve_job *job)
     if (job->outputs)
         ted_translations_free(job->outputs, job->count * job->options.decode.n_best);
     free(job->outputs);
+    ted_cancel_free(job->stop);
     free(job);
 }
 
@@ -131,11 +138,26 @@ const char **serve_job_best(const serve_job *job)
 void serve_job_cancel(serve_job *job)
 {
     atomic_store(&job->cancelled, true);
+    ted_cancel_request(job->stop);
 }
 
 bool serve_job_is_cancelled(const serve_job *job)
 {
     return atomic_load(&job->cancelled);
+}
+
+bool serve_job_client_gone(const serve_job *job)
+{
+    if (job->client_fd < 0)
+        return false;
+    struct pollfd p = {.fd = job->client_fd, .events = POLLIN};
+    if (poll(&p, 1, 0) < 1)
+        return false;
+    if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
+        return true;
+    char byte;
+    ssize_t n = recv(job->client_fd, &byte, 1, MSG_PEEK);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 void serve_job_cancelled_error(ted_error *err, int index)

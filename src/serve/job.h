@@ -37,6 +37,12 @@ struct serve_job {
      * sentence's translation is in `outputs`, whatever its strategy. */
     void (*progress)(serve_job *job, int index, int token);
     atomic_bool cancelled;          /* its client left: its sentences stop (serve_job_cancel) */
+    int client_fd;                  /* the socket of the job's client, -1 when none: while
+                                     * the connection is suspended, libmicrohttpd does not
+                                     * see it close (serve_job_client_gone) */
+    ted_cancel *stop;               /* a beam search job's: raised with `cancelled`, it stops
+                                     * the turn that ted_translate_ids_cancellable decodes
+                                     * between steps; NULL for the other strategies */
     serve_job *next;                /* in a decoding loop's queue */
 };
 
@@ -62,10 +68,16 @@ bool serve_job_pending(const serve_job *job, int i);
 
 /* The client of a job has left: its sentences that wait are dropped
  * before they are encoded and those being decoded leave the batch at its
- * next step, failed with serve_job_cancelled_error; done() is still called,
- * once. Safe from any thread. */
+ * next step (a beam search turn stops at its next step, job->stop),
+ * failed with serve_job_cancelled_error; done() is still called, once.
+ * Safe from any thread. */
 void serve_job_cancel(serve_job *job);
 bool serve_job_is_cancelled(const serve_job *job);
+
+/* Whether the job's client has closed its connection (client_fd reads
+ * end-of-file or an error; a client that shuts down its sending side and
+ * still reads counts as gone). False without a socket. */
+bool serve_job_client_gone(const serve_job *job);
 
 /* The failure of a sentence dropped because its client left. */
 void serve_job_cancelled_error(ted_error *err, int index);

@@ -15,10 +15,58 @@
 #include "io/config.h"
 
 const frontend_option_names serve_field_names = {
-    "beam",  "\"sample\": true", "length_penalty", "length_normalization", "temperature",
-    "top_k", "top_p",            "seed",           "n_best",               "max_length",
-    "early_stopping",
+    [TED_OPTION_BEAM_SIZE] = "beam",
+    [TED_OPTION_SAMPLE] = "\"sample\": true",
+    [TED_OPTION_N_BEST] = "n_best",
+    [TED_OPTION_LENGTH_PENALTY] = "length_penalty",
+    [TED_OPTION_LENGTH_NORMALIZATION] = "length_normalization",
+    [TED_OPTION_EARLY_STOPPING] = "early_stopping",
+    [TED_OPTION_TEMPERATURE] = "temperature",
+    [TED_OPTION_TOP_K] = "top_k",
+    [TED_OPTION_TOP_P] = "top_p",
+    [TED_OPTION_SEED] = "seed",
+    [TED_OPTION_MAX_LENGTH] = "max_length",
 };
+
+/* A word of the option table that JSON reads as a literal is given as
+ * that literal too: 1 for one JSON reads as true, 0 as false, else -1. */
+static int json_truth(const char *word)
+{
+    cJSON *v = cJSON_Parse(word);
+    int truth = v && cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? 1 : 0) : -1;
+    cJSON_Delete(v);
+    return truth;
+}
+
+bool serve_option_word(ted_option option, const cJSON *v, int *value)
+{
+    const char *word;
+    for (int i = 0; (word = ted_option_word(option, i)); i++) {
+        int truth = json_truth(word);
+        if ((cJSON_IsString(v) && !strcmp(v->valuestring, word)) ||
+            (truth >= 0 && cJSON_IsBool(v) && (cJSON_IsTrue(v) ? 1 : 0) == truth)) {
+            *value = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+void serve_option_words(ted_option option, char *out, size_t size)
+{
+    const char *word;
+    int count = 0;
+    while (ted_option_word(option, count))
+        count++;
+    size_t at = 0;
+    out[0] = '\0';
+    for (int i = 0; (word = ted_option_word(option, i)) && at < size; i++) {
+        const char *quote = json_truth(word) >= 0 ? "" : "\"";
+        const char *join = i == 0 ? "" : i + 1 < count ? ", " : " or ";
+        int n = snprintf(out + at, size - at, "%s%s%s%s", join, quote, word, quote);
+        at += n > 0 ? (size_t)n : 0;
+    }
+}
 
 /* ---- reading a request --------------------------------------------------- */
 
@@ -30,9 +78,9 @@ typedef enum field_kind {
     FIELD_NUMBER,         /* a float */
     FIELD_FLAG,           /* true or false */
     FIELD_SEED,           /* a whole number >= 0, or its decimal digits as a string */
-    FIELD_NORMALIZATION,  /* "gnmt" or "power" */
+    FIELD_NORMALIZATION,  /* a word of length_normalization (ted_option_word) */
     FIELD_FORMAT,         /* "text" or "html" */
-    FIELD_EARLY_STOPPING, /* true, false or "never" (or "true", "false") */
+    FIELD_EARLY_STOPPING, /* a word of early_stopping, true and false as JSON's */
 } field_kind;
 
 /* A field of the body: where its value goes in serve_request, and where
@@ -112,7 +160,9 @@ static bool read_texts(const cJSON *v, serve_request *r, char *message, size_t s
     return true;
 }
 
-static const char *expected(field_kind kind)
+/* What a field of `kind` takes, for its message; a word's options are
+ * written into `words`. */
+static const char *expected(field_kind kind, char *words, size_t size)
 {
     switch (kind) {
     case FIELD_MODEL: return "a string";
@@ -122,9 +172,13 @@ static const char *expected(field_kind kind)
     case FIELD_NUMBER: return "a number";
     case FIELD_FLAG: return "true or false";
     case FIELD_SEED: return "a whole number from 0 to 2^53, or a string of digits";
-    case FIELD_NORMALIZATION: return "\"gnmt\" or \"power\"";
+    case FIELD_NORMALIZATION:
+        serve_option_words(TED_OPTION_LENGTH_NORMALIZATION, words, size);
+        return words;
     case FIELD_FORMAT: return "\"text\" or \"html\"";
-    case FIELD_EARLY_STOPPING: return "true, false or \"never\"";
+    case FIELD_EARLY_STOPPING:
+        serve_option_words(TED_OPTION_EARLY_STOPPING, words, size);
+        return words;
     }
     return "";
 }
@@ -155,19 +209,11 @@ static bool store(const field *f, const cJSON *v, serve_request *r)
     case FIELD_SEED:
         return read_seed(v, (uint64_t *)at);
     case FIELD_NORMALIZATION:
-        if (!cJSON_IsString(v))
-            return false;
-        *(ted_length_normalization *)at =
-            strcmp(v->valuestring, "gnmt") ? TED_LENGTH_POWER : TED_LENGTH_GNMT;
-        return !strcmp(v->valuestring, "gnmt") || !strcmp(v->valuestring, "power");
+        return serve_option_word(TED_OPTION_LENGTH_NORMALIZATION, v, (int *)at);
     case FIELD_FORMAT:
         return cJSON_IsString(v) && document_format_from_name(v->valuestring, (document_format *)at);
     case FIELD_EARLY_STOPPING:
-        if (cJSON_IsBool(v))
-            *(ted_early_stopping *)at =
-                cJSON_IsTrue(v) ? TED_EARLY_STOPPING_TRUE : TED_EARLY_STOPPING_FALSE;
-        return cJSON_IsBool(v) ||
-               (cJSON_IsString(v) && frontend_early_stopping(v->valuestring, (ted_early_stopping *)at));
+        return serve_option_word(TED_OPTION_EARLY_STOPPING, v, (int *)at);
     }
     return false;
 }
@@ -193,7 +239,9 @@ static bool read_field(const cJSON *v, serve_request *r, unsigned *seen, char *m
     if (f->kind == FIELD_TEXT)
         return read_texts(v, r, message, size);
     if (!store(f, v, r)) {
-        snprintf(message, size, "%s: expected %s", f->name, expected(f->kind));
+        char words[128];
+        snprintf(message, size, "%s: expected %s", f->name,
+                 expected(f->kind, words, sizeof words));
         return false;
     }
     if (f->given)

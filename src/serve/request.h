@@ -28,6 +28,14 @@ typedef struct serve_request {
  * (sampling as "sample": true). */
 extern const frontend_option_names serve_field_names;
 
+/* The setting of word option `option` that JSON value `v` gives (one of
+ * ted_option_word's words as a string, or a word JSON reads as true or
+ * false as that literal) into *value; false for none. */
+bool serve_option_word(ted_option option, const struct cJSON *v, int *value);
+
+/* The words of `option` as a request gives them: 'false, true or "never"'. */
+void serve_option_words(ted_option option, char *out, size_t size);
+
 /* Parses a body: a JSON object of known fields, each of its type. Returns
  * false with the reason in `message` (a 400 answer). */
 bool serve_parse_request(const char *body, size_t length, serve_request *request,

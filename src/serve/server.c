@@ -373,12 +373,15 @@ static enum MHD_Result start_leg(request *r, const char *const *texts, int count
     ted_error err = {0};
     char message[TED_ERROR_MESSAGE_SIZE];
     r->model = leg->model;
-    if (frontend_choose_options(model, &choice, &serve_field_names, &options, &err) ||
+    if (frontend_choose_options(model, &choice, serve_field_names, &options, &err) ||
         job_of_texts(r, model, &options, texts, count, &err))
         return refuse_leg(r, &err);
     if (!serve_job_within_budget(r->job, c->max_request_tokens, message, sizeof message))
         return refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL, "%s", message);
     r->job->log_probs = last && (r->fields.scores || options.decode.n_best > 1);
+    const union MHD_ConnectionInfo *socket =
+        MHD_get_connection_info(r->connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    r->job->client_fd = socket ? socket->connect_fd : -1;
     if (r->fields.stream) {
         if (r->route.legs > 1 || r->documents.documents)
             return refuse(r, MHD_HTTP_BAD_REQUEST, NULL, NULL,

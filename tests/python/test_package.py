@@ -547,7 +547,7 @@ def test_bad_input():
 def test_bad_options():
     t = translator("toy")
     cases = [({"beam_size": 0}, "beam_size: 0 is not a whole number from 1 to 1024"),
-             ({"beam_size": 2, "sample": True}, "beam_size and sample exclude each other"),
+             ({"beam_size": 2, "sample": True}, "beam_size and sample=True exclude each other"),
              ({"temperature": 0.5}, "temperature applies to sampling; add sample=True"),
              ({"sample": True, "temperature": 0}, "temperature: 0 is not a number > 0"),
              ({"sample": True, "top_p": 1.5}, "top_p: 1.5 is not a number > 0 and <= 1"),
@@ -559,7 +559,7 @@ def test_bad_options():
              ({"sample": True, "seed": -1}, "seed: -1 is not a whole number"),
              ({"length_penalty": 1.0}, "length_penalty applies to beam search"),
              ({"beam_size": 2, "early_stopping": "always"},
-              "early_stopping: 'always' is not True, False or \"never\""),
+              "early_stopping: 'always' is not False, True or 'never'"),
              ({"early_stopping": True}, "early_stopping applies to beam search")]
     for options, message in cases:
         expect_error(ted.ArgumentError, lambda: t.translate("the dog", **options), message)

@@ -26,11 +26,19 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                 sentences back to 0, every sentence not yet done counted as
                 dropped) long before its sentences could have been decoded,
                 the log says "cut", and the server answers the next request
+  beam-disconnect/*  a beam search request of 96 long sentences (beam 16,
+                three turns of 32, each of many steps), streamed or not, whose
+                client closes its connection once the server holds the job:
+                the turn being decoded stops (GET /v1/stats: nothing held
+                within seconds; /metrics: at least 64 of the sentences
+                counted dropped, at most one turn translated), and a short
+                beam search request after it is answered
   alive/*       no sanitizer report
 """
 import http.client
 import json
 import os
+import socket
 import sys
 import time
 
@@ -203,6 +211,53 @@ def test_disconnect(toy):
           f"{status} {body}")
 
 
+def sentence_counts(server):
+    """ted_sentences_total of /metrics: {"translated": n, "failed": n, "dropped": n}."""
+    status, _, body = server.call("GET", "/metrics")
+    counts = {}
+    for line in (body.decode() if isinstance(body, bytes) else "").splitlines():
+        if line.startswith("ted_sentences_total{"):
+            outcome = line.split('outcome="', 1)[1].split('"', 1)[0]
+            counts[outcome] = int(float(line.rsplit(" ", 1)[1]))
+    return counts
+
+
+def test_beam_disconnect(toy, streamed):
+    """96 sentences of 24 words, beam 16: three turns of 32 sentences, each
+    of about 30 steps of 512 rows (a second or more). The client sends the
+    request on a plain socket and closes it once the job is held: before
+    the first turn ends."""
+    name = "beam-disconnect/" + ("streamed" if streamed else "plain")
+    count = 96
+    request = {"text": [" ".join(["the black cat eats the small bird ."] * 3)] * count,
+               "beam": 16, "stream": streamed}
+    body = json.dumps(request).encode()
+    before = sentence_counts(toy)
+    client = socket.create_connection(("127.0.0.1", toy.port), timeout=10 * SLOW)
+    client.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                   b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                   % (toy.port, len(body)) + body)
+    deadline = time.monotonic() + 10 * SLOW
+    while stats(toy).get("sentences", 0) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    held = stats(toy).get("sentences", 0)
+    client.close()
+    left = time.monotonic()
+    while stats(toy).get("sentences") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    seconds = time.monotonic() - left
+    after = sentence_counts(toy)
+    delta = {k: after.get(k, 0) - before.get(k, 0) for k in ("translated", "dropped", "failed")}
+    check(name + "/held", held == count, f"{held} sentences held before the client left")
+    check(name + "/stopped", stats(toy).get("sentences") == 0,
+          f"the job still held {seconds:.1f} s after its client left: {stats(toy)}")
+    check(name + "/dropped", delta["dropped"] >= count - 32 and delta["translated"] <= 32 and
+          sum(delta.values()) == count, f"{delta} of {count} sentences")
+    status, _, answer = toy.translate({"text": ["the dog sleeps ."], "beam": 2})
+    check(name + "/next-request", status == 200 and answer["translations"] == ["le chien dort ."],
+          f"{status} {answer}")
+
+
 def main():
     try:
         import sentencepiece
@@ -217,6 +272,8 @@ def main():
         test_streams(toy, en_fr, join_spm)
         test_refused(toy)
         test_disconnect(toy)
+        test_beam_disconnect(toy, True)
+        test_beam_disconnect(toy, False)
     finally:
         statuses = [toy.stop(), en_fr.stop()]
     check("alive/exit", statuses == [0, 0], f"exit statuses {statuses}")

@@ -737,13 +737,13 @@ Test(decoding, bad_beam_parameters_are_refused)
         int n_best;
         const char *says;
     } bad[] = {
-        {{0, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 1, "beam size 0"},
-        {{TINY_TGT_VOCAB, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 1, "beam size 14 is outside 1..13"},
-        {{2, -1.0f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 1, "length penalty -1"},
-        {{2, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 3, "n-best 3 is outside 1..2"},
-        {{2, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 0, "n-best 0"},
-        {{2, 0.6f, (ted_length_normalization)2, TED_EARLY_STOPPING_FALSE}, 1, "length normalization 2 is neither"},
-        {{2, 0.6f, TED_LENGTH_GNMT, (ted_early_stopping)3}, 1, "early stopping 3 is none"},
+        {{0, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 1, "beam_size: 0 is not"},
+        {{TINY_TGT_VOCAB, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 1, "beam_size 14: the beam must be smaller than the target vocabulary (14 tokens)"},
+        {{2, -1.0f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 1, "length_penalty: -1"},
+        {{2, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 3, "n_best 3 is more than the beam size 2"},
+        {{2, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 0, "n_best: 0"},
+        {{2, 0.6f, (ted_length_normalization)2, TED_EARLY_STOPPING_FALSE}, 1, "length_normalization: 2 is none of"},
+        {{2, 0.6f, TED_LENGTH_GNMT, (ted_early_stopping)3}, 1, "early_stopping: 3 is none of"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         cr_assert_eq(decode_beam(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &bad[k].params, bad[k].n_best, NULL, h, &err),
@@ -769,7 +769,7 @@ Test(decoding, translate_options_are_checked)
     ted_translate_options o = ted_translate_default_options();
     o.decode.n_best = 2;
     cr_assert_eq(ted_translate(model, &source, 1, &o, &out, NULL, &err), TED_ERR_ARGUMENT);
-    cr_assert(strstr(err.message, "greedy"), "%s", err.message);
+    cr_assert(strstr(err.message, "n_best 2 needs beam search"), "%s", err.message);
     o = ted_translate_default_options();
     o.decode.strategy = (ted_decoding_strategy)7;
     cr_assert_eq(ted_translate(model, &source, 1, &o, &out, NULL, &err), TED_ERR_ARGUMENT);
