@@ -265,8 +265,8 @@ static void check_feed_forward(const ted_feed_forward_kind *kind, const float *e
                                const char *what)
 {
     float out[FF_ROWS * FF_D], hidden[FF_ROWS * FF_DFF];
-    ted_feed_forward_weights w = {ted_matrix_float(ff_W1), ff_b1, ted_matrix_float(ff_W2),
-                                  ff_b2};
+    ted_feed_forward_weights w = {.linear1_weight = ted_matrix_float(ff_W1), .linear1_bias = ff_b1,
+                                  .linear2_weight = ted_matrix_float(ff_W2), .linear2_bias = ff_b2};
     ted_feed_forward(out, hidden, ff_x, &w, kind,
                      (ted_feed_forward_shape){FF_ROWS, FF_D, FF_DFF});
     ASSERT_CLOSE(out, expected, COUNT(out), TOL_COMPOSED, what);
