@@ -1499,6 +1499,47 @@ Test(config, position_keys_need_what_they_name)
     cr_assert(c.embedding_norm);
 }
 
+Test(config, t5_keys_need_what_they_name)
+{
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  positional_encoding: relative\n",
+                          "config.yaml:7: model.positional_encoding: relative, but tensor_names "
+                          "tutorial has no relative bias tables");
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  feed_forward: gated\n",
+                          "config.yaml:7: model.feed_forward: gated, but tensor_names tutorial "
+                          "has no second input Linear");
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  positional_encoding: relative\n"
+                          "  relative_buckets: 32\n  relative_max_distance: 16\n",
+                          "config.yaml:9: model.relative_max_distance: 16 is not above "
+                          "relative_buckets / 2 (16), where the buckets of exact distances end");
+    expect_replaced_error("  heads: 8\n", "  heads: 7\n",
+                          "config.yaml:3: model.heads: 7 does not divide d_model 512");
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  norm: batch\n",
+                          "config.yaml:7: model.norm: \"batch\" is not one of layer, rms");
+}
+
+Test(config, t5_keys_are_read)
+{
+    ted_config c = parse_ok(
+        "model:\n  d_model: 24\n  heads: 7\n  head_size: 10\n  encoder_layers: 1\n"
+        "  decoder_layers: 1\n  d_ff: 16\n  src_vocab_size: 10\n  tgt_vocab_size: 10\n"
+        "  activation: gelu_tanh\n  feed_forward: gated\n  linear_bias: false\n"
+        "  scale_attention: false\n  norm: rms\n  positional_encoding: relative\n"
+        "  relative_buckets: 8\n  relative_max_distance: 20\n  tensor_names: marian\n"
+        "  scale_output: true\n"
+        "weights: model.safetensors\n"
+        "tokenizer:\n  src_vocab: v.txt\n  tgt_vocab: v.txt\n");
+    cr_assert_eq(c.query_size, 10, "head_size sets Query Size; heads need not divide d_model");
+    cr_assert_eq(c.activation, TED_ACTIVATION_GELU_TANH);
+    cr_assert_eq(c.feed_forward, TED_FEED_FORWARD_GATED);
+    cr_assert_not(c.linear_bias);
+    cr_assert_not(c.scale_attention);
+    cr_assert_eq(c.norm, TED_NORM_RMS);
+    cr_assert_eq(c.positional_layout, TED_POSITIONS_RELATIVE);
+    cr_assert_eq(c.relative_buckets, 8);
+    cr_assert_eq(c.relative_max_distance, 20);
+    cr_assert(c.scale_output);
+}
+
 Test(config, a_value_no_config_holds_is_not_written)
 {
     ted_config c = parse_ok(MINIMAL);
