@@ -676,6 +676,10 @@ def t5_architecture(config):
                                       eps),
              max_positions=hf_families.T5_MAX_POSITIONS, scale_embedding=False,
              shared_embeddings=True, tied_output=tied, output_bias=False, family=family(config))
+    m["origins"] = {"activation": f"feed_forward_proj {proj}",
+                    "max_positions": "relative positions reach any length: ted's bound",
+                    "shared_embeddings": "shared.weight", "output_bias": "T5 has none",
+                    "normalize": "T5Tokenizer's text is not normalized before SentencePiece"}
     m["variant"] = [
         ("head_size", m["head_size"], "d_kv"),
         ("feed_forward", form, f"feed_forward_proj {proj}"),
@@ -1116,21 +1120,27 @@ def ted_config(m, tok, decode, source, served=None):
     (src_vocab, tgt_vocab), ids = tok["vocab"], tok["ids"]
     model = [(key, m[key]) for key in ("d_model", "heads", "encoder_layers", "decoder_layers",
                                        "d_ff", "src_vocab_size", "tgt_vocab_size")]
-    model += [("activation", m["activation"], "config.json activation_function"),
+    origin = {"activation": "config.json activation_function",
+              "max_positions": "max_position_embeddings",
+              "shared_embeddings": "share_encoder_decoder_embeddings",
+              "output_bias": "final_logits_bias",
+              "normalize": "MarianTokenizer's text is not normalized before SentencePiece",
+              **m.get("origins", {})}
+    model += [("activation", m["activation"], origin["activation"]),
               ("layer_norm_eps", m.get("layer_norm_eps", LAYER_NORM_EPS)),
-              ("max_positions", m["max_positions"], "max_position_embeddings"),
+              ("max_positions", m["max_positions"], origin["max_positions"]),
               ("scale_embedding", m["scale_embedding"])] + m["variant"]
     model += [("tensor_names", "marian"), ("attention_projection", "separate"),
-              ("shared_embeddings", m["shared_embeddings"],
-               "share_encoder_decoder_embeddings"),
+              ("shared_embeddings", m["shared_embeddings"], origin["shared_embeddings"]),
               ("tied_output", m["tied_output"], "tie_word_embeddings"),
-              ("output_bias", m["output_bias"], "final_logits_bias")]
+              ("output_bias", m["output_bias"], origin["output_bias"])]
     tokenizer_rows = [
         ("type", "sentencepiece"), ("lowercase", False),
-        ("normalize", "none", "MarianTokenizer's text is not normalized before SentencePiece"),
+        ("normalize", "none", origin["normalize"]),
         ("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab), ("src_spm", tok["spm"][0]),
         ("tgt_spm", tok["spm"][1]), ("unk_id", ids["unk"]), ("pad_id", ids["pad"]),
-        ("bos_id", decode["bos"], "decoder_start_token_id"), ("eos_id", decode["eos"]),
+        ("bos_id", decode["bos"], decode.get("bos_origin", "decoder_start_token_id")),
+        ("eos_id", decode["eos"]),
         ("source_bos", False), ("source_eos", True)]
     if tok["languages"]:  # BOS is <s>, and the decoder starts elsewhere
         tokenizer_rows = [row for row in tokenizer_rows if row[0] != "bos_id"]
@@ -1236,6 +1246,10 @@ def export(hf_dir, out_dir, quantize=None, languages=None):
         default_target(targets, None, decode)  # refuses a forced_bos_token_id
     tok["language_rows"] = (multilingual_rows(tok, decode, targets) if tok["languages"] else
                             language_rows(config, tokenizer_config, vocabs[tok["vocab"][0]]))
+    if t5:  # no <s>: BOS is padding, and the decoder starts where config.json says
+        tok["language_rows"].append(("decoder_start_id", decode["bos"],
+                                     "decoder_start_token_id"))
+        decode = dict(decode, bos=tok["ids"]["pad"], bos_origin="T5 has no <s>: pad_token")
     served = served_languages(languages, tok["languages"]) if languages is not None else None
     text = ted_config(m, tok, decode, hf_dir, served)
     write_model(out_dir, hf_dir, written, vocabs, text, quantize)

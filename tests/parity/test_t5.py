@@ -11,8 +11,9 @@ save_pretrained, with a SentencePiece model trained here in T5's layout
   t5-relu-tied       the original T5: relu, output tied to the embedding
                      (scaled by d_model^-0.5), model.safetensors
   mt5-gated-untied   v1.1 / mT5: gated-gelu (the tanh GELU), a separate
-                     lm_head, heads * d_kv != d_model, 32 buckets,
-                     pytorch_model.bin
+                     lm_head, heads * d_kv != d_model, 32 buckets, the
+                     decoder started from another token than <pad> (as
+                     MADLAD-400's is), pytorch_model.bin
 Both have relative position buckets whose log-spaced range the sentences
 reach. Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one
 fails):
@@ -24,6 +25,9 @@ fails):
                token for token (through `ted tokenize --decode` of its ids)
   beam/*       `ted translate --beam 4` against generate(num_beams=4,
                early_stopping=True, length_penalty=1.0)
+  half/*       the second model saved in float16: exported (upcast to F32),
+               its logits against those of the model transformers loads
+               from the float16 directory, upcast
   int8/*       `ted quantize` of the model: its logits within a bound of
                transformers' and its greedy translations mostly the same
   refuse/*     what the exporter cannot map: one line naming the key
@@ -62,7 +66,8 @@ MODELS = [
                                      num_decoder_layers=2, feed_forward_proj="gated-gelu",
                                      tie_word_embeddings=False,
                                      relative_attention_num_buckets=32,
-                                     relative_attention_max_distance=128), False),
+                                     relative_attention_max_distance=128,
+                                     decoder_start_token_id=3), False),
 ]
 
 
@@ -130,8 +135,9 @@ def build_model(kind, config, tok, seed, sentences):
     import transformers
     config_class = getattr(transformers, kind + "Config")
     model_class = getattr(transformers, kind + "ForConditionalGeneration")
-    config = config_class(vocab_size=len(tok) + 28, dropout_rate=0.0, pad_token_id=0,
-                          eos_token_id=1, decoder_start_token_id=0, **config)
+    config = config_class(**dict(dict(vocab_size=len(tok) + 28, dropout_rate=0.0,
+                                      pad_token_id=0, eos_token_id=1,
+                                      decoder_start_token_id=0), **config))
     model = randomize(model_class(config), seed)
     return favour_eos(model, tok, sentences)
 
@@ -266,6 +272,18 @@ def check_int8(name, ted_dir, model, tok, sentences, pairs):
                       INT8_AGREEMENT)
 
 
+def check_half(tmp, model, tok, pairs):
+    import copy
+    hf_dir = os.path.join(tmp, "hf-half")
+    copy.deepcopy(model).half().save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    problem = export(hf_dir, hf_dir + "-ted")
+    report("half/export", problem, "float16 model.safetensors")
+    if problem is None:
+        upcast = type(model).from_pretrained(hf_dir, torch_dtype=torch.float32).eval()
+        check_logits("half/logits", hf_dir + "-ted", upcast, tok, pairs)
+
+
 def check_refusals(tmp, hf_dir):
     import re
     import shutil
@@ -337,6 +355,8 @@ def main():
             if seed == 0:
                 check_int8(name, ted_dir, model, tok, sentences, logits_pairs(sentences))
                 check_refusals(tmp, hf_dir)
+            else:
+                check_half(tmp, model, tok, logits_pairs(sentences))
 
 
 if __name__ == "__main__":
