@@ -379,9 +379,10 @@ def _positions(c):
                             "frequencies divide by d_model/2 - 1)")
     if c["model.positional_encoding"] == "relative" and \
             c["model.relative_max_distance"] <= c["model.relative_buckets"] // 2:
+        half = c["model.relative_buckets"] // 2
         raise ConfigProblem("model.relative_max_distance", f"{c['model.relative_max_distance']} "
-                            f"is not above relative_buckets / 2 ({c['model.relative_buckets'] // 2})"
-                            ", where the buckets of exact distances end")
+                            f"is not above relative_buckets / 2 ({half}), where the buckets of "
+                            "exact distances end")
     if c["model.tensor_names"] != "tutorial":
         return
     if c["model.positional_encoding"] == "learned":

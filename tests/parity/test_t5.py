@@ -33,7 +33,6 @@ fails):
   refuse/*     what the exporter cannot map: one line naming the key
 TED_PARITY_KEEP=1 keeps the temporary directory (printed on stderr).
 """
-import json
 import os
 import sys
 
