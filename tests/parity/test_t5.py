@@ -25,6 +25,9 @@ fails):
                token for token (through `ted tokenize --decode` of its ids)
   beam/*       `ted translate --beam 4` against generate(num_beams=4,
                early_stopping=True, length_penalty=1.0)
+  greedy-token-batches/*, beam-token-batches/*  the same with
+               --max-batch-tokens 48 --workers 2 (batches of sentences of
+               different lengths, two at once)
   half/*       the second model saved in float16: exported (upcast to F32),
                its logits against those of the model transformers loads
                from the float16 directory, upcast
@@ -222,10 +225,10 @@ def hf_generate(model, tok, sentences, **options):
     return out
 
 
-def translations(name, ted_dir, model, tok, lines, beam, options):
+def translations(name, ted_dir, model, tok, lines, beam, options, batches=()):
     """(ted's lines, transformers' as ted writes their ids), or None after
-    reporting why."""
-    args = ["translate", "-m", ted_dir, "--beam", beam]
+    reporting why; `batches`: ted's batching options."""
+    args = ["translate", "-m", ted_dir, "--beam", beam] + list(batches)
     if beam != "1":
         args += ["--early-stopping", "true", "--length-normalization", "power",
                  "--length-penalty", "1.0"]
@@ -245,11 +248,14 @@ def check_translations(name, ted_dir, model, tok, sentences):
             ("greedy", "1", sentences[:TRANSLATED], dict(num_beams=1)),
             ("beam", "4", sentences[:BEAM_SENTENCES],
              dict(num_beams=4, early_stopping=True, length_penalty=1.0))):
-        result = translations(f"{kind}/{name}", ted_dir, model, tok, lines, beam, options)
-        if result:
-            got, want = result
-            compare_lines(f"{kind}/{name}", got, want, lines, "sentences",
-                          note=f" ({len(set(want))} different translations)")
+        for suffix, batches in (("", ()), ("-token-batches",
+                                           ("--max-batch-tokens", "48", "--workers", "2"))):
+            check = f"{kind}{suffix}/{name}"
+            result = translations(check, ted_dir, model, tok, lines, beam, options, batches)
+            if result:
+                got, want = result
+                compare_lines(check, got, want, lines, "sentences",
+                              note=f" ({len(set(want))} different translations)")
 
 
 def check_int8(name, ted_dir, model, tok, sentences, pairs):
