@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Exports a Hugging Face MarianMTModel, M2M100ForConditionalGeneration
-(M2M-100, NLLB-200) or MBartForConditionalGeneration (mBART-50) directory
-(what save_pretrained writes; a hub download such as
-Helsinki-NLP/opus-mt-en-de or facebook/nllb-200-distilled-600M) to a ted
-model directory.
+(M2M-100, NLLB-200), MBartForConditionalGeneration (mBART-50) or
+T5ForConditionalGeneration / MT5ForConditionalGeneration (T5, Flan-T5,
+mT5, MADLAD-400) directory (what save_pretrained writes; a hub download
+such as Helsinki-NLP/opus-mt-en-de or facebook/nllb-200-distilled-600M) to
+a ted model directory.
 
     /usr/bin/python3 tools/export_hf.py HF_DIR --out DIR
 
@@ -17,7 +18,11 @@ vocab.src and vocab.tgt when separate), source.spm and target.spm. For the
 multilingual families (tools/hf_families.py): sentencepiece.bpe.model, with
 vocab.json for M2M100Tokenizer, and tokenizer_config.json naming the
 language codes; DIR receives config.yaml (with the model's languages),
-model.safetensors, vocab.txt and sentencepiece.bpe.model.
+model.safetensors, vocab.txt and sentencepiece.bpe.model. For T5 and mT5:
+spiece.model (T5Tokenizer's), tokenizer_config.json optional; DIR
+receives config.yaml, model.safetensors (tensors renamed into ted's marian
+naming), vocab.txt (the pieces, then the <extra_id_N> tokens) and
+spiece.model.
 
     /usr/bin/python3 tools/export_hf.py HF_DIR --out DIR \
         --languages "eng_Latn>fra_Latn,fra_Latn>eng_Latn,deu_Latn"
@@ -234,15 +239,16 @@ def with_model_prefix(tensors):
             for name, array in tensors.items()}
 
 
-def load_weights(hf_dir):
+def load_weights(hf_dir, marian=True):
     """(file name, {tensor name: float32 array}): model.safetensors when
     there is one (as from_pretrained prefers it), else pytorch_model.bin;
-    a MarianModel's tensors named as MarianMTModel's."""
+    with `marian`, a MarianModel's tensors named as MarianMTModel's."""
     for name, load in (("model.safetensors", read_safetensors),
                        ("pytorch_model.bin", load_pytorch_bin)):
         path = os.path.join(hf_dir, name)
         if os.path.lexists(path):
-            return path, with_model_prefix(load(path))
+            tensors = load(path)
+            return path, with_model_prefix(tensors) if marian else tensors
     for index in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
         if os.path.lexists(os.path.join(hf_dir, index)):
             raise ExportError(f"{os.path.join(hf_dir, index)}: checkpoints split into several "
@@ -407,8 +413,9 @@ def check_fixed_architecture(config):
                               f"{json.dumps(value)})")
     expected = model_class(config)
     architectures = config.get("architectures") or [expected]
-    # MarianMTModel.from_pretrained loads a MarianModel's checkpoint too
-    accepted = {expected, "MarianModel"} if name == "marian" else {expected}
+    # MarianMTModel.from_pretrained loads a MarianModel's checkpoint too,
+    # T5ForConditionalGeneration the original t5-* checkpoints' name
+    accepted = {expected, {"marian": "MarianModel", "t5": "T5WithLMHeadModel"}.get(name)}
     if not isinstance(architectures, list) or not accepted & set(map(str, architectures)):
         raise ExportError(f"config.json: architectures {architectures}: ted runs "
                           f"{expected} (an encoder-decoder with its language-model head)")
@@ -436,6 +443,8 @@ def architecture(config):
     """ted's model section from config.json; a size ted's config reader
     refuses is refused in its words."""
     check_fixed_architecture(config)
+    if family(config) in hf_families.T5_FAMILIES:
+        return t5_architecture(config)
     activation = setting(config, "activation_function")
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise ExportError(f"config.json: activation_function {json.dumps(activation)[:60]} is "
@@ -635,6 +644,120 @@ def stack_tensors(path, tensors, m):
     return out
 
 
+# ---- T5 and mT5 ------------------------------------------------------------------
+
+# config.json's keys for ted's model section of a T5 (ted key, config.json key)
+T5_KEYS = (("d_model", "d_model"), ("heads", "num_heads"), ("head_size", "d_kv"),
+           ("encoder_layers", "num_layers"), ("decoder_layers", "num_decoder_layers"),
+           ("d_ff", "d_ff"), ("src_vocab_size", "vocab_size"),
+           ("relative_buckets", "relative_attention_num_buckets"),
+           ("relative_max_distance", "relative_attention_max_distance"))
+
+
+def t5_architecture(config):
+    """ted's model section of a T5ForConditionalGeneration or
+    MT5ForConditionalGeneration (hf_families: what maps to what)."""
+    proj = setting(config, "feed_forward_proj")
+    if not isinstance(proj, str) or proj not in hf_families.T5_FEED_FORWARD:
+        raise ExportError(f"config.json: feed_forward_proj {json.dumps(proj)[:60]} is not "
+                          f"supported (one of {', '.join(hf_families.T5_FEED_FORWARD)})")
+    form, activation = hf_families.T5_FEED_FORWARD[proj]
+    m = {}
+    for key, hf_key in T5_KEYS:
+        value = setting(config, hf_key)
+        if hf_key == "num_decoder_layers" and value is None:  # T5Config: num_layers
+            hf_key, value = "num_layers", setting(config, "num_layers")
+        m[key] = ted_value(f"config.json: {hf_key}", "model." + key, value)
+    eps = setting(config, "layer_norm_epsilon")
+    eps = float(eps) if isinstance(eps, int) and not isinstance(eps, bool) else eps
+    tied = bool(setting(config, "tie_word_embeddings"))
+    m.update(tgt_vocab_size=m["src_vocab_size"], activation=activation, feed_forward=form,
+             layer_norm_eps=ted_value("config.json: layer_norm_epsilon", "model.layer_norm_eps",
+                                      eps),
+             max_positions=hf_families.T5_MAX_POSITIONS, scale_embedding=False,
+             shared_embeddings=True, tied_output=tied, output_bias=False, family=family(config))
+    m["origins"] = {"activation": f"feed_forward_proj {proj}",
+                    "max_positions": "relative positions reach any length: ted's bound",
+                    "shared_embeddings": "shared.weight", "output_bias": "T5 has none",
+                    "normalize": "T5Tokenizer's text is not normalized before SentencePiece"}
+    m["variant"] = [
+        ("head_size", m["head_size"], "d_kv"),
+        ("feed_forward", form, f"feed_forward_proj {proj}"),
+        ("linear_bias", False, "no Linear of T5 has a bias"),
+        ("scale_attention", False, "T5Attention: no 1/sqrt(d_kv)"),
+        ("norm", "rms", "T5LayerNorm"), ("norm_first", True),
+        ("positional_encoding", "relative", "relative_attention_bias of each stack's block 0"),
+        ("relative_buckets", m["relative_buckets"], "relative_attention_num_buckets"),
+        ("relative_max_distance", m["relative_max_distance"],
+         "relative_attention_max_distance"),
+        ("encoder_final_norm", True), ("decoder_final_norm", True),
+        ("scale_output", tied, "tie_word_embeddings: the output times d_model^-0.5")]
+    return m
+
+
+def t5_tensors(path, tensors, m):
+    """[(name, array)] in ted's naming (tensor_names: marian), every tied
+    tensor once; a tensor T5 does not have is refused by its name."""
+    for stack in ("encoder", "decoder"):
+        found = layer_count(tensors, f"{stack}.block.")
+        if found != m[f"{stack}_layers"]:
+            key = "num_layers" if stack == "encoder" else "num_decoder_layers"
+            raise ExportError(f"{path}: {found} {stack} blocks, but config.json {key} gives "
+                              f"{m[f'{stack}_layers']}")
+    shape = (m["src_vocab_size"], m["d_model"])
+    output = ["lm_head.weight"] if m["tied_output"] else []
+    array, used = tied_tensor(path, tensors, "shared.weight", "tie_word_embeddings",
+                              ["shared.weight", "encoder.embed_tokens.weight",
+                               "decoder.embed_tokens.weight"] + output, shape)
+    out, used = [("model.shared.weight", array)], set(used)
+    names = {hf: ted for hf, ted in hf_families.t5_tensor_names(m).items()}
+    if not m["tied_output"]:
+        names["lm_head.weight"] = ("lm_head.weight", shape)
+    for hf_name, (name, shape) in names.items():
+        if hf_name not in tensors:
+            raise ExportError(f"{path}: missing tensor {hf_name}")
+        check_shape(path, hf_name, tensors[hf_name], shape)
+        out.append((name, tensors[hf_name]))
+        used.add(hf_name)
+    for name in tensors:
+        if name not in used:
+            raise ExportError(f"{path}: tensor {name} is not part of a {m['class']} ted maps "
+                              "(one relative_attention_bias per stack, in block 0)")
+    return out
+
+
+def t5_files(hf_dir, tokenizer_config, m):
+    """tokenizer_files for T5Tokenizer: vocab.txt (the pieces of
+    spiece.model, then the <extra_id_N> tokens) and spiece.model."""
+    name = hf_families.tokenizer_class(m["family"], tokenizer_config, hf_dir)
+    for key in ("sp_model_kwargs",):
+        if tokenizer_config.get(key):
+            raise ExportError(f"tokenizer_config.json: {key} is not supported (ted tokenizes "
+                              "with the SentencePiece model's own settings)")
+    if tokenizer_config.get("clean_up_tokenization_spaces", True) is not True:
+        raise ExportError("tokenizer_config.json: clean_up_tokenization_spaces false is not "
+                          "supported (ted removes the spaces before . , ! ? as transformers' "
+                          "default does)")
+    extra_ids = tokenizer_config.get("extra_ids", 100)
+    if not isinstance(extra_ids, int) or isinstance(extra_ids, bool) or extra_ids < 0:
+        raise ExportError(f"tokenizer_config.json: extra_ids {json.dumps(extra_ids)[:40]} is "
+                          "not a count")
+    path = os.path.join(hf_dir, "spiece.model")
+    if not os.path.lexists(path):
+        raise ExportError(f"{path}: missing: {name} needs it")
+    data = safe_files.read_regular(path, *INPUT_LIMITS["spm"])
+    pieces = hf_families.spm_pieces(path, data)
+    tokens = hf_families.t5_tokens(pieces, hf_families.added_tokens(tokenizer_config),
+                                   extra_ids, m["src_vocab_size"], path)
+    problem = ted_format.vocab_problem(tokens)
+    if problem:
+        raise ExportError(f"{path}: {problem}")
+    ids = special_ids(tokenizer_config, tokens, path)
+    tok = {"ids": ids, "spm": ("spiece.model", "spiece.model"),
+           "vocab": ("vocab.txt", "vocab.txt"), "languages": None, "class": name}
+    return {"vocab.txt": tokens, "spiece.model": data}, tok
+
+
 # ---- the tokenizer -------------------------------------------------------------
 
 def special_spelling(tokenizer_config, key, default):
@@ -761,6 +884,8 @@ def tokenizer_files(hf_dir, tokenizer_config, m):
     SentencePiece model}) and what config.yaml's tokenizer section says of
     them: the vocabularies' and SentencePiece models' ted file names, the
     special ids, the language codes."""
+    if m["family"] in hf_families.T5_FAMILIES:
+        return t5_files(hf_dir, tokenizer_config, m)
     if m["family"] != "marian":
         return multilingual_files(hf_dir, tokenizer_config, m)
     check_tokenizer_config(tokenizer_config)
@@ -995,21 +1120,27 @@ def ted_config(m, tok, decode, source, served=None):
     (src_vocab, tgt_vocab), ids = tok["vocab"], tok["ids"]
     model = [(key, m[key]) for key in ("d_model", "heads", "encoder_layers", "decoder_layers",
                                        "d_ff", "src_vocab_size", "tgt_vocab_size")]
-    model += [("activation", m["activation"], "config.json activation_function"),
-              ("layer_norm_eps", LAYER_NORM_EPS),
-              ("max_positions", m["max_positions"], "max_position_embeddings"),
+    origin = {"activation": "config.json activation_function",
+              "max_positions": "max_position_embeddings",
+              "shared_embeddings": "share_encoder_decoder_embeddings",
+              "output_bias": "final_logits_bias",
+              "normalize": "MarianTokenizer's text is not normalized before SentencePiece",
+              **m.get("origins", {})}
+    model += [("activation", m["activation"], origin["activation"]),
+              ("layer_norm_eps", m.get("layer_norm_eps", LAYER_NORM_EPS)),
+              ("max_positions", m["max_positions"], origin["max_positions"]),
               ("scale_embedding", m["scale_embedding"])] + m["variant"]
     model += [("tensor_names", "marian"), ("attention_projection", "separate"),
-              ("shared_embeddings", m["shared_embeddings"],
-               "share_encoder_decoder_embeddings"),
+              ("shared_embeddings", m["shared_embeddings"], origin["shared_embeddings"]),
               ("tied_output", m["tied_output"], "tie_word_embeddings"),
-              ("output_bias", m["output_bias"], "final_logits_bias")]
+              ("output_bias", m["output_bias"], origin["output_bias"])]
     tokenizer_rows = [
         ("type", "sentencepiece"), ("lowercase", False),
-        ("normalize", "none", "MarianTokenizer's text is not normalized before SentencePiece"),
+        ("normalize", "none", origin["normalize"]),
         ("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab), ("src_spm", tok["spm"][0]),
         ("tgt_spm", tok["spm"][1]), ("unk_id", ids["unk"]), ("pad_id", ids["pad"]),
-        ("bos_id", decode["bos"], "decoder_start_token_id"), ("eos_id", decode["eos"]),
+        ("bos_id", decode["bos"], decode.get("bos_origin", "decoder_start_token_id")),
+        ("eos_id", decode["eos"]),
         ("source_bos", False), ("source_eos", True)]
     if tok["languages"]:  # BOS is <s>, and the decoder starts elsewhere
         tokenizer_rows = [row for row in tokenizer_rows if row[0] != "bos_id"]
@@ -1106,14 +1237,19 @@ def export(hf_dir, out_dir, quantize=None, languages=None):
     m["class"] = model_class(config)
     vocabs, tok = tokenizer_files(hf_dir, tokenizer_config, m)
     decode = decoding(hf_dir, config, m, tok["ids"])
-    path, tensors = load_weights(hf_dir)
-    written = model_tensors(path, tensors, m)
+    t5 = m["family"] in hf_families.T5_FAMILIES
+    path, tensors = load_weights(hf_dir, marian=not t5)
+    written = t5_tensors(path, tensors, m) if t5 else model_tensors(path, tensors, m)
     check_finite(path, written)
     targets = vocabs[tok["vocab"][1]]
     if not tok["languages"]:
         default_target(targets, None, decode)  # refuses a forced_bos_token_id
     tok["language_rows"] = (multilingual_rows(tok, decode, targets) if tok["languages"] else
                             language_rows(config, tokenizer_config, vocabs[tok["vocab"][0]]))
+    if t5:  # no <s>: BOS is padding, and the decoder starts where config.json says
+        tok["language_rows"].append(("decoder_start_id", decode["bos"],
+                                     "decoder_start_token_id"))
+        decode = dict(decode, bos=tok["ids"]["pad"], bos_origin="T5 has no <s>: pad_token")
     served = served_languages(languages, tok["languages"]) if languages is not None else None
     text = ted_config(m, tok, decode, hf_dir, served)
     write_model(out_dir, hf_dir, written, vocabs, text, quantize)

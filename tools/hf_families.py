@@ -1,9 +1,10 @@
 """The Hugging Face model families tools/export_hf.py converts besides
 MarianMTModel: M2M100ForConditionalGeneration (M2M-100 and NLLB-200
-checkpoints) and MBartForConditionalGeneration (mBART-50), and the
-vocabularies of their tokenizers (NllbTokenizer, M2M100Tokenizer,
-MBart50Tokenizer) as ted reads them: one token per line, the line number
-the id the Hugging Face tokenizer gives it.
+checkpoints), MBartForConditionalGeneration (mBART-50) and
+T5ForConditionalGeneration / MT5ForConditionalGeneration (T5, Flan-T5,
+mT5, MADLAD-400), and the vocabularies of their tokenizers (NllbTokenizer,
+M2M100Tokenizer, MBart50Tokenizer, T5Tokenizer) as ted reads them: one
+token per line, the line number the id the Hugging Face tokenizer gives it.
 
 Each family is the Transformer of the paper with pre-norm layers and a
 final LayerNorm on both stacks; what differs becomes config.yaml keys
@@ -15,6 +16,13 @@ final LayerNorm on both stacks; what differs becomes config.yaml keys
   mbart    learned positional tables (positional_encoding: learned) whose
            first token takes row 2 (position_offset), a LayerNorm after the
            embeddings (embedding_norm), GELU
+  t5, mt5  RMSNorm (norm: rms), pre-norm, no biases (linear_bias), no
+           1/sqrt(d) in attention (scale_attention), a relative position
+           bias per stack (positional_encoding: relative), heads * d_kv
+           wide attention (head_size), relu or a gated network
+           (feed_forward: gated, gelu_tanh), the output scaled by
+           d_model^-0.5 when tied (scale_output); T5_TENSORS renames
+           the tensors into ted's marian naming
 
 Language codes are tokens of the vocabulary: the tokenizer's
 additional_special_tokens ("eng_Latn", "en_XX"), or for M2M100Tokenizer
@@ -46,6 +54,16 @@ MBART_DEFAULTS = {
     "tie_word_embeddings": True,
 }
 
+T5_DEFAULTS = {
+    "vocab_size": 32128, "d_model": 512, "d_kv": 64, "d_ff": 2048, "num_layers": 6,
+    "num_decoder_layers": None, "num_heads": 8, "relative_attention_num_buckets": 32,
+    "relative_attention_max_distance": 128, "layer_norm_epsilon": 1e-6,
+    "feed_forward_proj": "relu", "tie_word_embeddings": True, "pad_token_id": 0,
+    "eos_token_id": 1, "decoder_start_token_id": 0, "forced_eos_token_id": None,
+}
+MT5_DEFAULTS = dict(T5_DEFAULTS, vocab_size=250112, d_ff=1024, num_layers=8, num_heads=6,
+                    feed_forward_proj="gated-gelu", tie_word_embeddings=False)
+
 # model_type -> (the class that runs it, its defaults, the tokenizers it
 # comes with)
 FAMILIES = {
@@ -53,7 +71,16 @@ FAMILIES = {
                 ("NllbTokenizer", "NllbTokenizerFast", "M2M100Tokenizer")),
     "mbart": ("MBartForConditionalGeneration", MBART_DEFAULTS,
               ("MBart50Tokenizer", "MBart50TokenizerFast")),
+    "t5": ("T5ForConditionalGeneration", T5_DEFAULTS, ("T5Tokenizer", "T5TokenizerFast")),
+    "mt5": ("MT5ForConditionalGeneration", MT5_DEFAULTS, ("T5Tokenizer", "T5TokenizerFast")),
 }
+T5_FAMILIES = ("t5", "mt5")
+# T5Config's feed_forward_proj -> ted's feed_forward and activation
+# (configuration_t5.py: "gated-gelu" runs gelu_new, the tanh approximation)
+T5_FEED_FORWARD = {"relu": ("plain", "relu"), "gelu": ("plain", "gelu"),
+                   "silu": ("plain", "silu"), "gated-relu": ("gated", "relu"),
+                   "gated-gelu": ("gated", "gelu_tanh"), "gated-silu": ("gated", "silu")}
+T5_MAX_POSITIONS = 4096  # relative positions reach any length: ted's bound on a source
 # M2M100Tokenizer's language codes by the name tokenizer_config.json's
 # language_codes gives (tokenization_m2m_100.py, FAIRSEQ_LANGUAGE_CODES): the
 # tokenizer spells code xx as the token __xx__, of id len(vocab.json) + its
@@ -149,7 +176,9 @@ def tokenizer_class(family, tokenizer_config, hf_dir):
     say (vocab.json: M2M100Tokenizer)."""
     name = tokenizer_config.get("tokenizer_class")
     if name is None:
-        if family == "mbart":
+        if family in T5_FAMILIES:
+            name = "T5Tokenizer"
+        elif family == "mbart":
             name = "MBart50Tokenizer"
         else:
             has_vocab = os.path.lexists(os.path.join(hf_dir, "vocab.json"))
@@ -297,3 +326,54 @@ def vocabulary(name, hf_dir, tokenizer_config, size, read):
                           "no token of the vocabulary")
     order = {token: index for index, token in enumerate(tokens)}
     return fill_rows(tokens), sorted(codes, key=order.get), spm_file, data
+
+
+# ---- T5 ------------------------------------------------------------------------------
+
+def t5_tensor_names(m):
+    """{Hugging Face name: (ted name, shape)} of a T5 or mT5 checkpoint,
+    the tied embeddings and output aside."""
+    d, f, inner = m["d_model"], m["d_ff"], m["heads"] * m["head_size"]
+    gated = m["feed_forward"] == "gated"
+    names = {}
+    for stack in ("encoder", "decoder"):
+        names[f"{stack}.final_layer_norm.weight"] = (f"model.{stack}.layer_norm.weight", (d,))
+        names[f"{stack}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"] = (
+            f"model.{stack}.relative_attention_bias.weight",
+            (m["relative_buckets"], m["heads"]))
+        blocks = ["self_attn"] + (["encoder_attn"] if stack == "decoder" else [])
+        for i in range(m[f"{stack}_layers"]):
+            hf, ted = f"{stack}.block.{i}.layer", f"model.{stack}.layers.{i}"
+            for n, block in enumerate(blocks):
+                part = "SelfAttention" if block == "self_attn" else "EncDecAttention"
+                for x, proj in (("q", "q_proj"), ("k", "k_proj"), ("v", "v_proj")):
+                    names[f"{hf}.{n}.{part}.{x}.weight"] = (f"{ted}.{block}.{proj}.weight",
+                                                          (inner, d))
+                names[f"{hf}.{n}.{part}.o.weight"] = (f"{ted}.{block}.out_proj.weight", (d, inner))
+                names[f"{hf}.{n}.layer_norm.weight"] = (f"{ted}.{block}_layer_norm.weight", (d,))
+            n = len(blocks)
+            inputs = (("wi_0", "fc1"), ("wi_1", "up_proj")) if gated else (("wi", "fc1"),)
+            for hf_name, ted_name in inputs:
+                names[f"{hf}.{n}.DenseReluDense.{hf_name}.weight"] = (f"{ted}.{ted_name}.weight",
+                                                                     (f, d))
+            names[f"{hf}.{n}.DenseReluDense.wo.weight"] = (f"{ted}.fc2.weight", (d, f))
+            names[f"{hf}.{n}.layer_norm.weight"] = (f"{ted}.final_layer_norm.weight", (d,))
+    return names
+
+
+def t5_tokens(pieces, added, extra_ids, size, origin):
+    """T5Tokenizer's vocabulary: the SentencePiece model's pieces at their
+    ids, then the added tokens (<extra_id_N>) at added_tokens_decoder's ids
+    (without it, as T5Tokenizer places its extra_ids: <extra_id_0> last,
+    counting down); filler spellings for the embedding rows no token names."""
+    tokens = [None] * size
+    for index, piece in enumerate(pieces):
+        place(tokens, index, piece, origin, size)
+    if not added:
+        last = len(pieces) - 1 + extra_ids
+        added = {last - i: f"<extra_id_{i}>" for i in range(extra_ids)}
+    for index, token in sorted(added.items()):
+        if index < len(pieces) and tokens[index] == token:
+            continue  # </s>, <unk>, <pad>: the model's own pieces
+        place(tokens, index, token, "tokenizer_config.json: added_tokens_decoder", size)
+    return fill_rows(tokens)

@@ -23,10 +23,12 @@ import numpy as np
 INT_MAX = 2 ** 31 - 1
 SHOWN = 47  # ted shows up to 47 bytes of a scalar (config.c: shown_text)
 
-ACTIVATION = ("relu", "gelu", "silu")
+ACTIVATION = ("relu", "gelu", "silu", "gelu_tanh")
+FEED_FORWARD = ("plain", "gated")
+NORM = ("layer", "rms")
 TENSOR_NAMES = ("tutorial", "marian")
 PROJECTION = ("packed", "separate")
-POSITIONAL = ("interleaved", "concatenated", "fairseq", "learned")
+POSITIONAL = ("interleaved", "concatenated", "fairseq", "learned", "relative")
 TOKENIZER = ("whitespace", "char", "sentencepiece")
 NORMALIZER = ("none", "moses")
 LANGUAGE = ("none", "en", "de", "es", "fr", "cs", "cz")
@@ -62,18 +64,25 @@ def _path(required=True):
 KEYS = {
     "model.d_model": _int(2, 65536),
     "model.heads": _int(1, 1024),
+    "model.head_size": _int(0, 65536, 0),
     "model.encoder_layers": _int(1, 256),
     "model.decoder_layers": _int(1, 256),
     "model.d_ff": _int(1, 1048576),
     "model.src_vocab_size": _int(4, 16777216),
     "model.tgt_vocab_size": _int(4, 16777216),
     "model.activation": _word(ACTIVATION, "relu"),
+    "model.feed_forward": _word(FEED_FORWARD, "plain"),
+    "model.linear_bias": _bool(True),
+    "model.scale_attention": _bool(True),
+    "model.norm": _word(NORM, "layer"),
     "model.norm_first": _bool(False),
     "model.layer_norm_eps": _float(1, 0, 1e-5),
     "model.max_positions": _int(1, 1048576, 5000),
     "model.scale_embedding": _bool(True),
     "model.positional_encoding": _word(POSITIONAL, "interleaved"),
     "model.position_offset": _int(0, 1024, 0),
+    "model.relative_buckets": _int(4, 1024, 32),
+    "model.relative_max_distance": _int(1, 1048576, 128),
     "model.embedding_norm": _bool(False),
     "model.encoder_final_norm": _bool(True),
     "model.decoder_final_norm": _bool(True),
@@ -82,6 +91,7 @@ KEYS = {
     "model.shared_embeddings": _bool(False),
     "model.tied_output": _bool(False),
     "model.output_bias": _bool(True),
+    "model.scale_output": _bool(False),
     "weights": _path(),
     "tokenizer.type": _word(TOKENIZER, "whitespace"),
     "tokenizer.lowercase": _bool(False),
@@ -307,7 +317,7 @@ def _shape(c):
     if c["model.d_model"] % 2:
         raise ConfigProblem("model.d_model", f"{c['model.d_model']} is odd; the sinusoidal "
                             "positional encoding pairs each sine with a cosine")
-    if c["model.d_model"] % c["model.heads"]:
+    if not c.get("model.head_size") and c["model.d_model"] % c["model.heads"]:
         raise ConfigProblem("model.heads", f"{c['model.heads']} does not divide d_model "
                             f"{c['model.d_model']}")
 
@@ -367,6 +377,12 @@ def _positions(c):
     if c["model.positional_encoding"] == "fairseq" and c["model.d_model"] < 4:
         raise ConfigProblem("model.positional_encoding", "fairseq needs d_model >= 4 (its "
                             "frequencies divide by d_model/2 - 1)")
+    if c["model.positional_encoding"] == "relative" and \
+            c["model.relative_max_distance"] <= c["model.relative_buckets"] // 2:
+        half = c["model.relative_buckets"] // 2
+        raise ConfigProblem("model.relative_max_distance", f"{c['model.relative_max_distance']} "
+                            f"is not above relative_buckets / 2 ({half}), where the buckets of "
+                            "exact distances end")
     if c["model.tensor_names"] != "tutorial":
         return
     if c["model.positional_encoding"] == "learned":
@@ -375,6 +391,12 @@ def _positions(c):
     if c["model.embedding_norm"]:
         raise ConfigProblem("model.embedding_norm", "true, but tensor_names tutorial has no "
                             "embedding LayerNorm")
+    if c["model.positional_encoding"] == "relative":
+        raise ConfigProblem("model.positional_encoding", "relative, but tensor_names tutorial "
+                            "has no relative bias tables")
+    if c["model.feed_forward"] == "gated":
+        raise ConfigProblem("model.feed_forward", "gated, but tensor_names tutorial has no "
+                            "second input Linear")
 
 
 def _languages(c):

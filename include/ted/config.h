@@ -17,7 +17,21 @@ typedef enum ted_activation {
     TED_ACTIVATION_RELU,
     TED_ACTIVATION_GELU,  /* exact: x * (1 + erf(x / sqrt 2)) / 2 */
     TED_ACTIVATION_SILU,  /* x * sigmoid(x), "swish" */
+    TED_ACTIVATION_GELU_TANH,  /* the tanh approximation: x * (1 + tanh(sqrt(2 / pi) *
+                                * (x + 0.044715 x^3))) / 2 (Hugging Face's gelu_new) */
 } ted_activation;
+
+/* The feed-forward network's form (model.feed_forward). */
+typedef enum ted_feed_forward_form {
+    TED_FEED_FORWARD_PLAIN,  /* Linear2(activation(Linear1 x)) (the paper) */
+    TED_FEED_FORWARD_GATED,  /* Linear2(activation(Linear1 x) * Up x) (T5 v1.1's gated-gelu) */
+} ted_feed_forward_form;
+
+/* The normalization (model.norm). */
+typedef enum ted_norm_type {
+    TED_NORM_LAYER,  /* LayerNorm: mean and variance, gamma and beta */
+    TED_NORM_RMS,    /* RMSNorm: root mean square, gamma only (T5) */
+} ted_norm_type;
 
 typedef enum ted_tensor_names {
     TED_NAMES_TUTORIAL,  /* PyTorch's translation tutorial (Seq2SeqTransformer) */
@@ -35,6 +49,9 @@ typedef enum ted_positional_layout {
     TED_POSITIONS_FAIRSEQ,      /* all sines, then all cosines, of the frequencies
                                  * 10000^(-i / (d_model/2 - 1)) (M2M-100, NLLB) */
     TED_POSITIONS_LEARNED,      /* a table of the weights file per stack (mBART) */
+    TED_POSITIONS_RELATIVE,     /* none added to the embeddings: a learned bias per
+                                 * bucket of key - query distance and head, added to the
+                                 * attention scores (T5) */
 } ted_positional_layout;
 
 typedef enum ted_tokenizer_kind {
@@ -110,20 +127,29 @@ typedef struct ted_config {
     /* model: the architecture */
     int d_model;              /* Embedding Size */
     int heads;                /* Number of Heads */
-    int query_size;           /* Query Size = d_model / heads: the width of one head's
-                               * queries, keys and values. Derived when the config is
-                               * read, never written to config.yaml. */
+    int head_size;            /* the width of one head when config.yaml sets it (T5's
+                               * d_kv: heads * head_size may differ from d_model); 0:
+                               * d_model / heads */
+    int query_size;           /* Query Size: the width of one head's queries, keys and
+                               * values, head_size or d_model / heads. Derived when the
+                               * config is read, never written to config.yaml. */
     int encoder_layers;
     int decoder_layers;
     int d_ff;                 /* inner size of the feed-forward network */
     int src_vocab_size;
     int tgt_vocab_size;
     ted_activation activation;
+    ted_feed_forward_form feed_forward;
+    bool linear_bias;         /* the attention's and feed-forward's Linears have biases */
+    bool scale_attention;     /* scores q.k / sqrt(query_size) (true) or q.k (T5) */
+    ted_norm_type norm;
     bool norm_first;          /* pre-norm (true) or the paper's post-norm (false) */
     float layer_norm_eps;
     int max_positions;        /* longest sequence the positional encoding covers */
     bool scale_embedding;     /* multiply embeddings by sqrt(d_model) */
     ted_positional_layout positional_layout;
+    int relative_buckets;     /* relative: the buckets of key - query distances */
+    int relative_max_distance;  /* relative: the distance from which all share a bucket */
     int position_offset;      /* the position of the first token: the row of the
                                * positional encoding it takes (M2M-100, mBART: 2) */
     bool embedding_norm;      /* a LayerNorm after embeddings + positions, in both
@@ -135,6 +161,8 @@ typedef struct ted_config {
     bool shared_embeddings;   /* source and target embeddings are one table */
     bool tied_output;         /* the final Linear's weight is the target embedding */
     bool output_bias;         /* the final Linear has a bias */
+    bool scale_output;        /* the decoder's output times d_model^-0.5 before the final
+                               * Linear (T5 with tied embeddings) */
 
     /* weights: the safetensors file, relative to the model directory */
     char weights[TED_CONFIG_PATH_SIZE];

@@ -67,11 +67,13 @@ typedef struct key_spec {
                            * bool, the word's index; paths and lists are empty */
 } key_spec;
 
-static const char *const activation_names[] = {"relu", "gelu", "silu", NULL};
+static const char *const activation_names[] = {"relu", "gelu", "silu", "gelu_tanh", NULL};
+static const char *const feed_forward_names[] = {"plain", "gated", NULL};
+static const char *const norm_names[] = {"layer", "rms", NULL};
 static const char *const tensor_names_names[] = {"tutorial", "marian", NULL};
 static const char *const projection_names[] = {"packed", "separate", NULL};
 static const char *const positional_names[] = {"interleaved", "concatenated", "fairseq",
-                                                "learned", NULL};
+                                                "learned", "relative", NULL};
 static const char *const tokenizer_names[] = {"whitespace", "char", "sentencepiece", NULL};
 static const char *const normalizer_names[] = {"none", "moses", NULL};
 static const char *const language_names[] = {"none", "en", "de", "es", "fr", "cs", "cz", NULL};
@@ -132,12 +134,17 @@ static const key_spec keys[] = {
     SECTION("model", true),
     REQUIRED_INT("model", "d_model", d_model, 2, 65536),
     REQUIRED_INT("model", "heads", heads, 1, 1024),
+    INT("model", "head_size", head_size, 0, 65536, 0),
     REQUIRED_INT("model", "encoder_layers", encoder_layers, 1, 256),
     REQUIRED_INT("model", "decoder_layers", decoder_layers, 1, 256),
     REQUIRED_INT("model", "d_ff", d_ff, 1, 1048576),
     REQUIRED_INT("model", "src_vocab_size", src_vocab_size, 4, 16777216),
     REQUIRED_INT("model", "tgt_vocab_size", tgt_vocab_size, 4, 16777216),
     CHOICE("model", "activation", activation, activation_names, TED_ACTIVATION_RELU),
+    CHOICE("model", "feed_forward", feed_forward, feed_forward_names, TED_FEED_FORWARD_PLAIN),
+    BOOL("model", "linear_bias", linear_bias, true),
+    BOOL("model", "scale_attention", scale_attention, true),
+    CHOICE("model", "norm", norm, norm_names, TED_NORM_LAYER),
     BOOL("model", "norm_first", norm_first, false),
     FLOAT("model", "layer_norm_eps", layer_norm_eps, 1e-5),
     INT("model", "max_positions", max_positions, 1, 1048576, 5000),
@@ -145,6 +152,8 @@ static const key_spec keys[] = {
     CHOICE("model", "positional_encoding", positional_layout, positional_names,
            TED_POSITIONS_INTERLEAVED),
     INT("model", "position_offset", position_offset, 0, 1024, 0),
+    INT("model", "relative_buckets", relative_buckets, 4, 1024, 32),
+    INT("model", "relative_max_distance", relative_max_distance, 1, 1048576, 128),
     BOOL("model", "embedding_norm", embedding_norm, false),
     BOOL("model", "encoder_final_norm", encoder_final_norm, true),
     BOOL("model", "decoder_final_norm", decoder_final_norm, true),
@@ -154,6 +163,7 @@ static const key_spec keys[] = {
     BOOL("model", "shared_embeddings", shared_embeddings, false),
     BOOL("model", "tied_output", tied_output, false),
     BOOL("model", "output_bias", output_bias, true),
+    BOOL("model", "scale_output", scale_output, false),
     PATH(NULL, "weights", weights),
     SECTION("tokenizer", true),
     CHOICE("tokenizer", "type", tokenizer, tokenizer_names, TED_TOKENIZER_WHITESPACE),
@@ -762,7 +772,7 @@ static ted_status check_shape(reader *r)
                                "%d is odd; the sinusoidal positional encoding pairs each sine "
                                "with a cosine", c->d_model);
     }
-    if (c->d_model % c->heads != 0) {
+    if (c->head_size == 0 && c->d_model % c->heads != 0) {
         return named_key_error(r, "heads", "%d does not divide d_model %d", c->heads,
                                c->d_model);
     }
@@ -825,14 +835,22 @@ static ted_status check_model_variant(reader *r)
 }
 
 /* What the positional encoding needs of others: the fairseq frequencies
- * divide by d_model/2 - 1; learned tables and the embedding norm are
- * tensors only the marian naming scheme names. */
+ * divide by d_model/2 - 1; learned tables, relative bias tables, the
+ * embedding norm and the gated network's second Linear are tensors only
+ * the marian naming scheme names. */
 static ted_status check_positions(reader *r)
 {
     const ted_config *c = &r->config;
     if (c->positional_layout == TED_POSITIONS_FAIRSEQ && c->d_model < 4) {
         return named_key_error(r, "positional_encoding",
                                "fairseq needs d_model >= 4 (its frequencies divide by d_model/2 - 1)");
+    }
+    if (c->positional_layout == TED_POSITIONS_RELATIVE &&
+        c->relative_max_distance <= c->relative_buckets / 2) {
+        return named_key_error(r, "relative_max_distance",
+                               "%d is not above relative_buckets / 2 (%d), where the buckets of "
+                               "exact distances end", c->relative_max_distance,
+                               c->relative_buckets / 2);
     }
     if (c->tensor_names != TED_NAMES_TUTORIAL)
         return TED_OK;
@@ -843,6 +861,14 @@ static ted_status check_positions(reader *r)
     if (c->embedding_norm) {
         return named_key_error(r, "embedding_norm",
                                "true, but tensor_names tutorial has no embedding LayerNorm");
+    }
+    if (c->positional_layout == TED_POSITIONS_RELATIVE) {
+        return named_key_error(r, "positional_encoding",
+                               "relative, but tensor_names tutorial has no relative bias tables");
+    }
+    if (c->feed_forward == TED_FEED_FORWARD_GATED) {
+        return named_key_error(r, "feed_forward",
+                               "gated, but tensor_names tutorial has no second input Linear");
     }
     return TED_OK;
 }
@@ -961,11 +987,11 @@ static ted_status check_served(reader *r)
 }
 
 /* The sizes no key sets, once check_shape has passed: Query Size, the
- * width of one head (heads divides d_model); and the decoder start a file
- * leaves out, bos_id. */
+ * width of one head (head_size, else d_model / heads, which heads divides
+ * then); and the decoder start a file leaves out, bos_id. */
 static void derive_sizes(ted_config *c)
 {
-    c->query_size = c->d_model / c->heads;
+    c->query_size = c->head_size ? c->head_size : c->d_model / c->heads;
     if (c->decoder_start_id < 0)
         c->decoder_start_id = c->bos_id;
 }

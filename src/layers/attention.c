@@ -9,29 +9,29 @@
 
 /* ---- project -------------------------------------------------------------- */
 
-/* Q, K, V as the Linear layers give them: (rows, d_model) each, rows
+/* Q, K, V as the Linear layers give them: (rows, inner) each, rows
  * `stride` floats apart. */
 typedef struct projections {
     const float *q, *k, *v;
     int stride;
 } projections;
 
-/* `count` (at most 3) Linear layers of the same input: W[i] (d_model,
- * d_model) and b[i] (d_model). */
+/* `count` (at most 3) Linear layers of the same input: W[i] (inner,
+ * d_model) and b[i] (inner) or NULL. */
 typedef struct linears {
     ted_matrix W[3];
     const float *b[3];
     int count;
 } linears;
 
-/* True when the matrices W[i] (d, d) and biases b[i] follow one another in
+/* True when the matrices W[i] (d, in) and biases b[i] follow one another in
  * memory, as in a packed in_proj_weight (and so do their panels, which
  * needs d to be a whole number of panels). */
-static bool stacked(const linears *l, int d)
+static bool stacked(const linears *l, int in, int d)
 {
     for (int i = 1; i < l->count; i++) {
         bool bias_follows = l->b[0] ? l->b[i] == l->b[0] + (size_t)i * d : l->b[i] == NULL;
-        ted_matrix expected = ted_matrix_rows(l->W[0], (size_t)i * d, d);
+        ted_matrix expected = ted_matrix_rows(l->W[0], (size_t)i * d, in);
         if (l->W[i].f32 != expected.f32 || l->W[i].i8 != expected.i8 ||
             l->W[i].scale != expected.scale || l->W[i].i8_packed != expected.i8_packed ||
             l->W[i].panels != expected.panels ||
@@ -42,37 +42,42 @@ static bool stacked(const linears *l, int d)
     return true;
 }
 
-/* x (rows, d) through the projections l -> out[i] (rows, d), in `y`: one
+/* x (rows, in) through the projections l -> out[i] (rows, d), in `y`: one
  * product of count * d outputs when the weights are stacked (rows count * d
  * floats apart), else one product each. Returns the row stride. */
 static int project(float *y, const float **out, const float *x, const linears *l, int rows,
-                   int d)
+                   int in, int d)
 {
-    if (stacked(l, d)) {
-        ted_linear(y, x, l->W[0], l->b[0], rows, d, l->count * d);
+    if (stacked(l, in, d)) {
+        ted_linear(y, x, l->W[0], l->b[0], rows, in, l->count * d);
         for (int i = 0; i < l->count; i++)
             out[i] = y + (size_t)i * d;
         return l->count * d;
     }
     for (int i = 0; i < l->count; i++) {
         float *block = y + (size_t)i * rows * d;
-        ted_linear(block, x, l->W[i], l->b[i], rows, d, d);
+        ted_linear(block, x, l->W[i], l->b[i], rows, in, d);
         out[i] = block;
     }
     return d;
 }
 
-/* Q from x (rows, d), and K and V too when they are projected (in the same
+/* Q from x (rows, in), and K and V too when they are projected (in the same
  * product as Q when the weights are packed), into y (rows, 3 * d). */
 static projections project_qkv(float *y, const float *x, ted_kv_source kv,
-                               const ted_attention_weights *w, int rows, int d)
+                               const ted_attention_weights *w, int rows, int in, int d)
 {
     linears l = {{w->q_weight, w->k_weight, w->v_weight},
                  {w->q_bias, w->k_bias, w->v_bias},
                  kv == TED_KV_FROM_X ? 3 : 1};
     const float *out[3] = {NULL, NULL, NULL};
-    int stride = project(y, out, x, &l, rows, d);
+    int stride = project(y, out, x, &l, rows, in, d);
     return (projections){out[0], out[1], out[2], stride};
+}
+
+int ted_attention_width(ted_attention_shape shape)
+{
+    return shape.d_model ? shape.d_model : shape.heads * shape.query_size;
 }
 
 /* ---- split_heads and merge_heads ------------------------------------------ */
@@ -117,16 +122,6 @@ void ted_merge_heads(float *x, const float *heads, ted_attention_shape shape)
 
 /* ---- scaled dot-product attention, one head at a time --------------------- */
 
-/* One query's scores: q (query_size) against the first `visible` keys
- * (visible, query_size), scaled by 1 / sqrt(query_size), then softmax ->
- * weights (visible). The mask is `visible`: later keys get no score. */
-static inline void scores(float *weights, const float *q, const float *keys, int visible,
-                          int query_size, float scale)
-{
-    ted_scaled_dots(weights, q, keys, visible, query_size, scale);
-    ted_softmax(weights, visible);
-}
-
 /* One query's context: the weights (visible) times the values (visible,
  * query_size) -> context (query_size). */
 static inline void weigh(float *context, const float *weights, const float *values,
@@ -143,8 +138,30 @@ typedef struct heads_job {
     ted_kv_cache cache;    /* the lengths before this call */
     int appended;          /* the keys this call added to each row: seq, or 0 */
     ted_attention_mask mask;
+    const ted_position_bias *bias;  /* or NULL */
+    float scale;           /* of q . k */
     ted_attention_shape shape;
 } heads_job;
+
+/* Where one query is: its head, and its position in the keys' sequence
+ * (for the position bias). */
+typedef struct query_place {
+    int head;
+    int position;
+} query_place;
+
+/* One query's scores: q (query_size) against the first `visible` keys
+ * (visible, query_size), scaled by j->scale (1 / sqrt(query_size), or 1),
+ * plus j->bias (or none) for the query's head and position, then softmax
+ * -> weights (visible). The mask is `visible`: later keys get no score. */
+static inline void scores(float *weights, const float *q, const float *keys, int visible,
+                          const heads_job *j, query_place at)
+{
+    ted_scaled_dots(weights, q, keys, visible, j->shape.query_size, j->scale);
+    if (j->bias)
+        ted_add_position_bias(weights, j->bias, at.head, at.position, visible);
+    ted_softmax(weights, visible);
+}
 
 /* The position of batch row b's query 0: the keys the row held before. */
 static int first_position(const heads_job *j, int b)
@@ -165,13 +182,13 @@ static int visible_keys(const heads_job *j, int b, int i)
 }
 
 /* Every query of one (batch row, head) pair:
- * context_i = softmax(q_i K^T / sqrt(query_size)) V over the visible keys. */
+ * context_i = softmax(q_i K^T * scale + bias) V over the visible keys. */
 static void attend_head(void *context, int index)
 {
     const heads_job *j = context;
     ted_attention_shape shape = j->shape;
     int b = index / shape.heads, capacity = j->cache.capacity, size = shape.query_size;
-    float scale = 1.0f / sqrtf((float)size);
+    int head = index % shape.heads;
     const float *keys = j->cache.k + (size_t)index * capacity * size;
     const float *values = j->cache.v + (size_t)index * capacity * size;
     for (int i = 0; i < shape.seq; i++) {
@@ -182,7 +199,8 @@ static void attend_head(void *context, int index)
             weights = j->kept_weights + query * capacity;
             memset(weights, 0, sizeof(float) * capacity);
         }
-        scores(weights, j->queries + query * size, keys, visible, size, scale);
+        query_place at = {head, first_position(j, b) + i};
+        scores(weights, j->queries + query * size, keys, visible, j, at);
         weigh(j->context + query * size, weights, values, visible, size);
     }
 }
@@ -207,19 +225,20 @@ static void attend_every_head(const heads_job *job)
 
 /* ---- the whole module ------------------------------------------------------ */
 
-/* W^O: the merged heads (rows, d_model) -> out (rows, d_model). */
+/* W^O: the merged heads (rows, inner) -> out (rows, d_model). */
 static void project_out(float *out, const float *merged, const ted_attention_weights *w,
-                        int rows, int d_model)
+                        int rows, int inner, int d_model)
 {
-    ted_linear(out, merged, w->out_weight, w->out_bias, rows, d_model, d_model);
+    ted_linear(out, merged, w->out_weight, w->out_bias, rows, inner, d_model);
 }
 
 void ted_multi_head_attention(float *out, const float *x, const ted_attention_weights *w,
                               ted_attention_keys keys, ted_attention_shape shape,
                               const ted_attention_scratch *scratch, float *kept_weights)
 {
-    int d_model = shape.heads * shape.query_size, rows = shape.batch * shape.seq;
-    projections p = project_qkv(scratch->projected, x, keys.source, w, rows, d_model);
+    int inner = shape.heads * shape.query_size, rows = shape.batch * shape.seq;
+    int d_model = ted_attention_width(shape);
+    projections p = project_qkv(scratch->projected, x, keys.source, w, rows, d_model, inner);
     ted_kv_cache cache = keys.cache;
 
     ted_split_heads(scratch->queries, p.q, p.stride, shape, shape.seq, 0);
@@ -232,22 +251,23 @@ void ted_multi_head_attention(float *out, const float *x, const ted_attention_we
         appended = shape.seq;
     }
 
+    float scale = keys.scale ? keys.scale : 1.0f / sqrtf((float)shape.query_size);
     heads_job job = {scratch->queries, scratch->context, scratch->scores, kept_weights,
-                     cache, appended, keys.mask, shape};
+                     cache, appended, keys.mask, keys.bias, scale, shape};
     attend_every_head(&job);
 
     ted_merge_heads(scratch->merged, scratch->context, shape);
-    project_out(out, scratch->merged, w, rows, d_model);
+    project_out(out, scratch->merged, w, rows, inner, d_model);
 }
 
 void ted_attention_cache_kv(ted_kv_cache cache, const float *memory,
                             const ted_attention_weights *w, ted_attention_shape shape,
                             float *projected)
 {
-    int d_model = shape.heads * shape.query_size, rows = shape.batch * shape.seq;
+    int inner = shape.heads * shape.query_size, rows = shape.batch * shape.seq;
     linears l = {{w->k_weight, w->v_weight}, {w->k_bias, w->v_bias}, 2};
     const float *kv[2];
-    int stride = project(projected, kv, memory, &l, rows, d_model);
+    int stride = project(projected, kv, memory, &l, rows, ted_attention_width(shape), inner);
     ted_split_heads(cache.k, kv[0], stride, shape, cache.capacity, cache.length);
     ted_split_heads(cache.v, kv[1], stride, shape, cache.capacity, cache.length);
 }

@@ -14,7 +14,8 @@
  *   ted_merge_heads  the heads side by side again          -> (batch, seq, heads * query_size)
  *   project_out      W^O, the output projection            -> (batch, seq, d_model)
  *
- * Embedding Size d_model = Number of Heads * Query Size. The K and V of
+ * Number of Heads * Query Size is Embedding Size d_model, or another width
+ * between the projections (T5). The K and V of
  * every head stay in a cache, (batch, heads, capacity, query_size), which
  * is where ted_split_heads writes them: the decoder's cache grows by one
  * position a step, encoder-decoder attention computes its cache once per
@@ -25,8 +26,10 @@
 #include <stdbool.h>
 
 #include "kernels/kernels.h"
+#include "layers/relative_position.h"
 
-/* W^Q, W^K, W^V (d_model, d_model) and their biases (d_model), and W^O.
+/* W^Q, W^K, W^V (inner, d_model) and their biases (inner) or none, and W^O
+ * (d_model, inner), where inner = heads * query_size (d_model but in T5).
  * Models store the three projections packed as one (3 * d_model, d_model)
  * matrix (PyTorch's in_proj_weight: rows [0, d) W^Q, [d, 2d) W^K,
  * [2d, 3d) W^V) or as three separate matrices; the pointers below are the
@@ -39,8 +42,8 @@ typedef struct ted_attention_weights {
     const float *k_bias;
     ted_matrix v_weight;
     const float *v_bias;
-    ted_matrix out_weight;  /* W^O (d_model, d_model) */
-    const float *out_bias;  /* (d_model) */
+    ted_matrix out_weight;  /* W^O (d_model, inner) */
+    const float *out_bias;  /* (d_model), or NULL */
 } ted_attention_weights;
 
 /* The sizes of one call, in the words of docs/learning.md: Batch Size, the
@@ -51,7 +54,11 @@ typedef struct ted_attention_shape {
     int seq;
     int heads;
     int query_size;
+    int d_model;  /* the width of x and out; 0: heads * query_size (T5's may differ) */
 } ted_attention_shape;
+
+/* The width of x and out: shape.d_model, or heads * query_size. */
+int ted_attention_width(ted_attention_shape shape);
 
 /* The keys and values of every head: k, v (batch, heads, capacity,
  * query_size). `length` positions are filled; a call that projects new K
@@ -91,14 +98,16 @@ typedef struct ted_attention_keys {
     ted_kv_source source;
     ted_kv_cache cache;
     ted_attention_mask mask;
+    const ted_position_bias *bias;  /* added to the scores (T5), or NULL */
+    float scale;                    /* the factor of q . k; 0: 1 / sqrt(query_size) */
 } ted_attention_keys;
 
 /* Buffers one call works in, sized for rows = batch * seq. */
 typedef struct ted_attention_scratch {
-    float *projected;  /* (rows, 3 * d_model): the projections' output */
+    float *projected;  /* (rows, 3 * inner): the projections' output */
     float *queries;    /* (batch, heads, seq, query_size): Q split into heads */
     float *context;    /* (batch, heads, seq, query_size): each head's output */
-    float *merged;     /* (batch, seq, heads * query_size): the heads merged */
+    float *merged;     /* (batch, seq, inner): the heads merged */
     float *scores;     /* (batch, heads, capacity): one query's scores per head */
 } ted_attention_scratch;
 
@@ -113,7 +122,7 @@ void ted_multi_head_attention(float *out, const float *x, const ted_attention_we
 
 /* K and V of memory (batch, seq, d_model), projected and split into heads
  * into cache positions [cache.length, cache.length + seq). `projected`:
- * scratch of (batch * seq, 2 * d_model). */
+ * scratch of (batch * seq, 2 * inner). */
 void ted_attention_cache_kv(ted_kv_cache cache, const float *memory,
                             const ted_attention_weights *w, ted_attention_shape shape,
                             float *projected);

@@ -23,6 +23,17 @@ void ted_silu(float *x, size_t n)
     ted_times_sigmoid(x, n);
 }
 
+/* GELU's tanh approximation, as Hugging Face's gelu_new (NewGELUActivation),
+ * in float as PyTorch computes it. */
+void ted_gelu_tanh(float *x, size_t n)
+{
+    const float sqrt_2_over_pi = 0.7978845608028654f;
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        x[i] = 0.5f * v * (1.0f + tanhf(sqrt_2_over_pi * (v + 0.044715f * v * v * v)));
+    }
+}
+
 /* The paper's network: Linear1, the activation, Linear2. */
 static void position_wise(float *out, float *hidden, const float *x,
                           const ted_feed_forward_weights *ffn, ted_activation_fn *activate,
@@ -34,9 +45,32 @@ static void position_wise(float *out, float *hidden, const float *x,
     ted_linear(out, hidden, ffn->linear2_weight, ffn->linear2_bias, rows, d_ff, d_model);
 }
 
-const ted_feed_forward_kind ted_relu_feed_forward = {"relu", ted_relu, position_wise};
-const ted_feed_forward_kind ted_gelu_feed_forward = {"gelu", ted_gelu, position_wise};
-const ted_feed_forward_kind ted_silu_feed_forward = {"silu", ted_silu, position_wise};
+/* The gated network (T5 v1.1, mT5): the activated Linear1 times Up, then
+ * Linear2. hidden (2, rows, d_ff): Linear1's, then Up's. */
+static void gated(float *out, float *hidden, const float *x, const ted_feed_forward_weights *ffn,
+                  ted_activation_fn *activate, ted_feed_forward_shape shape)
+{
+    int rows = shape.rows, d_model = shape.d_model, d_ff = shape.d_ff;
+    size_t n = (size_t)rows * d_ff;
+    float *up = hidden + n;
+    ted_linear(hidden, x, ffn->linear1_weight, ffn->linear1_bias, rows, d_model, d_ff);
+    activate(hidden, n);
+    ted_linear(up, x, ffn->up_weight, ffn->up_bias, rows, d_model, d_ff);
+    for (size_t i = 0; i < n; i++)
+        hidden[i] *= up[i];
+    ted_linear(out, hidden, ffn->linear2_weight, ffn->linear2_bias, rows, d_ff, d_model);
+}
+
+const ted_feed_forward_kind ted_relu_feed_forward = {"relu", ted_relu, position_wise, 1};
+const ted_feed_forward_kind ted_gelu_feed_forward = {"gelu", ted_gelu, position_wise, 1};
+const ted_feed_forward_kind ted_silu_feed_forward = {"silu", ted_silu, position_wise, 1};
+const ted_feed_forward_kind ted_gelu_tanh_feed_forward = {"gelu_tanh", ted_gelu_tanh,
+                                                          position_wise, 1};
+const ted_feed_forward_kind ted_gated_relu_feed_forward = {"relu", ted_relu, gated, 2};
+const ted_feed_forward_kind ted_gated_gelu_feed_forward = {"gelu", ted_gelu, gated, 2};
+const ted_feed_forward_kind ted_gated_silu_feed_forward = {"silu", ted_silu, gated, 2};
+const ted_feed_forward_kind ted_gated_gelu_tanh_feed_forward = {"gelu_tanh", ted_gelu_tanh,
+                                                                gated, 2};
 
 void ted_feed_forward(float *out, float *hidden, const float *x,
                       const ted_feed_forward_weights *ffn, const ted_feed_forward_kind *kind,

@@ -88,3 +88,17 @@ const ted_position_kind ted_concatenated_positions = {"concatenated", fill_conca
                                                       add_every_row};
 const ted_position_kind ted_fairseq_positions = {"fairseq", fill_fairseq, add_but_padding};
 const ted_position_kind ted_learned_positions = {"learned", NULL, add_every_row};
+
+/* The relative kind's fill and add: the embeddings take no position. */
+static void fill_nothing(float *table, int count, int d_model)
+{
+    (void)table, (void)count, (void)d_model;
+}
+
+static void add_nothing(float *x, const float *table, int first_position, int count,
+                        int d_model, ted_padding_position padding)
+{
+    (void)x, (void)table, (void)first_position, (void)count, (void)d_model, (void)padding;
+}
+
+const ted_position_kind ted_relative_positions = {"relative", fill_nothing, add_nothing};

@@ -7,6 +7,8 @@
  *   fairseq (M2M-100, NLLB): sines then cosines of pos / 10000^(i / (d_model/2 - 1)),
  *                            none for a padding token
  *   learned (mBART):         a table of the weights file per stack
+ *   relative (T5):           none: a bias of the attention scores instead
+ *                            (layers/relative_position.h)
  * A sinusoidal table is computed by each session for the positions it
  * reaches; a learned one is added the same way. */
 #ifndef TED_LAYERS_POSITIONAL_ENCODING_H
@@ -35,5 +37,6 @@ extern const ted_position_kind ted_interleaved_positions;
 extern const ted_position_kind ted_concatenated_positions;
 extern const ted_position_kind ted_fairseq_positions;
 extern const ted_position_kind ted_learned_positions;
+extern const ted_position_kind ted_relative_positions;
 
 #endif

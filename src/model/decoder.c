@@ -17,7 +17,7 @@ void ted_decoder_cache_memory(const ted_model *m, const float *memory, int batch
                               ted_decoder_cache *caches, float *projected)
 {
     const ted_config *c = &m->config;
-    ted_attention_shape shape = {batch, seq, c->heads, c->query_size};
+    ted_attention_shape shape = {batch, seq, c->heads, c->query_size, c->d_model};
     for (int l = 0; l < c->decoder_layers; l++) {
         caches[l].cross.length = 0;
         ted_attention_cache_kv(caches[l].cross, memory, &m->weights.decoder[l].cross_attention,
@@ -49,8 +49,12 @@ static void self_attention_layer(const ted_model *m, const ted_decoder_layer *w,
     ted_activations *a = &st->activations;
     float *x = a->x;
     int rows = shape.batch, d = m->config.d_model;
-    ted_attention_keys self = {TED_KV_FROM_X, cache->self, {NULL, true}};
-    ted_attention_keys cross = {TED_KV_FROM_CACHE, cache->cross, {st->source_lengths, false}};
+    const ted_position_bias *bias = m->weights.decoder_bias.table ? &m->weights.decoder_bias
+                                                                  : NULL;
+    float scale = m->attention_scale;
+    ted_attention_keys self = {TED_KV_FROM_X, cache->self, {NULL, true}, bias, scale};
+    ted_attention_keys cross = {TED_KV_FROM_CACHE, cache->cross, {st->source_lengths, false},
+                                NULL, scale};
 
     const float *in = ted_add_norm_input(x, a->normed, &w->norm1, norm, rows, d);
     ted_multi_head_attention(a->sublayer, in, &w->self_attention, self, shape, &a->attention,
@@ -89,7 +93,7 @@ void ted_decoder_step(const ted_model *m, const int *tokens, int batch, ted_deco
     if (c->embedding_norm)
         ted_normalize(x, x, &m->weights.decoder_embedding_norm, &k->norm, batch, d);
 
-    ted_attention_shape shape = {batch, 1, c->heads, c->query_size};
+    ted_attention_shape shape = {batch, 1, c->heads, c->query_size, d};
     for (int l = 0; l < c->decoder_layers; l++) {
         caches[l].self.lengths = steps;
         caches[l].self.length = longest;
@@ -102,6 +106,9 @@ void ted_decoder_step(const ted_model *m, const int *tokens, int batch, ted_deco
         caches[l].self.length = longest + 1;
     if (c->decoder_final_norm)
         ted_normalize(x, x, &m->weights.decoder_norm, &k->norm, batch, d);
+    if (m->output_scale != 1.0f)
+        for (size_t i = 0; i < (size_t)batch * d; i++)
+            x[i] *= m->output_scale;
     if (st->subset)
         ted_output_logits_subset(logits, x, st->subset, batch, d, c->tgt_vocab_size);
     else

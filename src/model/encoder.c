@@ -50,7 +50,8 @@ static void encoder_layer(const ted_model *m, const ted_encoder_layer *w,
     float *x = a->x;
     int rows = shape.batch * shape.seq, d = m->config.d_model;
     ted_attention_mask padding = {st->source_lengths, false};
-    ted_attention_keys self = {TED_KV_FROM_X, st->layer_kv, padding};
+    ted_attention_keys self = {TED_KV_FROM_X, st->layer_kv, padding, m->weights.encoder_bias.table
+                               ? &m->weights.encoder_bias : NULL, m->attention_scale};
     self.cache.length = 0;  /* each layer attends over its own K and V */
 
     const float *in = ted_add_norm_input(x, a->normed, &w->norm1, norm, rows, d);
@@ -79,7 +80,7 @@ void ted_encoder_forward(const ted_model *m, const int *source_ids, int batch, i
     if (c->embedding_norm)
         ted_normalize(x, x, &m->weights.encoder_embedding_norm, &k->norm, rows, d);
 
-    ted_attention_shape shape = {batch, seq, c->heads, c->query_size};
+    ted_attention_shape shape = {batch, seq, c->heads, c->query_size, d};
     size_t weights_per_layer = (size_t)batch * c->heads * seq * seq;
     for (int l = 0; l < c->encoder_layers; l++) {
         float *kept = st->kept_attention ? st->kept_attention + l * weights_per_layer : NULL;

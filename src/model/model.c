@@ -35,17 +35,35 @@ static const ted_position_kind *const position_kinds[] = {
     [TED_POSITIONS_CONCATENATED] = &ted_concatenated_positions,
     [TED_POSITIONS_FAIRSEQ] = &ted_fairseq_positions,
     [TED_POSITIONS_LEARNED] = &ted_learned_positions,
+    [TED_POSITIONS_RELATIVE] = &ted_relative_positions,
 };
 
-static const ted_feed_forward_kind *const feed_forward_kinds[] = {
-    [TED_ACTIVATION_RELU] = &ted_relu_feed_forward,
-    [TED_ACTIVATION_GELU] = &ted_gelu_feed_forward,
-    [TED_ACTIVATION_SILU] = &ted_silu_feed_forward,
+/* [form][activation] */
+static const ted_feed_forward_kind *const feed_forward_kinds[][4] = {
+    [TED_FEED_FORWARD_PLAIN] = {
+        [TED_ACTIVATION_RELU] = &ted_relu_feed_forward,
+        [TED_ACTIVATION_GELU] = &ted_gelu_feed_forward,
+        [TED_ACTIVATION_SILU] = &ted_silu_feed_forward,
+        [TED_ACTIVATION_GELU_TANH] = &ted_gelu_tanh_feed_forward,
+    },
+    [TED_FEED_FORWARD_GATED] = {
+        [TED_ACTIVATION_RELU] = &ted_gated_relu_feed_forward,
+        [TED_ACTIVATION_GELU] = &ted_gated_gelu_feed_forward,
+        [TED_ACTIVATION_SILU] = &ted_gated_silu_feed_forward,
+        [TED_ACTIVATION_GELU_TANH] = &ted_gated_gelu_tanh_feed_forward,
+    },
+};
+
+static const ted_norm_kind *const norm_kinds[] = {
+    [TED_NORM_LAYER] = &ted_layer_norm_kind,
+    [TED_NORM_RMS] = &ted_rms_norm_kind,
 };
 
 enum {
     POSITION_KINDS = sizeof position_kinds / sizeof *position_kinds,
-    FEED_FORWARD_KINDS = sizeof feed_forward_kinds / sizeof *feed_forward_kinds,
+    FEED_FORWARD_FORMS = sizeof feed_forward_kinds / sizeof *feed_forward_kinds,
+    ACTIVATIONS = sizeof *feed_forward_kinds / sizeof **feed_forward_kinds,
+    NORM_KINDS = sizeof norm_kinds / sizeof *norm_kinds,
 };
 
 /* m->kinds from m->config: the one place a config field picks a layer. */
@@ -55,13 +73,19 @@ static ted_status choose_kinds(ted_model *m, const char *config_path, ted_error 
     if ((unsigned)c->positional_layout >= POSITION_KINDS)
         return ted_fail(err, TED_ERR_CONFIG, "%s: model.positional_encoding: no kind %d",
                         config_path, (int)c->positional_layout);
-    if ((unsigned)c->activation >= FEED_FORWARD_KINDS)
+    if ((unsigned)c->activation >= ACTIVATIONS)
         return ted_fail(err, TED_ERR_CONFIG, "%s: model.activation: no kind %d", config_path,
                         (int)c->activation);
+    if ((unsigned)c->feed_forward >= FEED_FORWARD_FORMS)
+        return ted_fail(err, TED_ERR_CONFIG, "%s: model.feed_forward: no kind %d", config_path,
+                        (int)c->feed_forward);
+    if ((unsigned)c->norm >= NORM_KINDS)
+        return ted_fail(err, TED_ERR_CONFIG, "%s: model.norm: no kind %d", config_path,
+                        (int)c->norm);
     m->kinds = (ted_layer_kinds){
-        .norm = {&ted_layer_norm_kind, c->layer_norm_eps, c->norm_first},
+        .norm = {norm_kinds[c->norm], c->layer_norm_eps, c->norm_first},
         .positions = position_kinds[c->positional_layout],
-        .feed_forward = feed_forward_kinds[c->activation],
+        .feed_forward = feed_forward_kinds[c->feed_forward][c->activation],
         .decoder_layer = &ted_self_attention_decoder_layer,
     };
     return TED_OK;
@@ -154,6 +178,8 @@ static ted_status load_model(const char *model_dir, ted_model **model, bool unpa
     }
     build_tokenizers(m);
     m->embedding_scale = m->config.scale_embedding ? sqrtf((float)m->config.d_model) : 1.0f;
+    m->output_scale = m->config.scale_output ? (float)pow(m->config.d_model, -0.5) : 1.0f;
+    m->attention_scale = m->config.scale_attention ? 0.0f : 1.0f;
     *model = m;
     return TED_OK;
 }
@@ -176,6 +202,7 @@ void ted_model_free(ted_model *m)
         free(m->converted[i]);
     free(m->converted);
     ted_free_prefaulted(m->copies, m->copies_bytes);
+    free(m->buckets);
     free(m->weights.encoder);
     free(m->weights.decoder);
     ted_safetensors_close(&m->file);

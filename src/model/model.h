@@ -14,6 +14,7 @@
 #include "layers/feed_forward.h"
 #include "layers/output.h"
 #include "layers/positional_encoding.h"
+#include "layers/relative_position.h"
 #include "ted/ted.h"
 
 typedef struct ted_encoder_layer {
@@ -38,6 +39,8 @@ typedef struct ted_weights {
     const float *encoder_positions;       /* learned positional tables (max_positions +
                                            * position_offset, d_model), else NULL */
     const float *decoder_positions;
+    ted_position_bias encoder_bias;       /* relative positions: each stack's bias */
+    ted_position_bias decoder_bias;       /* (relative_attention_bias), else NULLs */
     ted_norm_weights encoder_embedding_norm;  /* NULLs without embedding_norm */
     ted_norm_weights decoder_embedding_norm;
     ted_encoder_layer *encoder;           /* (encoder_layers) */
@@ -51,10 +54,12 @@ typedef struct ted_weights {
  * (model.c); the stacks (encoder.c, decoder.c) call each layer through its
  * kind. */
 typedef struct ted_layer_kinds {
-    ted_norm norm;                            /* LayerNorm; its eps; pre- or post-norm */
+    ted_norm norm;                            /* LayerNorm or RMSNorm; its eps; pre- or
+                                               * post-norm */
     const ted_position_kind *positions;       /* interleaved (the paper's), concatenated,
                                                * fairseq, learned */
-    const ted_feed_forward_kind *feed_forward;  /* ReLU, GELU, SiLU */
+    const ted_feed_forward_kind *feed_forward;  /* ReLU, GELU, SiLU, tanh-GELU; plain or
+                                                 * gated */
     const struct ted_decoder_layer_kind *decoder_layer;  /* masked self-attention
                                                           * (model/decoder.h) */
 } ted_layer_kinds;
@@ -75,6 +80,11 @@ struct ted_model {
     ted_weights weights;
     ted_layer_kinds kinds;
     float embedding_scale;       /* sqrt(d_model), or 1 */
+    float output_scale;          /* d_model^-0.5 (scale_output), or 1 */
+    float attention_scale;       /* of q . k (ted_attention_keys.scale): 0, 1 / sqrt
+                                  * (query_size), or 1 without scale_attention */
+    int *buckets;                /* relative positions: both stacks' bucket tables
+                                  * (weights.encoder_bias.buckets, decoder_bias's) */
     ted_safetensors file;
     ted_vocab src_vocab;
     ted_vocab tgt_vocab;

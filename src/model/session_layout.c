@@ -36,24 +36,34 @@ static size_t product(size_t a, size_t b, size_t c)
     return ted_mul_size(ted_mul_size(a, b), c);
 }
 
+/* The width of the attention's buffers: d_model, or heads * query_size
+ * when wider (T5); the encoder packs rows of d_model into them too. */
+static size_t attention_width(const ted_config *c)
+{
+    size_t d = c->d_model, inner = (size_t)c->heads * c->query_size;
+    return d > inner ? d : inner;
+}
+
 /* The buffers of one pass over `rows` positions; `scores` floats for one
  * query's scores of every (batch row, head). */
-static void take_activations(arena *a, ted_activations *act, size_t rows, const ted_config *c,
+static void take_activations(arena *a, ted_activations *act, size_t rows, const ted_model *m,
                              size_t scores)
 {
-    size_t d = c->d_model;
+    const ted_config *c = &m->config;
+    size_t d = c->d_model, w = attention_width(c);
     act->x = take(a, product(rows, d, 1), sizeof(float));
     act->normed = take(a, product(rows, d, 1), sizeof(float));
     act->sublayer = take(a, product(rows, d, 1), sizeof(float));
-    act->hidden = take(a, ted_mul_size(rows, c->d_ff), sizeof(float));
-    act->attention.projected = take(a, product(rows, d, 3), sizeof(float));
-    act->attention.queries = take(a, product(rows, d, 1), sizeof(float));
-    act->attention.context = take(a, product(rows, d, 1), sizeof(float));
-    act->attention.merged = take(a, product(rows, d, 1), sizeof(float));
+    act->hidden = take(a, product(rows, c->d_ff, m->kinds.feed_forward->hidden_rows),
+                       sizeof(float));
+    act->attention.projected = take(a, product(rows, w, 3), sizeof(float));
+    act->attention.queries = take(a, product(rows, w, 1), sizeof(float));
+    act->attention.context = take(a, product(rows, w, 1), sizeof(float));
+    act->attention.merged = take(a, product(rows, w, 1), sizeof(float));
     act->attention.scores = take(a, scores, sizeof(float));
 }
 
-/* K and V of (batch, capacity) positions of d_model floats; the cache's
+/* K and V of (batch, capacity) positions of d floats; the cache's
  * length is left as it is: it belongs to the decode, not to the layout. */
 static void take_cache(arena *a, ted_kv_cache *cache, size_t batch, int capacity, size_t d)
 {
@@ -72,7 +82,7 @@ static size_t max3(size_t a, size_t b, size_t c)
 static void take_kept(ted_session *s, arena *a, size_t B, size_t S, size_t T)
 {
     const ted_config *c = &s->model->config;
-    size_t d = c->d_model, h = c->heads;
+    size_t d = attention_width(c), h = c->heads;
     size_t widest_row = max3(T * d, S * d, S);
     s->encoder.kept_attention = s->decoder.kept.self = s->decoder.kept.cross = NULL;
     if (s->keep_encoder_attention) {
@@ -111,6 +121,7 @@ static void layout(ted_session *s, arena *a, int batch, int source_len, int max_
 {
     const ted_config *c = &s->model->config;
     size_t B = batch, S = source_len, T = max_steps, d = c->d_model, h = c->heads;
+    size_t inner = h * (size_t)c->query_size;
     size_t rows = s->encodes ? ted_mul_size(B, S) : 0;
     ted_encoder_state *encoder = &s->encoder;
     ted_decoder_state *decoder = &s->decoder;
@@ -120,13 +131,14 @@ static void layout(ted_session *s, arena *a, int batch, int source_len, int max_
     decoder->steps = take(a, B, sizeof(int));
     s->positions = take(a, product((S > T ? S : T) + c->position_offset, d, 1), sizeof(float));
 
-    take_activations(a, &encoder->activations, rows, c, s->encodes ? product(B, h, S) : 0);
-    take_cache(a, &encoder->layer_kv, s->encodes ? B : 0, source_len, d);
+    take_activations(a, &encoder->activations, rows, s->model,
+                     s->encodes ? product(B, h, S) : 0);
+    take_cache(a, &encoder->layer_kv, s->encodes ? B : 0, source_len, inner);
 
-    take_activations(a, &decoder->activations, B, c, product(B, h, T > S ? T : S));
+    take_activations(a, &decoder->activations, B, s->model, product(B, h, T > S ? T : S));
     for (int l = 0; l < c->decoder_layers; l++) {
-        take_cache(a, &decoder->caches[l].self, B, max_steps, d);
-        take_cache(a, &decoder->caches[l].cross, B, source_len, d);
+        take_cache(a, &decoder->caches[l].self, B, max_steps, inner);
+        take_cache(a, &decoder->caches[l].cross, B, source_len, inner);
     }
     s->logits = take(a, ted_mul_size(B, c->tgt_vocab_size), sizeof(float));
     take_kept(s, a, B, S, T);

@@ -25,11 +25,13 @@ typedef struct tensor_names {
     const char *packed_projection;         /* + "_weight", "_bias" */
     const char *q, *k, *v, *out;           /* + ".weight", ".bias" */
     const char *ffn_in, *ffn_out;
+    const char *ffn_up;                    /* the gated network's second input Linear */
     const char *encoder_norms[2];          /* after self-attention, feed-forward */
     const char *decoder_norms[3];          /* after self-, cross-attention, feed-forward */
     const char *encoder, *decoder;         /* the stacks' prefixes, for their final norms */
     const char *final_norm;
     const char *embedding_norm, *positions;  /* in the stacks' prefixes; NULL: none */
+    const char *relative_bias;             /* in the stacks' prefixes; NULL: none */
     const char *output_weight, *output_bias;
 } tensor_names;
 
@@ -39,9 +41,9 @@ static const tensor_names schemes[] = {
         "transformer.encoder.layers.%d", "transformer.decoder.layers.%d",
         "self_attn", "multihead_attn",
         "in_proj", "q_proj", "k_proj", "v_proj", "out_proj",
-        "linear1", "linear2",
+        "linear1", "linear2", NULL,
         {"norm1", "norm2"}, {"norm1", "norm2", "norm3"},
-        "transformer.encoder", "transformer.decoder", "norm", NULL, NULL,
+        "transformer.encoder", "transformer.decoder", "norm", NULL, NULL, NULL,
         "generator.weight", "generator.bias"},
     [TED_NAMES_MARIAN] = {
         "model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight",
@@ -49,11 +51,11 @@ static const tensor_names schemes[] = {
         "model.encoder.layers.%d", "model.decoder.layers.%d",
         "self_attn", "encoder_attn",
         "in_proj", "q_proj", "k_proj", "v_proj", "out_proj",
-        "fc1", "fc2",
+        "fc1", "fc2", "up_proj",
         {"self_attn_layer_norm", "final_layer_norm"},
         {"self_attn_layer_norm", "encoder_attn_layer_norm", "final_layer_norm"},
         "model.encoder", "model.decoder", "layer_norm",
-        "layernorm_embedding", "embed_positions.weight",
+        "layernorm_embedding", "embed_positions.weight", "relative_attention_bias.weight",
         "lm_head.weight", "final_logits_bias"},
 };
 
@@ -272,11 +274,15 @@ static ted_status check_all_used(weight_binder *b)
     return TED_OK;
 }
 
+/* A norm's gamma, and its beta unless it is an RMSNorm, which has none. */
 static ted_status bind_norm(weight_binder *b, ted_norm_weights *w, int d,
                             const char *prefix, const char *name)
 {
     ted_status s = bind_vector(b, &w->weight, d, "%s.%s.weight", prefix, name);
-    return s ? s : bind_vector(b, &w->bias, d, "%s.%s.bias", prefix, name);
+    w->bias = NULL;
+    if (s || b->model->config.norm == TED_NORM_RMS)
+        return s;
+    return bind_vector(b, &w->bias, d, "%s.%s.bias", prefix, name);
 }
 
 /* ---- multi-head attention ------------------------------------------------- */
@@ -285,6 +291,10 @@ static ted_status bind_norm(weight_binder *b, ted_norm_weights *w, int d,
 static ted_status bind_packed_projection(weight_binder *b, ted_attention_weights *w, int d,
                                          const char *prefix)
 {
+    if (b->model->config.query_size * b->model->config.heads != d)
+        return ted_fail(b->err, TED_ERR_WEIGHTS, "%s: %s: a packed projection needs heads * "
+                        "query_size = d_model (attention_projection: separate)", b->path,
+                        prefix);
     const char *name = b->names->packed_projection;
     ted_matrix weight;
     const float *bias;
@@ -298,26 +308,34 @@ static ted_status bind_packed_projection(weight_binder *b, ted_attention_weights
     return TED_OK;
 }
 
+/* A Linear layer's weight (out, in), and its bias (out) unless the
+ * model's Linears have none (linear_bias: false). */
 static ted_status bind_linear(weight_binder *b, ted_matrix *weight, const float **bias,
                               int out, int in, const char *prefix, const char *name)
 {
     ted_status s = bind_matrix(b, weight, out, in, "%s.%s.weight", prefix, name);
-    return s ? s : bind_vector(b, bias, out, "%s.%s.bias", prefix, name);
+    *bias = NULL;
+    if (s || !b->model->config.linear_bias)
+        return s;
+    return bind_vector(b, bias, out, "%s.%s.bias", prefix, name);
 }
 
+/* W^Q, W^K, W^V (inner, d) and W^O (d, inner), inner = heads * query_size. */
 static ted_status bind_attention(weight_binder *b, ted_attention_weights *w, int d,
                                  const char *layer, const char *attention)
 {
     const tensor_names *n = b->names;
+    const ted_config *c = &b->model->config;
+    int inner = c->heads * c->query_size;
     char prefix[128];
     snprintf(prefix, sizeof prefix, "%s.%s", layer, attention);
     ted_status s;
-    if (b->model->config.attention_projection == TED_PROJECTION_PACKED)
+    if (c->attention_projection == TED_PROJECTION_PACKED)
         s = bind_packed_projection(b, w, d, prefix);
-    else if (!(s = bind_linear(b, &w->q_weight, &w->q_bias, d, d, prefix, n->q)) &&
-             !(s = bind_linear(b, &w->k_weight, &w->k_bias, d, d, prefix, n->k)))
-        s = bind_linear(b, &w->v_weight, &w->v_bias, d, d, prefix, n->v);
-    return s ? s : bind_linear(b, &w->out_weight, &w->out_bias, d, d, prefix, n->out);
+    else if (!(s = bind_linear(b, &w->q_weight, &w->q_bias, inner, d, prefix, n->q)) &&
+             !(s = bind_linear(b, &w->k_weight, &w->k_bias, inner, d, prefix, n->k)))
+        s = bind_linear(b, &w->v_weight, &w->v_bias, inner, d, prefix, n->v);
+    return s ? s : bind_linear(b, &w->out_weight, &w->out_bias, d, inner, prefix, n->out);
 }
 
 /* ---- layers ---------------------------------------------------------------- */
@@ -328,6 +346,8 @@ static ted_status bind_feed_forward(weight_binder *b, ted_feed_forward_weights *
     const tensor_names *n = b->names;
     ted_status s = bind_linear(b, &w->linear1_weight, &w->linear1_bias, c->d_ff, c->d_model,
                                layer, n->ffn_in);
+    if (!s && c->feed_forward == TED_FEED_FORWARD_GATED)
+        s = bind_linear(b, &w->up_weight, &w->up_bias, c->d_ff, c->d_model, layer, n->ffn_up);
     return s ? s : bind_linear(b, &w->linear2_weight, &w->linear2_bias, c->d_model, c->d_ff,
                                layer, n->ffn_out);
 }
@@ -399,43 +419,82 @@ static ted_status bind_output(weight_binder *b, ted_weights *w)
     return s;
 }
 
-/* A learned positional table (rows, d_model), float; an int8 one (ted
- * quantize makes every matrix int8) is dequantized into memory the model
- * owns, since positions are added, not multiplied. */
-static ted_status bind_positions(weight_binder *b, const float **field, const char *stack)
+/* A table that is added, not multiplied (a learned positional table, a
+ * relative position bias), `stack`.`name` of (rows, cols), as floats: an
+ * int8 or bf16 one (ted quantize makes every matrix int8) is converted
+ * into memory the model owns. */
+static ted_status bind_table(weight_binder *b, const float **field, int64_t rows, int cols,
+                             const char *stack, const char *name)
 {
-    const ted_config *c = &b->model->config;
-    int64_t rows = (int64_t)c->max_positions + c->position_offset;
     ted_matrix table;
-    ted_status s = bind_matrix(b, &table, rows, c->d_model, "%s.%s", stack, b->names->positions);
+    ted_status s = bind_matrix(b, &table, rows, cols, "%s.%s", stack, name);
     if (s || table.f32) {
         *field = table.f32;
         return s;
     }
-    size_t count = (size_t)rows * (size_t)c->d_model;
-    float *f = ted_alloc_floats(count, "positional table", b->err);
+    size_t count = (size_t)rows * (size_t)cols;
+    float *f = ted_alloc_floats(count, name, b->err);
     float **grown = f ? realloc(b->model->converted,
                                 sizeof *grown * (b->model->converted_count + 1)) : NULL;
     if (!grown) {
         free(f);
         return ted_fail(b->err, TED_ERR_NOMEM, "%s: %s.%s: out of memory", b->path, stack,
-                        b->names->positions);
+                        name);
     }
     b->model->converted = grown;
     b->model->converted[b->model->converted_count++] = f;
     for (int64_t r = 0; r < rows; r++)
-        ted_matrix_row(f + (size_t)r * c->d_model, table, (int)r, c->d_model, 1.0f);
+        ted_matrix_row(f + (size_t)r * cols, table, (int)r, cols, 1.0f);
     *field = f;
     return TED_OK;
 }
 
-/* What comes before the first layer of each stack: learned positional
- * tables, the embedding LayerNorms. */
+/* A learned positional table (max_positions + position_offset, d_model). */
+static ted_status bind_positions(weight_binder *b, const float **field, const char *stack)
+{
+    const ted_config *c = &b->model->config;
+    int64_t rows = (int64_t)c->max_positions + c->position_offset;
+    return bind_table(b, field, rows, c->d_model, stack, b->names->positions);
+}
+
+/* Both stacks' relative position bias: the tables (relative_buckets,
+ * heads) and the bucket of every distance, bidirectional in the encoder,
+ * unidirectional in the decoder (m->buckets). */
+static ted_status bind_relative_bias(weight_binder *b, ted_weights *w)
+{
+    const ted_config *c = &b->model->config;
+    const tensor_names *n = b->names;
+    ted_position_bias *bias[2] = {&w->encoder_bias, &w->decoder_bias};
+    const char *stacks[2] = {n->encoder, n->decoder};
+    ted_bucket_rule rule = {c->relative_buckets, c->relative_max_distance, true};
+    int reach = ted_bucket_reach(rule);
+    size_t width = 2 * (size_t)reach + 1;
+    int *buckets = b->model->buckets = ted_alloc(2 * width, sizeof(int), "buckets", b->err);
+    if (!buckets)
+        return TED_ERR_NOMEM;
+    for (int i = 0; i < 2; i++) {
+        ted_status s = bind_table(b, &bias[i]->table, c->relative_buckets, c->heads,
+                                  stacks[i], n->relative_bias);
+        if (s)
+            return s;
+        rule.bidirectional = i == 0;
+        ted_fill_buckets(buckets + i * width, reach, rule);
+        bias[i]->buckets = buckets + i * width;
+        bias[i]->reach = reach;
+        bias[i]->heads = c->heads;
+    }
+    return TED_OK;
+}
+
+/* What each stack has besides its layers: relative position biases,
+ * learned positional tables, the embedding LayerNorms. */
 static ted_status bind_stack_inputs(weight_binder *b, ted_weights *w)
 {
     const ted_config *c = &b->model->config;
     const tensor_names *n = b->names;
     ted_status s = TED_OK;
+    if (c->positional_layout == TED_POSITIONS_RELATIVE && (s = bind_relative_bias(b, w)))
+        return s;
     if (!b->model->kinds.positions->fill &&  /* learned: the table is a weight */
         ((s = bind_positions(b, &w->encoder_positions, n->encoder)) ||
          (s = bind_positions(b, &w->decoder_positions, n->decoder))))
@@ -494,36 +553,39 @@ static void add_linear(linear_list *list, ted_matrix *matrix, int rows, int cols
     list->count++;
 }
 
-/* Q, K and V one after another: when their rows follow one another in the
- * file (a packed in_proj_weight), so do their panels, and the products of
- * Q, K and V stay one product. */
-static void add_attention(linear_list *list, ted_attention_weights *a, int d)
+/* Q, K and V (inner, d) one after another: when their rows follow one
+ * another in the file (a packed in_proj_weight), so do their panels, and
+ * the products of Q, K and V stay one product. W^O (d, inner). */
+static void add_attention(linear_list *list, ted_attention_weights *a, int d, int inner)
 {
-    add_linear(list, &a->q_weight, d, d);
-    add_linear(list, &a->k_weight, d, d);
-    add_linear(list, &a->v_weight, d, d);
-    add_linear(list, &a->out_weight, d, d);
+    add_linear(list, &a->q_weight, inner, d);
+    add_linear(list, &a->k_weight, inner, d);
+    add_linear(list, &a->v_weight, inner, d);
+    add_linear(list, &a->out_weight, d, inner);
 }
 
-static void add_feed_forward(linear_list *list, ted_feed_forward_weights *f, int d, int d_ff)
+static void add_feed_forward(linear_list *list, ted_feed_forward_weights *f,
+                             const ted_config *c)
 {
-    add_linear(list, &f->linear1_weight, d_ff, d);
-    add_linear(list, &f->linear2_weight, d, d_ff);
+    add_linear(list, &f->linear1_weight, c->d_ff, c->d_model);
+    if (c->feed_forward == TED_FEED_FORWARD_GATED)
+        add_linear(list, &f->up_weight, c->d_ff, c->d_model);
+    add_linear(list, &f->linear2_weight, c->d_model, c->d_ff);
 }
 
 /* Every Linear layer's weight (the embeddings are looked up, not
  * multiplied, and keep their stored rows). */
 static void list_linear_weights(linear_list *list, ted_weights *w, const ted_config *c)
 {
-    int d = c->d_model;
+    int d = c->d_model, inner = c->heads * c->query_size;
     for (int l = 0; l < c->encoder_layers; l++) {
-        add_attention(list, &w->encoder[l].self_attention, d);
-        add_feed_forward(list, &w->encoder[l].feed_forward, d, c->d_ff);
+        add_attention(list, &w->encoder[l].self_attention, d, inner);
+        add_feed_forward(list, &w->encoder[l].feed_forward, c);
     }
     for (int l = 0; l < c->decoder_layers; l++) {
-        add_attention(list, &w->decoder[l].self_attention, d);
-        add_attention(list, &w->decoder[l].cross_attention, d);
-        add_feed_forward(list, &w->decoder[l].feed_forward, d, c->d_ff);
+        add_attention(list, &w->decoder[l].self_attention, d, inner);
+        add_attention(list, &w->decoder[l].cross_attention, d, inner);
+        add_feed_forward(list, &w->decoder[l].feed_forward, c);
     }
     add_linear(list, &w->generator.weight, c->tgt_vocab_size, d);
 }

@@ -133,7 +133,7 @@ static void self_attention_padded(int heads, const float *expected_out,
                                   const float *expected_weights)
 {
     enum { S = ATT_SEQ, CAP = ATT_SEQ + 2 };
-    ted_attention_shape shape = {B, S, heads, D / heads};
+    ted_attention_shape shape = {B, S, heads, D / heads, D};
     ted_attention_mask padding = {att_lengths, false};
     char what[48];
     snprintf(what, sizeof what, "self-attention, %d heads", heads);
@@ -143,7 +143,7 @@ static void self_attention_padded(int heads, const float *expected_out,
     float *weights = filled((size_t)B * heads * S * CAP, 123.0f);
     float *out = nans((size_t)B * S * D);
 
-    ted_attention_keys keys = {TED_KV_FROM_X, cache, padding};
+    ted_attention_keys keys = {TED_KV_FROM_X, cache, padding, NULL, 0.0f};
     ted_multi_head_attention(out, att_x, &W, keys, shape, &scratch, weights);
 
     double worst = 0.0;
@@ -210,10 +210,10 @@ static void causal_attention(int heads, const int *chunk_sizes, int chunks, bool
         int counts[B];
         for (int b = 0; b < B; b++)
             counts[b] = position + n;
-        ted_attention_shape shape = {B, n, heads, D / heads};
+        ted_attention_shape shape = {B, n, heads, D / heads, D};
         ted_attention_mask mask = {causal ? NULL : counts, causal};
 
-        ted_attention_keys keys = {TED_KV_FROM_X, cache, mask};
+        ted_attention_keys keys = {TED_KV_FROM_X, cache, mask, NULL, 0.0f};
         ted_multi_head_attention(out, x, &W, keys, shape, &scratch, weights);
         cache.length += n;
 
@@ -281,12 +281,12 @@ static void cross_attention(int heads, const float *expected_out, const float *e
     float *weights = filled((size_t)B * heads * Q * K, 123.0f);
     float *out = nans((size_t)B * Q * D);
 
-    ted_attention_cache_kv(cache, att_memory, &W, (ted_attention_shape){B, K, heads, D / heads},
+    ted_attention_cache_kv(cache, att_memory, &W, (ted_attention_shape){B, K, heads, D / heads, D},
                            scratch.projected);
     cache.length = K;
     ted_attention_mask padding = {att_k_lengths, false};
-    ted_attention_keys keys = {TED_KV_FROM_CACHE, cache, padding};
-    ted_attention_shape shape = {B, Q, heads, D / heads};
+    ted_attention_keys keys = {TED_KV_FROM_CACHE, cache, padding, NULL, 0.0f};
+    ted_attention_shape shape = {B, Q, heads, D / heads, D};
     ted_multi_head_attention(out, att_query, &W, keys, shape, &scratch, weights);
 
     ASSERT_CLOSE(out, expected_out, (size_t)B * Q * D, TOL_COMPOSED, what);
@@ -332,13 +332,13 @@ Test(attention, separate_weights_give_what_packed_weights_give)
                                       ted_matrix_float(k), bias,
                                       ted_matrix_float(v), bias + D,
                                       W.out_weight,        W.out_bias};
-    ted_attention_shape shape = {B, S, HEADS, D / HEADS};
+    ted_attention_shape shape = {B, S, HEADS, D / HEADS, D};
     ted_attention_mask padding = {att_lengths, false};
     ted_kv_cache cache = {nans((size_t)B * S * D), nans((size_t)B * S * D), S, 0, NULL};
     ted_attention_scratch scratch = new_scratch(B * S, HEADS, S);
     float *packed_out = nans((size_t)B * S * D), *separate_out = nans((size_t)B * S * D);
 
-    ted_attention_keys keys = {TED_KV_FROM_X, cache, padding};
+    ted_attention_keys keys = {TED_KV_FROM_X, cache, padding, NULL, 0.0f};
     ted_multi_head_attention(packed_out, att_x, &W, keys, shape, &scratch, NULL);
     ted_multi_head_attention(separate_out, att_x, &separate, keys, shape, &scratch, NULL);
     for (int b = 0; b < B; b++) {
@@ -356,7 +356,7 @@ Test(attention, separate_weights_give_what_packed_weights_give)
 Test(attention, split_heads_is_the_logical_split_into_the_cache_layout)
 {
     enum { S = 3, HEADS = 4, QS = D / HEADS, CAP = 6, FIRST = 2 };
-    ted_attention_shape shape = {B, S, HEADS, QS};
+    ted_attention_shape shape = {B, S, HEADS, QS, HEADS * QS};
     float k[B * S * 3 * D], cache_k[B * HEADS * CAP * QS];
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         k[i] = (float)i;
@@ -381,7 +381,7 @@ Test(attention, split_heads_is_the_logical_split_into_the_cache_layout)
 Test(attention, merge_heads_puts_the_heads_side_by_side)
 {
     enum { S = 3, HEADS = 4, QS = D / HEADS };
-    ted_attention_shape shape = {B, S, HEADS, QS};
+    ted_attention_shape shape = {B, S, HEADS, QS, HEADS * QS};
     float heads[B * HEADS * S * QS], merged[B * S * D];
     for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++)
         heads[i] = (float)i;

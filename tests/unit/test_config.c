@@ -469,10 +469,11 @@ Test(config, layer_norm_eps_must_be_positive_and_finite)
 Test(config, choices_name_the_allowed_words)
 {
     expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  activation: swish\n",
-                          "config.yaml:7: model.activation: \"swish\" is not one of relu, gelu, silu");
+                          "config.yaml:7: model.activation: \"swish\" is not one of relu, gelu, "
+                          "silu, gelu_tanh");
     expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  positional_encoding: rotary\n",
                           "config.yaml:7: model.positional_encoding: \"rotary\" is not one of "
-                          "interleaved, concatenated, fairseq, learned");
+                          "interleaved, concatenated, fairseq, learned, relative");
     expect_replaced_error("tokenizer:\n", "tokenizer:\n  type: bpe\n",
                           "config.yaml:11: tokenizer.type: \"bpe\" is not one of "
                           "whitespace, char, sentencepiece");
@@ -1210,18 +1211,25 @@ static const char minimal_written[] =
     "model:\n"
     "  d_model: 512\n"
     "  heads: 8\n"
+    "  head_size: 0\n"
     "  encoder_layers: 6\n"
     "  decoder_layers: 6\n"
     "  d_ff: 2048\n"
     "  src_vocab_size: 32000\n"
     "  tgt_vocab_size: 32000\n"
     "  activation: relu\n"
+    "  feed_forward: plain\n"
+    "  linear_bias: true\n"
+    "  scale_attention: true\n"
+    "  norm: layer\n"
     "  norm_first: false\n"
     "  layer_norm_eps: 1.0e-05\n"
     "  max_positions: 5000\n"
     "  scale_embedding: true\n"
     "  positional_encoding: interleaved\n"
     "  position_offset: 0\n"
+    "  relative_buckets: 32\n"
+    "  relative_max_distance: 128\n"
     "  embedding_norm: false\n"
     "  encoder_final_norm: true\n"
     "  decoder_final_norm: true\n"
@@ -1230,6 +1238,7 @@ static const char minimal_written[] =
     "  shared_embeddings: false\n"
     "  tied_output: false\n"
     "  output_bias: true\n"
+    "  scale_output: false\n"
     "weights: model.safetensors\n"
     "tokenizer:\n"
     "  type: whitespace\n"
@@ -1490,10 +1499,51 @@ Test(config, position_keys_need_what_they_name)
     cr_assert(c.embedding_norm);
 }
 
+Test(config, t5_keys_need_what_they_name)
+{
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  positional_encoding: relative\n",
+                          "config.yaml:7: model.positional_encoding: relative, but tensor_names "
+                          "tutorial has no relative bias tables");
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  feed_forward: gated\n",
+                          "config.yaml:7: model.feed_forward: gated, but tensor_names tutorial "
+                          "has no second input Linear");
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  positional_encoding: relative\n"
+                          "  relative_buckets: 32\n  relative_max_distance: 16\n",
+                          "config.yaml:9: model.relative_max_distance: 16 is not above "
+                          "relative_buckets / 2 (16), where the buckets of exact distances end");
+    expect_replaced_error("  heads: 8\n", "  heads: 7\n",
+                          "config.yaml:3: model.heads: 7 does not divide d_model 512");
+    expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  norm: batch\n",
+                          "config.yaml:7: model.norm: \"batch\" is not one of layer, rms");
+}
+
+Test(config, t5_keys_are_read)
+{
+    ted_config c = parse_ok(
+        "model:\n  d_model: 24\n  heads: 7\n  head_size: 10\n  encoder_layers: 1\n"
+        "  decoder_layers: 1\n  d_ff: 16\n  src_vocab_size: 10\n  tgt_vocab_size: 10\n"
+        "  activation: gelu_tanh\n  feed_forward: gated\n  linear_bias: false\n"
+        "  scale_attention: false\n  norm: rms\n  positional_encoding: relative\n"
+        "  relative_buckets: 8\n  relative_max_distance: 20\n  tensor_names: marian\n"
+        "  scale_output: true\n"
+        "weights: model.safetensors\n"
+        "tokenizer:\n  src_vocab: v.txt\n  tgt_vocab: v.txt\n");
+    cr_assert_eq(c.query_size, 10, "head_size sets Query Size; heads need not divide d_model");
+    cr_assert_eq(c.activation, TED_ACTIVATION_GELU_TANH);
+    cr_assert_eq(c.feed_forward, TED_FEED_FORWARD_GATED);
+    cr_assert_not(c.linear_bias);
+    cr_assert_not(c.scale_attention);
+    cr_assert_eq(c.norm, TED_NORM_RMS);
+    cr_assert_eq(c.positional_layout, TED_POSITIONS_RELATIVE);
+    cr_assert_eq(c.relative_buckets, 8);
+    cr_assert_eq(c.relative_max_distance, 20);
+    cr_assert(c.scale_output);
+}
+
 Test(config, a_value_no_config_holds_is_not_written)
 {
     ted_config c = parse_ok(MINIMAL);
-    c.positional_layout = (ted_positional_layout)4;
+    c.positional_layout = (ted_positional_layout)5;
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
@@ -1501,7 +1551,7 @@ Test(config, a_value_no_config_holds_is_not_written)
     ted_error err = {0};
     cr_assert_eq(ted_config_write_yaml(out, &c, &err), TED_ERR_ARGUMENT);
     cr_assert_str_eq(err.message,
-                     "writing model.positional_encoding: 4 is not the index of a word");
+                     "writing model.positional_encoding: 5 is not the index of a word");
     c = parse_ok(MINIMAL);
     strcpy(c.src_vocab, "vocab.\xff");
     cr_assert_eq(ted_config_write_yaml(out, &c, &err), TED_ERR_ARGUMENT);
@@ -1523,17 +1573,17 @@ Test(config, a_list_longer_than_its_field_is_not_written)
 
 typedef struct visited {
     int count;
-    char names[64][64];  /* dotted */
-    ted_value_type types[64];
-    const void *values[64];
-    int counts[64];
+    char names[96][64];  /* dotted */
+    ted_value_type types[96];
+    const void *values[96];
+    int counts[96];
 } visited;
 
 static void note_key(void *data, const char *section, const char *key, ted_value_type type,
                      const void *value, int count)
 {
     visited *v = data;
-    cr_assert_lt(v->count, 64);
+    cr_assert_lt(v->count, 96);
     snprintf(v->names[v->count], 64, "%s%s%s", section ? section : "", section ? "." : "", key);
     v->types[v->count] = type;
     v->values[v->count] = value;
@@ -1610,7 +1660,7 @@ Test(config, the_visit_skips_optional_paths_left_empty)
 Test(config, a_value_no_config_holds_is_visited_as_none)
 {
     ted_config c = parse_ok(MINIMAL);
-    c.activation = (ted_activation)3;
+    c.activation = (ted_activation)4;
     c.banned_id_count = -1;
     visited v = {.count = 0};
     ted_config_visit(&c, note_key, &v);
@@ -1632,7 +1682,7 @@ Test(config, words_are_named_by_their_dotted_key)
     cr_assert_str_eq(ted_config_word("tokenizer.source_language", TED_LANGUAGE_CZ), "cz");
     cr_assert_str_eq(ted_config_word("decoding.length_normalization", TED_LENGTH_POWER),
                      "power");
-    cr_assert_null(ted_config_word("model.activation", 3));
+    cr_assert_null(ted_config_word("model.activation", 4));
     cr_assert_null(ted_config_word("model.activation", -1));
     cr_assert_null(ted_config_word("activation", 0));
     cr_assert_null(ted_config_word("model.heads", 0));

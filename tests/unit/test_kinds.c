@@ -69,3 +69,15 @@ Test(kinds, the_decoder_layer_is_masked_self_attention)
     cr_assert_str_eq(model->kinds.decoder_layer->name, "self-attention");
     ted_model_free(model);
 }
+
+Test(kinds, the_feed_forward_form_and_the_norm_kind_follow_the_config)
+{
+    ted_model *plain = load(TINY_DIR);
+    cr_assert_eq(plain->kinds.feed_forward, &ted_relu_feed_forward);
+    cr_assert_eq(plain->kinds.feed_forward->hidden_rows, 1);
+    ted_model_free(plain);
+
+    ted_model *tanh = load_edited("activation: relu", "activation: gelu_tanh");
+    cr_assert_eq(tanh->kinds.feed_forward, &ted_gelu_tanh_feed_forward);
+    ted_model_free(tanh);
+}

@@ -19,6 +19,7 @@
 #include "kernels/kernels.h"
 #include "layers/output.h"
 #include "layers/positional_encoding.h"
+#include "layers/relative_position.h"
 #include "layers/softmax.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -265,8 +266,8 @@ static void check_feed_forward(const ted_feed_forward_kind *kind, const float *e
                                const char *what)
 {
     float out[FF_ROWS * FF_D], hidden[FF_ROWS * FF_DFF];
-    ted_feed_forward_weights w = {ted_matrix_float(ff_W1), ff_b1, ted_matrix_float(ff_W2),
-                                  ff_b2};
+    ted_feed_forward_weights w = {.linear1_weight = ted_matrix_float(ff_W1), .linear1_bias = ff_b1,
+                                  .linear2_weight = ted_matrix_float(ff_W2), .linear2_bias = ff_b2};
     ted_feed_forward(out, hidden, ff_x, &w, kind,
                      (ted_feed_forward_shape){FF_ROWS, FF_D, FF_DFF});
     ASSERT_CLOSE(out, expected, COUNT(out), TOL_COMPOSED, what);
@@ -455,3 +456,33 @@ Test(layers, argmax_first_of_ties_skipping_nan)
     cr_assert_eq(ted_argmax(x, 40), 39);
 }
 
+
+/* The buckets of key - query distances against transformers 4.40's
+ * T5Attention._relative_position_bucket on the same distances. */
+Test(layers, relative_buckets_are_t5s)
+{
+    static const int distances[] = {-500, -200, -128, -127, -100, -64, -63, -32, -31, -16,
+                                    -15, -9, -8, -7, -1, 0, 1, 7, 8, 9, 15, 16, 31, 32, 63,
+                                    64, 100, 127, 128, 500};
+    static const int encoder[] = {15, 15, 15, 15, 15, 14, 13, 12, 11, 10, 9, 8, 8, 7, 1,
+                                  0, 17, 23, 24, 24, 25, 26, 27, 28, 29, 30, 31, 31, 31, 31};
+    static const int decoder[] = {31, 31, 31, 31, 30, 26, 26, 21, 21, 16, 15, 9, 8, 7, 1,
+                                  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    static const int small[] = {3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1,
+                                0, 5, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7};
+    ted_bucket_rule rules[] = {{32, 128, true}, {32, 128, false}, {8, 20, true}};
+    const int *want[] = {encoder, decoder, small};
+    for (int r = 0; r < 3; r++) {
+        int reach = ted_bucket_reach(rules[r]);
+        int *table = malloc(sizeof(int) * (2 * reach + 1));
+        cr_assert_not_null(table);
+        ted_fill_buckets(table, reach, rules[r]);
+        for (size_t i = 0; i < sizeof distances / sizeof *distances; i++) {
+            int d = distances[i], clamped = d < -reach ? -reach : d > reach ? reach : d;
+            cr_assert_eq(ted_relative_bucket(d, rules[r]), want[r][i], "rule %d, distance %d",
+                         r, d);
+            cr_assert_eq(table[clamped + reach], want[r][i], "rule %d, table at %d", r, d);
+        }
+        free(table);
+    }
+}

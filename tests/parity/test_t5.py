@@ -1,0 +1,369 @@
+#!/usr/bin/python3
+"""ted against Hugging Face transformers' T5ForConditionalGeneration and
+MT5ForConditionalGeneration (T5Tokenizer), on models exported with
+tools/export_hf.py.
+
+    TED=build/ted .venv/bin/python tests/parity/test_t5.py
+
+Two random-init models built from T5Config / MT5Config and saved by
+save_pretrained, with a SentencePiece model trained here in T5's layout
+(<pad> 0, </s> 1, <unk> 2, no <s>):
+  t5-relu-tied       the original T5: relu, output tied to the embedding
+                     (scaled by d_model^-0.5), model.safetensors
+  mt5-gated-untied   v1.1 / mT5: gated-gelu (the tanh GELU), a separate
+                     lm_head, heads * d_kv != d_model, 32 buckets, the
+                     decoder started from another token than <pad> (as
+                     MADLAD-400's is), pytorch_model.bin
+Both have relative position buckets whose log-spaced range the sentences
+reach. Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one
+fails):
+  export/*     tools/export_hf.py converts the directory
+  tokenize/*   `ted tokenize` (source, and --target) against T5Tokenizer's ids
+  logits/*     `ted logits` against the teacher-forced logits of the model
+               in float64: max abs diff <= 1e-4
+  greedy/*     `ted translate --beam 1` against generate(num_beams=1),
+               token for token (through `ted tokenize --decode` of its ids)
+  beam/*       `ted translate --beam 4` against generate(num_beams=4,
+               early_stopping=True, length_penalty=1.0)
+  greedy-token-batches/*, beam-token-batches/*  the same with
+               --max-batch-tokens 48 --workers 2 (batches of sentences of
+               different lengths, two at once)
+  half/*       the second model saved in float16: exported (upcast to F32),
+               its logits against those of the model transformers loads
+               from the float16 directory, upcast
+  int8/*       `ted quantize` of the model: its logits within a bound of
+               transformers' and its greedy translations mostly the same
+  refuse/*     what the exporter cannot map: one line naming the key
+TED_PARITY_KEEP=1 keeps the temporary directory (printed on stderr).
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+
+from ted_test import (TED, compare_lines, edit_json, failures, parse_logits, quote,  # noqa: E402
+                      report, run, scratch_directory, ted_lines, ted_problem)
+
+EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
+PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
+SENTENCES = os.path.join(ROOT, "tests", "data", "multilingual-sentences.txt")
+TOLERANCE = 1e-4
+TRANSLATED = 48          # sentences translated per model
+BEAM_SENTENCES = 24
+MAX_LENGTH = 20          # generate()'s default, which the export keeps
+INT8_LOGITS = 0.5        # max abs diff of the int8 model's logits (logits are O(1-10))
+INT8_AGREEMENT = 0.5     # of its greedy translations equal to transformers'
+
+# (name, class, config, safetensors)
+MODELS = [
+    ("t5-relu-tied", "T5", dict(d_model=32, d_kv=8, num_heads=4, d_ff=64, num_layers=2,
+                                num_decoder_layers=3, feed_forward_proj="relu",
+                                tie_word_embeddings=True, relative_attention_num_buckets=8,
+                                relative_attention_max_distance=20), True),
+    ("mt5-gated-untied", "MT5", dict(d_model=24, d_kv=10, num_heads=3, d_ff=40, num_layers=2,
+                                     num_decoder_layers=2, feed_forward_proj="gated-gelu",
+                                     tie_word_embeddings=False,
+                                     relative_attention_num_buckets=32,
+                                     relative_attention_max_distance=128,
+                                     decoder_start_token_id=3), False),
+]
+
+
+def read_sentences():
+    with open(SENTENCES, encoding="utf-8", newline="\n") as f:
+        return [line for line in f.read().split("\n")[:-1] if line.strip()]
+
+
+def ids_text(ids):
+    return " ".join(map(str, ids))
+
+
+# ---- building the models ---------------------------------------------------------------
+
+def train_spm(tmp, sentences):
+    """A SentencePiece unigram model in T5's layout: <pad> 0, </s> 1, <unk> 2."""
+    import sentencepiece as spm
+    corpus = os.path.join(tmp, "corpus.txt")
+    with open(corpus, "w", encoding="utf-8") as f:
+        f.write("".join(line.strip() + "\n" for line in sentences * 3))
+    spm.SentencePieceTrainer.train(
+        input=corpus, model_prefix=os.path.join(tmp, "spiece"), vocab_size=600,
+        model_type="unigram", character_coverage=0.999, pad_id=0, eos_id=1, unk_id=2,
+        bos_id=-1, hard_vocab_limit=False, minloglevel=2, num_threads=1)
+    return os.path.join(tmp, "spiece.model")
+
+
+def randomize(model, seed):
+    """Weights scaled so that the logits are O(1-10), attention is far from
+    uniform and the position biases matter."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=generator, dtype=p.dtype)
+            if "layer_norm" in name:
+                p.copy_(1.0 + 0.2 * noise)
+            elif "relative_attention_bias" in name or "shared" in name or "lm_head" in name:
+                p.copy_(noise)
+            else:
+                p.copy_(noise / p.shape[1] ** 0.5)
+    return model.eval()
+
+
+def favour_eos(model, tok, sentences):
+    """Moves EOS's output row along the mean final hidden state until EOS is
+    the most likely token at about one greedy step in twenty, so that
+    translations end at various lengths."""
+    batch = tok(sentences[:16], return_tensors="pt", padding=True)
+    eos = tok.eos_token_id
+    with torch.no_grad():
+        out = model.generate(**batch, num_beams=1, do_sample=False, max_length=MAX_LENGTH,
+                             output_scores=True,
+                             return_dict_in_generate=True, output_hidden_states=True)
+        scores = torch.stack(out.scores[:-1], 1)
+        gap = torch.quantile((scores.max(-1).values - scores[..., eos]).flatten(), 0.05)
+        hidden = torch.cat([step[-1][:, -1] for step in out.decoder_hidden_states])
+        if model.config.tie_word_embeddings:
+            hidden = hidden * model.config.d_model ** -0.5
+        mean = hidden.mean(0)
+        model.get_output_embeddings().weight[eos] += gap * mean / mean.dot(mean)
+    return model
+
+
+def build_model(kind, config, tok, seed, sentences):
+    import transformers
+    config_class = getattr(transformers, kind + "Config")
+    model_class = getattr(transformers, kind + "ForConditionalGeneration")
+    config = config_class(**dict(dict(vocab_size=len(tok) + 28, dropout_rate=0.0,
+                                      pad_token_id=0, eos_token_id=1,
+                                      decoder_start_token_id=0), **config))
+    model = randomize(model_class(config), seed)
+    return favour_eos(model, tok, sentences)
+
+
+def export(hf_dir, out_dir):
+    """None when tools/export_hf.py succeeds, else why."""
+    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", out_dir])
+    return None if status == 0 else err.strip() or f"exit {status}"
+
+
+# ---- checks -----------------------------------------------------------------------------
+
+def check_tokenize(name, ted_dir, tok, sentences):
+    want = {"source": [ids_text(tok(line).input_ids) for line in sentences],
+            "target": [ids_text(tok(text_target=line).input_ids[:-1]) for line in sentences]}
+    for side, args in (("source", []), ("target", ["--target"])):
+        got, problem = ted_lines(["tokenize", "-m", ted_dir] + args, sentences)
+        if problem:
+            report(f"tokenize/{name}-{side}-ids", problem)
+        else:
+            compare_lines(f"tokenize/{name}-{side}-ids", got, want[side], sentences,
+                          "sentences")
+
+
+def reference_logits(model, tok, pair):
+    """Teacher-forced logits, float64: the decoder fed its start, then the
+    target's tokens."""
+    source, target = pair
+    decoder = [model.config.decoder_start_token_id] + \
+        tok(text_target=target, add_special_tokens=False).input_ids
+    torch.set_default_dtype(torch.float64)  # transformers builds its masks in it
+    try:
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([tok(source).input_ids]),
+                        decoder_input_ids=torch.tensor([decoder]))
+    finally:
+        torch.set_default_dtype(torch.float32)
+    return out.logits[0].numpy()
+
+
+def logits_difference(ted_dir, model, tok, pairs):
+    """(largest max abs diff of `ted logits` over the pairs, largest logit),
+    or (None, why)."""
+    reference = model.double()
+    worst, largest = 0.0, 0.0
+    try:
+        for pair in pairs:
+            args = ["logits", "-m", ted_dir, "--source", pair[0], "--target", pair[1]]
+            out, problem = ted_problem(args)
+            if problem:
+                return None, problem
+            want = reference_logits(reference, tok, pair)
+            try:
+                got = parse_logits(out, *want.shape)
+            except ValueError as e:
+                return None, f"`{quote([TED] + args)}`: {e}"
+            worst = max(worst, float(np.abs(got - want).max()))
+            largest = max(largest, float(np.abs(want).max()))
+    finally:
+        model.float()
+    return worst, largest
+
+
+def check_logits(name, ted_dir, model, tok, pairs, tolerance=TOLERANCE):
+    worst, largest = logits_difference(ted_dir, model, tok, pairs)
+    if worst is None:
+        return report(name, largest)
+    report(name, None if worst <= tolerance else f"max abs diff {worst:.3g} > {tolerance}",
+           f"max abs diff {worst:.2e} over {len(pairs)} sentence pairs (logits up to "
+           f"{largest:.1f})")
+
+
+def hf_generate(model, tok, sentences, **options):
+    """generate()'s target ids, the decoder start dropped, cut at EOS."""
+    out = []
+    for start in range(0, len(sentences), 32):
+        batch = tok(sentences[start:start + 32], return_tensors="pt", padding=True)
+        with torch.no_grad():
+            result = model.generate(**batch, do_sample=False, max_length=MAX_LENGTH, **options)
+        for ids in result.tolist():
+            ids = ids[1:]
+            out.append(ids[:ids.index(tok.eos_token_id)] if tok.eos_token_id in ids else ids)
+    return out
+
+
+def translations(name, ted_dir, model, tok, lines, beam, options, batches=()):
+    """(ted's lines, transformers' as ted writes their ids), or None after
+    reporting why; `batches`: ted's batching options."""
+    args = ["translate", "-m", ted_dir, "--beam", beam] + list(batches)
+    if beam != "1":
+        args += ["--early-stopping", "true", "--length-normalization", "power",
+                 "--length-penalty", "1.0"]
+    got, problem = ted_lines(args, lines)
+    if problem:
+        return report(name, problem)
+    ids = hf_generate(model, tok, lines, **options)
+    want, problem = ted_lines(["tokenize", "-m", ted_dir, "--decode"],
+                              [ids_text(i) for i in ids])
+    if problem:
+        return report(name, problem)
+    return got, want
+
+
+def check_translations(name, ted_dir, model, tok, sentences):
+    for kind, beam, lines, options in (
+            ("greedy", "1", sentences[:TRANSLATED], dict(num_beams=1)),
+            ("beam", "4", sentences[:BEAM_SENTENCES],
+             dict(num_beams=4, early_stopping=True, length_penalty=1.0))):
+        for suffix, batches in (("", ()), ("-token-batches",
+                                           ("--max-batch-tokens", "48", "--workers", "2"))):
+            check = f"{kind}{suffix}/{name}"
+            result = translations(check, ted_dir, model, tok, lines, beam, options, batches)
+            if result:
+                got, want = result
+                compare_lines(check, got, want, lines, "sentences",
+                              note=f" ({len(set(want))} different translations)")
+
+
+def check_int8(name, ted_dir, model, tok, sentences, pairs):
+    """`ted quantize`: every matrix int8, the relative position tables
+    dequantized at load; the logits near transformers' float ones."""
+    out_dir = ted_dir + "-int8"
+    status, _, err = run([TED, "quantize", ted_dir, out_dir])
+    if status != 0:
+        return report(f"int8/{name}", f"ted quantize exited {status}: {err.strip()[-200:]}")
+    worst, largest = logits_difference(out_dir, model, tok, pairs)
+    if worst is None:
+        return report(f"int8/{name}-logits", largest)
+    report(f"int8/{name}-logits", None if worst <= INT8_LOGITS else
+           f"max abs diff {worst:.3g} > {INT8_LOGITS}", f"max abs diff {worst:.2e}")
+    result = translations(f"int8/{name}-greedy", out_dir, model, tok, sentences[:TRANSLATED],
+                          "1", dict(num_beams=1))
+    if result:
+        compare_lines(f"int8/{name}-greedy", *result, sentences[:TRANSLATED], "sentences",
+                      INT8_AGREEMENT)
+
+
+def check_half(tmp, model, tok, pairs):
+    import copy
+    hf_dir = os.path.join(tmp, "hf-half")
+    copy.deepcopy(model).half().save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    problem = export(hf_dir, hf_dir + "-ted")
+    report("half/export", problem, "float16 model.safetensors")
+    if problem is None:
+        upcast = type(model).from_pretrained(hf_dir, torch_dtype=torch.float32).eval()
+        check_logits("half/logits", hf_dir + "-ted", upcast, tok, pairs)
+
+
+def check_refusals(tmp, hf_dir):
+    import re
+    import shutil
+    cases = [
+        ("feed-forward", r"config\.json: feed_forward_proj \"gated-tanh\" is not supported",
+         edit_json("config.json", feed_forward_proj="gated-tanh")),
+        ("umt5", r"config\.json: model_type \"umt5\"", edit_json("config.json",
+                                                                 model_type="umt5")),
+        ("no-spiece", r"spiece\.model: missing",
+         lambda d: os.remove(os.path.join(d, "spiece.model"))),
+        ("extra-bias", r"tensor encoder\.block\.1\.layer\.0\.SelfAttention\."
+         r"relative_attention_bias\.weight is not part of", add_bias_to_block_1),
+    ]
+    for case, pattern, edit in cases:
+        case_dir = os.path.join(tmp, f"refuse-{case}")
+        shutil.copytree(hf_dir, case_dir)
+        edit(case_dir)
+        status, _, err = run([PYTHON, EXPORTER, case_dir, "--out", case_dir + "-ted"])
+        lines = err.strip().splitlines()
+        good = status == 1 and len(lines) == 1 and re.search(pattern, lines[0])
+        report(f"refuse/{case}", None if good else
+               f"exit {status}, stderr {err.strip()[:300]!r}, expected one line matching "
+               f"{pattern!r}", lines[0] if lines else "")
+
+
+def add_bias_to_block_1(hf_dir):
+    """A relative position table in a second block (as UMT5 has one per
+    layer), which T5ForConditionalGeneration has not."""
+    from safetensors.torch import load_file, save_file
+    path = os.path.join(hf_dir, "model.safetensors")
+    tensors = load_file(path)
+    first = "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"
+    tensors[first.replace("block.0", "block.1")] = tensors[first].clone()
+    save_file(tensors, path, metadata={"format": "pt"})
+
+
+def logits_pairs(sentences):
+    return [(sentences[0], sentences[15]), (sentences[65], sentences[44]),
+            (sentences[120], ""), (sentences[200], sentences[100] + " " + sentences[101])]
+
+
+def main():
+    torch.set_num_threads(1)
+    try:
+        import sentencepiece  # noqa: F401
+        import transformers
+    except ImportError as e:
+        report("setup", f"{e.name} is not installed (make venv; python3-sentencepiece)")
+        return
+    transformers.logging.set_verbosity_error()
+    sentences = read_sentences()
+    with scratch_directory("ted-t5-") as tmp:
+        spm_path = train_spm(tmp, sentences)
+        for seed, (name, kind, config, safetensors) in enumerate(MODELS):
+            hf_dir, ted_dir = os.path.join(tmp, "hf-" + name), os.path.join(tmp, "ted-" + name)
+            tok = transformers.T5Tokenizer(spm_path, legacy=True)
+            model = build_model(kind, config, tok, 40 + seed, sentences)
+            model.save_pretrained(hf_dir, safe_serialization=safetensors)
+            tok.save_pretrained(hf_dir)
+            problem = export(hf_dir, ted_dir)
+            report(f"export/{name}", problem,
+                   "model.safetensors" if safetensors else "pytorch_model.bin")
+            if problem:
+                continue
+            tok = transformers.T5Tokenizer.from_pretrained(hf_dir)
+            check_tokenize(name, ted_dir, tok, sentences)
+            check_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(sentences))
+            check_translations(name, ted_dir, model, tok, sentences)
+            if seed == 0:
+                check_int8(name, ted_dir, model, tok, sentences, logits_pairs(sentences))
+                check_refusals(tmp, hf_dir)
+            else:
+                check_half(tmp, model, tok, logits_pairs(sentences))
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(1 if failures() else 0)
