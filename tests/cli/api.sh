@@ -3,7 +3,8 @@
 # examples/decode.c, word for word; built against libted.a alone, it gives
 # the n-best lists and the greedy translation `ted translate` gives; a bad
 # model directory is one message and exit status 1; libted.so exports the
-# functions of include/ted/*.h and nothing else. Each check prints
+# functions of include/ted/*.h and nothing else; docs/limits.md gives the
+# values of src/core/limits.h. Each check prints
 # "ok NAME" or "FAIL NAME: why".
 TED=${TED:-build/ted}
 BUILD=${BUILD:-build}
@@ -84,5 +85,37 @@ else
         fail api/shared-library-exports-every-function "declared, not exported: $missing"
     else
         ok api/shared-library-exports-every-function
+    fi
+fi
+
+# docs/limits.md's table holds every bound of src/core/limits.h, with the
+# value the compiler gives it.
+names=$(sed -n 's/^#define \([A-Z][A-Z0-9_]*\) .*/\1/p; s/^ *\([A-Z][A-Z0-9_]*\) = .*/\1/p' \
+    src/core/limits.h | grep -vx 'TED_CORE_LIMITS_H')
+{
+    echo '#include <stdio.h>'
+    echo '#include "core/limits.h"'
+    echo 'int main(void) {'
+    for name in $names; do
+        printf '    printf("%s %%llu\\n", (unsigned long long)(%s));\n' "$name" "$name"
+    done
+    echo '    return 0; }'
+} >"$work/limits.c"
+if ! ${CC:-cc} -Isrc -Iinclude "$work/limits.c" -o "$work/limits" 2>"$work/cc.err"; then
+    fail api/limits-table "$(head -c 300 "$work/cc.err")"
+else
+    "$work/limits" | sort >"$work/limits.want"
+    # "| `NAME` | 1 MiB | ..." -> "NAME 1048576"
+    awk -F '|' '$2 ~ /^ `[A-Z][A-Z0-9_]*` $/ {
+            name = $2; gsub(/[ `]/, "", name); value = $3; unit = 1
+            if (value ~ /KiB/) unit = 1024; else if (value ~ /MiB/) unit = 1048576
+            else if (value ~ /GiB/) unit = 1073741824
+            gsub(/[^0-9]/, "", value); printf "%s %.0f\n", name, value * unit }' \
+        docs/limits.md | sort >"$work/limits.shown"
+    wrong=$(comm -23 "$work/limits.want" "$work/limits.shown" | tr '\n' ' ')
+    if [ -z "$names" ] || [ -n "$wrong" ]; then
+        fail api/limits-table "docs/limits.md lacks or misstates: $wrong(shows: $(tr '\n' ' ' <"$work/limits.shown" | head -c 300))"
+    else
+        ok api/limits-table
     fi
 fi
