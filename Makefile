@@ -151,8 +151,10 @@ $(BUILD)/example-%: examples/%.c $(LIB)
 # library's objects compiled again with -fPIC into $(BUILD)/pic/, each
 # kernel set with its flags, linked with the libraries libted needs.
 # -fno-semantic-interposition: calls inside the library are direct (and may be
-# inlined) as in libted.a, not through the PLT.
-PIC_FLAGS := -fPIC -fno-semantic-interposition
+# inlined) as in libted.a, not through the PLT. -fvisibility=hidden: it
+# exports the functions include/ted/*.h marks TED_API, and no other
+# (tests/cli/api.sh checks).
+PIC_FLAGS := -fPIC -fno-semantic-interposition -fvisibility=hidden
 PIC_OBJ := $(patsubst $(BUILD)/%,$(BUILD)/pic/%,$(LIB_OBJ))
 SHARED := $(BUILD)/libted.so
 .PHONY: python bench-python
@@ -177,8 +179,13 @@ $(foreach v,$(KERNEL_VARIANTS),$(eval $(call PIC_KERNEL_RULE,$(v))))
 TED_VERSION := $(shell sed -n 's/^\#define TED_VERSION "\(.*\)"/\1/p' include/ted/ted.h)
 TED_SOMAJOR := $(firstword $(subst ., ,$(TED_VERSION)))
 
+# The version script keeps the rest local: the instances of C++ templates
+# (std::vector<std::string>...) that src/io/*.cc makes, which the C++
+# headers declare visible whatever -fvisibility says.
 $(SHARED): $(PIC_OBJ)
-	$(CC) -shared $(LDFLAGS) $^ $(LDLIBS) -Wl,-soname,libted.so.$(TED_SOMAJOR) -o $@
+	printf '{ global: ted_*; local: *; };\n' >$(BUILD)/pic/libted.map
+	$(CC) -shared $(LDFLAGS) $^ $(LDLIBS) -Wl,-soname,libted.so.$(TED_SOMAJOR) \
+	    -Wl,--version-script=$(BUILD)/pic/libted.map -o $@
 
 # `make python`: the shared library the package loads (pip install . builds it too)
 python: $(SHARED)

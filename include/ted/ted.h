@@ -25,6 +25,19 @@ extern "C" {
 
 #define TED_VERSION "0.1.0"
 
+/* Marks the library's interface: libted.so is built with
+ * -fvisibility=hidden, so it exports these functions and nothing else. */
+#if defined(__GNUC__)
+#define TED_API __attribute__((visibility("default")))
+#else
+#define TED_API
+#endif
+
+/* The version of the library that runs, TED_VERSION as it was built
+ * ("MAJOR.MINOR.PATCH"; libted.so.MAJOR is the soname): a program or
+ * binding compares it with the TED_VERSION it was compiled against. */
+TED_API const char *ted_version(void);
+
 typedef enum ted_status {
     TED_OK = 0,
     TED_ERR_IO,        /* a file could not be opened, read or mapped */
@@ -74,12 +87,12 @@ typedef struct ted_error {
 } ted_error;
 
 /* A short name of the status ("I/O error", "bad weights"...). */
-const char *ted_status_name(ted_status status);
+TED_API const char *ted_status_name(ted_status status);
 
 /* Frees an array or string that ted allocated and handed over (ids, a
  * text): a program or binding with a C runtime of its own frees through
  * here. NULL does nothing. */
-void ted_free(void *p);
+TED_API void ted_free(void *p);
 
 /* ------------------------------------------------------------------------ */
 /* Model                                                                     */
@@ -89,10 +102,10 @@ typedef struct ted_model ted_model;
 
 /* Loads DIR/config.yaml, the weights it names (memory-mapped) and the
  * vocabularies. Every tensor is checked by name, dtype and shape. */
-ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *err);
-void ted_model_free(ted_model *model);
+TED_API ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *err);
+TED_API void ted_model_free(ted_model *model);
 
-const ted_config *ted_model_config(const ted_model *model);
+TED_API const ted_config *ted_model_config(const ted_model *model);
 
 /* The config as one line of JSON: an object with config.yaml's keys and
  * values, the defaults included (sections "model", "tokenizer", "decoding"
@@ -100,14 +113,14 @@ const ted_config *ted_model_config(const ted_model *model);
  * them; the words true and false of early_stopping as JSON booleans, as
  * YAML reads them), for bindings and tools. Returns a malloc'ed string the
  * caller frees (ted_free), or NULL when `config` is NULL or out of memory. */
-char *ted_config_json(const ted_config *config);
+TED_API char *ted_config_json(const ted_config *config);
 
 /* The weights are memory-mapped, not copied: should another program cut
  * the file short while a model is loaded, reading a weight raises SIGBUS.
  * A program may call this once to have that reported instead as one line on
  * standard error naming the file, and exit status 1 (the ted program
  * does). It installs a SIGBUS handler for the whole process. */
-ted_status ted_report_weight_faults(ted_error *err);
+TED_API ted_status ted_report_weight_faults(ted_error *err);
 
 /* Restricts the final Linear + Softmax of every decode that starts after
  * this call to a vocabulary shortlist (docs/decoding.md#vocabulary-shortlist):
@@ -119,13 +132,13 @@ ted_status ted_report_weight_faults(ted_error *err);
  * any session of the model decodes (it changes the model). Fails
  * (TED_ERR_FORMAT, naming the file and line) on a bad file, which leaves
  * the model without a shortlist. */
-ted_status ted_model_set_shortlist(ted_model *model, const char *path, ted_error *err);
+TED_API ted_status ted_model_set_shortlist(ted_model *model, const char *path, ted_error *err);
 
 /* Reads every tensor of the weights file and fails (TED_ERR_WEIGHTS, naming
  * the tensor and the element) at the first NaN or infinity. Loading checks
  * the vectors (biases, LayerNorms) only: the matrices are nearly all of the
  * file, which loading maps rather than reads (docs/model-format.md). */
-ted_status ted_model_check_weights(const ted_model *model, ted_error *err);
+TED_API ted_status ted_model_check_weights(const ted_model *model, ted_error *err);
 
 /* The two sides of a translation. */
 typedef enum ted_side { TED_SIDE_SOURCE, TED_SIDE_TARGET } ted_side;
@@ -136,7 +149,7 @@ typedef enum ted_side { TED_SIDE_SOURCE, TED_SIDE_TARGET } ted_side;
  * tokenizer.languages on each side a code token names, else a bilingual
  * model's source_lang or target_lang. `*codes` (may be NULL) points into
  * the model. Returns the count (0: the model names none on that side). */
-int ted_model_languages(const ted_model *model, ted_side side, const char *const **codes);
+TED_API int ted_model_languages(const ted_model *model, ted_side side, const char *const **codes);
 
 /* The languages of one sentence, as ted_model_languages spells them; a
  * NULL field: the model's only language on that side (none, or an error
@@ -153,7 +166,7 @@ typedef struct ted_languages {
  * the default target): the directions of the config's top-level
  * `languages` ("eng_Latn > fra_Latn"), every pair of its codes, or every
  * pair of the model's languages when the config has no such key. */
-bool ted_model_translates(const ted_model *model, const char *source, const char *target);
+TED_API bool ted_model_translates(const ted_model *model, const char *source, const char *target);
 
 /* `*code`: the code, as ted_model_languages spells it (it points into the
  * model), of the language `given` on one side: the code itself, or the
@@ -163,8 +176,8 @@ bool ted_model_translates(const ted_model *model, const char *source, const char
  * has no such language (the message suggests the nearest codes, or says
  * the model was not trained for a code its vocabulary has) or several
  * (the message names them). */
-ted_status ted_model_find_language(const ted_model *model, ted_side side, const char *given,
-                                   const char **code, ted_error *err);
+TED_API ted_status ted_model_find_language(const ted_model *model, ted_side side, const char *given,
+                                           const char **code, ted_error *err);
 
 /* The ISO code of a language code as models spell it: its language part
  * (before '_' or '-', without ">>...<<" or "__...__") as ISO 639-1 when it
@@ -173,11 +186,11 @@ ted_status ted_model_find_language(const ted_model *model, ted_side side, const 
  * else that part lowercased ("yue_Hant": "yue"). Writes `iso` (`size`
  * bytes; TED_LANGUAGE_CODE_SIZE hold any); false when the code has no
  * language part or it does not fit. */
-bool ted_language_iso(const char *code, char *iso, size_t size);
+TED_API bool ted_language_iso(const char *code, char *iso, size_t size);
 
 /* The English name of an ISO code ("fr" or "fra": "French"), NULL when
  * the table (Debian's iso-codes) has none. */
-const char *ted_language_name(const char *iso);
+TED_API const char *ted_language_name(const char *iso);
 
 /* One tensor of the weights file, for `ted info` and tools. */
 typedef struct ted_tensor_info {
@@ -188,8 +201,8 @@ typedef struct ted_tensor_info {
     size_t bytes;       /* bytes in the file */
 } ted_tensor_info;
 
-int ted_model_tensor_count(const ted_model *model);
-ted_tensor_info ted_model_tensor(const ted_model *model, int index);
+TED_API int ted_model_tensor_count(const ted_model *model);
+TED_API ted_tensor_info ted_model_tensor(const ted_model *model, int index);
 
 /* ------------------------------------------------------------------------ */
 /* Text <-> token ids                                                        */
@@ -199,8 +212,8 @@ ted_tensor_info ted_model_tensor(const ted_model *model, int index);
  * source vocabulary id (unknown tokens to unk_id), wrapping the result in
  * BOS ... EOS when the config asks for it. `*ids` is malloc'ed; the caller
  * frees it. `unknown` (may be NULL) receives the number of unknown tokens. */
-ted_status ted_encode_source(const ted_model *model, const char *text, int **ids,
-                             int *count, int *unknown, ted_error *err);
+TED_API ted_status ted_encode_source(const ted_model *model, const char *text, int **ids,
+                                     int *count, int *unknown, ted_error *err);
 
 /* A source sentence ready for the encoder: what every front end (ted
  * translate, ted serve, the learning tools) makes of a text before it
@@ -226,29 +239,30 @@ typedef struct ted_source {
  * lists the model's), no target language for a model that translates into
  * several. `languages` may be NULL (both fields NULL). A blank source is
  * no error. On failure `*out` holds no ids. */
-ted_status ted_prepare_source(const ted_model *model, const char *text,
-                              const ted_languages *languages, ted_source *out, ted_error *err);
+TED_API ted_status ted_prepare_source(const ted_model *model, const char *text,
+                                      const ted_languages *languages, ted_source *out,
+                                      ted_error *err);
 /* Frees the ids and the prefix and zeroes `*source` (NULL or zeroed:
  * nothing to do). */
-void ted_source_free(ted_source *source);
+TED_API void ted_source_free(ted_source *source);
 
 /* Splits `text` as the tokenizer says and maps each token to its target
  * vocabulary id, without BOS or EOS (for teacher forcing and scoring). */
-ted_status ted_encode_target(const ted_model *model, const char *text, int **ids, int *count,
-                             int *unknown, ted_error *err);
+TED_API ted_status ted_encode_target(const ted_model *model, const char *text, int **ids,
+                                     int *count, int *unknown, ted_error *err);
 
 /* Maps target ids to text, joined by spaces (or nothing, for the character
  * tokenizer). Stops at EOS; BOS, padding and the target-language codes a
  * model forces (tokenizer.target_language_token forced) are skipped. Returns a malloc'ed
  * string the caller frees, or NULL when out of memory. */
-char *ted_decode_target(const ted_model *model, const int *ids, int count);
+TED_API char *ted_decode_target(const ted_model *model, const int *ids, int count);
 
 /* The token of a target id ("" when out of range). */
-const char *ted_target_token(const ted_model *model, int id);
+TED_API const char *ted_target_token(const ted_model *model, int id);
 /* The token of a source id ("" when out of range). */
-const char *ted_source_token(const ted_model *model, int id);
+TED_API const char *ted_source_token(const ted_model *model, int id);
 /* The id of a target token, or -1 when it is not in the vocabulary. */
-int ted_target_id(const ted_model *model, const char *token);
+TED_API int ted_target_id(const ted_model *model, const char *token);
 /* The target ids that write `word` as a person types it (a token to force
  * at a step: ted step --force, the explorer, Python's trace): the token
  * itself when the target vocabulary has it ("▁noire"; a word of a
@@ -258,8 +272,8 @@ int ted_target_id(const ted_model *model, const char *token);
  * when it makes no piece, an unknown one or more than `max`. The front
  * ends force at most TED_WORD_PIECES_MAX pieces for one word. */
 #define TED_WORD_PIECES_MAX 32
-ted_status ted_target_word(const ted_model *model, const char *word, int *ids, int max,
-                           int *count, ted_error *err);
+TED_API ted_status ted_target_word(const ted_model *model, const char *word, int *ids, int max,
+                                   int *count, ted_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Decoding session                                                          */
@@ -267,8 +281,8 @@ ted_status ted_target_word(const ted_model *model, const char *word, int *ids, i
 
 typedef struct ted_session ted_session;
 
-ted_status ted_session_new(const ted_model *model, ted_session **session, ted_error *err);
-void ted_session_free(ted_session *session);
+TED_API ted_status ted_session_new(const ted_model *model, ted_session **session, ted_error *err);
+TED_API void ted_session_free(ted_session *session);
 
 /* Runs the encoder over a batch of source sentences (token ids, already
  * wrapped in BOS ... EOS if the model wants that) and computes the
@@ -276,25 +290,25 @@ void ted_session_free(ted_session *session);
  * Resets the decoder: the next step() is position 0. `max_steps` bounds the
  * number of step() calls that follow: the self-attention caches grow with
  * the steps taken, up to it. */
-ted_status ted_session_encode(ted_session *session, const int *const *source_ids,
-                              const int *source_lengths, int batch, int max_steps,
-                              ted_error *err);
+TED_API ted_status ted_session_encode(ted_session *session, const int *const *source_ids,
+                                      const int *source_lengths, int batch, int max_steps,
+                                      ted_error *err);
 
 /* Feeds one target token per active sentence (at position 0 the config's
  * decoder_start_id: BOS unless it says otherwise) through the decoder and
  * returns the logits that predict the next token:
  * `*logits` points to (batch, target_vocab) floats owned by the session,
  * valid until the next call (`logits` may be NULL). */
-ted_status ted_session_step(ted_session *session, const int *tokens, const float **logits,
-                            ted_error *err);
+TED_API ted_status ted_session_step(ted_session *session, const int *tokens, const float **logits,
+                                    ted_error *err);
 
 /* Keeps the rows `rows[0..count)` of the batch, in that order, with their
  * caches: row i of the new batch is old row rows[i]. A row may repeat (beam
  * search) and rows may be dropped (finished sentences). When `count` is
  * larger than the session's buffers hold, they grow (one allocation and a
  * copy of the kept rows; later batches reuse the room). */
-ted_status ted_session_select(ted_session *session, const int *rows, int count,
-                              ted_error *err);
+TED_API ted_status ted_session_select(ted_session *session, const int *rows, int count,
+                                      ted_error *err);
 
 /* Continuous batching: the rows of `joining`, a session of the same model
  * that was encoded and has not stepped (e.g. on another thread, while this
@@ -311,18 +325,18 @@ ted_status ted_session_select(ted_session *session, const int *rows, int count,
  * as wide as they have been, so that later rows join without moving the
  * caches. Refused while either keeps attention weights (an empty session:
  * while ted_session_keep_attention() asks for them). */
-ted_status ted_session_join(ted_session *session, ted_session *joining, ted_error *err);
+TED_API ted_status ted_session_join(ted_session *session, ted_session *joining, ted_error *err);
 
 /* Drops every row of the batch (all sentences finished). Buffers of up to
  * 8 MiB stay for the next encode() or join(); larger ones are freed. */
-void ted_session_clear(ted_session *session);
+TED_API void ted_session_clear(ted_session *session);
 
 /* The model the session decodes with. */
-const ted_model *ted_session_model(const ted_session *session);
-int ted_session_batch(const ted_session *session);
+TED_API const ted_model *ted_session_model(const ted_session *session);
+TED_API int ted_session_batch(const ted_session *session);
 /* Number of tokens fed by step() since encode(): the most of any row,
  * every row's unless rows joined later. */
-int ted_session_position(const ted_session *session);
+TED_API int ted_session_position(const ted_session *session);
 
 /* ------------------------------------------------------------------------ */
 /* Cancellation                                                              */
@@ -336,33 +350,33 @@ int ted_session_position(const ted_session *session);
  * the sessions and calls that watch it. */
 typedef struct ted_cancel ted_cancel;
 
-ted_status ted_cancel_new(ted_cancel **cancel, ted_error *err);
-void ted_cancel_free(ted_cancel *cancel);
+TED_API ted_status ted_cancel_new(ted_cancel **cancel, ted_error *err);
+TED_API void ted_cancel_free(ted_cancel *cancel);
 /* Requests the stop. Any thread may call it, and so may a signal handler
  * (one lock-free atomic store). NULL does nothing. */
-void ted_cancel_request(ted_cancel *cancel);
+TED_API void ted_cancel_request(ted_cancel *cancel);
 /* Withdraws the request, for the flag to serve another call. */
-void ted_cancel_reset(ted_cancel *cancel);
+TED_API void ted_cancel_reset(ted_cancel *cancel);
 /* Whether a stop is requested (false for NULL). */
-bool ted_cancel_requested(const ted_cancel *cancel);
+TED_API bool ted_cancel_requested(const ted_cancel *cancel);
 
 /* From now on, `session`'s encode() and step() fail with TED_ERR_CANCELLED
  * ("cancelled before step N") while `cancel` is requested, and leave the
  * session as it was: it may be freed, cleared or encoded again. NULL:
  * watch none (the default). */
-void ted_session_watch(ted_session *session, const ted_cancel *cancel);
+TED_API void ted_session_watch(ted_session *session, const ted_cancel *cancel);
 
 /* Attention weights, for learning and inspection. When enabled, encode()
  * and step() keep every layer's weights for every head; when disabled
  * (the default) nothing is copied or stored. Takes effect at the next
  * encode(). */
-void ted_session_keep_attention(ted_session *session, bool keep);
+TED_API void ted_session_keep_attention(ted_session *session, bool keep);
 /* With attention kept, whether encode() keeps the encoder's weights too
  * (the default: kept), from the next encode(). A trace that shows the
  * decoder's steps only (ted step) leaves out their (encoder_layers, heads,
  * source_len, source_len) floats, most of what keeping attention costs on
  * a long sentence. */
-void ted_session_keep_encoder_attention(ted_session *session, bool keep);
+TED_API void ted_session_keep_encoder_attention(ted_session *session, bool keep);
 
 typedef enum ted_attention_kind {
     TED_ENCODER_SELF_ATTENTION,  /* queries and keys: the padded source */
@@ -381,8 +395,9 @@ typedef struct ted_attention_view {
     int stride;
 } ted_attention_view;
 
-ted_status ted_session_attention(const ted_session *session, ted_attention_kind kind, int layer,
-                                 int row, ted_attention_view *view, ted_error *err);
+TED_API ted_status ted_session_attention(const ted_session *session, ted_attention_kind kind,
+                                         int layer, int row, ted_attention_view *view,
+                                         ted_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* The final Softmax: from a row of logits to the next token                */
@@ -398,16 +413,16 @@ ted_status ted_session_attention(const ted_session *session, ted_attention_kind 
  * call it on every row, so no strategy ever produces a banned token. The
  * log-probabilities they report stay the model's own log-softmax of the
  * logits, as with a sampling temperature or cut. */
-void ted_ban_tokens(const ted_model *model, float *scores);
+TED_API void ted_ban_tokens(const ted_model *model, float *scores);
 
 /* The index of the largest of the n values of x, the first on ties: the
  * token greedy decoding picks from a row of logits. */
-int ted_argmax(const float *x, int n);
+TED_API int ted_argmax(const float *x, int n);
 
 /* The k largest of the n scores, largest first, ties to the lower id:
  * ids[0..k) and, when values is not NULL, values[0..k). k above n is cut
  * to n; returns the number written. */
-int ted_top_k(const float *scores, int n, int k, int *ids, float *values);
+TED_API int ted_top_k(const float *scores, int n, int k, int *ids, float *values);
 
 /* ------------------------------------------------------------------------ */
 /* Decoding: a batch of sources to hypotheses                               */
@@ -429,13 +444,13 @@ typedef struct ted_hypothesis {
 } ted_hypothesis;
 
 /* Frees ids and log_probs of `count` hypotheses and zeroes them. */
-void ted_hypotheses_free(ted_hypothesis *hypotheses, int count);
+TED_API void ted_hypotheses_free(ted_hypothesis *hypotheses, int count);
 
 /* The number of target tokens (EOS counted) the config allows for a source
  * of `source_tokens` ids (2 * source_tokens + 10 when the config sets no
  * bound), never more than max_positions; `max_length` > 0 overrides the
  * config's bounds. */
-int ted_max_target_length(const ted_model *model, int source_tokens, int max_length);
+TED_API int ted_max_target_length(const ted_model *model, int source_tokens, int max_length);
 
 typedef enum ted_decoding_strategy {
     TED_DECODE_GREEDY = 0,  /* each step, the most likely token that is not banned */
@@ -456,7 +471,7 @@ typedef struct ted_beam_params {
     ted_early_stopping early_stopping;
 } ted_beam_params;
 
-ted_beam_params ted_beam_default_params(void);
+TED_API ted_beam_params ted_beam_default_params(void);
 
 typedef struct ted_sampling_params {
     float temperature;  /* logits are divided by it before the softmax (default 1; > 0) */
@@ -466,7 +481,7 @@ typedef struct ted_sampling_params {
     uint64_t seed;      /* with the stream, fixes every draw (default 0) */
 } ted_sampling_params;
 
-ted_sampling_params ted_sampling_default_params(void);
+TED_API ted_sampling_params ted_sampling_default_params(void);
 
 /* How to decode (docs/decoding.md). */
 typedef struct ted_decode_options {
@@ -561,9 +576,9 @@ typedef struct ted_beam_trace {
  *   0 and beam_size 1 the result is greedy decoding's.
  * `trace` (may be NULL) sees beam search's steps. On failure `out` holds
  * nothing to free. */
-ted_status ted_decode(ted_session *session, const ted_batch *batch,
-                      const ted_decode_options *options, const ted_beam_trace *trace,
-                      ted_hypothesis *out, ted_error *err);
+TED_API ted_status ted_decode(ted_session *session, const ted_batch *batch,
+                              const ted_decode_options *options, const ted_beam_trace *trace,
+                              ted_hypothesis *out, ted_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Translation                                                              */
@@ -590,7 +605,7 @@ typedef struct ted_translate_options {
 
 /* Greedy decoding, 32 sentences a batch, one worker, the config's length
  * rule. */
-ted_translate_options ted_translate_default_options(void);
+TED_API ted_translate_options ted_translate_default_options(void);
 
 /* The workers (ted_translate_options.workers) that make the best use of
  * `cpus` CPUs for this model: a model whose decoder layer (two attentions
@@ -598,13 +613,13 @@ ted_translate_options ted_translate_default_options(void);
  * Transformer-base's 4.2 million, decodes a batch per CPU, each on one
  * thread; a larger one, whose products are large enough to share among
  * threads, one batch at a time over all the threads (ted_set_threads). */
-int ted_translate_workers(const ted_model *model, int cpus);
+TED_API int ted_translate_workers(const ted_model *model, int cpus);
 
 /* The defaults with the model's config.yaml `decoding:` section applied:
  * beam_size > 1 selects beam search, sample: true sampling, and the
  * length penalty and normalization, temperature, top_k and top_p become the
  * params. */
-ted_translate_options ted_translate_model_options(const ted_model *model);
+TED_API ted_translate_options ted_translate_model_options(const ted_model *model);
 
 /* Checks options against the model: a batch size and n-best list of at
  * least 1, the strategy's parameters in range, an n-best list the strategy
@@ -612,8 +627,9 @@ ted_translate_options ted_translate_model_options(const ted_model *model);
  * the option: ted_translate_options_check_given with nothing given). The
  * translate functions check their options so; a program may check
  * earlier. */
-ted_status ted_translate_options_check(const ted_model *model,
-                                       const ted_translate_options *options, ted_error *err);
+TED_API ted_status ted_translate_options_check(const ted_model *model,
+                                               const ted_translate_options *options,
+                                               ted_error *err);
 
 /* ted_translate_options_check, for options a user gave over the model's
  * defaults: `given` holds bit (1u << o) of each ted_option the user set
@@ -628,42 +644,42 @@ ted_status ted_translate_options_check(const ted_model *model,
  * A failure is TED_ERR_ARGUMENT
  * with err->option set and a message that spells options by their keys
  * ("n_best 2 needs beam search (beam_size 2 or more) or sample"). */
-ted_status ted_translate_options_check_given(const ted_model *model,
-                                             const ted_translate_options *options,
-                                             unsigned given, ted_error *err);
+TED_API ted_status ted_translate_options_check_given(const ted_model *model,
+                                                     const ted_translate_options *options,
+                                                     unsigned given, ted_error *err);
 
 /* The key of an option in the table ("beam_size"), NULL for
  * TED_OPTION_NONE and values out of range. */
-const char *ted_option_key(ted_option option);
+TED_API const char *ted_option_key(ted_option option);
 
 /* The range of a whole number or a number: *min, *max, and whether *min
  * itself is allowed (top_p: > 0, length_penalty: >= 0; max may be
  * infinity). False for an option of another kind. */
-bool ted_option_bounds(ted_option option, double *min, double *max, bool *min_included);
+TED_API bool ted_option_bounds(ted_option option, double *min, double *max, bool *min_included);
 
 /* The word of `value` of length_normalization or early_stopping
  * (ted_length_normalization, ted_early_stopping), as config.yaml's
  * decoding keys spell it: 0, 1, ... until NULL are the option's words.
  * NULL for a value out of range or an option that takes no word. */
-const char *ted_option_word(ted_option option, int value);
+TED_API const char *ted_option_word(ted_option option, int value);
 
 /* The words of `option`, each between two `quote`s, as a sentence says
  * them: "false, true or never". Writes at most `size` bytes, NUL included,
  * and returns the length of the whole text (as snprintf). */
-size_t ted_option_words_text(ted_option option, const char *quote, char *out, size_t size);
+TED_API size_t ted_option_words_text(ted_option option, const char *quote, char *out, size_t size);
 
 /* Swaps, in err->message, each option key standing as a word for
  * spelling[option] (where not NULL): "--beam" for "beam_size" on a
  * command line. `spelling` has TED_OPTION_COUNT entries. */
-void ted_error_spell_options(ted_error *err, const char *const *spelling);
+TED_API void ted_error_spell_options(ted_error *err, const char *const *spelling);
 
 /* Translates `count` sentences; `outputs[i]` receives a malloc'ed string,
  * the best hypothesis. `options` NULL: ted_translate_model_options().
  * `unknown[i]` (array may be NULL) receives the number of source words
  * that were not in the vocabulary. */
-ted_status ted_translate(const ted_model *model, const char *const *sources, int count,
-                         const ted_translate_options *options, char **outputs, int *unknown,
-                         ted_error *err);
+TED_API ted_status ted_translate(const ted_model *model, const char *const *sources, int count,
+                                 const ted_translate_options *options, char **outputs, int *unknown,
+                                 ted_error *err);
 
 typedef struct ted_translation {
     char *text;                 /* malloc'ed: the hypothesis as text */
@@ -673,18 +689,19 @@ typedef struct ted_translation {
 /* As ted_translate, with options->decode.n_best hypotheses per sentence:
  * `outputs[i * n_best + k]` receives sentence i's k-th best. A blank
  * sentence gives empty hypotheses (length 0, log-prob 0). */
-ted_status ted_translate_n_best(const ted_model *model, const char *const *sources, int count,
-                                const ted_translate_options *options, ted_translation *outputs,
-                                int *unknown, ted_error *err);
+TED_API ted_status ted_translate_n_best(const ted_model *model, const char *const *sources,
+                                        int count, const ted_translate_options *options,
+                                        ted_translation *outputs, int *unknown, ted_error *err);
 
 /* As ted_translate_n_best, for sources already made ids by
  * ted_prepare_source() with options->languages: sentence i is
  * ids[i][0..lengths[i]), and every sentence begins with the prefix those
  * languages give. Sentences of similar length are decoded together,
  * batch_size at a time, through ted_decode(). */
-ted_status ted_translate_ids(const ted_model *model, const int *const *ids, const int *lengths,
-                             int count, const ted_translate_options *options,
-                             ted_translation *outputs, ted_error *err);
+TED_API ted_status ted_translate_ids(const ted_model *model, const int *const *ids,
+                                     const int *lengths, int count,
+                                     const ted_translate_options *options,
+                                     ted_translation *outputs, ted_error *err);
 
 /* A translation that a ted_cancel can stop: its options (NULL:
  * ted_translate_model_options()) and the flag it watches (NULL: none). */
@@ -697,32 +714,33 @@ typedef struct ted_translate_call {
  * call->cancel is requested they stop between decoding steps and between
  * batches and return TED_ERR_CANCELLED, with `outputs` holding nothing to
  * free. */
-ted_status ted_translate_n_best_cancellable(const ted_model *model, const char *const *sources,
-                                            int count, const ted_translate_call *call,
-                                            ted_translation *outputs, int *unknown,
-                                            ted_error *err);
-ted_status ted_translate_ids_cancellable(const ted_model *model, const int *const *ids,
-                                         const int *lengths, int count,
-                                         const ted_translate_call *call,
-                                         ted_translation *outputs, ted_error *err);
+TED_API ted_status ted_translate_n_best_cancellable(const ted_model *model,
+                                                    const char *const *sources, int count,
+                                                    const ted_translate_call *call,
+                                                    ted_translation *outputs, int *unknown,
+                                                    ted_error *err);
+TED_API ted_status ted_translate_ids_cancellable(const ted_model *model, const int *const *ids,
+                                                 const int *lengths, int count,
+                                                 const ted_translate_call *call,
+                                                 ted_translation *outputs, ted_error *err);
 
 /* Frees the texts and hypotheses of `count` translations and zeroes them. */
-void ted_translations_free(ted_translation *translations, int count);
+TED_API void ted_translations_free(ted_translation *translations, int count);
 
 /* The CPUs this process may use: those of its affinity mask
  * (sched_getaffinity, as taskset or a cpuset sets it), capped by the CPU
  * quota of its control group rounded up (cgroup v2 cpu.max, v1
  * cpu.cfs_quota_us / cpu.cfs_period_us, as a container's --cpus sets it);
  * at least 1. */
-int ted_usable_cpus(void);
+TED_API int ted_usable_cpus(void);
 
 /* Sets the number of threads the matrix products use (process-wide) and
  * returns it: `threads`, at most ted_usable_cpus() (threads beyond the
  * CPUs would only wait for each other); 0 or less: ted_usable_cpus(). */
-int ted_set_threads(int threads);
+TED_API int ted_set_threads(int threads);
 
 /* The kernels that run: "avx512", "avx2" or "portable" (TED_CPU forces one). */
-const char *ted_cpu_kernels(void);
+TED_API const char *ted_cpu_kernels(void);
 
 #ifdef __cplusplus
 }

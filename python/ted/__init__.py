@@ -10,11 +10,10 @@ package; NumPy is the only Python dependency). The GIL is released during
 every call into C. docs/python.md documents every name.
 """
 from ._capi import library_path
+from ._capi import library_version as __version__  # ted_version(): libted.so's
 from ._errors import (ArgumentError, CancelledError, ConfigError, Error, FileError, FormatError,
                       InputError, OutOfMemoryError, VocabError, WeightsError)
 from ._translator import Candidate, Hypothesis, Step, Trace, Translator
-
-__version__ = "0.1.0"
 
 __all__ = ["Translator", "Hypothesis", "Trace", "Step", "Candidate", "Error", "FileError",
            "FormatError", "ConfigError", "WeightsError", "VocabError", "InputError",

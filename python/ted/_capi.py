@@ -106,12 +106,13 @@ def _find_library() -> str:
                   "TED_LIBRARY)" % here)
 
 
-def _declare(lib: ctypes.CDLL) -> None:
+def _declare(lib: ctypes.CDLL) -> dict:
     status = c_int
     err = POINTER(Error_)
     model = c_void_p
     session = c_void_p
     table = {
+        "ted_version": (c_char_p, []),
         "ted_status_name": (c_char_p, [c_int]),
         "ted_free": (None, [c_void_p]),
         "ted_model_load": (status, [c_char_p, POINTER(c_void_p), err]),
@@ -166,18 +167,23 @@ def _declare(lib: ctypes.CDLL) -> None:
                                                       POINTER(TranslateCall),
                                                       POINTER(Translation), POINTER(c_int),
                                                       err]),
-        "ted_set_threads": (None, [c_int]),
+        "ted_set_threads": (c_int, [c_int]),
         "ted_cpu_kernels": (c_char_p, []),
     }
     for name, (restype, argtypes) in table.items():
         function = getattr(lib, name)
         function.restype = restype
         function.argtypes = argtypes
+    return table
 
 
 lib = ctypes.CDLL(_find_library())
-_declare(lib)
+# name -> (restype, argtypes): the functions of include/ted/ted.h the package
+# calls, each exported by libted.so (tests/python checks both)
+functions = _declare(lib)
 library_path: str = lib._name
+# ted_version(): the TED_VERSION of the library loaded
+library_version: str = lib.ted_version().decode()
 sizes = {"ted_error": ctypes.sizeof(Error_), "ted_translate_options":
          ctypes.sizeof(TranslateOptions), "ted_translation": ctypes.sizeof(Translation),
          "ted_source": ctypes.sizeof(Source), "ted_attention_view":

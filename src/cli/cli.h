@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "core/limits.h"
 #include "core/output.h"
 #include "learn/trace.h"
 #include "ted/ted.h"
@@ -140,10 +141,6 @@ int cli_learn_begin(learn_trace *t, const ted_model *model, const cli_sentence *
                     int max_length, int top_k, bool encoder_attention);
 /* learn_advance(): 0, or 1 after printing the error. */
 int cli_learn_next(learn_trace *t, const char *command, int force);
-
-/* The longest input line read: a sentence never comes near it, and input
- * without line ends (-i /dev/zero) stops there instead of taking all memory. */
-#define CLI_LINE_MAX_BYTES (4 << 20)
 
 enum { CLI_LINE_END, CLI_LINE_ERROR, CLI_LINE_READ };
 

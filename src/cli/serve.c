@@ -179,7 +179,7 @@ static bool serve_option(cli_args *a, const char *option, void *options)
     else if (!strcmp(option, "--max-queue"))
         cli_take_int(a, option, 1, 1 << 20, &c->max_queue);
     else if (!strcmp(option, "--max-body")) {
-        if (cli_take_int(a, option, 1, 1 << 30, &body))
+        if (cli_take_int(a, option, 1, SERVE_MAX_BODY_LIMIT, &body))
             c->max_body = (size_t)body;
     } else if (!strcmp(option, "--max-request-tokens")) {
         if (cli_take_int(a, option, 1, INT_MAX, &tokens))
@@ -245,7 +245,7 @@ int cli_serve(int argc, char **argv)
     static const cli_command command = {"serve", usage, serve_option, check_serve,
                                         serve_command, true};
     serve_args s = {.config = {.host = "127.0.0.1", .port = 8080, .max_batch = 32,
-                               .max_queue = 1024, .max_body = 1 << 20, .timeout = 30,
+                               .max_queue = 1024, .max_body = SERVE_MAX_BODY_BYTES, .timeout = 30,
                                .idle_timeout = 5, .max_client_connections = 256,
                                .max_request_tokens = SERVE_MAX_REQUEST_TOKENS,
                                .alternatives_limit = LIBRE_ALTERNATIVES_LIMIT},

@@ -457,9 +457,6 @@ static int translate_lines(translate_job *job, const char *const *lines, int cou
     return translate_chunk(job, lines, count);
 }
 
-/* The largest page --format html reads. */
-#define PAGE_MAX_BYTES ((size_t)64 << 20)
-
 /* --format html without TEXT: the whole input is one page. */
 static int translate_page(translate_job *job, FILE *in, const char *in_name)
 {
@@ -468,15 +465,16 @@ static int translate_page(translate_job *job, FILE *in, const char *in_name)
     size_t n;
     while (page && (n = fread(page + length, 1, capacity - length, in)) > 0) {
         length += n;
-        if (length == capacity && capacity < PAGE_MAX_BYTES + 1) {
-            capacity = capacity * 2 > PAGE_MAX_BYTES + 1 ? PAGE_MAX_BYTES + 1 : capacity * 2;
+        if (length == capacity && capacity < CLI_PAGE_MAX_BYTES + 1) {
+            size_t most = CLI_PAGE_MAX_BYTES + 1;
+            capacity = capacity * 2 > most ? most : capacity * 2;
             char *grown = realloc(page, capacity);
             if (!grown)
                 free(page);
             page = grown;
         } else if (length == capacity) {
             free(page);
-            return cli_error("%s: the page is over %zu MiB", in_name, PAGE_MAX_BYTES >> 20);
+            return cli_error("%s: the page is over %zu MiB", in_name, CLI_PAGE_MAX_BYTES >> 20);
         }
     }
     int status = !page        ? cli_error("out of memory")

@@ -5,6 +5,7 @@
 #ifndef TED_FRONTEND_OPTIONS_H
 #define TED_FRONTEND_OPTIONS_H
 
+#include "core/limits.h"
 #include "ted/ted.h"
 
 /* The largest values ted translate's options and ted serve's fields take:
@@ -13,11 +14,6 @@
 #define FRONTEND_N_BEST_MAX TED_N_BEST_MAX
 #define FRONTEND_TOP_K_MAX TED_TOP_K_MAX
 #define FRONTEND_MAX_LENGTH_MAX TED_MAX_LENGTH_MAX
-
-/* The largest --batch-size, --max-batch-tokens and --workers. */
-#define FRONTEND_BATCH_SIZE_MAX 4096
-#define FRONTEND_BATCH_TOKENS_MAX (1 << 24)
-#define FRONTEND_WORKERS_MAX 256
 
 /* How ted translate batches a file and spreads the batches over the CPUs,
  * as the user gave it; 0: not given. */

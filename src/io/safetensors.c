@@ -17,11 +17,8 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/limits.h"
 #include "core/mapped.h"
-
-/* Real headers are a few hundred kilobytes; anything near this is an attack
- * or a corrupt length, and parsing it would cost memory for nothing. */
-#define HEADER_MAX_BYTES ((uint64_t)100 << 20)
 
 /* Shape entries and offsets arrive as JSON doubles, which hold integers
  * exactly only up to 2^53. */
@@ -395,13 +392,6 @@ static ted_status check_overlaps(const ted_safetensors *file, const char *file_n
     return status;
 }
 
-/* What the header's JSON may hold before cJSON builds it (about 64 bytes
- * a value): a safetensors header nests three levels (the header, a
- * tensor's entry, its shape) and describes a tensor in about 8 values, so
- * these bounds pass any real model and keep a hostile header's tree small. */
-#define HEADER_MAX_DEPTH 3
-#define HEADER_MAX_VALUES 1000000
-
 /* Counts the JSON values (strings, numbers, literals, arrays, objects) and
  * the deepest nesting of the header's text, outside strings; fails at the
  * first bound passed. The text holds no control bytes (checked before). */
@@ -425,16 +415,17 @@ static ted_status check_header_size(const unsigned char *s, size_t size,
         in_scalar = scalar_char;
         in_string = c == '"';
         depth += (c == '{' || c == '[') - (c == '}' || c == ']');
-        if (depth > HEADER_MAX_DEPTH)
+        if (depth > SAFETENSORS_HEADER_MAX_DEPTH)
             return ted_fail(err, TED_ERR_FORMAT,
                             "%s: header nests deeper than %d levels (at header byte %zu); a "
                             "safetensors header has %d",
-                            file_name, HEADER_MAX_DEPTH, i, HEADER_MAX_DEPTH);
-        if (values > HEADER_MAX_VALUES)
+                            file_name, SAFETENSORS_HEADER_MAX_DEPTH, i,
+                            SAFETENSORS_HEADER_MAX_DEPTH);
+        if (values > SAFETENSORS_HEADER_MAX_VALUES)
             return ted_fail(err, TED_ERR_FORMAT,
                             "%s: header holds more than %d JSON values (at header byte %zu); "
                             "a safetensors header describes a tensor in about 8",
-                            file_name, HEADER_MAX_VALUES, i);
+                            file_name, SAFETENSORS_HEADER_MAX_VALUES, i);
     }
     return TED_OK;
 }
@@ -540,10 +531,11 @@ ted_status ted_safetensors_parse(const void *bytes, size_t size, const char *nam
 
     const unsigned char *start = bytes;
     uint64_t header_size = read_u64_le(start);
-    if (header_size > HEADER_MAX_BYTES)
+    if (header_size > SAFETENSORS_HEADER_MAX_BYTES)
         return ted_fail(err, TED_ERR_FORMAT,
                         "%s: header length %llu is over the %llu-byte limit", name,
-                        (unsigned long long)header_size, (unsigned long long)HEADER_MAX_BYTES);
+                        (unsigned long long)header_size,
+                        (unsigned long long)SAFETENSORS_HEADER_MAX_BYTES);
     if (header_size > size - 8)
         return ted_fail(err, TED_ERR_FORMAT,
                         "%s: header length %llu runs past the end of the %zu-byte file", name,

@@ -15,13 +15,12 @@
 extern "C" {
 #include "core/error.h"
 #include "core/file.h"
+#include "core/limits.h"
 }
 
 struct ted_spm {
     sentencepiece::SentencePieceProcessor processor;
 };
-
-static const size_t SPM_MAX_BYTES = 64u << 20;
 
 // ---- What the library indexes without checking -----------------------------
 //

@@ -7,9 +7,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/file.h"
-
-/* A shortlist file is ids in text: 1 GiB holds hundreds of millions. */
-#define SHORTLIST_MAX_BYTES ((size_t)1 << 30)
+#include "core/limits.h"
 
 typedef struct reader {
     const char *at, *end;   /* the rest of the text */

@@ -15,6 +15,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/utf8.h"
 #include "io/normalize.h"
 #include "io/sentencepiece.h"
@@ -249,12 +250,6 @@ static ted_status split_chunk(id_list *list, const ted_tokenizer *t, const char 
     free(rest);
     return s;
 }
-
-/* The SentencePiece library takes time quadratic in the length of a run of
- * characters its model does not know, so the text it is given is bounded
- * (measurements: docs/performance.md#sentencepiece-input-bound). Real
- * sources of even a thousand tokens are a small fraction of this. */
-#define SPM_MAX_TEXT_BYTES (64 * 1024)
 
 static ted_status split_pieces(id_list *list, const ted_tokenizer *t, const char *text,
                                size_t length, ted_error *err)

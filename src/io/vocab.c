@@ -16,11 +16,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/hash.h"
-
-/* The largest vocabulary a config may declare (model.*_vocab_size), and a
- * file size that comfortably holds that many tokens. */
-#define VOCAB_MAX_TOKENS 16777216
-#define VOCAB_MAX_BYTES ((size_t)256 * 1024 * 1024)
+#include "core/limits.h"
 
 /* Whether tokens[id] is exactly the `n` bytes at `s`. strnlen keeps the
  * comparison inside the token even when `s` holds a NUL. */

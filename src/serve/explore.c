@@ -324,8 +324,6 @@ typedef struct explore_request {
     frontend_choice choice;  /* beam search's options, and the languages of both */
 } explore_request;
 
-enum { SOURCE_BYTES_MAX = 4096 };
-
 /* A client's string as a message quotes it: its first bytes, valid UTF-8. */
 typedef struct quoted {
     char text[FIELD_NAME_SHOWN];
@@ -399,9 +397,9 @@ static bool read_field(const cJSON *v, explore_request *r, bool beam, serve_refu
         return true;  /* read first */
     if (!strcmp(name, "source")) {
         r->source = cJSON_GetStringValue(v);
-        return (r->source && strlen(r->source) <= SOURCE_BYTES_MAX) ||
+        return (r->source && strlen(r->source) <= EXPLORE_MAX_SOURCE_BYTES) ||
                serve_refuse(no, 400, "source: expected a string of at most %d bytes",
-                      SOURCE_BYTES_MAX);
+                      EXPLORE_MAX_SOURCE_BYTES);
     }
     bool source_lang = !strcmp(name, "source_lang");
     if (source_lang || !strcmp(name, "target_lang")) {

@@ -7,21 +7,15 @@
  *                      computation in the words of multi-head attention
  *   POST /v1/beam      a beam search, step by step, and its final ranking
  * The explorer decodes on the HTTP thread with a session of its own (the
- * models are read-only), within the limits below. */
+ * models are read-only), within the EXPLORE_MAX_ limits of core/limits.h. */
 #ifndef TED_SERVE_EXPLORE_H
 #define TED_SERVE_EXPLORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/limits.h"
 #include "serve/server.h"
-
-enum {
-    EXPLORE_MAX_SOURCE_TOKENS = 100,  /* source tokens, BOS and EOS counted */
-    EXPLORE_MAX_STEPS = 200,          /* decoder steps (greedy and beam) */
-    EXPLORE_MAX_TOP_K = 20,
-    EXPLORE_MAX_BEAM = 16,
-};
 
 /* One file of the page. */
 typedef struct serve_asset {

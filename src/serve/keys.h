@@ -3,12 +3,10 @@
 #ifndef TED_SERVE_KEYS_H
 #define TED_SERVE_KEYS_H
 
+#include "core/limits.h"
 #include "ted/ted.h"
 
 typedef struct serve_keys serve_keys;
-
-/* The largest file of keys: 16 MiB, some hundred thousand keys. */
-#define SERVE_KEYS_MAX_BYTES ((size_t)16 << 20)
 
 /* Reads FILE whole (ted_read_file: a regular file of at most
  * SERVE_KEYS_MAX_BYTES; a FIFO or a device is refused at once, never

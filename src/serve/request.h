@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/limits.h"
 #include "document/document.h"
 #include "frontend/options.h"
 #include "serve/job.h"
@@ -90,12 +91,6 @@ typedef struct serve_leg_report {
  * the legs the texts went through (two when through English). */
 char *serve_answer_routed(const serve_job *job, bool scores, const serve_leg_report *legs,
                           int count);
-
-/* The default of --max-request-tokens: the rows x steps one request may
- * ask for. A request of --max-queue greedy sentences at their default
- * lengths stays far below it; {"sample": true, "n_best": 1024,
- * "max_length": 512} is above it. */
-#define SERVE_MAX_REQUEST_TOKENS (1 << 18)
 
 /* The rows x steps a job may decode at most: the sum over its sentences
  * to decode (a blank one, done at once, decodes nothing) of the rows each takes (n_best samples when sampling, the beam's width

@@ -2,7 +2,9 @@
 # The C API as docs/api.md shows it: its complete program is
 # examples/decode.c, word for word; built against libted.a alone, it gives
 # the n-best lists and the greedy translation `ted translate` gives; a bad
-# model directory is one message and exit status 1. Each check prints
+# model directory is one message and exit status 1; libted.so exports the
+# functions of include/ted/*.h and nothing else; docs/limits.md gives the
+# values of src/core/limits.h. Each check prints
 # "ok NAME" or "FAIL NAME: why".
 TED=${TED:-build/ted}
 BUILD=${BUILD:-build}
@@ -53,3 +55,67 @@ else
 fi
 
 expect_error api/bad-model-dir "no-such-dir/config\.yaml" "$EXAMPLE" "$work/no-such-dir" "$first"
+
+# The shared library's interface is the header's: libted.so exports exactly
+# the functions include/ted/*.h declare (as the compiler reads them,
+# gcc -aux-info), no internal symbol a binding could come to depend on.
+for header in include/ted/*.h; do
+    echo "#include \"${header#include/}\""
+done >"$work/headers.c"
+shared="$BUILD/libted.so"
+if ! ${CC:-cc} -Iinclude -fsyntax-only -aux-info "$work/aux" "$work/headers.c" 2>"$work/cc.err"; then
+    fail api/shared-library-exports "${CC:-cc} -aux-info: $(head -c 300 "$work/cc.err")"
+elif [ ! -f "$shared" ]; then
+    fail api/shared-library-exports "$shared is missing (make $shared)"
+else
+    sed -n 's|^/\* [^ ]*include/ted/[a-z_]*\.h:[0-9]*:[A-Z]* \*/ extern .*[ *]\(ted_[a-z0-9_]*\) (.*|\1|p' \
+        "$work/aux" | sort -u >"$work/declared"
+    nm -D --defined-only "$shared" | awk 'NF == 3 { sub(/@.*/, "", $3); print $3 }' |
+        sort -u >"$work/exported"
+    extra=$(comm -13 "$work/declared" "$work/exported" | head -n 8 | tr '\n' ' ')
+    missing=$(comm -23 "$work/declared" "$work/exported" | tr '\n' ' ')
+    if [ "$(wc -l <"$work/declared")" -lt 50 ]; then
+        fail api/shared-library-exports "only $(wc -l <"$work/declared") functions read from include/ted/*.h"
+    elif [ -n "$extra" ]; then
+        fail api/shared-library-exports "$(comm -13 "$work/declared" "$work/exported" | wc -l) symbols no header declares: $extra..."
+    else
+        ok api/shared-library-exports
+    fi
+    if [ -n "$missing" ]; then
+        fail api/shared-library-exports-every-function "declared, not exported: $missing"
+    else
+        ok api/shared-library-exports-every-function
+    fi
+fi
+
+# docs/limits.md's table holds every bound of src/core/limits.h, with the
+# value the compiler gives it.
+names=$(sed -n 's/^#define \([A-Z][A-Z0-9_]*\) .*/\1/p; s/^ *\([A-Z][A-Z0-9_]*\) = .*/\1/p' \
+    src/core/limits.h | grep -vx 'TED_CORE_LIMITS_H')
+{
+    echo '#include <stdio.h>'
+    echo '#include "core/limits.h"'
+    echo 'int main(void) {'
+    for name in $names; do
+        printf '    printf("%s %%llu\\n", (unsigned long long)(%s));\n' "$name" "$name"
+    done
+    echo '    return 0; }'
+} >"$work/limits.c"
+if ! ${CC:-cc} -Isrc -Iinclude "$work/limits.c" -o "$work/limits" 2>"$work/cc.err"; then
+    fail api/limits-table "$(head -c 300 "$work/cc.err")"
+else
+    "$work/limits" | sort >"$work/limits.want"
+    # "| `NAME` | 1 MiB | ..." -> "NAME 1048576"
+    awk -F '|' '$2 ~ /^ `[A-Z][A-Z0-9_]*` $/ {
+            name = $2; gsub(/[ `]/, "", name); value = $3; unit = 1
+            if (value ~ /KiB/) unit = 1024; else if (value ~ /MiB/) unit = 1048576
+            else if (value ~ /GiB/) unit = 1073741824
+            gsub(/[^0-9]/, "", value); printf "%s %.0f\n", name, value * unit }' \
+        docs/limits.md | sort >"$work/limits.shown"
+    wrong=$(comm -23 "$work/limits.want" "$work/limits.shown" | tr '\n' ' ')
+    if [ -z "$names" ] || [ -n "$wrong" ]; then
+        fail api/limits-table "docs/limits.md lacks or misstates: $wrong(shows: $(tr '\n' ' ' <"$work/limits.shown" | head -c 300))"
+    else
+        ok api/limits-table
+    fi
+fi

@@ -2,7 +2,8 @@
 reference each check names: translations line for line on the shipped
 models' test sets, logits bit for bit, attention as `ted attention --json`
 writes it, error messages as ted prints them; then threads, memory and
-the ctypes structs against the C compiler's sizes.
+the ctypes structs against the C compiler's sizes and its functions against
+the header and the library's exports.
 
 Runs under pytest (tests/python/run.sh, with conftest.py printing one
 "ok NAME" / "FAIL NAME: why" line per test), or alone:
@@ -17,6 +18,7 @@ fewer calls.
 import atexit
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -714,6 +716,69 @@ def test_struct_sizes_match_the_header():
         out = subprocess.run([program], capture_output=True, text=True, check=True).stdout
     want = {line.split()[0]: int(line.split()[1]) for line in out.strip().split("\n")}
     assert want == _capi.sizes, (want, _capi.sizes)
+
+
+def header_functions():
+    """The functions include/ted/*.h declares, as the C compiler reads them
+    (gcc -aux-info): name -> (return type, parameter types)."""
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if not cc:
+        skip("no C compiler")
+    include = os.path.join(ROOT, "include")
+    with tempfile.TemporaryDirectory() as work:
+        source, aux = os.path.join(work, "h.c"), os.path.join(work, "aux")
+        with open(source, "w") as f:
+            for header in sorted(os.listdir(os.path.join(include, "ted"))):
+                f.write('#include "ted/%s"\n' % header)
+        subprocess.run([cc, "-I", include, "-fsyntax-only", "-aux-info", aux, source],
+                       check=True)
+        with open(aux) as f:
+            lines = f.read().splitlines()
+    functions = {}
+    for line in lines:
+        found = re.match(r"/\* \S*include/ted/\w+\.h:.*\*/ extern (.*?)\b(ted_\w+) \((.*)\);$",
+                         line)
+        if found:
+            returns, name, params = found.groups()
+            functions[name] = (returns.strip(), [] if params == "void" else params.split(", "))
+    return functions
+
+
+def test_ctypes_functions_match_the_header():
+    """Every function the package calls is declared in include/ted/*.h and
+    exported by the libted.so it loads, with the header's number of
+    parameters, and returns nothing where the header's returns void."""
+    from ted import _capi
+    declared = header_functions()
+    nm = subprocess.run(["nm", "-D", "--defined-only", _capi.library_path],
+                        capture_output=True, text=True, check=True).stdout
+    exported = {line.split()[2].split("@")[0] for line in nm.splitlines()
+                if len(line.split()) == 3}
+    assert len(_capi.functions) > 40, sorted(_capi.functions)
+    wrong = []
+    for name, (restype, argtypes) in sorted(_capi.functions.items()):
+        if name not in declared:
+            wrong.append("%s: not in include/ted/*.h" % name)
+            continue
+        if name not in exported:
+            wrong.append("%s: not exported by %s" % (name, _capi.library_path))
+        returns, params = declared[name]
+        if len(argtypes) != len(params):
+            wrong.append("%s: %d argtypes, the header %d (%s)" %
+                         (name, len(argtypes), len(params), ", ".join(params)))
+        if (restype is None) != (returns == "void"):
+            wrong.append("%s: restype %s, the header returns %s" % (name, restype, returns))
+    assert not wrong, "; ".join(wrong)
+
+
+def test_version_is_the_header_version():
+    """ted.__version__ is ted_version() of the library: the header's
+    TED_VERSION, and the version pyproject.toml gives the package."""
+    with open(os.path.join(ROOT, "include", "ted", "ted.h")) as f:
+        header = re.search(r'^#define TED_VERSION "(.*)"$', f.read(), re.M).group(1)
+    with open(os.path.join(ROOT, "pyproject.toml")) as f:
+        project = re.search(r'^version = "(.*)"$', f.read(), re.M).group(1)
+    assert ted.__version__ == header == project, (ted.__version__, header, project)
 
 
 def test_close():

@@ -1,0 +1,6 @@
+#include "ted/ted.h"
+
+const char *ted_version(void)
+{
+    return TED_VERSION;
+}
