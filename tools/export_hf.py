@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Exports a Hugging Face MarianMTModel, M2M100ForConditionalGeneration
-(M2M-100, NLLB-200), MBartForConditionalGeneration (mBART-50) or
+(M2M-100, NLLB-200), MBartForConditionalGeneration (mBART-50),
 T5ForConditionalGeneration / MT5ForConditionalGeneration (T5, Flan-T5,
-mT5, MADLAD-400) directory (what save_pretrained writes; a hub download
+mT5, MADLAD-400) or PegasusForConditionalGeneration directory (what save_pretrained writes; a hub download
 such as Helsinki-NLP/opus-mt-en-de or facebook/nllb-200-distilled-600M) to
 a ted model directory.
 
@@ -22,7 +22,10 @@ model.safetensors, vocab.txt and sentencepiece.bpe.model. For T5 and mT5:
 spiece.model (T5Tokenizer's), tokenizer_config.json optional; DIR
 receives config.yaml, model.safetensors (tensors renamed into ted's marian
 naming), vocab.txt (the pieces, then the <extra_id_N> tokens) and
-spiece.model.
+spiece.model. For Pegasus: spiece.model (PegasusTokenizer's),
+tokenizer_config.json optional; DIR receives config.yaml,
+model.safetensors, vocab.txt (the added tokens at ids 0-104, then the
+pieces from id `offset` on) and spiece.model.
 
     /usr/bin/python3 tools/export_hf.py HF_DIR --out DIR \
         --languages "eng_Latn>fra_Latn,fra_Latn>eng_Latn,deu_Latn"
@@ -465,7 +468,10 @@ def architecture(config):
     vocab = sizes["src_vocab_size"]
     if family(config) != "marian":
         variant = hf_families.ted_model_keys(family(config), config, setting)
-        return dict(
+        origins = {"shared_embeddings": "model.shared.weight",
+                   "normalize": "PegasusTokenizer's text is not normalized before "
+                   "SentencePiece"} if family(config) == "pegasus" else {}
+        return dict(origins=origins,
             d_model=d_model, heads=heads, encoder_layers=sizes["encoder_layers"],
             decoder_layers=sizes["decoder_layers"], d_ff=sizes["d_ff"], src_vocab_size=vocab,
             tgt_vocab_size=vocab, activation=ACTIVATIONS[activation],
@@ -626,6 +632,10 @@ def model_tensors(path, tensors, m):
                      "model.decoder.embed_positions.weight"))
     elif m["family"] == "m2m_100":
         used.update(hf_families.check_sinusoidal_tables(path, tensors, m, POSITIONS_TOLERANCE))
+    elif m["family"] == "pegasus":  # PegasusSinusoidalPositionalEmbedding: Marian's table
+        check_positions(path, tensors, m)
+        used.update(("model.encoder.embed_positions.weight",
+                     "model.decoder.embed_positions.weight"))
     for name in tensors:
         if name not in used:
             raise unexpected_tensor(path, name, m)
@@ -749,6 +759,36 @@ def t5_files(hf_dir, tokenizer_config, m):
     pieces = hf_families.spm_pieces(path, data)
     tokens = hf_families.t5_tokens(pieces, hf_families.added_tokens(tokenizer_config),
                                    extra_ids, m["src_vocab_size"], path)
+    problem = ted_format.vocab_problem(tokens)
+    if problem:
+        raise ExportError(f"{path}: {problem}")
+    ids = special_ids(tokenizer_config, tokens, path)
+    tok = {"ids": ids, "spm": ("spiece.model", "spiece.model"),
+           "vocab": ("vocab.txt", "vocab.txt"), "languages": None, "class": name}
+    return {"vocab.txt": tokens, "spiece.model": data}, tok
+
+
+def pegasus_files(hf_dir, tokenizer_config, m):
+    """tokenizer_files for PegasusTokenizer: vocab.txt (its added tokens,
+    then the pieces of spiece.model shifted by `offset`) and spiece.model."""
+    name = hf_families.tokenizer_class(m["family"], tokenizer_config, hf_dir)
+    if tokenizer_config.get("sp_model_kwargs"):
+        raise ExportError("tokenizer_config.json: sp_model_kwargs is not supported (ted "
+                          "tokenizes with the SentencePiece model's own settings)")
+    if tokenizer_config.get("clean_up_tokenization_spaces", True) is not True:
+        raise ExportError("tokenizer_config.json: clean_up_tokenization_spaces false is not "
+                          "supported (ted removes the spaces before . , ! ? as transformers' "
+                          "default does)")
+    path = os.path.join(hf_dir, "spiece.model")
+    if not os.path.lexists(path):
+        raise ExportError(f"{path}: missing: {name} needs it")
+    data = safe_files.read_regular(path, *INPUT_LIMITS["spm"])
+    processor = hf_families.spm_processor(path, data)
+    spellings = {role: special_spelling(tokenizer_config, role + "_token", default)
+                 for role, default in (("pad", "<pad>"), ("eos", "</s>"), ("mask", "<mask_2>"))}
+    offset, added = hf_families.pegasus_added(
+        tokenizer_config, hf_families.added_tokens(tokenizer_config), spellings)
+    tokens = hf_families.pegasus_tokens(processor, offset, added, m["src_vocab_size"], path)
     problem = ted_format.vocab_problem(tokens)
     if problem:
         raise ExportError(f"{path}: {problem}")
@@ -886,6 +926,8 @@ def tokenizer_files(hf_dir, tokenizer_config, m):
     special ids, the language codes."""
     if m["family"] in hf_families.T5_FAMILIES:
         return t5_files(hf_dir, tokenizer_config, m)
+    if m["family"] == "pegasus":
+        return pegasus_files(hf_dir, tokenizer_config, m)
     if m["family"] != "marian":
         return multilingual_files(hf_dir, tokenizer_config, m)
     check_tokenizer_config(tokenizer_config)
@@ -1259,8 +1301,9 @@ def export(hf_dir, out_dir, quantize=None, languages=None):
 def main(argv=None):
     parser = argparse.ArgumentParser(
         description="Export a Hugging Face MarianMTModel, M2M100ForConditionalGeneration "
-        "(M2M-100, NLLB-200) or MBartForConditionalGeneration (mBART-50) directory to a ted "
-        "model directory.",
+        "(M2M-100, NLLB-200), MBartForConditionalGeneration (mBART-50), "
+        "T5ForConditionalGeneration, MT5ForConditionalGeneration or "
+        "PegasusForConditionalGeneration directory to a ted model directory.",
         epilog="OUT must be a new or empty directory, not HF_DIR and not a symbolic link; "
         "each file is written under a unique temporary name there and renamed into place "
         "once all are whole, and a failure, SIGINT, SIGTERM or SIGHUP leaves none of them "

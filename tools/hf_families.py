@@ -1,9 +1,10 @@
 """The Hugging Face model families tools/export_hf.py converts besides
 MarianMTModel: M2M100ForConditionalGeneration (M2M-100 and NLLB-200
-checkpoints), MBartForConditionalGeneration (mBART-50) and
+checkpoints), MBartForConditionalGeneration (mBART-50),
 T5ForConditionalGeneration / MT5ForConditionalGeneration (T5, Flan-T5,
-mT5, MADLAD-400), and the vocabularies of their tokenizers (NllbTokenizer,
-M2M100Tokenizer, MBart50Tokenizer, T5Tokenizer) as ted reads them: one
+mT5, MADLAD-400) and PegasusForConditionalGeneration, and the
+vocabularies of their tokenizers (NllbTokenizer, M2M100Tokenizer,
+MBart50Tokenizer, T5Tokenizer, PegasusTokenizer) as ted reads them: one
 token per line, the line number the id the Hugging Face tokenizer gives it.
 
 Each family is the Transformer of the paper with pre-norm layers and a
@@ -23,6 +24,12 @@ final LayerNorm on both stacks; what differs becomes config.yaml keys
            (feed_forward: gated, gelu_tanh), the output scaled by
            d_model^-0.5 when tied (scale_output); T5_TENSORS renames
            the tensors into ted's marian naming
+  pegasus  Marian's sinusoidal positions (sines, then cosines, from
+           position 0: positional_encoding: concatenated), embeddings x
+           sqrt(d) with scale_embedding, final_logits_bias; PegasusTokenizer
+           puts its added tokens (<pad> </s> <mask_1> <mask_2> <unk_2> ..
+           <unk_102>) at ids 0-104 and SentencePiece piece i at i + offset
+           (103)
 
 Language codes are tokens of the vocabulary: the tokenizer's
 additional_special_tokens ("eng_Latn", "en_XX"), or for M2M100Tokenizer
@@ -61,6 +68,14 @@ T5_DEFAULTS = {
     "feed_forward_proj": "relu", "tie_word_embeddings": True, "pad_token_id": 0,
     "eos_token_id": 1, "decoder_start_token_id": 0, "forced_eos_token_id": None,
 }
+PEGASUS_DEFAULTS = {
+    "vocab_size": 50265, "max_position_embeddings": 1024, "encoder_layers": 12,
+    "encoder_ffn_dim": 4096, "encoder_attention_heads": 16, "decoder_layers": 12,
+    "decoder_ffn_dim": 4096, "decoder_attention_heads": 16, "activation_function": "gelu",
+    "d_model": 1024, "decoder_start_token_id": 0, "scale_embedding": False, "pad_token_id": 0,
+    "bos_token_id": None, "eos_token_id": 1, "forced_eos_token_id": 1,
+    "tie_word_embeddings": True,
+}
 MT5_DEFAULTS = dict(T5_DEFAULTS, vocab_size=250112, d_ff=1024, num_layers=8, num_heads=6,
                     feed_forward_proj="gated-gelu", tie_word_embeddings=False)
 
@@ -73,6 +88,8 @@ FAMILIES = {
               ("MBart50Tokenizer", "MBart50TokenizerFast")),
     "t5": ("T5ForConditionalGeneration", T5_DEFAULTS, ("T5Tokenizer", "T5TokenizerFast")),
     "mt5": ("MT5ForConditionalGeneration", MT5_DEFAULTS, ("T5Tokenizer", "T5TokenizerFast")),
+    "pegasus": ("PegasusForConditionalGeneration", PEGASUS_DEFAULTS,
+                ("PegasusTokenizer", "PegasusTokenizerFast")),
 }
 T5_FAMILIES = ("t5", "mt5")
 # T5Config's feed_forward_proj -> ted's feed_forward and activation
@@ -113,6 +130,10 @@ def ted_model_keys(family, config, setting):
                       "sines, then cosines of pos / 10000^(i / (d_model/2 - 1))"),
                      ("position_offset", pad + 1, "the first token's position: pad_token_id + 1"),
                      ("embedding_norm", False)]
+    elif family == "pegasus":
+        positions = [("positional_encoding", "concatenated",
+                      "PegasusSinusoidalPositionalEmbedding: sines, then cosines"),
+                     ("position_offset", 0), ("embedding_norm", False)]
     else:
         positions = [("positional_encoding", "learned", "embed_positions.weight of each stack"),
                      ("position_offset", MBART_POSITION_OFFSET, "the first token takes row 2"),
@@ -178,6 +199,8 @@ def tokenizer_class(family, tokenizer_config, hf_dir):
     if name is None:
         if family in T5_FAMILIES:
             name = "T5Tokenizer"
+        elif family == "pegasus":
+            name = "PegasusTokenizer"
         elif family == "mbart":
             name = "MBart50Tokenizer"
         else:
@@ -377,3 +400,61 @@ def t5_tokens(pieces, added, extra_ids, size, origin):
             continue  # </s>, <unk>, <pad>: the model's own pieces
         place(tokens, index, token, "tokenizer_config.json: added_tokens_decoder", size)
     return fill_rows(tokens)
+
+
+# ---- Pegasus ---------------------------------------------------------------------------
+
+PEGASUS_OFFSET = 103  # PegasusTokenizer's offset: ids 2-104 are pretraining's
+
+
+def pegasus_added(tokenizer_config, added, spellings):
+    """{id: spelling} of PegasusTokenizer's added tokens: added_tokens_decoder,
+    then, over it, what PegasusTokenizer.__init__ puts at ids 0 up:
+    pad_token, eos_token, mask_token_sent and mask_token (when
+    mask_token_sent is not null), <unk_2> .. <unk_{offset - 1}>.
+    `spellings`: {"pad": .., "eos": .., "mask": ..}."""
+    offset = tokenizer_config.get("offset", PEGASUS_OFFSET)
+    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= 1 << 20:
+        raise ExportError(f"tokenizer_config.json: offset {json.dumps(offset)[:40]} is not a "
+                          "count of ids")
+    sentence_mask = tokenizer_config.get("mask_token_sent", "<mask_1>")
+    if isinstance(sentence_mask, dict):
+        sentence_mask = sentence_mask.get("content")
+    if sentence_mask is not None and (not isinstance(sentence_mask, str) or not sentence_mask):
+        raise ExportError(f"tokenizer_config.json: mask_token_sent "
+                          f"{json.dumps(sentence_mask)[:40]} is not a token")
+    fixed = {0: spellings["pad"], 1: spellings["eos"]}
+    if sentence_mask is not None:
+        fixed.update({2: sentence_mask, 3: spellings["mask"]})
+    for i in range(2, offset):
+        fixed[len(fixed)] = f"<unk_{i}>"
+    return offset, {**added, **fixed}
+
+
+def pegasus_tokens(processor, offset, added, size, origin):
+    """PegasusTokenizer's vocabulary: piece i of the SentencePiece model at
+    i + offset, the added tokens at their ids (over the pieces they hide,
+    which must be control pieces: a piece of text the tokenizer would give
+    the added token's id, which ted cannot), filler spellings for the rows
+    no token names."""
+    tokens = [None] * size
+    for i in range(processor.GetPieceSize()):
+        index, piece = i + offset, processor.IdToPiece(i)
+        if index in added and added[index] != piece:
+            if not (processor.IsControl(i) or processor.IsUnused(i)):
+                raise ExportError(f"{origin}: piece {json.dumps(piece)} (id {i}) takes id "
+                                  f"{index}, which added token {json.dumps(added[index])} "
+                                  "holds: PegasusTokenizer gives that piece of text the "
+                                  "added token's id, which ted cannot")
+            continue
+        place(tokens, index, piece, origin, size)
+    for index, token in sorted(added.items()):
+        place(tokens, index, token, "tokenizer_config.json: added_tokens_decoder", size)
+    return fill_rows(tokens)
+
+
+def spm_processor(path, data):
+    """The SentencePiece model `data` loaded (spm_pieces' checks)."""
+    spm_pieces(path, data)
+    import sentencepiece
+    return sentencepiece.SentencePieceProcessor(model_proto=data)

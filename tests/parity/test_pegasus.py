@@ -1,0 +1,271 @@
+#!/usr/bin/python3
+"""ted against Hugging Face transformers' PegasusForConditionalGeneration
+(PegasusTokenizer), on models exported with tools/export_hf.py.
+
+    TED=build/ted .venv/bin/python tests/parity/test_pegasus.py
+
+Two random-init models built from PegasusConfig and saved by
+save_pretrained, with a SentencePiece model trained here in Pegasus's
+layout (<pad> 0, </s> 1, <unk> 2, no <s>), which PegasusTokenizer shifts by
+its offset of 103 behind <pad> </s> <mask_1> <mask_2> <unk_2> .. <unk_102>:
+  pegasus-relu-scaled  relu, embeddings x sqrt(d_model), vocab_size the
+                       tokenizer's length, model.safetensors
+  pegasus-gelu-untied  gelu, embeddings not scaled, a separate lm_head,
+                       5 embedding rows past the tokenizer's,
+                       pytorch_model.bin
+Both have a random final_logits_bias and sinusoidal positions that reach
+past the sentences' lengths. Checks (one "ok NAME" or "FAIL NAME: why"
+line each; exit 1 if one fails):
+  export/*     tools/export_hf.py converts the directory
+  tokenize/*   `ted tokenize` (source, and --target) against
+               PegasusTokenizer's ids, every sentence of the corpus
+  logits/*     `ted logits` against the teacher-forced logits of the model
+               in float64: max abs diff <= 1e-4
+  greedy/*     `ted translate --beam 1` against generate(num_beams=1),
+               token for token (through `ted tokenize --decode` of its ids)
+  beam/*       `ted translate --beam 4` against generate(num_beams=4,
+               early_stopping=True, length_penalty=1.0)
+  half/*       the second model saved in float16: exported (upcast to F32),
+               its logits against those of the model transformers loads
+               from the float16 directory, upcast, with the float32
+               positional tables ted computes
+  refuse/*     what the exporter cannot map: one line naming the key
+TED_PARITY_KEEP=1 keeps the temporary directory (printed on stderr).
+"""
+import os
+import sys
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
+
+from ted_test import (compare_lines, edit_json, failures, report, run,  # noqa: E402
+                      scratch_directory)
+from test_t5 import (check_logits, check_tokenize, logits_pairs, read_sentences,  # noqa: E402
+                     translations)
+
+EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
+PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
+TRANSLATED = 48          # sentences translated per model
+BEAM_SENTENCES = 24
+MAX_LENGTH = 20          # generate()'s default, which the export keeps
+
+# (name, config, extra embedding rows, safetensors)
+MODELS = [
+    ("pegasus-relu-scaled", dict(d_model=32, encoder_attention_heads=4,
+                                 decoder_attention_heads=4, encoder_ffn_dim=64,
+                                 decoder_ffn_dim=64, encoder_layers=2, decoder_layers=3,
+                                 activation_function="relu", scale_embedding=True), 0, True),
+    ("pegasus-gelu-untied", dict(d_model=24, encoder_attention_heads=3,
+                                 decoder_attention_heads=3, encoder_ffn_dim=40,
+                                 decoder_ffn_dim=40, encoder_layers=2, decoder_layers=2,
+                                 activation_function="gelu", scale_embedding=False,
+                                 tie_word_embeddings=False), 5, False),
+]
+
+
+def train_spm(tmp, sentences):
+    """A SentencePiece unigram model in Pegasus's layout: <pad> 0, </s> 1, <unk> 2."""
+    import sentencepiece as spm
+    corpus = os.path.join(tmp, "corpus.txt")
+    with open(corpus, "w", encoding="utf-8") as f:
+        f.write("".join(line.strip() + "\n" for line in sentences * 3))
+    spm.SentencePieceTrainer.train(
+        input=corpus, model_prefix=os.path.join(tmp, "spiece"), vocab_size=600,
+        model_type="unigram", character_coverage=0.999, pad_id=0, eos_id=1, unk_id=2,
+        bos_id=-1, hard_vocab_limit=False, minloglevel=2, num_threads=1)
+    return os.path.join(tmp, "spiece.model")
+
+
+def randomize(model, seed):
+    """Weights scaled so that the logits are O(1-10) and attention is far
+    from uniform; the positional tables (not trained) kept. With the output
+    tied to the embeddings, a decoder state close to its input token's
+    embedding makes that token the likeliest, and greedy search repeats it:
+    small embeddings and a large final LayerNorm gain keep the source in
+    the output."""
+    generator = torch.Generator().manual_seed(seed)
+    tied = model.config.tie_word_embeddings
+    embedding, gain, bias = (0.1, 10.0, 0.1) if tied else (1.0, 1.0, 0.5)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "embed_positions" in name:
+                continue
+            noise = torch.randn(p.shape, generator=generator, dtype=p.dtype)
+            if "layer_norm" in name:
+                p.copy_((1.0 if name.endswith("weight") else 0.0) + 0.2 * noise)
+            elif "shared" in name:
+                p.copy_(embedding * noise)
+            elif "lm_head" in name or p.dim() == 1:
+                p.copy_(noise if p.dim() == 2 else 0.1 * noise)
+            else:
+                p.copy_(noise / p.shape[1] ** 0.5)
+        model.model.decoder.layer_norm.weight.mul_(gain)
+        model.model.decoder.layer_norm.bias.mul_(gain)
+        model.final_logits_bias.copy_(bias * torch.randn(model.final_logits_bias.shape,
+                                                         generator=generator))
+    return model.eval()
+
+
+def favour_eos(model, tok, sentences):
+    """Raises EOS's output bias until EOS is the most likely token at about
+    one greedy step in twenty, so that translations end at various lengths."""
+    batch = tok(sentences[:16], return_tensors="pt", padding=True)
+    eos = tok.eos_token_id
+    with torch.no_grad():
+        out = model.generate(**batch, num_beams=1, do_sample=False, max_length=MAX_LENGTH,
+                             output_scores=True, return_dict_in_generate=True)
+        scores = torch.stack(out.scores[:-1], 1)
+        gap = torch.quantile((scores.max(-1).values - scores[..., eos]).flatten(), 0.05)
+        model.final_logits_bias[0, eos] += gap
+    return model
+
+
+def build_model(config, extra_rows, tok, seed, sentences):
+    import transformers
+    config = transformers.PegasusConfig(**dict(
+        dict(vocab_size=len(tok) + extra_rows, max_position_embeddings=128, dropout=0.0,
+             attention_dropout=0.0, activation_dropout=0.0, pad_token_id=0, eos_token_id=1,
+             decoder_start_token_id=0, forced_eos_token_id=1), **config))
+    model = randomize(transformers.PegasusForConditionalGeneration(config), seed)
+    return favour_eos(model, tok, sentences)
+
+
+def export(hf_dir, out_dir):
+    """None when tools/export_hf.py succeeds, else why."""
+    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", out_dir])
+    return None if status == 0 else err.strip() or f"exit {status}"
+
+
+def check_translations(name, ted_dir, model, tok, sentences):
+    for kind, beam, lines, options in (
+            ("greedy", "1", sentences[:TRANSLATED], dict(num_beams=1)),
+            ("beam", "4", sentences[:BEAM_SENTENCES],
+             dict(num_beams=4, early_stopping=True, length_penalty=1.0))):
+        check = f"{kind}/{name}"
+        result = translations(check, ted_dir, model, tok, lines, beam, options)
+        if result:
+            got, want = result
+            compare_lines(check, got, want, lines, "sentences",
+                          note=f" ({len(set(want))} different translations)")
+
+
+def check_half(tmp, model, tok, pairs):
+    import copy
+    hf_dir = os.path.join(tmp, "hf-half")
+    copy.deepcopy(model).half().save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    problem = export(hf_dir, hf_dir + "-ted")
+    report("half/export", problem, "float16 model.safetensors")
+    if problem is None:
+        # The float32 model of the half weights; its positional tables are
+        # the float32 ones, which ted computes (the checkpoint's are
+        # float16 copies, within 1e-3)
+        upcast = type(model).from_pretrained(hf_dir, torch_dtype=torch.float32).eval()
+        with torch.no_grad():
+            for stack in ("encoder", "decoder"):
+                getattr(upcast.model, stack).embed_positions.weight.copy_(
+                    getattr(model.model, stack).embed_positions.weight)
+        check_logits("half/logits", hf_dir + "-ted", upcast, tok, pairs)
+
+
+def edit_tensors(change):
+    """An edit of model.safetensors: change(tensors) alters the dict."""
+    def edit(hf_dir):
+        from safetensors.torch import load_file, save_file
+        path = os.path.join(hf_dir, "model.safetensors")
+        tensors = load_file(path)
+        change(tensors)
+        save_file(tensors, path, metadata={"format": "pt"})
+    return edit
+
+
+def add_embedding_norm(tensors):
+    tensors["model.encoder.layernorm_embedding.weight"] = torch.ones(
+        tensors["model.encoder.layer_norm.weight"].shape)
+
+
+def shift_positions(tensors):
+    name = "model.encoder.embed_positions.weight"
+    tensors[name] = torch.roll(tensors[name], 1, dims=0).contiguous()
+
+
+def check_refusals(tmp, hf_dir):
+    import re
+    import shutil
+    cases = [
+        ("model-type", r"config\.json: model_type \"bigbird_pegasus\" asks for another",
+         edit_json("config.json", model_type="bigbird_pegasus")),
+        ("no-spiece", r"spiece\.model: missing",
+         lambda d: os.remove(os.path.join(d, "spiece.model"))),
+        ("tokenizer", r"tokenizer_class T5Tokenizer: a PegasusForConditionalGeneration",
+         edit_json("tokenizer_config.json", tokenizer_class="T5Tokenizer")),
+        ("hidden-piece", r"spiece\.model: piece \".*\" \(id 7\) takes id 110, which added "
+         r"token \"<mask_9>\" holds", edit_json("tokenizer_config.json", added_tokens_decoder={
+             "110": {"content": "<mask_9>", "special": True}})),
+        ("embedding-norm", r"tensor model\.encoder\.layernorm_embedding\.weight is not part "
+         r"of a PegasusForConditionalGeneration", edit_tensors(add_embedding_norm)),
+        ("positions", r"tensor model\.encoder\.embed_positions\.weight is not the sinusoidal",
+         edit_tensors(shift_positions)),
+    ]
+    for case, pattern, edit in cases:
+        case_dir = os.path.join(tmp, f"refuse-{case}")
+        shutil.copytree(hf_dir, case_dir)
+        edit(case_dir)
+        status, _, err = run([PYTHON, EXPORTER, case_dir, "--out", case_dir + "-ted"])
+        lines = err.strip().splitlines()
+        good = status == 1 and len(lines) == 1 and re.search(pattern, lines[0])
+        report(f"refuse/{case}", None if good else
+               f"exit {status}, stderr {err.strip()[:300]!r}, expected one line matching "
+               f"{pattern!r}", lines[0] if lines else "")
+
+
+def check_layout(tok):
+    """The reference tokenizer has the layout the export assumes of it."""
+    want = {0: "<pad>", 1: "</s>", 2: "<mask_1>", 3: "<mask_2>", 4: "<unk_2>",
+            104: "<unk_102>", 105: "<unk>"}
+    got = {i: tok.convert_ids_to_tokens(i) for i in want}
+    report("tokenize/layout", None if got == want else f"PegasusTokenizer's ids {got}",
+           "offset 103, <unk> at 105")
+
+
+def main():
+    torch.set_num_threads(1)
+    try:
+        import sentencepiece  # noqa: F401
+        import transformers
+    except ImportError as e:
+        report("setup", f"{e.name} is not installed (make venv; python3-sentencepiece)")
+        return
+    transformers.logging.set_verbosity_error()
+    sentences = read_sentences()
+    with scratch_directory("ted-pegasus-") as tmp:
+        spm_path = train_spm(tmp, sentences)
+        for seed, (name, config, extra_rows, safetensors) in enumerate(MODELS):
+            hf_dir, ted_dir = os.path.join(tmp, "hf-" + name), os.path.join(tmp, "ted-" + name)
+            tok = transformers.PegasusTokenizer(spm_path)
+            model = build_model(config, extra_rows, tok, 60 + seed, sentences)
+            model.save_pretrained(hf_dir, safe_serialization=safetensors)
+            tok.save_pretrained(hf_dir)
+            problem = export(hf_dir, ted_dir)
+            report(f"export/{name}", problem,
+                   "model.safetensors" if safetensors else "pytorch_model.bin")
+            if problem:
+                continue
+            tok = transformers.PegasusTokenizer.from_pretrained(hf_dir)
+            if seed == 0:
+                check_layout(tok)
+            check_tokenize(name, ted_dir, tok, sentences)
+            check_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(sentences))
+            check_translations(name, ted_dir, model, tok, sentences)
+            if seed == 0:
+                check_refusals(tmp, hf_dir)
+            else:
+                check_half(tmp, model, tok, logits_pairs(sentences))
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(1 if failures() else 0)
