@@ -436,10 +436,13 @@ def pegasus_tokens(processor, offset, added, size, origin):
     i + offset, the added tokens at their ids (over the pieces they hide,
     which must be control pieces: a piece of text the tokenizer would give
     the added token's id, which ted cannot), filler spellings for the rows
-    no token names."""
+    no token names and for control pieces spelled as an added token."""
     tokens = [None] * size
+    spelled = set(added.values())
     for i in range(processor.GetPieceSize()):
         index, piece = i + offset, processor.IdToPiece(i)
+        if piece in spelled and added.get(index) != piece and processor.IsControl(i):
+            continue  # <pad> past the added tokens: no text gives it, it gets a filler
         if index in added and added[index] != piece:
             if not (processor.IsControl(i) or processor.IsUnused(i)):
                 raise ExportError(f"{origin}: piece {json.dumps(piece)} (id {i}) takes id "

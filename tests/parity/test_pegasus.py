@@ -29,9 +29,14 @@ line each; exit 1 if one fails):
                its logits against those of the model transformers loads
                from the float16 directory, upcast, with the float32
                positional tables ted computes
+  tokenize/legacy-config, tokenize/no-sentence-mask
+               the first model's tokenizer_config.json without
+               added_tokens_decoder (as older transformers wrote it), and
+               with mask_token_sent null (no <mask_1> <mask_2> at 2 and 3)
   refuse/*     what the exporter cannot map: one line naming the key
 TED_PARITY_KEEP=1 keeps the temporary directory (printed on stderr).
 """
+import json
 import os
 import sys
 
@@ -222,6 +227,38 @@ def check_refusals(tmp, hf_dir):
                f"{pattern!r}", lines[0] if lines else "")
 
 
+def drop_added_tokens(hf_dir):
+    """tokenizer_config.json as transformers before 4.34 wrote it: no
+    added_tokens_decoder."""
+    path = os.path.join(hf_dir, "tokenizer_config.json")
+    with open(path, encoding="utf-8") as f:
+        value = json.load(f)
+    del value["added_tokens_decoder"]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(value, f)
+
+
+def check_tokenizer_configs(tmp, hf_dir, sentences):
+    """Other tokenizer_config.json files: the ids of the export against
+    those of PegasusTokenizer.from_pretrained of the same directory."""
+    import shutil
+    import transformers
+    cases = [("legacy-config", drop_added_tokens),
+             ("no-sentence-mask", edit_json("tokenizer_config.json", mask_token_sent=None,
+                                            added_tokens_decoder={},
+                                            additional_special_tokens=None))]
+    for case, edit in cases:
+        case_dir = os.path.join(tmp, f"tokenizer-{case}")
+        shutil.copytree(hf_dir, case_dir)
+        edit(case_dir)
+        problem = export(case_dir, case_dir + "-ted")
+        if problem:
+            report(f"tokenize/{case}", problem)
+            continue
+        tok = transformers.PegasusTokenizer.from_pretrained(case_dir)
+        check_tokenize(case, case_dir + "-ted", tok, sentences)
+
+
 def check_layout(tok):
     """The reference tokenizer has the layout the export assumes of it."""
     want = {0: "<pad>", 1: "</s>", 2: "<mask_1>", 3: "<mask_2>", 4: "<unk_2>",
@@ -261,6 +298,7 @@ def main():
             check_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(sentences))
             check_translations(name, ted_dir, model, tok, sentences)
             if seed == 0:
+                check_tokenizer_configs(tmp, hf_dir, sentences)
                 check_refusals(tmp, hf_dir)
             else:
                 check_half(tmp, model, tok, logits_pairs(sentences))
