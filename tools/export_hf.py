@@ -2,9 +2,9 @@
 """Exports a Hugging Face MarianMTModel, M2M100ForConditionalGeneration
 (M2M-100, NLLB-200), MBartForConditionalGeneration (mBART-50),
 T5ForConditionalGeneration / MT5ForConditionalGeneration (T5, Flan-T5,
-mT5, MADLAD-400) or PegasusForConditionalGeneration directory (what save_pretrained writes; a hub download
-such as Helsinki-NLP/opus-mt-en-de or facebook/nllb-200-distilled-600M) to
-a ted model directory.
+mT5, MADLAD-400) or PegasusForConditionalGeneration directory (what
+save_pretrained writes; a hub download such as Helsinki-NLP/opus-mt-en-de
+or facebook/nllb-200-distilled-600M) to a ted model directory.
 
     /usr/bin/python3 tools/export_hf.py HF_DIR --out DIR
 
