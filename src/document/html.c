@@ -21,6 +21,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "document/inert.h"
 #include "document/sentences.h"
 
 /* Elements inside a sentence: they do not end a block. */
@@ -52,6 +53,7 @@ typedef struct block {
 typedef struct parse_state {
     htmlParserCtxtPtr ctxt;
     document *d;
+    const char *page;    /* (d->length): what libxml2 parses, document/inert.h */
     const document_options *options;
     size_t base;         /* page bytes before what the parser reads (a BOM) */
     size_t markup_end;   /* where a run that begins now begins */
@@ -130,7 +132,7 @@ static bool reserve_text(parse_state *p, size_t more)
 static bool page_bytes(const parse_state *p, size_t r0, size_t r1, const char *t, size_t n)
 {
     return r0 + n <= p->d->length && r0 + n >= r1 && r0 + n <= r1 + 4 &&
-           !memcmp(p->d->source + r0, t, n);
+           !memcmp(p->page + r0, t, n);
 }
 
 /* Maps a chunk's decoded bytes t[0, n) to the page, from r0 (the parser
@@ -138,7 +140,7 @@ static bool page_bytes(const parse_state *p, size_t r0, size_t r1, const char *t
 static size_t map_chunk(const parse_state *p, size_t r0, size_t r1, const char *t, size_t n,
                         size_t *raw)
 {
-    const char *page = p->d->source;
+    const char *page = p->page;
     for (size_t k = 0; k < n; k++)
         raw[k] = SIZE_MAX;
     raw[0] = r0;
@@ -175,7 +177,7 @@ static bool markup_at(const char *page, size_t i)
  * r1: a run going on ends there, and the next begins after it. */
 static void skip_dropped_markup(parse_state *p, size_t r1, const char *t, size_t n)
 {
-    const char *page = p->d->source;
+    const char *page = p->page;
     size_t r0 = p->in_run ? p->chunk_start : p->markup_end, last = SIZE_MAX;
     if (r1 <= r0 || page_bytes(p, r0, r1, t, n))
         return;
@@ -218,7 +220,7 @@ static void on_text(void *data, const xmlChar *text, int n)
     size_t r1 = position(p);
     if (!page_bytes(p, p->chunk_start, r1, (const char *)text, (size_t)n))
         for (size_t i = p->chunk_start; i + 1 < r1; i++)
-            b->runs[b->count - 1].unplaced |= markup_at(p->d->source, i);
+            b->runs[b->count - 1].unplaced |= markup_at(p->page, i);
     p->chunk_start =
         map_chunk(p, p->chunk_start, r1, (const char *)text, (size_t)n, b->raw + b->length);
     b->length += (size_t)n;
@@ -357,7 +359,7 @@ static void end_block(parse_state *p)
  * or here after a '>'; an implied element leaves it where it was. */
 static void markup_seen(parse_state *p, bool start_tag)
 {
-    const char *page = p->d->source;
+    const char *page = p->page;
     size_t at = position(p), n = p->d->length;
     if (start_tag && at < n && page[at] == '>')
         p->markup_end = at + 1;
@@ -529,8 +531,12 @@ ted_status document_parse_html(document *d, const document_options *options, ted
         p.base = p.markup_end = 3;  /* the BOM stays, as the page's first bytes */
     if (d->length - p.base > INT_MAX)
         return ted_fail(err, TED_ERR_INPUT, "html: the page is over %d bytes", INT_MAX);
+    char *masked;
+    if (html_mask_inert(d->source, d->length, &masked, err))
+        return TED_ERR_NOMEM;
+    p.page = masked;
     if (d->length > p.base)
-        run_parser(&p, d->source + p.base, d->length - p.base);
+        run_parser(&p, masked + p.base, d->length - p.base);
     end_block(&p);
     if (!p.status)
         p.status = document_add_source(d, p.emitted, d->length, err);
@@ -538,6 +544,7 @@ ted_status document_parse_html(document *d, const document_options *options, ted
     free(p.b.raw);
     free(p.b.runs);
     free(p.states);
+    free(masked);
     document_splitter_close(p.splitter);
     return p.status;
 }

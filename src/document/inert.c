@@ -1,0 +1,312 @@
+/* The constructs of an HTML page that a browser never makes text
+ * (document/inert.h), found in one pass over its bytes as the HTML5
+ * tokenizer reads them: a map of the page marks each byte INERT (a
+ * construct) or RAW (the text of script and style), and the copy that
+ * libxml2 parses is written from the map, one maximal stretch at a time,
+ * so constructs that overlap become one. */
+#include "document/inert.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+
+enum { PLAIN = 0, RAW = 1, INERT = 2 };  /* what a byte of the page is */
+
+/* Elements whose text a browser reads to their end tag, and what it is
+ * here: RAW (script, with its escapes, and style: libxml2 keeps them raw
+ * too), or text in which the constructs are inert up to the end tag
+ * (libxml2 parses it as markup). */
+enum { DATA, SCRIPT, STYLE, TEXT };
+static const struct {
+    const char *name;
+    int state;
+} raw_elements[] = {{"script", SCRIPT},  {"style", STYLE},    {"title", TEXT},
+                    {"textarea", TEXT},  {"xmp", TEXT},       {"iframe", TEXT},
+                    {"noembed", TEXT},   {"noframes", TEXT},  {"noscript", TEXT},
+                    {"plaintext", TEXT}};
+
+typedef struct scan {
+    const char *page;
+    size_t length;
+    unsigned char *map;  /* (length): PLAIN, RAW or INERT */
+    size_t inert_to;     /* the end of the INERT stretch marked last */
+    size_t no_cdata_end; /* no "]]>" ends at or after it */
+} scan;
+
+typedef struct tag_token {
+    size_t name, name_length;  /* the tag's name in the page */
+    size_t end;                /* after its '>' (length: the page ends in it) */
+    bool closing;
+} tag_token;
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+}
+
+static bool is_letter(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* Marks page[a, b) `what`. INERT stretches begin in the page's order, so
+ * one that begins inside the last is marked from its end on. */
+static void mark(scan *s, size_t a, size_t b, unsigned char what)
+{
+    if (what == INERT && a < s->inert_to)
+        a = s->inert_to;
+    for (size_t i = a; i < b && i < s->length; i++)
+        if (s->map[i] < what)
+            s->map[i] = what;
+    if (what == INERT && b > s->inert_to)
+        s->inert_to = b;
+}
+
+/* Where the first "]]>" at or after `from` ends; 0: none. */
+static size_t cdata_end(scan *s, size_t from)
+{
+    for (size_t i = from; i + 3 <= s->length && i < s->no_cdata_end; i++)
+        if (!memcmp(s->page + i, "]]>", 3))
+            return i + 3;
+    if (from < s->no_cdata_end)
+        s->no_cdata_end = from;
+    return 0;
+}
+
+/* After the first '>' at or after `from` (end: none before end). */
+static size_t after_gt(const scan *s, size_t from, size_t end)
+{
+    const char *gt = from < end ? memchr(s->page + from, '>', end - from) : NULL;
+    return gt ? (size_t)(gt - s->page) + 1 : end;
+}
+
+/* The end of the comment that "<!--" at i opens: "-->", "--!>", or the
+ * abrupt "<!-->" and "<!--->". */
+static size_t comment_end(const scan *s, size_t i, size_t end)
+{
+    const char *p = s->page;
+    size_t at = i + 4;
+    if (at < end && p[at] == '>')
+        return at + 1;
+    if (at + 1 < end && p[at] == '-' && p[at + 1] == '>')
+        return at + 2;
+    for (; at + 2 < end; at++)
+        if (p[at] == '-' && p[at + 1] == '-') {
+            if (p[at + 2] == '>')
+                return at + 3;
+            if (at + 3 < end && p[at + 2] == '!' && p[at + 3] == '>')
+                return at + 4;
+        }
+    return end;
+}
+
+/* "<!" at i: a comment, or a bogus comment to the first '>' (a doctype
+ * too). "<![CDATA[" ends there in HTML content and at "]]>" in svg and
+ * math: the bytes to "]]>" are inert either way, and the scan goes on
+ * after the first '>', as in HTML content. Returns where it goes on. */
+static size_t declaration(scan *s, size_t i, size_t end)
+{
+    size_t to;
+    if (end - i >= 4 && !memcmp(s->page + i, "<!--", 4)) {
+        to = comment_end(s, i, end);
+    } else {
+        to = after_gt(s, i + 2, end);
+        if (end - i >= 9 && !memcmp(s->page + i, "<![CDATA[", 9))
+            mark(s, i, cdata_end(s, i + 9), INERT);
+    }
+    mark(s, i, to, INERT);
+    return to;
+}
+
+/* Where a tag's attributes from `at` end: after its '>' (end: none), as
+ * the tokenizer's attribute states read them (a quoted value holds '>'). */
+enum { BEFORE_NAME, NAME, AFTER_NAME, BEFORE_VALUE, UNQUOTED };
+static size_t attributes_end(const char *p, size_t at, size_t end)
+{
+    int state = BEFORE_NAME;
+    for (; at < end; at++) {
+        char c = p[at];
+        if (c == '>')
+            return at + 1;
+        if (state == BEFORE_VALUE && (c == '"' || c == '\'')) {
+            const char *quote = memchr(p + at + 1, c, end - at - 1);
+            if (!quote)
+                return end;
+            at = (size_t)(quote - p);
+            state = BEFORE_NAME;
+        } else if (is_space(c)) {
+            state = state == NAME ? AFTER_NAME : state == UNQUOTED ? BEFORE_NAME : state;
+        } else if (c == '/' && state != BEFORE_VALUE && state != UNQUOTED) {
+            state = BEFORE_NAME;
+        } else if (c == '=' && (state == NAME || state == AFTER_NAME)) {
+            state = BEFORE_VALUE;
+        } else if (state != UNQUOTED) {
+            state = state == BEFORE_VALUE ? UNQUOTED : NAME;
+        }
+    }
+    return end;
+}
+
+/* The tag that "<" and a letter, or "</" and a letter, open at i. */
+static tag_token read_tag(const scan *s, size_t i)
+{
+    const char *p = s->page;
+    tag_token t = {.closing = p[i + 1] == '/'};
+    t.name = i + 1 + t.closing;
+    size_t at = t.name;
+    while (at < s->length && !is_space(p[at]) && p[at] != '/' && p[at] != '>')
+        at++;
+    t.name_length = at - t.name;
+    t.end = attributes_end(p, at, s->length);
+    return t;
+}
+
+/* Whether page[i] opens a tag named page[name, name + n) ("</" when
+ * `closing`), the name followed by white space, '/' or '>'. */
+static bool tag_at(const scan *s, size_t i, size_t name, size_t n, bool closing)
+{
+    const char *p = s->page;
+    size_t at = i + 1 + closing;
+    if (at + n >= s->length || p[i] != '<' || (closing && p[i + 1] != '/'))
+        return false;
+    char c = p[at + n];
+    return !strncasecmp(p + at, p + name, n) && (is_space(c) || c == '/' || c == '>');
+}
+
+/* Where the text of element t ends: at its end tag (length: none). */
+static size_t text_end(const scan *s, const tag_token *t)
+{
+    for (const char *lt = memchr(s->page + t->end, '<', s->length - t->end); lt;
+         lt = memchr(lt + 1, '<', (size_t)(s->page + s->length - lt - 1)))
+        if (tag_at(s, (size_t)(lt - s->page), t->name, t->name_length, true))
+            return (size_t)(lt - s->page);
+    return s->length;
+}
+
+/* Where the text of script t ends, through the escapes of the script data
+ * states: "<!--" escapes the text, "<script" in it escapes it twice (where
+ * "</script" takes it back to once), "-->" ends the escape. */
+static size_t script_end(const scan *s, const tag_token *t)
+{
+    const char *p = s->page;
+    int escaped = 0, dashes = 0;
+    for (size_t i = t->end; i < s->length; i++) {
+        if (p[i] == '-') {
+            dashes++;
+            continue;
+        }
+        if (p[i] == '>' && dashes >= 2)
+            escaped = 0;
+        dashes = 0;
+        if (p[i] != '<')
+            continue;
+        if (!escaped && i + 4 <= s->length && !memcmp(p + i, "<!--", 4)) {
+            escaped = 1;
+            dashes = 2;
+            i += 3;
+        } else if (tag_at(s, i, t->name, t->name_length, true)) {
+            if (escaped < 2)
+                return i;
+            escaped = 1;
+        } else if (escaped == 1 && tag_at(s, i, t->name, t->name_length, false)) {
+            escaped = 2;
+        }
+    }
+    return s->length;
+}
+
+static int text_state(const scan *s, const tag_token *t)
+{
+    for (size_t k = 0; k < sizeof raw_elements / sizeof *raw_elements; k++)
+        if (strlen(raw_elements[k].name) == t->name_length &&
+            !strncasecmp(s->page + t->name, raw_elements[k].name, t->name_length))
+            return raw_elements[k].state;
+    return DATA;
+}
+
+static void data(scan *s, size_t from, size_t end, bool tags);
+
+/* The tag at i; returns where the scan goes on: after it, or at the end
+ * tag of an element whose text is read to its end tag. */
+static size_t tag(scan *s, size_t i)
+{
+    tag_token t = read_tag(s, i);
+    int state = t.closing ? DATA : text_state(s, &t);
+    if (state == DATA || t.end >= s->length)
+        return t.end;
+    size_t close = state == SCRIPT ? script_end(s, &t) : text_end(s, &t);
+    if (state == TEXT)
+        data(s, t.end, close, false);
+    else
+        mark(s, t.end, close, RAW);
+    return close;
+}
+
+/* The construct that '<' at i opens: a declaration, a bogus comment, a tag
+ * (when `tags`), or text. Returns where the data state goes on. */
+static size_t construct(scan *s, size_t i, size_t end, bool tags)
+{
+    char c = i + 1 < end ? s->page[i + 1] : '\0';
+    char d = i + 2 < end ? s->page[i + 2] : '\0';
+    if (c == '!')
+        return declaration(s, i, end);
+    if (c == '?' || (c == '/' && d && !is_letter(d))) {
+        size_t to = after_gt(s, i + 2, end);
+        mark(s, i, to, INERT);
+        return to;
+    }
+    if (tags && (is_letter(c) || (c == '/' && is_letter(d))))
+        return tag(s, i);
+    return i + 1;
+}
+
+/* The data state over page[from, end): constructs, and tags when `tags`. */
+static void data(scan *s, size_t from, size_t end, bool tags)
+{
+    for (size_t i = from; i < end;) {
+        const char *lt = memchr(s->page + i, '<', end - i);
+        if (!lt)
+            return;
+        i = construct(s, (size_t)(lt - s->page), end, tags);
+    }
+}
+
+/* out[0, length) written from the map: each INERT stretch a processing
+ * instruction (spaces under 4 bytes), each RAW one spaces. */
+static void write_masks(const scan *s, char *out)
+{
+    size_t j;
+    for (size_t i = 0; i < s->length; i = j) {
+        for (j = i + 1; j < s->length && s->map[j] == s->map[i];)
+            j++;
+        if (s->map[i] == RAW || (s->map[i] == INERT && j - i < 4)) {
+            memset(out + i, ' ', j - i);
+        } else if (s->map[i] == INERT) {
+            memcpy(out + i, "<?x", 3);
+            memset(out + i + 3, ' ', j - i - 4);
+            out[j - 1] = '>';
+        }
+    }
+}
+
+ted_status html_mask_inert(const char *page, size_t length, char **masked, ted_error *err)
+{
+    *masked = NULL;
+    scan s = {.page = page, .length = length, .no_cdata_end = length + 1};
+    char *out = ted_alloc(length + 1, 1, "html page", err);
+    s.map = out ? ted_alloc(length + 1, 1, "html page", err) : NULL;
+    if (!s.map) {
+        free(out);
+        return TED_ERR_NOMEM;
+    }
+    memcpy(out, page, length);
+    data(&s, 0, length, true);
+    write_masks(&s, out);
+    free(s.map);
+    *masked = out;
+    return TED_OK;
+}
