@@ -20,6 +20,103 @@ static size_t count(const char *text, size_t length, char c)
     return n;
 }
 
+/* ---- tags as the HTML5 tokenizer's data state reads them -------------------- */
+
+typedef struct tags {
+    const char **at;  /* (count): each tag's '<' */
+    size_t *length;   /* (count): its bytes, '>' included */
+    size_t count;
+} tags;
+
+static bool letter(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* After the first '>' in p[from, n), or n. */
+static size_t past(const char *p, size_t from, size_t n, const char *end)
+{
+    size_t k = strlen(end);
+    for (size_t i = from; i + k <= n; i++)
+        if (!memcmp(p + i, end, k))
+            return i + k;
+    return n;
+}
+
+/* After the tag at p[i], through the tokenizer's tag and attribute states
+ * (a quoted value holds '>'), or n. */
+static size_t tag_end(const char *p, size_t i, size_t n)
+{
+    enum { TAG, BEFORE, NAME, AFTER, EQUALS, BARE } state = TAG;
+    for (i++; i < n; i++) {
+        char c = p[i];
+        bool space = strchr(" \t\n\f\r", c) != NULL;
+        if (c == '>')
+            return i + 1;
+        if (state == EQUALS && (c == '"' || c == '\'')) {
+            const char *quote = memchr(p + i + 1, c, n - i - 1);
+            if (!quote)
+                return n;
+            i = (size_t)(quote - p);
+            state = BEFORE;
+        } else if (state == TAG || state == BEFORE) {
+            state = space || c == '/' ? BEFORE : state == TAG ? TAG : NAME;
+        } else if (state == NAME || state == AFTER) {
+            state = c == '=' ? EQUALS : c == '/' ? BEFORE : space ? AFTER : NAME;
+        } else {
+            state = state == EQUALS ? (space ? EQUALS : BARE) : (space ? BEFORE : BARE);
+        }
+    }
+    return n;
+}
+
+/* The tags of p[0, n), comments, bogus comments and doctypes skipped. */
+static tags read_tags(const char *p, size_t n)
+{
+    tags t = {calloc(n + 1, sizeof *t.at), calloc(n + 1, sizeof *t.length), 0};
+    REQUIRE(t.at && t.length);
+    for (size_t i = 0; i < n;) {
+        char c = i + 1 < n ? p[i + 1] : 0, d = i + 2 < n ? p[i + 2] : 0;
+        size_t next = i + 1;
+        if (p[i] == '<' && c == '!' && d == '-' && i + 3 < n && p[i + 3] == '-')
+            next = past(p, i + 4, n, "-->");
+        else if (p[i] == '<' && (c == '!' || c == '?' || (c == '/' && d && !letter(d))))
+            next = past(p, i + 2, n, ">");
+        else if (p[i] == '<' && (letter(c) || (c == '/' && letter(d)))) {
+            next = tag_end(p, i, n);
+            t.at[t.count] = p + i;
+            t.length[t.count++] = next - i;
+        }
+        i = next;
+    }
+    return t;
+}
+
+/* Whether every tag of `out` is one of `in`'s, each used once. */
+static bool tags_from(const tags *out, const tags *in)
+{
+    bool *used = calloc(in->count + 1, 1);
+    REQUIRE(used);
+    bool all = true;
+    for (size_t i = 0; all && i < out->count; i++) {
+        size_t k = 0;
+        while (k < in->count && (used[k] || in->length[k] != out->length[i] ||
+                                 memcmp(in->at[k], out->at[i], out->length[i])))
+            k++;
+        all = k < in->count;
+        if (all)
+            used[k] = true;
+    }
+    free(used);
+    return all;
+}
+
+static void free_tags(tags *t)
+{
+    free(t->at);
+    free(t->length);
+}
+
 static void check_page(const char *text, size_t length, const document_options *o, document *d)
 {
     int n = document_sentence_count(d);
@@ -33,6 +130,10 @@ static void check_page(const char *text, size_t length, const document_options *
     REQUIRE(document_render(d, hostile, &out, &out_length, &err) == TED_OK);
     REQUIRE(count(out, out_length, '<') <= count(text, length, '<'));
     REQUIRE(count(out, out_length, '>') <= count(text, length, '>'));
+    tags in = read_tags(text, length), made = read_tags(out, out_length);
+    REQUIRE(tags_from(&made, &in));
+    free_tags(&in);
+    free_tags(&made);
     document *again;
     ted_status s = document_parse(out, out_length, o, &again, &err);
     REQUIRE(s == TED_OK || s == TED_ERR_NOMEM);

@@ -54,6 +54,7 @@ typedef struct parse_state {
     htmlParserCtxtPtr ctxt;
     document *d;
     const char *page;    /* (d->length): what libxml2 parses, document/inert.h */
+    const unsigned char *map;  /* (d->length): each byte's html_byte */
     const document_options *options;
     size_t base;         /* page bytes before what the parser reads (a BOM) */
     size_t markup_end;   /* where a run that begins now begins */
@@ -285,12 +286,22 @@ static ted_status emit_run(parse_state *p, const text_run *r, const document_spa
     return s ? s : emit_gap(p, r, at, r->to);
 }
 
+/* Whether a browser reads page[a, b) as text only: no byte of a tag,
+ * script or style (libxml2 and a browser end a malformed tag apart). */
+static bool browser_text(const parse_state *p, size_t a, size_t b)
+{
+    for (size_t i = a; i < b; i++)
+        if (p->map[i] == HTML_TAG || p->map[i] == HTML_BLANK)
+            return false;
+    return true;
+}
+
 /* A run out of order, or one whose bytes hold markup besides its text,
  * was not placed right: the page is refused rather than changed. */
 static ted_status check_run(const parse_state *p, const text_run *r)
 {
     if (!r->unplaced && r->raw_start >= p->emitted && r->raw_start <= r->raw_end &&
-        r->raw_end <= p->d->length)
+        r->raw_end <= p->d->length && browser_text(p, r->raw_start, r->raw_end))
         return TED_OK;
     return ted_fail(p->err, TED_ERR_INPUT, "html: the text at byte %zu could not be placed",
                     r->raw_start);
@@ -532,9 +543,11 @@ ted_status document_parse_html(document *d, const document_options *options, ted
     if (d->length - p.base > INT_MAX)
         return ted_fail(err, TED_ERR_INPUT, "html: the page is over %d bytes", INT_MAX);
     char *masked;
-    if (html_mask_inert(d->source, d->length, &masked, err))
+    unsigned char *map;
+    if (html_mask_inert(d->source, d->length, &masked, &map, err))
         return TED_ERR_NOMEM;
     p.page = masked;
+    p.map = map;
     if (d->length > p.base)
         run_parser(&p, masked + p.base, d->length - p.base);
     end_block(&p);
@@ -545,6 +558,7 @@ ted_status document_parse_html(document *d, const document_options *options, ted
     free(p.b.runs);
     free(p.states);
     free(masked);
+    free(map);
     document_splitter_close(p.splitter);
     return p.status;
 }

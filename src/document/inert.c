@@ -1,9 +1,8 @@
 /* The constructs of an HTML page that a browser never makes text
  * (document/inert.h), found in one pass over its bytes as the HTML5
- * tokenizer reads them: a map of the page marks each byte INERT (a
- * construct) or RAW (the text of script and style), and the copy that
- * libxml2 parses is written from the map, one maximal stretch at a time,
- * so constructs that overlap become one. */
+ * tokenizer reads them into a map of the page (html_byte), from which the
+ * copy that libxml2 parses is written one maximal stretch at a time, so
+ * that constructs that overlap become one. */
 #include "document/inert.h"
 
 #include <stdbool.h>
@@ -14,7 +13,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 
-enum { PLAIN = 0, RAW = 1, INERT = 2 };  /* what a byte of the page is */
+enum { PLAIN = HTML_TEXT, TAG = HTML_TAG, RAW = HTML_BLANK, INERT = HTML_INERT };
 
 /* Elements whose text a browser reads to their end tag, and what it is
  * here: RAW (script, with its escapes, and style: libxml2 keeps them raw
@@ -32,7 +31,7 @@ static const struct {
 typedef struct scan {
     const char *page;
     size_t length;
-    unsigned char *map;  /* (length): PLAIN, RAW or INERT */
+    unsigned char *map;  /* (length): each byte's html_byte */
     size_t inert_to;     /* the end of the INERT stretch marked last */
     size_t no_cdata_end; /* no "]]>" ends at or after it */
 } scan;
@@ -53,8 +52,9 @@ static bool is_letter(char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-/* Marks page[a, b) `what`. INERT stretches begin in the page's order, so
- * one that begins inside the last is marked from its end on. */
+/* Marks page[a, b) `what`, where they are not marked higher. INERT
+ * stretches begin in the page's order, so one that begins inside the last
+ * is marked from its end on. */
 static void mark(scan *s, size_t a, size_t b, unsigned char what)
 {
     if (what == INERT && a < s->inert_to)
@@ -230,11 +230,27 @@ static int text_state(const scan *s, const tag_token *t)
 
 static void data(scan *s, size_t from, size_t end, bool tags);
 
+/* Tag t at i: TAG, but for what follows an end tag's name (BLANK: a
+ * browser ignores it, and libxml2 ends the tag at the first '>' where a
+ * browser reads quoted values); INERT when the page ends in it (a browser
+ * drops it). */
+static void mark_tag(scan *s, size_t i, const tag_token *t)
+{
+    if (s->page[t->end - 1] != '>') {
+        mark(s, i, t->end, INERT);
+        return;
+    }
+    mark(s, i, t->end, TAG);
+    if (t->closing)
+        mark(s, t->name + t->name_length, t->end - 1, RAW);
+}
+
 /* The tag at i; returns where the scan goes on: after it, or at the end
  * tag of an element whose text is read to its end tag. */
 static size_t tag(scan *s, size_t i)
 {
     tag_token t = read_tag(s, i);
+    mark_tag(s, i, &t);
     int state = t.closing ? DATA : text_state(s, &t);
     if (state == DATA || t.end >= s->length)
         return t.end;
@@ -276,7 +292,7 @@ static void data(scan *s, size_t from, size_t end, bool tags)
 }
 
 /* out[0, length) written from the map: each INERT stretch a processing
- * instruction (spaces under 4 bytes), each RAW one spaces. */
+ * instruction (spaces under 4 bytes), each BLANK one spaces. */
 static void write_masks(const scan *s, char *out)
 {
     size_t j;
@@ -293,9 +309,11 @@ static void write_masks(const scan *s, char *out)
     }
 }
 
-ted_status html_mask_inert(const char *page, size_t length, char **masked, ted_error *err)
+ted_status html_mask_inert(const char *page, size_t length, char **masked, unsigned char **map,
+                           ted_error *err)
 {
     *masked = NULL;
+    *map = NULL;
     scan s = {.page = page, .length = length, .no_cdata_end = length + 1};
     char *out = ted_alloc(length + 1, 1, "html page", err);
     s.map = out ? ted_alloc(length + 1, 1, "html page", err) : NULL;
@@ -306,7 +324,7 @@ ted_status html_mask_inert(const char *page, size_t length, char **masked, ted_e
     memcpy(out, page, length);
     data(&s, 0, length, true);
     write_masks(&s, out);
-    free(s.map);
+    *map = s.map;
     *masked = out;
     return TED_OK;
 }

@@ -1,25 +1,25 @@
 /* The bytes of an HTML page that a browser never makes text, found with
  * the HTML5 tokenizer's rules (WHATWG HTML, "Tokenization") before
  * libxml2 parses the page: comments ("<!--" to "-->", "--!>", or the
- * abrupt "<!-->"), bogus comments ("<!" and "<?" anything, "</" and a
- * character that is not a letter: each to the first '>'), doctypes
- * anywhere in the page, CDATA sections of svg and math, and the text of
- * script and style (to their appropriate end tags, script's escapes
- * included). libxml2's own rules differ (it hands a mid-page doctype, a
- * "<![CDATA[" or a "<!x" to its caller as text, and ends a script at the
- * first "</" and a letter), so it parses a copy of the page in which each
- * of those constructs is overwritten, at the same length, with markup it
- * reads as such: "<?x", spaces and '>' (a processing instruction) for a
- * construct of 4 bytes or more, three spaces for the 3-byte "<!>", "<?>"
- * and "</>", spaces for the text of script and style. The constructs are
- * looked for where a browser's tokenizer is in its data state, inside
- * title, textarea, xmp, iframe, noembed, noframes and noscript too (where
- * each ends at the element's end tag), never inside a tag or script and
- * style. In svg and math content, where a browser reads "<![CDATA[" to
- * "]]>" and title, style and script are not raw text, a stack of the open
- * svg, math and integration point elements (foreignObject, desc, title;
- * mi, mo, mn, ms, mtext) follows the tree builder's rules, breakout tags
- * included. */
+ * abrupt "<!-->" and "<!--->"), bogus comments ("<!" and "<?" anything,
+ * "</" and a character that is not a letter: each to the first '>'),
+ * doctypes anywhere in the page, "<![CDATA[" (to the first '>' as in HTML
+ * content, and on to "]]>" as in svg and math), and the text of script
+ * and style (to their end tags, script's escapes included). libxml2's own
+ * rules differ (it hands a mid-page doctype, a "<![CDATA[" or a "<!x" to
+ * its caller as text, and ends a script at the first "</" and a letter),
+ * so it parses a copy of the page in which each of those constructs is
+ * overwritten, at the same length, with markup it reads as such: "<?x",
+ * spaces and '>' (a processing instruction) for a construct of 4 bytes or
+ * more, three spaces for the 3-byte "<!>", "<?>" and "</>" (which go with
+ * the sentence around them, if any), spaces for the text of script and
+ * style and for the attributes of an end tag. Tags are read as a browser
+ * reads them, quoted attribute values holding '>' included. The
+ * constructs are looked for where a browser's tokenizer is in its data
+ * state, and in the text of title, textarea, xmp, iframe, noembed,
+ * noframes, noscript and plaintext too (each up to the element's end
+ * tag), never inside a tag or the text of script and style. The title,
+ * script and style of svg and math are read as HTML's are. */
 #ifndef TED_DOCUMENT_INERT_H
 #define TED_DOCUMENT_INERT_H
 
@@ -27,8 +27,20 @@
 
 #include "ted/ted.h"
 
+/* What a byte of the page is to a browser, in rising order (where two
+ * overlap, the higher holds). */
+typedef enum html_byte {
+    HTML_TEXT,   /* text, or what the tokenizer reads as it reads text */
+    HTML_TAG,    /* a start or end tag, attributes included */
+    HTML_BLANK,  /* the text of script and style, an end tag's attributes */
+    HTML_INERT,  /* a construct above, or a tag that the page ends in */
+} html_byte;
+
 /* *masked (malloc'ed, length + 1 bytes, NUL-terminated): page[0, length)
- * with every construct above overwritten. TED_ERR_NOMEM. */
-ted_status html_mask_inert(const char *page, size_t length, char **masked, ted_error *err);
+ * with every construct above overwritten, and BLANK bytes spaces; *map
+ * (malloc'ed, length + 1): each byte's html_byte. Text that libxml2 finds
+ * in TAG or BLANK bytes is text only to libxml2. TED_ERR_NOMEM. */
+ted_status html_mask_inert(const char *page, size_t length, char **masked, unsigned char **map,
+                           ted_error *err);
 
 #endif
