@@ -192,41 +192,81 @@ static void skip_dropped_markup(parse_state *p, size_t r1, const char *t, size_t
     }
 }
 
-static void on_text(void *data, const xmlChar *text, int n)
+/* A run that begins where the last markup ends. */
+static bool start_run(parse_state *p)
 {
-    parse_state *p = data;
-    if (p->status || n <= 0 || !translating(current_state(p)) || !reserve_text(p, (size_t)n))
-        return;
     block *b = &p->b;
-    skip_dropped_markup(p, position(p), (const char *)text, (size_t)n);
-    if (!p->in_run) {
-        if (b->count == b->run_capacity) {
-            int grown = b->run_capacity ? 2 * b->run_capacity : 16;
-            text_run *runs = ted_alloc((size_t)grown, sizeof *runs, "html text", p->err);
-            if (!runs) {
-                fail(p, TED_ERR_NOMEM);
-                return;
-            }
-            if (b->count)
-                memcpy(runs, b->runs, (size_t)b->count * sizeof *runs);
-            free(b->runs);
-            b->runs = runs;
-            b->run_capacity = grown;
+    if (b->count == b->run_capacity) {
+        int grown = b->run_capacity ? 2 * b->run_capacity : 16;
+        text_run *runs = ted_alloc((size_t)grown, sizeof *runs, "html text", p->err);
+        if (!runs) {
+            fail(p, TED_ERR_NOMEM);
+            return false;
         }
-        b->runs[b->count++] = (text_run){p->markup_end, p->markup_end, b->length, b->length, false};
-        p->chunk_start = p->markup_end;
-        p->in_run = true;
+        if (b->count)
+            memcpy(runs, b->runs, (size_t)b->count * sizeof *runs);
+        free(b->runs);
+        b->runs = runs;
+        b->run_capacity = grown;
     }
-    memcpy(b->text + b->length, text, (size_t)n);
-    size_t r1 = position(p);
-    if (!page_bytes(p, p->chunk_start, r1, (const char *)text, (size_t)n))
+    b->runs[b->count++] = (text_run){p->markup_end, p->markup_end, b->length, b->length, false};
+    p->chunk_start = p->markup_end;
+    p->in_run = true;
+    return true;
+}
+
+/* Chunk t[0, n) of the text, the parser at r1 after it. */
+static void add_chunk(parse_state *p, const char *t, size_t n, size_t r1)
+{
+    block *b = &p->b;
+    if (!p->in_run && !start_run(p))
+        return;
+    memcpy(b->text + b->length, t, n);
+    if (!page_bytes(p, p->chunk_start, r1, t, n))
         for (size_t i = p->chunk_start; i + 1 < r1; i++)
             b->runs[b->count - 1].unplaced |= markup_at(p->page, i);
-    p->chunk_start =
-        map_chunk(p, p->chunk_start, r1, (const char *)text, (size_t)n, b->raw + b->length);
-    b->length += (size_t)n;
+    p->chunk_start = map_chunk(p, p->chunk_start, r1, t, n, b->raw + b->length);
+    b->length += n;
     b->runs[b->count - 1].raw_end = p->chunk_start;
     b->runs[b->count - 1].to = b->length;
+}
+
+/* The first of page[r0, r0 + n) that a browser reads as a construct (one
+ * of 3 bytes, which libxml2 reads as spaces), or n. */
+static size_t inert_in(const parse_state *p, size_t r0, size_t n)
+{
+    size_t k = 0;
+    while (k < n && p->map[r0 + k] != HTML_INERT)
+        k++;
+    return k;
+}
+
+/* A chunk of text; the constructs that libxml2 reads as spaces in it are
+ * markup between runs. */
+static void on_text(void *data, const xmlChar *text, int length)
+{
+    parse_state *p = data;
+    if (p->status || length <= 0 || !translating(current_state(p)) ||
+        !reserve_text(p, (size_t)length))
+        return;
+    const char *t = (const char *)text;
+    size_t n = (size_t)length, r1 = position(p), k;
+    skip_dropped_markup(p, r1, t, n);
+    size_t r0 = p->in_run ? p->chunk_start : p->markup_end;
+    while (n && page_bytes(p, r0, r1, t, n) && (k = inert_in(p, r0, n)) < n) {
+        size_t m = k;
+        while (m < n && p->map[r0 + m] == HTML_INERT)
+            m++;
+        if (k)
+            add_chunk(p, t, k, r0 + k);
+        end_run(p);
+        p->markup_end = r0 + m;
+        t += m;
+        n -= m;
+        r0 += m;
+    }
+    if (n)
+        add_chunk(p, t, n, r1);
 }
 
 /* ---- a block's sentences ------------------------------------------------------ */

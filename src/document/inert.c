@@ -6,12 +6,14 @@
 #include "document/inert.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "document/foreign.h"
 
 enum { PLAIN = HTML_TEXT, TAG = HTML_TAG, RAW = HTML_BLANK, INERT = HTML_INERT };
 
@@ -32,14 +34,14 @@ typedef struct scan {
     const char *page;
     size_t length;
     unsigned char *map;  /* (length): each byte's html_byte */
-    size_t inert_to;     /* the end of the INERT stretch marked last */
-    size_t no_cdata_end; /* no "]]>" ends at or after it */
+    size_t cdata_from, cdata_end;  /* the first "]]>" from cdata_from ends at cdata_end */
+    foreign_state foreign;
 } scan;
 
 typedef struct tag_token {
     size_t name, name_length;  /* the tag's name in the page */
     size_t end;                /* after its '>' (length: the page ends in it) */
-    bool closing;
+    bool closing, self_closing;
 } tag_token;
 
 static bool is_space(char c)
@@ -52,29 +54,28 @@ static bool is_letter(char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-/* Marks page[a, b) `what`, where they are not marked higher. INERT
- * stretches begin in the page's order, so one that begins inside the last
- * is marked from its end on. */
+/* Marks page[a, b) `what`, where they are not marked higher. */
 static void mark(scan *s, size_t a, size_t b, unsigned char what)
 {
-    if (what == INERT && a < s->inert_to)
-        a = s->inert_to;
     for (size_t i = a; i < b && i < s->length; i++)
         if (s->map[i] < what)
             s->map[i] = what;
-    if (what == INERT && b > s->inert_to)
-        s->inert_to = b;
 }
 
-/* Where the first "]]>" at or after `from` ends; 0: none. */
+/* Where the first "]]>" at or after `from` ends (0: none), found once
+ * for every "<![CDATA[" before it. */
 static size_t cdata_end(scan *s, size_t from)
 {
-    for (size_t i = from; i + 3 <= s->length && i < s->no_cdata_end; i++)
-        if (!memcmp(s->page + i, "]]>", 3))
-            return i + 3;
-    if (from < s->no_cdata_end)
-        s->no_cdata_end = from;
-    return 0;
+    if (from >= s->cdata_from && (!s->cdata_end || from + 3 <= s->cdata_end))
+        return s->cdata_end;
+    s->cdata_from = from;
+    s->cdata_end = 0;
+    for (size_t i = from; i + 3 <= s->length; i++)
+        if (!memcmp(s->page + i, "]]>", 3)) {
+            s->cdata_end = i + 3;
+            break;
+        }
+    return s->cdata_end;
 }
 
 /* After the first '>' at or after `from` (end: none before end). */
@@ -105,18 +106,23 @@ static size_t comment_end(const scan *s, size_t i, size_t end)
 }
 
 /* "<!" at i: a comment, or a bogus comment to the first '>' (a doctype
- * too). "<![CDATA[" ends there in HTML content and at "]]>" in svg and
- * math: the bytes to "]]>" are inert either way, and the scan goes on
- * after the first '>', as in HTML content. Returns where it goes on. */
+ * too). "<![CDATA[" runs to "]]>" in svg and math; in HTML content it
+ * ends at the first '>', and the "]]>" after it is inert too, so that
+ * where svg content goes on unseen (document/foreign.h) the section ends
+ * where it ended. Returns where the scan goes on. */
 static size_t declaration(scan *s, size_t i, size_t end)
 {
     size_t to;
     if (end - i >= 4 && !memcmp(s->page + i, "<!--", 4)) {
         to = comment_end(s, i, end);
+    } else if (end - i >= 9 && !memcmp(s->page + i, "<![CDATA[", 9)) {
+        size_t close = cdata_end(s, i + 9);
+        bool svg = foreign_content(&s->foreign);
+        to = svg ? (close ? close : end) : after_gt(s, i + 2, end);
+        if (close > to)
+            mark(s, close - 3, close, INERT);
     } else {
         to = after_gt(s, i + 2, end);
-        if (end - i >= 9 && !memcmp(s->page + i, "<![CDATA[", 9))
-            mark(s, i, cdata_end(s, i + 9), INERT);
     }
     mark(s, i, to, INERT);
     return to;
@@ -151,17 +157,19 @@ static size_t attributes_end(const char *p, size_t at, size_t end)
     return end;
 }
 
-/* The tag that "<" and a letter, or "</" and a letter, open at i. */
-static tag_token read_tag(const scan *s, size_t i)
+/* The tag that "<" and a letter, or "</" and a letter, open at i, read
+ * no further than `end`. */
+static tag_token read_tag(const scan *s, size_t i, size_t end)
 {
     const char *p = s->page;
     tag_token t = {.closing = p[i + 1] == '/'};
     t.name = i + 1 + t.closing;
     size_t at = t.name;
-    while (at < s->length && !is_space(p[at]) && p[at] != '/' && p[at] != '>')
+    while (at < end && !is_space(p[at]) && p[at] != '/' && p[at] != '>')
         at++;
     t.name_length = at - t.name;
-    t.end = attributes_end(p, at, s->length);
+    t.end = attributes_end(p, at, end);
+    t.self_closing = p[t.end - 1] == '>' && t.end - 2 >= at && p[t.end - 2] == '/';
     return t;
 }
 
@@ -228,12 +236,12 @@ static int text_state(const scan *s, const tag_token *t)
     return DATA;
 }
 
-static void data(scan *s, size_t from, size_t end, bool tags);
+static void data(scan *s, size_t from, size_t end, bool top);
 
 /* Tag t at i: TAG, but for what follows an end tag's name (BLANK: a
  * browser ignores it, and libxml2 ends the tag at the first '>' where a
- * browser reads quoted values); INERT when the page ends in it (a browser
- * drops it). */
+ * browser reads quoted values); INERT when the page, or the text it is
+ * in, ends in it (a browser drops it, or reads it as text). */
 static void mark_tag(scan *s, size_t i, const tag_token *t)
 {
     if (s->page[t->end - 1] != '>') {
@@ -245,13 +253,24 @@ static void mark_tag(scan *s, size_t i, const tag_token *t)
         mark(s, t->name + t->name_length, t->end - 1, RAW);
 }
 
-/* The tag at i; returns where the scan goes on: after it, or at the end
- * tag of an element whose text is read to its end tag. */
-static size_t tag(scan *s, size_t i)
+/* The tag at i, in the text of an element read to its end tag at `end`
+ * (the tag is text to a browser, markup to libxml2) or, when `top`, in
+ * the page: svg and math content followed, and the text of an element
+ * read to its end tag scanned. Returns where the scan goes on: after the
+ * tag, or at that end tag. */
+static size_t tag(scan *s, size_t i, size_t end, bool top)
 {
-    tag_token t = read_tag(s, i);
+    tag_token t = read_tag(s, i, end);
     mark_tag(s, i, &t);
-    int state = t.closing ? DATA : text_state(s, &t);
+    const char *name = s->page + t.name;
+    if (!top || t.closing) {
+        if (top)
+            foreign_close(&s->foreign, name, t.name_length);
+        return t.end;
+    }
+    bool html = foreign_open(&s->foreign, name, t.name_length, s->page + i, t.end - i,
+                             t.self_closing);
+    int state = html ? text_state(s, &t) : DATA;
     if (state == DATA || t.end >= s->length)
         return t.end;
     size_t close = state == SCRIPT ? script_end(s, &t) : text_end(s, &t);
@@ -262,9 +281,9 @@ static size_t tag(scan *s, size_t i)
     return close;
 }
 
-/* The construct that '<' at i opens: a declaration, a bogus comment, a tag
- * (when `tags`), or text. Returns where the data state goes on. */
-static size_t construct(scan *s, size_t i, size_t end, bool tags)
+/* The construct that '<' at i opens: a declaration, a bogus comment, a
+ * tag, or text. Returns where the data state goes on. */
+static size_t construct(scan *s, size_t i, size_t end, bool top)
 {
     char c = i + 1 < end ? s->page[i + 1] : '\0';
     char d = i + 2 < end ? s->page[i + 2] : '\0';
@@ -275,19 +294,20 @@ static size_t construct(scan *s, size_t i, size_t end, bool tags)
         mark(s, i, to, INERT);
         return to;
     }
-    if (tags && (is_letter(c) || (c == '/' && is_letter(d))))
-        return tag(s, i);
+    if (is_letter(c) || (c == '/' && is_letter(d)))
+        return tag(s, i, end, top);
     return i + 1;
 }
 
-/* The data state over page[from, end): constructs, and tags when `tags`. */
-static void data(scan *s, size_t from, size_t end, bool tags)
+/* The data state over page[from, end): the page when `top`, else the
+ * text of an element read to its end tag at `end`. */
+static void data(scan *s, size_t from, size_t end, bool top)
 {
     for (size_t i = from; i < end;) {
         const char *lt = memchr(s->page + i, '<', end - i);
         if (!lt)
             return;
-        i = construct(s, (size_t)(lt - s->page), end, tags);
+        i = construct(s, (size_t)(lt - s->page), end, top);
     }
 }
 
@@ -314,7 +334,7 @@ ted_status html_mask_inert(const char *page, size_t length, char **masked, unsig
 {
     *masked = NULL;
     *map = NULL;
-    scan s = {.page = page, .length = length, .no_cdata_end = length + 1};
+    scan s = {.page = page, .length = length, .cdata_from = SIZE_MAX};
     char *out = ted_alloc(length + 1, 1, "html page", err);
     s.map = out ? ted_alloc(length + 1, 1, "html page", err) : NULL;
     if (!s.map) {

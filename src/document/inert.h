@@ -11,9 +11,9 @@
  * so it parses a copy of the page in which each of those constructs is
  * overwritten, at the same length, with markup it reads as such: "<?x",
  * spaces and '>' (a processing instruction) for a construct of 4 bytes or
- * more, three spaces for the 3-byte "<!>", "<?>" and "</>" (which go with
- * the sentence around them, if any), spaces for the text of script and
- * style and for the attributes of an end tag. Tags are read as a browser
+ * more, three spaces for the 3-byte "<!>", "<?>" and "</>" (html.c ends
+ * a text run at them), spaces for the text of script and style and for
+ * the attributes of an end tag. Tags are read as a browser
  * reads them, quoted attribute values holding '>' included. The
  * constructs are looked for where a browser's tokenizer is in its data
  * state, and in the text of title, textarea, xmp, iframe, noembed,
