@@ -3,7 +3,15 @@
  * succeed or refuse the input (TED_ERR_INPUT, a message); a text parsed
  * rebuilds from its own sentences byte for byte; a page rebuilt around
  * translations full of markup holds no '<' or '>' more than it came with
- * (translations are written as text, never as markup), and parses again. */
+ * (translations are written as text, never as markup) and opens no tag
+ * that the page did not open ("<img", "</div": what a construct that a
+ * browser reads as a comment hid stays hidden), and parses again. The tags
+ * are read as the HTML5 tokenizer's data state reads a page, comments and
+ * bogus comments skipped; a quoted attribute value holds '>'. That reading
+ * is the browser's but in the text of script, style, title and the like
+ * and in svg, where it may see a tag that a browser does not: only tag
+ * names are compared, since a tag seen there may run on into a translation
+ * (which then holds no quote: the tag is longer, never a new one). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,7 +32,7 @@ static size_t count(const char *text, size_t length, char c)
 
 typedef struct tags {
     const char **at;  /* (count): each tag's '<' */
-    size_t *length;   /* (count): its bytes, '>' included */
+    size_t *length;   /* (count): its bytes to the end of its name */
     size_t count;
 } tags;
 
@@ -83,16 +91,19 @@ static tags read_tags(const char *p, size_t n)
         else if (p[i] == '<' && (c == '!' || c == '?' || (c == '/' && d && !letter(d))))
             next = past(p, i + 2, n, ">");
         else if (p[i] == '<' && (letter(c) || (c == '/' && letter(d)))) {
+            size_t name = i + 1 + (c == '/');
+            while (name < n && !strchr(" \t\n\f\r/>", p[name]))
+                name++;
             next = tag_end(p, i, n);
             t.at[t.count] = p + i;
-            t.length[t.count++] = next - i;
+            t.length[t.count++] = name - i;
         }
         i = next;
     }
     return t;
 }
 
-/* Whether every tag of `out` is one of `in`'s, each used once. */
+/* Whether every tag of `out` opens as one of `in`'s, each used once. */
 static bool tags_from(const tags *out, const tags *in)
 {
     bool *used = calloc(in->count + 1, 1);

@@ -343,8 +343,9 @@ static ted_status check_run(const parse_state *p, const text_run *r)
     if (!r->unplaced && r->raw_start >= p->emitted && r->raw_start <= r->raw_end &&
         r->raw_end <= p->d->length && browser_text(p, r->raw_start, r->raw_end))
         return TED_OK;
-    return ted_fail(p->err, TED_ERR_INPUT, "html: the text at byte %zu could not be placed",
-                    r->raw_start);
+    bool tag = r->raw_end <= p->d->length && !browser_text(p, r->raw_start, r->raw_end);
+    return ted_fail(p->err, TED_ERR_INPUT, "html: the text at byte %zu could not be placed%s",
+                    r->raw_start, tag ? " (a browser reads it as part of a tag)" : "");
 }
 
 /* The block's sentences: its text cut with ICU (line breaks and tabs seen
