@@ -224,7 +224,7 @@ static void add_chunk(parse_state *p, const char *t, size_t n, size_t r1)
     memcpy(b->text + b->length, t, n);
     if (!page_bytes(p, p->chunk_start, r1, t, n))
         for (size_t i = p->chunk_start; i + 1 < r1; i++)
-            b->runs[b->count - 1].unplaced |= markup_at(p->page, i);
+            b->runs[b->count - 1].unplaced |= markup_at(p->page, i) || p->map[i] == HTML_INERT;
     p->chunk_start = map_chunk(p, p->chunk_start, r1, t, n, b->raw + b->length);
     b->length += n;
     b->runs[b->count - 1].raw_end = p->chunk_start;
@@ -241,6 +241,23 @@ static size_t inert_in(const parse_state *p, size_t r0, size_t n)
     return k;
 }
 
+/* Where a run whose first chunk is t[0, n), the parser at r1, begins:
+ * where the last markup ends, or after the white space there that libxml2
+ * leaves out (before the first element) and the constructs it reads as
+ * spaces; never on such a construct. */
+static size_t run_start(const parse_state *p, size_t r1, const char *t, size_t n)
+{
+    size_t at = p->markup_end;
+    while (at < r1 && !page_bytes(p, at, r1, t, n) &&
+           (p->map[at] == HTML_INERT || strchr(" \t\n\r\f", p->page[at])))
+        at++;
+    if (at < r1 && page_bytes(p, at, r1, t, n))
+        return at;
+    for (at = p->markup_end; at < r1 && p->map[at] == HTML_INERT;)
+        at++;
+    return at;
+}
+
 /* A chunk of text; the constructs that libxml2 reads as spaces in it are
  * markup between runs. */
 static void on_text(void *data, const xmlChar *text, int length)
@@ -252,6 +269,8 @@ static void on_text(void *data, const xmlChar *text, int length)
     const char *t = (const char *)text;
     size_t n = (size_t)length, r1 = position(p), k;
     skip_dropped_markup(p, r1, t, n);
+    if (!p->in_run)
+        p->markup_end = run_start(p, r1, t, n);
     size_t r0 = p->in_run ? p->chunk_start : p->markup_end;
     while (n && page_bytes(p, r0, r1, t, n) && (k = inert_in(p, r0, n)) < n) {
         size_t m = k;

@@ -236,7 +236,7 @@ static int text_state(const scan *s, const tag_token *t)
     return DATA;
 }
 
-static void data(scan *s, size_t from, size_t end, bool top);
+static size_t data(scan *s, size_t from, size_t end, bool top);
 
 /* Tag t at i: TAG, but for what follows an end tag's name (BLANK: a
  * browser ignores it, and libxml2 ends the tag at the first '>' where a
@@ -254,61 +254,77 @@ static void mark_tag(scan *s, size_t i, const tag_token *t)
 }
 
 /* The tag at i, in the text of an element read to its end tag at `end`
- * (the tag is text to a browser, markup to libxml2) or, when `top`, in
- * the page: svg and math content followed, and the text of an element
- * read to its end tag scanned. Returns where the scan goes on: after the
- * tag, or at that end tag. */
+ * (the tag is text to a browser, markup to libxml2, whose script and
+ * style stay raw) or, when `top`, in the page: svg and math content
+ * followed, and the text of an element read to its end tag scanned. That
+ * text is also read as the data state would read it (but HTML script's),
+ * for a browser ignores title, style and the like where it is in a select
+ * or a frameset, and reads svg's script and style as markup: a comment
+ * that would run past the end tag is inert to its own end. Returns where
+ * the scan goes on: after the tag, at that end tag, or after such a
+ * comment. */
 static size_t tag(scan *s, size_t i, size_t end, bool top)
 {
     tag_token t = read_tag(s, i, end);
     mark_tag(s, i, &t);
     const char *name = s->page + t.name;
-    if (!top || t.closing) {
+    if (t.closing) {
         if (top)
             foreign_close(&s->foreign, name, t.name_length);
         return t.end;
     }
-    bool html = foreign_open(&s->foreign, name, t.name_length, s->page + i, t.end - i,
-                             t.self_closing);
-    int state = html ? text_state(s, &t) : DATA;
+    bool html = !top || foreign_open(&s->foreign, name, t.name_length, s->page + i, t.end - i,
+                                     t.self_closing);
+    int state = text_state(s, &t);
+    if ((!top || !html) && state == TEXT)
+        state = DATA;
+    if ((!top || !html) && state == SCRIPT)
+        state = STYLE;  /* maybe markup to a browser, raw text to libxml2 */
+    if (top && html && t.name_length == 8 && !strncasecmp(name, "frameset", 8)) {
+        mark(s, t.end, s->length, INERT);  /* a browser shows no text of the page */
+        return s->length;
+    }
     if (state == DATA || t.end >= s->length)
         return t.end;
     size_t close = state == SCRIPT ? script_end(s, &t) : text_end(s, &t);
-    if (state == TEXT)
-        data(s, t.end, close, false);
-    else
+    if (state != TEXT)
         mark(s, t.end, close, RAW);
-    return close;
+    return state == SCRIPT ? close : data(s, t.end, close, false);
 }
 
 /* The construct that '<' at i opens: a declaration, a bogus comment, a
- * tag, or text. Returns where the data state goes on. */
+ * tag (read no further than `end`), or text. Returns where the data state
+ * goes on. */
 static size_t construct(scan *s, size_t i, size_t end, bool top)
 {
-    char c = i + 1 < end ? s->page[i + 1] : '\0';
-    char d = i + 2 < end ? s->page[i + 2] : '\0';
+    size_t far = top ? end : s->length;  /* where a comment may run to */
+    char c = i + 1 < far ? s->page[i + 1] : '\0';
+    char d = i + 2 < far ? s->page[i + 2] : '\0';
     if (c == '!')
-        return declaration(s, i, end);
+        return declaration(s, i, far);
     if (c == '?' || (c == '/' && d && !is_letter(d))) {
-        size_t to = after_gt(s, i + 2, end);
+        size_t to = after_gt(s, i + 2, far);
         mark(s, i, to, INERT);
         return to;
     }
-    if (is_letter(c) || (c == '/' && is_letter(d)))
+    if (i + 1 < end && (is_letter(c) || (c == '/' && is_letter(d))))
         return tag(s, i, end, top);
     return i + 1;
 }
 
 /* The data state over page[from, end): the page when `top`, else the
- * text of an element read to its end tag at `end`. */
-static void data(scan *s, size_t from, size_t end, bool top)
+ * text of an element read to its end tag at `end`. Returns where the last
+ * construct ends, or end. */
+static size_t data(scan *s, size_t from, size_t end, bool top)
 {
-    for (size_t i = from; i < end;) {
+    size_t i = from;
+    while (i < end) {
         const char *lt = memchr(s->page + i, '<', end - i);
         if (!lt)
-            return;
+            return end;
         i = construct(s, (size_t)(lt - s->page), end, top);
     }
+    return i > end ? i : end;
 }
 
 /* out[0, length) written from the map: each INERT stretch a processing
