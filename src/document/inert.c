@@ -35,13 +35,14 @@ typedef struct scan {
     size_t length;
     unsigned char *map;  /* (length): each byte's html_byte */
     size_t cdata_from, cdata_end;  /* the first "]]>" from cdata_from ends at cdata_end */
+    size_t raw_to;       /* the end of the last text marked RAW from a tag inside text */
     foreign_state foreign;
 } scan;
 
 typedef struct tag_token {
     size_t name, name_length;  /* the tag's name in the page */
-    size_t end;                /* after its '>' (length: the page ends in it) */
-    bool closing, self_closing;
+    size_t end;                /* after its '>', or where the text it is in ends */
+    bool ended, closing, self_closing;  /* ended: by its '>' */
 } tag_token;
 
 static bool is_space(char c)
@@ -128,8 +129,9 @@ static size_t declaration(scan *s, size_t i, size_t end)
     return to;
 }
 
-/* Where a tag's attributes from `at` end: after its '>' (end: none), as
- * the tokenizer's attribute states read them (a quoted value holds '>'). */
+/* Where a tag's attributes from `at` end: after its '>' (0: none before
+ * end), as the tokenizer's attribute states read them (a quoted value
+ * holds '>'). */
 enum { BEFORE_NAME, NAME, AFTER_NAME, BEFORE_VALUE, UNQUOTED };
 static size_t attributes_end(const char *p, size_t at, size_t end)
 {
@@ -141,7 +143,7 @@ static size_t attributes_end(const char *p, size_t at, size_t end)
         if (state == BEFORE_VALUE && (c == '"' || c == '\'')) {
             const char *quote = memchr(p + at + 1, c, end - at - 1);
             if (!quote)
-                return end;
+                return 0;
             at = (size_t)(quote - p);
             state = BEFORE_NAME;
         } else if (is_space(c)) {
@@ -154,7 +156,7 @@ static size_t attributes_end(const char *p, size_t at, size_t end)
             state = state == BEFORE_VALUE ? UNQUOTED : NAME;
         }
     }
-    return end;
+    return 0;
 }
 
 /* The tag that "<" and a letter, or "</" and a letter, open at i, read
@@ -169,7 +171,9 @@ static tag_token read_tag(const scan *s, size_t i, size_t end)
         at++;
     t.name_length = at - t.name;
     t.end = attributes_end(p, at, end);
-    t.self_closing = p[t.end - 1] == '>' && t.end - 2 >= at && p[t.end - 2] == '/';
+    t.ended = t.end != 0;
+    t.end = t.ended ? t.end : end;
+    t.self_closing = t.ended && t.end - 2 >= at && p[t.end - 2] == '/';
     return t;
 }
 
@@ -244,7 +248,7 @@ static size_t data(scan *s, size_t from, size_t end, bool top);
  * in, ends in it (a browser drops it, or reads it as text). */
 static void mark_tag(scan *s, size_t i, const tag_token *t)
 {
-    if (s->page[t->end - 1] != '>') {
+    if (!t->ended) {
         mark(s, i, t->end, INERT);
         return;
     }
@@ -253,9 +257,34 @@ static void mark_tag(scan *s, size_t i, const tag_token *t)
         mark(s, t->name + t->name_length, t->end - 1, RAW);
 }
 
+/* The end tag at `close` stays a tag to libxml2 where a comment that a
+ * browser may read runs past it (in a select it would): the element ends
+ * where it ends, and the comment is inert on both sides of it. */
+static void keep_end_tag(scan *s, size_t close)
+{
+    if (close >= s->length || s->map[close] != INERT)
+        return;
+    tag_token t = read_tag(s, close, s->length);
+    if (t.ended)
+        for (size_t i = close; i < t.end; i++)
+            s->map[i] = TAG;
+}
+
+/* Start tag t in the text of an element read to its end tag at `end`: a
+ * script or style there is raw text to libxml2 (which would end it at
+ * the first "</" and a letter), to `end`. The scan goes on after t. */
+static size_t inner_tag(scan *s, const tag_token *t, int state, size_t end)
+{
+    if ((state == SCRIPT || state == STYLE) && s->raw_to != end) {
+        mark(s, t->end, end, RAW);
+        s->raw_to = end;
+    }
+    return t->end;
+}
+
 /* The tag at i, in the text of an element read to its end tag at `end`
  * (the tag is text to a browser, markup to libxml2, whose script and
- * style stay raw) or, when `top`, in the page: svg and math content
+ * style stay raw: inner_tag) or, when `top`, in the page: svg and math content
  * followed, and the text of an element read to its end tag scanned. That
  * text is also read as the data state would read it (but HTML script's),
  * for a browser ignores title, style and the like where it is in a select
@@ -273,14 +302,16 @@ static size_t tag(scan *s, size_t i, size_t end, bool top)
             foreign_close(&s->foreign, name, t.name_length);
         return t.end;
     }
-    bool html = !top || foreign_open(&s->foreign, name, t.name_length, s->page + i, t.end - i,
-                                     t.self_closing);
     int state = text_state(s, &t);
-    if ((!top || !html) && state == TEXT)
+    if (!top)
+        return inner_tag(s, &t, state, end);
+    bool html = foreign_open(&s->foreign, name, t.name_length, s->page + i, t.end - i,
+                             t.self_closing);
+    if (!html && state == TEXT)
         state = DATA;
-    if ((!top || !html) && state == SCRIPT)
+    if (!html && state == SCRIPT)
         state = STYLE;  /* maybe markup to a browser, raw text to libxml2 */
-    if (top && html && t.name_length == 8 && !strncasecmp(name, "frameset", 8)) {
+    if (html && t.name_length == 8 && !strncasecmp(name, "frameset", 8)) {
         mark(s, t.end, s->length, INERT);  /* a browser shows no text of the page */
         return s->length;
     }
@@ -289,7 +320,11 @@ static size_t tag(scan *s, size_t i, size_t end, bool top)
     size_t close = state == SCRIPT ? script_end(s, &t) : text_end(s, &t);
     if (state != TEXT)
         mark(s, t.end, close, RAW);
-    return state == SCRIPT ? close : data(s, t.end, close, false);
+    if (state == SCRIPT)
+        return close;
+    size_t on = data(s, t.end, close, false);
+    keep_end_tag(s, close);
+    return on;
 }
 
 /* The construct that '<' at i opens: a declaration, a bogus comment, a

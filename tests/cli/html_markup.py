@@ -207,8 +207,8 @@ CODE_ELEMENTS = {"script", "style"}
 def text_nodes(root, parts):
     """parts and the text of html5lib's text nodes, in document order."""
     def walk(e):
-        if e.tag in TEXT_ELEMENTS and e.text and len(e) == 0:
-            parts.extend([" "] + text_nodes(parse(e.text), []) + [" "])
+        if e.tag in TEXT_ELEMENTS and e.text and len(e) == 0:  # "." keeps a frameset out
+            parts.extend([" "] + text_nodes(parse("." + e.text), []) + [" "])
         if isinstance(e.tag, str) and e.tag not in CODE_ELEMENTS and e.tag != "<!DOCTYPE>":
             parts.append(e.text or "")
         for c in e:

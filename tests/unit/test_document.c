@@ -202,7 +202,7 @@ Test(document, html_text_a_browser_reads_inside_a_tag_refuses_the_page)
     document_options o = {.format = DOCUMENT_HTML, .split_sentences = true};
     document *d = NULL;
     ted_error err = {0};
-    const char *page = "<p><a \"b=\">Hello.</a> The cat.</p>";
+    const char *page = "<p><a \"b=\">Hello.\" The cat.</p>";
     cr_expect_eq(document_parse(page, strlen(page), &o, &d, &err), TED_ERR_INPUT);
     cr_expect(strstr(err.message, "byte 11") != NULL, "%s", err.message);
     document_free(d);
