@@ -224,42 +224,43 @@ static void add_chunk(parse_state *p, const char *t, size_t n, size_t r1)
     memcpy(b->text + b->length, t, n);
     if (!page_bytes(p, p->chunk_start, r1, t, n))
         for (size_t i = p->chunk_start; i + 1 < r1; i++)
-            b->runs[b->count - 1].unplaced |= markup_at(p->page, i) || p->map[i] == HTML_INERT;
+            b->runs[b->count - 1].unplaced |= markup_at(p->page, i) || p->map[i] >= HTML_BLANK;
     p->chunk_start = map_chunk(p, p->chunk_start, r1, t, n, b->raw + b->length);
     b->length += n;
     b->runs[b->count - 1].raw_end = p->chunk_start;
     b->runs[b->count - 1].to = b->length;
 }
 
-/* The first of page[r0, r0 + n) that a browser reads as a construct (one
- * of 3 bytes, which libxml2 reads as spaces), or n. */
+/* The first of page[r0, r0 + n) that libxml2 reads as spaces where a
+ * browser reads markup (a construct of 3 bytes, the text of a script that
+ * libxml2 ends early, as after <script/>), or n. */
 static size_t inert_in(const parse_state *p, size_t r0, size_t n)
 {
     size_t k = 0;
-    while (k < n && p->map[r0 + k] != HTML_INERT)
+    while (k < n && p->map[r0 + k] < HTML_BLANK)
         k++;
     return k;
 }
 
 /* Where a run whose first chunk is t[0, n), the parser at r1, begins:
  * where the last markup ends, or after the white space there that libxml2
- * leaves out (before the first element) and the constructs it reads as
- * spaces; never on such a construct. */
+ * leaves out (before the first element) and the markup it reads as spaces
+ * (inert_in); never on such markup. */
 static size_t run_start(const parse_state *p, size_t r1, const char *t, size_t n)
 {
     size_t at = p->markup_end;
     while (at < r1 && !page_bytes(p, at, r1, t, n) &&
-           (p->map[at] == HTML_INERT || strchr(" \t\n\r\f", p->page[at])))
+           (p->map[at] >= HTML_BLANK || strchr(" \t\n\r\f", p->page[at])))
         at++;
     if (at < r1 && page_bytes(p, at, r1, t, n))
         return at;
-    for (at = p->markup_end; at < r1 && p->map[at] == HTML_INERT;)
+    for (at = p->markup_end; at < r1 && p->map[at] >= HTML_BLANK;)
         at++;
     return at;
 }
 
-/* A chunk of text; the constructs that libxml2 reads as spaces in it are
- * markup between runs. */
+/* A chunk of text; the markup that libxml2 reads as spaces in it
+ * (inert_in) is markup between runs. */
 static void on_text(void *data, const xmlChar *text, int length)
 {
     parse_state *p = data;
@@ -274,7 +275,7 @@ static void on_text(void *data, const xmlChar *text, int length)
     size_t r0 = p->in_run ? p->chunk_start : p->markup_end;
     while (n && page_bytes(p, r0, r1, t, n) && (k = inert_in(p, r0, n)) < n) {
         size_t m = k;
-        while (m < n && p->map[r0 + m] == HTML_INERT)
+        while (m < n && p->map[r0 + m] >= HTML_BLANK)
             m++;
         if (k)
             add_chunk(p, t, k, r0 + k);

@@ -257,17 +257,20 @@ static void mark_tag(scan *s, size_t i, const tag_token *t)
         mark(s, t->name + t->name_length, t->end - 1, RAW);
 }
 
-/* The end tag at `close` stays a tag to libxml2 where a comment that a
- * browser may read runs past it (in a select it would): the element ends
- * where it ends, and the comment is inert on both sides of it. */
-static void keep_end_tag(scan *s, size_t close)
+/* The end tag at `close` that ends the text of an element: read, marked
+ * and not followed (it closes the element whose text ends). It stays a
+ * tag to libxml2 where a comment that a browser may read runs past it (in
+ * a select it would): the element ends where it ends, and the comment is
+ * inert on both sides. Returns where the scan goes on. */
+static size_t end_tag(scan *s, size_t close)
 {
-    if (close >= s->length || s->map[close] != INERT)
-        return;
+    if (close >= s->length)
+        return s->length;
     tag_token t = read_tag(s, close, s->length);
     if (t.ended)
-        for (size_t i = close; i < t.end; i++)
-            s->map[i] = TAG;
+        memset(s->map + close, PLAIN, t.end - close);
+    mark_tag(s, close, &t);
+    return t.end;
 }
 
 /* Start tag t in the text of an element read to its end tag at `end`: a
@@ -282,16 +285,27 @@ static size_t inner_tag(scan *s, const tag_token *t, int state, size_t end)
     return t->end;
 }
 
+/* The text of element t that a browser reads as HTML (state: how): script
+ * to its end tag through its escapes, style, title and the like to their
+ * end tags. That text is also read as the data state would read it (but
+ * script's), for a browser ignores title, style and the like where it is
+ * in a select or a frameset: a comment that would run past the end tag is
+ * inert to its own end. Returns where the scan goes on: after the end tag. */
+static size_t html_text(scan *s, const tag_token *t, int state)
+{
+    size_t close = state == SCRIPT ? script_end(s, t) : text_end(s, t);
+    if (state != TEXT)
+        mark(s, t->end, close, RAW);
+    if (state != SCRIPT)
+        data(s, t->end, close, false);
+    return end_tag(s, close);
+}
+
 /* The tag at i, in the text of an element read to its end tag at `end`
- * (the tag is text to a browser, markup to libxml2, whose script and
- * style stay raw: inner_tag) or, when `top`, in the page: svg and math content
- * followed, and the text of an element read to its end tag scanned. That
- * text is also read as the data state would read it (but HTML script's),
- * for a browser ignores title, style and the like where it is in a select
- * or a frameset, and reads svg's script and style as markup: a comment
- * that would run past the end tag is inert to its own end. Returns where
- * the scan goes on: after the tag, at that end tag, or after such a
- * comment. */
+ * (the tag is text to a browser, markup to libxml2: inner_tag) or, when
+ * `top`, in the page, svg and math content followed: the script and style
+ * of svg and math are raw text to libxml2 only, their text markup to a
+ * browser. Returns where the scan goes on. */
 static size_t tag(scan *s, size_t i, size_t end, bool top)
 {
     tag_token t = read_tag(s, i, end);
@@ -307,24 +321,17 @@ static size_t tag(scan *s, size_t i, size_t end, bool top)
         return inner_tag(s, &t, state, end);
     bool html = foreign_open(&s->foreign, name, t.name_length, s->page + i, t.end - i,
                              t.self_closing);
-    if (!html && state == TEXT)
-        state = DATA;
-    if (!html && state == SCRIPT)
-        state = STYLE;  /* maybe markup to a browser, raw text to libxml2 */
     if (html && t.name_length == 8 && !strncasecmp(name, "frameset", 8)) {
         mark(s, t.end, s->length, INERT);  /* a browser shows no text of the page */
         return s->length;
     }
     if (state == DATA || t.end >= s->length)
         return t.end;
-    size_t close = state == SCRIPT ? script_end(s, &t) : text_end(s, &t);
+    if (html)
+        return html_text(s, &t, state);
     if (state != TEXT)
-        mark(s, t.end, close, RAW);
-    if (state == SCRIPT)
-        return close;
-    size_t on = data(s, t.end, close, false);
-    keep_end_tag(s, close);
-    return on;
+        mark(s, t.end, text_end(s, &t), RAW);
+    return t.end;
 }
 
 /* The construct that '<' at i opens: a declaration, a bogus comment, a
