@@ -6,16 +6,18 @@
  * (translations are written as text, never as markup) and opens no tag
  * that the page did not open ("<img", "</div": what a construct that a
  * browser reads as a comment hid stays hidden), and parses again. The tags
- * are read as the HTML5 tokenizer's data state reads a page, comments and
- * bogus comments skipped; a quoted attribute value holds '>'. That reading
- * is the browser's but in the text of script, style, title and the like
- * and in svg, where it may see a tag that a browser does not: only tag
- * names are compared, since a tag seen there may run on into a translation
- * (which then holds no quote: the tag is longer, never a new one). */
+ * are read as the HTML5 tokenizer reads a page, comments, bogus comments
+ * and the text of script, style, title and the like skipped; a quoted
+ * attribute value holds '>'. That reading is not the browser's in svg, in
+ * a select or a frameset and in script's escapes, where it may see a tag
+ * that a browser does not: only tag names are compared, since a tag seen
+ * there may run on into a translation (which then holds no quote: the tag
+ * is longer, never a new one). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "document/document.h"
 #include "fuzz.h"
@@ -78,7 +80,26 @@ static size_t tag_end(const char *p, size_t i, size_t n)
     return n;
 }
 
-/* The tags of p[0, n), comments, bogus comments and doctypes skipped. */
+/* Where the text of the element that the start tag p[i, name) opens
+ * ends when a browser reads it raw (script, title, ...: at "</NAME"), or
+ * `after` (the tag's end) for any other. */
+static size_t raw_text_end(const char *p, size_t i, size_t name, size_t after, size_t n)
+{
+    static const char *const raw[] = {"script",  "style",    "title",    "textarea", "xmp",
+                                      "iframe",  "noembed",  "noframes", "noscript", "plaintext"};
+    size_t k = name - i - 1;
+    for (size_t r = 0; r < sizeof raw / sizeof *raw; r++)
+        if (strlen(raw[r]) == k && !strncasecmp(p + i + 1, raw[r], k)) {
+            for (size_t at = after; at + 2 + k <= n; at++)
+                if (p[at] == '<' && p[at + 1] == '/' && !strncasecmp(p + at + 2, raw[r], k))
+                    return at;
+            return n;
+        }
+    return after;
+}
+
+/* The tags of p[0, n), comments, bogus comments, doctypes and the text of
+ * script, style, title and the like skipped. */
 static tags read_tags(const char *p, size_t n)
 {
     tags t = {calloc(n + 1, sizeof *t.at), calloc(n + 1, sizeof *t.length), 0};
@@ -95,6 +116,8 @@ static tags read_tags(const char *p, size_t n)
             while (name < n && !strchr(" \t\n\f\r/>", p[name]))
                 name++;
             next = tag_end(p, i, n);
+            if (c != '/')
+                next = raw_text_end(p, i, name, next, n);
             t.at[t.count] = p + i;
             t.length[t.count++] = name - i;
         }
