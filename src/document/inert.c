@@ -35,7 +35,11 @@ typedef struct scan {
     size_t length;
     unsigned char *map;  /* (length): each byte's html_byte */
     size_t cdata_from, cdata_end;  /* the first "]]>" from cdata_from ends at cdata_end */
-    size_t raw_to;       /* the end of the last text marked RAW from a tag inside text */
+    size_t dashes_from, dashes_end;  /* the first "-->" or "--!>" from dashes_from ends there */
+    size_t raw_to;       /* the end of the text marked RAW last from a start tag */
+    size_t inert_from, inert_to;  /* the stretch marked INERT last */
+    size_t text_name, text_name_length;  /* text_end's last element name, in the page */
+    size_t text_from, text_close; /* and where from, and where its text ended */
     foreign_state foreign;
 } scan;
 
@@ -55,12 +59,28 @@ static bool is_letter(char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-/* Marks page[a, b) `what`, where they are not marked higher. */
+/* Marks page[a, b) `what`, where they are not marked higher; an INERT
+ * stretch inside the one marked last is marked already. */
 static void mark(scan *s, size_t a, size_t b, unsigned char what)
 {
+    if (what == INERT && a >= s->inert_from && b <= s->inert_to)
+        return;
     for (size_t i = a; i < b && i < s->length; i++)
         if (s->map[i] < what)
             s->map[i] = what;
+    if (what == INERT && b > s->inert_to) {
+        s->inert_from = a;
+        s->inert_to = b;
+    }
+}
+
+/* Marks the text of an element, page[a, b), RAW: one whose end is that of
+ * the text marked last lies inside it (the scan goes forward). */
+static void mark_raw(scan *s, size_t a, size_t b)
+{
+    if (b != s->raw_to)
+        mark(s, a, b, RAW);
+    s->raw_to = b;
 }
 
 /* Where the first "]]>" at or after `from` ends (0: none), found once
@@ -86,24 +106,35 @@ static size_t after_gt(const scan *s, size_t from, size_t end)
     return gt ? (size_t)(gt - s->page) + 1 : end;
 }
 
+/* Where the first "-->" or "--!>" at or after `from` ends (length:
+ * none), found once for every comment that opens before it. */
+static size_t dashes_end(scan *s, size_t from)
+{
+    const char *p = s->page;
+    if (from >= s->dashes_from && from + 4 <= s->dashes_end)
+        return s->dashes_end;
+    s->dashes_from = from;
+    s->dashes_end = s->length;
+    for (size_t at = from; at + 2 < s->length; at++)
+        if (p[at] == '-' && p[at + 1] == '-' &&
+            (p[at + 2] == '>' || (at + 3 < s->length && p[at + 2] == '!' && p[at + 3] == '>'))) {
+            s->dashes_end = at + (p[at + 2] == '>' ? 3 : 4);
+            break;
+        }
+    return s->dashes_end;
+}
+
 /* The end of the comment that "<!--" at i opens: "-->", "--!>", or the
  * abrupt "<!-->" and "<!--->". */
-static size_t comment_end(const scan *s, size_t i, size_t end)
+static size_t comment_end(scan *s, size_t i)
 {
     const char *p = s->page;
     size_t at = i + 4;
-    if (at < end && p[at] == '>')
+    if (at < s->length && p[at] == '>')
         return at + 1;
-    if (at + 1 < end && p[at] == '-' && p[at + 1] == '>')
+    if (at + 1 < s->length && p[at] == '-' && p[at + 1] == '>')
         return at + 2;
-    for (; at + 2 < end; at++)
-        if (p[at] == '-' && p[at + 1] == '-') {
-            if (p[at + 2] == '>')
-                return at + 3;
-            if (at + 3 < end && p[at + 2] == '!' && p[at + 3] == '>')
-                return at + 4;
-        }
-    return end;
+    return dashes_end(s, at);
 }
 
 /* "<!" at i: a comment, or a bogus comment to the first '>' (a doctype
@@ -115,7 +146,7 @@ static size_t declaration(scan *s, size_t i, size_t end)
 {
     size_t to;
     if (end - i >= 4 && !memcmp(s->page + i, "<!--", 4)) {
-        to = comment_end(s, i, end);
+        to = comment_end(s, i);
     } else if (end - i >= 9 && !memcmp(s->page + i, "<![CDATA[", 9)) {
         size_t close = cdata_end(s, i + 9);
         bool svg = foreign_content(&s->foreign);
@@ -189,14 +220,27 @@ static bool tag_at(const scan *s, size_t i, size_t name, size_t n, bool closing)
     return !strncasecmp(p + at, p + name, n) && (is_space(c) || c == '/' || c == '>');
 }
 
-/* Where the text of element t ends: at its end tag (length: none). */
-static size_t text_end(const scan *s, const tag_token *t)
+/* Where the text of element t ends: at its end tag (length: none); the
+ * answer for an element of the same name whose text begins before it is
+ * the same. */
+static size_t text_end(scan *s, const tag_token *t)
 {
+    if (s->text_name_length == t->name_length && t->end >= s->text_from &&
+        t->end <= s->text_close &&
+        !strncasecmp(s->page + s->text_name, s->page + t->name, t->name_length))
+        return s->text_close;
+    size_t close = s->length;
     for (const char *lt = memchr(s->page + t->end, '<', s->length - t->end); lt;
          lt = memchr(lt + 1, '<', (size_t)(s->page + s->length - lt - 1)))
-        if (tag_at(s, (size_t)(lt - s->page), t->name, t->name_length, true))
-            return (size_t)(lt - s->page);
-    return s->length;
+        if (tag_at(s, (size_t)(lt - s->page), t->name, t->name_length, true)) {
+            close = (size_t)(lt - s->page);
+            break;
+        }
+    s->text_name = t->name;
+    s->text_name_length = t->name_length;
+    s->text_from = t->end;
+    s->text_close = close;
+    return close;
 }
 
 /* Where the text of script t ends, through the escapes of the script data
@@ -278,10 +322,8 @@ static size_t end_tag(scan *s, size_t close)
  * the first "</" and a letter), to `end`. The scan goes on after t. */
 static size_t inner_tag(scan *s, const tag_token *t, int state, size_t end)
 {
-    if ((state == SCRIPT || state == STYLE) && s->raw_to != end) {
-        mark(s, t->end, end, RAW);
-        s->raw_to = end;
-    }
+    if (state == SCRIPT || state == STYLE)
+        mark_raw(s, t->end, end);
     return t->end;
 }
 
@@ -295,7 +337,7 @@ static size_t html_text(scan *s, const tag_token *t, int state)
 {
     size_t close = state == SCRIPT ? script_end(s, t) : text_end(s, t);
     if (state != TEXT)
-        mark(s, t->end, close, RAW);
+        mark_raw(s, t->end, close);
     if (state != SCRIPT)
         data(s, t->end, close, false);
     return end_tag(s, close);
@@ -330,7 +372,7 @@ static size_t tag(scan *s, size_t i, size_t end, bool top)
     if (html)
         return html_text(s, &t, state);
     if (state != TEXT)
-        mark(s, t.end, text_end(s, &t), RAW);
+        mark_raw(s, t.end, text_end(s, &t));
     return t.end;
 }
 
@@ -392,7 +434,7 @@ ted_status html_mask_inert(const char *page, size_t length, char **masked, unsig
 {
     *masked = NULL;
     *map = NULL;
-    scan s = {.page = page, .length = length, .cdata_from = SIZE_MAX};
+    scan s = {.page = page, .length = length, .cdata_from = SIZE_MAX, .dashes_from = SIZE_MAX};
     char *out = ted_alloc(length + 1, 1, "html page", err);
     s.map = out ? ted_alloc(length + 1, 1, "html page", err) : NULL;
     if (!s.map) {

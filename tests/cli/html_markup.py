@@ -32,6 +32,7 @@ import random
 import re
 import subprocess
 import sys
+import time
 
 import html5lib
 
@@ -344,6 +345,22 @@ def check_pages(pages):
     return refused, len(pages)
 
 
+# Pages of one construct over and over, which a search for its end from each
+# one would take minutes on: each takes well under a second.
+LONG = {"titles-comment": "<title><!--</title>" * 30000 + "-->",
+        "select-style-comment": "<select><style><!--</style>" * 20000 + "-->",
+        "svg-scripts": "<svg>" + "<script>" * 60000, "cdata": "<![CDATA[>" * 60000 + "]]>",
+        "script-escapes": "<script><!--<script>" * 30000}
+
+
+def check_long():
+    for name, page in LONG.items():
+        start = time.monotonic()
+        answer = document_check([page])[0]
+        took = time.monotonic() - start
+        check(f"long/{name}", answer is not None and took < 5, f"{took:.1f} s, {answer is None}")
+
+
 # ---- the shipped model ---------------------------------------------------------------
 
 REPORTED = [
@@ -397,6 +414,7 @@ def main():
     # A page is refused only where libxml2 and a browser end a tag apart.
     check("pages/parsed", sum(refused.values()) * 20 < total,
           f"{refused} of {total} pages refused")
+    check_long()
     check_model()
     sys.exit(1 if failures() else 0)
 
