@@ -58,7 +58,7 @@ static size_t past(const char *p, size_t from, size_t n, const char *end)
 static size_t tag_end(const char *p, size_t i, size_t n)
 {
     enum { TAG, BEFORE, NAME, AFTER, EQUALS, BARE } state = TAG;
-    for (i++; i < n; i++) {
+    for (i += p[i + 1] == '/' ? 2 : 1; i < n; i++) {
         char c = p[i];
         bool space = strchr(" \t\n\f\r", c) != NULL;
         if (c == '>')
