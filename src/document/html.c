@@ -7,7 +7,11 @@
  * element the parser implies (a </p> before a <div>) moves nothing. The
  * text of a run comes in chunks (entities one by one, long text in pieces
  * of about 1000 bytes); a chunk whose bytes are those of the page maps
- * byte for byte, an entity maps only at its edges. */
+ * byte for byte, an entity maps only at its edges. libxml2 parses a copy
+ * of the page, of its length, in which what a browser never reads as text
+ * is overwritten with markup that libxml2 reads as such (document/inert.h);
+ * the parts of the document are the page's own bytes. Text that libxml2
+ * finds where a browser reads a tag refuses the page. */
 #include "document/html.h"
 
 #include <libxml/HTMLparser.h>
