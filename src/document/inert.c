@@ -412,9 +412,14 @@ static size_t data(scan *s, size_t from, size_t end, bool top)
 }
 
 /* out[0, length) written from the map: each INERT stretch a processing
- * instruction (spaces under 4 bytes), each BLANK one spaces. */
+ * instruction (spaces under 4 bytes), each BLANK one spaces; a control
+ * character (but tab and line ends), which libxml2 leaves out of the text
+ * it reports, a space. */
 static void write_masks(const scan *s, char *out)
 {
+    for (size_t i = 0; i < s->length; i++)
+        if (((unsigned char)out[i] < 0x20 && !strchr("\t\n\r", out[i])) || out[i] == 0x7f)
+            out[i] = ' ';
     size_t j;
     for (size_t i = 0; i < s->length; i = j) {
         for (j = i + 1; j < s->length && s->map[j] == s->map[i];)

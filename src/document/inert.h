@@ -3,23 +3,29 @@
  * libxml2 parses the page: comments ("<!--" to "-->", "--!>", or the
  * abrupt "<!-->" and "<!--->"), bogus comments ("<!" and "<?" anything,
  * "</" and a character that is not a letter: each to the first '>'),
- * doctypes anywhere in the page, "<![CDATA[" (to the first '>' as in HTML
- * content, and on to "]]>" as in svg and math), and the text of script
- * and style (to their end tags, script's escapes included). libxml2's own
- * rules differ (it hands a mid-page doctype, a "<![CDATA[" or a "<!x" to
- * its caller as text, and ends a script at the first "</" and a letter),
- * so it parses a copy of the page in which each of those constructs is
- * overwritten, at the same length, with markup it reads as such: "<?x",
- * spaces and '>' (a processing instruction) for a construct of 4 bytes or
- * more, three spaces for the 3-byte "<!>", "<?>" and "</>" (html.c ends
- * a text run at them), spaces for the text of script and style and for
- * the attributes of an end tag. Tags are read as a browser
- * reads them, quoted attribute values holding '>' included. The
- * constructs are looked for where a browser's tokenizer is in its data
- * state, and in the text of title, textarea, xmp, iframe, noembed,
- * noframes, noscript and plaintext too (each up to the element's end
- * tag), never inside a tag or the text of script and style. The title,
- * script and style of svg and math are read as HTML's are. */
+ * doctypes anywhere in the page, "<![CDATA[" (to the first '>' in HTML
+ * content, its "]]>" inert too; to "]]>" in svg and math), the text of
+ * script (to its end tag, through its escapes) and style, and all that
+ * follows a frameset. libxml2's own rules differ (it hands a mid-page
+ * doctype, a "<![CDATA[" or a "<!x" to its caller as text, and ends a
+ * script at the first "</" and a letter), so it parses a copy of the page
+ * in which each of those constructs is overwritten, at the same length,
+ * with markup it reads as such: "<?x", spaces and '>' (a processing
+ * instruction) for a construct of 4 bytes or more, spaces for the 3-byte
+ * "<!>", "<?>" and "</>" (html.c ends a text run at them), spaces for the
+ * text of script and style and for the attributes of an end tag, and a
+ * space for a control character (which libxml2 leaves out of its text).
+ *
+ * Tags are read as a browser reads them, a quoted attribute value holding
+ * '>'. The constructs are looked for where a browser's tokenizer is in
+ * its data state, and in the text of title, textarea, xmp, iframe,
+ * noembed, noframes, noscript and plaintext too (libxml2 reads tags there;
+ * a browser may too, where it ignores those elements, in a select or a
+ * frameset: a comment in that text is inert to its end, past the
+ * element's end tag if it runs on). The script, style and title of svg
+ * and math are markup to a browser (document/foreign.h follows svg and
+ * math content), script and style raw text to libxml2: both readings are
+ * inert. */
 #ifndef TED_DOCUMENT_INERT_H
 #define TED_DOCUMENT_INERT_H
 
