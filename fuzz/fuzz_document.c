@@ -53,6 +53,21 @@ static size_t past(const char *p, size_t from, size_t n, const char *end)
     return n;
 }
 
+/* After the comment whose text begins at p[from]: "-->", "--!>", or the
+ * abrupt "<!-->" and "<!--->"; n: none. */
+static size_t comment_end(const char *p, size_t from, size_t n)
+{
+    if (from < n && p[from] == '>')
+        return from + 1;
+    if (from + 1 < n && p[from] == '-' && p[from + 1] == '>')
+        return from + 2;
+    for (size_t i = from; i + 2 < n; i++)
+        if (p[i] == '-' && p[i + 1] == '-' &&
+            (p[i + 2] == '>' || (i + 3 < n && p[i + 2] == '!' && p[i + 3] == '>')))
+            return i + (p[i + 2] == '>' ? 3 : 4);
+    return n;
+}
+
 /* After the tag at p[i], through the tokenizer's tag and attribute states
  * (a quoted value holds '>'), or n. */
 static size_t tag_end(const char *p, size_t i, size_t n)
@@ -108,7 +123,7 @@ static tags read_tags(const char *p, size_t n)
         char c = i + 1 < n ? p[i + 1] : 0, d = i + 2 < n ? p[i + 2] : 0;
         size_t next = i + 1;
         if (p[i] == '<' && c == '!' && d == '-' && i + 3 < n && p[i + 3] == '-')
-            next = past(p, i + 4, n, "-->");
+            next = comment_end(p, i + 4, n);
         else if (p[i] == '<' && (c == '!' || c == '?' || (c == '/' && d && !letter(d))))
             next = past(p, i + 2, n, ">");
         else if (p[i] == '<' && (letter(c) || (c == '/' && letter(d)))) {
