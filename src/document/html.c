@@ -248,15 +248,18 @@ static size_t inert_in(const parse_state *p, size_t r0, size_t n)
 
 /* Where a run whose first chunk is t[0, n), the parser at r1, begins:
  * where the last markup ends, or after the white space there that libxml2
- * leaves out (before the first element) and the markup it reads as spaces
- * (inert_in); never on such markup. */
+ * leaves out (before the first element, or before an entity) and the
+ * markup it reads as spaces (inert_in); never on such markup. */
 static size_t run_start(const parse_state *p, size_t r1, const char *t, size_t n)
 {
     size_t at = p->markup_end;
+    bool masked = false;
     while (at < r1 && !page_bytes(p, at, r1, t, n) &&
-           (p->map[at] >= HTML_BLANK || strchr(" \t\n\r\f", p->page[at])))
+           (p->map[at] >= HTML_BLANK || strchr(" \t\n\r\f", p->page[at]))) {
+        masked |= p->map[at] >= HTML_BLANK;
         at++;
-    if (at < r1 && page_bytes(p, at, r1, t, n))
+    }
+    if (at < r1 && (masked || page_bytes(p, at, r1, t, n)))
         return at;
     for (at = p->markup_end; at < r1 && p->map[at] >= HTML_BLANK;)
         at++;
