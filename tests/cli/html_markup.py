@@ -22,10 +22,22 @@ with every construct of FAMILY put in at several places, and pages made at
 random (a fixed seed) of tags, text and those constructs. src/document
 parses them through BUILD/document-check (tests/cli/document_check.c),
 which prints the sentences and the page rebuilt with a translation full of
-markup (a page may be refused: "could not be placed"). Then the pages of
-the report that showed the problem go through the shipped model
-models/en-fr: `ted translate --format html`, POST /translate and POST
-/v1/translate. Prints "ok NAME" or "FAIL NAME: why"; exits 1 on a failure.
+markup (a page may be refused: "could not be placed"). Then pages where
+libxml2 alone hands such markup to the model as text go through the
+shipped model models/en-fr: `ted translate --format html`, POST
+/translate and POST /v1/translate.
+
+Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
+  GROUP/model-text, GROUP/no-new-markup, GROUP/tree-kept,
+  GROUP/comments-kept, GROUP/bytes-kept
+        the above over the pages of a construct of FAMILY (GROUP: its
+        name), of CONTEXTS ("contexts") and the random ones ("fuzz")
+  pages/parsed  under 1 page in 20 is refused
+  long/NAME     a page of one construct over and over answers in time
+  model/cli-N, model/translate-N, model/v1-N
+        page N of SPLIT through the model: html5lib's elements, attributes,
+        comments and tree as the page's, its tags and "<!...>" byte for byte
+  model/serve-exit  ted serve exits 0, without a sanitizer report
 """
 import os
 import random
@@ -363,7 +375,7 @@ def check_long():
 
 # ---- the shipped model ---------------------------------------------------------------
 
-REPORTED = [
+SPLIT = [
     f"<p>The cat sleeps. <![CDATA[ {ALERT} ]]> The dog.</p>",
     f'<p>The cat sleeps. <!ENTITY x "{ALERT}"> The dog.</p>',
     f"<p>The cat sleeps. <!x {ALERT}> The dog.</p>",
@@ -388,12 +400,12 @@ def check_translated(name, page, out):
 
 
 def check_model():
-    for i, page in enumerate(REPORTED):
+    for i, page in enumerate(SPLIT):
         status, out, err = run([TED, "translate", "-m", MODEL, "--format", "html"], page)
         check_translated(f"model/cli-{i}", page, out if status == 0 else None)
     server = ted_test.Server([MODEL])
     try:
-        for i, page in enumerate(REPORTED):
+        for i, page in enumerate(SPLIT):
             status, _, body = server.call("POST", "/translate", {
                 "q": page, "source": "en", "target": "fr", "format": "html"})
             out = body.get("translatedText") if status == 200 else None
