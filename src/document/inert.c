@@ -137,22 +137,28 @@ static size_t comment_end(scan *s, size_t i)
     return dashes_end(s, at);
 }
 
+static void hidden_raw_text(scan *s, size_t from, size_t to);
+
 /* "<!" at i: a comment, or a bogus comment to the first '>' (a doctype
  * too). "<![CDATA[" runs to "]]>" in svg and math; in HTML content it
  * ends at the first '>', and the "]]>" after it is inert too, so that
  * where svg content goes on unseen (document/foreign.h) the section ends
- * where it ended. Returns where the scan goes on. */
+ * where it ended; in svg content the script, style and the like that HTML
+ * content would read in it are raw text (hidden_raw_text). Returns where
+ * the scan goes on. */
 static size_t declaration(scan *s, size_t i, size_t end)
 {
     size_t to;
     if (end - i >= 4 && !memcmp(s->page + i, "<!--", 4)) {
         to = comment_end(s, i);
     } else if (end - i >= 9 && !memcmp(s->page + i, "<![CDATA[", 9)) {
-        size_t close = cdata_end(s, i + 9);
+        size_t close = cdata_end(s, i + 9), gt = after_gt(s, i + 2, end);
         bool svg = foreign_content(&s->foreign);
-        to = svg ? (close ? close : end) : after_gt(s, i + 2, end);
+        to = svg ? (close ? close : end) : gt;
         if (close > to)
             mark(s, close - 3, close, INERT);
+        if (svg && gt < to)
+            hidden_raw_text(s, gt, to);
     } else {
         to = after_gt(s, i + 2, end);
     }
@@ -285,6 +291,23 @@ static int text_state(const scan *s, const tag_token *t)
 }
 
 static size_t data(scan *s, size_t from, size_t end, bool top);
+
+/* The start tags of script, style, title and the like in page[from, to),
+ * text of a CDATA section in svg content and tags in HTML content (where
+ * an end tag of HTML closed the svg unseen: document/foreign.h): their
+ * text, to their end tags, is raw to libxml2 either way. */
+static void hidden_raw_text(scan *s, size_t from, size_t to)
+{
+    for (const char *lt = memchr(s->page + from, '<', to - from); lt;
+         lt = memchr(lt + 1, '<', (size_t)(s->page + to - lt - 1))) {
+        size_t i = (size_t)(lt - s->page);
+        if (i + 1 >= to || !is_letter(s->page[i + 1]))
+            continue;
+        tag_token t = read_tag(s, i, s->length);
+        if (t.ended && text_state(s, &t) != DATA)
+            mark_raw(s, t.end, text_end(s, &t));
+    }
+}
 
 /* Tag t at i: TAG, but for what follows an end tag's name (BLANK: a
  * browser ignores it, and libxml2 ends the tag at the first '>' where a

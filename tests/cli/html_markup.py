@@ -362,7 +362,8 @@ def check_pages(pages):
 LONG = {"titles-comment": "<title><!--</title>" * 30000 + "-->",
         "select-style-comment": "<select><style><!--</style>" * 20000 + "-->",
         "svg-scripts": "<svg>" + "<script>" * 60000, "cdata": "<![CDATA[>" * 60000 + "]]>",
-        "script-escapes": "<script><!--<script>" * 30000}
+        "script-escapes": "<script><!--<script>" * 30000,
+        "svg-cdata-scripts": "<svg>" + "<![CDATA[><script>]]>" * 30000}
 
 
 def check_long():
