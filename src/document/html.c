@@ -11,7 +11,7 @@
  * of the page, of its length, in which what a browser never reads as text
  * is overwritten with markup that libxml2 reads as such (document/inert.h);
  * the parts of the document are the page's own bytes. Text that libxml2
- * finds where a browser reads a tag refuses the page. */
+ * finds where a browser reads markup stays as it is (inert_in). */
 #include "document/html.h"
 
 #include <libxml/HTMLparser.h>
@@ -228,20 +228,21 @@ static void add_chunk(parse_state *p, const char *t, size_t n, size_t r1)
     memcpy(b->text + b->length, t, n);
     if (!page_bytes(p, p->chunk_start, r1, t, n))
         for (size_t i = p->chunk_start; i + 1 < r1; i++)
-            b->runs[b->count - 1].unplaced |= markup_at(p->page, i) || p->map[i] >= HTML_BLANK;
+            b->runs[b->count - 1].unplaced |= markup_at(p->page, i) || p->map[i] >= HTML_TAG;
     p->chunk_start = map_chunk(p, p->chunk_start, r1, t, n, b->raw + b->length);
     b->length += n;
     b->runs[b->count - 1].raw_end = p->chunk_start;
     b->runs[b->count - 1].to = b->length;
 }
 
-/* The first of page[r0, r0 + n) that libxml2 reads as spaces where a
- * browser reads markup (a construct of 3 bytes, the text of a script that
- * libxml2 ends early, as after <script/>), or n. */
+/* The first of page[r0, r0 + n) that libxml2 reads as text where a
+ * browser reads markup (a tag whose attributes libxml2 ends early, a
+ * construct of 3 bytes that it reads as spaces, the text of a script that
+ * it ends early, as after <script/>), or n. */
 static size_t inert_in(const parse_state *p, size_t r0, size_t n)
 {
     size_t k = 0;
-    while (k < n && p->map[r0 + k] < HTML_BLANK)
+    while (k < n && p->map[r0 + k] < HTML_TAG)
         k++;
     return k;
 }
@@ -249,24 +250,24 @@ static size_t inert_in(const parse_state *p, size_t r0, size_t n)
 /* Where a run whose first chunk is t[0, n), the parser at r1, begins:
  * where the last markup ends, or after the white space there that libxml2
  * leaves out (before the first element, or before an entity) and the
- * markup it reads as spaces (inert_in); never on such markup. */
+ * markup it reads as text (inert_in); never on such markup. */
 static size_t run_start(const parse_state *p, size_t r1, const char *t, size_t n)
 {
     size_t at = p->markup_end;
     bool masked = false;
     while (at < r1 && !page_bytes(p, at, r1, t, n) &&
-           (p->map[at] >= HTML_BLANK || strchr(" \t\n\r\f", p->page[at]))) {
-        masked |= p->map[at] >= HTML_BLANK;
+           (p->map[at] >= HTML_TAG || strchr(" \t\n\r\f", p->page[at]))) {
+        masked |= p->map[at] >= HTML_TAG;
         at++;
     }
     if (at < r1 && (masked || page_bytes(p, at, r1, t, n)))
         return at;
-    for (at = p->markup_end; at < r1 && p->map[at] >= HTML_BLANK;)
+    for (at = p->markup_end; at < r1 && p->map[at] >= HTML_TAG;)
         at++;
     return at;
 }
 
-/* A chunk of text; the markup that libxml2 reads as spaces in it
+/* A chunk of text; the markup that libxml2 reads as text in it
  * (inert_in) is markup between runs. */
 static void on_text(void *data, const xmlChar *text, int length)
 {
@@ -282,7 +283,7 @@ static void on_text(void *data, const xmlChar *text, int length)
     size_t r0 = p->in_run ? p->chunk_start : p->markup_end;
     while (n && page_bytes(p, r0, r1, t, n) && (k = inert_in(p, r0, n)) < n) {
         size_t m = k;
-        while (m < n && p->map[r0 + m] >= HTML_BLANK)
+        while (m < n && p->map[r0 + m] >= HTML_TAG)
             m++;
         if (k)
             add_chunk(p, t, k, r0 + k);
