@@ -278,8 +278,12 @@ static void on_text(void *data, const xmlChar *text, int length)
     const char *t = (const char *)text;
     size_t n = (size_t)length, r1 = position(p), k;
     skip_dropped_markup(p, r1, t, n);
-    if (!p->in_run)
-        p->markup_end = run_start(p, r1, t, n);
+    if (!p->in_run) {
+        size_t at = run_start(p, r1, t, n);
+        if (p->markup_end < r1 && at >= r1)
+            return;  /* text to libxml2 in what is all markup to a browser */
+        p->markup_end = at;
+    }
     size_t r0 = p->in_run ? p->chunk_start : p->markup_end;
     while (n && page_bytes(p, r0, r1, t, n) && (k = inert_in(p, r0, n)) < n) {
         size_t m = k;
