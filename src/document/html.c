@@ -247,6 +247,16 @@ static size_t inert_in(const parse_state *p, size_t r0, size_t n)
     return k;
 }
 
+/* Whether page[a, b) holds bytes of what a browser reads as markup and
+ * libxml2 may read as text (inert_in). */
+static bool disputed(const parse_state *p, size_t a, size_t b)
+{
+    for (size_t i = a; i < b && i < p->d->length; i++)
+        if (p->map[i] >= HTML_TAG)
+            return true;
+    return false;
+}
+
 /* Where a run whose first chunk is t[0, n), the parser at r1, begins:
  * where the last markup ends, or after the white space there that libxml2
  * leaves out (before the first element, or before an entity) and the
@@ -297,8 +307,12 @@ static void on_text(void *data, const xmlChar *text, int length)
         n -= m;
         r0 += m;
     }
-    if (n)
+    if (n && !page_bytes(p, r0, r1, t, n) && disputed(p, r0, r1)) {
+        end_run(p);  /* left as it is: libxml2's text, placed nowhere, in a browser's markup */
+        p->markup_end = r1 > p->markup_end ? r1 : p->markup_end;
+    } else if (n) {
         add_chunk(p, t, n, r1);
+    }
 }
 
 /* ---- a block's sentences ------------------------------------------------------ */
