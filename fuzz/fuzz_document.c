@@ -7,12 +7,12 @@
  * that the page did not open ("<img", "</div": what a construct that a
  * browser reads as a comment hid stays hidden), and parses again. The tags
  * are read as the HTML5 tokenizer reads a page, comments, bogus comments
- * and the text of script, style, title and the like skipped; a quoted
- * attribute value holds '>'. That reading is not the browser's in svg, in
- * a select or a frameset and in script's escapes, where it may see a tag
- * that a browser does not: only tag names are compared, since a tag seen
- * there may run on into a translation (which then holds no quote: the tag
- * is longer, never a new one). */
+ * and the text of script, style and textarea skipped; a quoted attribute
+ * value holds '>'. That reading is not the browser's in title and the
+ * like, in svg, in a select or a frameset and in script's escapes, where
+ * it may see a tag that a browser does not: only tag names are compared,
+ * since a tag seen there may run on into a translation (which then holds
+ * no quote: the tag is longer, never a new one). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -96,12 +96,13 @@ static size_t tag_end(const char *p, size_t i, size_t n)
 }
 
 /* Where the text of the element that the start tag p[i, name) opens
- * ends when a browser reads it raw (script, title, ...: at "</NAME"), or
- * `after` (the tag's end) for any other. */
+ * ends when a page keeps it as it is (script, style, textarea: at
+ * "</NAME"), or `after` (the tag's end) for any other. The text of title
+ * and the like, raw to a browser, is read as libxml2 reads it, tags and
+ * all, and translated so. */
 static size_t raw_text_end(const char *p, size_t i, size_t name, size_t after, size_t n)
 {
-    static const char *const raw[] = {"script",  "style",    "title",    "textarea", "xmp",
-                                      "iframe",  "noembed",  "noframes", "noscript", "plaintext"};
+    static const char *const raw[] = {"script", "style", "textarea"};
     size_t k = name - i - 1;
     for (size_t r = 0; r < sizeof raw / sizeof *raw; r++)
         if (strlen(raw[r]) == k && !strncasecmp(p + i + 1, raw[r], k)) {
