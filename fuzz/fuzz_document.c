@@ -8,11 +8,12 @@
  * browser reads as a comment hid stays hidden), and parses again. The tags
  * are read as the HTML5 tokenizer reads a page, comments, bogus comments
  * and the text of script, style and textarea skipped; a quoted attribute
- * value holds '>'. That reading is not the browser's in title and the
- * like, in svg, in a select or a frameset and in script's escapes, where
- * it may see a tag that a browser does not: only tag names are compared,
- * since a tag seen there may run on into a translation (which then holds
- * no quote: the tag is longer, never a new one). */
+ * value holds '>', and "<![CDATA[" in svg or math runs to "]]>". That
+ * reading is not the browser's in title and the like, where svg or math
+ * content ends unseen, in a select or a frameset and in script's escapes,
+ * where it may see a tag that a browser does not: only tag names are
+ * compared, since a tag seen there may run on into a translation (which
+ * then holds no quote: the tag is longer, never a new one). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -120,11 +121,14 @@ static tags read_tags(const char *p, size_t n)
 {
     tags t = {calloc(n + 1, sizeof *t.at), calloc(n + 1, sizeof *t.length), 0};
     REQUIRE(t.at && t.length);
+    int svg = 0;  /* svg and math elements open: "<![CDATA[" runs to "]]>" */
     for (size_t i = 0; i < n;) {
         char c = i + 1 < n ? p[i + 1] : 0, d = i + 2 < n ? p[i + 2] : 0;
         size_t next = i + 1;
         if (p[i] == '<' && c == '!' && d == '-' && i + 3 < n && p[i + 3] == '-')
             next = comment_end(p, i + 4, n);
+        else if (svg && p[i] == '<' && n - i >= 9 && !memcmp(p + i, "<![CDATA[", 9))
+            next = past(p, i + 9, n, "]]>");
         else if (p[i] == '<' && (c == '!' || c == '?' || (c == '/' && d && !letter(d))))
             next = past(p, i + 2, n, ">");
         else if (p[i] == '<' && (letter(c) || (c == '/' && letter(d)))) {
@@ -132,6 +136,11 @@ static tags read_tags(const char *p, size_t n)
             while (name < n && !strchr(" \t\n\f\r/>", p[name]))
                 name++;
             next = tag_end(p, i, n);
+            size_t k = name - i - 1 - (c == '/');
+            if (k == 3 && !strncasecmp(p + name - 3, "svg", 3) && p[next - 2] != '/')
+                svg += c == '/' ? (svg > 0 ? -1 : 0) : 1;
+            else if (k == 4 && !strncasecmp(p + name - 4, "math", 4) && p[next - 2] != '/')
+                svg += c == '/' ? (svg > 0 ? -1 : 0) : 1;
             if (c != '/')
                 next = raw_text_end(p, i, name, next, n);
             t.at[t.count] = p + i;
