@@ -104,6 +104,7 @@ UNIT := $(BUILD)/unit-tests
 # examples/NAME.c -> $(BUILD)/example-NAME, each against libted.a alone
 EXAMPLE := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/example-%)
 NORMALIZE_CHECK := $(BUILD)/normalize-check
+DOCUMENT_CHECK := $(BUILD)/document-check
 
 .PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-shortlist bench-serve bench-serve-run fuzz valgrind
 all: $(LIB) $(BIN)
@@ -203,6 +204,10 @@ bench-python: all $(SHARED)
 $(NORMALIZE_CHECK): tests/parity/normalize_check.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# tests/cli/html_markup.py's way into src/document
+$(DOCUMENT_CHECK): tests/cli/document_check.c $(DOCUMENT_SRC:%.c=$(BUILD)/%.o) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(FRONT_END_LIBS) $(LDLIBS) -o $@
+
 # Installs the Debian packages ted needs (apt-get), if any are missing:
 # `deps` what running needs, `test-deps` also what the tests need.
 deps:
@@ -228,7 +233,7 @@ venv: $(VENV)/installed
 test: test-deps
 	@$(MAKE) --no-print-directory venv check
 
-check: all $(UNIT) $(EXAMPLE) $(NORMALIZE_CHECK) $(SHARED)
+check: all $(UNIT) $(EXAMPLE) $(NORMALIZE_CHECK) $(DOCUMENT_CHECK) $(SHARED)
 	@PYTHON=$(PYTHON) TEST_PYTHON=$(VENV_PYTHON) BUILD=$(BUILD) SAN=$(SAN) tests/run-all.sh
 
 # The quick start: translate a few sentences with the shipped model.

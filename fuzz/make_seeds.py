@@ -170,12 +170,22 @@ def request_seeds():
 
 def document_seeds():
     """fuzz_document.c's byte (bit 0: HTML, bit 1: split), then the pages of
-    tests/data/html and paragraphs of tests/serve/test_documents.py's kind."""
+    tests/data/html, a paragraph holding each construct that a browser reads
+    as markup where libxml2 reads text, and paragraphs of
+    tests/serve/test_documents.py's kind."""
     pages = os.path.join(ROOT, "tests", "data", "html")
     for name in sorted(os.listdir(pages)):
         page = open(os.path.join(pages, name), "rb").read()
         yield name, b"\x03" + page
         yield name + "_unsplit", b"\x01" + page
+    # Markup that a browser reads where libxml2 reads text (src/document/inert.h).
+    constructs = ["<![CDATA[ <img src=x onerror=alert(1)> ]]>", '<!ENTITY x "<img src=x>">',
+                  "<!x <img src=x>>", "<!DOCTYPE html></div></div>", "<?php echo '<b>' ?>",
+                  "</ x>", "<!>", "<?>", "</>", "<!-->", "<!-- a --!>", "</p x=\"y>z\">",
+                  "<svg><![CDATA[ a > b ]]></svg>", "<script><!--<script></script>x</script>",
+                  "<title><!x <b>></title>", "<select><style><!--</style>x-->"]
+    for i, construct in enumerate(constructs):
+        yield f"construct{i}", b"\x03<p>The cat sleeps. " + construct.encode() + b" The dog.</p>"
     texts = ["Dr. Smith arrived at 10 a.m.  He said \"Hi.\"\tWait... What?",
              " \u4f60\u597d\u3002\u4e16\u754c\uff01 \u041f\u0440\u0438\u0432\u0435\u0442. ",
              "One.\r\nTwo\n\nthree \u00a0"]

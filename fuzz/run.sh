@@ -31,7 +31,9 @@
 #                              and whether split): parsed or refused; a text
 #                              rebuilt from its sentences is itself; a page
 #                              rebuilt around translations full of markup
-#                              gains no '<' or '>'
+#                              gains no '<' or '>', and opens no tag that
+#                              the page did not (read as the tokenizer reads
+#                              a page: a comment keeps its tags inert)
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_TARGETS=${FUZZ_TARGETS:-safetensors config vocab shortlist tokenizer normalize spm request document}

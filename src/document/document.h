@@ -9,9 +9,12 @@
  * line breaks), so a paragraph keeps its spacing exactly.
  *
  * HTML (DOCUMENT_HTML, document/html.h) is parsed with libxml2's HTML
- * parser, which finds the text; the page comes back byte for byte as it
- * came, tags, attributes, comments, entities, scripts and malformed markup
- * included, with only the translated text replaced:
+ * parser, which finds the text, after the constructs that a browser never
+ * makes text (comments, bogus comments, doctypes, CDATA, script and style:
+ * document/inert.h) are found as a browser's tokenizer finds them; the
+ * page comes back byte for byte as it came, tags, attributes, comments,
+ * entities, scripts and malformed markup included, with only the
+ * translated text replaced:
  *   - Text runs that only inline elements separate (a, b, i, em, strong,
  *     span, ... the list in html.c) make one block; any other element, and
  *     a skipped one, ends the block. A block's text, its white space

@@ -7,7 +7,11 @@
  * element the parser implies (a </p> before a <div>) moves nothing. The
  * text of a run comes in chunks (entities one by one, long text in pieces
  * of about 1000 bytes); a chunk whose bytes are those of the page maps
- * byte for byte, an entity maps only at its edges. */
+ * byte for byte, an entity maps only at its edges. libxml2 parses a copy
+ * of the page, of its length, in which what a browser never reads as text
+ * is overwritten with markup that libxml2 reads as such (document/inert.h);
+ * the parts of the document are the page's own bytes. Text that libxml2
+ * finds where a browser reads markup stays as it is (inert_in). */
 #include "document/html.h"
 
 #include <libxml/HTMLparser.h>
@@ -21,6 +25,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "document/inert.h"
 #include "document/sentences.h"
 
 /* Elements inside a sentence: they do not end a block. */
@@ -52,6 +57,8 @@ typedef struct block {
 typedef struct parse_state {
     htmlParserCtxtPtr ctxt;
     document *d;
+    const char *page;    /* (d->length): what libxml2 parses, document/inert.h */
+    const unsigned char *map;  /* (d->length): each byte's html_byte */
     const document_options *options;
     size_t base;         /* page bytes before what the parser reads (a BOM) */
     size_t markup_end;   /* where a run that begins now begins */
@@ -130,7 +137,7 @@ static bool reserve_text(parse_state *p, size_t more)
 static bool page_bytes(const parse_state *p, size_t r0, size_t r1, const char *t, size_t n)
 {
     return r0 + n <= p->d->length && r0 + n >= r1 && r0 + n <= r1 + 4 &&
-           !memcmp(p->d->source + r0, t, n);
+           !memcmp(p->page + r0, t, n);
 }
 
 /* Maps a chunk's decoded bytes t[0, n) to the page, from r0 (the parser
@@ -138,7 +145,7 @@ static bool page_bytes(const parse_state *p, size_t r0, size_t r1, const char *t
 static size_t map_chunk(const parse_state *p, size_t r0, size_t r1, const char *t, size_t n,
                         size_t *raw)
 {
-    const char *page = p->d->source;
+    const char *page = p->page;
     for (size_t k = 0; k < n; k++)
         raw[k] = SIZE_MAX;
     raw[0] = r0;
@@ -175,7 +182,7 @@ static bool markup_at(const char *page, size_t i)
  * r1: a run going on ends there, and the next begins after it. */
 static void skip_dropped_markup(parse_state *p, size_t r1, const char *t, size_t n)
 {
-    const char *page = p->d->source;
+    const char *page = p->page;
     size_t r0 = p->in_run ? p->chunk_start : p->markup_end, last = SIZE_MAX;
     if (r1 <= r0 || page_bytes(p, r0, r1, t, n))
         return;
@@ -189,41 +196,123 @@ static void skip_dropped_markup(parse_state *p, size_t r1, const char *t, size_t
     }
 }
 
-static void on_text(void *data, const xmlChar *text, int n)
+/* A run that begins where the last markup ends. */
+static bool start_run(parse_state *p)
 {
-    parse_state *p = data;
-    if (p->status || n <= 0 || !translating(current_state(p)) || !reserve_text(p, (size_t)n))
-        return;
     block *b = &p->b;
-    skip_dropped_markup(p, position(p), (const char *)text, (size_t)n);
-    if (!p->in_run) {
-        if (b->count == b->run_capacity) {
-            int grown = b->run_capacity ? 2 * b->run_capacity : 16;
-            text_run *runs = ted_alloc((size_t)grown, sizeof *runs, "html text", p->err);
-            if (!runs) {
-                fail(p, TED_ERR_NOMEM);
-                return;
-            }
-            if (b->count)
-                memcpy(runs, b->runs, (size_t)b->count * sizeof *runs);
-            free(b->runs);
-            b->runs = runs;
-            b->run_capacity = grown;
+    if (b->count == b->run_capacity) {
+        int grown = b->run_capacity ? 2 * b->run_capacity : 16;
+        text_run *runs = ted_alloc((size_t)grown, sizeof *runs, "html text", p->err);
+        if (!runs) {
+            fail(p, TED_ERR_NOMEM);
+            return false;
         }
-        b->runs[b->count++] = (text_run){p->markup_end, p->markup_end, b->length, b->length, false};
-        p->chunk_start = p->markup_end;
-        p->in_run = true;
+        if (b->count)
+            memcpy(runs, b->runs, (size_t)b->count * sizeof *runs);
+        free(b->runs);
+        b->runs = runs;
+        b->run_capacity = grown;
     }
-    memcpy(b->text + b->length, text, (size_t)n);
-    size_t r1 = position(p);
-    if (!page_bytes(p, p->chunk_start, r1, (const char *)text, (size_t)n))
+    b->runs[b->count++] = (text_run){p->markup_end, p->markup_end, b->length, b->length, false};
+    p->chunk_start = p->markup_end;
+    p->in_run = true;
+    return true;
+}
+
+/* Chunk t[0, n) of the text, the parser at r1 after it. */
+static void add_chunk(parse_state *p, const char *t, size_t n, size_t r1)
+{
+    block *b = &p->b;
+    if (!p->in_run && !start_run(p))
+        return;
+    memcpy(b->text + b->length, t, n);
+    if (!page_bytes(p, p->chunk_start, r1, t, n))
         for (size_t i = p->chunk_start; i + 1 < r1; i++)
-            b->runs[b->count - 1].unplaced |= markup_at(p->d->source, i);
-    p->chunk_start =
-        map_chunk(p, p->chunk_start, r1, (const char *)text, (size_t)n, b->raw + b->length);
-    b->length += (size_t)n;
+            b->runs[b->count - 1].unplaced |= markup_at(p->page, i) || p->map[i] >= HTML_TAG;
+    p->chunk_start = map_chunk(p, p->chunk_start, r1, t, n, b->raw + b->length);
+    b->length += n;
     b->runs[b->count - 1].raw_end = p->chunk_start;
     b->runs[b->count - 1].to = b->length;
+}
+
+/* The first of page[r0, r0 + n) that libxml2 reads as text where a
+ * browser reads markup (a tag whose attributes libxml2 ends early, a
+ * construct of 3 bytes that it reads as spaces, the text of a script that
+ * it ends early, as after <script/>), or n. */
+static size_t inert_in(const parse_state *p, size_t r0, size_t n)
+{
+    size_t k = 0;
+    while (k < n && p->map[r0 + k] < HTML_TAG)
+        k++;
+    return k;
+}
+
+/* Whether page[a, b) holds bytes of what a browser reads as markup and
+ * libxml2 may read as text (inert_in). */
+static bool disputed(const parse_state *p, size_t a, size_t b)
+{
+    for (size_t i = a; i < b && i < p->d->length; i++)
+        if (p->map[i] >= HTML_TAG)
+            return true;
+    return false;
+}
+
+/* Where a run whose first chunk is t[0, n), the parser at r1, begins:
+ * where the last markup ends, or after the white space there that libxml2
+ * leaves out (before the first element, or before an entity) and the
+ * markup it reads as text (inert_in); never on such markup. */
+static size_t run_start(const parse_state *p, size_t r1, const char *t, size_t n)
+{
+    size_t at = p->markup_end;
+    bool masked = false;
+    while (at < r1 && !page_bytes(p, at, r1, t, n) &&
+           (p->map[at] >= HTML_TAG || strchr(" \t\n\r\f", p->page[at]))) {
+        masked |= p->map[at] >= HTML_TAG;
+        at++;
+    }
+    if (at < r1 && (masked || page_bytes(p, at, r1, t, n)))
+        return at;
+    for (at = p->markup_end; at < r1 && p->map[at] >= HTML_TAG;)
+        at++;
+    return at;
+}
+
+/* A chunk of text; the markup that libxml2 reads as text in it
+ * (inert_in) is markup between runs. */
+static void on_text(void *data, const xmlChar *text, int length)
+{
+    parse_state *p = data;
+    if (p->status || length <= 0 || !translating(current_state(p)) ||
+        !reserve_text(p, (size_t)length))
+        return;
+    const char *t = (const char *)text;
+    size_t n = (size_t)length, r1 = position(p), k;
+    skip_dropped_markup(p, r1, t, n);
+    if (!p->in_run) {
+        size_t at = run_start(p, r1, t, n);
+        if (p->markup_end < r1 && at >= r1)
+            return;  /* text to libxml2 in what is all markup to a browser */
+        p->markup_end = at;
+    }
+    size_t r0 = p->in_run ? p->chunk_start : p->markup_end;
+    while (n && page_bytes(p, r0, r1, t, n) && (k = inert_in(p, r0, n)) < n) {
+        size_t m = k;
+        while (m < n && p->map[r0 + m] >= HTML_TAG)
+            m++;
+        if (k)
+            add_chunk(p, t, k, r0 + k);
+        end_run(p);
+        p->markup_end = r0 + m;
+        t += m;
+        n -= m;
+        r0 += m;
+    }
+    if (n && !page_bytes(p, r0, r1, t, n) && disputed(p, r0, r1)) {
+        end_run(p);  /* left as it is: libxml2's text, placed nowhere, in a browser's markup */
+        p->markup_end = r1 > p->markup_end ? r1 : p->markup_end;
+    } else if (n) {
+        add_chunk(p, t, n, r1);
+    }
 }
 
 /* ---- a block's sentences ------------------------------------------------------ */
@@ -283,15 +372,26 @@ static ted_status emit_run(parse_state *p, const text_run *r, const document_spa
     return s ? s : emit_gap(p, r, at, r->to);
 }
 
+/* Whether a browser reads page[a, b) as text only: no byte of a tag,
+ * script or style (libxml2 and a browser end a malformed tag apart). */
+static bool browser_text(const parse_state *p, size_t a, size_t b)
+{
+    for (size_t i = a; i < b; i++)
+        if (p->map[i] == HTML_TAG || p->map[i] == HTML_BLANK)
+            return false;
+    return true;
+}
+
 /* A run out of order, or one whose bytes hold markup besides its text,
  * was not placed right: the page is refused rather than changed. */
 static ted_status check_run(const parse_state *p, const text_run *r)
 {
     if (!r->unplaced && r->raw_start >= p->emitted && r->raw_start <= r->raw_end &&
-        r->raw_end <= p->d->length)
+        r->raw_end <= p->d->length && browser_text(p, r->raw_start, r->raw_end))
         return TED_OK;
-    return ted_fail(p->err, TED_ERR_INPUT, "html: the text at byte %zu could not be placed",
-                    r->raw_start);
+    bool tag = r->raw_end <= p->d->length && !browser_text(p, r->raw_start, r->raw_end);
+    return ted_fail(p->err, TED_ERR_INPUT, "html: the text at byte %zu could not be placed%s",
+                    r->raw_start, tag ? " (a browser reads it as part of a tag)" : "");
 }
 
 /* The block's sentences: its text cut with ICU (line breaks and tabs seen
@@ -357,7 +457,7 @@ static void end_block(parse_state *p)
  * or here after a '>'; an implied element leaves it where it was. */
 static void markup_seen(parse_state *p, bool start_tag)
 {
-    const char *page = p->d->source;
+    const char *page = p->page;
     size_t at = position(p), n = p->d->length;
     if (start_tag && at < n && page[at] == '>')
         p->markup_end = at + 1;
@@ -529,8 +629,14 @@ ted_status document_parse_html(document *d, const document_options *options, ted
         p.base = p.markup_end = 3;  /* the BOM stays, as the page's first bytes */
     if (d->length - p.base > INT_MAX)
         return ted_fail(err, TED_ERR_INPUT, "html: the page is over %d bytes", INT_MAX);
+    char *masked;
+    unsigned char *map;
+    if (html_mask_inert(d->source, d->length, &masked, &map, err))
+        return TED_ERR_NOMEM;
+    p.page = masked;
+    p.map = map;
     if (d->length > p.base)
-        run_parser(&p, d->source + p.base, d->length - p.base);
+        run_parser(&p, masked + p.base, d->length - p.base);
     end_block(&p);
     if (!p.status)
         p.status = document_add_source(d, p.emitted, d->length, err);
@@ -538,6 +644,8 @@ ted_status document_parse_html(document *d, const document_options *options, ted
     free(p.b.raw);
     free(p.b.runs);
     free(p.states);
+    free(masked);
+    free(map);
     document_splitter_close(p.splitter);
     return p.status;
 }

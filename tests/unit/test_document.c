@@ -165,6 +165,50 @@ Test(document, html_never_injects_markup)
     free(out);
 }
 
+/* The HTML5 tokenizer's comments, bogus comments, doctypes and CDATA:
+ * markup byte for byte, never a sentence's text (the expected pages are
+ * worked by hand from WHATWG HTML, "Tokenization"). */
+Test(document, html_constructs_a_browser_reads_as_markup_stay_markup)
+{
+    static const char *const cases[][2] = {
+        {"<p>A cat. <![CDATA[ <img src=x onerror=alert(1)> ]]> A dog.</p>",
+         "<p>[A cat.] <![CDATA[ <img src=x onerror=alert(1)> ]]> [A dog.]</p>"},
+        {"<p>A cat. <!ENTITY x \"<img src=x>\"> A dog.</p>",
+         "<p>[A cat.] <!ENTITY x \"<img src=x>[\"&gt; A dog.]</p>"},
+        {"<p>A cat. <!x <img src=x>> A dog.</p>", "<p>[A cat.] <!x <img src=x>[&gt; A dog.]</p>"},
+        {"<div><p>A.</p><!DOCTYPE html></div></div><p>B.</p>",
+         "<div><p>[A.]</p><!DOCTYPE html></div></div><p>[B.]</p>"},
+        {"<p>A <?php echo 1 ?> cat.</p>", "<p>[A cat.]<?php echo 1 ?></p>"},
+        {"<p>A <?= '<b>' ?> cat.</p>", "<p>[A ' ?]<?= '<b>[&gt; cat.]</p>"},
+        {"<p>A</ x>cat.</p>", "<p>[Acat.]</ x></p>"},
+        {"<p>A<!>cat<?>s</>.</p>", "<p>[Acats.]<!><?></></p>"},
+        {"<p>A <!--> cat --> dog.</p>", "<p>[A cat --&gt; dog.]<!--></p>"},
+        {"<p>A <!-- x --!> cat.</p>", "<p>[A cat.]<!-- x --!></p>"},
+        {"<svg><![CDATA[ a > b ]]></svg><p>C.</p>", "<svg><![CDATA[ a > b ]]></svg><p>[C.]</p>"},
+        {"<script><!--<script></script>A.</script><p>B.</p>",
+         "<script><!--<script></script>A.</script><p>[B.]</p>"},
+        {"<p>A.</p x=\"y>B.\">C.</p>", "<p>[A.]</p x=\"y>B.\">[C.]</p>"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int count = 0;
+        char *out = translated(cases[i][0], DOCUMENT_HTML, &count);
+        cr_expect_str_eq(out, cases[i][1], "%s: got %s", cases[i][0], out);
+        free(out);
+    }
+}
+
+/* libxml2 ends <a "b="> at its first '>', where a browser reads a quoted
+ * value on to the next '"' and the tag on to the '>' of </p>. */
+Test(document, html_text_a_browser_reads_inside_a_tag_stays_as_it_is)
+{
+    int count = 0;
+    const char *page = "<p><a \"b=\">Hello.\" The cat.</p><p>The dog.</p>";
+    char *out = translated(page, DOCUMENT_HTML, &count);
+    cr_expect_str_eq(out, "<p><a \"b=\">Hello.\" The cat.</p><p>[The dog.]</p>");
+    cr_expect_eq(count, 1);
+    free(out);
+}
+
 static ted_status refuse(void *data, const char *const *sentences, int count, char **out,
                          ted_error *err)
 {
