@@ -276,7 +276,7 @@ def test_api(server):
         ("target-lang-type", "/v1/explore", {"source": "the cat .", "target_lang": ["fr"]}, 400,
          "target_lang: expected a string"),
         ("early-stopping", "/v1/beam", {"source": "the cat .", "early_stopping": "sometimes"},
-         400, 'early_stopping: expected true, false or "never"'),
+         400, 'early_stopping: expected false, true or "never"'),
         ("early-stopping-explore", "/v1/explore", {"source": "the cat .", "early_stopping": True},
          400, 'unknown field "early_stopping"'),
         ("forced-twice", "/v1/explore",
