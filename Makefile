@@ -1,12 +1,26 @@
 # ted — build, test, install.
 #   make                 libted.a and the ted program (build/)
 #   make check           every test suite (tests/run-all.sh): unit (Criterion), CLI,
-#                        PyTorch parity, serve, browser, example. Installs nothing:
-#                        it needs what make test-deps venv installs
+#                        the fuzz corpora replayed (fuzz/replay.sh), PyTorch parity,
+#                        serve, deploy, browser, Python, example; CHECK_JOBS suites at
+#                        once (default 2), SUITES="unit tests/cli/hostile.sh" only those.
+#                        Installs nothing: it needs what make test-deps venv installs
 #   make test            make test-deps (apt-get, through sudo, of the Debian packages
 #                        that are missing), make venv (.venv), then make check
 #   make check SAN=1     the same suites, built with AddressSanitizer + UBSan in a
 #                        build of their own (build-san/); make test SAN=1 installs first
+#   make check-san       in build-san/, the suites that exercise memory (SAN_SUITES):
+#                        the unit tests, every fuzz harness over its corpus, the
+#                        bad-input corpus, hostile files, bad command lines, decoding
+#                        options, ted serve under load, against hostile
+#                        clients, with documents and streams
+#   make check-tsan      ThreadSanitizer (build-tsan/): the unit suites that compute or
+#                        start threads (the worker pool, shared models, batch workers)
+#                        and ted serve's load and stream tests; halts at the first race
+#                        (tests/lib/tsan-suppressions.txt: what is left out, and why)
+#   make fuzz-replay     each fuzz harness over fuzz/corpus/NAME once, any compiler
+#                        (fuzz/replay.c in place of libFuzzer); SAN=1 under ASan + UBSan
+#   .ci/run              make check, make check-san, make check-tsan, make valgrind
 #   make install PREFIX=/usr/local   ted, libted.a, libted.so.VERSION (soname
 #                        libted.so.MAJOR), the headers, ted.pc, ted(1), bash completion;
 #                        make uninstall PREFIX=/usr/local removes them (DESTDIR too)
@@ -264,7 +278,7 @@ check: all $(UNIT) $(EXAMPLE) $(NORMALIZE_CHECK) $(SHARED) $(REPLAY)
 # (build-san/): the unit tests, the fuzz corpora, the bad-input corpus
 # and hostile files, ted serve under load and against hostile clients.
 SAN_SUITES := unit fuzz/replay.sh tests/cli/bad_inputs.sh tests/cli/hostile.sh \
-              tests/cli/memory_bounds.sh tests/cli/errors.sh tests/cli/decoding.sh \
+              tests/cli/errors.sh tests/cli/decoding.sh \
               tests/serve/test_serve.py tests/serve/test_hostile.py \
               tests/serve/test_documents.py tests/serve/test_stream.py
 check-san:
