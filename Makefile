@@ -1,12 +1,26 @@
 # ted — build, test, install.
 #   make                 libted.a and the ted program (build/)
 #   make check           every test suite (tests/run-all.sh): unit (Criterion), CLI,
-#                        PyTorch parity, serve, browser, example. Installs nothing:
-#                        it needs what make test-deps venv installs
+#                        the fuzz corpora replayed (fuzz/replay.sh), PyTorch parity,
+#                        serve, deploy, browser, Python, example; CHECK_JOBS suites at
+#                        once (default 2), SUITES="unit tests/cli/hostile.sh" only those.
+#                        Installs nothing: it needs what make test-deps venv installs
 #   make test            make test-deps (apt-get, through sudo, of the Debian packages
 #                        that are missing), make venv (.venv), then make check
 #   make check SAN=1     the same suites, built with AddressSanitizer + UBSan in a
 #                        build of their own (build-san/); make test SAN=1 installs first
+#   make check-san       in build-san/, the suites that exercise memory (SAN_SUITES):
+#                        the unit tests, every fuzz harness over its corpus, the
+#                        bad-input corpus, hostile files, bad command lines, decoding
+#                        options, ted serve under load, against hostile
+#                        clients, with documents and streams
+#   make check-tsan      ThreadSanitizer (build-tsan/): the unit suites that compute or
+#                        start threads (the worker pool, shared models, batch workers)
+#                        and ted serve's load and stream tests; halts at the first race
+#                        (tests/lib/tsan-suppressions.txt: what is left out, and why)
+#   make fuzz-replay     each fuzz harness over fuzz/corpus/NAME once, any compiler
+#                        (fuzz/replay.c in place of libFuzzer); SAN=1 under ASan + UBSan
+#   .ci/run              make check, make check-san, make check-tsan, make valgrind
 #   make install PREFIX=/usr/local   ted, libted.a, libted.so.VERSION (soname
 #                        libted.so.MAJOR), the headers, ted.pc, ted(1), bash completion;
 #                        make uninstall PREFIX=/usr/local removes them (DESTDIR too)
@@ -29,6 +43,10 @@ CXX ?= c++
 ifeq ($(SAN),1)
 BUILD ?= build-san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT ?= -O1
+else ifeq ($(TSAN),1)
+BUILD ?= build-tsan
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
 OPT ?= -O1
 else
 BUILD ?= build
@@ -94,6 +112,9 @@ CLI_OBJ += $(BUILD)/src/serve/openapi_asset.o
 # The language profiles of libexttextcat (ted serve's language detection).
 TEXTCAT_PROFILES := $(shell pkg-config --variable=pkgdatadir libexttextcat 2>/dev/null)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+ifeq ($(TSAN),1)
+TEST_OBJ += $(BUILD)/tests/lib/tsan_criterion.o
+endif
 
 LIB := $(BUILD)/libted.a
 BIN := $(BUILD)/ted
@@ -106,7 +127,7 @@ EXAMPLE := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/example-%)
 NORMALIZE_CHECK := $(BUILD)/normalize-check
 DOCUMENT_CHECK := $(BUILD)/document-check
 
-.PHONY: all test check test-unit demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-shortlist bench-serve bench-serve-run fuzz valgrind
+.PHONY: all test check check-san check-san-run check-tsan check-tsan-run fuzz-replay test-unit demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-shortlist bench-serve bench-serve-run fuzz valgrind
 all: $(LIB) $(BIN)
 
 $(BUILD)/%.o: %.c
@@ -228,13 +249,69 @@ $(VENV)/installed: tests/requirements.txt
 
 venv: $(VENV)/installed
 
+# The replay of the fuzz corpora (fuzz/replay.sh, a suite of make check):
+# each harness of fuzz/ linked with fuzz/replay.c's main() in place of
+# libFuzzer, into $(BUILD)/fuzz-replay/NAME, with the flags of $(BUILD) (gcc
+# with ASan + UBSan under SAN=1); it feeds the harness every file of
+# fuzz/corpus/NAME/ (written by fuzz/make_seeds.py). The front ends' objects
+# (serve, documents) go into an archive, so each takes only what it uses.
+REPLAY_NAMES := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+REPLAY := $(REPLAY_NAMES:%=$(BUILD)/fuzz-replay/%)
+REPLAY_FRONT := $(BUILD)/fuzz/front-ends.a
+$(REPLAY_FRONT): $(filter-out $(BUILD)/src/cli/%,$(CLI_OBJ))
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/fuzz-replay/%: $(BUILD)/fuzz/fuzz_%.o $(BUILD)/fuzz/replay.o $(REPLAY_FRONT) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(FRONT_END_LIBS) $(LDLIBS) -o $@
+
+-include $(REPLAY_NAMES:%=$(BUILD)/fuzz/fuzz_%.d) $(BUILD)/fuzz/replay.d
+.SECONDARY: $(REPLAY_NAMES:%=$(BUILD)/fuzz/fuzz_%.o) $(BUILD)/fuzz/replay.o
+
+fuzz-replay: $(REPLAY)
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh fuzz/replay.sh
+
 # `test` installs missing packages first, then re-reads this Makefile so the
 # pkg-config flags see them. `check` is the runner alone: it installs nothing.
 test: test-deps
 	@$(MAKE) --no-print-directory venv check
 
-check: all $(UNIT) $(EXAMPLE) $(NORMALIZE_CHECK) $(DOCUMENT_CHECK) $(SHARED)
-	@PYTHON=$(PYTHON) TEST_PYTHON=$(VENV_PYTHON) BUILD=$(BUILD) SAN=$(SAN) tests/run-all.sh
+# CHECK_JOBS suites run at once; SUITES="unit tests/cli/hostile.sh ..." runs
+# only those (tests/run-all.sh names them).
+CHECK_JOBS ?= 2
+SUITES ?=
+RUN_ALL = PYTHON=$(PYTHON) TEST_PYTHON=$(VENV_PYTHON) BUILD=$(BUILD) tests/run-all.sh -j $(CHECK_JOBS)
+check: all $(UNIT) $(EXAMPLE) $(NORMALIZE_CHECK) $(DOCUMENT_CHECK) $(SHARED) $(REPLAY)
+	@SAN=$(SAN) $(RUN_ALL) $(SUITES)
+
+# make check-san: the suites that exercise memory, built with ASan + UBSan
+# (build-san/): the unit tests, the fuzz corpora, the bad-input corpus
+# and hostile files, ted serve under load and against hostile clients.
+SAN_SUITES := unit fuzz/replay.sh tests/cli/bad_inputs.sh tests/cli/hostile.sh \
+              tests/cli/errors.sh tests/cli/decoding.sh \
+              tests/serve/test_serve.py tests/serve/test_hostile.py \
+              tests/serve/test_documents.py tests/serve/test_stream.py
+check-san:
+	@$(MAKE) --no-print-directory SAN=1 check-san-run
+
+check-san-run: all $(UNIT) $(REPLAY)
+	@SAN=1 $(RUN_ALL) $(SAN_SUITES)
+
+# make check-tsan: the unit tests and ted serve's load tests built with
+# ThreadSanitizer (build-tsan/): the worker pool of src/kernels/parallel.c,
+# the threads of a served model (tests/lib/tsan-suppressions.txt names what
+# is left out, and why). SAN=1 scales the load down for the tests.
+TSAN_SUITES := unit tests/serve/test_serve.py tests/serve/test_stream.py
+check-tsan:
+	@$(MAKE) --no-print-directory TSAN=1 check-tsan-run
+
+TSAN_UNIT_FILTER := !(config/*|hash/*|normalize/*|normalized_tokenizer/*|safetensors/*|tokenizer/*|vocab/*|document/*|sentences/*|decoding/sampled_*)
+check-tsan-run: all $(UNIT)
+	@SAN=1 UNIT_FILTER='$(TSAN_UNIT_FILTER)' TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 \
+	    suppressions=$(CURDIR)/tests/lib/tsan-suppressions.txt $(TSAN_OPTIONS)" \
+	    $(RUN_ALL) $(TSAN_SUITES)
 
 # The quick start: translate a few sentences with the shipped model.
 demo: deps
@@ -276,7 +353,7 @@ uninstall:
 	rmdir $(DESTDIR)$(PREFIX)/include/ted 2>/dev/null || true
 
 clean:
-	rm -rf build build-san build-fuzz build-valgrind
+	rm -rf build build-san build-tsan build-fuzz build-valgrind
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 

@@ -105,7 +105,7 @@ static void translate(const char *body, size_t length)
     ted_translate_options options;
     serve_job *job = NULL;
     ted_error err = {0};
-    if (m && (frontend_choose_options(m->model, &request.choice, &serve_field_names, &options,
+    if (m && (frontend_choose_options(m->model, &request.choice, serve_field_names, &options,
                                       &err) ||
               serve_job_new(m->model, &options, request.texts, request.count, &job, &err))) {
         REQUIRE(job == NULL && err.message[0]);
@@ -120,33 +120,27 @@ static void translate(const char *body, size_t length)
     serve_request_free(&request);
 }
 
-/* The first leg's job of a LibreTranslate request: its texts read as
- * documents, as server.c's job_of_texts reads them; checks a refusal. */
-static serve_job *libre_job(const libre_request *lr, serve_documents *d)
+/* The first leg's job of a planned POST /translate, over its texts read as
+ * documents (sentences split, in the request's format), as server.c's
+ * start_leg() and job_of_texts() make it. */
+static ted_status libre_job(const libre_request *lr, const ted_model *model,
+                            serve_documents *documents, serve_job **job, ted_error *err)
 {
-    const ted_model *model = models[lr->route.leg[0].model].model;
     frontend_choice choice = libre_leg_choice(lr, model, lr->route.legs == 1);
     choice.languages = (ted_languages){lr->route.leg[0].source, lr->route.leg[0].target};
     ted_translate_options options;
-    serve_job *job = NULL;
-    ted_error err = {0};
-    document_options o;
-    ted_status s = frontend_choose_options(model, &choice, &serve_field_names, &options, &err);
-    if (!s) {
-        o = libre_document_options(lr, frontend_source_language(model, &options.languages));
-        s = serve_documents_parse(lr->fields.q, lr->fields.q_count, &o, d, &err);
-    }
-    if (!s)
-        s = serve_job_new(model, &options, d->sentences, d->total, &job, &err);
-    if (s) {
-        REQUIRE(job == NULL && err.message[0]);
-        if (err.status != TED_ERR_NOMEM)
-            check_answer(serve_error_json(err.message), 400);
-    }
-    return job;
+    ted_status s = frontend_choose_options(model, &choice, serve_field_names, &options, err);
+    if (s)
+        return s;
+    document_options read_as =
+        libre_document_options(lr, frontend_source_language(model, &options.languages));
+    s = serve_documents_parse(lr->fields.q, lr->fields.q_count, &read_as, documents, err);
+    if (s)
+        return s;
+    return serve_job_new(model, &options, documents->sentences, documents->total, job, err);
 }
 
-/* server.c's libre_translate(), up to the decoding loop: the first leg's job. */
+/* server.c's libre_translate(), up to the decoding loop. */
 static void translate_libre(const char *body, size_t length)
 {
     libre_request lr = {0};
@@ -159,12 +153,19 @@ static void translate_libre(const char *body, size_t length)
         return;
     }
     REQUIRE(lr.fields.q_count >= 1 && lr.route.legs >= 1);
-    serve_documents d = {0};
-    serve_job *job = libre_job(&lr, &d);
-    if (job && job->unfinished == 0 && lr.route.legs == 1)
-        check_answer(libre_answer(&lr, &d, job), 200);
+    const ted_model *model = models[lr.route.leg[0].model].model;
+    serve_documents documents = {0};
+    serve_job *job = NULL;
+    ted_error err = {0};
+    if (libre_job(&lr, model, &documents, &job, &err)) {
+        REQUIRE(job == NULL && err.message[0]);
+        if (err.status != TED_ERR_NOMEM)
+            check_answer(serve_error_json(err.message), 400);
+    } else if (job->unfinished == 0 && lr.route.legs == 1) {
+        check_answer(libre_answer(&lr, &documents, job), 200);
+    }
     serve_job_free(job);
-    serve_documents_free(&d);
+    serve_documents_free(&documents);
     libre_request_free(&lr);
 }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Writes the seed corpora of the fuzz harnesses from the repository's good
 files: OUT/safetensors, OUT/config, OUT/vocab, OUT/shortlist, OUT/tokenizer, OUT/normalize,
-OUT/spm, OUT/request, OUT/document.
+OUT/spm, OUT/request, OUT/document. The repository keeps them in fuzz/corpus
+(fuzz/replay.sh replays them, fuzz/run.sh starts from them):
 
-    /usr/bin/python3 fuzz/make_seeds.py OUT
+    /usr/bin/python3 fuzz/make_seeds.py fuzz/corpus
 """
 import json
 import os

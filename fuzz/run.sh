@@ -2,7 +2,8 @@
 # Runs each fuzz harness in turn for FUZZ_SECONDS seconds (make fuzz).
 #   FUZZ_BUILD/fuzz_NAME          the harnesses (built by make)
 #   FUZZ_BUILD/corpus/NAME        the growing corpus, kept between runs
-#   FUZZ_BUILD/seeds/NAME         seeds written by fuzz/make_seeds.py
+#   fuzz/corpus/NAME              the seeds, kept in the repository (written by
+#                                 fuzz/make_seeds.py; fuzz/replay.sh replays them)
 #   FUZZ_BUILD/artifacts/NAME/    inputs that crashed, leaked or timed out
 #   FUZZ_BUILD/NAME.log           libFuzzer's output; its last lines hold the
 #                                 run's figures (#execs, cov, ft, corp)
@@ -37,8 +38,6 @@
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_TARGETS=${FUZZ_TARGETS:-safetensors config vocab shortlist tokenizer normalize spm request document}
-PYTHON=${PYTHON:-/usr/bin/python3}
-"$PYTHON" fuzz/make_seeds.py "$FUZZ_BUILD/seeds" || exit 1
 failed=0
 for name in $FUZZ_TARGETS; do
     mkdir -p "$FUZZ_BUILD/corpus/$name" "$FUZZ_BUILD/artifacts/$name"
@@ -49,7 +48,7 @@ for name in $FUZZ_TARGETS; do
     "$FUZZ_BUILD/fuzz_$name" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
         -max_len=65536 -print_final_stats=1 $dict \
         -artifact_prefix="$FUZZ_BUILD/artifacts/$name/" \
-        "$FUZZ_BUILD/corpus/$name" "$FUZZ_BUILD/seeds/$name" >"$FUZZ_BUILD/$name.log" 2>&1
+        "$FUZZ_BUILD/corpus/$name" "fuzz/corpus/$name" >"$FUZZ_BUILD/$name.log" 2>&1
     status=$?
     grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+.*DONE)' \
         "$FUZZ_BUILD/$name.log" | sed "s/^/fuzz_$name: /"

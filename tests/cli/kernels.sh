@@ -6,13 +6,16 @@
 #   - TED_CPU naming an unknown set, or one the CPU lacks, is refused with
 #     one message and exit status 1;
 #   - with every set the CPU offers besides the best (which the rest of the
-#     suite runs), the checks whose numbers a kernel set computes pass: the
-#     unit suites that compute (all but those that only read files and
-#     text), and the PyTorch parity checks of logits, greedy translations
-#     and batches (tests/parity/test_parity.py), of the int8 products
-#     (tests/parity/test_int8.py: quality, logits, pytorch) and of the bf16
-#     products (tests/parity/test_bf16.py: pytorch, logits, quality). The exporter,
-#     byte-identity and refusal checks compute nothing and run once;
+#     suite runs), the checks of the numbers a kernel set computes pass: the
+#     unit suites of the kernels and of the layers over them (kernels, bf16,
+#     layers, attention, parallel: each layer against PyTorch's values), and
+#     the PyTorch parity checks of logits (tests/parity/test_parity.py:
+#     random models in every configuration), of the int8 products
+#     (tests/parity/test_int8.py: logits, pytorch) and of the bf16 products
+#     (tests/parity/test_bf16.py: logits). What lies above the kernels
+#     (decoding, batches, sessions, translation quality) computes with
+#     whichever set it is given and runs once, with the best; so do the
+#     exporter, byte-identity and refusal checks, which compute nothing;
 #   - with qemu-x86_64 installed, the binary runs on emulated CPUs without
 #     AVX (the portable set) and with AVX2 but no AVX-512 (the avx2 set), and
 #     translates as on this one; a set the emulated CPU lacks is refused.
@@ -85,21 +88,19 @@ if [ "$(uname -m)" = x86_64 ]; then
     done
 fi
 
-# The Criterion suites no kernel computes in: they parse files and text
-# (config.yaml, safetensors headers, vocabularies, tokens, the normalizer)
-# or hash bytes. Every other suite runs with each set.
-READING_SUITES='config|hash|normalize|normalized_tokenizer|safetensors|tokenizer|vocab'
+# The Criterion suites of the kernels and of the layers that call them.
+KERNEL_SUITES='kernels|bf16|layers|attention|parallel'
 
-# The computing unit tests with one set: one check, with Criterion's counts.
+# The kernels' unit tests with one set: one check, with Criterion's counts.
 unit_tests() {
-    TED_CPU=$1 "$UNIT" --jobs 2 --filter "!($READING_SUITES)/*" >"$work/out" 2>"$work/err"
+    TED_CPU=$1 "$UNIT" --jobs 2 --filter "@($KERNEL_SUITES)/*" >"$work/out" 2>"$work/err"
     status=$?
     synthesis=$(grep Synthesis "$work/err" "$work/out" | tail -n 1)
     tested=$(echo "$synthesis" | sed -n 's/.*Tested: \([0-9]*\).*/\1/p')
     passing=$(echo "$synthesis" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
     if [ "$status" -eq 0 ] && [ -n "$tested" ] && [ "$tested" -gt 0 ] &&
         [ "$tested" = "$passing" ]; then
-        ok "unit-tests-TED_CPU=$1: $passing of $tested passed (all suites but $READING_SUITES)"
+        ok "unit-tests-TED_CPU=$1: $passing of $tested passed (suites $KERNEL_SUITES)"
     else
         fail "unit-tests-TED_CPU=$1" "exit $status; $synthesis $(grep -h '\[FAIL\]' "$work/err" "$work/out" | head -n 5)"
     fi
@@ -122,9 +123,9 @@ parity_tests() {  # SET SCRIPT [OPTION...]
 for set in $offered; do
     [ "$set" = "$best" ] && continue
     unit_tests "$set"
-    parity_tests "$set" tests/parity/test_parity.py --only logits,greedy,batch
-    parity_tests "$set" tests/parity/test_int8.py --only quality,logits,pytorch
-    parity_tests "$set" tests/parity/test_bf16.py --only pytorch,logits,quality
+    parity_tests "$set" tests/parity/test_parity.py --only logits
+    parity_tests "$set" tests/parity/test_int8.py --only logits,pytorch
+    parity_tests "$set" tests/parity/test_bf16.py --only logits
 done
 
 # On emulated CPUs (qemu-x86_64 -cpu MODEL): the set chosen, the

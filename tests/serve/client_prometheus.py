@@ -134,10 +134,6 @@ def check_counts(families, sent):
         others = [value(families, "ted_sentences", "ted_sentences_total", model=model,
                         outcome=outcome) for outcome in ("failed", "dropped")]
         check(f"counts/none-failed/{model}", others == [0, 0], f"failed, dropped: {others}")
-        held = [value(families, name, name, model=model) for name in
-                ("ted_batch_rows", "ted_encoding_rows", "ted_waiting_sentences",
-                 "ted_held_sentences")]
-        check(f"counts/at-rest/{model}", held == [0, 0, 0, 0], f"{held}")
         bad = [name for name in HISTOGRAMS if not check_histogram(families, name, model=model)]
         check(f"counts/histograms/{model}", not bad, f"{bad}")
 
@@ -157,6 +153,15 @@ def logged(server):
     return {code: statuses.count(code) for code in ("200", "400", "404")}, len(statuses)
 
 
+HELD = ("ted_batch_rows", "ted_encoding_rows", "ted_waiting_sentences", "ted_held_sentences")
+
+
+def at_rest(families):
+    """Whether every model's gauges say it holds nothing."""
+    return all(s.value == 0 for name in HELD if name in families
+               for s in families[name].samples)
+
+
 def settled(server, requests):
     """The page once the `requests` made so far are logged (up to 10 s),
     and what the log says of them."""
@@ -165,6 +170,19 @@ def settled(server, requests):
         time.sleep(0.02)
     log = logged(server)
     return scrape(server)[2], log
+
+
+def check_at_rest(server, models):
+    """Once every answer is sent, each model's gauges come back to 0 (a
+    loop updates them just after the answer it sends: up to 10 s)."""
+    deadline = time.monotonic() + 10 * SLOW
+    families = scrape(server)[2]
+    while not at_rest(families) and time.monotonic() < deadline:
+        time.sleep(0.02)
+        families = scrape(server)[2]
+    for model in models:
+        held = [value(families, name, name, model=model) for name in HELD]
+        check(f"counts/at-rest/{model}", held == [0, 0, 0, 0], f"{held}")
 
 
 def main():
@@ -186,6 +204,7 @@ def main():
         check("http/timed", (timed0, timed1) == (log0[1], log1[1]),
               f"{timed0}, then {timed1} timed; {log0[1]}, then {log1[1]} logged")
         check("http/histogram", check_histogram(after, "ted_http_request_seconds"), "buckets")
+        check_at_rest(server, sent)
     finally:
         server.stop()
     check("alive/no-sanitizer-report", not server.sanitizer_reports(),
