@@ -428,6 +428,8 @@ static long sequence_at(const unsigned char *s, size_t available)
         return 1;
     unsigned char low, high;
     int need = continuation(s[0], &low, &high);
+    if (need == 0)
+        return -1;
     long k = 1;
     for (; k <= need && (size_t)k < available; k++) {
         if (s[k] < low || s[k] > high)

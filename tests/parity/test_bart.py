@@ -209,12 +209,19 @@ def check_decode(name, ted_dir, tok, sentences):
     want = [tok.decode(ids, skip_special_tokens=True) for ids in sequences]
     keep = [i for i, text in enumerate(want) if "\n" not in text and "\r" not in text
             and "\0" not in text]
-    got, problem = ted_lines(["tokenize", "-m", ted_dir, "--decode"],
-                             [ids_text(sequences[i]) for i in keep])
-    if problem:
-        return report(f"tokenize/{name}-decode", problem)
-    compare_lines(f"tokenize/{name}-decode", got, [want[i] for i in keep],
-                  [ids_text(sequences[i]) for i in keep], "id sequences")
+    lines = [ids_text(sequences[i]) for i in keep]
+    args = [TED, "tokenize", "-m", ted_dir, "--decode"]
+    status, out, err = run(args, "".join(line + "\n" for line in lines), binary=True)
+    if status != 0:
+        return report(f"tokenize/{name}-decode", f"`{quote(args)}` exited {status}: {err}")
+    try:  # ted's bytes, which must be valid UTF-8 themselves
+        got = out.decode("utf-8").split("\n")[:-1]
+    except UnicodeDecodeError as e:
+        return report(f"tokenize/{name}-decode", f"ted wrote invalid UTF-8: {e}")
+    if len(got) != len(lines):
+        return report(f"tokenize/{name}-decode", f"{len(got)} lines for {len(lines)}")
+    compare_lines(f"tokenize/{name}-decode", got, [want[i] for i in keep], lines,
+                  "id sequences")
 
 
 def reference_logits(model, tok, pair):
