@@ -2,9 +2,10 @@
 """Exports a Hugging Face MarianMTModel, M2M100ForConditionalGeneration
 (M2M-100, NLLB-200), MBartForConditionalGeneration (mBART-50),
 T5ForConditionalGeneration / MT5ForConditionalGeneration (T5, Flan-T5,
-mT5, MADLAD-400) or PegasusForConditionalGeneration directory (what
-save_pretrained writes; a hub download such as Helsinki-NLP/opus-mt-en-de
-or facebook/nllb-200-distilled-600M) to a ted model directory.
+mT5, MADLAD-400), PegasusForConditionalGeneration or
+BartForConditionalGeneration directory (what save_pretrained writes; a hub
+download such as Helsinki-NLP/opus-mt-en-de or
+facebook/nllb-200-distilled-600M) to a ted model directory.
 
     /usr/bin/python3 tools/export_hf.py HF_DIR --out DIR
 
@@ -25,7 +26,10 @@ naming), vocab.txt (the pieces, then the <extra_id_N> tokens) and
 spiece.model. For Pegasus: spiece.model (PegasusTokenizer's),
 tokenizer_config.json optional; DIR receives config.yaml,
 model.safetensors, vocab.txt (the added tokens at ids 0-104, then the
-pieces from id `offset` on) and spiece.model.
+pieces from id `offset` on) and spiece.model. For BART: vocab.json and
+merges.txt (BartTokenizer's byte-level BPE), tokenizer_config.json
+optional; DIR receives config.yaml, model.safetensors, vocab.txt and
+merges.txt (the merges in rank order).
 
     /usr/bin/python3 tools/export_hf.py HF_DIR --out DIR \
         --languages "eng_Latn>fra_Latn,fra_Latn>eng_Latn,deu_Latn"
