@@ -28,6 +28,9 @@ each; exit 1 if one fails):
                BartTokenizer.decode(skip_special_tokens=True)
   beam/*       `ted translate --beam 4` against generate(num_beams=4,
                early_stopping=True, length_penalty=1.0)
+  *-token-batches/*
+               the same, ted batching by tokens (--max-batch-tokens 48,
+               --workers 2)
   refuse/*     what the exporter cannot map: one line naming the key
 TED_PARITY_KEEP=1 keeps the temporary directory (printed on stderr).
 """
@@ -278,13 +281,17 @@ def check_translations(name, ted_dir, model, tok, sentences):
             ("greedy", "1", sentences[:TRANSLATED], dict(num_beams=1)),
             ("beam", "4", sentences[:BEAM_SENTENCES],
              dict(num_beams=4, early_stopping=True, length_penalty=1.0))):
-        check = f"{kind}/{name}"
-        result = translations(check, ted_dir, model, tok, lines, beam, options)
+        for suffix, batches in (("", ()), ("-token-batches",
+                                           ("--max-batch-tokens", "48", "--workers", "2"))):
+            check = f"{kind}{suffix}/{name}"
+            result = translations(check, ted_dir, model, tok, lines, beam, options, batches)
+            if result:
+                got, want = result
+                compare_lines(check, got, want, lines, "sentences",
+                              note=f" ({len(set(want))} different translations)")
         if not result:
             continue
-        got, want = result
-        compare_lines(check, got, want, lines, "sentences",
-                      note=f" ({len(set(want))} different translations)")
+        check = f"{kind}/{name}"
         texts = hf_texts(model, tok, lines, **options)
         keep = [i for i, text in enumerate(texts) if "\n" not in text and "\r" not in text]
         compare_lines(f"{check}-text", got, texts, lines,
