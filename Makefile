@@ -54,12 +54,13 @@ SANFLAGS :=
 OPT ?= -O2
 endif
 
-DEPS := yaml-0.1 libcjson sentencepiece libmicrohttpd
+# ICU's character classes split text for the bpe tokenizer (src/io/bpe.c).
+DEPS := yaml-0.1 libcjson sentencepiece libmicrohttpd icu-uc
 # What the front ends alone use, linked into the program and the unit tests,
 # not into libted: the documents of src/document/ (sentences with ICU's
 # BreakIterator, HTML with libxml2's parser) and ted serve's language
 # detection (libexttextcat).
-FRONT_END_DEPS := icu-uc icu-i18n libxml-2.0 libexttextcat
+FRONT_END_DEPS := icu-i18n libxml-2.0 libexttextcat
 DEP_CFLAGS := $(shell pkg-config --cflags $(DEPS) $(FRONT_END_DEPS) 2>/dev/null)
 DEP_LIBS := $(shell pkg-config --libs $(DEPS) 2>/dev/null)
 FRONT_END_LIBS := $(shell pkg-config --libs $(FRONT_END_DEPS) 2>/dev/null)

@@ -88,7 +88,7 @@ static void check_tokenizer(const char *text, size_t length)
         REQUIRE(ted_vocab_parse(vocab_text, strlen(vocab_text), "vocab", &vocab, &err) == TED_OK);
     ted_config config = {.tokenizer = TED_TOKENIZER_CHAR, .unk_id = 0, .pad_id = 1,
                          .bos_id = 2, .eos_id = 3, .normalize = TED_NORMALIZE_MOSES};
-    ted_tokenizer tokenizer = {&config, &vocab, NULL, true};
+    ted_tokenizer tokenizer = {&config, &vocab, NULL, true, NULL};
     ted_token_ids out, plain_out;
     ted_status status = ted_tokenize(&tokenizer, text, length, &out, &err);
     config.normalize = TED_NORMALIZE_NONE;

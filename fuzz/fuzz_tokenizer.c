@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = malloc(length ? length : 1);
     REQUIRE(text);
     memcpy(text, data + 1, length);
-    ted_tokenizer tokenizer = {&config, &vocab, NULL, true};
+    ted_tokenizer tokenizer = {&config, &vocab, NULL, true, NULL};
     ted_token_ids out = {NULL, -1, -1};
     ted_error err = {0};
     ted_status status = ted_tokenize(&tokenizer, text, length, &out, &err);

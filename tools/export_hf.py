@@ -2,9 +2,10 @@
 """Exports a Hugging Face MarianMTModel, M2M100ForConditionalGeneration
 (M2M-100, NLLB-200), MBartForConditionalGeneration (mBART-50),
 T5ForConditionalGeneration / MT5ForConditionalGeneration (T5, Flan-T5,
-mT5, MADLAD-400) or PegasusForConditionalGeneration directory (what
-save_pretrained writes; a hub download such as Helsinki-NLP/opus-mt-en-de
-or facebook/nllb-200-distilled-600M) to a ted model directory.
+mT5, MADLAD-400), PegasusForConditionalGeneration or
+BartForConditionalGeneration directory (what save_pretrained writes; a hub
+download such as Helsinki-NLP/opus-mt-en-de or
+facebook/nllb-200-distilled-600M) to a ted model directory.
 
     /usr/bin/python3 tools/export_hf.py HF_DIR --out DIR
 
@@ -25,7 +26,10 @@ naming), vocab.txt (the pieces, then the <extra_id_N> tokens) and
 spiece.model. For Pegasus: spiece.model (PegasusTokenizer's),
 tokenizer_config.json optional; DIR receives config.yaml,
 model.safetensors, vocab.txt (the added tokens at ids 0-104, then the
-pieces from id `offset` on) and spiece.model.
+pieces from id `offset` on) and spiece.model. For BART: vocab.json and
+merges.txt (BartTokenizer's byte-level BPE), tokenizer_config.json
+optional; DIR receives config.yaml, model.safetensors, vocab.txt and
+merges.txt (the merges in rank order).
 
     /usr/bin/python3 tools/export_hf.py HF_DIR --out DIR \
         --languages "eng_Latn>fra_Latn,fra_Latn>eng_Latn,deu_Latn"
@@ -798,6 +802,59 @@ def pegasus_files(hf_dir, tokenizer_config, m):
     return {"vocab.txt": tokens, "spiece.model": data}, tok
 
 
+def bart_files(hf_dir, tokenizer_config, m):
+    """tokenizer_files for BartTokenizer: vocab.txt (vocab.json's tokens and
+    the added ones at their ids) and merges.txt, GPT-2's byte-level BPE."""
+    name = hf_families.tokenizer_class(m["family"], tokenizer_config, hf_dir)
+    if tokenizer_config.get("clean_up_tokenization_spaces", True) is not True:
+        raise ExportError("tokenizer_config.json: clean_up_tokenization_spaces false is not "
+                          "supported (ted removes the spaces before . , ! ? as transformers' "
+                          "default does)")
+    if tokenizer_config.get("errors", "replace") != "replace":
+        raise ExportError(f"tokenizer_config.json: errors "
+                          f"{json.dumps(tokenizer_config['errors'])[:60]} is not supported (ted "
+                          "writes invalid UTF-8 as U+FFFD, errors \"replace\")")
+    prefix = tokenizer_config.get("add_prefix_space", False)
+    if not isinstance(prefix, bool):
+        raise ExportError(f"tokenizer_config.json: add_prefix_space {json.dumps(prefix)[:60]} "
+                          "is not true or false")
+    path = os.path.join(hf_dir, "merges.txt")
+    if not os.path.lexists(path):
+        raise ExportError(f"{path}: missing: {name} needs it")
+    data = safe_files.read_regular(path, *INPUT_LIMITS["vocab"])
+    try:
+        merges = hf_families.bart_merges(path, data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ExportError(f"{path}: not UTF-8 ({e})") from None
+    vocab = read_json(hf_dir, "vocab.json")
+    tokens = hf_families.bart_tokens(vocab, hf_families.added_tokens(tokenizer_config),
+                                     m["src_vocab_size"], os.path.join(hf_dir, "vocab.json"))
+    origin = os.path.join(hf_dir, "vocab.json")
+    problem = ted_format.vocab_problem(tokens)
+    if problem:
+        raise ExportError(f"{origin}: {problem}")
+    ids = special_ids(tokenizer_config, tokens, origin)
+    bos = special_spelling(tokenizer_config, "bos_token", "<s>")
+    if bos not in tokens:
+        raise ExportError(f"{origin}: no bos_token {json.dumps(bos)}")
+    ids["bos"] = tokens.index(bos)
+    tok = {"ids": ids, "merges": "merges.txt", "add_prefix_space": prefix,
+           "vocab": ("vocab.txt", "vocab.txt"), "languages": None, "class": name}
+    return {"vocab.txt": tokens, "merges.txt": merges.encode("utf-8")}, tok
+
+
+def bart_rows(tok, decode):
+    """The tokenizer rows of a BART: <s> before the source, the decoder
+    started from decoder_start_token_id, forced_bos_token_id after it."""
+    forced = decode["forced_bos"]
+    if forced not in (None, tok["ids"]["bos"]):
+        raise ExportError(f"{decode['source']}: forced_bos_token_id {json.dumps(forced)[:60]} "
+                          f"is not supported (only the bos_token, id {tok['ids']['bos']})")
+    return [("bos_id", tok["ids"]["bos"], "bos_token"),
+            ("decoder_start_id", decode["bos"], "decoder_start_token_id"),
+            ("forced_bos_id", -1 if forced is None else forced, "forced_bos_token_id")]
+
+
 # ---- the tokenizer -------------------------------------------------------------
 
 def special_spelling(tokenizer_config, key, default):
@@ -928,6 +985,8 @@ def tokenizer_files(hf_dir, tokenizer_config, m):
         return t5_files(hf_dir, tokenizer_config, m)
     if m["family"] == "pegasus":
         return pegasus_files(hf_dir, tokenizer_config, m)
+    if m["family"] == "bart":
+        return bart_files(hf_dir, tokenizer_config, m)
     if m["family"] != "marian":
         return multilingual_files(hf_dir, tokenizer_config, m)
     check_tokenizer_config(tokenizer_config)
@@ -1176,15 +1235,20 @@ def ted_config(m, tok, decode, source, served=None):
               ("shared_embeddings", m["shared_embeddings"], origin["shared_embeddings"]),
               ("tied_output", m["tied_output"], "tie_word_embeddings"),
               ("output_bias", m["output_bias"], origin["output_bias"])]
-    tokenizer_rows = [
-        ("type", "sentencepiece"), ("lowercase", False),
-        ("normalize", "none", origin["normalize"]),
-        ("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab), ("src_spm", tok["spm"][0]),
-        ("tgt_spm", tok["spm"][1]), ("unk_id", ids["unk"]), ("pad_id", ids["pad"]),
+    bpe = "merges" in tok
+    splitting = ([("type", "bpe", "GPT-2's byte-level BPE"), ("merges", tok["merges"]),
+                  ("add_prefix_space", tok["add_prefix_space"])] if bpe else
+                 [("type", "sentencepiece")])
+    files = [] if bpe else [("src_spm", tok["spm"][0]), ("tgt_spm", tok["spm"][1])]
+    tokenizer_rows = splitting + [
+        ("lowercase", False), ("normalize", "none", origin["normalize"]),
+        ("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)] + files + [
+        ("unk_id", ids["unk"]), ("pad_id", ids["pad"]),
         ("bos_id", decode["bos"], decode.get("bos_origin", "decoder_start_token_id")),
         ("eos_id", decode["eos"]),
-        ("source_bos", False), ("source_eos", True)]
-    if tok["languages"]:  # BOS is <s>, and the decoder starts elsewhere
+        ("source_bos", True, "<s> before the source") if bpe else ("source_bos", False),
+        ("source_eos", True)]
+    if tok["languages"] or bpe:  # BOS is <s>, and the decoder starts elsewhere
         tokenizer_rows = [row for row in tokenizer_rows if row[0] != "bos_id"]
     tokenizer_rows += tok["language_rows"]
     decoding_rows = [
@@ -1284,10 +1348,12 @@ def export(hf_dir, out_dir, quantize=None, languages=None):
     written = t5_tensors(path, tensors, m) if t5 else model_tensors(path, tensors, m)
     check_finite(path, written)
     targets = vocabs[tok["vocab"][1]]
-    if not tok["languages"]:
+    if not tok["languages"] and m["family"] != "bart":
         default_target(targets, None, decode)  # refuses a forced_bos_token_id
     tok["language_rows"] = (multilingual_rows(tok, decode, targets) if tok["languages"] else
                             language_rows(config, tokenizer_config, vocabs[tok["vocab"][0]]))
+    if m["family"] == "bart":
+        tok["language_rows"] += bart_rows(tok, decode)
     if t5:  # no <s>: BOS is padding, and the decoder starts where config.json says
         tok["language_rows"].append(("decoder_start_id", decode["bos"],
                                      "decoder_start_token_id"))

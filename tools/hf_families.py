@@ -2,10 +2,11 @@
 MarianMTModel: M2M100ForConditionalGeneration (M2M-100 and NLLB-200
 checkpoints), MBartForConditionalGeneration (mBART-50),
 T5ForConditionalGeneration / MT5ForConditionalGeneration (T5, Flan-T5,
-mT5, MADLAD-400) and PegasusForConditionalGeneration, and the
-vocabularies of their tokenizers (NllbTokenizer, M2M100Tokenizer,
-MBart50Tokenizer, T5Tokenizer, PegasusTokenizer) as ted reads them: one
-token per line, the line number the id the Hugging Face tokenizer gives it.
+mT5, MADLAD-400), PegasusForConditionalGeneration and
+BartForConditionalGeneration, and the vocabularies of their tokenizers
+(NllbTokenizer, M2M100Tokenizer, MBart50Tokenizer, T5Tokenizer,
+PegasusTokenizer, BartTokenizer) as ted reads them: one token per line, the
+line number the id the Hugging Face tokenizer gives it.
 
 Each family is the Transformer of the paper with pre-norm layers and a
 final LayerNorm on both stacks; what differs becomes config.yaml keys
@@ -30,6 +31,10 @@ final LayerNorm on both stacks; what differs becomes config.yaml keys
            puts its added tokens (<pad> </s> <mask_1> <mask_2> <unk_2> ..
            <unk_102>) at ids 0-104 and SentencePiece piece i at i + offset
            (103)
+  bart     mbart's learned positions and embedding LayerNorm, but post-norm
+           layers and no final LayerNorm; GPT-2's byte-level BPE
+           (vocab.json, merges.txt), the decoder started from </s> and <s>
+           forced after it (forced_bos_token_id)
 
 Language codes are tokens of the vocabulary: the tokenizer's
 additional_special_tokens ("eng_Latn", "en_XX"), or for M2M100Tokenizer
@@ -76,6 +81,7 @@ PEGASUS_DEFAULTS = {
     "bos_token_id": None, "eos_token_id": 1, "forced_eos_token_id": 1,
     "tie_word_embeddings": True,
 }
+BART_DEFAULTS = dict(MBART_DEFAULTS, decoder_start_token_id=2)
 MT5_DEFAULTS = dict(T5_DEFAULTS, vocab_size=250112, d_ff=1024, num_layers=8, num_heads=6,
                     feed_forward_proj="gated-gelu", tie_word_embeddings=False)
 
@@ -90,6 +96,8 @@ FAMILIES = {
     "mt5": ("MT5ForConditionalGeneration", MT5_DEFAULTS, ("T5Tokenizer", "T5TokenizerFast")),
     "pegasus": ("PegasusForConditionalGeneration", PEGASUS_DEFAULTS,
                 ("PegasusTokenizer", "PegasusTokenizerFast")),
+    "bart": ("BartForConditionalGeneration", BART_DEFAULTS,
+             ("BartTokenizer", "BartTokenizerFast")),
 }
 T5_FAMILIES = ("t5", "mt5")
 # T5Config's feed_forward_proj -> ted's feed_forward and activation
@@ -138,6 +146,9 @@ def ted_model_keys(family, config, setting):
         positions = [("positional_encoding", "learned", "embed_positions.weight of each stack"),
                      ("position_offset", MBART_POSITION_OFFSET, "the first token takes row 2"),
                      ("embedding_norm", True, "layernorm_embedding")]
+    if family == "bart":  # post-norm layers, no final LayerNorm
+        return positions + [("norm_first", False), ("encoder_final_norm", False),
+                            ("decoder_final_norm", False)]
     return positions + [("norm_first", True), ("encoder_final_norm", True),
                         ("decoder_final_norm", True)]
 
@@ -153,16 +164,18 @@ def fairseq_positions(count, d_model):
 
 def stack_tensors(family, m):
     """Name -> shape of the tensors the family adds to a MarianMTModel's
-    (besides final_logits_bias): the final norms, mBART's embedding norms
-    and positional tables."""
+    (besides final_logits_bias): the final norms (not BART's), mBART's and
+    BART's embedding norms and positional tables."""
     d = m["d_model"]
     shapes = {}
+    learned = family in ("mbart", "bart")
     for stack in ("encoder", "decoder"):
-        norms = ("layer_norm", "layernorm_embedding") if family == "mbart" else ("layer_norm",)
+        norms = {"mbart": ("layer_norm", "layernorm_embedding"),
+                 "bart": ("layernorm_embedding",)}.get(family, ("layer_norm",))
         for norm in norms:
             shapes[f"model.{stack}.{norm}.weight"] = (d,)
             shapes[f"model.{stack}.{norm}.bias"] = (d,)
-        if family == "mbart":
+        if learned:
             shapes[f"model.{stack}.embed_positions.weight"] = (
                 m["max_positions"] + MBART_POSITION_OFFSET, d)
     return shapes
@@ -203,6 +216,8 @@ def tokenizer_class(family, tokenizer_config, hf_dir):
             name = "PegasusTokenizer"
         elif family == "mbart":
             name = "MBart50Tokenizer"
+        elif family == "bart":
+            name = "BartTokenizer"
         else:
             has_vocab = os.path.lexists(os.path.join(hf_dir, "vocab.json"))
             name = "M2M100Tokenizer" if has_vocab else "NllbTokenizer"
@@ -461,3 +476,36 @@ def spm_processor(path, data):
     spm_pieces(path, data)
     import sentencepiece
     return sentencepiece.SentencePieceProcessor(model_proto=data)
+
+
+# ---- BartTokenizer --------------------------------------------------------------
+
+def bart_merges(path, text):
+    """merges.txt as GPT2Tokenizer reads it (its first line, "#version",
+    and what follows the last newline left out; a line is the pair its
+    split() gives; a pair given twice takes its last rank): the "LEFT
+    RIGHT" lines of ted's merges file, in rank order."""
+    ranks = {}
+    for rank, line in enumerate(text.split("\n")[1:-1]):
+        pair = tuple(line.split())
+        if len(pair) == 2:
+            ranks[pair] = rank
+    if not ranks:
+        raise ExportError(f"{path}: no merges (expected \"#version\" and then lines "
+                          "\"LEFT RIGHT\")")
+    return "".join(f"{a} {b}\n" for (a, b), _ in sorted(ranks.items(), key=lambda r: r[1]))
+
+
+def bart_tokens(vocab, added, size, origin):
+    """vocab.json's tokens at their ids, the added tokens (added_tokens_decoder)
+    at theirs, FILLER rows for the ids no token names."""
+    tokens = [None] * size
+    for token, index in list(vocab.items()) + [(t, i) for i, t in added.items()]:
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < size:
+            raise ExportError(f"{origin}: token {json.dumps(token)[:60]} has id "
+                              f"{json.dumps(index)}, not one of 0 to {size - 1} (vocab_size)")
+        if tokens[index] not in (None, token):
+            raise ExportError(f"{origin}: tokens {json.dumps(tokens[index])[:60]} and "
+                              f"{json.dumps(token)[:60]} both have id {index}")
+        tokens[index] = token
+    return fill_rows(tokens)

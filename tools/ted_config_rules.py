@@ -29,7 +29,7 @@ NORM = ("layer", "rms")
 TENSOR_NAMES = ("tutorial", "marian")
 PROJECTION = ("packed", "separate")
 POSITIONAL = ("interleaved", "concatenated", "fairseq", "learned", "relative")
-TOKENIZER = ("whitespace", "char", "sentencepiece")
+TOKENIZER = ("whitespace", "char", "sentencepiece", "bpe")
 NORMALIZER = ("none", "moses")
 LANGUAGE = ("none", "en", "de", "es", "fr", "cs", "cz")
 LENGTH_NORMALIZATION = ("gnmt", "power")
@@ -101,6 +101,8 @@ KEYS = {
     "tokenizer.tgt_vocab": _path(),
     "tokenizer.src_spm": _path(False),
     "tokenizer.tgt_spm": _path(False),
+    "tokenizer.merges": _path(False),
+    "tokenizer.add_prefix_space": _bool(False),
     "tokenizer.unk_id": _int(0, INT_MAX, 0),
     "tokenizer.pad_id": _int(0, INT_MAX, 1),
     "tokenizer.bos_id": _int(0, INT_MAX, 2),
@@ -113,6 +115,7 @@ KEYS = {
     # default: bos_id
     "tokenizer.decoder_start_id": {"type": "int", "min": 0, "max": INT_MAX, "default": None,
                                    "required": False},
+    "tokenizer.forced_bos_id": _int(-1, INT_MAX, -1),
     "tokenizer.source_lang": {"type": "code", "capacity": CODE_SIZE, "default": None,
                               "required": False},
     "tokenizer.target_lang": {"type": "code", "capacity": CODE_SIZE, "default": None,
@@ -364,6 +367,9 @@ def _model_variant(c, given):
             if key not in given:
                 raise ConfigProblem(key, "missing; the sentencepiece tokenizer needs its "
                                     "model file")
+    if c["tokenizer.type"] == "bpe" and "tokenizer.merges" not in given:
+        raise ConfigProblem("tokenizer.merges", "missing; the bpe tokenizer needs its merges "
+                            "file")
     src, tgt = c["model.src_vocab_size"], c["model.tgt_vocab_size"]
     if c["model.shared_embeddings"] and src != tgt:
         raise ConfigProblem("model.shared_embeddings", f"true, but src_vocab_size {src} and "
@@ -422,6 +428,13 @@ def _languages(c):
     if start is not None and start >= tgt:
         raise ConfigProblem("tokenizer.decoder_start_id", f"{start} is not below "
                             f"tgt_vocab_size {tgt}")
+    forced = c["tokenizer.forced_bos_id"]
+    if forced >= tgt:
+        raise ConfigProblem("tokenizer.forced_bos_id", f"{forced} is not below "
+                            f"tgt_vocab_size {tgt}")
+    if forced >= 0 and c["tokenizer.target_language_token"] == "forced":
+        raise ConfigProblem("tokenizer.forced_bos_id", f"{forced}, but target_language_token "
+                            "forces the target's code there")
 
 
 def _served(c, given):

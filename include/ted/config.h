@@ -58,6 +58,7 @@ typedef enum ted_tokenizer_kind {
     TED_TOKENIZER_WHITESPACE,  /* tokens are separated by spaces and tabs */
     TED_TOKENIZER_CHAR,        /* every UTF-8 character is a token */
     TED_TOKENIZER_SENTENCEPIECE, /* a SentencePiece model's pieces */
+    TED_TOKENIZER_BPE,         /* byte-level BPE (GPT-2, BART): vocabulary and merges */
 } ted_tokenizer_kind;
 
 typedef enum ted_text_normalizer {
@@ -176,6 +177,8 @@ typedef struct ted_config {
     char tgt_vocab[TED_CONFIG_PATH_SIZE];
     char src_spm[TED_CONFIG_PATH_SIZE];  /* sentencepiece: the SentencePiece models */
     char tgt_spm[TED_CONFIG_PATH_SIZE];
+    char merges[TED_CONFIG_PATH_SIZE];   /* bpe: the merges, one "LEFT RIGHT" a line */
+    bool add_prefix_space;    /* bpe: a space before the source text, as GPT-2's option */
     int unk_id, pad_id, bos_id, eos_id;
     bool source_bos;          /* put BOS before each source */
     bool source_eos;          /* put EOS after each source */
@@ -187,6 +190,8 @@ typedef struct ted_config {
     ted_source_code_place source_language_token;
     ted_target_code_place target_language_token;
     int decoder_start_id;     /* the first decoder input (default: bos_id) */
+    int forced_bos_id;        /* forced as the first target token after the decoder's
+                                 start (BART's <s>); -1: none */
     char source_lang[TED_LANGUAGE_CODE_SIZE];  /* a bilingual model's languages ("en", */
     char target_lang[TED_LANGUAGE_CODE_SIZE];  /* "fr"); "": not named */
     /* The target language when none is given (a code of `languages`, with

@@ -45,6 +45,13 @@
  * sources of even a thousand tokens are a small fraction of this. */
 #define SPM_MAX_TEXT_BYTES (64 * 1024)
 
+/* The longest text the byte-level BPE tokenizer takes, and the longest
+ * part of it (a word, a run of white space) it merges: merging a part
+ * takes time quadratic in its length, and a word of real text is a small
+ * fraction of this. */
+#define BPE_MAX_TEXT_BYTES (64 * 1024)
+#define BPE_MAX_WORD_BYTES 1024
+
 /* ---- ted translate and the other commands ------------------------------ */
 
 /* The longest input line read: a sentence never comes near it, and input

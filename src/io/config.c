@@ -74,7 +74,8 @@ static const char *const tensor_names_names[] = {"tutorial", "marian", NULL};
 static const char *const projection_names[] = {"packed", "separate", NULL};
 static const char *const positional_names[] = {"interleaved", "concatenated", "fairseq",
                                                 "learned", "relative", NULL};
-static const char *const tokenizer_names[] = {"whitespace", "char", "sentencepiece", NULL};
+static const char *const tokenizer_names[] = {"whitespace", "char", "sentencepiece", "bpe",
+                                               NULL};
 static const char *const normalizer_names[] = {"none", "moses", NULL};
 static const char *const language_names[] = {"none", "en", "de", "es", "fr", "cs", "cz", NULL};
 static const char *const length_normalization_names[] = {"gnmt", "power", NULL};
@@ -174,6 +175,8 @@ static const key_spec keys[] = {
     PATH("tokenizer", "tgt_vocab", tgt_vocab),
     OPTIONAL_PATH("tokenizer", "src_spm", src_spm),
     OPTIONAL_PATH("tokenizer", "tgt_spm", tgt_spm),
+    OPTIONAL_PATH("tokenizer", "merges", merges),
+    BOOL("tokenizer", "add_prefix_space", add_prefix_space, false),
     INT("tokenizer", "unk_id", unk_id, 0, INT_MAX, 0),
     INT("tokenizer", "pad_id", pad_id, 0, INT_MAX, 1),
     INT("tokenizer", "bos_id", bos_id, 0, INT_MAX, 2),
@@ -187,6 +190,7 @@ static const key_spec keys[] = {
            TED_TARGET_CODE_NONE),
     /* -1 is no value a file gives: the default, bos_id (derive_sizes) */
     INT("tokenizer", "decoder_start_id", decoder_start_id, 0, INT_MAX, -1),
+    INT("tokenizer", "forced_bos_id", forced_bos_id, -1, INT_MAX, -1),
     CODE("tokenizer", "source_lang", source_lang),
     CODE("tokenizer", "target_lang", target_lang),
     CODE("tokenizer", "default_target_lang", default_target_lang),
@@ -822,6 +826,9 @@ static ted_status check_model_variant(reader *r)
                 return key_error(r, paths[i], line_of(r, type),
                                  "missing; the sentencepiece tokenizer needs its model file");
     }
+    if (c->tokenizer == TED_TOKENIZER_BPE && !r->line[key_index(spec_named("merges"))])
+        return key_error(r, spec_named("merges"), line_of(r, spec_named("type")),
+                         "missing; the bpe tokenizer needs its merges file");
     if (c->shared_embeddings && c->src_vocab_size != c->tgt_vocab_size) {
         return named_key_error(r, "shared_embeddings",
                                "true, but src_vocab_size %d and tgt_vocab_size %d differ",
@@ -940,6 +947,14 @@ static ted_status check_languages(reader *r)
     if (c->decoder_start_id >= c->tgt_vocab_size)
         return key_error(r, start, line_of(r, start), "%d is not below tgt_vocab_size %d",
                          c->decoder_start_id, c->tgt_vocab_size);
+    const key_spec *forced = spec_named("forced_bos_id");
+    if (c->forced_bos_id >= c->tgt_vocab_size)
+        return key_error(r, forced, line_of(r, forced), "%d is not below tgt_vocab_size %d",
+                         c->forced_bos_id, c->tgt_vocab_size);
+    if (c->forced_bos_id >= 0 && target)
+        return key_error(r, forced, line_of(r, forced),
+                         "%d, but target_language_token forces the target's code there",
+                         c->forced_bos_id);
     return TED_OK;
 }
 

@@ -279,6 +279,29 @@ static ted_status split_pieces(id_list *list, const ted_tokenizer *t, const char
     return TED_OK;
 }
 
+/* ---- Byte-level BPE, as Hugging Face's BartTokenizer ------------------------ */
+
+static ted_status split_bpe(id_list *list, const ted_tokenizer *t, const char *text,
+                            size_t length, ted_error *err)
+{
+    char *pieces = NULL;
+    int count = 0;
+    ted_status s = ted_bpe_encode(t->bpe, text, length, t->config->add_prefix_space, &pieces,
+                                  &count, err);
+    if (!s && (s = reserve_ids(list, count, err)))
+        free(pieces);
+    if (s)
+        return s;
+    const char *piece = pieces;
+    for (int i = 0; i < count; i++) {
+        size_t n = strlen(piece);
+        append(list, t, piece, n);
+        piece += n + 1;
+    }
+    free(pieces);
+    return TED_OK;
+}
+
 static ted_status split(id_list *list, const ted_tokenizer *t, const char *text, size_t length,
                         ted_error *err)
 {
@@ -290,6 +313,10 @@ static ted_status split(id_list *list, const ted_tokenizer *t, const char *text,
         if (!t->spm)
             return ted_fail(err, TED_ERR_ARGUMENT, "ted_tokenize: no SentencePiece model");
         return split_pieces(list, t, text, length, err);
+    case TED_TOKENIZER_BPE:
+        if (!t->bpe)
+            return ted_fail(err, TED_ERR_ARGUMENT, "ted_tokenize: no BPE merges");
+        return split_bpe(list, t, text, length, err);
     default:
         split_words(list, t, text, length);
         return TED_OK;
@@ -394,7 +421,8 @@ static const char *output_token(const ted_config *config, const ted_vocab *vocab
 {
     if (id == config->bos_id || id == config->pad_id)
         return NULL;
-    if (config->tokenizer == TED_TOKENIZER_SENTENCEPIECE && id == config->unk_id)
+    if (config->tokenizer != TED_TOKENIZER_WHITESPACE &&
+        config->tokenizer != TED_TOKENIZER_CHAR && id == config->unk_id)
         return NULL;
     return ted_vocab_token(vocab, id);
 }
@@ -555,6 +583,40 @@ static char *detokenize_pieces(const ted_config *config, const ted_vocab *vocab,
     return text;
 }
 
+/* One line of text: CR and LF become spaces, NUL bytes are dropped, in
+ * place; returns the bytes kept. */
+static size_t one_line(char *text, size_t length)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < length; i++)
+        if (text[i] != '\0')
+            text[used++] = text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
+    return used;
+}
+
+/* The bytes of the output tokens' byte characters, made one line, valid
+ * UTF-8 as Python's decode(errors="replace") makes it, and cleaned up as
+ * transformers' decode() does. */
+static char *detokenize_bytes(const ted_config *config, const ted_vocab *vocab, const int *ids,
+                              int count)
+{
+    int kept = 0;
+    const char **tokens = output_tokens(config, vocab, ids, count, &kept);
+    size_t bytes = 1;
+    for (int i = 0; tokens && i < kept; i++)
+        bytes += strlen(tokens[i]);
+    char *raw = tokens ? malloc(bytes) : NULL;
+    size_t used = 0;
+    for (int i = 0; raw && i < kept; i++)
+        used += ted_bpe_token_bytes(tokens[i], raw + used);
+    free(tokens);
+    char *text = raw ? ted_utf8_replace_invalid(raw, one_line(raw, used)) : NULL;
+    free(raw);
+    if (text)
+        clean_up_tokenization(text);
+    return text;
+}
+
 char *ted_detokenize(const ted_config *config, const ted_vocab *vocab, const ted_spm *spm,
                      const int *ids, int count)
 {
@@ -562,6 +624,8 @@ char *ted_detokenize(const ted_config *config, const ted_vocab *vocab, const ted
         return NULL;
     if (config->tokenizer == TED_TOKENIZER_SENTENCEPIECE)
         return spm ? detokenize_pieces(config, vocab, spm, ids, count) : NULL;
+    if (config->tokenizer == TED_TOKENIZER_BPE)
+        return detokenize_bytes(config, vocab, ids, count);
     const char *separator = config->tokenizer == TED_TOKENIZER_CHAR ? "" : " ";
     size_t separator_length = strlen(separator);
     int end = 0;

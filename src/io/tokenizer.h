@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "io/bpe.h"
 #include "io/sentencepiece.h"
 #include "io/vocab.h"
 #include "ted/ted.h"
@@ -18,6 +19,7 @@ typedef struct ted_tokenizer {
     const ted_vocab *vocab;
     const ted_spm *spm;  /* NULL unless config->tokenizer is sentencepiece */
     bool wrap;           /* source_bos and source_eos apply (the source side) */
+    const ted_bpe *bpe;  /* NULL unless config->tokenizer is bpe */
 } ted_tokenizer;
 
 /* The ids ted_tokenize makes of one text. */
@@ -38,6 +40,9 @@ typedef struct ted_token_ids {
  *                  at the chunk's start becoming a token, and the rest is
  *                  the pieces t->spm makes of it. More than 64 KiB of text
  *                  is refused (TED_ERR_INPUT).
+ *   bpe:           as Hugging Face's BartTokenizer (GPT-2's byte-level BPE,
+ *                  io/bpe.h) with t->bpe's merges, add_prefix_space as the
+ *                  config says; the spellings of special tokens are text.
  * With normalize: moses, the text is first normalized as sacremoses does for
  * source_language. With lowercase, A-Z and the Latin-1 capitals
  * U+00C0-U+00DE (but U+00D7) are lowercased. Each piece maps to its id in
@@ -52,8 +57,12 @@ ted_status ted_tokenize(const ted_tokenizer *t, const char *text, size_t length,
  * nothing (char tokenizer), or decodes them with `spm` (sentencepiece, as
  * MarianTokenizer.decode: unk_id is dropped, U+2581 becomes a space, white
  * space is stripped at both ends, and transformers' clean-up removes the
- * space before . , ! ? and in a few English contractions), stopping at
- * eos_id and skipping bos_id, pad_id and ids outside the vocabulary.
+ * space before . , ! ? and in a few English contractions), or turns their
+ * byte characters back into bytes (bpe, as BartTokenizer.decode: unk_id is
+ * dropped, invalid UTF-8 becomes U+FFFD, then the same clean-up; CR and LF
+ * become spaces and NUL bytes are dropped, so that the text is one line),
+ * stopping at eos_id and skipping bos_id, pad_id and ids outside the
+ * vocabulary.
  * Returns a malloc'ed string, or NULL when out of memory. */
 char *ted_detokenize(const ted_config *config, const ted_vocab *vocab, const ted_spm *spm,
                      const int *ids, int count);

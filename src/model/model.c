@@ -116,13 +116,18 @@ static ted_status load_vocab(ted_vocab *vocab, const char *dir, const char *file
 }
 
 /* The SentencePiece models of both sides, when the tokenizer is
- * sentencepiece. */
+ * sentencepiece; the merges, when it is bpe. */
 static ted_status load_sentencepiece(ted_model *m, const char *dir, ted_error *err)
 {
+    char path[4096];
+    ted_status s;
+    if (m->config.tokenizer == TED_TOKENIZER_BPE) {
+        s = join_path(path, sizeof path, dir, m->config.merges, err);
+        return s ? s : ted_bpe_load(path, &m->bpe, err);
+    }
     if (m->config.tokenizer != TED_TOKENIZER_SENTENCEPIECE)
         return TED_OK;
-    char path[4096];
-    ted_status s = join_path(path, sizeof path, dir, m->config.src_spm, err);
+    s = join_path(path, sizeof path, dir, m->config.src_spm, err);
     if (s || (s = ted_spm_load(path, &m->src_spm, err)))
         return s;
     if ((s = join_path(path, sizeof path, dir, m->config.tgt_spm, err)))
@@ -134,8 +139,8 @@ static ted_status load_sentencepiece(ted_model *m, const char *dir, ted_error *e
  * models loaded; only the source side is wrapped in BOS and EOS. */
 static void build_tokenizers(ted_model *m)
 {
-    m->source_tokenizer = (ted_tokenizer){&m->config, &m->src_vocab, m->src_spm, true};
-    m->target_tokenizer = (ted_tokenizer){&m->config, &m->tgt_vocab, m->tgt_spm, false};
+    m->source_tokenizer = (ted_tokenizer){&m->config, &m->src_vocab, m->src_spm, true, &m->bpe};
+    m->target_tokenizer = (ted_tokenizer){&m->config, &m->tgt_vocab, m->tgt_spm, false, &m->bpe};
 }
 
 static ted_status load_model(const char *model_dir, ted_model **model, bool unpacked,
@@ -210,6 +215,7 @@ void ted_model_free(ted_model *m)
     ted_vocab_free(&m->tgt_vocab);
     ted_spm_free(m->src_spm);
     ted_spm_free(m->tgt_spm);
+    ted_bpe_free(&m->bpe);
     ted_model_free_languages(m);
     ted_shortlist_free(&m->shortlist);
     free(m);
@@ -272,8 +278,10 @@ ted_tensor_info ted_model_tensor(const ted_model *m, int index)
 void ted_model_list_files(const ted_config *c, ted_model_files *files)
 {
     bool spm = c->tokenizer == TED_TOKENIZER_SENTENCEPIECE;
+    bool bpe = c->tokenizer == TED_TOKENIZER_BPE;
     const char *all[TED_MODEL_FILES] = {c->weights, "config.yaml", c->src_vocab, c->tgt_vocab,
-                                        spm ? c->src_spm : NULL, spm ? c->tgt_spm : NULL};
+                                        spm ? c->src_spm : bpe ? c->merges : NULL,
+                                        spm ? c->tgt_spm : NULL};
     files->count = 0;
     for (int i = 0; i < TED_MODEL_FILES; i++) {
         bool listed = !all[i];

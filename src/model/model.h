@@ -90,6 +90,7 @@ struct ted_model {
     ted_vocab tgt_vocab;
     ted_spm *src_spm;            /* the sentencepiece tokenizer's models, else NULL */
     ted_spm *tgt_spm;
+    ted_bpe bpe;                 /* the bpe tokenizer's merges (both sides), else empty */
     ted_tokenizer source_tokenizer;  /* src_vocab, src_spm; BOS/EOS as the config says */
     ted_tokenizer target_tokenizer;  /* tgt_vocab, tgt_spm; never wrapped */
     float **converted;           /* F16/BF16 or misaligned tensors copied to F32 */

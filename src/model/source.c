@@ -26,7 +26,8 @@ bool ted_source_is_blank(const ted_model *m, int count)
 }
 
 /* Puts the code tokens `source_id` and `target_id` (-1: none) where the
- * config says: before or after the ids of `out`, or as its prefix. */
+ * config says: before or after the ids of `out`, or as its prefix; without
+ * a forced code, forced_bos_id is the prefix. */
 static ted_status place_codes(const ted_model *m, int source_id, int target_id, ted_source *out,
                               ted_error *err)
 {
@@ -38,10 +39,13 @@ static ted_status place_codes(const ted_model *m, int source_id, int target_id, 
         front[first++] = source_id;
     if (source_id >= 0 && c->source_language_token == TED_SOURCE_CODE_LAST)
         last = source_id;
-    if (target_id >= 0 && c->target_language_token == TED_TARGET_CODE_FORCED) {
+    int forced = target_id >= 0 && c->target_language_token == TED_TARGET_CODE_FORCED
+                     ? target_id
+                     : c->forced_bos_id;
+    if (forced >= 0) {
         if (!(out->prefix_ids = ted_alloc(1, sizeof(int), "target prefix", err)))
             return TED_ERR_NOMEM;
-        out->prefix_ids[0] = target_id;
+        out->prefix_ids[0] = forced;
         out->prefix_count = 1;
     }
     int added = first + (last >= 0);

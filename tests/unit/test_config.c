@@ -474,9 +474,9 @@ Test(config, choices_name_the_allowed_words)
     expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  positional_encoding: rotary\n",
                           "config.yaml:7: model.positional_encoding: \"rotary\" is not one of "
                           "interleaved, concatenated, fairseq, learned, relative");
-    expect_replaced_error("tokenizer:\n", "tokenizer:\n  type: bpe\n",
-                          "config.yaml:11: tokenizer.type: \"bpe\" is not one of "
-                          "whitespace, char, sentencepiece");
+    expect_replaced_error("tokenizer:\n", "tokenizer:\n  type: wordpiece\n",
+                          "config.yaml:11: tokenizer.type: \"wordpiece\" is not one of "
+                          "whitespace, char, sentencepiece, bpe");
 }
 
 Test(config, paths_must_stay_inside_the_model_directory)
@@ -1247,6 +1247,7 @@ static const char minimal_written[] =
     "  source_language: none\n"
     "  src_vocab: vocab.src\n"
     "  tgt_vocab: vocab.tgt\n"
+    "  add_prefix_space: false\n"
     "  unk_id: 0\n"
     "  pad_id: 1\n"
     "  bos_id: 2\n"
@@ -1256,6 +1257,7 @@ static const char minimal_written[] =
     "  source_language_token: none\n"
     "  target_language_token: none\n"
     "  decoder_start_id: 2\n"
+    "  forced_bos_id: -1\n"
     "decoding:\n"
     "  max_length: 0\n"
     "  max_length_offset: 0\n"
@@ -1302,6 +1304,8 @@ static const char minimal_written[] =
     "  tgt_vocab: \"tab\\there\\u0085\"\n"                  \
     "  src_spm: \"true\"\n"                                 \
     "  tgt_spm: '- x'\n"                                    \
+    "  merges: merges.txt\n"                                \
+    "  add_prefix_space: true\n"                            \
     "  unk_id: 3\n"                                         \
     "  pad_id: 0\n"                                         \
     "  bos_id: 0\n"                                         \
@@ -1390,6 +1394,9 @@ static void assert_same_config(const ted_config *a, const ted_config *b)
     SAME_TEXT(tgt_vocab);
     SAME_TEXT(src_spm);
     SAME_TEXT(tgt_spm);
+    SAME_TEXT(merges);
+    SAME(add_prefix_space);
+    SAME(forced_bos_id);
     SAME_TEXT(shortlist);
     SAME(unk_id);
     SAME(pad_id);
@@ -1643,11 +1650,12 @@ Test(config, the_visit_skips_optional_paths_left_empty)
     ted_config c = parse_ok(MINIMAL);
     visited v = {.count = 0};
     ted_config_visit(&c, note_key, &v);
-    cr_assert_eq(v.count, ted_config_key_count() - 3 - 8);
+    cr_assert_eq(v.count, ted_config_key_count() - 3 - 9);
     cr_assert_eq(visited_at(&v, "languages"), -1);
     cr_assert_eq(visited_at(&v, "decoding.shortlist"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.src_spm"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.tgt_spm"), -1);
+    cr_assert_eq(visited_at(&v, "tokenizer.merges"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.languages"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.source_lang"), -1);
     cr_assert_eq(visited_at(&v, "tokenizer.target_lang"), -1);

@@ -240,7 +240,7 @@ static ted_config moses_config(ted_tokenizer_kind kind, bool lowercase)
 static ted_status tokenize(const ted_config *config, const char *text, size_t length, int **ids,
                            int *count, ted_error *err)
 {
-    ted_tokenizer t = {config, &vocab, NULL, true};
+    ted_tokenizer t = {config, &vocab, NULL, true, NULL};
     ted_token_ids out = {(int *)config, -1, -1};  /* each written, whatever the outcome */
     ted_status status = ted_tokenize(&t, text, length, &out, err);
     *ids = out.ids;

@@ -43,7 +43,7 @@ static ted_config make_config(ted_tokenizer_kind kind, bool lowercase, bool wrap
  * source_bos and source_eos apply. */
 static ted_tokenizer tokenizer_of(const ted_config *config)
 {
-    return (ted_tokenizer){config, &vocab, NULL, true};
+    return (ted_tokenizer){config, &vocab, NULL, true, NULL};
 }
 
 /* Tokenizes `text` and compares with the `n` ids of `expected`. */
@@ -92,7 +92,7 @@ Test(tokenizer, wrapping_can_be_turned_off)
 Test(tokenizer, the_target_side_is_never_wrapped)
 {
     ted_config c = make_config(TED_TOKENIZER_WHITESPACE, false, true);
-    ted_tokenizer target = {&c, &vocab, NULL, false};
+    ted_tokenizer target = {&c, &vocab, NULL, false, NULL};
     ted_token_ids out;
     ted_error err = {0};
     cr_assert_eq(ted_tokenize(&target, "hello world", 11, &out, &err), TED_OK, "%s",
@@ -240,8 +240,8 @@ Test(tokenizer, missing_arguments_are_refused)
 {
     ted_config c = make_config(TED_TOKENIZER_WHITESPACE, false, true);
     ted_tokenizer t = tokenizer_of(&c);
-    ted_tokenizer no_config = {NULL, &vocab, NULL, true};
-    ted_tokenizer no_vocab = {&c, NULL, NULL, true};
+    ted_tokenizer no_config = {NULL, &vocab, NULL, true, NULL};
+    ted_tokenizer no_vocab = {&c, NULL, NULL, true, NULL};
     ted_token_ids out;
     ted_error err = {0};
     cr_assert_eq(ted_tokenize(&t, NULL, 3, &out, &err), TED_ERR_ARGUMENT);

@@ -1,0 +1,359 @@
+#!/usr/bin/python3
+"""ted against Hugging Face transformers' BartForConditionalGeneration
+(BartTokenizer), on models exported with tools/export_hf.py.
+
+    TED=build/ted .venv/bin/python tests/parity/test_bart.py
+
+A byte-level BPE vocabulary (vocab.json, merges.txt) is trained here with
+the tokenizers library on the multilingual sentences and more (emoji, CJK,
+Cyrillic, Arabic, Devanagari, combining accents, digits, odd white space),
+and two random-init models built from BartConfig are saved by
+save_pretrained:
+  bart-gelu      gelu, embeddings not scaled, add_prefix_space false
+  bart-relu-scaled
+                 relu, embeddings x sqrt(d_model), add_prefix_space true
+Both are post-norm, with learned positional tables and layernorm_embedding,
+tied embeddings, a random final_logits_bias, decoder_start_token_id </s>
+and forced_bos_token_id <s>. Checks (one "ok NAME" or "FAIL NAME: why" line
+each; exit 1 if one fails):
+  export/*     tools/export_hf.py converts the directory
+  tokenize/*   `ted tokenize` (source, and --target) against BartTokenizer's
+               ids, every sentence; `ted tokenize --decode` of ids against
+               BartTokenizer.decode(skip_special_tokens=True), invalid UTF-8
+               included
+  logits/*     `ted logits` against the teacher-forced logits of the model
+               in float64: max abs diff <= 1e-4
+  greedy/*     `ted translate --beam 1` against generate(num_beams=1): the
+               ids (through `ted tokenize --decode`), and the text against
+               BartTokenizer.decode(skip_special_tokens=True)
+  beam/*       `ted translate --beam 4` against generate(num_beams=4,
+               early_stopping=True, length_penalty=1.0)
+  *-token-batches/*
+               the same, ted batching by tokens (--max-batch-tokens 48,
+               --workers 2)
+  refuse/*     what the exporter cannot map: one line naming the key
+TED_PARITY_KEEP=1 keeps the temporary directory (printed on stderr).
+"""
+import os
+import random
+import sys
+
+import numpy as np
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
+
+from ted_test import (TED, compare_lines, edit_json, failures, parse_logits,  # noqa: E402
+                      quote, report, run, scratch_directory, ted_lines, ted_problem)
+from test_t5 import ids_text, read_sentences, translations  # noqa: E402
+
+EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
+PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
+TOLERANCE = 1e-4
+TRANSLATED = 48
+BEAM_SENTENCES = 24
+MAX_LENGTH = 20
+SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+
+EXTRA = [
+    "Emoji: 😀👍🏽 👨‍👩‍👧 🇫🇷 and ❤️ again 😀😀",
+    "东京是日本的首都，人口超过一千万。",
+    "我喜欢喝茶，不喜欢喝咖啡。",
+    "日本語のテキスト、カタカナとひらがな。",
+    "서울은 한국의 수도입니다.",
+    "Москва — столица России, ей 875 лет.",
+    "Привет,   мир!  Как дела?",
+    "مرحبا بالعالم، كيف حالك؟",
+    "नमस्ते दुनिया, आप कैसे हैं?",
+    "Ελληνικά: Καλημέρα κόσμε!",
+    "עברית: שלום עולם",
+    "ไทย: สวัสดีครับ",
+    "Combining: e\u0301te\u0301 and n\u0303 and a\u030a",
+    "Digits: 3.14159, 2,718, 1e10, ١٢٣ and ⅫⅣ ½",
+    "Prices: $5.99, €12, £3.50 — 100% off!!!",
+    "It's, we're, they've, I'm, you'll, he'd; IT'S and 'quoted' words.",
+    "'s 't 're at the start, and '' and ''' marks",
+    "Tabs\tand\t\tdouble\t tabs, spaces  ,  and   runs    of    them",
+    "   leading spaces and trailing ones   ",
+    "\u00a0no-break\u00a0spaces\u00a0and\u3000ideographic\u3000ones",
+    "Mixed: abc123def 456ghi ___ --- ... ??? !!!",
+    "URLs: https://example.com/path?q=1&r=2#frag and a@b.co",
+    "Code: x = f(y[0]) + {z: 1}; // comment",
+    "Zero\u200bwidth\u200dstuff and \u2028 separators",
+    "Ünïcödé Çàsès ÀÉÎÕÜ ßẞ ﬁ ligature",
+    "Symbols: © ® ™ § ¶ † ‡ • ‰ ′ ″ ‹ › « »",
+    "Math: ∀x∈ℝ, x² ≥ 0 ⇒ √x² = |x|",
+    "Long wordddddddddddddddddddddddddddddddddddddddddddddddddddd here",
+    "a",
+    "?",
+    " ",
+    "Repeated!!!!!!!!!!!!!!!!!!!!! punctuation,,,,,,,,",
+]
+
+MODELS = [
+    ("bart-gelu", dict(d_model=32, encoder_attention_heads=4, decoder_attention_heads=4,
+                       encoder_ffn_dim=64, decoder_ffn_dim=64, encoder_layers=2,
+                       decoder_layers=2, activation_function="gelu", scale_embedding=False),
+     False),
+    ("bart-relu-scaled", dict(d_model=24, encoder_attention_heads=3, decoder_attention_heads=3,
+                              encoder_ffn_dim=40, decoder_ffn_dim=40, encoder_layers=2,
+                              decoder_layers=3, activation_function="relu",
+                              scale_embedding=True), True),
+]
+
+
+def corpus():
+    """The test's sentences: the multilingual ones, EXTRA, and mixtures of
+    both with white space and punctuation moved about."""
+    sentences = read_sentences() + EXTRA
+    rng = random.Random(7)
+    pieces = " \t  ,.!?'\"()-:;0123456789éü😀中文"
+    for _ in range(60):
+        a, b = rng.sample(sentences, 2)
+        cut = rng.randrange(len(a) + 1)
+        mixed = a[:cut] + "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 6))) + b
+        sentences.append(mixed.replace("\n", " "))
+    return sentences
+
+
+def train_bpe(tmp, sentences):
+    """vocab.json and merges.txt of a byte-level BPE trained on the
+    sentences (every byte a token of its own, so nothing is unknown)."""
+    from tokenizers import ByteLevelBPETokenizer
+    trainer = ByteLevelBPETokenizer()
+    trainer.train_from_iterator(sentences * 2, vocab_size=700, min_frequency=2,
+                                special_tokens=SPECIALS, show_progress=False)
+    os.makedirs(os.path.join(tmp, "bpe"), exist_ok=True)
+    trainer.save_model(os.path.join(tmp, "bpe"))
+    return [os.path.join(tmp, "bpe", name) for name in ("vocab.json", "merges.txt")]
+
+
+def randomize(model, seed):
+    """Weights scaled so that the logits are O(1-10); small embeddings and a
+    large last LayerNorm keep greedy search from repeating its input."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=generator, dtype=p.dtype)
+            if "layer_norm" in name or "layernorm" in name:
+                p.copy_((1.0 if name.endswith("weight") else 0.0) + 0.2 * noise)
+            elif "shared" in name or "embed_positions" in name:
+                p.copy_(0.1 * noise)
+            elif p.dim() == 1:
+                p.copy_(0.1 * noise)
+            else:
+                p.copy_(noise / p.shape[1] ** 0.5)
+        norm = model.model.decoder.layers[-1].final_layer_norm
+        norm.weight.mul_(10.0)
+        norm.bias.mul_(10.0)
+        model.final_logits_bias.copy_(0.1 * torch.randn(model.final_logits_bias.shape,
+                                                        generator=generator))
+    return model.eval()
+
+
+def favour_eos(model, tok, sentences):
+    """Raises EOS's output bias until EOS is the most likely token at about
+    one greedy step in twenty."""
+    batch = tok(sentences[:16], return_tensors="pt", padding=True)
+    eos = tok.eos_token_id
+    with torch.no_grad():
+        out = model.generate(**batch, num_beams=1, do_sample=False, max_length=MAX_LENGTH,
+                             output_scores=True, return_dict_in_generate=True)
+        scores = torch.stack(out.scores[1:-1], 1)
+        gap = torch.quantile((scores.max(-1).values - scores[..., eos]).flatten(), 0.05)
+        model.final_logits_bias[0, eos] += gap
+    return model
+
+
+def build_model(config, tok, seed, sentences):
+    import transformers
+    config = transformers.BartConfig(**dict(
+        dict(vocab_size=len(tok), max_position_embeddings=128, dropout=0.0,
+             attention_dropout=0.0, activation_dropout=0.0, pad_token_id=1, bos_token_id=0,
+             eos_token_id=2, decoder_start_token_id=2, forced_bos_token_id=0,
+             forced_eos_token_id=2), **config))
+    model = randomize(transformers.BartForConditionalGeneration(config), seed)
+    return favour_eos(model, tok, sentences)
+
+
+def export(hf_dir, out_dir):
+    """None when tools/export_hf.py succeeds, else why."""
+    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", out_dir])
+    return None if status == 0 else err.strip() or f"exit {status}"
+
+
+# ---- checks -----------------------------------------------------------------------------
+
+def check_tokenize(name, ted_dir, tok, sentences):
+    want = {"source": [ids_text(tok(line).input_ids) for line in sentences],
+            "target": [ids_text(tok(text_target=line, add_special_tokens=False).input_ids)
+                       for line in sentences]}
+    for side, args in (("source", []), ("target", ["--target"])):
+        got, problem = ted_lines(["tokenize", "-m", ted_dir] + args, sentences)
+        if problem:
+            report(f"tokenize/{name}-{side}-ids", problem)
+        else:
+            compare_lines(f"tokenize/{name}-{side}-ids", got, want[side], sentences,
+                          "sentences")
+
+
+def check_decode(name, ted_dir, tok, sentences):
+    """`ted tokenize --decode` against BartTokenizer.decode: the ids of the
+    sentences, and random ids (byte tokens that make invalid UTF-8, special
+    tokens but <mask> among them, which ted writes) whose text has no line
+    break or NUL (which ted's one-line text turns into spaces or drops)."""
+    rng = random.Random(11)
+    sequences = [tok(line).input_ids for line in sentences]
+    for _ in range(200):
+        ids = [rng.randrange(len(tok)) for _ in range(rng.randrange(1, 12))]
+        sequences.append([i for i in ids if i not in (tok.eos_token_id, tok.mask_token_id)])
+    want = [tok.decode(ids, skip_special_tokens=True) for ids in sequences]
+    keep = [i for i, text in enumerate(want) if "\n" not in text and "\r" not in text
+            and "\0" not in text]
+    lines = [ids_text(sequences[i]) for i in keep]
+    args = [TED, "tokenize", "-m", ted_dir, "--decode"]
+    status, out, err = run(args, "".join(line + "\n" for line in lines), binary=True)
+    if status != 0:
+        return report(f"tokenize/{name}-decode", f"`{quote(args)}` exited {status}: {err}")
+    try:  # ted's bytes, which must be valid UTF-8 themselves
+        got = out.decode("utf-8").split("\n")[:-1]
+    except UnicodeDecodeError as e:
+        return report(f"tokenize/{name}-decode", f"ted wrote invalid UTF-8: {e}")
+    if len(got) != len(lines):
+        return report(f"tokenize/{name}-decode", f"{len(got)} lines for {len(lines)}")
+    compare_lines(f"tokenize/{name}-decode", got, [want[i] for i in keep], lines,
+                  "id sequences")
+
+
+def reference_logits(model, tok, pair):
+    """Teacher-forced logits, float64: the decoder fed </s>, <s>, then the
+    target's tokens."""
+    source, target = pair
+    decoder = [model.config.decoder_start_token_id, model.config.forced_bos_token_id] + \
+        tok(text_target=target, add_special_tokens=False).input_ids
+    torch.set_default_dtype(torch.float64)
+    try:
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([tok(source).input_ids]),
+                        decoder_input_ids=torch.tensor([decoder]))
+    finally:
+        torch.set_default_dtype(torch.float32)
+    return out.logits[0].numpy()
+
+
+def check_logits(name, ted_dir, model, tok, pairs):
+    reference = model.double()
+    worst, largest = 0.0, 0.0
+    try:
+        for pair in pairs:
+            args = ["logits", "-m", ted_dir, "--source", pair[0], "--target", pair[1]]
+            out, problem = ted_problem(args)
+            if problem:
+                return report(name, problem)
+            want = reference_logits(reference, tok, pair)
+            try:  # a row after </s>, after <s> and after each target token
+                got = parse_logits(out, *want.shape)
+            except ValueError as e:
+                return report(name, f"`{quote([TED] + args)}`: {e}")
+            worst = max(worst, float(np.abs(got - want).max()))
+            largest = max(largest, float(np.abs(want).max()))
+    finally:
+        model.float()
+    report(name, None if worst <= TOLERANCE else f"max abs diff {worst:.3g} > {TOLERANCE}",
+           f"max abs diff {worst:.2e} over {len(pairs)} sentence pairs (logits up to "
+           f"{largest:.1f})")
+
+
+def hf_texts(model, tok, lines, **options):
+    out = []
+    for start in range(0, len(lines), 32):
+        batch = tok(lines[start:start + 32], return_tensors="pt", padding=True)
+        with torch.no_grad():
+            result = model.generate(**batch, do_sample=False, max_length=MAX_LENGTH, **options)
+        out += tok.batch_decode(result, skip_special_tokens=True)
+    return out
+
+
+def check_translations(name, ted_dir, model, tok, sentences):
+    for kind, beam, lines, options in (
+            ("greedy", "1", sentences[:TRANSLATED], dict(num_beams=1)),
+            ("beam", "4", sentences[:BEAM_SENTENCES],
+             dict(num_beams=4, early_stopping=True, length_penalty=1.0))):
+        for suffix, batches in (("", ()), ("-token-batches",
+                                           ("--max-batch-tokens", "48", "--workers", "2"))):
+            check = f"{kind}{suffix}/{name}"
+            result = translations(check, ted_dir, model, tok, lines, beam, options, batches)
+            if result:
+                got, want = result
+                compare_lines(check, got, want, lines, "sentences",
+                              note=f" ({len(set(want))} different translations)")
+        if not result:
+            continue
+        check = f"{kind}/{name}"
+        texts = hf_texts(model, tok, lines, **options)
+        keep = [i for i, text in enumerate(texts) if "\n" not in text and "\r" not in text]
+        compare_lines(f"{check}-text", got, texts, lines,
+                      "texts equal to BartTokenizer.decode", among=keep)
+
+
+def check_refusals(tmp, hf_dir):
+    import shutil
+    cases = [
+        ("refuse/errors", edit_json("tokenizer_config.json", errors="strict"),
+         "errors \"strict\""),
+        ("refuse/forced-bos", edit_json("generation_config.json", forced_bos_token_id=5),
+         "forced_bos_token_id 5"),
+        ("refuse/tokenizer-class", edit_json("tokenizer_config.json",
+                                             tokenizer_class="RobertaTokenizer"),
+         "tokenizer_class RobertaTokenizer"),
+        ("refuse/merges", lambda d: os.remove(os.path.join(d, "merges.txt")), "merges.txt"),
+    ]
+    for i, (name, edit, expected) in enumerate(cases):
+        copy = os.path.join(tmp, f"refuse-{i}")
+        shutil.copytree(hf_dir, copy)
+        edit(copy)
+        problem = export(copy, os.path.join(tmp, f"refused-{i}"))
+        if problem is None:
+            report(name, "exported")
+        else:
+            report(name, None if expected in problem and len(problem.splitlines()) == 1
+                   else f"message {problem!r} lacks {expected!r}", problem)
+
+
+def main():
+    torch.set_num_threads(1)
+    try:
+        import tokenizers  # noqa: F401
+        import transformers
+    except ImportError as e:
+        report("setup", f"{e.name} is not installed (make venv)")
+        return
+    transformers.logging.set_verbosity_error()
+    sentences = corpus()
+    with scratch_directory("ted-bart-") as tmp:
+        vocab_file, merges_file = train_bpe(tmp, sentences)
+        for seed, (name, config, prefix) in enumerate(MODELS):
+            hf_dir, ted_dir = os.path.join(tmp, "hf-" + name), os.path.join(tmp, "ted-" + name)
+            tok = transformers.BartTokenizer(vocab_file, merges_file, add_prefix_space=prefix)
+            model = build_model(config, tok, 70 + seed, sentences)
+            model.save_pretrained(hf_dir)
+            tok.save_pretrained(hf_dir)
+            problem = export(hf_dir, ted_dir)
+            report(f"export/{name}", problem)
+            if problem:
+                continue
+            tok = transformers.BartTokenizer.from_pretrained(hf_dir)
+            check_tokenize(name, ted_dir, tok, sentences)
+            check_decode(name, ted_dir, tok, sentences)
+            pairs = list(zip(sentences[:8], sentences[8:16]))
+            check_logits(f"logits/{name}", ted_dir, model, tok, pairs)
+            check_translations(name, ted_dir, model, tok, sentences)
+            if seed == 0:
+                check_refusals(tmp, hf_dir)
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(1 if failures() else 0)
