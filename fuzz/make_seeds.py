@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the seed corpora of the fuzz harnesses from the repository's good
 files: OUT/safetensors, OUT/config, OUT/vocab, OUT/shortlist, OUT/tokenizer, OUT/normalize,
-OUT/spm, OUT/request, OUT/document. The repository keeps them in fuzz/corpus
+OUT/spm, OUT/request, OUT/document, OUT/bpe. The repository keeps them in fuzz/corpus
 (fuzz/replay.sh replays them, fuzz/run.sh starts from them):
 
     /usr/bin/python3 fuzz/make_seeds.py fuzz/corpus
@@ -105,6 +105,17 @@ def tokenizer_seeds():
                 yield f"text{i}_flags{flags}", bytes([flags]) + text
 
 
+def bpe_seeds():
+    """A merges file (GPT-2's spaces as "\u0120"), a NUL byte, a text."""
+    merges = "#version: 0.2\n\u0120 t\nh e\n\u0120t he\ni n\n".encode()
+    texts = ["The cat sleeps.", " leading and  double  spaces\n",
+             "café 日本語 😀 123 don't", "مرحبا नमस्ते", ""]
+    for i, text in enumerate(texts):
+        yield f"text{i}", merges + b"\0" + text.encode()
+    yield "invalid-utf8", merges + b"\0ab\xff\xfe cd"
+    yield "bad-merges", b"#version: 0.2\nonlyone\n\0text"
+
+
 def normalize_seeds():
     """The language byte (fuzz_normalize.c), then text with what the rules match."""
     texts = ["f(x) ( a ) . 5 % a : b ; ``q'' \u201ea\u201c \u201cb\u201d 1\u20132 a\u2014b \u00b4",
@@ -201,7 +212,8 @@ def main():
                         ("vocab", vocab_seeds()), ("shortlist", shortlist_seeds()),
                         ("tokenizer", tokenizer_seeds()),
                         ("normalize", normalize_seeds()), ("spm", spm_seeds()),
-                        ("request", request_seeds()), ("document", document_seeds())):
+                        ("request", request_seeds()), ("document", document_seeds()),
+                        ("bpe", bpe_seeds())):
         os.makedirs(os.path.join(out, kind), exist_ok=True)
         for name, data in seeds:
             with open(os.path.join(out, kind, name), "wb") as f:
