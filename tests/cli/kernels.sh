@@ -10,7 +10,8 @@
 #     unit suites that compute (all but those that only read files and
 #     text), and the PyTorch parity checks of logits, greedy translations
 #     and batches (tests/parity/test_parity.py), of the int8 products
-#     (tests/parity/test_int8.py: quality, logits, pytorch) and of the bf16
+#     (tests/parity/test_int8.py: quality, logits, pytorch), of the int4
+#     products (tests/parity/test_int4.py: quality, pytorch) and of the bf16
 #     products (tests/parity/test_bf16.py: pytorch, logits, quality). The exporter,
 #     byte-identity and refusal checks compute nothing and run once;
 #   - with qemu-x86_64 installed, the binary runs on emulated CPUs without
@@ -124,6 +125,7 @@ for set in $offered; do
     unit_tests "$set"
     parity_tests "$set" tests/parity/test_parity.py --only logits,greedy,batch
     parity_tests "$set" tests/parity/test_int8.py --only quality,logits,pytorch
+    parity_tests "$set" tests/parity/test_int4.py --only quality,pytorch
     parity_tests "$set" tests/parity/test_bf16.py --only pytorch,logits,quality
 done
 
