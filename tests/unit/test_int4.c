@@ -160,7 +160,7 @@ static void check_product(const char *what, const i4_product *p, bool bias, bool
  * features in and across groups of 32 (a partial last group), out features
  * split over 1 and 2 threads. */
 static const int row_counts[] = {1, 2, 3, 4, 5, 7, 9, 17};
-static const int shapes[][2] = {{1, 1}, {31, 5}, {32, 3}, {33, 7}, {100, 17}, {512, 9}};
+static const int shapes[][2] = {{1, 1}, {31, 5}, {32, 3}, {33, 7}, {80, 6}, {100, 17}, {512, 9}};
 
 static void check_matmul_i4(const char *variant)
 {

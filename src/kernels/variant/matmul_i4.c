@@ -5,10 +5,10 @@
  * in int32; it is multiplied by the group's scale and summed in float,
  * and the row's sum by x's scale.
  *
- *   avx512    with AVX512_VNNI (when the CPU has it): vpdpbusd on 32 bytes
- *             (AVX512_VL), |w| the unsigned operand and x with w's sign
- *             the signed one, one group per instruction; without VNNI the
- *             avx2 code below.
+ *   avx512    with AVX512_VNNI (when the CPU has it): two groups a step,
+ *             64 bytes: vpdpbusd of w + 8 (unsigned, the nibbles as
+ *             stored) and x, started from -8 * x's sums, in tiles of 4
+ *             rows and 4 columns; without VNNI the avx2 code below.
  *   avx2      the nibbles of a group widened to 32 bytes (w - 8 in
  *             [-8, 7]), vpmaddubsw + vpmaddwd with the sign trick of
  *             variant/matmul_i8.c: each pair of products is at most
@@ -17,6 +17,7 @@
  *
  * x comes quantized (ted_quantize_rows_fn), rows `ldx` bytes apart, zero
  * from K to ldx; ldx covers every group, a partial last one included. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,7 +67,7 @@ static inline __m256i unpack_group(const uint8_t *w)
 }
 
 /* y[i][j] for ROWS rows of x and one column j of W (row `w`, scales
- * `scale`); `VNNI` uses vpdpbusd for the products. */
+ * `scale`); PRODUCT sums a group's products in fours. */
 #define I4_TILE(NAME, ATTRIBUTE, PRODUCT)                                                       \
     ATTRIBUTE static inline __attribute__((always_inline)) void NAME(                          \
         float *y, int ldy, const int8_t *x, const float *x_scale, int ldx, const uint8_t *w,  \
@@ -120,14 +121,92 @@ I4_COLUMNS(columns_avx2, , tile_avx2)
 #endif
 
 #if defined(__AVX512F__)
-#define TED_VNNI __attribute__((target("avx512vnni,avx512vl,avx512bw,avx512f")))
+#define TED_VNNI __attribute__((target("avx512vnni,avx512bw,avx512dq,avx512f")))
+enum { VNNI_ROWS = 4, VNNI_COLUMNS = 4 };
 
-TED_VNNI static inline __m256i product_vnni(__m256i u, __m256i s)
+/* Groups g and g + 1 of a row of W (`two`; else g alone, the second group
+ * zeros) as 64 unsigned bytes w + 8 in [0, 15], in the order of x. */
+TED_VNNI static inline __m512i unpack_pair(const uint8_t *w, bool two)
 {
-    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+    __m256i p = two ? _mm256_loadu_si256((const __m256i *)w)
+                    : _mm256_inserti128_si256(_mm256_setzero_si256(),
+                                              _mm_loadu_si128((const __m128i *)w), 0);
+    const __m256i low = _mm256_set1_epi8(15);
+    __m256i lo = _mm256_and_si256(p, low), hi = _mm256_and_si256(_mm256_srli_epi16(p, 4), low);
+    __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);  /* lo0 lo1 hi0 hi1 */
+    return _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(3, 1, 2, 0));         /* lo0 hi0 lo1 hi1 */
 }
-I4_TILE(tile_vnni, TED_VNNI, product_vnni)
-I4_COLUMNS(columns_vnni, TED_VNNI, tile_vnni)
+
+/* The scales of groups g and g + 1 (0 for a second group there is not),
+ * each over the 8 lanes of its group's sums. */
+TED_VNNI static inline __m512 pair_scales(const float *scale, bool two)
+{
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(scale[0])),
+                              _mm256_set1_ps(two ? scale[1] : 0.0f), 1);
+}
+
+/* y[i][j0 + c] for ROWS rows of x and COLUMNS columns of W, two groups a
+ * step: vpdpbusd of the unsigned w + 8 and x, started from -8 * the sums
+ * of x's bytes (vpdpbusd of 8 and x), gives (w + 8 - 8) . x in each lane.
+ * x is read 64 bytes at a time: a lone last group reads the zeros past K. */
+TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
+    float *y, int ldy, const int8_t *x, const float *x_scale, int ldx, const uint8_t *W,
+    const float *w_scale, const float *b, int j0, int groups, const int ROWS, const int COLUMNS)
+{
+    size_t row_bytes = (size_t)groups * (TED_I4_GROUP / 2);
+    const __m512i eights = _mm512_set1_epi8(8), zero = _mm512_setzero_si512();
+    __m512 acc[VNNI_ROWS][VNNI_COLUMNS];
+    for (int i = 0; i < ROWS; i++)
+        for (int c = 0; c < COLUMNS; c++)
+            acc[i][c] = _mm512_setzero_ps();
+    for (int g = 0; g < groups; g += 2) {
+        bool two = g + 1 < groups;
+        __m512i u[VNNI_COLUMNS];
+        __m512 s[VNNI_COLUMNS];
+        for (int c = 0; c < COLUMNS; c++) {
+            u[c] = unpack_pair(W + (size_t)(j0 + c) * row_bytes + (size_t)g * 16, two);
+            s[c] = pair_scales(w_scale + (size_t)(j0 + c) * groups + g, two);
+        }
+        for (int i = 0; i < ROWS; i++) {
+            __m512i xv = _mm512_loadu_si512(x + (size_t)i * ldx + (size_t)g * TED_I4_GROUP);
+            __m512i start = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, eights, xv));
+            for (int c = 0; c < COLUMNS; c++)
+                acc[i][c] = _mm512_fmadd_ps(
+                    _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(start, u[c], xv)), s[c], acc[i][c]);
+        }
+    }
+    for (int i = 0; i < ROWS; i++)
+        for (int c = 0; c < COLUMNS; c++)
+            y[(size_t)i * ldy + j0 + c] =
+                finish(_mm512_reduce_add_ps(acc[i][c]), x_scale[i], b, j0 + c);
+}
+
+/* Tiles of 4 rows and 4 columns, then the rows and columns left one by
+ * one. */
+TED_VNNI static void columns_vnni(float *y, int ldy, const int8_t *x, const float *x_scale,
+                                  int ldx, const uint8_t *W, const float *w_scale,
+                                  const float *b, int rows, int K, int first, int last)
+{
+    int groups = (K + TED_I4_GROUP - 1) / TED_I4_GROUP, j = first;
+    for (; j + VNNI_COLUMNS <= last; j += VNNI_COLUMNS) {
+        int i = 0;
+        for (; i + VNNI_ROWS <= rows; i += VNNI_ROWS)
+            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
+                      w_scale, b, j, groups, VNNI_ROWS, VNNI_COLUMNS);
+        for (; i < rows; i++)
+            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
+                      w_scale, b, j, groups, 1, VNNI_COLUMNS);
+    }
+    for (; j < last; j++) {
+        int i = 0;
+        for (; i + VNNI_ROWS <= rows; i += VNNI_ROWS)
+            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
+                      w_scale, b, j, groups, VNNI_ROWS, 1);
+        for (; i < rows; i++)
+            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
+                      w_scale, b, j, groups, 1, 1);
+    }
+}
 #endif
 
 #if !defined(__AVX2__)
