@@ -24,7 +24,8 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                     quantization of the activations (8 bits per row), as for
                     int8
   quantize/refuses  `ted quantize --dtype int5` is refused naming the three types;
-                    an int4 file without its scales is refused naming the tensor
+                    an int4 file without a matrix's scales, with a negative scale or
+                    with a U8 bias is refused, exit 1 and one line naming the tensor
 --only GROUP[,GROUP...] runs those groups alone (layout, quality, pytorch,
 quantize; tests/cli/kernels.sh re-runs quality and pytorch with each kernel
 set).
@@ -218,18 +219,43 @@ def check_pytorch(model_dir, int4_dir):
     report("pytorch/toy", None if good else detail, detail if good else "")
 
 
-def without_a_scale(int4_dir, out_dir):
-    """A copy of int4_dir whose file lacks the first U8 matrix's scales; the
-    name of that matrix."""
+def broken_copy(int4_dir, out_dir, change):
+    """A copy of int4_dir whose header and data `change(header, data)`
+    edits in place; returns what change returns."""
     shutil.copytree(int4_dir, out_dir)
     header, start, data = ted_format.read_safetensors(os.path.join(int4_dir,
                                                                    "model.safetensors"))
-    name = next(n for n, e in header.items() if n != "__metadata__" and e["dtype"] == "U8")
-    del header[name + ".scale"]
+    data = bytearray(data[start:])
+    what = change(header, data)
     text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-(8 + len(text)) % 8)
     with open(os.path.join(out_dir, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + data[start:])
-    return name
+        f.write(struct.pack("<Q", len(text)) + text + bytes(data))
+    return what
+
+
+def first_u8(header):
+    return next(n for n, e in header.items() if n != "__metadata__" and e["dtype"] == "U8")
+
+
+def drop_scale(header, data):
+    name = first_u8(header)
+    del header[name + ".scale"]
+    return f"'{name}' is U8 (int4) but the file has no '{name}.scale'"
+
+
+def negative_scale(header, data):
+    name = first_u8(header) + ".scale"
+    begin = header[name]["data_offsets"][0]
+    data[begin:begin + 4] = struct.pack("<f", -1.0)
+    return f"'{name}' holds -1 at [0]; scales must be finite and not negative"
+
+
+def u8_bias(header, data):
+    name = next(n for n, e in header.items() if n.endswith("linear1.bias"))
+    header[name]["dtype"] = "U8"
+    header[name]["shape"] = [header[name]["shape"][0] * 4]
+    return f"tensor '{name}' has shape [{header[name]['shape'][0]}]"
 
 
 def check_refusals(int4_dir, tmp):
@@ -238,11 +264,13 @@ def check_refusals(int4_dir, tmp):
     problems = []
     if status != 1 or "expected int8, int4 or bf16" not in err:
         problems.append(f"--dtype int5: exit {status}, {err.strip()!r}")
-    broken = os.path.join(tmp, "no-scale")
-    name = without_a_scale(int4_dir, broken)
-    status, _, err = run([TED, "translate", "-m", broken], "a\n")
-    if status == 0 or f"'{name}.scale'" not in err or "Segmentation" in err:
-        problems.append(f"no scale: exit {status}, {err.strip()!r}")
+    for change in (drop_scale, negative_scale, u8_bias):
+        broken = os.path.join(tmp, change.__name__)
+        want = broken_copy(int4_dir, broken, change)
+        status, _, err = run([TED, "translate", "-m", broken], "a\n")
+        if status != 1 or want not in err or len(err.strip().splitlines()) != 1:
+            problems.append(f"{change.__name__}: exit {status}, {err.strip()!r}, "
+                            f"expected {want!r}")
     report("quantize/refuses", "; ".join(problems) if problems else None)
 
 
