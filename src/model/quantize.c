@@ -158,10 +158,14 @@ static ted_status plan_entries(const ted_model *m, const char *path, ted_quantiz
             snprintf(e[n++].name, sizeof e->name, "%s", t->name);
             continue;
         }
-        ted_quantize_dtype as = dtype;
-        if (as == TED_QUANTIZE_INT4 && !ted_weights_is_inner_linear(m, t->data))
-            as = TED_QUANTIZE_INT8;
-        n += matrix_entries(e + n, t, as);
+        bool inner = false;
+        if (dtype == TED_QUANTIZE_INT4 &&
+            ted_weights_inner_linear(m, t->data, &inner, err) != TED_OK) {
+            free(e);
+            return TED_ERR_NOMEM;
+        }
+        bool int8 = dtype == TED_QUANTIZE_INT4 && !inner;
+        n += matrix_entries(e + n, t, int8 ? TED_QUANTIZE_INT8 : dtype);
     }
     qsort(e, (size_t)n, sizeof *e, compare_entries);
     *out = e;

@@ -636,22 +636,23 @@ static void list_linear_weights(linear_list *list, ted_weights *w, const ted_con
     add_linear(list, &w->generator.weight, c->tgt_vocab_size, d);
 }
 
-bool ted_weights_is_inner_linear(const ted_model *m, const void *data)
+ted_status ted_weights_inner_linear(const ted_model *m, const void *data, bool *inner,
+                                   ted_error *err)
 {
     ted_weights *w = (ted_weights *)&m->weights;  /* listed, not written */
     linear_list list = {NULL, 0};
     list_linear_weights(&list, w, &m->config);
-    list.items = calloc((size_t)list.count, sizeof *list.items);
+    list.items = ted_alloc((size_t)list.count, sizeof *list.items, "linear weights", err);
     if (!list.items)
-        return false;
+        return TED_ERR_NOMEM;
     list.count = 0;
     list_linear_weights(&list, w, &m->config);
-    bool found = false;
-    for (int i = 0; !found && i < list.count; i++)
-        found = list.items[i].matrix != &w->generator.weight && data &&
-                list.items[i].matrix->f32 == data;
+    *inner = false;
+    for (int i = 0; !*inner && i < list.count; i++)
+        *inner = list.items[i].matrix != &w->generator.weight && data &&
+                 list.items[i].matrix->f32 == data;
     free(list.items);
-    return found;
+    return TED_OK;
 }
 
 /* An embedding table that is the output layer's weight (tied) looks its
