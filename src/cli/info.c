@@ -10,10 +10,30 @@ static const char usage[] =
     "Prints the model's config, the languages it translates from and into (the\n"
     "codes --source-lang and --target-lang take), every tensor of its weights\n"
     "file with its dtype and shape, the parameter count and size, the weight\n"
-    "type (fp32, int8 or bf16) and the kernels that run.\n"
+    "type (fp32, int8, int4 or bf16) and the kernels that run. An int4 matrix\n"
+    "(U8, two values a byte) and its F32 group scales are marked so.\n"
     "\n"
     "  --check   first read every weight and fail, naming the tensor and element,\n"
     "            at a NaN or infinity (loading checks only biases and LayerNorms)\n";
+
+/* What an int4 tensor holds, after its shape: the U8 values of a matrix
+ * or the F32 group scales of one (NAME.scale next to a U8 NAME); "" for
+ * the others, whose dtype says it. */
+static const char *int4_part(const ted_model *model, const ted_tensor_info *t)
+{
+    if (!strcmp(t->dtype, "U8"))
+        return "  int4: 2 per byte, groups of 32";
+    size_t n = strlen(t->name);
+    if (strcmp(t->dtype, "F32") || n < 6 || strcmp(t->name + n - 6, ".scale"))
+        return "";
+    for (int i = 0; i < ted_model_tensor_count(model); i++) {
+        ted_tensor_info m = ted_model_tensor(model, i);
+        if (!strcmp(m.dtype, "U8") && strlen(m.name) == n - 6 &&
+            !strncmp(m.name, t->name, n - 6))
+            return "  int4 group scales";
+    }
+    return "";
+}
 
 static void print_tensors(const ted_model *model)
 {
@@ -28,8 +48,8 @@ static void print_tensors(const ted_model *model)
             printf(d ? ", %lld" : "%lld", (long long)t.shape[d]);
             elements *= t.shape[d];
         }
-        printf("]\n");
-        parameters += elements;
+        printf("]%s\n", int4_part(model, &t));
+        parameters += strcmp(t.dtype, "U8") ? elements : 2 * elements;
         bytes += (long long)t.bytes;
     }
     printf("parameters: %lld (%.2f M)\n", parameters, parameters / 1e6);
@@ -82,11 +102,15 @@ static void print_languages(const ted_model *model)
     print_directions(model);
 }
 
-/* "int8" when the matrices are stored I8 (with their F32 scales), "bf16"
- * when they are BF16 (multiplied as stored), else "fp32" (F16 weights run
- * as F32). */
+/* "int4 (...)" when Linear weights are stored int4 (U8, the other matrices
+ * I8), "int8" when the matrices are stored I8 (with their F32 scales),
+ * "bf16" when they are BF16 (multiplied as stored), else "fp32" (F16
+ * weights run as F32). */
 static const char *weight_type(const ted_model *model)
 {
+    for (int i = 0; i < ted_model_tensor_count(model); i++)
+        if (!strcmp(ted_model_tensor(model, i).dtype, "U8"))
+            return "int4 (Linear weights; embeddings and the output layer int8)";
     for (int i = 0; i < ted_model_tensor_count(model); i++) {
         const char *dtype = ted_model_tensor(model, i).dtype;
         if (!strcmp(dtype, "I8"))

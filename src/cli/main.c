@@ -16,7 +16,7 @@ static const char usage[] =
     "  step        watch a translation one token at a time, inside every attention head\n"
     "  attention   draw every layer's and head's attention as heatmaps (HTML, SVG, JSON)\n"
     "  serve       serve translations over HTTP, many requests decoded together\n"
-    "  quantize    write a copy of a model with int8 or bf16 weights\n"
+    "  quantize    write a copy of a model with int8, int4 or bf16 weights\n"
     "  shortlist   build a vocabulary shortlist from a corpus, for faster decoding\n"
     "  version     print the version (also --version)\n"
     "\n"

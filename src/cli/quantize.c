@@ -7,13 +7,17 @@
 #include "model/quantize.h"
 
 static const char usage[] =
-    "usage: ted quantize [--dtype int8|bf16] IN_DIR OUT_DIR\n"
+    "usage: ted quantize [--dtype int8|int4|bf16] IN_DIR OUT_DIR\n"
     "\n"
     "Writes OUT_DIR: the model of IN_DIR (F32 weights, tutorial or Marian layout)\n"
     "with every Linear and embedding weight stored as I8, one F32 scale per output\n"
     "row (tensor NAME.scale; symmetric, scale = max |row| / 127), or with\n"
     "--dtype bf16 as BF16 (each float rounded to the nearest bfloat16, ties to\n"
     "even; half the bytes); biases and LayerNorms stay F32. The default is int8.\n"
+    "--dtype int4 stores the Linear weights but the output layer's in groups of\n"
+    "32 columns, each with an F32 scale (max |group| / 7; values -7..7 plus 8,\n"
+    "two to a byte, as U8; the scales in NAME.scale), and the embeddings and the\n"
+    "output layer as int8.\n"
     "config.yaml, the vocabularies and SentencePiece models are\n"
     "copied (nothing else). OUT_DIR must not exist or be empty, and must not be IN_DIR.\n"
     "Each file is written under a new temporary name (NAME.XXXXXX; no link is\n"
@@ -56,11 +60,15 @@ static bool take_dtype(cli_args *a, ted_quantize_dtype *dtype)
 {
     if (!cli_take_value(a, "--dtype"))
         return false;
-    if (!strcmp(a->value, "int8") || !strcmp(a->value, "bf16")) {
-        *dtype = a->value[0] == 'b' ? TED_QUANTIZE_BF16 : TED_QUANTIZE_INT8;
-        return true;
-    }
-    cli_error("--dtype '%s': expected int8 or bf16", a->value);
+    static const char *const names[] = {[TED_QUANTIZE_INT8] = "int8",
+                                        [TED_QUANTIZE_BF16] = "bf16",
+                                        [TED_QUANTIZE_INT4] = "int4"};
+    for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
+        if (!strcmp(a->value, names[i])) {
+            *dtype = (ted_quantize_dtype)i;
+            return true;
+        }
+    cli_error("--dtype '%s': expected int8, int4 or bf16", a->value);
     a->failed = true;
     return false;
 }
@@ -92,7 +100,10 @@ int cli_quantize(int argc, char **argv)
             status = cli_error("%s", err.message);
         else
             printf("wrote %s: %s weights of %s\n", a.operands[1],
-                   dtype == TED_QUANTIZE_BF16 ? "bf16" : "int8", a.operands[0]);
+                   dtype == TED_QUANTIZE_BF16   ? "bf16"
+                   : dtype == TED_QUANTIZE_INT4 ? "int4"
+                                                : "int8",
+                   a.operands[0]);
     }
     cli_args_free(&a);
     return status;

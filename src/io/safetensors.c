@@ -36,6 +36,7 @@ const char *ted_dtype_name(ted_dtype dtype)
     case TED_DTYPE_F16: return "F16";
     case TED_DTYPE_BF16: return "BF16";
     case TED_DTYPE_I8: return "I8";
+    case TED_DTYPE_U8: return "U8";
     }
     return "?";
 }
@@ -47,6 +48,7 @@ size_t ted_dtype_size(ted_dtype dtype)
     case TED_DTYPE_F16: return 2;
     case TED_DTYPE_BF16: return 2;
     case TED_DTYPE_I8: return 1;
+    case TED_DTYPE_U8: return 1;
     }
     return 0;
 }
@@ -54,7 +56,7 @@ size_t ted_dtype_size(ted_dtype dtype)
 static bool dtype_from_name(const char *name, ted_dtype *dtype)
 {
     static const ted_dtype known[] = {TED_DTYPE_F32, TED_DTYPE_F16, TED_DTYPE_BF16,
-                                      TED_DTYPE_I8};
+                                      TED_DTYPE_I8, TED_DTYPE_U8};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         if (strcmp(name, ted_dtype_name(known[i])) == 0) {
             *dtype = known[i];
@@ -205,7 +207,7 @@ static ted_status parse_dtype(const cJSON *entry, const char *file_name, const c
                         file_name, tensor);
     if (!dtype_from_name(item->valuestring, dtype))
         return ted_fail(err, TED_ERR_FORMAT,
-                        "%s: tensor '%s': unsupported dtype '%s' (expected F32, F16, BF16 or I8)",
+                        "%s: tensor '%s': unsupported dtype '%s' (expected F32, F16, BF16, I8 or U8)",
                         file_name, tensor, item->valuestring);
     return TED_OK;
 }
@@ -682,7 +684,7 @@ ted_status ted_safetensors_check_finite(const ted_st_tensor *tensor, const char 
 {
     if (!tensor || !file_name)
         return ted_fail(err, TED_ERR_ARGUMENT, "ted_safetensors_check_finite: missing argument");
-    if (tensor->dtype == TED_DTYPE_I8)
+    if (tensor->dtype == TED_DTYPE_I8 || tensor->dtype == TED_DTYPE_U8)
         return TED_OK;  /* integers are always finite */
     size_t size = ted_dtype_size(tensor->dtype);
     uint32_t exponent = tensor->dtype == TED_DTYPE_F32   ? 0x7F800000u

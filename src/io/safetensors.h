@@ -17,6 +17,7 @@ typedef enum ted_dtype {
     TED_DTYPE_F16,
     TED_DTYPE_BF16,
     TED_DTYPE_I8,   /* quantized weights, with a companion F32 scale tensor */
+    TED_DTYPE_U8,   /* int4 weights, two to a byte, with F32 group scales */
 } ted_dtype;
 
 typedef struct ted_st_tensor {
@@ -51,7 +52,7 @@ ted_status ted_safetensors_parse(const void *bytes, size_t size, const char *nam
 /* Fails (TED_ERR_WEIGHTS) when `tensor` holds a NaN or an infinity, naming
  * `file_name`, the tensor and the first such element ("[row, column]" for
  * a matrix). Looks at the stored bits, whatever the float dtype, and reads
- * every byte of the tensor; I8 tensors always pass. */
+ * every byte of the tensor; I8 and U8 tensors always pass. */
 ted_status ted_safetensors_check_finite(const ted_st_tensor *tensor, const char *file_name,
                                         ted_error *err);
 

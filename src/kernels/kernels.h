@@ -81,7 +81,33 @@ typedef struct ted_matrix {
     const float *panels;  /* f32 in panels, or NULL: the products use it when set */
     const uint16_t *bf16; /* (rows, cols) bfloat16, or NULL */
     const uint16_t *bf16_panels; /* bf16 in bf16 panels, or NULL: used when the set can */
+    const uint8_t *i4;    /* (rows, groups * TED_I4_GROUP / 2) int4, or NULL; its group
+                             scales (rows, groups) in `scale` */
 } ted_matrix;
+
+/* ---- int4 weights ------------------------------------------------------------
+ * Each row of W (rows, cols) in groups of TED_I4_GROUP columns (the last
+ * one padded with zeros), each group with its own float scale, symmetric:
+ * W[r][c] ~ q * scale[r][c / TED_I4_GROUP], q in [-7, 7] (scale = max |W
+ * over the group| / 7), stored as q + 8, two to a byte: byte k of a group
+ * holds column k in its low nibble and column k + TED_I4_GROUP / 2 in its
+ * high one. A row is groups * TED_I4_GROUP / 2 bytes, groups = cols
+ * rounded up to a multiple of TED_I4_GROUP, over TED_I4_GROUP. */
+#define TED_I4_GROUP 32
+
+/* Groups of a row of `cols` columns. */
+static inline int ted_i4_groups(int cols)
+{
+    return (cols + TED_I4_GROUP - 1) / TED_I4_GROUP;
+}
+
+/* y (rows, out_features) = x (rows, in_features) W^T + b for an int4 W (out,
+ * in) with its group scales w_scale (out, groups): each row of x quantized
+ * as for ted_matmul_i8, each group's dot product exact in int32, times the
+ * group's scale, summed in float, times x's scale. in_features at most
+ * TED_I8_MAX_IN_FEATURES. Any number of rows; spread over the pool. */
+void ted_matmul_i4(float *y, const float *x, const uint8_t *W, const float *w_scale,
+                   const float *b, int rows, int in_features, int out_features);
 
 /* The largest in_features of an int8 product: 127 * 127 * K must fit int32. */
 #define TED_I8_MAX_IN_FEATURES 131072
@@ -112,6 +138,11 @@ static inline ted_matrix ted_matrix_float(const float *W)
  * when `first` starts a panel (or a packed group of int8 rows). */
 static inline ted_matrix ted_matrix_rows(ted_matrix W, size_t first, int cols)
 {
+    if (W.i4) {
+        size_t groups = (size_t)ted_i4_groups(cols);
+        return (ted_matrix){.i4 = W.i4 + first * groups * (TED_I4_GROUP / 2),
+                            .scale = W.scale + first * groups};
+    }
     if (W.i8) {
         bool whole = W.i8_packed && first % TED_I8_GROUP_ROWS == 0;
         size_t group_bytes = ((size_t)cols + 3) / 4 * 64;
@@ -132,7 +163,7 @@ static inline ted_matrix ted_matrix_rows(ted_matrix W, size_t first, int cols)
 }
 
 /* y = x W^T + b for every kind of W: in panels, int8 (ted_matmul_i8),
- * bfloat16 (ted_matmul_bf16) or as stored (ted_matmul). */
+ * int4 (ted_matmul_i4), bfloat16 (ted_matmul_bf16) or as stored (ted_matmul). */
 void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows,
                 int in_features, int out_features);
 
@@ -191,7 +222,7 @@ static inline uint16_t ted_bf16_from_float(float f)
     return (uint16_t)((u.bits + 0x7fffu + ((u.bits >> 16) & 1u)) >> 16);
 }
 
-/* out (cols) = W[row] * factor, dequantized when W is int8, widened when
+/* out (cols) = W[row] * factor, dequantized when W is int8 or int4, widened when
  * bf16, from the panels (or the packed int8 groups) when W has them. */
 void ted_matrix_row(float *out, ted_matrix W, int row, int cols, float factor);
 

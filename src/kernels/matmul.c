@@ -430,6 +430,68 @@ void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_sca
     matmul_i8(y, x, W, NULL, w_scale, b, rows, in_features, out_features);
 }
 
+/* ---- int4 weights -------------------------------------------------------------
+ * x is quantized as for an int8 product; the kernel of variant/matmul_i4.c
+ * splits the output columns over the pool. */
+
+typedef struct i4_job {
+    const ted_kernel_table *kernels;
+    float *y;
+    const int8_t *x;
+    const uint8_t *W;
+    const float *x_scale, *w_scale, *b;
+    int rows, ldx, in_features, out_features, columns_per_task;
+} i4_job;
+
+static void i4_task(void *context, int index)
+{
+    const i4_job *j = context;
+    int first, last;
+    task_columns(index, j->columns_per_task, j->out_features, &first, &last);
+    j->kernels->matmul_i4_columns(j->y, j->out_features, j->x, j->x_scale, j->ldx, j->W,
+                                  j->w_scale, j->b, j->rows, j->in_features, first, last);
+}
+
+/* Without memory for the quantized x: x as floats against W dequantized. */
+static void matmul_i4_float(float *y, const float *x, const uint8_t *W, const float *w_scale,
+                            const float *b, int rows, int K, int out)
+{
+    int groups = ted_i4_groups(K), half = TED_I4_GROUP / 2;
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < out; j++) {
+            const uint8_t *w = W + (size_t)j * groups * half;
+            float sum = 0.0f;
+            for (int k = 0; k < K; k++) {
+                int g = k / TED_I4_GROUP, c = k % TED_I4_GROUP;
+                uint8_t byte = w[g * half + c % half];
+                int q = (c < half ? byte & 15 : byte >> 4) - 8;
+                sum += x[(size_t)i * K + k] * (q * w_scale[(size_t)j * groups + g]);
+            }
+            y[(size_t)i * out + j] = b ? sum + b[j] : sum;
+        }
+}
+
+void ted_matmul_i4(float *y, const float *x, const uint8_t *W, const float *w_scale,
+                   const float *b, int rows, int in_features, int out_features)
+{
+    int ldx = (in_features + 63) / 64 * 64;
+    size_t floats = (size_t)rows * ldx / sizeof(float) + 2 * (size_t)rows;
+    float *buffer = thread_scratch(SCRATCH_X, floats);
+    if (!buffer) {
+        matmul_i4_float(y, x, W, w_scale, b, rows, in_features, out_features);
+        return;
+    }
+    int8_t *xq = (int8_t *)buffer;
+    float *x_scale = buffer + (size_t)rows * ldx / sizeof(float);
+    int32_t *x_sum = (int32_t *)(x_scale + rows);
+    i4_job job = {ted_kernels(), y, xq, W, x_scale, w_scale, b, rows, ldx, in_features,
+                  out_features, columns_per_task(out_features)};
+    quantize_job quantize = {job.kernels, xq, x_scale, x_sum, x, rows, in_features, ldx};
+    ted_parallel_for((rows + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task, &quantize);
+    int per_task = job.columns_per_task;
+    ted_parallel_for((out_features + per_task - 1) / per_task, i4_task, &job);
+}
+
 /* ---- bfloat16 weights ----------------------------------------------------------
  * x is split into bf16 parts once, on the calling thread, when the set's
  * kernel reads parts (AVX512_BF16) and the product needs them (a lone row,
@@ -528,6 +590,8 @@ void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows
         matmul_panels(y, x, W.panels, b, rows, in_features, out_features);
     else if (W.i8)
         matmul_i8(y, x, W.i8, W.i8_packed, W.scale, b, rows, in_features, out_features);
+    else if (W.i4)
+        ted_matmul_i4(y, x, W.i4, W.scale, b, rows, in_features, out_features);
     else if (W.bf16)
         matmul_bf16(y, x, W.bf16, W.bf16_panels, b, rows, in_features, out_features);
     else
@@ -552,6 +616,17 @@ void ted_matrix_i8_row(int8_t *out, ted_matrix W, int row, int cols)
 
 void ted_matrix_row(float *out, ted_matrix W, int row, int cols, float factor)
 {
+    if (W.i4) {
+        int groups = ted_i4_groups(cols), half = TED_I4_GROUP / 2;
+        const uint8_t *w = W.i4 + (size_t)row * groups * half;
+        for (int c = 0; c < cols; c++) {
+            int g = c / TED_I4_GROUP, k = c % TED_I4_GROUP;
+            uint8_t byte = w[g * half + k % half];
+            int q = (k < half ? byte & 15 : byte >> 4) - 8;
+            out[c] = (q * W.scale[(size_t)row * groups + g]) * factor;
+        }
+        return;
+    }
     if (W.i8) {
         for (int c = 0; c < cols; c++)
             out[c] = (i8_element(W, row, c, cols) * W.scale[row]) * factor;

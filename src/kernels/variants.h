@@ -55,6 +55,16 @@ typedef void ted_matmul_i8_packed_fn(float *y, int ldy, const int8_t *x, const f
                                      const float *w_scale, const float *b, int rows, int K,
                                      int out, int first, int last);
 
+/* Output columns [first, last) of y (rows, ldy) = the int4 product of x
+ * (rows, K, quantized as for ted_matmul_i8_columns_fn; rows ldx bytes
+ * apart, zero from K to ldx, ldx at least the groups' columns) and W (out,
+ * K) int4 (kernels.h) with its group scales w_scale (out, groups): the
+ * group sums of each column times their scales, summed, times x_scale[i],
+ * + b. */
+typedef void ted_matmul_i4_columns_fn(float *y, int ldy, const int8_t *x, const float *x_scale,
+                                      int ldx, const uint8_t *W, const float *w_scale,
+                                      const float *b, int rows, int K, int first, int last);
+
 /* Each row of x (rows, K) quantized to int8: scale[i] = max |x[i]| / 127,
  * q[i][k] = x[i][k] * (127 / max |x[i]|) rounded to the nearest integer,
  * ties to even; rows ldq bytes apart (a multiple of 64), zero from K to
@@ -92,6 +102,7 @@ typedef struct ted_kernel_table {
     ted_quantize_rows_fn *quantize_rows;
     ted_pack_i8_fn *pack_i8;
     ted_matmul_i8_packed_fn *matmul_i8_packed;
+    ted_matmul_i4_columns_fn *matmul_i4_columns;
     ted_matmul_bf16_columns_fn *matmul_bf16_columns;
     ted_split_bf16_rows_fn *split_bf16_rows;
     ted_matmul_bf16_panels_fn *matmul_bf16_panels;
@@ -142,6 +153,7 @@ ted_matmul_i8_columns_fn TED_VARIANT_NAME(ted_matmul_i8_columns);
 ted_quantize_rows_fn TED_VARIANT_NAME(ted_quantize_rows);
 ted_pack_i8_fn TED_VARIANT_NAME(ted_pack_i8);
 ted_matmul_i8_packed_fn TED_VARIANT_NAME(ted_matmul_i8_packed);
+ted_matmul_i4_columns_fn TED_VARIANT_NAME(ted_matmul_i4_columns);
 ted_matmul_bf16_columns_fn TED_VARIANT_NAME(ted_matmul_bf16_columns);
 ted_split_bf16_rows_fn TED_VARIANT_NAME(ted_split_bf16_rows);
 ted_matmul_bf16_panels_fn TED_VARIANT_NAME(ted_matmul_bf16_panels);

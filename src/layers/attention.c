@@ -35,7 +35,7 @@ static bool stacked(const linears *l, int in, int d)
         if (l->W[i].f32 != expected.f32 || l->W[i].i8 != expected.i8 ||
             l->W[i].scale != expected.scale || l->W[i].i8_packed != expected.i8_packed ||
             l->W[i].panels != expected.panels ||
-            l->W[i].bf16 != expected.bf16 ||
+            l->W[i].bf16 != expected.bf16 || l->W[i].i4 != expected.i4 ||
             !bias_follows)
             return false;
     }

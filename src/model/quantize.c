@@ -24,6 +24,7 @@
 #include "core/output.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
+#include "model/weights.h"
 
 /* ---- the symmetric per-row quantization ------------------------------------ */
 
@@ -46,18 +47,52 @@ static void quantize_row(int8_t *q, const float *row, int64_t cols, float scale)
     }
 }
 
+/* ---- the symmetric per-group int4 quantization (kernels.h) ------------------ */
+
+/* scales (groups) = max |group| / 7, each group TED_I4_GROUP columns of
+ * row (the last one what is left). */
+static void group_scales(float *scales, const float *row, int64_t cols)
+{
+    for (int64_t g = 0; g * TED_I4_GROUP < cols; g++) {
+        int64_t n = cols - g * TED_I4_GROUP < TED_I4_GROUP ? cols - g * TED_I4_GROUP
+                                                           : TED_I4_GROUP;
+        scales[g] = row_scale(row + g * TED_I4_GROUP, n) * (127.0f / 7.0f);
+    }
+}
+
+/* packed (groups * TED_I4_GROUP / 2) = row in int4: each value divided by
+ * its group's scale, rounded to the nearest integer (ties to even) in
+ * [-7, 7], plus 8; the columns past cols are zeros (8). */
+static void pack_i4_row(uint8_t *packed, const float *row, int64_t cols, const float *scales)
+{
+    int64_t groups = (cols + TED_I4_GROUP - 1) / TED_I4_GROUP, half = TED_I4_GROUP / 2;
+    for (int64_t g = 0; g < groups; g++)
+        for (int64_t k = 0; k < half; k++) {
+            uint8_t nibble[2];
+            for (int e = 0; e < 2; e++) {
+                int64_t c = g * TED_I4_GROUP + k + e * half;
+                float v = c < cols && scales[g] > 0.0f ? rintf(row[c] / scales[g]) : 0.0f;
+                nibble[e] = (uint8_t)((v > 7.0f ? 7.0f : v < -7.0f ? -7.0f : v) + 8.0f);
+            }
+            packed[g * half + k] = (uint8_t)(nibble[0] | nibble[1] << 4);
+        }
+}
+
 /* ---- what the new file holds ------------------------------------------------ */
 
 typedef enum entry_kind {
     ENTRY_VECTOR,  /* a float tensor kept as F32 */
-    ENTRY_MATRIX,  /* the I8 (or BF16) values of a matrix */
+    ENTRY_MATRIX,  /* the I8, BF16 or U8 (int4) values of a matrix */
     ENTRY_SCALE,   /* the F32 scales of a matrix, "NAME.scale" */
 } entry_kind;
 
 typedef struct entry {
     char name[300];
     entry_kind kind;
+    ted_quantize_dtype as;  /* a matrix's type, and its scales' */
     const ted_st_tensor *source;
+    int ndim;
+    int64_t shape[2];
     size_t bytes;
 } entry;
 
@@ -70,11 +105,36 @@ static int compare_entries(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-/* Every tensor of `file`, F32 first, then the matrices: an int8 matrix
- * as two entries (its values and its scales), a bf16 one as one. */
-static ted_status plan_entries(const ted_safetensors *file, const char *path,
-                               ted_quantize_dtype dtype, entry **out, int *count, ted_error *err)
+/* The entries of the matrix t stored `as`: its values, then its scales
+ * (none for bf16), at e. Returns how many. */
+static int matrix_entries(entry *e, const ted_st_tensor *t, ted_quantize_dtype as)
 {
+    int64_t rows = t->shape[0], cols = t->shape[1];
+    int64_t groups = (cols + TED_I4_GROUP - 1) / TED_I4_GROUP;
+    bool i4 = as == TED_QUANTIZE_INT4;
+    size_t element = as == TED_QUANTIZE_BF16 ? sizeof(uint16_t) : sizeof(int8_t);
+    int64_t stored_cols = i4 ? groups * (TED_I4_GROUP / 2) : cols;
+    e[0] = (entry){.kind = ENTRY_MATRIX, .as = as, .source = t, .ndim = 2,
+                   .shape = {rows, stored_cols},
+                   .bytes = (size_t)rows * (size_t)stored_cols * element};
+    snprintf(e[0].name, sizeof e->name, "%s", t->name);
+    if (as == TED_QUANTIZE_BF16)
+        return 1;
+    e[1] = (entry){.kind = ENTRY_SCALE, .as = as, .source = t, .ndim = i4 ? 2 : 1,
+                   .shape = {rows, groups},
+                   .bytes = (size_t)rows * (size_t)(i4 ? groups : 1) * sizeof(float)};
+    snprintf(e[1].name, sizeof e->name, "%s.scale", t->name);
+    return 2;
+}
+
+/* Every tensor of m's file, F32 first, then the matrices: an int8 or int4
+ * matrix as two entries (its values and its scales), a bf16 one as one.
+ * With int4 only the inner Linear weights are int4, the other matrices
+ * (embeddings, positions, the output layer) int8. */
+static ted_status plan_entries(const ted_model *m, const char *path, ted_quantize_dtype dtype,
+                               entry **out, int *count, ted_error *err)
+{
+    const ted_safetensors *file = &m->file;
     entry *e = ted_alloc((size_t)file->count * 2, sizeof *e, "tensor list", err);
     if (!e)
         return TED_ERR_NOMEM;
@@ -87,21 +147,25 @@ static ted_status plan_entries(const ted_safetensors *file, const char *path,
                             "%s: tensor '%s' is %s; ted quantize reads F32 weights", path,
                             t->name, ted_dtype_name(t->dtype));
         }
-        bool matrix = t->ndim == 2;
         if (strlen(t->name) + sizeof ".scale" > sizeof e->name) {
             free(e);
             return ted_fail(err, TED_ERR_WEIGHTS, "%s: tensor name '%s' is too long", path,
                             t->name);
         }
-        size_t element = dtype == TED_QUANTIZE_BF16 ? sizeof(uint16_t) : sizeof(int8_t);
-        e[n] = (entry){.kind = matrix ? ENTRY_MATRIX : ENTRY_VECTOR, .source = t,
-                       .bytes = matrix ? t->bytes / sizeof(float) * element : t->bytes};
-        snprintf(e[n++].name, sizeof e->name, "%s", t->name);
-        if (matrix && dtype == TED_QUANTIZE_INT8) {
-            e[n] = (entry){.kind = ENTRY_SCALE, .source = t,
-                           .bytes = (size_t)t->shape[0] * sizeof(float)};
-            snprintf(e[n++].name, sizeof e->name, "%s.scale", t->name);
+        if (t->ndim != 2) {
+            e[n] = (entry){.kind = ENTRY_VECTOR, .source = t, .ndim = 1,
+                           .shape = {t->shape[0]}, .bytes = t->bytes};
+            snprintf(e[n++].name, sizeof e->name, "%s", t->name);
+            continue;
         }
+        bool inner = false;
+        if (dtype == TED_QUANTIZE_INT4 &&
+            ted_weights_inner_linear(m, t->data, &inner, err) != TED_OK) {
+            free(e);
+            return TED_ERR_NOMEM;
+        }
+        bool int8 = dtype == TED_QUANTIZE_INT4 && !inner;
+        n += matrix_entries(e + n, t, int8 ? TED_QUANTIZE_INT8 : dtype);
     }
     qsort(e, (size_t)n, sizeof *e, compare_entries);
     *out = e;
@@ -114,8 +178,7 @@ static ted_status plan_entries(const ted_safetensors *file, const char *path,
 /* The JSON header as tools/ted_format.py's json.dumps(separators=(",",
  * ":")) writes it, padded with spaces so the data starts at a multiple of
  * 64 bytes. The names are those of a model ted loaded: plain ASCII. */
-static char *header_text(const entry *e, int count, const char *matrix_dtype, size_t *length,
-                         ted_error *err)
+static char *header_text(const entry *e, int count, size_t *length, ted_error *err)
 {
     size_t size = 64;
     for (int i = 0; i < count; i++)
@@ -126,14 +189,15 @@ static char *header_text(const entry *e, int count, const char *matrix_dtype, si
     size_t used = 0, offset = 0;
     used += (size_t)snprintf(text + used, size - used, "{");
     for (int i = 0; i < count; i++) {
-        const ted_st_tensor *t = e[i].source;
-        const char *dtype = e[i].kind == ENTRY_MATRIX ? matrix_dtype : "F32";
+        static const char *const names[] = {[TED_QUANTIZE_INT8] = "I8",
+                                            [TED_QUANTIZE_BF16] = "BF16",
+                                            [TED_QUANTIZE_INT4] = "U8"};
+        const char *dtype = e[i].kind == ENTRY_MATRIX ? names[e[i].as] : "F32";
         used += (size_t)snprintf(text + used, size - used, "\"%s\":{\"dtype\":\"%s\",\"shape\":[",
                                  e[i].name, dtype);
-        int ndim = e[i].kind == ENTRY_SCALE ? 1 : t->ndim;
-        for (int d = 0; d < ndim; d++)
+        for (int d = 0; d < e[i].ndim; d++)
             used += (size_t)snprintf(text + used, size - used, d ? ",%lld" : "%lld",
-                                     (long long)t->shape[d]);
+                                     (long long)e[i].shape[d]);
         used += (size_t)snprintf(text + used, size - used, "],\"data_offsets\":[%zu,%zu]},",
                                  offset, offset + e[i].bytes);
         offset += e[i].bytes;
@@ -159,15 +223,41 @@ static bool write_bf16(FILE *f, const ted_st_tensor *t, uint16_t *h)
     return true;
 }
 
+/* The rows of an int4 matrix (values or scales), through `q`: a row's
+ * packed bytes, then its scales. */
+static bool write_i4(FILE *f, const entry *e, uint8_t *q)
+{
+    const ted_st_tensor *t = e->source;
+    int64_t rows = t->shape[0], cols = t->shape[1];
+    int64_t groups = (cols + TED_I4_GROUP - 1) / TED_I4_GROUP;
+    size_t bytes = (size_t)groups * (TED_I4_GROUP / 2);
+    float *scales = (float *)(q + (bytes + 63) / 64 * 64);
+    for (int64_t r = 0; r < rows; r++) {
+        const float *row = (const float *)t->data + r * cols;
+        group_scales(scales, row, cols);
+        if (e->kind == ENTRY_SCALE) {
+            if (fwrite(scales, sizeof *scales, (size_t)groups, f) != (size_t)groups)
+                return false;
+            continue;
+        }
+        pack_i4_row(q, row, cols, scales);
+        if (fwrite(q, 1, bytes, f) != bytes)
+            return false;
+    }
+    return true;
+}
+
 /* The bytes of one entry, written row by row; q holds a row of the
- * matrix's new type. */
-static bool write_entry(FILE *f, const entry *e, ted_quantize_dtype dtype, void *q)
+ * matrix's new type (and an int4 row's scales). */
+static bool write_entry(FILE *f, const entry *e, void *q)
 {
     const ted_st_tensor *t = e->source;
     if (e->kind == ENTRY_VECTOR)
         return fwrite(t->data, 1, t->bytes, f) == t->bytes;
-    if (dtype == TED_QUANTIZE_BF16)
+    if (e->as == TED_QUANTIZE_BF16)
         return write_bf16(f, t, q);
+    if (e->as == TED_QUANTIZE_INT4)
+        return write_i4(f, e, q);
     int64_t rows = t->shape[0], cols = t->shape[1];
     for (int64_t r = 0; r < rows; r++) {
         const float *row = (const float *)t->data + r * cols;
@@ -236,16 +326,18 @@ static ted_status write_weights(const ted_model *m, const char *in_path, const c
 {
     entry *e = NULL;
     int count = 0;
-    ted_status s = plan_entries(&m->file, in_path, dtype, &e, &count, err);
+    ted_status s = plan_entries(m, in_path, dtype, &e, &count, err);
     if (s)
         return s;
     size_t length = 0, widest = 1;
-    char *header = header_text(e, count, dtype == TED_QUANTIZE_BF16 ? "BF16" : "I8", &length,
-                               err);
+    char *header = header_text(e, count, &length, err);
     for (int i = 0; i < count; i++)
         if (e[i].kind == ENTRY_MATRIX && (size_t)e[i].source->shape[1] > widest)
             widest = (size_t)e[i].source->shape[1];
-    void *q = header ? ted_alloc(widest, sizeof(uint16_t), "quantized row", err) : NULL;
+    /* a bf16 row, or an int4 row (at most widest bytes, rounded up to 64)
+     * and its scales */
+    void *q = header ? ted_alloc(widest + 64, 2 * sizeof(uint16_t), "quantized row", err)
+                     : NULL;
     FILE *f = NULL;
     s = q ? open_temporary(r, 0, out_path, &f, err) : TED_ERR_NOMEM;
     if (!s) {
@@ -255,7 +347,7 @@ static ted_status write_weights(const ted_model *m, const char *in_path, const c
         errno = 0;
         bool ok = fwrite(prefix, 1, 8, f) == 8 && fwrite(header, 1, length, f) == length;
         for (int i = 0; ok && i < count; i++) {
-            ok = write_entry(f, &e[i], dtype, q);
+            ok = write_entry(f, &e[i], q);
             ted_safetensors_release(&m->file, e[i].source->data, e[i].source->bytes);
         }
         s = close_temporary(f, out_path, ok ? 0 : errno ? errno : EIO, err);

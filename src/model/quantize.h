@@ -28,6 +28,7 @@ typedef struct ted_quantize_record {
 typedef enum ted_quantize_dtype {
     TED_QUANTIZE_INT8,  /* I8 with one F32 scale per row */
     TED_QUANTIZE_BF16,  /* BF16: each float rounded to nearest, ties to even */
+    TED_QUANTIZE_INT4,  /* the inner Linear weights U8 (int4), the other matrices I8 */
 } ted_quantize_dtype;
 
 /* Writes out_dir as a copy of in_dir, a model ted loads with F32 weights,
@@ -37,7 +38,11 @@ typedef enum ted_quantize_dtype {
  * (ties to even), 0 for a row of zeros; vectors (biases, LayerNorms) stay
  * F32. With TED_QUANTIZE_BF16 every matrix is BF16 instead (the top 16
  * bits of the float rounded to nearest, ties to even: torch's
- * .bfloat16()), without scales.
+ * .bfloat16()), without scales. With TED_QUANTIZE_INT4 the weight of
+ * every Linear layer but the output layer is int4 (kernels.h's layout:
+ * a U8 tensor (rows, groups * 16) and "NAME.scale" F32 (rows, groups),
+ * scale = max |group| / 7, q in [-7, 7]), and the other matrices
+ * (embeddings, the output layer, learned positions) int8 as above.
  * In the file the F32 tensors come first, then the I8 (BF16) ones, each group
  * sorted by name, so every F32 tensor stays 4-byte aligned; the bytes are
  * those tools/ted_format.py writes for the same weights. config.yaml, the

@@ -189,10 +189,10 @@ static ted_status bind_vector(weight_binder *b, const float **field, int64_t row
     va_end(args);
     if (s)
         return s;
-    if (t->dtype == TED_DTYPE_I8)
+    if (t->dtype == TED_DTYPE_I8 || t->dtype == TED_DTYPE_U8)
         return ted_fail(b->err, TED_ERR_WEIGHTS,
-                        "%s: tensor '%s' is I8; only matrices (Linear and embedding weights) "
-                        "may be quantized", b->path, name);
+                        "%s: tensor '%s' is %s; only matrices (Linear and embedding weights) "
+                        "may be quantized", b->path, name, ted_dtype_name(t->dtype));
     /* Vectors are a sliver of the file: checked here. Matrices are checked
      * by ted_model_check_weights (ted info --check). */
     s = ted_safetensors_check_finite(t, b->path, b->err);
@@ -230,9 +230,49 @@ static ted_status bind_scales(weight_binder *b, ted_matrix *field, const char *n
     return s;
 }
 
+/* The int4 matrix (rows, cols) whose U8 tensor t (rows, groups *
+ * TED_I4_GROUP / 2) bind_matrix found, with its F32 group scales
+ * "NAME.scale" (rows, groups), every scale finite and not negative. */
+static ted_status bind_i4(weight_binder *b, ted_matrix *field, const ted_st_tensor *t,
+                          int64_t rows, int64_t cols)
+{
+    *field = (ted_matrix){0};
+    if (cols > TED_I8_MAX_IN_FEATURES)
+        return ted_fail(b->err, TED_ERR_WEIGHTS,
+                        "%s: tensor '%s' is int4 (U8) with %lld columns; int4 products take "
+                        "at most %d", b->path, t->name, (long long)cols, TED_I8_MAX_IN_FEATURES);
+    int64_t groups = ted_i4_groups((int)cols), bytes = groups * (TED_I4_GROUP / 2);
+    if (t->ndim != 2 || t->shape[0] != rows || t->shape[1] != bytes)
+        return ted_fail(b->err, TED_ERR_WEIGHTS,
+                        "%s: tensor '%s' is U8 (int4); the config needs shape [%lld, %lld] "
+                        "(%lld columns, two to a byte in groups of %d)", b->path, t->name,
+                        (long long)rows, (long long)bytes, (long long)cols, TED_I4_GROUP);
+    char scale_name[300];
+    snprintf(scale_name, sizeof scale_name, "%s.scale", t->name);
+    if (!ted_safetensors_find(&b->model->file, scale_name))
+        return ted_fail(b->err, TED_ERR_WEIGHTS,
+                        "%s: tensor '%s' is U8 (int4) but the file has no '%s' (one F32 "
+                        "scale per group of %d)", b->path, t->name, scale_name, TED_I4_GROUP);
+    const ted_st_tensor *st;
+    ted_status s = find_shaped(b, scale_name, rows, groups, &st);
+    if (!s && st->dtype != TED_DTYPE_F32)
+        s = ted_fail(b->err, TED_ERR_WEIGHTS, "%s: tensor '%s' is %s; scales must be F32",
+                     b->path, scale_name, ted_dtype_name(st->dtype));
+    if (!s)
+        s = to_f32(b, st, (size_t)(rows * groups), &field->scale);
+    for (int64_t i = 0; !s && i < rows * groups; i++)
+        if (!(field->scale[i] >= 0.0f && field->scale[i] <= FLT_MAX))
+            s = ted_fail(b->err, TED_ERR_WEIGHTS,
+                         "%s: tensor '%s' holds %g at [%lld]; scales must be finite and not "
+                         "negative", b->path, scale_name, (double)field->scale[i],
+                         (long long)i);
+    field->i4 = s ? NULL : t->data;
+    return s;
+}
+
 /* Binds the matrix NAME (rows, cols): BF16 used in place from the mapping
  * (converted to float when its data is not 2-byte aligned), F32 or F16
- * as floats, or I8 with its scales. */
+ * as floats, I8 with its scales, or U8 (int4) with its group scales. */
 static ted_status bind_matrix(weight_binder *b, ted_matrix *field, int64_t rows, int64_t cols,
                               const char *name_format, ...)
     __attribute__((format(printf, 5, 6)));
@@ -244,8 +284,14 @@ static ted_status bind_matrix(weight_binder *b, ted_matrix *field, int64_t rows,
     const ted_st_tensor *t;
     va_list args;
     va_start(args, name_format);
-    ted_status s = find_named(b, (int64_t[2]){rows, cols}, name, &t, name_format, args);
+    vsnprintf(name, NAME_SIZE, name_format, args);
     va_end(args);
+    t = ted_safetensors_find(&b->model->file, name);
+    if (t && t->dtype == TED_DTYPE_U8) {  /* its bytes are not its columns */
+        b->used[t - b->model->file.tensors] = 1;
+        return bind_i4(b, field, t, rows, cols);
+    }
+    ted_status s = find_shaped(b, name, rows, cols, &t);
     if (s)
         return s;
     *field = (ted_matrix){0};
@@ -588,6 +634,25 @@ static void list_linear_weights(linear_list *list, ted_weights *w, const ted_con
         add_feed_forward(list, &w->decoder[l].feed_forward, c);
     }
     add_linear(list, &w->generator.weight, c->tgt_vocab_size, d);
+}
+
+ted_status ted_weights_inner_linear(const ted_model *m, const void *data, bool *inner,
+                                   ted_error *err)
+{
+    ted_weights *w = (ted_weights *)&m->weights;  /* listed, not written */
+    linear_list list = {NULL, 0};
+    list_linear_weights(&list, w, &m->config);
+    list.items = ted_alloc((size_t)list.count, sizeof *list.items, "linear weights", err);
+    if (!list.items)
+        return TED_ERR_NOMEM;
+    list.count = 0;
+    list_linear_weights(&list, w, &m->config);
+    *inner = false;
+    for (int i = 0; !*inner && i < list.count; i++)
+        *inner = list.items[i].matrix != &w->generator.weight && data &&
+                 list.items[i].matrix->f32 == data;
+    free(list.items);
+    return TED_OK;
 }
 
 /* An embedding table that is the output layer's weight (tied) looks its

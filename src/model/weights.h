@@ -14,4 +14,11 @@
  * a model loaded unpacked, m->unpacked). */
 ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err);
 
+/* *inner = whether `data` is where the float weight of one of m's Linear
+ * layers begins (a packed Q/K/V projection's as a whole), the output layer
+ * excepted: the matrices ted quantize --dtype int4 stores as int4. Fails
+ * only without memory for the list. */
+ted_status ted_weights_inner_linear(const ted_model *m, const void *data, bool *inner,
+                                   ted_error *err);
+
 #endif

@@ -35,12 +35,12 @@ else
 fi
 
 # ted info --help names every weight type ted info prints: those of the
-# float model and of its int8 and bf16 quantizations.
+# float model and of its int8, int4 and bf16 quantizations.
 missing=""
-for d in int8 bf16; do
+for d in int8 int4 bf16; do
     "$TED" quantize --dtype "$d" models/toy-en-fr "$work/$d" >/dev/null 2>&1
 done
-for dir in models/toy-en-fr "$work/int8" "$work/bf16"; do
+for dir in models/toy-en-fr "$work/int8" "$work/int4" "$work/bf16"; do
     type=$("$TED" info -m "$dir" 2>/dev/null | sed -n 's/^weights: *\([a-z0-9]*\).*/\1/p' | tail -n 1)
     if [ -z "$type" ]; then
         missing="$missing (no weight type for $dir)"

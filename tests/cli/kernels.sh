@@ -7,11 +7,12 @@
 #     one message and exit status 1;
 #   - with every set the CPU offers besides the best (which the rest of the
 #     suite runs), the checks of the numbers a kernel set computes pass: the
-#     unit suites of the kernels and of the layers over them (kernels, bf16,
+#     unit suites of the kernels and of the layers over them (kernels, bf16, int4,
 #     layers, attention, parallel: each layer against PyTorch's values), and
 #     the PyTorch parity checks of logits (tests/parity/test_parity.py:
 #     random models in every configuration), of the int8 products
-#     (tests/parity/test_int8.py: logits, pytorch) and of the bf16 products
+#     (tests/parity/test_int8.py: logits, pytorch), of the int4 products
+#     (tests/parity/test_int4.py: quality, pytorch) and of the bf16 products
 #     (tests/parity/test_bf16.py: logits). What lies above the kernels
 #     (decoding, batches, sessions, translation quality) computes with
 #     whichever set it is given and runs once, with the best; so do the
@@ -89,7 +90,7 @@ if [ "$(uname -m)" = x86_64 ]; then
 fi
 
 # The Criterion suites of the kernels and of the layers that call them.
-KERNEL_SUITES='kernels|bf16|layers|attention|parallel'
+KERNEL_SUITES='kernels|bf16|int4|layers|attention|parallel'
 
 # The kernels' unit tests with one set: one check, with Criterion's counts.
 unit_tests() {
@@ -125,6 +126,7 @@ for set in $offered; do
     unit_tests "$set"
     parity_tests "$set" tests/parity/test_parity.py --only logits
     parity_tests "$set" tests/parity/test_int8.py --only logits,pytorch
+    parity_tests "$set" tests/parity/test_int4.py --only quality,pytorch
     parity_tests "$set" tests/parity/test_bf16.py --only logits
 done
 

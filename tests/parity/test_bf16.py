@@ -248,7 +248,7 @@ def check_quality(name, model_dir, bf16_dir):
 def check_refusal(model_dir, tmp):
     status, _, err = run([TED, "quantize", "--dtype", "f16", model_dir,
                           os.path.join(tmp, "f16")])
-    passed = status == 1 and "expected int8 or bf16" in err and len(err.strip().splitlines()) == 1
+    passed = status == 1 and "expected int8, int4 or bf16" in err and len(err.strip().splitlines()) == 1
     report("quantize/dtype", None if passed else f"exit {status}: {err.strip()[:300]}")
 
 

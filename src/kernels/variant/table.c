@@ -15,6 +15,7 @@ const ted_kernel_table TED_VARIANT_NAME(ted_kernels) = {
     .quantize_rows = TED_VARIANT_NAME(ted_quantize_rows),
     .pack_i8 = TED_VARIANT_NAME(ted_pack_i8),
     .matmul_i8_packed = TED_VARIANT_NAME(ted_matmul_i8_packed),
+    .matmul_i4_columns = TED_VARIANT_NAME(ted_matmul_i4_columns),
     .matmul_bf16_columns = TED_VARIANT_NAME(ted_matmul_bf16_columns),
     .split_bf16_rows = TED_VARIANT_NAME(ted_split_bf16_rows),
     .matmul_bf16_panels = TED_VARIANT_NAME(ted_matmul_bf16_panels),

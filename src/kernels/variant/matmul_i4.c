@@ -1,0 +1,249 @@
+/* The kernel of the int4 product (src/kernels/matmul.c): output columns of
+ * y = x W^T + b with W in groups of 32 4-bit values (kernels.h,
+ * TED_I4_GROUP) and x quantized to int8 per row, compiled once per
+ * instruction set (kernels/variants.h). Each group's dot product is exact
+ * in int32; it is multiplied by the group's scale and summed in float,
+ * and the row's sum by x's scale.
+ *
+ *   avx512    with AVX512_VNNI (when the CPU has it): two groups a step,
+ *             64 bytes: vpdpbusd of w + 8 (unsigned, the nibbles as
+ *             stored) and x, started from -8 * x's sums, in tiles of 4
+ *             rows and 4 columns; without VNNI the avx2 code below.
+ *   avx2      the nibbles of a group widened to 32 bytes (w - 8 in
+ *             [-8, 7]), vpmaddubsw + vpmaddwd with the sign trick of
+ *             variant/matmul_i8.c: each pair of products is at most
+ *             2 * 8 * 127, so the int16 sums cannot saturate.
+ *   portable  plain C, widened to int32.
+ *
+ * x comes quantized (ted_quantize_rows_fn), rows `ldx` bytes apart, zero
+ * from K to ldx; ldx covers every group, a partial last one included. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/simd.h"
+#include "kernels/variants.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+/* Rows of x a tile takes at once, against one column of W. */
+enum { I4_TILE_ROWS = 4 };
+
+/* The dot product of one group: 32 bytes of x and 16 bytes of W. */
+static inline int32_t dot_group(const int8_t *x, const uint8_t *w)
+{
+    int32_t s = 0;
+    for (int k = 0; k < TED_I4_GROUP / 2; k++) {
+        s += (int32_t)x[k] * ((w[k] & 15) - 8);
+        s += (int32_t)x[k + TED_I4_GROUP / 2] * ((w[k] >> 4) - 8);
+    }
+    return s;
+}
+
+static inline float finish(float sum, float x_scale, const float *b, int j)
+{
+    float v = sum * x_scale;
+    return b ? v + b[j] : v;
+}
+
+#if defined(__AVX2__)
+static inline float sum_lanes_ps(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* The 32 values of a group as bytes w - 8, in the order of x. */
+static inline __m256i unpack_group(const uint8_t *w)
+{
+    const __m128i low = _mm_set1_epi8(15);
+    __m128i p = _mm_loadu_si128((const __m128i *)w);
+    __m128i lo = _mm_and_si128(p, low), hi = _mm_and_si128(_mm_srli_epi16(p, 4), low);
+    return _mm256_sub_epi8(_mm256_set_m128i(hi, lo), _mm256_set1_epi8(8));
+}
+
+/* y[i][j] for ROWS rows of x and one column j of W (row `w`, scales
+ * `scale`); PRODUCT sums a group's products in fours. */
+#define I4_TILE(NAME, ATTRIBUTE, PRODUCT)                                                       \
+    ATTRIBUTE static inline __attribute__((always_inline)) void NAME(                          \
+        float *y, int ldy, const int8_t *x, const float *x_scale, int ldx, const uint8_t *w,  \
+        const float *scale, const float *b, int j, int groups, const int ROWS)               \
+    {                                                                                          \
+        __m256 acc[I4_TILE_ROWS];                                                              \
+        for (int i = 0; i < ROWS; i++)                                                         \
+            acc[i] = _mm256_setzero_ps();                                                      \
+        for (int g = 0; g < groups; g++) {                                                     \
+            __m256i wv = unpack_group(w + (size_t)g * (TED_I4_GROUP / 2));                     \
+            __m256i magnitude = _mm256_abs_epi8(wv);                                           \
+            __m256 s = _mm256_set1_ps(scale[g]);                                               \
+            for (int i = 0; i < ROWS; i++) {                                                   \
+                __m256i xv = _mm256_loadu_si256(                                               \
+                    (const __m256i *)(x + (size_t)i * ldx + (size_t)g * TED_I4_GROUP));       \
+                __m256i dots = PRODUCT(magnitude, _mm256_sign_epi8(xv, wv));                   \
+                acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots), s, acc[i]);                 \
+            }                                                                                  \
+        }                                                                                      \
+        for (int i = 0; i < ROWS; i++)                                                         \
+            y[(size_t)i * ldy + j] = finish(sum_lanes_ps(acc[i]), x_scale[i], b, j);          \
+    }
+
+static inline __m256i product_avx2(__m256i u, __m256i s)
+{
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+I4_TILE(tile_avx2, , product_avx2)
+
+/* Every tile of `rows` rows and columns [first, last). */
+#define I4_COLUMNS(NAME, ATTRIBUTE, TILE)                                                      \
+    ATTRIBUTE static void NAME(float *y, int ldy, const int8_t *x, const float *x_scale,      \
+                               int ldx, const uint8_t *W, const float *w_scale, const float *b, \
+                               int rows, int K, int first, int last)                          \
+    {                                                                                          \
+        int groups = (K + TED_I4_GROUP - 1) / TED_I4_GROUP;                                    \
+        size_t row_bytes = (size_t)groups * (TED_I4_GROUP / 2);                                \
+        for (int j = first; j < last; j++) {                                                   \
+            const uint8_t *w = W + (size_t)j * row_bytes;                                      \
+            const float *s = w_scale + (size_t)j * groups;                                     \
+            int i = 0;                                                                         \
+            for (; i + I4_TILE_ROWS <= rows; i += I4_TILE_ROWS)                                \
+                TILE(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, w, s, b, \
+                     j, groups, I4_TILE_ROWS);                                                 \
+            for (; i < rows; i++)                                                              \
+                TILE(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, w, s, b, \
+                     j, groups, 1);                                                            \
+        }                                                                                      \
+    }
+I4_COLUMNS(columns_avx2, , tile_avx2)
+#endif
+
+#if defined(__AVX512F__)
+#define TED_VNNI __attribute__((target("avx512vnni,avx512bw,avx512dq,avx512f")))
+enum { VNNI_ROWS = 4, VNNI_COLUMNS = 4 };
+
+/* Groups g and g + 1 of a row of W (`two`; else g alone, the second group
+ * zeros) as 64 unsigned bytes w + 8 in [0, 15], in the order of x. */
+TED_VNNI static inline __m512i unpack_pair(const uint8_t *w, bool two)
+{
+    __m256i p = two ? _mm256_loadu_si256((const __m256i *)w)
+                    : _mm256_inserti128_si256(_mm256_setzero_si256(),
+                                              _mm_loadu_si128((const __m128i *)w), 0);
+    const __m256i low = _mm256_set1_epi8(15);
+    __m256i lo = _mm256_and_si256(p, low), hi = _mm256_and_si256(_mm256_srli_epi16(p, 4), low);
+    __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);  /* lo0 lo1 hi0 hi1 */
+    return _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(3, 1, 2, 0));         /* lo0 hi0 lo1 hi1 */
+}
+
+/* The scales of groups g and g + 1 (0 for a second group there is not),
+ * each over the 8 lanes of its group's sums. */
+TED_VNNI static inline __m512 pair_scales(const float *scale, bool two)
+{
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(scale[0])),
+                              _mm256_set1_ps(two ? scale[1] : 0.0f), 1);
+}
+
+/* y[i][j0 + c] for ROWS rows of x and COLUMNS columns of W, two groups a
+ * step: vpdpbusd of the unsigned w + 8 and x, started from -8 * the sums
+ * of x's bytes (vpdpbusd of 8 and x), gives (w + 8 - 8) . x in each lane.
+ * x is read 64 bytes at a time: a lone last group reads the zeros past K. */
+TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
+    float *y, int ldy, const int8_t *x, const float *x_scale, int ldx, const uint8_t *W,
+    const float *w_scale, const float *b, int j0, int groups, const int ROWS, const int COLUMNS)
+{
+    size_t row_bytes = (size_t)groups * (TED_I4_GROUP / 2);
+    const __m512i eights = _mm512_set1_epi8(8), zero = _mm512_setzero_si512();
+    __m512 acc[VNNI_ROWS][VNNI_COLUMNS];
+    for (int i = 0; i < ROWS; i++)
+        for (int c = 0; c < COLUMNS; c++)
+            acc[i][c] = _mm512_setzero_ps();
+    for (int g = 0; g < groups; g += 2) {
+        bool two = g + 1 < groups;
+        __m512i u[VNNI_COLUMNS];
+        __m512 s[VNNI_COLUMNS];
+        for (int c = 0; c < COLUMNS; c++) {
+            u[c] = unpack_pair(W + (size_t)(j0 + c) * row_bytes + (size_t)g * 16, two);
+            s[c] = pair_scales(w_scale + (size_t)(j0 + c) * groups + g, two);
+        }
+        for (int i = 0; i < ROWS; i++) {
+            __m512i xv = _mm512_loadu_si512(x + (size_t)i * ldx + (size_t)g * TED_I4_GROUP);
+            __m512i start = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, eights, xv));
+            for (int c = 0; c < COLUMNS; c++)
+                acc[i][c] = _mm512_fmadd_ps(
+                    _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(start, u[c], xv)), s[c], acc[i][c]);
+        }
+    }
+    for (int i = 0; i < ROWS; i++)
+        for (int c = 0; c < COLUMNS; c++)
+            y[(size_t)i * ldy + j0 + c] =
+                finish(_mm512_reduce_add_ps(acc[i][c]), x_scale[i], b, j0 + c);
+}
+
+/* Tiles of 4 rows and 4 columns, then the rows and columns left one by
+ * one. */
+TED_VNNI static void columns_vnni(float *y, int ldy, const int8_t *x, const float *x_scale,
+                                  int ldx, const uint8_t *W, const float *w_scale,
+                                  const float *b, int rows, int K, int first, int last)
+{
+    int groups = (K + TED_I4_GROUP - 1) / TED_I4_GROUP, j = first;
+    for (; j + VNNI_COLUMNS <= last; j += VNNI_COLUMNS) {
+        int i = 0;
+        for (; i + VNNI_ROWS <= rows; i += VNNI_ROWS)
+            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
+                      w_scale, b, j, groups, VNNI_ROWS, VNNI_COLUMNS);
+        for (; i < rows; i++)
+            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
+                      w_scale, b, j, groups, 1, VNNI_COLUMNS);
+    }
+    for (; j < last; j++) {
+        int i = 0;
+        for (; i + VNNI_ROWS <= rows; i += VNNI_ROWS)
+            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
+                      w_scale, b, j, groups, VNNI_ROWS, 1);
+        for (; i < rows; i++)
+            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
+                      w_scale, b, j, groups, 1, 1);
+    }
+}
+#endif
+
+#if !defined(__AVX2__)
+static void columns_portable(float *y, int ldy, const int8_t *x, const float *x_scale, int ldx,
+                             const uint8_t *W, const float *w_scale, const float *b, int rows,
+                             int K, int first, int last)
+{
+    int groups = (K + TED_I4_GROUP - 1) / TED_I4_GROUP;
+    size_t row_bytes = (size_t)groups * (TED_I4_GROUP / 2);
+    for (int i = 0; i < rows; i++)
+        for (int j = first; j < last; j++) {
+            const int8_t *xi = x + (size_t)i * ldx;
+            const uint8_t *w = W + (size_t)j * row_bytes;
+            float sum = 0.0f;
+            for (int g = 0; g < groups; g++)
+                sum += (float)dot_group(xi + (size_t)g * TED_I4_GROUP,
+                                        w + (size_t)g * (TED_I4_GROUP / 2)) *
+                       w_scale[(size_t)j * groups + g];
+            y[(size_t)i * ldy + j] = finish(sum, x_scale[i], b, j);
+        }
+}
+#endif
+
+void TED_VARIANT_NAME(ted_matmul_i4_columns)(float *y, int ldy, const int8_t *x,
+                                             const float *x_scale, int ldx, const uint8_t *W,
+                                             const float *w_scale, const float *b, int rows,
+                                             int K, int first, int last)
+{
+#if defined(__AVX512F__)
+    if (__builtin_cpu_supports("avx512vnni")) {
+        columns_vnni(y, ldy, x, x_scale, ldx, W, w_scale, b, rows, K, first, last);
+        return;
+    }
+#endif
+#if defined(__AVX2__)
+    columns_avx2(y, ldy, x, x_scale, ldx, W, w_scale, b, rows, K, first, last);
+#else
+    columns_portable(y, ldy, x, x_scale, ldx, W, w_scale, b, rows, K, first, last);
+#endif
+}
