@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""The rules on the scores (ted_logits_rules: repetition_penalty,
+no_repeat_ngram_size, min_length) against Hugging Face transformers' logits
+processors and generate(), on models/en-fr (a trained MarianMTModel; the
+MarianMTModel is rebuilt from ted's weights as tests/parity/test_early_stopping.py
+rebuilds it).
+
+    TED=build/ted /work/main/.venv/bin/python tests/parity/test_rules.py
+
+Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
+  rules/processors   ted_apply_logits_rules (libted, through ctypes) on random
+                     rows of logits and random histories (repeated tokens, the
+                     decoder start token, EOS) equals RepetitionPenalty-,
+                     NoRepeatNGram- and MinLengthLogitsProcessor applied in
+                     generate()'s order to the history with the decoder start
+                     token in front, bit for bit (-infinity where they ban)
+  rules/greedy-*, rules/beam-*
+                     `ted translate` with --no-repeat-ngram-size 2,
+                     --repetition-penalty 1.3 and 2, --min-length 20 and all
+                     three, greedy and --beam 4, gives generate()'s translation
+                     of every sentence with the same arguments; each changes
+                     some translation (beam search with a penalty of 1.3
+                     excepted: the check then shows nothing); with beam search
+                     the scores are generate()'s sequences_scores within 1e-4
+"""
+import ctypes
+import os
+import sys
+
+import numpy as np
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
+
+import test_early_stopping as es  # noqa: E402
+from ted_test import failures, fail, ok, report, scratch_directory  # noqa: E402
+
+MODEL = os.path.join(ROOT, "models", "en-fr")
+LIBRARY = os.environ.get("TED_LIBRARY", os.path.join(ROOT, "build", "libted.so"))
+SENTENCES = 24
+CASES = [  # (ted's flags, generate()'s arguments)
+    ("ngram", ["--no-repeat-ngram-size", "2"], {"no_repeat_ngram_size": 2}),
+    ("repetition", ["--repetition-penalty", "1.3"], {"repetition_penalty": 1.3}),
+    ("repetition-2", ["--repetition-penalty", "2"], {"repetition_penalty": 2.0}),
+    ("min-length", ["--min-length", "20"], {"min_length": 20}),
+    ("all", ["--no-repeat-ngram-size", "2", "--repetition-penalty", "1.3", "--min-length", "20"],
+     {"no_repeat_ngram_size": 2, "repetition_penalty": 1.3, "min_length": 20}),
+]
+
+
+class Rules(ctypes.Structure):
+    _fields_ = [("repetition_penalty", ctypes.c_float), ("no_repeat_ngram_size", ctypes.c_int),
+                ("min_length", ctypes.c_int)]
+
+
+class Error(ctypes.Structure):
+    _fields_ = [("status", ctypes.c_int), ("message", ctypes.c_char * 1024),
+                ("option", ctypes.c_int)]
+
+
+def processors(penalty, ngram, min_length, eos):
+    """generate()'s processors for these settings, in _get_logits_processor's order."""
+    from transformers.generation.logits_process import (
+        LogitsProcessorList, MinLengthLogitsProcessor, NoRepeatNGramLogitsProcessor,
+        RepetitionPenaltyLogitsProcessor)
+
+    out = LogitsProcessorList()
+    if penalty != 1.0:
+        out.append(RepetitionPenaltyLogitsProcessor(penalty))
+    if ngram > 0:
+        out.append(NoRepeatNGramLogitsProcessor(ngram))
+    if min_length > 0:
+        out.append(MinLengthLogitsProcessor(min_length, eos))
+    return out
+
+
+def check_processors(config):
+    lib = ctypes.CDLL(LIBRARY)
+    lib.ted_model_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p),
+                                   ctypes.POINTER(Error)]
+    lib.ted_apply_logits_rules.argtypes = [ctypes.c_void_p, ctypes.POINTER(Rules),
+                                           ctypes.POINTER(ctypes.c_int), ctypes.c_int,
+                                           ctypes.POINTER(ctypes.c_float)]
+    lib.ted_model_free.argtypes = [ctypes.c_void_p]
+    model, err = ctypes.c_void_p(), Error()
+    if lib.ted_model_load(MODEL.encode(), ctypes.byref(model), ctypes.byref(err)):
+        return fail("rules/processors", err.message.decode())
+    vocab = int(config["model.tgt_vocab_size"])
+    eos = int(config["tokenizer.eos_id"])
+    start = int(config.get("tokenizer.decoder_start_id", config["tokenizer.bos_id"]))
+    rng = np.random.default_rng(7)
+    problems, cases = [], 0
+    for penalty in (1.0, 1.3, 0.7):
+        for ngram in (0, 1, 2, 3):
+            for min_length in (0, 1, 5):
+                for length in (0, 1, 2, 4, 9):
+                    pool = rng.choice(vocab, size=3, replace=False).tolist() + [eos, start]
+                    ids = [int(rng.choice(pool)) for _ in range(length)]
+                    logits = (rng.standard_normal(vocab) * 4).astype(np.float32)
+                    history = torch.tensor([[start] + ids])
+                    want = processors(penalty, ngram, min_length, eos)(
+                        history, torch.from_numpy(logits.copy())[None])[0].numpy()
+                    got = logits.copy()
+                    rules = Rules(penalty, ngram, min_length)
+                    lib.ted_apply_logits_rules(
+                        model, ctypes.byref(rules), (ctypes.c_int * max(1, length))(*ids),
+                        length, got.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
+                    cases += 1
+                    if not np.array_equal(got, want):
+                        bad = np.nonzero(got != want)[0][:3].tolist()
+                        problems.append(f"penalty {penalty} ngram {ngram} min_length "
+                                        f"{min_length} history {ids}: ids {bad} give "
+                                        f"{got[bad].tolist()}, transformers {want[bad].tolist()}")
+    lib.ted_model_free(model)
+    report("rules/processors", problems[0] if problems else None,
+           f"{cases} rows" + (f", {len(problems)} differ" if problems else ""))
+
+
+def first_difference(lines, got, want):
+    for line, g, w in zip(lines, got, want):
+        if g != w:
+            return f"{line!r}: ted {g!r}, generate() {w!r}"
+    return None if len(got) == len(want) else f"{len(got)} lines, generate() {len(want)}"
+
+
+def check_generate(model, tok, lines):
+    plain = {}
+    for strategy, beams in (("greedy", 1), ("beam", 4)):
+        flags = ["--beam", "4"] if beams > 1 else []
+        plain[strategy], _ = es.ted_translate(MODEL, lines, *flags)
+        for name, ted_flags, arguments in CASES:
+            check_name = f"rules/{strategy}-{name}"
+            scored = ["--scores"] if beams > 1 else []
+            try:
+                want, want_scores = es.generate(model, tok, lines, num_beams=beams,
+                                                output_scores=beams > 1, **arguments)
+                got, scores = es.ted_translate(MODEL, lines, *flags, *ted_flags, *scored)
+            except RuntimeError as e:
+                fail(check_name, str(e))
+                continue
+            changed = sum(g != p for g, p in zip(got, plain[strategy]))
+            problem = first_difference(lines, got, want)
+            far = [(line, s, w) for line, s, w in zip(lines, scores, want_scores)
+                   if abs(s - w) > es.TOLERANCE]
+            if not problem and far:
+                problem = f"{far[0][0]!r}: score {far[0][1]}, generate() {far[0][2]}"
+            if not problem and changed == 0 and (strategy, name) != ("beam", "repetition"):
+                problem = "the rule changes no translation"
+            report(check_name, problem, f"{len(lines)} sentences, {changed} changed by the rule")
+
+
+def main():
+    config = es.read_config(os.path.join(MODEL, "config.yaml"))
+    check_processors(config)
+    with scratch_directory("ted-rules-") as tmp:
+        model, tok = es.hf_model(os.path.join(tmp, "hf"))
+        check_generate(model, tok, es.sentences()[:SENTENCES])
+    if failures():
+        sys.exit(1)
+    ok("rules", "done")
+
+
+if __name__ == "__main__":
+    main()
