@@ -22,6 +22,11 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                      some translation (beam search with a penalty of 1.3
                      excepted: the check then shows nothing); with beam search
                      the scores are generate()'s sequences_scores within 1e-4
+  rules/export       a generation_config.json with no_repeat_ngram_size 2,
+                     repetition_penalty 1.3 and min_new_tokens 19 exports
+                     (tools/export_hf.py) to those rules (min_length 20), and
+                     `ted translate` with no option gives generate()'s
+                     translations with none (4 beams)
 """
 import ctypes
 import os
@@ -151,12 +156,41 @@ def check_generate(model, tok, lines):
             report(check_name, problem, f"{len(lines)} sentences, {changed} changed by the rule")
 
 
+def check_export(model, tok, hf_dir, lines):
+    """generation_config.json's rules through tools/export_hf.py: `ted
+    translate` with no option against generate() with none."""
+    from transformers import MarianMTModel
+
+    generation = model.generation_config
+    generation.no_repeat_ngram_size, generation.repetition_penalty = 2, 1.3
+    generation.min_new_tokens = 19  # ted's min_length 20
+    rules_dir, ted_dir = hf_dir + "-rules", hf_dir + "-ted"
+    model.save_pretrained(rules_dir, safe_serialization=True)
+    tok.save_pretrained(rules_dir)
+    try:
+        es.export(rules_dir, ted_dir)
+        config = es.read_config(os.path.join(ted_dir, "config.yaml"))
+        written = {key: config.get("decoding." + key) for key in
+                   ("repetition_penalty", "no_repeat_ngram_size", "min_length")}
+        if written != {"repetition_penalty": "1.3", "no_repeat_ngram_size": "2",
+                       "min_length": "20"}:
+            return fail("rules/export", f"config.yaml's decoding holds {written}")
+        reloaded = MarianMTModel.from_pretrained(rules_dir).eval()
+        want, _ = es.generate(reloaded, tok, lines)
+        got, _ = es.ted_translate(ted_dir, lines)
+    except RuntimeError as e:
+        return fail("rules/export", str(e))
+    report("rules/export", first_difference(lines, got, want),
+           f"{len(lines)} sentences, {written}")
+
+
 def main():
     config = es.read_config(os.path.join(MODEL, "config.yaml"))
     check_processors(config)
     with scratch_directory("ted-rules-") as tmp:
         model, tok = es.hf_model(os.path.join(tmp, "hf"))
         check_generate(model, tok, es.sentences()[:SENTENCES])
+        check_export(model, tok, os.path.join(tmp, "hf"), es.sentences()[:SENTENCES])
     if failures():
         sys.exit(1)
     ok("rules", "done")
