@@ -95,7 +95,7 @@ GENERATION_DEFAULTS = {
     "max_length": 20, "max_new_tokens": None, "num_beams": 1, "length_penalty": 1.0,
     "early_stopping": False, "bad_words_ids": None, "forced_eos_token_id": None,
     "forced_bos_token_id": None, "min_length": 0, "min_new_tokens": None,
-    "no_repeat_ngram_size": 0, "repetition_penalty": 1.0,
+    "no_repeat_ngram_size": 0, "repetition_penalty": 1.0, "suppress_tokens": None,
 }
 
 # generate()'s early_stopping -> ted's decoding.early_stopping.
@@ -124,7 +124,7 @@ IGNORED_BY_MARIAN = (
 UNSUPPORTED_GENERATION = {
     "do_sample": False, "encoder_no_repeat_ngram_size": 0,
     "encoder_repetition_penalty": 1.0, "num_beam_groups": 1, "diversity_penalty": 0.0,
-    "suppress_tokens": None, "begin_suppress_tokens": None,
+    "begin_suppress_tokens": None,
     "exponential_decay_length_penalty": None, "sequence_bias": None, "force_words_ids": None,
 }
 
@@ -1029,8 +1029,14 @@ def token_id(config, generation, key, ted_key):
 
 
 def banned_ids(settings, source, vocab_size):
-    """bad_words_ids [[a], [b]] -> [a, b]; longer word sequences are refused."""
+    """bad_words_ids [[a], [b]] -> [a, b], then suppress_tokens [c] (banned at
+    every step as well); longer word sequences are refused."""
+    suppressed = settings["suppress_tokens"] or []
+    if not isinstance(suppressed, list):
+        suppressed = [suppressed]
     words = settings["bad_words_ids"] or []
+    if isinstance(words, list):
+        words = words + [[token] for token in suppressed]
     if not isinstance(words, list) or not all(isinstance(w, list) and len(w) == 1
                                               for w in words):
         raise ExportError(f"{source}: bad_words_ids {json.dumps(words)[:80]}: only single "

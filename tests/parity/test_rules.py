@@ -23,8 +23,9 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                      excepted: the check then shows nothing); with beam search
                      the scores are generate()'s sequences_scores within 1e-4
   rules/export       a generation_config.json with no_repeat_ngram_size 2,
-                     repetition_penalty 1.3 and min_new_tokens 19 exports
-                     (tools/export_hf.py) to those rules (min_length 20), and
+                     repetition_penalty 1.3, min_new_tokens 19 and a token in
+                     suppress_tokens exports (tools/export_hf.py) to those
+                     rules (min_length 20) and the token among banned_ids, and
                      `ted translate` with no option gives generate()'s
                      translations with none (4 beams)
 """
@@ -156,6 +157,14 @@ def check_generate(model, tok, lines):
             report(check_name, problem, f"{len(lines)} sentences, {changed} changed by the rule")
 
 
+def plain_first_token(model, tok, lines):
+    """The first token of generate()'s first translation: a token to suppress
+    that changes it."""
+    batch = tok(lines[:1], return_tensors="pt")
+    with torch.no_grad():
+        return int(model.generate(**batch, num_beams=1)[0][1])
+
+
 def check_export(model, tok, hf_dir, lines):
     """generation_config.json's rules through tools/export_hf.py: `ted
     translate` with no option against generate() with none."""
@@ -164,6 +173,8 @@ def check_export(model, tok, hf_dir, lines):
     generation = model.generation_config
     generation.no_repeat_ngram_size, generation.repetition_penalty = 2, 1.3
     generation.min_new_tokens = 19  # ted's min_length 20
+    suppressed = plain_first_token(model, tok, lines)
+    generation.suppress_tokens = [suppressed]
     rules_dir, ted_dir = hf_dir + "-rules", hf_dir + "-ted"
     model.save_pretrained(rules_dir, safe_serialization=True)
     tok.save_pretrained(rules_dir)
@@ -172,16 +183,18 @@ def check_export(model, tok, hf_dir, lines):
         config = es.read_config(os.path.join(ted_dir, "config.yaml"))
         written = {key: config.get("decoding." + key) for key in
                    ("repetition_penalty", "no_repeat_ngram_size", "min_length")}
+        banned = config.get("decoding.banned_ids", "")
         if written != {"repetition_penalty": "1.3", "no_repeat_ngram_size": "2",
-                       "min_length": "20"}:
-            return fail("rules/export", f"config.yaml's decoding holds {written}")
+                       "min_length": "20"} or f"{suppressed}]" not in banned:
+            return fail("rules/export", f"config.yaml's decoding holds {written}, banned_ids "
+                        f"{banned}, {suppressed} suppressed")
         reloaded = MarianMTModel.from_pretrained(rules_dir).eval()
         want, _ = es.generate(reloaded, tok, lines)
         got, _ = es.ted_translate(ted_dir, lines)
     except RuntimeError as e:
         return fail("rules/export", str(e))
     report("rules/export", first_difference(lines, got, want),
-           f"{len(lines)} sentences, {written}")
+           f"{len(lines)} sentences, {written}, banned_ids {banned}")
 
 
 def main():
