@@ -433,7 +433,9 @@ TED_API int ted_top_k(const float *scores, int n, int k, int *ids, float *values
 
 /* One output of a decoding strategy. The log-probabilities are the model's:
  * log-softmax of the logits, whatever the strategy (sampling temperature and
- * cuts do not change them), so scores compare across strategies. */
+ * cuts do not change them), so scores compare across strategies; beam
+ * search with a rule on (ted_logits_rules) reports them after the rules,
+ * which it ranks by, as transformers does. */
 typedef struct ted_hypothesis {
     int *ids;          /* (length) target ids, EOS included when produced; malloc'ed */
     float *log_probs;  /* (length) log P(ids[t] | source, ids[0..t)), 0 for a

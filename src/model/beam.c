@@ -3,7 +3,8 @@
  * sentence (docs/decoding.md).
  *
  * Every step, each open hypothesis of a sentence is extended by every
- * token that is not banned; the candidates are ranked by total log-prob
+ * token that is not banned, by its log-prob after the rules on the scores
+ * (ted_apply_logits_rules, when any is on); the candidates are ranked by total log-prob
  * (ties: the earlier hypothesis, then the lower id). Among the best
  * beam_size candidates, those that end in EOS are finished: they leave the
  * beam and are kept aside, ranked by score = log-prob / lp(length), the
