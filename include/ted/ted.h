@@ -601,7 +601,8 @@ typedef struct ted_beam_trace {
  *   stops, and unless early_stopping says it is done, its best beam_size
  *   candidates that do not end in EOS finish too (transformers' finalize).
  *   1 <= n_best <= beam_size < target vocabulary size. With length_penalty
- *   0 and beam_size 1 the result is greedy decoding's.
+ *   0, beam_size 1 and no repetition penalty the result is greedy
+ *   decoding's.
  * `trace` (may be NULL) sees beam search's steps. On failure `out` holds
  * nothing to free. */
 TED_API ted_status ted_decode(ted_session *session, const ted_batch *batch,

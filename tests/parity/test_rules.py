@@ -28,6 +28,10 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                      rules (min_length 20) and the token among banned_ids, and
                      `ted translate` with no option gives generate()'s
                      translations with none (4 beams)
+  rules/nllb-*       the three rules on an NLLB-style model (decoder start
+                     EOS, a forced target-language token; test_early_stopping.py
+                     builds it), both ways, greedy and 4 beams, against
+                     generate(forced_bos_token_id=code) with the same rules
 """
 import ctypes
 import os
@@ -197,6 +201,38 @@ def check_export(model, tok, hf_dir, lines):
            f"{len(lines)} sentences, {written}, banned_ids {banned}")
 
 
+def check_nllb(tmp, lines_per_way=12):
+    """The rules on an NLLB-style model, whose decoder starts from EOS (the
+    repetition penalty then reaches EOS, as with BART) and whose first target
+    token is the forced language code: ted translate --source-lang
+    --target-lang against generate(forced_bos_token_id=code), greedy and
+    4 beams."""
+    hf_dir, ted_dir = os.path.join(tmp, "nllb"), os.path.join(tmp, "nllb-ted")
+    model, tok = es.nllb_model(hf_dir)
+    model.generation_config.num_beams = 1  # ted's default then greedy, as generate()'s
+    model.generation_config.save_pretrained(hf_dir)
+    try:
+        es.export(hf_dir, ted_dir)
+    except RuntimeError as e:
+        return fail("rules/nllb", str(e))
+    arguments = {"no_repeat_ngram_size": 2, "repetition_penalty": 1.3, "min_length": 12}
+    flags = ["--no-repeat-ngram-size", "2", "--repetition-penalty", "1.3", "--min-length", "12"]
+    for languages in es.NLLB_DIRECTIONS:
+        lines = es.sentences(os.path.join(es.MULTI, "test." + languages[0]))[:lines_per_way]
+        for strategy, beams in (("greedy", 1), ("beam", 4)):
+            name = f"rules/nllb-{languages[0][:3]}-{strategy}"
+            try:
+                want, _ = es.generate(model, tok, lines, languages, num_beams=beams,
+                                      **arguments)
+                beam = ["--beam", str(beams)] if beams > 1 else []
+                got, _ = es.ted_translate(ted_dir, lines, *es.language_options(languages),
+                                          *beam, *flags)
+            except RuntimeError as e:
+                fail(name, str(e))
+                continue
+            report(name, first_difference(lines, got, want), f"{len(lines)} sentences")
+
+
 def main():
     config = es.read_config(os.path.join(MODEL, "config.yaml"))
     check_processors(config)
@@ -204,6 +240,7 @@ def main():
         model, tok = es.hf_model(os.path.join(tmp, "hf"))
         check_generate(model, tok, es.sentences()[:SENTENCES])
         check_export(model, tok, os.path.join(tmp, "hf"), es.sentences()[:SENTENCES])
+        check_nllb(tmp)
     if failures():
         sys.exit(1)
     ok("rules", "done")
