@@ -98,7 +98,8 @@ MARIAN_DEFAULTS = {
 GENERATION_DEFAULTS = {
     "max_length": 20, "max_new_tokens": None, "num_beams": 1, "length_penalty": 1.0,
     "early_stopping": False, "bad_words_ids": None, "forced_eos_token_id": None,
-    "forced_bos_token_id": None,
+    "forced_bos_token_id": None, "min_length": 0, "min_new_tokens": None,
+    "no_repeat_ngram_size": 0, "repetition_penalty": 1.0, "suppress_tokens": None,
 }
 
 # generate()'s early_stopping -> ted's decoding.early_stopping.
@@ -125,10 +126,9 @@ IGNORED_BY_MARIAN = (
 # Generation settings ted's decoding does not have: refused unless they keep
 # GenerationConfig's default, since generate() would give other output.
 UNSUPPORTED_GENERATION = {
-    "do_sample": False, "min_length": 0, "min_new_tokens": None, "no_repeat_ngram_size": 0,
-    "encoder_no_repeat_ngram_size": 0, "repetition_penalty": 1.0,
+    "do_sample": False, "encoder_no_repeat_ngram_size": 0,
     "encoder_repetition_penalty": 1.0, "num_beam_groups": 1, "diversity_penalty": 0.0,
-    "suppress_tokens": None, "begin_suppress_tokens": None,
+    "begin_suppress_tokens": None,
     "exponential_decay_length_penalty": None, "sequence_bias": None, "force_words_ids": None,
 }
 
@@ -1088,8 +1088,14 @@ def token_id(config, generation, key, ted_key):
 
 
 def banned_ids(settings, source, vocab_size):
-    """bad_words_ids [[a], [b]] -> [a, b]; longer word sequences are refused."""
+    """bad_words_ids [[a], [b]] -> [a, b], then suppress_tokens [c] (banned at
+    every step as well); longer word sequences are refused."""
+    suppressed = settings["suppress_tokens"] or []
+    if not isinstance(suppressed, list):
+        suppressed = [suppressed]
     words = settings["bad_words_ids"] or []
+    if isinstance(words, list):
+        words = words + [[token] for token in suppressed]
     if not isinstance(words, list) or not all(isinstance(w, list) and len(w) == 1
                                               for w in words):
         raise ExportError(f"{source}: bad_words_ids {json.dumps(words)[:80]}: only single "
@@ -1126,6 +1132,23 @@ def early_stopping(settings, source):
                       'or "never"')
 
 
+def logits_rules(settings, source):
+    """The decoding rows of the rules generate() applies to every step's
+    scores, those set away from their defaults: min_new_tokens N bans EOS
+    as ted's min_length N + 1 does."""
+    least = settings["min_length"]
+    if isinstance(settings["min_new_tokens"], int) and settings["min_new_tokens"] + 1 > least:
+        least = settings["min_new_tokens"] + 1
+    penalty = settings["repetition_penalty"]
+    if isinstance(penalty, int) and not isinstance(penalty, bool):
+        penalty = float(penalty)  # config.yaml holds a float
+    rows = [("repetition_penalty", penalty, 1.0),
+            ("no_repeat_ngram_size", settings["no_repeat_ngram_size"], 0),
+            ("min_length", least, 0)]
+    return [(key, ted_value(f"{source}: {key}", "decoding." + key, value))
+            for key, value, default in rows if value != default]
+
+
 def decoding(hf_dir, config, m, ids):
     """ted's decoding section and the tokenizer's bos_id and eos_id."""
     settings, source, generation = generation_settings(hf_dir, config)
@@ -1159,6 +1182,7 @@ def decoding(hf_dir, config, m, ids):
             "beam_size": beams, "length_penalty": float(penalty),
             "early_stopping": early_stopping(settings, source),
             "banned_ids": banned_ids(settings, source, m["tgt_vocab_size"]),
+            "rules": logits_rules(settings, source),
             "source": source}
 
 
@@ -1260,7 +1284,7 @@ def ted_config(m, tok, decode, source, served=None):
         ("length_normalization", "power", "log-prob / length^length_penalty"),
         ("early_stopping", decode["early_stopping"]),
         ("forced_eos", decode["forced_eos"], "forced_eos_token_id"),
-        ("banned_ids", decode["banned_ids"], "bad_words_ids")]
+        ("banned_ids", decode["banned_ids"], "bad_words_ids")] + decode.get("rules", [])
     sections = [("model", model), ("weights", "model.safetensors"),
                 ("tokenizer", tokenizer_rows), ("decoding", decoding_rows)]
     if served is not None:

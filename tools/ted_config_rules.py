@@ -136,6 +136,9 @@ KEYS = {
     "decoding.temperature": _float(1, 0, 1.0),
     "decoding.top_k": _int(0, 16777216, 0),
     "decoding.top_p": _float(1, 1, 1.0),
+    "decoding.repetition_penalty": _float(0, 0, 1.0),
+    "decoding.no_repeat_ngram_size": _int(0, 1048576, 0),
+    "decoding.min_length": _int(0, 1048576, 0),
     # the top-level languages: codes and directions "SOURCE > TARGET"
     "languages": {"type": "served_list", "capacity": LANGUAGES_SIZE, "default": []},
 }

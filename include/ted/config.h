@@ -228,6 +228,10 @@ typedef struct ted_config {
     float temperature;
     int top_k;                /* 0: no cut */
     float top_p;              /* 1: no cut */
+    /* the rules on every strategy's scores (ted_logits_rules) */
+    float repetition_penalty; /* 1: none */
+    int no_repeat_ngram_size; /* 0: off */
+    int min_length;           /* 0: off */
 } ted_config;
 
 #ifdef __cplusplus

@@ -72,6 +72,9 @@ typedef enum ted_option {
     TED_OPTION_TOP_P,                /* "top_p": > 0 and <= 1 */
     TED_OPTION_SEED,                 /* "seed": any uint64 */
     TED_OPTION_MAX_LENGTH,           /* "max_length": 1..TED_MAX_LENGTH_MAX */
+    TED_OPTION_REPETITION_PENALTY,   /* "repetition_penalty": >= 0 (0 and 1: off) */
+    TED_OPTION_NO_REPEAT_NGRAM_SIZE, /* "no_repeat_ngram_size": 0..TED_MAX_LENGTH_MAX */
+    TED_OPTION_MIN_LENGTH,           /* "min_length": 0..TED_MAX_LENGTH_MAX */
     TED_OPTION_COUNT
 } ted_option;
 
@@ -430,7 +433,9 @@ TED_API int ted_top_k(const float *scores, int n, int k, int *ids, float *values
 
 /* One output of a decoding strategy. The log-probabilities are the model's:
  * log-softmax of the logits, whatever the strategy (sampling temperature and
- * cuts do not change them), so scores compare across strategies. */
+ * cuts do not change them), so scores compare across strategies; beam
+ * search with a rule on (ted_logits_rules) reports them after the rules,
+ * which it ranks by, as transformers does. */
 typedef struct ted_hypothesis {
     int *ids;          /* (length) target ids, EOS included when produced; malloc'ed */
     float *log_probs;  /* (length) log P(ids[t] | source, ids[0..t)), 0 for a
@@ -483,6 +488,28 @@ typedef struct ted_sampling_params {
 
 TED_API ted_sampling_params ted_sampling_default_params(void);
 
+/* The rules every strategy applies to each step's scores before it
+ * chooses, as transformers' generate() applies its logits processors and
+ * in their order (docs/decoding.md#rules-on-the-scores): the repetition
+ * penalty, then the n-grams, then the banned tokens and the least length.
+ * A hypothesis' history is the decoder's start token and its tokens so
+ * far. Zeroes leave every rule off. */
+typedef struct ted_logits_rules {
+    float repetition_penalty;  /* a token of the history has its score divided by it
+                                * where positive, multiplied where negative, once
+                                * (0 and 1: off) */
+    int no_repeat_ngram_size;  /* n: a token that would repeat an n-gram of the history
+                                * is banned (0: off) */
+    int min_length;            /* EOS is banned while a hypothesis has fewer tokens,
+                                * EOS counted (0: off) */
+} ted_logits_rules;
+
+/* Applies `rules` to one row of target_vocab `scores` (the logits, or
+ * for beam search their log-softmax) of a hypothesis whose tokens so far
+ * are ids[0..length). */
+TED_API void ted_apply_logits_rules(const ted_model *model, const ted_logits_rules *rules,
+                                    const int *ids, int length, float *scores);
+
 /* How to decode (docs/decoding.md). */
 typedef struct ted_decode_options {
     ted_decoding_strategy strategy;  /* default TED_DECODE_GREEDY */
@@ -495,6 +522,7 @@ typedef struct ted_decode_options {
                        * step computes the log-softmax over the vocabulary (the
                        * tokens are the same); beam search and sampling's n-best rank
                        * by the scores and keep them (default false) */
+    ted_logits_rules rules;  /* on every strategy's scores (default: none) */
 } ted_decode_options;
 
 /* What a decode works on: `count` sources, as ted_prepare_source makes them. */
@@ -573,7 +601,8 @@ typedef struct ted_beam_trace {
  *   stops, and unless early_stopping says it is done, its best beam_size
  *   candidates that do not end in EOS finish too (transformers' finalize).
  *   1 <= n_best <= beam_size < target vocabulary size. With length_penalty
- *   0 and beam_size 1 the result is greedy decoding's.
+ *   0, beam_size 1 and no repetition penalty the result is greedy
+ *   decoding's.
  * `trace` (may be NULL) sees beam search's steps. On failure `out` holds
  * nothing to free. */
 TED_API ted_status ted_decode(ted_session *session, const ted_batch *batch,

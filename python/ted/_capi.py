@@ -32,7 +32,8 @@ ENCODER_SELF_ATTENTION, DECODER_SELF_ATTENTION, CROSS_ATTENTION = range(3)
 # ted_option: the rows of the library's option table
 (OPTION_NONE, OPTION_BEAM_SIZE, OPTION_SAMPLE, OPTION_N_BEST, OPTION_LENGTH_PENALTY,
  OPTION_LENGTH_NORMALIZATION, OPTION_EARLY_STOPPING, OPTION_TEMPERATURE, OPTION_TOP_K,
- OPTION_TOP_P, OPTION_SEED, OPTION_MAX_LENGTH, OPTION_COUNT) = range(13)
+ OPTION_TOP_P, OPTION_SEED, OPTION_MAX_LENGTH, OPTION_REPETITION_PENALTY,
+ OPTION_NO_REPEAT_NGRAM_SIZE, OPTION_MIN_LENGTH, OPTION_COUNT) = range(16)
 
 
 class Error_(Structure):
@@ -50,9 +51,14 @@ class SamplingParams(Structure):
                 ("seed", c_uint64)]
 
 
+class LogitsRules(Structure):
+    _fields_ = [("repetition_penalty", c_float), ("no_repeat_ngram_size", c_int),
+                ("min_length", c_int)]
+
+
 class DecodeOptions(Structure):
     _fields_ = [("strategy", c_int), ("beam", BeamParams), ("sampling", SamplingParams),
-                ("n_best", c_int), ("tokens_only", c_bool)]
+                ("n_best", c_int), ("tokens_only", c_bool), ("rules", LogitsRules)]
 
 
 class Languages(Structure):

@@ -249,7 +249,8 @@ def _option_value(option: int, value: Any) -> Any:
             raise ArgumentError("%s: %r is not %s" % (key, value, _word_list(option)))
         return setting
     low, high, included = _bounds(option)
-    if option in (_capi.OPTION_LENGTH_PENALTY, _capi.OPTION_TEMPERATURE, _capi.OPTION_TOP_P):
+    if option in (_capi.OPTION_LENGTH_PENALTY, _capi.OPTION_TEMPERATURE, _capi.OPTION_TOP_P,
+                  _capi.OPTION_REPETITION_PENALTY):
         return _number(key, value, low, included, high)
     return _whole(key, value, int(low), int(high))
 
@@ -472,7 +473,9 @@ class Translator:
                 length_penalty: Optional[float] = None,
                 length_normalization: Optional[str] = None,
                 early_stopping: Union[bool, str, None] = None,
-                batch_size: int = 32) -> _capi.TranslateOptions:
+                batch_size: int = 32, repetition_penalty: Optional[float] = None,
+                no_repeat_ngram_size: Optional[int] = None,
+                min_length: Optional[int] = None) -> _capi.TranslateOptions:
         """The C options translate() decodes with: the model's config.yaml
         defaults (ted_translate_model_options) with the arguments applied,
         checked as `ted translate` checks its options."""
@@ -483,7 +486,10 @@ class Translator:
                   _capi.OPTION_SEED: seed,
                   _capi.OPTION_LENGTH_NORMALIZATION: length_normalization,
                   _capi.OPTION_EARLY_STOPPING: early_stopping,
-                  _capi.OPTION_SAMPLE: True if sample else None}
+                  _capi.OPTION_SAMPLE: True if sample else None,
+                  _capi.OPTION_REPETITION_PENALTY: repetition_penalty,
+                  _capi.OPTION_NO_REPEAT_NGRAM_SIZE: no_repeat_ngram_size,
+                  _capi.OPTION_MIN_LENGTH: min_length}
         values = {option: _option_value(option, value) for option, value in values.items()
                   if value is not None}
         o = lib.ted_translate_model_options(self._model)
@@ -499,7 +505,10 @@ class Translator:
                   _capi.OPTION_TEMPERATURE: (d.sampling, "temperature"),
                   _capi.OPTION_TOP_K: (d.sampling, "top_k"),
                   _capi.OPTION_TOP_P: (d.sampling, "top_p"), _capi.OPTION_N_BEST: (d, "n_best"),
-                  _capi.OPTION_MAX_LENGTH: (o, "max_length")}
+                  _capi.OPTION_MAX_LENGTH: (o, "max_length"),
+                  _capi.OPTION_REPETITION_PENALTY: (d.rules, "repetition_penalty"),
+                  _capi.OPTION_NO_REPEAT_NGRAM_SIZE: (d.rules, "no_repeat_ngram_size"),
+                  _capi.OPTION_MIN_LENGTH: (d.rules, "min_length")}
         for option, (struct, field) in fields.items():
             if option in values:
                 setattr(struct, field, values[option])
@@ -569,7 +578,10 @@ class Translator:
                   target_lang: Optional[str] = None, return_scores: bool = False,
                   length_penalty: Optional[float] = None,
                   length_normalization: Optional[str] = None,
-                  early_stopping: Union[bool, str, None] = None, batch_size: int = 32) -> Any:
+                  early_stopping: Union[bool, str, None] = None, batch_size: int = 32,
+                  repetition_penalty: Optional[float] = None,
+                  no_repeat_ngram_size: Optional[int] = None,
+                  min_length: Optional[int] = None) -> Any:
         """Translates a text (str in, str out) or a list of texts (a list out,
         in order), as `ted translate` does line by line.
 
@@ -583,6 +595,9 @@ class Translator:
         length_penalty / length_normalization ("gnmt" or "power"): beam
         search's ranking; early_stopping (True, False or "never", as
         transformers' generate takes it): when beam search stops.
+        repetition_penalty (>= 0; 1: none), no_repeat_ngram_size (0: off)
+        and min_length (EOS counted; 0: off): the rules every strategy
+        applies to its scores, as transformers' generate() does.
         source_lang / target_lang: a language code of
         Translator.languages (None: the model's only one; a multilingual
         model needs its target language), put where the model's config
@@ -598,7 +613,9 @@ class Translator:
                          temperature=temperature, top_k=top_k, top_p=top_p, seed=seed,
                          max_length=max_length, length_penalty=length_penalty,
                          length_normalization=length_normalization,
-                         early_stopping=early_stopping, batch_size=batch_size)
+                         early_stopping=early_stopping, batch_size=batch_size,
+                         repetition_penalty=repetition_penalty,
+                         no_repeat_ngram_size=no_repeat_ngram_size, min_length=min_length)
         o.languages = self._language_codes(source_lang, target_lang)
         data = [_text_bytes(t, "text %d" % i if not single else "text")
                 for i, t in enumerate(items)]

@@ -61,6 +61,12 @@ static void apply_choice(const frontend_choice *d, ted_translate_options *t)
     o->n_best = d->n_best_given ? d->n_best : 1;
     if (d->max_length_given)
         t->max_length = d->max_length;
+    if (d->repetition_penalty_given)
+        o->rules.repetition_penalty = d->repetition_penalty;
+    if (d->no_repeat_ngram_size_given)
+        o->rules.no_repeat_ngram_size = d->no_repeat_ngram_size;
+    if (d->min_length_given)
+        o->rules.min_length = d->min_length;
     t->languages = d->languages;
 }
 
@@ -90,6 +96,9 @@ static unsigned given_options(const frontend_choice *d)
         [TED_OPTION_TOP_P] = d->top_p_given,
         [TED_OPTION_SEED] = d->seed_given,
         [TED_OPTION_MAX_LENGTH] = d->max_length_given,
+        [TED_OPTION_REPETITION_PENALTY] = d->repetition_penalty_given,
+        [TED_OPTION_NO_REPEAT_NGRAM_SIZE] = d->no_repeat_ngram_size_given,
+        [TED_OPTION_MIN_LENGTH] = d->min_length_given,
     };
     unsigned set = 0;
     for (int i = 0; i < TED_OPTION_COUNT; i++)

@@ -42,6 +42,7 @@ typedef struct frontend_choice {
     bool beam_given, sample, length_penalty_given, normalization_given;
     bool temperature_given, top_k_given, top_p_given, seed_given;
     bool n_best_given, max_length_given, early_stopping_given;
+    bool repetition_penalty_given, no_repeat_ngram_size_given, min_length_given;
     int beam;
     float length_penalty;
     ted_length_normalization normalization;
@@ -52,6 +53,8 @@ typedef struct frontend_choice {
     uint64_t seed;
     int n_best;
     int max_length;
+    float repetition_penalty;
+    int no_repeat_ngram_size, min_length;
     ted_languages languages;  /* NULL fields: not given */
 } frontend_choice;
 

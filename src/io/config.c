@@ -211,6 +211,9 @@ static const key_spec keys[] = {
     FLOAT("decoding", "temperature", temperature, 1.0),
     INT("decoding", "top_k", top_k, 0, 16777216, 0),
     FLOAT_IN("decoding", "top_p", top_p, 1, 1, 1.0),
+    FLOAT_IN("decoding", "repetition_penalty", repetition_penalty, 0, 0, 1.0),
+    INT("decoding", "no_repeat_ngram_size", no_repeat_ngram_size, 0, 1048576, 0),
+    INT("decoding", "min_length", min_length, 0, 1048576, 0),
     /* after tokenizer.languages, which spec_named("languages") finds */
     SERVED_LIST(NULL, "languages", served_languages, served_language_count),
 };

@@ -3,7 +3,8 @@
  * sentence (docs/decoding.md).
  *
  * Every step, each open hypothesis of a sentence is extended by every
- * token that is not banned; the candidates are ranked by total log-prob
+ * token that is not banned, by its log-prob after the rules on the scores
+ * (ted_apply_logits_rules, when any is on); the candidates are ranked by total log-prob
  * (ties: the earlier hypothesis, then the lower id). Among the best
  * beam_size candidates, those that end in EOS are finished: they leave the
  * beam and are kept aside, ranked by score = log-prob / lp(length), the
@@ -105,6 +106,7 @@ typedef struct beam_state {
     float *scratch;      /* (vocab): a row's log-softmax */
     int *top_ids;        /* (beam + 1): its best tokens */
     float *top_values;   /* (beam + 1): and their log-probs */
+    const ted_logits_rules *rules;  /* NULL: none on */
     const ted_beam_trace *trace;  /* NULL: none */
     ted_beam_candidate *traced;   /* (beam * (beam + 1)): a step's candidates, for the trace */
 } beam_state;
@@ -199,20 +201,25 @@ static ted_status alloc_state(beam_state *st, ted_error *err)
     return ok ? TED_OK : TED_ERR_NOMEM;
 }
 
-/* The candidate tokens of one open hypothesis, whose row's logits are
- * `logits`: its best beam_size + 1 allowed tokens, or the token its
- * sentence's prefix forces. Returns their number. */
-static int top_tokens(beam_state *st, const float *logits, int sentence)
+/* The candidate tokens of open hypothesis `row` of `from`, whose logits
+ * are `logits`: its best beam_size + 1 allowed tokens by their log-probs
+ * after the rules (transformers applies its logits processors to the
+ * log-softmax in beam search, and ranks by what they leave), or the token
+ * its sentence's prefix forces. Returns their number. */
+static int top_tokens(beam_state *st, const float *logits, const beam_rows *from, int row)
 {
-    int vocab = st->model->config.tgt_vocab_size;
+    int vocab = st->model->config.tgt_vocab_size, length = st->length - 1;
     ted_next_token_scores(st->model, logits, st->scratch, NULL);
-    int forced = ted_batch_forced(st->sources, sentence, st->length - 1);
+    int forced = ted_batch_forced(st->sources, from->sentence[row], length);
     if (forced >= 0) {
         st->top_ids[0] = forced;
         st->top_values[0] = TED_FORCED_LOG_PROB;
         return 1;
     }
     ted_ban_tokens(st->model, st->scratch);
+    if (st->rules)
+        ted_apply_logits_rules(st->model, st->rules, from->ids + (size_t)row * st->history,
+                               length, st->scratch);
     return ted_top_k(st->scratch, vocab, st->beam + 1, st->top_ids, st->top_values);
 }
 
@@ -224,7 +231,7 @@ static int rank_candidates(beam_state *st, const float *logits, const beam_rows 
     int vocab = st->model->config.tgt_vocab_size, count = 0;
     for (int b = 0; b < open; b++) {
         int row = first + b;
-        int n = top_tokens(st, logits + (size_t)row * vocab, from->sentence[row]);
+        int n = top_tokens(st, logits + (size_t)row * vocab, from, row);
         for (int i = 0; i < n; i++)
             st->candidates[count++] = (candidate){from->log_prob[row] + st->top_values[i],
                                                   st->top_values[i], b, st->top_ids[i]};
@@ -517,6 +524,7 @@ ted_status ted_decode_beam(ted_session *s, const ted_batch *batch,
         .early_stopping = o->beam.early_stopping,
         .sources = batch,
         .max_lengths = batch->max_lengths,
+        .rules = ted_logits_rules_on(&o->rules) ? &o->rules : NULL,
         .trace = trace,
     };
     ted_status status = alloc_state(&st, err);

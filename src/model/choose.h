@@ -3,7 +3,8 @@
  * Every way ted picks a token goes through here: greedy decoding and
  * sampling (model/independent.c) and the running batch of ted serve. A
  * choice reads one row of logits (target_vocab), bans the tokens the model
- * never generates (ted_ban_tokens), and takes the best allowed token, or
+ * never generates (ted_ban_tokens), applies the decoding's rules
+ * (ted_apply_logits_rules, on the logits), and takes the best allowed token, or
  * draws one from softmax(logits / temperature) cut to top_k and top_p, or
  * takes the token a target prefix forces. The log-probability reported is
  * the model's own log-softmax of the logits, whatever the choice.
@@ -25,6 +26,9 @@ typedef struct ted_choice {
     int forced;       /* the token every draw takes (a target prefix), or -1 */
     const ted_sampling_params *sampling;  /* NULL: the best allowed token */
     ted_rng *rng;     /* sampling: the sentence's generator, one draw per token */
+    const ted_logits_rules *rules;  /* NULL: none */
+    const int *history;  /* (history_length): the hypothesis' tokens so far, for the rules */
+    int history_length;
     int *tokens;      /* (draws): the tokens chosen */
     float *log_probs; /* (draws): their log-probabilities; NULL: not wanted */
 } ted_choice;

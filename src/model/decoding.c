@@ -1,5 +1,6 @@
 /* The pieces that ted_decode()'s strategies (decode.c) share: the final
- * Softmax's choices (banned tokens, argmax, top-k), the length rule,
+ * Softmax's choices (banned tokens, the rules on the scores, argmax,
+ * top-k), the length rule,
  * hypotheses, forced prefixes, the length penalty (the options' checks
  * are model/options.c's). */
 #include "model/decoding.h"
@@ -38,6 +39,68 @@ void ted_next_token_scores(const ted_model *m, const float *logits, float *log_p
         memcpy(allowed, logits, bytes);
         ted_ban_tokens(m, allowed);
     }
+}
+
+/* ---- the rules on the scores (transformers' logits processors) ------------------ */
+
+/* Token k of a history that is the decoder's start token, then ids. */
+static int history_at(int start, const int *ids, int k)
+{
+    return k == 0 ? start : ids[k - 1];
+}
+
+/* RepetitionPenaltyLogitsProcessor: each token of the history once, by
+ * the score it had before any was penalized. */
+static void penalize_repeats(float penalty, int start, const int *ids, int length, int vocab,
+                             float *scores)
+{
+    for (int k = 0; k <= length; k++) {
+        int token = history_at(start, ids, k);
+        bool seen = token < 0 || token >= vocab;
+        for (int j = 0; j < k && !seen; j++)
+            seen = history_at(start, ids, j) == token;
+        if (seen)
+            continue;
+        float score = scores[token];
+        scores[token] = score < 0 ? score * penalty : score / penalty;
+    }
+}
+
+/* NoRepeatNGramLogitsProcessor: after the history's last n - 1 tokens,
+ * every token that followed them before. */
+static void ban_repeated_ngrams(int n, int start, const int *ids, int length, int vocab,
+                                float *scores)
+{
+    int total = length + 1;
+    for (int i = 0; i + n <= total; i++) {
+        bool same = true;
+        for (int j = 0; j < n - 1 && same; j++)
+            same = history_at(start, ids, i + j) == history_at(start, ids, total - n + 1 + j);
+        int token = history_at(start, ids, i + n - 1);
+        if (same && token >= 0 && token < vocab)
+            scores[token] = -INFINITY;
+    }
+}
+
+void ted_apply_logits_rules(const ted_model *m, const ted_logits_rules *r, const int *ids,
+                            int length, float *scores)
+{
+    if (!m || !r || !scores || (length > 0 && !ids))
+        return;
+    const ted_config *c = &m->config;
+    int vocab = c->tgt_vocab_size, start = c->decoder_start_id;
+    if (r->repetition_penalty > 0 && r->repetition_penalty != 1)
+        penalize_repeats(r->repetition_penalty, start, ids, length, vocab, scores);
+    if (r->no_repeat_ngram_size > 0)
+        ban_repeated_ngrams(r->no_repeat_ngram_size, start, ids, length, vocab, scores);
+    if (length + 1 < r->min_length && c->eos_id >= 0 && c->eos_id < vocab)
+        scores[c->eos_id] = -INFINITY;
+}
+
+bool ted_logits_rules_on(const ted_logits_rules *r)
+{
+    return r && ((r->repetition_penalty > 0 && r->repetition_penalty != 1) ||
+                 r->no_repeat_ngram_size > 0 || r->min_length > 1);
 }
 
 int ted_argmax(const float *x, int n)

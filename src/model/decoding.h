@@ -32,6 +32,10 @@ void ted_hypothesis_total(ted_hypothesis *h);
 void ted_next_token_scores(const ted_model *model, const float *logits, float *log_probs,
                            float *allowed);
 
+/* Whether any of the rules is on (ted_apply_logits_rules changes
+ * something); false for NULL. */
+bool ted_logits_rules_on(const ted_logits_rules *rules);
+
 /* The token a hypothesis must take at position `at` (tokens it has so
  * far) when it begins with the `length` tokens of `prefix` (may be NULL
  * when length is 0), or -1. */

@@ -59,6 +59,12 @@ static const option_spec table[TED_OPTION_COUNT] = {
     [TED_OPTION_SEED] = {"seed", KIND_SEED, 0, 0, true, TED_DECODE_SAMPLE, NULL},
     [TED_OPTION_MAX_LENGTH] = {"max_length", KIND_WHOLE, 1, TED_MAX_LENGTH_MAX, true,
                                EVERY_STRATEGY, NULL},
+    [TED_OPTION_REPETITION_PENALTY] = {"repetition_penalty", KIND_NUMBER, 0, INFINITY, true,
+                                       EVERY_STRATEGY, NULL},
+    [TED_OPTION_NO_REPEAT_NGRAM_SIZE] = {"no_repeat_ngram_size", KIND_WHOLE, 0,
+                                         TED_MAX_LENGTH_MAX, true, EVERY_STRATEGY, NULL},
+    [TED_OPTION_MIN_LENGTH] = {"min_length", KIND_WHOLE, 0, TED_MAX_LENGTH_MAX, true,
+                               EVERY_STRATEGY, NULL},
 };
 
 static const option_spec *spec(ted_option option)
@@ -119,6 +125,9 @@ static double value_of(const ted_decode_options *d, int max_length, ted_option o
     case TED_OPTION_TOP_K: return d->sampling.top_k;
     case TED_OPTION_TOP_P: return d->sampling.top_p;
     case TED_OPTION_MAX_LENGTH: return max_length;
+    case TED_OPTION_REPETITION_PENALTY: return d->rules.repetition_penalty;
+    case TED_OPTION_NO_REPEAT_NGRAM_SIZE: return d->rules.no_repeat_ngram_size;
+    case TED_OPTION_MIN_LENGTH: return d->rules.min_length;
     default: return 0.0;
     }
 }

@@ -15,6 +15,7 @@ void ted_row_sentence_start(ted_row_sentence *s, const ted_model *m,
     s->eos = ted_model_config(m)->eos_id;
     s->first = true;
     s->sampling = o->strategy == TED_DECODE_SAMPLE ? &o->sampling : NULL;
+    s->rules = ted_logits_rules_on(&o->rules) ? &o->rules : NULL;
     s->rng = ted_rng_seed(o->sampling.seed, stream);
 }
 
@@ -35,6 +36,9 @@ ted_choice ted_row_plan(ted_row_sentence *s, int sample, int row, int *tokens,
         .forced = ted_prefix_forced(s->prefix_ids, s->prefix_length, at),
         .sampling = s->sampling,
         .rng = &s->rng,
+        .rules = s->rules,
+        .history = s->found[sample].ids,
+        .history_length = at,
         .tokens = tokens,
         .log_probs = s->scored ? log_probs : NULL,
     };

@@ -41,14 +41,16 @@ typedef struct ted_row_sentence {
     int eos;
     bool first;              /* before its first step: its one row draws every sample */
     const ted_sampling_params *sampling;  /* NULL: the best allowed token */
+    const ted_logits_rules *rules;        /* NULL: none on */
     ted_rng rng;             /* sampling: its generator, (seed, stream) */
 } ted_row_sentence;
 
 /* The hypotheses a sentence decodes: n_best when sampling, else 1. */
 int ted_row_samples(const ted_decode_options *options);
 
-/* The sentence's samples, EOS, strategy and generator, from the options
- * (checked) and its stream; its first step comes next. */
+/* The sentence's samples, EOS, strategy, rules and generator, from the
+ * options (checked, and outliving the sentence) and its stream; its first
+ * step comes next. */
 void ted_row_sentence_start(ted_row_sentence *s, const ted_model *model,
                             const ted_decode_options *options, uint64_t stream);
 

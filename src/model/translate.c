@@ -188,6 +188,7 @@ ted_translate_options ted_translate_model_options(const ted_model *m)
     d->sampling.temperature = c->temperature;
     d->sampling.top_k = c->top_k;
     d->sampling.top_p = c->top_p;
+    d->rules = (ted_logits_rules){c->repetition_penalty, c->no_repeat_ngram_size, c->min_length};
     return o;
 }
 

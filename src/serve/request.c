@@ -26,6 +26,9 @@ const frontend_option_names serve_field_names = {
     [TED_OPTION_TOP_P] = "top_p",
     [TED_OPTION_SEED] = "seed",
     [TED_OPTION_MAX_LENGTH] = "max_length",
+    [TED_OPTION_REPETITION_PENALTY] = "repetition_penalty",
+    [TED_OPTION_NO_REPEAT_NGRAM_SIZE] = "no_repeat_ngram_size",
+    [TED_OPTION_MIN_LENGTH] = "min_length",
 };
 
 /* A word of the option table that JSON reads as a literal is given as
@@ -111,6 +114,11 @@ static const field fields[] = {
     {"seed", FIELD_SEED, CHOICE(seed), CHOICE(seed_given)},
     {"n_best", FIELD_WHOLE, CHOICE(n_best), CHOICE(n_best_given)},
     {"max_length", FIELD_WHOLE, CHOICE(max_length), CHOICE(max_length_given)},
+    {"repetition_penalty", FIELD_NUMBER, CHOICE(repetition_penalty),
+     CHOICE(repetition_penalty_given)},
+    {"no_repeat_ngram_size", FIELD_WHOLE, CHOICE(no_repeat_ngram_size),
+     CHOICE(no_repeat_ngram_size_given)},
+    {"min_length", FIELD_WHOLE, CHOICE(min_length), CHOICE(min_length_given)},
     {"scores", FIELD_FLAG, offsetof(serve_request, scores), 0},
     {"split_sentences", FIELD_FLAG, offsetof(serve_request, split_sentences), 0},
     {"format", FIELD_FORMAT, offsetof(serve_request, format), 0},

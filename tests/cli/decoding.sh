@@ -156,6 +156,45 @@ printf '  beam_size: 2\n' >>"$work/sample-model/config.yaml"
 expect_error config-sample-and-beam "decoding\.sample: true with beam_size 2" \
     "$TED" translate -m "$work/sample-model" "the cat sleeps ."
 
+# --- the rules on the scores (word-level model: a token is a word) ---------------
+# repeated N-grams of words in any line, and the shortest line's words
+repeated_ngrams() {
+    awk -v n="$1" '{ delete seen; for (i = 1; i + n - 1 <= NF; i++) { g = "";
+        for (j = 0; j < n; j++) g = g " " $(i + j); if (g in seen) r++; seen[g] = 1 } }
+        END { print r + 0 }' "$2"
+}
+shortest() { awk 'NR == 1 || NF < m { m = NF } END { print m + 0 }' "$1"; }
+for strategy in greedy beam; do
+    flags=""; [ "$strategy" = beam ] && flags="--beam 4"
+    "$TED" translate -m "$MODEL" $flags -i "$work/in40" >"$work/plain.$strategy"
+    for n in 1 2; do
+        "$TED" translate -m "$MODEL" $flags --no-repeat-ngram-size $n -i "$work/in40" \
+            >"$work/ngram$n.$strategy"
+        before=$(repeated_ngrams $n "$work/plain.$strategy")
+        after=$(repeated_ngrams $n "$work/ngram$n.$strategy")
+        [ "$before" -gt 0 ] && [ "$after" -eq 0 ] && ok "no-repeat-ngram-$n-$strategy" ||
+            fail "no-repeat-ngram-$n-$strategy" "$before repeated $n-grams, then $after"
+    done
+    "$TED" translate -m "$MODEL" $flags --min-length 16 --max-length 40 -i "$work/in40" \
+        >"$work/min.$strategy"
+    [ "$(shortest "$work/plain.$strategy")" -lt 15 ] && [ "$(shortest "$work/min.$strategy")" -ge 15 ] &&
+        ok "min-length-$strategy" ||
+        fail "min-length-$strategy" "shortest line $(shortest "$work/min.$strategy") words, 15 wanted"
+done
+cp -r "$MODEL" "$work/rules-model"
+printf '  no_repeat_ngram_size: 1\n  min_length: 16\n  repetition_penalty: 1.5\n' \
+    >>"$work/rules-model/config.yaml"
+"$TED" translate -m "$work/rules-model" -i "$work/in40" >"$work/cfgrules"
+"$TED" translate -m "$MODEL" --no-repeat-ngram-size 1 --min-length 16 --repetition-penalty 1.5 \
+    -i "$work/in40" >"$work/clirules"
+expect_same config-rules "$work/clirules" "$work/cfgrules"
+"$TED" translate -m "$work/rules-model" --no-repeat-ngram-size 0 --min-length 0 \
+    --repetition-penalty 1 -i "$work/in40" >"$work/cfgoff"
+expect_same cli-turns-config-rules-off "$work/stdout.fr" "$work/cfgoff"
+printf '  min_length: -1\n' >>"$work/rules-model/config.yaml"
+expect_error config-min-length-negative "decoding\.min_length" \
+    "$TED" translate -m "$work/rules-model" "the cat sleeps ."
+
 # --- progress -----------------------------------------------------------------
 "$TED" translate -m "$MODEL" -i "$work/in40" -o "$work/quiet.fr" 2>"$work/err"
 [ ! -s "$work/err" ] && ok no-progress-off-a-terminal ||
@@ -203,4 +242,9 @@ expect_error n-best-greedy "--n-best 2 needs beam search \(--beam 2 or more\) or
     t --n-best 2
 expect_error n-best-above-beam "--n-best 5 is more than the beam size 4" t --beam 4 --n-best 5
 expect_error n-best-zero "--n-best: '0' is not a whole number from 1 to 1024" t --n-best 0
+expect_error repetition-penalty-negative "--repetition-penalty: '-1' is not a number >= 0" \
+    t --repetition-penalty -1
+expect_error no-repeat-ngram-size-negative \
+    "--no-repeat-ngram-size: '-1' is not a whole number from 0 to 1048576" t --no-repeat-ngram-size -1
+expect_error min-length-word "--min-length: 'long' is not a whole number" t --min-length long
 expect_error flag-takes-no-value "--sample takes no value" t --sample=1 --seed 1

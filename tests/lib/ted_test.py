@@ -134,7 +134,9 @@ TRANSLATE_FLAGS = {"beam": "--beam", "temperature": "--temperature", "top_k": "-
                    "max_length": "--max-length", "length_penalty": "--length-penalty",
                    "length_normalization": "--length-normalization",
                    "early_stopping": "--early-stopping", "source_lang": "--source-lang",
-                   "target_lang": "--target-lang"}
+                   "target_lang": "--target-lang", "repetition_penalty": "--repetition-penalty",
+                   "no_repeat_ngram_size": "--no-repeat-ngram-size",
+                   "min_length": "--min-length"}
 
 
 def translate_answer(model, request, timeout=TIMEOUT):

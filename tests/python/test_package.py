@@ -98,6 +98,10 @@ MODES = {
                               "0.8", "--n-best", "2", "--scores"],
                              {"sample": True, "seed": 11, "top_k": 20, "temperature": 0.8,
                               "n_best": 2, "return_scores": True}),
+    "rules-beam3-scores": (["--beam", "3", "--no-repeat-ngram-size", "2", "--repetition-penalty",
+                            "1.5", "--min-length", "12", "--max-length", "30", "--scores"],
+                           {"beam_size": 3, "no_repeat_ngram_size": 2, "repetition_penalty": 1.5,
+                            "min_length": 12, "max_length": 30, "return_scores": True}),
 }
 
 
@@ -562,7 +566,9 @@ def test_bad_options():
              ({"length_penalty": 1.0}, "length_penalty applies to beam search"),
              ({"beam_size": 2, "early_stopping": "always"},
               "early_stopping: 'always' is not False, True or 'never'"),
-             ({"early_stopping": True}, "early_stopping applies to beam search")]
+             ({"early_stopping": True}, "early_stopping applies to beam search"),
+             ({"min_length": -1}, "min_length: -1 is not a whole number from 0"),
+             ({"repetition_penalty": -1}, "repetition_penalty: -1 is not a number >= 0")]
     for options, message in cases:
         expect_error(ted.ArgumentError, lambda: t.translate("the dog", **options), message)
     # ted translate words the same checks the same way, with its own option names

@@ -149,6 +149,12 @@ def test_api(server):
                            "n_best": 2, "scores": True, "early_stopping": False},
         "early-stopping-never": {"text": ["the queens will know the small child ."],
                                  "beam": 3, "max_length": 6, "early_stopping": "never"},
+        "rules": {"text": ["the the the cat sleeps .", "the dog ."], "scores": True,
+                  "no_repeat_ngram_size": 1, "repetition_penalty": 1.5, "min_length": 12,
+                  "max_length": 30},
+        "rules-beam": {"text": ["the the the cat sleeps .", "the dog ."], "beam": 3,
+                       "n_best": 2, "scores": True, "no_repeat_ngram_size": 2,
+                       "min_length": 9, "max_length": 30},
     }
     for name, request in cases.items():
         status, _, data = server.translate(request)
@@ -272,6 +278,9 @@ def test_bad_requests(server):
         ("n-best-too-many", {"text": ["a"], "sample": True, "n_best": 5000}, 400,
          "n_best: 5000 is not a whole number from 1 to 1024"),
         ("max-length-zero", {"text": ["a"], "max_length": 0}, 400, "max_length: 0"),
+        ("min-length-negative", {"text": ["a"], "min_length": -1}, 400, "min_length: -1"),
+        ("repetition-penalty-word", {"text": ["a"], "repetition_penalty": "high"}, 400,
+         "repetition_penalty"),
         ("invalid-utf8", b'{"text": ["ok", "the \xff cat"]}', 400, "text[1]: "),
         ("nul-escaped", b'{"text": ["the \\u0000 cat"]}', 400, "NUL"),
         ("lone-surrogate", b'{"text": ["the \\ud800 cat"]}', 400, "malformed JSON"),

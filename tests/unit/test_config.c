@@ -1270,7 +1270,10 @@ static const char minimal_written[] =
     "  sample: false\n"
     "  temperature: 1.0\n"
     "  top_k: 0\n"
-    "  top_p: 1.0\n";
+    "  top_p: 1.0\n"
+    "  repetition_penalty: 1.0\n"
+    "  no_repeat_ngram_size: 0\n"
+    "  min_length: 0\n";
 
 /* Every key set away from its default; paths YAML must quote. */
 #define EVERY_KEY                                           \
@@ -1332,6 +1335,9 @@ static const char minimal_written[] =
     "  temperature: 0.1\n"                                  \
     "  top_k: 40\n"                                         \
     "  top_p: 0.9\n"                                        \
+    "  repetition_penalty: 1.3\n"                           \
+    "  no_repeat_ngram_size: 3\n"                           \
+    "  min_length: 56\n"                                    \
     "languages: ['no', \">>fra<<  >\teng_Latn\"]\n"
 
 /* The text ted_config_write_yaml makes of `config`; the caller frees it. */
@@ -1424,6 +1430,9 @@ static void assert_same_config(const ted_config *a, const ted_config *b)
     SAME(temperature);
     SAME(top_k);
     SAME(top_p);
+    SAME(repetition_penalty);
+    SAME(no_repeat_ngram_size);
+    SAME(min_length);
     for (int i = 0; i < a->banned_id_count; i++)
         SAME(banned_ids[i]);
 }

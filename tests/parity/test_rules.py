@@ -1,0 +1,250 @@
+#!/usr/bin/python3
+"""The rules on the scores (ted_logits_rules: repetition_penalty,
+no_repeat_ngram_size, min_length) against Hugging Face transformers' logits
+processors and generate(), on models/en-fr (a trained MarianMTModel; the
+MarianMTModel is rebuilt from ted's weights as tests/parity/test_early_stopping.py
+rebuilds it).
+
+    TED=build/ted /work/main/.venv/bin/python tests/parity/test_rules.py
+
+Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
+  rules/processors   ted_apply_logits_rules (libted, through ctypes) on random
+                     rows of logits and random histories (repeated tokens, the
+                     decoder start token, EOS) equals RepetitionPenalty-,
+                     NoRepeatNGram- and MinLengthLogitsProcessor applied in
+                     generate()'s order to the history with the decoder start
+                     token in front, bit for bit (-infinity where they ban)
+  rules/greedy-*, rules/beam-*
+                     `ted translate` with --no-repeat-ngram-size 2,
+                     --repetition-penalty 1.3 and 2, --min-length 20 and all
+                     three, greedy and --beam 4, gives generate()'s translation
+                     of every sentence with the same arguments; each changes
+                     some translation (beam search with a penalty of 1.3
+                     excepted: the check then shows nothing); with beam search
+                     the scores are generate()'s sequences_scores within 1e-4
+  rules/export       a generation_config.json with no_repeat_ngram_size 2,
+                     repetition_penalty 1.3, min_new_tokens 19 and a token in
+                     suppress_tokens exports (tools/export_hf.py) to those
+                     rules (min_length 20) and the token among banned_ids, and
+                     `ted translate` with no option gives generate()'s
+                     translations with none (4 beams)
+  rules/nllb-*       the three rules on an NLLB-style model (decoder start
+                     EOS, a forced target-language token; test_early_stopping.py
+                     builds it), both ways, greedy and 4 beams, against
+                     generate(forced_bos_token_id=code) with the same rules
+"""
+import ctypes
+import os
+import sys
+
+import numpy as np
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
+
+import test_early_stopping as es  # noqa: E402
+from ted_test import failures, fail, ok, report, scratch_directory  # noqa: E402
+
+MODEL = os.path.join(ROOT, "models", "en-fr")
+LIBRARY = os.environ.get("TED_LIBRARY", os.path.join(ROOT, "build", "libted.so"))
+SENTENCES = 24
+CASES = [  # (ted's flags, generate()'s arguments)
+    ("ngram", ["--no-repeat-ngram-size", "2"], {"no_repeat_ngram_size": 2}),
+    ("repetition", ["--repetition-penalty", "1.3"], {"repetition_penalty": 1.3}),
+    ("repetition-2", ["--repetition-penalty", "2"], {"repetition_penalty": 2.0}),
+    ("min-length", ["--min-length", "20"], {"min_length": 20}),
+    ("all", ["--no-repeat-ngram-size", "2", "--repetition-penalty", "1.3", "--min-length", "20"],
+     {"no_repeat_ngram_size": 2, "repetition_penalty": 1.3, "min_length": 20}),
+]
+
+
+class Rules(ctypes.Structure):
+    _fields_ = [("repetition_penalty", ctypes.c_float), ("no_repeat_ngram_size", ctypes.c_int),
+                ("min_length", ctypes.c_int)]
+
+
+class Error(ctypes.Structure):
+    _fields_ = [("status", ctypes.c_int), ("message", ctypes.c_char * 1024),
+                ("option", ctypes.c_int)]
+
+
+def processors(penalty, ngram, min_length, eos):
+    """generate()'s processors for these settings, in _get_logits_processor's order."""
+    from transformers.generation.logits_process import (
+        LogitsProcessorList, MinLengthLogitsProcessor, NoRepeatNGramLogitsProcessor,
+        RepetitionPenaltyLogitsProcessor)
+
+    out = LogitsProcessorList()
+    if penalty != 1.0:
+        out.append(RepetitionPenaltyLogitsProcessor(penalty))
+    if ngram > 0:
+        out.append(NoRepeatNGramLogitsProcessor(ngram))
+    if min_length > 0:
+        out.append(MinLengthLogitsProcessor(min_length, eos))
+    return out
+
+
+def check_processors(config):
+    lib = ctypes.CDLL(LIBRARY)
+    lib.ted_model_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p),
+                                   ctypes.POINTER(Error)]
+    lib.ted_apply_logits_rules.argtypes = [ctypes.c_void_p, ctypes.POINTER(Rules),
+                                           ctypes.POINTER(ctypes.c_int), ctypes.c_int,
+                                           ctypes.POINTER(ctypes.c_float)]
+    lib.ted_model_free.argtypes = [ctypes.c_void_p]
+    model, err = ctypes.c_void_p(), Error()
+    if lib.ted_model_load(MODEL.encode(), ctypes.byref(model), ctypes.byref(err)):
+        return fail("rules/processors", err.message.decode())
+    vocab = int(config["model.tgt_vocab_size"])
+    eos = int(config["tokenizer.eos_id"])
+    start = int(config.get("tokenizer.decoder_start_id", config["tokenizer.bos_id"]))
+    rng = np.random.default_rng(7)
+    problems, cases = [], 0
+    for penalty in (1.0, 1.3, 0.7):
+        for ngram in (0, 1, 2, 3):
+            for min_length in (0, 1, 5):
+                for length in (0, 1, 2, 4, 9):
+                    pool = rng.choice(vocab, size=3, replace=False).tolist() + [eos, start]
+                    ids = [int(rng.choice(pool)) for _ in range(length)]
+                    logits = (rng.standard_normal(vocab) * 4).astype(np.float32)
+                    history = torch.tensor([[start] + ids])
+                    want = processors(penalty, ngram, min_length, eos)(
+                        history, torch.from_numpy(logits.copy())[None])[0].numpy()
+                    got = logits.copy()
+                    rules = Rules(penalty, ngram, min_length)
+                    lib.ted_apply_logits_rules(
+                        model, ctypes.byref(rules), (ctypes.c_int * max(1, length))(*ids),
+                        length, got.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
+                    cases += 1
+                    if not np.array_equal(got, want):
+                        bad = np.nonzero(got != want)[0][:3].tolist()
+                        problems.append(f"penalty {penalty} ngram {ngram} min_length "
+                                        f"{min_length} history {ids}: ids {bad} give "
+                                        f"{got[bad].tolist()}, transformers {want[bad].tolist()}")
+    lib.ted_model_free(model)
+    report("rules/processors", problems[0] if problems else None,
+           f"{cases} rows" + (f", {len(problems)} differ" if problems else ""))
+
+
+def first_difference(lines, got, want):
+    for line, g, w in zip(lines, got, want):
+        if g != w:
+            return f"{line!r}: ted {g!r}, generate() {w!r}"
+    return None if len(got) == len(want) else f"{len(got)} lines, generate() {len(want)}"
+
+
+def check_generate(model, tok, lines):
+    plain = {}
+    for strategy, beams in (("greedy", 1), ("beam", 4)):
+        flags = ["--beam", "4"] if beams > 1 else []
+        plain[strategy], _ = es.ted_translate(MODEL, lines, *flags)
+        for name, ted_flags, arguments in CASES:
+            check_name = f"rules/{strategy}-{name}"
+            scored = ["--scores"] if beams > 1 else []
+            try:
+                want, want_scores = es.generate(model, tok, lines, num_beams=beams,
+                                                output_scores=beams > 1, **arguments)
+                got, scores = es.ted_translate(MODEL, lines, *flags, *ted_flags, *scored)
+            except RuntimeError as e:
+                fail(check_name, str(e))
+                continue
+            changed = sum(g != p for g, p in zip(got, plain[strategy]))
+            problem = first_difference(lines, got, want)
+            far = [(line, s, w) for line, s, w in zip(lines, scores, want_scores)
+                   if abs(s - w) > es.TOLERANCE]
+            if not problem and far:
+                problem = f"{far[0][0]!r}: score {far[0][1]}, generate() {far[0][2]}"
+            if not problem and changed == 0 and (strategy, name) != ("beam", "repetition"):
+                problem = "the rule changes no translation"
+            report(check_name, problem, f"{len(lines)} sentences, {changed} changed by the rule")
+
+
+def plain_first_token(model, tok, lines):
+    """The first token of generate()'s first translation: a token to suppress
+    that changes it."""
+    batch = tok(lines[:1], return_tensors="pt")
+    with torch.no_grad():
+        return int(model.generate(**batch, num_beams=1)[0][1])
+
+
+def check_export(model, tok, hf_dir, lines):
+    """generation_config.json's rules through tools/export_hf.py: `ted
+    translate` with no option against generate() with none."""
+    from transformers import MarianMTModel
+
+    generation = model.generation_config
+    generation.no_repeat_ngram_size, generation.repetition_penalty = 2, 1.3
+    generation.min_new_tokens = 19  # ted's min_length 20
+    suppressed = plain_first_token(model, tok, lines)
+    generation.suppress_tokens = [suppressed]
+    rules_dir, ted_dir = hf_dir + "-rules", hf_dir + "-ted"
+    model.save_pretrained(rules_dir, safe_serialization=True)
+    tok.save_pretrained(rules_dir)
+    try:
+        es.export(rules_dir, ted_dir)
+        config = es.read_config(os.path.join(ted_dir, "config.yaml"))
+        written = {key: config.get("decoding." + key) for key in
+                   ("repetition_penalty", "no_repeat_ngram_size", "min_length")}
+        banned = config.get("decoding.banned_ids", "")
+        if written != {"repetition_penalty": "1.3", "no_repeat_ngram_size": "2",
+                       "min_length": "20"} or f"{suppressed}]" not in banned:
+            return fail("rules/export", f"config.yaml's decoding holds {written}, banned_ids "
+                        f"{banned}, {suppressed} suppressed")
+        reloaded = MarianMTModel.from_pretrained(rules_dir).eval()
+        want, _ = es.generate(reloaded, tok, lines)
+        got, _ = es.ted_translate(ted_dir, lines)
+    except RuntimeError as e:
+        return fail("rules/export", str(e))
+    report("rules/export", first_difference(lines, got, want),
+           f"{len(lines)} sentences, {written}, banned_ids {banned}")
+
+
+def check_nllb(tmp, lines_per_way=12):
+    """The rules on an NLLB-style model, whose decoder starts from EOS (the
+    repetition penalty then reaches EOS, as with BART) and whose first target
+    token is the forced language code: ted translate --source-lang
+    --target-lang against generate(forced_bos_token_id=code), greedy and
+    4 beams."""
+    hf_dir, ted_dir = os.path.join(tmp, "nllb"), os.path.join(tmp, "nllb-ted")
+    model, tok = es.nllb_model(hf_dir)
+    model.generation_config.num_beams = 1  # ted's default then greedy, as generate()'s
+    model.generation_config.save_pretrained(hf_dir)
+    try:
+        es.export(hf_dir, ted_dir)
+    except RuntimeError as e:
+        return fail("rules/nllb", str(e))
+    arguments = {"no_repeat_ngram_size": 2, "repetition_penalty": 1.3, "min_length": 12}
+    flags = ["--no-repeat-ngram-size", "2", "--repetition-penalty", "1.3", "--min-length", "12"]
+    for languages in es.NLLB_DIRECTIONS:
+        lines = es.sentences(os.path.join(es.MULTI, "test." + languages[0]))[:lines_per_way]
+        for strategy, beams in (("greedy", 1), ("beam", 4)):
+            name = f"rules/nllb-{languages[0][:3]}-{strategy}"
+            try:
+                want, _ = es.generate(model, tok, lines, languages, num_beams=beams,
+                                      **arguments)
+                beam = ["--beam", str(beams)] if beams > 1 else []
+                got, _ = es.ted_translate(ted_dir, lines, *es.language_options(languages),
+                                          *beam, *flags)
+            except RuntimeError as e:
+                fail(name, str(e))
+                continue
+            report(name, first_difference(lines, got, want), f"{len(lines)} sentences")
+
+
+def main():
+    config = es.read_config(os.path.join(MODEL, "config.yaml"))
+    check_processors(config)
+    with scratch_directory("ted-rules-") as tmp:
+        model, tok = es.hf_model(os.path.join(tmp, "hf"))
+        check_generate(model, tok, es.sentences()[:SENTENCES])
+        check_export(model, tok, os.path.join(tmp, "hf"), es.sentences()[:SENTENCES])
+        check_nllb(tmp)
+    if failures():
+        sys.exit(1)
+    ok("rules", "done")
+
+
+if __name__ == "__main__":
+    main()

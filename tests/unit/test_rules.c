@@ -1,0 +1,126 @@
+/* The rules on the scores (ted_apply_logits_rules, ted_logits_rules),
+ * worked out by hand on the toy model (decoder start token 2, EOS 3) and a
+ * row of scores that holds each token's id as its score (negative where the
+ * id is odd); transformers' logits processors themselves are compared in
+ * tests/parity/test_rules.py. And their options in the option table. */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "ted/ted.h"
+
+#define TOY_DIR "models/toy-en-fr"
+enum { START = 2, EOS = 3, ROW = 40 };
+
+static ted_model *model;
+static float *scores;
+
+static void load(void)
+{
+    ted_error err = {0};
+    cr_assert_eq(ted_model_load(TOY_DIR, &model, &err), TED_OK, "%s", err.message);
+    cr_assert_eq(ted_model_config(model)->decoder_start_id, START);
+    cr_assert_eq(ted_model_config(model)->eos_id, EOS);
+    int vocab = ted_model_config(model)->tgt_vocab_size;
+    scores = calloc((size_t)vocab, sizeof *scores);
+    for (int i = 0; i < vocab; i++)
+        scores[i] = i % 2 ? -(float)i : (float)i;
+}
+
+static void unload(void)
+{
+    free(scores);
+    ted_model_free(model);
+}
+
+TestSuite(rules, .init = load, .fini = unload);
+
+Test(rules, the_penalty_divides_positive_scores_and_multiplies_negative_ones_once)
+{
+    ted_logits_rules r = {.repetition_penalty = 2.0f};
+    const int ids[] = {10, 7, 10, 10};
+    ted_apply_logits_rules(model, &r, ids, 4, scores);
+    cr_assert_float_eq(scores[10], 5.0f, 0.0f);   /* three times in the history, once */
+    cr_assert_float_eq(scores[7], -14.0f, 0.0f);
+    cr_assert_float_eq(scores[START], 1.0f, 0.0f);  /* the start token is in the history */
+    cr_assert_float_eq(scores[8], 8.0f, 0.0f);
+    cr_assert_float_eq(scores[EOS], -3.0f, 0.0f);
+}
+
+Test(rules, a_penalty_of_one_or_zero_changes_nothing)
+{
+    const int ids[] = {10, 7};
+    for (int k = 0; k < 2; k++) {
+        ted_logits_rules r = {.repetition_penalty = k ? 1.0f : 0.0f};
+        ted_apply_logits_rules(model, &r, ids, 2, scores);
+        cr_assert_float_eq(scores[10], 10.0f, 0.0f);
+        cr_assert_float_eq(scores[7], -7.0f, 0.0f);
+    }
+}
+
+Test(rules, a_bigram_already_generated_is_banned_after_its_first_token)
+{
+    /* history: 2 10 7 10 -> after 10 came 7 before; 10 never followed 2 again */
+    ted_logits_rules r = {.no_repeat_ngram_size = 2};
+    const int ids[] = {10, 7, 10};
+    ted_apply_logits_rules(model, &r, ids, 3, scores);
+    cr_assert(isinf(scores[7]) && scores[7] < 0);
+    for (int i = 0; i < ROW; i++)
+        if (i != 7)
+            cr_assert(isfinite(scores[i]), "token %d banned", i);
+}
+
+Test(rules, size_one_bans_every_token_of_the_history_the_start_token_too)
+{
+    ted_logits_rules r = {.no_repeat_ngram_size = 1};
+    const int ids[] = {10, 7};
+    ted_apply_logits_rules(model, &r, ids, 2, scores);
+    for (int i = 0; i < ROW; i++)
+        cr_assert_eq(isinf(scores[i]) != 0, i == START || i == 10 || i == 7, "token %d", i);
+}
+
+Test(rules, a_trigram_needs_its_two_tokens_in_order)
+{
+    ted_logits_rules r = {.no_repeat_ngram_size = 3};
+    const int ids[] = {10, 7, 12, 7, 10, 7};  /* 2 10 7 12 7 10 7: after "10 7" came 12 */
+    ted_apply_logits_rules(model, &r, ids, 6, scores);
+    for (int i = 0; i < ROW; i++)
+        cr_assert_eq(isinf(scores[i]) != 0, i == 12, "token %d", i);
+}
+
+Test(rules, eos_is_banned_until_the_least_length_eos_counted)
+{
+    ted_logits_rules r = {.min_length = 4};
+    const int ids[] = {10, 7, 12};
+    ted_apply_logits_rules(model, &r, ids, 2, scores);  /* EOS would be token 3 */
+    cr_assert(isinf(scores[EOS]));
+    scores[EOS] = -3.0f;
+    ted_apply_logits_rules(model, &r, ids, 3, scores);  /* EOS would be token 4 */
+    cr_assert_float_eq(scores[EOS], -3.0f, 0.0f);
+}
+
+Test(rules, the_options_are_checked_by_the_table)
+{
+    ted_translate_options o = ted_translate_model_options(model);
+    ted_error err = {0};
+    o.decode.rules.min_length = -1;
+    cr_assert_eq(ted_translate_options_check(model, &o, &err), TED_ERR_ARGUMENT);
+    cr_assert_eq(err.option, TED_OPTION_MIN_LENGTH);
+    cr_assert_str_eq(err.message, "min_length: -1 is not a whole number from 0 to 1048576");
+    o.decode.rules = (ted_logits_rules){.repetition_penalty = -0.5f};
+    cr_assert_eq(ted_translate_options_check(model, &o, &err), TED_ERR_ARGUMENT);
+    cr_assert_eq(err.option, TED_OPTION_REPETITION_PENALTY);
+    o.decode.rules = (ted_logits_rules){.no_repeat_ngram_size = -2};
+    cr_assert_eq(ted_translate_options_check(model, &o, &err), TED_ERR_ARGUMENT);
+    cr_assert_eq(err.option, TED_OPTION_NO_REPEAT_NGRAM_SIZE);
+    cr_assert_str_eq(ted_option_key(TED_OPTION_NO_REPEAT_NGRAM_SIZE), "no_repeat_ngram_size");
+    o.decode.rules = (ted_logits_rules){.repetition_penalty = 1.3f, .min_length = 5};
+    cr_assert_eq(ted_translate_options_check(model, &o, &err), TED_OK, "%s", err.message);
+}
+
+Test(rules, the_defaults_leave_every_rule_off)
+{
+    ted_decode_options d = ted_translate_model_options(model).decode;
+    cr_assert_float_eq(d.rules.repetition_penalty, 1.0f, 0.0f);
+    cr_assert_eq(d.rules.no_repeat_ngram_size, 0);
+    cr_assert_eq(d.rules.min_length, 0);
+}
