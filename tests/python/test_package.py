@@ -878,6 +878,13 @@ for key in sorted(seen):
 """
 
 
+def sigint_as_at_a_terminal():
+    """A child's SIGINT as at a terminal: a suite that tests/run-all.sh -j
+    runs in the background inherits SIGINT ignored, and a Python started so
+    never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_copies_closes_and_interrupts_never_crash():
     """200 runs, each a random one of: a copy (copy.copy, copy.deepcopy) used
     after the original is closed; close() from another thread during a beam
@@ -889,7 +896,7 @@ def test_copies_closes_and_interrupts_never_crash():
     start = time.perf_counter()
     p = subprocess.run([sys.executable, "-X", "faulthandler", "-c", OWNERSHIP_SCRIPT,
                         MODELS["toy"], str(runs), "7"], capture_output=True, text=True,
-                       timeout=300)
+                       timeout=300, preexec_fn=sigint_as_at_a_terminal)
     seconds = time.perf_counter() - start
     assert p.returncode == 0, "exit %d: %s" % (p.returncode, p.stderr[-1500:])
     seen = dict(line.rsplit(" ", 1) for line in p.stdout.strip().split("\n"))
@@ -922,7 +929,8 @@ def test_ctrl_c_stops_a_translation_at_once():
     raises KeyboardInterrupt within 1 s of the signal, and the Translator
     translates afterwards."""
     p = subprocess.Popen([sys.executable, "-c", INTERRUPT_SCRIPT, MODELS["natural"]],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=sigint_as_at_a_terminal)
     assert p.stdout.readline() == "ready\n"
     time.sleep(0.5)
     sent = time.monotonic()
