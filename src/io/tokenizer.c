@@ -212,24 +212,29 @@ static size_t remove_language_codes(const char *text, size_t length, char *out,
     return used;
 }
 
+/* Appends the id of each of `count` NUL-separated `pieces` (a tokenizer's
+ * output, freed here). */
+static ted_status append_each(id_list *list, const ted_tokenizer *t, char *pieces, int count,
+                              ted_error *err)
+{
+    ted_status s = reserve_ids(list, count, err);
+    const char *piece = pieces;
+    for (int i = 0; !s && i < count; i++) {
+        size_t n = strlen(piece);
+        append(list, t, piece, n);
+        piece += n + 1;
+    }
+    free(pieces);
+    return s;
+}
+
 static ted_status append_pieces(id_list *list, const ted_tokenizer *t, const char *text,
                                 size_t length, ted_error *err)
 {
     char *pieces = NULL;
     int count = 0;
     ted_status s = ted_spm_encode(t->spm, text, length, &pieces, &count, err);
-    if (!s && (s = reserve_ids(list, count, err)))
-        free(pieces);
-    if (s)
-        return s;
-    const char *piece = pieces;
-    for (int i = 0; i < count; i++) {
-        size_t n = strlen(piece);
-        append(list, t, piece, n);
-        piece += n + 1;
-    }
-    free(pieces);
-    return TED_OK;
+    return s ? s : append_each(list, t, pieces, count, err);
 }
 
 /* A chunk between special tokens: its leading language code as one token,
@@ -288,18 +293,7 @@ static ted_status split_bpe(id_list *list, const ted_tokenizer *t, const char *t
     int count = 0;
     ted_status s = ted_bpe_encode(t->bpe, text, length, t->config->add_prefix_space, &pieces,
                                   &count, err);
-    if (!s && (s = reserve_ids(list, count, err)))
-        free(pieces);
-    if (s)
-        return s;
-    const char *piece = pieces;
-    for (int i = 0; i < count; i++) {
-        size_t n = strlen(piece);
-        append(list, t, piece, n);
-        piece += n + 1;
-    }
-    free(pieces);
-    return TED_OK;
+    return s ? s : append_each(list, t, pieces, count, err);
 }
 
 static ted_status split(id_list *list, const ted_tokenizer *t, const char *text, size_t length,

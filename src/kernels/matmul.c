@@ -392,26 +392,42 @@ static void quantize_task(void *context, int index)
                               j->x + (size_t)first * j->K, rows, j->K, j->ldq);
 }
 
+/* x (rows, in_features) quantized to int8 per row in this thread's
+ * scratch (its rows ldx bytes apart, ldx in_features rounded up to 64),
+ * with each row's scale and sum; the kernels' own quantization, rows in
+ * parallel. NULL when the scratch cannot be had. */
+static int8_t *quantize_rows(const ted_kernel_table *k, const float *x, int rows, int in_features,
+                             float **x_scale, int32_t **x_sum, int *ldx)
+{
+    *ldx = (in_features + 63) / 64 * 64;
+    /* floats: the quantized rows (bytes), then the scales, then the sums */
+    size_t floats = (size_t)rows * *ldx / sizeof(float) + 2 * (size_t)rows;
+    float *buffer = thread_scratch(SCRATCH_X, floats);
+    if (!buffer)
+        return NULL;
+    int8_t *xq = (int8_t *)buffer;
+    *x_scale = buffer + (size_t)rows * *ldx / sizeof(float);
+    *x_sum = (int32_t *)(*x_scale + rows);
+    quantize_job quantize = {k, xq, *x_scale, *x_sum, x, rows, in_features, *ldx};
+    ted_parallel_for((rows + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task, &quantize);
+    return xq;
+}
+
 /* ted_matmul_i8, reading W from `packed` (ted_pack_i8) when it is set. */
 static void matmul_i8(float *y, const float *x, const int8_t *W, const uint8_t *packed,
                       const float *w_scale, const float *b, int rows, int in_features,
                       int out_features)
 {
-    int ldx = (in_features + 63) / 64 * 64;
-    /* floats: the quantized rows (bytes), then the scales, then the sums */
-    size_t floats = (size_t)rows * ldx / sizeof(float) + 2 * (size_t)rows;
-    float *buffer = thread_scratch(SCRATCH_X, floats);
-    if (!buffer) {
+    float *x_scale;
+    int32_t *x_sum;
+    int ldx;
+    int8_t *xq = quantize_rows(ted_kernels(), x, rows, in_features, &x_scale, &x_sum, &ldx);
+    if (!xq) {
         matmul_i8_in_pieces(y, x, W, w_scale, b, rows, in_features, out_features);
         return;
     }
-    int8_t *xq = (int8_t *)buffer;
-    float *x_scale = buffer + (size_t)rows * ldx / sizeof(float);
-    int32_t *x_sum = (int32_t *)(x_scale + rows);
     i8_job job = {ted_kernels(), y, xq, W, x_scale, w_scale, b, x_sum, rows, ldx, in_features,
                   out_features, 0};
-    quantize_job quantize = {job.kernels, xq, x_scale, x_sum, x, rows, in_features, ldx};
-    ted_parallel_for((rows + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task, &quantize);
     i8_packed_job packed_job = {job.kernels, y, xq, W, packed, NULL, x_scale, w_scale, b,
                                 x_sum, rows, ldx, in_features, out_features, 0, 0, 0, 0};
     if (packed) {
@@ -474,20 +490,16 @@ static void matmul_i4_float(float *y, const float *x, const uint8_t *W, const fl
 void ted_matmul_i4(float *y, const float *x, const uint8_t *W, const float *w_scale,
                    const float *b, int rows, int in_features, int out_features)
 {
-    int ldx = (in_features + 63) / 64 * 64;
-    size_t floats = (size_t)rows * ldx / sizeof(float) + 2 * (size_t)rows;
-    float *buffer = thread_scratch(SCRATCH_X, floats);
-    if (!buffer) {
+    float *x_scale;
+    int32_t *x_sum;
+    int ldx;
+    int8_t *xq = quantize_rows(ted_kernels(), x, rows, in_features, &x_scale, &x_sum, &ldx);
+    if (!xq) {
         matmul_i4_float(y, x, W, w_scale, b, rows, in_features, out_features);
         return;
     }
-    int8_t *xq = (int8_t *)buffer;
-    float *x_scale = buffer + (size_t)rows * ldx / sizeof(float);
-    int32_t *x_sum = (int32_t *)(x_scale + rows);
     i4_job job = {ted_kernels(), y, xq, W, x_scale, w_scale, b, rows, ldx, in_features,
                   out_features, columns_per_task(out_features)};
-    quantize_job quantize = {job.kernels, xq, x_scale, x_sum, x, rows, in_features, ldx};
-    ted_parallel_for((rows + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task, &quantize);
     int per_task = job.columns_per_task;
     ted_parallel_for((out_features + per_task - 1) / per_task, i4_task, &job);
 }

@@ -8,6 +8,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/order.h"
 #include "kernels/kernels.h"
 #include "io/tokenizer.h"
 #include "model/decoding.h"
@@ -222,37 +223,17 @@ typedef struct source_batch {
     int ordered;
 } source_batch;
 
-typedef struct length_index {
-    int length;
-    int index;
-} length_index;
-
-static int by_length(const void *a, const void *b)
-{
-    const length_index *x = a, *y = b;
-    if (x->length != y->length)
-        return (x->length > y->length) - (x->length < y->length);
-    return (x->index > y->index) - (x->index < y->index);
-}
-
 /* Sentences of similar length decode together: less padding, and batches
  * of short sentences finish early. */
 static ted_status order_by_length(source_batch *src, int count, ted_error *err)
 {
     src->order = ted_alloc(count > 0 ? count : 1, sizeof(int), "sentence order", err);
-    length_index *keys = ted_alloc(count > 0 ? count : 1, sizeof *keys, "sentence order", err);
-    if (!src->order || !keys) {
-        free(keys);
+    if (!src->order)
         return TED_ERR_NOMEM;
-    }
     for (int i = 0; i < count; i++)
         if (src->blank ? !src->blank[i] : src->lengths[i] > src->blank_length)
-            keys[src->ordered++] = (length_index){src->lengths[i], i};
-    qsort(keys, src->ordered, sizeof *keys, by_length);
-    for (int k = 0; k < src->ordered; k++)
-        src->order[k] = keys[k].index;
-    free(keys);
-    return TED_OK;
+            src->order[src->ordered++] = i;
+    return ted_order_by_key(src->order, src->ordered, src->lengths, "sentence order", err);
 }
 
 /* ted_translate_n_best's sources: each text made a ted_source. */

@@ -6,6 +6,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/order.h"
 
 /* How often the watch thread looks at the running job's client: a turn
  * outlives its client by about this long, and a step or two. */
@@ -23,36 +24,23 @@ static serve_job *take_job(serve_beam_worker *w)
     return job;
 }
 
-typedef struct length_index {
-    int length, index;
-} length_index;
-
-static int by_length(const void *a, const void *b)
-{
-    const length_index *x = a, *y = b;
-    if (x->length != y->length)
-        return (x->length > y->length) - (x->length < y->length);
-    return (x->index > y->index) - (x->index < y->index);
-}
-
 /* sentence[0..n): the job's `n` shortest sentences still to decode, the
  * first in order of their index among equals: the batch that
  * ted_translate_ids would decode first of them all (it orders them so). */
 static ted_status shortest(const serve_job *job, int n, int *sentence, ted_error *err)
 {
-    length_index *keys = ted_alloc(job->count > 0 ? job->count : 1, sizeof *keys,
-                                   "beam job", err);
-    if (!keys)
+    int *pending = ted_alloc(job->count > 0 ? job->count : 1, sizeof *pending, "beam job", err);
+    if (!pending)
         return TED_ERR_NOMEM;
-    int pending = 0;
+    int count = 0;
     for (int i = 0; i < job->count; i++)
         if (serve_job_pending(job, i))
-            keys[pending++] = (length_index){job->lengths[i], i};
-    qsort(keys, pending, sizeof *keys, by_length);
-    for (int k = 0; k < n; k++)
-        sentence[k] = keys[k].index;
-    free(keys);
-    return TED_OK;
+            pending[count++] = i;
+    ted_status s = ted_order_by_key(pending, count, job->lengths, "beam job", err);
+    for (int k = 0; !s && k < n; k++)
+        sentence[k] = pending[k];
+    free(pending);
+    return s;
 }
 
 /* `n` of the job's sentences still to decode (shortest), through
