@@ -47,7 +47,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
 
 from ted_test import (TED, compare_lines, edit_json, failures, parse_logits,  # noqa: E402
                       quote, report, run, scratch_directory, ted_lines, ted_problem)
-from test_t5 import ids_text, read_sentences, translations  # noqa: E402
+from test_t5 import export, ids_text, read_sentences, translations  # noqa: E402
 
 EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
@@ -176,12 +176,6 @@ def build_model(config, tok, seed, sentences):
              forced_eos_token_id=2), **config))
     model = randomize(transformers.BartForConditionalGeneration(config), seed)
     return favour_eos(model, tok, sentences)
-
-
-def export(hf_dir, out_dir):
-    """None when tools/export_hf.py succeeds, else why."""
-    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", out_dir])
-    return None if status == 0 else err.strip() or f"exit {status}"
 
 
 # ---- checks -----------------------------------------------------------------------------

@@ -48,7 +48,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
 
 from ted_test import (compare_lines, edit_json, failures, report, run,  # noqa: E402
                       scratch_directory)
-from test_t5 import (check_logits, check_tokenize, logits_pairs, read_sentences,  # noqa: E402
+from test_t5 import (check_logits, check_tokenize, logits_pairs, read_sentences, train_spm,  # noqa: E402
                      translations)
 
 EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
@@ -69,19 +69,6 @@ MODELS = [
                                  activation_function="gelu", scale_embedding=False,
                                  tie_word_embeddings=False), 5, False),
 ]
-
-
-def train_spm(tmp, sentences):
-    """A SentencePiece unigram model in Pegasus's layout: <pad> 0, </s> 1, <unk> 2."""
-    import sentencepiece as spm
-    corpus = os.path.join(tmp, "corpus.txt")
-    with open(corpus, "w", encoding="utf-8") as f:
-        f.write("".join(line.strip() + "\n" for line in sentences * 3))
-    spm.SentencePieceTrainer.train(
-        input=corpus, model_prefix=os.path.join(tmp, "spiece"), vocab_size=600,
-        model_type="unigram", character_coverage=0.999, pad_id=0, eos_id=1, unk_id=2,
-        bos_id=-1, hard_vocab_limit=False, minloglevel=2, num_threads=1)
-    return os.path.join(tmp, "spiece.model")
 
 
 def randomize(model, seed):
