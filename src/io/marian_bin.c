@@ -71,15 +71,12 @@ static bool type_dtype(uint64_t type, ted_dtype *dtype, const char **why)
     return false;
 }
 
-/* The item's header: its type, rank, the reach of its name. */
+/* The item's header: its rank, the reach of its name (its type is checked
+ * once the name is read, to name the item). */
 static ted_status check_header(const bin_reader *r, uint64_t index, const unsigned char *h,
                                ted_marian_tensor *t)
 {
-    uint64_t name_length = get_u64(h), type = get_u64(h + 8), rank = get_u64(h + 16);
-    const char *why = NULL;
-    if (!type_dtype(type, &t->st.dtype, &why))
-        return ted_fail(r->err, TED_ERR_FORMAT, "%s: item %llu: type 0x%llx is %s", r->name,
-                        (unsigned long long)index, (unsigned long long)type, why);
+    uint64_t name_length = get_u64(h), rank = get_u64(h + 16);
     if (rank < 1 || rank > TED_TENSOR_MAX_DIMS)
         return ted_fail(r->err, TED_ERR_FORMAT,
                         "%s: item %llu: a shape of rank %llu (ted reads ranks 1 to %d)",
@@ -91,8 +88,18 @@ static ted_status check_header(const bin_reader *r, uint64_t index, const unsign
                         "fit the file of %zu bytes",
                         r->name, (unsigned long long)index, (unsigned long long)name_length,
                         r->size);
-    t->type = type;
+    t->type = get_u64(h + 8);
     t->st.ndim = (int)rank;
+    return TED_OK;
+}
+
+/* The dtype of the item's type code, once its name is known. */
+static ted_status check_type(const bin_reader *r, ted_marian_tensor *t)
+{
+    const char *why = NULL;
+    if (!type_dtype(t->type, &t->st.dtype, &why))
+        return ted_fail(r->err, TED_ERR_FORMAT, "%s: item '%s': type 0x%llx is %s", r->name,
+                        t->st.name, (unsigned long long)t->type, why);
     return TED_OK;
 }
 
@@ -161,6 +168,9 @@ static ted_status read_items(const bin_reader *r, ted_marian_file *file, uint64_
         if (status != TED_OK)
             return status;
         file->count++;
+        status = check_type(r, &file->tensors[i]);
+        if (status != TED_OK)
+            return status;
     }
     for (uint64_t i = 0; i < count; i++) {
         ted_status status = take_shape(r, at, &file->tensors[i]);
