@@ -6,9 +6,9 @@ of the format, and the real Firefox Translations es->en files.
 
     BUILD=build TED=build/ted .venv/bin/python tests/parity/test_shortlist_bin.py
 
-The Firefox files are looked for in $TED_FIREFOX_DATA, by default
-../shared/data/firefox-es-en beside the repository; where they are missing, the
-checks that need them print "skip" lines (a clone elsewhere does not have them).
+The Firefox files are looked for in $TED_FIREFOX_DATA, by default in
+shared/data/firefox-es-en beside the repository or beside a directory above it;
+where they are missing, the checks that need them print "skip" lines.
 
 Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
   shortlist-bin/pymarian      a text lexical table (trg src prob lines) for
@@ -57,8 +57,23 @@ from ted_test import TED, failures, parse_logits, report, run  # noqa: E402
 BUILD = os.environ.get("BUILD", "build")
 CHECK = os.path.join(BUILD, "marian-check")
 NAME = "shortlist-bin"
-FIREFOX = os.environ.get("TED_FIREFOX_DATA",
-                         os.path.join(ROOT, "..", "shared", "data", "firefox-es-en"))
+
+
+def firefox_directory():
+    """$TED_FIREFOX_DATA, else shared/data/firefox-es-en beside the
+    repository or beside any directory above it (a clone made deeper than
+    the working copies still finds it)."""
+    if os.environ.get("TED_FIREFOX_DATA"):
+        return os.environ["TED_FIREFOX_DATA"]
+    here = ROOT
+    while True:
+        candidate = os.path.join(os.path.dirname(here), "shared", "data", "firefox-es-en")
+        if os.path.isdir(candidate) or os.path.dirname(here) == here:
+            return candidate
+        here = os.path.dirname(here)
+
+
+FIREFOX = firefox_directory()
 MAGIC = 0xF11A48D5013417F5
 MASK = (1 << 64) - 1
 FIRST, BEST = 8, 5
