@@ -14,6 +14,9 @@
 # or a broken REQUIRE is a failure):
 #   safetensors config vocab   a file's bytes: loaded, or refused with a
 #   shortlist                  message; nothing read outside the bytes
+#   marian npy shortlist_bin   Marian's files (a .npz or .bin model, one
+#                              .npz member, a binary shortlist, its checksum
+#                              made right first): the same
 #   tokenizer normalize        text in, ids or text out, within bounds
 #   spm                        a SentencePiece model file from memory: refused
 #                              naming the file, or loaded and then used on
@@ -37,7 +40,7 @@
 #                              a page: a comment keeps its tags inert)
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-FUZZ_TARGETS=${FUZZ_TARGETS:-safetensors config vocab shortlist tokenizer normalize spm request document}
+FUZZ_TARGETS=${FUZZ_TARGETS:-safetensors config vocab shortlist tokenizer normalize spm request document marian npy shortlist_bin}
 failed=0
 for name in $FUZZ_TARGETS; do
     mkdir -p "$FUZZ_BUILD/corpus/$name" "$FUZZ_BUILD/artifacts/$name"
