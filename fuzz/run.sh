@@ -7,7 +7,7 @@
 #   FUZZ_BUILD/artifacts/NAME/    inputs that crashed, leaked or timed out
 #   FUZZ_BUILD/NAME.log           libFuzzer's output; its last lines hold the
 #                                 run's figures (#execs, cov, ft, corp)
-# FUZZ_TARGETS: the harnesses to run (default all nine). Exits 1 when any
+# FUZZ_TARGETS: the harnesses to run (default: the list below). Exits 1 when any
 # harness found a failure.
 #
 # What each harness holds the code to (a crash, a sanitizer report, a leak
