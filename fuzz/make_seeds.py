@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Writes the seed corpora of the fuzz harnesses from the repository's good
 files: OUT/safetensors, OUT/config, OUT/vocab, OUT/shortlist, OUT/tokenizer, OUT/normalize,
-OUT/spm, OUT/request, OUT/document, OUT/bpe, OUT/marian, OUT/npy, OUT/shortlist_bin. The repository keeps them in fuzz/corpus
-(fuzz/replay.sh replays them, fuzz/run.sh starts from them). fuzz/corpus/marian
+OUT/spm, OUT/request, OUT/document, OUT/bpe, OUT/marian, OUT/npy, OUT/shortlist_bin. The
+repository keeps them in fuzz/corpus (fuzz/replay.sh replays them, fuzz/run.sh starts from
+them). fuzz/corpus/marian
 also holds two files Marian itself wrote (pymarian convert: marian_cnpy.npz,
 pymarian_intgemm8.bin), which this script cannot make:
 
