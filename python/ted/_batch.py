@@ -27,11 +27,39 @@ log = logging.getLogger("ted")
 ModelArg = Union[str, "os.PathLike[str]", Translator]
 
 
-def open_model(model: ModelArg) -> Translator:
-    """The Translator a task uses: `model` itself (a Translator, reopened by
-    unpickling), else the model directory opened once per process."""
+class Deferred:
+    """A Translator as a job carries it to the workers: what it pickles as
+    (Translator.__reduce__), opened by the task that uses it (open_model)
+    rather than by whatever process unpickles the job (Dask's scheduler
+    unpickles the task graph). A model missing on a worker is then the
+    task's ted.Error, which the engine reports as the job's."""
+
+    def __init__(self, translator: Translator) -> None:
+        self.reopen, self.args = translator.__reduce__()[:2]
+
+    def __call__(self) -> Translator:
+        return self.reopen(*self.args)
+
+    def __repr__(self) -> str:
+        return "ted.Translator(%r)" % (self.args[0],)
+
+
+def carried(model: Union[ModelArg, Deferred]) -> Union[str, Deferred]:
+    """`model` as a job carries it: a model directory as a str, a
+    Translator Deferred."""
+    if isinstance(model, Deferred):
+        return model
+    return Deferred(model) if isinstance(model, Translator) else os.fspath(model)
+
+
+def open_model(model: Union[ModelArg, Deferred]) -> Translator:
+    """The Translator a task uses: `model` itself (a Translator), opened on
+    the worker (Deferred), else the model directory opened once per
+    process."""
     if isinstance(model, Translator):
         return model
+    if isinstance(model, Deferred):
+        return model()
     return _shared.reopen(os.fspath(model))
 
 

@@ -22,12 +22,20 @@ try:
     import dask.bag as db
     import dask.dataframe as dd
     import pandas as pd
+    from dask.base import normalize_token
 except ImportError as e:  # ted itself needs no engine
     raise ImportError("ted.dask needs Dask's DataFrame: pip install 'dask[dataframe]' (%s)"
                       % e) from None
 
-from ._batch import ModelArg, check_options, open_model, translate_texts
+from ._batch import Deferred, ModelArg, carried, check_options, open_model, translate_texts
 from ._errors import ArgumentError
+
+
+@normalize_token.register(Deferred)
+def _token(model: Deferred) -> Any:
+    """A carried Translator's token in Dask's graph: what it reopens with
+    (Dask would otherwise unpickle it to check, opening the model)."""
+    return (model.reopen.__module__, model.reopen.__qualname__) + tuple(model.args)
 
 
 def _event(count: int) -> None:
@@ -61,6 +69,7 @@ def translate(data: Any, model: ModelArg, *, column: Optional[str] = None,
     `output_column`) or a DataFrame with `column` translated into
     `output_column`; lazy, as Dask is. `options`: Translator.translate's."""
     check_options(options)
+    model = carried(model)
     if isinstance(data, db.Bag):
         return data.map_partitions(functools.partial(translate_list, model=model,
                                                      threads=threads, **options))

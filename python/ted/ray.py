@@ -24,7 +24,7 @@ try:
 except ImportError as e:  # ted itself needs no engine
     raise ImportError("ted.ray needs Ray Data: pip install 'ray[data]' (%s)" % e) from None
 
-from ._batch import ModelArg, check_options, open_model, translate_texts
+from ._batch import ModelArg, carried, check_options, open_model, translate_texts
 
 
 class Translate:
@@ -59,7 +59,7 @@ def translate(ds: "ray.data.Dataset", model: ModelArg, *, column: str = "text",
     check_options(options)
     if workers is None:
         workers = max(1, int(ray.cluster_resources().get("CPU", 1)) // threads)
-    return ds.map_batches(Translate, fn_constructor_args=(model,),
+    return ds.map_batches(Translate, fn_constructor_args=(carried(model),),
                           fn_constructor_kwargs=dict(column=column, output_column=output_column,
                                                      threads=threads, **options),
                           compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=threads,

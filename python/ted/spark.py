@@ -26,7 +26,7 @@ except ImportError as e:  # ted itself needs no engine
     raise ImportError("ted.spark needs PySpark with pandas and PyArrow: pip install "
                       "'pyspark[sql]' (%s)" % e) from None
 
-from ._batch import ModelArg, check_options, open_model, translate_texts
+from ._batch import ModelArg, carried, check_options, open_model, translate_texts
 
 
 def translate_udf(model: ModelArg, *, threads: Optional[int] = None, **options: Any) -> Any:
@@ -35,6 +35,7 @@ def translate_udf(model: ModelArg, *, threads: Optional[int] = None, **options: 
     values stay null. `threads`: the CPUs a task uses (default: the task's,
     spark.task.cpus). `options`: Translator.translate's."""
     check_options(options)
+    model = carried(model)
 
     @pandas_udf("string")  # type: ignore[call-overload]
     def translate(texts: pd.Series) -> pd.Series:
