@@ -4,10 +4,10 @@ the same lines), a Translator whose worker process is killed once in the
 middle of a job, the exactly-once check and a model directory missing on
 the workers.
 
-The engines pickle what the scripts define by value (cloudpickle), this
-module included (register_pickle_by_value), so a worker needs no path to
-the tests.
+The engines' worker processes inherit PYTHONPATH, which names the package
+of the tree and this directory (the workers unpickle DiesOnce from here).
 """
+import atexit
 import collections
 import os
 import shutil
@@ -21,10 +21,11 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from ted_test import SAN, TED, check, fail, failures, ok  # noqa: E402,F401
 
 BUILD = os.path.abspath(os.environ.get("BUILD", os.path.join(ROOT, "build")))
-# the engines' worker processes inherit these: the package of the tree and
-# the library of this build
-os.environ["PYTHONPATH"] = os.path.join(ROOT, "python") + (
-    os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
+# the engines' worker processes inherit these: the package of the tree, this
+# directory and the library of this build
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [os.path.join(ROOT, "python"), os.path.dirname(os.path.abspath(__file__))] +
+    ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
 os.environ["TED_LIBRARY"] = os.path.join(BUILD, "libted.so")
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import ted  # noqa: E402
@@ -127,7 +128,7 @@ class MissingModel:
         self.message = ted_message(self.model)
         return self
 
-    def check(self, name, error):
+    def verify(self, name, error):
         """ok when `error` (what the job raised, as text) holds ted's message
         for the directory and no pickling error."""
         text = str(error)
@@ -146,10 +147,8 @@ class MissingModel:
 
 
 def scratch():
-    return tempfile.mkdtemp(prefix="ted-distributed-")
+    """A directory of this run, removed at its exit."""
+    work = tempfile.mkdtemp(prefix="ted-distributed-")
+    atexit.register(shutil.rmtree, work, True)
+    return work
 
-
-def register_by_value():
-    """The engines pickle this module's classes by value (cloudpickle)."""
-    import cloudpickle
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])

@@ -22,7 +22,7 @@ import sys
 import time
 
 import common
-from common import check, fail, failures, ok
+from common import check, fail, failures
 
 if common.SAN:
     print("skip dask/all: the engines' worker processes cannot load the sanitized library")
@@ -38,7 +38,6 @@ import ted.dask  # noqa: E402
 
 
 def main():
-    common.register_by_value()
     lines = common.lines_of(os.path.join(common.EN_FR, "test.en"))
     want = common.reference(common.EN_FR, lines, "--threads", "1")
     start = time.perf_counter()
@@ -93,7 +92,7 @@ def missing(lines):
         try:
             ted.dask.translate(df, m.translator, column="text").compute()
         except ted.FileError as e:
-            return m.check("dask/missing", e)
+            return m.verify("dask/missing", e)
         except Exception as e:  # noqa: BLE001 - the check says what was raised
             return fail("dask/missing", "%s, not ted.FileError: %s" % (type(e).__name__, e))
         fail("dask/missing", "the job succeeded")

@@ -39,7 +39,6 @@ def dataset(lines, blocks):
 
 
 def main():
-    common.register_by_value()
     lines = common.lines_of(os.path.join(common.EN_FR, "test.en"))
     want = common.reference(common.EN_FR, lines, "--threads", "1")
     start = time.perf_counter()
@@ -85,7 +84,7 @@ def missing(lines):
         try:
             ted.ray.translate(dataset(lines[:40], 2), m.translator, workers=1).take_all()
         except Exception as e:  # noqa: BLE001 - Ray wraps the task's error
-            return m.check("ray/missing", e)
+            return m.verify("ray/missing", e)
         fail("ray/missing", "the job succeeded (max_consecutive_actor_init_deaths %s)" %
              context.max_consecutive_actor_init_deaths)
 
