@@ -556,6 +556,23 @@ def test_pickle_reopens_the_model_in_another_process():
     assert got.split(": ", 1)[1] in message, (got, message)
 
 
+def test_partition_threads_match_cli():
+    """A partition as ted.ray, ted.spark and ted.dask translate it
+    (ted._batch.translate_texts), on 2 threads (pieces cut by length,
+    translated at once on one Translator): equal to `ted translate`, in
+    order; missing values (None, NaN) stay None."""
+    from ted import _batch
+    lines = read_lines("natural")[:300]
+    want = run_ted("translate", "-m", MODELS["natural"],
+                   input_text="\n".join(lines) + "\n").split("\n")[:-1]
+    texts = list(lines)
+    texts[5:5] = [None, float("nan")]
+    got = _batch.translate_texts(translator("natural"), texts, 2)
+    assert got[5:7] == [None, None], got[5:7]
+    del got[5:7]
+    assert got == want, next((i, a, b) for i, (a, b) in enumerate(zip(got, want)) if a != b)
+
+
 def bad_model(work, config=None, weights=None):
     """A copy of the toy model with one file replaced."""
     model = os.path.join(work, "model")
