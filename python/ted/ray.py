@@ -9,8 +9,8 @@ Ray's batch inference runs a model: an actor pool of `workers` actors,
 each opening the model once (ted.Translator: the weights mapped, shared
 by the actors of a machine) and asking `threads` CPUs of Ray, so that
 workers x threads stays within the cluster's CPUs. Ray's progress bar
-counts the rows; each batch's INFO line ("ted: N sentences in S s") goes
-to the actor's log, which Ray shows on the driver. docs/distributed.md.
+counts the rows; each batch logs an INFO line on the actor's "ted" logger
+("ted: N sentences in S s"). docs/distributed.md.
 """
 from __future__ import annotations
 

@@ -10,8 +10,9 @@ Each Python worker opens the model once and keeps it between tasks
 and shared by the workers of a machine. Each task translates its Arrow
 batches (spark.sql.execution.arrow.maxRecordsPerBatch rows) with the CPUs
 Spark gives a task (spark.task.cpus), so executors x cores stays within
-the machines' CPUs. Spark's UI shows the tasks; each batch's INFO line
-("ted: N sentences in S s") goes to the executor's log. docs/distributed.md.
+the machines' CPUs. Spark's UI shows the tasks; each batch logs an INFO
+line on the Python worker's "ted" logger ("ted: N sentences in S s").
+docs/distributed.md.
 """
 from __future__ import annotations
 
