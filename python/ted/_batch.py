@@ -73,8 +73,13 @@ def check_options(options: dict) -> None:
 
 
 def _missing(text: Any) -> bool:
-    """None, or a float NaN (pandas' missing value)."""
-    return text is None or (isinstance(text, float) and math.isnan(text))
+    """None, a float NaN or pandas.NA: the missing values of the engines'
+    columns (pandas' object and Arrow string columns)."""
+    if text is None:
+        return True
+    if isinstance(text, float):
+        return math.isnan(text)
+    return type(text).__name__ == "NAType"
 
 
 def _per_batch(translator: Translator, threads: int) -> bool:

@@ -9,6 +9,8 @@ Checks (one "ok NAME" / "FAIL NAME: why" line each):
                    column: the translations equal `ted translate`'s, row for
                    row, in order, the other columns kept; a "ted" event per
                    partition (Client.get_events)
+  dask/missing-values  a missing value of an Arrow string Series (pandas.NA)
+                   stays missing, the rows around it translated
   dask/bag         multi-en-fr-es's test set as a Bag, eng_Latn to fra_Latn:
                    equal to `ted translate`'s with those languages, in order
   dask/killed      a worker killed (SIGKILL) in the middle of the job: Dask
@@ -53,6 +55,11 @@ def main():
         if problem is None and sum(e["sentences"] for e in events) != len(lines):
             problem = "the ted events count %s sentences" % [e["sentences"] for e in events]
         check("dask/dataframe", problem is None, problem)
+
+        texts = pd.Series([lines[0], None, lines[1]], dtype="string[pyarrow]")
+        got = ted.dask.translate(dd.from_pandas(texts, npartitions=1), common.EN_FR).compute()
+        problem = common.first_difference(list(got), [want[0], None, want[1]])
+        check("dask/missing-values", problem is None, problem)
 
         multi = common.lines_of(os.path.join(common.MULTI, "test.eng_Latn"))
         want_multi = common.reference(common.MULTI, multi, "--source-lang", "eng_Latn",
