@@ -45,11 +45,14 @@ class Deferred:
 
 
 def carried(model: Union[ModelArg, Deferred]) -> Union[str, Deferred]:
-    """`model` as a job carries it: a model directory as a str, a
-    Translator Deferred."""
+    """`model` as a job carries it: a model directory as an absolute path
+    (relative to the process that builds the job, as a Translator pickles),
+    a Translator Deferred."""
     if isinstance(model, Deferred):
         return model
-    return Deferred(model) if isinstance(model, Translator) else os.fspath(model)
+    if isinstance(model, Translator):
+        return Deferred(model)
+    return os.path.abspath(os.fspath(model))
 
 
 def open_model(model: Union[ModelArg, Deferred]) -> Translator:
