@@ -11,7 +11,7 @@ Checks (one "ok NAME" / "FAIL NAME: why" line each):
                    partition (Client.get_events)
   dask/missing-values  a missing value of an Arrow string Series (pandas.NA)
                    stays missing, the rows around it translated
-  dask/bag         multi-en-fr-es's test set as a Bag, eng_Latn to fra_Latn:
+  dask/bag         multi-en-fr-es's first 300 test lines as a Bag, eng_Latn to fra_Latn:
                    equal to `ted translate`'s with those languages, in order
   dask/killed      a worker killed (SIGKILL) in the middle of the job: Dask
                    reruns its task elsewhere and each row comes back once, with
@@ -61,7 +61,7 @@ def main():
         problem = common.first_difference(list(got), [want[0], None, want[1]])
         check("dask/missing-values", problem is None, problem)
 
-        multi = common.lines_of(os.path.join(common.MULTI, "test.eng_Latn"))
+        multi = common.lines_of(os.path.join(common.MULTI, "test.eng_Latn"))[:300]
         want_multi = common.reference(common.MULTI, multi, "--source-lang", "eng_Latn",
                                       "--target-lang", "fra_Latn",
                                       "--threads", "1")
