@@ -24,6 +24,7 @@
 #   make install PREFIX=/usr/local   ted, libted.a, libted.so.VERSION (soname
 #                        libted.so.MAJOR), the headers, ted.pc, ted(1), bash completion;
 #                        make uninstall PREFIX=/usr/local removes them (DESTDIR too)
+#   make test-distributed  ted.ray, ted.spark, ted.dask on local clusters (tests/distributed)
 #   make python         build/libted.so, the library the Python package loads
 #                        (pip install . builds it: docs/python.md)
 #   make valgrind        ted and ted serve under valgrind memcheck (tests/valgrind.sh,
@@ -129,7 +130,7 @@ NORMALIZE_CHECK := $(BUILD)/normalize-check
 DOCUMENT_CHECK := $(BUILD)/document-check
 MARIAN_CHECK := $(BUILD)/marian-check
 
-.PHONY: all test check check-san check-san-run check-tsan check-tsan-run fuzz-replay test-unit demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-shortlist bench-serve bench-serve-run fuzz valgrind
+.PHONY: all test check check-san check-san-run check-tsan check-tsan-run fuzz-replay test-unit test-distributed demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-shortlist bench-serve bench-serve-run fuzz valgrind
 all: $(LIB) $(BIN)
 
 $(BUILD)/%.o: %.c
@@ -326,6 +327,11 @@ demo: deps
 
 test-unit: $(UNIT)
 	$(UNIT)
+
+# ted.ray, ted.spark and ted.dask on local clusters (tests/distributed; make
+# check runs them too)
+test-distributed: $(BIN) $(SHARED)
+	@$(RUN_ALL) tests/distributed/test_*.py
 
 # ted(1), from the program's --help and each command's (scripts/make-man.sh)
 MAN := $(BUILD)/ted.1

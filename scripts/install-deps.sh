@@ -23,6 +23,8 @@ python3-html5lib nginx parallel"
 fi
 # man-db: man -l renders the installed ted(1) in tests/cli/install.sh
 [ "${1:-}" = "--test" ] && packages="$packages man-db"
+# default-jre-headless: the Java of Spark's local cluster (tests/distributed)
+[ "${1:-}" = "--test" ] && packages="$packages default-jre-headless"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -18,6 +18,8 @@
 #   deploy: tests/deploy/*.py, nginx, GNU parallel, Slurm and systemd recipes
 #   browser: tests/browser/*.py, ted serve's explorer page in headless Chromium
 #   python: tests/python/run.sh, the Python package (pip install ., pytest)
+#   distributed: tests/distributed/test_*.py, ted.ray, ted.spark and ted.dask on
+#           local clusters of those engines (in the test virtualenv; skipped under SAN=1)
 #   example: the C API example
 # Scripts print "ok NAME" or "FAIL NAME: why" per check; only those lines
 # count. "skip NAME: why" (a check this machine cannot make) is shown, not
@@ -122,6 +124,7 @@ run_suite() {  # $1 = the suite's name
     fuzz/replay.sh) run_script sh "$suite" ;;
     tests/parity/*.py) run_script "$TEST_PYTHON" "$suite" ;;
     tests/python/run.sh) run_script env SAN="${SAN:-}" sh "$suite" ;;  # the Python package
+    tests/distributed/test_*.py) run_script env SAN="${SAN:-}" "$TEST_PYTHON" "$suite" ;;
     # ted serve over loopback, in Debian's Python (the standard library
     # only); SAN=1 scales its load down
     tests/serve/test_*.py) run_script env SAN="${SAN:-}" "$PYTHON" "$suite" ;;
@@ -163,7 +166,7 @@ all_suites() {
     echo unit
     echo structure
     for script in tests/cli/*.sh fuzz/replay.sh tests/parity/test_*.py tests/python/run.sh \
-        tests/serve/test_*.py tests/serve/client_*.py tests/deploy/test_*.py \
+        tests/distributed/test_*.py tests/serve/test_*.py tests/serve/client_*.py tests/deploy/test_*.py \
         tests/browser/test_*.py; do
         [ -e "$script" ] && echo "$script"
     done

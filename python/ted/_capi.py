@@ -174,6 +174,7 @@ def _declare(lib: ctypes.CDLL) -> dict:
                                                       POINTER(Translation), POINTER(c_int),
                                                       err]),
         "ted_set_threads": (c_int, [c_int]),
+        "ted_translate_workers": (c_int, [model, c_int]),
         "ted_cpu_kernels": (c_char_p, []),
     }
     for name, (restype, argtypes) in table.items():

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, o
 
 import numpy as np
 
-from . import _capi
+from . import _capi, _shared
 from ._errors import ArgumentError, InputError, check
 from ._model import CLOSED, Call, Model
 
@@ -278,6 +278,7 @@ class Translator:
         _no_nul("model_dir", self.model_dir)
         if threads is not None:
             _whole("threads", threads, 1, THREADS_MAX)
+        self._threads = threads
         try:
             path = os.fsencode(self.model_dir)
         except UnicodeEncodeError as e:
@@ -333,9 +334,13 @@ class Translator:
     def __deepcopy__(self, memo: Dict[int, Any]) -> "Translator":
         return self.__copy__()
 
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        raise TypeError("a ted.Translator cannot be pickled: load the model again in the "
-                        "other process (ted.Translator(%r))" % self.model_dir)
+    def __reduce__(self) -> Any:
+        """Pickles as what reopens it: the model directory (absolute) and
+        `threads`. Unpickling opens the model once per process and gives a
+        handle of it (ted._shared.reopen), its weights mapped from the file."""
+        self._loaded()
+        return (_shared.reopen, (os.path.abspath(self.model_dir),
+                                 self.__dict__.get("_threads")))
 
     def __enter__(self) -> "Translator":
         return self
