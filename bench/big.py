@@ -191,6 +191,16 @@ def ted_bench(ted, model_dir, new_tokens, repeat):
     return result
 
 
+def info_rss(ted, model_dir):
+    """The peak RSS (MiB) of `ted info`, which loads the model without
+    reading a weight: the config, the vocabularies and the tokenizer (a
+    SentencePiece model of 256 000 pieces), what a process holds beside
+    the weights."""
+    child = subprocess.Popen([ted, "info", "-m", model_dir], stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    return round(usage.ru_maxrss / 1024, 1) if status == 0 else None
+
+
 def machine_bandwidth(machine):
     r = subprocess.run(["nice", machine, "1"], capture_output=True, text=True)
     text = r.stdout
@@ -258,14 +268,16 @@ print(json.dumps({{"load_ms": load * 1000, "tokens_per_s": {new_tokens} / best,
 def table(results):
     cpu, isa = results["cpu"], results["isa_flags"]
     bw = results["read_gbs"]
-    lines = [f"CPU: {cpu}, {results['cores']} cores; flags {' '.join(isa)}. "
+    lines = [f"Peak RSS beyond `ted info`'s (the config, vocabulary and tokenizer, no weight "
+             f"read), over the file: what the weights take. "
+             f"CPU: {cpu}, {results['cores']} cores; flags {' '.join(isa)}. "
              f"bench-machine's read bandwidth on one thread: {bw} GB/s. "
              f"`ted bench --batch 1 --threads 1 --source-len {SOURCE_LEN} --new-tokens "
              f"{results['new_tokens']}` (medians of {results['repeat']}; load: the second of "
              f"two runs, page cache warm).", "",
-             "| weights | layout | file MiB | load ms | peak RSS MiB | RSS / file | tokens/s | "
-             "step reads MB | GB/s | of read bandwidth |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| weights | layout | file MiB | load ms | peak RSS MiB | RSS / file | beyond "
+             "`ted info` / file | tokens/s | step reads MB | GB/s | of read bandwidth |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in results["rows"]:
         if "error" in row:
             lines.append(f"| {row['name']} | | | | | | error: {row['error'][:80]} | | | |")
@@ -273,10 +285,13 @@ def table(results):
         gbs = row["step_bytes"] * row["tokens_per_s"] / 1e9 if row.get("step_bytes") else None
         frac = f"{100 * gbs / bw:.0f} %" if gbs and bw else "—"
         layout = row.get("layout", "")
+        beyond = f"{(row['peak_rss_mib'] - row['info_rss_mib']) / row['file_mib']:.2f}" \
+            if row.get("info_rss_mib") else "—"
         lines.append(
             f"| {row['name'].split()[0]} | {layout} | {row['file_mib']:,.0f} | "
             f"{row['load_ms']:,.0f} | {row['peak_rss_mib']:,.0f} | "
-            f"{row['peak_rss_mib'] / row['file_mib']:.2f} | {row['tokens_per_s']:.2f} | "
+            f"{row['peak_rss_mib'] / row['file_mib']:.2f} | {beyond} | "
+            f"{row['tokens_per_s']:.2f} | "
             + (f"{row['step_bytes'] / 1e6:,.0f} | {gbs:.1f} | {frac} |" if gbs else "— | — | — |"))
     return "\n".join(lines) + "\n"
 
@@ -290,11 +305,22 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-fp32", action="store_true")
     parser.add_argument("--ct2", action="store_true")
+    parser.add_argument("--report", action="store_true",
+                        help="write the table again from DIR/results.json")
     parser.add_argument("--hf-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.hf_only:  # the child that builds the Hugging Face directory
         write_hf(args.out)
         return 0
+    if args.report:
+        with open(os.path.join(args.out, "results.json")) as f:
+            results = json.load(f)
+        for row in results["rows"]:
+            model_dir = args.out if row["name"] == "fp32" else \
+                args.out + "-" + row["name"].replace(" ", "-")
+            if "info_rss_mib" not in row and os.path.isdir(model_dir) and row["layout"] != "ct2":
+                row["info_rss_mib"] = info_rss(args.ted, model_dir)
+        return write_results(args.out, results)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     conversion = make_model(args.out, sys.executable)
     cpu, isa = cpu_info()
@@ -312,17 +338,22 @@ def main(argv=None):
                **ted_bench(args.ted, model_dir, args.new_tokens, args.repeat),
                "file_mib": round(os.path.getsize(os.path.join(model_dir, "model.safetensors"))
                                  / 2**20, 1),
-               "step_bytes": step_bytes(model_dir), **(figures or {})}
+               "step_bytes": step_bytes(model_dir), "info_rss_mib": info_rss(args.ted, model_dir),
+               **(figures or {})}
         results["rows"].append(row)
         log(json.dumps(row))
     if args.ct2:
         row = {"name": "CTranslate2 int8", "layout": "ct2",
                **ct2_bench(args.out + "-hf", args.out, args.new_tokens, args.repeat)}
         results["rows"].append(row)
-    with open(os.path.join(args.out, "results.json"), "w") as f:
+    return write_results(args.out, results)
+
+
+def write_results(out_dir, results):
+    with open(os.path.join(out_dir, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     text = table(results)
-    with open(os.path.join(args.out, "table.md"), "w") as f:
+    with open(os.path.join(out_dir, "table.md"), "w") as f:
         f.write(text)
     print(text)
     return 0
