@@ -305,6 +305,9 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-fp32", action="store_true")
     parser.add_argument("--ct2", action="store_true")
+    parser.add_argument("--only", action="append", default=[],
+                        help="measure the row NAME (fp32, bf16, int8, 'int8 mapped', ...) "
+                        "alone, into DIR/results.json beside the others; repeatable")
     parser.add_argument("--report", action="store_true",
                         help="write the table again from DIR/results.json")
     parser.add_argument("--hf-only", action="store_true", help=argparse.SUPPRESS)
@@ -329,7 +332,7 @@ def main(argv=None):
                "machine": machine, "conversion": conversion, "new_tokens": args.new_tokens,
                "repeat": args.repeat, "shape": NLLB_1_3B, "rows": []}
     for name, quantize_args in VARIANTS:
-        if name == "fp32" and args.no_fp32:
+        if (name == "fp32" and args.no_fp32) or (args.only and name not in args.only):
             continue
         model_dir, figures = (args.out, None) if quantize_args is None else \
             quantize(args.ted, args.out, name, quantize_args)
@@ -346,7 +349,22 @@ def main(argv=None):
         row = {"name": "CTranslate2 int8", "layout": "ct2",
                **ct2_bench(args.out + "-hf", args.out, args.new_tokens, args.repeat)}
         results["rows"].append(row)
+    if args.only:
+        results["rows"] = merged_rows(args.out, results["rows"])
     return write_results(args.out, results)
+
+
+def merged_rows(out_dir, rows):
+    """The rows of DIR/results.json, those measured again replaced, in VARIANTS' order."""
+    try:
+        with open(os.path.join(out_dir, "results.json")) as f:
+            old = json.load(f)["rows"]
+    except (OSError, ValueError, KeyError):
+        old = []
+    by_name = {r["name"]: r for r in old}
+    by_name.update({r["name"]: r for r in rows})
+    order = [name for name, _ in VARIANTS] + ["CTranslate2 int8"]
+    return [by_name[n] for n in order if n in by_name]
 
 
 def write_results(out_dir, results):

@@ -14,6 +14,8 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                       the mapped model equal the portable model's, line for
                       line, with each kernel set the CPU offers (the sets
                       without VNNI read the groups in plain C)
+  same/shortlist/DTYPE the same for en-fr under a vocabulary shortlist (the
+                      output layer's rows gathered from the groups)
   pytorch/toy         `ted logits` of the mapped int8 toy model against
                       PyTorch's tutorial model on the dequantized int8
                       weights (float64): within test_int8.py's bound
@@ -40,13 +42,11 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
 import json
 import os
 import re
-import resource
 import shutil
 import signal
 import struct
 import subprocess
 import sys
-import time
 import urllib.request
 
 import numpy as np
@@ -156,13 +156,30 @@ def check_same(name, dtype, model_dir, portable, mapped, sets):
         report(f"same/{name}/{dtype}/{cpu}", problem, f"{len(lines)} lines identical")
 
 
+def check_same_shortlist(dtype, model_dir, portable, mapped, tmp):
+    """The same under a vocabulary shortlist: the output layer's rows
+    gathered from the groups."""
+    shortlist = os.path.join(tmp, "shortlist.txt")
+    _, problem = ted_problem(["shortlist", "-m", model_dir, "--source",
+                              os.path.join(model_dir, "test.en"), "--target",
+                              os.path.join(model_dir, "test.fr"), "-o", shortlist, "--top", "20",
+                              "--frequent", "50"])
+    if problem:
+        return report(f"same/shortlist/{dtype}", problem)
+    with open(os.path.join(model_dir, "test.en"), encoding="utf-8") as f:
+        lines = f.read().split("\n")[:LINES]
+    want = translate(portable, lines, extra=("--shortlist", shortlist))
+    got = translate(mapped, lines, extra=("--shortlist", shortlist))
+    report(f"same/shortlist/{dtype}", None if want == got and not isinstance(got, str) else
+           f"portable {str(want)[:200]}, mapped {str(got)[:200]}", f"{len(lines)} lines identical")
+
+
 def check_pytorch(model_dir, portable, mapped):
     """test_int8.py's PyTorch reference (the tutorial model on the int8 weights
     dequantized, the portable file's rows: layout/ shows they are the groups')
     against `ted logits` of the mapped model."""
     import test_int8  # noqa: E402 (torch; the parity tests' reference)
     import reference_models
-    import torch  # noqa: F401
     from tutorial_model import PositionalEncoding, Seq2SeqTransformer
     import export_torch
     state = test_int8.dequantized_state(portable)
@@ -409,6 +426,9 @@ def main():
                              dirs[name, dtype, "mapped"])
                 check_same(name, dtype, model_dir, dirs[name, dtype, "portable"],
                            dirs[name, dtype, "mapped"], sets)
+        for dtype in ("int8", "int4"):
+            check_same_shortlist(dtype, MODELS[1][1], dirs["en-fr", dtype, "portable"],
+                                 dirs["en-fr", dtype, "mapped"], tmp)
         check_pytorch(MODELS[0][1], dirs["toy", "int8", "portable"],
                       dirs["toy", "int8", "mapped"])
         check_refusals(dirs["en-fr", "int8", "mapped"], tmp)
