@@ -201,6 +201,33 @@ def info_rss(ted, model_dir):
     return round(usage.ru_maxrss / 1024, 1) if status == 0 else None
 
 
+def share(ted, model_dir):
+    """Two `ted serve` processes on one model, each having translated a
+    sentence (tests/cli/mmap_check.py's way): the memory the second adds to the
+    machine, (Pss of both) - (Pss of the first alone), from
+    /proc/PID/smaps_rollup, and each one's Rss and Pss, in MiB."""
+    os.environ["TED"] = ted
+    sys.path.insert(0, os.path.join(ROOT, "tests", "cli"))
+    sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+    import mmap_check as share_test  # tests/cli/mmap_check.py
+    servers, figures = [], {}
+    try:
+        for n in (1, 2):
+            servers.append(share_test.start_server(model_dir))
+            share_test.ask(servers[-1][1], "The little cat sleeps under the big table.")
+            pss = [share_test.rollup_kib(p.pid) for p, _ in servers]
+            figures[f"with_{n}"] = [{"rss_mib": round(r / 1024, 1), "pss_mib": round(q / 1024, 1)}
+                                    for r, q in pss]
+    finally:
+        for p, _ in servers:
+            p.terminate()
+            p.wait()
+    alone = figures["with_1"][0]["pss_mib"]
+    both = sum(x["pss_mib"] for x in figures["with_2"])
+    figures["second_adds_mib"] = round(both - alone, 1)
+    return figures
+
+
 def machine_bandwidth(machine):
     r = subprocess.run(["nice", machine, "1"], capture_output=True, text=True)
     text = r.stdout
@@ -308,12 +335,22 @@ def main(argv=None):
     parser.add_argument("--only", action="append", default=[],
                         help="measure the row NAME (fp32, bf16, int8, 'int8 mapped', ...) "
                         "alone, into DIR/results.json beside the others; repeatable")
+    parser.add_argument("--share", action="store_true",
+                        help="measure two ted serve processes on each mapped model "
+                        "(DIR/share.json)")
     parser.add_argument("--report", action="store_true",
                         help="write the table again from DIR/results.json")
     parser.add_argument("--hf-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.hf_only:  # the child that builds the Hugging Face directory
         write_hf(args.out)
+        return 0
+    if args.share:
+        shared = {name: share(args.ted, args.out + "-" + name.replace(" ", "-"))
+                  for name, _ in VARIANTS if "mapped" in name}
+        with open(os.path.join(args.out, "share.json"), "w") as f:
+            json.dump(shared, f, indent=1)
+        print(json.dumps(shared, indent=1))
         return 0
     if args.report:
         with open(os.path.join(args.out, "results.json")) as f:

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Weights mapped from the file (`ted quantize --layout mapped`).
 
-    TED=build/ted /usr/bin/python3 tests/cli/mmap.py
+    TED=build/ted /usr/bin/python3 tests/cli/mmap_check.py
 
 Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
   layout/MODEL/DTYPE  the mapped file holds every int8 Linear weight in the
@@ -159,7 +159,7 @@ def check_same(name, dtype, model_dir, portable, mapped, sets):
 def check_same_shortlist(dtype, model_dir, portable, mapped, tmp):
     """The same under a vocabulary shortlist: the output layer's rows
     gathered from the groups."""
-    shortlist = os.path.join(tmp, "shortlist.txt")
+    shortlist = os.path.join(tmp, f"shortlist-{dtype}.txt")
     _, problem = ted_problem(["shortlist", "-m", model_dir, "--source",
                               os.path.join(model_dir, "test.en"), "--target",
                               os.path.join(model_dir, "test.fr"), "-o", shortlist, "--top", "20",
