@@ -254,40 +254,39 @@ def cpu_info():
 
 
 def ct2_bench(hf_dir, out_dir, new_tokens, repeat):
-    """CTranslate2's int8 on the same checkpoint, batch 1, one thread."""
+    """CTranslate2's int8 on the same checkpoint (ct2-transformers-converter
+    --quantization int8), batch 1, one thread, timed by bench/ct2_bench.py
+    (its per-step time: the difference of N and 1 tokens) on SOURCE_LEN
+    random source ids; the peak RSS is its process's (wait4), the import
+    of ctranslate2 (torch, transformers) included."""
+    import random
     ct2_dir = out_dir + "-ct2-int8"
     if not os.path.isfile(os.path.join(ct2_dir, "model.bin")):
         shutil.rmtree(ct2_dir, ignore_errors=True)
-        status, seconds, rss = make_nllb_model.measured(
-            ["nice", "ct2-transformers-converter", "--model", hf_dir, "--output_dir", ct2_dir,
-             "--quantization", "int8"])
+        status, _, _ = make_nllb_model.measured(
+            [os.path.join(os.path.dirname(sys.executable), "ct2-transformers-converter"),
+             "--model", hf_dir, "--output_dir", ct2_dir, "--quantization", "int8"])
         if status:
             return {"error": f"ct2-transformers-converter failed (exit status {status})"}
-    code = f"""
-import ctranslate2, json, random, resource, time
-start = time.perf_counter()
-t = ctranslate2.Translator({ct2_dir!r}, device="cpu", compute_type="int8",
-                           inter_threads=1, intra_threads=1)
-load = time.perf_counter() - start
-rng = random.Random(1)
-vocab = [f"x{{i}}" for i in range(10)]
-src = [[t for t in ("eng_Latn",)] + ["▁" + rng.choice("abcdefgh") * 3 for _ in range({SOURCE_LEN - 2})] + ["</s>"]]
-best = None
-for i in range({repeat} + 1):
-    s = time.perf_counter()
-    r = t.translate_batch(src, target_prefix=[["fra_Latn"]], beam_size=1,
-                          min_decoding_length={new_tokens}, max_decoding_length={new_tokens},
-                          max_batch_size=1)
-    e = time.perf_counter() - s
-    if i:
-        best = e if best is None else min(best, e)
-print(json.dumps({{"load_ms": load * 1000, "tokens_per_s": {new_tokens} / best,
-                  "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
-"""
-    r = subprocess.run(["nice", sys.executable, "-c", code], capture_output=True, text=True)
-    if r.returncode:
-        return {"error": r.stderr.strip()[-300:]}
-    result = json.loads(r.stdout.strip().split("\n")[-1])
+    vocab_path, sources_path = ct2_dir + "-vocab.json", ct2_dir + "-sources.json"
+    with open(os.path.join(ct2_dir, "shared_vocabulary.json")) as f:
+        tokens = json.load(f)
+    with open(vocab_path, "w") as f:
+        json.dump({t: i for i, t in enumerate(tokens)}, f)
+    rng = random.Random(1)
+    with open(sources_path, "w") as f:
+        json.dump([[rng.randrange(4, len(tokens) - 300) for _ in range(SOURCE_LEN - 1)] + [2]], f)
+    child = subprocess.Popen(["nice", sys.executable, os.path.join(HERE, "ct2_bench.py"),
+                              "--model", ct2_dir, "--vocab", vocab_path, "--sources", sources_path,
+                              "--compute-type", "int8", "--threads", "1",
+                              "--new-tokens", str(new_tokens), "--repeat", str(repeat)],
+                             stdout=subprocess.PIPE, text=True)
+    out = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    if status:
+        return {"error": f"bench/ct2_bench.py failed (exit status {status})"}
+    result = json.loads(out.strip().split("\n")[-1])
+    result["peak_rss_mib"] = round(usage.ru_maxrss / 1024, 1)
     result["file_mib"] = round(os.path.getsize(os.path.join(ct2_dir, "model.bin")) / 2**20, 1)
     return result
 
