@@ -214,7 +214,8 @@ def share(ted, model_dir):
     try:
         for n in (1, 2):
             servers.append(share_test.start_server(model_dir))
-            share_test.ask(servers[-1][1], "The little cat sleeps under the big table.")
+            share_test.ask(servers[-1][1], "The little cat sleeps under the big table.",
+                           source_lang="eng_Latn", target_lang="fra_Latn")
             pss = [share_test.rollup_kib(p.pid) for p, _ in servers]
             figures[f"with_{n}"] = [{"rss_mib": round(r / 1024, 1), "pss_mib": round(q / 1024, 1)}
                                     for r, q in pss]

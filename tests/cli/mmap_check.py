@@ -276,9 +276,9 @@ def start_server(model_dir):
     return p, int(m.group(1))
 
 
-def ask(port, text):
+def ask(port, text, **fields):
     request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/translate",
-                                     data=json.dumps({"text": [text]}).encode(),
+                                     data=json.dumps({"text": [text], **fields}).encode(),
                                      headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=60) as r:
         return json.load(r)
