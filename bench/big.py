@@ -310,7 +310,8 @@ def table(results):
             lines.append(f"| {row['name']} | | | | | | error: {row['error'][:80]} | | | |")
             continue
         gbs = row["step_bytes"] * row["tokens_per_s"] / 1e9 if row.get("step_bytes") else None
-        frac = f"{100 * gbs / bw:.0f} %" if gbs and bw else "—"
+        row_bw = row.get("read_gbs", bw)  # measured in the run that measured the row
+        frac = f"{100 * gbs / row_bw:.0f} %" if gbs and row_bw else "—"
         layout = row.get("layout", "")
         beyond = f"{(row['peak_rss_mib'] - row['info_rss_mib']) / row['file_mib']:.2f}" \
             if row.get("info_rss_mib") else "—"
@@ -379,6 +380,7 @@ def main(argv=None):
                "file_mib": round(os.path.getsize(os.path.join(model_dir, "model.safetensors"))
                                  / 2**20, 1),
                "step_bytes": step_bytes(model_dir), "info_rss_mib": info_rss(args.ted, model_dir),
+               "read_gbs": read_gbs, "load_average": os.getloadavg()[0],
                **(figures or {})}
         results["rows"].append(row)
         log(json.dumps(row))
