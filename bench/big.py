@@ -192,10 +192,10 @@ def ted_bench(ted, model_dir, new_tokens, repeat):
 
 
 def info_rss(ted, model_dir):
-    """The peak RSS (MiB) of `ted info`, which loads the model without
-    reading a weight: the config, the vocabularies and the tokenizer (a
-    SentencePiece model of 256 000 pieces), what a process holds beside
-    the weights."""
+    """The peak RSS (MiB) of `ted info` of the mapped int8 model, which
+    loads it without reading a weight but the row scales (0.3 MiB): the
+    config, the vocabularies and the tokenizer (a SentencePiece model of
+    256 000 pieces), what a process holds beside the weights."""
     child = subprocess.Popen([ted, "info", "-m", model_dir], stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
     return round(usage.ru_maxrss / 1024, 1) if status == 0 else None
@@ -295,15 +295,16 @@ def ct2_bench(hf_dir, out_dir, new_tokens, repeat):
 def table(results):
     cpu, isa = results["cpu"], results["isa_flags"]
     bw = results["read_gbs"]
-    lines = [f"Peak RSS beyond `ted info`'s (the config, vocabulary and tokenizer, no weight "
-             f"read), over the file: what the weights take. "
-             f"CPU: {cpu}, {results['cores']} cores; flags {' '.join(isa)}. "
+    base_text = results.get("base_rss_mib") or "—"
+    lines = [f"base: the peak RSS of `ted info` on the mapped int8 model ({base_text} MiB: the "
+             f"config, vocabulary and tokenizer, no weight read); (RSS - base) / file: what the "
+             f"weights take. CPU: {cpu}, {results['cores']} cores; flags {' '.join(isa)}. "
              f"bench-machine's read bandwidth on one thread: {bw} GB/s. "
              f"`ted bench --batch 1 --threads 1 --source-len {SOURCE_LEN} --new-tokens "
              f"{results['new_tokens']}` (medians of {results['repeat']}; load: the second of "
              f"two runs, page cache warm).", "",
-             "| weights | layout | file MiB | load ms | peak RSS MiB | RSS / file | beyond "
-             "`ted info` / file | tokens/s | step reads MB | GB/s | of read bandwidth |",
+             "| weights | layout | file MiB | load ms | peak RSS MiB | RSS / file | (RSS - base) "
+             "/ file | tokens/s | step reads MB | GB/s | of read bandwidth |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in results["rows"]:
         if "error" in row:
@@ -313,8 +314,9 @@ def table(results):
         row_bw = row.get("read_gbs", bw)  # measured in the run that measured the row
         frac = f"{100 * gbs / row_bw:.0f} %" if gbs and row_bw else "—"
         layout = row.get("layout", "")
-        beyond = f"{(row['peak_rss_mib'] - row['info_rss_mib']) / row['file_mib']:.2f}" \
-            if row.get("info_rss_mib") else "—"
+        base = results.get("base_rss_mib")
+        beyond = f"{(row['peak_rss_mib'] - base) / row['file_mib']:.2f}" \
+            if base and row["layout"] != "ct2" else "—"
         lines.append(
             f"| {row['name'].split()[0]} | {layout} | {row['file_mib']:,.0f} | "
             f"{row['load_ms']:,.0f} | {row['peak_rss_mib']:,.0f} | "
@@ -357,10 +359,8 @@ def main(argv=None):
         with open(os.path.join(args.out, "results.json")) as f:
             results = json.load(f)
         for row in results["rows"]:
-            model_dir = args.out if row["name"] == "fp32" else \
-                args.out + "-" + row["name"].replace(" ", "-")
-            if "info_rss_mib" not in row and os.path.isdir(model_dir) and row["layout"] != "ct2":
-                row["info_rss_mib"] = info_rss(args.ted, model_dir)
+            row.pop("info_rss_mib", None)
+        results["base_rss_mib"] = info_rss(args.ted, args.out + "-int8-mapped")
         return write_results(args.out, results)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     conversion = make_model(args.out, sys.executable)
@@ -379,7 +379,7 @@ def main(argv=None):
                **ted_bench(args.ted, model_dir, args.new_tokens, args.repeat),
                "file_mib": round(os.path.getsize(os.path.join(model_dir, "model.safetensors"))
                                  / 2**20, 1),
-               "step_bytes": step_bytes(model_dir), "info_rss_mib": info_rss(args.ted, model_dir),
+               "step_bytes": step_bytes(model_dir),
                "read_gbs": read_gbs, "load_average": os.getloadavg()[0],
                **(figures or {})}
         results["rows"].append(row)
@@ -390,6 +390,8 @@ def main(argv=None):
         results["rows"].append(row)
     if args.only:
         results["rows"] = merged_rows(args.out, results["rows"])
+    if os.path.isdir(args.out + "-int8-mapped"):
+        results["base_rss_mib"] = info_rss(args.ted, args.out + "-int8-mapped")
     return write_results(args.out, results)
 
 
