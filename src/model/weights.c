@@ -411,6 +411,11 @@ static ted_status bind_packed_projection(weight_binder *b, ted_attention_weights
     if ((s = bind_matrix(b, &weight, 3 * d, d, "%s.%s_weight", prefix, name)) ||
         (s = bind_vector(b, &bias, 3 * d, "%s.%s_bias", prefix, name)))
         return s;
+    if (weight.i8_packed && !weight.i8 && d % TED_I8_GROUP_ROWS)
+        return ted_fail(b->err, TED_ERR_WEIGHTS,
+                        "%s: %s.%s_weight is int8 in the mapped layout, whose Q, K and V "
+                        "must each start a group: d_model (%d) must be a multiple of %d",
+                        b->path, prefix, name, d, TED_I8_GROUP_ROWS);
     w->q_weight = weight, w->q_bias = bias;
     w->k_weight = ted_matrix_rows(weight, d, d), w->k_bias = bias + d;
     w->v_weight = ted_matrix_rows(weight, 2 * (size_t)d, d), w->v_bias = bias + 2 * d;

@@ -10,6 +10,9 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                       equal to the portable file's I8 rows, every other
                       tensor byte for byte the same; its header names the
                       layout; `ted info` says "layout: mapped" / "portable"
+  bytes/MODEL/DTYPE    the mapped file is byte for byte the portable file's
+                      tensors written here in the mapped layout (NumPy: the
+                      I8 matrices in groups, first, the metadata last)
   same/MODEL/DTYPE/SET the translations of the test set (its first lines) by
                       the mapped model equal the portable model's, line for
                       line, with each kernel set the CPU offers (the sets
@@ -37,7 +40,10 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                       build does not read, with an unknown layout, with a
                       group tensor but no layout named, with a group tensor
                       of the wrong shape: exit 1 and one line naming the file
-                      and the problem
+                      and the problem; `ted quantize --layout mapped` of a
+                      model whose packed Q/K/V thirds do not start groups
+                      (d_model 8): exit 1 and one line; the same model's int8
+                      matrices put in groups here (NumPy): ted refuses to load it
 """
 import json
 import os
@@ -64,6 +70,9 @@ MODELS = [("toy", os.path.join(ROOT, "models", "toy-en-fr")),
 LINES = 60           # of each test set, per kernel set
 WIDE_FF, WIDE_LAYERS = 8192, 12  # the widened en-fr: 52 MB of int8 weights, 27 MB of int4
 GROUP_ROWS = 16
+# The matrices that are looked up, not multiplied (an embedding of its own,
+# learned positions): the mapped layout keeps their rows.
+TABLES = ("tok_emb.embedding.weight", "embed_tokens.weight", "embed_positions.weight")
 
 
 def read(path):
@@ -85,6 +94,62 @@ def ungroup(raw, shape, rows, cols):
     w = (a.astype(np.int16) - 128).astype(np.int8)
     w = w.transpose(0, 2, 1, 3).reshape(groups * GROUP_ROWS, steps * 4)
     return w[:rows, :cols]
+
+
+def group(w):
+    """The U8 groups (groups, ceil(cols / 4), 64) of int8 rows w (rows, cols),
+    ungroup's inverse."""
+    rows, cols = w.shape
+    groups, steps = -(-rows // GROUP_ROWS), -(-cols // 4)
+    padded = np.zeros((groups * GROUP_ROWS, steps * 4), np.int16)
+    padded[:rows, :cols] = w
+    a = padded.reshape(groups, GROUP_ROWS, steps, 4).transpose(0, 2, 1, 3) + 128
+    return a.astype(np.uint8).reshape(groups, steps, 64)
+
+
+def write_grouped(portable, out):
+    """A copy of the portable int8 model with every I8 matrix in groups, written
+    here (no ted quantize): the groups first, the header naming the layout."""
+    shutil.copytree(portable, out)
+    header, raw = read(os.path.join(portable, "model.safetensors"))
+    tensors = []
+    for name in sorted(raw):
+        e = header[name]
+        if e["dtype"] == "I8" and not name.endswith(TABLES):
+            w = np.frombuffer(raw[name], np.int8).reshape(e["shape"])
+            tensors.append((0, name, "U8", group(w).tobytes()))
+        else:
+            tensors.append((1 if e["dtype"] == "F32" else 2, name, e["dtype"], raw[name],
+                            e["shape"]))
+    meta = {"format": "pt", "ted_i8_group_rows": "16", "ted_i8_group_k": "4",
+            "ted_i4_group": "32", "ted_layout": "mapped"}
+    head, data = {}, b""
+    for t in sorted(tensors):
+        shape = t[4] if len(t) == 5 else list(group(np.frombuffer(raw[t[1]], np.int8).reshape(
+            header[t[1]]["shape"])).shape)
+        head[t[1]] = {"dtype": t[2], "shape": shape,
+                      "data_offsets": [len(data), len(data) + len(t[3])]}
+        data += t[3]
+    head["__metadata__"] = meta
+    text = json.dumps(head, separators=(",", ":")).encode()
+    text += b" " * (-(8 + len(text)) % 64)
+    with open(os.path.join(out, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+def check_bytes(name, dtype, portable, mapped, tmp):
+    """ted quantize --layout mapped's file against the portable file's tensors
+    put in groups here, in NumPy (write_grouped): byte for byte."""
+    grouped = os.path.join(tmp, f"{name}-{dtype}-grouped")
+    write_grouped(portable, grouped)
+    with open(os.path.join(mapped, "model.safetensors"), "rb") as f:
+        a = f.read()
+    with open(os.path.join(grouped, "model.safetensors"), "rb") as f:
+        b = f.read()
+    first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), None)
+    report(f"bytes/{name}/{dtype}", None if a == b else
+           f"{len(a)} and {len(b)} bytes, first difference at {first}",
+           f"{len(a)} bytes identical")
 
 
 def check_layout(name, dtype, portable, mapped):
@@ -405,6 +470,44 @@ def check_refusals(mapped, tmp):
         report(f"refuses/{name}", problem, lines[0] if lines else "")
 
 
+def narrowed(src, dst, d):
+    """tests/data/tiny-model (tutorial layout: packed Q/K/V projections) cut to
+    d_model d: every dimension of 16 and in_proj's 48 rows taken to d and 3d."""
+    shutil.copytree(src, dst)
+    t = ted_format.read_tensors(os.path.join(src, "model.safetensors"))
+    for name, w in list(t.items()):
+        t[name] = w[tuple(slice(0, 3 * d if n == 48 else d if n == 16 else n) for n in w.shape)]
+    ted_format.write_safetensors(os.path.join(dst, "model.safetensors"), sorted(t.items()))
+    path = os.path.join(dst, "config.yaml")
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text.replace("d_model: 16", f"d_model: {d}"))
+
+
+def check_packed_projection(tmp):
+    """A packed Q/K/V projection whose thirds do not start groups (d_model 8):
+    ted quantize --layout mapped refuses it with one line, the portable
+    layout is written."""
+    model = os.path.join(tmp, "narrow")
+    narrowed(os.path.join(ROOT, "tests", "data", "tiny-model"), model, 8)
+    _, problem = ted_problem(["quantize", model, os.path.join(tmp, "narrow-portable")])
+    status, _, err = run([TED, "quantize", "--layout", "mapped", model,
+                          os.path.join(tmp, "narrow-mapped")])
+    lines = [x for x in err.split("\n") if x]
+    if not problem and (status != 1 or len(lines) != 1 or
+                        not re.search(r"d_model \(8\) a multiple of 16", lines[0])):
+        problem = f"exit {status}, stderr {err!r}"
+    report("refuses/packed-projection", problem, lines[0] if lines else "")
+    mapped = os.path.join(tmp, "narrow-grouped")
+    write_grouped(os.path.join(tmp, "narrow-portable"), mapped)
+    status, _, err = run([TED, "translate", "-m", mapped, "5 6 7"])
+    lines = [x for x in err.split("\n") if x]
+    report("refuses/packed-projection-file",
+           None if status == 1 and len(lines) == 1 and "must each start a group" in lines[0]
+           else f"exit {status}, stderr {err!r}", lines[0] if lines else "")
+
+
 def quantize(src, dst, dtype, layout):
     _, problem = ted_problem(["quantize", "--dtype", dtype, "--layout", layout, src, dst])
     if problem:
@@ -424,6 +527,8 @@ def main():
                         return 1
                 check_layout(name, dtype, dirs[name, dtype, "portable"],
                              dirs[name, dtype, "mapped"])
+                check_bytes(name, dtype, dirs[name, dtype, "portable"],
+                            dirs[name, dtype, "mapped"], tmp)
                 check_same(name, dtype, model_dir, dirs[name, dtype, "portable"],
                            dirs[name, dtype, "mapped"], sets)
         for dtype in ("int8", "int4"):
@@ -432,6 +537,7 @@ def main():
         check_pytorch(MODELS[0][1], dirs["toy", "int8", "portable"],
                       dirs["toy", "int8", "mapped"])
         check_refusals(dirs["en-fr", "int8", "mapped"], tmp)
+        check_packed_projection(tmp)
         wide = os.path.join(tmp, "wide")
         widen(MODELS[1][1], wide, WIDE_FF, WIDE_LAYERS)
         for dtype in ("int8", "int4"):
