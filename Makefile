@@ -450,11 +450,12 @@ bench-run: all $(VENV)/bench-installed
 # Real sizes (bench/big.py): NLLB-200-distilled-1.3B's shape, random weights
 # from a fixed seed, in float32, bf16, int8 and int4 (portable and mapped):
 # load time, peak RSS, batch-1 tokens/s on one thread and the fraction of the
-# read bandwidth bench-machine measures. Models kept in $(BUILD)/bench/big*
-# (about 17 GB); the table in $(BUILD)/bench/big/table.md.
+# read bandwidth bench-machine measures; CTranslate2's int8 beside them.
+# Models kept in $(BUILD)/bench/big* (about 19 GB); the table in
+# $(BUILD)/bench/big/table.md.
 bench-big: all $(VENV)/bench-installed
 	$(CC) $(BENCH_CFLAGS) bench/machine.c $(BENCH_LIBS) -o $(BENCH_MACHINE)
-	nice $(VENV_PYTHON) bench/big.py --ted $(TED) --machine $(BENCH_MACHINE) \
+	nice $(VENV_PYTHON) bench/big.py --ted $(TED) --machine $(BENCH_MACHINE) --ct2 \
 	    --out $(BUILD)/bench/big
 
 # The vocabulary shortlist (bench/shortlist.py): exact match and chrF of the

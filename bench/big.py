@@ -23,7 +23,10 @@ DIR (default build/bench/big) keeps the models between runs (about 17 GB
 with the Hugging Face directory); the figures go to DIR/results.json and
 the table to DIR/table.md (Markdown, for docs/performance.md). --ct2 adds
 CTranslate2's int8 (ct2-transformers-converter --quantization int8 of the
-same checkpoint), driven as bench/ct2_bench.py drives it.
+same checkpoint, kept in DIR-ct2-int8), timed by bench/ct2_bench.py. --only
+NAME measures rows again into the same results; --share measures two `ted
+serve` processes on each mapped model (DIR/share.json); --report writes the
+table again.
 """
 import argparse
 import json
