@@ -130,7 +130,7 @@ NORMALIZE_CHECK := $(BUILD)/normalize-check
 DOCUMENT_CHECK := $(BUILD)/document-check
 MARIAN_CHECK := $(BUILD)/marian-check
 
-.PHONY: all test check check-san check-san-run check-tsan check-tsan-run fuzz-replay test-unit test-distributed demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-shortlist bench-serve bench-serve-run fuzz valgrind
+.PHONY: all test check check-san check-san-run check-tsan check-tsan-run fuzz-replay test-unit test-distributed demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-big bench-shortlist bench-serve bench-serve-run fuzz valgrind
 all: $(LIB) $(BIN)
 
 $(BUILD)/%.o: %.c
@@ -456,6 +456,18 @@ bench-run: all $(VENV)/bench-installed
 	    $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory bench-python
 	@$(MAKE) --no-print-directory bench-shortlist
+	@$(MAKE) --no-print-directory bench-big
+
+# Real sizes (bench/big.py): NLLB-200-distilled-1.3B's shape, random weights
+# from a fixed seed, in float32, bf16, int8 and int4 (portable and mapped):
+# load time, peak RSS, batch-1 tokens/s on one thread and the fraction of the
+# read bandwidth bench-machine measures; CTranslate2's int8 beside them.
+# Models kept in $(BUILD)/bench/big* (about 19 GB); the table in
+# $(BUILD)/bench/big/table.md.
+bench-big: all $(VENV)/bench-installed
+	$(CC) $(BENCH_CFLAGS) bench/machine.c $(BENCH_LIBS) -o $(BENCH_MACHINE)
+	nice $(VENV_PYTHON) bench/big.py --ted $(TED) --machine $(BENCH_MACHINE) --ct2 \
+	    --out $(BUILD)/bench/big
 
 # The vocabulary shortlist (bench/shortlist.py): exact match and chrF of the
 # shipped models with and without a shortlist built from their training data

@@ -1,7 +1,8 @@
 /* libFuzzer harness: ted_safetensors_parse on arbitrary bytes. A file that
  * parses must describe tensors that lie inside it, sorted by name, found by
  * name and not overlapping; every byte of every tensor is read (so ASan sees
- * any tensor pointing outside the input) and checked for NaN/Inf. */
+ * any tensor pointing outside the input) and checked for NaN/Inf. The
+ * header's string metadata (a mapped file's layout) is found by key. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ted_error check = {0};
         ted_status finite = ted_safetensors_check_finite(t, "fuzz.safetensors", &check);
         REQUIRE(finite == TED_OK || (finite == TED_ERR_WEIGHTS && check.message[0] != '\0'));
+    }
+    for (int i = 0; i < file.metadata_count; i++) {
+        const ted_st_metadata *m = &file.metadata[i];
+        REQUIRE(m->key && m->value);
+        const char *value = ted_safetensors_metadata(&file, m->key);
+        REQUIRE(value);  /* the first entry of that key (JSON may repeat one) */
+        sink ^= (unsigned char)strlen(m->value);
     }
     (void)sink;
     ted_safetensors_close(&file);

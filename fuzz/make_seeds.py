@@ -50,6 +50,18 @@ def safetensors_seeds():
     i8 = struct.pack("<6b", 127, -127, 0, 5, -3, 64)
     yield "i8_with_scale", safetensors([("q.weight", "I8", [2, 3], i8),
                                         ("q.weight.scale", "F32", [2], struct.pack("<2f", 0.01, 0.5))])
+    # ted quantize --layout mapped: an int8 matrix (3 rows, 5 columns) in the
+    # products' groups (U8 (groups, ceil(5 / 4), 64), 64-byte aligned) and the
+    # header's metadata naming the layout; a metadata value that is no string.
+    groups = bytes((w ^ 0x80) & 0xFF for w in range(128))
+    mapped = {"format": "pt", "ted_i8_group_rows": "16", "ted_i8_group_k": "4",
+              "ted_i4_group": "32", "ted_layout": "mapped"}
+    yield "mapped_int8", safetensors([("q.weight", "U8", [1, 2, 64], groups),
+                                      ("q.weight.scale", "F32", [3],
+                                       struct.pack("<3f", 0.01, 0.5, 2.0))],
+                                     metadata=mapped, align=64)
+    yield "metadata_not_string", safetensors([("a", "F32", [1], struct.pack("<f", 1.0))],
+                                             metadata={"ted_layout": 3, "format": "pt"})
     # The first tensors of the tiny test model, as exported.
     path = os.path.join(ROOT, "tests/data/tiny-model/model.safetensors")
     raw = open(path, "rb").read()

@@ -11,7 +11,10 @@ static const char usage[] =
     "codes --source-lang and --target-lang take), every tensor of its weights\n"
     "file with its dtype and shape, the parameter count and size, the weight\n"
     "type (fp32, int8, int4 or bf16) and the kernels that run. An int4 matrix\n"
-    "(U8, two values a byte) and its F32 group scales are marked so.\n"
+    "(U8, two values a byte) and its F32 group scales are marked so, and so is an\n"
+    "int8 matrix stored in the products' groups (U8 of 3 dimensions). The layout\n"
+    "line says whether the file is mapped (ted quantize --layout mapped: loading\n"
+    "copies nothing) or portable.\n"
     "\n"
     "  --check   first read every weight and fail, naming the tensor and element,\n"
     "            at a NaN or infinity (loading checks only biases and LayerNorms)\n";
@@ -22,13 +25,14 @@ static const char usage[] =
 static const char *int4_part(const ted_model *model, const ted_tensor_info *t)
 {
     if (!strcmp(t->dtype, "U8"))
-        return "  int4: 2 per byte, groups of 32";
+        return t->ndim == 3 ? "  int8 in the products' groups (mapped layout)"
+                            : "  int4: 2 per byte, groups of 32";
     size_t n = strlen(t->name);
     if (strcmp(t->dtype, "F32") || n < 6 || strcmp(t->name + n - 6, ".scale"))
         return "";
     for (int i = 0; i < ted_model_tensor_count(model); i++) {
         ted_tensor_info m = ted_model_tensor(model, i);
-        if (!strcmp(m.dtype, "U8") && strlen(m.name) == n - 6 &&
+        if (!strcmp(m.dtype, "U8") && m.ndim == 2 && strlen(m.name) == n - 6 &&
             !strncmp(m.name, t->name, n - 6))
             return "  int4 group scales";
     }
@@ -49,7 +53,7 @@ static void print_tensors(const ted_model *model)
             elements *= t.shape[d];
         }
         printf("]%s\n", int4_part(model, &t));
-        parameters += strcmp(t.dtype, "U8") ? elements : 2 * elements;
+        parameters += strcmp(t.dtype, "U8") || t.ndim == 3 ? elements : 2 * elements;
         bytes += (long long)t.bytes;
     }
     printf("parameters: %lld (%.2f M)\n", parameters, parameters / 1e6);
@@ -102,23 +106,38 @@ static void print_languages(const ted_model *model)
     print_directions(model);
 }
 
-/* "int4 (...)" when Linear weights are stored int4 (U8, the other matrices
- * I8), "int8" when the matrices are stored I8 (with their F32 scales),
+/* "int4 (...)" when Linear weights are stored int4 (U8 of 2 dimensions, the
+ * other matrices int8), "int8" when the matrices are stored I8 (with their
+ * F32 scales) or in the int8 products' groups (U8 of 3 dimensions),
  * "bf16" when they are BF16 (multiplied as stored), else "fp32" (F16
  * weights run as F32). */
 static const char *weight_type(const ted_model *model)
 {
-    for (int i = 0; i < ted_model_tensor_count(model); i++)
-        if (!strcmp(ted_model_tensor(model, i).dtype, "U8"))
+    for (int i = 0; i < ted_model_tensor_count(model); i++) {
+        ted_tensor_info t = ted_model_tensor(model, i);
+        if (!strcmp(t.dtype, "U8") && t.ndim == 2)
             return "int4 (Linear weights; embeddings and the output layer int8)";
+    }
     for (int i = 0; i < ted_model_tensor_count(model); i++) {
         const char *dtype = ted_model_tensor(model, i).dtype;
-        if (!strcmp(dtype, "I8"))
+        if (!strcmp(dtype, "I8") || !strcmp(dtype, "U8"))
             return "int8";
         if (!strcmp(dtype, "BF16"))
             return "bf16";
     }
     return "fp32";
+}
+
+/* "mapped" when int8 matrices are stored in the products' groups (U8 of 3
+ * dimensions: ted quantize --layout mapped), else "portable". */
+static const char *weight_layout(const ted_model *model)
+{
+    for (int i = 0; i < ted_model_tensor_count(model); i++) {
+        ted_tensor_info t = ted_model_tensor(model, i);
+        if (!strcmp(t.dtype, "U8") && t.ndim == 3)
+            return "mapped (the kernels read the file's pages in place; nothing is copied)";
+    }
+    return "portable (rows; the Linear weights are copied into the kernels' layout at load)";
 }
 
 static bool info_option(cli_args *a, const char *option, void *options)
@@ -142,6 +161,7 @@ static int info_command(ted_model *model, const cli_args *a, void *options)
     print_languages(model);
     print_tensors(model);
     printf("weights: %s\n", weight_type(model));
+    printf("layout: %s\n", weight_layout(model));
     printf("kernels: %s\n", ted_cpu_kernels());
     if (*check)
         printf("check: every weight is finite\n");

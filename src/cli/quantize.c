@@ -7,7 +7,7 @@
 #include "model/quantize.h"
 
 static const char usage[] =
-    "usage: ted quantize [--dtype int8|int4|bf16] IN_DIR OUT_DIR\n"
+    "usage: ted quantize [--dtype int8|int4|bf16] [--layout portable|mapped] IN_DIR OUT_DIR\n"
     "\n"
     "Writes OUT_DIR: the model of IN_DIR (F32 weights, tutorial or Marian layout)\n"
     "with every Linear and embedding weight stored as I8, one F32 scale per output\n"
@@ -18,6 +18,10 @@ static const char usage[] =
     "32 columns, each with an F32 scale (max |group| / 7; values -7..7 plus 8,\n"
     "two to a byte, as U8; the scales in NAME.scale), and the embeddings and the\n"
     "output layer as int8.\n"
+    "--layout mapped (int8, int4) stores the int8 Linear weights in the groups the\n"
+    "int8 products read, so that loading maps the file and copies nothing (processes\n"
+    "serving the model share its pages); the default, portable, stores rows, which\n"
+    "any safetensors reader takes and ted repacks at load. `ted info` says which.\n"
     "config.yaml, the vocabularies and SentencePiece models are\n"
     "copied (nothing else). OUT_DIR must not exist or be empty, and must not be IN_DIR.\n"
     "Each file is written under a new temporary name (NAME.XXXXXX; no link is\n"
@@ -73,16 +77,33 @@ static bool take_dtype(cli_args *a, ted_quantize_dtype *dtype)
     return false;
 }
 
+/* --layout NAME into *layout; false (reported) for an unknown NAME. */
+static bool take_layout(cli_args *a, ted_quantize_layout *layout)
+{
+    if (!cli_take_value(a, "--layout"))
+        return false;
+    if (!strcmp(a->value, "portable") || !strcmp(a->value, "mapped")) {
+        *layout = strcmp(a->value, "mapped") ? TED_LAYOUT_PORTABLE : TED_LAYOUT_GROUPS;
+        return true;
+    }
+    cli_error("--layout '%s': expected portable or mapped", a->value);
+    a->failed = true;
+    return false;
+}
+
 int cli_quantize(int argc, char **argv)
 {
     cli_args a;
     if (!cli_args_init(&a, "quantize", usage, argc, argv))
         return 1;
     ted_quantize_dtype dtype = TED_QUANTIZE_INT8;
+    ted_quantize_layout layout = TED_LAYOUT_PORTABLE;
     const char *option;
     while ((option = cli_next_option(&a)))
         if (!strcmp(option, "--dtype"))
             take_dtype(&a, &dtype);
+        else if (!strcmp(option, "--layout"))
+            take_layout(&a, &layout);
         else if (!cli_common_option(&a, option))
             cli_unknown_option(&a, option);
     int status = 0;
@@ -96,7 +117,8 @@ int cli_quantize(int argc, char **argv)
     } else {
         ted_error err = {0};
         catch_stop_signals();
-        if (ted_quantize_model_recorded(a.operands[0], a.operands[1], dtype, &record, &err))
+        if (ted_quantize_model_recorded(a.operands[0], a.operands[1], dtype, layout, &record,
+                                        &err))
             status = cli_error("%s", err.message);
         else
             printf("wrote %s: %s weights of %s\n", a.operands[1],

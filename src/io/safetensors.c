@@ -489,6 +489,44 @@ static bool is_metadata(const cJSON *entry)
     return strcmp(entry->string, METADATA_KEY) == 0;
 }
 
+/* The string entries of the "__metadata__" object into file->metadata. */
+static ted_status parse_metadata(const cJSON *object, const char *file_name,
+                                 ted_safetensors *file, ted_error *err)
+{
+    if (file->metadata)
+        return ted_fail(err, TED_ERR_FORMAT, "%s: \"%s\" is given twice", file_name,
+                        METADATA_KEY);
+    int count = cJSON_GetArraySize(object);
+    file->metadata = ted_alloc(count ? (size_t)count : 1, sizeof *file->metadata,
+                               "safetensors metadata", err);
+    if (!file->metadata)
+        return ted_fail_context(err, "%s", file_name);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, object) {
+        if (!cJSON_IsString(item))
+            continue;
+        ted_st_metadata *m = &file->metadata[file->metadata_count];
+        m->key = strdup(item->string);
+        m->value = strdup(item->valuestring);
+        if (!m->key || !m->value) {
+            free(m->key);
+            free(m->value);
+            return ted_fail(err, TED_ERR_NOMEM, "%s: out of memory for \"%s\"", file_name,
+                            METADATA_KEY);
+        }
+        file->metadata_count++;
+    }
+    return TED_OK;
+}
+
+const char *ted_safetensors_metadata(const ted_safetensors *file, const char *key)
+{
+    for (int i = 0; i < file->metadata_count; i++)
+        if (!strcmp(file->metadata[i].key, key))
+            return file->metadata[i].value;
+    return NULL;
+}
+
 static ted_status parse_entries(const cJSON *root, const char *file_name,
                                 const unsigned char *data, uint64_t data_size,
                                 ted_safetensors *file, ted_error *err)
@@ -510,6 +548,9 @@ static ted_status parse_entries(const cJSON *root, const char *file_name,
             if (!cJSON_IsObject(entry))
                 return ted_fail(err, TED_ERR_FORMAT, "%s: \"%s\" is not an object", file_name,
                                 METADATA_KEY);
+            ted_status status = parse_metadata(entry, file_name, file, err);
+            if (status != TED_OK)
+                return status;
             continue;
         }
         ted_status status =
@@ -743,6 +784,11 @@ void ted_safetensors_close(ted_safetensors *file)
     for (int i = 0; i < file->count; i++)
         free(file->tensors[i].name);
     free(file->tensors);
+    for (int i = 0; i < file->metadata_count; i++) {
+        free(file->metadata[i].key);
+        free(file->metadata[i].value);
+    }
+    free(file->metadata);
     if (file->mapped) {
         ted_mapped_remove(file->bytes);
         munmap((void *)file->bytes, file->size);

@@ -29,12 +29,19 @@ typedef struct ted_st_tensor {
     size_t bytes;
 } ted_st_tensor;
 
+/* One string entry of the header's "__metadata__" object. */
+typedef struct ted_st_metadata {
+    char *key, *value;
+} ted_st_metadata;
+
 typedef struct ted_safetensors {
     const unsigned char *bytes;  /* the whole file */
     size_t size;
     bool mapped;                 /* bytes came from mmap (else borrowed) */
     ted_st_tensor *tensors;      /* sorted by name */
     int count;
+    ted_st_metadata *metadata;   /* the string entries of "__metadata__", in header order */
+    int metadata_count;
 } ted_safetensors;
 
 /* Maps `path` and parses its header. Every tensor is validated: known dtype,
@@ -61,6 +68,10 @@ ted_status ted_safetensors_check_finite(const ted_st_tensor *tensor, const char 
  * touched): for weights that were copied elsewhere. Does nothing for a
  * borrowed file or a range outside the mapping. */
 void ted_safetensors_release(const ted_safetensors *file, const void *data, size_t bytes);
+
+/* The string value of `key` in the header's "__metadata__", or NULL
+ * (entries whose value is not a string are not kept). */
+const char *ted_safetensors_metadata(const ted_safetensors *file, const char *key);
 
 /* The tensor called `name`, or NULL. */
 const ted_st_tensor *ted_safetensors_find(const ted_safetensors *file, const char *name);

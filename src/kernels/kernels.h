@@ -77,7 +77,8 @@ typedef struct ted_matrix {
     const int8_t *i8;     /* (rows, cols), or NULL when float */
     const float *scale;   /* (rows), with i8 */
     const uint8_t *i8_packed; /* i8 packed for vpdpbusd (ted_pack_i8), or NULL: read
-                                 instead of i8 when set */
+                                 instead of i8 when set; alone (i8 NULL) when a mapped
+                                 file holds W so (model-format.md#the-mapped-layout) */
     const float *panels;  /* f32 in panels, or NULL: the products use it when set */
     const uint16_t *bf16; /* (rows, cols) bfloat16, or NULL */
     const uint16_t *bf16_panels; /* bf16 in bf16 panels, or NULL: used when the set can */
@@ -129,6 +130,11 @@ bool ted_i8_packs(void);
  * 64-byte vector, each byte W + 128. Only when ted_i8_packs(). */
 void ted_pack_i8(uint8_t *packed, const int8_t *W, int rows, int cols);
 
+/* The same bytes in plain C, on any CPU: for the writer of a mapped file
+ * (ted quantize --layout mapped), whose groups every set reads
+ * (ted_linear). */
+void ted_pack_i8_plain(uint8_t *packed, const int8_t *W, int rows, int cols);
+
 static inline ted_matrix ted_matrix_float(const float *W)
 {
     return (ted_matrix){.f32 = W};
@@ -143,10 +149,10 @@ static inline ted_matrix ted_matrix_rows(ted_matrix W, size_t first, int cols)
         return (ted_matrix){.i4 = W.i4 + first * groups * (TED_I4_GROUP / 2),
                             .scale = W.scale + first * groups};
     }
-    if (W.i8) {
+    if (W.i8 || W.i8_packed) {  /* a mapped file's int8 W is packed only */
         bool whole = W.i8_packed && first % TED_I8_GROUP_ROWS == 0;
         size_t group_bytes = ((size_t)cols + 3) / 4 * 64;
-        return (ted_matrix){.i8 = W.i8 + first * cols, .scale = W.scale + first,
+        return (ted_matrix){.i8 = W.i8 ? W.i8 + first * cols : NULL, .scale = W.scale + first,
                             .i8_packed = whole ? W.i8_packed + first / TED_I8_GROUP_ROWS *
                                                                    group_bytes
                                                : NULL};

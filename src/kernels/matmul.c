@@ -322,6 +322,21 @@ static bool matmul_i8_packed(const i8_packed_job *from)
     return true;
 }
 
+void ted_pack_i8_plain(uint8_t *packed, const int8_t *W, int rows, int cols)
+{
+    const int G = TED_I8_GROUP_ROWS;
+    size_t K4 = ((size_t)cols + 3) / 4;
+    for (int g = 0; g * G < rows; g++, packed += K4 * 64)
+        for (size_t s = 0; s < K4; s++)
+            for (int j = 0; j < G; j++)
+                for (int e = 0; e < 4; e++) {
+                    size_t k = 4 * s + (size_t)e;
+                    int r = g * G + j;
+                    int8_t w = r < rows && k < (size_t)cols ? W[(size_t)r * cols + k] : 0;
+                    packed[s * 64 + 4 * (size_t)j + (size_t)e] = (uint8_t)(w ^ 0x80);
+                }
+}
+
 size_t ted_i8_packed_bytes(int rows, int cols)
 {
     size_t groups = ((size_t)rows + TED_I8_GROUP_ROWS - 1) / TED_I8_GROUP_ROWS;
@@ -339,11 +354,21 @@ void ted_pack_i8(uint8_t *packed, const int8_t *W, int rows, int cols)
     ted_kernels()->pack_i8(packed, W, cols, rows, 0, groups);
 }
 
+/* Element (row, c) of an int8 W, from its packed groups when it has them. */
+static inline int8_t i8_element(ted_matrix W, int row, int c, int cols)
+{
+    if (!W.i8_packed)
+        return W.i8[(size_t)row * cols + c];
+    const uint8_t *group = W.i8_packed + (size_t)(row / TED_I8_GROUP_ROWS) *
+                                             ((size_t)(cols + 3) / 4 * 64);
+    return (int8_t)(group[(size_t)(c / 4) * 64 + 4 * (row % TED_I8_GROUP_ROWS) + c % 4] ^ 0x80);
+}
+
 /* Without memory for the quantized x: the same numbers, one row of x at a
  * time through a quantized copy on the stack, in pieces of 4096 columns
  * whose partial dot products are exact. */
-static void matmul_i8_in_pieces(float *y, const float *x, const int8_t *W, const float *w_scale,
-                                const float *b, int rows, int K, int out)
+static void matmul_i8_in_pieces(float *y, const float *x, ted_matrix W, const float *b,
+                                int rows, int K, int out)
 {
     enum { PIECE = 4096 };
     int8_t q[PIECE];
@@ -362,9 +387,9 @@ static void matmul_i8_in_pieces(float *y, const float *x, const int8_t *W, const
                     q[k] = v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? (int8_t)v : 0;
                 }
                 for (int k = 0; k < n; k++)
-                    dot += q[k] * W[(size_t)j * K + k0 + k];
+                    dot += q[k] * i8_element(W, j, k0 + k, K);
             }
-            float v = (float)dot * (x_scale * w_scale[j]);
+            float v = (float)dot * (x_scale * W.scale[j]);
             y[(size_t)i * out + j] = b ? v + b[j] : v;
         }
     }
@@ -423,7 +448,8 @@ static void matmul_i8(float *y, const float *x, const int8_t *W, const uint8_t *
     int ldx;
     int8_t *xq = quantize_rows(ted_kernels(), x, rows, in_features, &x_scale, &x_sum, &ldx);
     if (!xq) {
-        matmul_i8_in_pieces(y, x, W, w_scale, b, rows, in_features, out_features);
+        ted_matrix matrix = {.i8 = W, .i8_packed = packed, .scale = w_scale};
+        matmul_i8_in_pieces(y, x, matrix, b, rows, in_features, out_features);
         return;
     }
     i8_job job = {ted_kernels(), y, xq, W, x_scale, w_scale, b, x_sum, rows, ldx, in_features,
@@ -600,7 +626,7 @@ void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows
 {
     if (W.panels)
         matmul_panels(y, x, W.panels, b, rows, in_features, out_features);
-    else if (W.i8)
+    else if (W.i8 || W.i8_packed)
         matmul_i8(y, x, W.i8, W.i8_packed, W.scale, b, rows, in_features, out_features);
     else if (W.i4)
         ted_matmul_i4(y, x, W.i4, W.scale, b, rows, in_features, out_features);
@@ -608,16 +634,6 @@ void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows
         matmul_bf16(y, x, W.bf16, W.bf16_panels, b, rows, in_features, out_features);
     else
         ted_matmul(y, x, W.f32, b, rows, in_features, out_features);
-}
-
-/* Element (row, c) of an int8 W, from its packed groups when it has them. */
-static inline int8_t i8_element(ted_matrix W, int row, int c, int cols)
-{
-    if (!W.i8_packed)
-        return W.i8[(size_t)row * cols + c];
-    const uint8_t *group = W.i8_packed + (size_t)(row / TED_I8_GROUP_ROWS) *
-                                             ((size_t)(cols + 3) / 4 * 64);
-    return (int8_t)(group[(size_t)(c / 4) * 64 + 4 * (row % TED_I8_GROUP_ROWS) + c % 4] ^ 0x80);
 }
 
 void ted_matrix_i8_row(int8_t *out, ted_matrix W, int row, int cols)
@@ -639,7 +655,7 @@ void ted_matrix_row(float *out, ted_matrix W, int row, int cols, float factor)
         }
         return;
     }
-    if (W.i8) {
+    if (W.i8 || W.i8_packed) {
         for (int c = 0; c < cols; c++)
             out[c] = (i8_element(W, row, c, cols) * W.scale[row]) * factor;
         return;

@@ -49,7 +49,9 @@ typedef int ted_pack_i8_fn(uint8_t *packed, const int8_t *W, int K, int out, int
 
 /* Groups [first, last) (16 output columns each; the columns past `out` not
  * written) of y (rows, ldy) = the int8 product of x (as for
- * ted_matmul_i8_columns_fn) and W packed by ted_pack_i8_fn. */
+ * ted_matmul_i8_columns_fn) and W packed by ted_pack_i8_fn. Every set has
+ * one (a mapped file holds W packed whatever the CPU): vpdpbusd with
+ * AVX512_VNNI, plain C elsewhere, the same floats. */
 typedef void ted_matmul_i8_packed_fn(float *y, int ldy, const int8_t *x, const float *x_scale,
                                      const int32_t *x_sum, int ldx, const uint8_t *packed,
                                      const float *w_scale, const float *b, int rows, int K,

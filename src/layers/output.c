@@ -18,7 +18,7 @@ size_t ted_output_gather_bytes(const ted_output_weights *out, int count, int d_m
 {
     size_t n = (size_t)count, d = (size_t)d_model;
     size_t bias = out->bias ? aligned(n * sizeof(float)) : 0;
-    if (out->weight.i8)
+    if (out->weight.i8 || out->weight.i8_packed)
         return aligned(n * d) + aligned(n * sizeof(float)) + bias;
     return aligned(ted_panels_floats(count, d_model) * sizeof(float)) + bias +
            d * sizeof(float);
@@ -45,7 +45,7 @@ void ted_output_gather(ted_output_subset *subset, const ted_output_weights *out,
     char *at = storage;
     size_t n = (size_t)subset->count, d = (size_t)d_model;
     ted_matrix W = out->weight;
-    if (W.i8) {
+    if (W.i8 || W.i8_packed) {
         int8_t *q = (int8_t *)at;
         float *scale = (float *)(at + aligned(n * d));
         for (size_t i = 0; i < n; i++) {

@@ -90,24 +90,33 @@ typedef struct entry {
     char name[300];
     entry_kind kind;
     ted_quantize_dtype as;  /* a matrix's type, and its scales' */
+    bool groups;            /* an int8 matrix in the products' groups (mapped layout) */
     const ted_st_tensor *source;
     int ndim;
-    int64_t shape[2];
+    int64_t shape[3];
     size_t bytes;
 } entry;
+
+/* Matrices in groups first (64-byte multiples), then the F32 tensors, then
+ * the other matrices. */
+static int entry_rank(const entry *e)
+{
+    return e->kind != ENTRY_MATRIX ? 1 : e->groups ? 0 : 2;
+}
 
 static int compare_entries(const void *a, const void *b)
 {
     const entry *x = a, *y = b;
-    bool x_i8 = x->kind == ENTRY_MATRIX, y_i8 = y->kind == ENTRY_MATRIX;
-    if (x_i8 != y_i8)
-        return x_i8 ? 1 : -1;
+    if (entry_rank(x) != entry_rank(y))
+        return entry_rank(x) - entry_rank(y);
     return strcmp(x->name, y->name);
 }
 
-/* The entries of the matrix t stored `as`: its values, then its scales
- * (none for bf16), at e. Returns how many. */
-static int matrix_entries(entry *e, const ted_st_tensor *t, ted_quantize_dtype as)
+/* The entries of the matrix t stored `as`: its values (in groups when
+ * in_groups, an int8 matrix), then its scales (none for bf16), at e.
+ * Returns how many. */
+static int matrix_entries(entry *e, const ted_st_tensor *t, ted_quantize_dtype as,
+                          bool in_groups)
 {
     int64_t rows = t->shape[0], cols = t->shape[1];
     int64_t groups = (cols + TED_I4_GROUP - 1) / TED_I4_GROUP;
@@ -118,6 +127,15 @@ static int matrix_entries(entry *e, const ted_st_tensor *t, ted_quantize_dtype a
                    .shape = {rows, stored_cols},
                    .bytes = (size_t)rows * (size_t)stored_cols * element};
     snprintf(e[0].name, sizeof e->name, "%s", t->name);
+    if (in_groups) {
+        int64_t steps = (cols + 3) / 4;
+        e[0].groups = true;
+        e[0].ndim = 3;
+        e[0].shape[0] = (rows + TED_I8_GROUP_ROWS - 1) / TED_I8_GROUP_ROWS;
+        e[0].shape[1] = steps;
+        e[0].shape[2] = 64;
+        e[0].bytes = ted_i8_packed_bytes((int)rows, (int)cols);
+    }
     if (as == TED_QUANTIZE_BF16)
         return 1;
     e[1] = (entry){.kind = ENTRY_SCALE, .as = as, .source = t, .ndim = i4 ? 2 : 1,
@@ -127,45 +145,55 @@ static int matrix_entries(entry *e, const ted_st_tensor *t, ted_quantize_dtype a
     return 2;
 }
 
-/* Every tensor of m's file, F32 first, then the matrices: an int8 or int4
- * matrix as two entries (its values and its scales), a bf16 one as one.
- * With int4 only the inner Linear weights are int4, the other matrices
- * (embeddings, positions, the output layer) int8. */
+/* How the matrix t is stored: as[0] its type (with int4 only the inner
+ * Linear weights are int4, the other matrices int8), as[1] whether in
+ * groups (an int8 Linear weight of the mapped layout). */
+static ted_status matrix_storage(const ted_model *m, const ted_st_tensor *t,
+                                 ted_quantize_dtype dtype, ted_quantize_layout layout,
+                                 int as[2], ted_error *err)
+{
+    ted_linear_role role = TED_LINEAR_NONE;
+    ted_status s = ted_weights_linear_role(m, t->data, &role, err);
+    if (s)
+        return s;
+    as[0] = dtype == TED_QUANTIZE_INT4 && role != TED_LINEAR_INNER ? TED_QUANTIZE_INT8
+                                                                    : (int)dtype;
+    as[1] = layout == TED_LAYOUT_GROUPS && as[0] == TED_QUANTIZE_INT8 &&
+            role != TED_LINEAR_NONE;
+    return TED_OK;
+}
+
+/* Every tensor of m's file (compare_entries's order): an int8 or int4
+ * matrix as two entries (its values and its scales), a bf16 one as one. */
 static ted_status plan_entries(const ted_model *m, const char *path, ted_quantize_dtype dtype,
-                               entry **out, int *count, ted_error *err)
+                               ted_quantize_layout layout, entry **out, int *count,
+                               ted_error *err)
 {
     const ted_safetensors *file = &m->file;
     entry *e = ted_alloc((size_t)file->count * 2, sizeof *e, "tensor list", err);
     if (!e)
         return TED_ERR_NOMEM;
     int n = 0;
-    for (int i = 0; i < file->count; i++) {
+    ted_status s = TED_OK;
+    for (int i = 0; !s && i < file->count; i++) {
         const ted_st_tensor *t = &file->tensors[i];
-        if (t->dtype != TED_DTYPE_F32) {
-            free(e);
-            return ted_fail(err, TED_ERR_WEIGHTS,
-                            "%s: tensor '%s' is %s; ted quantize reads F32 weights", path,
-                            t->name, ted_dtype_name(t->dtype));
-        }
-        if (strlen(t->name) + sizeof ".scale" > sizeof e->name) {
-            free(e);
-            return ted_fail(err, TED_ERR_WEIGHTS, "%s: tensor name '%s' is too long", path,
-                            t->name);
-        }
-        if (t->ndim != 2) {
+        int as[2];
+        if (t->dtype != TED_DTYPE_F32)
+            s = ted_fail(err, TED_ERR_WEIGHTS, "%s: tensor '%s' is %s; ted quantize reads F32 "
+                         "weights", path, t->name, ted_dtype_name(t->dtype));
+        else if (strlen(t->name) + sizeof ".scale" > sizeof e->name)
+            s = ted_fail(err, TED_ERR_WEIGHTS, "%s: tensor name '%s' is too long", path,
+                         t->name);
+        else if (t->ndim != 2) {
             e[n] = (entry){.kind = ENTRY_VECTOR, .source = t, .ndim = 1,
                            .shape = {t->shape[0]}, .bytes = t->bytes};
             snprintf(e[n++].name, sizeof e->name, "%s", t->name);
-            continue;
-        }
-        bool inner = false;
-        if (dtype == TED_QUANTIZE_INT4 &&
-            ted_weights_inner_linear(m, t->data, &inner, err) != TED_OK) {
-            free(e);
-            return TED_ERR_NOMEM;
-        }
-        bool int8 = dtype == TED_QUANTIZE_INT4 && !inner;
-        n += matrix_entries(e + n, t, int8 ? TED_QUANTIZE_INT8 : dtype);
+        } else if (!(s = matrix_storage(m, t, dtype, layout, as, err)))
+            n += matrix_entries(e + n, t, (ted_quantize_dtype)as[0], as[1]);
+    }
+    if (s) {
+        free(e);
+        return s;
     }
     qsort(e, (size_t)n, sizeof *e, compare_entries);
     *out = e;
@@ -173,14 +201,40 @@ static ted_status plan_entries(const ted_model *m, const char *path, ted_quantiz
     return TED_OK;
 }
 
+/* What a weights file is written from and as. */
+typedef struct ted_quantize_spec {
+    const char *in_path;  /* the float weights, for messages */
+    ted_quantize_dtype dtype;
+    ted_quantize_layout layout;
+} ted_quantize_spec;
+
+/* The mapped layout holds int8 or int4 weights, and a packed Q/K/V
+ * projection's thirds must start groups (d_model a multiple of
+ * TED_I8_GROUP_ROWS). */
+static ted_status check_groups(const ted_model *m, const char *in_dir,
+                               ted_quantize_dtype dtype, ted_error *err)
+{
+    const ted_config *c = &m->config;
+    if (dtype == TED_QUANTIZE_BF16)
+        return ted_fail(err, TED_ERR_ARGUMENT, "--layout mapped: holds int8 or int4 weights "
+                        "(bf16 weights are repacked at load)");
+    if (c->attention_projection == TED_PROJECTION_PACKED && c->d_model % TED_I8_GROUP_ROWS)
+        return ted_fail(err, TED_ERR_ARGUMENT, "%s: --layout mapped needs d_model (%d) a "
+                        "multiple of %d for the packed Q/K/V projections", in_dir, c->d_model,
+                        TED_I8_GROUP_ROWS);
+    return TED_OK;
+}
+
 /* ---- the safetensors file ---------------------------------------------------- */
 
 /* The JSON header as tools/ted_format.py's json.dumps(separators=(",",
  * ":")) writes it, padded with spaces so the data starts at a multiple of
- * 64 bytes. The names are those of a model ted loaded: plain ASCII. */
-static char *header_text(const entry *e, int count, size_t *length, ted_error *err)
+ * 64 bytes; when `mapped`, its "__metadata__" names the mapped layout. The
+ * names are those of a model ted loaded: plain ASCII. */
+static char *header_text(const entry *e, int count, bool mapped, size_t *length,
+                         ted_error *err)
 {
-    size_t size = 64;
+    size_t size = 512;
     for (int i = 0; i < count; i++)
         size += strlen(e[i].name) + 160;
     char *text = ted_alloc(size, 1, "safetensors header", err);
@@ -192,7 +246,8 @@ static char *header_text(const entry *e, int count, size_t *length, ted_error *e
         static const char *const names[] = {[TED_QUANTIZE_INT8] = "I8",
                                             [TED_QUANTIZE_BF16] = "BF16",
                                             [TED_QUANTIZE_INT4] = "U8"};
-        const char *dtype = e[i].kind == ENTRY_MATRIX ? names[e[i].as] : "F32";
+        const char *dtype = e[i].kind != ENTRY_MATRIX ? "F32" : e[i].groups ? "U8"
+                                                                            : names[e[i].as];
         used += (size_t)snprintf(text + used, size - used, "\"%s\":{\"dtype\":\"%s\",\"shape\":[",
                                  e[i].name, dtype);
         for (int d = 0; d < e[i].ndim; d++)
@@ -202,7 +257,12 @@ static char *header_text(const entry *e, int count, size_t *length, ted_error *e
                                  offset, offset + e[i].bytes);
         offset += e[i].bytes;
     }
-    used += (size_t)snprintf(text + used, size - used, "\"__metadata__\":{\"format\":\"pt\"}}");
+    used += (size_t)snprintf(text + used, size - used, "\"__metadata__\":{\"format\":\"pt\"");
+    for (int i = 0; mapped && i < TED_LAYOUT_PARAMS; i++)
+        used += (size_t)snprintf(text + used, size - used, ",\"%s\":\"%d\"",
+                                 ted_layout_params[i].key, ted_layout_params[i].value);
+    used += (size_t)snprintf(text + used, size - used, mapped ? ",\"%s\":\"%s\"}}" : "}}",
+                             TED_LAYOUT_KEY, TED_LAYOUT_MAPPED);
     while ((8 + used) % 64)
         text[used++] = ' ';
     *length = used;
@@ -247,13 +307,38 @@ static bool write_i4(FILE *f, const entry *e, uint8_t *q)
     return true;
 }
 
+/* An int8 matrix in groups, a group of TED_I8_GROUP_ROWS rows at a time:
+ * its rows quantized into q (TED_I8_GROUP_ROWS, cols), then packed after
+ * them. */
+static bool write_groups(FILE *f, const entry *e, int8_t *q)
+{
+    const ted_st_tensor *t = e->source;
+    int64_t rows = t->shape[0], cols = t->shape[1];
+    uint8_t *packed = (uint8_t *)q + (size_t)TED_I8_GROUP_ROWS * (size_t)cols;
+    size_t bytes = ted_i8_packed_bytes(TED_I8_GROUP_ROWS, (int)cols);
+    for (int64_t first = 0; first < rows; first += TED_I8_GROUP_ROWS) {
+        int n = rows - first < TED_I8_GROUP_ROWS ? (int)(rows - first) : TED_I8_GROUP_ROWS;
+        for (int j = 0; j < n; j++) {
+            const float *row = (const float *)t->data + (first + j) * cols;
+            quantize_row(q + (size_t)j * cols, row, cols, row_scale(row, cols));
+        }
+        ted_pack_i8_plain(packed, q, n, (int)cols);
+        if (fwrite(packed, 1, bytes, f) != bytes)
+            return false;
+    }
+    return true;
+}
+
 /* The bytes of one entry, written row by row; q holds a row of the
- * matrix's new type (and an int4 row's scales). */
+ * matrix's new type (and an int4 row's scales), or an int8 group and its
+ * packed bytes. */
 static bool write_entry(FILE *f, const entry *e, void *q)
 {
     const ted_st_tensor *t = e->source;
     if (e->kind == ENTRY_VECTOR)
         return fwrite(t->data, 1, t->bytes, f) == t->bytes;
+    if (e->groups)
+        return write_groups(f, e, q);
     if (e->as == TED_QUANTIZE_BF16)
         return write_bf16(f, t, q);
     if (e->as == TED_QUANTIZE_INT4)
@@ -321,22 +406,24 @@ static ted_status close_temporary(FILE *file, const char *final, int error, ted_
 }
 
 /* The weights file, quantized, into record->path[slot]. */
-static ted_status write_weights(const ted_model *m, const char *in_path, const char *out_path,
-                                ted_quantize_dtype dtype, ted_quantize_record *r, ted_error *err)
+static ted_status write_weights(const ted_model *m, const char *out_path,
+                                const ted_quantize_spec *spec, ted_quantize_record *r,
+                                ted_error *err)
 {
     entry *e = NULL;
     int count = 0;
-    ted_status s = plan_entries(m, in_path, dtype, &e, &count, err);
+    ted_status s = plan_entries(m, spec->in_path, spec->dtype, spec->layout, &e, &count, err);
     if (s)
         return s;
     size_t length = 0, widest = 1;
-    char *header = header_text(e, count, &length, err);
+    char *header = header_text(e, count, spec->layout == TED_LAYOUT_GROUPS, &length, err);
     for (int i = 0; i < count; i++)
         if (e[i].kind == ENTRY_MATRIX && (size_t)e[i].source->shape[1] > widest)
             widest = (size_t)e[i].source->shape[1];
     /* a bf16 row, or an int4 row (at most widest bytes, rounded up to 64)
-     * and its scales */
-    void *q = header ? ted_alloc(widest + 64, 2 * sizeof(uint16_t), "quantized row", err)
+     * and its scales, or an int8 group and its packed bytes (2 *
+     * TED_I8_GROUP_ROWS rows of widest + 3 bytes) */
+    void *q = header ? ted_alloc(widest + 64, 2 * TED_I8_GROUP_ROWS, "quantized row", err)
                      : NULL;
     FILE *f = NULL;
     s = q ? open_temporary(r, 0, out_path, &f, err) : TED_ERR_NOMEM;
@@ -522,8 +609,8 @@ static void clear_record(ted_quantize_record *r)
 }
 
 ted_status ted_quantize_model_recorded(const char *in_dir, const char *out_dir,
-                                       ted_quantize_dtype dtype, ted_quantize_record *record,
-                                       ted_error *err)
+                                       ted_quantize_dtype dtype, ted_quantize_layout layout,
+                                       ted_quantize_record *record, ted_error *err)
 {
     if (!in_dir || !out_dir || !record)
         return ted_fail(err, TED_ERR_ARGUMENT,
@@ -538,8 +625,11 @@ ted_status ted_quantize_model_recorded(const char *in_dir, const char *out_dir,
     s = plan_files(m, in_dir, out_dir, &files, in_path, out_path, err);
     if (!s)
         s = prepare_out_dir(in_dir, out_dir, record, err);
+    ted_quantize_spec spec = {in_path, dtype, layout};
+    if (!s && layout == TED_LAYOUT_GROUPS)
+        s = check_groups(m, in_dir, dtype, err);
     if (!s)
-        s = write_weights(m, in_path, out_path, dtype, record, err);
+        s = write_weights(m, out_path, &spec, record, err);
     if (!s)
         s = copy_model_files(&files, in_dir, out_dir, record, err);
     if (!s)
@@ -554,12 +644,12 @@ ted_status ted_quantize_model_recorded(const char *in_dir, const char *out_dir,
 }
 
 ted_status ted_quantize_model(const char *in_dir, const char *out_dir, ted_quantize_dtype dtype,
-                              ted_error *err)
+                              ted_quantize_layout layout, ted_error *err)
 {
     ted_quantize_record *record = ted_alloc(1, sizeof *record, "quantize record", err);
     if (!record)
         return TED_ERR_NOMEM;
-    ted_status s = ted_quantize_model_recorded(in_dir, out_dir, dtype, record, err);
+    ted_status s = ted_quantize_model_recorded(in_dir, out_dir, dtype, layout, record, err);
     free(record);
     return s;
 }

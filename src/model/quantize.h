@@ -31,6 +31,13 @@ typedef enum ted_quantize_dtype {
     TED_QUANTIZE_INT4,  /* the inner Linear weights U8 (int4), the other matrices I8 */
 } ted_quantize_dtype;
 
+/* How the weights file lays the matrices out. */
+typedef enum ted_quantize_layout {
+    TED_LAYOUT_PORTABLE,  /* row-major: any reader; loading copies what the kernels repack */
+    TED_LAYOUT_GROUPS,    /* the int8 Linear weights in the products' groups (weights.h's
+                             mapped layout): loading maps the file and copies nothing */
+} ted_quantize_layout;
+
 /* Writes out_dir as a copy of in_dir, a model ted loads with F32 weights,
  * whose weights file holds every matrix (Linear and embedding weights) as
  * I8 with a "NAME.scale" F32 tensor of one scale per row, symmetric:
@@ -45,7 +52,12 @@ typedef enum ted_quantize_dtype {
  * (embeddings, the output layer, learned positions) int8 as above.
  * In the file the F32 tensors come first, then the I8 (BF16) ones, each group
  * sorted by name, so every F32 tensor stays 4-byte aligned; the bytes are
- * those tools/ted_format.py writes for the same weights. config.yaml, the
+ * those tools/ted_format.py writes for the same weights. With
+ * TED_LAYOUT_GROUPS (int8 and int4 only) every int8 Linear weight (the
+ * output layer's, a tied embedding's) is instead a U8 tensor of its
+ * groups (ted_pack_i8_plain), these first in the file (each a multiple of
+ * 64 bytes, so each starts 64-byte aligned), and the header's
+ * "__metadata__" names the layout and its parameters (weights.h). config.yaml, the
  * vocabularies and the SentencePiece models are copied.
  * out_dir must not exist or be empty, and must not be in_dir. Every file is
  * written under a unique temporary name (NAME.XXXXXX, created with O_EXCL:
@@ -53,13 +65,13 @@ typedef enum ted_quantize_dtype {
  * failure (a full disk is named: "No space left on device") nothing of
  * them is left, nor out_dir when this run created it. */
 ted_status ted_quantize_model(const char *in_dir, const char *out_dir, ted_quantize_dtype dtype,
-                              ted_error *err);
+                              ted_quantize_layout layout, ted_error *err);
 
 /* The same, recording in `record` (which the caller keeps, such as a
  * static one a signal handler sees) what it creates while it runs. */
 ted_status ted_quantize_model_recorded(const char *in_dir, const char *out_dir,
-                                       ted_quantize_dtype dtype, ted_quantize_record *record,
-                                       ted_error *err);
+                                       ted_quantize_dtype dtype, ted_quantize_layout layout,
+                                       ted_quantize_record *record, ted_error *err);
 
 /* Removes what `record` holds: the files, then the directory when this run
  * created it. Async-signal-safe (unlink and rmdir only), for a handler of

@@ -66,8 +66,44 @@ typedef struct weight_binder {
     const tensor_names *names;
     const char *path;      /* the weights file, for messages */
     unsigned char *used;   /* (file.count): which tensors the config uses */
+    bool mapped;           /* the header names the mapped layout */
     ted_error *err;
 } weight_binder;
+
+const ted_layout_param ted_layout_params[TED_LAYOUT_PARAMS] = {
+    {"ted_i8_group_rows", TED_I8_GROUP_ROWS},
+    {"ted_i8_group_k", 4},  /* bytes of k of a row in each dword of a group */
+    {"ted_i4_group", TED_I4_GROUP},
+};
+
+/* b->mapped = whether the header names the mapped layout, whose
+ * parameters must be this build's; any other layout is refused. */
+static ted_status check_layout(weight_binder *b)
+{
+    const ted_safetensors *f = &b->model->file;
+    const char *layout = ted_safetensors_metadata(f, TED_LAYOUT_KEY);
+    b->mapped = layout != NULL;
+    if (!layout)
+        return TED_OK;
+    if (strcmp(layout, TED_LAYOUT_MAPPED))
+        return ted_fail(b->err, TED_ERR_WEIGHTS,
+                        "%s: __metadata__ %s is '%s'; ted reads '%s' (or no %s: the portable "
+                        "layout)", b->path, TED_LAYOUT_KEY, layout, TED_LAYOUT_MAPPED,
+                        TED_LAYOUT_KEY);
+    for (int i = 0; i < TED_LAYOUT_PARAMS; i++) {
+        const ted_layout_param *p = &ted_layout_params[i];
+        const char *value = ted_safetensors_metadata(f, p->key);
+        char expected[16];
+        snprintf(expected, sizeof expected, "%d", p->value);
+        if (!value || strcmp(value, expected))
+            return ted_fail(b->err, TED_ERR_WEIGHTS,
+                            "%s: the mapped layout's %s is %s%s%s in __metadata__; this build's "
+                            "kernels read %s (write the model again with ted quantize --layout "
+                            "mapped)", b->path, p->key, value ? "'" : "", value ? value : "missing",
+                            value ? "'" : "", expected);
+    }
+    return TED_OK;
+}
 
 static float half_to_float(uint16_t h)
 {
@@ -270,6 +306,32 @@ static ted_status bind_i4(weight_binder *b, ted_matrix *field, const ted_st_tens
     return s;
 }
 
+/* The int8 matrix (rows, cols) whose U8 tensor t (groups, ceil(cols / 4),
+ * 64) a mapped file holds in the products' groups, with its F32 scales. */
+static ted_status bind_i8_groups(weight_binder *b, ted_matrix *field, const ted_st_tensor *t,
+                                 int64_t rows, int64_t cols)
+{
+    *field = (ted_matrix){0};
+    int64_t groups = (rows + TED_I8_GROUP_ROWS - 1) / TED_I8_GROUP_ROWS, steps = (cols + 3) / 4;
+    if (!b->mapped)
+        return ted_fail(b->err, TED_ERR_WEIGHTS,
+                        "%s: tensor '%s' is U8 of 3 dimensions (int8 in the mapped layout) but "
+                        "the header's __metadata__ has no %s", b->path, t->name, TED_LAYOUT_KEY);
+    if (t->shape[0] != groups || t->shape[1] != steps || t->shape[2] != 64)
+        return ted_fail(b->err, TED_ERR_WEIGHTS,
+                        "%s: tensor '%s' is int8 in the mapped layout; the config needs shape "
+                        "[%lld, %lld, 64] (%lld rows in groups of %d, %lld columns)", b->path,
+                        t->name, (long long)groups, (long long)steps, (long long)rows,
+                        TED_I8_GROUP_ROWS, (long long)cols);
+    if ((uintptr_t)t->data % 64)
+        return ted_fail(b->err, TED_ERR_WEIGHTS,
+                        "%s: tensor '%s' (int8 in the mapped layout) does not start at a "
+                        "multiple of 64 bytes", b->path, t->name);
+    ted_status s = bind_scales(b, field, t->name, rows, cols);
+    field->i8_packed = s ? NULL : t->data;
+    return s;
+}
+
 /* Binds the matrix NAME (rows, cols): BF16 used in place from the mapping
  * (converted to float when its data is not 2-byte aligned), F32 or F16
  * as floats, I8 with its scales, or U8 (int4) with its group scales. */
@@ -289,7 +351,8 @@ static ted_status bind_matrix(weight_binder *b, ted_matrix *field, int64_t rows,
     t = ted_safetensors_find(&b->model->file, name);
     if (t && t->dtype == TED_DTYPE_U8) {  /* its bytes are not its columns */
         b->used[t - b->model->file.tensors] = 1;
-        return bind_i4(b, field, t, rows, cols);
+        return t->ndim == 3 ? bind_i8_groups(b, field, t, rows, cols)
+                            : bind_i4(b, field, t, rows, cols);
     }
     ted_status s = find_shaped(b, name, rows, cols, &t);
     if (s)
@@ -348,6 +411,11 @@ static ted_status bind_packed_projection(weight_binder *b, ted_attention_weights
     if ((s = bind_matrix(b, &weight, 3 * d, d, "%s.%s_weight", prefix, name)) ||
         (s = bind_vector(b, &bias, 3 * d, "%s.%s_bias", prefix, name)))
         return s;
+    if (weight.i8_packed && !weight.i8 && d % TED_I8_GROUP_ROWS)
+        return ted_fail(b->err, TED_ERR_WEIGHTS,
+                        "%s: %s.%s_weight is int8 in the mapped layout, whose Q, K and V "
+                        "must each start a group: d_model (%d) must be a multiple of %d",
+                        b->path, prefix, name, d, TED_I8_GROUP_ROWS);
     w->q_weight = weight, w->q_bias = bias;
     w->k_weight = ted_matrix_rows(weight, d, d), w->k_bias = bias + d;
     w->v_weight = ted_matrix_rows(weight, 2 * (size_t)d, d), w->v_bias = bias + 2 * d;
@@ -636,7 +704,7 @@ static void list_linear_weights(linear_list *list, ted_weights *w, const ted_con
     add_linear(list, &w->generator.weight, c->tgt_vocab_size, d);
 }
 
-ted_status ted_weights_inner_linear(const ted_model *m, const void *data, bool *inner,
+ted_status ted_weights_linear_role(const ted_model *m, const void *data, ted_linear_role *role,
                                    ted_error *err)
 {
     ted_weights *w = (ted_weights *)&m->weights;  /* listed, not written */
@@ -647,10 +715,11 @@ ted_status ted_weights_inner_linear(const ted_model *m, const void *data, bool *
         return TED_ERR_NOMEM;
     list.count = 0;
     list_linear_weights(&list, w, &m->config);
-    *inner = false;
-    for (int i = 0; !*inner && i < list.count; i++)
-        *inner = list.items[i].matrix != &w->generator.weight && data &&
-                 list.items[i].matrix->f32 == data;
+    *role = TED_LINEAR_NONE;
+    for (int i = 0; data && *role == TED_LINEAR_NONE && i < list.count; i++)
+        if (list.items[i].matrix->f32 == data)
+            *role = list.items[i].matrix == &w->generator.weight ? TED_LINEAR_OUTPUT
+                                                                 : TED_LINEAR_INNER;
     free(list.items);
     return TED_OK;
 }
@@ -842,7 +911,9 @@ ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err)
     if (!b.used)
         return TED_ERR_NOMEM;
     ted_weights *w = &m->weights;
-    ted_status s = bind_embeddings(&b, w);
+    ted_status s = check_layout(&b);
+    if (!s)
+        s = bind_embeddings(&b, w);
     if (!s)
         s = bind_stacks(&b, w);
     if (!s)

@@ -546,10 +546,26 @@ static uint8_t *packed_i8(const int8_t *W, int out, int in)
     return packed;
 }
 
+/* W in the same groups by ted_pack_i8_plain, as a mapped file holds it
+ * (every set reads them); byte for byte ted_pack_i8's where the set packs. */
+static uint8_t *groups_i8(const int8_t *W, int out, int in)
+{
+    size_t bytes = (ted_i8_packed_bytes(out, in) + 63) / 64 * 64;
+    uint8_t *groups = aligned_alloc(64, bytes);
+    cr_assert(groups);
+    ted_pack_i8_plain(groups, W, out, in);
+    uint8_t *packed = packed_i8(W, out, in);
+    cr_assert(!packed || !memcmp(packed, groups, ted_i8_packed_bytes(out, in)),
+              "ted_pack_i8_plain and ted_pack_i8 differ (%d x %d)", out, in);
+    free(packed);
+    return groups;
+}
+
 /* The product through ted_matmul_i8 (W as stored), or, with `packed`,
- * through ted_linear with W packed as at load. */
+ * through ted_linear with W packed as at load, or with W in its groups
+ * alone (`alone`: a mapped file's, no rows beside them). */
 static void check_i8_product(const char *variant, const i8_product *p, bool bias, int threads,
-                             const uint8_t *packed)
+                             const uint8_t *packed, bool alone)
 {
     float *y = malloc(sizeof(float) * p->rows * p->out);
     int8_t *q = malloc((size_t)p->in);
@@ -557,7 +573,9 @@ static void check_i8_product(const char *variant, const i8_product *p, bool bias
     for (int i = 0; i < p->rows * p->out; i++)
         y[i] = NAN;
     if (packed)
-        ted_linear(y, p->x, (ted_matrix){.i8 = p->W, .scale = p->w_scale, .i8_packed = packed},
+        ted_linear(y, p->x,
+                   (ted_matrix){.i8 = alone ? NULL : p->W, .scale = p->w_scale,
+                                .i8_packed = packed},
                    bias ? p->b : NULL, p->rows, p->in, p->out);
     else
         ted_matmul_i8(y, p->x, p->W, p->w_scale, bias ? p->b : NULL, p->rows, p->in, p->out);
@@ -581,8 +599,9 @@ static void check_i8_product(const char *variant, const i8_product *p, bool bias
             cr_assert(fabs(got - expected) <= I8_TOL_RELATIVE * magnitude + 1e-30,
                       "%s matmul_i8 rows %d in %d out %d%s%s, %d threads [%d][%d]: got %.9g, "
                       "integer reference %.9g", variant, p->rows, p->in, p->out,
-                      bias ? " bias" : "", packed ? " packed at load" : "", threads, i, j, got,
-                      expected);
+                      bias ? " bias" : "",
+                      alone ? " groups alone" : packed ? " packed at load" : "", threads, i, j,
+                      got, expected);
             double bound = x_scale / 2.0 * w_magnitude + 1e-5 * (magnitude + 1e-30);
             cr_assert(fabs(got - exact) <= bound,
                       "%s matmul_i8 [%d][%d]: got %.9g, float product %.9g, beyond the "
@@ -616,12 +635,16 @@ static void check_matmul_i8(const char *variant)
                 i8_product p = make_i8_product(i8_row_counts[r], i8_shapes[s][0],
                                                i8_shapes[s][1]);
                 uint8_t *packed = packed_i8(p.W, p.out, p.in);
-                check_i8_product(variant, &p, false, threads, NULL);
-                check_i8_product(variant, &p, true, threads, NULL);
+                uint8_t *groups = groups_i8(p.W, p.out, p.in);
+                check_i8_product(variant, &p, false, threads, NULL, false);
+                check_i8_product(variant, &p, true, threads, NULL, false);
                 if (packed) {
-                    check_i8_product(variant, &p, false, threads, packed);
-                    check_i8_product(variant, &p, true, threads, packed);
+                    check_i8_product(variant, &p, false, threads, packed, false);
+                    check_i8_product(variant, &p, true, threads, packed, false);
                 }
+                check_i8_product(variant, &p, false, threads, groups, true);
+                check_i8_product(variant, &p, true, threads, groups, true);
+                free(groups);
                 free(packed);
                 free_i8_product(&p);
             }
@@ -780,6 +803,34 @@ static void check_i8_rows_packed(const char *variant)
     free(packed);
 }
 
+/* W in its groups alone (a mapped file's: no rows beside them) reads back
+ * as stored, whole and from a part that starts a group. */
+static void check_i8_rows_alone(const char *variant)
+{
+    use_variant(variant);
+    enum { ROWS = 37, COLS = 70 };
+    int8_t W[ROWS * COLS], row[COLS];
+    float scale[ROWS], dequantized[COLS];
+    fill_int8(W, ROWS * COLS, 12u);
+    for (int r = 0; r < ROWS; r++)
+        scale[r] = 0.01f * (float)(r + 1);
+    uint8_t *groups = groups_i8(W, ROWS, COLS);
+    ted_matrix table = {.scale = scale, .i8_packed = groups};
+    for (int r = 0; r < ROWS; r++) {
+        ted_matrix_i8_row(row, table, r, COLS);
+        ted_matrix_row(dequantized, table, r, COLS, 2.0f);
+        for (int c = 0; c < COLS; c++)
+            cr_assert(row[c] == W[r * COLS + c] &&
+                      dequantized[c] == (W[r * COLS + c] * scale[r]) * 2.0f,
+                      "%s row %d column %d from the groups alone", variant, r, c);
+    }
+    ted_matrix from_16 = ted_matrix_rows(table, 16, COLS);
+    cr_assert(from_16.i8_packed && !from_16.i8 && from_16.scale == scale + 16);
+    ted_matrix_i8_row(row, from_16, 20, COLS);
+    cr_assert(!memcmp(row, W + 36 * COLS, COLS), "%s: row 20 of the part from row 16", variant);
+    free(groups);
+}
+
 #define VARIANT_TESTS(name)                                                                   \
     Test(kernels, matmul_##name)                                                              \
     {                                                                                         \
@@ -793,6 +844,7 @@ static void check_i8_rows_packed(const char *variant)
     {                                                                                         \
         check_matmul_i8(#name);                                                               \
         check_i8_rows_packed(#name);                                                          \
+        check_i8_rows_alone(#name);                                                           \
     }                                                                                         \
     Test(kernels, matmul_i8_saturation_##name)                                                \
     {                                                                                         \

@@ -52,6 +52,39 @@ static inline float dequantize(int32_t dot, float x_scale, float w_scale, const 
     return b ? v + *b : v;
 }
 
+/* Groups [first, last) of W packed for vpdpbusd (kernels.h's ted_pack_i8
+ * layout: 16 rows a group, 4 bytes of k of each row a dword, W + 128) in
+ * plain C, each byte widened to int32: the dots are exact, as vpdpbusd's,
+ * and y the same floats. The bytes past K are 128 (W = 0), so x's padding
+ * adds nothing. */
+static void packed_plain(float *y, int ldy, const int8_t *x, const float *x_scale, int ldx,
+                         const uint8_t *packed, const float *w_scale, const float *b, int rows,
+                         int K, int out, int first, int last)
+{
+    enum { ROWS = 16 };
+    int K4 = (K + 3) / 4;
+    for (int g = first; g < last; g++) {
+        const uint8_t *group = packed + (size_t)g * K4 * 64;
+        int columns = out - g * ROWS < ROWS ? out - g * ROWS : ROWS;
+        for (int i = 0; i < rows; i++) {
+            const int8_t *xi = x + (size_t)i * ldx;
+            int32_t dot[ROWS] = {0};
+            for (int k4 = 0; k4 < K4; k4++) {
+                const uint8_t *v = group + (size_t)k4 * 64;
+                const int8_t *xk = xi + 4 * k4;
+                for (int j = 0; j < ROWS; j++)
+                    for (int e = 0; e < 4; e++)
+                        dot[j] += ((int32_t)v[4 * j + e] - 128) * xk[e];
+            }
+            for (int j = 0; j < columns; j++) {
+                int c = g * ROWS + j;
+                y[(size_t)i * ldy + c] =
+                    dequantize(dot[j], x_scale[i], w_scale[c], b ? b + c : NULL);
+            }
+        }
+    }
+}
+
 /* ---- avx2 (and avx512 without VNNI): 2 rows x 4 columns per tile ---------- */
 #if defined(__AVX2__)
 
@@ -468,13 +501,10 @@ int TED_VARIANT_NAME(ted_pack_i8)(uint8_t *packed, const int8_t *W, int K, int o
     return 1;
 }
 
-TED_VNNI void TED_VARIANT_NAME(ted_matmul_i8_packed)(float *y, int ldy, const int8_t *x,
-                                                     const float *x_scale,
-                                                     const int32_t *x_sum, int ldx,
-                                                     const uint8_t *packed,
-                                                     const float *w_scale, const float *b,
-                                                     int rows, int K, int out, int first,
-                                                     int last)
+TED_VNNI static void packed_vnni(float *y, int ldy, const int8_t *x, const float *x_scale,
+                                 const int32_t *x_sum, int ldx, const uint8_t *packed,
+                                 const float *w_scale, const float *b, int rows, int K, int out,
+                                 int first, int last)
 {
     int K4 = (K + 3) / 4;
     size_t group_bytes = (size_t)K4 * 64;
@@ -489,6 +519,19 @@ TED_VNNI void TED_VARIANT_NAME(ted_matmul_i8_packed)(float *y, int ldy, const in
                             rows - i < TILE_ROWS ? rows - i : TILE_ROWS, groups);
     }
 }
+/* A mapped file's groups meet a CPU without VNNI too: plain C then. */
+void TED_VARIANT_NAME(ted_matmul_i8_packed)(float *y, int ldy, const int8_t *x,
+                                            const float *x_scale, const int32_t *x_sum,
+                                            int ldx, const uint8_t *packed,
+                                            const float *w_scale, const float *b, int rows,
+                                            int K, int out, int first, int last)
+{
+    if (__builtin_cpu_supports("avx512vnni"))
+        packed_vnni(y, ldy, x, x_scale, x_sum, ldx, packed, w_scale, b, rows, K, out, first,
+                    last);
+    else
+        packed_plain(y, ldy, x, x_scale, ldx, packed, w_scale, b, rows, K, out, first, last);
+}
 #else
 /* Without AVX-512 the sets read W as stored (ted_matmul_i8_columns). */
 int TED_VARIANT_NAME(ted_pack_i8)(uint8_t *packed, const int8_t *W, int K, int out, int first,
@@ -498,14 +541,15 @@ int TED_VARIANT_NAME(ted_pack_i8)(uint8_t *packed, const int8_t *W, int K, int o
     return 0;
 }
 
+/* The sets without VNNI meet packed groups only in a mapped file. */
 void TED_VARIANT_NAME(ted_matmul_i8_packed)(float *y, int ldy, const int8_t *x,
                                             const float *x_scale, const int32_t *x_sum,
                                             int ldx, const uint8_t *packed,
                                             const float *w_scale, const float *b, int rows,
                                             int K, int out, int first, int last)
 {
-    (void)y, (void)ldy, (void)x, (void)x_scale, (void)x_sum, (void)ldx, (void)packed;
-    (void)w_scale, (void)b, (void)rows, (void)K, (void)out, (void)first, (void)last;
+    (void)x_sum;
+    packed_plain(y, ldy, x, x_scale, ldx, packed, w_scale, b, rows, K, out, first, last);
 }
 #endif
 
