@@ -1043,15 +1043,20 @@ def multilingual_files(hf_dir, tokenizer_config, m):
 def language_rows(config, tokenizer_config, source):
     """config.yaml's language keys: for a multi-target model, the >>xxx<<
     tokens of vocab.json (MarianTokenizer's supported_language_codes, which
-    it keeps whole at the start of a text) as `languages`, put at the start
-    of the source; source_lang and target_lang from tokenizer_config.json
-    (else config.json) where they are plain codes, the target's only for a
-    bilingual model."""
+    it keeps whole at the start of a text) or the <2xx> pieces of a T5
+    model's SentencePiece model (MADLAD-400: "<2fr> text") as `languages`,
+    put at the start of the source; source_lang and target_lang from
+    tokenizer_config.json (else config.json) where they are plain codes,
+    the target's only for a bilingual model."""
     codes = [t for t in source if t.startswith(">>") and t.endswith("<<")]
+    origin = ("vocab.json's >>xxx<< tokens", "MarianTokenizer: >>fra<< text")
+    if not codes:
+        codes = [t for t in source if re.fullmatch(r"<2[A-Za-z0-9_-]{1,60}>", t)]
+        origin = ("the SentencePiece model's <2xx> pieces", "T5Tokenizer: <2fr> text")
     rows = []
     if codes:
-        rows += [("languages", codes, "vocab.json's >>xxx<< tokens"),
-                 ("target_language_token", "source", "MarianTokenizer: >>fra<< text")]
+        rows += [("languages", codes, origin[0]),
+                 ("target_language_token", "source", origin[1])]
     for key in ("source_lang", "target_lang"):
         code = tokenizer_config.get(key, config.get(key))
         if isinstance(code, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,63}", code) and \

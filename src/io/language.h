@@ -22,7 +22,7 @@ extern const ted_iso639_member ted_iso639_members[];
 extern const int ted_iso639_member_count;
 
 /* The parts of a code: its language (before the first '_' or '-', without
- * ">>...<<" or "__...__" around the code) and what follows the separator,
+ * ">>...<<", "__...__" or "<2...>" around the code) and what follows the separator,
  * a script or a region ("eng_Latn": "eng", "Latn"; "zh-Hant": "zh",
  * "Hant"; "__fr__": "fr", ""). */
 typedef struct ted_code_parts {

@@ -18,13 +18,19 @@
 /* ---- the model's languages ------------------------------------------------ */
 
 /* Writes `token` as users spell it to `out` (as long as `token`, NUL
- * included): Marian's ">>fra<<" is "fra", every other code itself. */
+ * included): Marian's ">>fra<<" is "fra", MADLAD-400's "<2fr>" is "fr",
+ * every other code itself. */
 static void spell_code(const char *token, char *out)
 {
     size_t n = strlen(token);
     if (n > 4 && strncmp(token, ">>", 2) == 0 && strcmp(token + n - 2, "<<") == 0) {
         memcpy(out, token + 2, n - 4);
         out[n - 4] = '\0';
+        return;
+    }
+    if (n > 3 && strncmp(token, "<2", 2) == 0 && token[n - 1] == '>') {
+        memcpy(out, token + 2, n - 3);
+        out[n - 3] = '\0';
         return;
     }
     memcpy(out, token, n + 1);

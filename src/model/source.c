@@ -16,6 +16,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "io/tokenizer.h"
 #include "model/model.h"
 
 /* ---- the source ------------------------------------------------------------ */
@@ -25,6 +26,52 @@ bool ted_source_is_blank(const ted_model *m, int count)
     return count <= m->config.source_bos + m->config.source_eos;
 }
 
+/* The ids of a target code put at the start of the source: its token as
+ * the source tokenizer splits the token's text, as transformers
+ * tokenizes a text that begins with it (MADLAD-400's "<2fr>", a piece of
+ * its SentencePiece model: "\u2581" then "<2fr>"; Marian's ">>fra<<": its
+ * one token); the code's id alone when the split does not end with it. */
+static ted_status code_pieces(const ted_model *m, int target_id, ted_token_ids *out,
+                              ted_error *err)
+{
+    const ted_language_side *t = &m->languages[TED_SIDE_TARGET];
+    *out = (ted_token_ids){NULL, 0, 0};
+    for (int i = 0; i < t->count; i++) {
+        if (t->ids[i] != target_id || !t->tokens[i])
+            continue;
+        ted_tokenizer bare = m->source_tokenizer;
+        bare.wrap = false;
+        ted_status s = ted_tokenize(&bare, t->tokens[i], strlen(t->tokens[i]), out, err);
+        if (s || (out->count > 0 && out->ids[out->count - 1] == target_id))
+            return s;
+        free(out->ids);
+        break;
+    }
+    if (!(out->ids = ted_alloc(1, sizeof(int), "source ids", err)))
+        return TED_ERR_NOMEM;
+    out->ids[0] = target_id;
+    out->count = 1;
+    return TED_OK;
+}
+
+/* The prefix of the target: a target code forced as its first token, else
+ * forced_bos_id, else none. */
+static ted_status place_prefix(const ted_model *m, int target_id, ted_source *out,
+                               ted_error *err)
+{
+    const ted_config *c = &m->config;
+    int forced = target_id >= 0 && c->target_language_token == TED_TARGET_CODE_FORCED
+                     ? target_id
+                     : c->forced_bos_id;
+    if (forced < 0)
+        return TED_OK;
+    if (!(out->prefix_ids = ted_alloc(1, sizeof(int), "target prefix", err)))
+        return TED_ERR_NOMEM;
+    out->prefix_ids[0] = forced;
+    out->prefix_count = 1;
+    return TED_OK;
+}
+
 /* Puts the code tokens `source_id` and `target_id` (-1: none) where the
  * config says: before or after the ids of `out`, or as its prefix; without
  * a forced code, forced_bos_id is the prefix. */
@@ -32,33 +79,33 @@ static ted_status place_codes(const ted_model *m, int source_id, int target_id, 
                               ted_error *err)
 {
     const ted_config *c = &m->config;
-    int front[2], first = 0, last = -1;
+    ted_token_ids code = {NULL, 0, 0};
+    ted_status s = TED_OK;
     if (target_id >= 0 && c->target_language_token == TED_TARGET_CODE_SOURCE)
-        front[first++] = target_id;
-    if (source_id >= 0 && c->source_language_token == TED_SOURCE_CODE_FIRST)
-        front[first++] = source_id;
-    if (source_id >= 0 && c->source_language_token == TED_SOURCE_CODE_LAST)
-        last = source_id;
-    int forced = target_id >= 0 && c->target_language_token == TED_TARGET_CODE_FORCED
-                     ? target_id
-                     : c->forced_bos_id;
-    if (forced >= 0) {
-        if (!(out->prefix_ids = ted_alloc(1, sizeof(int), "target prefix", err)))
-            return TED_ERR_NOMEM;
-        out->prefix_ids[0] = forced;
-        out->prefix_count = 1;
+        s = code_pieces(m, target_id, &code, err);
+    if (!s)
+        s = place_prefix(m, target_id, out, err);
+    bool before = source_id >= 0 && c->source_language_token == TED_SOURCE_CODE_FIRST;
+    bool after = source_id >= 0 && c->source_language_token == TED_SOURCE_CODE_LAST;
+    int first = code.count + before, added = first + after;
+    int *ids = !s && added > 0 ? ted_alloc((size_t)out->count + added, sizeof(int),
+                                           "source ids", err)
+                               : NULL;
+    if (!s && added > 0 && !ids)
+        s = TED_ERR_NOMEM;
+    if (s || added == 0) {
+        free(code.ids);
+        return s;
     }
-    int added = first + (last >= 0);
-    if (added == 0)
-        return TED_OK;
-    int *ids = ted_alloc((size_t)out->count + added, sizeof(int), "source ids", err);
-    if (!ids)
-        return TED_ERR_NOMEM;
-    memcpy(ids, front, (size_t)first * sizeof(int));
+    if (code.count > 0)
+        memcpy(ids, code.ids, (size_t)code.count * sizeof(int));
+    if (before)
+        ids[code.count] = source_id;
     if (out->count > 0)
         memcpy(ids + first, out->ids, (size_t)out->count * sizeof(int));
-    if (last >= 0)
-        ids[first + out->count] = last;
+    if (after)
+        ids[first + out->count] = source_id;
+    free(code.ids);
     free(out->ids);
     out->ids = ids;
     out->count += added;
