@@ -75,6 +75,9 @@ typedef enum ted_option {
     TED_OPTION_REPETITION_PENALTY,   /* "repetition_penalty": >= 0 (0 and 1: off) */
     TED_OPTION_NO_REPEAT_NGRAM_SIZE, /* "no_repeat_ngram_size": 0..TED_MAX_LENGTH_MAX */
     TED_OPTION_MIN_LENGTH,           /* "min_length": 0..TED_MAX_LENGTH_MAX */
+    TED_OPTION_MIN_NEW_TOKENS,       /* "min_new_tokens": 0..TED_MAX_LENGTH_MAX */
+    TED_OPTION_BAD_WORDS_IDS,        /* "bad_words_ids": token sequences, each id a
+                                      * target token (ted_logits_rules.bad_words) */
     TED_OPTION_COUNT
 } ted_option;
 
@@ -82,6 +85,10 @@ typedef enum ted_option {
 #define TED_N_BEST_MAX 1024
 #define TED_TOP_K_MAX 16777216
 #define TED_MAX_LENGTH_MAX (1 << 20)
+/* The ints of ted_logits_rules.bad_words, the -1 after each sequence
+ * counted: the rule runs over every sequence at every step of every
+ * hypothesis, and a by-value array keeps the options a plain value. */
+#define TED_BAD_WORDS_MAX 256
 
 typedef struct ted_error {
     ted_status status;
@@ -491,7 +498,7 @@ TED_API ted_sampling_params ted_sampling_default_params(void);
 /* The rules every strategy applies to each step's scores before it
  * chooses, as transformers' generate() applies its logits processors and
  * in their order (docs/decoding.md#rules-on-the-scores): the repetition
- * penalty, then the n-grams, then the banned tokens and the least length.
+ * penalty, then the n-grams, then the bad words, then the least lengths.
  * A hypothesis' history is the decoder's start token and its tokens so
  * far. Zeroes leave every rule off. */
 typedef struct ted_logits_rules {
@@ -502,6 +509,14 @@ typedef struct ted_logits_rules {
                                 * is banned (0: off) */
     int min_length;            /* EOS is banned while a hypothesis has fewer tokens,
                                 * EOS counted (0: off) */
+    int min_new_tokens;        /* EOS is banned while a hypothesis has fewer tokens,
+                                * EOS not counted (0: off) */
+    /* Token sequences never generated (transformers' bad_words_ids): each
+     * sequence's target ids, then -1. A sequence of one token bans it at
+     * every step (but EOS alone, which transformers drops); a longer one
+     * bans its last token after a history that ends with the others. */
+    int bad_words[TED_BAD_WORDS_MAX];
+    int bad_words_length;      /* the ints of bad_words used, each -1 counted (0: off) */
 } ted_logits_rules;
 
 /* Applies `rules` to one row of target_vocab `scores` (the logits, or

@@ -233,6 +233,25 @@ def _number(name: str, value: Any, low: float, low_ok: bool, high: float) -> flo
     return v
 
 
+def _bad_words(key: str, value: Any) -> List[int]:
+    """bad_words_ids [[5, 17], [9]] as ted_logits_rules.bad_words holds
+    them: each sequence's ids, then -1 (the library checks the ids
+    against the vocabulary)."""
+    flat: List[int] = []
+    if not isinstance(value, (list, tuple)):
+        raise ArgumentError("%s: %r is not a list of lists of token ids" % (key, value))
+    for sequence in value:
+        if not isinstance(sequence, (list, tuple)) or not sequence or not all(
+                isinstance(i, int) and not isinstance(i, bool) and 0 <= i <= 2 ** 31 - 1
+                for i in sequence):
+            raise ArgumentError("%s: %r is not a non-empty list of token ids" % (key, sequence))
+        flat += list(sequence) + [-1]
+    if len(flat) > _capi.BAD_WORDS_MAX:
+        raise ArgumentError("%s: %d ints, more than %d (each sequence's ids and one more)"
+                            % (key, len(flat), _capi.BAD_WORDS_MAX))
+    return flat
+
+
 def _option_value(option: int, value: Any) -> Any:
     """A keyword argument as the C field of `option` takes it: a whole
     number or a number within the option table's bounds (its messages'
@@ -248,6 +267,8 @@ def _option_value(option: int, value: Any) -> Any:
         if setting is None:
             raise ArgumentError("%s: %r is not %s" % (key, value, _word_list(option)))
         return setting
+    if option == _capi.OPTION_BAD_WORDS_IDS:
+        return _bad_words(key, value)
     low, high, included = _bounds(option)
     if option in (_capi.OPTION_LENGTH_PENALTY, _capi.OPTION_TEMPERATURE, _capi.OPTION_TOP_P,
                   _capi.OPTION_REPETITION_PENALTY):
@@ -475,7 +496,8 @@ class Translator:
                 early_stopping: Union[bool, str, None] = None,
                 batch_size: int = 32, repetition_penalty: Optional[float] = None,
                 no_repeat_ngram_size: Optional[int] = None,
-                min_length: Optional[int] = None) -> _capi.TranslateOptions:
+                min_length: Optional[int] = None, min_new_tokens: Optional[int] = None,
+                bad_words_ids: Optional[List[List[int]]] = None) -> _capi.TranslateOptions:
         """The C options translate() decodes with: the model's config.yaml
         defaults (ted_translate_model_options) with the arguments applied,
         checked as `ted translate` checks its options."""
@@ -489,7 +511,9 @@ class Translator:
                   _capi.OPTION_SAMPLE: True if sample else None,
                   _capi.OPTION_REPETITION_PENALTY: repetition_penalty,
                   _capi.OPTION_NO_REPEAT_NGRAM_SIZE: no_repeat_ngram_size,
-                  _capi.OPTION_MIN_LENGTH: min_length}
+                  _capi.OPTION_MIN_LENGTH: min_length,
+                  _capi.OPTION_MIN_NEW_TOKENS: min_new_tokens,
+                  _capi.OPTION_BAD_WORDS_IDS: bad_words_ids}
         values = {option: _option_value(option, value) for option, value in values.items()
                   if value is not None}
         o = lib.ted_translate_model_options(self._model)
@@ -508,10 +532,15 @@ class Translator:
                   _capi.OPTION_MAX_LENGTH: (o, "max_length"),
                   _capi.OPTION_REPETITION_PENALTY: (d.rules, "repetition_penalty"),
                   _capi.OPTION_NO_REPEAT_NGRAM_SIZE: (d.rules, "no_repeat_ngram_size"),
-                  _capi.OPTION_MIN_LENGTH: (d.rules, "min_length")}
+                  _capi.OPTION_MIN_LENGTH: (d.rules, "min_length"),
+                  _capi.OPTION_MIN_NEW_TOKENS: (d.rules, "min_new_tokens")}
         for option, (struct, field) in fields.items():
             if option in values:
                 setattr(struct, field, values[option])
+        if _capi.OPTION_BAD_WORDS_IDS in values:
+            flat = values[_capi.OPTION_BAD_WORDS_IDS]
+            d.rules.bad_words_length = len(flat)
+            d.rules.bad_words[:len(flat)] = flat
         d.sampling.seed = seed if seed is not None else int.from_bytes(os.urandom(8), "little")
         o.batch_size = _whole("batch_size", batch_size, 1, 4096)
         given = sum(1 << option for option in values)
@@ -581,7 +610,8 @@ class Translator:
                   early_stopping: Union[bool, str, None] = None, batch_size: int = 32,
                   repetition_penalty: Optional[float] = None,
                   no_repeat_ngram_size: Optional[int] = None,
-                  min_length: Optional[int] = None) -> Any:
+                  min_length: Optional[int] = None, min_new_tokens: Optional[int] = None,
+                  bad_words_ids: Optional[List[List[int]]] = None) -> Any:
         """Translates a text (str in, str out) or a list of texts (a list out,
         in order), as `ted translate` does line by line.
 
@@ -596,8 +626,10 @@ class Translator:
         search's ranking; early_stopping (True, False or "never", as
         transformers' generate takes it): when beam search stops.
         repetition_penalty (>= 0; 1: none), no_repeat_ngram_size (0: off)
-        and min_length (EOS counted; 0: off): the rules every strategy
-        applies to its scores, as transformers' generate() does.
+        min_length (EOS counted; 0: off), min_new_tokens (EOS not counted;
+        0: off) and bad_words_ids (lists of target token ids never
+        generated in that order): the rules every strategy applies to its
+        scores, as transformers' generate() does.
         source_lang / target_lang: a language code of
         Translator.languages (None: the model's only one; a multilingual
         model needs its target language), put where the model's config
@@ -615,7 +647,8 @@ class Translator:
                          length_normalization=length_normalization,
                          early_stopping=early_stopping, batch_size=batch_size,
                          repetition_penalty=repetition_penalty,
-                         no_repeat_ngram_size=no_repeat_ngram_size, min_length=min_length)
+                         no_repeat_ngram_size=no_repeat_ngram_size, min_length=min_length,
+                         min_new_tokens=min_new_tokens, bad_words_ids=bad_words_ids)
         o.languages = self._language_codes(source_lang, target_lang)
         data = [_text_bytes(t, "text %d" % i if not single else "text")
                 for i, t in enumerate(items)]

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -82,6 +83,9 @@ static const char usage[] =
     "  --no-repeat-ngram-size N\n"
     "                       never generate an N-gram twice (default 0: off)\n"
     "  --min-length N       no EOS before N tokens, EOS counted (default 0)\n"
+    "  --min-new-tokens N   no EOS before N tokens, EOS not counted (default 0)\n"
+    "  --bad-words-ids IDS  never generate this sequence of target ids (5,17: 17\n"
+    "                       never follows 5; 9: never 9); repeat it for more\n"
     "  --n-best N           print N hypotheses per sentence, best first: beam search\n"
     "                       (N <= beam size) or N samples\n"
     "  --scores             print the log-probability of every token too\n"
@@ -715,6 +719,37 @@ static bool take_number(cli_args *a, const char *option, ted_option which, float
     return take_float(a, option, min, included, max, out);
 }
 
+/* --bad-words-ids IDS: one sequence, its ids separated by commas, added to
+ * those of the option's other uses. */
+static bool take_bad_words(cli_args *a, const char *option, frontend_choice *d)
+{
+    if (!cli_take_value(a, option))
+        return false;
+    int ids[TED_BAD_WORDS_MAX], count = 0;
+    const char *at = a->value;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long id = strtol(at, &end, 10);
+        if (end == at || errno || id < 0 || id > INT_MAX || count == TED_BAD_WORDS_MAX ||
+            (*end != ',' && *end != '\0'))
+            break;
+        ids[count++] = (int)id;
+        if (*end == '\0') {
+            if (frontend_add_bad_words(d, ids, count))
+                return true;
+            cli_error("%s: more than %d ids in all (each sequence's and one more)", option,
+                      TED_BAD_WORDS_MAX);
+            a->failed = true;
+            return false;
+        }
+        at = end + 1;
+    }
+    cli_error("%s: '%s' is not token ids separated by commas (5,17)", option, a->value);
+    a->failed = true;
+    return false;
+}
+
 /* Everything the command line says, until the model is loaded. */
 typedef struct translate_args {
     translate_job job;
@@ -759,6 +794,11 @@ static bool decoding_option(cli_args *a, const char *option, frontend_choice *d)
             take_whole(a, option, TED_OPTION_NO_REPEAT_NGRAM_SIZE, &d->no_repeat_ngram_size);
     else if (!strcmp(option, "--min-length"))
         d->min_length_given = take_whole(a, option, TED_OPTION_MIN_LENGTH, &d->min_length);
+    else if (!strcmp(option, "--min-new-tokens"))
+        d->min_new_tokens_given =
+            take_whole(a, option, TED_OPTION_MIN_NEW_TOKENS, &d->min_new_tokens);
+    else if (!strcmp(option, "--bad-words-ids"))
+        take_bad_words(a, option, d);
     else
         return false;
     return true;
@@ -813,6 +853,8 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
         [TED_OPTION_REPETITION_PENALTY] = "--repetition-penalty",
         [TED_OPTION_NO_REPEAT_NGRAM_SIZE] = "--no-repeat-ngram-size",
         [TED_OPTION_MIN_LENGTH] = "--min-length",
+        [TED_OPTION_MIN_NEW_TOKENS] = "--min-new-tokens",
+        [TED_OPTION_BAD_WORDS_IDS] = "--bad-words-ids",
     };
     translate_args *t = options;
     translate_job *job = &t->job;

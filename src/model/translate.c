@@ -189,7 +189,9 @@ ted_translate_options ted_translate_model_options(const ted_model *m)
     d->sampling.temperature = c->temperature;
     d->sampling.top_k = c->top_k;
     d->sampling.top_p = c->top_p;
-    d->rules = (ted_logits_rules){c->repetition_penalty, c->no_repeat_ngram_size, c->min_length};
+    d->rules = (ted_logits_rules){.repetition_penalty = c->repetition_penalty,
+                                  .no_repeat_ngram_size = c->no_repeat_ngram_size,
+                                  .min_length = c->min_length};
     return o;
 }
 

@@ -136,7 +136,7 @@ TRANSLATE_FLAGS = {"beam": "--beam", "temperature": "--temperature", "top_k": "-
                    "early_stopping": "--early-stopping", "source_lang": "--source-lang",
                    "target_lang": "--target-lang", "repetition_penalty": "--repetition-penalty",
                    "no_repeat_ngram_size": "--no-repeat-ngram-size",
-                   "min_length": "--min-length"}
+                   "min_length": "--min-length", "min_new_tokens": "--min-new-tokens"}
 
 
 def translate_answer(model, request, timeout=TIMEOUT):
@@ -149,6 +149,8 @@ def translate_answer(model, request, timeout=TIMEOUT):
             args += [TRANSLATE_FLAGS[key], value]
         elif key in ("sample", "scores") and value:
             args.append("--" + key)
+        elif key == "bad_words_ids":
+            args += [a for ids in value for a in ("--bad-words-ids", ",".join(map(str, ids)))]
     texts = request["text"]
     out = ted_output(args, "".join(t + "\n" for t in texts), timeout).splitlines()
     if not (request.get("scores") or request.get("n_best", 1) > 1):

@@ -102,6 +102,10 @@ MODES = {
                             "1.5", "--min-length", "12", "--max-length", "30", "--scores"],
                            {"beam_size": 3, "no_repeat_ngram_size": 2, "repetition_penalty": 1.5,
                             "min_length": 12, "max_length": 30, "return_scores": True}),
+    "words-beam2-scores": (["--beam", "2", "--bad-words-ids", "5", "--bad-words-ids", "7,8",
+                            "--min-new-tokens", "6", "--max-length", "30", "--scores"],
+                           {"beam_size": 2, "bad_words_ids": [[5], [7, 8]], "min_new_tokens": 6,
+                            "max_length": 30, "return_scores": True}),
 }
 
 
@@ -568,6 +572,8 @@ def test_bad_options():
               "early_stopping: 'always' is not False, True or 'never'"),
              ({"early_stopping": True}, "early_stopping applies to beam search"),
              ({"min_length": -1}, "min_length: -1 is not a whole number from 0"),
+             ({"bad_words_ids": [[]]}, "bad_words_ids: [] is not a non-empty list"),
+             ({"bad_words_ids": [[99999]]}, "bad_words_ids: 99999 is not a target token"),
              ({"repetition_penalty": -1}, "repetition_penalty: -1 is not a number >= 0")]
     for options, message in cases:
         expect_error(ted.ArgumentError, lambda: t.translate("the dog", **options), message)

@@ -155,6 +155,8 @@ def test_api(server):
         "rules-beam": {"text": ["the the the cat sleeps .", "the dog ."], "beam": 3,
                        "n_best": 2, "scores": True, "no_repeat_ngram_size": 2,
                        "min_length": 9, "max_length": 30},
+        "rules-words": {"text": ["the the the cat sleeps .", "the dog ."], "beam": 2,
+                        "bad_words_ids": [[5], [7, 8]], "min_new_tokens": 6, "max_length": 30},
     }
     for name, request in cases.items():
         status, _, data = server.translate(request)
@@ -279,6 +281,10 @@ def test_bad_requests(server):
          "n_best: 5000 is not a whole number from 1 to 1024"),
         ("max-length-zero", {"text": ["a"], "max_length": 0}, 400, "max_length: 0"),
         ("min-length-negative", {"text": ["a"], "min_length": -1}, 400, "min_length: -1"),
+        ("bad-words-empty", {"text": ["a"], "bad_words_ids": [[]]}, 400,
+         "bad_words_ids: expected lists of token ids"),
+        ("bad-words-outside", {"text": ["a"], "bad_words_ids": [[99999]]}, 400,
+         "bad_words_ids: 99999 is not a target token"),
         ("repetition-penalty-word", {"text": ["a"], "repetition_penalty": "high"}, 400,
          "repetition_penalty"),
         ("invalid-utf8", b'{"text": ["ok", "the \xff cat"]}', 400, "text[1]: "),
