@@ -14,6 +14,11 @@
 /* Each command: argc/argv start at the command's own arguments. Returns
  * the process exit status. */
 int cli_translate(int argc, char **argv);
+/* ted translate's options and work under another command's name and the
+ * head of its help (the usage line and what it does), translate's options
+ * following: ted generate. */
+int cli_translate_as(const char *name, const char *help_head, int argc, char **argv);
+int cli_generate(int argc, char **argv);
 int cli_logits(int argc, char **argv);
 int cli_tokenize(int argc, char **argv);
 int cli_info(int argc, char **argv);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,14 @@
 #include "document/document.h"
 #include "frontend/options.h"
 
-static const char usage[] =
+static const char head[] =
     "usage: ted translate -m DIR [OPTIONS] [TEXT...]\n"
     "\n"
     "Translates each TEXT, or each line of the input (-i FILE, or standard input),\n"
     "printing one line per input line, in order. An empty line gives an empty line.\n"
-    "\n"
+    "\n";
+
+static const char options_help[] =
     "options:\n"
     "  -m, --model DIR      the model directory (config.yaml, weights, vocabularies)\n"
     "  -i, --input FILE     read the sentences from FILE, one a line\n"
@@ -622,7 +625,7 @@ static int translate_input(translate_job *job, const cli_args *a, FILE *in, cons
 {
     ted_error err = {0};
     if (!interrupt_flag && ted_cancel_new(&interrupt_flag, &err))
-        return cli_error("translate: %s", err.message);
+        return cli_error("%s: %s", a->command, err.message);
     bool caught = catch_interrupt();
     int status;
     if (a->operand_count > 0)
@@ -636,15 +639,14 @@ static int translate_input(translate_job *job, const cli_args *a, FILE *in, cons
     if (!interrupted)
         return status;
     progress_clear(&job->progress);
-    cli_error("translate: interrupted (SIGINT): the translation stopped between decoding "
-              "steps");
+    cli_error("%s: interrupted (SIGINT): the decoding stopped between steps", a->command);
     return INTERRUPTED_STATUS;
 }
 
 static int run(translate_job *job, const cli_args *a, const char *input, const char *output)
 {
     if (input && a->operand_count > 0)
-        return cli_error("translate: give TEXT arguments or -i FILE, not both");
+        return cli_error("%s: give TEXT arguments or -i FILE, not both", a->command);
     FILE *in = stdin;
     if (input && !(in = fopen(input, "r")))
         return cli_error("cannot open %s: %s", input, strerror(errno));
@@ -860,10 +862,10 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
     translate_job *job = &t->job;
     job->model = model;
     ted_error err = {0};
-    if (cli_use_shortlist(model, t->shortlist, "translate"))
+    if (cli_use_shortlist(model, t->shortlist, a->command))
         return 1;
     if (frontend_choose_options(model, &t->d, names, &job->options, &err))
-        return cli_error("translate: %s", err.message);
+        return cli_error("%s: %s", a->command, err.message);
     job->moses = job->scores || job->options.decode.n_best > 1;
     job->options.decode.tokens_only = !job->moses;  /* no scores printed: none computed */
     if (job->document.format == DOCUMENT_HTML)
@@ -871,7 +873,7 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
     job->documents = job->document.split_sentences;
     job->document.language = frontend_source_language(model, &job->options.languages);
     if (job->documents && job->moses)
-        return cli_error("translate: %s applies to single sentences, not with %s",
+        return cli_error("%s: %s applies to single sentences, not with %s", a->command,
                          job->scores ? "--scores" : "--n-best",
                          job->document.format == DOCUMENT_HTML ? "--format html"
                                                                : "--split-sentences");
@@ -880,10 +882,21 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
     return run(job, a, t->input, t->output);
 }
 
+int cli_translate_as(const char *name, const char *help_head, int argc, char **argv)
+{
+    size_t size = strlen(help_head) + sizeof options_help;
+    char *usage = malloc(size);
+    if (!usage)
+        return cli_error("%s: out of memory", name);
+    snprintf(usage, size, "%s%s", help_head, options_help);
+    cli_command command = {name, usage, translate_option, NULL, translate_command, false};
+    translate_args t = {.job = {.first_line = 1}};
+    int status = cli_run(&command, &t, argc, argv);
+    free(usage);
+    return status;
+}
+
 int cli_translate(int argc, char **argv)
 {
-    static const cli_command command = {"translate", usage, translate_option, NULL,
-                                        translate_command, false};
-    translate_args t = {.job = {.first_line = 1}};
-    return cli_run(&command, &t, argc, argv);
+    return cli_translate_as("translate", head, argc, argv);
 }
