@@ -739,10 +739,12 @@ static enum MHD_Result route(request *r, const char *version)
         !strcmp(r->path, "/metrics") || !strcmp(r->path, "/languages") ||
         !strcmp(r->path, "/frontend/settings"))
         return get(r);
-    if (strcmp(r->path, "/v1/translate") && !serve_explorer_endpoint(r->path) &&
-        !is_libre_post(r->path))
+    /* /v1/generate: /v1/translate under a task-neutral name (ted generate) */
+    if (strcmp(r->path, "/v1/translate") && strcmp(r->path, "/v1/generate") &&
+        !serve_explorer_endpoint(r->path) && !is_libre_post(r->path))
         return refuse(r, MHD_HTTP_NOT_FOUND, NULL, NULL,
-                      "no such path: %s (there are POST /v1/translate, GET /v1/models, "
+                      "no such path: %s (there are POST /v1/translate, POST /v1/generate, "
+                      "GET /v1/models, "
                       "GET /v1/stats, GET /metrics, GET /healthz, GET /openapi.yaml; "
                       "LibreTranslate's POST "
                       "/translate, POST /detect, GET /languages, GET /frontend/settings; and the "

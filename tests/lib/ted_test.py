@@ -139,10 +139,10 @@ TRANSLATE_FLAGS = {"beam": "--beam", "temperature": "--temperature", "top_k": "-
                    "min_length": "--min-length", "min_new_tokens": "--min-new-tokens"}
 
 
-def translate_answer(model, request, timeout=TIMEOUT):
-    """What `ted translate` prints for a /v1/translate request, as ted
-    serve's JSON would hold it."""
-    args = ["translate", "-m", model]
+def translate_answer(model, request, timeout=TIMEOUT, command="translate"):
+    """What `ted translate` (`command`) prints for a /v1/translate request,
+    as ted serve's JSON would hold it."""
+    args = [command, "-m", model]
     for key, value in request.items():
         if key in TRANSLATE_FLAGS:
             value = str(value).lower() if isinstance(value, bool) else str(value)

@@ -165,6 +165,18 @@ def test_api(server):
         check(f"api/{name}", why is None, why)
 
 
+def test_generate(server):
+    """POST /v1/generate: the body and answer of /v1/translate, decoded as
+    `ted generate` decodes (the model's own settings, the options given)."""
+    for name, request in {"plain": {"text": ["the cat sleeps .", "the dog ."]},
+                          "beam-scores": {"text": ["the small child ."], "beam": 3,
+                                          "scores": True}}.items():
+        status, _, data = server.call("POST", "/v1/generate", request)
+        want = translate_answer(MODEL, request, TIMEOUT, command="generate")
+        why = difference(data, want) if status == 200 else f"status {status}: {data}"
+        check(f"generate/{name}", why is None, why)
+
+
 def test_port_taken(server):
     """A second server on the same port: one message, exit status 1."""
     status, _, err = run([TED, "serve", "-m", MODEL, "--port", str(server.port)],
@@ -507,6 +519,7 @@ def main():
     try:
         test_port_taken(server)
         test_api(server)
+        test_generate(server)
         test_load(server, pool, expected)
         test_bad_requests(server)
         test_body_limit(server, 65536)
