@@ -78,6 +78,8 @@ typedef enum ted_option {
     TED_OPTION_MIN_NEW_TOKENS,       /* "min_new_tokens": 0..TED_MAX_LENGTH_MAX */
     TED_OPTION_BAD_WORDS_IDS,        /* "bad_words_ids": token sequences, each id a
                                       * target token (ted_logits_rules.bad_words) */
+    TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE, /* "encoder_no_repeat_ngram_size":
+                                              * 0..TED_MAX_LENGTH_MAX */
     TED_OPTION_COUNT
 } ted_option;
 
@@ -507,6 +509,8 @@ typedef struct ted_logits_rules {
                                 * (0 and 1: off) */
     int no_repeat_ngram_size;  /* n: a token that would repeat an n-gram of the history
                                 * is banned (0: off) */
+    int encoder_no_repeat_ngram_size;  /* n: a token that would repeat an n-gram of the
+                                        * source ids is banned (0: off) */
     int min_length;            /* EOS is banned while a hypothesis has fewer tokens,
                                 * EOS counted (0: off) */
     int min_new_tokens;        /* EOS is banned while a hypothesis has fewer tokens,
@@ -521,9 +525,24 @@ typedef struct ted_logits_rules {
 
 /* Applies `rules` to one row of target_vocab `scores` (the logits, or
  * for beam search their log-softmax) of a hypothesis whose tokens so far
- * are ids[0..length). */
+ * are ids[0..length); encoder_no_repeat_ngram_size needs the source
+ * (ted_apply_logits_rules_source), and is off here. */
 TED_API void ted_apply_logits_rules(const ted_model *model, const ted_logits_rules *rules,
                                     const int *ids, int length, float *scores);
+
+/* The ids a sentence's encoder reads (ted_source.ids), for the rules that
+ * look at them. */
+typedef struct ted_rules_source {
+    const int *ids;  /* (count) */
+    int count;
+} ted_rules_source;
+
+/* ted_apply_logits_rules for a hypothesis of the sentence whose encoder
+ * reads `source` (NULL: none): every rule, in transformers' order. */
+TED_API void ted_apply_logits_rules_source(const ted_model *model,
+                                           const ted_logits_rules *rules,
+                                           const ted_rules_source *source, const int *ids,
+                                           int length, float *scores);
 
 /* How to decode (docs/decoding.md). */
 typedef struct ted_decode_options {

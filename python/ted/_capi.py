@@ -34,7 +34,7 @@ ENCODER_SELF_ATTENTION, DECODER_SELF_ATTENTION, CROSS_ATTENTION = range(3)
  OPTION_LENGTH_NORMALIZATION, OPTION_EARLY_STOPPING, OPTION_TEMPERATURE, OPTION_TOP_K,
  OPTION_TOP_P, OPTION_SEED, OPTION_MAX_LENGTH, OPTION_REPETITION_PENALTY,
  OPTION_NO_REPEAT_NGRAM_SIZE, OPTION_MIN_LENGTH, OPTION_MIN_NEW_TOKENS, OPTION_BAD_WORDS_IDS,
- OPTION_COUNT) = range(18)
+ OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE, OPTION_COUNT) = range(19)
 BAD_WORDS_MAX = 256  # TED_BAD_WORDS_MAX
 
 
@@ -55,7 +55,8 @@ class SamplingParams(Structure):
 
 class LogitsRules(Structure):
     _fields_ = [("repetition_penalty", c_float), ("no_repeat_ngram_size", c_int),
-                ("min_length", c_int), ("min_new_tokens", c_int),
+                ("encoder_no_repeat_ngram_size", c_int), ("min_length", c_int),
+                ("min_new_tokens", c_int),
                 ("bad_words", c_int * BAD_WORDS_MAX), ("bad_words_length", c_int)]
 
 

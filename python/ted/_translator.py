@@ -497,7 +497,9 @@ class Translator:
                 batch_size: int = 32, repetition_penalty: Optional[float] = None,
                 no_repeat_ngram_size: Optional[int] = None,
                 min_length: Optional[int] = None, min_new_tokens: Optional[int] = None,
-                bad_words_ids: Optional[List[List[int]]] = None) -> _capi.TranslateOptions:
+                bad_words_ids: Optional[List[List[int]]] = None,
+                encoder_no_repeat_ngram_size: Optional[int] = None
+                ) -> _capi.TranslateOptions:
         """The C options translate() decodes with: the model's config.yaml
         defaults (ted_translate_model_options) with the arguments applied,
         checked as `ted translate` checks its options."""
@@ -513,7 +515,8 @@ class Translator:
                   _capi.OPTION_NO_REPEAT_NGRAM_SIZE: no_repeat_ngram_size,
                   _capi.OPTION_MIN_LENGTH: min_length,
                   _capi.OPTION_MIN_NEW_TOKENS: min_new_tokens,
-                  _capi.OPTION_BAD_WORDS_IDS: bad_words_ids}
+                  _capi.OPTION_BAD_WORDS_IDS: bad_words_ids,
+                  _capi.OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE: encoder_no_repeat_ngram_size}
         values = {option: _option_value(option, value) for option, value in values.items()
                   if value is not None}
         o = lib.ted_translate_model_options(self._model)
@@ -533,7 +536,9 @@ class Translator:
                   _capi.OPTION_REPETITION_PENALTY: (d.rules, "repetition_penalty"),
                   _capi.OPTION_NO_REPEAT_NGRAM_SIZE: (d.rules, "no_repeat_ngram_size"),
                   _capi.OPTION_MIN_LENGTH: (d.rules, "min_length"),
-                  _capi.OPTION_MIN_NEW_TOKENS: (d.rules, "min_new_tokens")}
+                  _capi.OPTION_MIN_NEW_TOKENS: (d.rules, "min_new_tokens"),
+                  _capi.OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE:
+                      (d.rules, "encoder_no_repeat_ngram_size")}
         for option, (struct, field) in fields.items():
             if option in values:
                 setattr(struct, field, values[option])
@@ -611,7 +616,8 @@ class Translator:
                   repetition_penalty: Optional[float] = None,
                   no_repeat_ngram_size: Optional[int] = None,
                   min_length: Optional[int] = None, min_new_tokens: Optional[int] = None,
-                  bad_words_ids: Optional[List[List[int]]] = None) -> Any:
+                  bad_words_ids: Optional[List[List[int]]] = None,
+                  encoder_no_repeat_ngram_size: Optional[int] = None) -> Any:
         """Translates a text (str in, str out) or a list of texts (a list out,
         in order), as `ted translate` does line by line.
 
@@ -627,8 +633,9 @@ class Translator:
         transformers' generate takes it): when beam search stops.
         repetition_penalty (>= 0; 1: none), no_repeat_ngram_size (0: off)
         min_length (EOS counted; 0: off), min_new_tokens (EOS not counted;
-        0: off) and bad_words_ids (lists of target token ids never
-        generated in that order): the rules every strategy applies to its
+        0: off), bad_words_ids (lists of target token ids never
+        generated in that order) and encoder_no_repeat_ngram_size (no
+        n-gram of the source ids; 0: off): the rules every strategy applies to its
         scores, as transformers' generate() does.
         source_lang / target_lang: a language code of
         Translator.languages (None: the model's only one; a multilingual
@@ -648,7 +655,8 @@ class Translator:
                          early_stopping=early_stopping, batch_size=batch_size,
                          repetition_penalty=repetition_penalty,
                          no_repeat_ngram_size=no_repeat_ngram_size, min_length=min_length,
-                         min_new_tokens=min_new_tokens, bad_words_ids=bad_words_ids)
+                         min_new_tokens=min_new_tokens, bad_words_ids=bad_words_ids,
+                         encoder_no_repeat_ngram_size=encoder_no_repeat_ngram_size)
         o.languages = self._language_codes(source_lang, target_lang)
         data = [_text_bytes(t, "text %d" % i if not single else "text")
                 for i, t in enumerate(items)]

@@ -85,6 +85,8 @@ static const char options_help[] =
     "                       (multiply it when negative; default 1: none)\n"
     "  --no-repeat-ngram-size N\n"
     "                       never generate an N-gram twice (default 0: off)\n"
+    "  --encoder-no-repeat-ngram-size N\n"
+    "                       never generate an N-gram of the source (default 0: off)\n"
     "  --min-length N       no EOS before N tokens, EOS counted (default 0)\n"
     "  --min-new-tokens N   no EOS before N tokens, EOS not counted (default 0)\n"
     "  --bad-words-ids IDS  never generate this sequence of target ids (5,17: 17\n"
@@ -801,6 +803,9 @@ static bool decoding_option(cli_args *a, const char *option, frontend_choice *d)
             take_whole(a, option, TED_OPTION_MIN_NEW_TOKENS, &d->min_new_tokens);
     else if (!strcmp(option, "--bad-words-ids"))
         take_bad_words(a, option, d);
+    else if (!strcmp(option, "--encoder-no-repeat-ngram-size"))
+        d->encoder_ngram_given = take_whole(a, option, TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE,
+                                            &d->encoder_ngram);
     else
         return false;
     return true;
@@ -857,6 +862,7 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
         [TED_OPTION_MIN_LENGTH] = "--min-length",
         [TED_OPTION_MIN_NEW_TOKENS] = "--min-new-tokens",
         [TED_OPTION_BAD_WORDS_IDS] = "--bad-words-ids",
+        [TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE] = "--encoder-no-repeat-ngram-size",
     };
     translate_args *t = options;
     translate_job *job = &t->job;

@@ -80,6 +80,8 @@ static void apply_choice(const frontend_choice *d, ted_translate_options *t)
         o->rules.min_length = d->min_length;
     if (d->min_new_tokens_given)
         o->rules.min_new_tokens = d->min_new_tokens;
+    if (d->encoder_ngram_given)
+        o->rules.encoder_no_repeat_ngram_size = d->encoder_ngram;
     if (d->bad_words_given) {
         o->rules.bad_words_length = d->bad_words_length;
         memcpy(o->rules.bad_words, d->bad_words, sizeof o->rules.bad_words);
@@ -118,6 +120,7 @@ static unsigned given_options(const frontend_choice *d)
         [TED_OPTION_MIN_LENGTH] = d->min_length_given,
         [TED_OPTION_MIN_NEW_TOKENS] = d->min_new_tokens_given,
         [TED_OPTION_BAD_WORDS_IDS] = d->bad_words_given,
+        [TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE] = d->encoder_ngram_given,
     };
     unsigned set = 0;
     for (int i = 0; i < TED_OPTION_COUNT; i++)

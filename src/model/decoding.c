@@ -82,6 +82,24 @@ static void ban_repeated_ngrams(int n, int start, const int *ids, int length, in
     }
 }
 
+/* EncoderNoRepeatNGramLogitsProcessor: after the history's last n - 1
+ * tokens, every token that followed them in the source. */
+static void ban_source_ngrams(int n, const ted_rules_source *source, int start, const int *ids,
+                              int length, int vocab, float *scores)
+{
+    int total = length + 1;
+    if (n - 1 > total)
+        return;
+    for (int i = 0; i + n <= source->count; i++) {
+        bool same = true;
+        for (int j = 0; j < n - 1 && same; j++)
+            same = source->ids[i + j] == history_at(start, ids, total - n + 1 + j);
+        int token = source->ids[i + n - 1];
+        if (same && token >= 0 && token < vocab)
+            scores[token] = -INFINITY;
+    }
+}
+
 /* NoBadWordsLogitsProcessor: sequence seq[0..n) bans seq[n - 1] where the
  * history ends with its first n - 1 tokens; one token alone is banned at
  * every step, but EOS. */
@@ -118,6 +136,13 @@ static void ban_bad_words(const ted_logits_rules *r, int vocab, int eos, int sta
 void ted_apply_logits_rules(const ted_model *m, const ted_logits_rules *r, const int *ids,
                             int length, float *scores)
 {
+    ted_apply_logits_rules_source(m, r, NULL, ids, length, scores);
+}
+
+void ted_apply_logits_rules_source(const ted_model *m, const ted_logits_rules *r,
+                                   const ted_rules_source *source, const int *ids, int length,
+                                   float *scores)
+{
     if (!m || !r || !scores || (length > 0 && !ids))
         return;
     const ted_config *c = &m->config;
@@ -126,6 +151,9 @@ void ted_apply_logits_rules(const ted_model *m, const ted_logits_rules *r, const
         penalize_repeats(r->repetition_penalty, start, ids, length, vocab, scores);
     if (r->no_repeat_ngram_size > 0)
         ban_repeated_ngrams(r->no_repeat_ngram_size, start, ids, length, vocab, scores);
+    if (r->encoder_no_repeat_ngram_size > 0 && source && source->ids)
+        ban_source_ngrams(r->encoder_no_repeat_ngram_size, source, start, ids, length, vocab,
+                          scores);
     if (r->bad_words_length > 0)
         ban_bad_words(r, vocab, c->eos_id, start, ids, length, scores);
     bool short_of = length + 1 < r->min_length || length < r->min_new_tokens;
@@ -136,8 +164,8 @@ void ted_apply_logits_rules(const ted_model *m, const ted_logits_rules *r, const
 bool ted_logits_rules_on(const ted_logits_rules *r)
 {
     return r && ((r->repetition_penalty > 0 && r->repetition_penalty != 1) ||
-                 r->no_repeat_ngram_size > 0 || r->min_length > 1 || r->min_new_tokens > 0 ||
-                 r->bad_words_length > 0);
+                 r->no_repeat_ngram_size > 0 || r->encoder_no_repeat_ngram_size > 0 ||
+                 r->min_length > 1 || r->min_new_tokens > 0 || r->bad_words_length > 0);
 }
 
 int ted_argmax(const float *x, int n)

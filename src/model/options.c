@@ -71,6 +71,9 @@ static const option_spec table[TED_OPTION_COUNT] = {
                                    EVERY_STRATEGY, NULL},
     [TED_OPTION_BAD_WORDS_IDS] = {"bad_words_ids", KIND_IDS, 0, TED_BAD_WORDS_MAX, true,
                                   EVERY_STRATEGY, NULL},
+    [TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE] = {"encoder_no_repeat_ngram_size", KIND_WHOLE, 0,
+                                                 TED_MAX_LENGTH_MAX, true, EVERY_STRATEGY,
+                                                 NULL},
 };
 
 static const option_spec *spec(ted_option option)
@@ -136,6 +139,7 @@ static double value_of(const ted_decode_options *d, int max_length, ted_option o
     case TED_OPTION_MIN_LENGTH: return d->rules.min_length;
     case TED_OPTION_MIN_NEW_TOKENS: return d->rules.min_new_tokens;
     case TED_OPTION_BAD_WORDS_IDS: return d->rules.bad_words_length;
+    case TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE: return d->rules.encoder_no_repeat_ngram_size;
     default: return 0.0;
     }
 }

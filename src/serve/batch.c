@@ -37,6 +37,7 @@ serve_sentence *serve_sentence_new(const ted_model *m, serve_job *job, int index
         .max_length = ted_max_target_length(m, job->lengths[index], job->options.max_length),
         .prefix_ids = job->prefix_ids[index],
         .prefix_length = job->prefix_lengths[index],
+        .source = {job->ids[index], job->lengths[index]},
         .scored = job->log_probs,
     };
     ted_row_sentence_start(&d->rows, m, &job->options.decode,

@@ -31,6 +31,7 @@ const frontend_option_names serve_field_names = {
     [TED_OPTION_MIN_LENGTH] = "min_length",
     [TED_OPTION_MIN_NEW_TOKENS] = "min_new_tokens",
     [TED_OPTION_BAD_WORDS_IDS] = "bad_words_ids",
+    [TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE] = "encoder_no_repeat_ngram_size",
 };
 
 /* A word of the option table that JSON reads as a literal is given as
@@ -124,6 +125,8 @@ static const field fields[] = {
     {"min_length", FIELD_WHOLE, CHOICE(min_length), CHOICE(min_length_given)},
     {"min_new_tokens", FIELD_WHOLE, CHOICE(min_new_tokens), CHOICE(min_new_tokens_given)},
     {"bad_words_ids", FIELD_BAD_WORDS, 0, 0},
+    {"encoder_no_repeat_ngram_size", FIELD_WHOLE, CHOICE(encoder_ngram),
+     CHOICE(encoder_ngram_given)},
     {"scores", FIELD_FLAG, offsetof(serve_request, scores), 0},
     {"split_sentences", FIELD_FLAG, offsetof(serve_request, split_sentences), 0},
     {"format", FIELD_FORMAT, offsetof(serve_request, format), 0},

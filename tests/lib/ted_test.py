@@ -136,7 +136,8 @@ TRANSLATE_FLAGS = {"beam": "--beam", "temperature": "--temperature", "top_k": "-
                    "early_stopping": "--early-stopping", "source_lang": "--source-lang",
                    "target_lang": "--target-lang", "repetition_penalty": "--repetition-penalty",
                    "no_repeat_ngram_size": "--no-repeat-ngram-size",
-                   "min_length": "--min-length", "min_new_tokens": "--min-new-tokens"}
+                   "min_length": "--min-length", "min_new_tokens": "--min-new-tokens",
+                   "encoder_no_repeat_ngram_size": "--encoder-no-repeat-ngram-size"}
 
 
 def translate_answer(model, request, timeout=TIMEOUT, command="translate"):

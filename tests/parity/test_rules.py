@@ -24,12 +24,14 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                      the scores are generate()'s sequences_scores within 1e-4
   rules/processors-words
                      the same for bad_words_ids (one token, several, EOS alone,
-                     sequences longer than the history) and min_new_tokens,
-                     against NoBadWords- and MinNewTokensLengthLogitsProcessor
-  rules/greedy-bad-words, rules/*-min-new-tokens
+                     sequences longer than the history), min_new_tokens and
+                     encoder_no_repeat_ngram_size (ted_apply_logits_rules_source,
+                     random sources), against NoBadWords-,
+                     MinNewTokensLength- and EncoderNoRepeatNGramLogitsProcessor
+  rules/*-bad-words, rules/*-min-new-tokens, rules/*-encoder-ngram
                      --bad-words-ids (a 2-token and a 1-token sequence of
-                     generate()'s plain translations) and --min-new-tokens 19,
-                     as the other rules above
+                     generate()'s plain translations), --min-new-tokens 19 and
+                     --encoder-no-repeat-ngram-size 2, as the other rules above
   rules/export       a generation_config.json with no_repeat_ngram_size 2,
                      repetition_penalty 1.3, min_new_tokens 19 and a token in
                      suppress_tokens exports (tools/export_hf.py) to those
@@ -73,13 +75,18 @@ BAD_WORDS_MAX = 256  # TED_BAD_WORDS_MAX
 
 class Rules(ctypes.Structure):
     _fields_ = [("repetition_penalty", ctypes.c_float), ("no_repeat_ngram_size", ctypes.c_int),
+                ("encoder_no_repeat_ngram_size", ctypes.c_int),
                 ("min_length", ctypes.c_int), ("min_new_tokens", ctypes.c_int),
                 ("bad_words", ctypes.c_int * BAD_WORDS_MAX), ("bad_words_length", ctypes.c_int)]
 
 
-def make_rules(penalty, ngram, min_length, min_new=0, bad_words=()):
+class RulesSource(ctypes.Structure):
+    _fields_ = [("ids", ctypes.POINTER(ctypes.c_int)), ("count", ctypes.c_int)]
+
+
+def make_rules(penalty, ngram, min_length, min_new=0, bad_words=(), encoder_ngram=0):
     flat = [i for sequence in bad_words for i in list(sequence) + [-1]]
-    rules = Rules(penalty, ngram, min_length, min_new)
+    rules = Rules(penalty, ngram, encoder_ngram, min_length, min_new)
     rules.bad_words[:len(flat)] = flat
     rules.bad_words_length = len(flat)
     return rules
@@ -90,11 +97,12 @@ class Error(ctypes.Structure):
                 ("option", ctypes.c_int)]
 
 
-def processors(penalty, ngram, min_length, eos, min_new=0, bad_words=()):
+def processors(penalty, ngram, min_length, eos, min_new=0, bad_words=(), encoder=None):
     """generate()'s processors for these settings, in _get_logits_processor's
     order (an encoder-decoder's prompt: the decoder start token)."""
     from transformers.generation.logits_process import (
-        LogitsProcessorList, MinLengthLogitsProcessor, MinNewTokensLengthLogitsProcessor,
+        EncoderNoRepeatNGramLogitsProcessor, LogitsProcessorList, MinLengthLogitsProcessor,
+        MinNewTokensLengthLogitsProcessor,
         NoBadWordsLogitsProcessor, NoRepeatNGramLogitsProcessor,
         RepetitionPenaltyLogitsProcessor)
 
@@ -103,6 +111,8 @@ def processors(penalty, ngram, min_length, eos, min_new=0, bad_words=()):
         out.append(RepetitionPenaltyLogitsProcessor(penalty))
     if ngram > 0:
         out.append(NoRepeatNGramLogitsProcessor(ngram))
+    if encoder and encoder[0] > 0:  # (n, the source ids)
+        out.append(EncoderNoRepeatNGramLogitsProcessor(encoder[0], torch.tensor([encoder[1]])))
     if bad_words:
         out.append(NoBadWordsLogitsProcessor([list(w) for w in bad_words], eos))
     if min_length > 0:
@@ -119,15 +129,24 @@ def load_library():
     lib.ted_apply_logits_rules.argtypes = [ctypes.c_void_p, ctypes.POINTER(Rules),
                                            ctypes.POINTER(ctypes.c_int), ctypes.c_int,
                                            ctypes.POINTER(ctypes.c_float)]
+    lib.ted_apply_logits_rules_source.argtypes = [
+        ctypes.c_void_p, ctypes.POINTER(Rules), ctypes.POINTER(RulesSource),
+        ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.POINTER(ctypes.c_float)]
     lib.ted_model_free.argtypes = [ctypes.c_void_p]
     return lib
 
 
-def apply_rules(lib, model, rules, ids, logits):
-    """ted_apply_logits_rules on a copy of `logits`."""
+def apply_rules(lib, model, rules, ids, logits, source=None):
+    """ted_apply_logits_rules (with `source`: _source) on a copy of `logits`."""
     got = logits.copy()
-    lib.ted_apply_logits_rules(model, ctypes.byref(rules), (ctypes.c_int * max(1, len(ids)))(*ids),
-                               len(ids), got.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
+    history = (ctypes.c_int * max(1, len(ids)))(*ids)
+    out = got.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+    if source is None:
+        lib.ted_apply_logits_rules(model, ctypes.byref(rules), history, len(ids), out)
+    else:
+        held = RulesSource((ctypes.c_int * max(1, len(source)))(*source), len(source))
+        lib.ted_apply_logits_rules_source(model, ctypes.byref(rules), ctypes.byref(held),
+                                          history, len(ids), out)
     return got
 
 
@@ -180,15 +199,18 @@ def check_word_rules(lib, model, vocab, eos, start, rng):
         chosen = [w for w in words if rng.random() < 0.5] or [[b, c]]
         penalty, ngram = (1.0, 1.3)[trial % 2], (0, 2)[trial // 2 % 2]
         min_length, min_new = (0, 4)[trial // 4 % 2], int(rng.integers(0, 6))
+        encoder = (int(rng.integers(0, 5)),
+                   [int(rng.choice(pool)) for _ in range(int(rng.integers(1, 10)))])
         logits = (rng.standard_normal(vocab) * 4).astype(np.float32)
-        want = processors(penalty, ngram, min_length, eos, min_new, chosen)(
+        want = processors(penalty, ngram, min_length, eos, min_new, chosen, encoder)(
             torch.tensor([[start] + ids]), torch.from_numpy(logits.copy())[None])[0].numpy()
-        got = apply_rules(lib, model, make_rules(penalty, ngram, min_length, min_new, chosen),
-                          ids, logits)
+        rules = make_rules(penalty, ngram, min_length, min_new, chosen, encoder[0])
+        got = apply_rules(lib, model, rules, ids, logits, encoder[1])
         cases += 1
         if not np.array_equal(got, want):
             bad = np.nonzero(got != want)[0][:3].tolist()
-            problems.append(f"bad_words {chosen} min_new_tokens {min_new} history {ids}: ids "
+            problems.append(f"bad_words {chosen} min_new_tokens {min_new} encoder {encoder} "
+                            f"history {ids}: ids "
                             f"{bad} give {got[bad].tolist()}, transformers {want[bad].tolist()}")
     report("rules/processors-words", problems[0] if problems else None,
            f"{cases} rows" + (f", {len(problems)} differ" if problems else ""))
@@ -209,6 +231,10 @@ def word_cases(model, tok, lines):
     words = [first[1:3], second[:1]]
     flags = [f for w in words for f in ("--bad-words-ids", ",".join(map(str, w)))]
     return [("bad-words", flags, {"bad_words_ids": words}),
+            # a translation reaches models/en-fr's length limit (127 tokens, then the
+            # forced EOS: generate()'s max_length 129; the model here says 512)
+            ("encoder-ngram", ["--encoder-no-repeat-ngram-size", "2"],
+             {"encoder_no_repeat_ngram_size": 2, "max_length": 129}),
             ("min-new-tokens", ["--min-new-tokens", "19"], {"min_new_tokens": 19})]
 
 

@@ -103,9 +103,11 @@ MODES = {
                            {"beam_size": 3, "no_repeat_ngram_size": 2, "repetition_penalty": 1.5,
                             "min_length": 12, "max_length": 30, "return_scores": True}),
     "words-beam2-scores": (["--beam", "2", "--bad-words-ids", "5", "--bad-words-ids", "7,8",
-                            "--min-new-tokens", "6", "--max-length", "30", "--scores"],
+                            "--min-new-tokens", "6", "--max-length", "30", "--scores",
+                            "--encoder-no-repeat-ngram-size", "2"],
                            {"beam_size": 2, "bad_words_ids": [[5], [7, 8]], "min_new_tokens": 6,
-                            "max_length": 30, "return_scores": True}),
+                            "max_length": 30, "return_scores": True,
+                            "encoder_no_repeat_ngram_size": 2}),
 }
 
 

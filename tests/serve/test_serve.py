@@ -156,7 +156,8 @@ def test_api(server):
                        "n_best": 2, "scores": True, "no_repeat_ngram_size": 2,
                        "min_length": 9, "max_length": 30},
         "rules-words": {"text": ["the the the cat sleeps .", "the dog ."], "beam": 2,
-                        "bad_words_ids": [[5], [7, 8]], "min_new_tokens": 6, "max_length": 30},
+                        "bad_words_ids": [[5], [7, 8]], "min_new_tokens": 6, "max_length": 30,
+                        "encoder_no_repeat_ngram_size": 2},
     }
     for name, request in cases.items():
         status, _, data = server.translate(request)

@@ -181,3 +181,20 @@ Test(rules, bad_words_are_checked_against_the_target_vocabulary)
                                         .min_new_tokens = 4};
     cr_assert_eq(ted_translate_options_check(model, &o, &err), TED_OK, "%s", err.message);
 }
+
+Test(rules, the_source_ngrams_ban_what_followed_the_history_end_in_the_source)
+{
+    ted_logits_rules r = {.encoder_no_repeat_ngram_size = 2};
+    const int source_ids[] = {9, 7, 11, 7, 13, EOS};
+    ted_rules_source source = {source_ids, 6};
+    const int ids[] = {5, 7};
+    ted_apply_logits_rules_source(model, &r, &source, ids, 2, scores);  /* [2 5 7] */
+    cr_assert(isinf(scores[11]) && isinf(scores[13]));
+    cr_assert_float_eq(scores[7], -7.0f, 0.0f);
+    cr_assert_float_eq(scores[9], -9.0f, 0.0f);
+    scores[11] = -11.0f;
+    ted_apply_logits_rules(model, &r, ids, 2, scores);  /* no source: the rule is off */
+    cr_assert_float_eq(scores[11], -11.0f, 0.0f);
+    cr_assert_str_eq(ted_option_key(TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE),
+                     "encoder_no_repeat_ngram_size");
+}
