@@ -100,6 +100,7 @@ GENERATION_DEFAULTS = {
     "early_stopping": False, "bad_words_ids": None, "forced_eos_token_id": None,
     "forced_bos_token_id": None, "min_length": 0, "min_new_tokens": None,
     "no_repeat_ngram_size": 0, "repetition_penalty": 1.0, "suppress_tokens": None,
+    "encoder_no_repeat_ngram_size": 0,
 }
 
 # generate()'s early_stopping -> ted's decoding.early_stopping.
@@ -126,8 +127,7 @@ IGNORED_BY_MARIAN = (
 # Generation settings ted's decoding does not have: refused unless they keep
 # GenerationConfig's default, since generate() would give other output.
 UNSUPPORTED_GENERATION = {
-    "do_sample": False, "encoder_no_repeat_ngram_size": 0,
-    "encoder_repetition_penalty": 1.0, "num_beam_groups": 1, "diversity_penalty": 0.0,
+    "do_sample": False, "encoder_repetition_penalty": 1.0, "num_beam_groups": 1, "diversity_penalty": 0.0,
     "begin_suppress_tokens": None,
     "exponential_decay_length_penalty": None, "sequence_bias": None, "force_words_ids": None,
 }
@@ -1149,6 +1149,7 @@ def logits_rules(settings, source):
         penalty = float(penalty)  # config.yaml holds a float
     rows = [("repetition_penalty", penalty, 1.0),
             ("no_repeat_ngram_size", settings["no_repeat_ngram_size"], 0),
+            ("encoder_no_repeat_ngram_size", settings["encoder_no_repeat_ngram_size"], 0),
             ("min_length", least, 0)]
     return [(key, ted_value(f"{source}: {key}", "decoding." + key, value))
             for key, value, default in rows if value != default]

@@ -191,6 +191,8 @@ ted_translate_options ted_translate_model_options(const ted_model *m)
     d->sampling.top_p = c->top_p;
     d->rules = (ted_logits_rules){.repetition_penalty = c->repetition_penalty,
                                   .no_repeat_ngram_size = c->no_repeat_ngram_size,
+                                  .encoder_no_repeat_ngram_size =
+                                      c->encoder_no_repeat_ngram_size,
                                   .min_length = c->min_length};
     return o;
 }

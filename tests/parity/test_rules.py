@@ -33,7 +33,7 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                      generate()'s plain translations), --min-new-tokens 19 and
                      --encoder-no-repeat-ngram-size 2, as the other rules above
   rules/export       a generation_config.json with no_repeat_ngram_size 2,
-                     repetition_penalty 1.3, min_new_tokens 19 and a token in
+                     encoder_no_repeat_ngram_size 3, repetition_penalty 1.3, min_new_tokens 19 and a token in
                      suppress_tokens exports (tools/export_hf.py) to those
                      rules (min_length 20) and the token among banned_ids, and
                      `ted translate` with no option gives generate()'s
@@ -280,6 +280,7 @@ def check_export(model, tok, hf_dir, lines):
 
     generation = model.generation_config
     generation.no_repeat_ngram_size, generation.repetition_penalty = 2, 1.3
+    generation.encoder_no_repeat_ngram_size = 3
     generation.min_new_tokens = 19  # ted's min_length 20
     suppressed = plain_first_token(model, tok, lines)
     generation.suppress_tokens = [suppressed]
@@ -290,10 +291,11 @@ def check_export(model, tok, hf_dir, lines):
         es.export(rules_dir, ted_dir)
         config = es.read_config(os.path.join(ted_dir, "config.yaml"))
         written = {key: config.get("decoding." + key) for key in
-                   ("repetition_penalty", "no_repeat_ngram_size", "min_length")}
+                   ("repetition_penalty", "no_repeat_ngram_size",
+                    "encoder_no_repeat_ngram_size", "min_length")}
         banned = config.get("decoding.banned_ids", "")
         if written != {"repetition_penalty": "1.3", "no_repeat_ngram_size": "2",
-                       "min_length": "20"} or f"{suppressed}]" not in banned:
+                       "encoder_no_repeat_ngram_size": "3", "min_length": "20"} or f"{suppressed}]" not in banned:
             return fail("rules/export", f"config.yaml's decoding holds {written}, banned_ids "
                         f"{banned}, {suppressed} suppressed")
         reloaded = MarianMTModel.from_pretrained(rules_dir).eval()
