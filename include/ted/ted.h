@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ted/config.h"
 
@@ -118,6 +119,28 @@ TED_API const ted_config *ted_model_config(const ted_model *model);
  * caller frees (ted_free), or NULL when `config` is NULL or out of memory. */
 TED_API char *ted_config_json(const ted_config *config);
 
+/* Writes `config` to `out` as config.yaml: every key with its value (the
+ * defaults too), sections model, tokenizer and decoding and the top-level
+ * weights, in the order docs/model-format.md lists them (`ted info
+ * --config`). What it writes reads back as the same config. A failed
+ * write (`out` is flushed) is TED_ERR_IO; a value no config holds (a
+ * word's enum out of its range, a list longer than its field, a path that
+ * is not UTF-8) is TED_ERR_ARGUMENT naming the key. */
+TED_API ted_status ted_config_write_yaml(FILE *out, const ted_config *config, ted_error *err);
+
+/* The files of a model directory as its config names them, relative to
+ * the directory: the weights, config.yaml, the vocabularies and the
+ * SentencePiece models, each once (ted quantize copies them; ted shortlist
+ * -o never writes over one). */
+enum { TED_MODEL_FILES = 6 };
+
+typedef struct ted_model_files {
+    const char *name[TED_MODEL_FILES];
+    int count;
+} ted_model_files;
+
+TED_API void ted_model_list_files(const ted_config *c, ted_model_files *files);
+
 /* The weights are memory-mapped, not copied: should another program cut
  * the file short while a model is loaded, reading a weight raises SIGBUS.
  * A program may call this once to have that reported instead as one line on
@@ -194,6 +217,23 @@ TED_API bool ted_language_iso(const char *code, char *iso, size_t size);
 /* The English name of an ISO code ("fr" or "fra": "French"), NULL when
  * the table (Debian's iso-codes) has none. */
 TED_API const char *ted_language_name(const char *iso);
+
+/* The parts of a language code: its language (before the first '_' or
+ * '-', without ">>...<<" or "__...__" around the code) and what follows
+ * the separator, a script or a region ("eng_Latn": "eng", "Latn";
+ * "zh-Hant": "zh", "Hant"; "__fr__": "fr", ""). The pointers are into
+ * `code`, with their lengths. */
+typedef struct ted_code_parts {
+    const char *language, *rest;
+    size_t language_length, rest_length;
+} ted_code_parts;
+TED_API ted_code_parts ted_code_split(const char *code);
+
+/* Whether `id` is a language code token (tokenizer.languages) of the
+ * source vocabulary (`target` false: a code put in the source) or of the
+ * target vocabulary (`target` true: a target code the model forces as its
+ * first token). */
+TED_API bool ted_model_language_token(const ted_model *model, int id, bool target);
 
 /* One tensor of the weights file, for `ted info` and tools. */
 typedef struct ted_tensor_info {
@@ -340,6 +380,21 @@ TED_API int ted_session_batch(const ted_session *session);
 /* Number of tokens fed by step() since encode(): the most of any row,
  * every row's unless rows joined later. */
 TED_API int ted_session_position(const ted_session *session);
+/* The target tokens the last step scored when the model has a shortlist
+ * (the subset of the rows' sources), 0 when it scored the whole
+ * vocabulary. */
+TED_API int ted_session_shortlist_size(const ted_session *session);
+
+/* What a server asks of a session that lives as long as the server: the
+ * bytes its buffers take (0 when it holds none); ted_session_empty drops
+ * every row as ted_session_clear does but keeps the buffers whatever their
+ * size (a running batch, which empties and refills under load, keeps the
+ * room its rows grew to: moving rows into new buffers costs a copy and the
+ * first touch of every page); ted_session_release drops every row and
+ * frees the buffers whatever their size (an idle server's sessions). */
+TED_API size_t ted_session_buffer_bytes(const ted_session *session);
+TED_API void ted_session_empty(ted_session *session);
+TED_API void ted_session_release(ted_session *session);
 
 /* ------------------------------------------------------------------------ */
 /* Cancellation                                                              */

@@ -20,20 +20,6 @@ int ted_session_source_length(const ted_session *session, int row);
  * row they are laid out for. */
 void ted_session_room(const ted_session *session, int *rows, int *source_len, int *max_steps);
 
-/* The bytes its buffers take (0 when it holds none). */
-size_t ted_session_buffer_bytes(const ted_session *session);
-
-/* ted_session_clear(), and the buffers freed whatever their size (an
- * idle server's sessions): the next encode or join allocates anew. */
-void ted_session_release(ted_session *session);
-
-/* Drops every row, as ted_session_clear() does, but keeps the buffers
- * whatever their size: a server's batch, which empties and refills under
- * load, keeps the room its rows grew to (moving rows into a new arena
- * costs a copy and the first touch of every new page), and gives it back
- * with ted_session_release() once it is idle. */
-void ted_session_empty(ted_session *session);
-
 /* From now on the calling thread's sessions compute on a second pool of
  * `threads` threads (at most the CPUs this process may use), beside the
  * pool of ted_set_threads(): ted serve's encoding thread, on the CPUs that

@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 #include "core/limits.h"
-#include "serve/server.h"
+#include "serve/model.h"
 
 /* One file of the page. */
 typedef struct serve_asset {

@@ -6,13 +6,8 @@
 
 #include <stddef.h>
 
+#include "serve/model.h"
 #include "ted/ted.h"
-
-typedef struct serve_model {
-    const char *name;
-    const ted_model *model;
-    const char *dir;  /* its directory (the explorer's examples: DIR/test.en), or NULL */
-} serve_model;
 
 typedef struct serve_config {
     const serve_model *models;  /* the first answers requests that name none */
