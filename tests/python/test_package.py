@@ -692,6 +692,7 @@ def bench_batch_throughput():
 
 STRUCTS_C = r"""
 #include <stdio.h>
+#include "ted/learn.h"
 #include "ted/ted.h"
 int main(void)
 {
@@ -701,6 +702,8 @@ int main(void)
            sizeof(ted_error), sizeof(ted_translate_options), sizeof(ted_translation),
            sizeof(ted_source), sizeof(ted_attention_view), sizeof(ted_decode_options),
            sizeof(ted_languages), sizeof(ted_translate_call));
+    printf("ted_learn_candidate %zu\nted_learn_step %zu\nted_learn_trace %zu\n",
+           sizeof(ted_learn_candidate), sizeof(ted_learn_step), sizeof(ted_learn_trace));
     return 0;
 }
 """
