@@ -15,6 +15,8 @@
  * from memory, its decodes with a session of their own. */
 #include "serve/server.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -1101,16 +1103,50 @@ static int connection_limit(const serve_config *c)
 /* libmicrohttpd's own cap is twice ours (admit), which it splits among
  * its threads: so that no thread stops taking connections while the
  * process has room for them. */
-static struct MHD_Daemon *start_daemon(server *s, const struct addrinfo *address)
+/* The listening socket of `address`, bound and listening, or -1 with the
+ * reason in s->why_not. Bound here, before libmicrohttpd's threads start,
+ * so that the port the system chooses for --port 0 is known (and written
+ * into s->hosts) before any thread can read it. As libmicrohttpd binds
+ * its own: the address reusable at once after a restart, an IPv6 socket
+ * for IPv6 alone. */
+static int bind_socket(server *s, const struct addrinfo *address)
+{
+    int fd = socket(address->ai_family, address->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                    address->ai_protocol);
+    int on = 1;
+    if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) == 0 &&
+        (address->ai_family != AF_INET6 ||
+         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on) == 0) &&
+        bind(fd, address->ai_addr, address->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0)
+        return fd;
+    snprintf(s->why_not, sizeof s->why_not, "%s", strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+/* The port `fd` listens on (--port 0: the one the system chose). */
+static unsigned bound_port(int fd, unsigned asked)
+{
+    struct sockaddr_storage a;
+    socklen_t length = sizeof a;
+    if (getsockname(fd, (struct sockaddr *)&a, &length) != 0)
+        return asked;
+    if (a.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&a)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&a)->sin_port);
+}
+
+static struct MHD_Daemon *start_daemon(server *s, int fd, bool v6)
 {
     const serve_config *c = s->config;
     unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-    if (address->ai_family == AF_INET6)
+    if (v6)
         flags |= MHD_USE_IPv6;
     s->max_connections = connection_limit(c);
     return MHD_start_daemon(
-        flags, (uint16_t)c->port, admit, s, handle, s, MHD_OPTION_EXTERNAL_LOGGER, log_library,
-        s, MHD_OPTION_SOCK_ADDR, address->ai_addr, MHD_OPTION_THREAD_POOL_SIZE,
+        flags, (uint16_t)s->hosts.port, admit, s, handle, s, MHD_OPTION_EXTERNAL_LOGGER,
+        log_library, s, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)(2 * s->max_connections + 2 * HTTP_THREADS), MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)c->timeout, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
@@ -1129,21 +1165,23 @@ static ted_status listen_on(server *s, ted_error *err)
     int e = getaddrinfo(c->host, port, &hints, &address);
     if (e)
         return ted_fail(err, TED_ERR_IO, "--host %s: %s", c->host, gai_strerror(e));
-    /* the hosts a request may name, before the first request can come
-     * (--port 0: the port the system chose is known once it listens) */
-    s->hosts = (serve_hosts){c->host, (unsigned)c->port, c->allowed_hosts, c->allowed_host_count};
-    s->daemon = start_daemon(s, address);
+    int fd = bind_socket(s, address);
     bool v6 = address->ai_family == AF_INET6;
     freeaddrinfo(address);
-    if (!s->daemon)
+    /* the hosts a request may name, the port included, before the first
+     * request can come */
+    unsigned bound = fd >= 0 ? bound_port(fd, (unsigned)c->port) : (unsigned)c->port;
+    s->hosts = (serve_hosts){c->host, bound, c->allowed_hosts, c->allowed_host_count};
+    s->daemon = fd >= 0 ? start_daemon(s, fd, v6) : NULL;
+    if (!s->daemon) {
+        if (fd >= 0)
+            close(fd);
         return ted_fail(err, TED_ERR_IO, "cannot listen on %s port %d: %s", c->host, c->port,
                         s->why_not[0] ? s->why_not : "libmicrohttpd cannot start");
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    if (info && info->port != s->hosts.port)
-        s->hosts.port = info->port;  /* --port 0: no client knows the port before this */
+    }
     atomic_store(&s->listening, true);
     fprintf(stderr, "ted serve: listening on http://%s%s%s:%u\n", v6 ? "[" : "", c->host,
-            v6 ? "]" : "", info ? info->port : (unsigned)c->port);
+            v6 ? "]" : "", bound);
     return TED_OK;
 }
 
