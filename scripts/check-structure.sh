@@ -28,10 +28,10 @@ MAX_PARAMS=7
 
 # Directory -> the directories of src/ it may include from ("ted/", the
 # public API of include/ted/, is open to all). The library points downward:
-# core <- kernels <- layers <- model, io <- model. The front ends sit above
-# the public API: learn (the trace of a decode), frontend (decoding options
-# as users spell them), document (paragraphs and HTML pages as sentences),
-# serve, cli.
+# core <- kernels <- layers <- model, io <- model, model <- learn (the trace
+# of a decode, ted/learn.h). The front ends sit above the public API:
+# frontend (decoding options as users spell them), document (paragraphs and
+# HTML pages as sentences), serve, cli.
 ALLOWED='
 core:
 kernels:   core

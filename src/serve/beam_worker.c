@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "core/alloc.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/order.h"
 
@@ -126,11 +127,7 @@ static void *watch_main(void *arg)
             pthread_cond_wait(&w->turn, w->lock);
             continue;
         }
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += WATCH_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = ted_deadline(CLOCK_REALTIME, WATCH_MS);
         pthread_cond_timedwait(&w->turn, w->lock, &until);
     }
     pthread_mutex_unlock(w->lock);

@@ -315,11 +315,7 @@ static group *take_encoded(serve_loop *l, serve_batch *b, bool *stop)
         }
         /* idle: the memory goes back once the loop has been idle for IDLE_MS,
          * not between the requests of a steady client */
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += IDLE_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = ted_deadline(CLOCK_REALTIME, IDLE_MS);
         if (pthread_cond_timedwait(&l->batch_work, &l->lock, &until) == ETIMEDOUT) {
             given_back = true;
             ted_session_release(b->session);

@@ -1069,11 +1069,7 @@ static void *watchdog_main(void *arg)
     while (!s->stopping) {
         cut_late_connections(s);
         log_turned_away(s);
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += WATCH_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = ted_deadline(CLOCK_MONOTONIC, WATCH_MS);
         pthread_cond_timedwait(&s->stop_watch, &s->lock, &until);
     }
     pthread_mutex_unlock(&s->lock);
