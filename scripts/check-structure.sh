@@ -53,14 +53,11 @@ LIBRARY='core kernels layers io model learn'
 # HEADER", each for the reason under it.
 PRIVATE_ALLOWED='
 src/serve/batch.h model/rows.h
-src/serve/loop.c model/session_hooks.h
 src/cli/quantize.c model/quantize.h
 '
 # serve/batch.h: the running batch steps its rows with the library's rows
 #   engine and chooser (model/rows.h, model/choose.h), whose structs hold
 #   the library's generators and scratch: no public form yet.
-# serve/loop.c: ted_session_compute_beside, the encoding thread's second
-#   pool, until sessions take a pool of their own.
 # cli/quantize.c: ted quantize writes the library's packed weights layout
 #   (model/quantize.h), a tool of the library's own format.
 

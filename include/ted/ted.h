@@ -823,6 +823,34 @@ TED_API int ted_usable_cpus(void);
  * CPUs would only wait for each other); 0 or less: ted_usable_cpus(). */
 TED_API int ted_set_threads(int threads);
 
+/* A pool of compute threads that the caller owns: the matrix products,
+ * the attention and the choices of the computations bound to it run on
+ * its threads (the calling thread counts as one), beside those of other
+ * pools. Two models in one process, each with its pool, compute at once,
+ * each on its own share; without one, every computation runs on the
+ * process's pool (ted_set_threads), one caller at a time (the others
+ * compute on their own thread meanwhile). Waiting threads spin only while
+ * the threads of every pool have CPUs of their own. */
+typedef struct ted_threads ted_threads;
+
+/* `threads` threads (at most ted_usable_cpus(); 0 or less:
+ * ted_usable_cpus()); TED_ERR_NOMEM when it cannot be made. */
+TED_API ted_status ted_threads_new(int threads, ted_threads **pool, ted_error *err);
+
+/* Stops its threads and frees it; no thread may be bound to it any more
+ * (ted_threads_use). NULL is ignored. */
+TED_API void ted_threads_free(ted_threads *pool);
+
+/* The threads it runs (the calling thread counted). */
+TED_API int ted_threads_count(const ted_threads *pool);
+
+/* Binds the calling thread to `pool`: from now on its computations (its
+ * sessions' encode and step, ted_decode, ted_translate and the workers it
+ * starts) run on `pool`; NULL: on the process's pool. Returns the pool the
+ * thread was bound to before (NULL: the process's), for the caller to
+ * bind again when it is done. */
+TED_API ted_threads *ted_threads_use(ted_threads *pool);
+
 /* The kernels that run: "avx512", "avx2" or "portable" (TED_CPU forces one). */
 TED_API const char *ted_cpu_kernels(void);
 

@@ -199,6 +199,10 @@ def _declare(lib: ctypes.CDLL) -> dict:
         "ted_learn_advance": (status, [POINTER(LearnTrace), c_int, err]),
         "ted_learn_end": (None, [POINTER(LearnTrace)]),
         "ted_set_threads": (c_int, [c_int]),
+        "ted_threads_new": (status, [c_int, POINTER(c_void_p), err]),
+        "ted_threads_free": (None, [c_void_p]),
+        "ted_threads_count": (c_int, [c_void_p]),
+        "ted_threads_use": (c_void_p, [c_void_p]),
         "ted_cpu_kernels": (c_char_p, []),
     }
     for name, (restype, argtypes) in table.items():

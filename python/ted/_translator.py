@@ -1,6 +1,7 @@
 """ted.Translator: a loaded model, for applications and for learners."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import json
@@ -8,7 +9,8 @@ import operator
 import os
 from ctypes import POINTER, byref, c_char_p, c_float, c_int, c_void_p
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, overload
+from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union,
+                    overload)
 
 import numpy as np
 
@@ -255,6 +257,33 @@ def _option_value(option: int, value: Any) -> Any:
     return _whole(key, value, int(low), int(high))
 
 
+class _Threads:
+    """A pool of compute threads of the C library (ted_threads_new), freed
+    with the last Translator (copies included) that computes on it."""
+
+    def __init__(self, threads: int) -> None:
+        self.pointer = c_void_p()
+        err = _capi.Error_()
+        check(lib.ted_threads_new(threads, byref(self.pointer), byref(err)), err)
+
+    def count(self) -> int:
+        return int(lib.ted_threads_count(self.pointer))
+
+    @contextlib.contextmanager
+    def bound(self) -> Iterator[None]:
+        """The calling thread's computations on this pool, meanwhile
+        (ted_threads_use); the pool it was bound to before afterwards."""
+        before = lib.ted_threads_use(self.pointer)
+        try:
+            yield
+        finally:
+            lib.ted_threads_use(before)
+
+    def __del__(self) -> None:
+        if self.pointer:
+            lib.ted_threads_free(self.pointer)
+
+
 class Translator:
     """A ted model, loaded once: its config, its memory-mapped weights and
     its vocabularies, read-only and shared by every call.
@@ -266,9 +295,11 @@ class Translator:
     Every call decodes through a session of its own and the C code runs
     without the GIL, so any number of Python threads may use one Translator
     at once. copy.copy and copy.deepcopy give other handles of the same
-    loaded model (close() closes one; the last frees the model). `threads` sizes the thread pool of the matrix products (it is
-    process-wide: the last Translator made with a value sets it; None leaves
-    it as it is: one thread unless set; at most the CPUs the process may use).
+    loaded model (close() closes one; the last frees the model). `threads`:
+    the threads of this Translator's own pool (ted_threads), which its calls
+    compute on, beside other Translators' (at most the CPUs the process may
+    use); None: the process's pool (one thread unless ted_set_threads sets
+    it).
     Raises a ted.Error subclass, with the C library's message, when the
     model cannot be loaded."""
 
@@ -288,8 +319,7 @@ class Translator:
         check(lib.ted_model_load(path, byref(pointer), byref(err)), err)
         self._owner = Model(pointer)
         self._open = True
-        if threads is not None:
-            lib.ted_set_threads(threads)
+        self._threads = _Threads(threads) if threads is not None else None
         text = lib.ted_config_json(lib.ted_model_config(pointer))
         if not text:
             raise MemoryError("ted: out of memory")
@@ -647,9 +677,10 @@ class Translator:
         outputs = (_capi.Translation * (count * n_best))()
         err = _capi.Error_()
         translate_call = _capi.TranslateCall(ctypes.pointer(o), call.flag)
-        status = lib.ted_translate_n_best_cancellable(self._model, sources, count,
-                                                      byref(translate_call), outputs, None,
-                                                      byref(err))
+        with self._bound():
+            status = lib.ted_translate_n_best_cancellable(self._model, sources, count,
+                                                          byref(translate_call), outputs, None,
+                                                          byref(err))
         check(status, err)
         try:
             if texts_only:
@@ -676,9 +707,15 @@ class Translator:
         owner = self._loaded()
         call = owner.enter(cancellable=True)
         try:
-            return work(call, *args)
+            with self._bound():
+                return work(call, *args)
         finally:
             owner.leave(call)
+
+    def _bound(self) -> Any:
+        """The calling thread on this Translator's pool, for a call (the
+        process's pool without one)."""
+        return self._threads.bound() if self._threads else contextlib.nullcontext()
 
     def _session(self, call: Call) -> c_void_p:
         session = c_void_p()

@@ -22,9 +22,10 @@ int cli_error(const char *format, ...)
     return 1;
 }
 
-int cli_set_threads(int requested)
+int cli_threads(int requested)
 {
-    int threads = ted_set_threads(requested);
+    int cpus = ted_usable_cpus();
+    int threads = requested < 1 || requested > cpus ? cpus : requested;
     if (requested > threads)
         fprintf(stderr,
                 "ted: --threads %d: this process may use %d CPU%s; running %d thread%s "
@@ -32,6 +33,11 @@ int cli_set_threads(int requested)
                 requested, ted_usable_cpus(), ted_usable_cpus() == 1 ? "" : "s", threads,
                 threads == 1 ? "" : "s");
     return threads;
+}
+
+int cli_set_threads(int requested)
+{
+    return ted_set_threads(cli_threads(requested));
 }
 
 bool cli_args_init(cli_args *a, const char *command, const char *usage, int argc, char **argv)

@@ -27,10 +27,13 @@ int cli_shortlist(int argc, char **argv);
 /* "ted: <message>" on stderr; returns 1, the exit status of every error. */
 int cli_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* Sizes the thread pool of the matrix products (ted_set_threads):
- * `requested` threads, or with 0 the CPUs this process may use
- * (ted_usable_cpus); more than those are not started, which standard error
- * says. Returns the threads set. */
+/* The threads of a pool: `requested`, or with 0 the CPUs this process may
+ * use (ted_usable_cpus); more than those are not started, which standard
+ * error says. */
+int cli_threads(int requested);
+
+/* Sizes the process's pool of the matrix products (ted_set_threads) to
+ * cli_threads(requested); returns the threads set. */
 int cli_set_threads(int requested);
 
 /* Walks argv one option at a time. An option takes its value as the next

@@ -23,11 +23,27 @@ int ted_set_threads(int threads)
     return ted_parallel_threads();
 }
 
-void ted_session_compute_beside(int threads)
+ted_status ted_threads_new(int threads, ted_threads **pool, ted_error *err)
 {
+    TED_REQUIRE(pool, err);
     int cpus = ted_usable_cpus();
-    ted_parallel_set_side_threads(threads < cpus ? threads : cpus);
-    ted_parallel_use_side();
+    *pool = ted_parallel_pool_new(threads < 1 || threads > cpus ? cpus : threads);
+    return *pool ? TED_OK : ted_fail(err, TED_ERR_NOMEM, "out of memory for a thread pool");
+}
+
+void ted_threads_free(ted_threads *pool)
+{
+    ted_parallel_pool_free(pool);
+}
+
+int ted_threads_count(const ted_threads *pool)
+{
+    return pool ? ted_parallel_pool_threads(pool) : 0;
+}
+
+ted_threads *ted_threads_use(ted_threads *pool)
+{
+    return ted_parallel_use(pool);
 }
 
 ted_translate_options ted_translate_default_options(void)
@@ -292,6 +308,7 @@ typedef struct translation_run {
 typedef struct translate_worker {
     translation_run *run;
     const ted_model *model;
+    ted_threads *threads;  /* the pool it computes on (NULL: the process's) */
     pthread_t thread;
     ted_status status;
     ted_error err;
@@ -323,6 +340,7 @@ static ted_status run_batches(translation_run *run, ted_session *session, ted_er
 static void *worker_main(void *arg)
 {
     translate_worker *w = arg;
+    ted_parallel_use(w->threads);  /* the pool of the thread that started it */
     ted_session *session = NULL;
     w->status = ted_session_new(w->model, &session, &w->err);
     ted_session_watch(session, w->run->cancel);
@@ -344,7 +362,7 @@ static ted_status run_workers(const ted_model *m, translation_run *run, int coun
         return TED_ERR_NOMEM;
     int started = 1;
     for (int i = 0; i < count; i++)
-        w[i] = (translate_worker){.run = run, .model = m};
+        w[i] = (translate_worker){.run = run, .model = m, .threads = ted_parallel_bound()};
     while (started < count && pthread_create(&w[started].thread, NULL, worker_main,
                                              &w[started]) == 0)
         started++;

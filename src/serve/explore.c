@@ -829,16 +829,19 @@ static char *beam_search(const explore_request *r, int *status)
     return text;
 }
 
-char *serve_explore(const serve_model *models, int count, const char *path, const char *body,
-                    size_t length, int *status)
+char *serve_explore(const serve_model *models, int count, ted_threads *const *threads,
+                    const char *path, const char *body, size_t length, int *status)
 {
     bool beam = !strcmp(path, "/v1/beam");
     explore_request r;
     serve_refusal no;
-    char *text = !read_request(models, count, body, length, beam, &r, &no)
-                     ? error_answer(status, no.status, "%s", no.message)
-                 : beam ? beam_search(&r, status)
-                        : explore(&r, status);
+    if (!read_request(models, count, body, length, beam, &r, &no)) {
+        free_request(&r);
+        return error_answer(status, no.status, "%s", no.message);
+    }
+    ted_threads *before = ted_threads_use(threads ? threads[r.model - models] : NULL);
+    char *text = beam ? beam_search(&r, status) : explore(&r, status);
+    ted_threads_use(before);
     free_request(&r);
     return text;
 }

@@ -43,6 +43,7 @@ typedef struct tracked {
 typedef struct server {
     const serve_config *config;
     serve_loop **loops;          /* (model_count) */
+    ted_threads **pools;         /* (model_count): each loop's pool, for the explorer */
     char *models_json;           /* GET /v1/models */
     struct MHD_Daemon *daemon;
     char *explorer_json;         /* GET /v1/explorer */

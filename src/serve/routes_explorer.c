@@ -59,8 +59,8 @@ enum MHD_Result http_explore(request *r)
                            "the explorer is decoding another request; retry in a moment");
     }
     int status = MHD_HTTP_INTERNAL_SERVER_ERROR;
-    char *json = serve_explore(c->models, c->model_count, r->path, r->body ? r->body : "",
-                               r->length, &status);
+    char *json = serve_explore(c->models, c->model_count, s->pools, r->path,
+                               r->body ? r->body : "", r->length, &status);
     atomic_fetch_sub(&s->exploring, 1);
     r->fields.count = status == MHD_HTTP_OK;  /* the log line's sentence: one decoded */
     return http_respond(r, status, json, NULL, NULL);

@@ -427,7 +427,8 @@ static ted_status start_loops(server *s, ted_error *err)
     const char **names = ted_alloc(c->model_count, sizeof *names, "models", err);
     const ted_model **models = ted_alloc(c->model_count, sizeof *models, "models", err);
     s->loops = ted_alloc(c->model_count, sizeof *s->loops, "models", err);
-    ted_status status = names && models && s->loops ? TED_OK : TED_ERR_NOMEM;
+    s->pools = ted_alloc(c->model_count, sizeof *s->pools, "models", err);
+    ted_status status = names && models && s->loops && s->pools ? TED_OK : TED_ERR_NOMEM;
     for (int i = 0; !status && i < c->model_count; i++) {
         names[i] = c->models[i].name;
         models[i] = c->models[i].model;
@@ -435,6 +436,8 @@ static ted_status start_loops(server *s, ted_error *err)
                                   &s->loops[i], err);
         if (status)
             ted_fail_context(err, "model %s", names[i]);
+        else
+            s->pools[i] = serve_loop_threads(s->loops[i]);
     }
     if (!status && (!(s->models_json = serve_models_json(names, models, c->model_count)) ||
                     !(s->explorer_json = serve_explorer_models(c->models, c->model_count))))
@@ -507,6 +510,7 @@ static void stop(server *s, bool watching)
     for (int i = 0; s->loops && i < s->config->model_count; i++)
         serve_loop_stop(s->loops[i]);
     free(s->loops);
+    free(s->pools);
     free(s->models_json);
     free(s->explorer_json);
     serve_routes_free(s->routes);
