@@ -40,8 +40,9 @@ static void explain_feed_forward(const explainer *x, int seq)
 {
     const ted_config *c = x->t->config;
     char words[160], shape[96];
+    const char *activation = ted_learn_shown_word("model.activation", (int)c->activation);
     snprintf(words, sizeof words, "feed-forward: Linear %d → %d, %s, Linear %d → %d", c->d_model,
-             c->d_ff, ted_learn_shown_word("model.activation", (int)c->activation), c->d_ff, c->d_model);
+             c->d_ff, activation, c->d_ff, c->d_model);
     snprintf(shape, sizeof shape, "(1, %d, %d) → (1, %d, %d)", seq, c->d_ff, seq, c->d_model);
     line(x, words, shape);
 }
@@ -183,7 +184,8 @@ static void explain_output(const explainer *x, const ted_learn_step *st)
     line(x, words, shape);
 }
 
-void ted_learn_explain_step(const ted_learn_trace *t, int step, ted_learn_explain_fn *emit, void *data)
+void ted_learn_explain_step(const ted_learn_trace *t, int step, ted_learn_explain_fn *emit,
+                            void *data)
 {
     const explainer x0 = {t, emit, data}, *x = &x0;
     const ted_config *c = t->config;

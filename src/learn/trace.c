@@ -64,13 +64,14 @@ static ted_status start(ted_learn_trace *t, const ted_model *model, const ted_so
 }
 
 ted_status ted_learn_start(ted_learn_trace *t, const ted_model *model, const ted_source *source,
-                       int max_length, int top_k, ted_error *err)
+                           int max_length, int top_k, ted_error *err)
 {
     return start(t, model, source, max_length, top_k, true, err);
 }
 
-ted_status ted_learn_start_steps(ted_learn_trace *t, const ted_model *model, const ted_source *source,
-                             int max_length, int top_k, ted_error *err)
+ted_status ted_learn_start_steps(ted_learn_trace *t, const ted_model *model,
+                                 const ted_source *source, int max_length, int top_k,
+                                 ted_error *err)
 {
     return start(t, model, source, max_length, top_k, false, err);
 }
@@ -189,8 +190,8 @@ bool ted_learn_resolve_forced(const ted_model *model, const char *text, ted_lear
     return ted_target_word(model, text, f->ids, TED_LEARN_FORCE_PIECES, &f->count, &err) == TED_OK;
 }
 
-ted_learn_force_refusal ted_learn_add_forced(const ted_model *model, ted_learn_forced *forced, int *count,
-                                     int step, const char *token)
+ted_learn_force_refusal ted_learn_add_forced(const ted_model *model, ted_learn_forced *forced,
+                                             int *count, int step, const char *token)
 {
     ted_learn_forced f = {.step = step};
     if (!ted_learn_resolve_forced(model, token, &f))
@@ -202,7 +203,8 @@ ted_learn_force_refusal ted_learn_add_forced(const ted_model *model, ted_learn_f
     return TED_LEARN_FORCE_ADDED;
 }
 
-ted_status ted_learn_run(ted_learn_trace *t, const ted_learn_forced *forced, int count, ted_error *err)
+ted_status ted_learn_run(ted_learn_trace *t, const ted_learn_forced *forced, int count,
+                         ted_error *err)
 {
     while (!t->finished)
         if (ted_learn_advance(t, ted_learn_forced_at(forced, count, t->count), err) != TED_OK)

@@ -129,10 +129,12 @@ static cJSON *architecture_json(const ted_config *c)
         [TED_POSITIONS_RELATIVE] = "relative (a bias of the attention scores per stack)",
     };
     cJSON_AddStringToObject(a, "positional_encoding", positional[c->positional_layout]);
-    cJSON_AddStringToObject(a, "activation", ted_learn_shown_word("model.activation", (int)c->activation));
+    cJSON_AddStringToObject(a, "activation",
+                            ted_learn_shown_word("model.activation", (int)c->activation));
     cJSON_AddBoolToObject(a, "tied_output", c->tied_output);
     cJSON_AddBoolToObject(a, "scale_embedding", c->scale_embedding);
-    cJSON_AddStringToObject(a, "tokenizer", ted_learn_shown_word("tokenizer.type", (int)c->tokenizer));
+    cJSON_AddStringToObject(a, "tokenizer",
+                            ted_learn_shown_word("tokenizer.type", (int)c->tokenizer));
     return a;
 }
 
@@ -346,7 +348,8 @@ static bool read_forced(const cJSON *v, const ted_model *model, explore_request 
             !whole_number(at, 1, EXPLORE_MAX_STEPS, &step) || !cJSON_IsString(token))
             return serve_refuse(no, 400, "forced[%d]: expected {\"step\": a whole number from 1 to "
                           "%d, \"token\": a string}", i, EXPLORE_MAX_STEPS);
-        switch (ted_learn_add_forced(model, r->forced, &r->forced_count, step, token->valuestring)) {
+        const char *text = token->valuestring;
+        switch (ted_learn_add_forced(model, r->forced, &r->forced_count, step, text)) {
         case TED_LEARN_FORCE_NOT_IN_VOCABULARY:
             return serve_refuse(no, 400, "forced[%d].token: \"%s\" is not in the target "
                           "vocabulary", i, shown(token->valuestring).text);
