@@ -818,8 +818,9 @@ TED_API void ted_translations_free(ted_translation *translations, int count);
  * at least 1. */
 TED_API int ted_usable_cpus(void);
 
-/* Sets the number of threads the matrix products use (process-wide) and
- * returns it: `threads`, at most ted_usable_cpus() (threads beyond the
+/* Sets the number of threads of the process's pool, which the matrix
+ * products of every thread not bound to a pool of its own use
+ * (ted_threads_use), and returns it: `threads`, at most ted_usable_cpus() (threads beyond the
  * CPUs would only wait for each other); 0 or less: ted_usable_cpus(). */
 TED_API int ted_set_threads(int threads);
 
