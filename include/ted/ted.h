@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ted/config.h"
 
@@ -127,6 +128,28 @@ TED_API const ted_config *ted_model_config(const ted_model *model);
  * caller frees (ted_free), or NULL when `config` is NULL or out of memory. */
 TED_API char *ted_config_json(const ted_config *config);
 
+/* Writes `config` to `out` as config.yaml: every key with its value (the
+ * defaults too), sections model, tokenizer and decoding and the top-level
+ * weights, in the order docs/model-format.md lists them (`ted info
+ * --config`). What it writes reads back as the same config. A failed
+ * write (`out` is flushed) is TED_ERR_IO; a value no config holds (a
+ * word's enum out of its range, a list longer than its field, a path that
+ * is not UTF-8) is TED_ERR_ARGUMENT naming the key. */
+TED_API ted_status ted_config_write_yaml(FILE *out, const ted_config *config, ted_error *err);
+
+/* The files of a model directory as its config names them, relative to
+ * the directory: the weights, config.yaml, the vocabularies and the
+ * SentencePiece models, each once (ted quantize copies them; ted shortlist
+ * -o never writes over one). */
+enum { TED_MODEL_FILES = 6 };
+
+typedef struct ted_model_files {
+    const char *name[TED_MODEL_FILES];
+    int count;
+} ted_model_files;
+
+TED_API void ted_model_list_files(const ted_config *c, ted_model_files *files);
+
 /* The weights are memory-mapped, not copied: should another program cut
  * the file short while a model is loaded, reading a weight raises SIGBUS.
  * A program may call this once to have that reported instead as one line on
@@ -192,7 +215,7 @@ TED_API ted_status ted_model_find_language(const ted_model *model, ted_side side
                                            const char **code, ted_error *err);
 
 /* The ISO code of a language code as models spell it: its language part
- * (before '_' or '-', without ">>...<<" or "__...__") as ISO 639-1 when it
+ * (before '_' or '-', without ">>...<<", "__...__" or "<2...>") as ISO 639-1 when it
  * is an ISO 639-1, 639-3 or 639-2/B code or an individual language of a
  * macrolanguage ("eng_Latn", "__en__", "en_XX": "en"; "arb_Arab": "ar"),
  * else that part lowercased ("yue_Hant": "yue"). Writes `iso` (`size`
@@ -203,6 +226,23 @@ TED_API bool ted_language_iso(const char *code, char *iso, size_t size);
 /* The English name of an ISO code ("fr" or "fra": "French"), NULL when
  * the table (Debian's iso-codes) has none. */
 TED_API const char *ted_language_name(const char *iso);
+
+/* The parts of a language code: its language (before the first '_' or
+ * '-', without ">>...<<", "__...__" or "<2...>" around the code) and what follows
+ * the separator, a script or a region ("eng_Latn": "eng", "Latn";
+ * "zh-Hant": "zh", "Hant"; "__fr__": "fr", ""). The pointers are into
+ * `code`, with their lengths. */
+typedef struct ted_code_parts {
+    const char *language, *rest;
+    size_t language_length, rest_length;
+} ted_code_parts;
+TED_API ted_code_parts ted_code_split(const char *code);
+
+/* Whether `id` is a language code token (tokenizer.languages) of the
+ * source vocabulary (`target` false: a code put in the source) or of the
+ * target vocabulary (`target` true: a target code the model forces as its
+ * first token). */
+TED_API bool ted_model_language_token(const ted_model *model, int id, bool target);
 
 /* One tensor of the weights file, for `ted info` and tools. */
 typedef struct ted_tensor_info {
@@ -349,6 +389,21 @@ TED_API int ted_session_batch(const ted_session *session);
 /* Number of tokens fed by step() since encode(): the most of any row,
  * every row's unless rows joined later. */
 TED_API int ted_session_position(const ted_session *session);
+/* The target tokens the last step scored when the model has a shortlist
+ * (the subset of the rows' sources), 0 when it scored the whole
+ * vocabulary. */
+TED_API int ted_session_shortlist_size(const ted_session *session);
+
+/* What a server asks of a session that lives as long as the server: the
+ * bytes its buffers take (0 when it holds none); ted_session_empty drops
+ * every row as ted_session_clear does but keeps the buffers whatever their
+ * size (a running batch, which empties and refills under load, keeps the
+ * room its rows grew to: moving rows into new buffers costs a copy and the
+ * first touch of every page); ted_session_release drops every row and
+ * frees the buffers whatever their size (an idle server's sessions). */
+TED_API size_t ted_session_buffer_bytes(const ted_session *session);
+TED_API void ted_session_empty(ted_session *session);
+TED_API void ted_session_release(ted_session *session);
 
 /* ------------------------------------------------------------------------ */
 /* Cancellation                                                              */
@@ -797,10 +852,39 @@ TED_API void ted_translations_free(ted_translation *translations, int count);
  * at least 1. */
 TED_API int ted_usable_cpus(void);
 
-/* Sets the number of threads the matrix products use (process-wide) and
- * returns it: `threads`, at most ted_usable_cpus() (threads beyond the
+/* Sets the number of threads of the process's pool, which the matrix
+ * products of every thread not bound to a pool of its own use
+ * (ted_threads_use), and returns it: `threads`, at most ted_usable_cpus() (threads beyond the
  * CPUs would only wait for each other); 0 or less: ted_usable_cpus(). */
 TED_API int ted_set_threads(int threads);
+
+/* A pool of compute threads that the caller owns: the matrix products,
+ * the attention and the choices of the computations bound to it run on
+ * its threads (the calling thread counts as one), beside those of other
+ * pools. Two models in one process, each with its pool, compute at once,
+ * each on its own share; without one, every computation runs on the
+ * process's pool (ted_set_threads), one caller at a time (the others
+ * compute on their own thread meanwhile). Waiting threads spin only while
+ * the threads of every pool have CPUs of their own. */
+typedef struct ted_threads ted_threads;
+
+/* `threads` threads (at most ted_usable_cpus(); 0 or less:
+ * ted_usable_cpus()); TED_ERR_NOMEM when it cannot be made. */
+TED_API ted_status ted_threads_new(int threads, ted_threads **pool, ted_error *err);
+
+/* Stops its threads and frees it; no thread may be bound to it any more
+ * (ted_threads_use). NULL is ignored. */
+TED_API void ted_threads_free(ted_threads *pool);
+
+/* The threads it runs (the calling thread counted). */
+TED_API int ted_threads_count(const ted_threads *pool);
+
+/* Binds the calling thread to `pool`: from now on its computations (its
+ * sessions' encode and step, ted_decode, ted_translate and the workers it
+ * starts) run on `pool`; NULL: on the process's pool. Returns the pool the
+ * thread was bound to before (NULL: the process's), for the caller to
+ * bind again when it is done. */
+TED_API ted_threads *ted_threads_use(ted_threads *pool);
 
 /* The kernels that run: "avx512", "avx2" or "portable" (TED_CPU forces one). */
 TED_API const char *ted_cpu_kernels(void);

@@ -99,6 +99,27 @@ class AttentionView(Structure):
                 ("keys", c_int), ("stride", c_int)]
 
 
+class LearnCandidate(Structure):  # ted_learn_candidate (ted/learn.h)
+    _fields_ = [("id", c_int), ("p", c_float), ("logit", c_float)]
+
+
+class LearnStep(Structure):  # ted_learn_step
+    _fields_ = [("input", c_int), ("chosen", c_int), ("forced", c_bool),
+                ("best", LearnCandidate), ("taken", LearnCandidate),
+                ("top", POINTER(LearnCandidate)), ("self", POINTER(c_float)),
+                ("cross", POINTER(c_float))]
+
+
+class LearnTrace(Structure):  # ted_learn_trace
+    _fields_ = [("model", c_void_p), ("config", c_void_p), ("session", c_void_p),
+                ("source", POINTER(c_int)), ("source_len", c_int),
+                ("prefix", POINTER(c_int)), ("prefix_len", c_int), ("max_steps", c_int),
+                ("top_k", c_int), ("encoder", POINTER(c_float)), ("encoder_kept", c_bool),
+                ("steps", POINTER(LearnStep)), ("count", c_int), ("finished", c_bool),
+                ("probs", POINTER(c_float)), ("allowed", POINTER(c_float)),
+                ("top_ids", POINTER(c_int))]
+
+
 def _find_library() -> str:
     """libted.so: $TED_LIBRARY, else the one shipped in the package, else
     the repository's build/ (a checkout used without installing)."""
@@ -177,7 +198,15 @@ def _declare(lib: ctypes.CDLL) -> dict:
                                                       POINTER(TranslateCall),
                                                       POINTER(Translation), POINTER(c_int),
                                                       err]),
+        "ted_learn_start": (status, [POINTER(LearnTrace), model, POINTER(Source), c_int, c_int,
+                                     err]),
+        "ted_learn_advance": (status, [POINTER(LearnTrace), c_int, err]),
+        "ted_learn_end": (None, [POINTER(LearnTrace)]),
         "ted_set_threads": (c_int, [c_int]),
+        "ted_threads_new": (status, [c_int, POINTER(c_void_p), err]),
+        "ted_threads_free": (None, [c_void_p]),
+        "ted_threads_count": (c_int, [c_void_p]),
+        "ted_threads_use": (c_void_p, [c_void_p]),
         "ted_cpu_kernels": (c_char_p, []),
     }
     for name, (restype, argtypes) in table.items():
@@ -199,4 +228,6 @@ sizes = {"ted_error": ctypes.sizeof(Error_), "ted_translate_options":
          "ted_source": ctypes.sizeof(Source), "ted_attention_view":
          ctypes.sizeof(AttentionView), "ted_decode_options": ctypes.sizeof(DecodeOptions),
          "ted_languages": ctypes.sizeof(Languages),
-         "ted_translate_call": ctypes.sizeof(TranslateCall)}
+         "ted_translate_call": ctypes.sizeof(TranslateCall),
+         "ted_learn_candidate": ctypes.sizeof(LearnCandidate),
+         "ted_learn_step": ctypes.sizeof(LearnStep), "ted_learn_trace": ctypes.sizeof(LearnTrace)}

@@ -575,3 +575,17 @@ ted_status ted_language_ids(const ted_model *m, const ted_languages *languages, 
     *target_id = !s && target >= 0 ? m->languages[TED_SIDE_TARGET].ids[target] : -1;
     return s;
 }
+
+bool ted_model_language_token(const ted_model *model, int id, bool target)
+{
+    bool forced = model->config.target_language_token == TED_TARGET_CODE_FORCED;
+    for (int side = TED_SIDE_SOURCE; side <= TED_SIDE_TARGET; side++) {
+        const ted_language_side *l = &model->all_languages[side];
+        if ((side == TED_SIDE_TARGET && forced) != target)
+            continue;  /* that side's codes are tokens of the other vocabulary */
+        for (int i = 0; i < l->count; i++)
+            if (l->ids[i] == id && id >= 0)
+                return true;
+    }
+    return false;
+}

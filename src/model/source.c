@@ -9,7 +9,11 @@
  * (source_language_token first, last); the target language's is forced as
  * the first target token (target_language_token forced, NLLB, M2M-100,
  * mBART-50) or put at the start of the source (source, Marian's >>fra<<);
- * which codes a sentence may take is model/languages.c's. */
+ * which codes a sentence may take is model/languages.c's.
+ *
+ * And every other way between text and ids: one side's tokenizer
+ * (ted_encode_source, ted_encode_target), the text of target ids
+ * (ted_decode_target), a token's id and back, the tokens of a word. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,4 +149,117 @@ void ted_source_free(ted_source *source)
     free(source->ids);
     free(source->prefix_ids);
     *source = (ted_source){0};
+}
+
+/* ---- text and ids ---------------------------------------------------------- */
+
+/* Text -> ids with one side's tokenizer. */
+static ted_status encode(const ted_tokenizer *t, const char *text, int **ids, int *count,
+                         int *unknown, ted_error *err)
+{
+    ted_token_ids out = {NULL, 0, 0};
+    ted_status s = ted_tokenize(t, text, strlen(text), &out, err);
+    *ids = out.ids;
+    *count = out.count;
+    if (unknown)
+        *unknown = out.unknown;
+    return s;
+}
+
+ted_status ted_encode_source(const ted_model *m, const char *text, int **ids, int *count,
+                             int *unknown, ted_error *err)
+{
+    TED_REQUIRE(m, err);
+    TED_REQUIRE(text, err);
+    TED_REQUIRE(ids, err);
+    TED_REQUIRE(count, err);
+    return encode(&m->source_tokenizer, text, ids, count, unknown, err);
+}
+
+ted_status ted_encode_target(const ted_model *m, const char *text, int **ids, int *count,
+                             int *unknown, ted_error *err)
+{
+    TED_REQUIRE(m, err);
+    TED_REQUIRE(text, err);
+    TED_REQUIRE(ids, err);
+    TED_REQUIRE(count, err);
+    return encode(&m->target_tokenizer, text, ids, count, unknown, err);
+}
+
+/* A target-language code forced as a target token (target_language_token
+ * forced) selects the language and is no word of the text. */
+static bool is_forced_code(const ted_model *m, int id)
+{
+    const ted_language_side *t = &m->languages[TED_SIDE_TARGET];
+    if (m->config.target_language_token != TED_TARGET_CODE_FORCED)
+        return false;
+    for (int i = 0; i < t->count; i++)
+        if (t->ids[i] == id)
+            return true;
+    return false;
+}
+
+char *ted_decode_target(const ted_model *m, const int *ids, int count)
+{
+    if (!m || (count > 0 && !ids))
+        return NULL;
+    if (m->config.target_language_token != TED_TARGET_CODE_FORCED)
+        return ted_detokenize(&m->config, &m->tgt_vocab, m->tgt_spm, ids, count);
+    int *words = malloc((count > 0 ? (size_t)count : 1) * sizeof *words), n = 0;
+    if (!words)
+        return NULL;
+    for (int i = 0; i < count; i++)
+        if (!is_forced_code(m, ids[i]))
+            words[n++] = ids[i];
+    char *text = ted_detokenize(&m->config, &m->tgt_vocab, m->tgt_spm, words, n);
+    free(words);
+    return text;
+}
+
+const char *ted_target_token(const ted_model *m, int id)
+{
+    const char *t = m ? ted_vocab_token(&m->tgt_vocab, id) : NULL;
+    return t ? t : "";
+}
+
+const char *ted_source_token(const ted_model *m, int id)
+{
+    const char *t = m ? ted_vocab_token(&m->src_vocab, id) : NULL;
+    return t ? t : "";
+}
+
+int ted_target_id(const ted_model *m, const char *token)
+{
+    return m && token ? ted_vocab_lookup(&m->tgt_vocab, token, strlen(token)) : -1;
+}
+
+ted_status ted_target_word(const ted_model *m, const char *word, int *ids, int max, int *count,
+                           ted_error *err)
+{
+    TED_REQUIRE(m, err);
+    TED_REQUIRE(word, err);
+    TED_REQUIRE(ids, err);
+    TED_REQUIRE(count, err);
+    int id = ted_target_id(m, word);
+    if (id >= 0 && max >= 1) {
+        ids[0] = id;
+        *count = 1;
+        return TED_OK;
+    }
+    int *pieces = NULL, n = 0, unknown = 0;
+    if (ted_encode_target(m, word, &pieces, &n, &unknown, err) != TED_OK)
+        return err->status;
+    for (int i = 0; i < n; i++)
+        unknown += pieces[i] == m->config.unk_id;
+    ted_status status = TED_OK;
+    if (n == 0 || unknown > 0 || n > max)
+        status = ted_fail(err, TED_ERR_INPUT,
+                          "\"%s\" is not in the target vocabulary, and %s", word,
+                          n == 0 ? "makes no token" : unknown > 0 ? "has a piece it lacks"
+                                                                  : "makes too many pieces");
+    else
+        memcpy(ids, pieces, (size_t)n * sizeof *ids);
+    *count = status == TED_OK ? n : 0;
+    free(pieces);
+    return status;
 }

@@ -7,7 +7,6 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "frontend/options.h"
-#include "model/session_hooks.h"
 #include "serve/metrics.h"
 
 /* ---- sentences ------------------------------------------------------------- */

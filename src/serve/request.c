@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "core/utf8.h"
-#include "io/config.h"
 
 const frontend_option_names serve_field_names = {
     [TED_OPTION_BEAM_SIZE] = "beam",

@@ -433,6 +433,39 @@ def test_threads_give_the_same_outputs():
         assert results[k] == want, "thread %d differs" % k
 
 
+def test_each_translator_has_its_own_pool():
+    """threads= makes a pool of the Translator's own (ted_threads), which a
+    later Translator's threads= leaves as it is, and on which it translates
+    what the process's pool translates, with two Translators translating at
+    once from two Python threads."""
+    lines = read_lines("natural")[:40]
+    want = ted.Translator(MODELS["natural"]).translate(lines)
+    one = ted.Translator(MODELS["natural"], threads=1)
+    two = ted.Translator(MODELS["natural"], threads=2)
+    cpus = len(os.sched_getaffinity(0))
+    assert one._threads.count() == 1, one._threads.count()
+    assert two._threads.count() == min(2, cpus), two._threads.count()
+    results, errors = {}, []
+
+    def work(name, t):
+        try:
+            results[name] = t.translate(lines)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(name, t))
+               for name, t in (("one", one), ("two", two))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    assert results["one"] == results["two"] == want
+    assert one._threads.count() == 1
+    one.close()
+    two.close()
+
+
 def bench_threads_are_faster_than_one():
     """The GIL is released in C: 8 threads translating 1/8 of the set each
     finish before one thread translating it all (on 2 or more cores)."""
@@ -700,6 +733,7 @@ def bench_batch_throughput():
 
 STRUCTS_C = r"""
 #include <stdio.h>
+#include "ted/learn.h"
 #include "ted/ted.h"
 int main(void)
 {
@@ -709,6 +743,8 @@ int main(void)
            sizeof(ted_error), sizeof(ted_translate_options), sizeof(ted_translation),
            sizeof(ted_source), sizeof(ted_attention_view), sizeof(ted_decode_options),
            sizeof(ted_languages), sizeof(ted_translate_call));
+    printf("ted_learn_candidate %zu\nted_learn_step %zu\nted_learn_trace %zu\n",
+           sizeof(ted_learn_candidate), sizeof(ted_learn_step), sizeof(ted_learn_trace));
     return 0;
 }
 """
