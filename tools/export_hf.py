@@ -100,6 +100,7 @@ GENERATION_DEFAULTS = {
     "early_stopping": False, "bad_words_ids": None, "forced_eos_token_id": None,
     "forced_bos_token_id": None, "min_length": 0, "min_new_tokens": None,
     "no_repeat_ngram_size": 0, "repetition_penalty": 1.0, "suppress_tokens": None,
+    "encoder_no_repeat_ngram_size": 0,
 }
 
 # generate()'s early_stopping -> ted's decoding.early_stopping.
@@ -126,8 +127,7 @@ IGNORED_BY_MARIAN = (
 # Generation settings ted's decoding does not have: refused unless they keep
 # GenerationConfig's default, since generate() would give other output.
 UNSUPPORTED_GENERATION = {
-    "do_sample": False, "encoder_no_repeat_ngram_size": 0,
-    "encoder_repetition_penalty": 1.0, "num_beam_groups": 1, "diversity_penalty": 0.0,
+    "do_sample": False, "encoder_repetition_penalty": 1.0, "num_beam_groups": 1, "diversity_penalty": 0.0,
     "begin_suppress_tokens": None,
     "exponential_decay_length_penalty": None, "sequence_bias": None, "force_words_ids": None,
 }
@@ -1043,15 +1043,20 @@ def multilingual_files(hf_dir, tokenizer_config, m):
 def language_rows(config, tokenizer_config, source):
     """config.yaml's language keys: for a multi-target model, the >>xxx<<
     tokens of vocab.json (MarianTokenizer's supported_language_codes, which
-    it keeps whole at the start of a text) as `languages`, put at the start
-    of the source; source_lang and target_lang from tokenizer_config.json
-    (else config.json) where they are plain codes, the target's only for a
-    bilingual model."""
+    it keeps whole at the start of a text) or the <2xx> pieces of a T5
+    model's SentencePiece model (MADLAD-400: "<2fr> text") as `languages`,
+    put at the start of the source; source_lang and target_lang from
+    tokenizer_config.json (else config.json) where they are plain codes,
+    the target's only for a bilingual model."""
     codes = [t for t in source if t.startswith(">>") and t.endswith("<<")]
+    origin = ("vocab.json's >>xxx<< tokens", "MarianTokenizer: >>fra<< text")
+    if not codes:
+        codes = [t for t in source if re.fullmatch(r"<2[A-Za-z0-9_-]{1,60}>", t)]
+        origin = ("the SentencePiece model's <2xx> pieces", "T5Tokenizer: <2fr> text")
     rows = []
     if codes:
-        rows += [("languages", codes, "vocab.json's >>xxx<< tokens"),
-                 ("target_language_token", "source", "MarianTokenizer: >>fra<< text")]
+        rows += [("languages", codes, origin[0]),
+                 ("target_language_token", "source", origin[1])]
     for key in ("source_lang", "target_lang"):
         code = tokenizer_config.get(key, config.get(key))
         if isinstance(code, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,63}", code) and \
@@ -1144,6 +1149,7 @@ def logits_rules(settings, source):
         penalty = float(penalty)  # config.yaml holds a float
     rows = [("repetition_penalty", penalty, 1.0),
             ("no_repeat_ngram_size", settings["no_repeat_ngram_size"], 0),
+            ("encoder_no_repeat_ngram_size", settings["encoder_no_repeat_ngram_size"], 0),
             ("min_length", least, 0)]
     return [(key, ted_value(f"{source}: {key}", "decoding." + key, value))
             for key, value, default in rows if value != default]

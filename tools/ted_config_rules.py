@@ -138,6 +138,7 @@ KEYS = {
     "decoding.top_p": _float(1, 1, 1.0),
     "decoding.repetition_penalty": _float(0, 0, 1.0),
     "decoding.no_repeat_ngram_size": _int(0, 1048576, 0),
+    "decoding.encoder_no_repeat_ngram_size": _int(0, 1048576, 0),
     "decoding.min_length": _int(0, 1048576, 0),
     # the top-level languages: codes and directions "SOURCE > TARGET"
     "languages": {"type": "served_list", "capacity": LANGUAGES_SIZE, "default": []},

@@ -231,6 +231,7 @@ typedef struct ted_config {
     /* the rules on every strategy's scores (ted_logits_rules) */
     float repetition_penalty; /* 1: none */
     int no_repeat_ngram_size; /* 0: off */
+    int encoder_no_repeat_ngram_size; /* 0: off */
     int min_length;           /* 0: off */
 } ted_config;
 

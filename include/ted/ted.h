@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ted/config.h"
 
@@ -75,6 +76,11 @@ typedef enum ted_option {
     TED_OPTION_REPETITION_PENALTY,   /* "repetition_penalty": >= 0 (0 and 1: off) */
     TED_OPTION_NO_REPEAT_NGRAM_SIZE, /* "no_repeat_ngram_size": 0..TED_MAX_LENGTH_MAX */
     TED_OPTION_MIN_LENGTH,           /* "min_length": 0..TED_MAX_LENGTH_MAX */
+    TED_OPTION_MIN_NEW_TOKENS,       /* "min_new_tokens": 0..TED_MAX_LENGTH_MAX */
+    TED_OPTION_BAD_WORDS_IDS,        /* "bad_words_ids": token sequences, each id a
+                                      * target token (ted_logits_rules.bad_words) */
+    TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE, /* "encoder_no_repeat_ngram_size":
+                                              * 0..TED_MAX_LENGTH_MAX */
     TED_OPTION_COUNT
 } ted_option;
 
@@ -82,6 +88,10 @@ typedef enum ted_option {
 #define TED_N_BEST_MAX 1024
 #define TED_TOP_K_MAX 16777216
 #define TED_MAX_LENGTH_MAX (1 << 20)
+/* The ints of ted_logits_rules.bad_words, the -1 after each sequence
+ * counted: the rule runs over every sequence at every step of every
+ * hypothesis, and a by-value array keeps the options a plain value. */
+#define TED_BAD_WORDS_MAX 256
 
 typedef struct ted_error {
     ted_status status;
@@ -117,6 +127,28 @@ TED_API const ted_config *ted_model_config(const ted_model *model);
  * YAML reads them), for bindings and tools. Returns a malloc'ed string the
  * caller frees (ted_free), or NULL when `config` is NULL or out of memory. */
 TED_API char *ted_config_json(const ted_config *config);
+
+/* Writes `config` to `out` as config.yaml: every key with its value (the
+ * defaults too), sections model, tokenizer and decoding and the top-level
+ * weights, in the order docs/model-format.md lists them (`ted info
+ * --config`). What it writes reads back as the same config. A failed
+ * write (`out` is flushed) is TED_ERR_IO; a value no config holds (a
+ * word's enum out of its range, a list longer than its field, a path that
+ * is not UTF-8) is TED_ERR_ARGUMENT naming the key. */
+TED_API ted_status ted_config_write_yaml(FILE *out, const ted_config *config, ted_error *err);
+
+/* The files of a model directory as its config names them, relative to
+ * the directory: the weights, config.yaml, the vocabularies and the
+ * SentencePiece models, each once (ted quantize copies them; ted shortlist
+ * -o never writes over one). */
+enum { TED_MODEL_FILES = 6 };
+
+typedef struct ted_model_files {
+    const char *name[TED_MODEL_FILES];
+    int count;
+} ted_model_files;
+
+TED_API void ted_model_list_files(const ted_config *c, ted_model_files *files);
 
 /* The weights are memory-mapped, not copied: should another program cut
  * the file short while a model is loaded, reading a weight raises SIGBUS.
@@ -183,7 +215,7 @@ TED_API ted_status ted_model_find_language(const ted_model *model, ted_side side
                                            const char **code, ted_error *err);
 
 /* The ISO code of a language code as models spell it: its language part
- * (before '_' or '-', without ">>...<<" or "__...__") as ISO 639-1 when it
+ * (before '_' or '-', without ">>...<<", "__...__" or "<2...>") as ISO 639-1 when it
  * is an ISO 639-1, 639-3 or 639-2/B code or an individual language of a
  * macrolanguage ("eng_Latn", "__en__", "en_XX": "en"; "arb_Arab": "ar"),
  * else that part lowercased ("yue_Hant": "yue"). Writes `iso` (`size`
@@ -194,6 +226,23 @@ TED_API bool ted_language_iso(const char *code, char *iso, size_t size);
 /* The English name of an ISO code ("fr" or "fra": "French"), NULL when
  * the table (Debian's iso-codes) has none. */
 TED_API const char *ted_language_name(const char *iso);
+
+/* The parts of a language code: its language (before the first '_' or
+ * '-', without ">>...<<", "__...__" or "<2...>" around the code) and what follows
+ * the separator, a script or a region ("eng_Latn": "eng", "Latn";
+ * "zh-Hant": "zh", "Hant"; "__fr__": "fr", ""). The pointers are into
+ * `code`, with their lengths. */
+typedef struct ted_code_parts {
+    const char *language, *rest;
+    size_t language_length, rest_length;
+} ted_code_parts;
+TED_API ted_code_parts ted_code_split(const char *code);
+
+/* Whether `id` is a language code token (tokenizer.languages) of the
+ * source vocabulary (`target` false: a code put in the source) or of the
+ * target vocabulary (`target` true: a target code the model forces as its
+ * first token). */
+TED_API bool ted_model_language_token(const ted_model *model, int id, bool target);
 
 /* One tensor of the weights file, for `ted info` and tools. */
 typedef struct ted_tensor_info {
@@ -340,6 +389,21 @@ TED_API int ted_session_batch(const ted_session *session);
 /* Number of tokens fed by step() since encode(): the most of any row,
  * every row's unless rows joined later. */
 TED_API int ted_session_position(const ted_session *session);
+/* The target tokens the last step scored when the model has a shortlist
+ * (the subset of the rows' sources), 0 when it scored the whole
+ * vocabulary. */
+TED_API int ted_session_shortlist_size(const ted_session *session);
+
+/* What a server asks of a session that lives as long as the server: the
+ * bytes its buffers take (0 when it holds none); ted_session_empty drops
+ * every row as ted_session_clear does but keeps the buffers whatever their
+ * size (a running batch, which empties and refills under load, keeps the
+ * room its rows grew to: moving rows into new buffers costs a copy and the
+ * first touch of every page); ted_session_release drops every row and
+ * frees the buffers whatever their size (an idle server's sessions). */
+TED_API size_t ted_session_buffer_bytes(const ted_session *session);
+TED_API void ted_session_empty(ted_session *session);
+TED_API void ted_session_release(ted_session *session);
 
 /* ------------------------------------------------------------------------ */
 /* Cancellation                                                              */
@@ -491,7 +555,7 @@ TED_API ted_sampling_params ted_sampling_default_params(void);
 /* The rules every strategy applies to each step's scores before it
  * chooses, as transformers' generate() applies its logits processors and
  * in their order (docs/decoding.md#rules-on-the-scores): the repetition
- * penalty, then the n-grams, then the banned tokens and the least length.
+ * penalty, then the n-grams, then the bad words, then the least lengths.
  * A hypothesis' history is the decoder's start token and its tokens so
  * far. Zeroes leave every rule off. */
 typedef struct ted_logits_rules {
@@ -500,15 +564,40 @@ typedef struct ted_logits_rules {
                                 * (0 and 1: off) */
     int no_repeat_ngram_size;  /* n: a token that would repeat an n-gram of the history
                                 * is banned (0: off) */
+    int encoder_no_repeat_ngram_size;  /* n: a token that would repeat an n-gram of the
+                                        * source ids is banned (0: off) */
     int min_length;            /* EOS is banned while a hypothesis has fewer tokens,
                                 * EOS counted (0: off) */
+    int min_new_tokens;        /* EOS is banned while a hypothesis has fewer tokens,
+                                * EOS not counted (0: off) */
+    /* Token sequences never generated (transformers' bad_words_ids): each
+     * sequence's target ids, then -1. A sequence of one token bans it at
+     * every step (but EOS alone, which transformers drops); a longer one
+     * bans its last token after a history that ends with the others. */
+    int bad_words[TED_BAD_WORDS_MAX];
+    int bad_words_length;      /* the ints of bad_words used, each -1 counted (0: off) */
 } ted_logits_rules;
 
 /* Applies `rules` to one row of target_vocab `scores` (the logits, or
  * for beam search their log-softmax) of a hypothesis whose tokens so far
- * are ids[0..length). */
+ * are ids[0..length); encoder_no_repeat_ngram_size needs the source
+ * (ted_apply_logits_rules_source), and is off here. */
 TED_API void ted_apply_logits_rules(const ted_model *model, const ted_logits_rules *rules,
                                     const int *ids, int length, float *scores);
+
+/* The ids a sentence's encoder reads (ted_source.ids), for the rules that
+ * look at them. */
+typedef struct ted_rules_source {
+    const int *ids;  /* (count) */
+    int count;
+} ted_rules_source;
+
+/* ted_apply_logits_rules for a hypothesis of the sentence whose encoder
+ * reads `source` (NULL: none): every rule, in transformers' order. */
+TED_API void ted_apply_logits_rules_source(const ted_model *model,
+                                           const ted_logits_rules *rules,
+                                           const ted_rules_source *source, const int *ids,
+                                           int length, float *scores);
 
 /* How to decode (docs/decoding.md). */
 typedef struct ted_decode_options {
@@ -763,10 +852,39 @@ TED_API void ted_translations_free(ted_translation *translations, int count);
  * at least 1. */
 TED_API int ted_usable_cpus(void);
 
-/* Sets the number of threads the matrix products use (process-wide) and
- * returns it: `threads`, at most ted_usable_cpus() (threads beyond the
+/* Sets the number of threads of the process's pool, which the matrix
+ * products of every thread not bound to a pool of its own use
+ * (ted_threads_use), and returns it: `threads`, at most ted_usable_cpus() (threads beyond the
  * CPUs would only wait for each other); 0 or less: ted_usable_cpus(). */
 TED_API int ted_set_threads(int threads);
+
+/* A pool of compute threads that the caller owns: the matrix products,
+ * the attention and the choices of the computations bound to it run on
+ * its threads (the calling thread counts as one), beside those of other
+ * pools. Two models in one process, each with its pool, compute at once,
+ * each on its own share; without one, every computation runs on the
+ * process's pool (ted_set_threads), one caller at a time (the others
+ * compute on their own thread meanwhile). Waiting threads spin only while
+ * the threads of every pool have CPUs of their own. */
+typedef struct ted_threads ted_threads;
+
+/* `threads` threads (at most ted_usable_cpus(); 0 or less:
+ * ted_usable_cpus()); TED_ERR_NOMEM when it cannot be made. */
+TED_API ted_status ted_threads_new(int threads, ted_threads **pool, ted_error *err);
+
+/* Stops its threads and frees it; no thread may be bound to it any more
+ * (ted_threads_use). NULL is ignored. */
+TED_API void ted_threads_free(ted_threads *pool);
+
+/* The threads it runs (the calling thread counted). */
+TED_API int ted_threads_count(const ted_threads *pool);
+
+/* Binds the calling thread to `pool`: from now on its computations (its
+ * sessions' encode and step, ted_decode, ted_translate and the workers it
+ * starts) run on `pool`; NULL: on the process's pool. Returns the pool the
+ * thread was bound to before (NULL: the process's), for the caller to
+ * bind again when it is done. */
+TED_API ted_threads *ted_threads_use(ted_threads *pool);
 
 /* The kernels that run: "avx512", "avx2" or "portable" (TED_CPU forces one). */
 TED_API const char *ted_cpu_kernels(void);

@@ -33,7 +33,9 @@ ENCODER_SELF_ATTENTION, DECODER_SELF_ATTENTION, CROSS_ATTENTION = range(3)
 (OPTION_NONE, OPTION_BEAM_SIZE, OPTION_SAMPLE, OPTION_N_BEST, OPTION_LENGTH_PENALTY,
  OPTION_LENGTH_NORMALIZATION, OPTION_EARLY_STOPPING, OPTION_TEMPERATURE, OPTION_TOP_K,
  OPTION_TOP_P, OPTION_SEED, OPTION_MAX_LENGTH, OPTION_REPETITION_PENALTY,
- OPTION_NO_REPEAT_NGRAM_SIZE, OPTION_MIN_LENGTH, OPTION_COUNT) = range(16)
+ OPTION_NO_REPEAT_NGRAM_SIZE, OPTION_MIN_LENGTH, OPTION_MIN_NEW_TOKENS, OPTION_BAD_WORDS_IDS,
+ OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE, OPTION_COUNT) = range(19)
+BAD_WORDS_MAX = 256  # TED_BAD_WORDS_MAX
 
 
 class Error_(Structure):
@@ -53,7 +55,9 @@ class SamplingParams(Structure):
 
 class LogitsRules(Structure):
     _fields_ = [("repetition_penalty", c_float), ("no_repeat_ngram_size", c_int),
-                ("min_length", c_int)]
+                ("encoder_no_repeat_ngram_size", c_int), ("min_length", c_int),
+                ("min_new_tokens", c_int),
+                ("bad_words", c_int * BAD_WORDS_MAX), ("bad_words_length", c_int)]
 
 
 class DecodeOptions(Structure):
@@ -93,6 +97,27 @@ class Source(Structure):
 class AttentionView(Structure):
     _fields_ = [("weights", POINTER(c_float)), ("heads", c_int), ("queries", c_int),
                 ("keys", c_int), ("stride", c_int)]
+
+
+class LearnCandidate(Structure):  # ted_learn_candidate (ted/learn.h)
+    _fields_ = [("id", c_int), ("p", c_float), ("logit", c_float)]
+
+
+class LearnStep(Structure):  # ted_learn_step
+    _fields_ = [("input", c_int), ("chosen", c_int), ("forced", c_bool),
+                ("best", LearnCandidate), ("taken", LearnCandidate),
+                ("top", POINTER(LearnCandidate)), ("self", POINTER(c_float)),
+                ("cross", POINTER(c_float))]
+
+
+class LearnTrace(Structure):  # ted_learn_trace
+    _fields_ = [("model", c_void_p), ("config", c_void_p), ("session", c_void_p),
+                ("source", POINTER(c_int)), ("source_len", c_int),
+                ("prefix", POINTER(c_int)), ("prefix_len", c_int), ("max_steps", c_int),
+                ("top_k", c_int), ("encoder", POINTER(c_float)), ("encoder_kept", c_bool),
+                ("steps", POINTER(LearnStep)), ("count", c_int), ("finished", c_bool),
+                ("probs", POINTER(c_float)), ("allowed", POINTER(c_float)),
+                ("top_ids", POINTER(c_int))]
 
 
 def _find_library() -> str:
@@ -173,8 +198,16 @@ def _declare(lib: ctypes.CDLL) -> dict:
                                                       POINTER(TranslateCall),
                                                       POINTER(Translation), POINTER(c_int),
                                                       err]),
+        "ted_learn_start": (status, [POINTER(LearnTrace), model, POINTER(Source), c_int, c_int,
+                                     err]),
+        "ted_learn_advance": (status, [POINTER(LearnTrace), c_int, err]),
+        "ted_learn_end": (None, [POINTER(LearnTrace)]),
         "ted_set_threads": (c_int, [c_int]),
         "ted_translate_workers": (c_int, [model, c_int]),
+        "ted_threads_new": (status, [c_int, POINTER(c_void_p), err]),
+        "ted_threads_free": (None, [c_void_p]),
+        "ted_threads_count": (c_int, [c_void_p]),
+        "ted_threads_use": (c_void_p, [c_void_p]),
         "ted_cpu_kernels": (c_char_p, []),
     }
     for name, (restype, argtypes) in table.items():
@@ -196,4 +229,6 @@ sizes = {"ted_error": ctypes.sizeof(Error_), "ted_translate_options":
          "ted_source": ctypes.sizeof(Source), "ted_attention_view":
          ctypes.sizeof(AttentionView), "ted_decode_options": ctypes.sizeof(DecodeOptions),
          "ted_languages": ctypes.sizeof(Languages),
-         "ted_translate_call": ctypes.sizeof(TranslateCall)}
+         "ted_translate_call": ctypes.sizeof(TranslateCall),
+         "ted_learn_candidate": ctypes.sizeof(LearnCandidate),
+         "ted_learn_step": ctypes.sizeof(LearnStep), "ted_learn_trace": ctypes.sizeof(LearnTrace)}

@@ -1,6 +1,7 @@
 """ted.Translator: a loaded model, for applications and for learners."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import json
@@ -8,7 +9,8 @@ import operator
 import os
 from ctypes import POINTER, byref, c_char_p, c_float, c_int, c_void_p
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, overload
+from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union,
+                    overload)
 
 import numpy as np
 
@@ -233,6 +235,25 @@ def _number(name: str, value: Any, low: float, low_ok: bool, high: float) -> flo
     return v
 
 
+def _bad_words(key: str, value: Any) -> List[int]:
+    """bad_words_ids [[5, 17], [9]] as ted_logits_rules.bad_words holds
+    them: each sequence's ids, then -1 (the library checks the ids
+    against the vocabulary)."""
+    flat: List[int] = []
+    if not isinstance(value, (list, tuple)):
+        raise ArgumentError("%s: %r is not a list of lists of token ids" % (key, value))
+    for sequence in value:
+        if not isinstance(sequence, (list, tuple)) or not sequence or not all(
+                isinstance(i, int) and not isinstance(i, bool) and 0 <= i <= 2 ** 31 - 1
+                for i in sequence):
+            raise ArgumentError("%s: %r is not a non-empty list of token ids" % (key, sequence))
+        flat += list(sequence) + [-1]
+    if len(flat) > _capi.BAD_WORDS_MAX:
+        raise ArgumentError("%s: %d ints, more than %d (each sequence's ids and one more)"
+                            % (key, len(flat), _capi.BAD_WORDS_MAX))
+    return flat
+
+
 def _option_value(option: int, value: Any) -> Any:
     """A keyword argument as the C field of `option` takes it: a whole
     number or a number within the option table's bounds (its messages'
@@ -248,11 +269,40 @@ def _option_value(option: int, value: Any) -> Any:
         if setting is None:
             raise ArgumentError("%s: %r is not %s" % (key, value, _word_list(option)))
         return setting
+    if option == _capi.OPTION_BAD_WORDS_IDS:
+        return _bad_words(key, value)
     low, high, included = _bounds(option)
     if option in (_capi.OPTION_LENGTH_PENALTY, _capi.OPTION_TEMPERATURE, _capi.OPTION_TOP_P,
                   _capi.OPTION_REPETITION_PENALTY):
         return _number(key, value, low, included, high)
     return _whole(key, value, int(low), int(high))
+
+
+class _Threads:
+    """A pool of compute threads of the C library (ted_threads_new), freed
+    with the last Translator (copies included) that computes on it."""
+
+    def __init__(self, threads: int) -> None:
+        self.pointer = c_void_p()
+        err = _capi.Error_()
+        check(lib.ted_threads_new(threads, byref(self.pointer), byref(err)), err)
+
+    def count(self) -> int:
+        return int(lib.ted_threads_count(self.pointer))
+
+    @contextlib.contextmanager
+    def bound(self) -> Iterator[None]:
+        """The calling thread's computations on this pool, meanwhile
+        (ted_threads_use); the pool it was bound to before afterwards."""
+        before = lib.ted_threads_use(self.pointer)
+        try:
+            yield
+        finally:
+            lib.ted_threads_use(before)
+
+    def __del__(self) -> None:
+        if self.pointer:
+            lib.ted_threads_free(self.pointer)
 
 
 class Translator:
@@ -266,9 +316,11 @@ class Translator:
     Every call decodes through a session of its own and the C code runs
     without the GIL, so any number of Python threads may use one Translator
     at once. copy.copy and copy.deepcopy give other handles of the same
-    loaded model (close() closes one; the last frees the model). `threads` sizes the thread pool of the matrix products (it is
-    process-wide: the last Translator made with a value sets it; None leaves
-    it as it is: one thread unless set; at most the CPUs the process may use).
+    loaded model (close() closes one; the last frees the model). `threads`:
+    the threads of this Translator's own pool (ted_threads), which its calls
+    compute on, beside other Translators' (at most the CPUs the process may
+    use); None: the process's pool (one thread unless ted_set_threads sets
+    it).
     Raises a ted.Error subclass, with the C library's message, when the
     model cannot be loaded."""
 
@@ -289,8 +341,7 @@ class Translator:
         check(lib.ted_model_load(path, byref(pointer), byref(err)), err)
         self._owner = Model(pointer)
         self._open = True
-        if threads is not None:
-            lib.ted_set_threads(threads)
+        self._threads = _Threads(threads) if threads is not None else None
         text = lib.ted_config_json(lib.ted_model_config(pointer))
         if not text:
             raise MemoryError("ted: out of memory")
@@ -480,7 +531,10 @@ class Translator:
                 early_stopping: Union[bool, str, None] = None,
                 batch_size: int = 32, repetition_penalty: Optional[float] = None,
                 no_repeat_ngram_size: Optional[int] = None,
-                min_length: Optional[int] = None) -> _capi.TranslateOptions:
+                min_length: Optional[int] = None, min_new_tokens: Optional[int] = None,
+                bad_words_ids: Optional[List[List[int]]] = None,
+                encoder_no_repeat_ngram_size: Optional[int] = None
+                ) -> _capi.TranslateOptions:
         """The C options translate() decodes with: the model's config.yaml
         defaults (ted_translate_model_options) with the arguments applied,
         checked as `ted translate` checks its options."""
@@ -494,7 +548,10 @@ class Translator:
                   _capi.OPTION_SAMPLE: True if sample else None,
                   _capi.OPTION_REPETITION_PENALTY: repetition_penalty,
                   _capi.OPTION_NO_REPEAT_NGRAM_SIZE: no_repeat_ngram_size,
-                  _capi.OPTION_MIN_LENGTH: min_length}
+                  _capi.OPTION_MIN_LENGTH: min_length,
+                  _capi.OPTION_MIN_NEW_TOKENS: min_new_tokens,
+                  _capi.OPTION_BAD_WORDS_IDS: bad_words_ids,
+                  _capi.OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE: encoder_no_repeat_ngram_size}
         values = {option: _option_value(option, value) for option, value in values.items()
                   if value is not None}
         o = lib.ted_translate_model_options(self._model)
@@ -513,10 +570,17 @@ class Translator:
                   _capi.OPTION_MAX_LENGTH: (o, "max_length"),
                   _capi.OPTION_REPETITION_PENALTY: (d.rules, "repetition_penalty"),
                   _capi.OPTION_NO_REPEAT_NGRAM_SIZE: (d.rules, "no_repeat_ngram_size"),
-                  _capi.OPTION_MIN_LENGTH: (d.rules, "min_length")}
+                  _capi.OPTION_MIN_LENGTH: (d.rules, "min_length"),
+                  _capi.OPTION_MIN_NEW_TOKENS: (d.rules, "min_new_tokens"),
+                  _capi.OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE:
+                      (d.rules, "encoder_no_repeat_ngram_size")}
         for option, (struct, field) in fields.items():
             if option in values:
                 setattr(struct, field, values[option])
+        if _capi.OPTION_BAD_WORDS_IDS in values:
+            flat = values[_capi.OPTION_BAD_WORDS_IDS]
+            d.rules.bad_words_length = len(flat)
+            d.rules.bad_words[:len(flat)] = flat
         d.sampling.seed = seed if seed is not None else int.from_bytes(os.urandom(8), "little")
         o.batch_size = _whole("batch_size", batch_size, 1, 4096)
         given = sum(1 << option for option in values)
@@ -586,7 +650,9 @@ class Translator:
                   early_stopping: Union[bool, str, None] = None, batch_size: int = 32,
                   repetition_penalty: Optional[float] = None,
                   no_repeat_ngram_size: Optional[int] = None,
-                  min_length: Optional[int] = None) -> Any:
+                  min_length: Optional[int] = None, min_new_tokens: Optional[int] = None,
+                  bad_words_ids: Optional[List[List[int]]] = None,
+                  encoder_no_repeat_ngram_size: Optional[int] = None) -> Any:
         """Translates a text (str in, str out) or a list of texts (a list out,
         in order), as `ted translate` does line by line.
 
@@ -601,8 +667,11 @@ class Translator:
         search's ranking; early_stopping (True, False or "never", as
         transformers' generate takes it): when beam search stops.
         repetition_penalty (>= 0; 1: none), no_repeat_ngram_size (0: off)
-        and min_length (EOS counted; 0: off): the rules every strategy
-        applies to its scores, as transformers' generate() does.
+        min_length (EOS counted; 0: off), min_new_tokens (EOS not counted;
+        0: off), bad_words_ids (lists of target token ids never
+        generated in that order) and encoder_no_repeat_ngram_size (no
+        n-gram of the source ids; 0: off): the rules every strategy applies to its
+        scores, as transformers' generate() does.
         source_lang / target_lang: a language code of
         Translator.languages (None: the model's only one; a multilingual
         model needs its target language), put where the model's config
@@ -620,7 +689,9 @@ class Translator:
                          length_normalization=length_normalization,
                          early_stopping=early_stopping, batch_size=batch_size,
                          repetition_penalty=repetition_penalty,
-                         no_repeat_ngram_size=no_repeat_ngram_size, min_length=min_length)
+                         no_repeat_ngram_size=no_repeat_ngram_size, min_length=min_length,
+                         min_new_tokens=min_new_tokens, bad_words_ids=bad_words_ids,
+                         encoder_no_repeat_ngram_size=encoder_no_repeat_ngram_size)
         o.languages = self._language_codes(source_lang, target_lang)
         data = [_text_bytes(t, "text %d" % i if not single else "text")
                 for i, t in enumerate(items)]
@@ -652,9 +723,10 @@ class Translator:
         outputs = (_capi.Translation * (count * n_best))()
         err = _capi.Error_()
         translate_call = _capi.TranslateCall(ctypes.pointer(o), call.flag)
-        status = lib.ted_translate_n_best_cancellable(self._model, sources, count,
-                                                      byref(translate_call), outputs, None,
-                                                      byref(err))
+        with self._bound():
+            status = lib.ted_translate_n_best_cancellable(self._model, sources, count,
+                                                          byref(translate_call), outputs, None,
+                                                          byref(err))
         check(status, err)
         try:
             if texts_only:
@@ -681,9 +753,15 @@ class Translator:
         owner = self._loaded()
         call = owner.enter(cancellable=True)
         try:
-            return work(call, *args)
+            with self._bound():
+                return work(call, *args)
         finally:
             owner.leave(call)
+
+    def _bound(self) -> Any:
+        """The calling thread on this Translator's pool, for a call (the
+        process's pool without one)."""
+        return self._threads.bound() if self._threads else contextlib.nullcontext()
 
     def _session(self, call: Call) -> c_void_p:
         session = c_void_p()
@@ -732,24 +810,6 @@ class Translator:
             lib.ted_session_free(session)
             lib.ted_source_free(byref(src))
 
-    def _attention(self, session: c_void_p, kind: int, layers: int) -> np.ndarray:
-        """One kind of attention of batch row 0, every layer: (layers, heads,
-        queries, keys)."""
-        err = _capi.Error_()
-        view = _capi.AttentionView()
-        planes = []
-        for layer in range(layers):
-            check(lib.ted_session_attention(session, kind, layer, 0, byref(view), byref(err)),
-                  err)
-            rows = view.heads * view.queries
-            flat = np.ctypeslib.as_array(view.weights, (max(rows - 1, 0) * view.stride
-                                                        + view.keys,))
-            plane = np.lib.stride_tricks.as_strided(flat, (view.heads, view.queries, view.keys),
-                                                    (view.queries * view.stride * 4,
-                                                     view.stride * 4, 4))
-            planes.append(np.array(plane, dtype=np.float32))
-        return np.stack(planes)
-
     def trace(self, source: Union[str, bytes], *, force: Optional[Mapping[int, int]] = None,
               top_k: int = 5, max_length: Optional[int] = None,
               source_lang: Optional[str] = None, target_lang: Optional[str] = None) -> Trace:
@@ -796,32 +856,40 @@ class Translator:
     def _trace(self, call: Call, source: Union[str, bytes], force: Dict[int, int], top_k: int,
                max_length: Optional[int], source_lang: Optional[str],
                target_lang: Optional[str]) -> Trace:
-        """trace(), `force` keyed by the step's index from 0."""
+        """trace(), `force` keyed by the step's index from 0: the C library's
+        trace (ted_learn_start, ted_learn_advance of ted/learn.h), the one
+        `ted step`, `ted attention` and the explorer run."""
         src = self._prepare(source, "source", source_lang, target_lang)
-        session = c_void_p()
+        trace = _capi.LearnTrace()
         try:
             if src.count == 0:
                 raise InputError("source: the source is empty")
-            for step in range(src.prefix_count):
-                force.setdefault(step, src.prefix_ids[step])
-            source_ids = [src.ids[i] for i in range(src.count)]
-            limit = lib.ted_max_target_length(self._model, src.count, max_length or 0)
-            session = self._session(call)
-            lib.ted_session_keep_attention(session, True)
             err = _capi.Error_()
-            ids = (POINTER(c_int) * 1)(src.ids)
-            check(lib.ted_session_encode(session, ids, byref(c_int(src.count)), 1, limit,
-                                         byref(err)), err)
-            encoder = self._attention(session, _capi.ENCODER_SELF_ATTENTION, self._layers[0])
-            steps = self._steps(session, limit, force, top_k)
+            status = lib.ted_learn_start(byref(trace), self._model, byref(src), max_length or 0,
+                                         top_k, byref(err))
+            if trace.session:
+                lib.ted_session_watch(trace.session, call.flag)
+            check(status, err)
+            while not trace.finished:
+                check(lib.ted_learn_advance(byref(trace), force.get(trace.count, -1),
+                                            byref(err)), err)
+            return self._trace_view(trace)
         finally:
-            lib.ted_session_free(session)
+            lib.ted_learn_end(byref(trace))
             lib.ted_source_free(byref(src))
+
+    def _trace_view(self, trace: _capi.LearnTrace) -> Trace:
+        """The Trace of a finished ted_learn_trace, its arrays copied out."""
+        source_ids = [trace.source[i] for i in range(trace.source_len)]
+        (encoder_layers, decoder_layers), S = self._layers, trace.source_len
+        heads = int(self._config["model"]["heads"])
+        encoder = np.array(np.ctypeslib.as_array(trace.encoder,
+                                                 (encoder_layers, heads, S, S)), dtype=np.float32)
+        n = trace.count
+        steps = [self._trace_step(trace.steps[t], t, (heads, S, trace.top_k)) for t in range(n)]
         chosen = [s.chosen for s in steps]
-        layers, heads = self._layers[1], encoder.shape[1]
-        n = len(steps)
-        self_att = np.zeros((layers, heads, n, n), dtype=np.float32)
-        cross = np.zeros((layers, heads, n, len(source_ids)), dtype=np.float32)
+        self_att = np.zeros((decoder_layers, heads, n, n), dtype=np.float32)
+        cross = np.zeros((decoder_layers, heads, n, S), dtype=np.float32)
         for t, s in enumerate(steps):
             self_att[:, :, t, :t + 1] = s.self_attention
             cross[:, :, t, :] = s.cross_attention
@@ -831,41 +899,21 @@ class Translator:
                      text=self.detokenize(chosen), encoder_attention=encoder,
                      self_attention=self_att, cross_attention=cross, steps=steps)
 
-    def _steps(self, session: c_void_p, limit: int, force: Dict[int, int],
-               top_k: int) -> List[Step]:
-        err = _capi.Error_()
-        token = c_int(self._bos)
-        logits = POINTER(c_float)()
-        top_ids = (c_int * top_k)()
-        top_values = (c_float * top_k)()
-        steps: List[Step] = []
-        for t in range(limit):
-            check(lib.ted_session_step(session, byref(token), byref(logits), byref(err)), err)
-            row = np.ctypeslib.as_array(logits, (self._vocab,)).astype(np.float32)
-            probabilities = np.exp(row.astype(np.float64) - row.max())
-            probabilities /= probabilities.sum()
-            banned = row.copy()
-            lib.ted_ban_tokens(self._model, banned.ctypes.data_as(POINTER(c_float)))
-            k = lib.ted_top_k(banned.ctypes.data_as(POINTER(c_float)), self._vocab, top_k,
-                              top_ids, top_values)
-            forced = t in force
-            chosen = force[t] if forced else top_ids[0]
-            candidates = [Candidate(id=top_ids[i], token=self._target_token(top_ids[i]),
-                                    logit=float(row[top_ids[i]]),
-                                    probability=float(probabilities[top_ids[i]]))
-                          for i in range(k)]
-            steps.append(Step(index=t + 1, input=token.value, chosen=chosen,
-                              token=self._target_token(chosen),
-                              probability=float(probabilities[chosen]), forced=forced,
-                              candidates=candidates,
-                              self_attention=self._attention(
-                                  session, _capi.DECODER_SELF_ATTENTION, self._layers[1])[:, :, 0],
-                              cross_attention=self._attention(
-                                  session, _capi.CROSS_ATTENTION, self._layers[1])[:, :, 0]))
-            if chosen == self._eos:
-                break
-            token.value = chosen
-        return steps
-
+    def _trace_step(self, s: _capi.LearnStep, t: int, sizes: Tuple[int, int, int]) -> Step:
+        """Step t (0-based) of a ted_learn_trace, its attention weights copied;
+        sizes: (heads, source length, the candidates each step holds)."""
+        layers, (heads, S, top_k) = self._layers[1], sizes
+        candidates = []
+        for k in range(top_k):
+            c = s.top[k]
+            candidates.append(Candidate(id=c.id, token=self._target_token(c.id),
+                                        logit=float(c.logit), probability=float(c.p)))
+        return Step(index=t + 1, input=s.input, chosen=s.chosen,
+                    token=self._target_token(s.chosen), probability=float(s.taken.p),
+                    forced=bool(s.forced), candidates=candidates,
+                    self_attention=np.array(np.ctypeslib.as_array(s.self, (layers, heads, t + 1)),
+                                            dtype=np.float32),
+                    cross_attention=np.array(np.ctypeslib.as_array(s.cross, (layers, heads, S)),
+                                             dtype=np.float32))
 
 __all__ = ["Translator", "Hypothesis", "Trace", "Step", "Candidate"]

@@ -9,7 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/text.h"
-#include "learn/token.h"
+#include "ted/learn.h"
 
 static const char usage[] =
     "usage: ted attention -m DIR [OPTIONS] TEXT\n"
@@ -71,7 +71,7 @@ typedef struct heatmap {
 static char *dup_shown(const char *token)
 {
     char buf[512];
-    return strdup(learn_show_token(token, buf, sizeof buf));
+    return strdup(ted_learn_show_token(token, buf, sizeof buf));
 }
 
 static void free_list(char **list, int n)
@@ -81,7 +81,7 @@ static void free_list(char **list, int n)
     free(list);
 }
 
-static void free_labels(labels *l, const learn_trace *t)
+static void free_labels(labels *l, const ted_learn_trace *t)
 {
     free_list(l->source, t->source_len);
     free_list(l->inputs, t->count);
@@ -89,7 +89,7 @@ static void free_labels(labels *l, const learn_trace *t)
     free_list(l->steps, t->count);
 }
 
-static bool make_labels(labels *l, const learn_trace *t)
+static bool make_labels(labels *l, const ted_learn_trace *t)
 {
     int n = t->count > 0 ? t->count : 1;
     l->source = calloc((size_t)t->source_len, sizeof *l->source);
@@ -122,7 +122,7 @@ static int kind_layers(const ted_config *c, enum kind kind)
 /* Fills h->w (allocated by the caller with room for the largest map). The
  * decoder's self-attention is square over the steps: row i is step i's
  * query over positions 0..i, and the masked positions after i are 0. */
-static void fill_heatmap(heatmap *h, const learn_trace *t, const labels *l, enum kind kind,
+static void fill_heatmap(heatmap *h, const ted_learn_trace *t, const labels *l, enum kind kind,
                          int layer, int head)
 {
     *h = (heatmap){.kind = kind, .layer = layer, .head = head, .w = h->w};
@@ -131,7 +131,7 @@ static void fill_heatmap(heatmap *h, const learn_trace *t, const labels *l, enum
         h->rows = h->cols = t->source_len;
         h->row_labels = h->col_labels = l->source;
         for (int i = 0; i < h->rows; i++)
-            learn_encoder_row(t, layer, head, i, h->w + (size_t)i * h->cols);
+            ted_learn_encoder_row(t, layer, head, i, h->w + (size_t)i * h->cols);
         break;
     case KIND_DECODER:
         h->rows = h->cols = t->count;
@@ -140,7 +140,7 @@ static void fill_heatmap(heatmap *h, const learn_trace *t, const labels *l, enum
         for (int i = 0; i < h->rows; i++) {
             float *row = h->w + (size_t)i * h->cols;
             memset(row, 0, (size_t)h->cols * sizeof *row);
-            learn_self_row(t, i, layer, head, row);
+            ted_learn_self_row(t, i, layer, head, row);
         }
         break;
     case KIND_CROSS:
@@ -149,7 +149,7 @@ static void fill_heatmap(heatmap *h, const learn_trace *t, const labels *l, enum
         h->row_labels = l->steps;
         h->col_labels = l->source;
         for (int i = 0; i < h->rows; i++)
-            learn_cross_row(t, i, layer, head, h->w + (size_t)i * h->cols);
+            ted_learn_cross_row(t, i, layer, head, h->w + (size_t)i * h->cols);
         break;
     default:
         break;
@@ -269,7 +269,7 @@ static void json_strings(FILE *out, char *const *list, int n)
     fputc(']', out);
 }
 
-static void json_weights(FILE *out, const learn_trace *t, const labels *l, enum kind kind,
+static void json_weights(FILE *out, const ted_learn_trace *t, const labels *l, enum kind kind,
                          heatmap *h)
 {
     const ted_config *c = t->config;
@@ -292,7 +292,7 @@ static void json_weights(FILE *out, const learn_trace *t, const labels *l, enum 
     fputc(']', out);
 }
 
-static void write_json(FILE *out, const learn_trace *t, const labels *l, const char *text,
+static void write_json(FILE *out, const ted_learn_trace *t, const labels *l, const char *text,
                        const char *translation, heatmap *h)
 {
     const ted_config *c = t->config;
@@ -311,7 +311,7 @@ static void write_json(FILE *out, const learn_trace *t, const labels *l, const c
     json_strings(out, l->inputs, t->count);
     fputs(",\n\"steps\": [", out);
     for (int i = 0; i < t->count; i++) {
-        const learn_step *s = &t->steps[i];
+        const ted_learn_step *s = &t->steps[i];
         fprintf(out, "%s\n {\"step\": %d, \"input\": ", i ? "," : "", i + 1);
         cli_json_string(out, l->inputs[i]);
         fputs(", \"chosen\": ", out);
@@ -321,7 +321,7 @@ static void write_json(FILE *out, const learn_trace *t, const labels *l, const c
         for (int k = 0; k < t->top_k; k++) {
             char buf[512];
             fputs(k ? ", {\"token\": " : "{\"token\": ", out);
-            cli_json_string(out, learn_show_token(ted_target_token(t->model, s->top[k].id), buf,
+            cli_json_string(out, ted_learn_show_token(ted_target_token(t->model, s->top[k].id), buf,
                                               sizeof buf));
             fprintf(out, ", \"id\": %d, \"p\": %.9g, \"logit\": %.9g}", s->top[k].id,
                     s->top[k].p, s->top[k].logit);
@@ -395,7 +395,7 @@ static const char html_script[] =
 
 static void html_token(FILE *out, const ted_config *c, int id, const char *shown)
 {
-    fprintf(out, "<span class=\"tok%s\">", learn_is_special(c, id) ? " special" : "");
+    fprintf(out, "<span class=\"tok%s\">", ted_learn_is_special(c, id) ? " special" : "");
     cli_xml_escaped(out, shown);
     fputs("</span>", out);
 }
@@ -409,7 +409,7 @@ static const char *const kind_notes[KIND_COUNT] = {
     "its query attends to, through the keys and values the encoder made."};
 
 /* The page's title, the sentence, its translation and the model's sizes. */
-static void html_head(FILE *out, const learn_trace *t, const labels *l, const char *model_dir,
+static void html_head(FILE *out, const ted_learn_trace *t, const labels *l, const char *model_dir,
                       const char *translation)
 {
     const ted_config *c = t->config;
@@ -450,7 +450,7 @@ static void html_controls(FILE *out, const ted_config *c)
 }
 
 /* Every heatmap of one kind: each layer's heads and their mean. */
-static void html_kind(FILE *out, const learn_trace *t, const labels *l, enum kind kind,
+static void html_kind(FILE *out, const ted_learn_trace *t, const labels *l, enum kind kind,
                       heatmap *h)
 {
     const ted_config *c = t->config;
@@ -479,7 +479,7 @@ static void html_kind(FILE *out, const learn_trace *t, const labels *l, enum kin
 }
 
 /* Every step's Linear + Softmax: the token read, the token chosen, the top-k. */
-static void html_steps(FILE *out, const learn_trace *t, const labels *l)
+static void html_steps(FILE *out, const ted_learn_trace *t, const labels *l)
 {
     const ted_config *c = t->config;
     fprintf(out, "<section id=\"steps\">\n<h2>Every step: Linear + Softmax over %d target "
@@ -487,7 +487,7 @@ static void html_steps(FILE *out, const learn_trace *t, const labels *l)
                  "<th>chooses</th><th>p</th><th>candidates</th></tr>\n",
             c->tgt_vocab_size, t->top_k);
     for (int i = 0; i < t->count; i++) {
-        const learn_step *s = &t->steps[i];
+        const ted_learn_step *s = &t->steps[i];
         fprintf(out, "<tr class=\"step\"><td>%d</td><td>", i + 1);
         html_token(out, c, s->input, l->inputs[i]);
         fputs("</td><td>", out);
@@ -496,7 +496,7 @@ static void html_steps(FILE *out, const learn_trace *t, const labels *l)
         for (int k = 0; k < t->top_k; k++) {
             char buf[512];
             fprintf(out, "<span class=\"cand%s\"><b>", s->top[k].id == s->chosen ? " taken" : "");
-            cli_xml_escaped(out, learn_show_token(ted_target_token(t->model, s->top[k].id), buf,
+            cli_xml_escaped(out, ted_learn_show_token(ted_target_token(t->model, s->top[k].id), buf,
                                               sizeof buf));
             fprintf(out, "</b> %.3f<i style=\"width:%.0fpx\"></i></span>", s->top[k].p,
                     s->top[k].p * 90);
@@ -506,7 +506,7 @@ static void html_steps(FILE *out, const learn_trace *t, const labels *l)
     fputs("</table>\n</section>\n", out);
 }
 
-static void write_html(FILE *out, const learn_trace *t, const labels *l, const char *model_dir,
+static void write_html(FILE *out, const ted_learn_trace *t, const labels *l, const char *model_dir,
                        const char *translation, heatmap *h)
 {
     html_head(out, t, l, model_dir, translation);
@@ -537,14 +537,14 @@ typedef struct attention_options {
     ted_languages languages;
 } attention_options;
 
-static int write_all(const learn_trace *t, const attention_options *o)
+static int write_all(const ted_learn_trace *t, const attention_options *o)
 {
     const ted_config *c = t->config;
     int status = 0;
     labels l = {0};
     size_t largest = (size_t)(t->source_len > t->count ? t->source_len : t->count);
     heatmap h = {.w = malloc(largest * largest * sizeof(float))};
-    char *translation = learn_translation(t);
+    char *translation = ted_learn_translation(t);
     if (!h.w || !translation || !make_labels(&l, t))
         status = cli_error("attention: out of memory");
     struct {
@@ -617,7 +617,7 @@ static int capped_length(const ted_model *model, const attention_options *o, int
 
 static int run_attention(const ted_model *model, const attention_options *o)
 {
-    learn_trace t = {0};
+    ted_learn_trace t = {0};
     cli_sentence sentence;
     int max_length = 0;
     int status = cli_sentence_prepare(&sentence, model, "attention", o->text, &o->languages);
@@ -632,11 +632,11 @@ static int run_attention(const ted_model *model, const attention_options *o)
     if (!status && o->head > c->heads)
         status = cli_error("attention: --head %d: the model has %d heads", o->head, c->heads);
     ted_error err = {0};
-    if (!status && learn_run(&t, NULL, 0, &err) != TED_OK)
+    if (!status && ted_learn_run(&t, NULL, 0, &err) != TED_OK)
         status = cli_error("attention: %s", err.message);
     if (!status)
         status = write_all(&t, o);
-    learn_end(&t);
+    ted_learn_end(&t);
     cli_sentence_free(&sentence);
     return status;
 }

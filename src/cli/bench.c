@@ -7,8 +7,6 @@
 
 #include "cli/cli.h"
 #include "core/clock.h"
-#include "model/choose.h"
-#include "model/session.h"
 
 static const char usage[] =
     "usage: ted bench -m DIR [OPTIONS]\n"
@@ -66,14 +64,17 @@ static uint32_t next_random(uint32_t *state)
     return *state = x;
 }
 
-/* Greedy's choice of every row, as ted translate makes it, without the
- * log-probabilities. */
-static void choose_best(ted_chooser *chooser, const float *logits, int batch, int *tokens)
+/* Greedy's choice of every row, as ted translate makes it (the best token
+ * that is not banned, ties to the lower id), without the log-probabilities:
+ * `allowed` (vocab) is scratch for one row. */
+static void choose_best(const ted_model *model, const float *logits, int batch, int vocab,
+                        float *allowed, int *tokens)
 {
-    ted_choice choices[batch];
-    for (int b = 0; b < batch; b++)
-        choices[b] = (ted_choice){.row = b, .draws = 1, .forced = -1, .tokens = &tokens[b]};
-    ted_choose(chooser, logits, choices, batch);
+    for (int b = 0; b < batch; b++) {
+        memcpy(allowed, logits + (size_t)b * vocab, (size_t)vocab * sizeof *allowed);
+        ted_ban_tokens(model, allowed);
+        ted_top_k(allowed, vocab, 1, &tokens[b], NULL);
+    }
 }
 
 static int run_once(ted_session *session, const ted_config *c, const bench_options *o,
@@ -83,13 +84,13 @@ static int run_once(ted_session *session, const ted_config *c, const bench_optio
     int lengths[o->batch];
     for (int b = 0; b < o->batch; b++)
         lengths[b] = o->source_len;
-    ted_chooser chooser;
-    if (ted_chooser_init(&chooser, ted_session_model(session), false, &err))
-        return cli_error("%s", err.message);
+    float *allowed = malloc((size_t)c->tgt_vocab_size * sizeof *allowed);
+    if (!allowed)
+        return cli_error("out of memory");
     double start = 1e3 * ted_seconds();
     if (ted_session_encode(session, (const int *const *)sources, lengths, o->batch,
                            o->new_tokens, &err)) {
-        ted_chooser_free(&chooser);
+        free(allowed);
         return cli_error("%s", err.message);
     }
     double encoded = 1e3 * ted_seconds();
@@ -98,13 +99,14 @@ static int run_once(ted_session *session, const ted_config *c, const bench_optio
     for (int t = 0; t < o->new_tokens; t++) {
         const float *logits;
         if (ted_session_step(session, tokens, &logits, &err)) {
-            ted_chooser_free(&chooser);
+            free(allowed);
             return cli_error("%s", err.message);
         }
-        choose_best(&chooser, logits, o->batch, tokens);
+        choose_best(ted_session_model(session), logits, o->batch, c->tgt_vocab_size, allowed,
+                    tokens);
     }
     double decoded = 1e3 * ted_seconds();
-    ted_chooser_free(&chooser);
+    free(allowed);
     run->encode_ms = encoded - start;
     run->decode_ms = decoded - encoded;
     return 0;
@@ -125,7 +127,7 @@ static void print_results(const bench_options *o, const ted_session *session, do
            median(load, R), median(encode, R), median(per_token, R),
            median(tokens_per_s, R), resources.ru_maxrss / 1024.0, threads, o->batch,
            o->source_len, o->new_tokens, R,
-           session->subset_active ? session->subset.count : 0);
+           ted_session_shortlist_size(session));
 }
 
 static int run_bench(const bench_options *o)

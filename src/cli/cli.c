@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli/text.h"
-#include "learn/token.h"
+#include "ted/learn.h"
 
 int cli_error(const char *format, ...)
 {
@@ -22,9 +22,10 @@ int cli_error(const char *format, ...)
     return 1;
 }
 
-int cli_set_threads(int requested)
+int cli_threads(int requested)
 {
-    int threads = ted_set_threads(requested);
+    int cpus = ted_usable_cpus();
+    int threads = requested < 1 || requested > cpus ? cpus : requested;
     if (requested > threads)
         fprintf(stderr,
                 "ted: --threads %d: this process may use %d CPU%s; running %d thread%s "
@@ -32,6 +33,11 @@ int cli_set_threads(int requested)
                 requested, ted_usable_cpus(), ted_usable_cpus() == 1 ? "" : "s", threads,
                 threads == 1 ? "" : "s");
     return threads;
+}
+
+int cli_set_threads(int requested)
+{
+    return ted_set_threads(cli_threads(requested));
 }
 
 bool cli_args_init(cli_args *a, const char *command, const char *usage, int argc, char **argv)
@@ -228,7 +234,7 @@ static void print_word(const char *word, size_t length, const char *before)
     size_t kept = length < sizeof copy - 1 ? length : sizeof copy - 1;
     memcpy(copy, word, kept);
     copy[kept] = '\0';
-    fprintf(stderr, "%s'%s'", before, learn_show_token(copy, shown, sizeof shown));
+    fprintf(stderr, "%s'%s'", before, ted_learn_show_token(copy, shown, sizeof shown));
 }
 
 static void list_unknown_words(const ted_config *c, const char *text, const int *ids, int count,
@@ -342,13 +348,13 @@ void cli_sentence_free(cli_sentence *s)
     ted_source_free(&s->source);
 }
 
-int cli_learn_begin(learn_trace *t, const ted_model *model, const cli_sentence *s,
+int cli_learn_begin(ted_learn_trace *t, const ted_model *model, const cli_sentence *s,
                     int max_length, int top_k, bool encoder_attention)
 {
     ted_error err = {0};
     ted_status status = encoder_attention
-                            ? learn_start(t, model, &s->source, max_length, top_k, &err)
-                            : learn_start_steps(t, model, &s->source, max_length, top_k, &err);
+                            ? ted_learn_start(t, model, &s->source, max_length, top_k, &err)
+                            : ted_learn_start_steps(t, model, &s->source, max_length, top_k, &err);
     if (status != TED_OK)
         return cli_error("%s: %s", s->command, err.message);
     if (s->source.unknown > 0) {
@@ -360,10 +366,10 @@ int cli_learn_begin(learn_trace *t, const ted_model *model, const cli_sentence *
     return 0;
 }
 
-int cli_learn_next(learn_trace *t, const char *command, int force)
+int cli_learn_next(ted_learn_trace *t, const char *command, int force)
 {
     ted_error err = {0};
-    if (learn_advance(t, force, &err) != TED_OK)
+    if (ted_learn_advance(t, force, &err) != TED_OK)
         return cli_error("%s: %s", command, err.message);
     return 0;
 }

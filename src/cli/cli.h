@@ -8,12 +8,17 @@
 
 #include "core/limits.h"
 #include "core/output.h"
-#include "learn/trace.h"
+#include "ted/learn.h"
 #include "ted/ted.h"
 
 /* Each command: argc/argv start at the command's own arguments. Returns
  * the process exit status. */
 int cli_translate(int argc, char **argv);
+/* ted translate's options and work under another command's name and the
+ * head of its help (the usage line and what it does), translate's options
+ * following: ted generate. */
+int cli_translate_as(const char *name, const char *help_head, int argc, char **argv);
+int cli_generate(int argc, char **argv);
 int cli_logits(int argc, char **argv);
 int cli_tokenize(int argc, char **argv);
 int cli_info(int argc, char **argv);
@@ -27,10 +32,13 @@ int cli_shortlist(int argc, char **argv);
 /* "ted: <message>" on stderr; returns 1, the exit status of every error. */
 int cli_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* Sizes the thread pool of the matrix products (ted_set_threads):
- * `requested` threads, or with 0 the CPUs this process may use
- * (ted_usable_cpus); more than those are not started, which standard error
- * says. Returns the threads set. */
+/* The threads of a pool: `requested`, or with 0 the CPUs this process may
+ * use (ted_usable_cpus); more than those are not started, which standard
+ * error says. */
+int cli_threads(int requested);
+
+/* Sizes the process's pool of the matrix products (ted_set_threads) to
+ * cli_threads(requested); returns the threads set. */
 int cli_set_threads(int requested);
 
 /* Walks argv one option at a time. An option takes its value as the next
@@ -134,13 +142,13 @@ int cli_sentence_prepare(cli_sentence *s, const ted_model *model, const char *co
                          const char *text, const ted_languages *languages);
 void cli_sentence_free(cli_sentence *s);
 
-/* learn_start() on the sentence (learn_start_steps() without
+/* ted_learn_start() on the sentence (ted_learn_start_steps() without
  * `encoder_attention`), its unknown words reported on stderr: 0, or 1
- * after printing the error. learn_end() frees the trace either way. */
-int cli_learn_begin(learn_trace *t, const ted_model *model, const cli_sentence *s,
+ * after printing the error. ted_learn_end() frees the trace either way. */
+int cli_learn_begin(ted_learn_trace *t, const ted_model *model, const cli_sentence *s,
                     int max_length, int top_k, bool encoder_attention);
-/* learn_advance(): 0, or 1 after printing the error. */
-int cli_learn_next(learn_trace *t, const char *command, int force);
+/* ted_learn_advance(): 0, or 1 after printing the error. */
+int cli_learn_next(ted_learn_trace *t, const char *command, int force);
 
 enum { CLI_LINE_END, CLI_LINE_ERROR, CLI_LINE_READ };
 

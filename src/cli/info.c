@@ -2,7 +2,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "io/config.h"
 
 static const char usage[] =
     "usage: ted info -m DIR [--check]\n"

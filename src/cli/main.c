@@ -9,6 +9,7 @@ static const char usage[] =
     "\n"
     "commands:\n"
     "  translate   translate text with a model\n"
+    "  generate    run any model on text with its own generation settings\n"
     "  logits      print the teacher-forced logits of a target given a source\n"
     "  tokenize    print the ids (or tokens) text becomes, or the text of target ids\n"
     "  info        show a model's config and tensors\n"
@@ -29,6 +30,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"translate", cli_translate},
+    {"generate", cli_generate},
     {"logits", cli_logits},
     {"tokenize", cli_tokenize},
     {"info", cli_info},

@@ -28,8 +28,8 @@ static const char usage[] =
     "                       the directory's name); the first is the default\n"
     "  --host HOST          the address to listen on (default 127.0.0.1)\n"
     "  --port N             the port (default 8080; 0: a free one)\n"
-    "  --threads N          threads for the decoder steps' matrix products\n"
-    "                       (default 1; at most the CPUs this process may use);\n"
+    "  --threads N          threads for each model's matrix products, a pool of\n"
+    "                       its own (default 1; at most the CPUs this process may use);\n"
     "                       below them, newcomers are encoded beside the steps on\n"
     "                       as many threads again, within the CPUs left over\n"
     "  --max-batch N        rows a model decodes together (default 32); a sentence\n"
@@ -231,7 +231,7 @@ static int serve_command(ted_model *unused, const cli_args *a, void *options)
         else
             s->models[i].dir = s->dirs[i];
     ted_error err = {0};
-    s->config.threads = cli_set_threads(s->threads);
+    s->config.threads = cli_threads(s->threads);  /* each loop's pool, not the process's */
     s->config.models = s->models;
     if (!status && serve_run(&s->config, &err) != TED_OK)
         status = cli_error("serve: %s", err.message);

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "model/model.h"
 
 static const char usage[] =
     "usage: ted shortlist -m DIR --source FILE [--target FILE] [--top N]\n"

@@ -9,8 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/text.h"
-#include "learn/explain.h"
-#include "learn/token.h"
+#include "ted/learn.h"
 
 static const char usage[] =
     "usage: ted step -m DIR [OPTIONS] TEXT\n"
@@ -74,18 +73,18 @@ typedef struct step_options {
     int layer;       /* 1-based; 0: the last */
     int top_k;
     int max_length;
-    learn_forced *forced;      /* (forced_count) */
+    ted_learn_forced *forced;      /* (forced_count) */
     const char **forced_text;  /* (forced_count): each one's TOKEN, for messages */
     int forced_count;
     ted_languages languages;
 } step_options;
 
 typedef struct stepper {
-    learn_trace t;
+    ted_learn_trace t;
     step_options *o;
     style st;
     bool interactive;
-    learn_forced typed;  /* the pieces of a word typed at the prompt, left to take */
+    ted_learn_forced typed;  /* the pieces of a word typed at the prompt, left to take */
     int layer;       /* 0-based decoder layer shown */
     int source_width;
     float *row;      /* (source_len) scratch */
@@ -96,8 +95,8 @@ static void put_token(const stepper *s, int id, bool target, bool quoted, const 
 {
     char buf[256];
     const char *text = target ? ted_target_token(s->t.model, id) : ted_source_token(s->t.model, id);
-    const char *c = learn_is_special(s->t.config, id) ? s->st.special : colour;
-    printf("%s%s%s%s%s", quoted ? "'" : "", c, learn_show_token(text, buf, sizeof buf),
+    const char *c = ted_learn_is_special(s->t.config, id) ? s->st.special : colour;
+    printf("%s%s%s%s%s", quoted ? "'" : "", c, ted_learn_show_token(text, buf, sizeof buf),
            *c ? s->st.reset : "", quoted ? "'" : "");
 }
 
@@ -105,7 +104,7 @@ static int shown_width(const stepper *s, int id, bool target)
 {
     char buf[256];
     const char *text = target ? ted_target_token(s->t.model, id) : ted_source_token(s->t.model, id);
-    return cli_width(learn_show_token(text, buf, sizeof buf));
+    return cli_width(ted_learn_show_token(text, buf, sizeof buf));
 }
 
 static void pad_to(int used, int width)
@@ -134,15 +133,15 @@ static void print_header(stepper *s)
 
 /* ---- --explain ------------------------------------------------------------ */
 
-/* Prints one piece of a shared explanation (learn_explain_encoder,
- * learn_explain_step): headings in colour, each operation's words with
+/* Prints one piece of a shared explanation (ted_learn_explain_encoder,
+ * ted_learn_explain_step): headings in colour, each operation's words with
  * its shape in a column. */
-static void print_explanation(void *data, learn_explain_kind kind, const char *title,
+static void print_explanation(void *data, ted_learn_explain_kind kind, const char *title,
                               const char *words, const char *shape)
 {
     const stepper *s = data;
-    if (kind != LEARN_EXPLAIN_LINE) {
-        printf("%s%s%s%s%s\n", kind == LEARN_EXPLAIN_PART ? "\n" : "  ", s->st.heading, title,
+    if (kind != TED_LEARN_EXPLAIN_LINE) {
+        printf("%s%s%s%s%s\n", kind == TED_LEARN_EXPLAIN_PART ? "\n" : "  ", s->st.heading, title,
                s->st.reset, words);
         return;
     }
@@ -171,7 +170,7 @@ static void print_p(float p, bool pad)
         printf("%.1e", p);
 }
 
-static void print_candidates(const stepper *s, const learn_step *st)
+static void print_candidates(const stepper *s, const ted_learn_step *st)
 {
     int width = 6;
     for (int i = 0; i < s->t.top_k; i++) {
@@ -180,7 +179,7 @@ static void print_candidates(const stepper *s, const learn_step *st)
     }
     printf("  %stop %d%s\n", s->st.dim, s->t.top_k, s->st.reset);
     for (int i = 0; i < s->t.top_k; i++) {
-        const learn_candidate *k = &st->top[i];
+        const ted_learn_candidate *k = &st->top[i];
         bool taken = k->id == st->chosen;
         printf("  %2d. ", i + 1);
         put_token(s, k->id, true, false, taken ? (st->forced ? s->st.forced : s->st.chosen) : "");
@@ -209,7 +208,7 @@ static const char *shade(float w)
 static void print_attention(const stepper *s, int step)
 {
     const ted_config *c = s->t.config;
-    const learn_step *st = &s->t.steps[step];
+    const ted_learn_step *st = &s->t.steps[step];
     int S = s->t.source_len, h = c->heads;
     printf("  %sencoder-decoder attention while choosing %s", s->st.dim, s->st.reset);
     put_token(s, st->chosen, true, true, "");
@@ -226,7 +225,7 @@ static void print_attention(const stepper *s, int step)
             exit(1);
         }
         for (int k = 0; k < h; k++)
-            learn_cross_row(&s->t, step, s->layer, k, heads + (size_t)k * S);
+            ted_learn_cross_row(&s->t, step, s->layer, k, heads + (size_t)k * S);
         printf("      ");
         pad_to(0, s->source_width);
         printf("  mean                  ");
@@ -237,7 +236,7 @@ static void print_attention(const stepper *s, int step)
         }
         putchar('\n');
     }
-    learn_cross_row(&s->t, step, s->layer, h, s->row);
+    ted_learn_cross_row(&s->t, step, s->layer, h, s->row);
     for (int j = 0; j < S; j++) {
         printf("      ");
         put_token(s, s->t.source[j], false, false, "");
@@ -267,7 +266,7 @@ static void print_attention_rows(const stepper *s, int step)
 {
     int S = s->t.source_len, h = s->t.config->heads;
     for (int k = s->o->heads ? 0 : h; k <= h; k++) {
-        learn_cross_row(&s->t, step, s->layer, k, s->row);
+        ted_learn_cross_row(&s->t, step, s->layer, k, s->row);
         if (k == h)
             printf("step %d: attention layer %d mean:", step + 1, s->layer + 1);
         else
@@ -280,7 +279,7 @@ static void print_attention_rows(const stepper *s, int step)
 
 static void print_step(const stepper *s, int step)
 {
-    const learn_step *st = &s->t.steps[step];
+    const ted_learn_step *st = &s->t.steps[step];
     printf("\n%sstep %d%s: prefix", s->st.heading, step + 1, s->st.reset);
     for (int i = 0; i <= step; i++) {
         putchar(' ');
@@ -288,7 +287,7 @@ static void print_step(const stepper *s, int step)
     }
     putchar('\n');
     if (s->o->explain)
-        learn_explain_step(&s->t, step, print_explanation, (void *)s);
+        ted_learn_explain_step(&s->t, step, print_explanation, (void *)s);
     printf("%sstep %d%s: chosen ", s->st.heading, step + 1, s->st.reset);
     put_token(s, st->chosen, true, true, st->forced ? s->st.forced : s->st.chosen);
     printf(" p=");
@@ -309,13 +308,13 @@ static void print_step(const stepper *s, int step)
 
 static void print_end(stepper *s, bool stopped)
 {
-    char *text = learn_translation(&s->t);
+    char *text = ted_learn_translation(&s->t);
     if (!text) {
         cli_error("step: out of memory");
         exit(1);
     }
     printf("\n%stranslation%s:%s%s\n", s->st.heading, s->st.reset, *text ? " " : "", text);
-    const learn_step *last = s->t.count > 0 ? &s->t.steps[s->t.count - 1] : NULL;
+    const ted_learn_step *last = s->t.count > 0 ? &s->t.steps[s->t.count - 1] : NULL;
     if (stopped)
         printf("%s(stopped after %d step%s)%s\n", s->st.dim, s->t.count,
                s->t.count == 1 ? "" : "s", s->st.reset);
@@ -335,10 +334,10 @@ static void print_end(stepper *s, bool stopped)
 static int prompt(stepper *s, int step, int *force, char **line, size_t *capacity)
 {
     for (;;) {
-        int planned = learn_forced_at(&s->typed, 1, step);
+        int planned = ted_learn_forced_at(&s->typed, 1, step);
         const char *from = "the word typed";
         if (planned < 0) {
-            planned = learn_forced_at(s->o->forced, s->o->forced_count, step);
+            planned = ted_learn_forced_at(s->o->forced, s->o->forced_count, step);
             from = "--force";
         }
         printf("\n%s[step %d] Enter: run it", s->st.dim, step + 1);
@@ -359,8 +358,8 @@ static int prompt(stepper *s, int step, int *force, char **line, size_t *capacit
         }
         if (!strcmp(p, "q") || !strcmp(p, "quit"))
             return 0;
-        learn_forced typed = {.step = step + 1};
-        if (learn_resolve_forced(s->t.model, p, &typed)) {
+        ted_learn_forced typed = {.step = step + 1};
+        if (ted_learn_resolve_forced(s->t.model, p, &typed)) {
             s->typed = typed;  /* the rest of its pieces are the next steps' */
             *force = typed.ids[0];
             return 1;
@@ -409,15 +408,15 @@ static int run_steps(stepper *s, const ted_model *model, const cli_sentence *sen
         return 1;
     print_header(s);
     if (o->explain)
-        learn_explain_encoder(&s->t, print_explanation, s);
+        ted_learn_explain_encoder(&s->t, print_explanation, s);
     char *line = NULL;
     size_t capacity = 0;
     bool stopped = false;
     int status = 0;
     while (!s->t.finished) {
-        int force = learn_forced_at(&s->typed, 1, s->t.count);
+        int force = ted_learn_forced_at(&s->typed, 1, s->t.count);
         if (force < 0)
-            force = learn_forced_at(o->forced, o->forced_count, s->t.count);
+            force = ted_learn_forced_at(o->forced, o->forced_count, s->t.count);
         if (s->interactive && !prompt(s, s->t.count, &force, &line, &capacity)) {
             stopped = true;
             break;
@@ -425,7 +424,7 @@ static int run_steps(stepper *s, const ted_model *model, const cli_sentence *sen
         if ((status = cli_learn_next(&s->t, "step", force)))
             break;
         print_step(s, s->t.count - 1);
-        learn_forget_attention(&s->t, s->t.count - 1);  /* shown: not read again */
+        ted_learn_forget_attention(&s->t, s->t.count - 1);  /* shown: not read again */
     }
     free(line);
     if (!status)
@@ -441,7 +440,7 @@ static int run_steps(stepper *s, const ted_model *model, const cli_sentence *sen
 /* "[N:]TOKEN": TOKEN at step N, or at the step after the previous one. */
 static bool add_forced(step_options *o, const ted_model *model, const char *value)
 {
-    const learn_forced *last = o->forced_count > 0 ? &o->forced[o->forced_count - 1] : NULL;
+    const ted_learn_forced *last = o->forced_count > 0 ? &o->forced[o->forced_count - 1] : NULL;
     int step = last ? last->step + last->count : 1;
     const char *token = value, *colon = strchr(value, ':');
     if (colon && colon > value && colon[1] != '\0' &&
@@ -456,15 +455,15 @@ static bool add_forced(step_options *o, const ted_model *model, const char *valu
         token = colon + 1;
     }
     o->forced_text[o->forced_count] = token;
-    switch (learn_add_forced(model, o->forced, &o->forced_count, step, token)) {
-    case LEARN_FORCE_NOT_IN_VOCABULARY:
+    switch (ted_learn_add_forced(model, o->forced, &o->forced_count, step, token)) {
+    case TED_LEARN_FORCE_NOT_IN_VOCABULARY:
         cli_error("step: --force '%s': '%s' is not in the target vocabulary, nor a word "
                   "of its tokens", value, token);
         return false;
-    case LEARN_FORCE_STEP_TAKEN:
+    case TED_LEARN_FORCE_STEP_TAKEN:
         cli_error("step: --force '%s': step %d is already forced", value, step);
         return false;
-    case LEARN_FORCE_ADDED:
+    case TED_LEARN_FORCE_ADDED:
         break;
     }
     return true;
@@ -531,7 +530,7 @@ static int step_command(ted_model *model, const cli_args *a, void *options)
     if (!status)
         status = run_steps(&s, model, &sentence);
     free(s.row);
-    learn_end(&s.t);
+    ted_learn_end(&s.t);
     cli_sentence_free(&sentence);
     return status;
 }

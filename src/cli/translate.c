@@ -4,6 +4,8 @@
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,12 +16,14 @@
 #include "document/document.h"
 #include "frontend/options.h"
 
-static const char usage[] =
+static const char head[] =
     "usage: ted translate -m DIR [OPTIONS] [TEXT...]\n"
     "\n"
     "Translates each TEXT, or each line of the input (-i FILE, or standard input),\n"
     "printing one line per input line, in order. An empty line gives an empty line.\n"
-    "\n"
+    "\n";
+
+static const char options_help[] =
     "options:\n"
     "  -m, --model DIR      the model directory (config.yaml, weights, vocabularies)\n"
     "  -i, --input FILE     read the sentences from FILE, one a line\n"
@@ -81,7 +85,12 @@ static const char usage[] =
     "                       (multiply it when negative; default 1: none)\n"
     "  --no-repeat-ngram-size N\n"
     "                       never generate an N-gram twice (default 0: off)\n"
+    "  --encoder-no-repeat-ngram-size N\n"
+    "                       never generate an N-gram of the source (default 0: off)\n"
     "  --min-length N       no EOS before N tokens, EOS counted (default 0)\n"
+    "  --min-new-tokens N   no EOS before N tokens, EOS not counted (default 0)\n"
+    "  --bad-words-ids IDS  never generate this sequence of target ids (5,17: 17\n"
+    "                       never follows 5; 9: never 9); repeat it for more\n"
     "  --n-best N           print N hypotheses per sentence, best first: beam search\n"
     "                       (N <= beam size) or N samples\n"
     "  --scores             print the log-probability of every token too\n"
@@ -618,7 +627,7 @@ static int translate_input(translate_job *job, const cli_args *a, FILE *in, cons
 {
     ted_error err = {0};
     if (!interrupt_flag && ted_cancel_new(&interrupt_flag, &err))
-        return cli_error("translate: %s", err.message);
+        return cli_error("%s: %s", a->command, err.message);
     bool caught = catch_interrupt();
     int status;
     if (a->operand_count > 0)
@@ -632,15 +641,14 @@ static int translate_input(translate_job *job, const cli_args *a, FILE *in, cons
     if (!interrupted)
         return status;
     progress_clear(&job->progress);
-    cli_error("translate: interrupted (SIGINT): the translation stopped between decoding "
-              "steps");
+    cli_error("%s: interrupted (SIGINT): the decoding stopped between steps", a->command);
     return INTERRUPTED_STATUS;
 }
 
 static int run(translate_job *job, const cli_args *a, const char *input, const char *output)
 {
     if (input && a->operand_count > 0)
-        return cli_error("translate: give TEXT arguments or -i FILE, not both");
+        return cli_error("%s: give TEXT arguments or -i FILE, not both", a->command);
     FILE *in = stdin;
     if (input && !(in = fopen(input, "r")))
         return cli_error("cannot open %s: %s", input, strerror(errno));
@@ -715,6 +723,37 @@ static bool take_number(cli_args *a, const char *option, ted_option which, float
     return take_float(a, option, min, included, max, out);
 }
 
+/* --bad-words-ids IDS: one sequence, its ids separated by commas, added to
+ * those of the option's other uses. */
+static bool take_bad_words(cli_args *a, const char *option, frontend_choice *d)
+{
+    if (!cli_take_value(a, option))
+        return false;
+    int ids[TED_BAD_WORDS_MAX], count = 0;
+    const char *at = a->value;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long id = strtol(at, &end, 10);
+        if (end == at || errno || id < 0 || id > INT_MAX || count == TED_BAD_WORDS_MAX ||
+            (*end != ',' && *end != '\0'))
+            break;
+        ids[count++] = (int)id;
+        if (*end == '\0') {
+            if (frontend_add_bad_words(d, ids, count))
+                return true;
+            cli_error("%s: more than %d ids in all (each sequence's and one more)", option,
+                      TED_BAD_WORDS_MAX);
+            a->failed = true;
+            return false;
+        }
+        at = end + 1;
+    }
+    cli_error("%s: '%s' is not token ids separated by commas (5,17)", option, a->value);
+    a->failed = true;
+    return false;
+}
+
 /* Everything the command line says, until the model is loaded. */
 typedef struct translate_args {
     translate_job job;
@@ -759,6 +798,14 @@ static bool decoding_option(cli_args *a, const char *option, frontend_choice *d)
             take_whole(a, option, TED_OPTION_NO_REPEAT_NGRAM_SIZE, &d->no_repeat_ngram_size);
     else if (!strcmp(option, "--min-length"))
         d->min_length_given = take_whole(a, option, TED_OPTION_MIN_LENGTH, &d->min_length);
+    else if (!strcmp(option, "--min-new-tokens"))
+        d->min_new_tokens_given =
+            take_whole(a, option, TED_OPTION_MIN_NEW_TOKENS, &d->min_new_tokens);
+    else if (!strcmp(option, "--bad-words-ids"))
+        take_bad_words(a, option, d);
+    else if (!strcmp(option, "--encoder-no-repeat-ngram-size"))
+        d->encoder_ngram_given = take_whole(a, option, TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE,
+                                            &d->encoder_ngram);
     else
         return false;
     return true;
@@ -813,15 +860,18 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
         [TED_OPTION_REPETITION_PENALTY] = "--repetition-penalty",
         [TED_OPTION_NO_REPEAT_NGRAM_SIZE] = "--no-repeat-ngram-size",
         [TED_OPTION_MIN_LENGTH] = "--min-length",
+        [TED_OPTION_MIN_NEW_TOKENS] = "--min-new-tokens",
+        [TED_OPTION_BAD_WORDS_IDS] = "--bad-words-ids",
+        [TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE] = "--encoder-no-repeat-ngram-size",
     };
     translate_args *t = options;
     translate_job *job = &t->job;
     job->model = model;
     ted_error err = {0};
-    if (cli_use_shortlist(model, t->shortlist, "translate"))
+    if (cli_use_shortlist(model, t->shortlist, a->command))
         return 1;
     if (frontend_choose_options(model, &t->d, names, &job->options, &err))
-        return cli_error("translate: %s", err.message);
+        return cli_error("%s: %s", a->command, err.message);
     job->moses = job->scores || job->options.decode.n_best > 1;
     job->options.decode.tokens_only = !job->moses;  /* no scores printed: none computed */
     if (job->document.format == DOCUMENT_HTML)
@@ -829,7 +879,7 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
     job->documents = job->document.split_sentences;
     job->document.language = frontend_source_language(model, &job->options.languages);
     if (job->documents && job->moses)
-        return cli_error("translate: %s applies to single sentences, not with %s",
+        return cli_error("%s: %s applies to single sentences, not with %s", a->command,
                          job->scores ? "--scores" : "--n-best",
                          job->document.format == DOCUMENT_HTML ? "--format html"
                                                                : "--split-sentences");
@@ -838,10 +888,21 @@ static int translate_command(ted_model *model, const cli_args *a, void *options)
     return run(job, a, t->input, t->output);
 }
 
+int cli_translate_as(const char *name, const char *help_head, int argc, char **argv)
+{
+    size_t size = strlen(help_head) + sizeof options_help;
+    char *usage = malloc(size);
+    if (!usage)
+        return cli_error("%s: out of memory", name);
+    snprintf(usage, size, "%s%s", help_head, options_help);
+    cli_command command = {name, usage, translate_option, NULL, translate_command, false};
+    translate_args t = {.job = {.first_line = 1}};
+    int status = cli_run(&command, &t, argc, argv);
+    free(usage);
+    return status;
+}
+
 int cli_translate(int argc, char **argv)
 {
-    static const cli_command command = {"translate", usage, translate_option, NULL,
-                                        translate_command, false};
-    translate_args t = {.job = {.first_line = 1}};
-    return cli_run(&command, &t, argc, argv);
+    return cli_translate_as("translate", head, argc, argv);
 }

@@ -35,15 +35,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "document/format.h"
 #include "ted/ted.h"
 
-typedef enum document_format { DOCUMENT_TEXT, DOCUMENT_HTML } document_format;
-
-typedef struct document_options {
-    document_format format;
-    bool split_sentences;  /* cut text into sentences (ICU); else a block is one */
-    const char *language;  /* the text's language for ICU (document/sentences.h); NULL: "en" */
-} document_options;
 
 /* The spelling of a format where users give it: "text" or "html". False
  * for another word. The one table of ted translate --format, /v1's

@@ -4,6 +4,7 @@
 #ifndef TED_DOCUMENT_HTML_H
 #define TED_DOCUMENT_HTML_H
 
+#include "document/format.h"
 #include "document/parts.h"
 
 /* Parses d->source as HTML (UTF-8; a <meta> charset is not followed) into

@@ -4,7 +4,15 @@
 #ifndef TED_DOCUMENT_PARTS_H
 #define TED_DOCUMENT_PARTS_H
 
-#include "document/document.h"
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ted/ted.h"
+
+/* document/document.h's opaque document, whose struct is laid out here:
+ * the parts do not include the documents' interface (document.c, which
+ * uses the parts, does). */
+typedef struct document document;
 
 typedef enum part_kind {
     PART_SOURCE,    /* source[start, start + length) */

@@ -20,6 +20,17 @@ bool frontend_option_word(ted_option option, const char *word, int *value)
     return false;
 }
 
+bool frontend_add_bad_words(frontend_choice *d, const int *ids, int count)
+{
+    if (count < 1 || count + 1 > TED_BAD_WORDS_MAX - d->bad_words_length)
+        return false;
+    memcpy(d->bad_words + d->bad_words_length, ids, sizeof(int) * (size_t)count);
+    d->bad_words_length += count;
+    d->bad_words[d->bad_words_length++] = -1;
+    d->bad_words_given = true;
+    return true;
+}
+
 /* A seed nobody chose: from /dev/urandom, else the clock and the process. */
 static uint64_t random_seed(void)
 {
@@ -67,6 +78,14 @@ static void apply_choice(const frontend_choice *d, ted_translate_options *t)
         o->rules.no_repeat_ngram_size = d->no_repeat_ngram_size;
     if (d->min_length_given)
         o->rules.min_length = d->min_length;
+    if (d->min_new_tokens_given)
+        o->rules.min_new_tokens = d->min_new_tokens;
+    if (d->encoder_ngram_given)
+        o->rules.encoder_no_repeat_ngram_size = d->encoder_ngram;
+    if (d->bad_words_given) {
+        o->rules.bad_words_length = d->bad_words_length;
+        memcpy(o->rules.bad_words, d->bad_words, sizeof o->rules.bad_words);
+    }
     t->languages = d->languages;
 }
 
@@ -99,6 +118,9 @@ static unsigned given_options(const frontend_choice *d)
         [TED_OPTION_REPETITION_PENALTY] = d->repetition_penalty_given,
         [TED_OPTION_NO_REPEAT_NGRAM_SIZE] = d->no_repeat_ngram_size_given,
         [TED_OPTION_MIN_LENGTH] = d->min_length_given,
+        [TED_OPTION_MIN_NEW_TOKENS] = d->min_new_tokens_given,
+        [TED_OPTION_BAD_WORDS_IDS] = d->bad_words_given,
+        [TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE] = d->encoder_ngram_given,
     };
     unsigned set = 0;
     for (int i = 0; i < TED_OPTION_COUNT; i++)

@@ -43,6 +43,7 @@ typedef struct frontend_choice {
     bool temperature_given, top_k_given, top_p_given, seed_given;
     bool n_best_given, max_length_given, early_stopping_given;
     bool repetition_penalty_given, no_repeat_ngram_size_given, min_length_given;
+    bool min_new_tokens_given, bad_words_given, encoder_ngram_given;
     int beam;
     float length_penalty;
     ted_length_normalization normalization;
@@ -54,9 +55,17 @@ typedef struct frontend_choice {
     int n_best;
     int max_length;
     float repetition_penalty;
-    int no_repeat_ngram_size, min_length;
+    int no_repeat_ngram_size, min_length, min_new_tokens, encoder_ngram;
+    int bad_words[TED_BAD_WORDS_MAX];  /* as ted_logits_rules.bad_words */
+    int bad_words_length;
     ted_languages languages;  /* NULL fields: not given */
 } frontend_choice;
+
+/* Appends one sequence of `count` ids (and its -1) to d->bad_words, sets
+ * bad_words_given; false when it leaves no room (TED_BAD_WORDS_MAX) or is
+ * empty. The ids are checked against the vocabulary with the rest
+ * (frontend_choose_options). */
+bool frontend_add_bad_words(frontend_choice *d, const int *ids, int count);
 
 /* How a program names each option in its messages, by ted_option: "--beam"
  * on ted translate's command line, "beam" in ted serve's requests

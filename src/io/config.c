@@ -213,6 +213,7 @@ static const key_spec keys[] = {
     FLOAT_IN("decoding", "top_p", top_p, 1, 1, 1.0),
     FLOAT_IN("decoding", "repetition_penalty", repetition_penalty, 0, 0, 1.0),
     INT("decoding", "no_repeat_ngram_size", no_repeat_ngram_size, 0, 1048576, 0),
+    INT("decoding", "encoder_no_repeat_ngram_size", encoder_no_repeat_ngram_size, 0, 1048576, 0),
     INT("decoding", "min_length", min_length, 0, 1048576, 0),
     /* after tokenizer.languages, which spec_named("languages") finds */
     SERVED_LIST(NULL, "languages", served_languages, served_language_count),

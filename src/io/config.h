@@ -21,16 +21,6 @@ ted_status ted_config_load(const char *path, ted_config *config, ted_error *err)
 ted_status ted_config_parse(const char *text, size_t length, const char *name,
                             ted_config *config, ted_error *err);
 
-/* Writes `config` to `out` as config.yaml: every key ted_config_visit
- * hands over, with its value (the defaults too), sections model, tokenizer
- * and decoding and the top-level weights, in the order docs/model-format.md
- * lists them. Derived fields (query_size) are not keys and are not written.
- * What it writes reads back as the same config. A failed write (`out` is
- * flushed) is TED_ERR_IO; a value no config holds (a word's enum out of its
- * range, a list longer than its field, a path that is not UTF-8) is
- * TED_ERR_ARGUMENT naming the key. */
-ted_status ted_config_write_yaml(FILE *out, const ted_config *config, ted_error *err);
-
 /* The types of the values ted_config_visit hands over, and what `value`
  * points to for each. */
 typedef enum ted_value_type {

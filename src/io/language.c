@@ -14,6 +14,9 @@ ted_code_parts ted_code_split(const char *code)
                   (!strncmp(code, "__", 2) && !strcmp(code + n - 2, "__")))) {
         begin += 2;
         end -= 2;
+    } else if (n > 3 && !strncmp(code, "<2", 2) && code[n - 1] == '>') {
+        begin += 2;
+        end -= 1;
     }
     size_t base = strcspn(begin, "_-");
     if (base > (size_t)(end - begin))

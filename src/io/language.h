@@ -21,14 +21,5 @@ extern const int ted_iso639_count;
 extern const ted_iso639_member ted_iso639_members[];
 extern const int ted_iso639_member_count;
 
-/* The parts of a code: its language (before the first '_' or '-', without
- * ">>...<<" or "__...__" around the code) and what follows the separator,
- * a script or a region ("eng_Latn": "eng", "Latn"; "zh-Hant": "zh",
- * "Hant"; "__fr__": "fr", ""). */
-typedef struct ted_code_parts {
-    const char *language, *rest;
-    size_t language_length, rest_length;
-} ted_code_parts;
-ted_code_parts ted_code_split(const char *code);
 
 #endif

@@ -283,23 +283,34 @@ void ted_normalize_rows(float *y, const float *x, const float *gamma, const floa
                         int rows, int n, float eps);
 
 /* ---- the thread pools -------------------------------------------------------
- * Two process-wide pools. Every product and every layer that splits its work
- * runs its tasks on the pool of the calling thread: the main pool, unless the
- * thread chose the side pool, as the server's encoding thread does, which
- * encodes newcomers on the CPUs the main pool leaves while the batching
- * thread steps on the main pool. */
+ * The process's pool (ted_set_threads), and the pools callers make
+ * (ted_threads, ted/ted.h). Every product and every layer that splits its
+ * work runs its tasks on the pool of the calling thread: the process's,
+ * unless the thread is bound to another (ted_parallel_use), as each model
+ * of ted serve binds its decoding and encoding threads to pools of its
+ * own. */
 
-/* How many threads run the main pool's tasks (the caller counts as one);
+/* How many threads run the process pool's tasks (the caller counts as one);
  * 1 runs everything on the calling thread. */
 void ted_parallel_set_threads(int threads);
 
-/* The same for the side pool (1 at first). */
-void ted_parallel_set_side_threads(int threads);
+/* A pool of `threads` threads (the caller counts as one; fewer when one
+ * cannot start), or NULL out of memory. */
+ted_threads *ted_parallel_pool_new(int threads);
 
-/* The calling thread's jobs go to the side pool from now on. */
-void ted_parallel_use_side(void);
+/* Stops its workers and frees it; no thread may be bound to it any more. */
+void ted_parallel_pool_free(ted_threads *pool);
 
-/* The threads of the calling thread's pool. */
+/* Binds the calling thread to `pool` (NULL: the process's); returns the
+ * pool it was bound to (NULL: the process's). */
+ted_threads *ted_parallel_use(ted_threads *pool);
+
+/* The pool the calling thread is bound to (NULL: the process's). */
+ted_threads *ted_parallel_bound(void);
+
+/* The threads of `pool` (NULL: the process's), and of the calling
+ * thread's pool. */
+int ted_parallel_pool_threads(const ted_threads *pool);
 int ted_parallel_threads(void);
 
 /* Runs task(context, i) for every i in [0, count), spread over the calling

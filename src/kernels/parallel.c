@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 /* SPIN_NS: how long a waiting thread spins before it sleeps (a worker) or
@@ -54,14 +55,16 @@ typedef struct range {
     _Alignas(64) _Atomic uint64_t word;  /* begin << 32 | end */
 } range;
 
-typedef struct pool pool;
+/* A pool is the public ted_threads (ted/ted.h): the process's (MAIN), and
+ * those callers make (ted_threads_new). */
+typedef struct ted_threads pool;
 
 typedef struct worker_slot {
     pool *p;
     int index;               /* its range: 1 .. threads - 1 */
 } worker_slot;
 
-struct pool {
+struct ted_threads {
     pthread_mutex_t owner;   /* held by the thread whose jobs the pool runs */
     pthread_mutex_t sleep;
     pthread_cond_t wake;
@@ -77,7 +80,7 @@ struct pool {
     atomic_int completed;    /* tasks of the current job that are done */
     atomic_uint job;         /* the current job number */
     atomic_bool stopping;
-    atomic_long spin_ns;     /* SPIN_NS, or 0 with more threads than CPUs */
+    int counted;             /* under `sizing`: the threads it adds to all_threads */
 
     /* the owner's: its watch over the workers (STARVED_WINDOW) */
     long long busy_ns, wait_ns;
@@ -93,15 +96,21 @@ struct pool {
         .wake = PTHREAD_COND_INITIALIZER,                                              \
     }
 
-/* The two pools: MAIN, every thread's unless it chose SIDE. */
-enum { MAIN, SIDE };
-static pool pools[2] = {POOL_INIT, POOL_INIT};
+/* The process's pool, every thread's unless it is bound to another
+ * (ted_parallel_use). */
+static pool main_pool = POOL_INIT;
 static _Thread_local pool *chosen;  /* NULL: the main pool */
-static pthread_mutex_t sizing = PTHREAD_MUTEX_INITIALIZER;  /* the pools' spin times */
+/* Under `sizing`: the threads of every pool (a pool with workers counts
+ * them and its caller, the thread that computes on it), and the spin time
+ * of every pool: SPIN_NS while they have CPUs of their own, 0 with more
+ * threads than CPUs. */
+static pthread_mutex_t sizing = PTHREAD_MUTEX_INITIALIZER;
+static int all_threads = 0;
+static atomic_long spin_ns = SPIN_NS;
 
 static pool *callers_pool(void)
 {
-    return chosen ? chosen : &pools[MAIN];
+    return chosen ? chosen : &main_pool;
 }
 
 static inline void spin_pause(void)
@@ -123,7 +132,8 @@ typedef struct spin {
 
 static spin spin_of(const pool *p)
 {
-    return (spin){.spin_ns = atomic_load(&p->spin_ns)};
+    (void)p;
+    return (spin){.spin_ns = atomic_load(&spin_ns)};
 }
 
 /* Pauses once and returns true while the spin time lasts; false after. */
@@ -255,6 +265,18 @@ static void resize(pool *p, int threads)
     p->serial_ns = SERIAL_NS;
 }
 
+/* Counts p's threads in all_threads (`threads` of them; 0 once it is
+ * freed) and sets every pool's spin time from the sum. */
+static void count_threads(pool *p, int threads)
+{
+    pthread_mutex_lock(&sizing);
+    int counted = threads > 1 ? threads : 0;
+    all_threads += counted - p->counted;
+    p->counted = counted;
+    atomic_store(&spin_ns, all_threads <= ted_usable_cpus() ? SPIN_NS : 0);
+    pthread_mutex_unlock(&sizing);
+}
+
 static void set_threads(pool *p, int threads)
 {
     if (threads < 1)
@@ -263,36 +285,63 @@ static void set_threads(pool *p, int threads)
         threads = MAX_THREADS;
     pthread_mutex_lock(&p->owner);
     resize(p, threads);
+    int started = atomic_load(&p->worker_count) + 1;
     pthread_mutex_unlock(&p->owner);
-    /* both pools spin only while all of their threads have CPUs of their own;
-     * the last of two threads sizing the pools at once sees both sizes */
-    pthread_mutex_lock(&sizing);
-    int side = atomic_load(&pools[SIDE].worker_count);
-    int all = atomic_load(&pools[MAIN].worker_count) + 1 + (side > 0 ? side + 1 : 0);
-    long spin_ns = all <= ted_usable_cpus() ? SPIN_NS : 0;
-    atomic_store(&pools[MAIN].spin_ns, spin_ns);
-    atomic_store(&pools[SIDE].spin_ns, spin_ns);
-    pthread_mutex_unlock(&sizing);
+    /* the last of two threads sizing pools at once sees both sizes */
+    count_threads(p, started);
 }
 
 void ted_parallel_set_threads(int threads)
 {
-    set_threads(&pools[MAIN], threads);
+    set_threads(&main_pool, threads);
 }
 
-void ted_parallel_set_side_threads(int threads)
+pool *ted_parallel_pool_new(int threads)
 {
-    set_threads(&pools[SIDE], threads);
+    pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    pthread_mutex_init(&p->owner, NULL);
+    pthread_mutex_init(&p->sleep, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    set_threads(p, threads);
+    return p;
 }
 
-void ted_parallel_use_side(void)
+void ted_parallel_pool_free(pool *p)
 {
-    chosen = &pools[SIDE];
+    if (!p || p == &main_pool)
+        return;
+    pthread_mutex_lock(&p->owner);
+    stop_workers(p);
+    pthread_mutex_unlock(&p->owner);
+    count_threads(p, 0);
+    pthread_cond_destroy(&p->wake);
+    pthread_mutex_destroy(&p->sleep);
+    pthread_mutex_destroy(&p->owner);
+    free(p);
+}
+
+pool *ted_parallel_use(pool *p)
+{
+    pool *before = chosen;
+    chosen = p == &main_pool ? NULL : p;
+    return before;
+}
+
+pool *ted_parallel_bound(void)
+{
+    return chosen;
+}
+
+int ted_parallel_pool_threads(const pool *p)
+{
+    return atomic_load(&(p ? p : &main_pool)->worker_count) + 1;
 }
 
 int ted_parallel_threads(void)
 {
-    return atomic_load(&callers_pool()->worker_count) + 1;
+    return ted_parallel_pool_threads(callers_pool());
 }
 
 static long long now_ns(void)

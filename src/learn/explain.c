@@ -1,32 +1,31 @@
 /* The computation of the encoder and of each step (learn/explain.h), in
  * the words of multi-head attention with the model's real sizes. */
-#include "learn/explain.h"
+#include "ted/learn.h"
 
 #include <stdio.h>
 
-#include "learn/token.h"
 
 /* An explanation goes out through `emit` one piece at a time; these carry
  * the emitter along. */
 typedef struct explainer {
-    const learn_trace *t;
-    learn_explain_fn *emit;
+    const ted_learn_trace *t;
+    ted_learn_explain_fn *emit;
     void *data;
 } explainer;
 
 static void part(const explainer *x, const char *title, const char *words)
 {
-    x->emit(x->data, LEARN_EXPLAIN_PART, title, words, "");
+    x->emit(x->data, TED_LEARN_EXPLAIN_PART, title, words, "");
 }
 
 static void heading(const explainer *x, const char *title, const char *words)
 {
-    x->emit(x->data, LEARN_EXPLAIN_HEADING, title, words, "");
+    x->emit(x->data, TED_LEARN_EXPLAIN_HEADING, title, words, "");
 }
 
 static void line(const explainer *x, const char *words, const char *shape)
 {
-    x->emit(x->data, LEARN_EXPLAIN_LINE, "", words, shape ? shape : "");
+    x->emit(x->data, TED_LEARN_EXPLAIN_LINE, "", words, shape ? shape : "");
 }
 
 static void explain_add_norm(const explainer *x, const char *shape)
@@ -41,8 +40,9 @@ static void explain_feed_forward(const explainer *x, int seq)
 {
     const ted_config *c = x->t->config;
     char words[160], shape[96];
+    const char *activation = ted_learn_shown_word("model.activation", (int)c->activation);
     snprintf(words, sizeof words, "feed-forward: Linear %d → %d, %s, Linear %d → %d", c->d_model,
-             c->d_ff, learn_shown_word("model.activation", (int)c->activation), c->d_ff, c->d_model);
+             c->d_ff, activation, c->d_ff, c->d_model);
     snprintf(shape, sizeof shape, "(1, %d, %d) → (1, %d, %d)", seq, c->d_ff, seq, c->d_model);
     line(x, words, shape);
 }
@@ -64,7 +64,7 @@ static void explain_same_layers(const explainer *x, int layers, int seq)
     line(x, words, shape);
 }
 
-void learn_explain_encoder(const learn_trace *t, learn_explain_fn *emit, void *data)
+void ted_learn_explain_encoder(const ted_learn_trace *t, ted_learn_explain_fn *emit, void *data)
 {
     const explainer x0 = {t, emit, data}, *x = &x0;
     const ted_config *c = t->config;
@@ -170,7 +170,7 @@ static void explain_cross_attention(const explainer *x)
 }
 
 /* The final Linear + Softmax of a step. */
-static void explain_output(const explainer *x, const learn_step *st)
+static void explain_output(const explainer *x, const ted_learn_step *st)
 {
     const ted_config *c = x->t->config;
     char words[640], shape[160], best[256];
@@ -178,19 +178,20 @@ static void explain_output(const explainer *x, const learn_step *st)
              c->d_model, c->tgt_vocab_size);
     snprintf(shape, sizeof shape, "(1, 1, %d)", c->tgt_vocab_size);
     line(x, words, shape);
-    learn_show_token(ted_target_token(x->t->model, st->best.id), best, sizeof best);
+    ted_learn_show_token(ted_target_token(x->t->model, st->best.id), best, sizeof best);
     snprintf(words, sizeof words, "Softmax: p = exp(logit) / Σ exp(logits); the largest logit, "
              "%.3f for '%s', gives p = %.4f", st->best.logit, best, st->best.p);
     line(x, words, shape);
 }
 
-void learn_explain_step(const learn_trace *t, int step, learn_explain_fn *emit, void *data)
+void ted_learn_explain_step(const ted_learn_trace *t, int step, ted_learn_explain_fn *emit,
+                            void *data)
 {
     const explainer x0 = {t, emit, data}, *x = &x0;
     const ted_config *c = t->config;
-    const learn_step *st = &t->steps[step];
+    const ted_learn_step *st = &t->steps[step];
     char title[64], words[640], shape[160], tok[256];
-    learn_show_token(ted_target_token(t->model, st->input), tok, sizeof tok);
+    ted_learn_show_token(ted_target_token(t->model, st->input), tok, sizeof tok);
     snprintf(title, sizeof title, "how step %d was computed", step + 1);
     snprintf(words, sizeof words, ": the decoder reads '%s' at position %d, one new position "
              "(Seq 1); the earlier ones are cached", tok, step);

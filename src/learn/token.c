@@ -1,5 +1,5 @@
 /* How the learning tools show a token (learn/token.h). */
-#include "learn/token.h"
+#include "ted/learn.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include "core/utf8.h"
 #include "io/config.h"
 
-bool learn_is_special(const ted_config *c, int id)
+bool ted_learn_is_special(const ted_config *c, int id)
 {
     return id == c->unk_id || id == c->pad_id || id == c->bos_id || id == c->eos_id;
 }
@@ -33,7 +33,7 @@ static size_t show_char(const unsigned char **p, char *out)
     return n;
 }
 
-const char *learn_show_token(const char *token, char *buf, size_t size)
+const char *ted_learn_show_token(const char *token, char *buf, size_t size)
 {
     static const char ellipsis[] = "\xe2\x80\xa6";  /* … */
     if (size < 8) {
@@ -63,7 +63,7 @@ const char *learn_show_token(const char *token, char *buf, size_t size)
     return buf;
 }
 
-const char *learn_shown_word(const char *dotted_key, int value)
+const char *ted_learn_shown_word(const char *dotted_key, int value)
 {
     static const char *const labels[][2] = {
         {"relu", "ReLU"},        {"gelu", "GELU"},       {"silu", "SiLU"},

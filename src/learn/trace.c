@@ -3,7 +3,7 @@
  * decoding strategies' own (the softmax of layers/softmax.h, ted_ban_tokens,
  * ted_top_k), so the probabilities shown are those greedy decoding
  * computes: this file only copies out what they show. */
-#include "learn/trace.h"
+#include "ted/learn.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,7 @@
  * a copy. A batch of one lays them out as (encoder_layers, heads, S, S),
  * each row S long; the session's buffers can move when a step grows them,
  * so each step points again. */
-static ted_status point_encoder_attention(learn_trace *t, ted_error *err)
+static ted_status point_encoder_attention(ted_learn_trace *t, ted_error *err)
 {
     ted_attention_view v;
     if (!t->encoder_kept)
@@ -26,11 +26,11 @@ static ted_status point_encoder_attention(learn_trace *t, ted_error *err)
     return TED_OK;
 }
 
-/* learn_start, with or without the encoder's attention weights. */
-static ted_status start(learn_trace *t, const ted_model *model, const ted_source *source,
+/* ted_learn_start, with or without the encoder's attention weights. */
+static ted_status start(ted_learn_trace *t, const ted_model *model, const ted_source *source,
                         int max_length, int top_k, bool encoder_attention, ted_error *err)
 {
-    *t = (learn_trace){.model = model, .config = ted_model_config(model)};
+    *t = (ted_learn_trace){.model = model, .config = ted_model_config(model)};
     const ted_config *c = t->config;
     if (source->blank)
         return ted_fail(err, TED_ERR_INPUT, "the sentence is empty");
@@ -63,14 +63,15 @@ static ted_status start(learn_trace *t, const ted_model *model, const ted_source
     return point_encoder_attention(t, err);
 }
 
-ted_status learn_start(learn_trace *t, const ted_model *model, const ted_source *source,
-                       int max_length, int top_k, ted_error *err)
+ted_status ted_learn_start(ted_learn_trace *t, const ted_model *model, const ted_source *source,
+                           int max_length, int top_k, ted_error *err)
 {
     return start(t, model, source, max_length, top_k, true, err);
 }
 
-ted_status learn_start_steps(learn_trace *t, const ted_model *model, const ted_source *source,
-                             int max_length, int top_k, ted_error *err)
+ted_status ted_learn_start_steps(ted_learn_trace *t, const ted_model *model,
+                                 const ted_source *source, int max_length, int top_k,
+                                 ted_error *err)
 {
     return start(t, model, source, max_length, top_k, false, err);
 }
@@ -78,7 +79,7 @@ ted_status learn_start_steps(learn_trace *t, const ted_model *model, const ted_s
 /* The final Softmax of a step: the probabilities of every token into
  * t->probs, and the top_k tokens that are not banned, most likely first;
  * ties go to the lower id, as in greedy decoding. */
-static void rank(learn_trace *t, const float *logits, learn_step *s)
+static void rank(ted_learn_trace *t, const float *logits, ted_learn_step *s)
 {
     int vocab = t->config->tgt_vocab_size;
     memcpy(t->probs, logits, (size_t)vocab * sizeof *t->probs);
@@ -87,14 +88,14 @@ static void rank(learn_trace *t, const float *logits, learn_step *s)
     ted_ban_tokens(t->model, t->allowed);
     int n = ted_top_k(t->allowed, vocab, t->top_k, t->top_ids, NULL);
     for (int k = 0; k < n; k++)
-        s->top[k] = (learn_candidate){t->top_ids[k], t->probs[t->top_ids[k]],
+        s->top[k] = (ted_learn_candidate){t->top_ids[k], t->probs[t->top_ids[k]],
                                       logits[t->top_ids[k]]};
     s->best = s->top[0];
 }
 
 /* The step's attention weights, out of the session: s->self (layers,
  * heads, keys) and s->cross (layers, heads, source_len). */
-static ted_status keep_step_attention(learn_trace *t, learn_step *s, size_t keys,
+static ted_status keep_step_attention(ted_learn_trace *t, ted_learn_step *s, size_t keys,
                                       ted_error *err)
 {
     const ted_config *c = t->config;
@@ -114,12 +115,12 @@ static ted_status keep_step_attention(learn_trace *t, learn_step *s, size_t keys
     return TED_OK;
 }
 
-ted_status learn_advance(learn_trace *t, int force, ted_error *err)
+ted_status ted_learn_advance(ted_learn_trace *t, int force, ted_error *err)
 {
     const ted_config *c = t->config;
     if (t->finished || t->count >= t->max_steps)
         return ted_fail(err, TED_ERR_ARGUMENT, "decoding is over");
-    learn_step *s = &t->steps[t->count];
+    ted_learn_step *s = &t->steps[t->count];
     size_t h = (size_t)c->heads, L = (size_t)c->decoder_layers, S = (size_t)t->source_len;
     size_t keys = (size_t)t->count + 1;
     s->top = malloc((size_t)t->top_k * sizeof *s->top);
@@ -137,7 +138,7 @@ ted_status learn_advance(learn_trace *t, int force, ted_error *err)
         force = t->prefix[t->count];
     s->forced = force >= 0;
     s->chosen = s->forced ? force : s->best.id;
-    s->taken = (learn_candidate){s->chosen, t->probs[s->chosen], logits[s->chosen]};
+    s->taken = (ted_learn_candidate){s->chosen, t->probs[s->chosen], logits[s->chosen]};
     if (keep_step_attention(t, s, keys, err) != TED_OK ||
         point_encoder_attention(t, err) != TED_OK)
         return err->status;
@@ -146,7 +147,7 @@ ted_status learn_advance(learn_trace *t, int force, ted_error *err)
     return TED_OK;
 }
 
-void learn_end(learn_trace *t)
+void ted_learn_end(ted_learn_trace *t)
 {
     if (t->steps)
         for (int i = 0; i < t->max_steps; i++) {
@@ -161,10 +162,10 @@ void learn_end(learn_trace *t)
     free(t->source);
     free(t->prefix);
     ted_session_free(t->session);
-    *t = (learn_trace){0};
+    *t = (ted_learn_trace){0};
 }
 
-void learn_forget_attention(learn_trace *t, int step)
+void ted_learn_forget_attention(ted_learn_trace *t, int step)
 {
     if (step < 0 || step >= t->count)
         return;
@@ -175,7 +176,7 @@ void learn_forget_attention(learn_trace *t, int step)
 
 /* ---- forced tokens ---------------------------------------------------------- */
 
-int learn_forced_at(const learn_forced *forced, int count, int step)
+int ted_learn_forced_at(const ted_learn_forced *forced, int count, int step)
 {
     for (int i = 0; i < count; i++)
         if (step + 1 >= forced[i].step && step + 1 < forced[i].step + forced[i].count)
@@ -183,36 +184,37 @@ int learn_forced_at(const learn_forced *forced, int count, int step)
     return -1;
 }
 
-bool learn_resolve_forced(const ted_model *model, const char *text, learn_forced *f)
+bool ted_learn_resolve_forced(const ted_model *model, const char *text, ted_learn_forced *f)
 {
     ted_error err = {0};
-    return ted_target_word(model, text, f->ids, LEARN_FORCE_PIECES, &f->count, &err) == TED_OK;
+    return ted_target_word(model, text, f->ids, TED_LEARN_FORCE_PIECES, &f->count, &err) == TED_OK;
 }
 
-learn_force_refusal learn_add_forced(const ted_model *model, learn_forced *forced, int *count,
-                                     int step, const char *token)
+ted_learn_force_refusal ted_learn_add_forced(const ted_model *model, ted_learn_forced *forced,
+                                             int *count, int step, const char *token)
 {
-    learn_forced f = {.step = step};
-    if (!learn_resolve_forced(model, token, &f))
-        return LEARN_FORCE_NOT_IN_VOCABULARY;
+    ted_learn_forced f = {.step = step};
+    if (!ted_learn_resolve_forced(model, token, &f))
+        return TED_LEARN_FORCE_NOT_IN_VOCABULARY;
     for (int i = 0; i < f.count; i++)
-        if (learn_forced_at(forced, *count, step - 1 + i) >= 0)
-            return LEARN_FORCE_STEP_TAKEN;
+        if (ted_learn_forced_at(forced, *count, step - 1 + i) >= 0)
+            return TED_LEARN_FORCE_STEP_TAKEN;
     forced[(*count)++] = f;
-    return LEARN_FORCE_ADDED;
+    return TED_LEARN_FORCE_ADDED;
 }
 
-ted_status learn_run(learn_trace *t, const learn_forced *forced, int count, ted_error *err)
+ted_status ted_learn_run(ted_learn_trace *t, const ted_learn_forced *forced, int count,
+                         ted_error *err)
 {
     while (!t->finished)
-        if (learn_advance(t, learn_forced_at(forced, count, t->count), err) != TED_OK)
+        if (ted_learn_advance(t, ted_learn_forced_at(forced, count, t->count), err) != TED_OK)
             return err->status;
     return TED_OK;
 }
 
 /* ---- what the steps give -------------------------------------------------- */
 
-char *learn_translation(const learn_trace *t)
+char *ted_learn_translation(const ted_learn_trace *t)
 {
     int *ids = malloc((size_t)(t->count > 0 ? t->count : 1) * sizeof *ids);
     if (!ids)
@@ -241,20 +243,20 @@ static void head_row(const float *rows, int heads, int head, size_t row_stride, 
     }
 }
 
-void learn_encoder_row(const learn_trace *t, int layer, int head, int query, float *out)
+void ted_learn_encoder_row(const ted_learn_trace *t, int layer, int head, int query, float *out)
 {
     size_t S = (size_t)t->source_len, h = (size_t)t->config->heads;
     head_row(t->encoder + (size_t)layer * h * S * S + (size_t)query * S, (int)h, head, S * S,
              (int)S, out);
 }
 
-void learn_self_row(const learn_trace *t, int step, int layer, int head, float *out)
+void ted_learn_self_row(const ted_learn_trace *t, int step, int layer, int head, float *out)
 {
     size_t keys = (size_t)step + 1, h = (size_t)t->config->heads;
     head_row(t->steps[step].self + (size_t)layer * h * keys, (int)h, head, keys, (int)keys, out);
 }
 
-void learn_cross_row(const learn_trace *t, int step, int layer, int head, float *out)
+void ted_learn_cross_row(const ted_learn_trace *t, int step, int layer, int head, float *out)
 {
     size_t S = (size_t)t->source_len, h = (size_t)t->config->heads;
     head_row(t->steps[step].cross + (size_t)layer * h * S, (int)h, head, S, (int)S, out);

@@ -217,9 +217,13 @@ static int top_tokens(beam_state *st, const float *logits, const beam_rows *from
         return 1;
     }
     ted_ban_tokens(st->model, st->scratch);
-    if (st->rules)
-        ted_apply_logits_rules(st->model, st->rules, from->ids + (size_t)row * st->history,
-                               length, st->scratch);
+    if (st->rules) {
+        int i = from->sentence[row];
+        ted_rules_source source = {st->sources->source_ids[i], st->sources->source_lengths[i]};
+        ted_apply_logits_rules_source(st->model, st->rules, &source,
+                                      from->ids + (size_t)row * st->history, length,
+                                      st->scratch);
+    }
     return ted_top_k(st->scratch, vocab, st->beam + 1, st->top_ids, st->top_values);
 }
 

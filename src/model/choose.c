@@ -48,7 +48,8 @@ static void choose_one(const ted_chooser *c, const float *logits, const ted_choi
     float *allowed = c->allowed + (size_t)t * vocab;
     ted_next_token_scores(c->model, logits + (size_t)ch->row * vocab, log_probs, allowed);
     if (ch->rules && ch->forced < 0)
-        ted_apply_logits_rules(c->model, ch->rules, ch->history, ch->history_length, allowed);
+        ted_apply_logits_rules_source(c->model, ch->rules, &ch->source, ch->history,
+                                      ch->history_length, allowed);
     for (int k = 0; k < ch->draws; k++) {
         int token = ch->forced >= 0 ? ch->forced
                     : ch->sampling

@@ -29,6 +29,7 @@ typedef struct ted_choice {
     const ted_logits_rules *rules;  /* NULL: none */
     const int *history;  /* (history_length): the hypothesis' tokens so far, for the rules */
     int history_length;
+    ted_rules_source source;  /* the sentence's source ids, for the rules */
     int *tokens;      /* (draws): the tokens chosen */
     float *log_probs; /* (draws): their log-probabilities; NULL: not wanted */
 } ted_choice;

@@ -49,9 +49,6 @@ typedef struct ted_decoder_layer_kind {
                  ted_step_attention kept);
 } ted_decoder_layer_kind;
 
-/* The paper's decoder layer: masked self-attention, Add & Norm,
- * encoder-decoder attention, Add & Norm, feed-forward, Add & Norm. */
-extern const ted_decoder_layer_kind ted_self_attention_decoder_layer;
 
 /* The K and V of every layer's encoder-decoder attention, computed from the
  * memory (batch, seq, d_model) once per source into caches[l].cross, whose

@@ -82,8 +82,66 @@ static void ban_repeated_ngrams(int n, int start, const int *ids, int length, in
     }
 }
 
+/* EncoderNoRepeatNGramLogitsProcessor: after the history's last n - 1
+ * tokens, every token that followed them in the source. */
+static void ban_source_ngrams(int n, const ted_rules_source *source, int start, const int *ids,
+                              int length, int vocab, float *scores)
+{
+    int total = length + 1;
+    if (n - 1 > total)
+        return;
+    for (int i = 0; i + n <= source->count; i++) {
+        bool same = true;
+        for (int j = 0; j < n - 1 && same; j++)
+            same = source->ids[i + j] == history_at(start, ids, total - n + 1 + j);
+        int token = source->ids[i + n - 1];
+        if (same && token >= 0 && token < vocab)
+            scores[token] = -INFINITY;
+    }
+}
+
+/* NoBadWordsLogitsProcessor: sequence seq[0..n) bans seq[n - 1] where the
+ * history ends with its first n - 1 tokens; one token alone is banned at
+ * every step, but EOS. */
+static void ban_sequence(const int *seq, int n, int eos, int start, const int *ids,
+                         int length, float *scores)
+{
+    int total = length + 1;
+    if (n > total || (n == 1 && seq[0] == eos))
+        return;
+    bool same = true;
+    for (int j = 0; j < n - 1 && same; j++)
+        same = history_at(start, ids, total - (n - 1) + j) == seq[j];
+    if (same)
+        scores[seq[n - 1]] = -INFINITY;
+}
+
+/* Every sequence of `r->bad_words` (ids below vocab: ted_check_options). */
+static void ban_bad_words(const ted_logits_rules *r, int vocab, int eos, int start,
+                          const int *ids, int length, float *scores)
+{
+    int n = r->bad_words_length < TED_BAD_WORDS_MAX ? r->bad_words_length : TED_BAD_WORDS_MAX;
+    for (int begin = 0, at = 0; at < n; at++) {
+        if (r->bad_words[at] >= 0)
+            continue;
+        bool valid = at > begin;
+        for (int k = begin; k < at && valid; k++)
+            valid = r->bad_words[k] < vocab;
+        if (valid)
+            ban_sequence(r->bad_words + begin, at - begin, eos, start, ids, length, scores);
+        begin = at + 1;
+    }
+}
+
 void ted_apply_logits_rules(const ted_model *m, const ted_logits_rules *r, const int *ids,
                             int length, float *scores)
+{
+    ted_apply_logits_rules_source(m, r, NULL, ids, length, scores);
+}
+
+void ted_apply_logits_rules_source(const ted_model *m, const ted_logits_rules *r,
+                                   const ted_rules_source *source, const int *ids, int length,
+                                   float *scores)
 {
     if (!m || !r || !scores || (length > 0 && !ids))
         return;
@@ -93,14 +151,21 @@ void ted_apply_logits_rules(const ted_model *m, const ted_logits_rules *r, const
         penalize_repeats(r->repetition_penalty, start, ids, length, vocab, scores);
     if (r->no_repeat_ngram_size > 0)
         ban_repeated_ngrams(r->no_repeat_ngram_size, start, ids, length, vocab, scores);
-    if (length + 1 < r->min_length && c->eos_id >= 0 && c->eos_id < vocab)
+    if (r->encoder_no_repeat_ngram_size > 0 && source && source->ids)
+        ban_source_ngrams(r->encoder_no_repeat_ngram_size, source, start, ids, length, vocab,
+                          scores);
+    if (r->bad_words_length > 0)
+        ban_bad_words(r, vocab, c->eos_id, start, ids, length, scores);
+    bool short_of = length + 1 < r->min_length || length < r->min_new_tokens;
+    if (short_of && c->eos_id >= 0 && c->eos_id < vocab)
         scores[c->eos_id] = -INFINITY;
 }
 
 bool ted_logits_rules_on(const ted_logits_rules *r)
 {
     return r && ((r->repetition_penalty > 0 && r->repetition_penalty != 1) ||
-                 r->no_repeat_ngram_size > 0 || r->min_length > 1);
+                 r->no_repeat_ngram_size > 0 || r->encoder_no_repeat_ngram_size > 0 ||
+                 r->min_length > 1 || r->min_new_tokens > 0 || r->bad_words_length > 0);
 }
 
 int ted_argmax(const float *x, int n)

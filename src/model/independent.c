@@ -102,6 +102,7 @@ static void start_sentences(independent *st, const ted_batch *b, const ted_decod
             .max_length = b->max_lengths[i],
             .prefix_ids = b->prefix_ids ? b->prefix_ids[i] : NULL,
             .prefix_length = b->prefix_ids ? b->prefix_lengths[i] : 0,
+            .source = {b->source_ids[i], b->source_lengths[i]},
             .scored = !o->tokens_only || st->samples > 1,
             .found = out + first,
             .room = st->room + first,

@@ -18,13 +18,19 @@
 /* ---- the model's languages ------------------------------------------------ */
 
 /* Writes `token` as users spell it to `out` (as long as `token`, NUL
- * included): Marian's ">>fra<<" is "fra", every other code itself. */
+ * included): Marian's ">>fra<<" is "fra", MADLAD-400's "<2fr>" is "fr",
+ * every other code itself. */
 static void spell_code(const char *token, char *out)
 {
     size_t n = strlen(token);
     if (n > 4 && strncmp(token, ">>", 2) == 0 && strcmp(token + n - 2, "<<") == 0) {
         memcpy(out, token + 2, n - 4);
         out[n - 4] = '\0';
+        return;
+    }
+    if (n > 3 && strncmp(token, "<2", 2) == 0 && token[n - 1] == '>') {
+        memcpy(out, token + 2, n - 3);
+        out[n - 3] = '\0';
         return;
     }
     memcpy(out, token, n + 1);
@@ -568,4 +574,18 @@ ted_status ted_language_ids(const ted_model *m, const ted_languages *languages, 
     *source_id = !s && source >= 0 ? m->languages[TED_SIDE_SOURCE].ids[source] : -1;
     *target_id = !s && target >= 0 ? m->languages[TED_SIDE_TARGET].ids[target] : -1;
     return s;
+}
+
+bool ted_model_language_token(const ted_model *model, int id, bool target)
+{
+    bool forced = model->config.target_language_token == TED_TARGET_CODE_FORCED;
+    for (int side = TED_SIDE_SOURCE; side <= TED_SIDE_TARGET; side++) {
+        const ted_language_side *l = &model->all_languages[side];
+        if ((side == TED_SIDE_TARGET && forced) != target)
+            continue;  /* that side's codes are tokens of the other vocabulary */
+        for (int i = 0; i < l->count; i++)
+            if (l->ids[i] == id && id >= 0)
+                return true;
+    }
+    return false;
 }

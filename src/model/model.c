@@ -14,7 +14,6 @@
 #include "core/error.h"
 #include "io/config.h"
 #include "kernels/kernels.h"
-#include "model/decoder.h"
 #include "model/weights.h"
 
 /* ---- the model directory ------------------------------------------------ */

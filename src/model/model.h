@@ -64,6 +64,12 @@ typedef struct ted_layer_kinds {
                                                           * (model/decoder.h) */
 } ted_layer_kinds;
 
+/* The paper's decoder layer (model/decoder.c): masked self-attention, Add &
+ * Norm, encoder-decoder attention, Add & Norm, feed-forward, Add & Norm.
+ * Declared here, where the loader (model.c) picks a model's kinds, so that
+ * the loader needs nothing else of the decoder. */
+extern const struct ted_decoder_layer_kind ted_self_attention_decoder_layer;
+
 /* The languages of one side of the model (ted_model_languages). */
 typedef struct ted_language_side {
     const char **codes;  /* (count) as users spell them */
@@ -116,18 +122,6 @@ struct ted_model {
  * not for translating. */
 ted_status ted_model_load_unpacked(const char *model_dir, ted_model **model, ted_error *err);
 
-/* The files of a model directory as its config names them, relative to
- * the directory: the weights, config.yaml, the vocabularies and the
- * SentencePiece models, each once (ted quantize copies them; ted shortlist
- * -o never writes over one). */
-enum { TED_MODEL_FILES = 6 };
-
-typedef struct ted_model_files {
-    const char *name[TED_MODEL_FILES];
-    int count;
-} ted_model_files;
-
-void ted_model_list_files(const ted_config *c, ted_model_files *files);
 
 /* The blank rule of ted_prepare_source: a source of `count` ids, as
  * ted_encode_source makes them, holds nothing to translate (no tokens, or

@@ -26,6 +26,8 @@ typedef enum option_kind {
     KIND_WORD,    /* an enum, one of the words of config_key */
     KIND_FLAG,    /* chooses the strategy */
     KIND_SEED,    /* any uint64 */
+    KIND_IDS,     /* token sequences (ted_logits_rules.bad_words): checked against the
+                   * vocabulary (check_bad_words) */
 } option_kind;
 
 /* The strategy an option applies to: one of ted_decoding_strategy, or
@@ -65,6 +67,13 @@ static const option_spec table[TED_OPTION_COUNT] = {
                                          TED_MAX_LENGTH_MAX, true, EVERY_STRATEGY, NULL},
     [TED_OPTION_MIN_LENGTH] = {"min_length", KIND_WHOLE, 0, TED_MAX_LENGTH_MAX, true,
                                EVERY_STRATEGY, NULL},
+    [TED_OPTION_MIN_NEW_TOKENS] = {"min_new_tokens", KIND_WHOLE, 0, TED_MAX_LENGTH_MAX, true,
+                                   EVERY_STRATEGY, NULL},
+    [TED_OPTION_BAD_WORDS_IDS] = {"bad_words_ids", KIND_IDS, 0, TED_BAD_WORDS_MAX, true,
+                                  EVERY_STRATEGY, NULL},
+    [TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE] = {"encoder_no_repeat_ngram_size", KIND_WHOLE, 0,
+                                                 TED_MAX_LENGTH_MAX, true, EVERY_STRATEGY,
+                                                 NULL},
 };
 
 static const option_spec *spec(ted_option option)
@@ -128,6 +137,9 @@ static double value_of(const ted_decode_options *d, int max_length, ted_option o
     case TED_OPTION_REPETITION_PENALTY: return d->rules.repetition_penalty;
     case TED_OPTION_NO_REPEAT_NGRAM_SIZE: return d->rules.no_repeat_ngram_size;
     case TED_OPTION_MIN_LENGTH: return d->rules.min_length;
+    case TED_OPTION_MIN_NEW_TOKENS: return d->rules.min_new_tokens;
+    case TED_OPTION_BAD_WORDS_IDS: return d->rules.bad_words_length;
+    case TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE: return d->rules.encoder_no_repeat_ngram_size;
     default: return 0.0;
     }
 }
@@ -192,6 +204,32 @@ static ted_status check_each(const ted_decode_options *d, int max_length, unsign
     return TED_OK;
 }
 
+/* bad_words_ids: sequences of target ids, each ended by -1, within the
+ * array. */
+static ted_status check_bad_words(const ted_logits_rules *r, int vocab, ted_error *err)
+{
+    const char *key = table[TED_OPTION_BAD_WORDS_IDS].key;
+    int n = r->bad_words_length;
+    if (n < 0 || n > TED_BAD_WORDS_MAX)
+        return ted_fail_option(err, TED_OPTION_BAD_WORDS_IDS,
+                               "%s: %d ints, more than %d (each sequence's ids and one more)",
+                               key, n, TED_BAD_WORDS_MAX);
+    for (int at = 0, begin = 0; at < n; at++) {
+        int id = r->bad_words[at];
+        if (id == -1 && at == begin)
+            return ted_fail_option(err, TED_OPTION_BAD_WORDS_IDS, "%s: an empty sequence", key);
+        if (id < -1 || id >= vocab)
+            return ted_fail_option(err, TED_OPTION_BAD_WORDS_IDS,
+                                   "%s: %d is not a target token (0 to %d)", key, id,
+                                   vocab - 1);
+        begin = id == -1 ? at + 1 : begin;
+    }
+    if (n > 0 && r->bad_words[n - 1] != -1)
+        return ted_fail_option(err, TED_OPTION_BAD_WORDS_IDS,
+                               "%s: the last sequence does not end with -1", key);
+    return TED_OK;
+}
+
 /* The rules between options: the beam and the vocabulary, n_best and the
  * strategy. */
 static ted_status check_together(const ted_decode_options *d, int vocab, ted_error *err)
@@ -209,7 +247,7 @@ static ted_status check_together(const ted_decode_options *d, int vocab, ted_err
     if (d->strategy == TED_DECODE_BEAM && d->n_best > d->beam.beam_size)
         return ted_fail_option(err, TED_OPTION_N_BEST, "%s %d is more than the beam size %d",
                                n_best, d->n_best, d->beam.beam_size);
-    return TED_OK;
+    return check_bad_words(&d->rules, vocab, err);
 }
 
 ted_status ted_check_options(const ted_model *m, const ted_decode_options *d, int max_length,

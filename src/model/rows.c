@@ -39,6 +39,7 @@ ted_choice ted_row_plan(ted_row_sentence *s, int sample, int row, int *tokens,
         .rules = s->rules,
         .history = s->found[sample].ids,
         .history_length = at,
+        .source = s->source,
         .tokens = tokens,
         .log_probs = s->scored ? log_probs : NULL,
     };

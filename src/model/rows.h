@@ -33,6 +33,7 @@ typedef struct ted_row_sentence {
     int max_length;          /* tokens, EOS counted (ted_max_target_length) */
     const int *prefix_ids;   /* (prefix_length): the tokens it begins with, or NULL */
     int prefix_length;
+    ted_rules_source source; /* its source ids, for the rules */
     bool scored;             /* the tokens' log-probabilities are wanted */
     ted_hypothesis *found;   /* (samples), zeroed: each sample's tokens so far */
     int *room;               /* (samples), zeroed: the cells each holds */

@@ -240,6 +240,11 @@ size_t ted_session_buffer_bytes(const ted_session *s)
     return s->arena_bytes;
 }
 
+int ted_session_shortlist_size(const ted_session *s)
+{
+    return s->subset_active ? s->subset.count : 0;
+}
+
 ted_status ted_session_attention(const ted_session *s, ted_attention_kind kind, int layer,
                                  int row, ted_attention_view *view, ted_error *err)
 {

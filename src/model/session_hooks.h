@@ -1,8 +1,6 @@
 /* What the tests read of a session beyond the public API (ted/ted.h): the
  * position and source length of one row of the batch, and the room its
- * buffers have; and what ted serve asks of it: to keep its memory while
- * it is busy, to give it all back when it is idle, and to encode on threads
- * of their own beside the batch's steps. */
+ * buffers have. */
 #ifndef TED_MODEL_SESSION_HOOKS_H
 #define TED_MODEL_SESSION_HOOKS_H
 
@@ -19,25 +17,5 @@ int ted_session_source_length(const ted_session *session, int row);
 /* The rows the buffers hold, and the source positions and steps of each
  * row they are laid out for. */
 void ted_session_room(const ted_session *session, int *rows, int *source_len, int *max_steps);
-
-/* The bytes its buffers take (0 when it holds none). */
-size_t ted_session_buffer_bytes(const ted_session *session);
-
-/* ted_session_clear(), and the buffers freed whatever their size (an
- * idle server's sessions): the next encode or join allocates anew. */
-void ted_session_release(ted_session *session);
-
-/* Drops every row, as ted_session_clear() does, but keeps the buffers
- * whatever their size: a server's batch, which empties and refills under
- * load, keeps the room its rows grew to (moving rows into a new arena
- * costs a copy and the first touch of every new page), and gives it back
- * with ted_session_release() once it is idle. */
-void ted_session_empty(ted_session *session);
-
-/* From now on the calling thread's sessions compute on a second pool of
- * `threads` threads (at most the CPUs this process may use), beside the
- * pool of ted_set_threads(): ted serve's encoding thread, on the CPUs that
- * the batching thread's pool leaves. */
-void ted_session_compute_beside(int threads);
 
 #endif

@@ -1,5 +1,5 @@
-/* Text in, text out: tokenize, decode in batches of similar length with the
- * chosen strategy, detokenize. */
+/* Text in, text out: the sources made ready (model/source.c), decoded in
+ * batches of similar length with the chosen strategy, detokenized. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,121 +10,9 @@
 #include "core/error.h"
 #include "core/order.h"
 #include "kernels/kernels.h"
-#include "io/tokenizer.h"
 #include "model/decoding.h"
 #include "model/session_hooks.h"
 #include "model/model.h"
-
-/* Text -> ids with one side's tokenizer. */
-static ted_status encode(const ted_tokenizer *t, const char *text, int **ids, int *count,
-                         int *unknown, ted_error *err)
-{
-    ted_token_ids out = {NULL, 0, 0};
-    ted_status s = ted_tokenize(t, text, strlen(text), &out, err);
-    *ids = out.ids;
-    *count = out.count;
-    if (unknown)
-        *unknown = out.unknown;
-    return s;
-}
-
-ted_status ted_encode_source(const ted_model *m, const char *text, int **ids, int *count,
-                             int *unknown, ted_error *err)
-{
-    TED_REQUIRE(m, err);
-    TED_REQUIRE(text, err);
-    TED_REQUIRE(ids, err);
-    TED_REQUIRE(count, err);
-    return encode(&m->source_tokenizer, text, ids, count, unknown, err);
-}
-
-ted_status ted_encode_target(const ted_model *m, const char *text, int **ids, int *count,
-                             int *unknown, ted_error *err)
-{
-    TED_REQUIRE(m, err);
-    TED_REQUIRE(text, err);
-    TED_REQUIRE(ids, err);
-    TED_REQUIRE(count, err);
-    return encode(&m->target_tokenizer, text, ids, count, unknown, err);
-}
-
-/* A target-language code forced as a target token (target_language_token
- * forced) selects the language and is no word of the text. */
-static bool is_forced_code(const ted_model *m, int id)
-{
-    const ted_language_side *t = &m->languages[TED_SIDE_TARGET];
-    if (m->config.target_language_token != TED_TARGET_CODE_FORCED)
-        return false;
-    for (int i = 0; i < t->count; i++)
-        if (t->ids[i] == id)
-            return true;
-    return false;
-}
-
-char *ted_decode_target(const ted_model *m, const int *ids, int count)
-{
-    if (!m || (count > 0 && !ids))
-        return NULL;
-    if (m->config.target_language_token != TED_TARGET_CODE_FORCED)
-        return ted_detokenize(&m->config, &m->tgt_vocab, m->tgt_spm, ids, count);
-    int *words = malloc((count > 0 ? (size_t)count : 1) * sizeof *words), n = 0;
-    if (!words)
-        return NULL;
-    for (int i = 0; i < count; i++)
-        if (!is_forced_code(m, ids[i]))
-            words[n++] = ids[i];
-    char *text = ted_detokenize(&m->config, &m->tgt_vocab, m->tgt_spm, words, n);
-    free(words);
-    return text;
-}
-
-const char *ted_target_token(const ted_model *m, int id)
-{
-    const char *t = m ? ted_vocab_token(&m->tgt_vocab, id) : NULL;
-    return t ? t : "";
-}
-
-const char *ted_source_token(const ted_model *m, int id)
-{
-    const char *t = m ? ted_vocab_token(&m->src_vocab, id) : NULL;
-    return t ? t : "";
-}
-
-int ted_target_id(const ted_model *m, const char *token)
-{
-    return m && token ? ted_vocab_lookup(&m->tgt_vocab, token, strlen(token)) : -1;
-}
-
-ted_status ted_target_word(const ted_model *m, const char *word, int *ids, int max, int *count,
-                           ted_error *err)
-{
-    TED_REQUIRE(m, err);
-    TED_REQUIRE(word, err);
-    TED_REQUIRE(ids, err);
-    TED_REQUIRE(count, err);
-    int id = ted_target_id(m, word);
-    if (id >= 0 && max >= 1) {
-        ids[0] = id;
-        *count = 1;
-        return TED_OK;
-    }
-    int *pieces = NULL, n = 0, unknown = 0;
-    if (ted_encode_target(m, word, &pieces, &n, &unknown, err) != TED_OK)
-        return err->status;
-    for (int i = 0; i < n; i++)
-        unknown += pieces[i] == m->config.unk_id;
-    ted_status status = TED_OK;
-    if (n == 0 || unknown > 0 || n > max)
-        status = ted_fail(err, TED_ERR_INPUT,
-                          "\"%s\" is not in the target vocabulary, and %s", word,
-                          n == 0 ? "makes no token" : unknown > 0 ? "has a piece it lacks"
-                                                                  : "makes too many pieces");
-    else
-        memcpy(ids, pieces, (size_t)n * sizeof *ids);
-    *count = status == TED_OK ? n : 0;
-    free(pieces);
-    return status;
-}
 
 int ted_set_threads(int threads)
 {
@@ -135,11 +23,27 @@ int ted_set_threads(int threads)
     return ted_parallel_threads();
 }
 
-void ted_session_compute_beside(int threads)
+ted_status ted_threads_new(int threads, ted_threads **pool, ted_error *err)
 {
+    TED_REQUIRE(pool, err);
     int cpus = ted_usable_cpus();
-    ted_parallel_set_side_threads(threads < cpus ? threads : cpus);
-    ted_parallel_use_side();
+    *pool = ted_parallel_pool_new(threads < 1 || threads > cpus ? cpus : threads);
+    return *pool ? TED_OK : ted_fail(err, TED_ERR_NOMEM, "out of memory for a thread pool");
+}
+
+void ted_threads_free(ted_threads *pool)
+{
+    ted_parallel_pool_free(pool);
+}
+
+int ted_threads_count(const ted_threads *pool)
+{
+    return pool ? ted_parallel_pool_threads(pool) : 0;
+}
+
+ted_threads *ted_threads_use(ted_threads *pool)
+{
+    return ted_parallel_use(pool);
 }
 
 ted_translate_options ted_translate_default_options(void)
@@ -189,7 +93,11 @@ ted_translate_options ted_translate_model_options(const ted_model *m)
     d->sampling.temperature = c->temperature;
     d->sampling.top_k = c->top_k;
     d->sampling.top_p = c->top_p;
-    d->rules = (ted_logits_rules){c->repetition_penalty, c->no_repeat_ngram_size, c->min_length};
+    d->rules = (ted_logits_rules){.repetition_penalty = c->repetition_penalty,
+                                  .no_repeat_ngram_size = c->no_repeat_ngram_size,
+                                  .encoder_no_repeat_ngram_size =
+                                      c->encoder_no_repeat_ngram_size,
+                                  .min_length = c->min_length};
     return o;
 }
 
@@ -404,6 +312,7 @@ typedef struct translation_run {
 typedef struct translate_worker {
     translation_run *run;
     const ted_model *model;
+    ted_threads *threads;  /* the pool it computes on (NULL: the process's) */
     pthread_t thread;
     ted_status status;
     ted_error err;
@@ -435,6 +344,7 @@ static ted_status run_batches(translation_run *run, ted_session *session, ted_er
 static void *worker_main(void *arg)
 {
     translate_worker *w = arg;
+    ted_parallel_use(w->threads);  /* the pool of the thread that started it */
     ted_session *session = NULL;
     w->status = ted_session_new(w->model, &session, &w->err);
     ted_session_watch(session, w->run->cancel);
@@ -456,7 +366,7 @@ static ted_status run_workers(const ted_model *m, translation_run *run, int coun
         return TED_ERR_NOMEM;
     int started = 1;
     for (int i = 0; i < count; i++)
-        w[i] = (translate_worker){.run = run, .model = m};
+        w[i] = (translate_worker){.run = run, .model = m, .threads = ted_parallel_bound()};
     while (started < count && pthread_create(&w[started].thread, NULL, worker_main,
                                              &w[started]) == 0)
         started++;

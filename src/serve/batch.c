@@ -7,7 +7,6 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "frontend/options.h"
-#include "model/session_hooks.h"
 #include "serve/metrics.h"
 
 /* ---- sentences ------------------------------------------------------------- */
@@ -37,6 +36,7 @@ serve_sentence *serve_sentence_new(const ted_model *m, serve_job *job, int index
         .max_length = ted_max_target_length(m, job->lengths[index], job->options.max_length),
         .prefix_ids = job->prefix_ids[index],
         .prefix_length = job->prefix_lengths[index],
+        .source = {job->ids[index], job->lengths[index]},
         .scored = job->log_probs,
     };
     ted_row_sentence_start(&d->rows, m, &job->options.decode,

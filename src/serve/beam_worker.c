@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "core/alloc.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/order.h"
 
@@ -88,7 +89,7 @@ static void run_turn(serve_beam_worker *w, serve_job *job)
         serve_job_cancel(job);
     if (serve_job_is_cancelled(job)) {  /* its client left: what is left is not decoded */
         serve_job_cancelled_error(&err, 0);
-        w->done(w->done_data, job, left, &err);
+        w->calls.done(w->calls.done_data, job, left, &err);
         return;
     }
     pthread_mutex_lock(w->lock);
@@ -102,7 +103,7 @@ static void run_turn(serve_beam_worker *w, serve_job *job)
     if (s) {
         if (serve_job_is_cancelled(job))
             serve_job_cancelled_error(&err, 0);
-        w->done(w->done_data, job, left, &err);
+        w->calls.done(w->calls.done_data, job, left, &err);
         return;
     }
     if (left > n) {  /* before done(): once the last sentence is done the job may be freed */
@@ -110,7 +111,7 @@ static void run_turn(serve_beam_worker *w, serve_job *job)
         serve_beam_submit(w, job);
         pthread_mutex_unlock(w->lock);
     }
-    w->done(w->done_data, job, n, NULL);
+    w->calls.done(w->calls.done_data, job, n, NULL);
 }
 
 /* While a turn decodes, every WATCH_MS: has its job's client left? */
@@ -126,11 +127,7 @@ static void *watch_main(void *arg)
             pthread_cond_wait(&w->turn, w->lock);
             continue;
         }
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += WATCH_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = ted_deadline(CLOCK_REALTIME, WATCH_MS);
         pthread_cond_timedwait(&w->turn, w->lock, &until);
     }
     pthread_mutex_unlock(w->lock);
@@ -141,15 +138,16 @@ static void *beam_main(void *arg)
 {
     serve_beam_worker *w = arg;
     serve_job *job;
+    ted_threads_use(w->calls.threads);
     while ((job = take_job(w)))
         run_turn(w, job);
     return NULL;
 }
 
-ted_status serve_beam_start(serve_beam_worker *w, pthread_mutex_t *lock,
-                            serve_sentences_done_fn *done, void *done_data, ted_error *err)
+ted_status serve_beam_start(serve_beam_worker *w, pthread_mutex_t *lock, serve_beam_calls calls,
+                            ted_error *err)
 {
-    *w = (serve_beam_worker){.lock = lock, .done = done, .done_data = done_data};
+    *w = (serve_beam_worker){.lock = lock, .calls = calls};
     pthread_cond_init(&w->work, NULL);
     pthread_cond_init(&w->turn, NULL);
     if (pthread_create(&w->watch, NULL, watch_main, w)) {

@@ -13,6 +13,13 @@
 
 #include "serve/job.h"
 
+/* What the beam search thread calls, and where it computes. */
+typedef struct serve_beam_calls {
+    serve_sentences_done_fn *done;  /* sentences of a job are done */
+    void *done_data;
+    ted_threads *threads;           /* the pool it computes on (NULL: the process's) */
+} serve_beam_calls;
+
 typedef struct serve_beam_worker {
     pthread_mutex_t *lock;      /* the loop's: guards the queue and `stopping` */
     pthread_cond_t work;        /* a job arrived, or stop */
@@ -20,15 +27,14 @@ typedef struct serve_beam_worker {
     serve_job *running;         /* the job of the turn being decoded, or NULL */
     pthread_cond_t turn;        /* a turn began, or stop: for the watch thread */
     bool stopping;
-    serve_sentences_done_fn *done;
-    void *done_data;
+    serve_beam_calls calls;
     pthread_t thread;
     pthread_t watch;            /* looks at the running job's client (WATCH_MS) */
 } serve_beam_worker;
 
 /* Starts the threads; jobs are queued under `lock`. */
-ted_status serve_beam_start(serve_beam_worker *w, pthread_mutex_t *lock,
-                            serve_sentences_done_fn *done, void *done_data, ted_error *err);
+ted_status serve_beam_start(serve_beam_worker *w, pthread_mutex_t *lock, serve_beam_calls calls,
+                            ted_error *err);
 
 /* Queues a job; the caller holds the lock. */
 void serve_beam_submit(serve_beam_worker *w, serve_job *job);

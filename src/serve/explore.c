@@ -14,10 +14,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
-#include "learn/explain.h"
-#include "learn/token.h"
-#include "learn/trace.h"
-#include "model/model.h"
+#include "ted/learn.h"
 #include "serve/request.h"
 
 /* ---- the page ----------------------------------------------------------------- */
@@ -83,23 +80,6 @@ static cJSON *weights_row(const float *w, int n)
     return row;
 }
 
-/* Whether `id` is a language code token (tokenizer.languages) of the
- * source vocabulary (target false: a code put in the source) or of the
- * target vocabulary (a target code the model forces as its first token). */
-static bool is_language_token(const ted_model *model, int id, bool target)
-{
-    bool forced = model->config.target_language_token == TED_TARGET_CODE_FORCED;
-    for (int side = TED_SIDE_SOURCE; side <= TED_SIDE_TARGET; side++) {
-        const ted_language_side *l = &model->all_languages[side];
-        if ((side == TED_SIDE_TARGET && forced) != target)
-            continue;  /* that side's codes are tokens of the other vocabulary */
-        for (int i = 0; i < l->count; i++)
-            if (l->ids[i] == id && id >= 0)
-                return true;
-    }
-    return false;
-}
-
 /* {"id": ID, "token": "TOKEN"}, and "language": true for a language code. */
 static cJSON *token_json(const ted_model *model, int id, bool target)
 {
@@ -107,7 +87,7 @@ static cJSON *token_json(const ted_model *model, int id, bool target)
     cJSON_AddNumberToObject(o, "id", id);
     cJSON_AddStringToObject(o, "token",
                             target ? ted_target_token(model, id) : ted_source_token(model, id));
-    if (is_language_token(model, id, target))
+    if (ted_model_language_token(model, id, target))
         cJSON_AddBoolToObject(o, "language", true);
     return o;
 }
@@ -149,10 +129,12 @@ static cJSON *architecture_json(const ted_config *c)
         [TED_POSITIONS_RELATIVE] = "relative (a bias of the attention scores per stack)",
     };
     cJSON_AddStringToObject(a, "positional_encoding", positional[c->positional_layout]);
-    cJSON_AddStringToObject(a, "activation", learn_shown_word("model.activation", (int)c->activation));
+    cJSON_AddStringToObject(a, "activation",
+                            ted_learn_shown_word("model.activation", (int)c->activation));
     cJSON_AddBoolToObject(a, "tied_output", c->tied_output);
     cJSON_AddBoolToObject(a, "scale_embedding", c->scale_embedding);
-    cJSON_AddStringToObject(a, "tokenizer", learn_shown_word("tokenizer.type", (int)c->tokenizer));
+    cJSON_AddStringToObject(a, "tokenizer",
+                            ted_learn_shown_word("tokenizer.type", (int)c->tokenizer));
     return a;
 }
 
@@ -318,7 +300,7 @@ typedef struct explore_request {
     cJSON *root;
     const serve_model *model;
     const char *source;
-    learn_forced *forced;  /* (forced_count) */
+    ted_learn_forced *forced;  /* (forced_count) */
     int forced_count;
     int top_k;
     frontend_choice choice;  /* beam search's options, and the languages of both */
@@ -346,7 +328,7 @@ static bool whole_number(const cJSON *v, int min, int max, int *out)
 }
 
 /* forced: [{"step": N, "token": "TOKEN"}, ...], N from 1, one token per
- * step (learn_add_forced). */
+ * step (ted_learn_add_forced). */
 static bool read_forced(const cJSON *v, const ted_model *model, explore_request *r,
                         serve_refusal *no)
 {
@@ -366,13 +348,14 @@ static bool read_forced(const cJSON *v, const ted_model *model, explore_request 
             !whole_number(at, 1, EXPLORE_MAX_STEPS, &step) || !cJSON_IsString(token))
             return serve_refuse(no, 400, "forced[%d]: expected {\"step\": a whole number from 1 to "
                           "%d, \"token\": a string}", i, EXPLORE_MAX_STEPS);
-        switch (learn_add_forced(model, r->forced, &r->forced_count, step, token->valuestring)) {
-        case LEARN_FORCE_NOT_IN_VOCABULARY:
+        const char *text = token->valuestring;
+        switch (ted_learn_add_forced(model, r->forced, &r->forced_count, step, text)) {
+        case TED_LEARN_FORCE_NOT_IN_VOCABULARY:
             return serve_refuse(no, 400, "forced[%d].token: \"%s\" is not in the target "
                           "vocabulary", i, shown(token->valuestring).text);
-        case LEARN_FORCE_STEP_TAKEN:
+        case TED_LEARN_FORCE_STEP_TAKEN:
             return serve_refuse(no, 400, "forced[%d].step: step %d is already forced", i, step);
-        case LEARN_FORCE_ADDED:
+        case TED_LEARN_FORCE_ADDED:
             break;
         }
     }
@@ -514,8 +497,8 @@ static int explore_steps(const ted_model *model, int source_len)
 
 /* ---- POST /v1/explore ------------------------------------------------------------- */
 
-/* learn_explain_fn: the explanation as a list of {kind, title, words, shape}. */
-static void explanation_piece(void *data, learn_explain_kind kind, const char *title,
+/* ted_learn_explain_fn: the explanation as a list of {kind, title, words, shape}. */
+static void explanation_piece(void *data, ted_learn_explain_kind kind, const char *title,
                               const char *words, const char *shape)
 {
     static const char *const kinds[] = {"part", "heading", "line"};
@@ -527,7 +510,7 @@ static void explanation_piece(void *data, learn_explain_kind kind, const char *t
     cJSON_AddItemToArray(data, piece);
 }
 
-static cJSON *candidate_json(const learn_trace *t, const learn_candidate *k)
+static cJSON *candidate_json(const ted_learn_trace *t, const ted_learn_candidate *k)
 {
     cJSON *o = token_json(t->model, k->id, true);
     add_rounded(o, "p", k->p, 7);
@@ -548,7 +531,7 @@ static cJSON *attention_json(const float *w, int layers, int heads, int keys)
     return list;
 }
 
-static cJSON *encoder_json(const learn_trace *t)
+static cJSON *encoder_json(const ted_learn_trace *t)
 {
     const ted_config *c = t->config;
     int S = t->source_len;
@@ -569,7 +552,7 @@ static cJSON *encoder_json(const learn_trace *t)
 
 /* The text of the tokens chosen up to step i (0-based), as the
  * translation reads (ted_decode_target). */
-static cJSON *text_so_far(const learn_trace *t, int i)
+static cJSON *text_so_far(const ted_learn_trace *t, int i)
 {
     int *ids = malloc((size_t)(i + 1) * sizeof *ids);
     for (int k = 0; ids && k <= i; k++)
@@ -581,10 +564,10 @@ static cJSON *text_so_far(const learn_trace *t, int i)
     return o;
 }
 
-static cJSON *step_json(const learn_trace *t, int i)
+static cJSON *step_json(const ted_learn_trace *t, int i)
 {
     const ted_config *c = t->config;
-    const learn_step *s = &t->steps[i];
+    const ted_learn_step *s = &t->steps[i];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "input", token_json(t->model, s->input, true));
     cJSON_AddItemToObject(o, "chosen", candidate_json(t, &s->taken));
@@ -599,11 +582,11 @@ static cJSON *step_json(const learn_trace *t, int i)
                           attention_json(s->cross, c->decoder_layers, c->heads, t->source_len));
     cJSON *explain = cJSON_AddArrayToObject(o, "explain");
     if (explain)
-        learn_explain_step(t, i, explanation_piece, explain);
+        ted_learn_explain_step(t, i, explanation_piece, explain);
     return o;
 }
 
-static cJSON *trace_json(const explore_request *r, const learn_trace *t, int unknown)
+static cJSON *trace_json(const explore_request *r, const ted_learn_trace *t, int unknown)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "model", r->model->name);
@@ -618,11 +601,11 @@ static cJSON *trace_json(const explore_request *r, const learn_trace *t, int unk
     cJSON_AddItemToObject(root, "encoder", encoder_json(t));
     cJSON *explain = cJSON_AddArrayToObject(root, "explain_encoder");
     if (explain)
-        learn_explain_encoder(t, explanation_piece, explain);
+        ted_learn_explain_encoder(t, explanation_piece, explain);
     cJSON *steps = cJSON_AddArrayToObject(root, "steps");
     for (int i = 0; steps && i < t->count; i++)
         cJSON_AddItemToArray(steps, step_json(t, i));
-    char *text = learn_translation(t);
+    char *text = ted_learn_translation(t);
     cJSON_AddStringToObject(root, "translation", text ? text : "");
     free(text);
     bool eos = t->count > 0 && t->steps[t->count - 1].chosen == t->config->eos_id;
@@ -637,16 +620,16 @@ static char *explore(const explore_request *r, int *status)
     if (!prepare_source(r, &source, &no))
         return error_answer(status, no.status, "%s", no.message);
     const ted_model *model = r->model->model;
-    learn_trace t;
+    ted_learn_trace t;
     ted_error err = {0};
-    ted_status s = learn_start(&t, model, &source, explore_steps(model, source.count), r->top_k,
+    ted_status s = ted_learn_start(&t, model, &source, explore_steps(model, source.count), r->top_k,
                                &err);
     if (!s)
-        s = learn_run(&t, r->forced, r->forced_count, &err);
+        s = ted_learn_run(&t, r->forced, r->forced_count, &err);
     for (int i = 0; !s && i < r->forced_count; i++)
         if (r->forced[i].step > t.count) {
             int steps = t.count;
-            learn_end(&t);
+            ted_learn_end(&t);
             ted_source_free(&source);
             return error_answer(status, 400, "forced[%d].step: %d is past the end of the "
                                 "decode (%d steps)", i, r->forced[i].step, steps);
@@ -654,7 +637,7 @@ static char *explore(const explore_request *r, int *status)
     char *text = s ? error_answer(status, s == TED_ERR_NOMEM ? 500 : 400, "source: %s",
                                   err.message)
                    : answer(trace_json(r, &t, source.unknown), status);
-    learn_end(&t);
+    ted_learn_end(&t);
     ted_source_free(&source);
     return text;
 }
@@ -849,16 +832,19 @@ static char *beam_search(const explore_request *r, int *status)
     return text;
 }
 
-char *serve_explore(const serve_model *models, int count, const char *path, const char *body,
-                    size_t length, int *status)
+char *serve_explore(const serve_model *models, int count, ted_threads *const *threads,
+                    const char *path, const char *body, size_t length, int *status)
 {
     bool beam = !strcmp(path, "/v1/beam");
     explore_request r;
     serve_refusal no;
-    char *text = !read_request(models, count, body, length, beam, &r, &no)
-                     ? error_answer(status, no.status, "%s", no.message)
-                 : beam ? beam_search(&r, status)
-                        : explore(&r, status);
+    if (!read_request(models, count, body, length, beam, &r, &no)) {
+        free_request(&r);
+        return error_answer(status, no.status, "%s", no.message);
+    }
+    ted_threads *before = ted_threads_use(threads ? threads[r.model - models] : NULL);
+    char *text = beam ? beam_search(&r, status) : explore(&r, status);
+    ted_threads_use(before);
     free_request(&r);
     return text;
 }

@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 #include "core/limits.h"
-#include "serve/server.h"
+#include "serve/model.h"
 
 /* One file of the page. */
 typedef struct serve_asset {
@@ -39,8 +39,10 @@ char *serve_explorer_models(const serve_model *models, int count);
 
 /* Answers a POST to an explorer endpoint: the answer's JSON, malloc'ed,
  * with its HTTP status in *status (an error is {"error": "..."} naming the
- * field at fault); NULL when out of memory. */
-char *serve_explore(const serve_model *models, int count, const char *path, const char *body,
-                    size_t length, int *status);
+ * field at fault); NULL when out of memory. The decode computes on the
+ * pool of the model it names, threads[i] for models[i] (threads NULL: the
+ * process's pool). */
+char *serve_explore(const serve_model *models, int count, ted_threads *const *threads,
+                    const char *path, const char *body, size_t length, int *status);
 
 #endif

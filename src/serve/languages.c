@@ -12,7 +12,6 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "io/language.h"
 
 /* ---- ISO codes ------------------------------------------------------------------ */
 

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "serve/server.h"
+#include "serve/model.h"
 
 enum { SERVE_ISO_SIZE = 64 };  /* an ISO code, with a script or region ("zh-Hant") */
 

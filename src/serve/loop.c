@@ -14,7 +14,6 @@
 #include "core/clock.h"
 #include "core/cpus.h"
 #include "core/error.h"
-#include "model/session_hooks.h"
 #include "serve/batch.h"
 #include "serve/beam_worker.h"
 #include "serve/metrics.h"
@@ -53,8 +52,9 @@ struct serve_loop {
     int max_batch, max_queue;
     bool overlap;               /* an encoding thread beside the batching thread: there
                                  * is a CPU beyond the pool's threads */
-    int side_threads;           /* the encoding thread's: as many as the pool's, within
-                                 * the CPUs beyond them */
+    ted_threads *pool;          /* the batching and beam search threads' (--threads) */
+    ted_threads *side_pool;     /* the encoding thread's (overlap): as many threads as
+                                 * the pool's, within the CPUs beyond them */
     pthread_mutex_t lock;
     pthread_cond_t encode_work; /* a sentence arrived, a group or rows were freed, or stop */
     pthread_cond_t batch_work;  /* a group was encoded, the encoding thread ended, or
@@ -250,12 +250,12 @@ static void publish_group(serve_loop *l, group *g, int taken_rows)
 
 /* Encodes newcomers while the batching thread steps the batch, so a step
  * never waits for an encoder pass (l->overlap), on threads of its own
- * (l->side_threads). Their number stops at the pool's: the instances of a
+ * (l->side_pool). Their number stops at the pool's: the instances of a
  * machine shared out by --threads then keep to about their share. */
 static void *encoding_main(void *arg)
 {
     serve_loop *l = arg;
-    ted_session_compute_beside(l->side_threads);
+    ted_threads_use(l->side_pool);
     waiting *taken = l->queue_taken;
     group *g;
     int count, rows;
@@ -315,11 +315,7 @@ static group *take_encoded(serve_loop *l, serve_batch *b, bool *stop)
         }
         /* idle: the memory goes back once the loop has been idle for IDLE_MS,
          * not between the requests of a steady client */
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += IDLE_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = ted_deadline(CLOCK_REALTIME, IDLE_MS);
         if (pthread_cond_timedwait(&l->batch_work, &l->lock, &until) == ETIMEDOUT) {
             given_back = true;
             ted_session_release(b->session);
@@ -386,6 +382,7 @@ static void *batching_main(void *arg)
     serve_loop *l = arg;
     serve_batch *b = &l->batch;
     bool stop = false;
+    ted_threads_use(l->pool);
     for (;;) {
         if (!l->overlap)
             encode_here(l);
@@ -482,6 +479,8 @@ static void free_loop(serve_loop *l)
     pthread_mutex_destroy(&l->lock);
     pthread_cond_destroy(&l->encode_work);
     pthread_cond_destroy(&l->batch_work);
+    ted_threads_free(l->pool);
+    ted_threads_free(l->side_pool);
     free(l);
 }
 
@@ -508,7 +507,8 @@ static void join_threads(serve_loop *l, bool encoding, bool batching)
  * batching thread; on failure, those started are stopped. */
 static ted_status start_threads(serve_loop *l, ted_error *err)
 {
-    ted_status s = serve_beam_start(&l->beam, &l->lock, sentences_done, l, err);
+    serve_beam_calls calls = {sentences_done, l, l->pool};
+    ted_status s = serve_beam_start(&l->beam, &l->lock, calls, err);
     if (s) {
         join_threads(l, false, false);
         return s;
@@ -531,7 +531,7 @@ ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue
         return TED_ERR_NOMEM;
     int spare = ted_usable_cpus() - threads;  /* the CPUs beyond the pool's */
     *l = (serve_loop){.model = model, .max_batch = max_batch, .max_queue = max_queue,
-                      .overlap = spare > 0, .side_threads = spare < threads ? spare : threads};
+                      .overlap = spare > 0};
     l->encoding_ended = !l->overlap;
     serve_loop_metrics_init(&l->metrics);
     pthread_mutex_init(&l->lock, NULL);
@@ -541,6 +541,10 @@ ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue
     serve_batch_calls calls = {.done = sentences_done, .drop = drop_sentence, .data = l};
     ted_status s = l->queue ? serve_batch_init(&l->batch, model, max_batch, calls, &l->metrics, err)
                             : TED_ERR_NOMEM;
+    if (!s)
+        s = ted_threads_new(threads, &l->pool, err);
+    if (!s && l->overlap)
+        s = ted_threads_new(spare < threads ? spare : threads, &l->side_pool, err);
     if (!s)
         s = new_groups(l, err);
     if (!s) {
@@ -553,6 +557,11 @@ ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue
     }
     *out = l;
     return TED_OK;
+}
+
+ted_threads *serve_loop_threads(const serve_loop *l)
+{
+    return l->pool;
 }
 
 void serve_loop_stop(serve_loop *l)

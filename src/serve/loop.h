@@ -32,9 +32,11 @@ typedef struct serve_loop serve_loop;
 
 /* max_batch: the rows stepped together (a sentence with n sampled
  * hypotheses takes n); max_queue: the sentences the loop holds at once,
- * waiting or decoding; threads: those of the matrix products
- * (ted_set_threads), which decide whether an encoding thread runs beside
- * the batching thread. */
+ * waiting or decoding; threads: those of the loop's own pool (ted_threads),
+ * which its batching and beam search threads compute on, and which decide
+ * whether an encoding thread runs beside the batching thread, on a second
+ * pool of its own. Each model's loop computes on its pools, beside the
+ * other models'. */
 ted_status serve_loop_start(const ted_model *model, int max_batch, int max_queue, int threads,
                             serve_loop **loop, ted_error *err);
 
@@ -52,6 +54,9 @@ void serve_loop_stats(serve_loop *loop, serve_loop_counts *counts);
 
 /* What the loop has counted (GET /metrics). */
 const serve_loop_metrics *serve_loop_metrics_of(const serve_loop *loop);
+
+/* The pool of threads the loop's decoding computes on (--threads). */
+ted_threads *serve_loop_threads(const serve_loop *l);
 
 /* Decodes every sentence already submitted, then stops the threads and
  * frees the loop. */

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "core/utf8.h"
-#include "io/config.h"
 
 const frontend_option_names serve_field_names = {
     [TED_OPTION_BEAM_SIZE] = "beam",
@@ -29,6 +28,9 @@ const frontend_option_names serve_field_names = {
     [TED_OPTION_REPETITION_PENALTY] = "repetition_penalty",
     [TED_OPTION_NO_REPEAT_NGRAM_SIZE] = "no_repeat_ngram_size",
     [TED_OPTION_MIN_LENGTH] = "min_length",
+    [TED_OPTION_MIN_NEW_TOKENS] = "min_new_tokens",
+    [TED_OPTION_BAD_WORDS_IDS] = "bad_words_ids",
+    [TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE] = "encoder_no_repeat_ngram_size",
 };
 
 /* A word of the option table that JSON reads as a literal is given as
@@ -84,6 +86,7 @@ typedef enum field_kind {
     FIELD_NORMALIZATION,  /* a word of length_normalization (ted_option_word) */
     FIELD_FORMAT,         /* "text" or "html" */
     FIELD_EARLY_STOPPING, /* a word of early_stopping, true and false as JSON's */
+    FIELD_BAD_WORDS,      /* lists of token ids (frontend_add_bad_words) */
 } field_kind;
 
 /* A field of the body: where its value goes in serve_request, and where
@@ -119,6 +122,10 @@ static const field fields[] = {
     {"no_repeat_ngram_size", FIELD_WHOLE, CHOICE(no_repeat_ngram_size),
      CHOICE(no_repeat_ngram_size_given)},
     {"min_length", FIELD_WHOLE, CHOICE(min_length), CHOICE(min_length_given)},
+    {"min_new_tokens", FIELD_WHOLE, CHOICE(min_new_tokens), CHOICE(min_new_tokens_given)},
+    {"bad_words_ids", FIELD_BAD_WORDS, 0, 0},
+    {"encoder_no_repeat_ngram_size", FIELD_WHOLE, CHOICE(encoder_ngram),
+     CHOICE(encoder_ngram_given)},
     {"scores", FIELD_FLAG, offsetof(serve_request, scores), 0},
     {"split_sentences", FIELD_FLAG, offsetof(serve_request, split_sentences), 0},
     {"format", FIELD_FORMAT, offsetof(serve_request, format), 0},
@@ -187,8 +194,31 @@ static const char *expected(field_kind kind, char *words, size_t size)
     case FIELD_EARLY_STOPPING:
         serve_option_words(TED_OPTION_EARLY_STOPPING, words, size);
         return words;
+    case FIELD_BAD_WORDS: return "lists of token ids, in all fewer than 256 ids and lists";
     }
     return "";
+}
+
+/* bad_words_ids: [[5, 17], [9]], each list a sequence of target ids. */
+static bool read_bad_words(const cJSON *v, frontend_choice *d)
+{
+    const cJSON *list, *item;
+    if (!cJSON_IsArray(v))
+        return false;
+    cJSON_ArrayForEach(list, v) {
+        int ids[TED_BAD_WORDS_MAX], count = 0;
+        if (!cJSON_IsArray(list))
+            return false;
+        cJSON_ArrayForEach(item, list) {
+            double id = cJSON_IsNumber(item) ? item->valuedouble : -1;
+            if (!(id >= 0 && id <= INT_MAX && id == floor(id)) || count == TED_BAD_WORDS_MAX)
+                return false;
+            ids[count++] = (int)id;
+        }
+        if (!frontend_add_bad_words(d, ids, count))
+            return false;
+    }
+    return true;
 }
 
 /* Stores value `v` of field `f`; false when it has the wrong type. */
@@ -222,6 +252,8 @@ static bool store(const field *f, const cJSON *v, serve_request *r)
         return cJSON_IsString(v) && document_format_from_name(v->valuestring, (document_format *)at);
     case FIELD_EARLY_STOPPING:
         return serve_option_word(TED_OPTION_EARLY_STOPPING, v, (int *)at);
+    case FIELD_BAD_WORDS:
+        return read_bad_words(v, &r->choice);
     }
     return false;
 }

@@ -68,7 +68,7 @@ if ! ${CC:-cc} -Iinclude -fsyntax-only -aux-info "$work/aux" "$work/headers.c" 2
 elif [ ! -f "$shared" ]; then
     fail api/shared-library-exports "$shared is missing (make $shared)"
 else
-    sed -n 's|^/\* [^ ]*include/ted/[a-z_]*\.h:[0-9]*:[A-Z]* \*/ extern .*[ *]\(ted_[a-z0-9_]*\) (.*|\1|p' \
+    sed -n 's|^/\* [^ ]*include/ted/[a-z_]*\.h:[0-9]*:[A-Z]* \*/ extern [^(]*[ *]\(ted_[a-z0-9_]*\) (.*|\1|p' \
         "$work/aux" | sort -u >"$work/declared"
     nm -D --defined-only "$shared" | awk 'NF == 3 { sub(/@.*/, "", $3); print $3 }' |
         sort -u >"$work/exported"

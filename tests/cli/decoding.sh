@@ -247,4 +247,12 @@ expect_error repetition-penalty-negative "--repetition-penalty: '-1' is not a nu
 expect_error no-repeat-ngram-size-negative \
     "--no-repeat-ngram-size: '-1' is not a whole number from 0 to 1048576" t --no-repeat-ngram-size -1
 expect_error min-length-word "--min-length: 'long' is not a whole number" t --min-length long
+expect_error bad-words-text "--bad-words-ids: '5,x' is not token ids separated by commas" \
+    t --bad-words-ids 5,x
+expect_error bad-words-outside "translate: --bad-words-ids: 849 is not a target token \(0 to 848\)" \
+    t --bad-words-ids 3,849
+expect_error min-new-tokens-negative \
+    "--min-new-tokens: '-1' is not a whole number from 0 to 1048576" t --min-new-tokens -1
+expect_error encoder-ngram-word "--encoder-no-repeat-ngram-size: 'two' is not a whole number" \
+    t --encoder-no-repeat-ngram-size two
 expect_error flag-takes-no-value "--sample takes no value" t --sample=1 --seed 1

@@ -136,19 +136,22 @@ TRANSLATE_FLAGS = {"beam": "--beam", "temperature": "--temperature", "top_k": "-
                    "early_stopping": "--early-stopping", "source_lang": "--source-lang",
                    "target_lang": "--target-lang", "repetition_penalty": "--repetition-penalty",
                    "no_repeat_ngram_size": "--no-repeat-ngram-size",
-                   "min_length": "--min-length"}
+                   "min_length": "--min-length", "min_new_tokens": "--min-new-tokens",
+                   "encoder_no_repeat_ngram_size": "--encoder-no-repeat-ngram-size"}
 
 
-def translate_answer(model, request, timeout=TIMEOUT):
-    """What `ted translate` prints for a /v1/translate request, as ted
-    serve's JSON would hold it."""
-    args = ["translate", "-m", model]
+def translate_answer(model, request, timeout=TIMEOUT, command="translate"):
+    """What `ted translate` (`command`) prints for a /v1/translate request,
+    as ted serve's JSON would hold it."""
+    args = [command, "-m", model]
     for key, value in request.items():
         if key in TRANSLATE_FLAGS:
             value = str(value).lower() if isinstance(value, bool) else str(value)
             args += [TRANSLATE_FLAGS[key], value]
         elif key in ("sample", "scores") and value:
             args.append("--" + key)
+        elif key == "bad_words_ids":
+            args += [a for ids in value for a in ("--bad-words-ids", ",".join(map(str, ids)))]
     texts = request["text"]
     out = ted_output(args, "".join(t + "\n" for t in texts), timeout).splitlines()
     if not (request.get("scores") or request.get("n_best", 1) > 1):

@@ -32,6 +32,12 @@ each; exit 1 if one fails):
                the same, ted batching by tokens (--max-batch-tokens 48,
                --workers 2)
   refuse/*     what the exporter cannot map: one line naming the key
+  generate/bart-cnn
+               a third model saved with bart-large-cnn's generation_config.json
+               (num_beams 4, length_penalty 2.0, early_stopping, max_length
+               142, min_length 56, no_repeat_ngram_size 3, forced BOS and
+               EOS): `ted generate` with no option against generate() with no
+               argument, on >= 95 % of the sentences (their ids)
 TED_PARITY_KEEP=1 keeps the temporary directory (printed on stderr).
 """
 import os
@@ -292,6 +298,51 @@ def check_translations(name, ted_dir, model, tok, sentences):
                       "texts equal to BartTokenizer.decode", among=keep)
 
 
+# bart-large-cnn's generation_config.json
+CNN_GENERATION = {"bos_token_id": 0, "decoder_start_token_id": 2, "early_stopping": True,
+                  "eos_token_id": 2, "forced_bos_token_id": 0, "forced_eos_token_id": 2,
+                  "length_penalty": 2.0, "max_length": 142, "min_length": 56,
+                  "no_repeat_ngram_size": 3, "num_beams": 4, "pad_token_id": 1}
+CNN_SENTENCES = 40
+CNN_AGREEMENT = 0.95
+
+
+def check_generate_cnn(tmp, tok, sentences):
+    """`ted generate` with no option against generate() with no argument, on
+    a model saved with bart-large-cnn's generation settings (positions for
+    its 142 tokens)."""
+    import json
+    import transformers
+    hf_dir, ted_dir = os.path.join(tmp, "hf-cnn"), os.path.join(tmp, "ted-cnn")
+    model = build_model(dict(MODELS[0][1], max_position_embeddings=160), tok, 90, sentences)
+    model.save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    with open(os.path.join(hf_dir, "generation_config.json"), "w") as f:
+        json.dump(CNN_GENERATION, f)
+    problem = export(hf_dir, ted_dir)
+    if problem:
+        return report("generate/bart-cnn", problem)
+    model = transformers.BartForConditionalGeneration.from_pretrained(hf_dir).eval()
+    lines = sentences[:CNN_SENTENCES]
+    got, problem = ted_lines(["generate", "-m", ted_dir], lines)
+    if problem:
+        return report("generate/bart-cnn", problem)
+    ids = []
+    for start in range(0, len(lines), 20):
+        batch = tok(lines[start:start + 20], return_tensors="pt", padding=True)
+        with torch.no_grad():
+            out = model.generate(**batch)
+        for row in out.tolist():
+            ids.append([i for i in row[1:] if i != tok.pad_token_id])
+    want, problem = ted_lines(["tokenize", "-m", ted_dir, "--decode"],
+                              [ids_text(i) for i in ids])
+    if problem:
+        return report("generate/bart-cnn", problem)
+    lengths = sorted(len(i) for i in ids)
+    compare_lines("generate/bart-cnn", got, want, lines, "sentences", CNN_AGREEMENT,
+                  note=f" (generate()'s lengths {lengths[0]} to {lengths[-1]} tokens)")
+
+
 def check_refusals(tmp, hf_dir):
     import shutil
     cases = [
@@ -346,6 +397,7 @@ def main():
             check_translations(name, ted_dir, model, tok, sentences)
             if seed == 0:
                 check_refusals(tmp, hf_dir)
+                check_generate_cnn(tmp, tok, sentences)
 
 
 if __name__ == "__main__":

@@ -382,9 +382,13 @@ REFUSALS = [
      edit_tensors(lambda t: t.pop("model.decoder.layers.1.fc2.bias"))),
     ("bad-words-sequence", r"generation_config\.json: bad_words_ids \[\[5, 6\]\]",
      edit_json("generation_config.json", bad_words_ids=[[5, 6]])),
-    ("encoder-no-repeat-ngram",
-     r"generation_config\.json: encoder_no_repeat_ngram_size 3 is not supported",
-     edit_json("generation_config.json", encoder_no_repeat_ngram_size=3)),
+    ("encoder-repetition-penalty",
+     r"generation_config\.json: encoder_repetition_penalty 1\.5 is not supported",
+     edit_json("generation_config.json", encoder_repetition_penalty=1.5)),
+    ("encoder-no-repeat-ngram-negative",
+     r"generation_config\.json: encoder_no_repeat_ngram_size -> "
+     r"decoding\.encoder_no_repeat_ngram_size: -1 is out of range",
+     edit_json("generation_config.json", encoder_no_repeat_ngram_size=-1)),
     ("early-stopping-word", r'generation_config\.json: early_stopping "sometimes" is not true, '
      r'false or "never"', edit_json("generation_config.json", early_stopping="sometimes")),
     ("clean-up-off", r"tokenizer_config\.json: clean_up_tokenization_spaces false",

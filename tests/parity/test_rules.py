@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The rules on the scores (ted_logits_rules: repetition_penalty,
-no_repeat_ngram_size, min_length) against Hugging Face transformers' logits
+no_repeat_ngram_size, bad_words_ids, min_length, min_new_tokens) against Hugging Face transformers' logits
 processors and generate(), on models/en-fr (a trained MarianMTModel; the
 MarianMTModel is rebuilt from ted's weights as tests/parity/test_early_stopping.py
 rebuilds it).
@@ -22,8 +22,18 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                      some translation (beam search with a penalty of 1.3
                      excepted: the check then shows nothing); with beam search
                      the scores are generate()'s sequences_scores within 1e-4
+  rules/processors-words
+                     the same for bad_words_ids (one token, several, EOS alone,
+                     sequences longer than the history), min_new_tokens and
+                     encoder_no_repeat_ngram_size (ted_apply_logits_rules_source,
+                     random sources), against NoBadWords-,
+                     MinNewTokensLength- and EncoderNoRepeatNGramLogitsProcessor
+  rules/*-bad-words, rules/*-min-new-tokens, rules/*-encoder-ngram
+                     --bad-words-ids (a 2-token and a 1-token sequence of
+                     generate()'s plain translations), --min-new-tokens 19 and
+                     --encoder-no-repeat-ngram-size 2, as the other rules above
   rules/export       a generation_config.json with no_repeat_ngram_size 2,
-                     repetition_penalty 1.3, min_new_tokens 19 and a token in
+                     encoder_no_repeat_ngram_size 3, repetition_penalty 1.3, min_new_tokens 19 and a token in
                      suppress_tokens exports (tools/export_hf.py) to those
                      rules (min_length 20) and the token among banned_ids, and
                      `ted translate` with no option gives generate()'s
@@ -60,9 +70,26 @@ CASES = [  # (ted's flags, generate()'s arguments)
 ]
 
 
+BAD_WORDS_MAX = 256  # TED_BAD_WORDS_MAX
+
+
 class Rules(ctypes.Structure):
     _fields_ = [("repetition_penalty", ctypes.c_float), ("no_repeat_ngram_size", ctypes.c_int),
-                ("min_length", ctypes.c_int)]
+                ("encoder_no_repeat_ngram_size", ctypes.c_int),
+                ("min_length", ctypes.c_int), ("min_new_tokens", ctypes.c_int),
+                ("bad_words", ctypes.c_int * BAD_WORDS_MAX), ("bad_words_length", ctypes.c_int)]
+
+
+class RulesSource(ctypes.Structure):
+    _fields_ = [("ids", ctypes.POINTER(ctypes.c_int)), ("count", ctypes.c_int)]
+
+
+def make_rules(penalty, ngram, min_length, min_new=0, bad_words=(), encoder_ngram=0):
+    flat = [i for sequence in bad_words for i in list(sequence) + [-1]]
+    rules = Rules(penalty, ngram, encoder_ngram, min_length, min_new)
+    rules.bad_words[:len(flat)] = flat
+    rules.bad_words_length = len(flat)
+    return rules
 
 
 class Error(ctypes.Structure):
@@ -70,10 +97,13 @@ class Error(ctypes.Structure):
                 ("option", ctypes.c_int)]
 
 
-def processors(penalty, ngram, min_length, eos):
-    """generate()'s processors for these settings, in _get_logits_processor's order."""
+def processors(penalty, ngram, min_length, eos, min_new=0, bad_words=(), encoder=None):
+    """generate()'s processors for these settings, in _get_logits_processor's
+    order (an encoder-decoder's prompt: the decoder start token)."""
     from transformers.generation.logits_process import (
-        LogitsProcessorList, MinLengthLogitsProcessor, NoRepeatNGramLogitsProcessor,
+        EncoderNoRepeatNGramLogitsProcessor, LogitsProcessorList, MinLengthLogitsProcessor,
+        MinNewTokensLengthLogitsProcessor,
+        NoBadWordsLogitsProcessor, NoRepeatNGramLogitsProcessor,
         RepetitionPenaltyLogitsProcessor)
 
     out = LogitsProcessorList()
@@ -81,19 +111,47 @@ def processors(penalty, ngram, min_length, eos):
         out.append(RepetitionPenaltyLogitsProcessor(penalty))
     if ngram > 0:
         out.append(NoRepeatNGramLogitsProcessor(ngram))
+    if encoder and encoder[0] > 0:  # (n, the source ids)
+        out.append(EncoderNoRepeatNGramLogitsProcessor(encoder[0], torch.tensor([encoder[1]])))
+    if bad_words:
+        out.append(NoBadWordsLogitsProcessor([list(w) for w in bad_words], eos))
     if min_length > 0:
         out.append(MinLengthLogitsProcessor(min_length, eos))
+    if min_new > 0:
+        out.append(MinNewTokensLengthLogitsProcessor(1, min_new, eos))
     return out
 
 
-def check_processors(config):
+def load_library():
     lib = ctypes.CDLL(LIBRARY)
     lib.ted_model_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p),
                                    ctypes.POINTER(Error)]
     lib.ted_apply_logits_rules.argtypes = [ctypes.c_void_p, ctypes.POINTER(Rules),
                                            ctypes.POINTER(ctypes.c_int), ctypes.c_int,
                                            ctypes.POINTER(ctypes.c_float)]
+    lib.ted_apply_logits_rules_source.argtypes = [
+        ctypes.c_void_p, ctypes.POINTER(Rules), ctypes.POINTER(RulesSource),
+        ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.POINTER(ctypes.c_float)]
     lib.ted_model_free.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+def apply_rules(lib, model, rules, ids, logits, source=None):
+    """ted_apply_logits_rules (with `source`: _source) on a copy of `logits`."""
+    got = logits.copy()
+    history = (ctypes.c_int * max(1, len(ids)))(*ids)
+    out = got.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+    if source is None:
+        lib.ted_apply_logits_rules(model, ctypes.byref(rules), history, len(ids), out)
+    else:
+        held = RulesSource((ctypes.c_int * max(1, len(source)))(*source), len(source))
+        lib.ted_apply_logits_rules_source(model, ctypes.byref(rules), ctypes.byref(held),
+                                          history, len(ids), out)
+    return got
+
+
+def check_processors(config):
+    lib = load_library()
     model, err = ctypes.c_void_p(), Error()
     if lib.ted_model_load(MODEL.encode(), ctypes.byref(model), ctypes.byref(err)):
         return fail("rules/processors", err.message.decode())
@@ -112,19 +170,49 @@ def check_processors(config):
                     history = torch.tensor([[start] + ids])
                     want = processors(penalty, ngram, min_length, eos)(
                         history, torch.from_numpy(logits.copy())[None])[0].numpy()
-                    got = logits.copy()
-                    rules = Rules(penalty, ngram, min_length)
-                    lib.ted_apply_logits_rules(
-                        model, ctypes.byref(rules), (ctypes.c_int * max(1, length))(*ids),
-                        length, got.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
+                    got = apply_rules(lib, model, make_rules(penalty, ngram, min_length), ids,
+                                      logits)
                     cases += 1
                     if not np.array_equal(got, want):
                         bad = np.nonzero(got != want)[0][:3].tolist()
                         problems.append(f"penalty {penalty} ngram {ngram} min_length "
                                         f"{min_length} history {ids}: ids {bad} give "
                                         f"{got[bad].tolist()}, transformers {want[bad].tolist()}")
+    check_word_rules(lib, model, vocab, eos, start, rng)
     lib.ted_model_free(model)
     report("rules/processors", problems[0] if problems else None,
+           f"{cases} rows" + (f", {len(problems)} differ" if problems else ""))
+
+
+def check_word_rules(lib, model, vocab, eos, start, rng):
+    """bad_words_ids (one token, several, EOS alone, the decoder start in a
+    sequence, sequences longer than the history) and min_new_tokens, with
+    the other rules, against NoBadWords- and MinNewTokensLengthLogitsProcessor
+    in generate()'s order."""
+    problems, cases = [], 0
+    for trial in range(240):
+        a, b, c = (int(t) for t in rng.choice(vocab, size=3, replace=False))
+        pool = [a, b, c, eos, start]
+        length = int(rng.integers(0, 9))
+        ids = [int(rng.choice(pool)) for _ in range(length)]
+        words = [[a], [b, c], [start, a], [a, b, c], [eos], [c, c, a, b], [c, eos]]
+        chosen = [w for w in words if rng.random() < 0.5] or [[b, c]]
+        penalty, ngram = (1.0, 1.3)[trial % 2], (0, 2)[trial // 2 % 2]
+        min_length, min_new = (0, 4)[trial // 4 % 2], int(rng.integers(0, 6))
+        encoder = (int(rng.integers(0, 5)),
+                   [int(rng.choice(pool)) for _ in range(int(rng.integers(1, 10)))])
+        logits = (rng.standard_normal(vocab) * 4).astype(np.float32)
+        want = processors(penalty, ngram, min_length, eos, min_new, chosen, encoder)(
+            torch.tensor([[start] + ids]), torch.from_numpy(logits.copy())[None])[0].numpy()
+        rules = make_rules(penalty, ngram, min_length, min_new, chosen, encoder[0])
+        got = apply_rules(lib, model, rules, ids, logits, encoder[1])
+        cases += 1
+        if not np.array_equal(got, want):
+            bad = np.nonzero(got != want)[0][:3].tolist()
+            problems.append(f"bad_words {chosen} min_new_tokens {min_new} encoder {encoder} "
+                            f"history {ids}: ids "
+                            f"{bad} give {got[bad].tolist()}, transformers {want[bad].tolist()}")
+    report("rules/processors-words", problems[0] if problems else None,
            f"{cases} rows" + (f", {len(problems)} differ" if problems else ""))
 
 
@@ -135,12 +223,28 @@ def first_difference(lines, got, want):
     return None if len(got) == len(want) else f"{len(got)} lines, generate() {len(want)}"
 
 
+def word_cases(model, tok, lines):
+    """bad_words_ids taken from generate()'s plain greedy translations (the
+    2nd and 3rd tokens of the first, the 1st of the second), so that they
+    change some translation; min_new_tokens."""
+    first, second = (tok(text_target=t).input_ids for t in es.generate(model, tok, lines[:2])[0])
+    words = [first[1:3], second[:1]]
+    flags = [f for w in words for f in ("--bad-words-ids", ",".join(map(str, w)))]
+    return [("bad-words", flags, {"bad_words_ids": words}),
+            # a translation reaches models/en-fr's length limit (127 tokens, then the
+            # forced EOS: generate()'s max_length 129; the model here says 512)
+            ("encoder-ngram", ["--encoder-no-repeat-ngram-size", "2"],
+             {"encoder_no_repeat_ngram_size": 2, "max_length": 129}),
+            ("min-new-tokens", ["--min-new-tokens", "19"], {"min_new_tokens": 19})]
+
+
 def check_generate(model, tok, lines):
     plain = {}
+    cases = CASES + word_cases(model, tok, lines)
     for strategy, beams in (("greedy", 1), ("beam", 4)):
         flags = ["--beam", "4"] if beams > 1 else []
         plain[strategy], _ = es.ted_translate(MODEL, lines, *flags)
-        for name, ted_flags, arguments in CASES:
+        for name, ted_flags, arguments in cases:
             check_name = f"rules/{strategy}-{name}"
             scored = ["--scores"] if beams > 1 else []
             try:
@@ -176,6 +280,7 @@ def check_export(model, tok, hf_dir, lines):
 
     generation = model.generation_config
     generation.no_repeat_ngram_size, generation.repetition_penalty = 2, 1.3
+    generation.encoder_no_repeat_ngram_size = 3
     generation.min_new_tokens = 19  # ted's min_length 20
     suppressed = plain_first_token(model, tok, lines)
     generation.suppress_tokens = [suppressed]
@@ -186,10 +291,11 @@ def check_export(model, tok, hf_dir, lines):
         es.export(rules_dir, ted_dir)
         config = es.read_config(os.path.join(ted_dir, "config.yaml"))
         written = {key: config.get("decoding." + key) for key in
-                   ("repetition_penalty", "no_repeat_ngram_size", "min_length")}
+                   ("repetition_penalty", "no_repeat_ngram_size",
+                    "encoder_no_repeat_ngram_size", "min_length")}
         banned = config.get("decoding.banned_ids", "")
         if written != {"repetition_penalty": "1.3", "no_repeat_ngram_size": "2",
-                       "min_length": "20"} or f"{suppressed}]" not in banned:
+                       "encoder_no_repeat_ngram_size": "3", "min_length": "20"} or f"{suppressed}]" not in banned:
             return fail("rules/export", f"config.yaml's decoding holds {written}, banned_ids "
                         f"{banned}, {suppressed} suppressed")
         reloaded = MarianMTModel.from_pretrained(rules_dir).eval()

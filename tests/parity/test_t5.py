@@ -14,7 +14,9 @@ save_pretrained, with a SentencePiece model trained here in T5's layout
                      lm_head, heads * d_kv != d_model, 32 buckets, the
                      decoder started from another token than <pad> (as
                      MADLAD-400's is), pytorch_model.bin
-Both have relative position buckets whose log-spaced range the sentences
+and a MADLAD-400-style model (madlad: gated-gelu, untied, <unk> 0, <pad> 1,
+</s> 2, the decoder started from 0, the target chosen by <2xx> pieces of
+its SentencePiece model at the start of the source). All have relative position buckets whose log-spaced range the sentences
 reach. Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one
 fails):
   export/*     tools/export_hf.py converts the directory
@@ -34,6 +36,10 @@ fails):
   int8/*       `ted quantize` of the model: its logits within a bound of
                transformers' and its greedy translations mostly the same
   refuse/*     what the exporter cannot map: one line naming the key
+  madlad/*     `ted tokenize` of "<2xx> text" and `ted translate --target-lang xx`
+               (greedy and beam 4) against T5Tokenizer and generate() on
+               "<2xx> " + the sentence; the text's own "<2xx> " with no
+               --target-lang
 TED_PARITY_KEEP=1 keeps the temporary directory (printed on stderr).
 """
 import os
@@ -325,6 +331,82 @@ def add_bias_to_block_1(hf_dir):
     save_file(tensors, path, metadata={"format": "pt"})
 
 
+# ---- MADLAD-400 style --------------------------------------------------------------------
+
+MADLAD_CODES = ("fr", "es", "de", "pt")
+MADLAD_CONFIG = dict(d_model=24, d_kv=8, num_heads=3, d_ff=40, num_layers=2,
+                     num_decoder_layers=2, feed_forward_proj="gated-gelu",
+                     tie_word_embeddings=False, relative_attention_num_buckets=16,
+                     relative_attention_max_distance=64, pad_token_id=1, eos_token_id=2,
+                     decoder_start_token_id=0)
+
+
+def train_madlad_spm(tmp, sentences):
+    """MADLAD-400's layout: <unk> 0, <pad> 1, </s> 2, and the <2xx> target
+    tags as user-defined pieces (T5Tokenizer keeps them whole)."""
+    import sentencepiece as spm
+    corpus = os.path.join(tmp, "madlad-corpus.txt")
+    with open(corpus, "w", encoding="utf-8") as f:
+        f.write("".join(line.strip() + "\n" for line in sentences * 3))
+    spm.SentencePieceTrainer.train(
+        input=corpus, model_prefix=os.path.join(tmp, "madlad"), vocab_size=600,
+        model_type="unigram", character_coverage=0.999, unk_id=0, pad_id=1, eos_id=2,
+        bos_id=-1, user_defined_symbols=[f"<2{c}>" for c in MADLAD_CODES],
+        hard_vocab_limit=False, minloglevel=2, num_threads=1)
+    return os.path.join(tmp, "madlad.model")
+
+
+def madlad_translations(name, ted_dir, model, tok, sentences, code, beam, text_code=False):
+    """ted's translations into `code` (--target-lang, or with text_code the
+    text's own "<2xx> ") against generate() on "<2xx> " + each sentence."""
+    tagged = [f"<2{code}> {line}" for line in sentences]
+    args = ["translate", "-m", ted_dir, "--beam", str(beam)]
+    if beam > 1:
+        args += ["--early-stopping", "true", "--length-normalization", "power",
+                 "--length-penalty", "1.0"]
+    got, problem = ted_lines(args + ([] if text_code else ["--target-lang", code]),
+                             tagged if text_code else sentences)
+    if problem:
+        return report(name, problem)
+    options = dict(num_beams=beam) if beam == 1 else \
+        dict(num_beams=beam, early_stopping=True, length_penalty=1.0)
+    ids = hf_generate(model, tok, tagged, **options)
+    want, problem = ted_lines(["tokenize", "-m", ted_dir, "--decode"],
+                              [ids_text(i) for i in ids])
+    if problem:
+        return report(name, problem)
+    compare_lines(name, got, want, sentences, "sentences",
+                  note=f" ({len(set(want))} different translations)")
+
+
+def check_madlad(tmp, sentences):
+    import transformers
+    tok = transformers.T5Tokenizer(train_madlad_spm(tmp, sentences), legacy=True,
+                                   pad_token="<pad>", unk_token="<unk>", eos_token="</s>")
+    model = build_model("T5", MADLAD_CONFIG, tok, 50, sentences)
+    hf_dir, ted_dir = os.path.join(tmp, "hf-madlad"), os.path.join(tmp, "ted-madlad")
+    model.save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    problem = export(hf_dir, ted_dir)
+    report("madlad/export", problem, "decoder start 0, pad 1, <2xx> codes")
+    if problem:
+        return
+    tok = transformers.T5Tokenizer.from_pretrained(hf_dir)
+    tagged = [f"<2{MADLAD_CODES[i % 4]}> {line}" for i, line in enumerate(sentences)]
+    got, problem = ted_lines(["tokenize", "-m", ted_dir], tagged)
+    if problem:
+        report("madlad/tokenize", problem)
+    else:
+        compare_lines("madlad/tokenize", got, [ids_text(tok(t).input_ids) for t in tagged],
+                      tagged, "sentences")
+    madlad_translations("madlad/greedy-fr", ted_dir, model, tok, sentences[:TRANSLATED],
+                        "fr", 1)
+    madlad_translations("madlad/beam-es", ted_dir, model, tok, sentences[:BEAM_SENTENCES],
+                        "es", 4)
+    madlad_translations("madlad/text-code-de", ted_dir, model, tok,
+                        sentences[TRANSLATED:2 * TRANSLATED], "de", 1, text_code=True)
+
+
 def logits_pairs(sentences):
     return [(sentences[0], sentences[15]), (sentences[65], sentences[44]),
             (sentences[120], ""), (sentences[200], sentences[100] + " " + sentences[101])]
@@ -362,6 +444,7 @@ def main():
                 check_refusals(tmp, hf_dir)
             else:
                 check_half(tmp, model, tok, logits_pairs(sentences))
+        check_madlad(tmp, sentences)
 
 
 if __name__ == "__main__":

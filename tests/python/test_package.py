@@ -102,6 +102,12 @@ MODES = {
                             "1.5", "--min-length", "12", "--max-length", "30", "--scores"],
                            {"beam_size": 3, "no_repeat_ngram_size": 2, "repetition_penalty": 1.5,
                             "min_length": 12, "max_length": 30, "return_scores": True}),
+    "words-beam2-scores": (["--beam", "2", "--bad-words-ids", "5", "--bad-words-ids", "7,8",
+                            "--min-new-tokens", "6", "--max-length", "30", "--scores",
+                            "--encoder-no-repeat-ngram-size", "2"],
+                           {"beam_size": 2, "bad_words_ids": [[5], [7, 8]], "min_new_tokens": 6,
+                            "max_length": 30, "return_scores": True,
+                            "encoder_no_repeat_ngram_size": 2}),
 }
 
 
@@ -427,6 +433,39 @@ def test_threads_give_the_same_outputs():
         assert results[k] == want, "thread %d differs" % k
 
 
+def test_each_translator_has_its_own_pool():
+    """threads= makes a pool of the Translator's own (ted_threads), which a
+    later Translator's threads= leaves as it is, and on which it translates
+    what the process's pool translates, with two Translators translating at
+    once from two Python threads."""
+    lines = read_lines("natural")[:40]
+    want = ted.Translator(MODELS["natural"]).translate(lines)
+    one = ted.Translator(MODELS["natural"], threads=1)
+    two = ted.Translator(MODELS["natural"], threads=2)
+    cpus = len(os.sched_getaffinity(0))
+    assert one._threads.count() == 1, one._threads.count()
+    assert two._threads.count() == min(2, cpus), two._threads.count()
+    results, errors = {}, []
+
+    def work(name, t):
+        try:
+            results[name] = t.translate(lines)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(name, t))
+               for name, t in (("one", one), ("two", two))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    assert results["one"] == results["two"] == want
+    assert one._threads.count() == 1
+    one.close()
+    two.close()
+
+
 def bench_threads_are_faster_than_one():
     """The GIL is released in C: 8 threads translating 1/8 of the set each
     finish before one thread translating it all (on 2 or more cores)."""
@@ -636,6 +675,8 @@ def test_bad_options():
               "early_stopping: 'always' is not False, True or 'never'"),
              ({"early_stopping": True}, "early_stopping applies to beam search"),
              ({"min_length": -1}, "min_length: -1 is not a whole number from 0"),
+             ({"bad_words_ids": [[]]}, "bad_words_ids: [] is not a non-empty list"),
+             ({"bad_words_ids": [[99999]]}, "bad_words_ids: 99999 is not a target token"),
              ({"repetition_penalty": -1}, "repetition_penalty: -1 is not a number >= 0")]
     for options, message in cases:
         expect_error(ted.ArgumentError, lambda: t.translate("the dog", **options), message)
@@ -760,6 +801,7 @@ def bench_batch_throughput():
 
 STRUCTS_C = r"""
 #include <stdio.h>
+#include "ted/learn.h"
 #include "ted/ted.h"
 int main(void)
 {
@@ -769,6 +811,8 @@ int main(void)
            sizeof(ted_error), sizeof(ted_translate_options), sizeof(ted_translation),
            sizeof(ted_source), sizeof(ted_attention_view), sizeof(ted_decode_options),
            sizeof(ted_languages), sizeof(ted_translate_call));
+    printf("ted_learn_candidate %zu\nted_learn_step %zu\nted_learn_trace %zu\n",
+           sizeof(ted_learn_candidate), sizeof(ted_learn_step), sizeof(ted_learn_trace));
     return 0;
 }
 """

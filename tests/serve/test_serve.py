@@ -155,12 +155,27 @@ def test_api(server):
         "rules-beam": {"text": ["the the the cat sleeps .", "the dog ."], "beam": 3,
                        "n_best": 2, "scores": True, "no_repeat_ngram_size": 2,
                        "min_length": 9, "max_length": 30},
+        "rules-words": {"text": ["the the the cat sleeps .", "the dog ."], "beam": 2,
+                        "bad_words_ids": [[5], [7, 8]], "min_new_tokens": 6, "max_length": 30,
+                        "encoder_no_repeat_ngram_size": 2},
     }
     for name, request in cases.items():
         status, _, data = server.translate(request)
         want = expected_answer({k: v for k, v in request.items() if k != "model"})
         why = difference(data, want) if status == 200 else f"status {status}: {data}"
         check(f"api/{name}", why is None, why)
+
+
+def test_generate(server):
+    """POST /v1/generate: the body and answer of /v1/translate, decoded as
+    `ted generate` decodes (the model's own settings, the options given)."""
+    for name, request in {"plain": {"text": ["the cat sleeps .", "the dog ."]},
+                          "beam-scores": {"text": ["the small child ."], "beam": 3,
+                                          "scores": True}}.items():
+        status, _, data = server.call("POST", "/v1/generate", request)
+        want = translate_answer(MODEL, request, TIMEOUT, command="generate")
+        why = difference(data, want) if status == 200 else f"status {status}: {data}"
+        check(f"generate/{name}", why is None, why)
 
 
 def test_port_taken(server):
@@ -279,6 +294,10 @@ def test_bad_requests(server):
          "n_best: 5000 is not a whole number from 1 to 1024"),
         ("max-length-zero", {"text": ["a"], "max_length": 0}, 400, "max_length: 0"),
         ("min-length-negative", {"text": ["a"], "min_length": -1}, 400, "min_length: -1"),
+        ("bad-words-empty", {"text": ["a"], "bad_words_ids": [[]]}, 400,
+         "bad_words_ids: expected lists of token ids"),
+        ("bad-words-outside", {"text": ["a"], "bad_words_ids": [[99999]]}, 400,
+         "bad_words_ids: 99999 is not a target token"),
         ("repetition-penalty-word", {"text": ["a"], "repetition_penalty": "high"}, 400,
          "repetition_penalty"),
         ("invalid-utf8", b'{"text": ["ok", "the \xff cat"]}', 400, "text[1]: "),
@@ -501,6 +520,7 @@ def main():
     try:
         test_port_taken(server)
         test_api(server)
+        test_generate(server)
         test_load(server, pool, expected)
         test_bad_requests(server)
         test_body_limit(server, 65536)

@@ -1273,6 +1273,7 @@ static const char minimal_written[] =
     "  top_p: 1.0\n"
     "  repetition_penalty: 1.0\n"
     "  no_repeat_ngram_size: 0\n"
+    "  encoder_no_repeat_ngram_size: 0\n"
     "  min_length: 0\n";
 
 /* Every key set away from its default; paths YAML must quote. */
@@ -1337,6 +1338,7 @@ static const char minimal_written[] =
     "  top_p: 0.9\n"                                        \
     "  repetition_penalty: 1.3\n"                           \
     "  no_repeat_ngram_size: 3\n"                           \
+    "  encoder_no_repeat_ngram_size: 2\n"                   \
     "  min_length: 56\n"                                    \
     "languages: ['no', \">>fra<<  >\teng_Latn\"]\n"
 
@@ -1432,6 +1434,7 @@ static void assert_same_config(const ted_config *a, const ted_config *b)
     SAME(top_p);
     SAME(repetition_penalty);
     SAME(no_repeat_ngram_size);
+    SAME(encoder_no_repeat_ngram_size);
     SAME(min_length);
     for (int i = 0; i < a->banned_id_count; i++)
         SAME(banned_ids[i]);

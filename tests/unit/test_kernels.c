@@ -934,12 +934,12 @@ Test(kernels, environment_unknown_set_refused)
     cr_assert(ted_kernels_supported(ted_kernels_name()), "the best set runs instead");
 }
 
-/* ---- the two pools -------------------------------------------------------------
- * While a job of this thread holds the main pool (its tasks wait for the
- * side thread), a thread that chose the side pool still gets the side
+/* ---- pools of their own ---------------------------------------------------------
+ * While a job of this thread holds the process's pool (its tasks wait for
+ * the side thread), a thread bound to a pool of its own still gets that
  * pool's threads: its two tasks run at once (each waits, up to 10 s, until
- * both have started). On the main pool they would run one after the other
- * on the side thread alone, and neither would see the other start. */
+ * both have started). On the process's pool they would run one after the
+ * other on the side thread alone, and neither would see the other start. */
 static atomic_int main_started, side_started, side_met;
 static atomic_bool side_done;
 
@@ -970,9 +970,11 @@ static void side_task(void *context, int index)
         atomic_fetch_add(&side_met, 1);
 }
 
+static ted_threads *side_pool;
+
 static void *side_thread(void *threads)
 {
-    ted_parallel_use_side();
+    cr_assert_null(ted_parallel_use(side_pool), "a new thread starts on the process's pool");
     *(int *)threads = ted_parallel_threads();
     if (reaches(&main_started, 1))
         ted_parallel_for(2, side_task, NULL);
@@ -980,21 +982,59 @@ static void *side_thread(void *threads)
     return NULL;
 }
 
-Test(parallel, side_pool_runs_beside_a_busy_main_pool, .timeout = 120)
+Test(parallel, a_callers_pool_runs_beside_a_busy_process_pool, .timeout = 120)
 {
     ted_parallel_set_threads(2);
-    ted_parallel_set_side_threads(2);
+    side_pool = ted_parallel_pool_new(2);
+    cr_assert_not_null(side_pool);
+    cr_assert_eq(ted_parallel_pool_threads(side_pool), 2);
     pthread_t side;
     int side_threads = 0;
     cr_assert_eq(pthread_create(&side, NULL, side_thread, &side_threads), 0);
     ted_parallel_for(2, main_task, NULL);
     pthread_join(side, NULL);
     cr_assert_eq(atomic_load(&main_started), 2, "the main pool's job ran");
-    cr_assert_eq(side_threads, 2, "the side thread counts the side pool's threads");
-    cr_assert_eq(ted_parallel_threads(), 2, "this thread counts the main pool's");
+    cr_assert_eq(side_threads, 2, "the side thread counts its pool's threads");
+    cr_assert_eq(ted_parallel_threads(), 2, "this thread counts the process pool's");
     cr_assert_eq(atomic_load(&side_met), 2, "the side pool's two tasks ran at once");
-    ted_parallel_set_side_threads(1);
+    ted_parallel_pool_free(side_pool);
     ted_parallel_set_threads(1);
+}
+
+/* Two threads, each bound to a pool of its own, and the process's pool
+ * resized meanwhile: each thread counts its own pool's threads, the binding
+ * returns the one before, and ted_set_threads leaves a caller's pool as it
+ * is. */
+static void *count_on(void *pool)
+{
+    ted_parallel_use(pool);
+    int threads = ted_parallel_threads();
+    ted_parallel_use(NULL);
+    return (void *)(intptr_t)threads;
+}
+
+Test(parallel, each_callers_pool_keeps_its_threads)
+{
+    int cpus = ted_usable_cpus();
+    ted_threads *one = ted_parallel_pool_new(1), *two = ted_parallel_pool_new(2);
+    cr_assert(one && two);
+    ted_parallel_set_threads(cpus);
+    pthread_t a, b;
+    void *got_a, *got_b;
+    cr_assert_eq(pthread_create(&a, NULL, count_on, one), 0);
+    cr_assert_eq(pthread_create(&b, NULL, count_on, two), 0);
+    pthread_join(a, &got_a);
+    pthread_join(b, &got_b);
+    cr_assert_eq((intptr_t)got_a, 1);
+    cr_assert_eq((intptr_t)got_b, 2);
+    cr_assert_eq(ted_parallel_threads(), cpus, "this thread: the process's pool");
+    cr_assert_null(ted_parallel_use(two));
+    ted_parallel_set_threads(1);
+    cr_assert_eq(ted_parallel_threads(), 2, "ted_set_threads leaves a caller's pool as it is");
+    cr_assert_eq(ted_parallel_use(NULL), two, "the binding before");
+    cr_assert_eq(ted_parallel_threads(), 1);
+    ted_parallel_pool_free(one);
+    ted_parallel_pool_free(two);
 }
 
 /* Each task of a job counts its own run; the tasks of every third index

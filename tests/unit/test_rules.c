@@ -5,6 +5,7 @@
  * tests/parity/test_rules.py. And their options in the option table. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 
 #include "ted/ted.h"
 
@@ -123,4 +124,77 @@ Test(rules, the_defaults_leave_every_rule_off)
     cr_assert_float_eq(d.rules.repetition_penalty, 1.0f, 0.0f);
     cr_assert_eq(d.rules.no_repeat_ngram_size, 0);
     cr_assert_eq(d.rules.min_length, 0);
+}
+
+Test(rules, a_bad_word_bans_its_last_token_after_the_others_and_eos_alone_is_kept)
+{
+    /* [5], [2 7] (the decoder start then 7), [7 9 11], [3] (EOS alone) */
+    ted_logits_rules r = {.bad_words = {5, -1, START, 7, -1, 7, 9, 11, -1, EOS, -1},
+                          .bad_words_length = 11};
+    /* the history [2]: [2 7] is longer, and transformers skips it then */
+    ted_apply_logits_rules(model, &r, NULL, 0, scores);
+    cr_assert(isinf(scores[5]));
+    cr_assert_float_eq(scores[7], -7.0f, 0.0f);
+    cr_assert_float_eq(scores[11], -11.0f, 0.0f);
+    cr_assert_float_eq(scores[EOS], -3.0f, 0.0f);
+    const int ids[] = {7, 9};
+    ted_apply_logits_rules(model, &r, ids, 2, scores);  /* [2 7 9] */
+    cr_assert(isinf(scores[11]));
+    cr_assert_float_eq(scores[7], -7.0f, 0.0f);
+    scores[11] = -11.0f;
+    const int again[] = {START};
+    ted_apply_logits_rules(model, &r, again, 1, scores);  /* [2 2]: 7 after 2 */
+    cr_assert(isinf(scores[7]));
+    cr_assert_float_eq(scores[11], -11.0f, 0.0f);
+}
+
+Test(rules, min_new_tokens_bans_eos_until_that_many_tokens_without_it)
+{
+    ted_logits_rules r = {.min_new_tokens = 2};
+    const int ids[] = {10, 12};
+    ted_apply_logits_rules(model, &r, ids, 1, scores);
+    cr_assert(isinf(scores[EOS]));
+    scores[EOS] = -3.0f;
+    ted_apply_logits_rules(model, &r, ids, 2, scores);  /* EOS would be token 3 */
+    cr_assert_float_eq(scores[EOS], -3.0f, 0.0f);
+}
+
+Test(rules, bad_words_are_checked_against_the_target_vocabulary)
+{
+    ted_translate_options o = ted_translate_model_options(model);
+    ted_error err = {0};
+    int vocab = ted_model_config(model)->tgt_vocab_size;
+    o.decode.rules = (ted_logits_rules){.bad_words = {5, -1, vocab, -1}, .bad_words_length = 4};
+    cr_assert_eq(ted_translate_options_check(model, &o, &err), TED_ERR_ARGUMENT);
+    cr_assert_eq(err.option, TED_OPTION_BAD_WORDS_IDS);
+    cr_assert(strstr(err.message, "bad_words_ids: ") && strstr(err.message, "target token"),
+              "%s", err.message);
+    o.decode.rules = (ted_logits_rules){.bad_words = {5, -1, -1}, .bad_words_length = 3};
+    cr_assert_eq(ted_translate_options_check(model, &o, &err), TED_ERR_ARGUMENT);
+    cr_assert_str_eq(err.message, "bad_words_ids: an empty sequence");
+    o.decode.rules = (ted_logits_rules){.bad_words = {5, 6}, .bad_words_length = 2};
+    cr_assert_eq(ted_translate_options_check(model, &o, &err), TED_ERR_ARGUMENT);
+    o.decode.rules = (ted_logits_rules){.min_new_tokens = -1};
+    cr_assert_eq(ted_translate_options_check(model, &o, &err), TED_ERR_ARGUMENT);
+    cr_assert_eq(err.option, TED_OPTION_MIN_NEW_TOKENS);
+    o.decode.rules = (ted_logits_rules){.bad_words = {5, 6, -1}, .bad_words_length = 3,
+                                        .min_new_tokens = 4};
+    cr_assert_eq(ted_translate_options_check(model, &o, &err), TED_OK, "%s", err.message);
+}
+
+Test(rules, the_source_ngrams_ban_what_followed_the_history_end_in_the_source)
+{
+    ted_logits_rules r = {.encoder_no_repeat_ngram_size = 2};
+    const int source_ids[] = {9, 7, 11, 7, 13, EOS};
+    ted_rules_source source = {source_ids, 6};
+    const int ids[] = {5, 7};
+    ted_apply_logits_rules_source(model, &r, &source, ids, 2, scores);  /* [2 5 7] */
+    cr_assert(isinf(scores[11]) && isinf(scores[13]));
+    cr_assert_float_eq(scores[7], -7.0f, 0.0f);
+    cr_assert_float_eq(scores[9], -9.0f, 0.0f);
+    scores[11] = -11.0f;
+    ted_apply_logits_rules(model, &r, ids, 2, scores);  /* no source: the rule is off */
+    cr_assert_float_eq(scores[11], -11.0f, 0.0f);
+    cr_assert_str_eq(ted_option_key(TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE),
+                     "encoder_no_repeat_ngram_size");
 }

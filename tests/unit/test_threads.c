@@ -7,15 +7,14 @@
  * ted_session. Run once with the matrix products on one thread, once
  * with ted_set_threads(2): then the process-wide worker pool serves one
  * session at a time and the others compute on their own thread, and once
- * more with half the threads on the second pool (ted_session_compute_beside,
- * as ted serve's encoding thread), 2 threads each. */
+ * more with every other thread on a pool of its own (ted_threads, as each
+ * model of ted serve), 2 threads each. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/session_hooks.h"
 #include "ted/ted.h"
 
 #define MODEL_DIR "models/toy-en-fr"
@@ -54,7 +53,7 @@ typedef struct expected {
 
 static ted_model *model;
 static expected *reference;
-static bool odd_threads_beside;  /* the odd-numbered threads compute on the second pool */
+static bool odd_threads_beside;  /* the odd-numbered threads compute on pools of their own */
 
 static ted_translate_options strategy_options(int strategy)
 {
@@ -189,9 +188,15 @@ static bool same_translation(const ted_translation *a, const ted_translation *b)
 static void *work(void *arg)
 {
     worker *w = arg;
-    if (odd_threads_beside && w->index % 2 == 1)
-        ted_session_compute_beside(2);
     ted_error err = {0};
+    ted_threads *pool = NULL;
+    if (odd_threads_beside && w->index % 2 == 1) {
+        if (ted_threads_new(2, &pool, &err) != TED_OK) {
+            snprintf(w->failure, sizeof w->failure, "threads: %s", err.message);
+            return NULL;
+        }
+        ted_threads_use(pool);
+    }
     ted_translation out[SENTENCES * N_BEST];
     ted_session *session = NULL;
     if (ted_session_new(model, &session, &err) != TED_OK) {
@@ -234,6 +239,8 @@ static void *work(void *arg)
         }
     }
     ted_session_free(session);
+    ted_threads_use(NULL);
+    ted_threads_free(pool);
     return NULL;
 }
 
@@ -282,7 +289,7 @@ Test(threads, sessions_share_the_worker_pool, .timeout = 600)
     free_reference();
 }
 
-Test(threads, sessions_compute_beside_the_worker_pool, .timeout = 600)
+Test(threads, sessions_compute_on_pools_of_their_own, .timeout = 600)
 {
     load_and_compute_reference(2);
     odd_threads_beside = true;
