@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "io/shortlist.h"
+#include "io/shortlist_table.h"
 #include "ted/ted.h"
 
 #define TED_SHORTLIST_BIN_MAGIC 0xF11A48D5013417F5ull
