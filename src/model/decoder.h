@@ -53,6 +53,13 @@ typedef struct ted_decoder_layer_kind {
  * encoder-decoder attention, Add & Norm, feed-forward, Add & Norm. */
 extern const ted_decoder_layer_kind ted_self_attention_decoder_layer;
 
+/* Marian's RNN decoder layer: an SSRU (layers/ssru.h), Add & Norm, then
+ * as the paper's. The cell's state c of row b lives in the first position
+ * of its self cache's keys (heads blocks of query_size), which the
+ * session carries and reorders as it does every cache; a row at position
+ * 0 starts from c = 0. */
+extern const ted_decoder_layer_kind ted_ssru_decoder_layer;
+
 /* The K and V of every layer's encoder-decoder attention, computed from the
  * memory (batch, seq, d_model) once per source into caches[l].cross, whose
  * length becomes seq. projected: scratch of (batch * seq, 2 * d_model). */

@@ -36,6 +36,12 @@ static const ted_position_kind *const position_kinds[] = {
     [TED_POSITIONS_FAIRSEQ] = &ted_fairseq_positions,
     [TED_POSITIONS_LEARNED] = &ted_learned_positions,
     [TED_POSITIONS_RELATIVE] = &ted_relative_positions,
+    [TED_POSITIONS_MARIAN] = &ted_marian_positions,
+};
+
+static const ted_decoder_layer_kind *const decoder_layer_kinds[] = {
+    [TED_DECODER_LAYER_ATTENTION] = &ted_self_attention_decoder_layer,
+    [TED_DECODER_LAYER_SSRU] = &ted_ssru_decoder_layer,
 };
 
 /* [form][activation] */
@@ -64,6 +70,7 @@ enum {
     FEED_FORWARD_FORMS = sizeof feed_forward_kinds / sizeof *feed_forward_kinds,
     ACTIVATIONS = sizeof *feed_forward_kinds / sizeof **feed_forward_kinds,
     NORM_KINDS = sizeof norm_kinds / sizeof *norm_kinds,
+    DECODER_LAYER_KINDS = sizeof decoder_layer_kinds / sizeof *decoder_layer_kinds,
 };
 
 /* m->kinds from m->config: the one place a config field picks a layer. */
@@ -82,11 +89,14 @@ static ted_status choose_kinds(ted_model *m, const char *config_path, ted_error 
     if ((unsigned)c->norm >= NORM_KINDS)
         return ted_fail(err, TED_ERR_CONFIG, "%s: model.norm: no kind %d", config_path,
                         (int)c->norm);
+    if ((unsigned)c->decoder_layer >= DECODER_LAYER_KINDS)
+        return ted_fail(err, TED_ERR_CONFIG, "%s: model.decoder_layer: no kind %d",
+                        config_path, (int)c->decoder_layer);
     m->kinds = (ted_layer_kinds){
         .norm = {norm_kinds[c->norm], c->layer_norm_eps, c->norm_first},
         .positions = position_kinds[c->positional_layout],
         .feed_forward = feed_forward_kinds[c->feed_forward][c->activation],
-        .decoder_layer = &ted_self_attention_decoder_layer,
+        .decoder_layer = decoder_layer_kinds[c->decoder_layer],
     };
     return TED_OK;
 }

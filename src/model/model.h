@@ -15,6 +15,7 @@
 #include "layers/output.h"
 #include "layers/positional_encoding.h"
 #include "layers/relative_position.h"
+#include "layers/ssru.h"
 #include "ted/ted.h"
 
 typedef struct ted_encoder_layer {
@@ -26,6 +27,7 @@ typedef struct ted_encoder_layer {
 
 typedef struct ted_decoder_layer {
     ted_attention_weights self_attention;   /* masked, self_attn.* */
+    ted_ssru_weights ssru;                  /* in its place in an SSRU decoder */
     ted_norm_weights norm1;
     ted_attention_weights cross_attention;  /* encoder-decoder, multihead_attn.* */
     ted_norm_weights norm2;
@@ -60,8 +62,8 @@ typedef struct ted_layer_kinds {
                                                * fairseq, learned */
     const ted_feed_forward_kind *feed_forward;  /* ReLU, GELU, SiLU, tanh-GELU; plain or
                                                  * gated */
-    const struct ted_decoder_layer_kind *decoder_layer;  /* masked self-attention
-                                                          * (model/decoder.h) */
+    const struct ted_decoder_layer_kind *decoder_layer;  /* masked self-attention or
+                                                          * SSRU (model/decoder.h) */
 } ted_layer_kinds;
 
 /* The languages of one side of the model (ted_model_languages). */
