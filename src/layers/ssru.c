@@ -2,7 +2,6 @@
 
 #include <math.h>
 #include <stddef.h>
-#include <string.h>
 
 /* The logistic function, without overflow for large |v|. */
 static float sigmoid(float v)
@@ -14,7 +13,7 @@ static float sigmoid(float v)
 }
 
 void ted_ssru_step(float *h, float *cell, const float *x, const ted_ssru_weights *w,
-                   int rows, int d_model, float *scratch, float *forget)
+                   int rows, int d_model, float *scratch)
 {
     size_t n = (size_t)rows * d_model;
     float *input = scratch, *gate = scratch + n;
@@ -27,6 +26,4 @@ void ted_ssru_step(float *h, float *cell, const float *x, const ted_ssru_weights
         h[i] = c > 0.0f ? c : 0.0f;
         gate[i] = f;
     }
-    if (forget)
-        memcpy(forget, gate, n * sizeof *forget);
 }

@@ -19,9 +19,9 @@ typedef struct ted_ssru_weights {
 
 /* One step of `rows` rows: x (rows, d_model) in; cell (rows, d_model)
  * holds c_{t-1} and receives c_t; h (rows, d_model) receives ReLU(c_t);
- * scratch (2, rows, d_model); forget: NULL, or (rows, d_model) receiving
- * f_t. */
+ * scratch (2, rows, d_model), whose second half holds the forget gate f_t
+ * (rows, d_model) on return. */
 void ted_ssru_step(float *h, float *cell, const float *x, const ted_ssru_weights *w,
-                   int rows, int d_model, float *scratch, float *forget);
+                   int rows, int d_model, float *scratch);
 
 #endif

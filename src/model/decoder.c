@@ -122,7 +122,7 @@ static void ssru_layer(const ted_model *m, const ted_decoder_layer *w,
             move_cell(&cache->self, shape, b, cell + (size_t)b * d, true);
     }
     const float *in = ted_add_norm_input(x, a->normed, &w->norm1, norm, rows, d);
-    ted_ssru_step(a->sublayer, cell, in, &w->ssru, rows, d, scratch, NULL);
+    ted_ssru_step(a->sublayer, cell, in, &w->ssru, rows, d, scratch);
     for (int b = 0; b < rows; b++)
         move_cell(&cache->self, shape, b, cell + (size_t)b * d, false);
     ted_add_norm_output(x, a->sublayer, &w->norm1, norm, rows, d);
