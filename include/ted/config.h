@@ -129,6 +129,9 @@ typedef enum ted_early_stopping {
     TED_EARLY_STOPPING_NEVER,  /* "never": once best / lp(max_length) <= worst when
                                 * alpha > 0, best / lp(length) otherwise: nothing open
                                 * can win any more */
+    TED_EARLY_STOPPING_MARIAN, /* "marian": as Marian's beam search, every hypothesis
+                                * that finishes narrows its sentence's beam by one;
+                                * the sentence stops when none stays open */
 } ted_early_stopping;
 
 #define TED_MAX_BANNED_IDS 16

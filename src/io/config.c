@@ -82,7 +82,8 @@ static const char *const language_names[] = {"none", "en", "de", "es", "fr", "cs
 static const char *const length_normalization_names[] = {"gnmt", "power", NULL};
 static const char *const source_code_names[] = {"none", "first", "last", NULL};
 static const char *const target_code_names[] = {"none", "forced", "source", NULL};
-static const char *const early_stopping_names[] = {"false", "true", "never", NULL};
+static const char *const early_stopping_names[] = {"false", "true", "never", "marian",
+                                                     NULL};
 
 /* The size of a field, and the offset of one the table reads and writes as
  * int (ints, and the enums of words): a field of another size does not
