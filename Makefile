@@ -127,6 +127,7 @@ UNIT := $(BUILD)/unit-tests
 EXAMPLE := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/example-%)
 NORMALIZE_CHECK := $(BUILD)/normalize-check
 DOCUMENT_CHECK := $(BUILD)/document-check
+MARIAN_CHECK := $(BUILD)/marian-check
 
 .PHONY: all test check check-san check-san-run check-tsan check-tsan-run fuzz-replay test-unit demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-shortlist bench-serve bench-serve-run fuzz valgrind
 all: $(LIB) $(BIN)
@@ -226,6 +227,10 @@ bench-python: all $(SHARED)
 $(NORMALIZE_CHECK): tests/parity/normalize_check.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# tests/parity/test_marian_files.py's way into src/io/marian_file.c
+$(MARIAN_CHECK): tests/parity/marian_check.c $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
 # tests/cli/html_markup.py's way into src/document
 $(DOCUMENT_CHECK): tests/cli/document_check.c $(DOCUMENT_SRC:%.c=$(BUILD)/%.o) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(FRONT_END_LIBS) $(LDLIBS) -o $@
@@ -284,7 +289,7 @@ test: test-deps
 CHECK_JOBS ?= 2
 SUITES ?=
 RUN_ALL = PYTHON=$(PYTHON) TEST_PYTHON=$(VENV_PYTHON) BUILD=$(BUILD) tests/run-all.sh -j $(CHECK_JOBS)
-check: all $(UNIT) $(EXAMPLE) $(NORMALIZE_CHECK) $(DOCUMENT_CHECK) $(SHARED) $(REPLAY)
+check: all $(UNIT) $(EXAMPLE) $(NORMALIZE_CHECK) $(DOCUMENT_CHECK) $(MARIAN_CHECK) $(SHARED) $(REPLAY)
 	@SAN=$(SAN) $(RUN_ALL) $(SUITES)
 
 # make check-san: the suites that exercise memory, built with ASan + UBSan
