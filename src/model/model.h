@@ -95,6 +95,8 @@ struct ted_model {
     ted_bpe bpe;                 /* the bpe tokenizer's merges (both sides), else empty */
     ted_tokenizer source_tokenizer;  /* src_vocab, src_spm; BOS/EOS as the config says */
     ted_tokenizer target_tokenizer;  /* tgt_vocab, tgt_spm; never wrapped */
+    char marian_type[32];        /* a Marian directory: its container and matrices
+                                  * ("npz, float32"); else "" */
     float **converted;           /* F16/BF16 or misaligned tensors copied to F32 */
     int converted_count;
     void *copies;                /* every Linear weight in the layout its products read
