@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "io/config.h"
+#include "model/model.h"
 
 static const char usage[] =
     "usage: ted info -m DIR [--check]\n"
@@ -142,6 +143,10 @@ static int info_command(ted_model *model, const cli_args *a, void *options)
     print_languages(model);
     print_tensors(model);
     printf("weights: %s\n", weight_type(model));
+    if (model->marian_type[0])  /* a directory as Marian saves a model */
+        printf("marian: %s (%s), vocabularies %s and %s, read as shipped\n",
+               model->config.weights, model->marian_type, model->config.src_spm,
+               model->config.tgt_spm);
     printf("kernels: %s\n", ted_cpu_kernels());
     if (*check)
         printf("check: every weight is finite\n");

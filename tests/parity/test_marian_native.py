@@ -11,24 +11,26 @@ a decoder of SSRU layers (transformer-decoder-autoreg: rnn, dec-cell:
 ssru), and the same with Transformer decoder layers; both post-norm, ReLU,
 tied embeddings, a joint SentencePiece vocabulary trained by Marian.
 
-Marian's model.npz is presented to ted as a model directory of ted's
-format: its tensors under ted's names (Marian's matrices transposed), its
-model.yml and decoder.yml as config.yaml (the SSRU decoder layer, Marian's
-positions, the decoder starting from a zero vector, </s> 0 as padding,
-<unk> never generated, at most 3 x the source pieces, Marian's beam
-search), its vocab.spm as the SentencePiece model with its pieces as the
-vocabulary.
+ted reads each directory as Marian saved it (`ted translate -m DIR`, no
+conversion step): model.npz, then pymarian convert's model.bin (float32)
+and its intgemm8 model.bin (type 0x10001), each with vocab.spm and
+model.npz.decoder.yml.
 
 Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
   tokenize/*  `ted tokenize` against SentencePiece's own ids of vocab.spm
-              (Marian's ids: the model's)
-  greedy/*    `ted translate --beam 1` against Translator(beam_size=1) on
-              200 sentences: >= 99 % identical
-  beam/*      `ted translate --beam 4 --n-best 4 --scores` against
-              Translator(beam_size=4, normalize=1, n_best, word_scores):
-              >= 99 % of the sentences with the same n-best texts in the
-              same order, and there every sentence score (F0 / N, N
-              counting </s>), F0 and word score within 1e-3
+              (Marian's ids are the model's), </s> 0 after each source
+  greedy/*/npz, greedy/*/bin   `ted translate --beam 1` against
+              Translator(beam_size=1) on 200 sentences: >= 99 % identical
+  beam/*/npz, beam/*/bin   `ted translate --beam 4 --n-best 4 --scores`
+              against Translator(beam_size=4, normalize=1, n_best,
+              word_scores): >= 99 % of the sentences with the same n-best
+              texts in the same order, and there every sentence score
+              (F0 / N, N counting </s>), F0 and word score within 1e-3
+  greedy/*/intgemm8   ted (which dequantizes the int8 matrices and
+              multiplies in float) against Marian's int8 products on the
+              same file: >= 80 % identical
+  refuse/*    a directory with a model but no vocabulary, and one with two
+              models: one line naming the directory and the files
 Texts are compared with trailing spaces removed (Marian keeps the space of
 a final lone "▁" piece, ted does not).
 TED_PARITY_KEEP=1 keeps the temporary directory (printed on stderr).
@@ -51,6 +53,7 @@ COUNT = 200
 BEAM = 4
 AGREEMENT = 0.99
 TOLERANCE = 1e-3
+INT8_AGREEMENT = 0.8
 
 MODELS = [("ssru", ["--decoder", "ssru"]), ("transformer", ["--decoder", "transformer"])]
 
@@ -67,129 +70,23 @@ def train(out, options):
     print(f"# trained {os.path.basename(out)} in {time.time() - start:.1f} s", flush=True)
 
 
-# ---- Marian's files as a ted model directory -------------------------------------
-
-def marian_tensors(z, yml):
-    """ted's tensors (names of tensor_names: marian) from Marian's."""
-    import numpy as np
-    t = {"model.shared.weight": np.ascontiguousarray(z["Wemb"]),
-         "final_logits_bias": z["decoder_ff_logit_out_b"].reshape(-1)}
-
-    def linear(src, dst, bias=True):
-        t[dst + ".weight"] = np.ascontiguousarray(z[src[0]].T)
-        if bias:
-            t[dst + ".bias"] = z[src[1]].reshape(-1)
-
-    def attention(prefix, dst):
-        for p, name in zip("qkvo", ("q_proj", "k_proj", "v_proj", "out_proj")):
-            linear((f"{prefix}_W{p}", f"{prefix}_b{p}"), f"{dst}.{name}")
-
-    def norm(prefix, dst):
-        t[dst + ".weight"] = z[prefix + "_ln_scale"].reshape(-1)
-        t[dst + ".bias"] = z[prefix + "_ln_bias"].reshape(-1)
-
-    def feed_forward(prefix, dst):
-        linear((prefix + "_W1", prefix + "_b1"), dst + ".fc1")
-        linear((prefix + "_W2", prefix + "_b2"), dst + ".fc2")
-        norm(prefix + "_ffn", dst + ".final_layer_norm")
-
-    for i in range(yml["enc-depth"]):
-        src, dst = f"encoder_l{i + 1}", f"model.encoder.layers.{i}"
-        attention(src + "_self", dst + ".self_attn")
-        norm(src + "_self_Wo", dst + ".self_attn_layer_norm")
-        feed_forward(src + "_ffn", dst)
-    for i in range(yml["dec-depth"]):
-        src, dst = f"decoder_l{i + 1}", f"model.decoder.layers.{i}"
-        if yml.get("transformer-decoder-autoreg") == "rnn":
-            linear((src + "_rnn_W", None), dst + ".ssru", bias=False)
-            linear((src + "_rnn_Wf", src + "_rnn_bf"), dst + ".ssru.forget")
-            norm(src + "_rnn_ffn", dst + ".self_attn_layer_norm")
-        else:
-            attention(src + "_self", dst + ".self_attn")
-            norm(src + "_self_Wo", dst + ".self_attn_layer_norm")
-        attention(src + "_context", dst + ".encoder_attn")
-        norm(src + "_context_Wo", dst + ".encoder_attn_layer_norm")
-        feed_forward(src + "_ffn", dst)
-    return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in t.items()}
-
-
-CONFIG = """model:
-  d_model: {d}
-  heads: {heads}
-  encoder_layers: {enc}
-  decoder_layers: {dec}
-  d_ff: {ffn}
-  src_vocab_size: {vocab}
-  tgt_vocab_size: {vocab}
-  activation: {activation}
-  norm_first: false
-  layer_norm_eps: 1.0e-06
-  max_positions: 1024
-  scale_embedding: true
-  positional_encoding: marian
-  encoder_final_norm: false
-  decoder_final_norm: false
-  tensor_names: marian
-  attention_projection: separate
-  shared_embeddings: true
-  tied_output: true
-  output_bias: true
-  decoder_layer: {layer}
-  zero_start_embedding: true
-weights: model.safetensors
-tokenizer:
-  type: sentencepiece
-  src_vocab: vocab.txt
-  tgt_vocab: vocab.txt
-  src_spm: vocab.spm
-  tgt_spm: vocab.spm
-  unk_id: 1
-  pad_id: 0
-  bos_id: 0
-  eos_id: 0
-  source_bos: false
-  source_eos: true
-decoding:
-  beam_size: {beam}
-  length_penalty: {normalize}
-  length_normalization: power
-  early_stopping: marian
-  max_length_factor: 3
-  banned_ids: [1]
-"""
-
-
-def present(marian_dir, ted_dir):
-    """Marian's model.npz, decoder.yml and vocab.spm as a ted model directory."""
-    import numpy as np
-    import sentencepiece
-    import yaml
-    from safetensors.numpy import save_file
-    os.makedirs(ted_dir)
-    z = np.load(os.path.join(marian_dir, "model.npz"))
-    yml = yaml.safe_load(bytes(z["special:model.yml"]).decode().rstrip("\0 "))
-    with open(os.path.join(marian_dir, "model.npz.decoder.yml"), encoding="utf-8") as f:
-        decoder = yaml.safe_load(f)
-    save_file(marian_tensors(z, yml), os.path.join(ted_dir, "model.safetensors"))
-    spm = os.path.join(marian_dir, "vocab.spm")
-    shutil.copy(spm, os.path.join(ted_dir, "vocab.spm"))
-    sp = sentencepiece.SentencePieceProcessor(model_file=spm)
-    with open(os.path.join(ted_dir, "vocab.txt"), "w", encoding="utf-8") as f:
-        f.write("".join(sp.id_to_piece(i) + "\n" for i in range(sp.get_piece_size())))
-    activation = {"relu": "relu", "swish": "silu"}[yml["transformer-ffn-activation"]]
-    rnn = yml.get("transformer-decoder-autoreg") == "rnn"
-    with open(os.path.join(ted_dir, "config.yaml"), "w", encoding="utf-8") as f:
-        f.write(CONFIG.format(d=yml["dim-emb"], heads=yml["transformer-heads"],
-                              enc=yml["enc-depth"], dec=yml["dec-depth"],
-                              ffn=yml["transformer-dim-ffn"], vocab=sp.get_piece_size(),
-                              activation=activation, layer="ssru" if rnn else "self-attention",
-                              beam=decoder["beam-size"], normalize=decoder["normalize"]))
-    return sp
+def convert(marian_dir, out_dir, *options):
+    """pymarian convert's .bin of the model, in a directory of its own with
+    the vocabulary and decoder.yml."""
+    os.makedirs(out_dir)
+    for name in ("vocab.spm", "model.npz.decoder.yml"):
+        shutil.copy(os.path.join(marian_dir, name), os.path.join(out_dir, name))
+    subprocess.run([sys.executable, "-m", "pymarian", "convert", "-f",
+                    os.path.join(marian_dir, "model.npz"), "-t",
+                    os.path.join(out_dir, "model.bin")] + list(options), check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 # ---- the checks ------------------------------------------------------------------
 
-def check_tokenize(name, ted_dir, sp, sentences):
+def check_tokenize(name, ted_dir, sentences):
+    import sentencepiece
+    sp = sentencepiece.SentencePieceProcessor(model_file=os.path.join(ted_dir, "vocab.spm"))
     got, problem = ted_lines(["tokenize", "-m", ted_dir], sentences)
     if problem:
         return report(f"tokenize/{name}", problem)
@@ -197,23 +94,26 @@ def check_tokenize(name, ted_dir, sp, sentences):
     compare_lines(f"tokenize/{name}", got, want, sentences, "sentences' ids")
 
 
-def translator(marian_dir, beam):
+def translator(marian_dir, beam, model="model.npz"):
     import pymarian
     spm = os.path.join(marian_dir, "vocab.spm")
-    options = dict(models=os.path.join(marian_dir, "model.npz"), vocabs=[spm, spm],
+    options = dict(models=os.path.join(marian_dir, model), vocabs=[spm, spm],
                    beam_size=beam, normalize=1.0, cpu_threads=1, quiet="", mini_batch=1)
     if beam > 1:
         options.update(n_best="", word_scores="")
     return pymarian.Translator(**options)
 
 
-def check_greedy(name, ted_dir, marian_dir, sentences):
-    want = [t.rstrip() for t in translator(marian_dir, 1).translate(sentences)]
+def marian_greedy(marian_dir, sentences, model="model.npz"):
+    return [t.rstrip() for t in translator(marian_dir, 1, model).translate(sentences)]
+
+
+def check_greedy(name, ted_dir, want, sentences, minimum=AGREEMENT):
     got, problem = ted_lines(["translate", "-m", ted_dir, "--beam", "1"], sentences)
     if problem:
         return report(f"greedy/{name}", problem)
     compare_lines(f"greedy/{name}", [t.rstrip() for t in got], want, sentences,
-                  "greedy translations", AGREEMENT)
+                  "greedy translations", minimum)
 
 
 def parse_marian(lines):
@@ -249,8 +149,11 @@ def worst_difference(got, want):
     return worst
 
 
-def check_beam(name, ted_dir, marian_dir, sentences):
-    want = parse_marian(translator(marian_dir, BEAM).translate(sentences))
+def marian_beam(marian_dir, sentences):
+    return parse_marian(translator(marian_dir, BEAM).translate(sentences))
+
+
+def check_beam(name, ted_dir, want, sentences):
     args = ["translate", "-m", ted_dir, "--beam", str(BEAM), "--n-best", str(BEAM), "--scores"]
     from ted_test import TED, run
     status, out, err = run([TED] + args, "".join(s + "\n" for s in sentences))
@@ -274,10 +177,48 @@ def check_beam(name, ted_dir, marian_dir, sentences):
     report(f"beam/{name}", detail=detail)
 
 
+def check_model(tmp, name, options, sentences):
+    marian_dir = os.path.join(tmp, name)
+    train(marian_dir, options)
+    check_tokenize(name, marian_dir, sentences)
+    greedy = marian_greedy(marian_dir, sentences)
+    beam = marian_beam(marian_dir, sentences)
+    check_greedy(name + "/npz", marian_dir, greedy, sentences)
+    check_beam(name + "/npz", marian_dir, beam, sentences)
+    bin_dir = os.path.join(tmp, name + "-bin")
+    convert(marian_dir, bin_dir)
+    check_greedy(name + "/bin", bin_dir, greedy, sentences)
+    check_beam(name + "/bin", bin_dir, beam, sentences)
+    int8_dir = os.path.join(tmp, name + "-intgemm8")
+    convert(marian_dir, int8_dir, "--gemm-type", "intgemm8")
+    # ted dequantizes the int8 matrices and multiplies in float; Marian
+    # multiplies int8 by int8: the translations mostly agree
+    check_greedy(name + "/intgemm8", int8_dir,
+                 marian_greedy(int8_dir, sentences, "model.bin"), sentences, INT8_AGREEMENT)
+
+
+def check_refusals(tmp):
+    from ted_test import TED, run
+    lone = os.path.join(tmp, "lone")
+    os.makedirs(lone)
+    shutil.copy(os.path.join(tmp, "ssru", "model.npz"), os.path.join(lone, "model.npz"))
+    cases = [("no-vocabulary", lone, "no SentencePiece vocabulary")]
+    two = os.path.join(tmp, "two")
+    shutil.copytree(os.path.join(tmp, "ssru"), two)
+    shutil.copy(os.path.join(two, "model.npz"), os.path.join(two, "model.best.npz"))
+    cases.append(("two-models", two, "two Marian models"))
+    for name, model, words in cases:
+        status, _, err = run([TED, "translate", "-m", model], "Hello.\n")
+        lines = err.strip().splitlines()
+        good = status not in (0, None) and len(lines) == 1 and words in lines[0] and \
+            model in lines[0]
+        report(f"refuse/{name}", None if good else f"exit {status}, stderr {err.strip()!r}",
+               lines[0] if good else "")
+
+
 def main():
     try:
         import pymarian  # noqa: F401
-        import safetensors  # noqa: F401
         import sentencepiece  # noqa: F401
     except ImportError as e:
         print(f"skip marian-native: {e} (make venv installs tests/requirements.txt)")
@@ -285,13 +226,8 @@ def main():
     sentences = read_sentences()
     with scratch_directory("ted-marian-") as tmp:
         for name, options in MODELS:
-            marian_dir = os.path.join(tmp, name)
-            train(marian_dir, options)
-            ted_dir = os.path.join(tmp, name + "-ted")
-            sp = present(marian_dir, ted_dir)
-            check_tokenize(name, ted_dir, sp, sentences)
-            check_greedy(name, ted_dir, marian_dir, sentences)
-            check_beam(name, ted_dir, marian_dir, sentences)
+            check_model(tmp, name, options, sentences)
+        check_refusals(tmp)
     sys.exit(1 if failures() else 0)
 
 
