@@ -22,7 +22,7 @@
 #include "ted/ted.h"
 
 /* Maps `path` and parses it as whichever container its first bytes name
- * ("PK" a .npz, the u64 1 a .bin); anything else fails naming the file.
+ * ("PK" a .npz, a small u64, the version, a .bin); anything else fails naming the file.
  * Every failure (TED_ERR_FORMAT for the content) is one message naming
  * the file and, where there is one, the item. On failure `file` is left
  * zeroed. */

@@ -231,7 +231,7 @@ static char *member_name(const zip_reader *r, const zip_entry *e)
 /* Refuses what ted does not read of a member: encryption, compression. */
 static ted_status check_method(const zip_reader *r, const zip_entry *e, const char *name)
 {
-    if (e->flags & 1)
+    if (e->flags & 0x41)  /* encrypted, strongly encrypted */
         return ted_fail(r->err, TED_ERR_FORMAT, "%s: member '%s.npy' is encrypted", r->name,
                         name);
     if (e->method == 8)

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/limits.h"
+#include "io/shortlist_bin.h"
 
 typedef struct reader {
     const char *at, *end;   /* the rest of the text */
@@ -149,6 +150,8 @@ ted_status ted_shortlist_parse(const char *text, size_t length, const char *name
     if (!err)
         err = &scratch;
     memset(out, 0, sizeof *out);
+    if (ted_shortlist_bin_is(text, length))
+        return ted_shortlist_bin_parse(text, length, name, src_vocab, tgt_vocab, out, err);
     reader r = {text, text + length, text, text, 0, name, err};
     ted_status s = read_header(&r, src_vocab, tgt_vocab);
     if (s)

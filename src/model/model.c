@@ -324,6 +324,12 @@ ted_status ted_model_set_shortlist(ted_model *m, const char *path, ted_error *er
     ted_status s = ted_shortlist_load(path, m->config.src_vocab_size, m->config.tgt_vocab_size,
                                       &m->shortlist, err);
     m->has_shortlist = s == TED_OK;
+    /* Marian adds the source ids to a binary shortlist's targets when both
+     * sides read one vocabulary file. */
+    const ted_config *c = &m->config;
+    m->shortlist.add_sources =
+        m->shortlist.binary && ((c->src_spm[0] && strcmp(c->src_spm, c->tgt_spm) == 0) ||
+                                (c->src_vocab[0] && strcmp(c->src_vocab, c->tgt_vocab) == 0));
     return s;
 }
 

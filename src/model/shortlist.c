@@ -1,7 +1,10 @@
 /* A batch's vocabulary shortlist (model/session.h): the union of the
  * shortlisted targets of the batch's source tokens, the shortlist's
- * frequent targets, EOS, UNK and the model's target-language codes, and
- * the final Linear's rows for them, gathered once per batch. */
+ * frequent targets, EOS, UNK and the model's target-language codes (with
+ * a Marian binary shortlist, io/shortlist_bin.h: the source tokens
+ * themselves when both sides share a vocabulary, and padding to a
+ * multiple of 8), and the final Linear's rows for them, gathered once per
+ * batch. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +18,17 @@ static void mark(ted_session *s, int id)
         s->subset_marks[id] = 1;
         s->subset_count++;
     }
+}
+
+/* Marks the ids not taken from list->pad_from up until the count is a
+ * multiple of list->pad_multiple (Marian's binary shortlists: 8). */
+static void pad_marks(ted_session *s, const ted_shortlist *list)
+{
+    int vocab = s->model->config.tgt_vocab_size;
+    if (list->pad_multiple <= 1)
+        return;
+    for (int v = list->pad_from; v < vocab && s->subset_count % list->pad_multiple; v++)
+        mark(s, v);
 }
 
 /* Marks every target the batch's rows may take. */
@@ -34,10 +48,14 @@ static void mark_batch(ted_session *s)
             mark(s, codes->ids[i]);
     for (int b = 0; b < s->batch; b++) {
         const int *ids = s->source_ids + (size_t)b * s->source_len;
-        for (int t = 0; t < s->source_lengths[b]; t++)
+        for (int t = 0; t < s->source_lengths[b]; t++) {
             for (int k = list->offsets[ids[t]]; k < list->offsets[ids[t] + 1]; k++)
                 mark(s, list->targets[k]);
+            if (list->add_sources && ids[t] < m->config.tgt_vocab_size)
+                mark(s, ids[t]);
+        }
     }
+    pad_marks(s, list);
 }
 
 /* The session's marks and ids of the whole target vocabulary. */
