@@ -72,6 +72,7 @@ ted_status ted_marian_find_files(const char *dir, ted_marian_files *files, bool 
 {
     static const char *const models[] = {"model*.npz", "model*.bin", NULL};
     static const char *const decoders[] = {"decoder.yml", "*.decoder.yml", NULL};
+    static const char *const shortlists[] = {"lex*.s2t.bin", NULL};
     memset(files, 0, sizeof *files);
     *found = false;
     ted_status s = find_one(dir, models, "Marian models", files->model, err);
@@ -81,7 +82,8 @@ ted_status ted_marian_find_files(const char *dir, ted_marian_files *files, bool 
         return ted_fail(err, TED_ERR_ARGUMENT, "%s/%s: an optimizer's state, not a model", dir,
                         files->model);
     *found = true;
-    if ((s = find_vocabularies(dir, files, err)))
+    if ((s = find_vocabularies(dir, files, err)) ||
+        (s = find_one(dir, shortlists, "shortlists", files->shortlist, err)))
         return s;
     return find_one(dir, decoders, "decoder configs", files->decoder_yml, err);
 }
@@ -259,9 +261,11 @@ static int other_sections(const ted_marian_files *f, yml *dec, char *out, size_t
                     "  pad_id: 0\n  bos_id: 0\n  eos_id: 0\n  source_bos: false\n"
                     "  source_eos: true\ndecoding:\n  beam_size: %ld\n"
                     "  length_penalty: %s\n  length_normalization: power\n"
-                    "  early_stopping: marian\n  max_length_factor: 3\n  banned_ids: [1]\n",
+                    "  early_stopping: marian\n  max_length_factor: 3\n  banned_ids: [1]\n"
+                    "%s%s%s",
                     f->model, f->src_spm, f->tgt_spm, f->src_spm, f->tgt_spm, beam,
-                    normalize ? normalize : "?");
+                    normalize ? normalize : "?", f->shortlist[0] ? "  shortlist: " : "",
+                    f->shortlist, f->shortlist[0] ? "\n" : "");
 }
 
 static ted_status read_decoder_yml(const char *dir, const ted_marian_files *f, yml *dec,

@@ -6,6 +6,8 @@
  *   srcvocab*.spm, trgvocab*.spm  one per side; its ids are the model's
  *                               (</s> 0, <unk> 1, no <s>)
  *   decoder.yml, *.decoder.yml  optional: beam-size and normalize
+ *   lex*.s2t.bin                optional: a binary lexical shortlist, used
+ *                               (io/shortlist_bin.h)
  *
  * model.yml (type: transformer, post-norm dan, ReLU or swish, tied
  * embeddings, Transformer or SSRU decoder layers) becomes the ted_config a
@@ -33,6 +35,7 @@ typedef struct ted_marian_files {
     char src_spm[TED_MARIAN_NAME_SIZE];
     char tgt_spm[TED_MARIAN_NAME_SIZE];
     char decoder_yml[TED_MARIAN_NAME_SIZE];  /* "": none */
+    char shortlist[TED_MARIAN_NAME_SIZE];    /* "": none */
 } ted_marian_files;
 
 /* The model, as ted loads it. */

@@ -229,8 +229,13 @@ static ted_status load_marian(ted_model *m, const char *dir, const ted_marian_fi
     snprintf(m->marian_type, sizeof m->marian_type, "%s", mm.model_type);
     s = marian_vocab(&m->src_vocab, m->src_spm, files->src_spm, m->config.src_vocab_size,
                      &m->config, err);
-    return s ? s : marian_vocab(&m->tgt_vocab, m->tgt_spm, files->tgt_spm,
-                                m->config.tgt_vocab_size, &m->config, err);
+    if (!s)
+        s = marian_vocab(&m->tgt_vocab, m->tgt_spm, files->tgt_spm, m->config.tgt_vocab_size,
+                         &m->config, err);
+    if (!s && files->shortlist[0] &&
+        !(s = join_path(path, sizeof path, dir, files->shortlist, err)))
+        s = ted_model_set_shortlist(m, path, err);
+    return s;
 }
 
 /* config.yaml's directory, or without one, Marian's. */
