@@ -249,21 +249,42 @@ static int model_section(yml *y, char *out, size_t size)
                     rnn ? "ssru" : "self-attention");
 }
 
+/* The language pair Firefox Translations' file names carry
+ * ("model.esen.intgemm.alphas.bin": es -> en): the first dot-separated
+ * part of `name` of four lowercase letters, as "  source_lang: es\n
+ * target_lang: en\n" into out (room for 64); "" when none. */
+static void language_pair(const char *name, char *out)
+{
+    out[0] = '\0';
+    for (const char *p = strchr(name, '.'); p; p = strchr(p + 1, '.')) {
+        size_t n = strcspn(p + 1, ".");
+        bool letters = n == 4 && p[1 + n] == '.';
+        for (size_t i = 0; letters && i < 4; i++)
+            letters = p[1 + i] >= 'a' && p[1 + i] <= 'z';
+        if (letters) {
+            snprintf(out, 64, "  source_lang: %.2s\n  target_lang: %.2s\n", p + 1, p + 3);
+            return;
+        }
+    }
+}
+
 /* The tokenizer and decoding sections; beam and normalize from
  * decoder.yml (`dec`, NULL: Marian's defaults for translation). */
 static int other_sections(const ted_marian_files *f, yml *dec, char *out, size_t size)
 {
     long beam = dec ? yml_long(dec, "beam-size", 12) : 12;
     const char *normalize = dec ? yml_text(dec, "normalize", "0") : "0";
+    char languages[64];
+    language_pair(f->model, languages);
     return snprintf(out, size,
                     "weights: %s\ntokenizer:\n  type: sentencepiece\n  src_vocab: %s\n"
                     "  tgt_vocab: %s\n  src_spm: %s\n  tgt_spm: %s\n  unk_id: 1\n"
                     "  pad_id: 0\n  bos_id: 0\n  eos_id: 0\n  source_bos: false\n"
-                    "  source_eos: true\ndecoding:\n  beam_size: %ld\n"
+                    "  source_eos: true\n%sdecoding:\n  beam_size: %ld\n"
                     "  length_penalty: %s\n  length_normalization: power\n"
                     "  early_stopping: marian\n  max_length_factor: 3\n  banned_ids: [1]\n"
                     "%s%s%s",
-                    f->model, f->src_spm, f->tgt_spm, f->src_spm, f->tgt_spm, beam,
+                    f->model, f->src_spm, f->tgt_spm, f->src_spm, f->tgt_spm, languages, beam,
                     normalize ? normalize : "?", f->shortlist[0] ? "  shortlist: " : "",
                     f->shortlist, f->shortlist[0] ? "\n" : "");
 }

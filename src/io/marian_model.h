@@ -9,6 +9,10 @@
  *   lex*.s2t.bin                optional: a binary lexical shortlist, used
  *                               (io/shortlist_bin.h)
  *
+ * A file name with a language pair, as Firefox Translations names its
+ * files ("model.esen.intgemm.alphas.bin"), names the model's languages
+ * (source_lang es, target_lang en).
+ *
  * model.yml (type: transformer, post-norm dan, ReLU or swish, tied
  * embeddings, Transformer or SSRU decoder layers) becomes the ted_config a
  * config.yaml of the same model would give (tensor_names: marian, the

@@ -29,6 +29,10 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
   greedy/*/intgemm8   ted (which dequantizes the int8 matrices and
               multiplies in float) against Marian's int8 products on the
               same file: >= 80 % identical
+  libretranslate/ssru   `ted serve` on the SSRU model's directory with
+              Firefox Translations' file names (model.enfr.npz, vocab.enfr.spm,
+              decoder.yml): LibreTranslate's /translate (en -> fr) answers
+              Marian's best beam-4 hypothesis for 40 sentences
   refuse/*    a directory with a model but no vocabulary, and one with two
               models: one line naming the directory and the files
 Texts are compared with trailing spaces removed (Marian keeps the space of
@@ -54,6 +58,7 @@ BEAM = 4
 AGREEMENT = 0.99
 TOLERANCE = 1e-3
 INT8_AGREEMENT = 0.8
+SERVED = 40
 
 MODELS = [("ssru", ["--decoder", "ssru"]), ("transformer", ["--decoder", "transformer"])]
 
@@ -178,6 +183,7 @@ def check_beam(name, ted_dir, want, sentences):
 
 
 def check_model(tmp, name, options, sentences):
+    """Trains the model; returns Marian's beam n-best lists."""
     marian_dir = os.path.join(tmp, name)
     train(marian_dir, options)
     check_tokenize(name, marian_dir, sentences)
@@ -195,6 +201,32 @@ def check_model(tmp, name, options, sentences):
     # multiplies int8 by int8: the translations mostly agree
     check_greedy(name + "/intgemm8", int8_dir,
                  marian_greedy(int8_dir, sentences, "model.bin"), sentences, INT8_AGREEMENT)
+    return beam
+
+
+def check_libretranslate(tmp, want, sentences):
+    """ted serve on a directory named as Firefox Translations names its files
+    (model.enfr.npz, vocab.enfr.spm: en -> fr), answering LibreTranslate's
+    /translate with Marian's best beam hypothesis (decoder.yml: beam 4)."""
+    from ted_test import Server
+    shipped = os.path.join(tmp, "enfr")
+    os.makedirs(shipped)
+    for src, dst in (("model.npz", "model.enfr.npz"), ("vocab.spm", "vocab.enfr.spm"),
+                     ("model.npz.decoder.yml", "decoder.yml")):
+        shutil.copy(os.path.join(tmp, "ssru", src), os.path.join(shipped, dst))
+    server = Server([shipped])
+    try:
+        texts = sentences[:SERVED]
+        status, _, data = server.call("POST", "/translate",
+                                      {"q": texts, "source": "en", "target": "fr"})
+        got = data.get("translatedText") if status == 200 and isinstance(data, dict) else None
+        if not isinstance(got, list) or len(got) != len(texts):
+            return report("libretranslate/ssru", f"status {status}: {str(data)[:300]}")
+        compare_lines("libretranslate/ssru", [t.rstrip() for t in got],
+                      [want[i][0][0] for i in range(len(texts))], texts,
+                      "/translate answers", AGREEMENT)
+    finally:
+        server.stop()
 
 
 def check_refusals(tmp):
@@ -225,8 +257,8 @@ def main():
         return
     sentences = read_sentences()
     with scratch_directory("ted-marian-") as tmp:
-        for name, options in MODELS:
-            check_model(tmp, name, options, sentences)
+        beams = {name: check_model(tmp, name, options, sentences) for name, options in MODELS}
+        check_libretranslate(tmp, beams["ssru"], sentences)
         check_refusals(tmp)
     sys.exit(1 if failures() else 0)
 
