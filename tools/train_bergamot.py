@@ -48,6 +48,7 @@ def options(args):
         after=f"{args.updates}u", save_freq=f"{10 * args.updates}u", disp_freq="100u",
         mini_batch=args.batch, maxi_batch=100, max_length=100,
         learn_rate=args.lr, lr_warmup=min(200, args.updates // 4 + 1),
+        lr_decay_inv_sqrt=[min(200, args.updates // 4 + 1)],
         optimizer_params=[0.9, 0.98, 1e-09], clip_norm=1.0,
         cpu_threads=args.threads, workspace=512, seed=args.seed,
         beam_size=4, normalize=1.0, quiet=None if args.verbose else "",
