@@ -201,8 +201,9 @@ static ted_status check_supported(yml *y, ted_error *err)
     for (size_t i = 0; i < sizeof required / sizeof *required; i++) {
         const char *v = yml_text(y, required[i].key, required[i].value);
         if (!v || strcmp(v, required[i].value))
-            return ted_fail(err, TED_ERR_CONFIG, "%s: %s: %s; ted runs only %s", y->name,
-                            required[i].key, v ? v : "(not a word)", required[i].value);
+            return ted_fail(err, TED_ERR_CONFIG, "%s: %s: \"%s\"; ted runs only \"%s\"",
+                            y->name, required[i].key, v ? v : "(not a word)",
+                            required[i].value);
     }
     long depth = yml_long(y, "transformer-decoder-ffn-depth", 0);
     long dec_ffn = yml_long(y, "transformer-decoder-dim-ffn", 0);
@@ -308,8 +309,8 @@ static ted_status read_decoder_yml(const char *dir, const ted_marian_files *f, y
 static ted_status make_config(const char *dir, const ted_marian_files *f, const char *model_yml,
                               ted_config *config, ted_error *err)
 {
-    char name[TED_MARIAN_NAME_SIZE + 16], text[4096], *dec_text = NULL;
-    snprintf(name, sizeof name, "%s (model.yml)", f->model);
+    char name[4096 + TED_MARIAN_NAME_SIZE + 16], text[4096], *dec_text = NULL;
+    snprintf(name, sizeof name, "%s/%s (model.yml)", dir, f->model);
     yml model = {0}, dec = {0};
     ted_status s = yml_load(&model, model_yml, strlen(model_yml), name, err);
     if (!s)

@@ -33,8 +33,10 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
               Firefox Translations' file names (model.enfr.npz, vocab.enfr.spm,
               decoder.yml): LibreTranslate's /translate (en -> fr) answers
               Marian's best beam-4 hypothesis for 40 sentences
-  refuse/*    a directory with a model but no vocabulary, and one with two
-              models: one line naming the directory and the files
+  refuse/*    a directory with a model but no vocabulary, one with two
+              models, a model.yml with pre-norm layers or another dim-emb, a
+              model without one of its tensors: one line naming the
+              directory or the file and what is wrong
 Texts are compared with trailing spaces removed (Marian keeps the space of
 a final lone "▁" piece, ted does not).
 TED_PARITY_KEEP=1 keeps the temporary directory (printed on stderr).
@@ -229,6 +231,22 @@ def check_libretranslate(tmp, want, sentences):
         server.stop()
 
 
+def edited(tmp, name, yml_edit=None, drop=None):
+    """A copy of the SSRU model's directory whose model.npz (written by
+    NumPy, as Marian writes it) has model.yml edited or a tensor left out."""
+    import numpy as np
+    out = os.path.join(tmp, name)
+    shutil.copytree(os.path.join(tmp, "ssru"), out)
+    z = dict(np.load(os.path.join(out, "model.npz")))
+    if yml_edit:
+        text = bytes(z["special:model.yml"]).decode()
+        assert yml_edit[0] in text, yml_edit[0]
+        z["special:model.yml"] = np.frombuffer(text.replace(*yml_edit).encode(), dtype=np.int8)
+    z.pop(drop, None)
+    np.savez(os.path.join(out, "model.npz"), **z)
+    return out
+
+
 def check_refusals(tmp):
     from ted_test import TED, run
     lone = os.path.join(tmp, "lone")
@@ -239,6 +257,13 @@ def check_refusals(tmp):
     shutil.copytree(os.path.join(tmp, "ssru"), two)
     shutil.copy(os.path.join(two, "model.npz"), os.path.join(two, "model.best.npz"))
     cases.append(("two-models", two, "two Marian models"))
+    cases.append(("pre-norm", edited(tmp, "pre-norm", yml_edit=("transformer-preprocess: \"\"",
+                                                                 "transformer-preprocess: n")),
+                  "transformer-preprocess: \"n\"; ted runs only \"\""))
+    cases.append(("missing-tensor", edited(tmp, "missing", drop="decoder_l2_rnn_Wf"),
+                  "missing tensor 'decoder_l2_rnn_Wf'"))
+    cases.append(("shape", edited(tmp, "shape", yml_edit=("dim-emb: 64", "dim-emb: 32")),
+                  "tensor 'Wemb': not of shape [500, 32]"))
     for name, model, words in cases:
         status, _, err = run([TED, "translate", "-m", model], "Hello.\n")
         lines = err.strip().splitlines()
