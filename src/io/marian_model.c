@@ -236,7 +236,7 @@ static int model_section(yml *y, char *out, size_t size)
                     "model:\n  d_model: %ld\n  heads: %ld\n  encoder_layers: %ld\n"
                     "  decoder_layers: %ld\n  d_ff: %ld\n  src_vocab_size: %ld\n"
                     "  tgt_vocab_size: %ld\n  activation: %s\n  norm_first: false\n"
-                    "  layer_norm_eps: 1.0e-06\n  max_positions: 1048576\n"
+                    "  layer_norm_eps: 1.0e-06\n  max_positions: 4096\n"
                     "  scale_embedding: true\n  positional_encoding: marian\n"
                     "  encoder_final_norm: false\n  decoder_final_norm: false\n"
                     "  tensor_names: marian\n  attention_projection: separate\n"
