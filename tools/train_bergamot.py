@@ -20,10 +20,31 @@ special:model.yml), DIR/model.npz.decoder.yml (beam size and normalize, as
 Marian writes it), DIR/vocab.spm; the optimizer state and the training
 progress files are removed. The defaults train in seconds on one core:
 the parity tests (tests/parity/test_marian_native.py) run it with them.
+
+With --ship SHIP (and --pair, e.g. enfr) it then lays the model out as
+Firefox Translations ships a language pair, files named by the pair:
+SHIP/model.enfr.npz, vocab.enfr.spm, decoder.yml; and SHIP/intgemm8/ with
+pymarian convert's int8 model (model.enfr.intgemm8.bin, --gemm-type
+intgemm8), the vocabulary, decoder.yml and a binary lexical shortlist
+(lex.FIRST.BEST.enfr.s2t.bin, pymarian convert --shortlist of a lexical
+table of the training text: for each source piece, the share of its
+sentences whose translation holds each target piece).
+
+models/bergamot-en-fr was made so (about 35 minutes on one busy core):
+
+    /usr/bin/python3 tools/toy/generate.py --out build/toy/natural/tokenized \\
+        --test-out build/toy/natural/tokenized
+    /usr/bin/python3 tools/toy/naturalize.py --test-out build/toy/natural
+    /work/main/.venv/bin/python tools/train_bergamot.py --out build/bergamot/enfr \\
+        --src build/toy/natural/train.en --tgt build/toy/natural/train.fr \\
+        --emb 128 --ffn 256 --enc 3 --dec 2 --vocab-size 1000 --updates 5000 \\
+        --batch 64 --lr 0.002 --ship models/bergamot-en-fr --pair enfr
 """
 import argparse
 import glob
 import os
+import shutil
+import subprocess
 import sys
 import time
 
@@ -71,6 +92,50 @@ def train(args):
     return time.time() - start
 
 
+def lexical_table(spm_path, src, tgt, out):
+    """Marian's lexical table ("target source probability" lines) of the
+    training text."""
+    import collections
+    import sentencepiece
+    sp = sentencepiece.SentencePieceProcessor(model_file=spm_path)
+    pairs, seen = collections.Counter(), collections.Counter()
+    with open(src, encoding="utf-8") as s, open(tgt, encoding="utf-8") as t:
+        for source, target in zip(s, t):
+            targets = set(sp.encode(target.rstrip("\n"), out_type=str))
+            for a in set(sp.encode(source.rstrip("\n"), out_type=str)):
+                seen[a] += 1
+                for b in targets:
+                    pairs[a, b] += 1
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("".join(f"{b} {a} {n / seen[a]:.6f}\n" for (a, b), n in pairs.items()))
+
+
+def convert(*args):
+    subprocess.run([sys.executable, "-m", "pymarian", "convert"] + list(args), check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def ship(args):
+    """The trained model laid out as Firefox Translations ships a pair."""
+    pair, out = args.pair, args.ship
+    spm = os.path.join(args.out, "vocab.spm")
+    int8 = os.path.join(out, "intgemm8")
+    os.makedirs(int8, exist_ok=True)
+    decoder = "beam-size: 4\nnormalize: 1.0\n"
+    for d in (out, int8):
+        shutil.copy(spm, os.path.join(d, f"vocab.{pair}.spm"))
+        with open(os.path.join(d, "decoder.yml"), "w", encoding="utf-8") as f:
+            f.write(decoder)
+    shutil.copy(os.path.join(args.out, "model.npz"), os.path.join(out, f"model.{pair}.npz"))
+    convert("-f", os.path.join(args.out, "model.npz"), "-t",
+            os.path.join(int8, f"model.{pair}.intgemm8.bin"), "--gemm-type", "intgemm8")
+    table = os.path.join(args.out, "lex.s2t")
+    lexical_table(spm, args.src, args.tgt, table)
+    first, best = args.shortlist
+    convert("--shortlist", table, str(first), str(best), "0", "--dump-shortlist",
+            os.path.join(int8, f"lex.{first}.{best}.{pair}.s2t.bin"), "--vocabs", spm, spm)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", required=True)
@@ -89,9 +154,18 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--verbose", action="store_true")
+    p.add_argument("--ship", help="lay the model out as Firefox ships a pair, here")
+    p.add_argument("--pair", default="enfr")
+    p.add_argument("--shortlist", type=int, nargs=2, default=[50, 50], metavar=("FIRST", "BEST"))
+    p.add_argument("--skip-training", action="store_true",
+                   help="--ship the model already in --out")
     args = p.parse_args()
-    seconds = train(args)
-    print(f"trained {args.out} ({args.decoder} decoder) in {seconds:.1f} s", file=sys.stderr)
+    if not args.skip_training:
+        seconds = train(args)
+        print(f"trained {args.out} ({args.decoder} decoder) in {seconds:.1f} s",
+              file=sys.stderr)
+    if args.ship:
+        ship(args)
 
 
 if __name__ == "__main__":

@@ -194,6 +194,9 @@ typedef struct ted_config {
     char tgt_spm[TED_CONFIG_PATH_SIZE];
     char merges[TED_CONFIG_PATH_SIZE];   /* bpe: the merges, one "LEFT RIGHT" a line */
     bool add_prefix_space;    /* bpe: a space before the source text, as GPT-2's option */
+    bool clean_up_text;       /* sentencepiece: output text trimmed and cleaned up as
+                               * transformers' decode() does (" ." -> "."); false:
+                               * SentencePiece's own text (Marian's) */
     int unk_id, pad_id, bos_id, eos_id;
     bool source_bos;          /* put BOS before each source */
     bool source_eos;          /* put EOS after each source */

@@ -182,6 +182,7 @@ static const key_spec keys[] = {
     OPTIONAL_PATH("tokenizer", "tgt_spm", tgt_spm),
     OPTIONAL_PATH("tokenizer", "merges", merges),
     BOOL("tokenizer", "add_prefix_space", add_prefix_space, false),
+    BOOL("tokenizer", "clean_up_text", clean_up_text, true),
     INT("tokenizer", "unk_id", unk_id, 0, INT_MAX, 0),
     INT("tokenizer", "pad_id", pad_id, 0, INT_MAX, 1),
     INT("tokenizer", "bos_id", bos_id, 0, INT_MAX, 2),

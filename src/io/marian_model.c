@@ -279,7 +279,8 @@ static int other_sections(const ted_marian_files *f, yml *dec, char *out, size_t
     language_pair(f->model, languages);
     return snprintf(out, size,
                     "weights: %s\ntokenizer:\n  type: sentencepiece\n  src_vocab: %s\n"
-                    "  tgt_vocab: %s\n  src_spm: %s\n  tgt_spm: %s\n  unk_id: 1\n"
+                    "  tgt_vocab: %s\n  src_spm: %s\n  tgt_spm: %s\n  clean_up_text: false\n"
+                    "  unk_id: 1\n"
                     "  pad_id: 0\n  bos_id: 0\n  eos_id: 0\n  source_bos: false\n"
                     "  source_eos: true\n%sdecoding:\n  beam_size: %ld\n"
                     "  length_penalty: %s\n  length_normalization: power\n"

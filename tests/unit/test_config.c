@@ -1251,6 +1251,7 @@ static const char minimal_written[] =
     "  src_vocab: vocab.src\n"
     "  tgt_vocab: vocab.tgt\n"
     "  add_prefix_space: false\n"
+    "  clean_up_text: true\n"
     "  unk_id: 0\n"
     "  pad_id: 1\n"
     "  bos_id: 2\n"
