@@ -27,8 +27,7 @@ SHIP/model.enfr.npz, vocab.enfr.spm, decoder.yml; and SHIP/intgemm8/ with
 pymarian convert's int8 model (model.enfr.intgemm8.bin, --gemm-type
 intgemm8), the vocabulary, decoder.yml and a binary lexical shortlist
 (lex.FIRST.BEST.enfr.s2t.bin, pymarian convert --shortlist of a lexical
-table of the training text: for each source piece, the share of its
-sentences whose translation holds each target piece).
+table of the training text, lexical_table()).
 
 models/bergamot-en-fr was made so (about 35 minutes on one busy core):
 
@@ -94,20 +93,32 @@ def train(args):
 
 def lexical_table(spm_path, src, tgt, out):
     """Marian's lexical table ("target source probability" lines) of the
-    training text."""
+    training text: for each source piece a and target piece b, Dice's
+    coefficient 2 n(a, b) / (n(a) + n(b)) of the sentence pairs holding
+    them, which ranks a piece's own translations above the pieces of every
+    sentence (those the shortlist's most frequent ids keep anyway). A piece
+    no source holds translates as itself, so that every source id has a
+    list (Marian's check of a binary shortlist refuses empty lists at the
+    end of the vocabulary)."""
     import collections
     import sentencepiece
     sp = sentencepiece.SentencePieceProcessor(model_file=spm_path)
-    pairs, seen = collections.Counter(), collections.Counter()
+    pairs, seen, seen_target = collections.Counter(), collections.Counter(), collections.Counter()
     with open(src, encoding="utf-8") as s, open(tgt, encoding="utf-8") as t:
         for source, target in zip(s, t):
             targets = set(sp.encode(target.rstrip("\n"), out_type=str))
+            seen_target.update(targets)
             for a in set(sp.encode(source.rstrip("\n"), out_type=str)):
                 seen[a] += 1
                 for b in targets:
                     pairs[a, b] += 1
+    for i in range(sp.get_piece_size()):
+        piece = sp.id_to_piece(i)
+        if piece not in seen and not (sp.is_control(i) or sp.is_unknown(i)):
+            pairs[piece, piece] = seen[piece] = seen_target[piece] = 1
     with open(out, "w", encoding="utf-8") as f:
-        f.write("".join(f"{b} {a} {n / seen[a]:.6f}\n" for (a, b), n in pairs.items()))
+        f.write("".join(f"{b} {a} {2 * n / (seen[a] + seen_target[b]):.6f}\n"
+                        for (a, b), n in pairs.items()))
 
 
 def convert(*args):

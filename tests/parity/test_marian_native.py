@@ -38,6 +38,10 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
               Firefox Translations' file names (model.enfr.npz, vocab.enfr.spm,
               decoder.yml): LibreTranslate's /translate (en -> fr) answers
               Marian's best beam-4 hypothesis for 40 sentences
+  shipped/bergamot-en-fr   models/bergamot-en-fr as shipped (trained by
+              tools/train_bergamot.py): `ted translate` (decoder.yml: beam 4)
+              against Marian on its .npz, >= 99 % identical; on its intgemm8/
+              (int8 .bin and binary shortlist, one sentence per batch), >= 50 %
   refuse/*    a directory with a model but no vocabulary, one with two
               models, a model.yml with pre-norm layers or another dim-emb, a
               model without one of its tensors: one line naming the
@@ -46,6 +50,7 @@ Texts are compared byte for byte: SentencePiece's text, as Marian writes it
 (a space before a "." or at the end stays).
 TED_PARITY_KEEP=1 keeps the temporary directory (printed on stderr).
 """
+import glob
 import os
 import shutil
 import subprocess
@@ -60,6 +65,7 @@ from ted_test import (compare_lines, failures, report, scratch_directory,  # noq
 
 TRAINER = os.path.join(ROOT, "tools", "train_bergamot.py")
 SENTENCES = os.path.join(ROOT, "models", "en-fr", "test.en")
+SHIPPED = os.path.join(ROOT, "models", "bergamot-en-fr")
 COUNT = 200
 BEAM = 4
 AGREEMENT = 0.99
@@ -285,6 +291,32 @@ def edited(tmp, name, yml_edit=None, drop=None):
     return out
 
 
+def check_shipped(sentences):
+    """models/bergamot-en-fr as shipped: ted against Marian on its .npz
+    (decoder.yml's beam 4), and its intgemm8/ directory (int8 .bin and
+    shortlist) one sentence per batch."""
+    import pymarian
+    if not os.path.isdir(SHIPPED):
+        return report("shipped/bergamot-en-fr", f"{SHIPPED}: missing")
+    for sub, model, agreement in (("", "model.enfr.npz", AGREEMENT),
+                                  ("intgemm8", "model.enfr.intgemm8.bin", INT8_AGREEMENT)):
+        d = os.path.join(SHIPPED, sub)
+        spm = os.path.join(d, "vocab.enfr.spm")
+        options = dict(models=os.path.join(d, model), vocabs=[spm, spm], beam_size=BEAM,
+                       normalize=1.0, cpu_threads=1, quiet="", mini_batch=1, maxi_batch=1)
+        shortlists = glob.glob(os.path.join(d, "lex.*.s2t.bin"))
+        if shortlists:
+            options["shortlist"] = shortlists
+        marian = pymarian.Translator(**options)
+        want = [marian.translate(t) for t in sentences]
+        got, problem = ted_lines(["translate", "-m", d, "--batch-size", "1"], sentences)
+        name = "shipped/bergamot-en-fr" + ("/" + sub if sub else "")
+        if problem:
+            report(name, problem)
+        else:
+            compare_lines(name, got, want, sentences, "beam-4 translations", agreement)
+
+
 def check_refusals(tmp):
     from ted_test import TED, run
     lone = os.path.join(tmp, "lone")
@@ -319,6 +351,7 @@ def main():
         print(f"skip marian-native: {e} (make venv installs tests/requirements.txt)")
         return
     sentences = read_sentences()
+    check_shipped(sentences)
     with scratch_directory("ted-marian-") as tmp:
         beams = {name: check_model(tmp, name, options, sentences) for name, options in MODELS}
         check_shortlist(tmp, "ssru", sentences)
