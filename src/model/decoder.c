@@ -85,21 +85,65 @@ static void self_attention_layer(const ted_model *m, const ted_decoder_layer *w,
     cross_and_feed_forward(m, w, shape, st, cache, kept.cross);
 }
 
-/* The SSRU's state of row b: the first position of each head's block of
- * its self cache's keys, (heads, capacity, query_size) per row. Copies it
- * into cell (d_model) when `load`, else out of it. */
+/* The slot of head h of row b at `position` in a cache of (batch, heads,
+ * capacity, query_size). */
+static float *cache_slot(float *cache, int capacity, ted_attention_shape shape, int b, int h,
+                         int position)
+{
+    size_t at = (((size_t)b * shape.heads + h) * capacity + position) * shape.query_size;
+    return cache + at;
+}
+
+/* Row b's (d_model) values to or from the first position of its self
+ * cache's keys (`load`: from), where the SSRU keeps its state c. */
 static void move_cell(const ted_kv_cache *self, ted_attention_shape shape, int b, float *cell,
                       bool load)
 {
     size_t q = (size_t)shape.query_size;
     for (int h = 0; h < shape.heads; h++) {
-        float *slot = self->k + (((size_t)b * shape.heads + h) * self->capacity) * q;
+        float *slot = cache_slot(self->k, self->capacity, shape, b, h, 0);
         for (size_t i = 0; i < q; i++) {
             if (load)
                 cell[h * q + i] = slot[i];
             else
                 slot[i] = cell[h * q + i];
         }
+    }
+}
+
+/* What the cell of row b, at position t, still holds of each position j
+ * <= t's input: c_t = sum_j (1 - f_j) (prod_{k=j+1..t} f_k) (x_j W), its
+ * weights averaged over each head's dimensions, into kept (heads,
+ * capacity), where self-attention keeps its weights. The forget gates of
+ * positions 0..t are in the row's self cache's values. */
+static void keep_shares(const ted_kv_cache *self, ted_attention_shape shape, int b, int t,
+                        float *kept)
+{
+    int q = shape.query_size;
+    for (int h = 0; h < shape.heads; h++) {
+        float *row = kept + ((size_t)b * shape.heads + h) * self->capacity;
+        for (int j = 0; j <= t; j++)
+            row[j] = 0.0f;
+        for (int i = 0; i < q; i++) {
+            float still = 1.0f;  /* prod of the gates after position j */
+            for (int j = t; j >= 0; j--) {
+                float f = cache_slot(self->v, self->capacity, shape, b, h, j)[i];
+                row[j] += (1.0f - f) * still / (float)q;
+                still *= f;
+            }
+        }
+    }
+}
+
+/* Row b's forget gate (d_model) into its self cache's values at position t. */
+static void keep_gate(const ted_kv_cache *self, ted_attention_shape shape, int b, int t,
+                      const float *gate)
+{
+    size_t q = (size_t)shape.query_size;
+    for (int h = 0; h < shape.heads; h++) {
+        float *slot = cache_slot(self->v, self->capacity, shape, b, h, t);
+        for (size_t i = 0; i < q; i++)
+            slot[i] = gate[h * q + i];
     }
 }
 
@@ -113,7 +157,7 @@ static void ssru_layer(const ted_model *m, const ted_decoder_layer *w,
     float *x = a->x;
     int rows = shape.batch, d = m->config.d_model;
     float *scratch = a->attention.projected;  /* (rows, 3 * d_model) */
-    float *cell = scratch + 2 * (size_t)rows * d;
+    float *gate = scratch + (size_t)rows * d, *cell = scratch + 2 * (size_t)rows * d;
     for (int b = 0; b < rows; b++) {
         if (st->steps[b] == 0)
             for (int i = 0; i < d; i++)
@@ -123,8 +167,12 @@ static void ssru_layer(const ted_model *m, const ted_decoder_layer *w,
     }
     const float *in = ted_add_norm_input(x, a->normed, &w->norm1, norm, rows, d);
     ted_ssru_step(a->sublayer, cell, in, &w->ssru, rows, d, scratch);
-    for (int b = 0; b < rows; b++)
+    for (int b = 0; b < rows; b++) {
         move_cell(&cache->self, shape, b, cell + (size_t)b * d, false);
+        keep_gate(&cache->self, shape, b, st->steps[b], gate + (size_t)b * d);
+        if (kept.self)
+            keep_shares(&cache->self, shape, b, st->steps[b], kept.self);
+    }
     ted_add_norm_output(x, a->sublayer, &w->norm1, norm, rows, d);
     cross_and_feed_forward(m, w, shape, st, cache, kept.cross);
 }

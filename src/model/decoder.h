@@ -55,9 +55,13 @@ extern const ted_decoder_layer_kind ted_self_attention_decoder_layer;
 
 /* Marian's RNN decoder layer: an SSRU (layers/ssru.h), Add & Norm, then
  * as the paper's. The cell's state c of row b lives in the first position
- * of its self cache's keys (heads blocks of query_size), which the
- * session carries and reorders as it does every cache; a row at position
- * 0 starts from c = 0. */
+ * of its self cache's keys (heads blocks of query_size), and its forget
+ * gate f of each position at that position of the values: the session
+ * carries and reorders them as it does every cache; a row at position 0
+ * starts from c = 0. Its kept "self" weights are, per head, the share of
+ * each position's input the state still holds (the SSRU's counterpart of
+ * self-attention's weights): (1 - f_j) prod_{k > j} f_k, averaged over
+ * the head's dimensions. */
 extern const ted_decoder_layer_kind ted_ssru_decoder_layer;
 
 /* The K and V of every layer's encoder-decoder attention, computed from the
