@@ -34,6 +34,11 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
               text) in the SSRU model's directory: ted, which uses it as
               found, against Marian with --shortlist, one sentence per batch,
               greedy and beam 4: >= 99 % identical
+  ssru-shares/layer1   `ted attention --json`'s decoder self weights of an
+              SSRU layer (what its state still holds of each step's input,
+              the learning tools' view of the cell) against NumPy on Marian's
+              weights: within 1e-4; `ted step --explain` tells the
+              share the cell takes of the second step's input
   libretranslate/ssru   `ted serve` on the SSRU model's directory with
               Firefox Translations' file names (model.enfr.npz, vocab.enfr.spm,
               decoder.yml): LibreTranslate's /translate (en -> fr) answers
@@ -317,6 +322,60 @@ def check_shipped(sentences):
             compare_lines(name, got, want, sentences, "beam-4 translations", agreement)
 
 
+def marian_positions(count, d):
+    """Marian's sinusoids: sines of pos / 10000^(i / (d/2 - 1)), then cosines."""
+    import numpy as np
+    half = d // 2
+    frequency = np.exp(-np.arange(half) * np.log(10000.0) / (half - 1))
+    angles = np.arange(count)[:, None] * frequency[None, :]
+    return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+
+
+def check_ssru_shares(tmp, sentence):
+    """`ted attention --json`'s decoder self weights of the first SSRU layer
+    against NumPy on Marian's weights: the share (1 - f_j) prod_{k>j} f_k of
+    each step j's input in the state at step t, averaged over each head's
+    dimensions, f_t = sigmoid(x_t W_f + b_f) of the layer's input x_t (the
+    embedding of the step's token times sqrt(d), a zero vector at step 0,
+    plus the position's sinusoid)."""
+    import json
+    import numpy as np
+    import sentencepiece
+    from ted_test import TED, run
+    marian_dir = os.path.join(tmp, "ssru")
+    out = os.path.join(tmp, "attention.json")
+    status, _, err = run([TED, "attention", "-m", marian_dir, "--json", out, sentence])
+    if status != 0:
+        return report("ssru-shares/layer1", f"ted attention exited {status}: {err.strip()}")
+    with open(out, encoding="utf-8") as f:
+        got = np.array(json.load(f)["decoder_self_attention"][0])  # (heads, steps, steps)
+    with open(out, encoding="utf-8") as f:
+        inputs = json.load(f)["decoder_inputs"]
+    z = np.load(os.path.join(marian_dir, "model.npz"))
+    sp = sentencepiece.SentencePieceProcessor(model_file=os.path.join(marian_dir, "vocab.spm"))
+    d, heads, steps = z["Wemb"].shape[1], got.shape[0], got.shape[1]
+    x = np.array([np.zeros(d) if t == 0 else z["Wemb"][sp.piece_to_id(inputs[t])] * np.sqrt(d)
+                  for t in range(steps)], dtype=np.float64) + marian_positions(steps, d)
+    f = 1 / (1 + np.exp(-(x @ z["decoder_l1_rnn_Wf"] + z["decoder_l1_rnn_bf"])))
+    want = np.zeros_like(got)
+    for t in range(steps):
+        still = np.ones(d)
+        for j in range(t, -1, -1):
+            want[:, t, j] = ((1 - f[j]) * still).reshape(heads, -1).mean(axis=1)
+            still = still * f[j]
+    worst = float(np.abs(got - want).max())
+    report("ssru-shares/layer1", None if worst <= 1e-4 else f"differ by {worst:.2e}",
+           f"{heads} heads x {steps} steps within {worst:.1e}")
+    # ted step --explain tells the second step's share of the new input
+    status, text, err = run([TED, "step", "-m", marian_dir, "--auto", "--explain",
+                             "--no-color", "--max-length", "2", sentence])
+    told = [line for line in text.splitlines() if "here the gate keeps" in line]
+    taken = float(want[:, 1, 1].mean())
+    words = f"keeps {100 * (1 - taken):.0f}% of the state (mean of f) and takes {100 * taken:.0f}%"
+    report("ssru-shares/step-explain", None if told and words in told[0] else
+           f"exit {status}, no line with {words!r}: {told[:1]} {err.strip()[-200:]}", words)
+
+
 def check_refusals(tmp):
     from ted_test import TED, run
     lone = os.path.join(tmp, "lone")
@@ -355,6 +414,7 @@ def main():
     with scratch_directory("ted-marian-") as tmp:
         beams = {name: check_model(tmp, name, options, sentences) for name, options in MODELS}
         check_shortlist(tmp, "ssru", sentences)
+        check_ssru_shares(tmp, sentences[0])
         check_libretranslate(tmp, beams["ssru"], sentences)
         check_refusals(tmp)
     sys.exit(1 if failures() else 0)
