@@ -501,7 +501,8 @@ valgrind: test-deps
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := build-fuzz
-FUZZ_TARGETS := safetensors config vocab shortlist tokenizer normalize spm request document bpe
+FUZZ_TARGETS := safetensors config vocab shortlist tokenizer normalize spm request document bpe \
+                marian npy shortlist_bin
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_COMMON := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Iinclude -Isrc \
                $(shell pkg-config --cflags yaml-0.1 libcjson libmicrohttpd libexttextcat icu-uc \

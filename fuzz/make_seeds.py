@@ -1,15 +1,20 @@
 #!/usr/bin/python3
 """Writes the seed corpora of the fuzz harnesses from the repository's good
 files: OUT/safetensors, OUT/config, OUT/vocab, OUT/shortlist, OUT/tokenizer, OUT/normalize,
-OUT/spm, OUT/request, OUT/document, OUT/bpe. The repository keeps them in fuzz/corpus
-(fuzz/replay.sh replays them, fuzz/run.sh starts from them):
+OUT/spm, OUT/request, OUT/document, OUT/bpe, OUT/marian, OUT/npy, OUT/shortlist_bin. The
+repository keeps them in fuzz/corpus (fuzz/replay.sh replays them, fuzz/run.sh starts from
+them). fuzz/corpus/marian
+also holds two files Marian itself wrote (pymarian convert: marian_cnpy.npz,
+pymarian_intgemm8.bin), which this script cannot make:
 
     /usr/bin/python3 fuzz/make_seeds.py fuzz/corpus
 """
+import io
 import json
 import os
 import struct
 import sys
+import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests/bad"))
@@ -206,6 +211,90 @@ def document_seeds():
         yield f"text{i}_unsplit", b"\x00" + text.encode()
 
 
+def npy(descr, shape, raw, version=1):
+    """A NumPy .npy array, its header padded as NumPy pads it."""
+    dims = f"{shape[0]}," if len(shape) == 1 else ", ".join(str(d) for d in shape)
+    text = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': ({dims}), }}"
+    size = 10 if version == 1 else 12
+    text += " " * (-(size + len(text) + 1) % 64) + "\n"
+    length = struct.pack("<H" if version == 1 else "<I", len(text))
+    return b"\x93NUMPY" + bytes([version, 0]) + length + text.encode() + raw
+
+
+def npz(members):
+    """A zip of stored .npy members, as numpy.savez writes one."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+        for name, data in members:
+            z.writestr(name + ".npy", data)
+    return out.getvalue()
+
+
+def marian_bin(items):
+    """Marian's .bin (marian-dev src/common/binary.cpp saveItems): items
+    (name, type, shape, data), each padded to 256."""
+    pad = [(-len(d)) % 256 for _, _, _, d in items]
+    out = struct.pack("<QQ", 1, len(items))
+    for (name, kind, shape, data), p in zip(items, pad):
+        out += struct.pack("<QQQQ", len(name) + 1, kind, len(shape), len(data) + p)
+    out += b"".join(n.encode() + b"\0" for n, _, _, _ in items)
+    out += b"".join(struct.pack(f"<{len(s)}i", *s) for _, _, s, _ in items)
+    nextpos = ((len(out) + 8) // 256 + 1) * 256
+    out += struct.pack("<Q", nextpos - len(out) - 8) + b"\0" * (nextpos - len(out) - 8)
+    return out + b"".join(d + b"\0" * p for (_, _, _, d), p in zip(items, pad))
+
+
+YML = b"type: transformer\ndim-emb: 4\ntransformer-decoder-autoreg: rnn\n\0"
+
+
+def marian_seeds():
+    f32 = struct.pack("<8f", 1.0, -2.5, 0.0, 3.25, 1e-3, 7.0, -0.5, 2.0)
+    i8 = bytes([1, 255, 2, 254, 127, 129, 0, 3]) + struct.pack("<f", 12.5)
+    yield "npz", npz([("Wemb", npy("<f4", [2, 4], f32)),
+                      ("decoder_b", npy("<f4", [1, 8], f32)),
+                      ("special:model.yml", npy("|i1", [len(YML)], YML))])
+    yield "npz_v2_f16", npz([("h", npy("<f2", [2, 2], struct.pack("<4H", 0x3C00, 0xC000,
+                                                                 0, 0x7BFF), version=2))])
+    yield "npz_empty", npz([])
+    yield "bin_float32", marian_bin([("Wemb", 0x404, [2, 4], f32),
+                                     ("special:model.yml", 0x101, [len(YML)], YML)])
+    yield "bin_intgemm8", marian_bin([("encoder_l1_self_Wq", 0x10001, [2, 4], i8),
+                                      ("encoder_l1_self_bq", 0x404, [1, 8], f32)])
+    yield "bin_alphas", marian_bin([("Wemb", 0x4101, [4, 2], i8),
+                                    ("decoder_l1_rnn_W", 0x4101, [2, 4], i8),
+                                    ("decoder_l1_rnn_W_QuantMultA", 0x404, [1], f32[:4]),
+                                    ("special:model.yml", 0x101, [len(YML)], YML)])
+
+
+def npy_seeds():
+    yield "f32", npy("<f4", [2, 3], struct.pack("<6f", 1, 2, 3, 4, 5, 6))
+    yield "i1", npy("|i1", [5], b"abcde")
+    yield "u1_4d", npy("|u1", [1, 2, 1, 2], b"wxyz")
+    yield "scalar_v3", npy("<f4", [], struct.pack("<f", 1.5), version=3)
+
+
+def shortlist_bin(first, lists):
+    offsets = [0]
+    for targets in lists:
+        offsets.append(offsets[-1] + len(targets))
+    body = struct.pack("<4Q", first, 5, len(offsets), offsets[-1])
+    body += struct.pack(f"<{len(offsets)}Q", *offsets)
+    body += b"".join(struct.pack(f"<{len(t)}I", *t) for t in lists)
+    data = struct.pack("<QQ", 0xF11A48D5013417F5, 0) + body
+    seed = 0
+    for i in range(16, len(data) - 7, 8):
+        seed ^= (struct.unpack_from("<Q", data, i)[0] + 0x9E3779B9 + (seed << 6) +
+                 (seed >> 2)) & ((1 << 64) - 1)
+    return data[:8] + struct.pack("<Q", seed) + data[16:]
+
+
+def shortlist_bin_seeds():
+    lists = [[(7 * s + k * 11) % 60 for k in range(s % 4)] for s in range(40)]
+    yield "small", shortlist_bin(8, [sorted(set(t)) for t in lists])
+    yield "empty_lists", shortlist_bin(50, [[] for _ in range(40)])
+    yield "odd_count", shortlist_bin(0, [[1, 2, 3]] + [[] for _ in range(39)])
+
+
 def main():
     out = sys.argv[1]
     for kind, seeds in (("safetensors", safetensors_seeds()), ("config", config_seeds()),
@@ -213,7 +302,8 @@ def main():
                         ("tokenizer", tokenizer_seeds()),
                         ("normalize", normalize_seeds()), ("spm", spm_seeds()),
                         ("request", request_seeds()), ("document", document_seeds()),
-                        ("bpe", bpe_seeds())):
+                        ("bpe", bpe_seeds()), ("marian", marian_seeds()),
+                        ("npy", npy_seeds()), ("shortlist_bin", shortlist_bin_seeds())):
         os.makedirs(os.path.join(out, kind), exist_ok=True)
         for name, data in seeds:
             with open(os.path.join(out, kind, name), "wb") as f:

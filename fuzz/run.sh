@@ -7,13 +7,16 @@
 #   FUZZ_BUILD/artifacts/NAME/    inputs that crashed, leaked or timed out
 #   FUZZ_BUILD/NAME.log           libFuzzer's output; its last lines hold the
 #                                 run's figures (#execs, cov, ft, corp)
-# FUZZ_TARGETS: the harnesses to run (default all nine). Exits 1 when any
+# FUZZ_TARGETS: the harnesses to run (default: the list below). Exits 1 when any
 # harness found a failure.
 #
 # What each harness holds the code to (a crash, a sanitizer report, a leak
 # or a broken REQUIRE is a failure):
 #   safetensors config vocab   a file's bytes: loaded, or refused with a
 #   shortlist                  message; nothing read outside the bytes
+#   marian npy shortlist_bin   Marian's files (a .npz or .bin model, one
+#                              .npz member, a binary shortlist, its checksum
+#                              made right first): the same
 #   tokenizer normalize        text in, ids or text out, within bounds
 #   spm                        a SentencePiece model file from memory: refused
 #                              naming the file, or loaded and then used on
@@ -37,7 +40,7 @@
 #                              a page: a comment keeps its tags inert)
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-FUZZ_TARGETS=${FUZZ_TARGETS:-safetensors config vocab shortlist tokenizer normalize spm request document}
+FUZZ_TARGETS=${FUZZ_TARGETS:-safetensors config vocab shortlist tokenizer normalize spm request document marian npy shortlist_bin}
 failed=0
 for name in $FUZZ_TARGETS; do
     mkdir -p "$FUZZ_BUILD/corpus/$name" "$FUZZ_BUILD/artifacts/$name"

@@ -30,8 +30,12 @@
  * (round to nearest, clipped to [-127, 127]) and the float quant_mult is
  * stored right after the rows * cols int8 values; the data length counts
  * values + 4 bytes, rounded up to 256. The header keeps the untransposed
- * shape (rows, cols). A name containing "Wemb" (the embeddings) is
- * quantized the same way but not transposed. Neither fork stores
+ * shape (rows, cols). packAndSave quantizes the items whose name's first
+ * "_W" is 2 or 3 characters from its end (..._Wq, ..._W1, ..._Wf, ..._W)
+ * and, where compressWemb holds, those whose name contains "Wemb" (the
+ * embeddings), quantized the same way but not transposed: browsermt's
+ * alphas files quantize Wemb, pymarian 1.12.42's convert leaves it float32
+ * (seen in tests/parity/test_marian_files.py). Neither fork stores
  * intgemm's interleaved (PrepareB) layout under these codes: the loaders
  * (src/common/binary.cpp loadItems -> src/tensors/cpu/integer_common.h
  * prepareAndTransposeB) call PrepareBQuantizedTransposed on the stored

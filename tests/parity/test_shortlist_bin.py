@@ -33,7 +33,8 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
   shortlist-bin/firefox-vocab vocab.esen.spm: ted's SentencePiece segments
                               ~250 Spanish and English sentences into the
                               pieces Python's sentencepiece gives
-  shortlist-bin/refuse-*      one line naming the file: a flipped byte
+  shortlist-bin/refuse-*      one line naming the file (ted translate
+                              --shortlist too: exit 1): a flipped byte
                               (checksum), a file cut short, another source
                               vocabulary, an unsorted list and an id outside
                               the vocabulary (with their checksums made
@@ -352,6 +353,12 @@ def refuse(tmp, path, src_vocab, tgt_vocab):
         return d
     edit(path, bad, flip)
     check_refused(f"{NAME}/refuse-flipped", bad, src_vocab, tgt_vocab, "checksum", "corrupted")
+    status, out, err = run([TED, "translate", "-m", TOY, "--shortlist", bad],
+                           stdin="the cat sleeps\n")
+    lines = err.strip().split("\n")
+    report(f"{NAME}/refuse-translate",
+           None if status == 1 and not out and len(lines) == 1 and bad in err and
+           "checksum" in err else f"exit {status}, stdout {out!r}, stderr {err!r}", err.strip())
     edit(path, bad, lambda d: d[:len(d) - 4])
     check_refused(f"{NAME}/refuse-cut", bad, src_vocab, tgt_vocab, "cut short")
     check_refused(f"{NAME}/refuse-vocab", path, src_vocab + 1, tgt_vocab,

@@ -191,3 +191,106 @@ Test(npz, an_empty_archive_is_an_empty_table)
     ted_marian_close(&file);
     free(b.bytes);
 }
+
+/* The archive's end record moved into its zip64 form (the record, its
+ * locator, then an end record whose fields hold all ones), as a writer
+ * does past 65 535 members or 4 GiB. */
+static byte_buffer to_zip64(const byte_buffer *b)
+{
+    size_t eocd = b->size - 22;
+    uint64_t entries = b->bytes[eocd + 10] | b->bytes[eocd + 11] << 8;
+    uint64_t dir_size = 0, dir_at = 0;
+    for (int i = 3; i >= 0; i--) {
+        dir_size = dir_size << 8 | b->bytes[eocd + 12 + i];
+        dir_at = dir_at << 8 | b->bytes[eocd + 16 + i];
+    }
+    byte_buffer z = {0};
+    buf_put(&z, b->bytes, eocd);
+    buf_put(&z, "PK\6\6", 4);
+    buf_le(&z, 44, 8);
+    buf_le(&z, 45, 2);
+    buf_le(&z, 45, 2);
+    buf_le(&z, 0, 4);
+    buf_le(&z, 0, 4);
+    buf_le(&z, entries, 8);
+    buf_le(&z, entries, 8);
+    buf_le(&z, dir_size, 8);
+    buf_le(&z, dir_at, 8);
+    buf_put(&z, "PK\6\7", 4);
+    buf_le(&z, 0, 4);
+    buf_le(&z, eocd, 8);
+    buf_le(&z, 1, 4);
+    buf_put(&z, "PK\5\6", 4);
+    buf_zeros(&z, 4);
+    buf_le(&z, 0xFFFF, 2);
+    buf_le(&z, 0xFFFF, 2);
+    buf_le(&z, 0xFFFFFFFF, 4);
+    buf_le(&z, 0xFFFFFFFF, 4);
+    buf_le(&z, 0, 2);
+    return z;
+}
+
+Test(npz, reads_zip64_end_records)
+{
+    npz_member m[3];
+    byte_buffer b = build_npz(m, valid_members(m));
+    free_members(m, 3);
+    byte_buffer z = to_zip64(&b);
+    ted_marian_file file;
+    ted_error err = {0};
+    cr_assert_eq(ted_marian_parse(z.bytes, z.size, FILE_NAME, &file, &err), TED_OK, "%s",
+                 err.message);
+    cr_assert_eq(file.count, 3);
+    cr_assert_str_eq(ted_marian_yml(&file, NULL), YML);
+    ted_marian_close(&file);
+    /* the locator pointing one byte off */
+    z.bytes[z.size - 22 - 20 + 8] ^= 1;
+    cr_assert_eq(ted_marian_parse(z.bytes, z.size, FILE_NAME, &file, &err), TED_ERR_FORMAT);
+    cr_assert(strstr(err.message, "zip64 locator points to no zip64 end record"),
+              "message: %s", err.message);
+    free(z.bytes);
+    free(b.bytes);
+}
+
+/* A central entry whose sizes and offset hold all ones, the real values
+ * in its zip64 extra field, as numpy.savez writes large members. */
+Test(npz, reads_zip64_extra_fields)
+{
+    npz_member m[1];
+    m[0] = (npz_member){"decoder_W.npy", build_npy(F32_DICT, FLOATS, sizeof FLOATS), 0, 0};
+    byte_buffer b = build_npz(m, 1);
+    free_members(m, 1);
+    size_t central = b.size - 22 - (46 + strlen("decoder_W.npy"));
+    byte_buffer z = {0};
+    buf_put(&z, b.bytes, central);
+    buf_put(&z, b.bytes + central, 20);
+    buf_le(&z, 0xFFFFFFFF, 4);
+    buf_le(&z, 0xFFFFFFFF, 4);
+    buf_put(&z, b.bytes + central + 28, 2);
+    buf_le(&z, 28, 2);  /* the extra field's length */
+    buf_put(&z, b.bytes + central + 32, 10);
+    buf_le(&z, 0xFFFFFFFF, 4);
+    buf_put(&z, b.bytes + central + 46, strlen("decoder_W.npy"));
+    buf_le(&z, 1, 2);
+    buf_le(&z, 24, 2);
+    uint64_t size = b.bytes[central + 24] | b.bytes[central + 25] << 8;
+    buf_le(&z, size, 8);
+    buf_le(&z, size, 8);
+    buf_le(&z, 0, 8);
+    buf_put(&z, "PK\5\6", 4);
+    buf_zeros(&z, 4);
+    buf_le(&z, 1, 2);
+    buf_le(&z, 1, 2);
+    buf_le(&z, z.size - 4 - 4 - 4 - central, 4);
+    buf_le(&z, central, 4);
+    buf_le(&z, 0, 2);
+    ted_marian_file file;
+    ted_error err = {0};
+    cr_assert_eq(ted_marian_parse(z.bytes, z.size, FILE_NAME, &file, &err), TED_OK, "%s",
+                 err.message);
+    cr_assert_eq(memcmp(ted_marian_find(&file, "decoder_W")->st.data, FLOATS, sizeof FLOATS),
+                 0);
+    ted_marian_close(&file);
+    free(z.bytes);
+    free(b.bytes);
+}
