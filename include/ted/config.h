@@ -52,7 +52,16 @@ typedef enum ted_positional_layout {
     TED_POSITIONS_RELATIVE,     /* none added to the embeddings: a learned bias per
                                  * bucket of key - query distance and head, added to the
                                  * attention scores (T5) */
+    TED_POSITIONS_MARIAN,       /* fairseq's sines and cosines, added to every token
+                                 * (Marian's own models) */
 } ted_positional_layout;
+
+/* The first sublayer of each decoder layer (model.decoder_layer). */
+typedef enum ted_decoder_layer_type {
+    TED_DECODER_LAYER_ATTENTION,  /* masked multi-head self-attention (the paper) */
+    TED_DECODER_LAYER_SSRU,       /* a simpler simple recurrent unit (Marian's
+                                  * transformer-decoder-autoreg: rnn, dec-cell: ssru) */
+} ted_decoder_layer_type;
 
 typedef enum ted_tokenizer_kind {
     TED_TOKENIZER_WHITESPACE,  /* tokens are separated by spaces and tabs */
@@ -120,6 +129,9 @@ typedef enum ted_early_stopping {
     TED_EARLY_STOPPING_NEVER,  /* "never": once best / lp(max_length) <= worst when
                                 * alpha > 0, best / lp(length) otherwise: nothing open
                                 * can win any more */
+    TED_EARLY_STOPPING_MARIAN, /* "marian": as Marian's beam search, every hypothesis
+                                * that finishes narrows its sentence's beam by one;
+                                * the sentence stops when none stays open */
 } ted_early_stopping;
 
 #define TED_MAX_BANNED_IDS 16
@@ -164,6 +176,9 @@ typedef struct ted_config {
     bool output_bias;         /* the final Linear has a bias */
     bool scale_output;        /* the decoder's output times d_model^-0.5 before the final
                                * Linear (T5 with tied embeddings) */
+    ted_decoder_layer_type decoder_layer;
+    bool zero_start_embedding;  /* the decoder's first input is a zero vector, not the
+                                 * embedding of decoder_start_id (Marian) */
 
     /* weights: the safetensors file, relative to the model directory */
     char weights[TED_CONFIG_PATH_SIZE];
@@ -179,6 +194,9 @@ typedef struct ted_config {
     char tgt_spm[TED_CONFIG_PATH_SIZE];
     char merges[TED_CONFIG_PATH_SIZE];   /* bpe: the merges, one "LEFT RIGHT" a line */
     bool add_prefix_space;    /* bpe: a space before the source text, as GPT-2's option */
+    bool clean_up_text;       /* sentencepiece: output text trimmed and cleaned up as
+                               * transformers' decode() does (" ." -> "."); false:
+                               * SentencePiece's own text (Marian's) */
     int unk_id, pad_id, bos_id, eos_id;
     bool source_bos;          /* put BOS before each source */
     bool source_eos;          /* put EOS after each source */
@@ -211,6 +229,8 @@ typedef struct ted_config {
      * target tokens are generated, EOS counted; 0 disables either bound. */
     int max_length;
     int max_length_offset;
+    float max_length_factor;  /* > 0: also at most this many times the source tokens
+                               * (Marian's max-length-factor) */
     /* The default strategy (docs/decoding.md); ted translate's options
      * override it. beam_size > 1: beam search; sample: sampling (not both). */
     int beam_size;            /* 1: greedy */

@@ -120,6 +120,11 @@ TED_API void ted_model_free(ted_model *model);
 
 TED_API const ted_config *ted_model_config(const ted_model *model);
 
+/* For a directory as Marian saves a model (no config.yaml: model*.npz or
+ * model*.bin read as shipped, docs/marian.md), its container and matrix
+ * type ("npz, float32", "bin, intgemm8"); NULL for ted's own format. */
+TED_API const char *ted_model_marian_type(const ted_model *model);
+
 /* The config as one line of JSON: an object with config.yaml's keys and
  * values, the defaults included (sections "model", "tokenizer", "decoding"
  * as objects, "weights" a string; floats spelled as config.yaml spells

@@ -665,7 +665,8 @@ class Translator:
         sampling); max_length: at most that many tokens generated;
         length_penalty / length_normalization ("gnmt" or "power"): beam
         search's ranking; early_stopping (True, False or "never", as
-        transformers' generate takes it): when beam search stops.
+        transformers' generate takes it, or "marian", Marian's beam search):
+        when beam search stops.
         repetition_penalty (>= 0; 1: none), no_repeat_ngram_size (0: off)
         min_length (EOS counted; 0: off), min_new_tokens (EOS not counted;
         0: off), bad_words_ids (lists of target token ids never

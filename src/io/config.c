@@ -73,7 +73,8 @@ static const char *const norm_names[] = {"layer", "rms", NULL};
 static const char *const tensor_names_names[] = {"tutorial", "marian", NULL};
 static const char *const projection_names[] = {"packed", "separate", NULL};
 static const char *const positional_names[] = {"interleaved", "concatenated", "fairseq",
-                                                "learned", "relative", NULL};
+                                                "learned", "relative", "marian", NULL};
+static const char *const decoder_layer_names[] = {"self-attention", "ssru", NULL};
 static const char *const tokenizer_names[] = {"whitespace", "char", "sentencepiece", "bpe",
                                                NULL};
 static const char *const normalizer_names[] = {"none", "moses", NULL};
@@ -81,7 +82,8 @@ static const char *const language_names[] = {"none", "en", "de", "es", "fr", "cs
 static const char *const length_normalization_names[] = {"gnmt", "power", NULL};
 static const char *const source_code_names[] = {"none", "first", "last", NULL};
 static const char *const target_code_names[] = {"none", "forced", "source", NULL};
-static const char *const early_stopping_names[] = {"false", "true", "never", NULL};
+static const char *const early_stopping_names[] = {"false", "true", "never", "marian",
+                                                     NULL};
 
 /* The size of a field, and the offset of one the table reads and writes as
  * int (ints, and the enums of words): a field of another size does not
@@ -165,6 +167,9 @@ static const key_spec keys[] = {
     BOOL("model", "tied_output", tied_output, false),
     BOOL("model", "output_bias", output_bias, true),
     BOOL("model", "scale_output", scale_output, false),
+    CHOICE("model", "decoder_layer", decoder_layer, decoder_layer_names,
+           TED_DECODER_LAYER_ATTENTION),
+    BOOL("model", "zero_start_embedding", zero_start_embedding, false),
     PATH(NULL, "weights", weights),
     SECTION("tokenizer", true),
     CHOICE("tokenizer", "type", tokenizer, tokenizer_names, TED_TOKENIZER_WHITESPACE),
@@ -177,6 +182,7 @@ static const key_spec keys[] = {
     OPTIONAL_PATH("tokenizer", "tgt_spm", tgt_spm),
     OPTIONAL_PATH("tokenizer", "merges", merges),
     BOOL("tokenizer", "add_prefix_space", add_prefix_space, false),
+    BOOL("tokenizer", "clean_up_text", clean_up_text, true),
     INT("tokenizer", "unk_id", unk_id, 0, INT_MAX, 0),
     INT("tokenizer", "pad_id", pad_id, 0, INT_MAX, 1),
     INT("tokenizer", "bos_id", bos_id, 0, INT_MAX, 2),
@@ -198,6 +204,7 @@ static const key_spec keys[] = {
     /* no decode outlives max_positions, whose bound these share */
     INT("decoding", "max_length", max_length, 0, 1048576, 0),
     INT("decoding", "max_length_offset", max_length_offset, 0, 1048576, 0),
+    FLOAT_IN("decoding", "max_length_factor", max_length_factor, 0, 0, 0),
     INT("decoding", "beam_size", beam_size, 1, 1024, 1),
     FLOAT_IN("decoding", "length_penalty", length_penalty, 0, 0, 0.6),
     CHOICE("decoding", "length_normalization", length_normalization,
@@ -799,8 +806,10 @@ static ted_status check_special_ids(reader *r)
     const int ids[] = {c->unk_id, c->pad_id, c->bos_id, c->eos_id};
     for (int i = 0; i < 4; i++) {
         for (int j = 0; j < i; j++) {
-            bool bos_is_pad = i == 2 && j == 1;
-            if (ids[i] != ids[j] || bos_is_pad)
+            /* the decoder may start from padding; a decoder that starts from a zero
+             * vector has no start token, and pads with EOS (Marian: </s> 0) */
+            bool shared = (i == 2 && j == 1) || (i == 3 && j >= 1 && c->zero_start_embedding);
+            if (ids[i] != ids[j] || shared)
                 continue;
             bool i_is_set = r->line[key_index(specs[i])] != 0;
             const key_spec *named = i_is_set ? specs[i] : specs[j];
@@ -852,9 +861,10 @@ static ted_status check_model_variant(reader *r)
 static ted_status check_positions(reader *r)
 {
     const ted_config *c = &r->config;
-    if (c->positional_layout == TED_POSITIONS_FAIRSEQ && c->d_model < 4) {
+    if ((c->positional_layout == TED_POSITIONS_FAIRSEQ ||
+         c->positional_layout == TED_POSITIONS_MARIAN) && c->d_model < 4) {
         return named_key_error(r, "positional_encoding",
-                               "fairseq needs d_model >= 4 (its frequencies divide by d_model/2 - 1)");
+                               "fairseq and marian need d_model >= 4 (its frequencies divide by d_model/2 - 1)");
     }
     if (c->positional_layout == TED_POSITIONS_RELATIVE &&
         c->relative_max_distance <= c->relative_buckets / 2) {
@@ -880,6 +890,10 @@ static ted_status check_positions(reader *r)
     if (c->feed_forward == TED_FEED_FORWARD_GATED) {
         return named_key_error(r, "feed_forward",
                                "gated, but tensor_names tutorial has no second input Linear");
+    }
+    if (c->decoder_layer == TED_DECODER_LAYER_SSRU) {
+        return named_key_error(r, "decoder_layer",
+                               "ssru, but tensor_names tutorial has no SSRU weights");
     }
     return TED_OK;
 }

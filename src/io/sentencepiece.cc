@@ -370,3 +370,30 @@ extern "C" char *ted_spm_decode(const ted_spm *spm, const char *const *pieces, i
         return nullptr;
     }
 }
+
+extern "C" ted_status ted_spm_vocab_text(const ted_spm *spm, const char *name, char **text,
+                                         size_t *length, ted_error *err)
+{
+    *text = nullptr;
+    *length = 0;
+    try {
+        std::string all;
+        int size = spm->processor.GetPieceSize();
+        for (int id = 0; id < size; id++) {
+            const std::string &piece = spm->processor.IdToPiece(id);
+            if (piece.empty() || piece.find('\n') != std::string::npos ||
+                piece.find('\0') != std::string::npos)
+                return ted_fail(err, TED_ERR_VOCAB, "%s: piece %d is no vocabulary line", name,
+                                id);
+            all += piece;
+            all += '\n';
+        }
+        if (!(*text = static_cast<char *>(malloc(all.size() + 1))))
+            return ted_fail(err, TED_ERR_NOMEM, "%s: out of memory", name);
+        memcpy(*text, all.c_str(), all.size() + 1);
+        *length = all.size();
+        return TED_OK;
+    } catch (const std::exception &e) {
+        return ted_fail(err, TED_ERR_NOMEM, "%s: %s", name, e.what());
+    }
+}

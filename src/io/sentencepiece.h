@@ -38,6 +38,13 @@ ted_status ted_spm_encode(const ted_spm *spm, const char *text, size_t length, c
  * dropped), malloc'ed; NULL when out of memory. */
 char *ted_spm_decode(const ted_spm *spm, const char *const *pieces, int count);
 
+/* The model's pieces in the order of their ids, one a line: a vocabulary
+ * whose ids are the model's own (Marian's vocab.spm), malloc'ed into
+ * *text (`*length` bytes, NUL-terminated). `name` names the file in
+ * messages. */
+ted_status ted_spm_vocab_text(const ted_spm *spm, const char *name, char **text,
+                              size_t *length, ted_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -570,7 +570,7 @@ static char *detokenize_pieces(const ted_config *config, const ted_vocab *vocab,
         return NULL;
     char *text = decode_pieces(spm, tokens, kept);
     free(tokens);
-    if (text) {
+    if (text && config->clean_up_text) {
         finish_pieces_text(text);
         clean_up_tokenization(text);
     }

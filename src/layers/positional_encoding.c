@@ -88,6 +88,7 @@ const ted_position_kind ted_concatenated_positions = {"concatenated", fill_conca
                                                       add_every_row};
 const ted_position_kind ted_fairseq_positions = {"fairseq", fill_fairseq, add_but_padding};
 const ted_position_kind ted_learned_positions = {"learned", NULL, add_every_row};
+const ted_position_kind ted_marian_positions = {"marian", fill_fairseq, add_every_row};
 
 /* The relative kind's fill and add: the embeddings take no position. */
 static void fill_nothing(float *table, int count, int d_model)

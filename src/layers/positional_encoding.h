@@ -38,5 +38,8 @@ extern const ted_position_kind ted_concatenated_positions;
 extern const ted_position_kind ted_fairseq_positions;
 extern const ted_position_kind ted_learned_positions;
 extern const ted_position_kind ted_relative_positions;
+/* fairseq's table added to every token, padding or not (Marian's own
+ * models: sines then cosines of 10000^(-i / (d_model/2 - 1))) */
+extern const ted_position_kind ted_marian_positions;
 
 #endif

@@ -3,6 +3,7 @@
 #include "ted/learn.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 
 /* An explanation goes out through `emit` one piece at a time; these carry
@@ -141,6 +142,51 @@ static void explain_masked_self_attention(const explainer *x, int step)
     explain_add_norm(x, shape);
 }
 
+/* What layer 1's SSRU keeps at this step: the share of the new input in
+ * its state (the last of the kept weights, averaged over the heads); the
+ * rest is what the forget gate kept of the state before. */
+static void explain_ssru_keeps(const explainer *x, int step)
+{
+    const ted_learn_trace *t = x->t;
+    float *shares = t->steps[step].self ? malloc(sizeof(float) * (size_t)(step + 1)) : NULL;
+    if (!shares)
+        return;
+    ted_learn_self_row(t, step, 0, t->config->heads, shares);
+    float taken = shares[step], oldest = step > 0 ? shares[0] : taken;
+    free(shares);
+    char words[640], tok[256];
+    ted_learn_show_token(ted_target_token(t->model, t->steps[step].input), tok, sizeof tok);
+    if (step == 0)
+        snprintf(words, sizeof words, "here the state takes %.0f%% of the input of '%s' "
+                 "(mean of 1 − f)", 100.0 * taken, tok);
+    else
+        snprintf(words, sizeof words, "here the gate keeps %.0f%% of the state (mean of f) and "
+                 "takes %.0f%% of '%s'; %.1f%% of step 1's input is still in it",
+                 100.0 * (1 - taken), 100.0 * taken, tok, 100.0 * oldest);
+    line(x, words, "");
+}
+
+/* Layer 1's SSRU, Marian's recurrent layer in place of self-attention. */
+static void explain_ssru(const explainer *x, int step)
+{
+    const ted_config *c = x->t->config;
+    int d = c->d_model;
+    char words[640], shape[160];
+    snprintf(words, sizeof words, "decoder layer 1 of %d", c->decoder_layers);
+    heading(x, words, " — SSRU: a recurrent cell, one state vector c in place of the cache "
+            "of every position's K and V");
+    snprintf(shape, sizeof shape, "(1, 1, %d)", d);
+    snprintf(words, sizeof words, "forget gate f = sigmoid(x W_f + b_f), Linear %d → %d: per "
+             "dimension, how much of the state to keep", d, d);
+    line(x, words, shape);
+    snprintf(words, sizeof words, "c = f ⊙ c(step %d) + (1 − f) ⊙ x W: the kept state plus "
+             "the rest taken from the new input%s", step, step ? "" : " (c starts at 0)");
+    line(x, words, shape);
+    explain_ssru_keeps(x, step);
+    line(x, "h = ReLU(c)", shape);
+    explain_add_norm(x, shape);
+}
+
 /* Layer 1's encoder-decoder attention, its feed-forward and the other layers. */
 static void explain_cross_attention(const explainer *x)
 {
@@ -196,11 +242,18 @@ void ted_learn_explain_step(const ted_learn_trace *t, int step, ted_learn_explai
     snprintf(words, sizeof words, ": the decoder reads '%s' at position %d, one new position "
              "(Seq 1); the earlier ones are cached", tok, step);
     heading(x, title, words);
-    snprintf(words, sizeof words, "output embedding of '%s'%s + positional encoding of "
-             "position %d", tok, c->scale_embedding ? " × √Embedding Size" : "", step);
+    if (c->zero_start_embedding && step == 0)
+        snprintf(words, sizeof words, "a zero vector (the first step reads no embedding) + "
+                 "positional encoding of position 0");
+    else
+        snprintf(words, sizeof words, "output embedding of '%s'%s + positional encoding of "
+                 "position %d", tok, c->scale_embedding ? " × √Embedding Size" : "", step);
     snprintf(shape, sizeof shape, "(1, 1, %d)", c->d_model);
     line(x, words, shape);
-    explain_masked_self_attention(x, step);
+    if (c->decoder_layer == TED_DECODER_LAYER_SSRU)
+        explain_ssru(x, step);
+    else
+        explain_masked_self_attention(x, step);
     explain_cross_attention(x);
     explain_output(x, st);
 }

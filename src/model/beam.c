@@ -370,6 +370,42 @@ static void finish_at_limit(beam_state *st, const beam_rows *from, int first, in
     }
 }
 
+/* The candidates a step of `sentence` decides: beam_size, or in Marian's
+ * beam the beam_size less those finished, its open hypotheses' number
+ * after the first step. */
+static int decided(const beam_state *st, int sentence)
+{
+    if (st->early_stopping != TED_EARLY_STOPPING_MARIAN)
+        return st->beam;
+    return st->beam - st->done.count[sentence];
+}
+
+/* Marian's step: the best decided() candidates, those that end in EOS
+ * finished, the others open; at the length limit every one of them
+ * finishes. Returns how many stay open. */
+static int advance_marian(beam_state *st, const beam_rows *from, beam_rows *to, int first,
+                          int count, int next)
+{
+    int length = st->length, sentence = from->sentence[first];
+    int eos = st->model->config.eos_id, keep = decided(st, sentence), opened = 0;
+    bool last = length >= st->max_lengths[sentence];
+    for (int k = 0; k < count && k < keep; k++) {
+        const candidate *cand = &st->candidates[k];
+        if (cand->log_prob == -INFINITY)  /* banned, and every one after it */
+            break;
+        if (cand->token == eos || last) {
+            keep_finished(st, sentence, from, first + cand->beam, length, cand);
+            trace_fate(st, sentence, k, length, TED_BEAM_FINISHED);
+        } else {
+            extend(st, from, to, next + opened, first + cand->beam, length, cand);
+            trace_fate(st, sentence, k, length, TED_BEAM_OPEN);
+            opened++;
+        }
+    }
+    trace_end(st, sentence, length, count, opened == 0);
+    return opened;
+}
+
 /* One step of one sentence, whose open hypotheses are rows [first, first +
  * open) of `from` with st->length - 1 tokens each; its next open hypotheses
  * are appended to `to` from row `next`. Returns how many (0 when the
@@ -381,6 +417,8 @@ static int advance(beam_state *st, const float *logits, const beam_rows *from, b
     int count = rank_candidates(st, logits, from, first, open);
     int sentence = from->sentence[first], eos = st->model->config.eos_id;
     trace_begin(st, count);
+    if (st->early_stopping == TED_EARLY_STOPPING_MARIAN)
+        return advance_marian(st, from, to, first, count, next);
     if (length >= st->max_lengths[sentence]) {
         finish_at_limit(st, from, first, sentence, count, length);
         trace_end(st, sentence, length, count, true);

@@ -37,33 +37,23 @@ static ted_step_attention layer_attention(ted_step_attention kept, int layer, in
                                 kept.cross + rows * cache->cross.capacity};
 }
 
-/* One decoder layer, in place on st->activations.x (batch, 1, d_model):
- * masked self-attention, Add & Norm, encoder-decoder attention, Add & Norm,
- * feed-forward, Add & Norm. */
-static void self_attention_layer(const ted_model *m, const ted_decoder_layer *w,
-                                 ted_attention_shape shape, ted_decoder_state *st,
-                                 const ted_decoder_cache *cache, ted_step_attention kept)
+/* Encoder-decoder attention, Add & Norm, feed-forward, Add & Norm: what
+ * follows the first sublayer in every kind of decoder layer. */
+static void cross_and_feed_forward(const ted_model *m, const ted_decoder_layer *w,
+                                   ted_attention_shape shape, ted_decoder_state *st,
+                                   const ted_decoder_cache *cache, float *kept_cross)
 {
     const ted_layer_kinds *k = &m->kinds;
     const ted_norm *norm = &k->norm;
     ted_activations *a = &st->activations;
     float *x = a->x;
     int rows = shape.batch, d = m->config.d_model;
-    const ted_position_bias *bias = m->weights.decoder_bias.table ? &m->weights.decoder_bias
-                                                                  : NULL;
-    float scale = m->attention_scale;
-    ted_attention_keys self = {TED_KV_FROM_X, cache->self, {NULL, true}, bias, scale};
     ted_attention_keys cross = {TED_KV_FROM_CACHE, cache->cross, {st->source_lengths, false},
-                                NULL, scale};
+                                NULL, m->attention_scale};
 
-    const float *in = ted_add_norm_input(x, a->normed, &w->norm1, norm, rows, d);
-    ted_multi_head_attention(a->sublayer, in, &w->self_attention, self, shape, &a->attention,
-                             kept.self);
-    ted_add_norm_output(x, a->sublayer, &w->norm1, norm, rows, d);
-
-    in = ted_add_norm_input(x, a->normed, &w->norm2, norm, rows, d);
+    const float *in = ted_add_norm_input(x, a->normed, &w->norm2, norm, rows, d);
     ted_multi_head_attention(a->sublayer, in, &w->cross_attention, cross, shape, &a->attention,
-                             kept.cross);
+                             kept_cross);
     ted_add_norm_output(x, a->sublayer, &w->norm2, norm, rows, d);
 
     in = ted_add_norm_input(x, a->normed, &w->norm3, norm, rows, d);
@@ -71,6 +61,123 @@ static void self_attention_layer(const ted_model *m, const ted_decoder_layer *w,
                      (ted_feed_forward_shape){rows, d, m->config.d_ff});
     ted_add_norm_output(x, a->sublayer, &w->norm3, norm, rows, d);
 }
+
+/* One decoder layer, in place on st->activations.x (batch, 1, d_model):
+ * masked self-attention, Add & Norm, encoder-decoder attention, Add & Norm,
+ * feed-forward, Add & Norm. */
+static void self_attention_layer(const ted_model *m, const ted_decoder_layer *w,
+                                 ted_attention_shape shape, ted_decoder_state *st,
+                                 const ted_decoder_cache *cache, ted_step_attention kept)
+{
+    const ted_norm *norm = &m->kinds.norm;
+    ted_activations *a = &st->activations;
+    float *x = a->x;
+    int rows = shape.batch, d = m->config.d_model;
+    const ted_position_bias *bias = m->weights.decoder_bias.table ? &m->weights.decoder_bias
+                                                                  : NULL;
+    ted_attention_keys self = {TED_KV_FROM_X, cache->self, {NULL, true}, bias,
+                               m->attention_scale};
+
+    const float *in = ted_add_norm_input(x, a->normed, &w->norm1, norm, rows, d);
+    ted_multi_head_attention(a->sublayer, in, &w->self_attention, self, shape, &a->attention,
+                             kept.self);
+    ted_add_norm_output(x, a->sublayer, &w->norm1, norm, rows, d);
+    cross_and_feed_forward(m, w, shape, st, cache, kept.cross);
+}
+
+/* The slot of head h of row b at `position` in a cache of (batch, heads,
+ * capacity, query_size). */
+static float *cache_slot(float *cache, int capacity, ted_attention_shape shape, int b, int h,
+                         int position)
+{
+    size_t at = (((size_t)b * shape.heads + h) * capacity + position) * shape.query_size;
+    return cache + at;
+}
+
+/* Row b's (d_model) values to or from the first position of its self
+ * cache's keys (`load`: from), where the SSRU keeps its state c. */
+static void move_cell(const ted_kv_cache *self, ted_attention_shape shape, int b, float *cell,
+                      bool load)
+{
+    size_t q = (size_t)shape.query_size;
+    for (int h = 0; h < shape.heads; h++) {
+        float *slot = cache_slot(self->k, self->capacity, shape, b, h, 0);
+        for (size_t i = 0; i < q; i++) {
+            if (load)
+                cell[h * q + i] = slot[i];
+            else
+                slot[i] = cell[h * q + i];
+        }
+    }
+}
+
+/* What the cell of row b, at position t, still holds of each position j
+ * <= t's input: c_t = sum_j (1 - f_j) (prod_{k=j+1..t} f_k) (x_j W), its
+ * weights averaged over each head's dimensions, into kept (heads,
+ * capacity), where self-attention keeps its weights. The forget gates of
+ * positions 0..t are in the row's self cache's values. */
+static void keep_shares(const ted_kv_cache *self, ted_attention_shape shape, int b, int t,
+                        float *kept)
+{
+    int q = shape.query_size;
+    for (int h = 0; h < shape.heads; h++) {
+        float *row = kept + ((size_t)b * shape.heads + h) * self->capacity;
+        for (int j = 0; j <= t; j++)
+            row[j] = 0.0f;
+        for (int i = 0; i < q; i++) {
+            float still = 1.0f;  /* prod of the gates after position j */
+            for (int j = t; j >= 0; j--) {
+                float f = cache_slot(self->v, self->capacity, shape, b, h, j)[i];
+                row[j] += (1.0f - f) * still / (float)q;
+                still *= f;
+            }
+        }
+    }
+}
+
+/* Row b's forget gate (d_model) into its self cache's values at position t. */
+static void keep_gate(const ted_kv_cache *self, ted_attention_shape shape, int b, int t,
+                      const float *gate)
+{
+    size_t q = (size_t)shape.query_size;
+    for (int h = 0; h < shape.heads; h++) {
+        float *slot = cache_slot(self->v, self->capacity, shape, b, h, t);
+        for (size_t i = 0; i < q; i++)
+            slot[i] = gate[h * q + i];
+    }
+}
+
+/* Marian's RNN layer: the SSRU, Add & Norm, then as the paper's layer. */
+static void ssru_layer(const ted_model *m, const ted_decoder_layer *w,
+                       ted_attention_shape shape, ted_decoder_state *st,
+                       const ted_decoder_cache *cache, ted_step_attention kept)
+{
+    const ted_norm *norm = &m->kinds.norm;
+    ted_activations *a = &st->activations;
+    float *x = a->x;
+    int rows = shape.batch, d = m->config.d_model;
+    float *scratch = a->attention.projected;  /* (rows, 3 * d_model) */
+    float *gate = scratch + (size_t)rows * d, *cell = scratch + 2 * (size_t)rows * d;
+    for (int b = 0; b < rows; b++) {
+        if (st->steps[b] == 0)
+            for (int i = 0; i < d; i++)
+                cell[(size_t)b * d + i] = 0.0f;
+        else
+            move_cell(&cache->self, shape, b, cell + (size_t)b * d, true);
+    }
+    const float *in = ted_add_norm_input(x, a->normed, &w->norm1, norm, rows, d);
+    ted_ssru_step(a->sublayer, cell, in, &w->ssru, rows, d, scratch);
+    for (int b = 0; b < rows; b++) {
+        move_cell(&cache->self, shape, b, cell + (size_t)b * d, false);
+        keep_gate(&cache->self, shape, b, st->steps[b], gate + (size_t)b * d);
+        if (kept.self)
+            keep_shares(&cache->self, shape, b, st->steps[b], kept.self);
+    }
+    ted_add_norm_output(x, a->sublayer, &w->norm1, norm, rows, d);
+    cross_and_feed_forward(m, w, shape, st, cache, kept.cross);
+}
+
+const ted_decoder_layer_kind ted_ssru_decoder_layer = {"ssru", ssru_layer};
 
 const ted_decoder_layer_kind ted_self_attention_decoder_layer = {"self-attention",
                                                                  self_attention_layer};
@@ -86,6 +193,9 @@ void ted_decoder_step(const ted_model *m, const int *tokens, int batch, ted_deco
 
     ted_embed(x, m->weights.tgt_embedding, tokens, batch, d, m->embedding_scale);
     for (int b = 0; b < batch; b++) {
+        if (c->zero_start_embedding && steps[b] == 0)
+            for (int i = 0; i < d; i++)
+                x[(size_t)b * d + i] = 0.0f;
         ted_padding_position padding = {tokens + b, c->pad_id};
         k->positions->add(x + (size_t)b * d, st->positions, steps[b], 1, d, padding);
         longest = steps[b] > longest ? steps[b] : longest;

@@ -247,7 +247,7 @@ int ted_max_target_length(const ted_model *m, int source_tokens, int max_length)
     int limit = c->max_positions;
     if (max_length > 0)
         return max_length < limit ? max_length : limit;
-    if (c->max_length == 0 && c->max_length_offset == 0) {
+    if (c->max_length == 0 && c->max_length_offset == 0 && c->max_length_factor <= 0) {
         long fallback = (long)DEFAULT_LENGTH_FACTOR * source_tokens + DEFAULT_LENGTH_MARGIN;
         return fallback < limit ? (int)fallback : limit;
     }
@@ -255,7 +255,9 @@ int ted_max_target_length(const ted_model *m, int source_tokens, int max_length)
         limit = c->max_length;
     if (c->max_length_offset > 0 && source_tokens + c->max_length_offset < limit)
         limit = source_tokens + c->max_length_offset;
-    return limit;
+    if (c->max_length_factor > 0 && c->max_length_factor * source_tokens < limit)
+        limit = (int)(c->max_length_factor * source_tokens);
+    return limit > 0 ? limit : 1;
 }
 
 ted_status ted_hypothesis_copy(ted_hypothesis *h, const int *ids, const float *log_probs,

@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/config.h"
+#include "io/marian_model.h"
 #include "kernels/kernels.h"
 #include "model/weights.h"
 
@@ -35,6 +37,12 @@ static const ted_position_kind *const position_kinds[] = {
     [TED_POSITIONS_FAIRSEQ] = &ted_fairseq_positions,
     [TED_POSITIONS_LEARNED] = &ted_learned_positions,
     [TED_POSITIONS_RELATIVE] = &ted_relative_positions,
+    [TED_POSITIONS_MARIAN] = &ted_marian_positions,
+};
+
+static const struct ted_decoder_layer_kind *const decoder_layer_kinds[] = {
+    [TED_DECODER_LAYER_ATTENTION] = &ted_self_attention_decoder_layer,
+    [TED_DECODER_LAYER_SSRU] = &ted_ssru_decoder_layer,
 };
 
 /* [form][activation] */
@@ -63,6 +71,7 @@ enum {
     FEED_FORWARD_FORMS = sizeof feed_forward_kinds / sizeof *feed_forward_kinds,
     ACTIVATIONS = sizeof *feed_forward_kinds / sizeof **feed_forward_kinds,
     NORM_KINDS = sizeof norm_kinds / sizeof *norm_kinds,
+    DECODER_LAYER_KINDS = sizeof decoder_layer_kinds / sizeof *decoder_layer_kinds,
 };
 
 /* m->kinds from m->config: the one place a config field picks a layer. */
@@ -81,11 +90,14 @@ static ted_status choose_kinds(ted_model *m, const char *config_path, ted_error 
     if ((unsigned)c->norm >= NORM_KINDS)
         return ted_fail(err, TED_ERR_CONFIG, "%s: model.norm: no kind %d", config_path,
                         (int)c->norm);
+    if ((unsigned)c->decoder_layer >= DECODER_LAYER_KINDS)
+        return ted_fail(err, TED_ERR_CONFIG, "%s: model.decoder_layer: no kind %d",
+                        config_path, (int)c->decoder_layer);
     m->kinds = (ted_layer_kinds){
         .norm = {norm_kinds[c->norm], c->layer_norm_eps, c->norm_first},
         .positions = position_kinds[c->positional_layout],
         .feed_forward = feed_forward_kinds[c->feed_forward][c->activation],
-        .decoder_layer = &ted_self_attention_decoder_layer,
+        .decoder_layer = decoder_layer_kinds[c->decoder_layer],
     };
     return TED_OK;
 }
@@ -142,20 +154,11 @@ static void build_tokenizers(ted_model *m)
     m->target_tokenizer = (ted_tokenizer){&m->config, &m->tgt_vocab, m->tgt_spm, false, &m->bpe};
 }
 
-static ted_status load_model(const char *model_dir, ted_model **model, bool unpacked,
-                             ted_error *err)
+/* A directory of ted's format: config.yaml and the files it names. */
+static ted_status load_ted(ted_model *m, const char *model_dir, ted_error *err)
 {
-    if (!model_dir || !model)
-        return ted_fail(err, TED_ERR_ARGUMENT, "ted_model_load: NULL argument");
-    *model = NULL;
-    ted_model *m = ted_alloc(1, sizeof *m, "model", err);
-    if (!m)
-        return TED_ERR_NOMEM;
-    m->unpacked = unpacked;
     char path[4096];
-    ted_status s = ted_kernels_init(err);  /* TED_CPU's kernels, or the CPU's best */
-    if (!s)
-        s = join_path(path, sizeof path, model_dir, "config.yaml", err);
+    ted_status s = join_path(path, sizeof path, model_dir, "config.yaml", err);
     if (!s)
         s = ted_config_load(path, &m->config, err);
     if (!s)
@@ -170,12 +173,100 @@ static ted_status load_model(const char *model_dir, ted_model **model, bool unpa
                        "tgt", &m->config, err);
     if (!s)
         s = load_sentencepiece(m, model_dir, err);
-    if (!s)
-        s = ted_model_load_languages(m, err);
     if (!s && m->config.shortlist[0]) {
         if (!(s = join_path(path, sizeof path, model_dir, m->config.shortlist, err)))
             s = ted_model_set_shortlist(m, path, err);
     }
+    return s;
+}
+
+/* A Marian vocabulary: the pieces of its SentencePiece model `spm`. */
+static ted_status marian_vocab(ted_vocab *vocab, const ted_spm *spm, const char *name,
+                               int expected_size, const ted_config *config, ted_error *err)
+{
+    char *text;
+    size_t length;
+    ted_status s = ted_spm_vocab_text(spm, name, &text, &length, err);
+    if (!s)
+        s = ted_vocab_parse(text, length, name, vocab, err);
+    free(text);
+    if (!s && vocab->size != expected_size)
+        s = ted_fail(err, TED_ERR_VOCAB, "%s: %d pieces, but model.yml's dim-vocabs is %d",
+                     name, vocab->size, expected_size);
+    return s ? s : ted_vocab_check_specials(vocab, config, name, err);
+}
+
+/* Keeps `values` with the model's converted tensors, freed with it. */
+static ted_status keep_values(ted_model *m, float *values, ted_error *err)
+{
+    float **grown = realloc(m->converted, sizeof *grown * (m->converted_count + 1));
+    if (!grown) {
+        free(values);
+        return ted_fail(err, TED_ERR_NOMEM, "model: out of memory");
+    }
+    m->converted = grown;
+    m->converted[m->converted_count++] = values;
+    return TED_OK;
+}
+
+/* A directory as Marian saves a model (io/marian_model.h). */
+static ted_status load_marian(ted_model *m, const char *dir, const ted_marian_files *files,
+                              ted_error *err)
+{
+    char path[4096];
+    ted_marian_model mm;
+    ted_status s = ted_marian_model_load(dir, files, &mm, err);
+    if (s)
+        return s;
+    m->config = mm.config;
+    m->file = mm.weights.tensors;
+    if ((s = keep_values(m, mm.weights.values, err)) ||
+        (s = join_path(path, sizeof path, dir, files->model, err)) ||
+        (s = choose_kinds(m, path, err)) || (s = ted_weights_bind(m, path, err)) ||
+        (s = load_sentencepiece(m, dir, err)))
+        return s;
+    snprintf(m->marian_type, sizeof m->marian_type, "%s", mm.weights.model_type);
+    s = marian_vocab(&m->src_vocab, m->src_spm, files->src_spm, m->config.src_vocab_size,
+                     &m->config, err);
+    if (!s)
+        s = marian_vocab(&m->tgt_vocab, m->tgt_spm, files->tgt_spm, m->config.tgt_vocab_size,
+                         &m->config, err);
+    if (!s && files->shortlist[0] &&
+        !(s = join_path(path, sizeof path, dir, files->shortlist, err)))
+        s = ted_model_set_shortlist(m, path, err);
+    return s;
+}
+
+/* config.yaml's directory, or without one, Marian's. */
+static ted_status load_directory(ted_model *m, const char *dir, ted_error *err)
+{
+    char path[4096];
+    ted_status s = join_path(path, sizeof path, dir, "config.yaml", err);
+    if (!s && access(path, F_OK) != 0) {
+        ted_marian_files files;
+        bool found;
+        s = ted_marian_find_files(dir, &files, &found, err);
+        if (s || found)
+            return s ? s : load_marian(m, dir, &files, err);
+    }
+    return s ? s : load_ted(m, dir, err);
+}
+
+static ted_status load_model(const char *model_dir, ted_model **model, bool unpacked,
+                             ted_error *err)
+{
+    if (!model_dir || !model)
+        return ted_fail(err, TED_ERR_ARGUMENT, "ted_model_load: NULL argument");
+    *model = NULL;
+    ted_model *m = ted_alloc(1, sizeof *m, "model", err);
+    if (!m)
+        return TED_ERR_NOMEM;
+    m->unpacked = unpacked;
+    ted_status s = ted_kernels_init(err);  /* TED_CPU's kernels, or the CPU's best */
+    if (!s)
+        s = load_directory(m, model_dir, err);
+    if (!s)
+        s = ted_model_load_languages(m, err);
     if (s) {
         ted_model_free(m);
         return s;
@@ -225,6 +316,11 @@ const ted_config *ted_model_config(const ted_model *m)
     if (!m)
         return NULL;
     return &m->config;
+}
+
+const char *ted_model_marian_type(const ted_model *m)
+{
+    return m && m->marian_type[0] ? m->marian_type : NULL;
 }
 
 ted_status ted_model_set_shortlist(ted_model *m, const char *path, ted_error *err)

@@ -15,6 +15,7 @@
 #include "layers/output.h"
 #include "layers/positional_encoding.h"
 #include "layers/relative_position.h"
+#include "layers/ssru.h"
 #include "ted/ted.h"
 
 typedef struct ted_encoder_layer {
@@ -26,6 +27,7 @@ typedef struct ted_encoder_layer {
 
 typedef struct ted_decoder_layer {
     ted_attention_weights self_attention;   /* masked, self_attn.* */
+    ted_ssru_weights ssru;                  /* in its place in an SSRU decoder */
     ted_norm_weights norm1;
     ted_attention_weights cross_attention;  /* encoder-decoder, multihead_attn.* */
     ted_norm_weights norm2;
@@ -60,8 +62,8 @@ typedef struct ted_layer_kinds {
                                                * fairseq, learned */
     const ted_feed_forward_kind *feed_forward;  /* ReLU, GELU, SiLU, tanh-GELU; plain or
                                                  * gated */
-    const struct ted_decoder_layer_kind *decoder_layer;  /* masked self-attention
-                                                          * (model/decoder.h) */
+    const struct ted_decoder_layer_kind *decoder_layer;  /* masked self-attention or
+                                                          * SSRU (model/decoder.h) */
 } ted_layer_kinds;
 
 /* The paper's decoder layer (model/decoder.c): masked self-attention, Add &
@@ -69,6 +71,17 @@ typedef struct ted_layer_kinds {
  * Declared here, where the loader (model.c) picks a model's kinds, so that
  * the loader needs nothing else of the decoder. */
 extern const struct ted_decoder_layer_kind ted_self_attention_decoder_layer;
+
+/* Marian's RNN decoder layer: an SSRU (layers/ssru.h), Add & Norm, then
+ * as the paper's. The cell's state c of row b lives in the first position
+ * of its self cache's keys (heads blocks of query_size), and its forget
+ * gate f of each position at that position of the values: the session
+ * carries and reorders them as it does every cache; a row at position 0
+ * starts from c = 0. Its kept "self" weights are, per head, the share of
+ * each position's input the state still holds (the SSRU's counterpart of
+ * self-attention's weights): (1 - f_j) prod_{k > j} f_k, averaged over
+ * the head's dimensions. */
+extern const struct ted_decoder_layer_kind ted_ssru_decoder_layer;
 
 /* The languages of one side of the model (ted_model_languages). */
 typedef struct ted_language_side {
@@ -99,6 +112,8 @@ struct ted_model {
     ted_bpe bpe;                 /* the bpe tokenizer's merges (both sides), else empty */
     ted_tokenizer source_tokenizer;  /* src_vocab, src_spm; BOS/EOS as the config says */
     ted_tokenizer target_tokenizer;  /* tgt_vocab, tgt_spm; never wrapped */
+    char marian_type[32];        /* a Marian directory: its container and matrices
+                                  * ("npz, float32"); else "" */
     float **converted;           /* F16/BF16 or misaligned tensors copied to F32 */
     int converted_count;
     void *copies;                /* every Linear weight in the layout its products read

@@ -584,6 +584,9 @@ static ted_status plan_files(const ted_model *m, const char *in_dir, const char 
 {
     ted_model_list_files(&m->config, files);
     ted_status s = TED_OK;
+    if (m->marian_type[0])  /* no config.yaml to copy */
+        s = ted_fail(err, TED_ERR_ARGUMENT, "%s: a Marian model (%s); ted quantize reads "
+                     "ted's format (config.yaml)", in_dir, m->config.weights);
     for (int i = 0; !s && i < files->count; i++)
         if (strchr(files->name[i], '/'))
             s = ted_fail(err, TED_ERR_ARGUMENT,

@@ -33,6 +33,8 @@ typedef struct tensor_names {
     const char *embedding_norm, *positions;  /* in the stacks' prefixes; NULL: none */
     const char *relative_bias;             /* in the stacks' prefixes; NULL: none */
     const char *output_weight, *output_bias;
+    const char *ssru;                      /* an SSRU decoder layer's: + ".weight",
+                                            * ".forget.weight", ".forget.bias" */
 } tensor_names;
 
 static const tensor_names schemes[] = {
@@ -44,7 +46,7 @@ static const tensor_names schemes[] = {
         "linear1", "linear2", NULL,
         {"norm1", "norm2"}, {"norm1", "norm2", "norm3"},
         "transformer.encoder", "transformer.decoder", "norm", NULL, NULL, NULL,
-        "generator.weight", "generator.bias"},
+        "generator.weight", "generator.bias", NULL},
     [TED_NAMES_MARIAN] = {
         "model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight",
         "model.shared.weight",
@@ -56,7 +58,7 @@ static const tensor_names schemes[] = {
         {"self_attn_layer_norm", "encoder_attn_layer_norm", "final_layer_norm"},
         "model.encoder", "model.decoder", "layer_norm",
         "layernorm_embedding", "embed_positions.weight", "relative_attention_bias.weight",
-        "lm_head.weight", "final_logits_bias"},
+        "lm_head.weight", "final_logits_bias", "ssru"},
 };
 
 /* ---- one tensor ------------------------------------------------------------ */
@@ -480,6 +482,16 @@ static ted_status bind_encoder_layer(weight_binder *b, ted_encoder_layer *w, int
     return bind_norm(b, &w->norm2, c->d_model, layer, n->encoder_norms[1]);
 }
 
+/* An SSRU's W and W_f (d, d) and b_f (d). */
+static ted_status bind_ssru(weight_binder *b, ted_ssru_weights *w, int d, const char *layer)
+{
+    const char *name = b->names->ssru;
+    ted_status s = bind_matrix(b, &w->weight, d, d, "%s.%s.weight", layer, name);
+    if (!s)
+        s = bind_matrix(b, &w->forget_weight, d, d, "%s.%s.forget.weight", layer, name);
+    return s ? s : bind_vector(b, &w->forget_bias, d, "%s.%s.forget.bias", layer, name);
+}
+
 static ted_status bind_decoder_layer(weight_binder *b, ted_decoder_layer *w, int index)
 {
     const ted_config *c = &b->model->config;
@@ -487,8 +499,12 @@ static ted_status bind_decoder_layer(weight_binder *b, ted_decoder_layer *w, int
     char layer[96];
     snprintf(layer, sizeof layer, n->decoder_layer, index);
     ted_status s;
-    if ((s = bind_attention(b, &w->self_attention, c->d_model, layer, n->self_attention)) ||
-        (s = bind_attention(b, &w->cross_attention, c->d_model, layer, n->cross_attention)) ||
+    if (c->decoder_layer == TED_DECODER_LAYER_SSRU)
+        s = bind_ssru(b, &w->ssru, c->d_model, layer);
+    else
+        s = bind_attention(b, &w->self_attention, c->d_model, layer, n->self_attention);
+    if (s || (s = bind_attention(b, &w->cross_attention, c->d_model, layer,
+                                 n->cross_attention)) ||
         (s = bind_feed_forward(b, &w->feed_forward, c, layer)))
         return s;
     ted_norm_weights *norms[3] = {&w->norm1, &w->norm2, &w->norm3};
@@ -697,7 +713,12 @@ static void list_linear_weights(linear_list *list, ted_weights *w, const ted_con
         add_feed_forward(list, &w->encoder[l].feed_forward, c);
     }
     for (int l = 0; l < c->decoder_layers; l++) {
-        add_attention(list, &w->decoder[l].self_attention, d, inner);
+        if (c->decoder_layer == TED_DECODER_LAYER_SSRU) {
+            add_linear(list, &w->decoder[l].ssru.weight, d, d);
+            add_linear(list, &w->decoder[l].ssru.forget_weight, d, d);
+        } else {
+            add_attention(list, &w->decoder[l].self_attention, d, inner);
+        }
         add_attention(list, &w->decoder[l].cross_attention, d, inner);
         add_feed_forward(list, &w->decoder[l].feed_forward, c);
     }

@@ -127,6 +127,7 @@ static cJSON *architecture_json(const ted_config *c)
         [TED_POSITIONS_FAIRSEQ] = "fairseq (all sines, then all cosines)",
         [TED_POSITIONS_LEARNED] = "learned (a table per stack)",
         [TED_POSITIONS_RELATIVE] = "relative (a bias of the attention scores per stack)",
+        [TED_POSITIONS_MARIAN] = "marian (fairseq's sines and cosines on every token)",
     };
     cJSON_AddStringToObject(a, "positional_encoding", positional[c->positional_layout]);
     cJSON_AddStringToObject(a, "activation",

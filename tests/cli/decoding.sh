@@ -220,7 +220,7 @@ expect_error length-penalty-negative "--length-penalty: '-1' is not a number >= 
     t --beam 2 --length-penalty -1
 expect_error length-penalty-without-beam "--length-penalty applies to beam search" \
     t --length-penalty 1
-expect_error early-stopping-word "--early-stopping: 'always' is not false, true or never" \
+expect_error early-stopping-word "--early-stopping: 'always' is not false, true, never or marian" \
     t --beam 2 --early-stopping always
 expect_error early-stopping-without-beam "--early-stopping applies to beam search" \
     t --early-stopping never

@@ -473,7 +473,7 @@ Test(config, choices_name_the_allowed_words)
                           "silu, gelu_tanh");
     expect_replaced_error("  d_ff: 2048\n", "  d_ff: 2048\n  positional_encoding: rotary\n",
                           "config.yaml:7: model.positional_encoding: \"rotary\" is not one of "
-                          "interleaved, concatenated, fairseq, learned, relative");
+                          "interleaved, concatenated, fairseq, learned, relative, marian");
     expect_replaced_error("tokenizer:\n", "tokenizer:\n  type: wordpiece\n",
                           "config.yaml:11: tokenizer.type: \"wordpiece\" is not one of "
                           "whitespace, char, sentencepiece, bpe");
@@ -828,7 +828,8 @@ Test(config, early_stopping_is_a_word_forced_eos_a_bool)
         ted_early_stopping value;
     } words[] = {{"false", TED_EARLY_STOPPING_FALSE},
                  {"true", TED_EARLY_STOPPING_TRUE},
-                 {"never", TED_EARLY_STOPPING_NEVER}};
+                 {"never", TED_EARLY_STOPPING_NEVER},
+                 {"marian", TED_EARLY_STOPPING_MARIAN}};
     char line[64];
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         snprintf(line, sizeof line, "  early_stopping: %s\n", words[i].word);
@@ -837,7 +838,7 @@ Test(config, early_stopping_is_a_word_forced_eos_a_bool)
     cr_assert(parse_decoding("  forced_eos: true\n").forced_eos);
     expect_decoding_error("  early_stopping: sometimes\n",
                           "config.yaml:14: decoding.early_stopping: \"sometimes\" is not one of "
-                          "false, true, never");
+                          "false, true, never, marian");
     expect_decoding_error("  forced_eos: 0\n",
                           "config.yaml:14: decoding.forced_eos: expected true or false, got "
                           "\"0\"");
@@ -1239,6 +1240,8 @@ static const char minimal_written[] =
     "  tied_output: false\n"
     "  output_bias: true\n"
     "  scale_output: false\n"
+    "  decoder_layer: self-attention\n"
+    "  zero_start_embedding: false\n"
     "weights: model.safetensors\n"
     "tokenizer:\n"
     "  type: whitespace\n"
@@ -1248,6 +1251,7 @@ static const char minimal_written[] =
     "  src_vocab: vocab.src\n"
     "  tgt_vocab: vocab.tgt\n"
     "  add_prefix_space: false\n"
+    "  clean_up_text: true\n"
     "  unk_id: 0\n"
     "  pad_id: 1\n"
     "  bos_id: 2\n"
@@ -1261,6 +1265,7 @@ static const char minimal_written[] =
     "decoding:\n"
     "  max_length: 0\n"
     "  max_length_offset: 0\n"
+    "  max_length_factor: 0.0\n"
     "  beam_size: 1\n"
     "  length_penalty: 0.6\n"
     "  length_normalization: gnmt\n"
@@ -1562,7 +1567,7 @@ Test(config, t5_keys_are_read)
 Test(config, a_value_no_config_holds_is_not_written)
 {
     ted_config c = parse_ok(MINIMAL);
-    c.positional_layout = (ted_positional_layout)5;
+    c.positional_layout = (ted_positional_layout)6;
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
@@ -1570,7 +1575,7 @@ Test(config, a_value_no_config_holds_is_not_written)
     ted_error err = {0};
     cr_assert_eq(ted_config_write_yaml(out, &c, &err), TED_ERR_ARGUMENT);
     cr_assert_str_eq(err.message,
-                     "writing model.positional_encoding: 5 is not the index of a word");
+                     "writing model.positional_encoding: 6 is not the index of a word");
     c = parse_ok(MINIMAL);
     strcpy(c.src_vocab, "vocab.\xff");
     cr_assert_eq(ted_config_write_yaml(out, &c, &err), TED_ERR_ARGUMENT);

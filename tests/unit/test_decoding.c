@@ -743,7 +743,7 @@ Test(decoding, bad_beam_parameters_are_refused)
         {{2, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 3, "n_best 3 is more than the beam size 2"},
         {{2, 0.6f, TED_LENGTH_GNMT, TED_EARLY_STOPPING_FALSE}, 0, "n_best: 0"},
         {{2, 0.6f, (ted_length_normalization)2, TED_EARLY_STOPPING_FALSE}, 1, "length_normalization: 2 is none of"},
-        {{2, 0.6f, TED_LENGTH_GNMT, (ted_early_stopping)3}, 1, "early_stopping: 3 is none of"},
+        {{2, 0.6f, TED_LENGTH_GNMT, (ted_early_stopping)4}, 1, "early_stopping: 4 is none of"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         cr_assert_eq(decode_beam(s, BATCH(tiny_sources, tiny_source_lengths, &max_length, 1), &bad[k].params, bad[k].n_best, NULL, h, &err),

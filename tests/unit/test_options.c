@@ -162,8 +162,9 @@ Test(options, length_normalization_is_one_of_its_words)
 Test(options, early_stopping_is_one_of_its_words)
 {
     ted_translate_options o = beam(2);
-    o.decode.beam.early_stopping = (ted_early_stopping)3;
-    refused(o, 0, TED_OPTION_EARLY_STOPPING, "early_stopping: 3 is none of false, true or never");
+    o.decode.beam.early_stopping = (ted_early_stopping)4;
+    refused(o, 0, TED_OPTION_EARLY_STOPPING,
+            "early_stopping: 4 is none of false, true, never or marian");
 }
 
 Test(options, temperature_is_a_number_above_0)
@@ -253,7 +254,7 @@ Test(options, the_option_is_added_at_the_end_of_ted_error)
 Test(options, the_words_are_config_yamls)
 {
     /* docs/model-format.md: decoding.length_normalization gnmt | power,
-     * decoding.early_stopping false | true | never */
+     * decoding.early_stopping false | true | never | marian */
     cr_assert_str_eq(ted_option_word(TED_OPTION_LENGTH_NORMALIZATION, TED_LENGTH_GNMT), "gnmt");
     cr_assert_str_eq(ted_option_word(TED_OPTION_LENGTH_NORMALIZATION, TED_LENGTH_POWER), "power");
     cr_assert_null(ted_option_word(TED_OPTION_LENGTH_NORMALIZATION, 2));
@@ -262,8 +263,8 @@ Test(options, the_words_are_config_yamls)
     cr_assert_null(ted_option_word(TED_OPTION_BEAM_SIZE, 0));
     char text[64];
     cr_assert_eq(ted_option_words_text(TED_OPTION_EARLY_STOPPING, "\"", text, sizeof text),
-                 strlen("\"false\", \"true\" or \"never\""));
-    cr_assert_str_eq(text, "\"false\", \"true\" or \"never\"");
+                 strlen("\"false\", \"true\", \"never\" or \"marian\""));
+    cr_assert_str_eq(text, "\"false\", \"true\", \"never\" or \"marian\"");
 }
 
 Test(options, keys_and_bounds)
