@@ -1,10 +1,11 @@
 /* Open-loop HTTP load for make bench-serve (bench/serve_bench.py).
  *
- *     openloop PORT RATE WARMUP SECONDS SEED BODIES
- *     openloop PORT cN WARMUP SECONDS SEED BODIES
+ *     openloop PORT RATE WARMUP SECONDS SEED BODIES [PATH]
+ *     openloop PORT cN WARMUP SECONDS SEED BODIES [PATH]
  *
  * BODIES: one request per line, "CLASS<TAB>JSON": a class name (short,
- * long, other) and the body of a POST /v1/translate. Requests arrive at
+ * long, other) and the JSON body of a POST to PATH (default
+ * /v1/translate; /translate for LibreTranslate's API). Requests arrive at
  * random (a Poisson process of RATE a second: exponential gaps, drawn from
  * SEED), each a body chosen at random, whether or not the earlier ones are
  * answered, for WARMUP then SECONDS seconds. A request goes out on a kept
@@ -92,7 +93,7 @@ static double uniform(void)  /* in (0, 1) */
     return ((rng_state >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
-static request_body *read_bodies(const char *path, int port, int *count)
+static request_body *read_bodies(const char *path, const char *target, int port, int *count)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -116,13 +117,13 @@ static request_body *read_bodies(const char *path, int port, int *count)
         request_body *b = &bodies[n++];
         snprintf(b->kind, sizeof b->kind, "%s", line);
         size_t json = strlen(tab + 1);
-        b->bytes = malloc(json + 256);
+        b->bytes = malloc(json + strlen(target) + 256);
         if (!b->bytes)
             fail("bodies");
         b->length = (size_t)sprintf(b->bytes,
-                                    "POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                                    "POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
                                     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-                                    port, json, tab + 1);
+                                    target, port, json, tab + 1);
     }
     free(line);
     fclose(f);
@@ -297,15 +298,16 @@ static void arm(double at)
 
 int main(int argc, char **argv)
 {
-    if (argc != 7) {
-        fprintf(stderr, "usage: openloop PORT RATE WARMUP SECONDS SEED BODIES\n");
+    if (argc != 7 && argc != 8) {
+        fprintf(stderr, "usage: openloop PORT RATE WARMUP SECONDS SEED BODIES [PATH]\n");
         return 2;
     }
     g.port = atoi(argv[1]);
     double rate = atof(argv[2]), warmup = atof(argv[3]), seconds = atof(argv[4]);
     rng_state = strtoull(argv[5], NULL, 10) * 0x9E3779B97F4A7C15ULL + 1;
     g.closed = argv[2][0] == 'c' ? atoi(argv[2] + 1) : 0;
-    g.bodies = read_bodies(argv[6], g.port, &g.body_count);
+    g.bodies = read_bodies(argv[6], argc == 8 ? argv[7] : "/v1/translate", g.port,
+                           &g.body_count);
     if (g.body_count == 0 || (rate <= 0 && g.closed <= 0)) {
         fprintf(stderr, "openloop: no requests to send\n");
         return 2;
