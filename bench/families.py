@@ -37,7 +37,6 @@ run, batch 1 and 16 at 2 threads, no MADLAD.
 """
 import argparse
 import hashlib
-import json
 import os
 import shutil
 import statistics
@@ -197,7 +196,8 @@ def ratio(row):
 def rss(r):
     if r.get("startup_rss_mib") is None:
         return bench.fmt(r["peak_rss_mib"], 0)
-    return f"{bench.fmt(r['peak_rss_mib'], 0)} ({bench.fmt(r['peak_rss_mib'] - r['startup_rss_mib'], 0)})"
+    own = r["peak_rss_mib"] - r["startup_rss_mib"]
+    return f"{bench.fmt(r['peak_rss_mib'], 0)} ({bench.fmt(own, 0)})"
 
 
 def table_line(row):

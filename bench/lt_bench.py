@@ -55,7 +55,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 import zipfile
@@ -324,8 +323,8 @@ def table(results, args):
              f"{args.ted_threads}; LibreTranslate: 2 CTranslate2 replicas of 1 thread, 4 web "
              f"threads. Saturation {args.saturation_seconds:g} s (64 open), each load "
              f"{args.warmup:g} + {args.seconds:g} s.", "",
-             "| model | beam | server | saturation sentences/s | ÷ LibreTranslate | load | arrivals/s "
-             "| answered/s | short p50 / p99 ms | long p50 / p99 ms | failed |",
+             "| model | beam | server | saturation sentences/s | ÷ LibreTranslate | load "
+             "| arrivals/s | answered/s | short p50 / p99 ms | long p50 / p99 ms | failed |",
              "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for key, r in results["models"].items():
         name, beam = key.rsplit(" beam ", 1)
