@@ -4,7 +4,7 @@ by the LibreTranslate virtualenv's Python:
     LT_VENV/bin/python bench/lt_server.py [--length-offset N] -- LIBRETRANSLATE_ARGS
 
 Starts libretranslate.main.main() with LIBRETRANSLATE_ARGS, having changed
-two things, both offline necessities or alignments with ted's settings:
+three things, offline necessities or alignments with ted's settings:
 
 - Argos Translate's sentence splitter (minisbd) downloads its ONNX model on
   the first request; offline it fails, and the request answers 500. It is
@@ -15,6 +15,8 @@ two things, both offline necessities or alignments with ted's settings:
   longest source + N, the length bound ted's copy of the model gets
   (max_length_offset), so that both decode the same number of steps.
   Without it, CTranslate2's default bound (256 tokens) applies.
+- waitress's connection_limit (100) and listen backlog become 4096
+  (wide_open below).
 """
 import sys
 
@@ -43,11 +45,30 @@ def bound_length(offset):
     ctranslate2.Translator.translate_batch = bounded
 
 
+def wide_open():
+    """waitress accepts at most 100 connections (connection_limit) and
+    leaves the next ones unread in the listen queue until one closes: an
+    open-loop client, which opens a connection for each request in flight,
+    would see requests that never start. ted serve's bench runs with
+    --max-connections-per-client 4096; waitress gets the same bound."""
+    import waitress
+
+    serve = waitress.serve
+
+    def serve_wide(app, **kwargs):
+        kwargs.setdefault("connection_limit", 4096)
+        kwargs.setdefault("backlog", 4096)
+        return serve(app, **kwargs)
+
+    waitress.serve = serve_wide
+
+
 def main():
     argv = sys.argv[1:]
     rest = argv[argv.index("--") + 1:] if "--" in argv else []
     own = argv[:argv.index("--")] if "--" in argv else argv
     keep_whole()
+    wide_open()
     if "--length-offset" in own:
         bound_length(int(own[own.index("--length-offset") + 1]))
     sys.argv = ["libretranslate"] + rest

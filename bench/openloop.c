@@ -19,7 +19,10 @@
  *
  * Prints, for each request that arrived after the warm-up, "CLASS STATUS
  * LATENCY_US", then "answered N": the answers (any status) whose last byte
- * came within the measured seconds. One thread, epoll and a timerfd for
+ * came within the measured seconds. A request still unanswered LINGER
+ * seconds after the end is given up and printed with status 0 (a server
+ * that stops accepting connections past a limit of its own would otherwise
+ * hold the generator for ever). One thread, epoll and a timerfd for
  * the arrivals: the generator takes a few percent of a core at thousands
  * of requests a second, and its own delays are at most the time it takes
  * to send a request (the Python asyncio loop this replaces took most of a
@@ -41,7 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { MAX_CONNECTIONS = 8192, BUFFER = 65536 };
+enum { MAX_CONNECTIONS = 8192, BUFFER = 65536, LINGER = 60 };
 
 typedef struct request_body {
     char kind[16];
@@ -256,7 +259,7 @@ static void finish(connection *c)
     c->request = NULL;
     g.in_flight--;
     g.free_list[g.free_count++] = index_of(c);
-    watch(c, 0, EPOLL_CTL_MOD);
+    watch(c, EPOLLRDHUP, EPOLL_CTL_MOD);  /* a server that closes it idle: remove it */
     if (g.closed && end < g.until)
         start(free_connection(), any_body(), end);
 }
@@ -329,7 +332,7 @@ int main(int argc, char **argv)
         arm(arrival);
     }
     struct epoll_event events[256];
-    while (arrival < g.until || g.in_flight > 0) {
+    while ((arrival < g.until || g.in_flight > 0) && now() < g.until + LINGER) {
         int n = epoll_wait(g.epoll, events, 256, 1000);
         if (n < 0 && errno != EINTR)
             fail("epoll_wait");
@@ -352,6 +355,11 @@ int main(int argc, char **argv)
                 remove_connection(c);  /* a free connection that the server closed */
             }
         }
+    }
+    for (int i = 0; i < g.count; i++) {
+        const connection *c = g.connections[i];
+        if (c->request && c->arrival >= g.measured)
+            printf("%s 0 %.0f\n", c->request->kind, (now() - c->arrival) * 1e6);
     }
     printf("answered %ld\n", g.answered);
     return 0;
