@@ -101,6 +101,9 @@ def ted_copy(model, out, offset, beam):
             os.symlink(os.path.abspath(os.path.join(model, name)), os.path.join(out, name))
     with open(os.path.join(model, "config.yaml"), encoding="utf-8") as f:
         head, decoding = f.read().split("\ndecoding:\n", 1)
+    # the random checkpoint's tokenizer says en -> de; both servers call it en -> fr
+    head = re.sub(r"(?m)^(  source_lang:).*$", r"\1 en", head)
+    head = re.sub(r"(?m)^(  target_lang:).*$", r"\1 fr", head)
     decoding = re.sub(r"(?m)^  (#|beam_size:|max_length_offset:|max_length:|length_penalty:|"
                       r"length_normalization:).*\n", "", decoding)
     bound = f"  max_length: 0\n  max_length_offset: {offset}\n" if offset is not None else \
@@ -382,6 +385,10 @@ def main(argv=None):
         for name in args.model:
             for beam in args.beam:
                 results["models"][f"{name} beam {beam}"] = run_model(name, beam, args)
+                print(table(results, args), file=sys.stderr, flush=True)
+                if args.json:
+                    with open(args.json, "w", encoding="utf-8") as f:
+                        json.dump(results, f, indent=1)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(table(results, args), flush=True)
