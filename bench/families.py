@@ -150,7 +150,8 @@ def family_rows(family, out_dir, args):
     base = os.path.join(out_dir, family)
     dirs, conversions = build(family, base)
     vocab = make_family_model.FAMILIES[family]["config"]["vocab_size"]
-    sources = bench.write_sources(out_dir, args.batch, vocab)
+    os.makedirs(base + "-sources", exist_ok=True)
+    sources = bench.write_sources(base + "-sources", args.batch, vocab)
     rows = []
     for pair in PAIRS:
         for b in args.batch:
