@@ -15,8 +15,8 @@ three things, offline necessities or alignments with ted's settings:
   longest source + N, the length bound ted's copy of the model gets
   (max_length_offset), so that both decode the same number of steps.
   Without it, CTranslate2's default bound (256 tokens) applies.
-- waitress's connection_limit (100) and listen backlog become 4096
-  (wide_open below).
+- waitress's connection_limit (100) and listen backlog become 4096, within
+  the file limit, raised to its hard limit (wide_open below).
 """
 import sys
 
@@ -51,12 +51,18 @@ def wide_open():
     open-loop client, which opens a connection for each request in flight,
     would see requests that never start. ted serve's bench runs with
     --max-connections-per-client 4096; waitress gets the same bound."""
+    import resource
     import waitress
 
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    soft = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     serve = waitress.serve
 
     def serve_wide(app, **kwargs):
-        kwargs.setdefault("connection_limit", 4096)
+        # below the file limit, as ted serve's --max-connections: past it
+        # accept() fails and waitress stops listening
+        kwargs.setdefault("connection_limit", min(4096, soft - 64))
         kwargs.setdefault("backlog", 4096)
         return serve(app, **kwargs)
 
