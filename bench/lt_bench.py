@@ -259,12 +259,18 @@ def translate(server, text):
         return json.load(answer)["translatedText"]
 
 
+def same_text(a, b):
+    """a and b alike but for spacing and the first letter's case
+    (LibreTranslate gives a translation the capital of its source)."""
+    a, b = " ".join(a.split()), " ".join(b.split())
+    return a[:1].lower() + a[1:] == b[:1].lower() + b[1:]
+
+
 def agreement(servers, texts):
     """How many of texts both servers translate alike (the same weights and
-    decoding give the same words, up to float rounding and the tokenizers'
-    spacing)."""
+    decoding give the same words, up to float rounding)."""
     answers = [[translate(s, t) for t in texts] for s in servers]
-    same = sum(" ".join(a.split()) == " ".join(b.split()) for a, b in zip(*answers))
+    same = sum(same_text(a, b) for a, b in zip(*answers))
     return {"same": same, "of": len(texts),
             "examples": [list(x) for x in zip(texts, *answers)][:3]}
 
