@@ -260,9 +260,10 @@ def translate(server, text):
 
 
 def same_text(a, b):
-    """a and b alike but for spacing and the first letter's case
-    (LibreTranslate gives a translation the capital of its source)."""
-    a, b = " ".join(a.split()), " ".join(b.split())
+    """a and b alike but for spacing, the first letter's case and a final
+    full stop (LibreTranslate gives a translation its source's capital and
+    final punctuation)."""
+    a, b = (" ".join(x.split()).rstrip(".") for x in (a, b))
     return a[:1].lower() + a[1:] == b[:1].lower() + b[1:]
 
 
