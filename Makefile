@@ -461,7 +461,7 @@ bench-shortlist: all $(VENV)/installed
 # saturation throughput, then Poisson arrivals at 50% and 80% of it (p50 and
 # p99 of short and long sentences), on the toy model and on make bench's
 # Transformer-base checkpoint (random weights: greedy, source tokens + 4
-# target tokens a sentence).
+# target tokens a sentence); then against LibreTranslate (bench-serve-lt).
 bench-serve: test-deps
 	@$(MAKE) --no-print-directory bench-serve-run
 
