@@ -130,7 +130,7 @@ NORMALIZE_CHECK := $(BUILD)/normalize-check
 DOCUMENT_CHECK := $(BUILD)/document-check
 MARIAN_CHECK := $(BUILD)/marian-check
 
-.PHONY: all test check check-san check-san-run check-tsan check-tsan-run fuzz-replay test-unit test-distributed demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-big bench-shortlist bench-serve bench-serve-run fuzz valgrind
+.PHONY: all test check check-san check-san-run check-tsan check-tsan-run fuzz-replay test-unit test-distributed demo install clean deps test-deps venv toy-model natural-model multi-model eval-multi eval bench bench-run bench-big bench-shortlist bench-serve bench-serve-run bench-serve-lt fuzz valgrind
 all: $(LIB) $(BIN)
 
 $(BUILD)/%.o: %.c
@@ -433,13 +433,16 @@ eval-multi: all
 # shape (bench/make_nllb_model.py; built and converted once, kept in
 # $(BUILD)/bench/nllb*). Writes $(BUILD)/bench/results.json and
 # $(BUILD)/bench/table.md. BENCH_ARGS: options of bench/run.py, e.g. --quick (one
-# timed run of everything), --no-nllb, --nllb-only. Its Python packages
-# (bench/requirements.txt) go into the test virtualenv.
+# timed run of everything), --no-nllb, --nllb-only. Then the real-size
+# families against CTranslate2 and MADLAD-400-3B's shape in int8
+# (bench/families.py; FAMILIES_ARGS, e.g. --quick, --no-madlad). Its Python
+# packages (bench/requirements.txt) go into the test virtualenv.
 BENCH_MACHINE := $(BUILD)/bench-machine
 BENCH_CFLAGS := -O3 -march=native -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra \
                 $(shell pkg-config --cflags openblas 2>/dev/null)
 BENCH_LIBS := $(shell pkg-config --libs openblas 2>/dev/null) -lpthread
 BENCH_ARGS ?=
+FAMILIES_ARGS ?=
 
 $(VENV)/bench-installed: bench/requirements.txt $(VENV)/installed
 	$(VENV_PYTHON) -m pip install -q --disable-pip-version-check -r bench/requirements.txt
@@ -454,6 +457,7 @@ bench-run: all $(VENV)/bench-installed
 	$(CC) $(BENCH_CFLAGS) bench/machine.c $(BENCH_LIBS) -o $(BENCH_MACHINE)
 	BUILD=$(BUILD) BENCH_MACHINE=$(BENCH_MACHINE) $(VENV_PYTHON) bench/run.py --no-build \
 	    $(BENCH_ARGS)
+	BUILD=$(BUILD) $(VENV_PYTHON) bench/families.py --ted $(TED) $(FAMILIES_ARGS)
 	@$(MAKE) --no-print-directory bench-python
 	@$(MAKE) --no-print-directory bench-shortlist
 	@$(MAKE) --no-print-directory bench-big
@@ -480,7 +484,7 @@ bench-shortlist: all $(VENV)/installed
 # saturation throughput, then Poisson arrivals at 50% and 80% of it (p50 and
 # p99 of short and long sentences), on the toy model and on make bench's
 # Transformer-base checkpoint (random weights: greedy, source tokens + 4
-# target tokens a sentence).
+# target tokens a sentence); then against LibreTranslate (bench-serve-lt).
 bench-serve: test-deps
 	@$(MAKE) --no-print-directory bench-serve-run
 
@@ -500,6 +504,24 @@ bench-serve-run: all $(VENV)/installed
 	done
 	$(PYTHON) bench/queue_model.py --ted $(TED) --model $(BUILD)/bench/marian-int8 \
 	    --texts $(TOY)/test.en --threads 2
+	@$(MAKE) --no-print-directory bench-serve-lt
+
+# ted serve against LibreTranslate (bench/lt_bench.py) on the same weights
+# (models/en-fr, and the Transformer-base checkpoint in int8), the same
+# open-loop trace through each one's POST /translate. LibreTranslate goes into
+# a virtualenv of its own, $(BUILD)/lt-venv (bench/requirements-lt.txt).
+# LT_BENCH_ARGS: options of bench/lt_bench.py, e.g. --quick.
+LT_VENV := $(BUILD)/lt-venv
+LT_BENCH_ARGS ?=
+$(LT_VENV)/installed: bench/requirements-lt.txt
+	$(PYTHON) -m venv $(LT_VENV)
+	$(LT_VENV)/bin/python -m pip install -q --disable-pip-version-check -r bench/requirements-lt.txt
+	@touch $@
+
+bench-serve-lt: all $(VENV)/bench-installed $(LT_VENV)/installed
+	$(CC) $(BENCH_CFLAGS) bench/openloop.c -lm -o $(BUILD)/bench-openloop
+	BUILD=$(BUILD) $(PYTHON) bench/lt_bench.py --ted $(TED) --lt-venv $(LT_VENV) \
+	    --venv-python $(VENV_PYTHON) --openloop $(BUILD)/bench-openloop $(LT_BENCH_ARGS)
 
 # memcheck cannot decode AVX-512 (under valgrind the CPU shows none, so
 # TED_CPU=avx512 would be refused): the AVX2 kernels run. Both scripts run;

@@ -5,8 +5,9 @@
     .venv/bin/python bench/ct2_bench.py --model DIR --vocab VOCAB_JSON --sources FILE
         [--compute-type float32|int8] [--threads T] [--new-tokens 64] [--repeat 3]
 
-FILE: a JSON list of sentences, each a list of source ids of the Hugging Face
-vocabulary VOCAB_JSON (vocab.json, token -> id); they are given to
+FILE: a JSON list of sentences, each a list of source ids of the vocabulary
+VOCAB_JSON (a Hugging Face vocab.json, token -> id, or the converted model's
+shared_vocabulary.json, a list of tokens in id order); they are given to
 translate_batch as those tokens. Translator(device="cpu", compute_type,
 intra_threads=T, inter_threads=1); translate_batch(beam_size=1,
 min_decoding_length=N, max_decoding_length=N): exactly N greedy tokens for
@@ -44,7 +45,8 @@ def translate_ms(translator, tokens, length):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True, help="CTranslate2 model directory")
-    parser.add_argument("--vocab", required=True, help="the Hugging Face vocab.json")
+    parser.add_argument("--vocab", required=True,
+                        help="vocab.json (token -> id) or shared_vocabulary.json (a list)")
     parser.add_argument("--sources", required=True, help="JSON list of lists of source ids")
     parser.add_argument("--compute-type", default="float32")
     parser.add_argument("--threads", type=int, default=1)
@@ -56,7 +58,9 @@ def main(argv=None):
     startup_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     with open(args.vocab, encoding="utf-8") as f:
-        token_of = {i: token for token, i in json.load(f).items()}
+        vocab = json.load(f)
+    token_of = dict(enumerate(vocab)) if isinstance(vocab, list) else \
+        {i: token for token, i in vocab.items()}
     with open(args.sources, encoding="utf-8") as f:
         tokens = [[token_of[i] for i in sentence] for sentence in json.load(f)]
     start = time.perf_counter()

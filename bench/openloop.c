@@ -1,10 +1,11 @@
 /* Open-loop HTTP load for make bench-serve (bench/serve_bench.py).
  *
- *     openloop PORT RATE WARMUP SECONDS SEED BODIES
- *     openloop PORT cN WARMUP SECONDS SEED BODIES
+ *     openloop PORT RATE WARMUP SECONDS SEED BODIES [PATH]
+ *     openloop PORT cN WARMUP SECONDS SEED BODIES [PATH]
  *
  * BODIES: one request per line, "CLASS<TAB>JSON": a class name (short,
- * long, other) and the body of a POST /v1/translate. Requests arrive at
+ * long, other) and the JSON body of a POST to PATH (default
+ * /v1/translate; /translate for LibreTranslate's API). Requests arrive at
  * random (a Poisson process of RATE a second: exponential gaps, drawn from
  * SEED), each a body chosen at random, whether or not the earlier ones are
  * answered, for WARMUP then SECONDS seconds. A request goes out on a kept
@@ -18,7 +19,10 @@
  *
  * Prints, for each request that arrived after the warm-up, "CLASS STATUS
  * LATENCY_US", then "answered N": the answers (any status) whose last byte
- * came within the measured seconds. One thread, epoll and a timerfd for
+ * came within the measured seconds. A request still unanswered LINGER
+ * seconds after the end is given up and printed with status 0 (a server
+ * that stops accepting connections past a limit of its own would otherwise
+ * hold the generator for ever). One thread, epoll and a timerfd for
  * the arrivals: the generator takes a few percent of a core at thousands
  * of requests a second, and its own delays are at most the time it takes
  * to send a request (the Python asyncio loop this replaces took most of a
@@ -40,7 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { MAX_CONNECTIONS = 8192, BUFFER = 65536 };
+enum { MAX_CONNECTIONS = 8192, BUFFER = 65536, LINGER = 60 };
 
 typedef struct request_body {
     char kind[16];
@@ -92,7 +96,7 @@ static double uniform(void)  /* in (0, 1) */
     return ((rng_state >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
-static request_body *read_bodies(const char *path, int port, int *count)
+static request_body *read_bodies(const char *path, const char *target, int port, int *count)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -116,13 +120,13 @@ static request_body *read_bodies(const char *path, int port, int *count)
         request_body *b = &bodies[n++];
         snprintf(b->kind, sizeof b->kind, "%s", line);
         size_t json = strlen(tab + 1);
-        b->bytes = malloc(json + 256);
+        b->bytes = malloc(json + strlen(target) + 256);
         if (!b->bytes)
             fail("bodies");
         b->length = (size_t)sprintf(b->bytes,
-                                    "POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                                    "POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
                                     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-                                    port, json, tab + 1);
+                                    target, port, json, tab + 1);
     }
     free(line);
     fclose(f);
@@ -255,7 +259,7 @@ static void finish(connection *c)
     c->request = NULL;
     g.in_flight--;
     g.free_list[g.free_count++] = index_of(c);
-    watch(c, 0, EPOLL_CTL_MOD);
+    watch(c, EPOLLRDHUP, EPOLL_CTL_MOD);  /* a server that closes it idle: remove it */
     if (g.closed && end < g.until)
         start(free_connection(), any_body(), end);
 }
@@ -297,15 +301,16 @@ static void arm(double at)
 
 int main(int argc, char **argv)
 {
-    if (argc != 7) {
-        fprintf(stderr, "usage: openloop PORT RATE WARMUP SECONDS SEED BODIES\n");
+    if (argc != 7 && argc != 8) {
+        fprintf(stderr, "usage: openloop PORT RATE WARMUP SECONDS SEED BODIES [PATH]\n");
         return 2;
     }
     g.port = atoi(argv[1]);
     double rate = atof(argv[2]), warmup = atof(argv[3]), seconds = atof(argv[4]);
     rng_state = strtoull(argv[5], NULL, 10) * 0x9E3779B97F4A7C15ULL + 1;
     g.closed = argv[2][0] == 'c' ? atoi(argv[2] + 1) : 0;
-    g.bodies = read_bodies(argv[6], g.port, &g.body_count);
+    g.bodies = read_bodies(argv[6], argc == 8 ? argv[7] : "/v1/translate", g.port,
+                           &g.body_count);
     if (g.body_count == 0 || (rate <= 0 && g.closed <= 0)) {
         fprintf(stderr, "openloop: no requests to send\n");
         return 2;
@@ -327,7 +332,7 @@ int main(int argc, char **argv)
         arm(arrival);
     }
     struct epoll_event events[256];
-    while (arrival < g.until || g.in_flight > 0) {
+    while ((arrival < g.until || g.in_flight > 0) && now() < g.until + LINGER) {
         int n = epoll_wait(g.epoll, events, 256, 1000);
         if (n < 0 && errno != EINTR)
             fail("epoll_wait");
@@ -350,6 +355,11 @@ int main(int argc, char **argv)
                 remove_connection(c);  /* a free connection that the server closed */
             }
         }
+    }
+    for (int i = 0; i < g.count; i++) {
+        const connection *c = g.connections[i];
+        if (c->request && c->arrival >= g.measured)
+            printf("%s 0 %.0f\n", c->request->kind, (now() - c->arrival) * 1e6);
     }
     printf("answered %ld\n", g.answered);
     return 0;
