@@ -182,7 +182,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         translate_libre(body, length);
     } else {
         int status = 0;
-        char *json = serve_explore(models, 2, paths[data[0] % 4 - 1], body, length, &status);
+        char *json = serve_explore(models, 2, NULL, paths[data[0] % 4 - 1], body, length, &status);
         REQUIRE(status != 500 || json);
         if (status != 500)
             check_answer(json, status);

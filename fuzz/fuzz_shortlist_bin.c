@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "io/shortlist.h"
 #include "io/shortlist_bin.h"
 
 enum { SRC_VOCAB = 40, TGT_VOCAB = 60 };
