@@ -53,13 +53,10 @@ LIBRARY='core kernels layers io model learn'
 # HEADER", each for the reason under it.
 PRIVATE_ALLOWED='
 src/serve/batch.h model/rows.h
-src/cli/quantize.c model/quantize.h
 '
 # serve/batch.h: the running batch steps its rows with the library's rows
 #   engine and chooser (model/rows.h, model/choose.h), whose structs hold
 #   the library's generators and scratch: no public form yet.
-# cli/quantize.c: ted quantize writes the library's packed weights layout
-#   (model/quantize.h), a tool of the library's own format.
 
 # Include cycles between modules still open, as the line the check prints,
 # each for the reason under it.

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "model/quantize.h"
+#include "ted/quantize.h"
 
 static const char usage[] =
     "usage: ted quantize [--dtype int8|int4|bf16] [--layout portable|mapped] IN_DIR OUT_DIR\n"

@@ -1,4 +1,4 @@
-/* ted quantize (model/quantize.h): the float model is loaded (so only a
+/* ted quantize (ted/quantize.h): the float model is loaded (so only a
  * model ted runs is quantized), its weights file rewritten with int8 or
  * bfloat16 matrices, the other files copied.
  *
@@ -6,7 +6,7 @@
  * are let go once it is checked and once it is written: the resident
  * memory holds about one tensor of the file at a time, not the file and
  * its panels (measurements: docs/performance.md#bf16-measured). */
-#include "model/quantize.h"
+#include "ted/quantize.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
-/* Quantizing a float model directory to int8 or bfloat16 weights (ted
- * quantize). */
-#ifndef TED_MODEL_QUANTIZE_H
-#define TED_MODEL_QUANTIZE_H
+/* Quantizing a float model directory to int8, int4 or bfloat16 weights
+ * (ted quantize), part of the public API. */
+#ifndef TED_QUANTIZE_H
+#define TED_QUANTIZE_H
 
 #include <limits.h>
 #include <signal.h>
@@ -34,8 +34,9 @@ typedef enum ted_quantize_dtype {
 /* How the weights file lays the matrices out. */
 typedef enum ted_quantize_layout {
     TED_LAYOUT_PORTABLE,  /* row-major: any reader; loading copies what the kernels repack */
-    TED_LAYOUT_GROUPS,    /* the int8 Linear weights in the products' groups (weights.h's
-                             mapped layout): loading maps the file and copies nothing */
+    TED_LAYOUT_GROUPS,    /* the int8 Linear weights in the products' groups (the mapped
+                             layout of docs/model-format.md): loading maps the file and
+                             copies nothing */
 } ted_quantize_layout;
 
 /* Writes out_dir as a copy of in_dir, a model ted loads with F32 weights,
@@ -46,7 +47,7 @@ typedef enum ted_quantize_layout {
  * F32. With TED_QUANTIZE_BF16 every matrix is BF16 instead (the top 16
  * bits of the float rounded to nearest, ties to even: torch's
  * .bfloat16()), without scales. With TED_QUANTIZE_INT4 the weight of
- * every Linear layer but the output layer is int4 (kernels.h's layout:
+ * every Linear layer but the output layer is int4 (the kernels' layout:
  * a U8 tensor (rows, groups * 16) and "NAME.scale" F32 (rows, groups),
  * scale = max |group| / 7, q in [-7, 7]), and the other matrices
  * (embeddings, the output layer, learned positions) int8 as above.
@@ -57,25 +58,27 @@ typedef enum ted_quantize_layout {
  * output layer's, a tied embedding's) is instead a U8 tensor of its
  * groups (ted_pack_i8_plain), these first in the file (each a multiple of
  * 64 bytes, so each starts 64-byte aligned), and the header's
- * "__metadata__" names the layout and its parameters (weights.h). config.yaml, the
+ * "__metadata__" names the layout and its parameters (docs/model-format.md). config.yaml, the
  * vocabularies and the SentencePiece models are copied.
  * out_dir must not exist or be empty, and must not be in_dir. Every file is
  * written under a unique temporary name (NAME.XXXXXX, created with O_EXCL:
  * no link is followed) and renamed into place once all are whole; after a
  * failure (a full disk is named: "No space left on device") nothing of
  * them is left, nor out_dir when this run created it. */
-ted_status ted_quantize_model(const char *in_dir, const char *out_dir, ted_quantize_dtype dtype,
-                              ted_quantize_layout layout, ted_error *err);
+TED_API ted_status ted_quantize_model(const char *in_dir, const char *out_dir,
+                                      ted_quantize_dtype dtype, ted_quantize_layout layout,
+                                      ted_error *err);
 
 /* The same, recording in `record` (which the caller keeps, such as a
  * static one a signal handler sees) what it creates while it runs. */
-ted_status ted_quantize_model_recorded(const char *in_dir, const char *out_dir,
-                                       ted_quantize_dtype dtype, ted_quantize_layout layout,
-                                       ted_quantize_record *record, ted_error *err);
+TED_API ted_status ted_quantize_model_recorded(const char *in_dir, const char *out_dir,
+                                               ted_quantize_dtype dtype,
+                                               ted_quantize_layout layout,
+                                               ted_quantize_record *record, ted_error *err);
 
 /* Removes what `record` holds: the files, then the directory when this run
  * created it. Async-signal-safe (unlink and rmdir only), for a handler of
  * SIGINT or SIGTERM; also called after a failure. */
-void ted_quantize_remove_partial(ted_quantize_record *record);
+TED_API void ted_quantize_remove_partial(ted_quantize_record *record);
 
 #endif
