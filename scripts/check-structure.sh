@@ -61,11 +61,7 @@ src/serve/batch.h model/rows.h
 # Include cycles between modules still open, as the line the check prints,
 # each for the reason under it.
 ALLOWED_CYCLES='
-include cycle between modules: src/model/weights src/model/model
 '
-# model <-> weights: the loader (model.c) binds the weights file
-#   (weights.c) into struct ted_model (model.h), which weights.c fills;
-#   the weights' own struct, which model.h would include, breaks it.
 
 # The decoding-option table (src/model/options.c) and the config key table
 # whose words it reads (src/io/config.c): the only files that spell the

@@ -16,7 +16,6 @@
 #include "io/config.h"
 #include "io/marian_model.h"
 #include "kernels/kernels.h"
-#include "model/weights.h"
 
 /* ---- the model directory ------------------------------------------------ */
 

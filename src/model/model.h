@@ -83,6 +83,16 @@ extern const struct ted_decoder_layer_kind ted_self_attention_decoder_layer;
  * the head's dimensions. */
 extern const struct ted_decoder_layer_kind ted_ssru_decoder_layer;
 
+/* The weights (model/weights.c): fills m->weights from m->file as m->config describes it: every tensor is
+ * found by the name the config's tensor_names scheme gives it and checked
+ * for shape; F32 and I8 tensors are used in place, F16/BF16 converted (an
+ * I8 matrix with its "NAME.scale" tensor, kernels.h's ted_matrix); a tensor
+ * the config does not use is an error. `path` names the file in messages.
+ * Then every float Linear weight is copied into panels (m->panels), which
+ * the products use, and its pages of the mapped file are let go (not for
+ * a model loaded unpacked, m->unpacked). */
+ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err);
+
 /* The languages of one side of the model (ted_model_languages). */
 typedef struct ted_language_side {
     const char **codes;  /* (count) as users spell them */

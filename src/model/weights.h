@@ -4,15 +4,8 @@
 
 #include "model/model.h"
 
-/* Fills m->weights from m->file as m->config describes it: every tensor is
- * found by the name the config's tensor_names scheme gives it and checked
- * for shape; F32 and I8 tensors are used in place, F16/BF16 converted (an
- * I8 matrix with its "NAME.scale" tensor, kernels.h's ted_matrix); a tensor
- * the config does not use is an error. `path` names the file in messages.
- * Then every float Linear weight is copied into panels (m->panels), which
- * the products use, and its pages of the mapped file are let go (not for
- * a model loaded unpacked, m->unpacked). */
-ted_status ted_weights_bind(ted_model *m, const char *path, ted_error *err);
+/* ted_weights_bind, which fills a model's weights, is declared in
+ * model/model.h, where the loader (model.c) calls it. */
 
 /* What the float matrix whose data begins at `data` is to m: the weight of
  * one of its Linear layers but the output layer (a packed Q/K/V
