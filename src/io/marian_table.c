@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -117,9 +116,7 @@ void ted_marian_close(ted_marian_file *file)
         free(file->tensors[i].st.name);
     free(file->tensors);
     free(file->yml);
-    if (file->mapped) {
-        ted_mapped_remove(file->bytes);
-        munmap((void *)file->bytes, file->size);
-    }
+    if (file->mapped)
+        ted_unmap_file(file->bytes, file->size);
     memset(file, 0, sizeof *file);
 }
