@@ -9,39 +9,6 @@
 #include "core/error.h"
 #include "core/mapped.h"
 
-bool ted_marian_shape_bytes(const int64_t *shape, int ndim, ted_dtype dtype, size_t *bytes)
-{
-    for (int i = 0; i < ndim; i++)
-        if (shape[i] < 0)
-            return false;
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] == 0) {
-            *bytes = 0;
-            return true;
-        }
-    }
-    size_t total = ted_dtype_size(dtype);
-    for (int i = 0; i < ndim; i++) {
-        if ((uint64_t)shape[i] > SIZE_MAX)
-            return false;
-        total = ted_mul_size(total, (size_t)shape[i]);
-        if (total == SIZE_MAX)
-            return false;
-    }
-    *bytes = total;
-    return true;
-}
-
-void ted_marian_format_shape(char *out, size_t size, const int64_t *shape, int ndim)
-{
-    int used = snprintf(out, size, "[");
-    for (int i = 0; i < ndim && used > 0 && (size_t)used < size; i++)
-        used += snprintf(out + used, size - (size_t)used, "%s%lld", i ? ", " : "",
-                         (long long)shape[i]);
-    if (used > 0 && (size_t)used < size)
-        snprintf(out + used, size - (size_t)used, "]");
-}
-
 static int compare_by_name(const void *a, const void *b)
 {
     return strcmp(((const ted_marian_tensor *)a)->st.name,

@@ -90,15 +90,4 @@ void ted_marian_close(ted_marian_file *file);
 ted_status ted_marian_table_finish(ted_marian_file *file, const char *file_name,
                                    ted_error *err);
 
-/* For the container parsers: the values' byte count of a tensor of this
- * shape and dtype into *bytes, or false on a negative dimension or a size
- * that overflows. */
-bool ted_marian_shape_bytes(const int64_t *shape, int ndim, ted_dtype dtype, size_t *bytes);
-
-/* For the container parsers: "[d0, d1]" into `out`. */
-void ted_marian_format_shape(char *out, size_t size, const int64_t *shape, int ndim);
-
-/* Longest text ted_marian_format_shape writes, with its NUL. */
-#define TED_MARIAN_SHAPE_TEXT (TED_TENSOR_MAX_DIMS * 22 + 3)
-
 #endif
