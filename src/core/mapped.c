@@ -103,6 +103,20 @@ void ted_unmap_file(const void *bytes, size_t size)
     munmap((void *)bytes, size);
 }
 
+ted_status ted_map_parse(const char *path, ted_bytes_parser *parse, void *into,
+                         ted_error *err)
+{
+    const unsigned char *bytes = NULL;
+    size_t size = 0;
+    ted_status status = ted_map_file(path, &bytes, &size, err);
+    if (status != TED_OK)
+        return status;
+    status = parse(bytes, size, path, into, err);
+    if (status != TED_OK)
+        ted_unmap_file(bytes, size);
+    return status;
+}
+
 static const char *mapped_path_at(const void *address)
 {
     uintptr_t a = (uintptr_t)address;

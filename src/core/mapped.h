@@ -23,4 +23,16 @@ ted_status ted_map_file(const char *path, const unsigned char **bytes, size_t *s
 /* Forgets and unmaps what ted_map_file gave; a no-op for an empty file. */
 void ted_unmap_file(const void *bytes, size_t size);
 
+/* Parses the `size` bytes of a whole file (NULL and 0 for an empty one)
+ * into `into`: `name` names the file in messages. */
+typedef ted_status ted_bytes_parser(const void *bytes, size_t size, const char *name,
+                                    void *into, ted_error *err);
+
+/* Maps `path` (ted_map_file) and hands its bytes to parse(bytes, size,
+ * path, into, err), unmapping them when that fails. On success the mapping
+ * stays, for what the parser filled to point into until its close calls
+ * ted_unmap_file. */
+ted_status ted_map_parse(const char *path, ted_bytes_parser *parse, void *into,
+                         ted_error *err);
+
 #endif

@@ -28,23 +28,21 @@ ted_status ted_marian_parse(const void *bytes, size_t size, const char *name,
                     name);
 }
 
+/* ted_marian_parse of a whole file, which names an empty one as such. */
+static ted_status parse_whole(const void *bytes, size_t size, const char *name, void *into,
+                              ted_error *err)
+{
+    if (size == 0)
+        return ted_fail(err, TED_ERR_FORMAT, "%s: the file is empty", name);
+    return ted_marian_parse(bytes, size, name, into, err);
+}
+
 ted_status ted_marian_open(const char *path, ted_marian_file *file, ted_error *err)
 {
     if (!path || !file)
         return ted_fail(err, TED_ERR_ARGUMENT, "ted_marian_open: missing argument");
     memset(file, 0, sizeof *file);
-    const unsigned char *bytes = NULL;
-    size_t size = 0;
-    ted_status status = ted_map_file(path, &bytes, &size, err);
-    if (status != TED_OK)
-        return status;
-    if (size == 0)
-        return ted_fail(err, TED_ERR_FORMAT, "%s: the file is empty", path);
-    status = ted_marian_parse(bytes, size, path, file, err);
-    if (status != TED_OK) {
-        ted_unmap_file(bytes, size);
-        return status;
-    }
-    file->mapped = true;
-    return TED_OK;
+    ted_status status = ted_map_parse(path, parse_whole, file, err);
+    file->mapped = status == TED_OK;
+    return status;
 }

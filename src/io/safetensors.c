@@ -597,24 +597,21 @@ ted_status ted_safetensors_parse(const void *bytes, size_t size, const char *nam
     return TED_OK;
 }
 
+/* ted_safetensors_parse, for ted_map_parse. */
+static ted_status parse_whole(const void *bytes, size_t size, const char *name, void *into,
+                              ted_error *err)
+{
+    return ted_safetensors_parse(bytes, size, name, into, err);
+}
+
 ted_status ted_safetensors_open(const char *path, ted_safetensors *file, ted_error *err)
 {
     if (!path || !file)
         return ted_fail(err, TED_ERR_ARGUMENT, "ted_safetensors_open: missing argument");
     memset(file, 0, sizeof *file);
-
-    const unsigned char *bytes = NULL;
-    size_t size = 0;
-    ted_status status = ted_map_file(path, &bytes, &size, err);
-    if (status != TED_OK)
-        return status;
-    status = ted_safetensors_parse(bytes, size, path, file, err);
-    if (status != TED_OK) {
-        ted_unmap_file(bytes, size);
-        return status;
-    }
-    file->mapped = true;
-    return TED_OK;
+    ted_status status = ted_map_parse(path, parse_whole, file, err);
+    file->mapped = status == TED_OK;
+    return status;
 }
 
 void ted_safetensors_release(const ted_safetensors *file, const void *data, size_t bytes)
