@@ -286,15 +286,8 @@ ted_status ted_marian_bin_parse(const void *bytes, size_t size, const char *name
         return ted_fail(err, TED_ERR_ARGUMENT, "ted_marian_bin_parse: missing argument");
     memset(file, 0, sizeof *file);
     file->container = TED_MARIAN_BIN;
-    bin_reader r = {.bytes = bytes, .size = size, .name = name, .err = err};
-    ted_status status = parse_items(&r, file);
-    if (status == TED_OK)
-        status = ted_marian_table_finish(file, name, err);
-    if (status != TED_OK) {
-        ted_marian_close(file);
-        return status;
-    }
     file->bytes = bytes;
     file->size = size;
-    return TED_OK;
+    bin_reader r = {.bytes = bytes, .size = size, .name = name, .err = err};
+    return ted_marian_table_finish(file, parse_items(&r, file), name, err);
 }

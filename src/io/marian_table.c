@@ -1,7 +1,6 @@
 /* The table of a Marian model file's tensors (io/marian_table.h). */
 #include "io/marian_table.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,8 +41,8 @@ static ted_status copy_yml(ted_marian_file *file, const ted_marian_tensor *item,
     return TED_OK;
 }
 
-ted_status ted_marian_table_finish(ted_marian_file *file, const char *file_name,
-                                   ted_error *err)
+static ted_status check_and_copy_yml(ted_marian_file *file, const char *file_name,
+                                     ted_error *err)
 {
     if (file->count > 1)
         qsort(file->tensors, (size_t)file->count, sizeof *file->tensors, compare_by_name);
@@ -53,6 +52,16 @@ ted_status ted_marian_table_finish(ted_marian_file *file, const char *file_name,
                             file->tensors[i].st.name);
     const ted_marian_tensor *yml = ted_marian_find(file, TED_MARIAN_YML_NAME);
     return yml ? copy_yml(file, yml, file_name, err) : TED_OK;
+}
+
+ted_status ted_marian_table_finish(ted_marian_file *file, ted_status status,
+                                   const char *file_name, ted_error *err)
+{
+    if (status == TED_OK)
+        status = check_and_copy_yml(file, file_name, err);
+    if (status != TED_OK)
+        ted_marian_close(file);
+    return status;
 }
 
 static int compare_name_to_tensor(const void *key, const void *element)

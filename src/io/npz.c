@@ -91,7 +91,8 @@ static ted_status read_zip64_end(const zip_reader *r, size_t eocd, zip_directory
                         "%s: the zip64 locator points to no zip64 end record (offset %llu)",
                         r->name, (unsigned long long)at);
     const unsigned char *p = r->bytes + at;
-    if (ted_le_u32(p + 16) != 0 || ted_le_u32(p + 20) != 0 || ted_le_u64(p + 24) != ted_le_u64(p + 32))
+    if (ted_le_u32(p + 16) != 0 || ted_le_u32(p + 20) != 0 ||
+        ted_le_u64(p + 24) != ted_le_u64(p + 32))
         return ted_fail(r->err, TED_ERR_FORMAT,
                         "%s: a zip archive spanning several disks", r->name);
     dir->entries = ted_le_u64(p + 32);
@@ -172,7 +173,8 @@ static ted_status read_entry(const zip_reader *r, uint64_t at, uint64_t left, in
                         "%s: central directory entry %d is not one (bad signature or cut "
                         "short)",
                         r->name, index);
-    size_t name_length = ted_le_u16(p + 28), extra = ted_le_u16(p + 30), comment = ted_le_u16(p + 32);
+    size_t name_length = ted_le_u16(p + 28), extra = ted_le_u16(p + 30),
+           comment = ted_le_u16(p + 32);
     e->header_bytes = CENTRAL_BYTES + name_length + extra + comment;
     if (e->header_bytes > left)
         return ted_fail(r->err, TED_ERR_FORMAT,
@@ -380,6 +382,8 @@ ted_status ted_npz_parse(const void *bytes, size_t size, const char *name,
         return ted_fail(err, TED_ERR_ARGUMENT, "ted_npz_parse: missing argument");
     memset(file, 0, sizeof *file);
     file->container = TED_MARIAN_NPZ;
+    file->bytes = bytes;
+    file->size = size;
     zip_reader r = {.bytes = bytes, .size = size, .name = name, .err = err};
     zip_directory dir;
     ted_status status = read_directory(&r, &dir);
@@ -391,13 +395,5 @@ ted_status ted_npz_parse(const void *bytes, size_t size, const char *name,
         status = file->tensors && spans ? read_members(&r, &dir, file, spans) : TED_ERR_NOMEM;
     }
     free(spans);
-    if (status == TED_OK)
-        status = ted_marian_table_finish(file, name, err);
-    if (status != TED_OK) {
-        ted_marian_close(file);
-        return status;
-    }
-    file->bytes = bytes;
-    file->size = size;
-    return TED_OK;
+    return ted_marian_table_finish(file, status, name, err);
 }
