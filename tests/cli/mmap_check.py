@@ -245,17 +245,10 @@ def check_pytorch(model_dir, portable, mapped):
     against `ted logits` of the mapped model."""
     import test_int8  # noqa: E402 (torch; the parity tests' reference)
     import reference_models
-    from tutorial_model import PositionalEncoding, Seq2SeqTransformer
-    import export_torch
-    state = test_int8.dequantized_state(portable)
-    sizes, _ = export_torch.analyze(state)
-    model = Seq2SeqTransformer(sizes["encoder_layers"], sizes["decoder_layers"],
-                               sizes["d_model"], 4, sizes["src_vocab_size"],
-                               sizes["tgt_vocab_size"], dim_feedforward=sizes["d_ff"],
-                               dropout=0.0)
-    model.positional_encoding = PositionalEncoding(sizes["d_model"], 0.0, 5000)
-    model.load_state_dict(state, strict=False)
-    model = model.eval().double()
+    try:
+        model = reference_models.toy_model(test_int8.dequantized_state(portable))
+    except ValueError as e:
+        return report("pytorch/toy", str(e))
     src_vocab = test_int8.read_lines(os.path.join(model_dir, "vocab.src"))
     tgt_index = {t: i for i, t in
                  enumerate(test_int8.read_lines(os.path.join(model_dir, "vocab.tgt")))}

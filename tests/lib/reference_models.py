@@ -16,10 +16,28 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 from tutorial_model import (BOS_IDX, EOS_IDX, UNK_IDX,  # noqa: E402
+                            PositionalEncoding, Seq2SeqTransformer,
                             generate_square_subsequent_mask)
 
 
 # ---- the tutorial model -------------------------------------------------------
+
+def toy_model(state):
+    """The tutorial Transformer of the toy models (4 heads) holding `state`,
+    float64, in eval mode. ValueError when the state does not fit it (only
+    pos_embedding, which the model computes, may be missing)."""
+    import export_torch  # tools/: its sizes of a tutorial state
+    sizes, _ = export_torch.analyze(state)
+    model = Seq2SeqTransformer(sizes["encoder_layers"], sizes["decoder_layers"],
+                               sizes["d_model"], 4, sizes["src_vocab_size"],
+                               sizes["tgt_vocab_size"], dim_feedforward=sizes["d_ff"],
+                               dropout=0.0)
+    model.positional_encoding = PositionalEncoding(sizes["d_model"], 0.0, 5000)
+    missing = model.load_state_dict(state, strict=False)
+    if missing.unexpected_keys or any("pos_embedding" not in k for k in missing.missing_keys):
+        raise ValueError(f"state_dict mismatch: {missing}")
+    return model.eval().double()
+
 
 def source_ids(words, vocab):
     index = {t: i for i, t in enumerate(vocab)}

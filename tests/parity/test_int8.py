@@ -43,12 +43,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
-import export_torch  # noqa: E402
 import reference_models  # noqa: E402
 import ted_format  # noqa: E402
 from ted_test import (TED, failures, only_groups, parse_logits, report, run,  # noqa: E402
                       scratch_directory, ted_problem)
-from tutorial_model import PositionalEncoding, Seq2SeqTransformer  # noqa: E402
 
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporters' Python
 MIN_IDENTICAL = 0.98        # of the test lines, int8 output = float32 output
@@ -168,16 +166,10 @@ def dequantized_state(int8_dir):
 def check_pytorch(model_dir, int8_dir):
     """The toy model (tutorial layout, whitespace tokens, lowercase)."""
     state = dequantized_state(int8_dir)
-    sizes, _ = export_torch.analyze(state)
-    model = Seq2SeqTransformer(sizes["encoder_layers"], sizes["decoder_layers"],
-                               sizes["d_model"], 4, sizes["src_vocab_size"],
-                               sizes["tgt_vocab_size"], dim_feedforward=sizes["d_ff"],
-                               dropout=0.0)
-    model.positional_encoding = PositionalEncoding(sizes["d_model"], 0.0, 5000)
-    missing = model.load_state_dict(state, strict=False)
-    if missing.unexpected_keys or any("pos_embedding" not in k for k in missing.missing_keys):
-        return report("pytorch/toy", f"state_dict mismatch: {missing}")
-    model = model.eval().double()
+    try:
+        model = reference_models.toy_model(state)
+    except ValueError as e:
+        return report("pytorch/toy", str(e))
     src_vocab = read_lines(os.path.join(model_dir, "vocab.src"))
     tgt_index = {t: i for i, t in enumerate(read_lines(os.path.join(model_dir, "vocab.tgt")))}
     sources = read_lines(os.path.join(model_dir, "test.en"))[:LOGIT_SENTENCES]
