@@ -55,9 +55,7 @@ MODELS = [("toy", os.path.join(ROOT, "models", "toy-en-fr")),
 GROUPS = ["file", "pytorch", "logits", "quality", "quantize"]
 
 
-def read_lines(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read().split("\n")[:-1]
+read_lines = reference_models.read_lines
 
 
 def ted_logits(model_dir, source, target):
@@ -117,14 +115,7 @@ def rounded_state(state):
 
 def toy_logits(model_dir):
     """(model builder, logits(model, source, target)) for the toy model."""
-    src_vocab = read_lines(os.path.join(model_dir, "vocab.src"))
-    tgt_index = {t: i for i, t in enumerate(read_lines(os.path.join(model_dir, "vocab.tgt")))}
-
-    def logits(model, source, target):
-        return reference_models.reference_logits(
-            model, reference_models.source_ids(source.lower().split(), src_vocab),
-            [tgt_index.get(w, 0) for w in target.lower().split()])
-    return reference_models.toy_model, logits
+    return reference_models.toy_model, reference_models.toy_logits(model_dir)
 
 
 def config_values(path):

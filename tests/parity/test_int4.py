@@ -65,9 +65,7 @@ MODELS = [("toy", os.path.join(ROOT, "models", "toy-en-fr")),
 GROUPS = ["layout", "quality", "pytorch", "quantize"]
 
 
-def read_lines(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read().split("\n")[:-1]
+read_lines = reference_models.read_lines
 
 
 def ted_logits(model_dir, source, target):
@@ -192,17 +190,9 @@ def check_pytorch(model_dir, int4_dir):
         model = reference_models.toy_model(state)
     except ValueError as e:
         return report("pytorch/toy", str(e))
-    src_vocab = read_lines(os.path.join(model_dir, "vocab.src"))
-    tgt_index = {t: i for i, t in enumerate(read_lines(os.path.join(model_dir, "vocab.tgt")))}
-    sources = read_lines(os.path.join(model_dir, "test.en"))[:LOGIT_SENTENCES // 2]
-    targets = read_lines(os.path.join(model_dir, "test.fr"))[:LOGIT_SENTENCES // 2]
-    worst = 0.0
     try:
-        for source, target in zip(sources, targets):
-            want = reference_models.reference_logits(
-                model, reference_models.source_ids(source.lower().split(), src_vocab),
-                [tgt_index.get(w, 0) for w in target.lower().split()])
-            worst = max(worst, float(np.abs(ted_logits(int4_dir, source, target) - want).max()))
+        worst, = reference_models.worst_vs_toy(model, model_dir, LOGIT_SENTENCES // 2,
+                                               lambda s, t: ted_logits(int4_dir, s, t))
     except ValueError as e:
         return report("pytorch/toy", str(e))
     detail = (f"ted int4 vs PyTorch on the dequantized weights: max abs diff {worst:.3g} "

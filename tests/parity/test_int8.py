@@ -64,9 +64,7 @@ MODELS = [("toy", os.path.join(ROOT, "models", "toy-en-fr"), []),
 GROUPS = ["quality", "logits", "pytorch", "bytes", "quantize"]
 
 
-def read_lines(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read().split("\n")[:-1]
+read_lines = reference_models.read_lines
 
 
 def quantize(in_dir, out_dir):
@@ -170,21 +168,10 @@ def check_pytorch(model_dir, int8_dir):
         model = reference_models.toy_model(state)
     except ValueError as e:
         return report("pytorch/toy", str(e))
-    src_vocab = read_lines(os.path.join(model_dir, "vocab.src"))
-    tgt_index = {t: i for i, t in enumerate(read_lines(os.path.join(model_dir, "vocab.tgt")))}
-    sources = read_lines(os.path.join(model_dir, "test.en"))[:LOGIT_SENTENCES]
-    targets = read_lines(os.path.join(model_dir, "test.fr"))[:LOGIT_SENTENCES]
-    worst, worst_fp32 = 0.0, 0.0
     try:
-        for source, target in zip(sources, targets):
-            src_words, tgt_words = source.lower().split(), target.lower().split()
-            want = reference_models.reference_logits(
-                model, reference_models.source_ids(src_words, src_vocab),
-                [tgt_index.get(w, 0) for w in tgt_words])
-            got = ted_logits(int8_dir, source, target)
-            worst = max(worst, float(np.abs(got - want).max()))
-            worst_fp32 = max(worst_fp32,
-                             float(np.abs(ted_logits(model_dir, source, target) - want).max()))
+        worst, worst_fp32 = reference_models.worst_vs_toy(
+            model, model_dir, LOGIT_SENTENCES, lambda s, t: ted_logits(int8_dir, s, t),
+            lambda s, t: ted_logits(model_dir, s, t))
     except ValueError as e:
         return report("pytorch/toy", str(e))
     detail = (f"ted int8 vs PyTorch on the dequantized weights: max abs diff {worst:.3g} "
