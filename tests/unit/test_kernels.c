@@ -773,11 +773,18 @@ Test(kernels, matrix_row_from_panels)
  * 70 columns (whole 4-byte steps and a part), each row with its scale. */
 enum { I8_ROWS = 37, I8_COLS = 70 };
 
-static void fill_i8_rows(int8_t W[I8_ROWS * I8_COLS], float scale[I8_ROWS], unsigned seed)
+typedef struct i8_rows {
+    int8_t W[I8_ROWS * I8_COLS];
+    float scale[I8_ROWS];
+} i8_rows;
+
+/* Selects `variant` and fills W from `seed`, row r's scale 0.01 (r + 1). */
+static void fill_i8_rows(i8_rows *w, const char *variant, unsigned seed)
 {
-    fill_int8(W, I8_ROWS * I8_COLS, seed);
+    use_variant(variant);
+    fill_int8(w->W, I8_ROWS * I8_COLS, seed);
     for (int r = 0; r < I8_ROWS; r++)
-        scale[r] = 0.01f * (float)(r + 1);
+        w->scale[r] = 0.01f * (float)(r + 1);
 }
 
 /* Asserts that every row of `table` reads back as W stored, and
@@ -808,19 +815,17 @@ static void expect_i8_rows(ted_matrix table, ted_matrix from_16,
  * reads W as stored. */
 static void check_i8_rows_packed(const char *variant)
 {
-    use_variant(variant);
-    int8_t W[I8_ROWS * I8_COLS];
-    float scale[I8_ROWS];
-    fill_i8_rows(W, scale, 11u);
-    uint8_t *packed = packed_i8(W, I8_ROWS, I8_COLS);
+    i8_rows w;
+    fill_i8_rows(&w, variant, 11u);
+    uint8_t *packed = packed_i8(w.W, I8_ROWS, I8_COLS);
     if (!packed)
         return;  /* this set reads W as stored */
-    ted_matrix table = {.i8 = W, .scale = scale, .i8_packed = packed};
+    ted_matrix table = {.i8 = w.W, .scale = w.scale, .i8_packed = packed};
     ted_matrix from_16 = ted_matrix_rows(table, 16, I8_COLS);
     ted_matrix from_1 = ted_matrix_rows(table, 1, I8_COLS);
     cr_assert(from_16.i8_packed && !from_1.i8_packed, "%s: a part of W keeps its packing only "
               "from a group's first row", variant);
-    expect_i8_rows(table, from_16, W, scale, variant);
+    expect_i8_rows(table, from_16, w.W, w.scale, variant);
     free(packed);
 }
 
@@ -828,15 +833,13 @@ static void check_i8_rows_packed(const char *variant)
  * as stored, whole and from a part that starts a group. */
 static void check_i8_rows_alone(const char *variant)
 {
-    use_variant(variant);
-    int8_t W[I8_ROWS * I8_COLS];
-    float scale[I8_ROWS];
-    fill_i8_rows(W, scale, 12u);
-    uint8_t *groups = groups_i8(W, I8_ROWS, I8_COLS);
-    ted_matrix table = {.scale = scale, .i8_packed = groups};
+    i8_rows w;
+    fill_i8_rows(&w, variant, 12u);
+    uint8_t *groups = groups_i8(w.W, I8_ROWS, I8_COLS);
+    ted_matrix table = {.scale = w.scale, .i8_packed = groups};
     ted_matrix from_16 = ted_matrix_rows(table, 16, I8_COLS);
-    cr_assert(from_16.i8_packed && !from_16.i8 && from_16.scale == scale + 16);
-    expect_i8_rows(table, from_16, W, scale, variant);
+    cr_assert(from_16.i8_packed && !from_16.i8 && from_16.scale == w.scale + 16);
+    expect_i8_rows(table, from_16, w.W, w.scale, variant);
     free(groups);
 }
 
