@@ -1,8 +1,8 @@
-/* The table of mapped files and the SIGBUS handler that reads it. The
- * handler only reads the table and calls async-signal-safe functions
- * (write, _exit); the table's slots are written under a lock, each slot's
- * path before its base, so the handler never sees a half-written entry as
- * live. */
+/* The mapping of a weights file, the table of mapped files and the SIGBUS
+ * handler that reads it. The handler only reads the table and calls
+ * async-signal-safe functions (write, _exit); the table's slots are
+ * written under a lock, each slot's path before its base, so the handler
+ * never sees a half-written entry as live. */
 #include "core/mapped.h"
 
 #include <errno.h>

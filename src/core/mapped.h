@@ -1,6 +1,7 @@
-/* The weights files ted has memory-mapped, so that a fault while reading
- * one (the file was truncated while in use: the kernel raises SIGBUS) can
- * be reported with the file's name instead of a bare signal. */
+/* Weights files memory-mapped whole, and the table of those ted has
+ * mapped, so that a fault while reading one (the file was truncated while
+ * in use: the kernel raises SIGBUS) can be reported with the file's name
+ * instead of a bare signal. */
 #ifndef TED_CORE_MAPPED_H
 #define TED_CORE_MAPPED_H
 
