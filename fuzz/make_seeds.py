@@ -18,7 +18,9 @@ import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests/bad"))
+sys.path.insert(0, os.path.join(ROOT, "tests/lib"))
 import spm_model  # noqa: E402
+from marian_files import marian_bin  # noqa: E402
 
 
 def safetensors(tensors, metadata=None, align=8):
@@ -240,20 +242,6 @@ def npz(members):
         for name, data in members:
             z.writestr(name + ".npy", data)
     return out.getvalue()
-
-
-def marian_bin(items):
-    """Marian's .bin (marian-dev src/common/binary.cpp saveItems): items
-    (name, type, shape, data), each padded to 256."""
-    pad = [(-len(d)) % 256 for _, _, _, d in items]
-    out = struct.pack("<QQ", 1, len(items))
-    for (name, kind, shape, data), p in zip(items, pad):
-        out += struct.pack("<QQQQ", len(name) + 1, kind, len(shape), len(data) + p)
-    out += b"".join(n.encode() + b"\0" for n, _, _, _ in items)
-    out += b"".join(struct.pack(f"<{len(s)}i", *s) for _, _, s, _ in items)
-    nextpos = ((len(out) + 8) // 256 + 1) * 256
-    out += struct.pack("<Q", nextpos - len(out) - 8) + b"\0" * (nextpos - len(out) - 8)
-    return out + b"".join(d + b"\0" * p for (_, _, _, d), p in zip(items, pad))
 
 
 YML = b"type: transformer\ndim-emb: 4\ntransformer-decoder-autoreg: rnn\n\0"

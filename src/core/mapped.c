@@ -1,17 +1,21 @@
-/* The table of mapped files and the SIGBUS handler that reads it. The
- * handler only reads the table and calls async-signal-safe functions
- * (write, _exit); the table's slots are written under a lock, each slot's
- * path before its base, so the handler never sees a half-written entry as
- * live. */
+/* The mapping of a weights file, the table of mapped files and the SIGBUS
+ * handler that reads it. The handler only reads the table and calls
+ * async-signal-safe functions (write, _exit); the table's slots are
+ * written under a lock, each slot's path before its base, so the handler
+ * never sees a half-written entry as live. */
 #include "core/mapped.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/file.h"
 
 #define MAPPED_SLOTS 64
 #define MAPPED_PATH_SIZE 512
@@ -47,6 +51,70 @@ void ted_mapped_remove(const void *base)
         if (table[i].base == base)
             __atomic_store_n(&table[i].base, NULL, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&table_lock);
+}
+
+/* Maps the whole of `fd`, which names `path` in messages. */
+static ted_status map_descriptor(int fd, const char *path, const unsigned char **bytes,
+                                 size_t *size, ted_error *err)
+{
+    struct stat info;
+    if (fstat(fd, &info) != 0)
+        return ted_fail(err, TED_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
+    if ((uint64_t)info.st_size > SIZE_MAX)
+        return ted_fail(err, TED_ERR_IO, "%s: %lld bytes do not fit in memory", path,
+                        (long long)info.st_size);
+    *bytes = NULL;
+    *size = 0;
+    if (info.st_size == 0)
+        return TED_OK;
+    void *map = mmap(NULL, (size_t)info.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED)
+        return ted_fail(err, TED_ERR_IO, "%s: cannot map %lld bytes: %s", path,
+                        (long long)info.st_size, strerror(errno));
+    /* Loading reads every weight, so ask for read-ahead; only speed is at
+     * stake if the kernel declines. */
+    (void)posix_madvise(map, (size_t)info.st_size, POSIX_MADV_WILLNEED);
+    *bytes = map;
+    *size = (size_t)info.st_size;
+    return TED_OK;
+}
+
+ted_status ted_map_file(const char *path, const unsigned char **bytes, size_t *size,
+                        ted_error *err)
+{
+    int fd;
+    ted_status status = ted_open_regular(path, &fd, err);
+    if (status != TED_OK)
+        return status;
+    status = map_descriptor(fd, path, bytes, size, err);
+    /* The mapping outlives the descriptor, and nothing was written through
+     * it, so a failing close loses nothing. */
+    (void)close(fd);
+    if (status == TED_OK && *bytes)
+        ted_mapped_add(*bytes, *size, path);
+    return status;
+}
+
+void ted_unmap_file(const void *bytes, size_t size)
+{
+    if (!bytes)
+        return;
+    ted_mapped_remove(bytes);
+    munmap((void *)bytes, size);
+}
+
+ted_status ted_map_parse(const char *path, ted_bytes_parser *parse, void *into,
+                         ted_error *err)
+{
+    const unsigned char *bytes = NULL;
+    size_t size = 0;
+    ted_status status = ted_map_file(path, &bytes, &size, err);
+    if (status != TED_OK)
+        return status;
+    status = parse(bytes, size, path, into, err);
+    if (status != TED_OK)
+        ted_unmap_file(bytes, size);
+    return status;
 }
 
 static const char *mapped_path_at(const void *address)

@@ -7,6 +7,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "io/little_endian.h"
 
 #define BIN_VERSION 1
 #define BIN_ALIGN 256
@@ -23,21 +24,6 @@ typedef struct bin_reader {
     const char *name;
     ted_error *err;
 } bin_reader;
-
-static uint64_t get_u64(const unsigned char *p)
-{
-    uint64_t value = 0;
-    for (int i = 7; i >= 0; i--)
-        value = value << 8 | p[i];
-    return value;
-}
-
-static int32_t get_i32(const unsigned char *p)
-{
-    uint32_t value = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                     (uint32_t)p[3] << 24;
-    return (int32_t)value;
-}
 
 static bool is_intgemm8(uint64_t type)
 {
@@ -76,7 +62,7 @@ static bool type_dtype(uint64_t type, ted_dtype *dtype, const char **why)
 static ted_status check_header(const bin_reader *r, uint64_t index, const unsigned char *h,
                                ted_marian_tensor *t)
 {
-    uint64_t name_length = get_u64(h), rank = get_u64(h + 16);
+    uint64_t name_length = ted_le_u64(h), rank = ted_le_u64(h + 16);
     if (rank < 1 || rank > TED_TENSOR_MAX_DIMS)
         return ted_fail(r->err, TED_ERR_FORMAT,
                         "%s: item %llu: a shape of rank %llu (ted reads ranks 1 to %d)",
@@ -88,7 +74,7 @@ static ted_status check_header(const bin_reader *r, uint64_t index, const unsign
                         "fit the file of %zu bytes",
                         r->name, (unsigned long long)index, (unsigned long long)name_length,
                         r->size);
-    t->type = get_u64(h + 8);
+    t->type = ted_le_u64(h + 8);
     t->st.ndim = (int)rank;
     return TED_OK;
 }
@@ -135,7 +121,7 @@ static ted_status take_shape(const bin_reader *r, size_t *at, ted_marian_tensor 
                         "%s: item '%s': its shape runs past the end of the file", r->name,
                         t->st.name);
     for (int d = 0; d < t->st.ndim; d++) {
-        int32_t dim = get_i32(r->bytes + *at + 4 * (size_t)d);
+        int32_t dim = ted_le_i32(r->bytes + *at + 4 * (size_t)d);
         if (dim < 0)
             return ted_fail(r->err, TED_ERR_FORMAT,
                             "%s: item '%s': dimension %d of its shape is negative (%d)",
@@ -163,7 +149,7 @@ static ted_status read_items(const bin_reader *r, ted_marian_file *file, uint64_
     }
     *at = 16 + BIN_HEADER_BYTES * (size_t)count;
     for (uint64_t i = 0; i < count; i++) {
-        uint64_t length = get_u64(r->bytes + 16 + BIN_HEADER_BYTES * i);
+        uint64_t length = ted_le_u64(r->bytes + 16 + BIN_HEADER_BYTES * i);
         ted_status status = take_name(r, (int)i, length, at, &file->tensors[i]);
         if (status != TED_OK)
             return status;
@@ -188,7 +174,7 @@ static ted_status skip_padding(const bin_reader *r, size_t *at)
         return ted_fail(r->err, TED_ERR_FORMAT,
                         "%s: the file ends before the padding length after the shapes",
                         r->name);
-    uint64_t padding = get_u64(r->bytes + *at);
+    uint64_t padding = ted_le_u64(r->bytes + *at);
     *at += 8;
     if (padding > BIN_ALIGN || padding > r->size - *at)
         return ted_fail(r->err, TED_ERR_FORMAT,
@@ -231,10 +217,10 @@ static ted_status take_multiplier(const bin_reader *r, const unsigned char *afte
 static ted_status place_data(const bin_reader *r, uint64_t length, size_t *at,
                              ted_marian_tensor *t)
 {
-    char shape[TED_MARIAN_SHAPE_TEXT];
-    ted_marian_format_shape(shape, sizeof shape, t->st.shape, t->st.ndim);
+    char shape[TED_SHAPE_TEXT];
+    ted_shape_format(shape, sizeof shape, t->st.shape, t->st.ndim);
     size_t values;
-    if (!ted_marian_shape_bytes(t->st.shape, t->st.ndim, t->st.dtype, &values) ||
+    if (!ted_shape_bytes(t->st.shape, t->st.ndim, t->st.dtype, &values) ||
         values > SIZE_MAX - BIN_ALIGN - 4)
         return ted_fail(r->err, TED_ERR_FORMAT, "%s: item '%s': its shape %s is too large",
                         r->name, t->st.name, shape);
@@ -268,7 +254,7 @@ static ted_status parse_items(const bin_reader *r, ted_marian_file *file)
         return ted_fail(r->err, TED_ERR_FORMAT,
                         "%s: %zu bytes is too short for a Marian .bin header (version, count)",
                         r->name, r->size);
-    uint64_t version = get_u64(r->bytes), count = get_u64(r->bytes + 8);
+    uint64_t version = ted_le_u64(r->bytes), count = ted_le_u64(r->bytes + 8);
     if (version != BIN_VERSION)
         return ted_fail(r->err, TED_ERR_FORMAT,
                         "%s: Marian .bin version %llu (ted reads version %d)", r->name,
@@ -283,7 +269,7 @@ static ted_status parse_items(const bin_reader *r, ted_marian_file *file)
     if (status == TED_OK)
         status = skip_padding(r, &at);
     for (uint64_t i = 0; status == TED_OK && i < count; i++)
-        status = place_data(r, get_u64(r->bytes + 16 + BIN_HEADER_BYTES * i + 24), &at,
+        status = place_data(r, ted_le_u64(r->bytes + 16 + BIN_HEADER_BYTES * i + 24), &at,
                             &file->tensors[i]);
     if (status == TED_OK && at != r->size)
         status = ted_fail(r->err, TED_ERR_FORMAT,
@@ -300,15 +286,8 @@ ted_status ted_marian_bin_parse(const void *bytes, size_t size, const char *name
         return ted_fail(err, TED_ERR_ARGUMENT, "ted_marian_bin_parse: missing argument");
     memset(file, 0, sizeof *file);
     file->container = TED_MARIAN_BIN;
-    bin_reader r = {.bytes = bytes, .size = size, .name = name, .err = err};
-    ted_status status = parse_items(&r, file);
-    if (status == TED_OK)
-        status = ted_marian_table_finish(file, name, err);
-    if (status != TED_OK) {
-        ted_marian_close(file);
-        return status;
-    }
     file->bytes = bytes;
     file->size = size;
-    return TED_OK;
+    bin_reader r = {.bytes = bytes, .size = size, .name = name, .err = err};
+    return ted_marian_table_finish(file, parse_items(&r, file), name, err);
 }

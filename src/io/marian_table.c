@@ -1,47 +1,12 @@
 /* The table of a Marian model file's tensors (io/marian_table.h). */
 #include "io/marian_table.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/mapped.h"
-
-bool ted_marian_shape_bytes(const int64_t *shape, int ndim, ted_dtype dtype, size_t *bytes)
-{
-    for (int i = 0; i < ndim; i++)
-        if (shape[i] < 0)
-            return false;
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] == 0) {
-            *bytes = 0;
-            return true;
-        }
-    }
-    size_t total = ted_dtype_size(dtype);
-    for (int i = 0; i < ndim; i++) {
-        if ((uint64_t)shape[i] > SIZE_MAX)
-            return false;
-        total = ted_mul_size(total, (size_t)shape[i]);
-        if (total == SIZE_MAX)
-            return false;
-    }
-    *bytes = total;
-    return true;
-}
-
-void ted_marian_format_shape(char *out, size_t size, const int64_t *shape, int ndim)
-{
-    int used = snprintf(out, size, "[");
-    for (int i = 0; i < ndim && used > 0 && (size_t)used < size; i++)
-        used += snprintf(out + used, size - (size_t)used, "%s%lld", i ? ", " : "",
-                         (long long)shape[i]);
-    if (used > 0 && (size_t)used < size)
-        snprintf(out + used, size - (size_t)used, "]");
-}
 
 static int compare_by_name(const void *a, const void *b)
 {
@@ -76,8 +41,8 @@ static ted_status copy_yml(ted_marian_file *file, const ted_marian_tensor *item,
     return TED_OK;
 }
 
-ted_status ted_marian_table_finish(ted_marian_file *file, const char *file_name,
-                                   ted_error *err)
+static ted_status check_and_copy_yml(ted_marian_file *file, const char *file_name,
+                                     ted_error *err)
 {
     if (file->count > 1)
         qsort(file->tensors, (size_t)file->count, sizeof *file->tensors, compare_by_name);
@@ -87,6 +52,16 @@ ted_status ted_marian_table_finish(ted_marian_file *file, const char *file_name,
                             file->tensors[i].st.name);
     const ted_marian_tensor *yml = ted_marian_find(file, TED_MARIAN_YML_NAME);
     return yml ? copy_yml(file, yml, file_name, err) : TED_OK;
+}
+
+ted_status ted_marian_table_finish(ted_marian_file *file, ted_status status,
+                                   const char *file_name, ted_error *err)
+{
+    if (status == TED_OK)
+        status = check_and_copy_yml(file, file_name, err);
+    if (status != TED_OK)
+        ted_marian_close(file);
+    return status;
 }
 
 static int compare_name_to_tensor(const void *key, const void *element)
@@ -117,9 +92,7 @@ void ted_marian_close(ted_marian_file *file)
         free(file->tensors[i].st.name);
     free(file->tensors);
     free(file->yml);
-    if (file->mapped) {
-        ted_mapped_remove(file->bytes);
-        munmap((void *)file->bytes, file->size);
-    }
+    if (file->mapped)
+        ted_unmap_file(file->bytes, file->size);
     memset(file, 0, sizeof *file);
 }

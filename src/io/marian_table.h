@@ -83,22 +83,13 @@ const char *ted_marian_yml(const ted_marian_file *file, size_t *length);
 /* Unmaps (if mapped) and frees; safe on a zeroed struct. */
 void ted_marian_close(ted_marian_file *file);
 
-/* For the container parsers: sorts file->tensors by name, refuses a name
- * given twice, and copies the config text out of special:model.yml (an
- * int8 or uint8 vector: the text, then NULs only). Failures name
- * `file_name` and the item. */
-ted_status ted_marian_table_finish(ted_marian_file *file, const char *file_name,
-                                   ted_error *err);
-
-/* For the container parsers: the values' byte count of a tensor of this
- * shape and dtype into *bytes, or false on a negative dimension or a size
- * that overflows. */
-bool ted_marian_shape_bytes(const int64_t *shape, int ndim, ted_dtype dtype, size_t *bytes);
-
-/* For the container parsers: "[d0, d1]" into `out`. */
-void ted_marian_format_shape(char *out, size_t size, const int64_t *shape, int ndim);
-
-/* Longest text ted_marian_format_shape writes, with its NUL. */
-#define TED_MARIAN_SHAPE_TEXT (TED_TENSOR_MAX_DIMS * 22 + 3)
+/* For the container parsers, after reading the items into `file` (its
+ * bytes, size and tensors) with `status`: on success sorts file->tensors by
+ * name, refuses a name given twice, and copies the config text out of
+ * special:model.yml (an int8 or uint8 vector: the text, then NULs only);
+ * on any failure closes the file. Returns `status` or the first failure,
+ * which names `file_name` and the item. */
+ted_status ted_marian_table_finish(ted_marian_file *file, ted_status status,
+                                   const char *file_name, ted_error *err);
 
 #endif

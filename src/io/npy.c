@@ -259,9 +259,9 @@ ted_status ted_npy_parse(const unsigned char *bytes, size_t size, const char *fi
     t->st.ndim = h.ndim;
     memcpy(t->st.shape, h.shape, sizeof h.shape);
     size_t values, left = size - start - length;
-    char shape[TED_MARIAN_SHAPE_TEXT];
-    ted_marian_format_shape(shape, sizeof shape, h.shape, h.ndim);
-    if (!ted_marian_shape_bytes(h.shape, h.ndim, t->st.dtype, &values))
+    char shape[TED_SHAPE_TEXT];
+    ted_shape_format(shape, sizeof shape, h.shape, h.ndim);
+    if (!ted_shape_bytes(h.shape, h.ndim, t->st.dtype, &values))
         return ted_fail(err, TED_ERR_FORMAT, "%s: member '%s.npy': its shape %s is too large",
                         file_name, member, shape);
     if (values != left)

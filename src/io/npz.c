@@ -6,6 +6,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "io/little_endian.h"
 #include "io/npy.h"
 
 #define EOCD_BYTES 22
@@ -49,21 +50,6 @@ typedef struct zip_reader {
     ted_error *err;
 } zip_reader;
 
-static uint16_t get_u16(const unsigned char *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
-
 static bool has_signature(const unsigned char *p, unsigned char a, unsigned char b)
 {
     return p[0] == 'P' && p[1] == 'K' && p[2] == a && p[3] == b;
@@ -79,7 +65,7 @@ static bool find_end_record(const zip_reader *r, size_t *at)
     size_t first = last > ZIP_COMMENT_MAX ? last - ZIP_COMMENT_MAX : 0;
     for (size_t i = last + 1; i-- > first;) {
         const unsigned char *p = r->bytes + i;
-        if (has_signature(p, 5, 6) && i + EOCD_BYTES + get_u16(p + 20) == r->size) {
+        if (has_signature(p, 5, 6) && i + EOCD_BYTES + ted_le_u16(p + 20) == r->size) {
             *at = i;
             return true;
         }
@@ -96,8 +82,8 @@ static ted_status read_zip64_end(const zip_reader *r, size_t eocd, zip_directory
                         "precedes it",
                         r->name);
     const unsigned char *locator = r->bytes + eocd - EOCD64_LOCATOR_BYTES;
-    uint64_t at = get_u64(locator + 8);
-    if (get_u32(locator + 4) != 0 || get_u32(locator + 16) > 1 ||
+    uint64_t at = ted_le_u64(locator + 8);
+    if (ted_le_u32(locator + 4) != 0 || ted_le_u32(locator + 16) > 1 ||
         at > eocd - EOCD64_LOCATOR_BYTES ||
         eocd - EOCD64_LOCATOR_BYTES - at < EOCD64_BYTES ||
         !has_signature(r->bytes + at, 6, 6))
@@ -105,12 +91,13 @@ static ted_status read_zip64_end(const zip_reader *r, size_t eocd, zip_directory
                         "%s: the zip64 locator points to no zip64 end record (offset %llu)",
                         r->name, (unsigned long long)at);
     const unsigned char *p = r->bytes + at;
-    if (get_u32(p + 16) != 0 || get_u32(p + 20) != 0 || get_u64(p + 24) != get_u64(p + 32))
+    if (ted_le_u32(p + 16) != 0 || ted_le_u32(p + 20) != 0 ||
+        ted_le_u64(p + 24) != ted_le_u64(p + 32))
         return ted_fail(r->err, TED_ERR_FORMAT,
                         "%s: a zip archive spanning several disks", r->name);
-    dir->entries = get_u64(p + 32);
-    dir->size = get_u64(p + 40);
-    dir->offset = get_u64(p + 48);
+    dir->entries = ted_le_u64(p + 32);
+    dir->size = ted_le_u64(p + 40);
+    dir->offset = ted_le_u64(p + 48);
     dir->end = at;
     return TED_OK;
 }
@@ -123,12 +110,12 @@ static ted_status read_directory(const zip_reader *r, zip_directory *dir)
                         "%s: no zip end-of-central-directory record (a .npz cut short?)",
                         r->name);
     const unsigned char *p = r->bytes + eocd;
-    if (get_u16(p + 4) != 0 || get_u16(p + 6) != 0 || get_u16(p + 8) != get_u16(p + 10))
+    if (ted_le_u16(p + 4) != 0 || ted_le_u16(p + 6) != 0 || ted_le_u16(p + 8) != ted_le_u16(p + 10))
         return ted_fail(r->err, TED_ERR_FORMAT,
                         "%s: a zip archive spanning several disks", r->name);
-    dir->entries = get_u16(p + 10);
-    dir->size = get_u32(p + 12);
-    dir->offset = get_u32(p + 16);
+    dir->entries = ted_le_u16(p + 10);
+    dir->size = ted_le_u32(p + 12);
+    dir->offset = ted_le_u32(p + 16);
     dir->end = eocd;
     if (dir->entries == U16_ALL || dir->size == U32_ALL || dir->offset == U32_ALL) {
         ted_status status = read_zip64_end(r, eocd, dir);
@@ -151,7 +138,7 @@ static ted_status read_directory(const zip_reader *r, zip_directory *dir)
 static bool read_zip64_extra(const unsigned char *extra, size_t length, zip_entry *e)
 {
     while (length >= 4) {
-        uint16_t id = get_u16(extra), size = get_u16(extra + 2);
+        uint16_t id = ted_le_u16(extra), size = ted_le_u16(extra + 2);
         if (size > length - 4)
             return false;
         if (id == 1) {
@@ -163,7 +150,7 @@ static bool read_zip64_extra(const unsigned char *extra, size_t length, zip_entr
                     continue;
                 if (left < 8)
                     return false;
-                *fields[i] = get_u64(p);
+                *fields[i] = ted_le_u64(p);
                 p += 8;
                 left -= 8;
             }
@@ -186,21 +173,22 @@ static ted_status read_entry(const zip_reader *r, uint64_t at, uint64_t left, in
                         "%s: central directory entry %d is not one (bad signature or cut "
                         "short)",
                         r->name, index);
-    size_t name_length = get_u16(p + 28), extra = get_u16(p + 30), comment = get_u16(p + 32);
+    size_t name_length = ted_le_u16(p + 28), extra = ted_le_u16(p + 30),
+           comment = ted_le_u16(p + 32);
     e->header_bytes = CENTRAL_BYTES + name_length + extra + comment;
     if (e->header_bytes > left)
         return ted_fail(r->err, TED_ERR_FORMAT,
                         "%s: central directory entry %d runs past the directory's end",
                         r->name, index);
-    e->flags = get_u16(p + 8);
-    e->method = get_u16(p + 10);
-    e->crc = get_u32(p + 16);
-    e->compressed = get_u32(p + 20);
-    e->uncompressed = get_u32(p + 24);
-    e->local = get_u32(p + 42);
+    e->flags = ted_le_u16(p + 8);
+    e->method = ted_le_u16(p + 10);
+    e->crc = ted_le_u32(p + 16);
+    e->compressed = ted_le_u32(p + 20);
+    e->uncompressed = ted_le_u32(p + 24);
+    e->local = ted_le_u32(p + 42);
     e->name = p + CENTRAL_BYTES;
     e->name_length = name_length;
-    if (get_u16(p + 34) != 0 && get_u16(p + 34) != U16_ALL)
+    if (ted_le_u16(p + 34) != 0 && ted_le_u16(p + 34) != U16_ALL)
         return ted_fail(r->err, TED_ERR_FORMAT, "%s: member %d lies on another disk", r->name,
                         index);
     if (!read_zip64_extra(p + CENTRAL_BYTES + name_length, extra, e))
@@ -276,7 +264,7 @@ static uint32_t crc32_of(const crc_tables *c, const unsigned char *p, size_t n)
 {
     uint32_t crc = 0xFFFFFFFFu;
     for (; n >= 4; n -= 4, p += 4) {
-        crc ^= get_u32(p);
+        crc ^= ted_le_u32(p);
         crc = c->t[3][crc & 0xFF] ^ c->t[2][crc >> 8 & 0xFF] ^ c->t[1][crc >> 16 & 0xFF] ^
               c->t[0][crc >> 24];
     }
@@ -297,8 +285,8 @@ static ted_status locate_member(const zip_reader *r, const zip_directory *dir,
                         "%s: member '%s.npy': no local header at offset %llu", r->name, name,
                         (unsigned long long)at);
     const unsigned char *p = r->bytes + at;
-    uint64_t header = LOCAL_BYTES + (uint64_t)get_u16(p + 26) + get_u16(p + 28);
-    if (get_u16(p + 8) != e->method || get_u16(p + 26) != e->name_length ||
+    uint64_t header = LOCAL_BYTES + (uint64_t)ted_le_u16(p + 26) + ted_le_u16(p + 28);
+    if (ted_le_u16(p + 8) != e->method || ted_le_u16(p + 26) != e->name_length ||
         dir->offset - at < header ||
         memcmp(p + LOCAL_BYTES, e->name, e->name_length) != 0)
         return ted_fail(r->err, TED_ERR_FORMAT,
@@ -394,6 +382,8 @@ ted_status ted_npz_parse(const void *bytes, size_t size, const char *name,
         return ted_fail(err, TED_ERR_ARGUMENT, "ted_npz_parse: missing argument");
     memset(file, 0, sizeof *file);
     file->container = TED_MARIAN_NPZ;
+    file->bytes = bytes;
+    file->size = size;
     zip_reader r = {.bytes = bytes, .size = size, .name = name, .err = err};
     zip_directory dir;
     ted_status status = read_directory(&r, &dir);
@@ -405,13 +395,5 @@ ted_status ted_npz_parse(const void *bytes, size_t size, const char *name,
         status = file->tensors && spans ? read_members(&r, &dir, file, spans) : TED_ERR_NOMEM;
     }
     free(spans);
-    if (status == TED_OK)
-        status = ted_marian_table_finish(file, name, err);
-    if (status != TED_OK) {
-        ted_marian_close(file);
-        return status;
-    }
-    file->bytes = bytes;
-    file->size = size;
-    return TED_OK;
+    return ted_marian_table_finish(file, status, name, err);
 }

@@ -4,21 +4,18 @@
 #include "io/safetensors.h"
 
 #include <cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/file.h"
 #include "core/limits.h"
 #include "core/mapped.h"
+#include "io/little_endian.h"
 
 /* Shape entries and offsets arrive as JSON doubles, which hold integers
  * exactly only up to 2^53. */
@@ -26,8 +23,6 @@
 
 #define METADATA_KEY "__metadata__"
 
-/* Longest "[d0, d1, d2, d3]" of TED_TENSOR_MAX_DIMS 64-bit numbers. */
-#define SHAPE_TEXT_SIZE (TED_TENSOR_MAX_DIMS * 22 + 3)
 
 const char *ted_dtype_name(ted_dtype dtype)
 {
@@ -64,14 +59,6 @@ static bool dtype_from_name(const char *name, ted_dtype *dtype)
         }
     }
     return false;
-}
-
-static uint64_t read_u64_le(const unsigned char *p)
-{
-    uint64_t value = 0;
-    for (int i = 7; i >= 0; i--)
-        value = value << 8 | p[i];
-    return value;
 }
 
 /* The length of the valid UTF-8 prefix of `s`: equal to `size` when all of
@@ -165,7 +152,7 @@ static bool json_to_count(const cJSON *item, uint64_t *value)
     return true;
 }
 
-static void format_shape(char *out, size_t size, const int64_t *shape, int ndim)
+void ted_shape_format(char *out, size_t size, const int64_t *shape, int ndim)
 {
     int used = snprintf(out, size, "[");
     for (int i = 0; i < ndim && used > 0 && (size_t)used < size; i++)
@@ -175,11 +162,13 @@ static void format_shape(char *out, size_t size, const int64_t *shape, int ndim)
         snprintf(out + used, size - (size_t)used, "]");
 }
 
-/* Bytes a tensor of this shape needs, or false when that overflows size_t.
- * A zero dimension empties the tensor whatever the others say, so it is
+/* A zero dimension empties the tensor whatever the others say, so it is
  * looked for before any product can overflow. */
-static bool shape_bytes(const int64_t *shape, int ndim, ted_dtype dtype, size_t *bytes)
+bool ted_shape_bytes(const int64_t *shape, int ndim, ted_dtype dtype, size_t *bytes)
 {
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 0)
+            return false;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] == 0) {
             *bytes = 0;
@@ -188,6 +177,8 @@ static bool shape_bytes(const int64_t *shape, int ndim, ted_dtype dtype, size_t 
     }
     size_t total = ted_dtype_size(dtype);
     for (int i = 0; i < ndim; i++) {
+        if ((uint64_t)shape[i] > SIZE_MAX)
+            return false;
         total = ted_mul_size(total, (size_t)shape[i]);
         if (total == SIZE_MAX)
             return false;
@@ -293,15 +284,15 @@ static ted_status parse_tensor(const cJSON *entry, const char *file_name,
     if (status != TED_OK)
         return status;
 
-    char shape_text[SHAPE_TEXT_SIZE];
+    char shape_text[TED_SHAPE_TEXT];
     size_t needed;
-    if (!shape_bytes(shape, ndim, dtype, &needed)) {
-        format_shape(shape_text, sizeof shape_text, shape, ndim);
+    if (!ted_shape_bytes(shape, ndim, dtype, &needed)) {
+        ted_shape_format(shape_text, sizeof shape_text, shape, ndim);
         return ted_fail(err, TED_ERR_FORMAT, "%s: tensor '%s': shape %s of %s overflows size_t",
                         file_name, name, shape_text, ted_dtype_name(dtype));
     }
     if (end - begin != needed) {
-        format_shape(shape_text, sizeof shape_text, shape, ndim);
+        ted_shape_format(shape_text, sizeof shape_text, shape, ndim);
         return ted_fail(err, TED_ERR_FORMAT,
                         "%s: tensor '%s': data_offsets [%llu, %llu] span %llu bytes but shape %s "
                         "of %s needs %zu",
@@ -573,7 +564,7 @@ ted_status ted_safetensors_parse(const void *bytes, size_t size, const char *nam
                         "%s: %zu bytes is too short for the 8-byte header length", name, size);
 
     const unsigned char *start = bytes;
-    uint64_t header_size = read_u64_le(start);
+    uint64_t header_size = ted_le_u64(start);
     if (header_size > SAFETENSORS_HEADER_MAX_BYTES)
         return ted_fail(err, TED_ERR_FORMAT,
                         "%s: header length %llu is over the %llu-byte limit", name,
@@ -606,33 +597,11 @@ ted_status ted_safetensors_parse(const void *bytes, size_t size, const char *nam
     return TED_OK;
 }
 
-/* Maps the whole of `fd`, which names `path` in messages. */
-static ted_status map_file(int fd, const char *path, const unsigned char **bytes,
-                           size_t *size, ted_error *err)
+/* ted_safetensors_parse, for ted_map_parse. */
+static ted_status parse_whole(const void *bytes, size_t size, const char *name, void *into,
+                              ted_error *err)
 {
-    struct stat info;
-    if (fstat(fd, &info) != 0)
-        return ted_fail(err, TED_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
-    if (!S_ISREG(info.st_mode))
-        return ted_fail(err, TED_ERR_IO, "%s: not a regular file", path);
-    if (info.st_size < 8)
-        return ted_fail(err, TED_ERR_FORMAT,
-                        "%s: %lld bytes is too short for the 8-byte header length", path,
-                        (long long)info.st_size);
-    if ((uint64_t)info.st_size > SIZE_MAX)
-        return ted_fail(err, TED_ERR_IO, "%s: %lld bytes do not fit in memory", path,
-                        (long long)info.st_size);
-
-    void *map = mmap(NULL, (size_t)info.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED)
-        return ted_fail(err, TED_ERR_IO, "%s: cannot map %lld bytes: %s", path,
-                        (long long)info.st_size, strerror(errno));
-    /* Loading reads every weight, so ask for read-ahead; only speed is at
-     * stake if the kernel declines. */
-    (void)posix_madvise(map, (size_t)info.st_size, POSIX_MADV_WILLNEED);
-    *bytes = map;
-    *size = (size_t)info.st_size;
-    return TED_OK;
+    return ted_safetensors_parse(bytes, size, name, into, err);
 }
 
 ted_status ted_safetensors_open(const char *path, ted_safetensors *file, ted_error *err)
@@ -640,28 +609,9 @@ ted_status ted_safetensors_open(const char *path, ted_safetensors *file, ted_err
     if (!path || !file)
         return ted_fail(err, TED_ERR_ARGUMENT, "ted_safetensors_open: missing argument");
     memset(file, 0, sizeof *file);
-
-    int fd;
-    ted_status status = ted_open_regular(path, &fd, err);
-    if (status != TED_OK)
-        return status;
-    const unsigned char *bytes = NULL;
-    size_t size = 0;
-    status = map_file(fd, path, &bytes, &size, err);
-    /* The mapping outlives the descriptor, and nothing was written through
-     * it, so a failing close loses nothing. */
-    (void)close(fd);
-    if (status != TED_OK)
-        return status;
-
-    status = ted_safetensors_parse(bytes, size, path, file, err);
-    if (status != TED_OK) {
-        munmap((void *)bytes, size);
-        return status;
-    }
-    file->mapped = true;
-    ted_mapped_add(bytes, size, path);
-    return TED_OK;
+    ted_status status = ted_map_parse(path, parse_whole, file, err);
+    file->mapped = status == TED_OK;
+    return status;
 }
 
 void ted_safetensors_release(const ted_safetensors *file, const void *data, size_t bytes)
@@ -757,8 +707,8 @@ ted_status ted_safetensors_check_finite(const ted_st_tensor *tensor, const char 
         index[d] = extent ? (int64_t)(rest % extent) : 0;
         rest = extent ? rest / extent : 0;
     }
-    char where[SHAPE_TEXT_SIZE];
-    format_shape(where, sizeof where, index, tensor->ndim);
+    char where[TED_SHAPE_TEXT];
+    ted_shape_format(where, sizeof where, index, tensor->ndim);
     return ted_fail(err, TED_ERR_WEIGHTS,
                     "%s: tensor '%s' holds %s at %s (element %zu); weights must be finite",
                     file_name, tensor->name, kind, where, at);
@@ -789,9 +739,7 @@ void ted_safetensors_close(ted_safetensors *file)
         free(file->metadata[i].value);
     }
     free(file->metadata);
-    if (file->mapped) {
-        ted_mapped_remove(file->bytes);
-        munmap((void *)file->bytes, file->size);
-    }
+    if (file->mapped)
+        ted_unmap_file(file->bytes, file->size);
     memset(file, 0, sizeof *file);
 }

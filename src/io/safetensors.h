@@ -5,6 +5,7 @@
 #ifndef TED_IO_SAFETENSORS_H
 #define TED_IO_SAFETENSORS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,6 +79,18 @@ const ted_st_tensor *ted_safetensors_find(const ted_safetensors *file, const cha
 
 const char *ted_dtype_name(ted_dtype dtype);
 size_t ted_dtype_size(ted_dtype dtype);
+
+/* The values' byte count of a tensor of shape (ndim) and dtype into
+ * *bytes, or false on a negative dimension or a size that overflows
+ * size_t. For the container readers. */
+bool ted_shape_bytes(const int64_t *shape, int ndim, ted_dtype dtype, size_t *bytes);
+
+/* "[d0, d1]" of shape (ndim) into out (size), cut short to fit. */
+void ted_shape_format(char *out, size_t size, const int64_t *shape, int ndim);
+
+/* Longest text ted_shape_format writes, with its NUL: TED_TENSOR_MAX_DIMS
+ * 64-bit numbers. */
+#define TED_SHAPE_TEXT (TED_TENSOR_MAX_DIMS * 22 + 3)
 
 /* Unmaps (if mapped) and frees; safe on a zeroed struct. */
 void ted_safetensors_close(ted_safetensors *file);

@@ -7,27 +7,15 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "io/little_endian.h"
 
 /* A batch's union grows to a multiple of this (generate's intgemm
  * padding). */
 #define BIN_PAD_MULTIPLE 8
 
-static uint64_t get_u64(const unsigned char *p)
-{
-    uint64_t value = 0;
-    for (int i = 7; i >= 0; i--)
-        value = value << 8 | p[i];
-    return value;
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 bool ted_shortlist_bin_is(const void *bytes, size_t size)
 {
-    return size >= 8 && get_u64(bytes) == TED_SHORTLIST_BIN_MAGIC;
+    return size >= 8 && ted_le_u64(bytes) == TED_SHORTLIST_BIN_MAGIC;
 }
 
 uint64_t ted_shortlist_bin_checksum(const void *bytes, size_t size)
@@ -35,7 +23,7 @@ uint64_t ted_shortlist_bin_checksum(const void *bytes, size_t size)
     const unsigned char *p = bytes;
     uint64_t seed = 0;
     for (size_t at = 16; size >= 8 && at <= size - 8; at += 8)
-        seed ^= get_u64(p + at) + 0x9e3779b9u + (seed << 6) + (seed >> 2);
+        seed ^= ted_le_u64(p + at) + 0x9e3779b9u + (seed << 6) + (seed >> 2);
     return seed;
 }
 
@@ -52,10 +40,10 @@ static ted_status read_header(const unsigned char *p, size_t size, const char *n
                         "%s: not a Marian binary shortlist (%zu bytes, no 48-byte header "
                         "with its magic)",
                         name, size);
-    h->first_num = get_u64(p + 16);
-    h->best_num = get_u64(p + 24);
-    h->offsets = get_u64(p + 32);
-    h->list_size = get_u64(p + 40);
+    h->first_num = ted_le_u64(p + 16);
+    h->best_num = ted_le_u64(p + 24);
+    h->offsets = ted_le_u64(p + 32);
+    h->list_size = ted_le_u64(p + 40);
     size_t room = size - TED_SHORTLIST_BIN_HEADER_BYTES;
     if (h->offsets > room / 8 || h->list_size > (room - h->offsets * 8) / 4 ||
         room != h->offsets * 8 + h->list_size * 4)
@@ -64,7 +52,7 @@ static ted_status read_header(const unsigned char *p, size_t size, const char *n
                         "file's %zu bytes (cut short or corrupted)",
                         name, (unsigned long long)h->offsets,
                         (unsigned long long)h->list_size, size);
-    uint64_t sum = ted_shortlist_bin_checksum(p, size), stored = get_u64(p + 8);
+    uint64_t sum = ted_shortlist_bin_checksum(p, size), stored = ted_le_u64(p + 8);
     if (sum != stored)
         return ted_fail(err, TED_ERR_FORMAT,
                         "%s: checksum %016llx, the header says %016llx: the shortlist is "
@@ -87,7 +75,7 @@ static ted_status read_offsets(const unsigned char *p, const bin_header *h, cons
 {
     uint64_t previous = 0;
     for (uint64_t s = 0; s < h->offsets; s++) {
-        uint64_t offset = get_u64(p + TED_SHORTLIST_BIN_HEADER_BYTES + 8 * s);
+        uint64_t offset = ted_le_u64(p + TED_SHORTLIST_BIN_HEADER_BYTES + 8 * s);
         bool last = s + 1 == h->offsets;
         if ((s == 0 && offset != 0) || offset < previous || offset > h->list_size ||
             (last && offset != h->list_size))
@@ -108,7 +96,7 @@ static ted_status read_lists(const unsigned char *ids, const char *name, int bas
 {
     for (int s = 0; s < out->src_vocab; s++) {
         for (int k = out->offsets[s]; k < out->offsets[s + 1]; k++) {
-            uint32_t id = get_u32(ids + 4 * (size_t)(k - base));
+            uint32_t id = ted_le_u32(ids + 4 * (size_t)(k - base));
             if (id >= (uint32_t)out->tgt_vocab)
                 return ted_fail(err, TED_ERR_FORMAT,
                                 "%s: target id %u in the list of source id %d is outside the "

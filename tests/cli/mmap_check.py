@@ -245,30 +245,13 @@ def check_pytorch(model_dir, portable, mapped):
     against `ted logits` of the mapped model."""
     import test_int8  # noqa: E402 (torch; the parity tests' reference)
     import reference_models
-    from tutorial_model import PositionalEncoding, Seq2SeqTransformer
-    import export_torch
-    state = test_int8.dequantized_state(portable)
-    sizes, _ = export_torch.analyze(state)
-    model = Seq2SeqTransformer(sizes["encoder_layers"], sizes["decoder_layers"],
-                               sizes["d_model"], 4, sizes["src_vocab_size"],
-                               sizes["tgt_vocab_size"], dim_feedforward=sizes["d_ff"],
-                               dropout=0.0)
-    model.positional_encoding = PositionalEncoding(sizes["d_model"], 0.0, 5000)
-    model.load_state_dict(state, strict=False)
-    model = model.eval().double()
-    src_vocab = test_int8.read_lines(os.path.join(model_dir, "vocab.src"))
-    tgt_index = {t: i for i, t in
-                 enumerate(test_int8.read_lines(os.path.join(model_dir, "vocab.tgt")))}
-    sources = test_int8.read_lines(os.path.join(model_dir, "test.en"))[:6]
-    targets = test_int8.read_lines(os.path.join(model_dir, "test.fr"))[:6]
-    worst = 0.0
     try:
-        for source, target in zip(sources, targets):
-            want = reference_models.reference_logits(
-                model, reference_models.source_ids(source.lower().split(), src_vocab),
-                [tgt_index.get(w, 0) for w in target.lower().split()])
-            worst = max(worst, float(np.abs(test_int8.ted_logits(mapped, source, target)
-                                            - want).max()))
+        model = reference_models.toy_model(test_int8.dequantized_state(portable))
+    except ValueError as e:
+        return report("pytorch/toy", str(e))
+    try:
+        worst, = reference_models.worst_vs_toy(model, model_dir, 6,
+                                               lambda s, t: test_int8.ted_logits(mapped, s, t))
     except ValueError as e:
         return report("pytorch/toy", str(e))
     bound = test_int8.LOGITS_VS_DEQUANTIZED

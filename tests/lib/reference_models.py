@@ -10,16 +10,35 @@ import random
 import shutil
 import sys
 
+import numpy as np
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 from tutorial_model import (BOS_IDX, EOS_IDX, UNK_IDX,  # noqa: E402
+                            PositionalEncoding, Seq2SeqTransformer,
                             generate_square_subsequent_mask)
 
 
 # ---- the tutorial model -------------------------------------------------------
+
+def toy_model(state):
+    """The tutorial Transformer of the toy models (4 heads) holding `state`,
+    float64, in eval mode. ValueError when the state does not fit it (only
+    pos_embedding, which the model computes, may be missing)."""
+    import export_torch  # tools/: its sizes of a tutorial state
+    sizes, _ = export_torch.analyze(state)
+    model = Seq2SeqTransformer(sizes["encoder_layers"], sizes["decoder_layers"],
+                               sizes["d_model"], 4, sizes["src_vocab_size"],
+                               sizes["tgt_vocab_size"], dim_feedforward=sizes["d_ff"],
+                               dropout=0.0)
+    model.positional_encoding = PositionalEncoding(sizes["d_model"], 0.0, 5000)
+    missing = model.load_state_dict(state, strict=False)
+    if missing.unexpected_keys or any("pos_embedding" not in k for k in missing.missing_keys):
+        raise ValueError(f"state_dict mismatch: {missing}")
+    return model.eval().double()
+
 
 def source_ids(words, vocab):
     index = {t: i for i, t in enumerate(vocab)}
@@ -35,6 +54,39 @@ def reference_logits(model, src_ids, tgt_ids):
     with torch.no_grad():
         out = model(src, tgt_in, src_mask, tgt_mask, None, None, None)
     return out[:, 0, :].numpy()
+
+
+def read_lines(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read().split("\n")[:-1]
+
+
+def toy_logits(model_dir):
+    """logits(model, source, target): reference_logits of a toy model's
+    sentence pair (lowercase, whitespace tokens, model_dir's vocab.src and
+    vocab.tgt)."""
+    src_vocab = read_lines(os.path.join(model_dir, "vocab.src"))
+    tgt_index = {t: i for i, t in enumerate(read_lines(os.path.join(model_dir, "vocab.tgt")))}
+
+    def logits(model, source, target):
+        return reference_logits(model, source_ids(source.lower().split(), src_vocab),
+                                [tgt_index.get(w, 0) for w in target.lower().split()])
+    return logits
+
+
+def worst_vs_toy(model, model_dir, count, *ted_logits):
+    """For each ted_logits(source, target), its largest absolute difference
+    from `model`'s logits over the first `count` sentence pairs of
+    model_dir's test.en and test.fr."""
+    logits = toy_logits(model_dir)
+    sources = read_lines(os.path.join(model_dir, "test.en"))[:count]
+    targets = read_lines(os.path.join(model_dir, "test.fr"))[:count]
+    worst = [0.0] * len(ted_logits)
+    for source, target in zip(sources, targets):
+        want = logits(model, source, target)
+        for i, ted in enumerate(ted_logits):
+            worst[i] = max(worst[i], float(np.abs(ted(source, target) - want).max()))
+    return worst
 
 
 # ---- random Marian models -----------------------------------------------------

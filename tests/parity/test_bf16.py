@@ -37,12 +37,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
-import export_torch  # noqa: E402
 import reference_models  # noqa: E402
 import ted_format  # noqa: E402
 from ted_test import (TED, failures, only_groups, parse_logits, report, run,  # noqa: E402
                       scratch_directory, ted_problem)
-from tutorial_model import PositionalEncoding, Seq2SeqTransformer  # noqa: E402
 
 # Rounding the weights to bf16 (8 significant bits) moves the toy model's
 # logits (up to 29) by 0.055 in PyTorch itself: no bf16 computation comes
@@ -57,9 +55,7 @@ MODELS = [("toy", os.path.join(ROOT, "models", "toy-en-fr")),
 GROUPS = ["file", "pytorch", "logits", "quality", "quantize"]
 
 
-def read_lines(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read().split("\n")[:-1]
+read_lines = reference_models.read_lines
 
 
 def ted_logits(model_dir, source, target):
@@ -117,29 +113,9 @@ def rounded_state(state):
     return {k: v.bfloat16().float() if v.ndim == 2 else v for k, v in state.items()}
 
 
-def toy_model(state):
-    sizes, _ = export_torch.analyze(state)
-    model = Seq2SeqTransformer(sizes["encoder_layers"], sizes["decoder_layers"],
-                               sizes["d_model"], 4, sizes["src_vocab_size"],
-                               sizes["tgt_vocab_size"], dim_feedforward=sizes["d_ff"],
-                               dropout=0.0)
-    model.positional_encoding = PositionalEncoding(sizes["d_model"], 0.0, 5000)
-    missing = model.load_state_dict(state, strict=False)
-    if missing.unexpected_keys or any("pos_embedding" not in k for k in missing.missing_keys):
-        raise ValueError(f"state_dict mismatch: {missing}")
-    return model.eval().double()
-
-
 def toy_logits(model_dir):
     """(model builder, logits(model, source, target)) for the toy model."""
-    src_vocab = read_lines(os.path.join(model_dir, "vocab.src"))
-    tgt_index = {t: i for i, t in enumerate(read_lines(os.path.join(model_dir, "vocab.tgt")))}
-
-    def logits(model, source, target):
-        return reference_models.reference_logits(
-            model, reference_models.source_ids(source.lower().split(), src_vocab),
-            [tgt_index.get(w, 0) for w in target.lower().split()])
-    return toy_model, logits
+    return reference_models.toy_model, reference_models.toy_logits(model_dir)
 
 
 def config_values(path):

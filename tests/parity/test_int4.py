@@ -43,12 +43,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
-import export_torch  # noqa: E402
 import reference_models  # noqa: E402
 import ted_format  # noqa: E402
 from ted_test import (failures, only_groups, parse_logits, report, run,  # noqa: E402
                       scratch_directory, ted_problem, TED)
-from tutorial_model import PositionalEncoding, Seq2SeqTransformer  # noqa: E402
 
 # Measured (bench/quality.py, docs/performance.md#int4-weights): top-1
 # agreement 99.9-100%, identical translations 99.7-99.9%, logits within
@@ -67,9 +65,7 @@ MODELS = [("toy", os.path.join(ROOT, "models", "toy-en-fr")),
 GROUPS = ["layout", "quality", "pytorch", "quantize"]
 
 
-def read_lines(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read().split("\n")[:-1]
+read_lines = reference_models.read_lines
 
 
 def ted_logits(model_dir, source, target):
@@ -190,27 +186,13 @@ def check_pytorch(model_dir, int4_dir):
     """The toy model (tutorial layout, whitespace tokens, lowercase)."""
     fp32, _ = read_arrays(model_dir)
     state = dequantized_state(int4_dir, fp32)
-    sizes, _ = export_torch.analyze(state)
-    model = Seq2SeqTransformer(sizes["encoder_layers"], sizes["decoder_layers"],
-                               sizes["d_model"], 4, sizes["src_vocab_size"],
-                               sizes["tgt_vocab_size"], dim_feedforward=sizes["d_ff"],
-                               dropout=0.0)
-    model.positional_encoding = PositionalEncoding(sizes["d_model"], 0.0, 5000)
-    missing = model.load_state_dict(state, strict=False)
-    if missing.unexpected_keys or any("pos_embedding" not in k for k in missing.missing_keys):
-        return report("pytorch/toy", f"state_dict mismatch: {missing}")
-    model = model.eval().double()
-    src_vocab = read_lines(os.path.join(model_dir, "vocab.src"))
-    tgt_index = {t: i for i, t in enumerate(read_lines(os.path.join(model_dir, "vocab.tgt")))}
-    sources = read_lines(os.path.join(model_dir, "test.en"))[:LOGIT_SENTENCES // 2]
-    targets = read_lines(os.path.join(model_dir, "test.fr"))[:LOGIT_SENTENCES // 2]
-    worst = 0.0
     try:
-        for source, target in zip(sources, targets):
-            want = reference_models.reference_logits(
-                model, reference_models.source_ids(source.lower().split(), src_vocab),
-                [tgt_index.get(w, 0) for w in target.lower().split()])
-            worst = max(worst, float(np.abs(ted_logits(int4_dir, source, target) - want).max()))
+        model = reference_models.toy_model(state)
+    except ValueError as e:
+        return report("pytorch/toy", str(e))
+    try:
+        worst, = reference_models.worst_vs_toy(model, model_dir, LOGIT_SENTENCES // 2,
+                                               lambda s, t: ted_logits(int4_dir, s, t))
     except ValueError as e:
         return report("pytorch/toy", str(e))
     detail = (f"ted int4 vs PyTorch on the dequantized weights: max abs diff {worst:.3g} "

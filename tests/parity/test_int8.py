@@ -43,12 +43,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
-import export_torch  # noqa: E402
 import reference_models  # noqa: E402
 import ted_format  # noqa: E402
 from ted_test import (TED, failures, only_groups, parse_logits, report, run,  # noqa: E402
                       scratch_directory, ted_problem)
-from tutorial_model import PositionalEncoding, Seq2SeqTransformer  # noqa: E402
 
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporters' Python
 MIN_IDENTICAL = 0.98        # of the test lines, int8 output = float32 output
@@ -66,9 +64,7 @@ MODELS = [("toy", os.path.join(ROOT, "models", "toy-en-fr"), []),
 GROUPS = ["quality", "logits", "pytorch", "bytes", "quantize"]
 
 
-def read_lines(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read().split("\n")[:-1]
+read_lines = reference_models.read_lines
 
 
 def quantize(in_dir, out_dir):
@@ -168,31 +164,14 @@ def dequantized_state(int8_dir):
 def check_pytorch(model_dir, int8_dir):
     """The toy model (tutorial layout, whitespace tokens, lowercase)."""
     state = dequantized_state(int8_dir)
-    sizes, _ = export_torch.analyze(state)
-    model = Seq2SeqTransformer(sizes["encoder_layers"], sizes["decoder_layers"],
-                               sizes["d_model"], 4, sizes["src_vocab_size"],
-                               sizes["tgt_vocab_size"], dim_feedforward=sizes["d_ff"],
-                               dropout=0.0)
-    model.positional_encoding = PositionalEncoding(sizes["d_model"], 0.0, 5000)
-    missing = model.load_state_dict(state, strict=False)
-    if missing.unexpected_keys or any("pos_embedding" not in k for k in missing.missing_keys):
-        return report("pytorch/toy", f"state_dict mismatch: {missing}")
-    model = model.eval().double()
-    src_vocab = read_lines(os.path.join(model_dir, "vocab.src"))
-    tgt_index = {t: i for i, t in enumerate(read_lines(os.path.join(model_dir, "vocab.tgt")))}
-    sources = read_lines(os.path.join(model_dir, "test.en"))[:LOGIT_SENTENCES]
-    targets = read_lines(os.path.join(model_dir, "test.fr"))[:LOGIT_SENTENCES]
-    worst, worst_fp32 = 0.0, 0.0
     try:
-        for source, target in zip(sources, targets):
-            src_words, tgt_words = source.lower().split(), target.lower().split()
-            want = reference_models.reference_logits(
-                model, reference_models.source_ids(src_words, src_vocab),
-                [tgt_index.get(w, 0) for w in tgt_words])
-            got = ted_logits(int8_dir, source, target)
-            worst = max(worst, float(np.abs(got - want).max()))
-            worst_fp32 = max(worst_fp32,
-                             float(np.abs(ted_logits(model_dir, source, target) - want).max()))
+        model = reference_models.toy_model(state)
+    except ValueError as e:
+        return report("pytorch/toy", str(e))
+    try:
+        worst, worst_fp32 = reference_models.worst_vs_toy(
+            model, model_dir, LOGIT_SENTENCES, lambda s, t: ted_logits(int8_dir, s, t),
+            lambda s, t: ted_logits(model_dir, s, t))
     except ValueError as e:
         return report("pytorch/toy", str(e))
     detail = (f"ted int8 vs PyTorch on the dequantized weights: max abs diff {worst:.3g} "

@@ -40,6 +40,7 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
+from marian_files import marian_bin  # noqa: E402
 from ted_test import failures, report, run  # noqa: E402
 
 BUILD = os.environ.get("BUILD", "build")
@@ -164,20 +165,8 @@ def check_intgemm8(path, arrays):
 
 
 def write_bin(path, items):
-    """Marian's .bin (binary.cpp saveItems): items as (name, type, shape, data
-    bytes), each padded to 256."""
-    pad = [(-len(d)) % 256 for _, _, _, d in items]
-    out = struct.pack("<QQ", 1, len(items))
-    for (name, mtype, shape, data), p in zip(items, pad):
-        out += struct.pack("<QQQQ", len(name) + 1, mtype, len(shape), len(data) + p)
-    out += b"".join(n.encode() + b"\0" for n, _, _, _ in items)
-    out += b"".join(struct.pack(f"<{len(s)}i", *s) for _, _, s, _ in items)
-    nextpos = ((len(out) + 8) // 256 + 1) * 256
-    out += struct.pack("<Q", nextpos - len(out) - 8)
-    out += b"\0" * (nextpos - len(out))
-    out += b"".join(d + b"\0" * p for (_, _, _, d), p in zip(items, pad))
     with open(path, "wb") as f:
-        f.write(out)
+        f.write(marian_bin(items))
 
 
 def check_browsermt(path, arrays):

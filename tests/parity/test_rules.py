@@ -150,6 +150,24 @@ def apply_rules(lib, model, rules, ids, logits, source=None):
     return got
 
 
+def transformers_row(procs, start, ids, logits):
+    """The logits processors `procs` on `logits` after the history [start] + ids."""
+    return procs(torch.tensor([[start] + ids]), torch.from_numpy(logits.copy())[None])[0].numpy()
+
+
+def row_difference(got, want):
+    """None when ted's row is transformers', else the first ids that differ."""
+    if np.array_equal(got, want):
+        return None
+    bad = np.nonzero(got != want)[0][:3].tolist()
+    return f"ids {bad} give {got[bad].tolist()}, transformers {want[bad].tolist()}"
+
+
+def report_rows(name, problems, cases):
+    report(name, problems[0] if problems else None,
+           f"{cases} rows" + (f", {len(problems)} differ" if problems else ""))
+
+
 def check_processors(config):
     lib = load_library()
     model, err = ctypes.c_void_p(), Error()
@@ -167,21 +185,18 @@ def check_processors(config):
                     pool = rng.choice(vocab, size=3, replace=False).tolist() + [eos, start]
                     ids = [int(rng.choice(pool)) for _ in range(length)]
                     logits = (rng.standard_normal(vocab) * 4).astype(np.float32)
-                    history = torch.tensor([[start] + ids])
-                    want = processors(penalty, ngram, min_length, eos)(
-                        history, torch.from_numpy(logits.copy())[None])[0].numpy()
+                    want = transformers_row(processors(penalty, ngram, min_length, eos),
+                                            start, ids, logits)
                     got = apply_rules(lib, model, make_rules(penalty, ngram, min_length), ids,
                                       logits)
                     cases += 1
-                    if not np.array_equal(got, want):
-                        bad = np.nonzero(got != want)[0][:3].tolist()
+                    differ = row_difference(got, want)
+                    if differ:
                         problems.append(f"penalty {penalty} ngram {ngram} min_length "
-                                        f"{min_length} history {ids}: ids {bad} give "
-                                        f"{got[bad].tolist()}, transformers {want[bad].tolist()}")
+                                        f"{min_length} history {ids}: {differ}")
     check_word_rules(lib, model, vocab, eos, start, rng)
     lib.ted_model_free(model)
-    report("rules/processors", problems[0] if problems else None,
-           f"{cases} rows" + (f", {len(problems)} differ" if problems else ""))
+    report_rows("rules/processors", problems, cases)
 
 
 def check_word_rules(lib, model, vocab, eos, start, rng):
@@ -202,18 +217,16 @@ def check_word_rules(lib, model, vocab, eos, start, rng):
         encoder = (int(rng.integers(0, 5)),
                    [int(rng.choice(pool)) for _ in range(int(rng.integers(1, 10)))])
         logits = (rng.standard_normal(vocab) * 4).astype(np.float32)
-        want = processors(penalty, ngram, min_length, eos, min_new, chosen, encoder)(
-            torch.tensor([[start] + ids]), torch.from_numpy(logits.copy())[None])[0].numpy()
+        want = transformers_row(processors(penalty, ngram, min_length, eos, min_new, chosen,
+                                           encoder), start, ids, logits)
         rules = make_rules(penalty, ngram, min_length, min_new, chosen, encoder[0])
         got = apply_rules(lib, model, rules, ids, logits, encoder[1])
         cases += 1
-        if not np.array_equal(got, want):
-            bad = np.nonzero(got != want)[0][:3].tolist()
+        differ = row_difference(got, want)
+        if differ:
             problems.append(f"bad_words {chosen} min_new_tokens {min_new} encoder {encoder} "
-                            f"history {ids}: ids "
-                            f"{bad} give {got[bad].tolist()}, transformers {want[bad].tolist()}")
-    report("rules/processors-words", problems[0] if problems else None,
-           f"{cases} rows" + (f", {len(problems)} differ" if problems else ""))
+                            f"history {ids}: {differ}")
+    report_rows("rules/processors-words", problems, cases)
 
 
 def first_difference(lines, got, want):

@@ -90,17 +90,19 @@ def ids_text(ids):
 
 # ---- building the models ---------------------------------------------------------------
 
-def train_spm(tmp, sentences):
-    """A SentencePiece unigram model in T5's layout: <pad> 0, </s> 1, <unk> 2."""
+def train_spm(tmp, sentences, name="spiece", **layout):
+    """A SentencePiece unigram model of `sentences`, TMP/NAME.model, with
+    the special pieces of `layout` (trainer options), by default T5's:
+    <pad> 0, </s> 1, <unk> 2."""
     import sentencepiece as spm
-    corpus = os.path.join(tmp, "corpus.txt")
+    corpus = os.path.join(tmp, f"{name}-corpus.txt")
     with open(corpus, "w", encoding="utf-8") as f:
         f.write("".join(line.strip() + "\n" for line in sentences * 3))
     spm.SentencePieceTrainer.train(
-        input=corpus, model_prefix=os.path.join(tmp, "spiece"), vocab_size=600,
-        model_type="unigram", character_coverage=0.999, pad_id=0, eos_id=1, unk_id=2,
-        bos_id=-1, hard_vocab_limit=False, minloglevel=2, num_threads=1)
-    return os.path.join(tmp, "spiece.model")
+        input=corpus, model_prefix=os.path.join(tmp, name), vocab_size=600,
+        model_type="unigram", character_coverage=0.999, bos_id=-1, hard_vocab_limit=False,
+        minloglevel=2, num_threads=1, **(layout or dict(pad_id=0, eos_id=1, unk_id=2)))
+    return os.path.join(tmp, f"{name}.model")
 
 
 def randomize(model, seed):
@@ -344,16 +346,8 @@ MADLAD_CONFIG = dict(d_model=24, d_kv=8, num_heads=3, d_ff=40, num_layers=2,
 def train_madlad_spm(tmp, sentences):
     """MADLAD-400's layout: <unk> 0, <pad> 1, </s> 2, and the <2xx> target
     tags as user-defined pieces (T5Tokenizer keeps them whole)."""
-    import sentencepiece as spm
-    corpus = os.path.join(tmp, "madlad-corpus.txt")
-    with open(corpus, "w", encoding="utf-8") as f:
-        f.write("".join(line.strip() + "\n" for line in sentences * 3))
-    spm.SentencePieceTrainer.train(
-        input=corpus, model_prefix=os.path.join(tmp, "madlad"), vocab_size=600,
-        model_type="unigram", character_coverage=0.999, unk_id=0, pad_id=1, eos_id=2,
-        bos_id=-1, user_defined_symbols=[f"<2{c}>" for c in MADLAD_CODES],
-        hard_vocab_limit=False, minloglevel=2, num_threads=1)
-    return os.path.join(tmp, "madlad.model")
+    return train_spm(tmp, sentences, "madlad", unk_id=0, pad_id=1, eos_id=2,
+                     user_defined_symbols=[f"<2{c}>" for c in MADLAD_CODES])
 
 
 def madlad_translations(name, ted_dir, model, tok, sentences, code, beam, text_code=False):

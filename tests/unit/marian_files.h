@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/marian_file.h"
+#include "refusal.h"
+
 typedef struct byte_buffer {
     unsigned char *bytes;
     size_t size, capacity;
@@ -177,6 +180,61 @@ static inline byte_buffer build_npz(const npz_member *members, int count)
     buf_le(&b, 0, 2);
     free(central.bytes);
     return b;
+}
+
+/* ---- parsing -------------------------------------------------------------- */
+
+/* Parses a copy of `b` of exactly its size, naming it `file_name`; the
+ * parsed file points into the copy, which free_parsed frees (a refused
+ * copy is freed here). */
+static inline ted_status parse_exact(const byte_buffer *b, const char *file_name,
+                                     ted_marian_file *file, ted_error *err)
+{
+    unsigned char *exact = buf_exact(b);
+    ted_status status = ted_marian_parse(exact, b->size, file_name, file, err);
+    if (status == TED_OK)
+        cr_assert_eq(file->bytes, exact);
+    else
+        free(exact);
+    return status;
+}
+
+static inline void free_parsed(ted_marian_file *file)
+{
+    const unsigned char *bytes = file->bytes;
+    ted_marian_close(file);
+    free((void *)bytes);
+}
+
+/* Asserts that `b` is refused with one line naming `file_name`, `part1`
+ * and `part2`, and that the table is left empty. */
+static inline void expect_buffer_refused(const byte_buffer *b, const char *file_name,
+                                         const char *part1, const char *part2)
+{
+    ted_marian_file file;
+    ted_error err = {0};
+    cr_assert_eq(parse_exact(b, file_name, &file, &err), TED_ERR_FORMAT, "parsed");
+    expect_message(&err, file_name, part1, part2);
+    cr_assert_eq(file.count, 0);
+    cr_assert_null(file.tensors);
+    cr_assert_null(file.yml);
+}
+
+/* Asserts that the file `b` cut to each shorter size (in a buffer of
+ * exactly that size) is refused with a message naming `file_name`. */
+static inline void expect_every_cut_refused(const byte_buffer *b, const char *file_name)
+{
+    ted_marian_file file;
+    ted_error err = {0};
+    for (size_t size = 0; size < b->size; size++) {
+        unsigned char *cut = malloc(size ? size : 1);
+        cr_assert_not_null(cut);
+        memcpy(cut, b->bytes, size);
+        cr_assert_neq(ted_marian_parse(cut, size, file_name, &file, &err), TED_OK,
+                      "%s cut to %zu of %zu bytes parsed", file_name, size, b->size);
+        cr_assert(strstr(err.message, file_name), "message: %s", err.message);
+        free(cut);
+    }
 }
 
 #endif

@@ -769,37 +769,63 @@ Test(kernels, matrix_row_from_panels)
         cr_assert(panels[(2 * COLS + c) * 16 + 5] == 0.0f, "the rows past 37 are zero");
 }
 
-/* A row of an int8 W packed as at load (37 rows: groups of 16 and a
- * partial one; 70 columns: whole 4-byte steps and a part) reads back as
- * stored, alone and from a part of W that starts a group; a part that
- * starts inside a group reads W as stored. */
-static void check_i8_rows_packed(const char *variant)
+/* The int8 W of the row checks: 37 rows (groups of 16 and a partial one),
+ * 70 columns (whole 4-byte steps and a part), each row with its scale. */
+enum { I8_ROWS = 37, I8_COLS = 70 };
+
+typedef struct i8_rows {
+    int8_t W[I8_ROWS * I8_COLS];
+    float scale[I8_ROWS];
+} i8_rows;
+
+/* Selects `variant` and fills W from `seed`, row r's scale 0.01 (r + 1). */
+static void fill_i8_rows(i8_rows *w, const char *variant, unsigned seed)
 {
     use_variant(variant);
-    enum { ROWS = 37, COLS = 70 };
-    int8_t W[ROWS * COLS], row[COLS];
-    float scale[ROWS], dequantized[COLS];
-    fill_int8(W, ROWS * COLS, 11u);
-    for (int r = 0; r < ROWS; r++)
-        scale[r] = 0.01f * (float)(r + 1);
-    uint8_t *packed = packed_i8(W, ROWS, COLS);
+    fill_int8(w->W, I8_ROWS * I8_COLS, seed);
+    for (int r = 0; r < I8_ROWS; r++)
+        w->scale[r] = 0.01f * (float)(r + 1);
+}
+
+/* Asserts that every row of `table` reads back as W stored, and
+ * dequantized with its scale (times 2), and that row 20 of `from_16`, the
+ * part of `table` from row 16, is row 36 of W. */
+static void expect_i8_rows(ted_matrix table, ted_matrix from_16,
+                           const int8_t W[I8_ROWS * I8_COLS], const float scale[I8_ROWS],
+                           const char *variant)
+{
+    int8_t row[I8_COLS];
+    float dequantized[I8_COLS];
+    for (int r = 0; r < I8_ROWS; r++) {
+        ted_matrix_i8_row(row, table, r, I8_COLS);
+        ted_matrix_row(dequantized, table, r, I8_COLS, 2.0f);
+        for (int c = 0; c < I8_COLS; c++)
+            cr_assert(row[c] == W[r * I8_COLS + c] &&
+                      dequantized[c] == (W[r * I8_COLS + c] * scale[r]) * 2.0f,
+                      "%s row %d column %d: %d, stored %d", variant, r, c, row[c],
+                      W[r * I8_COLS + c]);
+    }
+    ted_matrix_i8_row(row, from_16, 20, I8_COLS);
+    cr_assert(!memcmp(row, W + 36 * I8_COLS, I8_COLS), "%s: row 20 of the part from row 16",
+              variant);
+}
+
+/* A row of an int8 W packed as at load reads back as stored, alone and
+ * from a part of W that starts a group; a part that starts inside a group
+ * reads W as stored. */
+static void check_i8_rows_packed(const char *variant)
+{
+    i8_rows w;
+    fill_i8_rows(&w, variant, 11u);
+    uint8_t *packed = packed_i8(w.W, I8_ROWS, I8_COLS);
     if (!packed)
         return;  /* this set reads W as stored */
-    ted_matrix table = {.i8 = W, .scale = scale, .i8_packed = packed};
-    for (int r = 0; r < ROWS; r++) {
-        ted_matrix_i8_row(row, table, r, COLS);
-        ted_matrix_row(dequantized, table, r, COLS, 2.0f);
-        for (int c = 0; c < COLS; c++) {
-            cr_assert(row[c] == W[r * COLS + c], "%s row %d column %d: %d, stored %d", variant,
-                      r, c, row[c], W[r * COLS + c]);
-            cr_assert(dequantized[c] == (W[r * COLS + c] * scale[r]) * 2.0f);
-        }
-    }
-    ted_matrix from_16 = ted_matrix_rows(table, 16, COLS), from_1 = ted_matrix_rows(table, 1, COLS);
+    ted_matrix table = {.i8 = w.W, .scale = w.scale, .i8_packed = packed};
+    ted_matrix from_16 = ted_matrix_rows(table, 16, I8_COLS);
+    ted_matrix from_1 = ted_matrix_rows(table, 1, I8_COLS);
     cr_assert(from_16.i8_packed && !from_1.i8_packed, "%s: a part of W keeps its packing only "
               "from a group's first row", variant);
-    ted_matrix_i8_row(row, from_16, 20, COLS);
-    cr_assert(!memcmp(row, W + 36 * COLS, COLS), "%s: row 20 of the part from row 16", variant);
+    expect_i8_rows(table, from_16, w.W, w.scale, variant);
     free(packed);
 }
 
@@ -807,27 +833,13 @@ static void check_i8_rows_packed(const char *variant)
  * as stored, whole and from a part that starts a group. */
 static void check_i8_rows_alone(const char *variant)
 {
-    use_variant(variant);
-    enum { ROWS = 37, COLS = 70 };
-    int8_t W[ROWS * COLS], row[COLS];
-    float scale[ROWS], dequantized[COLS];
-    fill_int8(W, ROWS * COLS, 12u);
-    for (int r = 0; r < ROWS; r++)
-        scale[r] = 0.01f * (float)(r + 1);
-    uint8_t *groups = groups_i8(W, ROWS, COLS);
-    ted_matrix table = {.scale = scale, .i8_packed = groups};
-    for (int r = 0; r < ROWS; r++) {
-        ted_matrix_i8_row(row, table, r, COLS);
-        ted_matrix_row(dequantized, table, r, COLS, 2.0f);
-        for (int c = 0; c < COLS; c++)
-            cr_assert(row[c] == W[r * COLS + c] &&
-                      dequantized[c] == (W[r * COLS + c] * scale[r]) * 2.0f,
-                      "%s row %d column %d from the groups alone", variant, r, c);
-    }
-    ted_matrix from_16 = ted_matrix_rows(table, 16, COLS);
-    cr_assert(from_16.i8_packed && !from_16.i8 && from_16.scale == scale + 16);
-    ted_matrix_i8_row(row, from_16, 20, COLS);
-    cr_assert(!memcmp(row, W + 36 * COLS, COLS), "%s: row 20 of the part from row 16", variant);
+    i8_rows w;
+    fill_i8_rows(&w, variant, 12u);
+    uint8_t *groups = groups_i8(w.W, I8_ROWS, I8_COLS);
+    ted_matrix table = {.scale = w.scale, .i8_packed = groups};
+    ted_matrix from_16 = ted_matrix_rows(table, 16, I8_COLS);
+    cr_assert(from_16.i8_packed && !from_16.i8 && from_16.scale == w.scale + 16);
+    expect_i8_rows(table, from_16, w.W, w.scale, variant);
     free(groups);
 }
 

@@ -6,11 +6,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "io/marian_file.h"
 #include "marian_files.h"
+#include "temp_file.h"
 
 #define FILE_NAME "model.bin"
 
@@ -51,12 +51,7 @@ static ted_status parse_items(const bin_item *items, int count, ted_marian_file 
                               ted_error *err)
 {
     byte_buffer b = build_bin(items, count);
-    unsigned char *exact = buf_exact(&b);
-    ted_status status = ted_marian_parse(exact, b.size, FILE_NAME, file, err);
-    if (status == TED_OK)
-        cr_assert_eq(file->bytes, exact);
-    else
-        free(exact);
+    ted_status status = parse_exact(&b, FILE_NAME, file, err);
     free(b.bytes);
     return status;
 }
@@ -65,23 +60,9 @@ static ted_status parse_items(const bin_item *items, int count, ted_marian_file 
 static void expect_refusal(const bin_item *items, int count, const char *part1,
                            const char *part2)
 {
-    ted_marian_file file;
-    ted_error err = {0};
-    cr_assert_eq(parse_items(items, count, &file, &err), TED_ERR_FORMAT, "parsed");
-    cr_assert(strstr(err.message, FILE_NAME), "message: %s", err.message);
-    cr_assert(strstr(err.message, part1), "message: %s", err.message);
-    cr_assert(strstr(err.message, part2), "message: %s", err.message);
-    cr_assert_null(strchr(err.message, '\n'), "message: %s", err.message);
-    cr_assert_eq(file.count, 0);
-    cr_assert_null(file.tensors);
-    cr_assert_null(file.yml);
-}
-
-static void free_parsed(ted_marian_file *file)
-{
-    const unsigned char *bytes = file->bytes;
-    ted_marian_close(file);
-    free((void *)bytes);
+    byte_buffer b = build_bin(items, count);
+    expect_buffer_refused(&b, FILE_NAME, part1, part2);
+    free(b.bytes);
 }
 
 Test(marian_bin, reads_items_sorted_with_layout_and_config)
@@ -242,14 +223,7 @@ Test(marian_bin, refuses_trailing_bytes_and_every_cut)
     cr_assert(strstr(err.message, "1 bytes follow the last item"), "message: %s",
               err.message);
     b.size--;
-    for (size_t size = 0; size < b.size; size++) {
-        unsigned char *cut = malloc(size ? size : 1);
-        memcpy(cut, b.bytes, size);
-        cr_assert_neq(ted_marian_parse(cut, size, FILE_NAME, &file, &err), TED_OK,
-                      "a file cut to %zu of %zu bytes parsed", size, b.size);
-        cr_assert(strstr(err.message, FILE_NAME), "message: %s", err.message);
-        free(cut);
-    }
+    expect_every_cut_refused(&b, FILE_NAME);
     free(b.bytes);
 }
 
@@ -257,11 +231,7 @@ Test(marian_bin, opens_a_file_and_refuses_other_content)
 {
     bin_item items[5];
     byte_buffer b = build_bin(items, valid_items(items));
-    char path[] = "/tmp/ted-marian-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert(fd >= 0);
-    cr_assert_eq(write(fd, b.bytes, b.size), (ssize_t)b.size);
-    close(fd);
+    char *path = write_scratch_file("marian", b.bytes, b.size);
     ted_marian_file file;
     ted_error err = {0};
     cr_assert_eq(ted_marian_open(path, &file, &err), TED_OK, "%s", err.message);
@@ -271,14 +241,13 @@ Test(marian_bin, opens_a_file_and_refuses_other_content)
     ted_marian_close(&file);
     ted_marian_close(&file);
 
-    fd = open(path, O_WRONLY | O_TRUNC);
-    cr_assert_eq(write(fd, "{\"not\": 1}", 10), 10);
-    close(fd);
+    write_file(path, "{\"not\": 1}", 10);
     cr_assert_eq(ted_marian_open(path, &file, &err), TED_ERR_FORMAT);
     cr_assert(strstr(err.message, path) && strstr(err.message, "neither a NumPy .npz"),
               "message: %s", err.message);
     unlink(path);
     cr_assert_eq(ted_marian_open(path, &file, &err), TED_ERR_IO);
     cr_assert(strstr(err.message, path), "message: %s", err.message);
+    free(path);
     free(b.bytes);
 }

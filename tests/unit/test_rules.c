@@ -88,15 +88,24 @@ Test(rules, a_trigram_needs_its_two_tokens_in_order)
         cr_assert_eq(isinf(scores[i]) != 0, i == 12, "token %d", i);
 }
 
+/* Asserts that rules `r` ban EOS after the first `banned` tokens of `ids`
+ * and leave its score after the first `kept`. */
+static void expect_eos_banned_then_kept(const ted_logits_rules *r, const int *ids, int banned,
+                                        int kept)
+{
+    ted_apply_logits_rules(model, r, ids, banned, scores);
+    cr_assert(isinf(scores[EOS]), "EOS kept after %d tokens", banned);
+    scores[EOS] = -3.0f;
+    ted_apply_logits_rules(model, r, ids, kept, scores);
+    cr_assert_float_eq(scores[EOS], -3.0f, 0.0f, "EOS changed after %d tokens", kept);
+}
+
 Test(rules, eos_is_banned_until_the_least_length_eos_counted)
 {
     ted_logits_rules r = {.min_length = 4};
     const int ids[] = {10, 7, 12};
-    ted_apply_logits_rules(model, &r, ids, 2, scores);  /* EOS would be token 3 */
-    cr_assert(isinf(scores[EOS]));
-    scores[EOS] = -3.0f;
-    ted_apply_logits_rules(model, &r, ids, 3, scores);  /* EOS would be token 4 */
-    cr_assert_float_eq(scores[EOS], -3.0f, 0.0f);
+    /* EOS would be token 3, then token 4 */
+    expect_eos_banned_then_kept(&r, ids, 2, 3);
 }
 
 Test(rules, the_options_are_checked_by_the_table)
@@ -152,11 +161,8 @@ Test(rules, min_new_tokens_bans_eos_until_that_many_tokens_without_it)
 {
     ted_logits_rules r = {.min_new_tokens = 2};
     const int ids[] = {10, 12};
-    ted_apply_logits_rules(model, &r, ids, 1, scores);
-    cr_assert(isinf(scores[EOS]));
-    scores[EOS] = -3.0f;
-    ted_apply_logits_rules(model, &r, ids, 2, scores);  /* EOS would be token 3 */
-    cr_assert_float_eq(scores[EOS], -3.0f, 0.0f);
+    /* EOS would be token 2, then token 3 */
+    expect_eos_banned_then_kept(&r, ids, 1, 2);
 }
 
 Test(rules, bad_words_are_checked_against_the_target_vocabulary)

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "io/safetensors.h"
+#include "refusal.h"
+#include "temp_file.h"
 
 #define FILE_NAME "model.safetensors"
 
@@ -66,29 +68,10 @@ static void expect_format_error(const char *header, size_t data_size, const char
     ted_status status = parse_header(header, data_size, &st, &err);
     cr_assert_eq(status, TED_ERR_FORMAT, "status %d for header %s", status, header);
     cr_assert_eq(err.status, TED_ERR_FORMAT);
-    cr_assert(strstr(err.message, FILE_NAME), "message: %s", err.message);
-    cr_assert(strstr(err.message, part1), "message: %s", err.message);
-    cr_assert(strstr(err.message, part2), "message: %s", err.message);
+    expect_message(&err, FILE_NAME, part1, part2);
     cr_assert_eq(st.count, 0);
     cr_assert_null(st.tensors);
     ted_safetensors_close(&st);
-}
-
-static char *write_temp_file(const void *bytes, size_t size)
-{
-    char *path = strdup("/tmp/ted-safetensors-XXXXXX");
-    cr_assert_not_null(path);
-    int fd = mkstemp(path);
-    cr_assert(fd >= 0);
-    cr_assert_eq(write(fd, bytes, size), (ssize_t)size);
-    cr_assert_eq(close(fd), 0);
-    return path;
-}
-
-static void remove_temp_file(char *path)
-{
-    unlink(path);
-    free(path);
 }
 
 /* Three tensors, one of each dtype, laid out F32 | F16 | BF16. */
@@ -276,7 +259,7 @@ Test(safetensors, opens_a_file)
     unsigned char data[32];
     valid_data(data);
     built_file f = build(VALID_HEADER, data, sizeof data);
-    char *path = write_temp_file(f.bytes, f.size);
+    char *path = write_scratch_file("safetensors", f.bytes, f.size);
     ted_safetensors st;
     ted_error err = {0};
     cr_assert_eq(ted_safetensors_open(path, &st, &err), TED_OK, "%s", err.message);
@@ -286,7 +269,7 @@ Test(safetensors, opens_a_file)
     ted_safetensors_close(&st);
     cr_assert_null(st.bytes);
     cr_assert(!st.mapped);
-    remove_temp_file(path);
+    remove_scratch_file(path);
     free(f.bytes);
 }
 
@@ -333,7 +316,7 @@ Test(safetensors, open_directory)
 
 Test(safetensors, open_empty_file)
 {
-    char *path = write_temp_file("", 0);
+    char *path = write_scratch_file("safetensors", "", 0);
     ted_safetensors st;
     ted_error err = {0};
     cr_assert_eq(ted_safetensors_open(path, &st, &err), TED_ERR_FORMAT);
@@ -341,7 +324,7 @@ Test(safetensors, open_empty_file)
     cr_assert(strstr(err.message, "too short"), "message: %s", err.message);
     cr_assert_null(st.bytes);
     ted_safetensors_close(&st);
-    remove_temp_file(path);
+    remove_scratch_file(path);
 }
 
 Test(safetensors, open_truncated_file)
@@ -349,7 +332,7 @@ Test(safetensors, open_truncated_file)
     unsigned char data[32];
     valid_data(data);
     built_file f = build(VALID_HEADER, data, sizeof data);
-    char *path = write_temp_file(f.bytes, f.size - 3);
+    char *path = write_scratch_file("safetensors", f.bytes, f.size - 3);
     ted_safetensors st;
     ted_error err = {0};
     cr_assert_eq(ted_safetensors_open(path, &st, &err), TED_ERR_FORMAT);
@@ -358,7 +341,7 @@ Test(safetensors, open_truncated_file)
     cr_assert_null(st.bytes);
     cr_assert(!st.mapped);
     ted_safetensors_close(&st);
-    remove_temp_file(path);
+    remove_scratch_file(path);
     free(f.bytes);
 }
 
