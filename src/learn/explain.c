@@ -122,7 +122,7 @@ static void explain_step_buckets(const explainer *x, int step)
     for (int k = 0; k <= step && n > 0 && (size_t)n < sizeof words; k++) {
         if (k > 0 && k < step - 4) {
             if (k == 1)
-                n += snprintf(words + n, sizeof words - (size_t)n, " …");
+                n += snprintf(words + n, sizeof words - (size_t)n, ", …");
             continue;
         }
         n += snprintf(words + n, sizeof words - (size_t)n, "%s key %d → bucket %d",
@@ -300,7 +300,7 @@ static void explain_cross_attention(const explainer *x)
     line(x, words, shape);
     scores_words(c, false, words, sizeof words);
     strncat(words, c->positional_layout == TED_POSITIONS_RELATIVE
-                       ? " (no position bias here), softmax over the source"
+                       ? "; no position bias here; softmax over the source"
                        : ", softmax over the source", sizeof words - strlen(words) - 1);
     snprintf(shape, sizeof shape, "(1, %d, 1, %d)", h, S);
     line(x, words, shape);

@@ -310,7 +310,7 @@ t5_checks() {
     missing=""
     for want in "sublayer(RMSNorm(x))" "RMSNorm: x / √(mean(x²) + ε) × γ — no mean subtraction, no bias β" \
         "final RMSNorm" "scores Q·Kᵀ (no 1/√8 scaling) + relative position bias B[head, bucket(key − query)], softmax over the keys" \
-        "(no position bias here), softmax over the source" \
+        "scores Q·Kᵀ (no 1/√8 scaling); no position bias here; softmax over the source" \
         "gated feed-forward, two products: gelu_tanh(x W_i0) ⊙ (x W_i1), each Linear 32 → 48" \
         "then W_o: Linear 48 → 32" "one of 8 buckets (4 for keys up to the query, 4 after" \
         "input embedding (no positional encoding"; do
