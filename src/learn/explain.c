@@ -148,31 +148,52 @@ static void explain_same_layers(const explainer *x, int layers, int seq)
     line(x, words, shape);
 }
 
-void ted_learn_explain_encoder(const ted_learn_trace *t, ted_learn_explain_fn *emit, void *data)
+/* "Q, K, V: ..." for `seq` positions: one packed Linear cut in three, or
+ * three Linears (T5, Marian); their width is Heads × Query Size, the
+ * Embedding Size unless the config sets head_size. */
+static void explain_qkv(const explainer *x, int seq, const char *cut)
 {
-    const explainer x0 = {t, emit, data}, *x = &x0;
-    const ted_config *c = t->config;
-    int d = c->d_model, h = c->heads, q = d / h, S = t->source_len;
-    char words[200], shape[120];
-    part(x, "how the encoder reads the source", " (once, before the first step)");
-    snprintf(words, sizeof words, "Batch 1 · Embedding Size %d · Number of Heads %d · "
-             "Query Size = %d / %d = %d", d, h, d, h, q);
+    const ted_config *c = x->t->config;
+    int inner = c->heads * c->query_size;
+    char words[160], shape[64];
+    if (c->attention_projection == TED_PROJECTION_SEPARATE)
+        snprintf(words, sizeof words, "Q, K, V: three Linears %d → %d", c->d_model, inner);
+    else
+        snprintf(words, sizeof words, "Q, K, V: one Linear %d → 3 × %d%s", c->d_model, inner,
+                 cut);
+    snprintf(shape, sizeof shape, "Q, K, V (1, %d, %d)", seq, inner);
+    line(x, words, shape);
+}
+
+/* The encoder's sizes: Query Size is the Embedding Size over the heads,
+ * or the config's head_size (T5's d_kv). */
+static void explain_sizes(const explainer *x)
+{
+    const ted_config *c = x->t->config;
+    int d = c->d_model, h = c->heads, q = c->query_size;
+    char words[200];
+    if (c->head_size)
+        snprintf(words, sizeof words, "Batch 1 · Embedding Size %d · Number of Heads %d · "
+                 "Query Size %d (set by the model: Heads × Query Size = %d)", d, h, q, h * q);
+    else
+        snprintf(words, sizeof words, "Batch 1 · Embedding Size %d · Number of Heads %d · "
+                 "Query Size = %d / %d = %d", d, h, d, h, q);
     line(x, words, NULL);
     line(x, "shapes: (Batch, Seq, Embedding Size), and split into heads (Batch, Heads, Seq, "
          "Query Size)", NULL);
-    snprintf(words, sizeof words, "the %d source tokens: input embedding%s%s", S,
-             c->scale_embedding ? " × √Embedding Size" : "",
-             c->positional_layout == TED_POSITIONS_RELATIVE ? " (no positional encoding: "
-             "positions enter as a bias on the scores)" : " + positional encoding");
-    snprintf(shape, sizeof shape, "(1, %d, %d)", S, d);
-    line(x, words, shape);
+}
+
+/* The first encoder layer's self-attention, up to its Add & Norm. */
+static void explain_encoder_attention(const explainer *x)
+{
+    const ted_config *c = x->t->config;
+    int d = c->d_model, h = c->heads, q = c->query_size, S = x->t->source_len, inner = h * q;
+    char words[200], shape[120];
     snprintf(words, sizeof words, "encoder layer 1 of %d", c->encoder_layers);
     heading(x, words, " — multi-head self-attention, every token over every token");
-    snprintf(words, sizeof words, "Q, K, V: one Linear %d → 3 × %d, cut in three", d, d);
-    snprintf(shape, sizeof shape, "Q, K, V (1, %d, %d)", S, d);
-    line(x, words, shape);
+    explain_qkv(x, S, ", cut in three");
     snprintf(words, sizeof words, "logical split into %d heads of Query Size %d", h, q);
-    snprintf(shape, sizeof shape, "(1, %d, %d) → (1, %d, %d, %d)", S, d, h, S, q);
+    snprintf(shape, sizeof shape, "(1, %d, %d) → (1, %d, %d, %d)", S, inner, h, S, q);
     line(x, words, shape);
     scores_words(c, c->positional_layout == TED_POSITIONS_RELATIVE, words, sizeof words);
     strncat(words, ", softmax over the keys", sizeof words - strlen(words) - 1);
@@ -182,13 +203,30 @@ void ted_learn_explain_encoder(const ted_learn_trace *t, ted_learn_explain_fn *e
     snprintf(shape, sizeof shape, "(1, %d, %d, %d)", h, S, q);
     line(x, "weights × V", shape);
     snprintf(shape, sizeof shape, "(1, %d, %d, %d) → (1, %d, %d, %d) → (1, %d, %d × %d = %d)", h,
-             S, q, S, h, q, S, h, q, d);
+             S, q, S, h, q, S, h, q, inner);
     line(x, "merge heads", shape);
-    snprintf(words, sizeof words, "output Linear W^O %d → %d", d, d);
+    snprintf(words, sizeof words, "output Linear W^O %d → %d", inner, d);
     snprintf(shape, sizeof shape, "(1, %d, %d)", S, d);
     line(x, words, shape);
     explain_add_norm(x, shape);
     explain_rms_norm(x);
+}
+
+void ted_learn_explain_encoder(const ted_learn_trace *t, ted_learn_explain_fn *emit, void *data)
+{
+    const explainer x0 = {t, emit, data}, *x = &x0;
+    const ted_config *c = t->config;
+    int d = c->d_model, h = c->heads, q = c->query_size, S = t->source_len;
+    char words[200], shape[120];
+    part(x, "how the encoder reads the source", " (once, before the first step)");
+    explain_sizes(x);
+    snprintf(words, sizeof words, "the %d source tokens: input embedding%s%s", S,
+             c->scale_embedding ? " × √Embedding Size" : "",
+             c->positional_layout == TED_POSITIONS_RELATIVE ? " (no positional encoding: "
+             "positions enter as a bias on the scores)" : " + positional encoding");
+    snprintf(shape, sizeof shape, "(1, %d, %d)", S, d);
+    line(x, words, shape);
+    explain_encoder_attention(x);
     explain_feed_forward(x, S);
     explain_add_norm(x, shape);
     explain_same_layers(x, c->encoder_layers, S);
@@ -205,16 +243,14 @@ void ted_learn_explain_encoder(const ted_learn_trace *t, ted_learn_explain_fn *e
 static void explain_masked_self_attention(const explainer *x, int step)
 {
     const ted_config *c = x->t->config;
-    int d = c->d_model, h = c->heads, q = d / h, keys = step + 1;
+    int d = c->d_model, h = c->heads, q = c->query_size, keys = step + 1, inner = h * q;
     char words[640], shape[160];
     snprintf(words, sizeof words, "decoder layer 1 of %d", c->decoder_layers);
     heading(x, words, " — masked multi-head self-attention");
-    snprintf(words, sizeof words, "Q, K, V: one Linear %d → 3 × %d", d, d);
-    snprintf(shape, sizeof shape, "Q, K, V (1, 1, %d)", d);
-    line(x, words, shape);
+    explain_qkv(x, 1, "");
     if (step > 0) {
         snprintf(words, sizeof words, "K and V join those of positions 0..%d (cache)", step - 1);
-        snprintf(shape, sizeof shape, "K, V (1, %d, %d)", keys, d);
+        snprintf(shape, sizeof shape, "K, V (1, %d, %d)", keys, inner);
         line(x, words, shape);
     }
     snprintf(words, sizeof words, "logical split into %d heads of Query Size %d", h, q);
@@ -230,9 +266,10 @@ static void explain_masked_self_attention(const explainer *x, int step)
     line(x, words, shape);
     if (bias)
         explain_step_buckets(x, step);
-    snprintf(shape, sizeof shape, "(1, %d, 1, %d) → (1, 1, %d, %d) → (1, 1, %d)", h, q, h, q, d);
+    snprintf(shape, sizeof shape, "(1, %d, 1, %d) → (1, 1, %d, %d) → (1, 1, %d)", h, q, h, q,
+             inner);
     line(x, "weights × V, merge heads", shape);
-    snprintf(words, sizeof words, "output Linear W^O %d → %d", d, d);
+    snprintf(words, sizeof words, "output Linear W^O %d → %d", inner, d);
     snprintf(shape, sizeof shape, "(1, 1, %d)", d);
     line(x, words, shape);
     explain_add_norm(x, shape);
@@ -288,11 +325,11 @@ static void explain_ssru(const explainer *x, int step)
 static void explain_cross_attention(const explainer *x)
 {
     const ted_config *c = x->t->config;
-    int d = c->d_model, h = c->heads, q = d / h, S = x->t->source_len;
+    int d = c->d_model, h = c->heads, q = c->query_size, S = x->t->source_len, inner = h * q;
     char words[640], shape[160];
     heading(x, "decoder layer 1, continued", " — encoder-decoder attention: Q from the decoder, "
             "K and V from the encoder's output");
-    snprintf(words, sizeof words, "Q: Linear %d → %d, logical split", d, d);
+    snprintf(words, sizeof words, "Q: Linear %d → %d, logical split", d, inner);
     snprintf(shape, sizeof shape, "(1, 1, %d) → (1, %d, 1, %d)", d, h, q);
     line(x, words, shape);
     snprintf(words, sizeof words, "K, V of the %d source tokens (computed once)", S);
@@ -304,7 +341,8 @@ static void explain_cross_attention(const explainer *x)
                        : ", softmax over the source", sizeof words - strlen(words) - 1);
     snprintf(shape, sizeof shape, "(1, %d, 1, %d)", h, S);
     line(x, words, shape);
-    snprintf(shape, sizeof shape, "(1, %d, 1, %d) → (1, 1, %d, %d) → (1, 1, %d)", h, q, h, q, d);
+    snprintf(shape, sizeof shape, "(1, %d, 1, %d) → (1, 1, %d, %d) → (1, 1, %d)", h, q, h, q,
+             d);
     line(x, "weights × V, merge heads, W^O", shape);
     snprintf(shape, sizeof shape, "(1, 1, %d)", d);
     explain_add_norm(x, shape);

@@ -309,8 +309,10 @@ t5_checks() {
     fi
     missing=""
     for want in "sublayer(RMSNorm(x))" "RMSNorm: x / √(mean(x²) + ε) × γ — no mean subtraction, no bias β" \
-        "final RMSNorm" "scores Q·Kᵀ (no 1/√8 scaling) + relative position bias B[head, bucket(key − query)], softmax over the keys" \
-        "scores Q·Kᵀ (no 1/√8 scaling); no position bias here; softmax over the source" \
+        "final RMSNorm" "scores Q·Kᵀ (no 1/√10 scaling) + relative position bias B[head, bucket(key − query)], softmax over the keys" \
+        "scores Q·Kᵀ (no 1/√10 scaling); no position bias here; softmax over the source" \
+        "Query Size 10 (set by the model: Heads × Query Size = 40)" "Q, K, V: three Linears 32 → 40" \
+        "output Linear W^O 40 → 32" "logical split into 4 heads of Query Size 10" \
         "gated feed-forward, two products: gelu_tanh(x W_i0) ⊙ (x W_i1), each Linear 32 → 48" \
         "then W_o: Linear 48 → 32" "one of 8 buckets (4 for keys up to the query, 4 after" \
         "input embedding (no positional encoding"; do
@@ -318,8 +320,8 @@ t5_checks() {
     done
     if [ -n "$missing" ]; then
         fail t5-explain-lines "not said:$missing"
-    elif grep -qE "LayerNorm\(|final LayerNorm|/ √8|positional encoding of" "$work/t5-step"; then
-        fail t5-explain-lines "LayerNorm, 1/√d scaling or a positional encoding said of T5: $(grep -E "LayerNorm\(|final LayerNorm|/ √8|positional encoding of" "$work/t5-step" | head -n 1)"
+    elif grep -qE "LayerNorm\(|final LayerNorm|Kᵀ / √|positional encoding of" "$work/t5-step"; then
+        fail t5-explain-lines "LayerNorm, 1/√d scaling or a positional encoding said of T5: $(grep -E "LayerNorm\(|final LayerNorm|Kᵀ / √|positional encoding of" "$work/t5-step" | head -n 1)"
     else
         ok t5-explain-lines
     fi

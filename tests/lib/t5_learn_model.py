@@ -1,5 +1,5 @@
-"""A small random-init T5 (gated-gelu, untied output, 8 relative position
-buckets reaching 20 positions) built with transformers and exported with
+"""A small random-init T5 (gated-gelu, untied output, heads × d_kv = 40 wider
+than d_model = 32, 8 relative position buckets reaching 20 positions) built with transformers and exported with
 tools/export_hf.py, for the learning tools' tests (tests/cli/learning.sh,
 tests/browser/test_explorer.py). Run with the test virtualenv's Python:
 
@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
 
 from test_t5 import export, randomize, read_sentences, train_spm  # noqa: E402
 
-CONFIG = dict(d_model=32, d_kv=8, num_heads=4, d_ff=48, num_layers=2, num_decoder_layers=2,
+CONFIG = dict(d_model=32, d_kv=10, num_heads=4, d_ff=48, num_layers=2, num_decoder_layers=2,
               feed_forward_proj="gated-gelu", tie_word_embeddings=False,
               relative_attention_num_buckets=8, relative_attention_max_distance=20,
               dropout_rate=0.0, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
