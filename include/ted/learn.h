@@ -152,6 +152,40 @@ TED_API void ted_learn_self_row(const ted_learn_trace *t, int step, int layer, i
 TED_API void ted_learn_cross_row(const ted_learn_trace *t, int step, int layer, int head,
                                  float *out);
 
+/* ---- the relative position bias ---- */
+/* T5's relative position bias as the learning tools show it: each score
+ * q_i . k_j of a self-attention gets B[bucket(j - i), head], a learned
+ * table of the stack (every layer of a stack reads the same one); the
+ * encoder-decoder attention adds none. */
+
+/* The attentions of a trace. */
+typedef enum ted_learn_attention {
+    TED_LEARN_ENCODER_SELF,  /* the encoder's self-attention: buckets both ways */
+    TED_LEARN_DECODER_SELF,  /* the decoder's masked self-attention: keys up to the query */
+    TED_LEARN_CROSS,         /* encoder-decoder attention: no bias */
+} ted_learn_attention;
+
+typedef struct ted_learn_position_bias {
+    const float *table;   /* (buckets, heads): the bias of each bucket for each head, the
+                           * model's own (relative_attention_bias.weight) */
+    int buckets;
+    int heads;
+    int max_distance;     /* distances from this one on share the last bucket */
+    bool bidirectional;   /* half the buckets for keys after the query */
+} ted_learn_position_bias;
+
+/* The bias that layer `layer` of attention `which` adds: false (and *out
+ * zeroed) when it adds none, a model without relative positions, the
+ * encoder-decoder attention or a layer out of range. */
+TED_API bool ted_learn_position_bias_of(const ted_learn_trace *t, ted_learn_attention which,
+                                        int layer, ted_learn_position_bias *out);
+
+/* The bucket of each key 0..keys-1 for the query at position `query` in
+ * layer `layer` of attention `which`, written to out (keys): the row of
+ * B it adds. False when that attention adds no bias. */
+TED_API bool ted_learn_buckets(const ted_learn_trace *t, ted_learn_attention which, int layer,
+                               int query, int keys, int *out);
+
 /* ---- tokens and config words as shown ---- */
 /* How the learning tools show a token (in the explanation's words, the
  * same in ted step and in the explorer, on the terminal, and in the pages

@@ -565,6 +565,46 @@ static cJSON *text_so_far(const ted_learn_trace *t, int i)
     return o;
 }
 
+/* The bucket of each key for one query ((keys) ints), or NULL. */
+static cJSON *buckets_json(const ted_learn_trace *t, ted_learn_attention which, int query,
+                           int keys)
+{
+    int *b = malloc((size_t)(keys > 0 ? keys : 1) * sizeof *b);
+    cJSON *row = NULL;
+    if (b && ted_learn_buckets(t, which, 0, query, keys, b))
+        row = cJSON_CreateIntArray(b, keys);
+    free(b);
+    return row;
+}
+
+/* A stack's relative position bias: {buckets, heads, max_distance,
+ * bidirectional, table[head][bucket]}, and for the encoder the bucket of
+ * every (query, key) pair; NULL without one. */
+static cJSON *position_bias_json(const ted_learn_trace *t, ted_learn_attention which)
+{
+    ted_learn_position_bias b;
+    if (!ted_learn_position_bias_of(t, which, 0, &b))
+        return NULL;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "buckets", b.buckets);
+    cJSON_AddNumberToObject(o, "heads", b.heads);
+    cJSON_AddNumberToObject(o, "max_distance", b.max_distance);
+    cJSON_AddBoolToObject(o, "bidirectional", b.bidirectional);
+    cJSON *table = cJSON_AddArrayToObject(o, "table");
+    for (int h = 0; table && h < b.heads; h++) {
+        cJSON *row = cJSON_CreateArray();
+        for (int k = 0; k < b.buckets; k++)
+            cJSON_AddItemToArray(row, cJSON_CreateNumber(b.table[(size_t)k * b.heads + h]));
+        cJSON_AddItemToArray(table, row);
+    }
+    if (which == TED_LEARN_ENCODER_SELF) {
+        cJSON *pairs = cJSON_AddArrayToObject(o, "pairs");
+        for (int i = 0; pairs && i < t->source_len; i++)
+            cJSON_AddItemToArray(pairs, buckets_json(t, which, i, t->source_len));
+    }
+    return o;
+}
+
 static cJSON *step_json(const ted_learn_trace *t, int i)
 {
     const ted_config *c = t->config;
@@ -581,6 +621,9 @@ static cJSON *step_json(const ted_learn_trace *t, int i)
     cJSON_AddItemToObject(o, "self", attention_json(s->self, c->decoder_layers, c->heads, i + 1));
     cJSON_AddItemToObject(o, "cross",
                           attention_json(s->cross, c->decoder_layers, c->heads, t->source_len));
+    cJSON *buckets = buckets_json(t, TED_LEARN_DECODER_SELF, i, i + 1);
+    if (buckets)
+        cJSON_AddItemToObject(o, "self_buckets", buckets);
     cJSON *explain = cJSON_AddArrayToObject(o, "explain");
     if (explain)
         ted_learn_explain_step(t, i, explanation_piece, explain);
@@ -600,6 +643,12 @@ static cJSON *trace_json(const explore_request *r, const ted_learn_trace *t, int
     cJSON_AddNumberToObject(root, "max_steps", t->max_steps);
     cJSON_AddNumberToObject(root, "top_k", t->top_k);
     cJSON_AddItemToObject(root, "encoder", encoder_json(t));
+    cJSON *bias = position_bias_json(t, TED_LEARN_ENCODER_SELF);
+    if (bias) {
+        cJSON *both = cJSON_AddObjectToObject(root, "position_bias");
+        cJSON_AddItemToObject(both, "encoder", bias);
+        cJSON_AddItemToObject(both, "decoder", position_bias_json(t, TED_LEARN_DECODER_SELF));
+    }
     cJSON *explain = cJSON_AddArrayToObject(root, "explain_encoder");
     if (explain)
         ted_learn_explain_encoder(t, explanation_piece, explain);

@@ -57,6 +57,13 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                does; long prefix and output lines wrap inside their panel;
                an error leaves no earlier result under it; a beam ranking
                holding one text twice shows each one's tokens and says why
+  t5/*         a small T5 (tests/lib/t5_learn_model.py): the bias view shows
+               both stacks' bucket tables (heads x buckets) as the model's
+               relative_attention_bias weights read with NumPy; the buckets
+               of the last step's query (outlined in the decoder's table)
+               and of every encoder query-key pair are transformers'
+               T5Attention._relative_position_bucket; no bias view on a
+               model without relative positions
   screenshot/* 1280x800 and 390x844 (phone) PNGs under 200 KB; on the phone
                nothing is wider than the screen (with --screenshots DIR they
                are written there, as docs/img/ has them)
@@ -276,7 +283,7 @@ def test_api(server):
         ("target-lang-type", "/v1/explore", {"source": "the cat .", "target_lang": ["fr"]}, 400,
          "target_lang: expected a string"),
         ("early-stopping", "/v1/beam", {"source": "the cat .", "early_stopping": "sometimes"},
-         400, 'early_stopping: expected false, true or "never"'),
+         400, 'early_stopping: expected false, true, "never" or "marian"'),
         ("early-stopping-explore", "/v1/explore", {"source": "the cat .", "early_stopping": True},
          400, 'unknown field "early_stopping"'),
         ("forced-twice", "/v1/explore",
@@ -824,6 +831,129 @@ def test_trained(browser, work):
         check("trained/server-exit", status == 0, f"ted serve exit status {status}")
 
 
+# ---- T5: the relative position bias view -------------------------------------------
+
+T5_SENTENCE = "The old man was walking in the garden with his two small dogs yesterday."
+TEST_PYTHON = os.environ.get("TEST_PYTHON", sys.executable)
+
+# The bias view as the page shows it: each table's cells, the step's keys, the pairs.
+BIAS_SHOWN = """(() => ({
+  hidden: document.getElementById('bias').hidden,
+  tables: Object.fromEntries([...document.querySelectorAll('table.bias-table')].map(t =>
+    [t.dataset.stack, [...t.querySelectorAll('td')].map(td =>
+      [+td.dataset.head, +td.dataset.bucket, +td.dataset.value, td.classList.contains('used')])])),
+  step: window.ted.state.step,
+  keys: [...document.querySelectorAll('#bias-step .key')].map(k => +k.dataset.bucket),
+  pairs: [...document.querySelectorAll('#bias-pairs td')].map(td =>
+    [+td.dataset.query, +td.dataset.key, +td.textContent]),
+}))()"""
+
+# transformers' T5Attention._relative_position_bucket of each [query, key,
+# bidirectional] read on stdin as JSON: the buckets, a JSON list.
+T5_BUCKETS = """
+import json, sys, torch
+from transformers.models.t5.modeling_t5 import T5Attention
+pairs = json.load(sys.stdin)
+print(json.dumps([int(T5Attention._relative_position_bucket(torch.tensor(k - q), bidirectional=b,
+      num_buckets=8, max_distance=20)) for q, k, b in pairs]))
+"""
+
+
+def safetensors_arrays(path, names):
+    """Tensors of a safetensors file, read with NumPy: {name: float32 array}."""
+    import numpy as np
+    with open(path, "rb") as f:
+        size = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(size))
+        data = f.read()
+    out = {}
+    for name in names:
+        entry = header[name]
+        begin, end = entry["data_offsets"]
+        out[name] = np.frombuffer(data[begin:end], dtype={"F32": np.float32}[entry["dtype"]]
+                                  ).reshape(entry["shape"])
+    return out
+
+
+def transformers_buckets(pairs):
+    """transformers' bucket of each (query, key, bidirectional), or (None, why)."""
+    import subprocess
+    p = subprocess.run([TEST_PYTHON, "-c", T5_BUCKETS], input=json.dumps(pairs),
+                       capture_output=True, text=True, timeout=120 * SLOW)
+    if p.returncode != 0:
+        return None, p.stderr.strip()[-300:]
+    return json.loads(p.stdout), None
+
+
+def check_bias_tables(shown, weights):
+    """The cells of both tables against relative_attention_bias.weight (buckets, heads)."""
+    for stack in ("encoder", "decoder"):
+        want = weights[f"{stack}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"]
+        cells = shown["tables"].get(stack, [])
+        worst = max((abs(v - float(want[k, h])) for h, k, v, _ in cells), default=math.inf)
+        check(f"t5/bias-table-{stack} ({len(cells)} cells, max diff {worst:.1e})",
+              len(cells) == want.size and worst <= 1e-6,
+              f"{len(cells)} cells of {want.size}, max diff {worst}")
+
+
+def check_bias_buckets(shown):
+    """The step's buckets, the outlined cells and every encoder pair against transformers."""
+    query = shown["step"] - 1
+    asked = [[query, k, False] for k in range(len(shown["keys"]))] + \
+        [[q, k, True] for q, k, _ in shown["pairs"]]
+    want, why = transformers_buckets(asked)
+    if want is None:
+        fail("t5/bias-buckets", f"transformers: {why}")
+        return
+    step_want, pairs_want = want[:len(shown["keys"])], want[len(shown["keys"]):]
+    check(f"t5/bias-step-buckets (step {shown['step']}: {shown['keys']})",
+          len(shown["keys"]) == shown["step"] and shown["keys"] == step_want,
+          f"shown {shown['keys']}, transformers {step_want}")
+    outlined = sorted({k for h, k, _, used in shown["tables"]["decoder"] if used})
+    check("t5/bias-used-outlined", outlined == sorted(set(step_want)),
+          f"outlined {outlined}, used {sorted(set(step_want))}")
+    # 7 of the 8 buckets: the first bucket of keys after the query (distance 0)
+    # is never used
+    got = [b for _, _, b in shown["pairs"]]
+    check(f"t5/bias-encoder-pairs ({len(got)} pairs, buckets {sorted(set(got))})",
+          got == pairs_want and len(set(got)) == 7,
+          f"{len(set(got))} buckets used (7 wanted); first difference at " +
+          str(next(([q, k, g, w] for (q, k, g), w in zip(shown["pairs"], pairs_want) if g != w),
+                   None)) + " [query, key, shown, transformers]")
+
+
+def test_t5_bias(browser, work):
+    """A T5 model's bias view: the tables and the buckets, as transformers has them."""
+    t5 = os.path.join(work, "t5")
+    import subprocess
+    p = subprocess.run([TEST_PYTHON, os.path.join(ROOT, "tests", "lib", "t5_learn_model.py"), t5],
+                       capture_output=True, text=True, timeout=300 * SLOW)
+    if p.returncode != 0:
+        fail("t5/model", p.stderr.strip()[-300:])
+        return
+    server = Server([f"t5={t5}/ted", MODEL], "--host", "127.0.0.1")
+    try:
+        url = server.base + "/?model=t5&step=end&source=" + urllib.parse.quote(T5_SENTENCE)
+        if not browser.navigate(url) or not browser.wait_for("window.ted.state.data !== null"):
+            fail("t5/bias-view", f"{url} did not load")
+            return
+        shown = browser.evaluate(BIAS_SHOWN)
+        check("t5/bias-view-shown", not shown["hidden"] and shown["step"] > 8,
+              f"hidden {shown['hidden']}, step {shown['step']}")
+        names = [f"{s}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"
+                 for s in ("encoder", "decoder")]
+        check_bias_tables(shown, safetensors_arrays(os.path.join(t5, "hf", "model.safetensors"),
+                                                    names))
+        check_bias_buckets(shown)
+        browser.navigate(server.base + f"/?model={os.path.basename(MODEL)}&source="
+                         + urllib.parse.quote(SENTENCE))
+        check("t5/no-bias-view-without-relative-positions",
+              browser.evaluate("document.getElementById('bias').hidden"), "shown on toy-en-fr")
+    finally:
+        status = server.stop(timeout=30 * SLOW)
+        check("t5/server-exit", status == 0, f"ted serve exit status {status}")
+
+
 def test_network(browser, server):
     events = browser.events
     urls = [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
@@ -875,6 +1005,7 @@ def main():
                 test_languages(browser, multilingual)
         test_network(browser, server)
         test_trained(browser, work)
+        test_t5_bias(browser, work)
     except Exception as e:  # a broken page or browser: one failure, with why
         fail("browser/run", f"{type(e).__name__}: {e}")
     finally:

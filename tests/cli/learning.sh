@@ -5,6 +5,7 @@
 # "ok NAME" or "FAIL NAME: why".
 TED=${TED:-build/ted}
 PYTHON=${PYTHON:-/usr/bin/python3}
+TEST_PYTHON=${TEST_PYTHON:-$PYTHON}  # transformers: the T5 checks
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 MODEL=models/toy-en-fr
 work=$(mktemp -d)
@@ -285,6 +286,72 @@ expect_error attention-head-too-big "has $H heads" \
 expect_error attention-layer-too-big "has $ENC_LAYERS encoder layers" \
     "$TED" attention -m "$MODEL" "the cat ." --svg - --kind encoder --layer $((ENC_LAYERS + 1))
 expect_error attention-no-text "no sentence" "$TED" attention -m "$MODEL" --json -
+
+# --- T5: RMSNorm, the relative position bias, the gated feed-forward -------------
+# A small random T5 built with transformers (tests/lib/t5_learn_model.py); the
+# buckets `ted step --explain` names are held against transformers'
+# T5Attention._relative_position_bucket.
+t5_checks() {
+    if ! "$TEST_PYTHON" -c "import transformers, sentencepiece" 2>/dev/null; then
+        skip t5-model "transformers is not in $TEST_PYTHON (make venv)"
+        return
+    fi
+    if ! PYTHON="$PYTHON" "$TEST_PYTHON" tests/lib/t5_learn_model.py "$work/t5" 2>"$work/t5-err" >/dev/null; then
+        fail t5-model "$(tail -n 3 "$work/t5-err")"
+        return
+    fi
+    t5="$work/t5/ted"
+    run "$work/t5-step" "$work/t5-step-err" "$TED" step -m "$t5" --auto --explain --max-length 16 \
+        "The old man was walking in the garden with his two small dogs yesterday."
+    if [ "$status" -ne 0 ]; then
+        fail t5-step-explain "exit status $status: $(head -c 300 "$work/t5-step-err")"
+        return
+    fi
+    missing=""
+    for want in "sublayer(RMSNorm(x))" "RMSNorm: x / √(mean(x²) + ε) × γ — no mean subtraction, no bias β" \
+        "final RMSNorm" "scores Q·Kᵀ (no 1/√10 scaling) + relative position bias B[head, bucket(key − query)], softmax over the keys" \
+        "scores Q·Kᵀ (no 1/√10 scaling); no position bias here; softmax over the source" \
+        "Query Size 10 (set by the model: Heads × Query Size = 40)" "Q, K, V: three Linears 32 → 40" \
+        "output Linear W^O 40 → 32" "logical split into 4 heads of Query Size 10" \
+        "gated feed-forward, two products: gelu_tanh(x W_i0) ⊙ (x W_i1), each Linear 32 → 48" \
+        "then W_o: Linear 48 → 32" "one of 8 buckets (4 for keys up to the query, 4 after" \
+        "input embedding (no positional encoding"; do
+        grep -qF -- "$want" "$work/t5-step" || missing="$missing [$want]"
+    done
+    if [ -n "$missing" ]; then
+        fail t5-explain-lines "not said:$missing"
+    elif grep -qE "LayerNorm\(|final LayerNorm|Kᵀ / √|positional encoding of" "$work/t5-step"; then
+        fail t5-explain-lines "LayerNorm, 1/√d scaling or a positional encoding said of T5: $(grep -E "LayerNorm\(|final LayerNorm|Kᵀ / √|positional encoding of" "$work/t5-step" | head -n 1)"
+    else
+        ok t5-explain-lines
+    fi
+    if result=$("$TEST_PYTHON" - "$work/t5-step" 2>&1 <<'PY'
+import re, sys
+import torch
+from transformers.models.t5.modeling_t5 import T5Attention
+lines = [l for l in open(sys.argv[1], encoding="utf-8") if "the buckets of query" in l]
+pairs = 0
+for l in lines:
+    q = int(re.search(r"the buckets of query (\d+)", l).group(1))
+    for k, b in re.findall(r"key (\d+) → bucket (\d+)", l):
+        want = T5Attention._relative_position_bucket(torch.tensor(int(k) - q), bidirectional=False,
+                                                     num_buckets=8, max_distance=20)
+        if int(b) != int(want):
+            sys.exit(f"query {q} key {k}: bucket {b}, transformers {int(want)}")
+        pairs += 1
+    if f"key {q} → bucket" not in l or (q > 0 and "key 0 → bucket" not in l):
+        sys.exit(f"query {q}: key 0 or the query's own key is not named: {l.strip()}")
+if len(lines) < 10:
+    sys.exit(f"{len(lines)} steps explained, 10 wanted")
+print(f"{pairs} pairs of {len(lines)} steps")
+PY
+    ); then
+        ok t5-step-buckets "$result"
+    else
+        fail t5-step-buckets "$result"
+    fi
+}
+t5_checks
 
 # --- ted attention: JSON, SVG ----------------------------------------------------
 if "$TED" attention -m "$MODEL" "$first" --json "$work/a.json" --html "$work/a.html" \

@@ -264,6 +264,7 @@
     renderStep();
     renderAttention();
     renderExplain();
+    renderBias();
     writeURL();
   }
 
@@ -286,12 +287,14 @@
   function render() {
     const has = !!state.data;
     for (const id of ['decode', 'attention', 'explain', 'beam']) $(id).hidden = !has;
+    $('bias').hidden = !(has && state.data.position_bias);
     renderTokens();
     if (!has) return;
     renderStep();
     buildGrids();
     renderAttention();
     renderExplain();
+    renderBias();
     renderBeam();
   }
 
@@ -533,6 +536,83 @@
         box.append(line);
       }
     }
+  }
+
+  // ---- the relative position bias (T5) -------------------------------------
+
+  // A diverging colour: red for positive biases, blue for negative ones.
+  function biasColour(v, scale) {
+    const t = Math.max(-1, Math.min(1, scale > 0 ? v / scale : 0)), a = Math.abs(t);
+    const [r, g, b] = t >= 0 ? [220, 60, 40] : [40, 90, 200];
+    return `rgba(${r},${g},${b},${(0.85 * a).toFixed(3)})`;
+  }
+
+  // A stack's table B as a heat map: heads x buckets, `used` outlined.
+  function biasTable(stack, name, used) {
+    const table = make('table', 'bias-table');
+    table.dataset.stack = name;
+    const scale = Math.max(...stack.table.flat().map(Math.abs));
+    const head = make('tr');
+    head.append(make('th', '', name === 'encoder' ? 'encoder' : 'decoder'));
+    for (let k = 0; k < stack.buckets; k++) head.append(make('th', '', String(k)));
+    table.append(head);
+    stack.table.forEach((row, h) => {
+      const tr = make('tr');
+      tr.append(make('th', '', `h${h + 1}`));
+      row.forEach((v, k) => {
+        const td = make('td', used.has(k) ? 'used' : '', v.toFixed(2));
+        td.dataset.head = String(h);
+        td.dataset.bucket = String(k);
+        td.dataset.value = String(v);
+        td.title = `head ${h + 1}, bucket ${k}: ${v}`;
+        td.style.background = biasColour(v, scale);
+        tr.append(td);
+      });
+      table.append(tr);
+    });
+    return table;
+  }
+
+  // The encoder's bucket of every (query, key) pair: rows queries, columns keys.
+  function biasPairs(bias) {
+    const table = $('bias-pairs'), tokens = state.data.source.tokens;
+    table.replaceChildren();
+    const head = make('tr');
+    head.append(make('th', '', 'query \\ key'));
+    for (const t of tokens) head.append(make('th', '', t.token));
+    table.append(head);
+    bias.pairs.forEach((row, i) => {
+      const tr = make('tr');
+      tr.append(make('th', '', tokens[i].token));
+      row.forEach((b, j) => {
+        const td = make('td', i === j ? 'current' : '', String(b));
+        td.dataset.query = String(i);
+        td.dataset.key = String(j);
+        td.title = `query ${i}, key ${j}: distance ${j - i}, bucket ${b}`;
+        tr.append(td);
+      });
+      table.append(tr);
+    });
+  }
+
+  function renderBias() {
+    const bias = state.data.position_bias;
+    if (!bias) return;
+    const s = state.data.steps[state.step - 1], buckets = s.self_buckets || [];
+    const tables = $('bias-tables');
+    tables.replaceChildren(biasTable(bias.encoder, 'encoder', new Set()),
+      biasTable(bias.decoder, 'decoder', new Set(buckets)));
+    const row = $('bias-step');
+    row.replaceChildren();
+    buckets.forEach((b, k) => {
+      const key = make('span', 'key');
+      key.dataset.key = String(k);
+      key.dataset.bucket = String(b);
+      key.title = `key ${k} (distance ${k - (state.step - 1)}): bucket ${b}`;
+      key.append(tokenWord(state.data.steps[k].input), make('small', '', `bucket ${b}`));
+      row.append(key);
+    });
+    biasPairs(bias.encoder);
   }
 
   // ---- beam search --------------------------------------------------------
