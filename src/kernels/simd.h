@@ -72,14 +72,14 @@ static inline ted_vec ted_vec_fma(ted_vec a, ted_vec b, ted_vec c)
  * 2 + r with |r| <= ln 2 / 2, r = hi - n ln 2 + lo with ln 2 in two parts
  * (the first with 9 significant bits, so n times it is exact), exp(r) =
  * 1 + r + r^2 P(r), P of degree 5 (relative error 1.1e-9 in exact
- * arithmetic; about 1.5e-7 with float's roundings, measured over every
- * float: docs/performance.md#activations), times 2^n built in the exponent
- * bits. lo carries what the float hi cannot hold of an argument (the low
- * part of an exact square): its digits then reach r instead of being
- * rounded away in hi + lo, whose absolute error becomes a relative error of
- * exp. Lanes below -87.3 (exp underflows, e.g. the -inf of a masked score)
- * give 0; lanes above 88 give +inf (exp(88) is within a factor 2 of the
- * largest float; softmax only passes values <= 0); NaN gives NaN. */
+ * arithmetic; float's roundings add about one ulp, measured in
+ * docs/performance.md#activations), times 2^n built in the exponent bits.
+ * lo carries what the float hi cannot hold of an argument (the low part of
+ * an exact square): its digits then reach r instead of being rounded away
+ * in hi + lo, whose absolute error becomes a relative error of exp. Lanes
+ * below -87.3 (exp underflows, e.g. the -inf of a masked score) give 0;
+ * lanes above 88 give +inf (exp(88) is within a factor 2 of the largest
+ * float; softmax only passes values <= 0); NaN gives NaN. */
 static inline ted_vec ted_vec_exp_sum(ted_vec hi, ted_vec lo)
 {
     const ted_vec zero = {0};

@@ -381,10 +381,11 @@ static void check_all_finite(const char *variant, int n)
  * Each against its formula in double (libm's exp and erfc) on the float
  * input: within ACT_RELATIVE of the result plus ACT_OF_INPUT of |x|, the
  * bound kernels.h states, plus half the smallest subnormal (ACT_ROUNDING:
- * a result below the normal range is rounded to a multiple of it). The tanh approximation's reference is x / (1 +
- * exp(-2u)), equal to 0.5 x (1 + tanh u) and free of its cancellation. A
- * NaN reference (NaN in, or -inf times 0) wants NaN; a zero one (x = +-0)
- * wants x itself, sign included; an infinite one the same infinity. */
+ * a result below the normal range is rounded to a multiple of it). The
+ * tanh approximation's reference is x / (1 + exp(-2u)), equal to 0.5 x (1
+ * + tanh u) and free of its cancellation. A NaN reference (NaN in, or
+ * -inf times 0) wants NaN; a zero one (x = +-0) wants x itself, sign
+ * included; an infinite one the same infinity. */
 #define ACT_RELATIVE 1e-6
 #define ACT_OF_INPUT 1e-7
 #define ACT_ROUNDING 0x1p-150
