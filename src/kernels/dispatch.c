@@ -233,6 +233,16 @@ void ted_times_sigmoid(float *x, size_t n)
     in_place(ted_kernels()->times_sigmoid, x, n);
 }
 
+void ted_times_normal_cdf(float *x, size_t n)
+{
+    in_place(ted_kernels()->times_normal_cdf, x, n);
+}
+
+void ted_times_normal_cdf_tanh(float *x, size_t n)
+{
+    in_place(ted_kernels()->times_normal_cdf_tanh, x, n);
+}
+
 typedef struct finite_job {
     const float *x;
     size_t n;

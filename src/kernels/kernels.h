@@ -263,13 +263,21 @@ double ted_sum_exp_shifted(const float *x, int n, float shift);
 /* x[i] *= factor. */
 void ted_scale(float *x, int n, float factor);
 
-/* x[i] = max(x[i], 0) in place (ReLU); NaN becomes 0. This and the next
- * two spread long vectors (32768 floats and more) over the pool. */
+/* x[i] = max(x[i], 0) in place (ReLU); NaN becomes 0. This, the three
+ * activations below and ted_all_finite spread long vectors (32768 floats
+ * and more) over the pool. */
 void ted_zero_negatives(float *x, size_t n);
 
-/* x[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])) in place (SiLU), exp
- * as ted_exp_shifted's. */
+/* The activations, in place over x (n), within 1e-6 of the result,
+ * relative, plus 1e-7 of |x| (variant/activation.c says why and what
+ * NaN, infinities and -0 give):
+ *   ted_times_sigmoid          SiLU, x / (1 + exp(-x));
+ *   ted_times_normal_cdf       GELU, x Phi(x) = 0.5 x (1 + erf(x / sqrt 2));
+ *   ted_times_normal_cdf_tanh  GELU's tanh approximation, 0.5 x (1 +
+ *                              tanh(sqrt(2 / pi) (x + 0.044715 x^3))). */
 void ted_times_sigmoid(float *x, size_t n);
+void ted_times_normal_cdf(float *x, size_t n);
+void ted_times_normal_cdf_tanh(float *x, size_t n);
 
 /* Whether every x[i] is finite (neither NaN nor infinite). */
 bool ted_all_finite(const float *x, size_t n);

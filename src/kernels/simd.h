@@ -1,10 +1,14 @@
 /* Vectors of floats through GCC/Clang vector extensions: the compiler maps
  * them onto AVX-512, AVX or SSE (NEON elsewhere), whichever the flags of
- * the file allow, with no intrinsics. Included by the kernels of
- * src/kernels/variant/, compiled once per instruction set: one vector is
- * one register of that set. Loads may be unaligned. */
+ * the file allow, with no intrinsics but ted_vec_fma's. Included by the
+ * kernels of src/kernels/variant/, compiled once per instruction set: one
+ * vector is one register of that set. Loads may be unaligned. */
 #ifndef TED_KERNELS_SIMD_H
 #define TED_KERNELS_SIMD_H
+
+#if defined(__AVX512F__) || defined(__FMA__)
+#include <immintrin.h>
+#endif
 
 #if defined(__AVX512F__)
 #define TED_VEC_FLOATS 16
@@ -51,34 +55,63 @@ static inline ted_vec ted_vec_select(ted_ivec mask, ted_vec a, ted_vec b)
     return (ted_vec)(((ted_ivec)a & mask) | ((ted_ivec)b & ~mask));
 }
 
-/* exp of every lane: x = n ln 2 + r with |r| <= ln 2 / 2, exp(r) by a
- * degree-6 Taylor polynomial (relative error below 3e-7), times 2^n built
- * in the exponent bits. Lanes below -87.3 (exp underflows, e.g. the -inf
- * of a masked score) give 0; lanes above 88 give +inf (exp(88) is within a
- * factor 2 of the largest float; softmax only passes values <= 0). */
-static inline ted_vec ted_vec_exp(ted_vec x)
+/* a * b + c with one rounding where the set has FMA (AVX2, AVX-512); two
+ * roundings elsewhere. */
+static inline ted_vec ted_vec_fma(ted_vec a, ted_vec b, ted_vec c)
+{
+#if defined(__AVX512F__)
+    return (ted_vec)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#elif defined(__FMA__)
+    return (ted_vec)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+#else
+    return a * b + c;
+#endif
+}
+
+/* exp(hi + lo) of every lane, Cephes' expf (S. L. Moshier): hi + lo = n ln
+ * 2 + r with |r| <= ln 2 / 2, r = hi - n ln 2 + lo with ln 2 in two parts
+ * (the first with 9 significant bits, so n times it is exact), exp(r) =
+ * 1 + r + r^2 P(r), P of degree 5 (relative error 1.1e-9 in exact
+ * arithmetic; float's roundings add about one ulp, measured in
+ * docs/performance.md#activations), times 2^n built in the exponent bits.
+ * lo carries what the float hi cannot hold of an argument (the low part of
+ * an exact square): its digits then reach r instead of being rounded away
+ * in hi + lo, whose absolute error becomes a relative error of exp. Lanes
+ * below -87.3 (exp underflows, e.g. the -inf of a masked score) give 0;
+ * lanes above 88 give +inf (exp(88) is within a factor 2 of the largest
+ * float; softmax only passes values <= 0); NaN gives NaN. */
+static inline ted_vec ted_vec_exp_sum(ted_vec hi, ted_vec lo)
 {
     const ted_vec zero = {0};
+    ted_vec x = hi + lo;
     ted_ivec underflow = x < -87.3f;
     ted_ivec overflow = x > 88.0f;
-    x = ted_vec_select(underflow, zero, x);
-    x = ted_vec_select(overflow, zero, x);
-    ted_vec scaled = x * 1.44269504088896341f;  /* x / ln 2 */
+    ted_ivec outside = underflow | overflow;
+    hi = ted_vec_select(outside, zero, hi);
+    lo = ted_vec_select(outside, zero, lo);
+    ted_vec scaled = (hi + lo) * 1.44269504088896341f;  /* x / ln 2 */
     ted_ivec n = __builtin_convertvector(scaled + ted_vec_select(scaled < 0, zero - 0.5f,
                                                                  zero + 0.5f),
                                          ted_ivec);
     ted_vec nf = __builtin_convertvector(n, ted_vec);
-    ted_vec r = x - nf * 0.693359375f - nf * -2.12194440e-4f;  /* ln 2 in two parts */
-    ted_vec p = zero + 1.0f / 720;
-    p = p * r + 1.0f / 120;
-    p = p * r + 1.0f / 24;
-    p = p * r + 1.0f / 6;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
+    ted_vec r = ((hi - nf * 0.693359375f) - nf * -2.12194440e-4f) + lo;
+    ted_vec p = zero + 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = ted_vec_fma(p, r * r, r) + 1.0f;
     ted_vec result = p * (ted_vec)((n + 127) << 23);
     result = ted_vec_select(underflow, zero, result);
     return ted_vec_select(overflow, zero + __builtin_inff(), result);
+}
+
+/* exp of every lane (ted_vec_exp_sum with no low part: adding -0 changes
+ * nothing and is folded away). */
+static inline ted_vec ted_vec_exp(ted_vec x)
+{
+    return ted_vec_exp_sum(x, -(ted_vec){0});
 }
 
 /* a . b over n floats. */

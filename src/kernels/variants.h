@@ -117,6 +117,8 @@ typedef struct ted_kernel_table {
     __typeof__(ted_scale) *scale;
     __typeof__(ted_zero_negatives) *zero_negatives;
     __typeof__(ted_times_sigmoid) *times_sigmoid;
+    __typeof__(ted_times_normal_cdf) *times_normal_cdf;
+    __typeof__(ted_times_normal_cdf_tanh) *times_normal_cdf_tanh;
     __typeof__(ted_all_finite) *all_finite;
     __typeof__(ted_normalize_rows) *normalize_rows;
 } ted_kernel_table;
@@ -168,6 +170,8 @@ __typeof__(ted_sum_exp_shifted) TED_VARIANT_NAME(ted_sum_exp_shifted);
 __typeof__(ted_scale) TED_VARIANT_NAME(ted_scale);
 __typeof__(ted_zero_negatives) TED_VARIANT_NAME(ted_zero_negatives);
 __typeof__(ted_times_sigmoid) TED_VARIANT_NAME(ted_times_sigmoid);
+__typeof__(ted_times_normal_cdf) TED_VARIANT_NAME(ted_times_normal_cdf);
+__typeof__(ted_times_normal_cdf_tanh) TED_VARIANT_NAME(ted_times_normal_cdf_tanh);
 __typeof__(ted_all_finite) TED_VARIANT_NAME(ted_all_finite);
 __typeof__(ted_normalize_rows) TED_VARIANT_NAME(ted_normalize_rows);
 #endif

@@ -1,6 +1,5 @@
 #include "layers/feed_forward.h"
 
-#include <math.h>
 #include <stddef.h>
 
 #include "kernels/kernels.h"
@@ -13,8 +12,7 @@ void ted_relu(float *x, size_t n)
 /* The exact form PyTorch uses by default, not the tanh approximation. */
 void ted_gelu(float *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+    ted_times_normal_cdf(x, n);
 }
 
 /* SiLU, which Hugging Face calls "swish": x * sigmoid(x). */
@@ -23,15 +21,10 @@ void ted_silu(float *x, size_t n)
     ted_times_sigmoid(x, n);
 }
 
-/* GELU's tanh approximation, as Hugging Face's gelu_new (NewGELUActivation),
- * in float as PyTorch computes it. */
+/* GELU's tanh approximation, as Hugging Face's gelu_new (NewGELUActivation). */
 void ted_gelu_tanh(float *x, size_t n)
 {
-    const float sqrt_2_over_pi = 0.7978845608028654f;
-    for (size_t i = 0; i < n; i++) {
-        float v = x[i];
-        x[i] = 0.5f * v * (1.0f + tanhf(sqrt_2_over_pi * (v + 0.044715f * v * v * v)));
-    }
+    ted_times_normal_cdf_tanh(x, n);
 }
 
 /* The paper's network: Linear1, the activation, Linear2. */

@@ -10,8 +10,9 @@
  *
  * Tolerance: a sum of K products is within TOL_RELATIVE * sqrt(K) of the
  * reference, relative to the sum of the magnitudes of its terms; exp within
- * TOL_RELATIVE of the reference, relative (SiLU and layer normalization too);
- * max, argmax, scale, ReLU
+ * TOL_RELATIVE of the reference, relative (layer normalization too); the
+ * activations (SiLU, GELU, GELU's tanh approximation) within the bound that
+ * kernels.h states, over a sweep of the floats; max, argmax, scale, ReLU
  * (zero_negatives) and the finiteness check (all_finite) exact. */
 #include <criterion/criterion.h>
 #include <float.h>
@@ -376,31 +377,115 @@ static void check_all_finite(const char *variant, int n)
     free(x);
 }
 
-/* SiLU against x / (1 + exp(-x)) in double, within TOL_RELATIVE of the
- * magnitude; large negative values give -0 (or a denormal's worth), large
- * positive ones themselves, NaN stays NaN. */
-static void check_times_sigmoid(const char *variant, int n)
+/* ---- the activations ------------------------------------------------------
+ * Each against its formula in double (libm's exp and erfc) on the float
+ * input: within ACT_RELATIVE of the result plus ACT_OF_INPUT of |x|, the
+ * bound kernels.h states, plus half the smallest subnormal (ACT_ROUNDING:
+ * a result below the normal range is rounded to a multiple of it). The
+ * tanh approximation's reference is x / (1 + exp(-2u)), equal to 0.5 x (1
+ * + tanh u) and free of its cancellation. A NaN reference (NaN in, or
+ * -inf times 0) wants NaN; a zero one (x = +-0) wants x itself, sign
+ * included; an infinite one the same infinity. */
+#define ACT_RELATIVE 1e-6
+#define ACT_OF_INPUT 1e-7
+#define ACT_ROUNDING 0x1p-150
+
+static double reference_silu(double x)
+{
+    return x / (1.0 + exp(-x));
+}
+
+static double reference_gelu(double x)
+{
+    return 0.5 * x * erfc(-x * 0.70710678118654752440);
+}
+
+static double reference_gelu_tanh(double x)
+{
+    double u = 0.79788456080286535588 * (x + 0.044715 * x * x * x);
+    return x / (1.0 + exp(-2.0 * u));
+}
+
+typedef struct activation {
+    const char *name;
+    void (*kernel)(float *x, size_t n);
+    double (*reference)(double x);
+} activation;
+
+static const activation activations[] = {
+    {"times_sigmoid", ted_times_sigmoid, reference_silu},
+    {"times_normal_cdf", ted_times_normal_cdf, reference_gelu},
+    {"times_normal_cdf_tanh", ted_times_normal_cdf_tanh, reference_gelu_tanh},
+};
+
+static void assert_activation(const char *variant, const activation *f, float x, float got,
+                              int n, int i)
+{
+    double expected = f->reference(x);
+    const char *what = f->name;
+    if (isnan(expected))
+        cr_assert(isnan(got), "%s %s n %d [%d]: %g gave %g, not NaN", variant, what, n, i,
+                  (double)x, (double)got);
+    else if (expected == 0.0 || isinf(expected))
+        cr_assert(got == expected && !signbit(got) == !signbit(expected),
+                  "%s %s n %d [%d]: %g gave %g, expected %g", variant, what, n, i, (double)x,
+                  (double)got, expected);
+    else
+        cr_assert(fabs(got - expected) <=
+                      ACT_RELATIVE * fabs(expected) + ACT_OF_INPUT * fabs(x) + ACT_ROUNDING,
+                  "%s %s n %d [%d]: %.9g gave %.9g, expected %.9g", variant, what, n, i,
+                  (double)x, (double)got, expected);
+}
+
+/* n values: uniform in [-12, 12), and from the fourth on every few an
+ * edge: +-0, subnormals, the smallest normal, huge values, infinities,
+ * NaN. */
+static void fill_activation_inputs(float *x, int n, unsigned seed)
+{
+    static const float edges[] = {0.0f,     -0.0f,   1e-45f,    -1e-45f,  1e-40f,  -3e-39f,
+                                  FLT_MIN,  -FLT_MIN, 1e-20f,   -1e-20f,  20.0f,   -20.0f,
+                                  88.5f,    -88.5f,  200.0f,    -200.0f,  1e20f,   -1e20f,
+                                  FLT_MAX,  -FLT_MAX, INFINITY, -INFINITY, NAN,    -NAN};
+    fill_random(x, (size_t)n, seed);
+    for (int i = 0; i < n; i++)
+        x[i] = i >= 3 && i % 7 == 3 ? edges[(i / 7) % COUNT(edges)] : x[i] * 12.0f;
+}
+
+static void check_activations(const char *variant, int n)
 {
     float *x = checked_floats(n), *out = checked_floats(n);
-    fill_random(x, n, 83u + n);
-    for (int i = 0; i < n; i++)
-        x[i] *= 12.0f;
-    if (n > 3) {
-        x[0] = -100.0f;
-        x[1] = 100.0f;
-        x[2] = NAN;
+    fill_activation_inputs(x, n, 83u + n);
+    for (size_t f = 0; f < COUNT(activations); f++) {
+        memcpy(out, x, sizeof(float) * n);
+        activations[f].kernel(out, (size_t)n);
+        for (int i = 0; i < n; i++)
+            assert_activation(variant, &activations[f], x[i], out[i], n, i);
     }
-    memcpy(out, x, sizeof(float) * n);
-    ted_times_sigmoid(out, (size_t)n);
-    for (int i = 0; i < n; i++) {
-        double expected = (double)x[i] / (1.0 + exp(-(double)x[i]));
-        if (isnan(x[i]))
-            cr_assert(isnan(out[i]), "%s times_sigmoid n %d [%d]: NaN gave %g", variant, n, i,
-                      (double)out[i]);
-        else
-            cr_assert(fabs(out[i] - expected) <= TOL_RELATIVE * fabs(expected) + 1e-30,
-                      "%s times_sigmoid n %d [%d]: %g gave %.9g, expected %.9g", variant, n, i,
-                      (double)x[i], (double)out[i], expected);
+    free(x);
+    free(out);
+}
+
+/* A sweep of the floats, both signs: 64 values per power of two from the
+ * smallest subnormal to 2^100, the region where exp under- and overflows
+ * (|x| 8 to 100) 4096 per unit. */
+static void check_activation_sweep(const char *variant)
+{
+    enum { DENSE = 2 * 92 * 4096 };
+    size_t n = 0, capacity = 2 * (250 * 64 + DENSE);
+    float *x = malloc(sizeof(float) * capacity), *out = malloc(sizeof(float) * capacity);
+    cr_assert(x && out);
+    for (int e = -149; e < 100; e++)
+        for (int m = 0; m < 64; m++) {
+            x[n++] = ldexpf(1.0f + m / 64.0f, e);
+            x[n++] = -ldexpf(1.0f + m / 64.0f, e);
+        }
+    for (int k = 0; k < DENSE; k++)
+        x[n++] = (k % 2 ? -1.0f : 1.0f) * (8.0f + (float)(k / 2) / 4096.0f);
+    for (size_t f = 0; f < COUNT(activations); f++) {
+        memcpy(out, x, sizeof(float) * n);
+        activations[f].kernel(out, n);
+        for (size_t i = 0; i < n; i++)
+            assert_activation(variant, &activations[f], x[i], out[i], (int)n, (int)i);
     }
     free(x);
     free(out);
@@ -455,7 +540,7 @@ static void check_vectors(const char *variant)
         check_scale(variant, lengths[i]);
         check_zero_negatives(variant, lengths[i]);
         check_all_finite(variant, lengths[i]);
-        check_times_sigmoid(variant, lengths[i]);
+        check_activations(variant, lengths[i]);
         check_normalize_rows(variant, lengths[i]);
     }
     for (size_t i = 0; i < COUNT(head_sizes); i++) {
@@ -467,8 +552,9 @@ static void check_vectors(const char *variant)
     ted_parallel_set_threads(2);
     check_zero_negatives(variant, 50007);
     check_all_finite(variant, 50007);
-    check_times_sigmoid(variant, 50007);
+    check_activations(variant, 50007);
     ted_parallel_set_threads(1);
+    check_activation_sweep(variant);
 }
 
 /* ---- ted_matmul_i8 ------------------------------------------------------------

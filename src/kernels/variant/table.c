@@ -28,6 +28,8 @@ const ted_kernel_table TED_VARIANT_NAME(ted_kernels) = {
     .scale = TED_VARIANT_NAME(ted_scale),
     .zero_negatives = TED_VARIANT_NAME(ted_zero_negatives),
     .times_sigmoid = TED_VARIANT_NAME(ted_times_sigmoid),
+    .times_normal_cdf = TED_VARIANT_NAME(ted_times_normal_cdf),
+    .times_normal_cdf_tanh = TED_VARIANT_NAME(ted_times_normal_cdf_tanh),
     .all_finite = TED_VARIANT_NAME(ted_all_finite),
     .normalize_rows = TED_VARIANT_NAME(ted_normalize_rows),
 };

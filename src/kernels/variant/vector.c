@@ -1,7 +1,7 @@
 /* The vector kernels (declared in kernels/kernels.h), compiled once per
  * instruction set (kernels/variants.h): what attention's scores and
- * weighted sums, the softmax over the vocabulary and the feed-forward
- * network's ReLU are made of. */
+ * weighted sums, the softmax over the vocabulary and the check of the
+ * logits are made of (the activations: activation.c). */
 #include <math.h>
 #include <stddef.h>
 
@@ -195,34 +195,6 @@ void TED_VARIANT_NAME(ted_scale)(float *x, int n, float factor)
 {
     for (int i = 0; i < n; i++)
         x[i] *= factor;
-}
-
-/* The feed-forward network's ReLU over (rows, d_ff): a select per vector,
- * where a scalar comparison would branch on every sign. */
-void TED_VARIANT_NAME(ted_zero_negatives)(float *x, size_t n)
-{
-    const ted_vec zero = {0};
-    size_t i = 0;
-    for (; i + TED_VEC_FLOATS <= n; i += TED_VEC_FLOATS) {
-        ted_vec v = ted_vec_load(x + i);
-        ted_vec_store(x + i, ted_vec_select(v > zero, v, zero));
-    }
-    for (; i < n; i++)
-        x[i] = x[i] > 0.0f ? x[i] : 0.0f;
-}
-
-/* The feed-forward network's SiLU over (rows, d_ff), exp by vectors. Below
- * -88, exp(-x) is +inf and the result -0 (x / (1 + expf(-x)) gives -0 from
- * -88.7 on, a value under 1e-36 in between). */
-void TED_VARIANT_NAME(ted_times_sigmoid)(float *x, size_t n)
-{
-    size_t i = 0;
-    for (; i + TED_VEC_FLOATS <= n; i += TED_VEC_FLOATS) {
-        ted_vec v = ted_vec_load(x + i);
-        ted_vec_store(x + i, v / (1.0f + ted_vec_exp(-v)));
-    }
-    for (; i < n; i++)
-        x[i] = x[i] / (1.0f + expf(-x[i]));
 }
 
 /* x * 0 is 0 for a finite x and NaN for NaN or an infinity, and a sum
