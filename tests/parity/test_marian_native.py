@@ -118,11 +118,12 @@ def check_tokenize(name, ted_dir, sentences):
     compare_lines(f"tokenize/{name}", got, want, sentences, "sentences' ids")
 
 
-def translator(marian_dir, beam, model="model.npz"):
+def translator(marian_dir, beam, model="model.npz", **more):
     import pymarian
     spm = os.path.join(marian_dir, "vocab.spm")
     options = dict(models=os.path.join(marian_dir, model), vocabs=[spm, spm],
-                   beam_size=beam, normalize=1.0, cpu_threads=1, quiet="", mini_batch=1)
+                   beam_size=beam, normalize=1.0, cpu_threads=1, quiet="", mini_batch=1,
+                   **more)
     if beam > 1:
         options.update(n_best="", word_scores="")
     return pymarian.Translator(**options)
@@ -132,8 +133,21 @@ def marian_greedy(marian_dir, sentences, model="model.npz"):
     return translator(marian_dir, 1, model).translate(sentences)
 
 
-def check_greedy(name, ted_dir, want, sentences, minimum=AGREEMENT):
-    got, problem = ted_lines(["translate", "-m", ted_dir, "--beam", "1"], sentences)
+def marian_int8(int8_dir, sentences, beam):
+    """Marian on the int8 model.bin, one sentence per call: its products
+    quantize each matrix with 127 / max |x| over the batch, so the batch is
+    one sentence, as ted's --batch-size 1. Greedy lines, or (beam) n-best
+    lines numbered as one call over all would number them."""
+    marian = translator(int8_dir, beam, "model.bin", maxi_batch=1)
+    out = [marian.translate(s) for s in sentences]
+    if beam == 1:
+        return out
+    return [f"{i} |||" + line.split(" |||", 1)[1]
+            for i, lines in enumerate(out) for line in lines.splitlines()]
+
+
+def check_greedy(name, ted_dir, want, sentences, minimum=AGREEMENT, options=()):
+    got, problem = ted_lines(["translate", "-m", ted_dir, "--beam", "1", *options], sentences)
     if problem:
         return report(f"greedy/{name}", problem)
     compare_lines(f"greedy/{name}", got, want, sentences,
@@ -177,8 +191,9 @@ def marian_beam(marian_dir, sentences):
     return parse_marian(translator(marian_dir, BEAM).translate(sentences))
 
 
-def check_beam(name, ted_dir, want, sentences):
-    args = ["translate", "-m", ted_dir, "--beam", str(BEAM), "--n-best", str(BEAM), "--scores"]
+def check_beam(name, ted_dir, want, sentences, options=()):
+    args = ["translate", "-m", ted_dir, "--beam", str(BEAM), "--n-best", str(BEAM), "--scores",
+            *options]
     from ted_test import TED, run
     status, out, err = run([TED] + args, "".join(s + "\n" for s in sentences))
     if status != 0:
@@ -216,10 +231,13 @@ def check_model(tmp, name, options, sentences):
     check_beam(name + "/bin", bin_dir, beam, sentences)
     int8_dir = os.path.join(tmp, name + "-intgemm8")
     convert(marian_dir, int8_dir, "--gemm-type", "intgemm8")
-    # ted dequantizes the int8 matrices and multiplies in float; Marian
-    # multiplies int8 by int8: the translations mostly agree
-    check_greedy(name + "/intgemm8", int8_dir,
-                 marian_greedy(int8_dir, sentences, "model.bin"), sentences, INT8_AGREEMENT)
+    # int8 by int8 as Marian multiplies, each activation matrix quantized
+    # with 127 / max |x| over the batch's: one sentence per batch on both sides
+    one = ["--batch-size", "1"]
+    check_greedy(name + "/intgemm8", int8_dir, marian_int8(int8_dir, sentences, 1), sentences,
+                 AGREEMENT, one)
+    check_beam(name + "/intgemm8", int8_dir,
+               parse_marian(marian_int8(int8_dir, sentences, BEAM)), sentences, one)
     return beam
 
 
