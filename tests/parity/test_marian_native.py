@@ -26,9 +26,14 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
               word_scores): >= 99 % of the sentences with the same n-best
               texts in the same order, and there every sentence score
               (F0 / N, N counting </s>), F0 and word score within 1e-3
-  greedy/*/intgemm8   ted (which dequantizes the int8 matrices and
-              multiplies in float) against Marian's int8 products on the
-              same file: >= 50 % identical (a wrong matrix leaves next to none)
+  greedy/*/intgemm8, beam/*/intgemm8   ted on the intgemm8 model.bin (int8
+              products as Marian's: x quantized with 127 / max |x| over the
+              whole matrix) against Marian's on the same file, one sentence per
+              batch on both sides (the multiplier is the batch's): greedy and
+              beam-4 translations identical on >= 97 % with the SSRU decoder
+              (dequantized float products fall well below), >= 50 % with the
+              Transformer decoder, whose self-attention keys and values Marian
+              projects again each step and ted caches (docs/marian.md)
   shortlist/ssru/*   a binary shortlist (pymarian convert --shortlist lex.s2t
               50 20 0 --dump-shortlist, of a lexical table of the training
               text) in the SSRU model's directory: ted, which uses it as
