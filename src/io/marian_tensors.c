@@ -3,12 +3,17 @@
  * marian wants (out, in) and (out). */
 #include "io/marian_tensors.h"
 
+#include <float.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+
+/* NAME.x_mult's value for "127 / max |x| of each product's x" (the tensor
+ * format of model/weights.c, TED_I8_WHOLE). */
+#define X_MULT_WHOLE (-1.0f)
 
 typedef enum copy_kind {
     AS_STORED,   /* a table or a vector: (rows, cols) as Marian's */
@@ -191,39 +196,153 @@ static ted_status describe(ted_st_tensor *st, const mapping *m, float *values, t
     return TED_OK;
 }
 
+/* Whether Marian's tensor of `m` stays int8: a Linear's weight, intgemm8.
+ * Its products then quantize x as Marian does (ted_matrix.x_mult). */
+static bool kept_int8(const mapping *m, const ted_marian_tensor *t)
+{
+    return m->kind == TRANSPOSED && t->st.dtype == TED_DTYPE_I8;
+}
+
+/* Floats of `values` that the tensors of `m` take: the matrix as floats,
+ * or kept as int8 (rounded up to floats), its row scales and its x_mult. */
+static size_t floats_of(const mapping *m, const ted_marian_tensor *t)
+{
+    size_t n = (size_t)m->rows * (size_t)(m->cols ? m->cols : 1);
+    return kept_int8(m, t) ? (n + 3) / 4 + (size_t)m->cols + 1 : n;
+}
+
+/* Marian's activation multiplier of the int8 matrix `t`: browsermt's
+ * precomputed "<name>_QuantMultA" item when the file has one, else
+ * X_MULT_WHOLE (127 / max |x| per product, Marian's intgemm8). */
+static ted_status x_mult_of(const ted_marian_file *file, const ted_marian_tensor *t,
+                            const char *path, float *x_mult, ted_error *err)
+{
+    char name[160];
+    snprintf(name, sizeof name, "%s_QuantMultA", t->st.name);
+    const ted_marian_tensor *a = ted_marian_find(file, name);
+    *x_mult = X_MULT_WHOLE;
+    if (!a)
+        return TED_OK;
+    if (a->st.dtype == TED_DTYPE_F32 && a->st.bytes == sizeof(float))
+        memcpy(x_mult, a->st.data, sizeof *x_mult);
+    if (a->st.dtype != TED_DTYPE_F32 || a->st.bytes != sizeof(float) ||
+        !(*x_mult > 0.0f && *x_mult <= FLT_MAX))
+        return ted_fail(err, TED_ERR_WEIGHTS, "%s: tensor '%s' must be one positive finite "
+                        "float32 (an activation multiplier)", path, name);
+    return TED_OK;
+}
+
+/* The tensor `name` (ted's) of `count` floats of shape (count), or (1)
+ * when count is 1, at `values`. */
+static ted_status describe_vector(ted_st_tensor *st, const char *name, float *values,
+                                  int64_t count, ted_error *err)
+{
+    if (!(st->name = strdup(name)))
+        return ted_fail(err, TED_ERR_NOMEM, "%s: out of memory", name);
+    *st = (ted_st_tensor){.name = st->name, .dtype = TED_DTYPE_F32, .ndim = 1,
+                          .shape = {count}, .data = values,
+                          .bytes = sizeof(float) * (size_t)count};
+    return TED_OK;
+}
+
+/* The int8 weight of `m` as ted's three tensors at `at`: NAME (out, in)
+ * int8 as stored, NAME.scale (out) 1 / Marian's multiplier, NAME.x_mult. */
+static ted_status keep_int8(ted_st_tensor *st, const mapping *m, const ted_marian_tensor *t,
+                            float x_mult, float *at, ted_error *err)
+{
+    int64_t in = m->rows, out = m->cols;
+    int8_t *q = (int8_t *)at;
+    const int8_t *data = t->st.data;
+    for (int64_t o = 0; o < out; o++)
+        for (int64_t i = 0; i < in; i++)
+            q[o * in + i] = data[t->transposed ? o * in + i : i * out + o];
+    float *scale = at + ((size_t)(in * out) + 3) / 4;
+    for (int64_t o = 0; o < out; o++)
+        scale[o] = 1.0f / t->quant_mult;
+    scale[out] = x_mult;
+    char name[160];
+    if (!(st[0].name = strdup(m->ted)))
+        return ted_fail(err, TED_ERR_NOMEM, "%s: out of memory", m->ted);
+    st[0] = (ted_st_tensor){.name = st[0].name, .dtype = TED_DTYPE_I8, .ndim = 2,
+                            .shape = {out, in}, .data = q, .bytes = (size_t)(in * out)};
+    snprintf(name, sizeof name, "%s.scale", m->ted);
+    ted_status s = describe_vector(&st[1], name, scale, out, err);
+    snprintf(name, sizeof name, "%s.x_mult", m->ted);
+    return s ? s : describe_vector(&st[2], name, scale + out, 1, err);
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(((const ted_st_tensor *)a)->name, ((const ted_st_tensor *)b)->name);
 }
 
-static ted_status fill(const ted_marian_file *file, const plan *p, const char *path,
-                   ted_marian_weights *weights, ted_error *err)
+/* Finds and checks the tensor of every mapping into found[], and counts
+ * the floats they take. */
+static ted_status find_all(const ted_marian_file *file, const plan *p, const char *path,
+                          const ted_marian_tensor **found, size_t *total, ted_error *err)
 {
-    size_t total = 0;
-    for (int i = 0; i < p->count; i++)
-        total += (size_t)p->items[i].rows * (size_t)(p->items[i].cols ? p->items[i].cols : 1);
-    weights->values = malloc(total * sizeof(float) + 1);
-    weights->tensors.tensors = calloc((size_t)(p->count > 0 ? p->count : 1), sizeof(ted_st_tensor));
-    if (!weights->values || !weights->tensors.tensors)
-        return ted_fail(err, TED_ERR_NOMEM, "%s: out of memory for %zu floats", path, total);
-    float *at = weights->values;
+    *total = 0;
     for (int i = 0; i < p->count; i++) {
         const mapping *m = &p->items[i];
-        const ted_marian_tensor *t = ted_marian_find(file, m->marian);
-        if (!t)
+        if (!(found[i] = ted_marian_find(file, m->marian)))
             return ted_fail(err, TED_ERR_WEIGHTS, "%s: missing tensor '%s', which model.yml "
                             "needs", path, m->marian);
-        ted_status s = check_tensor(t, m, path, err);
-        if (!s)
-            s = describe(&weights->tensors.tensors[i], m, at, err);
+        ted_status s = check_tensor(found[i], m, path, err);
         if (s)
             return s;
-        weights->tensors.count = i + 1;
-        copy_values(t, m, at);
-        at += (size_t)m->rows * (size_t)(m->cols ? m->cols : 1);
+        *total += floats_of(m, found[i]);
     }
-    qsort(weights->tensors.tensors, (size_t)p->count, sizeof(ted_st_tensor), by_name);
     return TED_OK;
+}
+
+/* The tensors of mapping `m` (one, or three when kept int8) from index n. */
+static ted_status fill_one(const ted_marian_file *file, const mapping *m,
+                           const ted_marian_tensor *t, const char *path, float *at,
+                           ted_marian_weights *weights, ted_error *err)
+{
+    ted_st_tensor *st = &weights->tensors.tensors[weights->tensors.count];
+    if (!kept_int8(m, t)) {
+        ted_status s = describe(st, m, at, err);
+        if (s)
+            return s;
+        weights->tensors.count++;
+        copy_values(t, m, at);
+        return TED_OK;
+    }
+    float x_mult;
+    ted_status s = x_mult_of(file, t, path, &x_mult, err);
+    if (!s)
+        s = keep_int8(st, m, t, x_mult, at, err);
+    for (int k = 0; k < 3 && st[k].name; k++)
+        weights->tensors.count++;
+    return s;
+}
+
+static ted_status fill(const ted_marian_file *file, const plan *p, const char *path,
+                       ted_marian_weights *weights, ted_error *err)
+{
+    size_t total;
+    const ted_marian_tensor **found = calloc((size_t)(p->count > 0 ? p->count : 1),
+                                             sizeof *found);
+    if (!found)
+        return ted_fail(err, TED_ERR_NOMEM, "%s: out of memory", path);
+    ted_status s = find_all(file, p, path, found, &total, err);
+    if (!s) {
+        weights->values = malloc(total * sizeof(float) + 1);
+        weights->tensors.tensors = calloc((size_t)(3 * p->count + 1), sizeof(ted_st_tensor));
+        if (!weights->values || !weights->tensors.tensors)
+            s = ted_fail(err, TED_ERR_NOMEM, "%s: out of memory for %zu floats", path, total);
+    }
+    float *at = weights->values;
+    for (int i = 0; !s && i < p->count; i++) {
+        s = fill_one(file, &p->items[i], found[i], path, at, weights, err);
+        at += floats_of(&p->items[i], found[i]);
+    }
+    free(found);
+    if (!s)
+        qsort(weights->tensors.tensors, (size_t)weights->tensors.count, sizeof(ted_st_tensor),
+              by_name);
+    return s;
 }
 
 ted_status ted_marian_tensors(const ted_marian_file *file, const ted_config *c,
@@ -238,9 +357,12 @@ ted_status ted_marian_tensors(const ted_marian_file *file, const ted_config *c,
     ted_status s = fill(file, &p, path, weights, err);
     free(p.items);
     const ted_marian_tensor *w = ted_marian_find(file, "encoder_l1_self_Wq");
+    bool alphas = ted_marian_find(file, "encoder_l1_self_Wq_QuantMultA") != NULL;
     snprintf(weights->model_type, sizeof weights->model_type, "%s, %s",
              file->container == TED_MARIAN_NPZ ? "npz" : "bin",
-             !w || w->st.dtype == TED_DTYPE_F32 ? "float32" : "intgemm8, dequantized");
+             !w || w->st.dtype == TED_DTYPE_F32 ? "float32"
+             : alphas                           ? "intgemm8, alphas"
+                                                : "intgemm8");
     if (s) {
         ted_safetensors_close(&weights->tensors);
         free(weights->values);

@@ -84,7 +84,15 @@ typedef struct ted_matrix {
     const uint16_t *bf16_panels; /* bf16 in bf16 panels, or NULL: used when the set can */
     const uint8_t *i4;    /* (rows, groups * TED_I4_GROUP / 2) int4, or NULL; its group
                              scales (rows, groups) in `scale` */
+    float x_mult;         /* with i8, how x is quantized (ted_linear): 0, each row with
+                             its own scale (ted's int8); > 0, all of x times x_mult
+                             (Marian's precomputed multipliers); TED_I8_WHOLE, all of x
+                             times 127 / max |x| over the whole matrix (Marian's intgemm) */
 } ted_matrix;
+
+/* ted_matrix.x_mult of an int8 W whose x is quantized with one multiplier
+ * for the whole matrix, 127 / max |x|. */
+#define TED_I8_WHOLE (-1.0f)
 
 /* ---- int4 weights ------------------------------------------------------------
  * Each row of W (rows, cols) in groups of TED_I4_GROUP columns (the last
@@ -153,6 +161,7 @@ static inline ted_matrix ted_matrix_rows(ted_matrix W, size_t first, int cols)
         bool whole = W.i8_packed && first % TED_I8_GROUP_ROWS == 0;
         size_t group_bytes = ((size_t)cols + 3) / 4 * 64;
         return (ted_matrix){.i8 = W.i8 ? W.i8 + first * cols : NULL, .scale = W.scale + first,
+                            .x_mult = W.x_mult,
                             .i8_packed = whole ? W.i8_packed + first / TED_I8_GROUP_ROWS *
                                                                    group_bytes
                                                : NULL};
@@ -181,6 +190,15 @@ void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows
  * TED_I8_MAX_IN_FEATURES. Any number of rows; spread over the pool. */
 void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_scale,
                    const float *b, int rows, int in_features, int out_features);
+
+/* The same product with all of x quantized with one multiplier, as Marian's
+ * intgemm does: x_mult > 0 the multiplier, TED_I8_WHOLE 127 / max |x| over
+ * the whole matrix; q = x * x_mult rounded to the nearest integer (ties to
+ * even), clipped to [-127, 127], y[i][j] = dot * (1 / x_mult * w_scale[j])
+ * + b[j]. */
+void ted_matmul_i8_whole(float *y, const float *x, float x_mult, const int8_t *W,
+                         const float *w_scale, const float *b, int rows, int in_features,
+                         int out_features);
 
 /* ---- bfloat16 weights ----------------------------------------------------------
  * y (rows, out_features) = x (rows, in_features) W^T + b for a bfloat16 W

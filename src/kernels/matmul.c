@@ -11,6 +11,7 @@
  * product at many rows. Each product splits its output columns over the
  * thread pool, and a product of many rows (an encoder pass) its rows as
  * well. */
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -364,6 +365,14 @@ static inline int8_t i8_element(ted_matrix W, int row, int c, int cols)
     return (int8_t)(group[(size_t)(c / 4) * 64 + 4 * (row % TED_I8_GROUP_ROWS) + c % 4] ^ 0x80);
 }
 
+/* Marian's multiplier of all of x (n): 127 / max |x|; 0 when x is all
+ * zeros, NaN when x holds a NaN or an infinity. */
+static float whole_factor(const float *x, size_t n)
+{
+    float m = ted_kernels()->max_magnitude(x, n);
+    return m > 0.0f ? 127.0f / m : m == 0.0f ? 0.0f : m;
+}
+
 /* Without memory for the quantized x: the same numbers, one row of x at a
  * time through a quantized copy on the stack, in pieces of 4096 columns
  * whose partial dot products are exact. */
@@ -378,6 +387,10 @@ static void matmul_i8_in_pieces(float *y, const float *x, ted_matrix W, const fl
         for (int k = 0; k < K; k++)
             m = fabsf(xi[k]) > m ? fabsf(xi[k]) : m;
         float factor = m > 0.0f ? 127.0f / m : 0.0f, x_scale = m / 127.0f;
+        if (W.x_mult != 0.0f) {  /* one multiplier for all of x */
+            factor = W.x_mult > 0.0f ? W.x_mult : whole_factor(x, (size_t)rows * K);
+            x_scale = factor > 0.0f ? 1.0f / factor : factor;
+        }
         for (int j = 0; j < out; j++) {
             int32_t dot = 0;
             for (int k0 = 0; k0 < K; k0 += PIECE) {
@@ -406,6 +419,7 @@ typedef struct quantize_job {
     int32_t *sum;
     const float *x;
     int rows, K, ldq;
+    float factor;  /* 0: each row its own scale; else the one multiplier of x */
 } quantize_job;
 
 static void quantize_task(void *context, int index)
@@ -413,16 +427,25 @@ static void quantize_task(void *context, int index)
     const quantize_job *j = context;
     int first = index * QUANTIZE_ROWS;
     int rows = j->rows - first < QUANTIZE_ROWS ? j->rows - first : QUANTIZE_ROWS;
+    if (j->factor != 0.0f) {
+        j->kernels->quantize_rows_with(j->q + (size_t)first * j->ldq, j->sum + first,
+                                       j->x + (size_t)first * j->K, rows, j->K, j->ldq,
+                                       j->factor);
+        for (int i = 0; i < rows; i++)
+            j->scale[first + i] = j->factor > 0.0f ? 1.0f / j->factor : j->factor;
+        return;
+    }
     j->kernels->quantize_rows(j->q + (size_t)first * j->ldq, j->scale + first, j->sum + first,
                               j->x + (size_t)first * j->K, rows, j->K, j->ldq);
 }
 
-/* x (rows, in_features) quantized to int8 per row in this thread's
- * scratch (its rows ldx bytes apart, ldx in_features rounded up to 64),
- * with each row's scale and sum; the kernels' own quantization, rows in
- * parallel. NULL when the scratch cannot be had. */
+/* x (rows, in_features) quantized to int8 in this thread's scratch (its
+ * rows ldx bytes apart, ldx in_features rounded up to 64), with each row's
+ * scale and sum: per row when x_mult is 0, else with x_mult or (TED_I8_WHOLE)
+ * 127 / max |x| for all rows (ted_matrix.x_mult); the kernels' own
+ * quantization, rows in parallel. NULL when the scratch cannot be had. */
 static int8_t *quantize_rows(const ted_kernel_table *k, const float *x, int rows, int in_features,
-                             float **x_scale, int32_t **x_sum, int *ldx)
+                             float x_mult, float **x_scale, int32_t **x_sum, int *ldx)
 {
     *ldx = (in_features + 63) / 64 * 64;
     /* floats: the quantized rows (bytes), then the scales, then the sums */
@@ -433,22 +456,30 @@ static int8_t *quantize_rows(const ted_kernel_table *k, const float *x, int rows
     int8_t *xq = (int8_t *)buffer;
     *x_scale = buffer + (size_t)rows * *ldx / sizeof(float);
     *x_sum = (int32_t *)(*x_scale + rows);
-    quantize_job quantize = {k, xq, *x_scale, *x_sum, x, rows, in_features, *ldx};
+    float factor = x_mult > 0.0f ? x_mult
+                   : x_mult != 0.0f ? whole_factor(x, (size_t)rows * in_features) : 0.0f;
+    if (x_mult != 0.0f && factor == 0.0f)
+        factor = FLT_MIN;  /* x all zeros: q all zeros, whatever the multiplier */
+    quantize_job quantize = {k, xq, *x_scale, *x_sum, x, rows, in_features, *ldx, factor};
     ted_parallel_for((rows + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task, &quantize);
     return xq;
 }
 
 /* ted_matmul_i8, reading W from `packed` (ted_pack_i8) when it is set. */
-static void matmul_i8(float *y, const float *x, const int8_t *W, const uint8_t *packed,
-                      const float *w_scale, const float *b, int rows, int in_features,
-                      int out_features)
+static void matmul_i8(float *y, const float *x, ted_matrix W8, const float *b, int rows,
+                      int in_features, int out_features)
 {
+    const int8_t *W = W8.i8;
+    const uint8_t *packed = W8.i8_packed;
+    const float *w_scale = W8.scale;
     float *x_scale;
     int32_t *x_sum;
     int ldx;
-    int8_t *xq = quantize_rows(ted_kernels(), x, rows, in_features, &x_scale, &x_sum, &ldx);
+    int8_t *xq = quantize_rows(ted_kernels(), x, rows, in_features, W8.x_mult, &x_scale, &x_sum,
+                               &ldx);
     if (!xq) {
-        ted_matrix matrix = {.i8 = W, .i8_packed = packed, .scale = w_scale};
+        ted_matrix matrix = {.i8 = W, .i8_packed = packed, .scale = w_scale,
+                             .x_mult = W8.x_mult};
         matmul_i8_in_pieces(y, x, matrix, b, rows, in_features, out_features);
         return;
     }
@@ -469,7 +500,16 @@ static void matmul_i8(float *y, const float *x, const int8_t *W, const uint8_t *
 void ted_matmul_i8(float *y, const float *x, const int8_t *W, const float *w_scale,
                    const float *b, int rows, int in_features, int out_features)
 {
-    matmul_i8(y, x, W, NULL, w_scale, b, rows, in_features, out_features);
+    matmul_i8(y, x, (ted_matrix){.i8 = W, .scale = w_scale}, b, rows, in_features,
+              out_features);
+}
+
+void ted_matmul_i8_whole(float *y, const float *x, float x_mult, const int8_t *W,
+                         const float *w_scale, const float *b, int rows, int in_features,
+                         int out_features)
+{
+    matmul_i8(y, x, (ted_matrix){.i8 = W, .scale = w_scale, .x_mult = x_mult}, b, rows,
+              in_features, out_features);
 }
 
 /* ---- int4 weights -------------------------------------------------------------
@@ -519,7 +559,7 @@ void ted_matmul_i4(float *y, const float *x, const uint8_t *W, const float *w_sc
     float *x_scale;
     int32_t *x_sum;
     int ldx;
-    int8_t *xq = quantize_rows(ted_kernels(), x, rows, in_features, &x_scale, &x_sum, &ldx);
+    int8_t *xq = quantize_rows(ted_kernels(), x, rows, in_features, 0.0f, &x_scale, &x_sum, &ldx);
     if (!xq) {
         matmul_i4_float(y, x, W, w_scale, b, rows, in_features, out_features);
         return;
@@ -627,7 +667,7 @@ void ted_linear(float *y, const float *x, ted_matrix W, const float *b, int rows
     if (W.panels)
         matmul_panels(y, x, W.panels, b, rows, in_features, out_features);
     else if (W.i8 || W.i8_packed)
-        matmul_i8(y, x, W.i8, W.i8_packed, W.scale, b, rows, in_features, out_features);
+        matmul_i8(y, x, W, b, rows, in_features, out_features);
     else if (W.i4)
         ted_matmul_i4(y, x, W.i4, W.scale, b, rows, in_features, out_features);
     else if (W.bf16)

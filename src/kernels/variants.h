@@ -15,6 +15,7 @@
 #ifndef TED_KERNELS_VARIANTS_H
 #define TED_KERNELS_VARIANTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kernels/kernels.h"
@@ -74,6 +75,16 @@ typedef void ted_matmul_i4_columns_fn(float *y, int ldy, const int8_t *x, const 
 typedef void ted_quantize_rows_fn(int8_t *q, float *scale, int32_t *sum, const float *x,
                                   int rows, int K, int ldq);
 
+/* x (rows, K) quantized to int8 with one multiplier: q[i][k] = x[i][k] *
+ * factor rounded to the nearest integer, ties to even, clipped to [-127,
+ * 127]; rows ldq bytes apart (a multiple of 64), zero from K to ldq; sum[i]
+ * the sum of q[i]. */
+typedef void ted_quantize_rows_with_fn(int8_t *q, int32_t *sum, const float *x, int rows,
+                                       int K, int ldq, float factor);
+
+/* The largest |x| of x (n); NaN when x holds a NaN. */
+typedef float ted_max_magnitude_fn(const float *x, size_t n);
+
 /* Output columns [first, last) of y (rows, ldy) = x (rows, K) W^T + b, W
  * (out, K) bfloat16. `parts` (or NULL): x as ted_split_bf16_rows_fn wrote
  * it, which the kernel then reads instead of x. */
@@ -102,6 +113,8 @@ typedef struct ted_kernel_table {
     int tile_panels;    /* panels a tile of matmul_panels takes at once */
     ted_matmul_i8_columns_fn *matmul_i8_columns;
     ted_quantize_rows_fn *quantize_rows;
+    ted_quantize_rows_with_fn *quantize_rows_with;
+    ted_max_magnitude_fn *max_magnitude;
     ted_pack_i8_fn *pack_i8;
     ted_matmul_i8_packed_fn *matmul_i8_packed;
     ted_matmul_i4_columns_fn *matmul_i4_columns;
@@ -155,6 +168,8 @@ ted_matmul_panels_fn TED_VARIANT_NAME(ted_matmul_panels);
 #endif
 ted_matmul_i8_columns_fn TED_VARIANT_NAME(ted_matmul_i8_columns);
 ted_quantize_rows_fn TED_VARIANT_NAME(ted_quantize_rows);
+ted_quantize_rows_with_fn TED_VARIANT_NAME(ted_quantize_rows_with);
+ted_max_magnitude_fn TED_VARIANT_NAME(ted_max_magnitude);
 ted_pack_i8_fn TED_VARIANT_NAME(ted_pack_i8);
 ted_matmul_i8_packed_fn TED_VARIANT_NAME(ted_matmul_i8_packed);
 ted_matmul_i4_columns_fn TED_VARIANT_NAME(ted_matmul_i4_columns);

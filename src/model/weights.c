@@ -334,6 +334,30 @@ static ted_status bind_i8_groups(weight_binder *b, ted_matrix *field, const ted_
     return s;
 }
 
+/* The optional "NAME.x_mult" (F32, shape (1)) of the int8 matrix NAME: how
+ * its products quantize x (ted_matrix.x_mult), a multiplier > 0 or
+ * TED_I8_WHOLE; without it, each row with its own scale. */
+static ted_status bind_x_mult(weight_binder *b, ted_matrix *field, const char *name)
+{
+    char mult_name[300];
+    const ted_st_tensor *t;
+    snprintf(mult_name, sizeof mult_name, "%s.x_mult", name);
+    if (!ted_safetensors_find(&b->model->file, mult_name))
+        return TED_OK;
+    ted_status s = find_shaped(b, mult_name, 1, 0, &t);
+    if (s)
+        return s;
+    float v = 0.0f;
+    if (t->dtype == TED_DTYPE_F32)
+        memcpy(&v, t->data, sizeof v);
+    if (t->dtype != TED_DTYPE_F32 || !(v == TED_I8_WHOLE || (v > 0.0f && v <= FLT_MAX)))
+        return ted_fail(b->err, TED_ERR_WEIGHTS, "%s: tensor '%s' must be one F32, a "
+                        "multiplier above 0 or %g (127 / max |x| per product)", b->path,
+                        mult_name, (double)TED_I8_WHOLE);
+    field->x_mult = v;
+    return TED_OK;
+}
+
 /* Binds the matrix NAME (rows, cols): BF16 used in place from the mapping
  * (converted to float when its data is not 2-byte aligned), F32 or F16
  * as floats, I8 with its scales, or U8 (int4) with its group scales. */
@@ -362,7 +386,8 @@ static ted_status bind_matrix(weight_binder *b, ted_matrix *field, int64_t rows,
     *field = (ted_matrix){0};
     if (t->dtype == TED_DTYPE_I8) {
         field->i8 = t->data;
-        return bind_scales(b, field, name, rows, cols);
+        s = bind_scales(b, field, name, rows, cols);
+        return s ? s : bind_x_mult(b, field, name);
     }
     if (t->dtype == TED_DTYPE_BF16 && (uintptr_t)t->data % sizeof(uint16_t) == 0) {
         field->bf16 = t->data;

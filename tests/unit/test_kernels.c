@@ -929,6 +929,89 @@ static void check_i8_rows_alone(const char *variant)
     free(groups);
 }
 
+/* ---- int8 with one multiplier for all of x (Marian's intgemm) ---------------
+ * Against an exact integer reference of the documented scheme: factor =
+ * x_mult, or 127 / max |x| over the whole matrix (TED_I8_WHOLE); q = x *
+ * factor rounded to the nearest integer, ties to even, clipped to [-127,
+ * 127]; dot summed in 64-bit integers; dot * (1 / factor * w_scale) + b.
+ * Through ted_matmul_i8_whole, ted_linear with W as stored, packed as at
+ * load where the set packs, and in its groups alone. A given multiplier of
+ * 200 / max |x| pushes part of x past 127 (the clip); a row of x at
+ * halves of the multiplier checks the ties. */
+static int8_t reference_whole_q(float x, float factor)
+{
+    float v = nearbyintf(x * factor);
+    return (int8_t)(v > 127.0f ? 127 : v < -127.0f ? -127 : v);
+}
+
+static void check_whole_result(const char *variant, const i8_product *p, float x_mult,
+                               const float *y, const char *how)
+{
+    float m = 0.0f;
+    for (int i = 0; i < p->rows * p->in; i++)
+        m = fmaxf(m, fabsf(p->x[i]));
+    float factor = x_mult > 0.0f ? x_mult : 127.0f / m;
+    for (int i = 0; i < p->rows; i++)
+        for (int j = 0; j < p->out; j++) {
+            int64_t dot = 0;
+            for (int k = 0; k < p->in; k++)
+                dot += (int64_t)reference_whole_q(p->x[(size_t)i * p->in + k], factor) *
+                       p->W[(size_t)j * p->in + k];
+            double scaled = (double)((float)dot * (1.0f / factor * p->w_scale[j]));
+            double expected = scaled + p->b[j], got = y[(size_t)i * p->out + j];
+            cr_assert(fabs(got - expected) <= I8_TOL_RELATIVE * (fabs(scaled) + fabs(p->b[j])) +
+                                                  1e-30,
+                      "%s int8 whole-matrix x_mult %g rows %d in %d out %d (%s) [%d][%d]: "
+                      "got %.9g, integer reference %.9g", variant, (double)x_mult, p->rows,
+                      p->in, p->out, how, i, j, got, expected);
+        }
+}
+
+static void check_whole_product(const char *variant, i8_product *p, float x_mult)
+{
+    float *y = malloc(sizeof(float) * p->rows * p->out);
+    cr_assert(y);
+    ted_matmul_i8_whole(y, p->x, x_mult, p->W, p->w_scale, p->b, p->rows, p->in, p->out);
+    check_whole_result(variant, p, x_mult, y, "ted_matmul_i8_whole");
+    ted_matrix W = {.i8 = p->W, .scale = p->w_scale, .x_mult = x_mult};
+    ted_linear(y, p->x, W, p->b, p->rows, p->in, p->out);
+    check_whole_result(variant, p, x_mult, y, "ted_linear, W as stored");
+    uint8_t *packed = packed_i8(p->W, p->out, p->in), *groups = groups_i8(p->W, p->out, p->in);
+    if (packed) {
+        W.i8_packed = packed;
+        ted_linear(y, p->x, W, p->b, p->rows, p->in, p->out);
+        check_whole_result(variant, p, x_mult, y, "ted_linear, W packed at load");
+    }
+    W = (ted_matrix){.scale = p->w_scale, .i8_packed = groups, .x_mult = x_mult};
+    ted_linear(y, p->x, W, p->b, p->rows, p->in, p->out);
+    check_whole_result(variant, p, x_mult, y, "ted_linear, W's groups alone");
+    free(packed);
+    free(groups);
+    free(y);
+}
+
+static void check_i8_whole(const char *variant)
+{
+    use_variant(variant);
+    static const int rows[] = {1, 3, 17, 64, 71};
+    static const int whole_shapes[][2] = {{31, 5}, {100, 17}, {515, 9}};
+    for (size_t r = 0; r < COUNT(rows); r++)
+        for (size_t s = 0; s < COUNT(whole_shapes); s++) {
+            i8_product p = make_i8_product(rows[r], whole_shapes[s][0], whole_shapes[s][1]);
+            for (int i = 0; i < p.rows * p.in; i++)  /* rows of unequal ranges */
+                p.x[i] *= 1.0f + (float)(i / p.in % 5);
+            for (int k = 0; k < p.in; k++)           /* row 0 at halves of 2.0 */
+                p.x[k] = (float)(k % 9 - 4) * 0.5f + 0.25f;
+            float m = 0.0f;
+            for (int i = 0; i < p.rows * p.in; i++)
+                m = fmaxf(m, fabsf(p.x[i]));
+            check_whole_product(variant, &p, TED_I8_WHOLE);
+            check_whole_product(variant, &p, 2.0f);
+            check_whole_product(variant, &p, 200.0f / m);
+            free_i8_product(&p);
+        }
+}
+
 #define VARIANT_TESTS(name)                                                                   \
     Test(kernels, matmul_##name)                                                              \
     {                                                                                         \
@@ -949,6 +1032,10 @@ static void check_i8_rows_alone(const char *variant)
         check_i8_saturation(#name);                                                           \
         check_i8_rounding(#name);                                                             \
         check_i8_nan(#name);                                                                  \
+    }                                                                                         \
+    Test(kernels, matmul_i8_whole_##name)                                                     \
+    {                                                                                         \
+        check_i8_whole(#name);                                                                \
     }
 
 VARIANT_TESTS(portable)

@@ -714,3 +714,30 @@ void TED_VARIANT_NAME(ted_quantize_rows)(int8_t *q, float *scale, int32_t *sum,
         sum[i] = sum_bytes(qi, ldq);
     }
 }
+
+float TED_VARIANT_NAME(ted_max_magnitude)(const float *x, size_t n)
+{
+    enum { CHUNK = 1 << 28 };
+    float m = 0.0f, poison = 0.0f;
+    for (size_t k = 0; k < n; k += CHUNK) {
+        float p, c = max_magnitude(x + k, n - k < CHUNK ? (int)(n - k) : CHUNK, &p);
+        m = c > m ? c : m;
+        poison += p;
+    }
+    return m + poison;
+}
+
+void TED_VARIANT_NAME(ted_quantize_rows_with)(int8_t *q, int32_t *sum, const float *x,
+                                              int rows, int K, int ldq, float factor)
+{
+    for (int i = 0; i < rows; i++) {
+        int8_t *qi = q + (size_t)i * ldq;
+        quantize_row(qi, x + (size_t)i * K, K, factor);
+        /* the vector conversions saturate to -128; Marian's intgemm clips to -127 */
+        for (int k = 0; k < K; k++)
+            qi[k] = qi[k] < -127 ? -127 : qi[k];
+        for (int k = K; k < ldq; k++)
+            qi[k] = 0;
+        sum[i] = sum_bytes(qi, ldq);
+    }
+}
