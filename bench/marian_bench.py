@@ -2,7 +2,7 @@
 Translator) on Marian's own model files, words/s side by side.
 
     /work/main/.venv/bin/python bench/marian_bench.py [--quick] [--repeat 3] \\
-        [--out BUILD/bench/marian] [--shapes tiny base]
+        [--out BUILD/bench/marian-native] [--shapes tiny base]
 
 Two Bergamot-shaped models with random weights, made here once and kept in
 --out: `tiny` (dim-emb 256, transformer-dim-ffn 1536, 8 heads, 6 encoder
@@ -131,8 +131,9 @@ def link_dir(path, files):
     os.makedirs(path, exist_ok=True)
     for f in files:
         target = os.path.join(path, os.path.basename(f))
-        if not os.path.exists(target):
-            os.symlink(os.path.abspath(f), target)
+        if os.path.lexists(target):
+            os.remove(target)
+        os.symlink(os.path.relpath(f, path), target)
     return path
 
 
@@ -287,7 +288,7 @@ def table(rows, machine, repeat):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--out", default=os.path.join(BUILD, "bench", "marian"))
+    p.add_argument("--out", default=os.path.join(BUILD, "bench", "marian-native"))
     p.add_argument("--quick", action="store_true",
                    help="fewer sentences (16 at batch 1, 64 at batch 32) and 3 runs")
     p.add_argument("--repeat", type=int, default=None)
