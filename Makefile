@@ -487,7 +487,7 @@ bench-shortlist: all $(VENV)/installed
 # with and without a binary shortlist), beam 1, batch 1 and 32, 1 and 2 threads:
 # words/s, medians. Models kept in $(BUILD)/bench/marian-native, the table in
 # its table.md. MARIAN_BENCH_ARGS: --quick (the default: 16 and 64 sentences,
-# about 20 minutes on 2 busy cores); empty for 64 and 256.
+# about 10 minutes on 2 busy cores); empty for 64 and 256.
 .PHONY: bench-marian
 MARIAN_BENCH_ARGS ?= --quick
 bench-marian: all $(SHARED) $(VENV)/installed
