@@ -306,13 +306,13 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default=os.path.join(BUILD, "bench", "marian-native"))
     p.add_argument("--quick", action="store_true",
-                   help="fewer sentences (16 at batch 1, 64 at batch 32) and 3 runs")
-    p.add_argument("--repeat", type=int, default=None)
+                   help="16 sentences at batch 1 and 64 at batch 32 (else 64 and 256)")
+    p.add_argument("--repeat", type=int, default=3, help="timed runs a cell")
     p.add_argument("--shapes", nargs="+", default=list(SHAPES), choices=list(SHAPES))
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--batches", type=int, nargs="+", default=[1, 32])
     args = p.parse_args()
-    repeat = args.repeat or 3
+    repeat = args.repeat
     import sentencepiece
     os.makedirs(args.out, exist_ok=True)
     vocab = os.path.join(args.out, "vocab.spm")
