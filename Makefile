@@ -460,6 +460,7 @@ bench-run: all $(VENV)/bench-installed
 	BUILD=$(BUILD) $(VENV_PYTHON) bench/families.py --ted $(TED) $(FAMILIES_ARGS)
 	@$(MAKE) --no-print-directory bench-python
 	@$(MAKE) --no-print-directory bench-shortlist
+	@$(MAKE) --no-print-directory bench-marian
 	@$(MAKE) --no-print-directory bench-big
 
 # Real sizes (bench/big.py): NLLB-200-distilled-1.3B's shape, random weights
@@ -479,6 +480,19 @@ bench-big: all $(VENV)/bench-installed
 # checkpoint at batch 1 and 32 with and without one.
 bench-shortlist: all $(VENV)/installed
 	BUILD=$(BUILD) $(VENV_PYTHON) bench/shortlist.py --ted $(TED)
+
+# ted against Marian itself (bench/marian_bench.py): pymarian's Translator and
+# ted's Python package in one process on random Bergamot-shaped models (tiny and
+# base, SSRU decoder, 32 000 pieces; float32 and pymarian convert's intgemm8,
+# with and without a binary shortlist), beam 1, batch 1 and 32, 1 and 2 threads:
+# words/s, medians. Models kept in $(BUILD)/bench/marian-native, the table in
+# its table.md. MARIAN_BENCH_ARGS: --quick (the default: 16 and 64 sentences,
+# about 10 minutes on 2 busy cores); empty for 64 and 256.
+.PHONY: bench-marian
+MARIAN_BENCH_ARGS ?= --quick
+bench-marian: all $(SHARED) $(VENV)/installed
+	BUILD=$(BUILD) TED_LIBRARY=$(SHARED) $(VENV_PYTHON) bench/marian_bench.py \
+	    $(MARIAN_BENCH_ARGS)
 
 # ted serve under open-loop load (bench/serve_bench.py): unloaded latency,
 # saturation throughput, then Poisson arrivals at 50% and 80% of it (p50 and
