@@ -28,7 +28,7 @@ FEED_FORWARD = ("plain", "gated")
 NORM = ("layer", "rms")
 TENSOR_NAMES = ("tutorial", "marian")
 PROJECTION = ("packed", "separate")
-POSITIONAL = ("interleaved", "concatenated", "fairseq", "learned", "relative")
+POSITIONAL = ("interleaved", "concatenated", "fairseq", "learned", "relative", "marian")
 TOKENIZER = ("whitespace", "char", "sentencepiece", "bpe")
 NORMALIZER = ("none", "moses")
 LANGUAGE = ("none", "en", "de", "es", "fr", "cs", "cz")
@@ -37,7 +37,8 @@ SOURCE_LANGUAGE_TOKEN = ("none", "first", "last")
 TARGET_LANGUAGE_TOKEN = ("none", "forced", "source")
 CODE_SIZE = 64         # TED_LANGUAGE_CODE_SIZE: the longest code, NUL included
 LANGUAGES_SIZE = 16384  # TED_LANGUAGES_SIZE: every code of languages, NULs included
-EARLY_STOPPING = ("false", "true", "never")
+EARLY_STOPPING = ("false", "true", "never", "marian")
+DECODER_LAYER = ("self-attention", "ssru")
 
 
 def _int(low, high, default=None):
@@ -88,6 +89,8 @@ KEYS = {
     "model.decoder_final_norm": _bool(True),
     "model.tensor_names": _word(TENSOR_NAMES, "tutorial"),
     "model.attention_projection": _word(PROJECTION, "packed"),
+    "model.decoder_layer": _word(DECODER_LAYER, "self-attention"),
+    "model.zero_start_embedding": _bool(False),
     "model.shared_embeddings": _bool(False),
     "model.tied_output": _bool(False),
     "model.output_bias": _bool(True),
@@ -103,6 +106,7 @@ KEYS = {
     "tokenizer.tgt_spm": _path(False),
     "tokenizer.merges": _path(False),
     "tokenizer.add_prefix_space": _bool(False),
+    "tokenizer.clean_up_text": _bool(True),
     "tokenizer.unk_id": _int(0, INT_MAX, 0),
     "tokenizer.pad_id": _int(0, INT_MAX, 1),
     "tokenizer.bos_id": _int(0, INT_MAX, 2),
@@ -123,6 +127,7 @@ KEYS = {
     "tokenizer.default_target_lang": {"type": "code", "capacity": CODE_SIZE, "default": None,
                                       "required": False},
     "decoding.max_length": _int(0, 1048576, 0),
+    "decoding.max_length_factor": _float(0, 0, 0),
     "decoding.max_length_offset": _int(0, 1048576, 0),
     "decoding.beam_size": _int(1, 1024, 1),
     "decoding.length_penalty": _float(0, 0, 0.6),

@@ -19,7 +19,6 @@ import socket
 import threading
 from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
-from . import _capi
 from ._errors import Error, from_status
 
 if TYPE_CHECKING:
@@ -42,11 +41,11 @@ def _key(model_dir: str) -> Tuple[str, Tuple[int, int, int]]:
 
 def reopen(model_dir: str, threads: Optional[int] = None) -> "Translator":
     """A Translator of `model_dir`: a handle of the one this process opened,
-    else a new one (kept for the next call). `threads`, when given, sets
-    the process's matrix-product threads (ted_set_threads) as the
-    constructor does. A model that cannot be opened raises its ted.Error,
-    the message naming this host ("on HOST: ...") since the directory is
-    looked up where the call runs."""
+    else a new one (kept for the next call), computing on a pool of
+    `threads` threads of its own when given (the constructor's `threads`).
+    A model that cannot be opened raises its ted.Error, the message naming
+    this host ("on HOST: ...") since the directory is looked up where the
+    call runs."""
     from ._translator import Translator
     key = _key(model_dir)
     with _lock:
@@ -64,8 +63,6 @@ def reopen(model_dir: str, threads: Optional[int] = None) -> "Translator":
                                                            e.message)) from None
             _open[key] = held
             handle = copy.copy(held)
-    if threads is not None:
-        _capi.lib.ted_set_threads(threads)
     return handle
 
 

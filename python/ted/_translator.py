@@ -330,7 +330,6 @@ class Translator:
         _no_nul("model_dir", self.model_dir)
         if threads is not None:
             _whole("threads", threads, 1, THREADS_MAX)
-        self._threads = threads
         try:
             path = os.fsencode(self.model_dir)
         except UnicodeEncodeError as e:
@@ -390,8 +389,9 @@ class Translator:
         `threads`. Unpickling opens the model once per process and gives a
         handle of it (ted._shared.reopen), its weights mapped from the file."""
         self._loaded()
+        threads = self.__dict__.get("_threads")
         return (_shared.reopen, (os.path.abspath(self.model_dir),
-                                 self.__dict__.get("_threads")))
+                                 threads.count() if threads else None))
 
     def __enter__(self) -> "Translator":
         return self

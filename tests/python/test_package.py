@@ -672,7 +672,7 @@ def test_bad_options():
              ({"sample": True, "seed": -1}, "seed: -1 is not a whole number"),
              ({"length_penalty": 1.0}, "length_penalty applies to beam search"),
              ({"beam_size": 2, "early_stopping": "always"},
-              "early_stopping: 'always' is not False, True or 'never'"),
+              "early_stopping: 'always' is not False, True, 'never' or 'marian'"),
              ({"early_stopping": True}, "early_stopping applies to beam search"),
              ({"min_length": -1}, "min_length: -1 is not a whole number from 0"),
              ({"bad_words_ids": [[]]}, "bad_words_ids: [] is not a non-empty list"),

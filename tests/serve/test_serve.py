@@ -271,7 +271,7 @@ def test_bad_requests(server):
         ("normalization-word", {"text": ["a"], "beam": 2, "length_normalization": "x"}, 400,
          "length_normalization: expected"),
         ("early-stopping-word", {"text": ["a"], "beam": 2, "early_stopping": "sometimes"}, 400,
-         'early_stopping: expected false, true or "never"'),
+         'early_stopping: expected false, true, "never" or "marian"'),
         ("early-stopping-greedy", {"text": ["a"], "early_stopping": True}, 400,
          "early_stopping applies to beam search"),
         ("unknown-field", {"text": ["a"], "bream": 2}, 400, 'unknown field "bream"'),
