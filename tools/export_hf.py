@@ -229,7 +229,9 @@ def load_pytorch_bin(path):
             raise ExportError(f"{path}: a tensor name is not a string")
         if not hasattr(tensor, "is_floating_point") or not tensor.is_floating_point():
             raise ExportError(f"{path}: tensor {name} is not a float tensor")
-        tensors[name] = tensor.detach().float().numpy()
+        # kept in its own type; widened to float32 one tensor at a time
+        tensors[name] = ted_format.LazyTensor(tensor.shape,
+                                              lambda t=tensor: t.detach().float().numpy())
     return tensors
 
 
@@ -315,11 +317,11 @@ def entry_layout(path, name, entry, data_size):
 
 
 def read_safetensors(path):
-    """Every float tensor of a safetensors file as a float32 array, by name;
-    the file mapped, not read whole (an F32 tensor is a read-only view of
-    the mapping, so a model's weights are in memory once, as pages of the
-    file), and its header checked as ted checks its own (refused in its
-    words)."""
+    """Every float tensor of a safetensors file as a ted_format.LazyTensor,
+    by name: the file mapped, not read, and its header checked as ted checks
+    its own (refused in its words). A tensor's values are read from the
+    mapping when it is loaded, and its pages then given back (MADV_DONTNEED),
+    so the export's memory follows the largest tensor, not the file."""
     fd, size = safe_files.open_regular(path, *INPUT_LIMITS["weights"])
     try:
         if size < 8:
@@ -345,27 +347,39 @@ def read_safetensors(path):
         if name == "__metadata__":
             continue
         kind, dtype, shape, begin = entry_layout(path, name, entry, size - 8 - length)
-        count = 1
-        for n in shape:
-            count *= n
-        raw = np.frombuffer(mapped, dtype=dtype, count=count, offset=8 + length + begin)
-        if kind == "BF16":
-            array = (raw.astype(np.uint32) << 16).view(np.float32).reshape(shape)
-        else:
-            with np.errstate(over="ignore"):  # F64 beyond float32: infinite, refused later
-                # F32: a view of the mapping, no copy; the others converted
-                array = raw.astype(np.float32, copy=False).reshape(shape)
-        del raw
-        tensors[name] = array
+        tensors[name] = ted_format.LazyTensor(
+            shape, lambda s=(kind, dtype, shape, 8 + length + begin): mapped_tensor(mapped, *s))
     return tensors
+
+
+def mapped_tensor(mapped, kind, dtype, shape, offset):
+    """A float32 copy of the tensor at `offset` of the mapping (BF16 and
+    F16 widened, F64 rounded); the mapping's pages under it are given back."""
+    count = 1
+    for n in shape:
+        count *= n
+    raw = np.frombuffer(mapped, dtype=dtype, count=count, offset=offset)
+    if kind == "BF16":
+        array = (raw.astype(np.uint32) << 16).view(np.float32).reshape(shape)
+    else:
+        with np.errstate(over="ignore"):  # F64 beyond float32: infinite, refused later
+            array = raw.astype(np.float32).reshape(shape)
+    del raw
+    first = offset - offset % mmap.PAGESIZE
+    end = offset + count * dtype.itemsize
+    if end > first and hasattr(mapped, "madvise"):
+        mapped.madvise(mmap.MADV_DONTNEED, first, end - first)
+    return array
 
 
 def check_finite(path, tensors):
     """Every weight written must be finite, as ted's loader (ted info
     --check, ted quantize) requires: refused in its words."""
-    for name, array in tensors:
+    for name, tensor in tensors:
+        array = ted_format.values(tensor)
         finite = np.isfinite(array)
         if finite.all():
+            del array, finite  # one tensor's values at a time
             continue
         at = int(np.argmin(finite.ravel()))
         value = array.ravel()[at]
@@ -551,13 +565,15 @@ def tied_tensor(path, tensors, name, key, aliases, shape):
     if not present:
         raise ExportError(f"{path}: missing tensor {name} (or a tied copy: "
                           f"{', '.join(aliases[1:]) or 'none'})")
-    first = tensors[present[0]]
     for alias in present:
         check_shape(path, alias, tensors[alias], shape)
-        if not np.array_equal(tensors[alias], first):
-            raise ExportError(f"{path}: tensors {present[0]} and {alias} differ, but "
-                              f"config.json {key} ties them")
-    return first, present
+    if len(present) > 1:
+        first = ted_format.values(tensors[present[0]])
+        for alias in present[1:]:
+            if not np.array_equal(ted_format.values(tensors[alias]), first):
+                raise ExportError(f"{path}: tensors {present[0]} and {alias} differ, but "
+                                  f"config.json {key} ties them")
+    return tensors[present[0]], present
 
 
 def marian_positions(count, d_model):
@@ -575,7 +591,7 @@ def check_positions(path, tensors, m):
     for name in ("model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight"):
         if name in tensors:
             check_shape(path, name, tensors[name], shape)
-            diff = np.abs(tensors[name] - marian_positions(*shape)).max()
+            diff = np.abs(ted_format.values(tensors[name]) - marian_positions(*shape)).max()
             if not diff <= POSITIONS_TOLERANCE:
                 raise ExportError(f"{path}: tensor {name} is not the sinusoidal table (sines "
                                   f"then cosines) ted computes: max abs difference {diff:.3g}")
@@ -628,7 +644,9 @@ def model_tensors(path, tensors, m):
     if m["output_bias"]:
         check_shape(path, "final_logits_bias", tensors["final_logits_bias"],
                     (1, m["tgt_vocab_size"]))
-        out.append(("final_logits_bias", tensors["final_logits_bias"][0]))
+        bias = tensors["final_logits_bias"]
+        out.append(("final_logits_bias", ted_format.LazyTensor(
+            (m["tgt_vocab_size"],), lambda: ted_format.values(bias)[0])))
         used.add("final_logits_bias")
     if m["family"] == "marian":
         check_positions(path, tensors, m)
