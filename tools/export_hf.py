@@ -248,21 +248,60 @@ def with_model_prefix(tensors):
             for name, array in tensors.items()}
 
 
+# What from_pretrained loads, in the order it prefers: (file, whether it is
+# the index of a checkpoint split into several files).
+WEIGHT_FILES = (("model.safetensors", False), ("model.safetensors.index.json", True),
+                ("pytorch_model.bin", False), ("pytorch_model.bin.index.json", True))
+
+
 def load_weights(hf_dir, marian=True):
-    """(file name, {tensor name: float32 array}): model.safetensors when
-    there is one (as from_pretrained prefers it), else pytorch_model.bin;
-    with `marian`, a MarianModel's tensors named as MarianMTModel's."""
-    for name, load in (("model.safetensors", read_safetensors),
-                       ("pytorch_model.bin", load_pytorch_bin)):
+    """(file name, {tensor name: LazyTensor}): model.safetensors when there
+    is one (as from_pretrained prefers it), else the safetensors files its
+    index names, else pytorch_model.bin, else the files of its index; with
+    `marian`, a MarianModel's tensors named as MarianMTModel's."""
+    for name, split in WEIGHT_FILES:
         path = os.path.join(hf_dir, name)
         if os.path.lexists(path):
-            tensors = load(path)
+            load = read_safetensors if name.startswith("model.") else load_pytorch_bin
+            tensors = load_sharded(hf_dir, name, load) if split else load(path)
             return path, with_model_prefix(tensors) if marian else tensors
-    for index in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
-        if os.path.lexists(os.path.join(hf_dir, index)):
-            raise ExportError(f"{os.path.join(hf_dir, index)}: checkpoints split into several "
-                              "files are not supported")
-    raise ExportError(f"{hf_dir}: no model.safetensors or pytorch_model.bin")
+    raise ExportError(f"{hf_dir}: no model.safetensors or pytorch_model.bin (nor an index of "
+                      "the files of a split checkpoint)")
+
+
+def load_sharded(hf_dir, index_name, load):
+    """{tensor name: LazyTensor} of a checkpoint split into the files that
+    `index_name`'s weight_map names, each file read by `load` (a
+    safetensors file mapped; a pytorch_model.bin loaded whole, in its own
+    type); every tensor must be in the file the map names."""
+    index_path = os.path.join(hf_dir, index_name)
+    weight_map = read_json(hf_dir, index_name).get("weight_map")
+    if not isinstance(weight_map, dict) or not weight_map:
+        raise ExportError(f"{index_path}: weight_map is not an object naming each tensor's "
+                          "file")
+    files = []
+    for name, file in weight_map.items():
+        if not isinstance(file, str) or os.path.basename(file) != file or \
+                file in ("", ".", ".."):
+            raise ExportError(f"{index_path}: weight_map: tensor {name}: "
+                              f"{json.dumps(file)[:80]} is not a file of the model directory")
+        if file not in files:
+            files.append(file)
+    tensors = {}
+    for file in files:
+        path = os.path.join(hf_dir, file)
+        if not os.path.lexists(path):
+            raise ExportError(f"{path}: missing: {index_name} names it")
+        for name, tensor in load(path).items():
+            if weight_map.get(name) != file:
+                raise ExportError(f"{path}: tensor {name}: {index_name} places it in "
+                                  f"{json.dumps(weight_map.get(name))[:80]}")
+            tensors[name] = tensor
+    for name, file in weight_map.items():
+        if name not in tensors:
+            raise ExportError(f"{os.path.join(hf_dir, file)}: missing tensor {name} "
+                              f"({index_name} places it there)")
+    return tensors
 
 
 def shape_text(shape):

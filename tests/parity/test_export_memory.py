@@ -22,7 +22,6 @@ import json
 import os
 import random
 import struct
-import subprocess
 import sys
 
 import numpy as np
@@ -30,7 +29,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
-from ted_test import failures, fail, ok, report, scratch_directory  # noqa: E402
+from ted_test import failures, fail, report, scratch_directory  # noqa: E402
 
 EXPORTER = os.environ.get("EXPORTER", os.path.join(ROOT, "tools", "export_hf.py"))
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
@@ -64,7 +63,8 @@ def write_checkpoint(path):
     header, offset = {}, 0
     for name, shape in shapes():
         size = 2 * int(np.prod(shape))
-        header[name] = {"dtype": "F16", "shape": list(shape), "data_offsets": [offset, offset + size]}
+        header[name] = {"dtype": "F16", "shape": list(shape),
+                        "data_offsets": [offset, offset + size]}
         offset += size
     text = json.dumps(header).encode()
     with open(path, "wb") as f:
