@@ -41,7 +41,11 @@ from and into the others, and directions SOURCE>TARGET, spelled as the
 tokenizer spells them.
 
 model.safetensors is read with NumPy alone; pytorch_model.bin needs
-PyTorch. A model ted would not run the way transformers runs it is refused
+PyTorch. A checkpoint split into several files (model.safetensors.index.json
+or pytorch_model.bin.index.json) is read file by file. A safetensors input is
+mapped, and each tensor is read from it (widened to float32, quantized) when
+the writer reaches it and dropped once written: the export holds about its
+largest tensor, not the model. A model ted would not run the way transformers runs it is refused
 with one message naming the key, tensor or file at fault
 (docs/model-format.md, "Hugging Face Marian models").
 
