@@ -7,6 +7,7 @@ tools/export_hf.py (Hugging Face MarianMTModel) both write through it.
 """
 import itertools
 import json
+import mmap
 import os
 import struct
 import sys
@@ -251,12 +252,14 @@ def _tensor_from_entry(path, name, entry, data):
 def read_tensors(path):
     """Every float tensor of a safetensors file as a float32 NumPy array, by name
     (the format: an 8-byte little-endian header length, a JSON header, the
-    data). Raises ExportError naming the file and tensor at fault."""
+    data): the file mapped, not read into memory, each array a copy.
+    Raises ExportError naming the file and tensor at fault."""
     try:
         with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise ExportError(f"{path}: {e.strerror}") from None
+            size = os.fstat(f.fileno()).st_size
+            raw = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ) if size else b""
+    except (OSError, ValueError) as e:
+        raise ExportError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
     if len(raw) < 8:
         raise ExportError(f"{path}: {len(raw)} bytes is too short for a safetensors file")
     (length,) = struct.unpack("<Q", raw[:8])
