@@ -41,7 +41,11 @@ from and into the others, and directions SOURCE>TARGET, spelled as the
 tokenizer spells them.
 
 model.safetensors is read with NumPy alone; pytorch_model.bin needs
-PyTorch. A model ted would not run the way transformers runs it is refused
+PyTorch. A checkpoint split into several files (model.safetensors.index.json
+or pytorch_model.bin.index.json) is read file by file. A safetensors input is
+mapped, and each tensor is read from it (widened to float32, quantized) when
+the writer reaches it and dropped once written: the export holds about its
+largest tensor, not the model. A model ted would not run the way transformers runs it is refused
 with one message naming the key, tensor or file at fault
 (docs/model-format.md, "Hugging Face Marian models").
 
@@ -229,7 +233,9 @@ def load_pytorch_bin(path):
             raise ExportError(f"{path}: a tensor name is not a string")
         if not hasattr(tensor, "is_floating_point") or not tensor.is_floating_point():
             raise ExportError(f"{path}: tensor {name} is not a float tensor")
-        tensors[name] = tensor.detach().float().numpy()
+        # kept in its own type; widened to float32 one tensor at a time
+        tensors[name] = ted_format.LazyTensor(tensor.shape,
+                                              lambda t=tensor: t.detach().float().numpy())
     return tensors
 
 
@@ -246,21 +252,60 @@ def with_model_prefix(tensors):
             for name, array in tensors.items()}
 
 
+# What from_pretrained loads, in the order it prefers: (file, whether it is
+# the index of a checkpoint split into several files).
+WEIGHT_FILES = (("model.safetensors", False), ("model.safetensors.index.json", True),
+                ("pytorch_model.bin", False), ("pytorch_model.bin.index.json", True))
+
+
 def load_weights(hf_dir, marian=True):
-    """(file name, {tensor name: float32 array}): model.safetensors when
-    there is one (as from_pretrained prefers it), else pytorch_model.bin;
-    with `marian`, a MarianModel's tensors named as MarianMTModel's."""
-    for name, load in (("model.safetensors", read_safetensors),
-                       ("pytorch_model.bin", load_pytorch_bin)):
+    """(file name, {tensor name: LazyTensor}): model.safetensors when there
+    is one (as from_pretrained prefers it), else the safetensors files its
+    index names, else pytorch_model.bin, else the files of its index; with
+    `marian`, a MarianModel's tensors named as MarianMTModel's."""
+    for name, split in WEIGHT_FILES:
         path = os.path.join(hf_dir, name)
         if os.path.lexists(path):
-            tensors = load(path)
+            load = read_safetensors if name.startswith("model.") else load_pytorch_bin
+            tensors = load_sharded(hf_dir, name, load) if split else load(path)
             return path, with_model_prefix(tensors) if marian else tensors
-    for index in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
-        if os.path.lexists(os.path.join(hf_dir, index)):
-            raise ExportError(f"{os.path.join(hf_dir, index)}: checkpoints split into several "
-                              "files are not supported")
-    raise ExportError(f"{hf_dir}: no model.safetensors or pytorch_model.bin")
+    raise ExportError(f"{hf_dir}: no model.safetensors or pytorch_model.bin (nor an index of "
+                      "the files of a split checkpoint)")
+
+
+def load_sharded(hf_dir, index_name, load):
+    """{tensor name: LazyTensor} of a checkpoint split into the files that
+    `index_name`'s weight_map names, each file read by `load` (a
+    safetensors file mapped; a pytorch_model.bin loaded whole, in its own
+    type); every tensor must be in the file the map names."""
+    index_path = os.path.join(hf_dir, index_name)
+    weight_map = read_json(hf_dir, index_name).get("weight_map")
+    if not isinstance(weight_map, dict) or not weight_map:
+        raise ExportError(f"{index_path}: weight_map is not an object naming each tensor's "
+                          "file")
+    files = []
+    for name, file in weight_map.items():
+        if not isinstance(file, str) or os.path.basename(file) != file or \
+                file in ("", ".", ".."):
+            raise ExportError(f"{index_path}: weight_map: tensor {name}: "
+                              f"{json.dumps(file)[:80]} is not a file of the model directory")
+        if file not in files:
+            files.append(file)
+    tensors = {}
+    for file in files:
+        path = os.path.join(hf_dir, file)
+        if not os.path.lexists(path):
+            raise ExportError(f"{path}: missing: {index_name} names it")
+        for name, tensor in load(path).items():
+            if weight_map.get(name) != file:
+                raise ExportError(f"{path}: tensor {name}: {index_name} places it in "
+                                  f"{json.dumps(weight_map.get(name))[:80]}")
+            tensors[name] = tensor
+    for name, file in weight_map.items():
+        if name not in tensors:
+            raise ExportError(f"{os.path.join(hf_dir, file)}: missing tensor {name} "
+                              f"({index_name} places it there)")
+    return tensors
 
 
 def shape_text(shape):
@@ -315,11 +360,11 @@ def entry_layout(path, name, entry, data_size):
 
 
 def read_safetensors(path):
-    """Every float tensor of a safetensors file as a float32 array, by name;
-    the file mapped, not read whole (an F32 tensor is a read-only view of
-    the mapping, so a model's weights are in memory once, as pages of the
-    file), and its header checked as ted checks its own (refused in its
-    words)."""
+    """Every float tensor of a safetensors file as a ted_format.LazyTensor,
+    by name: the file mapped, not read, and its header checked as ted checks
+    its own (refused in its words). A tensor's values are read from the
+    mapping when it is loaded, and its pages then given back (MADV_DONTNEED),
+    so the export's memory follows the largest tensor, not the file."""
     fd, size = safe_files.open_regular(path, *INPUT_LIMITS["weights"])
     try:
         if size < 8:
@@ -345,27 +390,39 @@ def read_safetensors(path):
         if name == "__metadata__":
             continue
         kind, dtype, shape, begin = entry_layout(path, name, entry, size - 8 - length)
-        count = 1
-        for n in shape:
-            count *= n
-        raw = np.frombuffer(mapped, dtype=dtype, count=count, offset=8 + length + begin)
-        if kind == "BF16":
-            array = (raw.astype(np.uint32) << 16).view(np.float32).reshape(shape)
-        else:
-            with np.errstate(over="ignore"):  # F64 beyond float32: infinite, refused later
-                # F32: a view of the mapping, no copy; the others converted
-                array = raw.astype(np.float32, copy=False).reshape(shape)
-        del raw
-        tensors[name] = array
+        tensors[name] = ted_format.LazyTensor(
+            shape, lambda s=(kind, dtype, shape, 8 + length + begin): mapped_tensor(mapped, *s))
     return tensors
+
+
+def mapped_tensor(mapped, kind, dtype, shape, offset):
+    """A float32 copy of the tensor at `offset` of the mapping (BF16 and
+    F16 widened, F64 rounded); the mapping's pages under it are given back."""
+    count = 1
+    for n in shape:
+        count *= n
+    raw = np.frombuffer(mapped, dtype=dtype, count=count, offset=offset)
+    if kind == "BF16":
+        array = (raw.astype(np.uint32) << 16).view(np.float32).reshape(shape)
+    else:
+        with np.errstate(over="ignore"):  # F64 beyond float32: infinite, refused later
+            array = raw.astype(np.float32).reshape(shape)
+    del raw
+    first = offset - offset % mmap.PAGESIZE
+    end = offset + count * dtype.itemsize
+    if end > first and hasattr(mapped, "madvise"):
+        mapped.madvise(mmap.MADV_DONTNEED, first, end - first)
+    return array
 
 
 def check_finite(path, tensors):
     """Every weight written must be finite, as ted's loader (ted info
     --check, ted quantize) requires: refused in its words."""
-    for name, array in tensors:
+    for name, tensor in tensors:
+        array = ted_format.values(tensor)
         finite = np.isfinite(array)
         if finite.all():
+            del array, finite  # one tensor's values at a time
             continue
         at = int(np.argmin(finite.ravel()))
         value = array.ravel()[at]
@@ -551,13 +608,15 @@ def tied_tensor(path, tensors, name, key, aliases, shape):
     if not present:
         raise ExportError(f"{path}: missing tensor {name} (or a tied copy: "
                           f"{', '.join(aliases[1:]) or 'none'})")
-    first = tensors[present[0]]
     for alias in present:
         check_shape(path, alias, tensors[alias], shape)
-        if not np.array_equal(tensors[alias], first):
-            raise ExportError(f"{path}: tensors {present[0]} and {alias} differ, but "
-                              f"config.json {key} ties them")
-    return first, present
+    if len(present) > 1:
+        first = ted_format.values(tensors[present[0]])
+        for alias in present[1:]:
+            if not np.array_equal(ted_format.values(tensors[alias]), first):
+                raise ExportError(f"{path}: tensors {present[0]} and {alias} differ, but "
+                                  f"config.json {key} ties them")
+    return tensors[present[0]], present
 
 
 def marian_positions(count, d_model):
@@ -575,7 +634,7 @@ def check_positions(path, tensors, m):
     for name in ("model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight"):
         if name in tensors:
             check_shape(path, name, tensors[name], shape)
-            diff = np.abs(tensors[name] - marian_positions(*shape)).max()
+            diff = np.abs(ted_format.values(tensors[name]) - marian_positions(*shape)).max()
             if not diff <= POSITIONS_TOLERANCE:
                 raise ExportError(f"{path}: tensor {name} is not the sinusoidal table (sines "
                                   f"then cosines) ted computes: max abs difference {diff:.3g}")
@@ -628,7 +687,9 @@ def model_tensors(path, tensors, m):
     if m["output_bias"]:
         check_shape(path, "final_logits_bias", tensors["final_logits_bias"],
                     (1, m["tgt_vocab_size"]))
-        out.append(("final_logits_bias", tensors["final_logits_bias"][0]))
+        bias = tensors["final_logits_bias"]
+        out.append(("final_logits_bias", ted_format.LazyTensor(
+            (m["tgt_vocab_size"],), lambda: ted_format.values(bias)[0])))
         used.add("final_logits_bias")
     if m["family"] == "marian":
         check_positions(path, tensors, m)

@@ -45,7 +45,7 @@ import os
 
 import numpy as np
 
-from ted_format import ExportError
+from ted_format import ExportError, values
 
 # What each configuration class (transformers 4.40) takes when config.json
 # leaves a key out.
@@ -188,7 +188,7 @@ def check_sinusoidal_tables(path, tensors, m, tolerance):
     names = [f"model.{stack}.embed_positions.weights" for stack in ("encoder", "decoder")]
     present = [name for name in names if name in tensors]
     for name in present:
-        table = tensors[name]
+        table = values(tensors[name])
         rows = min(table.shape[0], m["max_positions"] + m["position_offset"])
         if table.ndim != 2 or table.shape[1] != m["d_model"]:
             raise ExportError(f"{path}: tensor {name} has shape {list(table.shape)}, not "

@@ -167,6 +167,7 @@ class OutputDirectory:
             with os.fdopen(fd, "wb") as f:
                 for chunk in chunks:
                     f.write(chunk)
+                    del chunk  # one tensor's bytes alive at a time, not two
                 f.flush()
                 os.fsync(f.fileno())
         except OSError as e:

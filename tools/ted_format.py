@@ -7,6 +7,7 @@ tools/export_hf.py (Hugging Face MarianMTModel) both write through it.
 """
 import itertools
 import json
+import mmap
 import os
 import struct
 import sys
@@ -45,59 +46,133 @@ def run_export(program, out_dir, export):
 QUANTIZATIONS = ("int8",)
 
 
+class LazyTensor:
+    """A float tensor whose values are made when they are needed: its shape
+    now, its float32 values from load() (a new array each call, dropped by
+    the caller once used), so an export holds one tensor's values at a time,
+    not the model's."""
+
+    def __init__(self, shape, load):
+        self.shape = tuple(int(n) for n in shape)
+        self.ndim = len(self.shape)
+        self.dtype = np.dtype(np.float32)
+        self._load = load
+
+    def load(self):
+        return self._load()
+
+
+def values(tensor):
+    """The values of a LazyTensor (loaded) or of an array (as it is)."""
+    return tensor.load() if isinstance(tensor, LazyTensor) else np.asarray(tensor)
+
+
+QUANTIZE_BLOCK = 1 << 16  # elements per block of rows quantized at once
+
+
+def quantize_scale(name, matrix):
+    """The F32 row scales of quantize_int8(name, matrix), alone."""
+    w = np.asarray(matrix)
+    scale = np.empty(w.shape[0], dtype=np.float32)
+    for rows in _row_blocks(w):
+        block = np.asarray(w[rows], dtype=np.float32)
+        if not np.all(np.isfinite(block)):
+            raise ExportError(f"tensor {name}: holds a NaN or an infinity; weights must be "
+                              "finite")
+        scale[rows] = np.max(np.abs(block), axis=1) / np.float32(127)
+    return scale
+
+
 def quantize_int8(name, matrix):
     """(q, scale) of a float matrix (rows, cols), symmetric per row: scale =
     max |row| / 127 (float32), q = row / scale rounded to the nearest
     integer, ties to even (int8 in [-127, 127]); a row of zeros gives scale 0
-    and q 0. What `ted quantize` computes (src/model/quantize.c), bit for bit."""
-    w = np.ascontiguousarray(matrix, dtype=np.float32)
-    if not np.all(np.isfinite(w)):
-        raise ExportError(f"tensor {name}: holds a NaN or an infinity; weights must be finite")
-    scale = (np.max(np.abs(w), axis=1) / np.float32(127)).astype(np.float32)
-    divisor = np.where(scale > 0, scale, np.float32(1))[:, None]
-    q = np.clip(np.rint(w / divisor), -127, 127)
-    q = np.where(scale[:, None] > 0, q, 0).astype(np.int8)
+    and q 0. What `ted quantize` computes (src/model/quantize.c), bit for
+    bit. Works through blocks of rows, so its temporaries stay small next to
+    a large matrix."""
+    w = np.asarray(matrix)
+    scale = quantize_scale(name, w)
+    q = np.empty(w.shape, dtype=np.int8)
+    for rows in _row_blocks(w):
+        block_scale = scale[rows, None]
+        divisor = np.where(block_scale > 0, block_scale, np.float32(1))
+        block = np.clip(np.rint(np.asarray(w[rows], dtype=np.float32) / divisor), -127, 127)
+        q[rows] = np.where(block_scale > 0, block, 0)
     return q, scale
+
+
+def _row_blocks(w):
+    """Slices of the rows of matrix `w`, about QUANTIZE_BLOCK elements each."""
+    step = max(1, QUANTIZE_BLOCK // max(1, w.shape[1]))
+    return [slice(start, start + step) for start in range(0, w.shape[0], step)]
 
 
 def quantized_tensors(tensors):
     """(name, array) pairs with every matrix replaced by its int8 values and
     a "NAME.scale" F32 vector; F32 tensors first, then the I8 ones, each
     sorted by name, so every F32 tensor stays 4-byte aligned in a mapping."""
+    return [(name, _entry_bytes(name, kind, tensor).view(_FILE_TYPES[kind]).reshape(shape))
+            for name, kind, shape, tensor in _file_entries(tensors, "int8")]
+
+
+# What a file entry's kind is stored as: "scale" is a matrix's F32 row scales.
+_FILE_TYPES = {"F32": np.dtype("<f4"), "I8": np.dtype("i1"), "Q8": np.dtype("i1"),
+               "scale": np.dtype("<f4")}
+
+
+def _file_entries(tensors, quantize):
+    """[(name, kind, shape, tensor)] in the file's order. kind: "F32", "I8"
+    (an int8 array written as it is), "Q8" (a matrix quantized to int8) or
+    "scale" (that matrix's row scales). With quantize "int8": the F32
+    entries first, then the int8 ones, each sorted by name, so every F32
+    tensor stays 4-byte aligned in a mapping."""
+    tensors = [(name, t if hasattr(t, "shape") else np.asarray(t)) for name, t in tensors]
+    if quantize != "int8":
+        return [(name, "I8" if t.dtype == np.int8 else "F32", tuple(t.shape), t)
+                for name, t in tensors]
     floats, ints = [], []
-    for name, array in tensors:
-        array = np.asarray(array)
-        if array.ndim == 2:
-            q, scale = quantize_int8(name, array)
-            ints.append((name, q))
-            floats.append((name + ".scale", scale))
+    for name, t in tensors:
+        shape = tuple(int(n) for n in t.shape)
+        if len(shape) == 2:
+            ints.append((name, "Q8", shape, t))
+            floats.append((name + ".scale", "scale", shape[:1], t))
         else:
-            floats.append((name, np.asarray(array, dtype=np.float32)))
-    return sorted(floats, key=lambda t: t[0]) + sorted(ints, key=lambda t: t[0])
+            floats.append((name, "F32", shape, t))
+    return sorted(floats, key=lambda e: e[0]) + sorted(ints, key=lambda e: e[0])
+
+
+def _entry_bytes(name, kind, tensor):
+    """One file entry's data, as a flat uint8 array (a view of the values
+    when they are already contiguous in the file's type)."""
+    if kind == "Q8":
+        array = quantize_int8(name, values(tensor))[0]
+    elif kind == "scale":
+        array = quantize_scale(name, values(tensor))
+    else:
+        array = np.ascontiguousarray(values(tensor), dtype=_FILE_TYPES[kind])
+    return array.reshape(-1).view(np.uint8)
 
 
 def safetensors_chunks(tensors, align=ALIGN, quantize=None):
-    """The bytes of a safetensors file of (name, array) pairs, as chunks to
-    write in order: F32, or with quantize "int8" every matrix
+    """The bytes of a safetensors file of (name, array or LazyTensor) pairs,
+    as chunks to write in order: F32, or with quantize "int8" every matrix
     (Linear and embedding weights) as I8 with its scales
     (quantized_tensors). The header is padded with spaces so the data
     section starts at a multiple of `align` bytes; the tensors follow each
-    other with no gap, as the safetensors format requires. The chunks are
-    an iterator: each tensor's bytes are made when the writer reaches them
-    (a byte view of the array itself when it is already contiguous in the
-    file's type), so writing holds at most one tensor's copy at a time, not
-    the whole file's."""
+    other with no gap, as the safetensors format requires. The header comes
+    from the shapes alone; the chunks are an iterator, and each tensor's
+    bytes are made (a LazyTensor loaded, a matrix quantized) when the writer
+    reaches them and dropped before the next, so writing holds one tensor's
+    values at a time, not the whole file's."""
     if quantize not in (None,) + QUANTIZATIONS:
         raise ExportError(f"quantize {quantize!r}: expected one of {', '.join(QUANTIZATIONS)}")
-    tensors = quantized_tensors(tensors) if quantize == "int8" else \
-        [(name, np.asarray(array)) for name, array in tensors]
+    entries = _file_entries(tensors, quantize)
     header = {}
     offset = 0
-    for name, array in tensors:
-        dtype = np.dtype("i1" if array.dtype == np.int8 else "<f4")
-        size = dtype.itemsize * int(np.prod(array.shape, dtype=np.int64))
-        header[name] = {"dtype": "I8" if dtype.kind == "i" else "F32",
-                        "shape": [int(n) for n in array.shape],
+    for name, kind, shape, _ in entries:
+        size = _FILE_TYPES[kind].itemsize * int(np.prod(shape, dtype=np.int64))
+        header[name] = {"dtype": "F32" if _FILE_TYPES[kind].kind == "f" else "I8",
+                        "shape": [int(n) for n in shape],
                         "data_offsets": [offset, offset + size]}
         offset += size
     header["__metadata__"] = {"format": "pt"}
@@ -105,9 +180,11 @@ def safetensors_chunks(tensors, align=ALIGN, quantize=None):
     text += b" " * (-(8 + len(text)) % align)
 
     def data():
-        for _, array in tensors:
-            dtype = "i1" if array.dtype == np.int8 else "<f4"
-            yield np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8)
+        for index in range(len(entries)):
+            name, kind, _, tensor = entries[index]
+            chunk = _entry_bytes(name, kind, tensor)
+            yield chunk
+            del chunk  # the caller drops its reference once written (safe_files.write)
     return itertools.chain([struct.pack("<Q", len(text)), text], data())
 
 
@@ -122,6 +199,7 @@ def write_safetensors(path, tensors, align=ALIGN, quantize=None):
         with os.fdopen(fd, "wb") as f:
             for chunk in chunks:
                 f.write(chunk)
+                del chunk  # one tensor's bytes alive at a time
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
@@ -174,12 +252,14 @@ def _tensor_from_entry(path, name, entry, data):
 def read_tensors(path):
     """Every float tensor of a safetensors file as a float32 NumPy array, by name
     (the format: an 8-byte little-endian header length, a JSON header, the
-    data). Raises ExportError naming the file and tensor at fault."""
+    data): the file mapped, not read into memory, each array a copy.
+    Raises ExportError naming the file and tensor at fault."""
     try:
         with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise ExportError(f"{path}: {e.strerror}") from None
+            size = os.fstat(f.fileno()).st_size
+            raw = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ) if size else b""
+    except (OSError, ValueError) as e:
+        raise ExportError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
     if len(raw) < 8:
         raise ExportError(f"{path}: {len(raw)} bytes is too short for a safetensors file")
     (length,) = struct.unpack("<Q", raw[:8])

@@ -327,6 +327,18 @@ def remove(*names):
     return lambda hf_dir: [os.remove(os.path.join(hf_dir, n)) for n in names]
 
 
+def split_checkpoint(hf_dir, elsewhere):
+    """model.safetensors renamed as the first of two files, its index
+    placing the tensor `elsewhere` in the second, which is not there."""
+    first = "model-00001-of-00002.safetensors"
+    header, _, _ = ted_format.read_safetensors(os.path.join(hf_dir, "model.safetensors"))
+    weight_map = {name: first for name in header if name != "__metadata__"}
+    weight_map[elsewhere] = "model-00002-of-00002.safetensors"
+    os.rename(os.path.join(hf_dir, "model.safetensors"), os.path.join(hf_dir, first))
+    write_file("model.safetensors.index.json",
+               json.dumps({"weight_map": weight_map}).encode())(hf_dir)
+
+
 def write_file(name, data):
     def edit(hf_dir):
         with open(os.path.join(hf_dir, name), "wb") as f:
@@ -393,9 +405,12 @@ REFUSALS = [
      r'false or "never"', edit_json("generation_config.json", early_stopping="sometimes")),
     ("clean-up-off", r"tokenizer_config\.json: clean_up_tokenization_spaces false",
      edit_json("tokenizer_config.json", clean_up_tokenization_spaces=False)),
-    ("sharded", r"model\.safetensors\.index\.json: checkpoints split into several files",
+    ("sharded-no-map", r"model\.safetensors\.index\.json: weight_map is not an object",
      lambda d: (os.remove(os.path.join(d, "model.safetensors")),
                 write_file("model.safetensors.index.json", b"{}")(d))),
+    ("sharded-missing-file", r"model-00002-of-00002\.safetensors: missing: "
+     r"model\.safetensors\.index\.json names it",
+     lambda d: split_checkpoint(d, "lm_head.weight")),
 ]
 
 
@@ -431,6 +446,7 @@ def check_accepted(good_hf, good_ted, model, tok, tmp):
                f"no warning naming {key}: {err.strip()[-300:]}" if len(warned) != 1 else
                f"{differs} differs from the export without the key" if differs else None,
                warned[0] if warned else "")
+    check_sharded(model, tok, tmp)
     bare = os.path.join(tmp, "hf-marian-model")
     model.model.save_pretrained(bare)
     tok.save_pretrained(bare)
@@ -445,6 +461,33 @@ def check_accepted(good_hf, good_ted, model, tok, tmp):
     reference = MarianMTModel.from_pretrained(bare).eval()
     check_logits("accepted/marian-model-logits", out, reference, tok,
                  logits_pairs(random.Random(31)))
+
+
+def check_sharded(model, tok, tmp):
+    """A checkpoint split into several files (save_pretrained's
+    max_shard_size), safetensors and pytorch_model.bin, exports to what
+    transformers computes."""
+    for fmt, safe, index in (("safetensors", True, "model.safetensors.index.json"),
+                             ("bin", False, "pytorch_model.bin.index.json")):
+        hf_dir = os.path.join(tmp, f"hf-sharded-{fmt}")
+        model.save_pretrained(hf_dir, safe_serialization=safe, max_shard_size="100KB")
+        tok.save_pretrained(hf_dir)
+        try:
+            with open(os.path.join(hf_dir, index), encoding="utf-8") as f:
+                shards = set(json.load(f)["weight_map"].values())
+        except (OSError, ValueError, KeyError) as e:
+            report(f"accepted/sharded-{fmt}", f"save_pretrained wrote no {index}: {e}")
+            continue
+        if len(shards) < 2:
+            report(f"accepted/sharded-{fmt}", f"{index} names {len(shards)} file")
+            continue
+        out = os.path.join(tmp, f"ted-sharded-{fmt}")
+        ok_, why = export(hf_dir, out)
+        if not ok_:
+            report(f"accepted/sharded-{fmt}", why)
+            continue
+        check_logits(f"accepted/sharded-{fmt}-logits", out, model, tok,
+                     logits_pairs(random.Random(37)))
 
 
 def check_short_vocab(good_hf, tmp, rng):
