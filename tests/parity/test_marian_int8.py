@@ -12,14 +12,18 @@ measures).
     BUILD=build TED=build/ted .venv/bin/python tests/parity/test_marian_int8.py
 
 Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
+  marian-int8/alphas/info     `ted info` reads the file as browsermt's
+                              (intgemm8 with alphas)
   marian-int8/alphas/logits   `ted logits` on 5 sentences against a NumPy
                               forward pass with exactly ted's int8
                               arithmetic (x quantized with the stored
                               multiplier, rint, clipped to +-127, the int32
                               dot with the int8 weights, times 1 / (qm_A qm_B),
                               the bias; all else float32): within 1e-3
-  marian-int8/alphas/greedy-sim   `ted translate --beam 1` against the NumPy
-                              int8 greedy decode on 60 sentences: identical
+  marian-int8/alphas/greedy-sim   `ted translate --beam 1` (sentences
+                              decoded together: the multipliers are fixed)
+                              against the NumPy int8 greedy decode of each
+                              sentence alone on 60 sentences: identical
   marian-int8/alphas/greedy-float ted's int8 greedy translations against
                               Marian's (pymarian 1.12.42's Translator) on
                               the float model: >= 95 % identical
@@ -221,8 +225,16 @@ def check_logits(sp, model_dir, model, sentences, targets):
            f"{len(sentences)} sentences, largest difference {worst:.1e}")
 
 
+def check_info(model_dir):
+    status, out, err = run([TED, "info", "-m", model_dir])
+    want = "model.enfr.intgemm.alphas.bin (bin, intgemm8, alphas)"
+    report(f"{NAME}/info", None if status == 0 and want in out else
+           f"exit {status}, no {want!r} in the output: {(err or out).strip()[-200:]}")
+
+
 def check_all(sp, model_dir, model, sentences):
     import pymarian
+    check_info(model_dir)
     sim = [model.greedy(sp.encode(s) + [0]) for s in sentences]
     got, problem = ted_lines(["translate", "-m", model_dir, "--beam", "1"], sentences)
     if problem:
