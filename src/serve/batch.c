@@ -162,6 +162,23 @@ static void plan_choices(serve_batch *b)
     }
 }
 
+/* How often the batch looks at its clients' connections: a client that
+ * left costs the batch its rows for at most this long. */
+#define LOOK_SECONDS 0.05
+
+/* Every LOOK_SECONDS, before a step: the jobs whose client has left are
+ * cancelled (serve_job_left), and their rows leave at this step. */
+static void look_at_clients(serve_batch *b)
+{
+    double now = ted_seconds();
+    if (now - b->looked < LOOK_SECONDS)
+        return;
+    b->looked = now;
+    for (int r = 0; r < b->rows; r++)
+        if (!b->now.owner[r]->dropped)
+            serve_job_left(b->now.owner[r]->job);
+}
+
 /* A sentence whose client left stops: its samples leave the batch at this
  * step, and it is dropped once the last of them has (take_tokens). */
 static void check_cancelled(serve_sentence *d)
@@ -265,6 +282,7 @@ void serve_batch_step(serve_batch *b)
 {
     const float *logits;
     ted_error err = {0};
+    look_at_clients(b);
     double start = ted_seconds();
     if (ted_session_step(b->session, b->now.tokens, &logits, &err)) {
         fail_rows(b, &err);

@@ -83,6 +83,7 @@ typedef struct serve_batch {
     ted_chooser chooser;
     serve_batch_calls calls;
     struct serve_loop_metrics *metrics;  /* the steps and the tokens chosen */
+    double looked;            /* when the step last looked at its clients' connections */
 } serve_batch;
 
 /* An empty batch of room for max_batch rows (or one sentence's samples

@@ -160,6 +160,16 @@ bool serve_job_client_gone(const serve_job *job)
     return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
+bool serve_job_left(serve_job *job)
+{
+    if (serve_job_is_cancelled(job))
+        return true;
+    if (job->progress || !serve_job_client_gone(job))
+        return false;
+    serve_job_cancel(job);
+    return true;
+}
+
 void serve_job_cancelled_error(ted_error *err, int index)
 {
     ted_fail(err, TED_ERR_ARGUMENT, "text[%d]: dropped: the client left", index);

@@ -79,6 +79,13 @@ bool serve_job_is_cancelled(const serve_job *job);
  * still reads counts as gone). False without a socket. */
 bool serve_job_client_gone(const serve_job *job);
 
+/* Whether the job's client has left: the job is cancelled, or its
+ * connection, suspended while the job is decoded, has closed
+ * (serve_job_client_gone), which cancels it. A streamed job's connection
+ * is not looked at: its answer's end cancels it (serve/stream.h). Only
+ * while the job is not done. */
+bool serve_job_left(serve_job *job);
+
 /* The failure of a sentence dropped because its client left. */
 void serve_job_cancelled_error(ted_error *err, int index);
 

@@ -95,6 +95,8 @@ static void sentences_done(void *loop, serve_job *job, int sentences, const ted_
     job->unfinished -= sentences;
     bool answered = job->unfinished == 0;
     pthread_mutex_unlock(&l->lock);
+    if (answered && job->status && serve_job_is_cancelled(job))
+        atomic_fetch_add_explicit(&l->metrics.abandoned, 1, memory_order_relaxed);
     if (answered)
         job->done(job, job->done_data);
 }
@@ -203,7 +205,7 @@ static void encode_group(serve_loop *l, group *g, const waiting *taken, int coun
     ted_error err = {0};
     g->count = g->rows = 0;
     for (int k = 0; k < count; k++) {
-        if (serve_job_is_cancelled(taken[k].job)) {
+        if (serve_job_left(taken[k].job)) {
             drop_sentence(l, taken[k].job, taken[k].index);
             continue;
         }

@@ -43,6 +43,7 @@ void serve_loop_metrics_init(serve_loop_metrics *m)
     atomic_init(&m->translated, 0);
     atomic_init(&m->failed, 0);
     atomic_init(&m->dropped, 0);
+    atomic_init(&m->abandoned, 0);
 }
 
 void serve_http_metrics_init(serve_http_metrics *m)
@@ -166,6 +167,11 @@ static void model_counters(FILE *out, const serve_model_metrics *models, int cou
         sample(out, "ted_sentences_total", models[i].name, "outcome", "dropped",
                load(&m->dropped));
     }
+    family(out, "ted_requests_abandoned_total", "counter",
+           "Translation jobs a model stopped because their client left.");
+    for (int i = 0; i < count; i++)
+        sample(out, "ted_requests_abandoned_total", models[i].name, NULL, NULL,
+               load(&models[i].loop->abandoned));
 }
 
 static void model_gauges(FILE *out, const serve_model_metrics *models, int count)

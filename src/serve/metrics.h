@@ -32,6 +32,7 @@ typedef struct serve_loop_metrics {
                                       * (a sampled sentence's first step draws each of
                                       * its samples) */
     atomic_ullong translated, failed, dropped;  /* sentences ended so */
+    atomic_ullong abandoned;         /* jobs ended because their client left */
 } serve_loop_metrics;
 
 void serve_loop_metrics_init(serve_loop_metrics *m);

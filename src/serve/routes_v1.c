@@ -197,6 +197,8 @@ enum MHD_Result http_start_leg(request *r, const char *const *texts, int count)
 /* A job is done: the answer, or the next leg over its translations. */
 enum MHD_Result http_after_job(request *r)
 {
+    if (!r->refused && serve_job_is_cancelled(r->job))
+        return MHD_NO;  /* its client left: the connection closes unanswered */
     if (r->refused || r->job->status || r->leg + 1 == r->route.legs)
         return answer_job(r);
     serve_job *previous = r->job;
