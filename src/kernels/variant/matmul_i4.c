@@ -181,6 +181,124 @@ TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
                 finish(_mm512_reduce_add_ps(acc[i][c]), x_scale[i], b, j0 + c);
 }
 
+/* Products of many rows (PANEL_MIN_ROWS and more): PANEL_COLUMNS columns of
+ * W at a time, PANEL_GROUPS groups of them unpacked once into a panel of
+ * signed bytes laid out for vpdpbusd (4 bytes of k of each column a dword,
+ * the 16 columns a 64-byte vector), then every row of x against it: x + 128
+ * (x xor 0x80, copied PANEL_ROWS rows at a time) is the unsigned operand,
+ * the panel the signed one, and each group's int32 sums start from
+ * -128 * the sum of the column's group, so they hold w . x exactly; one
+ * float FMA a group applies the 16 columns' scales. The groups' sums go
+ * into y chunk by chunk, and x's scale and the bias at the end.
+ * measurements: docs/performance.md#int4-kernels */
+enum { PANEL_COLUMNS = 16, PANEL_GROUPS = 32, PANEL_ROWS = 8, PANEL_MIN_ROWS = 8 };
+enum { PANEL_K = PANEL_GROUPS * TED_I4_GROUP };
+
+typedef struct i4_panel {
+    int32_t w[PANEL_K / 4][PANEL_COLUMNS];        /* 4 signed bytes of k a column */
+    int32_t excess[PANEL_GROUPS][PANEL_COLUMNS];  /* -128 * the group's sum of w */
+    float scale[PANEL_GROUPS][PANEL_COLUMNS];
+} i4_panel;
+
+/* Groups [g0, g0 + count) of columns [j0, j0 + PANEL_COLUMNS) into p. */
+TED_VNNI static void unpack_panel(i4_panel *p, const uint8_t *W, const float *w_scale, int j0,
+                                  int groups, int g0, int count)
+{
+    size_t row_bytes = (size_t)groups * (TED_I4_GROUP / 2);
+    const __m256i eights = _mm256_set1_epi8(8);
+    for (int c = 0; c < PANEL_COLUMNS; c++) {
+        const uint8_t *w = W + (size_t)(j0 + c) * row_bytes + (size_t)g0 * (TED_I4_GROUP / 2);
+        const float *s = w_scale + (size_t)(j0 + c) * groups + g0;
+        for (int g = 0; g < count; g++) {
+            __m256i v = unpack_group(w + (size_t)g * (TED_I4_GROUP / 2));
+            __m256i sad = _mm256_sad_epu8(_mm256_add_epi8(v, eights), _mm256_setzero_si256());
+            __m128i half = _mm_add_epi64(_mm256_castsi256_si128(sad),
+                                         _mm256_extracti128_si256(sad, 1));
+            int32_t sum = (int32_t)(_mm_cvtsi128_si64(half) + _mm_extract_epi64(half, 1)) - 256;
+            int32_t dwords[8];
+            _mm256_storeu_si256((__m256i *)dwords, v);
+            for (int e = 0; e < 8; e++)
+                p->w[g * 8 + e][c] = dwords[e];
+            p->excess[g][c] = -128 * sum;
+            p->scale[g][c] = s[g];
+        }
+    }
+}
+
+/* y[i][0..15] (+)= the panel's `count` groups against ROWS rows of xu (x +
+ * 128, rows PANEL_K bytes apart); `add`: add to y, else store. */
+TED_VNNI static inline __attribute__((always_inline)) void panel_rows(
+    float *y, int ldy, const uint8_t *xu, const i4_panel *p, int count, bool add, const int ROWS)
+{
+    __m512 acc[PANEL_ROWS];
+    for (int i = 0; i < ROWS; i++)
+        acc[i] = _mm512_setzero_ps();
+    for (int g = 0; g < count; g++) {
+        __m512i w[8];
+        for (int e = 0; e < 8; e++)
+            w[e] = _mm512_load_si512(p->w[g * 8 + e]);
+        __m512i excess = _mm512_load_si512(p->excess[g]);
+        __m512 s = _mm512_load_ps(p->scale[g]);
+        for (int i = 0; i < ROWS; i++) {
+            const int32_t *xi = (const int32_t *)(xu + (size_t)i * PANEL_K) + g * 8;
+            __m512i d = excess;
+            for (int e = 0; e < 8; e++)
+                d = _mm512_dpbusd_epi32(d, _mm512_set1_epi32(xi[e]), w[e]);
+            acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), s, acc[i]);
+        }
+    }
+    for (int i = 0; i < ROWS; i++) {
+        float *yi = y + (size_t)i * ldy;
+        _mm512_storeu_ps(yi, add ? _mm512_add_ps(_mm512_loadu_ps(yi), acc[i]) : acc[i]);
+    }
+}
+
+/* Rows [i0, i0 + n) of x, groups [g0, g0 + count), xor 0x80 into xu. */
+TED_VNNI static void copy_rows(uint8_t *xu, const int8_t *x, int ldx, int i0, int n, int g0,
+                               int count)
+{
+    const __m256i flip = _mm256_set1_epi8((char)0x80);
+    for (int i = 0; i < n; i++) {
+        const int8_t *xi = x + (size_t)(i0 + i) * ldx + (size_t)g0 * TED_I4_GROUP;
+        for (int g = 0; g < count; g++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(xi + (size_t)g * TED_I4_GROUP));
+            _mm256_store_si256((__m256i *)(xu + (size_t)i * PANEL_K + (size_t)g * TED_I4_GROUP),
+                               _mm256_xor_si256(v, flip));
+        }
+    }
+}
+
+/* Columns [j0, j0 + PANEL_COLUMNS) of y for every row, in chunks of
+ * PANEL_GROUPS groups; then x's scale and the bias. */
+TED_VNNI static void panel_columns(float *y, int ldy, const int8_t *x, const float *x_scale,
+                                   int ldx, const uint8_t *W, const float *w_scale,
+                                   const float *b, int rows, int groups, int j0)
+{
+    _Alignas(64) i4_panel panel;  /* 20 KiB and 8 KiB of stack */
+    _Alignas(64) uint8_t xu[PANEL_ROWS * PANEL_K];
+    for (int g0 = 0; g0 < groups; g0 += PANEL_GROUPS) {
+        int count = groups - g0 < PANEL_GROUPS ? groups - g0 : PANEL_GROUPS;
+        bool add = g0 > 0;
+        unpack_panel(&panel, W, w_scale, j0, groups, g0, count);
+        for (int i0 = 0; i0 < rows; i0 += PANEL_ROWS) {
+            int n = rows - i0 < PANEL_ROWS ? rows - i0 : PANEL_ROWS;
+            copy_rows(xu, x, ldx, i0, n, g0, count);
+            float *yi = y + (size_t)i0 * ldy + j0;
+            if (n == PANEL_ROWS)
+                panel_rows(yi, ldy, xu, &panel, count, add, PANEL_ROWS);
+            else
+                for (int i = 0; i < n; i++)
+                    panel_rows(yi + (size_t)i * ldy, ldy, xu + (size_t)i * PANEL_K, &panel,
+                               count, add, 1);
+        }
+    }
+    __m512 bias = b ? _mm512_loadu_ps(b + j0) : _mm512_setzero_ps();
+    for (int i = 0; i < rows; i++) {
+        float *yi = y + (size_t)i * ldy + j0;
+        _mm512_storeu_ps(yi, _mm512_fmadd_ps(_mm512_loadu_ps(yi), _mm512_set1_ps(x_scale[i]), bias));
+    }
+}
+
 /* Tiles of 4 rows and 4 columns, then the rows and columns left one by
  * one. */
 TED_VNNI static void columns_vnni(float *y, int ldy, const int8_t *x, const float *x_scale,
@@ -188,6 +306,9 @@ TED_VNNI static void columns_vnni(float *y, int ldy, const int8_t *x, const floa
                                   const float *b, int rows, int K, int first, int last)
 {
     int groups = (K + TED_I4_GROUP - 1) / TED_I4_GROUP, j = first;
+    if (rows >= PANEL_MIN_ROWS)
+        for (; j + PANEL_COLUMNS <= last; j += PANEL_COLUMNS)
+            panel_columns(y, ldy, x, x_scale, ldx, W, w_scale, b, rows, groups, j);
     for (; j + VNNI_COLUMNS <= last; j += VNNI_COLUMNS) {
         int i = 0;
         for (; i + VNNI_ROWS <= rows; i += VNNI_ROWS)
