@@ -200,28 +200,55 @@ typedef struct i4_panel {
     float scale[PANEL_GROUPS][PANEL_COLUMNS];
 } i4_panel;
 
+/* r[c] holds the 8 dwords of column c in its low half and of column c + 8
+ * in its high half; on return r[e] holds dword e of the 16 columns. */
+TED_VNNI static inline void transpose_dwords(__m512i r[8])
+{
+    __m512i t[8], u[8];
+    for (int c = 0; c < 8; c += 2) {
+        t[c] = _mm512_unpacklo_epi32(r[c], r[c + 1]);
+        t[c + 1] = _mm512_unpackhi_epi32(r[c], r[c + 1]);
+    }
+    for (int c = 0; c < 8; c += 4) {
+        u[c] = _mm512_unpacklo_epi64(t[c], t[c + 2]);
+        u[c + 1] = _mm512_unpackhi_epi64(t[c], t[c + 2]);
+        u[c + 2] = _mm512_unpacklo_epi64(t[c + 1], t[c + 3]);
+        u[c + 3] = _mm512_unpackhi_epi64(t[c + 1], t[c + 3]);
+    }
+    const __m512i low = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+    const __m512i high = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+    for (int e = 0; e < 4; e++) {
+        r[e] = _mm512_permutex2var_epi64(u[e], low, u[e + 4]);
+        r[e + 4] = _mm512_permutex2var_epi64(u[e], high, u[e + 4]);
+    }
+}
+
 /* Groups [g0, g0 + count) of columns [j0, j0 + PANEL_COLUMNS) into p. */
 TED_VNNI static void unpack_panel(i4_panel *p, const uint8_t *W, const float *w_scale, int j0,
                                   int groups, int g0, int count)
 {
     size_t row_bytes = (size_t)groups * (TED_I4_GROUP / 2);
-    const __m256i eights = _mm256_set1_epi8(8);
-    for (int c = 0; c < PANEL_COLUMNS; c++) {
-        const uint8_t *w = W + (size_t)(j0 + c) * row_bytes + (size_t)g0 * (TED_I4_GROUP / 2);
-        const float *s = w_scale + (size_t)(j0 + c) * groups + g0;
-        for (int g = 0; g < count; g++) {
-            __m256i v = unpack_group(w + (size_t)g * (TED_I4_GROUP / 2));
-            __m256i sad = _mm256_sad_epu8(_mm256_add_epi8(v, eights), _mm256_setzero_si256());
-            __m128i half = _mm_add_epi64(_mm256_castsi256_si128(sad),
-                                         _mm256_extracti128_si256(sad, 1));
-            int32_t sum = (int32_t)(_mm_cvtsi128_si64(half) + _mm_extract_epi64(half, 1)) - 256;
-            int32_t dwords[8];
-            _mm256_storeu_si256((__m256i *)dwords, v);
-            for (int e = 0; e < 8; e++)
-                p->w[g * 8 + e][c] = dwords[e];
-            p->excess[g][c] = -128 * sum;
-            p->scale[g][c] = s[g];
+    const uint8_t *w = W + (size_t)j0 * row_bytes + (size_t)g0 * (TED_I4_GROUP / 2);
+    const float *s = w_scale + (size_t)j0 * groups + g0;
+    const __m512i ones = _mm512_set1_epi8(1), zero = _mm512_setzero_si512();
+    const __m512i columns = _mm512_mullo_epi32(
+        _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+        _mm512_set1_epi32(groups));
+    for (int g = 0; g < count; g++) {
+        __m512i r[8];
+        for (int c = 0; c < 8; c++) {
+            const uint8_t *wc = w + (size_t)c * row_bytes + (size_t)g * (TED_I4_GROUP / 2);
+            r[c] = _mm512_inserti64x4(_mm512_castsi256_si512(unpack_group(wc)),
+                                      unpack_group(wc + 8 * row_bytes), 1);
         }
+        transpose_dwords(r);
+        __m512i sum = zero;
+        for (int e = 0; e < 8; e++) {
+            _mm512_store_si512(p->w[g * 8 + e], r[e]);
+            sum = _mm512_dpbusd_epi32(sum, ones, r[e]);
+        }
+        _mm512_store_si512(p->excess[g], _mm512_sub_epi32(zero, _mm512_slli_epi32(sum, 7)));
+        _mm512_store_ps(p->scale[g], _mm512_i32gather_ps(columns, s + g, 4));
     }
 }
 
@@ -231,22 +258,27 @@ TED_VNNI static inline __attribute__((always_inline)) void panel_rows(
     float *y, int ldy, const uint8_t *xu, const i4_panel *p, int count, bool add, const int ROWS)
 {
     __m512 acc[PANEL_ROWS];
+#pragma GCC unroll 8
     for (int i = 0; i < ROWS; i++)
         acc[i] = _mm512_setzero_ps();
     for (int g = 0; g < count; g++) {
         __m512i w[8];
+#pragma GCC unroll 8
         for (int e = 0; e < 8; e++)
             w[e] = _mm512_load_si512(p->w[g * 8 + e]);
         __m512i excess = _mm512_load_si512(p->excess[g]);
         __m512 s = _mm512_load_ps(p->scale[g]);
+#pragma GCC unroll 8
         for (int i = 0; i < ROWS; i++) {
             const int32_t *xi = (const int32_t *)(xu + (size_t)i * PANEL_K) + g * 8;
             __m512i d = excess;
+#pragma GCC unroll 8
             for (int e = 0; e < 8; e++)
                 d = _mm512_dpbusd_epi32(d, _mm512_set1_epi32(xi[e]), w[e]);
             acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), s, acc[i]);
         }
     }
+#pragma GCC unroll 8
     for (int i = 0; i < ROWS; i++) {
         float *yi = y + (size_t)i * ldy;
         _mm512_storeu_ps(yi, add ? _mm512_add_ps(_mm512_loadu_ps(yi), acc[i]) : acc[i]);
