@@ -5,7 +5,9 @@
  * in int32; it is multiplied by the group's scale and summed in float,
  * and the row's sum by x's scale.
  *
- *   avx512    with AVX512_VNNI (when the CPU has it): two groups a step,
+ *   avx512    with AVX512_VNNI (when the CPU has it), from PANEL_MIN_ROWS
+ *             rows: panels of 16 columns unpacked once into int8 (below);
+ *             under that, and for the columns left: two groups a step,
  *             64 bytes: vpdpbusd of w + 8 (unsigned, the nibbles as
  *             stored) and x, started from -8 * x's sums, in tiles of 4
  *             rows and 4 columns; without VNNI the avx2 code below.
@@ -190,7 +192,7 @@ TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
  * -128 * the sum of the column's group, so they hold w . x exactly; one
  * float FMA a group applies the 16 columns' scales. The groups' sums go
  * into y chunk by chunk, and x's scale and the bias at the end.
- * measurements: docs/performance.md#int4-kernels */
+ * measurements: docs/performance.md#int4-panels */
 enum { PANEL_COLUMNS = 16, PANEL_GROUPS = 32, PANEL_ROWS = 8, PANEL_MIN_ROWS = 8 };
 enum { PANEL_K = PANEL_GROUPS * TED_I4_GROUP };
 
