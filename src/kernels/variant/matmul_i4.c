@@ -11,7 +11,9 @@
  *             64 bytes: vpdpbusd of w + 8 (unsigned, the nibbles as
  *             stored) and x, started from -8 * x's sums, in tiles of 4
  *             rows and 4 columns; without VNNI the avx2 code below.
- *   avx2      the nibbles of a group widened to 32 bytes (w - 8 in
+ *   avx2      from PANEL_MIN_ROWS rows: panels of 8 columns (below);
+ *             under that, and for the columns left: the nibbles of a
+ *             group widened to 32 bytes (w - 8 in
  *             [-8, 7]), vpmaddubsw + vpmaddwd with the sign trick of
  *             variant/matmul_i8.c: each pair of products is at most
  *             2 * 8 * 127, so the int16 sums cannot saturate.
