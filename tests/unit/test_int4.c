@@ -156,11 +156,14 @@ static void check_product(const char *what, const i4_product *p, bool bias, bool
     free(y);
 }
 
-/* Rows 1 to 9 and 17 (the tiles of 4 rows and their remainders), in
- * features in and across groups of 32 (a partial last group), out features
- * split over 1 and 2 threads. */
+/* Rows 1 to 9 and 17 (the tiles of 4 rows and their remainders; from 8
+ * rows the panels of 16 columns, in tiles of 8 rows), in features in and
+ * across groups of 32 (a partial last group; past 1024, the panels' chunks
+ * of 32 groups), out features split over 1 and 2 threads (past 16, two
+ * panels and the columns left). */
 static const int row_counts[] = {1, 2, 3, 4, 5, 7, 9, 17};
-static const int shapes[][2] = {{1, 1}, {31, 5}, {32, 3}, {33, 7}, {80, 6}, {100, 17}, {512, 9}};
+static const int shapes[][2] = {{1, 1},   {31, 5},   {32, 3}, {33, 7},
+                                {80, 6},  {100, 17}, {512, 9}, {1100, 37}};
 
 static void check_matmul_i4(const char *variant)
 {
@@ -182,31 +185,41 @@ static void check_matmul_i4(const char *variant)
 
 /* The extremes of the format: every nibble 0 (-8, which the quantizer
  * never writes but the layout holds) or 15 (7) against x at +-max over
- * 4096 columns: no int16 sum saturates, the result is exact. */
+ * 4096 columns, in 1 row and in 8 (the panels; the odd rows negated), 18
+ * output features (one panel and the columns left): no int16 sum
+ * saturates, the result is exact. */
 static void check_i4_extremes(const char *variant)
 {
     use_variant(variant);
-    enum { IN = 4096, OUT = 3, GROUPS = IN / GROUP };
-    static float x[IN], scale[OUT * GROUPS], y[OUT];
-    static uint8_t q[OUT * GROUPS * GROUP / 2];
-    for (int k = 0; k < IN; k++)
-        x[k] = k % 3 ? -1.0f : 1.0f;
+    enum { IN = 4096, OUT = 18, GROUPS = IN / GROUP, ROWS = 8, ROW_BYTES = GROUPS * GROUP / 2 };
+    static float x[ROWS * IN], scale[OUT * GROUPS], y[ROWS * OUT];
+    static uint8_t q[OUT * ROW_BYTES];
+    for (int i = 0; i < ROWS; i++)
+        for (int k = 0; k < IN; k++)
+            x[i * IN + k] = (k % 3 ? -1.0f : 1.0f) * (i % 2 ? -1.0f : 1.0f);
     for (int i = 0; i < OUT * GROUPS; i++)
         scale[i] = 1.0f;
-    for (size_t i = 0; i < sizeof q; i++)
-        q[i] = i < sizeof q / OUT ? 0x00 : i < 2 * sizeof q / OUT ? 0xff : 0x0f;
-    ted_matmul_i4(y, x, q, scale, NULL, 1, IN, OUT);
+    for (size_t i = 0; i < sizeof q; i++) {
+        int kind = (int)(i / ROW_BYTES) % 3;
+        q[i] = kind == 0 ? 0x00 : kind == 1 ? 0xff : 0x0f;
+    }
     double ones = 0.0;
     for (int k = 0; k < IN; k++)
         ones += x[k];
-    double low_only = 0.0;  /* third row: low nibbles 7, high nibbles -8 */
+    double low_only = 0.0;  /* kind 2: low nibbles 7, high nibbles -8 */
     for (int k = 0; k < IN; k++)
         low_only += x[k] * (k % GROUP < GROUP / 2 ? 7.0 : -8.0);
-    double expected[OUT] = {-8.0 * ones, 7.0 * ones, low_only};
-    for (int j = 0; j < OUT; j++)
-        cr_assert(fabs(y[j] - expected[j]) <= 1e-5 * fabs(expected[j]) + 1e-3,
-                  "%s matmul_i4 extremes [%d]: got %.9g, expected %.9g", variant, j, y[j],
-                  expected[j]);
+    double expected[3] = {-8.0 * ones, 7.0 * ones, low_only};
+    for (int rows = 1; rows <= ROWS; rows += ROWS - 1) {
+        ted_matmul_i4(y, x, q, scale, NULL, rows, IN, OUT);
+        for (int i = 0; i < rows; i++)
+            for (int j = 0; j < OUT; j++) {
+                double e = expected[j % 3] * (i % 2 ? -1.0 : 1.0);
+                cr_assert(fabs(y[i * OUT + j] - e) <= 1e-5 * fabs(e) + 1e-3,
+                          "%s matmul_i4 extremes, %d rows [%d][%d]: got %.9g, expected %.9g",
+                          variant, rows, i, j, y[i * OUT + j], e);
+            }
+    }
 }
 
 #define I4_TESTS(name)                                                                        \
