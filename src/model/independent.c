@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "model/model.h"
 #include "model/rows.h"
+#include "model/session.h"
 
 /* Rows of the session: row r decodes sample sample[r] of sentence
  * owner[r] and feeds tokens[r] at the next step. */
@@ -150,6 +151,7 @@ static ted_status run_steps(ted_session *s, independent *st, ted_error *err)
         const float *logits;
         ted_status status = ted_session_step(s, st->now.tokens, &logits, err);
         int kept = 0;
+        st->chooser.subset = ted_session_step_subset(s);
         if (!status)
             status = choose_tokens(st, logits, active, &kept, err);
         if (status)

@@ -169,6 +169,10 @@ ted_status ted_session_subset_scratch(ted_session *s, ted_error *err);
 /* Frees the shortlist's buffers. */
 void ted_session_free_subset(ted_session *s);
 
+/* The subset whose scores the last step wrote (subset.scores, (rows,
+ * count)), or NULL when that step covered the whole vocabulary. */
+const ted_output_subset *ted_session_step_subset(const ted_session *s);
+
 /* ---- shared by the session's files ---------------------------------------- */
 
 /* The largest of n >= 0 counts (0 when n is 0). */
