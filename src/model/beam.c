@@ -111,6 +111,7 @@ typedef struct beam_state {
     const ted_logits_rules *rules;  /* NULL: none on */
     const ted_output_subset *subset;  /* the step's shortlist, whose scores hold every
                                        * finite logit, or NULL: the whole rows */
+    ted_session *session;  /* spreads the step's logits where the subset is not enough */
     const ted_beam_trace *trace;  /* NULL: none */
     ted_beam_candidate *traced;   /* (beam * (beam + 1)): a step's candidates, for the trace */
 } beam_state;
@@ -249,6 +250,7 @@ static int top_tokens(beam_state *st, const float *logits, const beam_rows *from
     int n = st->subset && !st->rules ? top_in_subset(st, row) : 0;
     if (n > 0)
         return n;
+    ted_session_spread_logits(st->session);
     ted_next_token_scores(st->model, logits, st->scratch, NULL);
     ted_ban_tokens(st->model, st->scratch);
     if (st->rules) {
@@ -561,10 +563,11 @@ static ted_status search(ted_session *s, beam_state *st, ted_error *err)
         st->length = length;
         ted_status status = grow_history(st, length, err);
         if (!status)
-            status = ted_session_step(s, st->tokens, &logits, err);
+            status = ted_session_step_scores(s, st->tokens, &logits, err);
         if (status)
             return status;
         st->subset = ted_session_step_subset(s);
+        st->session = s;
         int next = 0;
         for (int first = 0; first < active;) {
             int open = 1;

@@ -52,10 +52,14 @@ ted_status ted_chooser_init(ted_chooser *c, const ted_model *m, bool sampling,
                             ted_error *err);
 void ted_chooser_free(ted_chooser *c);
 
+/* Whether the choice is made over c->subset's scores alone, without the
+ * rows of logits. */
+bool ted_choice_in_subset(const ted_chooser *c, const ted_choice *ch);
+
 /* Makes `count` choices over `logits` ((rows, target_vocab)). Choices
  * that share a generator must be consecutive. With c->subset set, a best
  * token without rules passes over the subset's scores alone, and chooses
- * what the whole row would. */
+ * what the whole row would; only the other choices read `logits`. */
 void ted_choose(ted_chooser *c, const float *logits, const ted_choice *choices, int count);
 
 /* Sorts `count` hypotheses best first by score, keeping the order of
