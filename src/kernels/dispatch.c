@@ -178,6 +178,12 @@ double ted_sum_exp_shifted(const float *x, int n, float shift)
     return ted_kernels()->sum_exp_shifted(x, n, shift);
 }
 
+double ted_sum_exp_shifted_at(const float *values, const int *ids, int count, int n,
+                              float shift)
+{
+    return ted_kernels()->sum_exp_shifted_at(values, ids, count, n, shift);
+}
+
 void ted_scale(float *x, int n, float factor)
 {
     ted_kernels()->scale(x, n, factor);

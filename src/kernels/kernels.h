@@ -278,6 +278,13 @@ double ted_exp_shifted(float *x, int n, float shift);
 /* The sum of exp(x[i] - shift), x unchanged. */
 double ted_sum_exp_shifted(const float *x, int n, float shift);
 
+/* ted_sum_exp_shifted over a row x (n) that holds values (count) at ids
+ * (count, increasing, each below n) and -infinity elsewhere, without the
+ * row, and to the bit: a vocabulary shortlist's log-softmax is the whole
+ * row's. */
+double ted_sum_exp_shifted_at(const float *values, const int *ids, int count, int n,
+                              float shift);
+
 /* x[i] *= factor. */
 void ted_scale(float *x, int n, float factor);
 

@@ -127,6 +127,7 @@ typedef struct ted_kernel_table {
     __typeof__(ted_index_of_max) *index_of_max;
     __typeof__(ted_exp_shifted) *exp_shifted;
     __typeof__(ted_sum_exp_shifted) *sum_exp_shifted;
+    __typeof__(ted_sum_exp_shifted_at) *sum_exp_shifted_at;
     __typeof__(ted_scale) *scale;
     __typeof__(ted_zero_negatives) *zero_negatives;
     __typeof__(ted_times_sigmoid) *times_sigmoid;
@@ -182,6 +183,7 @@ __typeof__(ted_max) TED_VARIANT_NAME(ted_max);
 __typeof__(ted_index_of_max) TED_VARIANT_NAME(ted_index_of_max);
 __typeof__(ted_exp_shifted) TED_VARIANT_NAME(ted_exp_shifted);
 __typeof__(ted_sum_exp_shifted) TED_VARIANT_NAME(ted_sum_exp_shifted);
+__typeof__(ted_sum_exp_shifted_at) TED_VARIANT_NAME(ted_sum_exp_shifted_at);
 __typeof__(ted_scale) TED_VARIANT_NAME(ted_scale);
 __typeof__(ted_zero_negatives) TED_VARIANT_NAME(ted_zero_negatives);
 __typeof__(ted_times_sigmoid) TED_VARIANT_NAME(ted_times_sigmoid);

@@ -67,11 +67,17 @@ void ted_output_gather(ted_output_subset *subset, const ted_output_weights *out,
     subset->rows.bias = bias;
 }
 
-void ted_output_logits_subset(float *logits, const float *x, const ted_output_subset *subset,
-                              int rows, int d_model, int tgt_vocab)
+void ted_output_logits_subset(const float *x, const ted_output_subset *subset, int rows,
+                              int d_model)
+{
+    ted_linear(subset->scores, x, subset->rows.weight, subset->rows.bias, rows, d_model,
+               subset->count);
+}
+
+void ted_output_spread_subset(float *logits, const ted_output_subset *subset, int rows,
+                              int tgt_vocab)
 {
     int n = subset->count;
-    ted_linear(subset->scores, x, subset->rows.weight, subset->rows.bias, rows, d_model, n);
     for (int r = 0; r < rows; r++) {
         float *row = logits + (size_t)r * tgt_vocab;
         const float *kept = subset->scores + (size_t)r * n;

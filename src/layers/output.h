@@ -34,10 +34,15 @@ size_t ted_output_gather_bytes(const ted_output_weights *out, int count, int d_m
 void ted_output_gather(ted_output_subset *subset, const ted_output_weights *out, int d_model,
                        void *storage);
 
-/* x (rows, d_model) -> logits (rows, tgt_vocab): the subset's logits at
- * their ids (computed into subset->scores), -infinity at every other id,
- * so that a softmax over the row is the softmax over the subset. */
-void ted_output_logits_subset(float *logits, const float *x, const ted_output_subset *subset,
-                              int rows, int d_model, int tgt_vocab);
+/* x (rows, d_model) -> subset->scores (rows, subset->count): the
+ * subset's logits, the rest of the vocabulary untouched. */
+void ted_output_logits_subset(const float *x, const ted_output_subset *subset, int rows,
+                              int d_model);
+
+/* subset->scores (rows, subset->count) -> logits (rows, tgt_vocab): each
+ * score at its id, -infinity at every other id, so that a softmax over
+ * the row is the softmax over the subset. */
+void ted_output_spread_subset(float *logits, const ted_output_subset *subset, int rows,
+                              int tgt_vocab);
 
 #endif

@@ -18,3 +18,10 @@ void ted_log_softmax(float *x, int n)
     for (int i = 0; i < n; i++)
         x[i] = x[i] - m - log_sum;
 }
+
+void ted_log_softmax_terms_at(const float *values, const int *ids, int count, int n,
+                              float *max, float *log_sum)
+{
+    *max = ted_max(values, count);
+    *log_sum = (float)log(ted_sum_exp_shifted_at(values, ids, count, n, *max));
+}

@@ -40,8 +40,10 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "layers/softmax.h"
 #include "model/decoding.h"
 #include "model/model.h"
+#include "model/session.h"
 
 ted_beam_params ted_beam_default_params(void)
 {
@@ -107,6 +109,9 @@ typedef struct beam_state {
     int *top_ids;        /* (beam + 1): its best tokens */
     float *top_values;   /* (beam + 1): and their log-probs */
     const ted_logits_rules *rules;  /* NULL: none on */
+    const ted_output_subset *subset;  /* the step's shortlist, whose scores hold every
+                                       * finite logit, or NULL: the whole rows */
+    ted_session *session;  /* spreads the step's logits where the subset is not enough */
     const ted_beam_trace *trace;  /* NULL: none */
     ted_beam_candidate *traced;   /* (beam * (beam + 1)): a step's candidates, for the trace */
 } beam_state;
@@ -201,6 +206,33 @@ static ted_status alloc_state(beam_state *st, ted_error *err)
     return ok ? TED_OK : TED_ERR_NOMEM;
 }
 
+/* top_tokens over st->subset's scores of session row `row` alone, for a
+ * step without rules: the scores hold every finite logit of the row and
+ * the ids increase, so the log-softmax and the best tokens (the earlier
+ * id first among equals) are the whole row's. 0 (nothing chosen) when
+ * fewer than beam_size + 1 of them are allowed, which the whole row
+ * decides. */
+static int top_in_subset(beam_state *st, int row)
+{
+    const ted_output_subset *sub = st->subset;
+    int n = sub->count, k = st->beam + 1;
+    if (n < k)
+        return 0;
+    const float *kept = sub->scores + (size_t)row * n;
+    float max, log_sum;
+    ted_log_softmax_terms_at(kept, sub->ids, n, st->model->config.tgt_vocab_size, &max,
+                             &log_sum);
+    for (int i = 0; i < n; i++)
+        st->scratch[i] = kept[i] - max - log_sum;
+    ted_ban_tokens_subset(st->model, sub->ids, n, st->scratch);
+    int count = ted_top_k(st->scratch, n, k, st->top_ids, st->top_values);
+    if (count < k || st->top_values[k - 1] == -INFINITY)
+        return 0;
+    for (int i = 0; i < count; i++)
+        st->top_ids[i] = sub->ids[st->top_ids[i]];
+    return count;
+}
+
 /* The candidate tokens of open hypothesis `row` of `from`, whose logits
  * are `logits`: its best beam_size + 1 allowed tokens by their log-probs
  * after the rules (transformers applies its logits processors to the
@@ -209,13 +241,17 @@ static ted_status alloc_state(beam_state *st, ted_error *err)
 static int top_tokens(beam_state *st, const float *logits, const beam_rows *from, int row)
 {
     int vocab = st->model->config.tgt_vocab_size, length = st->length - 1;
-    ted_next_token_scores(st->model, logits, st->scratch, NULL);
     int forced = ted_batch_forced(st->sources, from->sentence[row], length);
     if (forced >= 0) {
         st->top_ids[0] = forced;
         st->top_values[0] = TED_FORCED_LOG_PROB;
         return 1;
     }
+    int n = st->subset && !st->rules ? top_in_subset(st, row) : 0;
+    if (n > 0)
+        return n;
+    ted_session_spread_logits(st->session);
+    ted_next_token_scores(st->model, logits, st->scratch, NULL);
     ted_ban_tokens(st->model, st->scratch);
     if (st->rules) {
         int i = from->sentence[row];
@@ -527,9 +563,11 @@ static ted_status search(ted_session *s, beam_state *st, ted_error *err)
         st->length = length;
         ted_status status = grow_history(st, length, err);
         if (!status)
-            status = ted_session_step(s, st->tokens, &logits, err);
+            status = ted_session_step_scores(s, st->tokens, &logits, err);
         if (status)
             return status;
+        st->subset = ted_session_step_subset(s);
+        st->session = s;
         int next = 0;
         for (int first = 0; first < active;) {
             int open = 1;

@@ -1,10 +1,13 @@
 /* The final Softmax's choice (model/choose.h). */
 #include "model/choose.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/alloc.h"
 #include "kernels/kernels.h"
+#include "layers/softmax.h"
 #include "model/decoding.h"
 
 ted_status ted_chooser_init(ted_chooser *c, const ted_model *m, bool sampling, ted_error *err)
@@ -40,9 +43,50 @@ void ted_chooser_free(ted_chooser *c)
     *c = (ted_chooser){0};
 }
 
+/* The best token of a choice without rules, forced token or sampling,
+ * over c->subset's scores of its row alone, with task t's scratch: the
+ * scores hold every finite logit of the row, and the ids increase, so the
+ * first best is the whole row's; when none is allowed, the row's first
+ * id, 0, as ted_argmax takes it of a row of -infinity. */
+static void choose_in_subset(const ted_chooser *c, const ted_choice *ch, int t)
+{
+    const ted_output_subset *sub = c->subset;
+    int vocab = ted_model_config(c->model)->tgt_vocab_size, n = sub->count;
+    const float *kept = sub->scores + (size_t)ch->row * n;
+    float *allowed = c->allowed + (size_t)t * vocab;
+    memcpy(allowed, kept, (size_t)n * sizeof(float));
+    ted_ban_tokens_subset(c->model, sub->ids, n, allowed);
+    int best = ted_argmax(allowed, n);
+    bool none = allowed[best] == -INFINITY;
+    float max = 0.0f, log_sum = 0.0f, log_prob = -INFINITY;
+    if (ch->log_probs)
+        ted_log_softmax_terms_at(kept, sub->ids, n, vocab, &max, &log_sum);
+    if (none && sub->ids[0] != 0) {
+        best = -1;
+    } else {
+        best = none ? 0 : best;
+        log_prob = kept[best] - max - log_sum;
+    }
+    for (int k = 0; k < ch->draws; k++) {
+        ch->tokens[k] = best < 0 ? 0 : sub->ids[best];
+        if (ch->log_probs)
+            ch->log_probs[k] = log_prob;
+    }
+}
+
+bool ted_choice_in_subset(const ted_chooser *c, const ted_choice *ch)
+{
+    return c->subset && c->subset->count > 0 && !ch->rules && !ch->sampling &&
+           ch->forced < 0;
+}
+
 /* One choice with task t's scratch: the row's scores, then each token. */
 static void choose_one(const ted_chooser *c, const float *logits, const ted_choice *ch, int t)
 {
+    if (ted_choice_in_subset(c, ch)) {
+        choose_in_subset(c, ch, t);
+        return;
+    }
     int vocab = ted_model_config(c->model)->tgt_vocab_size;
     float *log_probs = ch->log_probs ? c->log_probs + (size_t)t * vocab : NULL;
     float *allowed = c->allowed + (size_t)t * vocab;

@@ -16,6 +16,7 @@
 #ifndef TED_MODEL_CHOOSE_H
 #define TED_MODEL_CHOOSE_H
 
+#include "layers/output.h"
 #include "model/decoding.h"
 
 /* One row's choice, for one or more tokens. */
@@ -42,6 +43,8 @@ typedef struct ted_chooser {
     float *log_probs;         /* (tasks, vocab): a row's log-softmax */
     float *allowed;           /* (tasks, vocab): its logits, banned tokens at -infinity */
     ted_draw_scratch *draw;   /* (tasks): room for one draw; NULL when nothing samples */
+    const ted_output_subset *subset;  /* the step's shortlist, whose scores hold every
+                                       * finite logit, or NULL: the whole rows */
 } ted_chooser;
 
 /* `sampling`: whether any choice will draw (sizes the draw scratch). */
@@ -49,8 +52,14 @@ ted_status ted_chooser_init(ted_chooser *c, const ted_model *m, bool sampling,
                             ted_error *err);
 void ted_chooser_free(ted_chooser *c);
 
+/* Whether the choice is made over c->subset's scores alone, without the
+ * rows of logits. */
+bool ted_choice_in_subset(const ted_chooser *c, const ted_choice *ch);
+
 /* Makes `count` choices over `logits` ((rows, target_vocab)). Choices
- * that share a generator must be consecutive. */
+ * that share a generator must be consecutive. With c->subset set, a best
+ * token without rules passes over the subset's scores alone, and chooses
+ * what the whole row would; only the other choices read `logits`. */
 void ted_choose(ted_chooser *c, const float *logits, const ted_choice *choices, int count);
 
 /* Sorts `count` hypotheses best first by score, keeping the order of

@@ -220,7 +220,7 @@ void ted_decoder_step(const ted_model *m, const int *tokens, int batch, ted_deco
         for (size_t i = 0; i < (size_t)batch * d; i++)
             x[i] *= m->output_scale;
     if (st->subset)
-        ted_output_logits_subset(logits, x, st->subset, batch, d, c->tgt_vocab_size);
+        ted_output_logits_subset(x, st->subset, batch, d);
     else
         ted_output_logits(logits, x, &m->weights.generator, batch, d, c->tgt_vocab_size);
 }

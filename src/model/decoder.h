@@ -57,7 +57,8 @@ void ted_decoder_cache_memory(const ted_model *m, const float *memory, int batch
                               ted_decoder_cache *caches, float *projected);
 
 /* One step: row b feeds tokens[b] at its own position st->steps[b] ->
- * logits (batch, tgt_vocab_size), -infinity outside st->subset when set. Each layer's K and V of row b join its
+ * logits (batch, tgt_vocab_size), or with st->subset set its scores
+ * alone (ted_output_logits_subset; logits untouched). Each layer's K and V of row b join its
  * self cache at position steps[b], and row b attends over its own
  * positions 0..steps[b]; then every steps[b] advances by one. */
 void ted_decoder_step(const ted_model *m, const int *tokens, int batch, ted_decoder_state *st,

@@ -27,6 +27,22 @@ void ted_ban_tokens(const ted_model *m, float *scores)
             scores[c->banned_ids[i]] = -INFINITY;
 }
 
+static int by_id(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+void ted_ban_tokens_subset(const ted_model *m, const int *ids, int count, float *scores)
+{
+    const ted_config *c = &m->config;
+    for (int i = 0; i < c->banned_id_count; i++) {
+        const int *at = bsearch(&c->banned_ids[i], ids, (size_t)count, sizeof *ids, by_id);
+        if (at)
+            scores[at - ids] = -INFINITY;
+    }
+}
+
 void ted_next_token_scores(const ted_model *m, const float *logits, float *log_probs,
                            float *allowed)
 {

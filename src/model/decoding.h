@@ -32,6 +32,11 @@ void ted_hypothesis_total(ted_hypothesis *h);
 void ted_next_token_scores(const ted_model *model, const float *logits, float *log_probs,
                            float *allowed);
 
+/* ted_ban_tokens over the scores of some target ids: scores (count) holds
+ * the scores of ids (count, increasing); the banned among them become
+ * -infinity. */
+void ted_ban_tokens_subset(const ted_model *model, const int *ids, int count, float *scores);
+
 /* Whether any of the rules is on (ted_apply_logits_rules changes
  * something); false for NULL. */
 bool ted_logits_rules_on(const ted_logits_rules *rules);

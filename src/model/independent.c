@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "model/model.h"
 #include "model/rows.h"
+#include "model/session.h"
 
 /* Rows of the session: row r decodes sample sample[r] of sentence
  * owner[r] and feeds tokens[r] at the next step. */
@@ -115,19 +116,23 @@ static void start_sentences(independent *st, const ted_batch *b, const ted_decod
     }
 }
 
-/* Plans, makes and takes the choices of the `active` rows over `logits`;
- * lists the rows that go on in st->next and st->keep, and counts them
- * into *kept. */
-static ted_status choose_tokens(independent *st, const float *logits, int active, int *kept,
-                                ted_error *err)
+/* Plans, makes and takes the choices of the `active` rows over `logits`
+ * (session's, spread when a choice reads them); lists the rows that go on
+ * in st->next and st->keep, and counts them into *kept. */
+static ted_status choose_tokens(ted_session *session, independent *st, const float *logits,
+                                int active, int *kept, ted_error *err)
 {
     int drawn = 0;
+    bool rows = false;
     for (int r = 0; r < active; r++) {
         ted_row_sentence *s = &st->sentences[st->now.owner[r]];
         st->choices[r] = ted_row_plan(s, st->now.sample[r], r, st->tokens + drawn,
                                       st->log_probs + drawn);
         drawn += st->choices[r].draws;
+        rows = rows || !ted_choice_in_subset(&st->chooser, &st->choices[r]);
     }
+    if (rows)
+        ted_session_spread_logits(session);
     ted_choose(&st->chooser, logits, st->choices, active);
     ted_rows_next next = {st->keep, st->next.sample, st->next.tokens};
     for (int r = 0; r < active; r++) {
@@ -148,10 +153,11 @@ static ted_status run_steps(ted_session *s, independent *st, ted_error *err)
 {
     for (int active = st->count; active > 0;) {
         const float *logits;
-        ted_status status = ted_session_step(s, st->now.tokens, &logits, err);
+        ted_status status = ted_session_step_scores(s, st->now.tokens, &logits, err);
         int kept = 0;
+        st->chooser.subset = ted_session_step_subset(s);
         if (!status)
-            status = choose_tokens(st, logits, active, &kept, err);
+            status = choose_tokens(s, st, logits, active, &kept, err);
         if (status)
             return status;
         if (kept > 0 && !ted_rows_keep_all(st->keep, kept, active) &&

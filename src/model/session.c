@@ -139,13 +139,14 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
  * a translation of <unk>s. The check costs one vector pass over (batch,
  * vocab), against the (batch, vocab, d_model) of the output projection;
  * only a failed one looks for the token to name. */
-static ted_status check_logits_finite(const ted_session *s, ted_error *err)
+static ted_status check_logits_finite(ted_session *s, ted_error *err)
 {
     int vocab = s->model->config.tgt_vocab_size;
     if (s->subset_active
             ? ted_all_finite(s->subset.scores, (size_t)s->batch * s->subset.count)
             : ted_all_finite(s->logits, (size_t)s->batch * vocab))
         return TED_OK;
+    ted_session_spread_logits(s);
     for (int b = 0; b < s->batch; b++) {
         const float *row = s->logits + (size_t)b * vocab;
         for (int v = 0; v < vocab; v++)
@@ -162,6 +163,23 @@ static ted_status check_logits_finite(const ted_session *s, ted_error *err)
 
 ted_status ted_session_step(ted_session *s, const int *tokens, const float **logits,
                             ted_error *err)
+{
+    ted_status status = ted_session_step_scores(s, tokens, logits, err);
+    if (!status)
+        ted_session_spread_logits(s);
+    return status;
+}
+
+void ted_session_spread_logits(ted_session *s)
+{
+    if (s->decoder.subset && !s->logits_spread)
+        ted_output_spread_subset(s->logits, s->decoder.subset, s->batch,
+                                 s->model->config.tgt_vocab_size);
+    s->logits_spread = true;
+}
+
+ted_status ted_session_step_scores(ted_session *s, const int *tokens, const float **logits,
+                                   ted_error *err)
 {
     TED_REQUIRE(s, err);
     TED_REQUIRE(tokens, err);
@@ -186,6 +204,7 @@ ted_status ted_session_step(ted_session *s, const int *tokens, const float **log
     if (status)
         return status;
     s->decoder.subset = s->subset_active ? &s->subset : NULL;
+    s->logits_spread = false;
     ted_decoder_step(s->model, tokens, s->batch, &s->decoder, s->logits);
     status = check_logits_finite(s, err);
     if (status)

@@ -65,6 +65,7 @@ struct ted_session {
                             * the sinusoidal encoding of every position this decode
                             * reaches (unused with learned tables) */
     float *logits;         /* (batch, tgt_vocab_size) */
+    bool logits_spread;    /* logits holds the last step's rows (ted_session_spread_logits) */
 
     /* The two passes. Both read source_lengths and positions above; the
      * encoder's rows are batch * source_len, and encoder.activations.x ends
@@ -168,6 +169,20 @@ ted_status ted_session_subset_scratch(ted_session *s, ted_error *err);
 
 /* Frees the shortlist's buffers. */
 void ted_session_free_subset(ted_session *s);
+
+/* ted_session_step, except that with a shortlist the step writes the
+ * subset's scores alone (ted_session_step_subset) and leaves the rows of
+ * *logits to ted_session_spread_logits. */
+ted_status ted_session_step_scores(ted_session *s, const int *tokens, const float **logits,
+                                   ted_error *err);
+
+/* The rows of the last step's logits, -infinity outside the shortlist,
+ * from its scores; once a step, and nothing without a shortlist. */
+void ted_session_spread_logits(ted_session *s);
+
+/* The subset whose scores the last step wrote (subset.scores, (rows,
+ * count)), or NULL when that step covered the whole vocabulary. */
+const ted_output_subset *ted_session_step_subset(const ted_session *s);
 
 /* ---- shared by the session's files ---------------------------------------- */
 

@@ -143,6 +143,11 @@ ted_status ted_session_subset_scratch(ted_session *s, ted_error *err)
     return TED_OK;
 }
 
+const ted_output_subset *ted_session_step_subset(const ted_session *s)
+{
+    return s->decoder.subset;
+}
+
 void ted_session_free_subset(ted_session *s)
 {
     free(s->subset_marks);

@@ -321,6 +321,30 @@ static void check_exp(const char *variant, int n)
               reference_sum);
 }
 
+/* The sum over some ids of a row (a vocabulary shortlist) is the sum over
+ * the whole row with -inf at every other id, to the bit: every run of ids
+ * (ids 16 to 47 whole, scattered ones, the last ones of a row that does
+ * not fill its last vector). */
+static void check_exp_at(const char *variant, int n)
+{
+    float x[1001], row[1001], values[1001];
+    int ids[1001], count = 0;
+    fill_random(x, n, 43u + n);
+    for (int i = 0; i < n; i++) {
+        bool kept = (i >= 16 && i < 48) || i % 7 == 2 || i == n - 1;
+        row[i] = kept ? x[i] * 30.0f - 20.0f : -INFINITY;
+        if (kept) {
+            ids[count] = i;
+            values[count++] = row[i];
+        }
+    }
+    const float shift = 9.5f;
+    double whole = ted_sum_exp_shifted(row, n, shift);
+    double at = ted_sum_exp_shifted_at(values, ids, count, n, shift);
+    cr_assert(at == whole, "%s sum_exp_shifted_at n %d (%d ids): %.17g, the row's %.17g",
+              variant, n, count, at, whole);
+}
+
 static void check_scale(const char *variant, int n)
 {
     float x[1001], scaled[1001];
@@ -537,6 +561,7 @@ static void check_vectors(const char *variant)
         check_weighted_sum(variant, lengths[i]);
         check_max(variant, lengths[i]);
         check_exp(variant, lengths[i]);
+        check_exp_at(variant, lengths[i]);
         check_scale(variant, lengths[i]);
         check_zero_negatives(variant, lengths[i]);
         check_all_finite(variant, lengths[i]);

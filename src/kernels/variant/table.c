@@ -27,6 +27,7 @@ const ted_kernel_table TED_VARIANT_NAME(ted_kernels) = {
     .index_of_max = TED_VARIANT_NAME(ted_index_of_max),
     .exp_shifted = TED_VARIANT_NAME(ted_exp_shifted),
     .sum_exp_shifted = TED_VARIANT_NAME(ted_sum_exp_shifted),
+    .sum_exp_shifted_at = TED_VARIANT_NAME(ted_sum_exp_shifted_at),
     .scale = TED_VARIANT_NAME(ted_scale),
     .zero_negatives = TED_VARIANT_NAME(ted_zero_negatives),
     .times_sigmoid = TED_VARIANT_NAME(ted_times_sigmoid),
