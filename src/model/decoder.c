@@ -62,6 +62,27 @@ static void cross_and_feed_forward(const ted_model *m, const ted_decoder_layer *
     ted_add_norm_output(x, a->sublayer, &w->norm3, norm, rows, d);
 }
 
+/* The input of the first sublayer: st->activations.x, normalized by norm1
+ * where the norm comes first. */
+static const float *first_sublayer_input(const ted_model *m, const ted_decoder_layer *w,
+                                         ted_attention_shape shape, ted_decoder_state *st)
+{
+    ted_activations *a = &st->activations;
+    return ted_add_norm_input(a->x, a->normed, &w->norm1, &m->kinds.norm, shape.batch,
+                              m->config.d_model);
+}
+
+/* The first sublayer's Add & Norm, then the rest of the layer. */
+static void after_first_sublayer(const ted_model *m, const ted_decoder_layer *w,
+                                 ted_attention_shape shape, ted_decoder_state *st,
+                                 const ted_decoder_cache *cache, ted_step_attention kept)
+{
+    ted_activations *a = &st->activations;
+    ted_add_norm_output(a->x, a->sublayer, &w->norm1, &m->kinds.norm, shape.batch,
+                        m->config.d_model);
+    cross_and_feed_forward(m, w, shape, st, cache, kept.cross);
+}
+
 /* One decoder layer, in place on st->activations.x (batch, 1, d_model):
  * masked self-attention, Add & Norm, encoder-decoder attention, Add & Norm,
  * feed-forward, Add & Norm. */
@@ -69,20 +90,16 @@ static void self_attention_layer(const ted_model *m, const ted_decoder_layer *w,
                                  ted_attention_shape shape, ted_decoder_state *st,
                                  const ted_decoder_cache *cache, ted_step_attention kept)
 {
-    const ted_norm *norm = &m->kinds.norm;
     ted_activations *a = &st->activations;
-    float *x = a->x;
-    int rows = shape.batch, d = m->config.d_model;
     const ted_position_bias *bias = m->weights.decoder_bias.table ? &m->weights.decoder_bias
                                                                   : NULL;
     ted_attention_keys self = {TED_KV_FROM_X, cache->self, {NULL, true}, bias,
                                m->attention_scale};
 
-    const float *in = ted_add_norm_input(x, a->normed, &w->norm1, norm, rows, d);
+    const float *in = first_sublayer_input(m, w, shape, st);
     ted_multi_head_attention(a->sublayer, in, &w->self_attention, self, shape, &a->attention,
                              kept.self);
-    ted_add_norm_output(x, a->sublayer, &w->norm1, norm, rows, d);
-    cross_and_feed_forward(m, w, shape, st, cache, kept.cross);
+    after_first_sublayer(m, w, shape, st, cache, kept);
 }
 
 /* The slot of head h of row b at `position` in a cache of (batch, heads,
@@ -152,9 +169,7 @@ static void ssru_layer(const ted_model *m, const ted_decoder_layer *w,
                        ted_attention_shape shape, ted_decoder_state *st,
                        const ted_decoder_cache *cache, ted_step_attention kept)
 {
-    const ted_norm *norm = &m->kinds.norm;
     ted_activations *a = &st->activations;
-    float *x = a->x;
     int rows = shape.batch, d = m->config.d_model;
     float *scratch = a->attention.projected;  /* (rows, 3 * d_model) */
     float *gate = scratch + (size_t)rows * d, *cell = scratch + 2 * (size_t)rows * d;
@@ -165,7 +180,7 @@ static void ssru_layer(const ted_model *m, const ted_decoder_layer *w,
         else
             move_cell(&cache->self, shape, b, cell + (size_t)b * d, true);
     }
-    const float *in = ted_add_norm_input(x, a->normed, &w->norm1, norm, rows, d);
+    const float *in = first_sublayer_input(m, w, shape, st);
     ted_ssru_step(a->sublayer, cell, in, &w->ssru, rows, d, scratch);
     for (int b = 0; b < rows; b++) {
         move_cell(&cache->self, shape, b, cell + (size_t)b * d, false);
@@ -173,8 +188,7 @@ static void ssru_layer(const ted_model *m, const ted_decoder_layer *w,
         if (kept.self)
             keep_shares(&cache->self, shape, b, st->steps[b], kept.self);
     }
-    ted_add_norm_output(x, a->sublayer, &w->norm1, norm, rows, d);
-    cross_and_feed_forward(m, w, shape, st, cache, kept.cross);
+    after_first_sublayer(m, w, shape, st, cache, kept);
 }
 
 const ted_decoder_layer_kind ted_ssru_decoder_layer = {"ssru", ssru_layer};
