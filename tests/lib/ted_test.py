@@ -284,6 +284,21 @@ def scratch_directory(prefix):
 
 # ---- ted serve ----------------------------------------------------------------------
 
+def metric_counts(server):
+    """The counters of the server's /metrics: ted_sentences_total by outcome
+    ({"translated": n, "failed": n, "dropped": n}) and, as "abandoned",
+    ted_requests_abandoned_total."""
+    status, _, body = server.call("GET", "/metrics")
+    counts = {}
+    for line in (body.decode() if isinstance(body, bytes) else "").splitlines():
+        if line.startswith("ted_sentences_total{"):
+            outcome = line.split('outcome="', 1)[1].split('"', 1)[0]
+            counts[outcome] = int(float(line.rsplit(" ", 1)[1]))
+        elif line.startswith("ted_requests_abandoned_total{"):
+            counts["abandoned"] = int(float(line.rsplit(" ", 1)[1]))
+    return counts
+
+
 class Server:
     """`ted serve -m MODEL... --port 0 OPTION...` on a free loopback port,
     which it names on the first line of its standard error; that stream is

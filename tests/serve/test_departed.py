@@ -28,7 +28,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import ted_test  # noqa: E402
-from ted_test import SLOW, check, failures  # noqa: E402
+from ted_test import SLOW, check, failures, metric_counts  # noqa: E402
 
 TOY = os.path.join(ROOT, "models", "toy-en-fr")
 
@@ -36,19 +36,6 @@ TOY = os.path.join(ROOT, "models", "toy-en-fr")
 def stats(server):
     status, _, body = server.call("GET", "/v1/stats")
     return body["models"][0] if status == 200 else {}
-
-
-def metrics(server):
-    """{"translated": n, "failed": n, "dropped": n, "abandoned": n} of /metrics."""
-    status, _, body = server.call("GET", "/metrics")
-    counts = {}
-    for line in (body.decode() if isinstance(body, bytes) else "").splitlines():
-        if line.startswith("ted_sentences_total{"):
-            outcome = line.split('outcome="', 1)[1].split('"', 1)[0]
-            counts[outcome] = int(float(line.rsplit(" ", 1)[1]))
-        elif line.startswith("ted_requests_abandoned_total{"):
-            counts["abandoned"] = int(float(line.rsplit(" ", 1)[1]))
-    return counts
 
 
 def send(server, request):
@@ -62,7 +49,7 @@ def send(server, request):
 
 
 def test_departed(toy):
-    before = metrics(toy)
+    before = metric_counts(toy)
     long = {"text": ["the black cat eats the small bird ."] * 32, "min_length": 3000,
             "max_length": 3000}
     waiting = {"text": ["the dog sleeps ."] * 8, "min_length": 3000, "max_length": 3000}
@@ -91,7 +78,7 @@ def test_departed(toy):
         now = stats(toy)
     check("departed/stopped", now.get("sentences") == 0 and now.get("rows") == 0 and
           now.get("waiting") == 0, f"{time.monotonic() - left:.1f} s after: {now}")
-    after = metrics(toy)
+    after = metric_counts(toy)
     delta = {k: after.get(k, 0) - before.get(k, 0)
              for k in ("translated", "dropped", "failed", "abandoned")}
     check("departed/dropped", delta["dropped"] == 40 and delta["translated"] == 1 and

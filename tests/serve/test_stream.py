@@ -45,7 +45,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import ted_test  # noqa: E402
-from ted_test import SLOW, check, fail, failures  # noqa: E402
+from ted_test import SLOW, check, fail, failures, metric_counts  # noqa: E402
 
 TOY = os.path.join(ROOT, "models", "toy-en-fr")
 EN_FR = os.path.join(ROOT, "models", "en-fr")
@@ -211,17 +211,6 @@ def test_disconnect(toy):
           f"{status} {body}")
 
 
-def sentence_counts(server):
-    """ted_sentences_total of /metrics: {"translated": n, "failed": n, "dropped": n}."""
-    status, _, body = server.call("GET", "/metrics")
-    counts = {}
-    for line in (body.decode() if isinstance(body, bytes) else "").splitlines():
-        if line.startswith("ted_sentences_total{"):
-            outcome = line.split('outcome="', 1)[1].split('"', 1)[0]
-            counts[outcome] = int(float(line.rsplit(" ", 1)[1]))
-    return counts
-
-
 def test_beam_disconnect(toy, streamed):
     """96 sentences of 24 words, beam 16: three turns of 32 sentences, each
     of about 30 steps of 512 rows (a second or more). The client sends the
@@ -232,7 +221,7 @@ def test_beam_disconnect(toy, streamed):
     request = {"text": [" ".join(["the black cat eats the small bird ."] * 3)] * count,
                "beam": 16, "stream": streamed}
     body = json.dumps(request).encode()
-    before = sentence_counts(toy)
+    before = metric_counts(toy)
     client = socket.create_connection(("127.0.0.1", toy.port), timeout=10 * SLOW)
     client.sendall(b"POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
                    b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
@@ -246,7 +235,7 @@ def test_beam_disconnect(toy, streamed):
     while stats(toy).get("sentences") and time.monotonic() < deadline:
         time.sleep(0.02)
     seconds = time.monotonic() - left
-    after = sentence_counts(toy)
+    after = metric_counts(toy)
     delta = {k: after.get(k, 0) - before.get(k, 0) for k in ("translated", "dropped", "failed")}
     check(name + "/held", held == count, f"{held} sentences held before the client left")
     check(name + "/stopped", stats(toy).get("sentences") == 0,
