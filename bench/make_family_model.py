@@ -38,7 +38,6 @@ text plays no part in them.
 import argparse
 import json
 import os
-import random
 import struct
 import sys
 import tempfile
@@ -46,7 +45,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from make_nllb_model import made_up_pieces, piece_field  # noqa: E402
+import common  # noqa: E402
 
 SEED = 20261207
 STD = 0.02
@@ -93,29 +92,8 @@ def n_params(family):
 def write_spm(path, pieces):
     """A SentencePiece model of T5's special ids (pad 0, eos 1, unk 2) with
     `pieces` pieces."""
-    import sentencepiece
-
-    rng = random.Random(SEED)
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    words = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(6000)]
-    corpus = [" ".join(rng.choice(words) for _ in range(12)) for _ in range(8000)]
-    with tempfile.TemporaryDirectory() as tmp:
-        prefix = os.path.join(tmp, "spm")
-        sentencepiece.SentencePieceTrainer.train(
-            sentence_iterator=iter(corpus), model_prefix=prefix, vocab_size=4000,
-            model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1, minloglevel=2,
-            num_threads=1)
-        with open(prefix + ".model", "rb") as f:
-            data = f.read()
-    processor = sentencepiece.SentencePieceProcessor(model_proto=data)
-    taken = [processor.id_to_piece(i) for i in range(len(processor))]
-    lowest = min(processor.get_score(i) for i in range(3, len(processor)))
-    extra = made_up_pieces(set(taken), pieces - len(taken))
-    data += b"".join(piece_field(p, lowest - 1 - i) for i, p in enumerate(extra))
-    if len(sentencepiece.SentencePieceProcessor(model_proto=data)) != pieces:
-        raise SystemExit("make_family_model: the filled SentencePiece model has the wrong size")
-    with open(path, "wb") as f:
-        f.write(data)
+    common.write_filled_spm(path, SEED, 4000, pieces, "make_family_model",
+                            model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1)
 
 
 def write_t5_tokenizer(hf_dir, spec):

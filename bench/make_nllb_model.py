@@ -36,10 +36,8 @@ already names this script's version, seed and sizes, nothing is done
 import argparse
 import json
 import os
-import random
 import resource
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -47,6 +45,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import common  # noqa: E402
 
 VERSION = 1  # bump when the model or its files change
 SEED = 20241126
@@ -70,65 +71,10 @@ def log(message):
 
 # ---- the SentencePiece model -----------------------------------------------------------
 
-def varint(n):
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def piece_field(piece, score):
-    """ModelProto field 1 (pieces): a SentencePiece message of piece
-    (field 1, string) and score (field 2, float); its type is NORMAL."""
-    text = piece.encode("utf-8")
-    body = b"\x0a" + varint(len(text)) + text + b"\x15" + struct.pack("<f", score)
-    return b"\x0a" + varint(len(body)) + body
-
-
-def made_up_pieces(taken, count):
-    """`count` pieces not in `taken`: letter strings, every other one a
-    word start (▁)."""
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    out, n = [], 26
-    while len(out) < count:
-        word, i = "", n
-        while i:
-            i, r = divmod(i, 26)
-            word += letters[r]
-        piece = ("\u2581" if n % 2 else "") + word
-        if piece not in taken:
-            out.append(piece)
-        n += 1
-    return out
-
-
 def write_spm(path):
     """A BPE SentencePiece model with NLLB's layout and piece count."""
-    import sentencepiece
-
-    rng = random.Random(SEED)
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    words = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(6000)]
-    corpus = [" ".join(rng.choice(words) for _ in range(12)) for _ in range(8000)]
-    with tempfile.TemporaryDirectory() as tmp:
-        prefix = os.path.join(tmp, "spm")
-        sentencepiece.SentencePieceTrainer.train(
-            sentence_iterator=iter(corpus), model_prefix=prefix, vocab_size=TRAINED_PIECES,
-            model_type="bpe", unk_id=0, bos_id=1, eos_id=2, pad_id=-1, minloglevel=2,
-            num_threads=1)
-        with open(prefix + ".model", "rb") as f:
-            data = f.read()
-    processor = sentencepiece.SentencePieceProcessor(model_proto=data)
-    pieces = [processor.id_to_piece(i) for i in range(len(processor))]
-    lowest = min(processor.get_score(i) for i in range(3, len(processor)))
-    extra = made_up_pieces(set(pieces), SPM_PIECES - len(pieces))
-    data += b"".join(piece_field(p, lowest - 1 - i) for i, p in enumerate(extra))
-    if len(sentencepiece.SentencePieceProcessor(model_proto=data)) != SPM_PIECES:
-        raise SystemExit("make_nllb_model: the filled SentencePiece model has the wrong size")
-    with open(path, "wb") as f:
-        f.write(data)
+    common.write_filled_spm(path, SEED, TRAINED_PIECES, SPM_PIECES, "make_nllb_model",
+                            model_type="bpe", unk_id=0, bos_id=1, eos_id=2, pad_id=-1)
 
 
 # ---- the Hugging Face directory (a child process: torch) -------------------------------
