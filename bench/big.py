@@ -31,7 +31,6 @@ table again.
 import argparse
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -42,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import common  # noqa: E402
 import make_nllb_model  # noqa: E402
 
 VERSION = 1
@@ -244,15 +244,7 @@ def machine_bandwidth(machine):
 
 
 def cpu_info():
-    name, flags = platform.processor() or "unknown CPU", []
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key.strip() == "model name":
-                name = value.strip()
-            elif key.strip() == "flags":
-                flags = value.split()
-                break
+    name, flags = common.cpu_name_and_flags()
     isa = [f for f in flags if re.match(r"avx|fma|amx|f16c|sse4", f)]
     return name, isa
 

@@ -36,10 +36,8 @@ import argparse
 import concurrent.futures
 import json
 import os
-import platform
 import shutil
 import statistics
-import struct
 import subprocess
 import sys
 import time
@@ -48,6 +46,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, HERE)
+
+import common  # noqa: E402
+
 BUILD = os.environ.get("BUILD", "build")
 VOCAB = 32000
 SHAPES = {"tiny": dict(emb=256, ffn=1536), "base": dict(emb=512, ffn=2048)}
@@ -61,22 +63,6 @@ def log(message):
 
 
 # ---- the vocabulary ----------------------------------------------------------
-
-def varint(n):
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def piece_entry(piece, score):
-    """ModelProto field 1 (a SentencePiece: piece, score; type NORMAL)."""
-    text = piece.encode("utf-8")
-    body = b"\x0a" + varint(len(text)) + text + b"\x15" + struct.pack("<f", score)
-    return b"\x0a" + varint(len(body)) + body
-
 
 def make_vocab(path):
     """SentencePiece (unigram) on the corpus, then padded to VOCAB pieces:
@@ -94,7 +80,7 @@ def make_vocab(path):
     have = sp.get_piece_size()
     low = min(sp.get_score(i) for i in range(have)) - 1.0
     with open(path, "ab") as f:
-        f.write(b"".join(piece_entry(f"\u2581zzq{i:05d}", low) for i in range(VOCAB - have)))
+        f.write(b"".join(common.piece_field(f"\u2581zzq{i:05d}", low) for i in range(VOCAB - have)))
     size = sentencepiece.SentencePieceProcessor(model_file=path).get_piece_size()
     if size != VOCAB:
         raise SystemExit(f"{path}: {size} pieces, not {VOCAB}")
@@ -271,17 +257,7 @@ def same_length(sp):
 # ---- the machine and the table ----------------------------------------------------
 
 def cpu():
-    model, flags = platform.processor() or "?", ""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() == "model name":
-                    model = value.strip()
-                elif key.strip() == "flags":
-                    flags = value.split()
-    except OSError:
-        pass
+    model, flags = common.cpu_name_and_flags("?")
     wanted = ("avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "amx_int8",
               "avx512_bf16")
     return model, " ".join(f for f in wanted if f in flags), os.cpu_count()

@@ -61,6 +61,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import common  # noqa: E402
 import make_marian_model  # noqa: E402
 import make_nllb_model  # noqa: E402
 
@@ -476,18 +477,7 @@ def add_ratios(row, bound):
 # --------------------------------------------------------------------------
 
 def cpu_info():
-    name, flags = platform.processor() or "unknown CPU", []
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() == "model name":
-                    name = value.strip()
-                elif key.strip() == "flags":
-                    flags = value.split()
-                    break
-    except OSError:
-        pass
+    name, flags = common.cpu_name_and_flags()
     return {"cpu": name, "isa_flags": [f for f in flags if ISA_FLAGS.match(f)],
             "flags": flags}
 
