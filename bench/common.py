@@ -43,6 +43,16 @@ def made_up_pieces(taken, count):
     return out
 
 
+def made_up_corpus(seed, words, sentences):
+    """`sentences` sentences of 12 words, each drawn from `words` made-up
+    words of 2 to 9 letters, all from random.Random(seed)."""
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocabulary = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 9)))
+                  for _ in range(words)]
+    return [" ".join(rng.choice(vocabulary) for _ in range(12)) for _ in range(sentences)]
+
+
 def write_filled_spm(path, seed, trained, pieces, who, **options):
     """A SentencePiece model trained on made-up words drawn from `seed`
     (`trained` pieces; `options`: the trainer's model_type and special ids),
@@ -50,10 +60,7 @@ def write_filled_spm(path, seed, trained, pieces, who, **options):
     trained piece, written to path. `who` names the script in errors."""
     import sentencepiece
 
-    rng = random.Random(seed)
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    words = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(6000)]
-    corpus = [" ".join(rng.choice(words) for _ in range(12)) for _ in range(8000)]
+    corpus = made_up_corpus(seed, 6000, 8000)
     with tempfile.TemporaryDirectory() as tmp:
         prefix = os.path.join(tmp, "spm")
         sentencepiece.SentencePieceTrainer.train(

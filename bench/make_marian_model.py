@@ -21,7 +21,6 @@ this script's version, seed and sizes, nothing is done (--force: rebuild).
 import argparse
 import json
 import os
-import random
 import shutil
 import sys
 import tempfile
@@ -29,6 +28,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+import common  # noqa: E402
 
 VERSION = 1  # bump when the model or its files change
 SEED = 20240612
@@ -45,10 +47,7 @@ def write_tokenizer(hf_dir, vocab_size):
     words), vocab.json filled up to vocab_size tokens, tokenizer_config.json."""
     import sentencepiece
 
-    rng = random.Random(SEED)
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    words = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(2000)]
-    corpus = [" ".join(rng.choice(words) for _ in range(12)) for _ in range(5000)]
+    corpus = common.made_up_corpus(SEED, 2000, 5000)
     with tempfile.TemporaryDirectory() as tmp:
         prefix = os.path.join(tmp, "spm")
         sentencepiece.SentencePieceTrainer.train(
