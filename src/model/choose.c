@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
+#include "io/config.h"
 #include "kernels/kernels.h"
 #include "model/decoding.h"
 
