@@ -141,7 +141,7 @@ typedef enum ted_early_stopping {
 typedef struct ted_config ted_config;
 
 /* The architecture (config.yaml's model:), as docs/model-format.md names it. */
-typedef struct ted_config_model {
+typedef struct ted_config_architecture {
     int d_model;              /* Embedding Size */
     int heads;                /* Number of Heads */
     int query_size;           /* Query Size: the width of one head's queries, keys and
@@ -157,7 +157,7 @@ typedef struct ted_config_model {
     bool norm_first;          /* pre-norm (true) or the paper's post-norm (false) */
     bool scale_embedding;     /* embeddings times sqrt(d_model) */
     bool tied_output;         /* the final Linear's weight is the target embedding */
-} ted_config_model;
+} ted_config_architecture;
 
 /* The tokenizer (config.yaml's tokenizer:): its kind and special ids. */
 typedef struct ted_config_tokens {
@@ -182,7 +182,7 @@ typedef struct ted_config_files {
  * the config and live as long as it. The language codes are
  * ted_model_languages', every other key is in ted_config_json. */
 typedef struct ted_config_view {
-    ted_config_model model;
+    ted_config_architecture model;
     ted_config_tokens tokens;
     ted_config_files files;
 } ted_config_view;

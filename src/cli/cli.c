@@ -237,8 +237,8 @@ static void print_word(const char *word, size_t length, const char *before)
     fprintf(stderr, "%s'%s'", before, ted_learn_show_token(copy, shown, sizeof shown));
 }
 
-static void list_unknown_words(const ted_config_view *c, const char *text, const int *ids, int count,
-                               int token)
+static void list_unknown_words(const ted_config_view *c, const char *text, const int *ids,
+                               int count, int token)
 {
     const char *separators = " \t\r\n\v\f";
     const char *p = text + strspn(text, separators);
@@ -302,15 +302,15 @@ static void report_unknown(const ted_model *model, const char *file, long line,
         fprintf(stderr, "%s: ", file);
     if (line > 0)
         fprintf(stderr, "line %ld: ", line);
-    const ted_config_view c_view = ted_config_get_view(ted_model_config(model)), *c = &c_view;
-    bool words = c->tokens.tokenizer == TED_TOKENIZER_WHITESPACE;
+    const ted_config_view c = ted_config_get_view(ted_model_config(model));
+    bool words = c.tokens.tokenizer == TED_TOKENIZER_WHITESPACE;
     int unknown = words ? t->unknown : unknown_words(model, t, false);
     if (unknown == 0)
         unknown = t->unknown;  /* no word alone holds one: the tokens are counted */
     fprintf(stderr, "%d word%s not in the vocabulary, %s", unknown, unknown > 1 ? "s" : "",
             shown_as);
     if (words)
-        list_unknown_words(c, t->text, t->ids, t->count, t->first_word);
+        list_unknown_words(&c, t->text, t->ids, t->count, t->first_word);
     else
         unknown_words(model, t, true);
     fputc('\n', stderr);
@@ -319,8 +319,8 @@ static void report_unknown(const ted_model *model, const char *file, long line,
 void cli_report_unknown(const ted_model *model, const char *file, long line, const char *text,
                         const ted_source *source, const char *shown_as)
 {
-    text_tokens t = {text, source->ids, source->count, source->unknown,
-                     ted_config_get_view(ted_model_config(model)).tokens.source_bos ? 1 : 0, false};
+    bool bos = ted_config_get_view(ted_model_config(model)).tokens.source_bos;
+    text_tokens t = {text, source->ids, source->count, source->unknown, bos ? 1 : 0, false};
     report_unknown(model, file, line, &t, shown_as);
 }
 

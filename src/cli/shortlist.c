@@ -74,7 +74,7 @@ static void counts_free(counts *c)
 
 static int counts_init(counts *c, const ted_model *model)
 {
-    ted_config_model shape = ted_config_get_view(ted_model_config(model)).model;
+    ted_config_architecture shape = ted_config_get_view(ted_model_config(model)).model;
     size_t n = (size_t)shape.src_vocab_size + (size_t)shape.tgt_vocab_size;
     *c = (counts){.src_vocab = shape.src_vocab_size, .tgt_vocab = shape.tgt_vocab_size};
     c->src_pairs = calloc((size_t)c->src_vocab, sizeof *c->src_pairs);

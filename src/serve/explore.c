@@ -139,17 +139,17 @@ static cJSON *architecture_json(const ted_config_view *c)
     return a;
 }
 
-static cJSON *sizes_json(const ted_config_view *c)
+static cJSON *sizes_json(const ted_config_architecture *c)
 {
     cJSON *s = cJSON_CreateObject();
-    cJSON_AddNumberToObject(s, "d_model", c->model.d_model);
-    cJSON_AddNumberToObject(s, "heads", c->model.heads);
-    cJSON_AddNumberToObject(s, "query_size", c->model.query_size);
-    cJSON_AddNumberToObject(s, "encoder_layers", c->model.encoder_layers);
-    cJSON_AddNumberToObject(s, "decoder_layers", c->model.decoder_layers);
-    cJSON_AddNumberToObject(s, "d_ff", c->model.d_ff);
-    cJSON_AddNumberToObject(s, "src_vocab_size", c->model.src_vocab_size);
-    cJSON_AddNumberToObject(s, "tgt_vocab_size", c->model.tgt_vocab_size);
+    cJSON_AddNumberToObject(s, "d_model", c->d_model);
+    cJSON_AddNumberToObject(s, "heads", c->heads);
+    cJSON_AddNumberToObject(s, "query_size", c->query_size);
+    cJSON_AddNumberToObject(s, "encoder_layers", c->encoder_layers);
+    cJSON_AddNumberToObject(s, "decoder_layers", c->decoder_layers);
+    cJSON_AddNumberToObject(s, "d_ff", c->d_ff);
+    cJSON_AddNumberToObject(s, "src_vocab_size", c->src_vocab_size);
+    cJSON_AddNumberToObject(s, "tgt_vocab_size", c->tgt_vocab_size);
     return s;
 }
 
@@ -280,11 +280,11 @@ char *serve_explorer_models(const serve_model *models, int count)
 {
     cJSON *root = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(root, "models");
     for (int i = 0; list && i < count; i++) {
-        const ted_config_view c_view = ted_config_get_view(ted_model_config(models[i].model)), *c = &c_view;
+        const ted_config_view c = ted_config_get_view(ted_model_config(models[i].model));
         cJSON *m = cJSON_CreateObject();
         cJSON_AddStringToObject(m, "name", models[i].name);
-        cJSON_AddItemToObject(m, "architecture", architecture_json(c));
-        cJSON_AddItemToObject(m, "sizes", sizes_json(c));
+        cJSON_AddItemToObject(m, "architecture", architecture_json(&c));
+        cJSON_AddItemToObject(m, "sizes", sizes_json(&c.model));
         cJSON_AddItemToObject(m, "languages", languages_json(models[i].model));
         add_examples(m, &models[i]);
         cJSON_AddItemToArray(list, m);
@@ -534,16 +534,16 @@ static cJSON *attention_json(const float *w, int layers, int heads, int keys)
 
 static cJSON *encoder_json(const ted_learn_trace *t)
 {
-    const ted_config_view c_view = ted_config_get_view(t->config), *c = &c_view;
+    const ted_config_architecture c = ted_config_get_view(t->config).model;
     int S = t->source_len;
     cJSON *list = cJSON_CreateArray();
-    for (int l = 0; l < c->model.encoder_layers; l++) {
+    for (int l = 0; l < c.encoder_layers; l++) {
         cJSON *layer = cJSON_CreateArray();
-        for (int h = 0; h < c->model.heads; h++) {
+        for (int h = 0; h < c.heads; h++) {
             cJSON *rows = cJSON_CreateArray();
             for (int i = 0; i < S; i++)
                 cJSON_AddItemToArray(
-                    rows, weights_row(t->encoder + (((size_t)l * c->model.heads + h) * S + i) * S, S));
+                    rows, weights_row(t->encoder + (((size_t)l * c.heads + h) * S + i) * S, S));
             cJSON_AddItemToArray(layer, rows);
         }
         cJSON_AddItemToArray(list, layer);
@@ -607,7 +607,7 @@ static cJSON *position_bias_json(const ted_learn_trace *t, ted_learn_attention w
 
 static cJSON *step_json(const ted_learn_trace *t, int i)
 {
-    const ted_config_view c_view = ted_config_get_view(t->config), *c = &c_view;
+    const ted_config_architecture c = ted_config_get_view(t->config).model;
     const ted_learn_step *s = &t->steps[i];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "input", token_json(t->model, s->input, true));
@@ -618,9 +618,9 @@ static cJSON *step_json(const ted_learn_trace *t, int i)
     cJSON *top = cJSON_AddArrayToObject(o, "top");
     for (int k = 0; top && k < t->top_k; k++)
         cJSON_AddItemToArray(top, candidate_json(t, &s->top[k]));
-    cJSON_AddItemToObject(o, "self", attention_json(s->self, c->model.decoder_layers, c->model.heads, i + 1));
+    cJSON_AddItemToObject(o, "self", attention_json(s->self, c.decoder_layers, c.heads, i + 1));
     cJSON_AddItemToObject(o, "cross",
-                          attention_json(s->cross, c->model.decoder_layers, c->model.heads, t->source_len));
+                          attention_json(s->cross, c.decoder_layers, c.heads, t->source_len));
     cJSON *buckets = buckets_json(t, TED_LEARN_DECODER_SELF, i, i + 1);
     if (buckets)
         cJSON_AddItemToObject(o, "self_buckets", buckets);
@@ -658,7 +658,8 @@ static cJSON *trace_json(const explore_request *r, const ted_learn_trace *t, int
     char *text = ted_learn_translation(t);
     cJSON_AddStringToObject(root, "translation", text ? text : "");
     free(text);
-    bool eos = t->count > 0 && t->steps[t->count - 1].chosen == ted_config_get_view(t->config).tokens.eos_id;
+    int eos_id = ted_config_get_view(t->config).tokens.eos_id;
+    bool eos = t->count > 0 && t->steps[t->count - 1].chosen == eos_id;
     cJSON_AddStringToObject(root, "end", eos ? "eos" : "length");
     return root;
 }

@@ -115,7 +115,8 @@ serve_stream *serve_stream_new(serve_job *job, bool scores)
     s->job = job;
     s->scores = scores;
     s->sentences = sentences;
-    s->held_back = ted_config_get_view(ted_model_config(job->model)).tokens.tokenizer == TED_TOKENIZER_SENTENCEPIECE;
+    ted_config_tokens tokens = ted_config_get_view(ted_model_config(job->model)).tokens;
+    s->held_back = tokens.tokenizer == TED_TOKENIZER_SENTENCEPIECE;
     for (int i = 0; i < job->count; i++)
         sentences[i].done = !serve_job_pending(job, i);  /* a blank text */
     job->progress = progress;
