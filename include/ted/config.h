@@ -1,6 +1,8 @@
 /*
- * The model configuration: what config.yaml says, after validation, and
- * the sizes derived from it. docs/model-format.md documents every key.
+ * The model configuration: the words of config.yaml's keys as enums, the
+ * bounds on its values, and ted_config_view, what a program reads of a
+ * config field by field (the config itself is opaque: ted_config_json
+ * gives every key). docs/model-format.md documents every key.
  */
 #ifndef TED_CONFIG_H
 #define TED_CONFIG_H
