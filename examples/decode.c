@@ -51,20 +51,20 @@ static int beam_search(ted_session *session, const ted_source *sources, int coun
 static int step_by_step(ted_session *session, const ted_source *source)
 {
     const ted_model *model = ted_session_model(session);
-    const ted_config *config = ted_model_config(model);
+    ted_config_view config = ted_config_get_view(ted_model_config(model));
     int max_length = ted_max_target_length(model, source->count, 0);
     const int *ids = source->ids;
     ted_error err = {0};
     if (ted_session_encode(session, &ids, &source->count, 1, max_length, &err) != TED_OK)
         return fail(&err);
-    int token = config->bos_id;
+    int token = config.tokens.bos_id;
     printf("step by step:");
     for (int step = 0; step < max_length; step++) {
         const float *logits;
         if (ted_session_step(session, &token, &logits, &err) != TED_OK)
             return fail(&err);
-        token = ted_argmax(logits, config->tgt_vocab_size);
-        if (token == config->eos_id)
+        token = ted_argmax(logits, config.model.tgt_vocab_size);
+        if (token == config.tokens.eos_id)
             break;
         printf(" %s", ted_target_token(model, token));
     }

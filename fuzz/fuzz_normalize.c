@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "io/config.h"
 #include "io/normalize.h"
 #include "io/tokenizer.h"
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "io/config.h"
 #include "io/tokenizer.h"
 
 static const char vocab_text[] =

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "io/config.h"
 #include "io/vocab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -118,7 +118,13 @@ typedef struct ted_model ted_model;
 TED_API ted_status ted_model_load(const char *model_dir, ted_model **model, ted_error *err);
 TED_API void ted_model_free(ted_model *model);
 
+/* The model's config (opaque; lives as long as the model): its fields
+ * through ted_config_get_view, every key through ted_config_json. */
 TED_API const ted_config *ted_model_config(const ted_model *model);
+
+/* The architecture, special ids and files of `config` (ted/config.h); all
+ * zero with "" files when `config` is NULL. */
+TED_API ted_config_view ted_config_get_view(const ted_config *config);
 
 /* For a directory as Marian saves a model (no config.yaml: model*.npz or
  * model*.bin read as shipped, docs/marian.md), its container and matrix

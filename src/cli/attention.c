@@ -114,7 +114,7 @@ static bool make_labels(labels *l, const ted_learn_trace *t)
     return true;
 }
 
-static int kind_layers(const ted_config *c, enum kind kind)
+static int kind_layers(const ted_config_architecture *c, enum kind kind)
 {
     return kind == KIND_ENCODER ? c->encoder_layers : c->decoder_layers;
 }
@@ -199,7 +199,8 @@ static const char *head_name(int head, int heads, char *buf, size_t size)
  * slanted on top, one square per weight with its value as a tooltip and,
  * when it is 0.1 or more, as text. `standalone` adds the XML namespace and
  * a title line. */
-static void write_svg(FILE *out, const heatmap *h, const ted_config *c, bool standalone)
+static void write_svg(FILE *out, const heatmap *h, const ted_config_architecture *c,
+                      bool standalone)
 {
     char head[64];
     int left = longest(h->row_labels, h->rows) * CHAR_W + 12;
@@ -272,11 +273,11 @@ static void json_strings(FILE *out, char *const *list, int n)
 static void json_weights(FILE *out, const ted_learn_trace *t, const labels *l, enum kind kind,
                          heatmap *h)
 {
-    const ted_config *c = t->config;
+    const ted_config_architecture c = ted_config_get_view(t->config).model;
     fputc('[', out);
-    for (int layer = 0; layer < kind_layers(c, kind); layer++) {
+    for (int layer = 0; layer < kind_layers(&c, kind); layer++) {
         fputs(layer ? ",\n  [" : "\n  [", out);
-        for (int head = 0; head < c->heads; head++) {
+        for (int head = 0; head < c.heads; head++) {
             fill_heatmap(h, t, l, kind, layer, head);
             fputs(head ? ",\n   [" : "\n   [", out);
             for (int i = 0; i < h->rows; i++) {
@@ -295,12 +296,12 @@ static void json_weights(FILE *out, const ted_learn_trace *t, const labels *l, e
 static void write_json(FILE *out, const ted_learn_trace *t, const labels *l, const char *text,
                        const char *translation, heatmap *h)
 {
-    const ted_config *c = t->config;
+    const ted_config_architecture c = ted_config_get_view(t->config).model;
     fprintf(out, "{\n\"config\": {\"embedding_size\": %d, \"heads\": %d, \"query_size\": %d, "
                  "\"encoder_layers\": %d, \"decoder_layers\": %d, \"d_ff\": %d, "
                  "\"target_vocabulary\": %d},\n",
-            c->d_model, c->heads, c->query_size, c->encoder_layers, c->decoder_layers,
-            c->d_ff, c->tgt_vocab_size);
+            c.d_model, c.heads, c.query_size, c.encoder_layers, c.decoder_layers,
+            c.d_ff, c.tgt_vocab_size);
     fputs("\"source\": ", out);
     cli_json_string(out, text);
     fputs(",\n\"translation\": ", out);
@@ -412,39 +413,40 @@ static const char *const kind_notes[KIND_COUNT] = {
 static void html_head(FILE *out, const ted_learn_trace *t, const labels *l, const char *model_dir,
                       const char *translation)
 {
-    const ted_config *c = t->config;
-    int d = c->d_model, heads = c->heads;
+    const ted_config_architecture c = ted_config_get_view(t->config).model;
+    int d = c.d_model, heads = c.heads;
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width\">\n<title>ted attention: ",
           out);
     cli_xml_escaped(out, translation);
     fprintf(out, "</title>\n<style>%s</style>\n</head>\n<body data-layer=\"%d\">\n", html_style,
-            c->decoder_layers - 1);
+            c.decoder_layers - 1);
     fputs("<h1>Inside the attention heads</h1>\n<p>source: ", out);
     for (int j = 0; j < t->source_len; j++)
-        html_token(out, c, t->source[j], l->source[j]);
+        html_token(out, t->config, t->source[j], l->source[j]);
     fputs("</p>\n<p>translation: ", out);
     for (int i = 0; i < t->count; i++)
-        html_token(out, c, t->steps[i].chosen, l->chosen[i]);
+        html_token(out, t->config, t->steps[i].chosen, l->chosen[i]);
     fputs("</p>\n<p class=\"note\">model ", out);
     cli_xml_escaped(out, model_dir);
     fprintf(out, ": Embedding Size %d, Number of Heads %d, Query Size = %d / %d = %d (the "
                  "logical split: each head attends with its own %d of the %d numbers), "
                  "%d encoder and %d decoder layers, feed-forward %d, target vocabulary %d. "
                  "Greedy decoding, %d steps. Weights: 0 <span class=\"legend\"></span> 1.</p>\n",
-            d, heads, d, heads, d / heads, d / heads, d, c->encoder_layers, c->decoder_layers,
-            c->d_ff, c->tgt_vocab_size, t->count);
+            d, heads, d, heads, d / heads, d / heads, d, c.encoder_layers, c.decoder_layers,
+            c.d_ff, c.tgt_vocab_size, t->count);
 }
 
 /* The layer and head buttons. */
-static void html_controls(FILE *out, const ted_config *c)
+static void html_controls(FILE *out, const ted_config *config)
 {
-    int layers = c->encoder_layers > c->decoder_layers ? c->encoder_layers : c->decoder_layers;
+    ted_config_architecture m = ted_config_get_view(config).model;
+    int layers = m.encoder_layers > m.decoder_layers ? m.encoder_layers : m.decoder_layers;
     fputs("<div class=\"controls\"><span>layer ", out);
     for (int layer = 0; layer < layers; layer++)
         fprintf(out, "<button data-layer=\"%d\">%d</button>", layer, layer + 1);
     fputs("</span><span>head <button data-head=\"mean\">mean</button>", out);
-    for (int head = 0; head < c->heads; head++)
+    for (int head = 0; head < m.heads; head++)
         fprintf(out, "<button data-head=\"%d\">%d</button>", head, head + 1);
     fputs("</span><span><button id=\"every\">every layer and head</button></span></div>\n", out);
 }
@@ -453,13 +455,13 @@ static void html_controls(FILE *out, const ted_config *c)
 static void html_kind(FILE *out, const ted_learn_trace *t, const labels *l, enum kind kind,
                       heatmap *h)
 {
-    const ted_config *c = t->config;
-    int heads = c->heads;
+    const ted_config_architecture c = ted_config_get_view(t->config).model;
+    int heads = c.heads;
     fprintf(out, "<section class=\"kind\" id=\"%s\">\n<h2>%s</h2>\n<p class=\"note\">%s</p>\n"
                  "<p class=\"missing\" hidden>No such layer here.</p>\n<div class=\"maps\" "
                  "style=\"--cols:%d\">\n",
             kind_names[kind], kind_titles[kind], kind_notes[kind], heads + 1);
-    for (int layer = 0; layer < kind_layers(c, kind); layer++)
+    for (int layer = 0; layer < kind_layers(&c, kind); layer++)
         for (int head = 0; head <= heads; head++) {
             char name[64], key[16];
             if (head < heads)
@@ -470,9 +472,9 @@ static void html_kind(FILE *out, const ted_learn_trace *t, const labels *l, enum
             fprintf(out, "<figure class=\"hm\" data-kind=\"%s\" data-layer=\"%d\" "
                          "data-head=\"%s\"%s><figcaption>layer %d, %s</figcaption>",
                     kind_names[kind], layer, key,
-                    layer == c->decoder_layers - 1 && head == heads ? "" : " hidden",
+                    layer == c.decoder_layers - 1 && head == heads ? "" : " hidden",
                     layer + 1, head_name(head, heads, name, sizeof name));
-            write_svg(out, h, c, false);
+            write_svg(out, h, &c, false);
             fputs("</figure>\n", out);
         }
     fputs("</div>\n</section>\n", out);
@@ -481,17 +483,17 @@ static void html_kind(FILE *out, const ted_learn_trace *t, const labels *l, enum
 /* Every step's Linear + Softmax: the token read, the token chosen, the top-k. */
 static void html_steps(FILE *out, const ted_learn_trace *t, const labels *l)
 {
-    const ted_config *c = t->config;
+    const ted_config_architecture c = ted_config_get_view(t->config).model;
     fprintf(out, "<section id=\"steps\">\n<h2>Every step: Linear + Softmax over %d target "
                  "tokens, the %d most likely</h2>\n<table>\n<tr><th>step</th><th>reads</th>"
                  "<th>chooses</th><th>p</th><th>candidates</th></tr>\n",
-            c->tgt_vocab_size, t->top_k);
+            c.tgt_vocab_size, t->top_k);
     for (int i = 0; i < t->count; i++) {
         const ted_learn_step *s = &t->steps[i];
         fprintf(out, "<tr class=\"step\"><td>%d</td><td>", i + 1);
-        html_token(out, c, s->input, l->inputs[i]);
+        html_token(out, t->config, s->input, l->inputs[i]);
         fputs("</td><td>", out);
-        html_token(out, c, s->chosen, l->chosen[i]);
+        html_token(out, t->config, s->chosen, l->chosen[i]);
         fprintf(out, "</td><td>%.4f</td><td>", s->taken.p);
         for (int k = 0; k < t->top_k; k++) {
             char buf[512];
@@ -539,7 +541,7 @@ typedef struct attention_options {
 
 static int write_all(const ted_learn_trace *t, const attention_options *o)
 {
-    const ted_config *c = t->config;
+    const ted_config_architecture c = ted_config_get_view(t->config).model;
     int status = 0;
     labels l = {0};
     size_t largest = (size_t)(t->source_len > t->count ? t->source_len : t->count);
@@ -561,10 +563,10 @@ static int write_all(const ted_learn_trace *t, const attention_options *o)
         if (files[f].what == 0) {
             write_html(out, t, &l, o->model_dir, translation, &h);
         } else if (files[f].what == 1) {
-            int layer = o->layer ? o->layer - 1 : kind_layers(c, o->kind) - 1;
-            fill_heatmap(&h, t, &l, o->kind, layer, o->head ? o->head - 1 : c->heads);
+            int layer = o->layer ? o->layer - 1 : kind_layers(&c, o->kind) - 1;
+            fill_heatmap(&h, t, &l, o->kind, layer, o->head ? o->head - 1 : c.heads);
             fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
-            write_svg(out, &h, c, true);
+            write_svg(out, &h, &c, true);
             fputc('\n', out);
         } else {
             write_json(out, t, &l, o->text, translation, &h);
@@ -625,12 +627,13 @@ static int run_attention(const ted_model *model, const attention_options *o)
         status = capped_length(model, o, sentence.source.count, &max_length);
     if (!status)
         status = cli_learn_begin(&t, model, &sentence, max_length, o->top_k, true);
-    const ted_config *c = ted_model_config(model);
-    if (!status && o->layer > kind_layers(c, o->kind))
+    const ted_config_architecture c = ted_config_get_view(ted_model_config(model)).model;
+    if (!status && o->layer > kind_layers(&c, o->kind))
         status = cli_error("attention: --layer %d: the model has %d %s layers", o->layer,
-                           kind_layers(c, o->kind), o->kind == KIND_ENCODER ? "encoder" : "decoder");
-    if (!status && o->head > c->heads)
-        status = cli_error("attention: --head %d: the model has %d heads", o->head, c->heads);
+                           kind_layers(&c, o->kind),
+                           o->kind == KIND_ENCODER ? "encoder" : "decoder");
+    if (!status && o->head > c.heads)
+        status = cli_error("attention: --head %d: the model has %d heads", o->head, c.heads);
     ted_error err = {0};
     if (!status && ted_learn_run(&t, NULL, 0, &err) != TED_OK)
         status = cli_error("attention: %s", err.message);

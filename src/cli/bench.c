@@ -77,14 +77,14 @@ static void choose_best(const ted_model *model, const float *logits, int batch, 
     }
 }
 
-static int run_once(ted_session *session, const ted_config *c, const bench_options *o,
+static int run_once(ted_session *session, const ted_config_view *c, const bench_options *o,
                     int **sources, int *tokens, bench_run *run)
 {
     ted_error err = {0};
     int lengths[o->batch];
     for (int b = 0; b < o->batch; b++)
         lengths[b] = o->source_len;
-    float *allowed = malloc((size_t)c->tgt_vocab_size * sizeof *allowed);
+    float *allowed = malloc((size_t)c->model.tgt_vocab_size * sizeof *allowed);
     if (!allowed)
         return cli_error("out of memory");
     double start = 1e3 * ted_seconds();
@@ -95,14 +95,14 @@ static int run_once(ted_session *session, const ted_config *c, const bench_optio
     }
     double encoded = 1e3 * ted_seconds();
     for (int b = 0; b < o->batch; b++)
-        tokens[b] = c->decoder_start_id;
+        tokens[b] = c->tokens.decoder_start_id;
     for (int t = 0; t < o->new_tokens; t++) {
         const float *logits;
         if (ted_session_step(session, tokens, &logits, &err)) {
             free(allowed);
             return cli_error("%s", err.message);
         }
-        choose_best(ted_session_model(session), logits, o->batch, c->tgt_vocab_size, allowed,
+        choose_best(ted_session_model(session), logits, o->batch, c->model.tgt_vocab_size, allowed,
                     tokens);
     }
     double decoded = 1e3 * ted_seconds();
@@ -147,31 +147,32 @@ static int run_bench(const bench_options *o)
         }
     }
     int threads = cli_set_threads(o->threads);
-    const ted_config *c = ted_model_config(model);
+    const ted_config_view c = ted_config_get_view(ted_model_config(model));
     ted_session *session = NULL;
     ted_error err = {0};
     int *sources[o->batch];
     int tokens[o->batch];
     uint32_t state = o->seed ? o->seed : 1;
     int status = 0, allocated = 0;
-    if (o->source_len > c->max_positions || o->new_tokens > c->max_positions)
+    if (o->source_len > c.model.max_positions || o->new_tokens > c.model.max_positions)
         status = cli_error("bench: lengths exceed the model's max_positions (%d)",
-                           c->max_positions);
+                           c.model.max_positions);
     for (int b = 0; b < o->batch && !status; b++, allocated++) {
         if (!(sources[b] = malloc(sizeof(int) * o->source_len))) {
             status = cli_error("out of memory");
             break;
         }
         for (int t = 0; t < o->source_len; t++)
-            sources[b][t] = 4 + (int)(next_random(&state) % (uint32_t)(c->src_vocab_size - 4));
+            sources[b][t] =
+                4 + (int)(next_random(&state) % (uint32_t)(c.model.src_vocab_size - 4));
     }
     if (!status && ted_session_new(model, &session, &err))
         status = cli_error("%s", err.message);
     bench_run run;
     if (!status)
-        status = run_once(session, c, o, sources, tokens, &run); /* warm-up */
+        status = run_once(session, &c, o, sources, tokens, &run); /* warm-up */
     for (int r = 0; r < R && !status; r++) {
-        status = run_once(session, c, o, sources, tokens, &run);
+        status = run_once(session, &c, o, sources, tokens, &run);
         encode[r] = run.encode_ms;
         per_token[r] = run.decode_ms / o->new_tokens;
         tokens_per_s[r] = o->batch * o->new_tokens / (run.decode_ms / 1e3);

@@ -237,14 +237,14 @@ static void print_word(const char *word, size_t length, const char *before)
     fprintf(stderr, "%s'%s'", before, ted_learn_show_token(copy, shown, sizeof shown));
 }
 
-static void list_unknown_words(const ted_config *c, const char *text, const int *ids, int count,
-                               int token)
+static void list_unknown_words(const ted_config_view *c, const char *text, const int *ids,
+                               int count, int token)
 {
     const char *separators = " \t\r\n\v\f";
     const char *p = text + strspn(text, separators);
     for (int listed = 0; *p && listed < 8; token++) {
         size_t n = strcspn(p, separators);
-        if (token < count && ids[token] == c->unk_id) {
+        if (token < count && ids[token] == c->tokens.unk_id) {
             print_word(p, n, listed ? " " : ": ");
             listed++;
         }
@@ -302,15 +302,15 @@ static void report_unknown(const ted_model *model, const char *file, long line,
         fprintf(stderr, "%s: ", file);
     if (line > 0)
         fprintf(stderr, "line %ld: ", line);
-    const ted_config *c = ted_model_config(model);
-    bool words = c->tokenizer == TED_TOKENIZER_WHITESPACE;
+    const ted_config_view c = ted_config_get_view(ted_model_config(model));
+    bool words = c.tokens.tokenizer == TED_TOKENIZER_WHITESPACE;
     int unknown = words ? t->unknown : unknown_words(model, t, false);
     if (unknown == 0)
         unknown = t->unknown;  /* no word alone holds one: the tokens are counted */
     fprintf(stderr, "%d word%s not in the vocabulary, %s", unknown, unknown > 1 ? "s" : "",
             shown_as);
     if (words)
-        list_unknown_words(c, t->text, t->ids, t->count, t->first_word);
+        list_unknown_words(&c, t->text, t->ids, t->count, t->first_word);
     else
         unknown_words(model, t, true);
     fputc('\n', stderr);
@@ -319,8 +319,8 @@ static void report_unknown(const ted_model *model, const char *file, long line,
 void cli_report_unknown(const ted_model *model, const char *file, long line, const char *text,
                         const ted_source *source, const char *shown_as)
 {
-    text_tokens t = {text, source->ids, source->count, source->unknown,
-                     ted_model_config(model)->source_bos ? 1 : 0, false};
+    bool bos = ted_config_get_view(ted_model_config(model)).tokens.source_bos;
+    text_tokens t = {text, source->ids, source->count, source->unknown, bos ? 1 : 0, false};
     report_unknown(model, file, line, &t, shown_as);
 }
 
@@ -360,7 +360,7 @@ int cli_learn_begin(ted_learn_trace *t, const ted_model *model, const cli_senten
     if (s->source.unknown > 0) {
         char shown_as[256];
         snprintf(shown_as, sizeof shown_as, "shown as %s",
-                 ted_source_token(model, t->config->unk_id));
+                 ted_source_token(model, ted_config_get_view(t->config).tokens.unk_id));
         cli_report_unknown(model, NULL, 0, s->text, &s->source, shown_as);
     }
     return 0;

@@ -161,10 +161,10 @@ static int info_command(ted_model *model, const cli_args *a, void *options)
     print_tensors(model);
     printf("weights: %s\n", weight_type(model));
     printf("layout: %s\n", weight_layout(model));
-    const ted_config *config = ted_model_config(model);
+    const ted_config_view config = ted_config_get_view(ted_model_config(model));
     if (ted_model_marian_type(model))  /* a directory as Marian saves a model */
-        printf("marian: %s (%s), vocabularies %s and %s, read as shipped\n", config->weights,
-               ted_model_marian_type(model), config->src_spm, config->tgt_spm);
+        printf("marian: %s (%s), vocabularies %s and %s, read as shipped\n", config.files.weights,
+               ted_model_marian_type(model), config.files.src_spm, config.files.tgt_spm);
     printf("kernels: %s\n", ted_cpu_kernels());
     if (*check)
         printf("check: every weight is finite\n");

@@ -79,7 +79,7 @@ static int *decoder_inputs(const ted_model *model, const ted_source *src, const 
     int *inputs = malloc((size_t)*count * sizeof *inputs);
     if (!inputs)
         return NULL;
-    inputs[0] = ted_model_config(model)->decoder_start_id;
+    inputs[0] = ted_config_get_view(ted_model_config(model)).tokens.decoder_start_id;
     for (int i = 0; i < src->prefix_count; i++)
         inputs[1 + i] = src->prefix_ids[i];
     for (int i = 0; i < tgt_len; i++)
@@ -101,7 +101,7 @@ static int run_logits(const ted_model *model, const logits_options *o)
     const int *sources[1] = {src.ids};
     if (!status && ted_session_encode(session, sources, &src.count, 1, steps, &err))
         status = cli_error("%s", err.message);
-    int vocab = ted_model_config(model)->tgt_vocab_size;
+    int vocab = ted_config_get_view(ted_model_config(model)).model.tgt_vocab_size;
     for (int t = 0; !status && t < steps; t++) {
         const float *logits;
         if (ted_session_step(session, &inputs[t], &logits, &err)) {

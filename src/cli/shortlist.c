@@ -74,9 +74,9 @@ static void counts_free(counts *c)
 
 static int counts_init(counts *c, const ted_model *model)
 {
-    const ted_config *cfg = ted_model_config(model);
-    size_t n = (size_t)cfg->src_vocab_size + (size_t)cfg->tgt_vocab_size;
-    *c = (counts){.src_vocab = cfg->src_vocab_size, .tgt_vocab = cfg->tgt_vocab_size};
+    ted_config_architecture shape = ted_config_get_view(ted_model_config(model)).model;
+    size_t n = (size_t)shape.src_vocab_size + (size_t)shape.tgt_vocab_size;
+    *c = (counts){.src_vocab = shape.src_vocab_size, .tgt_vocab = shape.tgt_vocab_size};
     c->src_pairs = calloc((size_t)c->src_vocab, sizeof *c->src_pairs);
     c->tgt_pairs = calloc((size_t)c->tgt_vocab, sizeof *c->tgt_pairs);
     c->tgt_tokens = calloc((size_t)c->tgt_vocab, sizeof *c->tgt_tokens);
@@ -449,9 +449,10 @@ static void close_corpus(corpus *in)
  * (ted_output_check, the rule of ted quantize's directory). */
 static int check_output(const ted_model *model, const char *model_dir, const shortlist_args *o)
 {
-    const ted_config *c = ted_model_config(model);
+    const ted_config *config = ted_model_config(model);
+    const char *shortlist = ted_config_get_view(config).files.shortlist;
     ted_model_files files;
-    ted_model_list_files(c, &files);
+    ted_model_list_files(config, &files);
     static char paths[TED_MODEL_FILES + 1][PATH_MAX];
     const char *inputs[TED_MODEL_FILES + 3] = {o->source, o->target};
     int n = 2;
@@ -459,10 +460,10 @@ static int check_output(const ted_model *model, const char *model_dir, const sho
         snprintf(paths[i], PATH_MAX, "%s/%s", model_dir, files.name[i]);
         inputs[n++] = paths[i];
     }
-    if (c->shortlist[0]) {
-        bool absolute = c->shortlist[0] == '/';
+    if (shortlist[0]) {
+        bool absolute = shortlist[0] == '/';
         snprintf(paths[files.count], PATH_MAX, "%s%s%s", absolute ? "" : model_dir,
-                 absolute ? "" : "/", c->shortlist);
+                 absolute ? "" : "/", shortlist);
         inputs[n++] = paths[files.count];
     }
     ted_error err = {0};

@@ -115,19 +115,19 @@ static void pad_to(int used, int width)
 
 static void print_header(stepper *s)
 {
-    const ted_config *c = s->t.config;
+    const ted_config_architecture c = ted_config_get_view(s->t.config).model;
     printf("%sted step%s: %s\n", s->st.heading, s->st.reset, s->o->model_dir);
     printf("model: Embedding Size %d, Number of Heads %d (Query Size %d), %d encoder + %d "
            "decoder layers, target vocabulary %d\n",
-           c->d_model, c->heads, c->query_size, c->encoder_layers, c->decoder_layers,
-           c->tgt_vocab_size);
+           c.d_model, c.heads, c.query_size, c.encoder_layers, c.decoder_layers,
+           c.tgt_vocab_size);
     printf("source:");
     for (int i = 0; i < s->t.source_len; i++) {
         putchar(' ');
         put_token(s, s->t.source[i], false, false, "");
     }
     printf("\n%s(%d source tokens; at most %d steps; attention shown: decoder layer %d of %d)%s\n",
-           s->st.dim, s->t.source_len, s->t.max_steps, s->layer + 1, c->decoder_layers,
+           s->st.dim, s->t.source_len, s->t.max_steps, s->layer + 1, c.decoder_layers,
            s->st.reset);
 }
 
@@ -207,15 +207,15 @@ static const char *shade(float w)
 
 static void print_attention(const stepper *s, int step)
 {
-    const ted_config *c = s->t.config;
+    const ted_config_architecture c = ted_config_get_view(s->t.config).model;
     const ted_learn_step *st = &s->t.steps[step];
-    int S = s->t.source_len, h = c->heads;
+    int S = s->t.source_len, h = c.heads;
     printf("  %sencoder-decoder attention while choosing %s", s->st.dim, s->st.reset);
     put_token(s, st->chosen, true, true, "");
     printf("%s: the query of %s", s->st.dim, s->st.reset);
     put_token(s, st->input, true, true, "");
     printf("%s over the source (decoder layer %d of %d, %s)%s\n", s->st.dim, s->layer + 1,
-           c->decoder_layers, s->o->heads ? "each head and their mean" : "mean of the heads",
+           c.decoder_layers, s->o->heads ? "each head and their mean" : "mean of the heads",
            s->st.reset);
     float *heads = NULL;
     if (s->o->heads) {
@@ -264,7 +264,7 @@ static void print_attention(const stepper *s, int step)
  * to sum to 1 within 1e-5. */
 static void print_attention_rows(const stepper *s, int step)
 {
-    int S = s->t.source_len, h = s->t.config->heads;
+    int S = s->t.source_len, h = ted_config_get_view(s->t.config).model.heads;
     for (int k = s->o->heads ? 0 : h; k <= h; k++) {
         ted_learn_cross_row(&s->t, step, s->layer, k, s->row);
         if (k == h)
@@ -318,7 +318,7 @@ static void print_end(stepper *s, bool stopped)
     if (stopped)
         printf("%s(stopped after %d step%s)%s\n", s->st.dim, s->t.count,
                s->t.count == 1 ? "" : "s", s->st.reset);
-    else if (last && last->chosen == s->t.config->eos_id)
+    else if (last && last->chosen == ted_config_get_view(s->t.config).tokens.eos_id)
         printf("%s(%d steps, the last one chose the end of sentence)%s\n", s->st.dim, s->t.count,
                s->st.reset);
     else
@@ -377,17 +377,17 @@ static int begin_steps(stepper *s, const ted_model *model, const cli_sentence *s
     step_options *o = s->o;
     if (cli_learn_begin(&s->t, model, sentence, o->max_length, o->top_k, false))
         return 1;
-    const ted_config *c = s->t.config;
+    const ted_config_architecture c = ted_config_get_view(s->t.config).model;
     for (int i = 0; i < o->forced_count; i++)
         if (o->forced[i].step + o->forced[i].count - 1 > s->t.max_steps)
             return cli_error("step: --force %d:%s: this sentence has at most %d steps%s",
                              o->forced[i].step, o->forced_text[i], s->t.max_steps,
                              o->forced[i].count > 1 ? " (the word is several tokens, one a "
                                                       "step)" : "");
-    if (o->layer > c->decoder_layers)
+    if (o->layer > c.decoder_layers)
         return cli_error("step: --layer %d: the model has %d decoder layers", o->layer,
-                         c->decoder_layers);
-    s->layer = o->layer > 0 ? o->layer - 1 : c->decoder_layers - 1;
+                         c.decoder_layers);
+    s->layer = o->layer > 0 ? o->layer - 1 : c.decoder_layers - 1;
     s->row = malloc((size_t)s->t.source_len * sizeof *s->row);
     if (!s->row)
         return cli_error("step: out of memory");

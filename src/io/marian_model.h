@@ -28,7 +28,7 @@
 #include <stddef.h>
 
 #include "io/marian_tensors.h"
-#include "ted/config.h"
+#include "io/config.h"
 #include "ted/ted.h"
 
 #define TED_MARIAN_NAME_SIZE 256

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "io/config.h"
 
 /* NAME.x_mult's value for "127 / max |x| of each product's x" (the tensor
  * format of model/weights.c, TED_I8_WHOLE). */

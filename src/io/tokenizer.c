@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/utf8.h"
+#include "io/config.h"
 #include "io/normalize.h"
 #include "io/sentencepiece.h"
 

@@ -17,6 +17,7 @@
 #include "core/file.h"
 #include "core/hash.h"
 #include "core/limits.h"
+#include "io/config.h"
 
 /* Whether tokens[id] is exactly the `n` bytes at `s`. strnlen keeps the
  * comparison inside the token even when `s` holds a NUL. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/config.h"
 #include "layers/relative_position.h"
 
 

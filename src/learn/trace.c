@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "io/config.h"
 #include "layers/softmax.h"
 
 /* t->encoder: the encoder's self-attention weights the session keeps, not

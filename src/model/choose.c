@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "io/config.h"
 #include "kernels/kernels.h"
 #include "layers/softmax.h"
 #include "model/decoding.h"

@@ -8,6 +8,7 @@
 #include "io/sentencepiece.h"
 #include "io/shortlist.h"
 #include "io/tokenizer.h"
+#include "io/config.h"
 #include "io/vocab.h"
 #include "layers/add_norm.h"
 #include "layers/attention.h"

@@ -1,6 +1,7 @@
 /* Rows that decode on their own (model/rows.h). */
 #include "model/rows.h"
 
+#include "io/config.h"
 #include "model/decoding.h"
 
 int ted_row_samples(const ted_decode_options *o)

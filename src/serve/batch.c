@@ -131,7 +131,7 @@ ted_status serve_batch_join(serve_batch *b, ted_session *session,
 {
     ted_error err = {0};
     ted_status s = ted_session_join(b->session, session, &err);
-    int bos = ted_model_config(b->model)->decoder_start_id;
+    int bos = ted_config_get_view(ted_model_config(b->model)).tokens.decoder_start_id;
     for (int k = 0; k < count; k++) {
         serve_sentence *d = sentences[k];
         if (s) {

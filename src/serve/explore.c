@@ -117,10 +117,10 @@ static char *answer(cJSON *root, int *status)
 
 /* ---- GET /v1/explorer ------------------------------------------------------------- */
 
-static cJSON *architecture_json(const ted_config *c)
+static cJSON *architecture_json(const ted_config_view *c)
 {
     cJSON *a = cJSON_CreateObject();
-    cJSON_AddStringToObject(a, "norm", c->norm_first ? "pre-norm" : "post-norm");
+    cJSON_AddStringToObject(a, "norm", c->model.norm_first ? "pre-norm" : "post-norm");
     static const char *const positional[] = {
         [TED_POSITIONS_INTERLEAVED] = "interleaved (sine, cosine, sine...)",
         [TED_POSITIONS_CONCATENATED] = "concatenated (all sines, then all cosines)",
@@ -129,17 +129,17 @@ static cJSON *architecture_json(const ted_config *c)
         [TED_POSITIONS_RELATIVE] = "relative (a bias of the attention scores per stack)",
         [TED_POSITIONS_MARIAN] = "marian (fairseq's sines and cosines on every token)",
     };
-    cJSON_AddStringToObject(a, "positional_encoding", positional[c->positional_layout]);
+    cJSON_AddStringToObject(a, "positional_encoding", positional[c->model.positional_layout]);
     cJSON_AddStringToObject(a, "activation",
-                            ted_learn_shown_word("model.activation", (int)c->activation));
-    cJSON_AddBoolToObject(a, "tied_output", c->tied_output);
-    cJSON_AddBoolToObject(a, "scale_embedding", c->scale_embedding);
+                            ted_learn_shown_word("model.activation", (int)c->model.activation));
+    cJSON_AddBoolToObject(a, "tied_output", c->model.tied_output);
+    cJSON_AddBoolToObject(a, "scale_embedding", c->model.scale_embedding);
     cJSON_AddStringToObject(a, "tokenizer",
-                            ted_learn_shown_word("tokenizer.type", (int)c->tokenizer));
+                            ted_learn_shown_word("tokenizer.type", (int)c->tokens.tokenizer));
     return a;
 }
 
-static cJSON *sizes_json(const ted_config *c)
+static cJSON *sizes_json(const ted_config_architecture *c)
 {
     cJSON *s = cJSON_CreateObject();
     cJSON_AddNumberToObject(s, "d_model", c->d_model);
@@ -280,11 +280,11 @@ char *serve_explorer_models(const serve_model *models, int count)
 {
     cJSON *root = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(root, "models");
     for (int i = 0; list && i < count; i++) {
-        const ted_config *c = ted_model_config(models[i].model);
+        const ted_config_view c = ted_config_get_view(ted_model_config(models[i].model));
         cJSON *m = cJSON_CreateObject();
         cJSON_AddStringToObject(m, "name", models[i].name);
-        cJSON_AddItemToObject(m, "architecture", architecture_json(c));
-        cJSON_AddItemToObject(m, "sizes", sizes_json(c));
+        cJSON_AddItemToObject(m, "architecture", architecture_json(&c));
+        cJSON_AddItemToObject(m, "sizes", sizes_json(&c.model));
         cJSON_AddItemToObject(m, "languages", languages_json(models[i].model));
         add_examples(m, &models[i]);
         cJSON_AddItemToArray(list, m);
@@ -534,16 +534,16 @@ static cJSON *attention_json(const float *w, int layers, int heads, int keys)
 
 static cJSON *encoder_json(const ted_learn_trace *t)
 {
-    const ted_config *c = t->config;
+    const ted_config_architecture c = ted_config_get_view(t->config).model;
     int S = t->source_len;
     cJSON *list = cJSON_CreateArray();
-    for (int l = 0; l < c->encoder_layers; l++) {
+    for (int l = 0; l < c.encoder_layers; l++) {
         cJSON *layer = cJSON_CreateArray();
-        for (int h = 0; h < c->heads; h++) {
+        for (int h = 0; h < c.heads; h++) {
             cJSON *rows = cJSON_CreateArray();
             for (int i = 0; i < S; i++)
                 cJSON_AddItemToArray(
-                    rows, weights_row(t->encoder + (((size_t)l * c->heads + h) * S + i) * S, S));
+                    rows, weights_row(t->encoder + (((size_t)l * c.heads + h) * S + i) * S, S));
             cJSON_AddItemToArray(layer, rows);
         }
         cJSON_AddItemToArray(list, layer);
@@ -607,7 +607,7 @@ static cJSON *position_bias_json(const ted_learn_trace *t, ted_learn_attention w
 
 static cJSON *step_json(const ted_learn_trace *t, int i)
 {
-    const ted_config *c = t->config;
+    const ted_config_architecture c = ted_config_get_view(t->config).model;
     const ted_learn_step *s = &t->steps[i];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "input", token_json(t->model, s->input, true));
@@ -618,9 +618,9 @@ static cJSON *step_json(const ted_learn_trace *t, int i)
     cJSON *top = cJSON_AddArrayToObject(o, "top");
     for (int k = 0; top && k < t->top_k; k++)
         cJSON_AddItemToArray(top, candidate_json(t, &s->top[k]));
-    cJSON_AddItemToObject(o, "self", attention_json(s->self, c->decoder_layers, c->heads, i + 1));
+    cJSON_AddItemToObject(o, "self", attention_json(s->self, c.decoder_layers, c.heads, i + 1));
     cJSON_AddItemToObject(o, "cross",
-                          attention_json(s->cross, c->decoder_layers, c->heads, t->source_len));
+                          attention_json(s->cross, c.decoder_layers, c.heads, t->source_len));
     cJSON *buckets = buckets_json(t, TED_LEARN_DECODER_SELF, i, i + 1);
     if (buckets)
         cJSON_AddItemToObject(o, "self_buckets", buckets);
@@ -658,7 +658,8 @@ static cJSON *trace_json(const explore_request *r, const ted_learn_trace *t, int
     char *text = ted_learn_translation(t);
     cJSON_AddStringToObject(root, "translation", text ? text : "");
     free(text);
-    bool eos = t->count > 0 && t->steps[t->count - 1].chosen == t->config->eos_id;
+    int eos_id = ted_config_get_view(t->config).tokens.eos_id;
+    bool eos = t->count > 0 && t->steps[t->count - 1].chosen == eos_id;
     cJSON_AddStringToObject(root, "end", eos ? "eos" : "length");
     return root;
 }

@@ -165,7 +165,8 @@ frontend_choice libre_leg_choice(const libre_request *lr, const ted_model *model
     if (!last || n <= 0)
         return choice;
     n = n < FRONTEND_N_BEST_MAX ? n + 1 : FRONTEND_N_BEST_MAX;
-    int beam = ted_model_config(model)->beam_size;
+    ted_decode_options d = ted_translate_model_options(model).decode;
+    int beam = d.strategy == TED_DECODE_BEAM ? d.beam.beam_size : 1;
     choice.beam_given = choice.n_best_given = true;
     choice.beam = beam > n ? beam : n;
     choice.n_best = n;

@@ -115,7 +115,8 @@ serve_stream *serve_stream_new(serve_job *job, bool scores)
     s->job = job;
     s->scores = scores;
     s->sentences = sentences;
-    s->held_back = ted_model_config(job->model)->tokenizer == TED_TOKENIZER_SENTENCEPIECE;
+    ted_config_tokens tokens = ted_config_get_view(ted_model_config(job->model)).tokens;
+    s->held_back = tokens.tokenizer == TED_TOKENIZER_SENTENCEPIECE;
     for (int i = 0; i < job->count; i++)
         sentences[i].done = !serve_job_pending(job, i);  /* a blank text */
     job->progress = progress;
@@ -204,7 +205,7 @@ static bool keep_best(serve_stream *s, int i)
     const serve_job *job = s->job;
     const ted_hypothesis *h = &job->outputs[(size_t)i * job->options.decode.n_best].hypothesis;
     int n = h->length;
-    if (n > 0 && h->ids[n - 1] == ted_model_config(job->model)->eos_id)
+    if (n > 0 && h->ids[n - 1] == ted_config_get_view(ted_model_config(job->model)).tokens.eos_id)
         n--;
     for (int k = 0; k < n; k++)
         if (!keep_token(t, h->ids[k]))

@@ -23,6 +23,7 @@
 
 #include "decode.h"
 #include "float_check.h"
+#include "io/config.h"
 #include "layer_fixtures.h"
 #include "model/choose.h"
 #include "model/decoding.h"

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/config.h"
 #include "io/normalize.h"
 #include "io/tokenizer.h"
 

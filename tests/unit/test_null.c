@@ -62,6 +62,10 @@ Test(null, text_and_ids)
     cr_assert_null(ted_decode_target(NULL, (int[1]){3}, 1));
     cr_assert_null(ted_model_config(NULL));
     cr_assert_null(ted_config_json(NULL));
+    ted_config_view view = ted_config_get_view(NULL);
+    cr_assert(view.model.d_model == 0 && view.tokens.eos_id == 0);
+    cr_assert_str_eq(view.files.weights, "");
+    cr_assert_str_eq(view.files.shortlist, "");
     cr_assert_eq(ted_model_tensor_count(NULL), 0);
     cr_assert_null(ted_model_tensor(NULL, 0).name);
     ted_source_free(NULL);

@@ -19,9 +19,10 @@ static void load(void)
 {
     ted_error err = {0};
     cr_assert_eq(ted_model_load(TOY_DIR, &model, &err), TED_OK, "%s", err.message);
-    cr_assert_eq(ted_model_config(model)->decoder_start_id, START);
-    cr_assert_eq(ted_model_config(model)->eos_id, EOS);
-    int vocab = ted_model_config(model)->tgt_vocab_size;
+    ted_config_view view = ted_config_get_view(ted_model_config(model));
+    cr_assert_eq(view.tokens.decoder_start_id, START);
+    cr_assert_eq(view.tokens.eos_id, EOS);
+    int vocab = view.model.tgt_vocab_size;
     scores = calloc((size_t)vocab, sizeof *scores);
     for (int i = 0; i < vocab; i++)
         scores[i] = i % 2 ? -(float)i : (float)i;
@@ -169,7 +170,7 @@ Test(rules, bad_words_are_checked_against_the_target_vocabulary)
 {
     ted_translate_options o = ted_translate_model_options(model);
     ted_error err = {0};
-    int vocab = ted_model_config(model)->tgt_vocab_size;
+    int vocab = ted_config_get_view(ted_model_config(model)).model.tgt_vocab_size;
     o.decode.rules = (ted_logits_rules){.bad_words = {5, -1, vocab, -1}, .bad_words_length = 4};
     cr_assert_eq(ted_translate_options_check(model, &o, &err), TED_ERR_ARGUMENT);
     cr_assert_eq(err.option, TED_OPTION_BAD_WORDS_IDS);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "float_check.h"
+#include "io/config.h"
 #include "layer_fixtures.h"
 #include "model/session_hooks.h"
 #include "model_dir.h"
@@ -117,6 +118,29 @@ static void batch1_logits(const ted_model *model, int sentence, float *out)
 }
 
 /* ---- loading ------------------------------------------------------------ */
+
+/* ted_config_get_view gives what tests/data/tiny-model/config.yaml says. */
+Test(session, config_view_reads_config_yaml)
+{
+    ted_model *model = load(TINY_DIR);
+    ted_config_view v = ted_config_get_view(ted_model_config(model));
+    cr_assert(v.model.d_model == 16 && v.model.heads == 2 && v.model.query_size == 8);
+    cr_assert(v.model.encoder_layers == 2 && v.model.decoder_layers == 2 && v.model.d_ff == 32);
+    cr_assert(v.model.src_vocab_size == 12 && v.model.tgt_vocab_size == 14);
+    cr_assert(v.model.max_positions == 64 && v.model.activation == TED_ACTIVATION_RELU);
+    cr_assert(v.model.positional_layout == TED_POSITIONS_INTERLEAVED);
+    cr_assert(!v.model.norm_first && v.model.scale_embedding && !v.model.tied_output);
+    cr_assert(v.tokens.tokenizer == TED_TOKENIZER_WHITESPACE && v.tokens.unk_id == 0);
+    cr_assert(v.tokens.pad_id == 1 && v.tokens.bos_id == 2 && v.tokens.eos_id == 3);
+    cr_assert(v.tokens.decoder_start_id == 2 && v.tokens.source_bos && v.tokens.source_eos);
+    cr_assert_str_eq(v.files.weights, "model.safetensors");
+    cr_assert_str_eq(v.files.src_vocab, "vocab.src");
+    cr_assert_str_eq(v.files.tgt_vocab, "vocab.tgt");
+    cr_assert_str_eq(v.files.src_spm, "");
+    cr_assert_str_eq(v.files.merges, "");
+    cr_assert_str_eq(v.files.shortlist, "");
+    ted_model_free(model);
+}
 
 Test(session, load_tiny_model)
 {

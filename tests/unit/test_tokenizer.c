@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/config.h"
 #include "io/tokenizer.h"
 
 /* ids by line: <unk> 0, <pad> 1, <s> 2, </s> 3, hello 4, world 5, été 6,

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/config.h"
 #include "io/vocab.h"
 
 #define NAME "vocab.txt"
