@@ -14,6 +14,7 @@ and ends with `sys.exit(1 if failures() else 0)`.
 """
 import contextlib
 import http.client
+import importlib
 import json
 import os
 import shutil
@@ -65,6 +66,23 @@ def report(name, problem=None, detail=""):
 def failures():
     """How many FAIL lines were printed so far."""
     return _failures
+
+
+def reference_transformers(tokenizer="sentencepiece"):
+    """transformers, quiet, for a test that compares ted with it, after the
+    tokenizer package its models need (`tokenizer`); torch on one thread.
+    None, after a FAIL "setup" line naming what is not installed."""
+    import torch
+    torch.set_num_threads(1)
+    try:
+        importlib.import_module(tokenizer)
+        import transformers
+    except ImportError as e:
+        debian = "; python3-sentencepiece" if tokenizer == "sentencepiece" else ""
+        report("setup", f"{e.name} is not installed (make venv{debian})")
+        return None
+    transformers.logging.set_verbosity_error()
+    return transformers
 
 
 # ---- sanitizer reports --------------------------------------------------------------

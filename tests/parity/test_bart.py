@@ -51,6 +51,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
 
+from ted_test import reference_transformers  # noqa: E402
 from ted_test import (TED, compare_lines, edit_json, failures, parse_logits,  # noqa: E402
                       quote, report, run, scratch_directory, ted_lines, ted_problem)
 from test_t5 import export, ids_text, read_sentences, translations  # noqa: E402
@@ -368,14 +369,9 @@ def check_refusals(tmp, hf_dir):
 
 
 def main():
-    torch.set_num_threads(1)
-    try:
-        import tokenizers  # noqa: F401
-        import transformers
-    except ImportError as e:
-        report("setup", f"{e.name} is not installed (make venv)")
+    transformers = reference_transformers("tokenizers")
+    if not transformers:
         return
-    transformers.logging.set_verbosity_error()
     sentences = corpus()
     with scratch_directory("ted-bart-") as tmp:
         vocab_file, merges_file = train_bpe(tmp, sentences)

@@ -58,6 +58,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import ted_format  # noqa: E402
 from reference_models import (CONFIGS, LANGUAGE_CODES, MAX_LENGTH, WORDS,  # noqa: E402
                               build_model, sentence, write_tokenizer)
+from ted_test import reference_transformers  # noqa: E402
 from ted_test import (TED, compare_lines, edit_json, failures, parse_logits, quote,  # noqa: E402
                       report, run, scratch_directory, ted_lines, ted_problem)
 
@@ -615,14 +616,9 @@ def check_model(spec, tok, lines, tmp, rng, seed, beam_results):
 
 
 def main():
-    torch.set_num_threads(1)
-    try:
-        import sentencepiece  # noqa: F401
-        import transformers
-    except ImportError as e:
-        report("setup", f"{e.name} is not installed (make venv; python3-sentencepiece)")
+    transformers = reference_transformers()
+    if not transformers:
         return
-    transformers.logging.set_verbosity_error()
     with scratch_directory("ted-marian-") as tmp:
         rng = random.Random(11)
         tokenizers, beam_results = {}, []

@@ -46,6 +46,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
 
+from ted_test import reference_transformers  # noqa: E402
 from ted_test import (compare_lines, edit_json, failures, report, run,  # noqa: E402
                       scratch_directory)
 from test_t5 import (check_logits, check_tokenize, logits_pairs, read_sentences, train_spm,  # noqa: E402
@@ -256,14 +257,9 @@ def check_layout(tok):
 
 
 def main():
-    torch.set_num_threads(1)
-    try:
-        import sentencepiece  # noqa: F401
-        import transformers
-    except ImportError as e:
-        report("setup", f"{e.name} is not installed (make venv; python3-sentencepiece)")
+    transformers = reference_transformers()
+    if not transformers:
         return
-    transformers.logging.set_verbosity_error()
     sentences = read_sentences()
     with scratch_directory("ted-pegasus-") as tmp:
         spm_path = train_spm(tmp, sentences)

@@ -51,6 +51,7 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
+from ted_test import reference_transformers  # noqa: E402
 from ted_test import (TED, compare_lines, edit_json, failures, parse_logits, quote,  # noqa: E402
                       report, run, scratch_directory, ted_lines, ted_problem)
 
@@ -407,14 +408,9 @@ def logits_pairs(sentences):
 
 
 def main():
-    torch.set_num_threads(1)
-    try:
-        import sentencepiece  # noqa: F401
-        import transformers
-    except ImportError as e:
-        report("setup", f"{e.name} is not installed (make venv; python3-sentencepiece)")
+    transformers = reference_transformers()
+    if not transformers:
         return
-    transformers.logging.set_verbosity_error()
     sentences = read_sentences()
     with scratch_directory("ted-t5-") as tmp:
         spm_path = train_spm(tmp, sentences)
