@@ -27,6 +27,36 @@ extern "C" {
 
 
 
+/* Which rule of the decoding (docs/decoding.md#rules-on-the-scores, the
+ * config's banned_ids, a forced token) changed a candidate's score at a
+ * step, as the library's rule functions record it while they apply it. */
+typedef enum ted_learn_rule {
+    TED_LEARN_RULE_NONE,            /* no rule changed it */
+    TED_LEARN_RULE_BANNED_ID,       /* the config's banned_ids (transformers'
+                                     * suppress_tokens, one-token bad_words_ids) */
+    TED_LEARN_RULE_REPETITION,      /* repetition_penalty: already in the history */
+    TED_LEARN_RULE_NGRAM,           /* no_repeat_ngram_size */
+    TED_LEARN_RULE_SOURCE_NGRAM,    /* encoder_no_repeat_ngram_size */
+    TED_LEARN_RULE_BAD_WORDS,       /* a sequence of the rules' bad_words */
+    TED_LEARN_RULE_MIN_LENGTH,      /* EOS before min_length */
+    TED_LEARN_RULE_MIN_NEW_TOKENS,  /* EOS before min_new_tokens */
+    TED_LEARN_RULE_FORCED_BOS,      /* the config's forced_bos_id, taken first */
+    TED_LEARN_RULE_FORCED_LANGUAGE, /* the target language's code, taken first */
+    TED_LEARN_RULE_FORCED,          /* a token the learner forced */
+} ted_learn_rule;
+
+/* What a rule did to one token's score. */
+typedef struct ted_learn_change {
+    ted_learn_rule rule;
+    int at;       /* where the rule found its reason: NGRAM: the position in the
+                   * history (0: the decoder's start token) of the earlier n-gram's
+                   * first token; SOURCE_NGRAM: the source position of the n-gram's
+                   * first token; BAD_WORDS: the index in bad_words of the
+                   * sequence's first id; REPETITION: the token's first position
+                   * in the history; else 0 */
+    float score;  /* the score after every rule: -infinity when banned */
+} ted_learn_change;
+
 typedef struct ted_learn_candidate {
     int id;
     float p;       /* softmax of the logits */
@@ -38,13 +68,19 @@ typedef struct ted_learn_step {
     int input;               /* the token fed (BOS at the first step) */
     int chosen;              /* the token taken: the best one, or the forced one */
     bool forced;
-    ted_learn_candidate best;    /* the model's most likely token */
+    ted_learn_candidate best;    /* the token greedy decoding takes: the most likely
+                                  * of those the rules leave */
     ted_learn_candidate taken;   /* the chosen token's probability and logit */
-    ted_learn_candidate *top;    /* (top_k), most likely first */
+    ted_learn_candidate *top;    /* (top_k), most likely first by the model's own
+                                  * probability, those a rule banned included */
     float *self;             /* (decoder_layers, heads, step + 1): masked self-attention,
                               * NULL once forgotten (ted_learn_forget_attention) */
     float *cross;            /* (decoder_layers, heads, source_len): encoder-decoder, or
                               * NULL once forgotten */
+    ted_learn_change *changes;   /* (top_k): what a rule did to each of top (below: what
+                                  * the rules on the scores did) */
+    ted_learn_change taken_change;  /* what a rule did to the chosen token; a forced one:
+                                     * the FORCED rule that took it */
 } ted_learn_step;
 
 typedef struct ted_learn_trace {
@@ -57,7 +93,7 @@ typedef struct ted_learn_trace {
                               * prefix_ids: a forced target-language code) */
     int prefix_len;
     int max_steps;           /* steps allowed, EOS counted */
-    int top_k;               /* at most the tokens that are not banned */
+    int top_k;               /* at most the target vocabulary */
     const float *encoder;    /* (encoder_layers, heads, source_len, source_len): the
                               * session's own, valid until the next ted_learn_advance; NULL
                               * after ted_learn_start_steps */
@@ -68,6 +104,9 @@ typedef struct ted_learn_trace {
     float *probs;            /* (tgt_vocab_size): scratch, the softmax of a step's logits */
     float *allowed;          /* (tgt_vocab_size): scratch, its logits, banned tokens at -inf */
     int *top_ids;            /* (top_k): scratch */
+    ted_logits_rules rules;  /* on every step's scores (ted_learn_use_rules) */
+    int *history;            /* (max_steps): the tokens chosen, for the rules */
+    ted_learn_change *marks; /* (tgt_vocab_size): scratch, what the rules did to each */
 } ted_learn_trace;
 
 /* Encodes `source` (from ted_prepare_source; its ids are copied) with the
@@ -151,6 +190,23 @@ TED_API void ted_learn_self_row(const ted_learn_trace *t, int step, int layer, i
                                 float *out);
 TED_API void ted_learn_cross_row(const ted_learn_trace *t, int step, int layer, int head,
                                  float *out);
+
+/* ---- what the rules on the scores did ---- */
+/* The rules of a trace, and their effect on each step's candidates
+ * (ted_learn_step.changes) in words. */
+/* The rules a trace applies to its steps' scores, as greedy decoding with
+ * them does (the chosen token is the best one they leave); a trace starts
+ * with the model's (ted_translate_model_options). Copied; call it before
+ * the first ted_learn_advance. */
+TED_API void ted_learn_use_rules(ted_learn_trace *t, const ted_logits_rules *rules);
+
+/* Why the rule of `change` changed `token`'s score at 0-based step `step`,
+ * in a learner's words ("banned: would repeat the 3-gram 'le chat noir'",
+ * "penalised ×1.2: already generated"); "" when no rule changed it.
+ * Returns buf (size >= 8), cut to fit. */
+TED_API const char *ted_learn_change_words(const ted_learn_trace *t, int step, int token,
+                                           const ted_learn_change *change, char *buf,
+                                           size_t size);
 
 /* ---- the relative position bias ---- */
 /* T5's relative position bias as the learning tools show it: each score

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/text.h"
+#include "frontend/options.h"
 #include "ted/learn.h"
 
 static const char usage[] =
@@ -48,6 +49,13 @@ static const char usage[] =
     "                        the scores, merge heads, Add & Norm, feed-forward,\n"
     "                        Linear + Softmax\n"
     "  --max-length N        at most N steps (default: the model's decoding rule)\n"
+    "  --no-repeat-ngram-size N, --encoder-no-repeat-ngram-size N,\n"
+    "  --repetition-penalty R, --min-length N, --min-new-tokens N\n"
+    "                        the rules on the scores, as ted translate takes them\n"
+    "                        (default: the model's config); each candidate a rule\n"
+    "                        changed says which and why (\"banned: would repeat the\n"
+    "                        2-gram 'le chat'\"), and the token taken is the best\n"
+    "                        one they leave\n"
     "  --no-color            no colours (colours are used only on a terminal, and\n"
     "                        not when the NO_COLOR variable is set)\n"
     "  --source-lang CODE    the source language (`ted info` lists a model's)\n"
@@ -76,7 +84,8 @@ typedef struct step_options {
     ted_learn_forced *forced;      /* (forced_count) */
     const char **forced_text;  /* (forced_count): each one's TOKEN, for messages */
     int forced_count;
-    ted_languages languages;
+    frontend_choice rules;  /* the rules on the scores and the languages given */
+    ted_logits_rules chosen_rules;  /* the model's, with those given */
 } step_options;
 
 typedef struct stepper {
@@ -170,30 +179,46 @@ static void print_p(float p, bool pad)
         printf("%.1e", p);
 }
 
-static void print_candidates(const stepper *s, const ted_learn_step *st)
+/* One candidate's line: rank, token, p, bar, and what a rule did to it
+ * (ted_learn_change_words), when one changed it. */
+static void print_candidate(const stepper *s, int step, int i, int width)
 {
+    const ted_learn_step *st = &s->t.steps[step];
+    const ted_learn_candidate *k = &st->top[i];
+    char words[512];
+    ted_learn_change_words(&s->t, step, k->id, &st->changes[i], words, sizeof words);
+    bool taken = k->id == st->chosen;
+    printf("  %2d. ", i + 1);
+    put_token(s, k->id, true, false, taken ? (st->forced ? s->st.forced : s->st.chosen) : "");
+    pad_to(shown_width(s, k->id, true), width);
+    printf("  ");
+    bool bar = cli_bar_columns(k->p, 24) > 0;
+    print_p(k->p, bar || *words);
+    int used = 0;
+    if (bar) {
+        printf("  %s", taken ? s->st.chosen : s->st.bar);
+        used = cli_bar(stdout, k->p, 24);
+        printf("%s", s->st.reset);
+    }
+    if (*words) {
+        pad_to(bar ? used : -2, 24);
+        bool penalised = st->changes[i].rule == TED_LEARN_RULE_REPETITION;
+        printf("   %s%s%s", penalised ? s->st.dim : s->st.forced, words, s->st.reset);
+    }
+    putchar('\n');
+}
+
+static void print_candidates(const stepper *s, int step)
+{
+    const ted_learn_step *st = &s->t.steps[step];
     int width = 6;
     for (int i = 0; i < s->t.top_k; i++) {
         int w = shown_width(s, st->top[i].id, true);
         width = w > width ? w : width;
     }
     printf("  %stop %d%s\n", s->st.dim, s->t.top_k, s->st.reset);
-    for (int i = 0; i < s->t.top_k; i++) {
-        const ted_learn_candidate *k = &st->top[i];
-        bool taken = k->id == st->chosen;
-        printf("  %2d. ", i + 1);
-        put_token(s, k->id, true, false, taken ? (st->forced ? s->st.forced : s->st.chosen) : "");
-        pad_to(shown_width(s, k->id, true), width);
-        printf("  ");
-        bool bar = cli_bar_columns(k->p, 24) > 0;
-        print_p(k->p, bar);
-        if (bar) {
-            printf("  %s", taken ? s->st.chosen : s->st.bar);
-            cli_bar(stdout, k->p, 24);
-            printf("%s", s->st.reset);
-        }
-        putchar('\n');
-    }
+    for (int i = 0; i < s->t.top_k; i++)
+        print_candidate(s, step, i, width);
 }
 
 /* ' ', ░, ▒, ▓, █ for a weight in [0, 1]. */
@@ -299,7 +324,7 @@ static void print_step(const stepper *s, int step)
         printf(" p=%.4f%s)%s", st->best.p, s->st.forced, s->st.reset);
     }
     putchar('\n');
-    print_candidates(s, st);
+    print_candidates(s, step);
     print_attention(s, step);
     if (!s->interactive)
         print_attention_rows(s, step);
@@ -377,6 +402,7 @@ static int begin_steps(stepper *s, const ted_model *model, const cli_sentence *s
     step_options *o = s->o;
     if (cli_learn_begin(&s->t, model, sentence, o->max_length, o->top_k, false))
         return 1;
+    ted_learn_use_rules(&s->t, &o->chosen_rules);
     const ted_config_architecture c = ted_config_get_view(s->t.config).model;
     for (int i = 0; i < o->forced_count; i++)
         if (o->forced[i].step + o->forced[i].count - 1 > s->t.max_steps)
@@ -477,6 +503,34 @@ typedef struct step_args {
     int force_count;
 } step_args;
 
+/* The rules on the scores (ted translate's options of the same names),
+ * checked with the rest by frontend_choose_options once the model is
+ * loaded. */
+static bool rule_option(cli_args *a, const char *option, frontend_choice *d)
+{
+    int max = 1 << 20;
+    if (!strcmp(option, "--no-repeat-ngram-size"))
+        d->no_repeat_ngram_size_given = cli_take_int(a, option, 0, max, &d->no_repeat_ngram_size);
+    else if (!strcmp(option, "--encoder-no-repeat-ngram-size"))
+        d->encoder_ngram_given = cli_take_int(a, option, 0, max, &d->encoder_ngram);
+    else if (!strcmp(option, "--min-length"))
+        d->min_length_given = cli_take_int(a, option, 0, max, &d->min_length);
+    else if (!strcmp(option, "--min-new-tokens"))
+        d->min_new_tokens_given = cli_take_int(a, option, 0, max, &d->min_new_tokens);
+    else if (strcmp(option, "--repetition-penalty"))
+        return cli_language_option(a, option, &d->languages);
+    else if (cli_take_value(a, option)) {
+        char *end;
+        d->repetition_penalty = strtof(a->value, &end);
+        d->repetition_penalty_given = end != a->value && *end == '\0';
+        if (!d->repetition_penalty_given) {
+            cli_error("step: %s '%s': expected a number", option, a->value);
+            a->failed = true;
+        }
+    }
+    return true;
+}
+
 static bool step_option(cli_args *a, const char *option, void *options)
 {
     step_args *s = options;
@@ -499,7 +553,7 @@ static bool step_option(cli_args *a, const char *option, void *options)
     } else if (!strcmp(option, "--no-color") || !strcmp(option, "--no-colour")) {
         o->no_color = true;
     } else {
-        return cli_language_option(a, option, &o->languages);
+        return rule_option(a, option, &o->rules);
     }
     return true;
 }
@@ -519,6 +573,18 @@ static int step_command(ted_model *model, const cli_args *a, void *options)
     for (int i = 0; i < args->force_count; i++)
         if (!add_forced(o, model, args->forces[i]))
             return 1;
+    static const frontend_option_names names = {
+        [TED_OPTION_REPETITION_PENALTY] = "--repetition-penalty",
+        [TED_OPTION_NO_REPEAT_NGRAM_SIZE] = "--no-repeat-ngram-size",
+        [TED_OPTION_MIN_LENGTH] = "--min-length",
+        [TED_OPTION_MIN_NEW_TOKENS] = "--min-new-tokens",
+        [TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE] = "--encoder-no-repeat-ngram-size",
+    };
+    ted_translate_options chosen;
+    ted_error err = {0};
+    if (frontend_choose_options(model, &o->rules, names, &chosen, &err))
+        return cli_error("step: %s", err.message);
+    o->chosen_rules = chosen.decode.rules;
     o->model_dir = a->model_dir;
     stepper s = {.o = o};
     s.interactive = !o->auto_run && isatty(STDIN_FILENO);
@@ -526,7 +592,7 @@ static int step_command(ted_model *model, const cli_args *a, void *options)
     bool color = !o->no_color && isatty(STDOUT_FILENO) && !(no_color && *no_color);
     s.st = color ? colored : plain;
     cli_sentence sentence;
-    int status = cli_sentence_prepare(&sentence, model, "step", a->operands[0], &o->languages);
+    int status = cli_sentence_prepare(&sentence, model, "step", a->operands[0], &o->rules.languages);
     if (!status)
         status = run_steps(&s, model, &sentence);
     free(s.row);

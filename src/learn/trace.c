@@ -1,8 +1,9 @@
-/* The decoding trace of the learning tools (learn/trace.h). The session
+/* The decoding trace of the learning tools (ted/learn.h). The session
  * runs the model through the public API, and the final Softmax is the
- * decoding strategies' own (the softmax of layers/softmax.h, ted_ban_tokens,
- * ted_top_k), so the probabilities shown are those greedy decoding
- * computes: this file only copies out what they show. */
+ * decoding strategies' own (the softmax of layers/softmax.h, the banned
+ * tokens and the rules on the scores of model/decoding.h, which record
+ * what they change, ted_top_k), so the probabilities shown are those
+ * greedy decoding computes: this file only copies out what they show. */
 #include "ted/learn.h"
 
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "core/error.h"
 #include "io/config.h"
 #include "layers/softmax.h"
+#include "model/decoding.h"
 
 /* t->encoder: the encoder's self-attention weights the session keeps, not
  * a copy. A batch of one lays them out as (encoder_layers, heads, S, S),
@@ -35,8 +37,8 @@ static ted_status start(ted_learn_trace *t, const ted_model *model, const ted_so
     const ted_config *c = t->config;
     if (source->blank)
         return ted_fail(err, TED_ERR_INPUT, "the sentence is empty");
-    int allowed = c->tgt_vocab_size - c->banned_id_count;
-    t->top_k = top_k < 1 ? 1 : top_k < allowed ? top_k : allowed;
+    t->top_k = top_k < 1 ? 1 : top_k < c->tgt_vocab_size ? top_k : c->tgt_vocab_size;
+    t->rules = ted_translate_model_options(model).decode.rules;
     t->source_len = source->count;
     t->max_steps = ted_max_target_length(model, t->source_len, max_length);
     size_t S = (size_t)t->source_len, V = (size_t)c->tgt_vocab_size;
@@ -45,8 +47,11 @@ static ted_status start(ted_learn_trace *t, const ted_model *model, const ted_so
     t->probs = malloc(V * sizeof *t->probs);
     t->allowed = malloc(V * sizeof *t->allowed);
     t->top_ids = malloc((size_t)t->top_k * sizeof *t->top_ids);
+    t->history = malloc((size_t)t->max_steps * sizeof *t->history);
+    t->marks = malloc(V * sizeof *t->marks);
     t->prefix = malloc(((size_t)source->prefix_count + 1) * sizeof *t->prefix);
-    if (!t->source || !t->steps || !t->probs || !t->allowed || !t->top_ids || !t->prefix)
+    if (!t->source || !t->steps || !t->probs || !t->allowed || !t->top_ids || !t->prefix ||
+        !t->history || !t->marks)
         return ted_fail(err, TED_ERR_NOMEM, "out of memory");
     memcpy(t->source, source->ids, S * sizeof *t->source);
     t->prefix_len = source->prefix_count;
@@ -77,21 +82,51 @@ ted_status ted_learn_start_steps(ted_learn_trace *t, const ted_model *model,
     return start(t, model, source, max_length, top_k, false, err);
 }
 
+void ted_learn_use_rules(ted_learn_trace *t, const ted_logits_rules *rules)
+{
+    t->rules = rules ? *rules : (ted_logits_rules){0};
+}
+
 /* The final Softmax of a step: the probabilities of every token into
- * t->probs, and the top_k tokens that are not banned, most likely first;
- * ties go to the lower id, as in greedy decoding. */
+ * t->probs; the top_k tokens by the model's own logits, most likely first,
+ * each with what the banned tokens and the rules did to it (the functions
+ * of greedy decoding record it in t->marks as they apply them); and the
+ * token greedy decoding takes: the best the rules leave, ties to the
+ * lower id. */
 static void rank(ted_learn_trace *t, const float *logits, ted_learn_step *s)
 {
     int vocab = t->config->tgt_vocab_size;
     memcpy(t->probs, logits, (size_t)vocab * sizeof *t->probs);
     ted_softmax(t->probs, vocab);
     memcpy(t->allowed, logits, (size_t)vocab * sizeof *t->allowed);
-    ted_ban_tokens(t->model, t->allowed);
-    int n = ted_top_k(t->allowed, vocab, t->top_k, t->top_ids, NULL);
-    for (int k = 0; k < n; k++)
-        s->top[k] = (ted_learn_candidate){t->top_ids[k], t->probs[t->top_ids[k]],
-                                      logits[t->top_ids[k]]};
-    s->best = s->top[0];
+    memset(t->marks, 0, (size_t)vocab * sizeof *t->marks);
+    ted_ban_tokens_marked(t->model, t->allowed, t->marks);
+    const ted_rules_source source = {t->source, t->source_len};
+    ted_apply_logits_rules_marked(t->model, &t->rules, &source, t->history, t->count,
+                                  t->allowed, t->marks);
+    for (int id = 0; id < vocab; id++)
+        t->marks[id].score = t->allowed[id];
+    int n = ted_top_k(logits, vocab, t->top_k, t->top_ids, NULL);
+    for (int k = 0; k < n; k++) {
+        int id = t->top_ids[k];
+        s->top[k] = (ted_learn_candidate){id, t->probs[id], logits[id]};
+        s->changes[k] = t->marks[id];
+    }
+    int best = ted_argmax(t->allowed, vocab);
+    s->best = (ted_learn_candidate){best, t->probs[best], logits[best]};
+}
+
+/* What took the chosen token: the rule that forced it, or what the rules
+ * did to it. */
+static ted_learn_change taken_change(const ted_learn_trace *t, const ted_learn_step *s,
+                                     bool from_prefix)
+{
+    if (!s->forced)
+        return t->marks[s->chosen];
+    ted_learn_rule rule = !from_prefix ? TED_LEARN_RULE_FORCED
+                          : s->chosen == t->config->forced_bos_id ? TED_LEARN_RULE_FORCED_BOS
+                                                                  : TED_LEARN_RULE_FORCED_LANGUAGE;
+    return (ted_learn_change){.rule = rule, .score = t->marks[s->chosen].score};
 }
 
 /* The step's attention weights, out of the session: s->self (layers,
@@ -125,9 +160,10 @@ ted_status ted_learn_advance(ted_learn_trace *t, int force, ted_error *err)
     size_t h = (size_t)c->heads, L = (size_t)c->decoder_layers, S = (size_t)t->source_len;
     size_t keys = (size_t)t->count + 1;
     s->top = malloc((size_t)t->top_k * sizeof *s->top);
+    s->changes = malloc((size_t)t->top_k * sizeof *s->changes);
     s->self = malloc(L * h * keys * sizeof *s->self);
     s->cross = malloc(L * h * S * sizeof *s->cross);
-    if (!s->top || !s->self || !s->cross)
+    if (!s->top || !s->changes || !s->self || !s->cross)
         return ted_fail(err, TED_ERR_NOMEM, "out of memory");
 
     s->input = t->count == 0 ? c->decoder_start_id : t->steps[t->count - 1].chosen;
@@ -135,11 +171,14 @@ ted_status ted_learn_advance(ted_learn_trace *t, int force, ted_error *err)
     if (ted_session_step(t->session, &s->input, &logits, err) != TED_OK)
         return err->status;
     rank(t, logits, s);
-    if (force < 0 && t->count < t->prefix_len)
+    bool from_prefix = force < 0 && t->count < t->prefix_len;
+    if (from_prefix)
         force = t->prefix[t->count];
     s->forced = force >= 0;
     s->chosen = s->forced ? force : s->best.id;
     s->taken = (ted_learn_candidate){s->chosen, t->probs[s->chosen], logits[s->chosen]};
+    s->taken_change = taken_change(t, s, from_prefix);
+    t->history[t->count] = s->chosen;
     if (keep_step_attention(t, s, keys, err) != TED_OK ||
         point_encoder_attention(t, err) != TED_OK)
         return err->status;
@@ -153,6 +192,7 @@ void ted_learn_end(ted_learn_trace *t)
     if (t->steps)
         for (int i = 0; i < t->max_steps; i++) {
             free(t->steps[i].top);
+            free(t->steps[i].changes);
             free(t->steps[i].self);
             free(t->steps[i].cross);
         }
@@ -160,6 +200,8 @@ void ted_learn_end(ted_learn_trace *t)
     free(t->probs);
     free(t->allowed);
     free(t->top_ids);
+    free(t->history);
+    free(t->marks);
     free(t->source);
     free(t->prefix);
     ted_session_free(t->session);

@@ -14,17 +14,35 @@
 #include "kernels/kernels.h"
 #include "layers/softmax.h"
 #include "model/model.h"
+#include "ted/learn.h"
 
 /* ---- the final Softmax ---------------------------------------------------- */
 
-void ted_ban_tokens(const ted_model *m, float *scores)
+/* Records in marks[token] (when marks is not NULL) that `rule` changed
+ * the token's score, `at` where it found why: a ban replaces a penalty,
+ * never another ban (the first rule to ban a token names it). */
+static void mark(ted_learn_change *marks, int token, ted_learn_rule rule, int at)
+{
+    if (marks && (marks[token].rule == TED_LEARN_RULE_NONE ||
+                  marks[token].rule == TED_LEARN_RULE_REPETITION))
+        marks[token] = (ted_learn_change){.rule = rule, .at = at};
+}
+
+void ted_ban_tokens_marked(const ted_model *m, float *scores, ted_learn_change *marks)
 {
     if (!m || !scores)
         return;
     const ted_config *c = &m->config;
     for (int i = 0; i < c->banned_id_count; i++)
-        if (c->banned_ids[i] >= 0 && c->banned_ids[i] < c->tgt_vocab_size)
+        if (c->banned_ids[i] >= 0 && c->banned_ids[i] < c->tgt_vocab_size) {
             scores[c->banned_ids[i]] = -INFINITY;
+            mark(marks, c->banned_ids[i], TED_LEARN_RULE_BANNED_ID, 0);
+        }
+}
+
+void ted_ban_tokens(const ted_model *m, float *scores)
+{
+    ted_ban_tokens_marked(m, scores, NULL);
 }
 
 static int by_id(const void *a, const void *b)
@@ -59,6 +77,18 @@ void ted_next_token_scores(const ted_model *m, const float *logits, float *log_p
 
 /* ---- the rules on the scores (transformers' logits processors) ------------------ */
 
+/* The row the rules change: a hypothesis' history (the decoder's start
+ * token, then ids[0..length)), the vocabulary, EOS, and where to record
+ * what they change (NULL: nowhere). */
+typedef struct rule_row {
+    int start;
+    const int *ids;
+    int length;
+    int vocab;
+    int eos;
+    ted_learn_change *marks;  /* (vocab) or NULL */
+} rule_row;
+
 /* Token k of a history that is the decoder's start token, then ids. */
 static int history_at(int start, const int *ids, int k)
 {
@@ -67,9 +97,10 @@ static int history_at(int start, const int *ids, int k)
 
 /* RepetitionPenaltyLogitsProcessor: each token of the history once, by
  * the score it had before any was penalized. */
-static void penalize_repeats(float penalty, int start, const int *ids, int length, int vocab,
-                             float *scores)
+static void penalize_repeats(float penalty, const rule_row *row, float *scores)
 {
+    int start = row->start, length = row->length, vocab = row->vocab;
+    const int *ids = row->ids;
     for (int k = 0; k <= length; k++) {
         int token = history_at(start, ids, k);
         bool seen = token < 0 || token >= vocab;
@@ -79,31 +110,35 @@ static void penalize_repeats(float penalty, int start, const int *ids, int lengt
             continue;
         float score = scores[token];
         scores[token] = score < 0 ? score * penalty : score / penalty;
+        mark(row->marks, token, TED_LEARN_RULE_REPETITION, k);
     }
 }
 
 /* NoRepeatNGramLogitsProcessor: after the history's last n - 1 tokens,
  * every token that followed them before. */
-static void ban_repeated_ngrams(int n, int start, const int *ids, int length, int vocab,
-                                float *scores)
+static void ban_repeated_ngrams(int n, const rule_row *row, float *scores)
 {
-    int total = length + 1;
+    int start = row->start, vocab = row->vocab, total = row->length + 1;
+    const int *ids = row->ids;
     for (int i = 0; i + n <= total; i++) {
         bool same = true;
         for (int j = 0; j < n - 1 && same; j++)
             same = history_at(start, ids, i + j) == history_at(start, ids, total - n + 1 + j);
         int token = history_at(start, ids, i + n - 1);
-        if (same && token >= 0 && token < vocab)
+        if (same && token >= 0 && token < vocab) {
             scores[token] = -INFINITY;
+            mark(row->marks, token, TED_LEARN_RULE_NGRAM, i);
+        }
     }
 }
 
 /* EncoderNoRepeatNGramLogitsProcessor: after the history's last n - 1
  * tokens, every token that followed them in the source. */
-static void ban_source_ngrams(int n, const ted_rules_source *source, int start, const int *ids,
-                              int length, int vocab, float *scores)
+static void ban_source_ngrams(int n, const ted_rules_source *source, const rule_row *row,
+                              float *scores)
 {
-    int total = length + 1;
+    int start = row->start, vocab = row->vocab, total = row->length + 1;
+    const int *ids = row->ids;
     if (n - 1 > total)
         return;
     for (int i = 0; i + n <= source->count; i++) {
@@ -111,31 +146,34 @@ static void ban_source_ngrams(int n, const ted_rules_source *source, int start, 
         for (int j = 0; j < n - 1 && same; j++)
             same = source->ids[i + j] == history_at(start, ids, total - n + 1 + j);
         int token = source->ids[i + n - 1];
-        if (same && token >= 0 && token < vocab)
+        if (same && token >= 0 && token < vocab) {
             scores[token] = -INFINITY;
+            mark(row->marks, token, TED_LEARN_RULE_SOURCE_NGRAM, i);
+        }
     }
 }
 
 /* NoBadWordsLogitsProcessor: sequence seq[0..n) bans seq[n - 1] where the
  * history ends with its first n - 1 tokens; one token alone is banned at
  * every step, but EOS. */
-static void ban_sequence(const int *seq, int n, int eos, int start, const int *ids,
-                         int length, float *scores)
+static void ban_sequence(const int *seq, int n, int at, const rule_row *row, float *scores)
 {
-    int total = length + 1;
-    if (n > total || (n == 1 && seq[0] == eos))
+    int total = row->length + 1;
+    if (n > total || (n == 1 && seq[0] == row->eos))
         return;
     bool same = true;
     for (int j = 0; j < n - 1 && same; j++)
-        same = history_at(start, ids, total - (n - 1) + j) == seq[j];
-    if (same)
+        same = history_at(row->start, row->ids, total - (n - 1) + j) == seq[j];
+    if (same) {
         scores[seq[n - 1]] = -INFINITY;
+        mark(row->marks, seq[n - 1], TED_LEARN_RULE_BAD_WORDS, at);
+    }
 }
 
 /* Every sequence of `r->bad_words` (ids below vocab: ted_check_options). */
-static void ban_bad_words(const ted_logits_rules *r, int vocab, int eos, int start,
-                          const int *ids, int length, float *scores)
+static void ban_bad_words(const ted_logits_rules *r, const rule_row *row, float *scores)
 {
+    int vocab = row->vocab;
     int n = r->bad_words_length < TED_BAD_WORDS_MAX ? r->bad_words_length : TED_BAD_WORDS_MAX;
     for (int begin = 0, at = 0; at < n; at++) {
         if (r->bad_words[at] >= 0)
@@ -144,7 +182,7 @@ static void ban_bad_words(const ted_logits_rules *r, int vocab, int eos, int sta
         for (int k = begin; k < at && valid; k++)
             valid = r->bad_words[k] < vocab;
         if (valid)
-            ban_sequence(r->bad_words + begin, at - begin, eos, start, ids, length, scores);
+            ban_sequence(r->bad_words + begin, at - begin, begin, row, scores);
         begin = at + 1;
     }
 }
@@ -159,22 +197,33 @@ void ted_apply_logits_rules_source(const ted_model *m, const ted_logits_rules *r
                                    const ted_rules_source *source, const int *ids, int length,
                                    float *scores)
 {
+    ted_apply_logits_rules_marked(m, r, source, ids, length, scores, NULL);
+}
+
+void ted_apply_logits_rules_marked(const ted_model *m, const ted_logits_rules *r,
+                                   const ted_rules_source *source, const int *ids, int length,
+                                   float *scores, ted_learn_change *marks)
+{
     if (!m || !r || !scores || (length > 0 && !ids))
         return;
     const ted_config *c = &m->config;
-    int vocab = c->tgt_vocab_size, start = c->decoder_start_id;
+    const rule_row row = {.start = c->decoder_start_id, .ids = ids, .length = length,
+                          .vocab = c->tgt_vocab_size, .eos = c->eos_id, .marks = marks};
     if (r->repetition_penalty > 0 && r->repetition_penalty != 1)
-        penalize_repeats(r->repetition_penalty, start, ids, length, vocab, scores);
+        penalize_repeats(r->repetition_penalty, &row, scores);
     if (r->no_repeat_ngram_size > 0)
-        ban_repeated_ngrams(r->no_repeat_ngram_size, start, ids, length, vocab, scores);
+        ban_repeated_ngrams(r->no_repeat_ngram_size, &row, scores);
     if (r->encoder_no_repeat_ngram_size > 0 && source && source->ids)
-        ban_source_ngrams(r->encoder_no_repeat_ngram_size, source, start, ids, length, vocab,
-                          scores);
+        ban_source_ngrams(r->encoder_no_repeat_ngram_size, source, &row, scores);
     if (r->bad_words_length > 0)
-        ban_bad_words(r, vocab, c->eos_id, start, ids, length, scores);
+        ban_bad_words(r, &row, scores);
     bool short_of = length + 1 < r->min_length || length < r->min_new_tokens;
-    if (short_of && c->eos_id >= 0 && c->eos_id < vocab)
+    if (short_of && c->eos_id >= 0 && c->eos_id < row.vocab) {
         scores[c->eos_id] = -INFINITY;
+        mark(marks, c->eos_id,
+             length + 1 < r->min_length ? TED_LEARN_RULE_MIN_LENGTH
+                                        : TED_LEARN_RULE_MIN_NEW_TOKENS, 0);
+    }
 }
 
 bool ted_logits_rules_on(const ted_logits_rules *r)

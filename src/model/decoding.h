@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "ted/learn.h"
 #include "ted/ted.h"
 
 /* Copies `length` ids and log-probs into a fresh hypothesis; log_prob is
@@ -36,6 +37,19 @@ void ted_next_token_scores(const ted_model *model, const float *logits, float *l
  * the scores of ids (count, increasing); the banned among them become
  * -infinity. */
 void ted_ban_tokens_subset(const ted_model *model, const int *ids, int count, float *scores);
+
+/* ted_ban_tokens, recording in marks (target_vocab; NULL: nowhere) that
+ * TED_LEARN_RULE_BANNED_ID changed each banned token. */
+void ted_ban_tokens_marked(const ted_model *model, float *scores, ted_learn_change *marks);
+
+/* ted_apply_logits_rules_source, recording in marks (target_vocab; NULL:
+ * nowhere) the rule that changed each token's score and where it found
+ * why (ted_learn_change; its score is left as it was): a ban replaces a
+ * penalty, the first ban stays. marks[t].rule stays TED_LEARN_RULE_NONE
+ * for a token no rule changed; the caller clears marks before. */
+void ted_apply_logits_rules_marked(const ted_model *model, const ted_logits_rules *rules,
+                                   const ted_rules_source *source, const int *ids, int length,
+                                   float *scores, ted_learn_change *marks);
 
 /* Whether any of the rules is on (ted_apply_logits_rules changes
  * something); false for NULL. */
