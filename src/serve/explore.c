@@ -374,9 +374,46 @@ static bool read_word(const cJSON *v, ted_option option, int *value, serve_refus
     return serve_refuse(no, 400, "%s: expected %s", ted_option_key(option), words);
 }
 
+/* The rules on the scores (POST /v1/translate's fields of the same names),
+ * in both endpoints; checked with the rest by frontend_choose_options.
+ * False when `name` is none of them. */
+static bool read_rule(const cJSON *v, const char *name, frontend_choice *d, bool *ok)
+{
+    static const struct {
+        const char *name;
+        size_t value, given;
+    } rules[] = {
+#define RULE(key, member, flag) {key, offsetof(frontend_choice, member), offsetof(frontend_choice, flag)}
+        RULE("no_repeat_ngram_size", no_repeat_ngram_size, no_repeat_ngram_size_given),
+        RULE("encoder_no_repeat_ngram_size", encoder_ngram, encoder_ngram_given),
+        RULE("min_length", min_length, min_length_given),
+        RULE("min_new_tokens", min_new_tokens, min_new_tokens_given),
+#undef RULE
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+        if (!strcmp(name, rules[i].name)) {
+            *(bool *)((char *)d + rules[i].given) = true;
+            *ok = whole_number(v, 0, EXPLORE_MAX_STEPS, (int *)((char *)d + rules[i].value));
+            return true;
+        }
+    if (strcmp(name, "repetition_penalty"))
+        return false;
+    d->repetition_penalty_given = true;
+    d->repetition_penalty = (float)v->valuedouble;
+    *ok = cJSON_IsNumber(v);
+    return true;
+}
+
 static bool read_field(const cJSON *v, explore_request *r, bool beam, serve_refusal *no)
 {
     const char *name = v->string;
+    bool ok;
+    if (read_rule(v, name, &r->choice, &ok)) {
+        if (!strcmp(name, "repetition_penalty"))
+            return ok || serve_refuse(no, 400, "%s: expected a number", name);
+        return ok || serve_refuse(no, 400, "%s: expected a whole number from 0 to %d", name,
+                                  EXPLORE_MAX_STEPS);
+    }
     if (!strcmp(name, "model"))
         return true;  /* read first */
     if (!strcmp(name, "source")) {
@@ -519,6 +556,51 @@ static cJSON *candidate_json(const ted_learn_trace *t, const ted_learn_candidate
     return o;
 }
 
+/* The candidate, and what a rule did to it at 0-based step `step`:
+ * "rule" (the kind), "why" (ted_learn_change_words), "banned", and
+ * "score" (its score after the rules) when it was penalised. */
+static cJSON *changed_json(const ted_learn_trace *t, int step, const ted_learn_candidate *k,
+                           const ted_learn_change *change)
+{
+    static const char *const kinds[] = {
+        [TED_LEARN_RULE_NONE] = "none",
+        [TED_LEARN_RULE_BANNED_ID] = "banned_ids",
+        [TED_LEARN_RULE_REPETITION] = "repetition_penalty",
+        [TED_LEARN_RULE_NGRAM] = "no_repeat_ngram_size",
+        [TED_LEARN_RULE_SOURCE_NGRAM] = "encoder_no_repeat_ngram_size",
+        [TED_LEARN_RULE_BAD_WORDS] = "bad_words_ids",
+        [TED_LEARN_RULE_MIN_LENGTH] = "min_length",
+        [TED_LEARN_RULE_MIN_NEW_TOKENS] = "min_new_tokens",
+        [TED_LEARN_RULE_FORCED_BOS] = "forced_bos",
+        [TED_LEARN_RULE_FORCED_LANGUAGE] = "forced_language",
+        [TED_LEARN_RULE_FORCED] = "forced",
+    };
+    cJSON *o = candidate_json(t, k);
+    if (change->rule == TED_LEARN_RULE_NONE || (unsigned)change->rule >= sizeof kinds / sizeof *kinds)
+        return o;
+    char words[512];
+    cJSON_AddStringToObject(o, "rule", kinds[change->rule]);
+    cJSON_AddStringToObject(o, "why", ted_learn_change_words(t, step, k->id, change, words,
+                                                             sizeof words));
+    bool banned = change->score == -INFINITY && change->rule < TED_LEARN_RULE_FORCED_BOS;
+    cJSON_AddBoolToObject(o, "banned", banned);
+    if (!banned)
+        add_rounded(o, "score", change->score, 7);
+    return o;
+}
+
+/* The rules the trace applies, as the request fields spell them (0: off). */
+static cJSON *rules_json(const ted_logits_rules *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_rounded(o, "repetition_penalty", r->repetition_penalty, 7);
+    cJSON_AddNumberToObject(o, "no_repeat_ngram_size", r->no_repeat_ngram_size);
+    cJSON_AddNumberToObject(o, "encoder_no_repeat_ngram_size", r->encoder_no_repeat_ngram_size);
+    cJSON_AddNumberToObject(o, "min_length", r->min_length);
+    cJSON_AddNumberToObject(o, "min_new_tokens", r->min_new_tokens);
+    return o;
+}
+
 /* (layers, heads, keys) weights as nested lists. */
 static cJSON *attention_json(const float *w, int layers, int heads, int keys)
 {
@@ -611,13 +693,13 @@ static cJSON *step_json(const ted_learn_trace *t, int i)
     const ted_learn_step *s = &t->steps[i];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "input", token_json(t->model, s->input, true));
-    cJSON_AddItemToObject(o, "chosen", candidate_json(t, &s->taken));
+    cJSON_AddItemToObject(o, "chosen", changed_json(t, i, &s->taken, &s->taken_change));
     cJSON_AddBoolToObject(o, "forced", s->forced);
     cJSON_AddItemToObject(o, "best", candidate_json(t, &s->best));
     cJSON_AddItemToObject(o, "text", text_so_far(t, i));
     cJSON *top = cJSON_AddArrayToObject(o, "top");
     for (int k = 0; top && k < t->top_k; k++)
-        cJSON_AddItemToArray(top, candidate_json(t, &s->top[k]));
+        cJSON_AddItemToArray(top, changed_json(t, i, &s->top[k], &s->changes[k]));
     cJSON_AddItemToObject(o, "self", attention_json(s->self, c.decoder_layers, c.heads, i + 1));
     cJSON_AddItemToObject(o, "cross",
                           attention_json(s->cross, c.decoder_layers, c.heads, t->source_len));
@@ -642,6 +724,7 @@ static cJSON *trace_json(const explore_request *r, const ted_learn_trace *t, int
         cJSON_AddItemToArray(tokens, token_json(t->model, t->source[j], false));
     cJSON_AddNumberToObject(root, "max_steps", t->max_steps);
     cJSON_AddNumberToObject(root, "top_k", t->top_k);
+    cJSON_AddItemToObject(root, "rules", rules_json(&t->rules));
     cJSON_AddItemToObject(root, "encoder", encoder_json(t));
     cJSON *bias = position_bias_json(t, TED_LEARN_ENCODER_SELF);
     if (bias) {
@@ -671,10 +754,16 @@ static char *explore(const explore_request *r, int *status)
     if (!prepare_source(r, &source, &no))
         return error_answer(status, no.status, "%s", no.message);
     const ted_model *model = r->model->model;
-    ted_learn_trace t;
+    ted_translate_options options;
     ted_error err = {0};
+    if (frontend_choose_options(model, &r->choice, serve_field_names, &options, &err)) {
+        ted_source_free(&source);
+        return error_answer(status, 400, "%s", err.message);
+    }
+    ted_learn_trace t;
     ted_status s = ted_learn_start(&t, model, &source, explore_steps(model, source.count), r->top_k,
                                &err);
+    ted_learn_use_rules(&t, &options.decode.rules);
     if (!s)
         s = ted_learn_run(&t, r->forced, r->forced_count, &err);
     for (int i = 0; !s && i < r->forced_count; i++)

@@ -3,11 +3,15 @@
 // POST /v1/explore (a greedy decode with every step's top-k and attention
 // weights), POST /v1/beam (a beam search, step by step). The state lives in
 // the URL: ?model=NAME&source_lang=CODE&target_lang=CODE&source=TEXT&forced=N:TOKEN...
-// &step=N|end&beam=N
+// &step=N|end&beam=N, and the rules on the scores given (&no_repeat_ngram_size=N...)
 'use strict';
 
 (function () {
   const $ = (id) => document.getElementById(id);
+  // The rules on the scores the page can set: request fields, URL keys and
+  // the inputs of the rules form (#rule-KEY).
+  const RULES = ['no_repeat_ngram_size', 'encoder_no_repeat_ngram_size', 'repetition_penalty',
+    'min_length', 'min_new_tokens'];
   const KINDS = [
     { key: 'encoder', name: 'Encoder self-attention', query: 'source', keys: 'source' },
     { key: 'self', name: 'Masked decoder self-attention', query: 'target', keys: 'target' },
@@ -22,6 +26,7 @@
     targetLang: null,
     source: '',
     forced: [],       // [{step, token}], step from 1
+    rules: {},        // the rules given: {no_repeat_ngram_size: N, ...} (else the model's)
     step: 0,          // the step shown, 1..steps (0: nothing decoded)
     beam: 0,          // beam size of the beam view (0: none)
     data: null,       // the answer of /v1/explore
@@ -97,9 +102,9 @@
     return span;
   }
 
-  // The request's languages, as /v1/explore and /v1/beam take them.
+  // The request's languages and rules, as /v1/explore and /v1/beam take them.
   function languages() {
-    const fields = {};
+    const fields = { ...state.rules };
     if (state.sourceLang) fields.source_lang = state.sourceLang;
     if (state.targetLang) fields.target_lang = state.targetLang;
     return fields;
@@ -120,8 +125,13 @@
       if (colon > 0 && step >= 1) forced.push({ step, token: value.slice(colon + 1) });
     }
     const step = q.get('step');
+    const rules = {};
+    for (const key of RULES) {
+      const value = parseFloat(q.get(key));
+      if (q.has(key) && value >= 0) rules[key] = value;
+    }
     return {
-      model: q.get('model'), source: q.get('source') || '', forced,
+      model: q.get('model'), source: q.get('source') || '', forced, rules,
       languages: { source: q.get('source_lang'), target: q.get('target_lang') },
       step: step === 'end' ? 'end' : parseInt(step || '1', 10) || 1,
       beam: parseInt(q.get('beam') || '0', 10) || 0,
@@ -135,6 +145,7 @@
     if (state.targetLang) q.set('target_lang', state.targetLang);
     if (state.source) q.set('source', state.source);
     for (const f of state.forced) q.append('forced', f.step + ':' + f.token);
+    for (const key of RULES) if (key in state.rules) q.set(key, String(state.rules[key]));
     if (state.data) q.set('step', state.step === steps() ? 'end' : String(state.step));
     if (state.beam) q.set('beam', String(state.beam));
     history.replaceState(null, '', '?' + q.toString());
@@ -290,12 +301,20 @@
     $('bias').hidden = !(has && state.data.position_bias);
     renderTokens();
     if (!has) return;
+    renderRules();
     renderStep();
     buildGrids();
     renderAttention();
     renderExplain();
     renderBias();
     renderBeam();
+  }
+
+  // The rules form shows the rules the decode applied (the model's, or
+  // those given).
+  function renderRules() {
+    if (!state.data || !state.data.rules) return;
+    for (const key of RULES) $('rule-' + key).value = String(state.data.rules[key]);
   }
 
   function renderTokens() {
@@ -326,6 +345,7 @@
       chosen.append(make('span', 'forced-mark',
         ` (forced; the model's choice: ${s.best.token} p = ${fmt(s.best.p)})`));
     }
+    if (s.chosen.why) chosen.append(make('span', 'why', ' ' + s.chosen.why));
     const list = $('candidates');
     list.replaceChildren();
     s.top.forEach((c, k) => {
@@ -337,6 +357,10 @@
       const barBox = make('div', 'bar-box');
       barBox.append(bar);
       li.append(make('span', 'rank', String(k + 1) + '.'), tokenWord(c), make('span', 'p', fmt(c.p)), barBox);
+      if (c.why) {  // what a rule on the scores did to it, in the library's words
+        li.classList.add(c.banned ? 'banned' : 'changed');
+        li.append(make('span', 'why', c.why));
+      }
       li.addEventListener('click', () => force(c.token));
       list.append(li);
     });
@@ -746,6 +770,14 @@
     $('prev').addEventListener('click', () => go(state.step - 1));
     $('next').addEventListener('click', () => go(state.step + 1));
     $('last').addEventListener('click', () => go(steps()));
+    $('rules-form').addEventListener('change', (event) => {
+      const key = event.target.id.replace(/^rule-/, ''), value = parseFloat(event.target.value);
+      if (!RULES.includes(key) || !(value >= 0)) return;
+      state.rules[key] = value;
+      state.beamData = null;
+      state.forced = [];
+      if (state.source) decode(state.step);
+    });
     $('beam-form').addEventListener('submit', async (event) => {
       event.preventDefault();
       state.beam = Math.max(1, Math.min(16, parseInt($('beam-size').value, 10) || 4));
@@ -780,6 +812,7 @@
     chooseModel(url.model, url.languages);
     state.source = url.source;
     state.forced = url.forced;
+    state.rules = url.rules;
     state.beam = url.beam;
     if (state.beam) $('beam-size').value = String(state.beam);
     $('source').value = state.source;
