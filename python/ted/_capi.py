@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes
 import os
 from ctypes import (POINTER, Structure, c_bool, c_char, c_char_p, c_double, c_float, c_int,
-                    c_uint, c_uint64, c_void_p)
+                    c_size_t, c_uint, c_uint64, c_void_p)
 
 ERROR_MESSAGE_SIZE = 1024
 WORD_PIECES_MAX = 32  # TED_WORD_PIECES_MAX
@@ -103,11 +103,21 @@ class LearnCandidate(Structure):  # ted_learn_candidate (ted/learn.h)
     _fields_ = [("id", c_int), ("p", c_float), ("logit", c_float)]
 
 
+class LearnChange(Structure):  # ted_learn_change
+    _fields_ = [("rule", c_int), ("at", c_int), ("score", c_float)]
+
+
+# ted_learn_rule: what changed a candidate's score
+LEARN_RULE_NONE, LEARN_RULE_REPETITION = 0, 2
+LEARN_RULE_FORCED_BOS = 8  # from here on: the rules that force a token
+
+
 class LearnStep(Structure):  # ted_learn_step
     _fields_ = [("input", c_int), ("chosen", c_int), ("forced", c_bool),
                 ("best", LearnCandidate), ("taken", LearnCandidate),
                 ("top", POINTER(LearnCandidate)), ("self", POINTER(c_float)),
-                ("cross", POINTER(c_float))]
+                ("cross", POINTER(c_float)), ("changes", POINTER(LearnChange)),
+                ("taken_change", LearnChange)]
 
 
 class LearnTrace(Structure):  # ted_learn_trace
@@ -117,7 +127,8 @@ class LearnTrace(Structure):  # ted_learn_trace
                 ("top_k", c_int), ("encoder", POINTER(c_float)), ("encoder_kept", c_bool),
                 ("steps", POINTER(LearnStep)), ("count", c_int), ("finished", c_bool),
                 ("probs", POINTER(c_float)), ("allowed", POINTER(c_float)),
-                ("top_ids", POINTER(c_int))]
+                ("top_ids", POINTER(c_int)), ("rules", LogitsRules),
+                ("history", POINTER(c_int)), ("marks", POINTER(LearnChange))]
 
 
 def _find_library() -> str:
@@ -202,6 +213,9 @@ def _declare(lib: ctypes.CDLL) -> dict:
                                      err]),
         "ted_learn_advance": (status, [POINTER(LearnTrace), c_int, err]),
         "ted_learn_end": (None, [POINTER(LearnTrace)]),
+        "ted_learn_use_rules": (None, [POINTER(LearnTrace), POINTER(LogitsRules)]),
+        "ted_learn_change_words": (c_char_p, [POINTER(LearnTrace), c_int, c_int,
+                                              POINTER(LearnChange), c_char_p, c_size_t]),
         "ted_set_threads": (c_int, [c_int]),
         "ted_translate_workers": (c_int, [model, c_int]),
         "ted_threads_new": (status, [c_int, POINTER(c_void_p), err]),
@@ -231,4 +245,5 @@ sizes = {"ted_error": ctypes.sizeof(Error_), "ted_translate_options":
          "ted_languages": ctypes.sizeof(Languages),
          "ted_translate_call": ctypes.sizeof(TranslateCall),
          "ted_learn_candidate": ctypes.sizeof(LearnCandidate),
+         "ted_learn_change": ctypes.sizeof(LearnChange),
          "ted_learn_step": ctypes.sizeof(LearnStep), "ted_learn_trace": ctypes.sizeof(LearnTrace)}

@@ -145,12 +145,17 @@ class Hypothesis:
 @dataclass
 class Candidate:
     """One of the top-k tokens of a step: its id, token, logit and
-    probability (softmax of the logits)."""
+    probability (softmax of the logits); `why`: what a rule on the scores
+    did to it, in the words of `ted step` ("banned: would repeat the
+    2-gram 'le chat'"; "" when none changed it), and whether it `banned`
+    it."""
 
     id: int
     token: str
     logit: float
     probability: float
+    why: str = ""
+    banned: bool = False
 
 
 @dataclass
@@ -813,20 +818,33 @@ class Translator:
 
     def trace(self, source: Union[str, bytes], *, force: Optional[Mapping[int, int]] = None,
               top_k: int = 5, max_length: Optional[int] = None,
-              source_lang: Optional[str] = None, target_lang: Optional[str] = None) -> Trace:
+              source_lang: Optional[str] = None, target_lang: Optional[str] = None,
+              **rules: Any) -> Trace:
         """The greedy decode of `source`, step by step, with every attention
         weight kept (as `ted attention` and the explorer show them).
 
         Steps count from 1, as `ted step --force N:TOKEN` and the explorer
         count them. Each step feeds the token chosen before (BOS first) and
-        chooses the next: the most likely token that is not banned, or
+        chooses the next: the most likely token that the rules leave, or
         force[step] when `force` (a dict {step: target id}) names the step.
         It stops at EOS or at the model's length limit (max_length: at most
         that many steps). Probabilities are the softmax of the logits; the
-        top_k candidates are the most likely tokens that are not banned.
+        top_k candidates are the most likely tokens, those a rule banned
+        included (Candidate.why says which rule and why).
         source_lang / target_lang: as translate takes them; a target code
         the model forces is the first step's token unless `force` names
-        step 1. Returns a Trace."""
+        step 1. `rules`: the rules on the scores as translate() takes them
+        (repetition_penalty, no_repeat_ngram_size, min_length,
+        min_new_tokens, bad_words_ids, encoder_no_repeat_ngram_size; the
+        model's by default): the token chosen is the best they leave, and
+        each candidate says what they did to it (Candidate.why). Returns a
+        Trace."""
+        allowed = {"repetition_penalty", "no_repeat_ngram_size", "min_length", "min_new_tokens",
+                   "bad_words_ids", "encoder_no_repeat_ngram_size"}
+        for name in rules:
+            if name not in allowed:
+                raise TypeError("trace() got an unexpected keyword argument %r" % name)
+        chosen_rules = self.options(**rules).decode.rules
         forced: Dict[int, int] = {}
         _whole("top_k", top_k, 1, self._vocab)
         for step, token in dict(force or {}).items():
@@ -838,7 +856,7 @@ class Translator:
         if max_length is not None:
             _whole("max_length", max_length, 1, MAX_LENGTH_MAX)
         return self._cancellable(self._trace, source, forced, top_k, max_length, source_lang,
-                                 target_lang)
+                                 target_lang, chosen_rules)
 
     @_uses_model
     def _forced_ids(self, step: int, token: Union[int, str]) -> List[int]:
@@ -856,7 +874,7 @@ class Translator:
 
     def _trace(self, call: Call, source: Union[str, bytes], force: Dict[int, int], top_k: int,
                max_length: Optional[int], source_lang: Optional[str],
-               target_lang: Optional[str]) -> Trace:
+               target_lang: Optional[str], rules: _capi.LogitsRules) -> Trace:
         """trace(), `force` keyed by the step's index from 0: the C library's
         trace (ted_learn_start, ted_learn_advance of ted/learn.h), the one
         `ted step`, `ted attention` and the explorer run."""
@@ -871,6 +889,7 @@ class Translator:
             if trace.session:
                 lib.ted_session_watch(trace.session, call.flag)
             check(status, err)
+            lib.ted_learn_use_rules(byref(trace), byref(rules))
             while not trace.finished:
                 check(lib.ted_learn_advance(byref(trace), force.get(trace.count, -1),
                                             byref(err)), err)
@@ -887,7 +906,7 @@ class Translator:
         encoder = np.array(np.ctypeslib.as_array(trace.encoder,
                                                  (encoder_layers, heads, S, S)), dtype=np.float32)
         n = trace.count
-        steps = [self._trace_step(trace.steps[t], t, (heads, S, trace.top_k)) for t in range(n)]
+        steps = [self._trace_step(trace, t, (heads, S, trace.top_k)) for t in range(n)]
         chosen = [s.chosen for s in steps]
         self_att = np.zeros((decoder_layers, heads, n, n), dtype=np.float32)
         cross = np.zeros((decoder_layers, heads, n, S), dtype=np.float32)
@@ -900,15 +919,23 @@ class Translator:
                      text=self.detokenize(chosen), encoder_attention=encoder,
                      self_attention=self_att, cross_attention=cross, steps=steps)
 
-    def _trace_step(self, s: _capi.LearnStep, t: int, sizes: Tuple[int, int, int]) -> Step:
+    def _trace_step(self, trace: _capi.LearnTrace, t: int,
+                    sizes: Tuple[int, int, int]) -> Step:
         """Step t (0-based) of a ted_learn_trace, its attention weights copied;
         sizes: (heads, source length, the candidates each step holds)."""
         layers, (heads, S, top_k) = self._layers[1], sizes
+        s = trace.steps[t]
+        words = ctypes.create_string_buffer(512)
         candidates = []
         for k in range(top_k):
-            c = s.top[k]
+            c, change = s.top[k], s.changes[k]
+            why = lib.ted_learn_change_words(byref(trace), t, c.id, byref(change), words,
+                                             len(words)).decode("utf-8", "replace")
+            banned = (change.rule not in (_capi.LEARN_RULE_NONE, _capi.LEARN_RULE_REPETITION)
+                      and change.rule < _capi.LEARN_RULE_FORCED_BOS)
             candidates.append(Candidate(id=c.id, token=self._target_token(c.id),
-                                        logit=float(c.logit), probability=float(c.p)))
+                                        logit=float(c.logit), probability=float(c.p),
+                                        why=why, banned=banned))
         return Step(index=t + 1, input=s.input, chosen=s.chosen,
                     token=self._target_token(s.chosen), probability=float(s.taken.p),
                     forced=bool(s.forced), candidates=candidates,

@@ -813,6 +813,7 @@ int main(void)
            sizeof(ted_languages), sizeof(ted_translate_call));
     printf("ted_learn_candidate %zu\nted_learn_step %zu\nted_learn_trace %zu\n",
            sizeof(ted_learn_candidate), sizeof(ted_learn_step), sizeof(ted_learn_trace));
+    printf("ted_learn_change %zu\n", sizeof(ted_learn_change));
     return 0;
 }
 """
