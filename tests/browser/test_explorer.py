@@ -44,6 +44,14 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                --target-lang's), and the URL keeps it; three languages
                picked at once are decoded one request at a time, the last
                shown; the API refuses a missing or unknown code, naming it
+  rules/*      the rules on the scores: a URL with no_repeat_ngram_size=2
+               opens on a step where the model's own choice would repeat a
+               2-gram of the prefix; that candidate, and only the
+               candidates the rule's definition bans after that prefix,
+               are struck out with "banned: would repeat the 2-gram '...'",
+               and the translation is ted translate --no-repeat-ngram-size
+               2's; min_length typed into the rules form bans EOS, said so
+               beside it, at exactly the steps before min_length
   network/*    no request left 127.0.0.1 (the DevTools network events), none
                failed, every answer 200 (no 503: the page never sends an
                explorer request while another is decoded); no console
@@ -954,6 +962,72 @@ def test_t5_bias(browser, work):
         check("t5/server-exit", status == 0, f"ted serve exit status {status}")
 
 
+RULES_SENTENCE = "the cat eats the cat ."
+CANDIDATES = """[...document.querySelectorAll('#candidates li')].map(e => ({
+  token: e.dataset.token, banned: e.classList.contains('banned'),
+  why: (e.querySelector('.why') || {}).textContent || ''}))"""
+
+
+def ngram_banned(prefix, n):
+    """The tokens NoRepeatNGramLogitsProcessor's definition bans after
+    `prefix` (the decoder's start token first): those that followed an
+    earlier occurrence of its last n - 1 tokens."""
+    tail = prefix[len(prefix) - (n - 1):]
+    return {prefix[i + n - 1] for i in range(len(prefix) - n + 1)
+            if prefix[i:i + n - 1] == tail}
+
+
+def test_rules(browser, server):
+    expected = ted("translate", "-m", MODEL, "--no-repeat-ngram-size", "2", RULES_SENTENCE).strip()
+    query = urllib.parse.urlencode({"model": os.path.basename(MODEL), "source": RULES_SENTENCE,
+                                    "no_repeat_ngram_size": 2})
+    if not browser.navigate(server.base + "/?" + query + "&step=end"):
+        fail("rules/no-repeat-ngram", "the page did not load")
+        return
+    data = browser.evaluate("window.ted.state.data")
+    text = shown_text(browser.evaluate(SHOWN), data)
+    check(f"rules/translation-is-ted-translate ({text})", text == expected,
+          f"page '{text}', ted translate --no-repeat-ngram-size 2 '{expected}'")
+    wrong, seen = [], []
+    for i, step in enumerate(data["steps"]):
+        browser.key("Home", keycode=36)
+        for _ in range(i):
+            browser.key("ArrowRight", keycode=39)
+        browser.wait_for(f"window.ted.state.step === {i + 1}")
+        prefix = [s["input"]["token"] for s in data["steps"][:i + 1]]
+        banned = ngram_banned(prefix, 2)
+        for c in browser.evaluate(CANDIDATES):
+            want = f"banned: would repeat the 2-gram '{prefix[-1]} {c['token']}'" \
+                if c["token"] in banned else ""
+            if c["why"] != want or c["banned"] != bool(want):
+                wrong.append(f"step {i + 1} '{c['token']}': shown {c['why']!r}, want {want!r}")
+            if want:
+                seen.append(f"step {i + 1} '{c['token']}'")
+    check(f"rules/no-repeat-ngram-banned-shown ({', '.join(seen)})", seen and not wrong,
+          "; ".join(wrong[:3]) or "no candidate banned")
+    browser.evaluate("""(() => { const e = document.getElementById('rule-min_length');
+        e.value = '9'; e.dispatchEvent(new Event('change', { bubbles: true })); })()""")
+    if not browser.wait_for("window.ted.ready && window.ted.state.data && "
+                            "window.ted.state.data.rules.min_length === 9"):
+        fail("rules/min-length-form", f"no decode with min_length 9: {browser.evaluate('window.ted.error')}")
+        return
+    data = browser.evaluate("window.ted.state.data")
+    marks = [(i + 1, c.get("why", "")) for i, s in enumerate(data["steps"]) for c in s["top"]
+             if c["token"] == "<eos>"]
+    bad = [(k, why) for k, why in marks
+           if why != ("banned: end of sentence before min_length 9" if k < 9 else "")]
+    first = next((k for k, why in marks if why), 0)
+    browser.key("Home", keycode=36)
+    for _ in range(first - 1):
+        browser.key("ArrowRight", keycode=39)
+    browser.wait_for(f"window.ted.state.step === {first}")
+    shown = [c for c in browser.evaluate(CANDIDATES) if c["token"] == "<eos>"]
+    check(f"rules/min-length-bans-eos-before-9 (EOS a candidate at steps {[k for k, _ in marks]})",
+          first and not bad and shown and shown[0]["banned"] and
+          shown[0]["why"] == "banned: end of sentence before min_length 9",
+          f"{bad[:3]} of {marks}; shown at step {first}: {shown}")
+
+
 def test_network(browser, server):
     events = browser.events
     urls = [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
@@ -1003,6 +1077,7 @@ def main():
                 test_screenshots(browser, url + f"&beam={BEAM}", out_dir or work)
                 test_model_switch(browser)
                 test_languages(browser, multilingual)
+        test_rules(browser, server)
         test_network(browser, server)
         test_trained(browser, work)
         test_t5_bias(browser, work)
