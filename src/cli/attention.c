@@ -4,6 +4,7 @@
  * encoder-decoder attention one row per step. Writes a self-contained HTML
  * page (every layer and head as a heatmap, a layer/head selector, the top-k
  * candidates of every step), one heatmap as SVG, or every number as JSON. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -324,8 +325,14 @@ static void write_json(FILE *out, const ted_learn_trace *t, const labels *l, con
             fputs(k ? ", {\"token\": " : "{\"token\": ", out);
             cli_json_string(out, ted_learn_show_token(ted_target_token(t->model, s->top[k].id), buf,
                                               sizeof buf));
-            fprintf(out, ", \"id\": %d, \"p\": %.9g, \"logit\": %.9g}", s->top[k].id,
+            fprintf(out, ", \"id\": %d, \"p\": %.9g, \"logit\": %.9g", s->top[k].id,
                     s->top[k].p, s->top[k].logit);
+            ted_learn_change_words(t, i, s->top[k].id, &s->changes[k], buf, sizeof buf);
+            if (*buf) {  /* what a rule on the scores did to it */
+                fputs(", \"why\": ", out);
+                cli_json_string(out, buf);
+            }
+            fputc('}', out);
         }
         fputs("]}", out);
     }
@@ -364,6 +371,7 @@ static const char html_style[] =
     "#e4e4e4;text-align:left;vertical-align:middle}th{background:#f6f8fa}"
     ".cand{display:inline-block;min-width:92px;margin-right:6px;font-family:monospace}"
     ".cand i{display:block;height:4px;background:#6baed6}.cand.taken b{color:#1a7f37}"
+    ".cand.banned b{text-decoration:line-through;color:#a3342b}"
     ".forced{color:#9a6700}.missing{color:#888;font-size:13px}";
 
 static const char html_script[] =
@@ -496,8 +504,17 @@ static void html_steps(FILE *out, const ted_learn_trace *t, const labels *l)
         html_token(out, t->config, s->chosen, l->chosen[i]);
         fprintf(out, "</td><td>%.4f</td><td>", s->taken.p);
         for (int k = 0; k < t->top_k; k++) {
-            char buf[512];
-            fprintf(out, "<span class=\"cand%s\"><b>", s->top[k].id == s->chosen ? " taken" : "");
+            char buf[512], why[512];
+            ted_learn_change_words(t, i, s->top[k].id, &s->changes[k], why, sizeof why);
+            bool banned = *why && s->changes[k].score == -INFINITY;
+            fprintf(out, "<span class=\"cand%s%s\"", s->top[k].id == s->chosen ? " taken" : "",
+                    banned ? " banned" : "");
+            if (*why) {  /* what a rule on the scores did to it, on hover */
+                fputs(" title=\"", out);
+                cli_xml_escaped(out, why);
+                fputc('"', out);
+            }
+            fputs("><b>", out);
             cli_xml_escaped(out, ted_learn_show_token(ted_target_token(t->model, s->top[k].id), buf,
                                               sizeof buf));
             fprintf(out, "</b> %.3f<i style=\"width:%.0fpx\"></i></span>", s->top[k].p,
