@@ -5,8 +5,11 @@
  * tests/parity/test_rules.py. And their options in the option table. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "model/decoding.h"
+#include "ted/learn.h"
 #include "ted/ted.h"
 
 #define TOY_DIR "models/toy-en-fr"
@@ -204,4 +207,37 @@ Test(rules, the_source_ngrams_ban_what_followed_the_history_end_in_the_source)
     cr_assert_float_eq(scores[11], -11.0f, 0.0f);
     cr_assert_str_eq(ted_option_key(TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE),
                      "encoder_no_repeat_ngram_size");
+}
+
+Test(rules, the_record_names_the_rule_that_changed_each_token_and_where_it_found_why)
+{
+    /* history 2 10 7 12 7 10: the penalty touches 2 (position 0), 10 (1),
+     * 7 (2) and 12 (3); after 10 came 7 at positions 1..2, so the 2-gram
+     * "10 7" bans 7, found at 1; EOS is banned: 7 tokens < min_length 9;
+     * the source 5 10 11 bans 11 after "10", found at source position 1. */
+    ted_logits_rules r = {.repetition_penalty = 2, .no_repeat_ngram_size = 2,
+                          .encoder_no_repeat_ngram_size = 2, .min_length = 9};
+    const int ids[] = {10, 7, 12, 7, 10}, source_ids[] = {5, 10, 11};
+    const ted_rules_source source = {source_ids, 3};
+    int vocab = ted_config_get_view(ted_model_config(model)).model.tgt_vocab_size;
+    ted_learn_change *marks = calloc((size_t)vocab, sizeof *marks);
+    cr_assert(marks);
+    ted_apply_logits_rules_marked(model, &r, &source, ids, 5, scores, marks);
+    const struct {
+        int token;
+        ted_learn_rule rule;
+        int at;
+    } want[] = {{START, TED_LEARN_RULE_REPETITION, 0}, {10, TED_LEARN_RULE_REPETITION, 1},
+                {7, TED_LEARN_RULE_NGRAM, 1}, {12, TED_LEARN_RULE_REPETITION, 3},
+                {11, TED_LEARN_RULE_SOURCE_NGRAM, 1}, {EOS, TED_LEARN_RULE_MIN_LENGTH, 0}};
+    int changed = 0;
+    for (int i = 0; i < vocab; i++)
+        changed += marks[i].rule != TED_LEARN_RULE_NONE;
+    cr_assert_eq(changed, 6, "%d tokens marked", changed);
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        const ted_learn_change *m = &marks[want[k].token];
+        cr_assert_eq(m->rule, want[k].rule, "token %d: rule %d", want[k].token, m->rule);
+        cr_assert_eq(m->at, want[k].at, "token %d: at %d", want[k].token, m->at);
+    }
+    free(marks);
 }
