@@ -274,6 +274,34 @@ def test_trace_force():
                  "force step: 0 is not a whole number from 1")
 
 
+def test_trace_rules_say_what_they_banned():
+    """trace(no_repeat_ngram_size=2) chooses as translate() with the rule,
+    and a candidate says it is banned exactly when the rule's definition
+    (a 2-gram of the prefix, the decoder's start token first) bans it."""
+    t = translator("toy")
+    source = "the cat eats the cat ."
+    tr = t.trace(source, no_repeat_ngram_size=2, top_k=5)
+    assert tr.text == t.translate(source, no_repeat_ngram_size=2)
+    assert tr.text != t.translate(source)
+    seen = 0
+    for step in tr.steps:
+        prefix = [s.input for s in tr.steps[:step.index]]
+        banned = {prefix[i + 1] for i in range(len(prefix) - 1) if prefix[i] == prefix[-1]}
+        for c in step.candidates:
+            want = ("banned: would repeat the 2-gram '%s %s'" %
+                    (t.target_token(prefix[-1]), c.token)) if c.id in banned else ""
+            assert (c.why, c.banned) == (want, bool(want)), (step.index, c)
+            seen += bool(want)
+    assert seen, "no candidate banned: nothing compared"
+    assert all(not c.why for s in t.trace(source).steps for c in s.candidates)
+    try:
+        t.trace(source, beam_size=2)
+    except TypeError as e:
+        assert "beam_size" in str(e), str(e)
+    else:
+        raise AssertionError("trace(beam_size=2): no error")
+
+
 def test_trace_steps_count_from_1_as_ted_step():
     """trace(force={N: id}) forces the step `ted step --force N:TOKEN`
     forces, and Step.index is the N of its "step N:" lines."""
