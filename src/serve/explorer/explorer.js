@@ -345,7 +345,7 @@
       chosen.append(make('span', 'forced-mark',
         ` (forced; the model's choice: ${s.best.token} p = ${fmt(s.best.p)})`));
     }
-    if (s.chosen.why) chosen.append(make('span', 'why', ' ' + s.chosen.why));
+    if (s.chosen.why && s.chosen.rule !== 'forced') chosen.append(make('span', 'why', ' ' + s.chosen.why));
     const list = $('candidates');
     list.replaceChildren();
     s.top.forEach((c, k) => {
