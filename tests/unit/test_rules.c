@@ -241,3 +241,26 @@ Test(rules, the_record_names_the_rule_that_changed_each_token_and_where_it_found
     }
     free(marks);
 }
+
+Test(rules, the_record_names_the_bad_words_sequence_and_the_least_new_tokens)
+{
+    /* bad words {9} {10 12}: 9 always, 12 after a history ending in 10
+     * (found at index 2 of bad_words); 2 tokens < min_new_tokens 4 */
+    ted_logits_rules r = {.bad_words = {9, -1, 10, 12, -1}, .bad_words_length = 5,
+                          .min_new_tokens = 4};
+    const int ids[] = {7, 10};
+    int vocab = ted_config_get_view(ted_model_config(model)).model.tgt_vocab_size;
+    ted_learn_change *marks = calloc((size_t)vocab, sizeof *marks);
+    cr_assert(marks);
+    ted_apply_logits_rules_marked(model, &r, NULL, ids, 2, scores, marks);
+    cr_assert_eq(marks[9].rule, TED_LEARN_RULE_BAD_WORDS);
+    cr_assert_eq(marks[9].at, 0);
+    cr_assert_eq(marks[12].rule, TED_LEARN_RULE_BAD_WORDS);
+    cr_assert_eq(marks[12].at, 2);
+    cr_assert_eq(marks[EOS].rule, TED_LEARN_RULE_MIN_NEW_TOKENS);
+    int changed = 0;
+    for (int i = 0; i < vocab; i++)
+        changed += marks[i].rule != TED_LEARN_RULE_NONE;
+    cr_assert_eq(changed, 3, "%d tokens marked", changed);
+    free(marks);
+}
