@@ -77,8 +77,8 @@ typedef struct ted_learn_step {
                               * NULL once forgotten (ted_learn_forget_attention) */
     float *cross;            /* (decoder_layers, heads, source_len): encoder-decoder, or
                               * NULL once forgotten */
-    ted_learn_change *changes;   /* (top_k): what a rule did to each of top (below: what
-                                  * the rules on the scores did) */
+    ted_learn_change *changes;   /* (top_k): what the rules on the scores did to each of
+                                  * top (ted_learn_change_words says why) */
     ted_learn_change taken_change;  /* what a rule did to the chosen token; a forced one:
                                      * the FORCED rule that took it */
 } ted_learn_step;
@@ -192,8 +192,7 @@ TED_API void ted_learn_cross_row(const ted_learn_trace *t, int step, int layer, 
                                  float *out);
 
 /* ---- what the rules on the scores did ---- */
-/* The rules of a trace, and their effect on each step's candidates
- * (ted_learn_step.changes) in words. */
+
 /* The rules a trace applies to its steps' scores, as greedy decoding with
  * them does (the chosen token is the best one they leave); a trace starts
  * with the model's (ted_translate_model_options). Copied; call it before
