@@ -324,6 +324,14 @@ static void print_step(const stepper *s, int step)
         printf(" p=%.4f%s)%s", st->best.p, s->st.forced, s->st.reset);
     }
     putchar('\n');
+    ted_learn_rule rule = st->taken_change.rule;
+    if (rule == TED_LEARN_RULE_FORCED_BOS || rule == TED_LEARN_RULE_FORCED_LANGUAGE) {
+        char words[256];
+        printf("  %s%s%s\n", s->st.forced,
+               ted_learn_change_words(&s->t, step, st->chosen, &st->taken_change, words,
+                                      sizeof words),
+               s->st.reset);
+    }
     print_candidates(s, step);
     print_attention(s, step);
     if (!s->interactive)

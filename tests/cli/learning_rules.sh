@@ -4,7 +4,8 @@
 # banned_ids), held to transformers' logits processors: at every step, the
 # candidates ted says a rule banned or penalised are exactly those the
 # processor, given the same prefix, sets to -infinity or changes, and the
-# n-gram ted names is the prefix's last tokens and the candidate. Each check
+# n-gram ted names is the prefix's last tokens and the candidate; a model
+# that forces the target language's code says so at step 1. Each check
 # prints "ok NAME" or "FAIL NAME: why".
 TED=${TED:-build/ted}
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -142,3 +143,15 @@ EOF
 # The rule's option is checked as ted translate checks it.
 expect_error step-rule-bad-value "--repetition-penalty" \
     "$TED" step -m "$MODEL" --auto --repetition-penalty -1 "$SENTENCE"
+
+# A model that forces the target language's code as its first token says so
+# at step 1, where the code taken is the one asked for.
+run "$work/lang" "$work/lang.err" "$TED" step -m models/multi-en-fr-es --auto --top 2 \
+    --source-lang eng_Latn --target-lang spa_Latn "the cat ."
+if [ "$status" -eq 0 ] && grep -q "^step 1: chosen 'spa_Latn'" "$work/lang" &&
+    sed -n '/^step 1: chosen/{n;p;}' "$work/lang" | grep -qx "  forced: the target language's code first" &&
+    [ "$(grep -c "^  forced: " "$work/lang")" -eq 1 ]; then
+    ok step-forced-language-code
+else
+    fail step-forced-language-code "$(grep -A1 '^step 1: chosen' "$work/lang" | head -2) $(head -c 200 "$work/lang.err")"
+fi
