@@ -71,14 +71,16 @@ def export(hf_dir, out_dir):
 def save_and_export(name, model, tok, safetensors, tmp):
     """TMP/hf-NAME (save_pretrained of the model, as model.safetensors or
     pytorch_model.bin, and the tokenizer) exported to TMP/ted-NAME, checked
-    as export/NAME: the two directories, or None after its FAIL."""
+    as export/NAME: the two directories and the tokenizer as from_pretrained
+    loads it from the first (as a hub download is loaded), or None after
+    its FAIL."""
     hf_dir, ted_dir = os.path.join(tmp, "hf-" + name), os.path.join(tmp, "ted-" + name)
     model.save_pretrained(hf_dir, safe_serialization=safetensors)
     tok.save_pretrained(hf_dir)
     problem = export(hf_dir, ted_dir)
     report(f"export/{name}", problem,
            "model.safetensors" if safetensors else "pytorch_model.bin")
-    return None if problem else (hf_dir, ted_dir)
+    return None if problem else (hf_dir, ted_dir, type(tok).from_pretrained(hf_dir))
 
 
 def export_half(tmp, model, tok):

@@ -288,8 +288,7 @@ def main():
             dirs = save_and_export(name, model, tok, True, tmp)
             if dirs is None:
                 continue
-            hf_dir, ted_dir = dirs
-            tok = transformers.BartTokenizer.from_pretrained(hf_dir)
+            hf_dir, ted_dir, tok = dirs
             check_tokenize(name, ted_dir, tok, sentences)
             check_bart_decode(name, ted_dir, tok, sentences)
             pairs = list(zip(sentences[:8], sentences[8:16]))

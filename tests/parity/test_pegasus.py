@@ -214,8 +214,7 @@ def main():
             dirs = save_and_export(name, model, tok, safetensors, tmp)
             if dirs is None:
                 continue
-            hf_dir, ted_dir = dirs
-            tok = transformers.PegasusTokenizer.from_pretrained(hf_dir)
+            hf_dir, ted_dir, tok = dirs
             if seed == 0:
                 check_layout(tok)
             check_tokenize(name, ted_dir, tok, sentences)

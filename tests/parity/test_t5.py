@@ -274,8 +274,7 @@ def main():
             dirs = save_and_export(name, model, tok, safetensors, tmp)
             if dirs is None:
                 continue
-            hf_dir, ted_dir = dirs
-            tok = transformers.T5Tokenizer.from_pretrained(hf_dir)
+            hf_dir, ted_dir, tok = dirs
             check_tokenize(name, ted_dir, tok, sentences)
             t5_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(sentences))
             check_translations(name, ted_dir, model, tok, sentences)
