@@ -83,6 +83,19 @@ def save_and_export(name, model, tok, safetensors, tmp):
     return None if problem else (hf_dir, ted_dir, type(tok).from_pretrained(hf_dir))
 
 
+def each_exported(tmp, specs, build):
+    """The model of each spec of `specs` (its name first): build(index,
+    spec) gives (model, tokenizer, whether to save model.safetensors),
+    save_and_export saves and exports them. Yields (index, spec, model,
+    hf_dir, ted_dir, the tokenizer as reloaded) for each that exports, one
+    model built after the other's checks."""
+    for index, spec in enumerate(specs):
+        model, tok, safetensors = build(index, spec)
+        dirs = save_and_export(spec[0], model, tok, safetensors, tmp)
+        if dirs:
+            yield (index, spec, model, *dirs)
+
+
 def export_half(tmp, model, tok):
     """The model saved in float16 (TMP/hf-half) and exported, checked as
     half/export: (the float32 model transformers loads from that directory,

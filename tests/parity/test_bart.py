@@ -51,8 +51,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
 from hf_parity import (check_decode, check_logits, check_refusals, check_token_ids,  # noqa: E402
-                       check_translations, export, generate_batches, ids_text, pair_cases,
-                       raise_eos_bias, read_sentences, save_and_export, teacher_forced_logits,
+                       check_translations, each_exported, export, generate_batches, ids_text,
+                       pair_cases, raise_eos_bias, read_sentences, teacher_forced_logits,
                        ted_texts)
 from ted_test import reference_transformers  # noqa: E402
 from ted_test import (compare_lines, edit_json, failures, report,  # noqa: E402
@@ -282,13 +282,12 @@ def main():
     sentences = corpus()
     with scratch_directory("ted-bart-") as tmp:
         vocab_file, merges_file = train_bpe(tmp, sentences)
-        for seed, (name, config, prefix) in enumerate(MODELS):
+
+        def build(seed, spec):
+            _, config, prefix = spec
             tok = transformers.BartTokenizer(vocab_file, merges_file, add_prefix_space=prefix)
-            model = build_model(config, tok, 70 + seed, sentences)
-            dirs = save_and_export(name, model, tok, True, tmp)
-            if dirs is None:
-                continue
-            hf_dir, ted_dir, tok = dirs
+            return build_model(config, tok, 70 + seed, sentences), tok, True
+        for seed, (name, *_), model, hf_dir, ted_dir, tok in each_exported(tmp, MODELS, build):
             check_tokenize(name, ted_dir, tok, sentences)
             check_bart_decode(name, ted_dir, tok, sentences)
             pairs = list(zip(sentences[:8], sentences[8:16]))
@@ -298,6 +297,7 @@ def main():
             if seed == 0:
                 check_bart_refusals(tmp, hf_dir)
                 check_generate_cnn(tmp, tok, sentences)
+
 
 if __name__ == "__main__":
     main()

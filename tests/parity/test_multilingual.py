@@ -54,10 +54,10 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
-from hf_parity import (EXPORTER, PYTHON, SEARCHES, TOLERANCE, check_decode, check_logits,  # noqa: E402
-                       check_refusals, check_token_ids, export, generate_batches, ids_text,
-                       read_sentences, save_and_export, teacher_forced_logits, ted_texts,
-                       train_spm)
+from hf_parity import (EXPORTER, PYTHON, SEARCHES, TOLERANCE, check_decode,  # noqa: E402
+                       check_logits, check_refusals, check_token_ids, each_exported, export,
+                       generate_batches, ids_text, read_sentences, save_and_export,
+                       teacher_forced_logits, ted_texts, train_spm)
 from ted_test import reference_transformers  # noqa: E402
 from ted_test import (TED, compare_lines, edit_json, failures, report, run,  # noqa: E402
                       scratch_directory, ted_lines, ted_problem)
@@ -418,15 +418,15 @@ def main():
     sentences = read_sentences()
     with scratch_directory("ted-multilingual-") as tmp:
         spm_path = train_nllb_spm(tmp, sentences)
-        for seed, (name, tok_kind, kind, sizes, safetensors, directions) in enumerate(MODELS):
+
+        def build(seed, spec):
+            name, tok_kind, kind, sizes, safetensors, _ = spec
             tok_dir = os.path.join(tmp, "tok-" + name)
             os.makedirs(tok_dir)
             tok = make_tokenizer(tok_kind, tok_dir, spm_path)
-            model = build_model(kind, tok, sizes, 20 + seed)
-            dirs = save_and_export(name, model, tok, safetensors, tmp)
-            if dirs is None:
-                continue
-            _, ted_dir, tok = dirs
+            return build_model(kind, tok, sizes, 20 + seed), tok, safetensors
+        for _, spec, model, _, ted_dir, tok in each_exported(tmp, MODELS, build):
+            name, directions = spec[0], spec[-1]
             pairs = logits_pairs(sentences)
             check_tokenize(name, ted_dir, tok, sentences, directions[0][0])
             language_logits(f"logits/{name}", ted_dir, model, tok, pairs, directions)

@@ -46,11 +46,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
 
-from hf_parity import (check_refusals, check_translations, export, export_half,  # noqa: E402
-                       raise_eos_bias, read_sentences, save_and_export, train_spm)
+from hf_parity import (check_refusals, each_exported, export, export_half,  # noqa: E402
+                       raise_eos_bias, read_sentences, train_spm)
 from ted_test import reference_transformers  # noqa: E402
 from ted_test import edit_json, failures, report, scratch_directory  # noqa: E402
-from test_t5 import check_tokenize, logits_pairs, t5_logits  # noqa: E402
+from test_t5 import check_model, check_tokenize, logits_pairs, t5_logits  # noqa: E402
 
 # (name, config, extra embedding rows, safetensors)
 MODELS = [
@@ -208,18 +208,14 @@ def main():
     sentences = read_sentences()
     with scratch_directory("ted-pegasus-") as tmp:
         spm_path = train_spm(tmp, sentences)
-        for seed, (name, config, extra_rows, safetensors) in enumerate(MODELS):
+
+        def build(seed, spec):
             tok = transformers.PegasusTokenizer(spm_path)
-            model = build_model(config, extra_rows, tok, 60 + seed, sentences)
-            dirs = save_and_export(name, model, tok, safetensors, tmp)
-            if dirs is None:
-                continue
-            hf_dir, ted_dir, tok = dirs
+            return build_model(*spec[1:3], tok, 60 + seed, sentences), tok, spec[3]
+        for seed, (name, *_), model, hf_dir, ted_dir, tok in each_exported(tmp, MODELS, build):
             if seed == 0:
                 check_layout(tok)
-            check_tokenize(name, ted_dir, tok, sentences)
-            t5_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(sentences))
-            check_translations(name, ted_dir, model, tok, sentences, token_batches=False)
+            check_model(name, ted_dir, model, tok, sentences, token_batches=False)
             if seed == 0:
                 check_tokenizer_configs(tmp, hf_dir, sentences)
                 check_pegasus_refusals(tmp, hf_dir)

@@ -50,11 +50,11 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
-from hf_parity import (BEAM_SENTENCES, SEARCHES, TRANSLATED,  # noqa: E402
-                       check_logits, check_refusals, check_token_ids, check_translations,
+from hf_parity import (BEAM_SENTENCES, SEARCHES, TRANSLATED, check_logits,  # noqa: E402
+                       check_refusals, check_token_ids, check_translations, each_exported,
                        eos_gap, export, export_half, hf_generate, ids_text, logits_difference,
-                       pair_cases, read_sentences, save_and_export, teacher_forced_logits,
-                       ted_texts, train_spm, translate_args, translations)
+                       pair_cases, read_sentences, teacher_forced_logits, ted_texts, train_spm,
+                       translate_args, translations)
 from ted_test import reference_transformers  # noqa: E402
 from ted_test import (TED, compare_lines, edit_json, failures, report, run,  # noqa: E402
                       scratch_directory, ted_lines)
@@ -141,6 +141,14 @@ def t5_logits(name, ted_dir, model, tok, pairs):
     """check_logits with T5's reference_logits (Pegasus's too)."""
     check_logits(name, ted_dir, model, lambda m, pair: reference_logits(m, tok, pair),
                  pair_cases(pairs))
+
+
+def check_model(name, ted_dir, model, tok, sentences, token_batches=True):
+    """tokenize/*, logits/* and the translations' checks of a model of T5's
+    SentencePiece layout (T5's, Pegasus's)."""
+    check_tokenize(name, ted_dir, tok, sentences)
+    t5_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(sentences))
+    check_translations(name, ted_dir, model, tok, sentences, token_batches)
 
 
 def check_int8(name, ted_dir, model, tok, sentences, pairs):
@@ -268,16 +276,12 @@ def main():
     sentences = read_sentences()
     with scratch_directory("ted-t5-") as tmp:
         spm_path = train_spm(tmp, sentences)
-        for seed, (name, kind, config, safetensors) in enumerate(MODELS):
+
+        def build(seed, spec):
             tok = transformers.T5Tokenizer(spm_path, legacy=True)
-            model = build_model(kind, config, tok, 40 + seed, sentences)
-            dirs = save_and_export(name, model, tok, safetensors, tmp)
-            if dirs is None:
-                continue
-            hf_dir, ted_dir, tok = dirs
-            check_tokenize(name, ted_dir, tok, sentences)
-            t5_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(sentences))
-            check_translations(name, ted_dir, model, tok, sentences)
+            return build_model(*spec[1:3], tok, 40 + seed, sentences), tok, spec[3]
+        for seed, (name, *_), model, hf_dir, ted_dir, tok in each_exported(tmp, MODELS, build):
+            check_model(name, ted_dir, model, tok, sentences)
             if seed == 0:
                 check_int8(name, ted_dir, model, tok, sentences, logits_pairs(sentences))
                 check_t5_refusals(tmp, hf_dir)
