@@ -410,7 +410,7 @@ def check_accepted(good_hf, good_ted, model, tok, tmp):
         return report("accepted/marian-model", problem)
     reference = MarianMTModel.from_pretrained(bare).eval()
     marian_logits("accepted/marian-model-logits", out, reference, tok,
-                 logits_pairs(random.Random(31)))
+                  logits_pairs(random.Random(31)))
 
 
 def check_sharded(model, tok, tmp):
@@ -437,7 +437,7 @@ def check_sharded(model, tok, tmp):
             report(f"accepted/sharded-{fmt}", problem)
             continue
         marian_logits(f"accepted/sharded-{fmt}-logits", out, model, tok,
-                     logits_pairs(random.Random(37)))
+                      logits_pairs(random.Random(37)))
 
 
 def check_short_vocab(good_hf, tmp, rng):
