@@ -225,7 +225,7 @@ bench-python: all $(SHARED)
 	    $(PYTHON) tests/python/test_package.py overhead throughput threads
 
 # tests/parity/test_normalize.py's way into src/io/normalize.c
-$(NORMALIZE_CHECK): tests/parity/normalize_check.c $(LIB)
+$(NORMALIZE_CHECK): tests/parity/normalize_check.c tests/lib/records.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # tests/parity/test_marian_files.py's way into src/io/marian_file.c
@@ -233,7 +233,8 @@ $(MARIAN_CHECK): tests/parity/marian_check.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # tests/cli/html_markup.py's way into src/document
-$(DOCUMENT_CHECK): tests/cli/document_check.c $(DOCUMENT_SRC:%.c=$(BUILD)/%.o) $(LIB)
+$(DOCUMENT_CHECK): tests/cli/document_check.c tests/lib/records.c \
+                   $(DOCUMENT_SRC:%.c=$(BUILD)/%.o) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(FRONT_END_LIBS) $(LDLIBS) -o $@
 
 # Installs the Debian packages ted needs (apt-get), if any are missing:

@@ -12,28 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/records.h"
 #include "document/document.h"
 
 #define TRANSLATION "<ted-injected ted-attribute=1>&amp;</ted-injected>"
-
-/* All of standard input, malloc'ed, in *text and *length. */
-static int read_all(char **text, size_t *length)
-{
-    size_t capacity = 1 << 16, used = 0, got;
-    char *buffer = malloc(capacity);
-    while (buffer && (got = fread(buffer + used, 1, capacity - used, stdin)) > 0) {
-        used += got;
-        if (used == capacity) {
-            char *grown = realloc(buffer, capacity *= 2);
-            if (!grown)
-                free(buffer);
-            buffer = grown;
-        }
-    }
-    *text = buffer;
-    *length = used;
-    return buffer && !ferror(stdin) ? 0 : -1;
-}
 
 static void field(const char *text, size_t length)
 {
@@ -41,9 +23,10 @@ static void field(const char *text, size_t length)
     fputc('\0', stdout);
 }
 
-/* The answer for page[0, length). */
-static int answer(const char *page, size_t length)
+/* The answer for page[0, length); 1 (after a message) when memory runs out. */
+static int answer(const char *page, size_t length, size_t at, void *context)
 {
+    (void)context;
     document_options o = {.format = DOCUMENT_HTML, .split_sentences = true};
     document *d;
     ted_error err = {0};
@@ -69,27 +52,18 @@ static int answer(const char *page, size_t length)
     free(out);
     free(translations);
     document_free(d);
-    return status ? 0 : -1;
+    if (!status)
+        fprintf(stderr, "document-check: page at byte %zu: out of memory\n", at);
+    return status ? 0 : 1;
 }
 
 int main(int argc, char **argv)
 {
     (void)argv;
-    char *input;
-    size_t length;
-    if (argc > 1 || read_all(&input, &length) != 0) {
+    int status = argc > 1 ? -1 : for_each_record(answer, NULL);
+    if (status < 0) {
         fprintf(stderr, "usage: document-check < NUL-terminated pages\n");
         return 1;
     }
-    for (size_t at = 0; at < length;) {
-        const char *end = memchr(input + at, '\0', length - at);
-        size_t n = end ? (size_t)(end - (input + at)) : length - at;
-        if (answer(input + at, n) != 0) {
-            fprintf(stderr, "document-check: page at byte %zu: out of memory\n", at);
-            return 1;
-        }
-        at += n + 1;
-    }
-    free(input);
-    return fflush(stdout) == 0 ? 0 : 1;
+    return status == 0 && fflush(stdout) == 0 ? 0 : 1;
 }

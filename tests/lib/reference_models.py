@@ -1,5 +1,6 @@
 """The reference models the parity scripts (tests/parity/) hold ted against:
-PyTorch's tutorial Transformer (tools/tutorial_model.py), and random-init
+PyTorch's tutorial Transformer (tools/tutorial_model.py), a shipped model's
+float32 logits for its quantized copies (int8, int4, bf16), and random-init
 Hugging Face MarianMTModels with SentencePiece tokenizers trained here on
 generated text. transformers and sentencepiece are imported when a Marian
 function is called (the test virtualenv has them: make venv).
@@ -16,6 +17,8 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
+import ted_format  # noqa: E402
+from ted_test import report, ted_logits  # noqa: E402
 from tutorial_model import (BOS_IDX, EOS_IDX, UNK_IDX,  # noqa: E402
                             PositionalEncoding, Seq2SeqTransformer,
                             generate_square_subsequent_mask)
@@ -74,19 +77,65 @@ def toy_logits(model_dir):
     return logits
 
 
+def test_pairs(model_dir, count):
+    """The first `count` sentence pairs of a shipped model's test.en and
+    test.fr."""
+    return list(zip(read_lines(os.path.join(model_dir, "test.en"))[:count],
+                    read_lines(os.path.join(model_dir, "test.fr"))[:count]))
+
+
 def worst_vs_toy(model, model_dir, count, *ted_logits):
     """For each ted_logits(source, target), its largest absolute difference
     from `model`'s logits over the first `count` sentence pairs of
     model_dir's test.en and test.fr."""
     logits = toy_logits(model_dir)
-    sources = read_lines(os.path.join(model_dir, "test.en"))[:count]
-    targets = read_lines(os.path.join(model_dir, "test.fr"))[:count]
     worst = [0.0] * len(ted_logits)
-    for source, target in zip(sources, targets):
+    for source, target in test_pairs(model_dir, count):
         want = logits(model, source, target)
         for i, ted in enumerate(ted_logits):
             worst[i] = max(worst[i], float(np.abs(ted(source, target) - want).max()))
     return worst
+
+
+# ---- a shipped model against its quantized copy -------------------------------
+
+def logits_vs_fp32(model_dir, other_dir, count):
+    """`ted logits` of the float32 model and of other_dir (its quantized
+    copy) over the first `count` test pairs: [(float32's, other's)].
+    ValueError (why) when ted fails."""
+    return [(ted_logits(model_dir, s, t), ted_logits(other_dir, s, t))
+            for s, t in test_pairs(model_dir, count)]
+
+
+def check_logits_vs_fp32(name, kind, model_dir, other_dir, count, bound):
+    """NAME: the `kind` (int8, bf16) copy's logits within `bound` (max abs
+    diff) of the float32 model's over the first `count` test pairs."""
+    try:
+        logits = logits_vs_fp32(model_dir, other_dir, count)
+    except ValueError as e:
+        return report(name, str(e))
+    worst = float(np.max([np.abs(got - want).max() for want, got in logits]))
+    largest = float(np.max([np.abs(want).max() for want, _ in logits]))
+    detail = (f"{kind} vs fp32 max abs diff {worst:.3g} over {len(logits)} sentences "
+              f"(|logits| up to {largest:.1f}; bound {bound})")
+    report(name, None if worst <= bound else detail, detail if worst <= bound else "")
+
+
+def stored_arrays(model_dir):
+    """model.safetensors of a ted model directory as stored: ({name: NumPy
+    array of the stored values (BF16 as their uint16 bits)}, {name: dtype})."""
+    header, start, data = ted_format.read_safetensors(os.path.join(model_dir,
+                                                                   "model.safetensors"))
+    kinds = {"U8": np.uint8, "I8": np.int8, "BF16": np.uint16, "F32": np.float32}
+    arrays, dtypes = {}, {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = entry["data_offsets"]
+        arrays[name] = np.frombuffer(data[start + begin:start + end],
+                                     dtype=kinds[entry["dtype"]]).reshape(entry["shape"])
+        dtypes[name] = entry["dtype"]
+    return arrays, dtypes
 
 
 # ---- random Marian models -----------------------------------------------------

@@ -270,6 +270,16 @@ def parse_logits(text, rows=None, cols=None):
     return np.array(table, dtype=np.float64)
 
 
+def ted_logits(model_dir, source, target):
+    """`ted logits` of a sentence pair as a float64 array; ValueError (why)
+    when ted fails or writes no table of numbers."""
+    out, problem = ted_problem(["logits", "-m", model_dir, "--source", source,
+                                "--target", target])
+    if problem:
+        raise ValueError(problem)
+    return parse_logits(out)
+
+
 def only_groups(description, groups):
     """The groups of checks a script runs: its --only GROUP[,GROUP...], or all."""
     import argparse

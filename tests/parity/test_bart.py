@@ -42,25 +42,22 @@ TED_PARITY_KEEP=1 keeps the temporary directory (printed on stderr).
 """
 import os
 import random
+import re
 import sys
 
-import numpy as np
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
 
+from hf_parity import (check_decode, check_logits, check_refusals, check_token_ids,  # noqa: E402
+                       check_translations, each_exported, export, generate_batches, ids_text,
+                       pair_cases, raise_eos_bias, read_sentences, teacher_forced_logits,
+                       ted_texts)
 from ted_test import reference_transformers  # noqa: E402
-from ted_test import (TED, compare_lines, edit_json, failures, parse_logits,  # noqa: E402
-                      quote, report, run, scratch_directory, ted_lines, ted_problem)
-from test_t5 import export, ids_text, read_sentences, translations  # noqa: E402
+from ted_test import (compare_lines, edit_json, failures, report,  # noqa: E402
+                      scratch_directory, ted_lines)
 
-EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
-PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
-TOLERANCE = 1e-4
-TRANSLATED = 48
-BEAM_SENTENCES = 24
 MAX_LENGTH = 20
 SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 
@@ -160,20 +157,6 @@ def randomize(model, seed):
     return model.eval()
 
 
-def favour_eos(model, tok, sentences):
-    """Raises EOS's output bias until EOS is the most likely token at about
-    one greedy step in twenty."""
-    batch = tok(sentences[:16], return_tensors="pt", padding=True)
-    eos = tok.eos_token_id
-    with torch.no_grad():
-        out = model.generate(**batch, num_beams=1, do_sample=False, max_length=MAX_LENGTH,
-                             output_scores=True, return_dict_in_generate=True)
-        scores = torch.stack(out.scores[1:-1], 1)
-        gap = torch.quantile((scores.max(-1).values - scores[..., eos]).flatten(), 0.05)
-        model.final_logits_bias[0, eos] += gap
-    return model
-
-
 def build_model(config, tok, seed, sentences):
     import transformers
     config = transformers.BartConfig(**dict(
@@ -182,25 +165,19 @@ def build_model(config, tok, seed, sentences):
              eos_token_id=2, decoder_start_token_id=2, forced_bos_token_id=0,
              forced_eos_token_id=2), **config))
     model = randomize(transformers.BartForConditionalGeneration(config), seed)
-    return favour_eos(model, tok, sentences)
+    return raise_eos_bias(model, tok, sentences, skip=1)  # the forced <s> left out
 
 
 # ---- checks -----------------------------------------------------------------------------
 
 def check_tokenize(name, ted_dir, tok, sentences):
-    want = {"source": [ids_text(tok(line).input_ids) for line in sentences],
-            "target": [ids_text(tok(text_target=line, add_special_tokens=False).input_ids)
-                       for line in sentences]}
-    for side, args in (("source", []), ("target", ["--target"])):
-        got, problem = ted_lines(["tokenize", "-m", ted_dir] + args, sentences)
-        if problem:
-            report(f"tokenize/{name}-{side}-ids", problem)
-        else:
-            compare_lines(f"tokenize/{name}-{side}-ids", got, want[side], sentences,
-                          "sentences")
+    check_token_ids(name, ted_dir, sentences,
+                    [ids_text(tok(line).input_ids) for line in sentences],
+                    [ids_text(tok(text_target=line, add_special_tokens=False).input_ids)
+                     for line in sentences])
 
 
-def check_decode(name, ted_dir, tok, sentences):
+def check_bart_decode(name, ted_dir, tok, sentences):
     """`ted tokenize --decode` against BartTokenizer.decode: the ids of the
     sentences, and random ids (byte tokens that make invalid UTF-8, special
     tokens but <mask> among them, which ted writes) whose text has no line
@@ -210,93 +187,38 @@ def check_decode(name, ted_dir, tok, sentences):
     for _ in range(200):
         ids = [rng.randrange(len(tok)) for _ in range(rng.randrange(1, 12))]
         sequences.append([i for i in ids if i not in (tok.eos_token_id, tok.mask_token_id)])
-    want = [tok.decode(ids, skip_special_tokens=True) for ids in sequences]
-    keep = [i for i, text in enumerate(want) if "\n" not in text and "\r" not in text
-            and "\0" not in text]
-    lines = [ids_text(sequences[i]) for i in keep]
-    args = [TED, "tokenize", "-m", ted_dir, "--decode"]
-    status, out, err = run(args, "".join(line + "\n" for line in lines), binary=True)
-    if status != 0:
-        return report(f"tokenize/{name}-decode", f"`{quote(args)}` exited {status}: {err}")
-    try:  # ted's bytes, which must be valid UTF-8 themselves
-        got = out.decode("utf-8").split("\n")[:-1]
-    except UnicodeDecodeError as e:
-        return report(f"tokenize/{name}-decode", f"ted wrote invalid UTF-8: {e}")
-    if len(got) != len(lines):
-        return report(f"tokenize/{name}-decode", f"{len(got)} lines for {len(lines)}")
-    compare_lines(f"tokenize/{name}-decode", got, [want[i] for i in keep], lines,
-                  "id sequences")
+    texts = [tok.decode(ids, skip_special_tokens=True) for ids in sequences]
+    check_decode(f"tokenize/{name}-decode", ted_dir, tok, [
+        ids for ids, text in zip(sequences, texts)
+        if "\n" not in text and "\r" not in text and "\0" not in text])
 
 
 def reference_logits(model, tok, pair):
     """Teacher-forced logits, float64: the decoder fed </s>, <s>, then the
-    target's tokens."""
+    target's tokens (a row after each)."""
     source, target = pair
-    decoder = [model.config.decoder_start_token_id, model.config.forced_bos_token_id] + \
-        tok(text_target=target, add_special_tokens=False).input_ids
-    torch.set_default_dtype(torch.float64)
-    try:
-        with torch.no_grad():
-            out = model(input_ids=torch.tensor([tok(source).input_ids]),
-                        decoder_input_ids=torch.tensor([decoder]))
-    finally:
-        torch.set_default_dtype(torch.float32)
-    return out.logits[0].numpy()
-
-
-def check_logits(name, ted_dir, model, tok, pairs):
-    reference = model.double()
-    worst, largest = 0.0, 0.0
-    try:
-        for pair in pairs:
-            args = ["logits", "-m", ted_dir, "--source", pair[0], "--target", pair[1]]
-            out, problem = ted_problem(args)
-            if problem:
-                return report(name, problem)
-            want = reference_logits(reference, tok, pair)
-            try:  # a row after </s>, after <s> and after each target token
-                got = parse_logits(out, *want.shape)
-            except ValueError as e:
-                return report(name, f"`{quote([TED] + args)}`: {e}")
-            worst = max(worst, float(np.abs(got - want).max()))
-            largest = max(largest, float(np.abs(want).max()))
-    finally:
-        model.float()
-    report(name, None if worst <= TOLERANCE else f"max abs diff {worst:.3g} > {TOLERANCE}",
-           f"max abs diff {worst:.2e} over {len(pairs)} sentence pairs (logits up to "
-           f"{largest:.1f})")
+    return teacher_forced_logits(model, tok(source).input_ids, [
+        model.config.decoder_start_token_id, model.config.forced_bos_token_id] +
+        tok(text_target=target, add_special_tokens=False).input_ids)
 
 
 def hf_texts(model, tok, lines, **options):
     out = []
-    for start in range(0, len(lines), 32):
-        batch = tok(lines[start:start + 32], return_tensors="pt", padding=True)
-        with torch.no_grad():
-            result = model.generate(**batch, do_sample=False, max_length=MAX_LENGTH, **options)
+    for result in generate_batches(model, tok, lines, do_sample=False, max_length=MAX_LENGTH,
+                                   **options):
         out += tok.batch_decode(result, skip_special_tokens=True)
     return out
 
 
-def check_translations(name, ted_dir, model, tok, sentences):
-    for kind, beam, lines, options in (
-            ("greedy", "1", sentences[:TRANSLATED], dict(num_beams=1)),
-            ("beam", "4", sentences[:BEAM_SENTENCES],
-             dict(num_beams=4, early_stopping=True, length_penalty=1.0))):
-        for suffix, batches in (("", ()), ("-token-batches",
-                                           ("--max-batch-tokens", "48", "--workers", "2"))):
-            check = f"{kind}{suffix}/{name}"
-            result = translations(check, ted_dir, model, tok, lines, beam, options, batches)
-            if result:
-                got, want = result
-                compare_lines(check, got, want, lines, "sentences",
-                              note=f" ({len(set(want))} different translations)")
-        if not result:
-            continue
-        check = f"{kind}/{name}"
-        texts = hf_texts(model, tok, lines, **options)
-        keep = [i for i, text in enumerate(texts) if "\n" not in text and "\r" not in text]
-        compare_lines(f"{check}-text", got, texts, lines,
+def check_bart_translations(name, ted_dir, model, tok, sentences):
+    """check_translations, and GREEDY-OR-BEAM/NAME-text: the text of ted's
+    translations against BartTokenizer.decode of generate()'s."""
+    def texts(kind, lines, options, got):
+        want = hf_texts(model, tok, lines, **options)
+        keep = [i for i, text in enumerate(want) if "\n" not in text and "\r" not in text]
+        compare_lines(f"{kind}/{name}-text", got, want, lines,
                       "texts equal to BartTokenizer.decode", among=keep)
+    check_translations(name, ted_dir, model, tok, sentences, then=texts)
 
 
 # bart-large-cnn's generation_config.json
@@ -328,15 +250,9 @@ def check_generate_cnn(tmp, tok, sentences):
     got, problem = ted_lines(["generate", "-m", ted_dir], lines)
     if problem:
         return report("generate/bart-cnn", problem)
-    ids = []
-    for start in range(0, len(lines), 20):
-        batch = tok(lines[start:start + 20], return_tensors="pt", padding=True)
-        with torch.no_grad():
-            out = model.generate(**batch)
-        for row in out.tolist():
-            ids.append([i for i in row[1:] if i != tok.pad_token_id])
-    want, problem = ted_lines(["tokenize", "-m", ted_dir, "--decode"],
-                              [ids_text(i) for i in ids])
+    ids = [[i for i in row[1:] if i != tok.pad_token_id]
+           for out in generate_batches(model, tok, lines, 20) for row in out.tolist()]
+    want, problem = ted_texts(ted_dir, ids)
     if problem:
         return report("generate/bart-cnn", problem)
     lengths = sorted(len(i) for i in ids)
@@ -344,28 +260,19 @@ def check_generate_cnn(tmp, tok, sentences):
                   note=f" (generate()'s lengths {lengths[0]} to {lengths[-1]} tokens)")
 
 
-def check_refusals(tmp, hf_dir):
-    import shutil
+def check_bart_refusals(tmp, hf_dir):
+    """What the exporter cannot map, each refused with one line naming it."""
     cases = [
-        ("refuse/errors", edit_json("tokenizer_config.json", errors="strict"),
-         "errors \"strict\""),
-        ("refuse/forced-bos", edit_json("generation_config.json", forced_bos_token_id=5),
+        ("errors", edit_json("tokenizer_config.json", errors="strict"), "errors \"strict\""),
+        ("forced-bos", edit_json("generation_config.json", forced_bos_token_id=5),
          "forced_bos_token_id 5"),
-        ("refuse/tokenizer-class", edit_json("tokenizer_config.json",
-                                             tokenizer_class="RobertaTokenizer"),
+        ("tokenizer-class", edit_json("tokenizer_config.json",
+                                      tokenizer_class="RobertaTokenizer"),
          "tokenizer_class RobertaTokenizer"),
-        ("refuse/merges", lambda d: os.remove(os.path.join(d, "merges.txt")), "merges.txt"),
+        ("merges", lambda d: os.remove(os.path.join(d, "merges.txt")), "merges.txt"),
     ]
-    for i, (name, edit, expected) in enumerate(cases):
-        copy = os.path.join(tmp, f"refuse-{i}")
-        shutil.copytree(hf_dir, copy)
-        edit(copy)
-        problem = export(copy, os.path.join(tmp, f"refused-{i}"))
-        if problem is None:
-            report(name, "exported")
-        else:
-            report(name, None if expected in problem and len(problem.splitlines()) == 1
-                   else f"message {problem!r} lacks {expected!r}", problem)
+    check_refusals(tmp, "refuse/", [(case, hf_dir, re.escape(named), edit)
+                                    for case, edit, named in cases])
 
 
 def main():
@@ -375,24 +282,20 @@ def main():
     sentences = corpus()
     with scratch_directory("ted-bart-") as tmp:
         vocab_file, merges_file = train_bpe(tmp, sentences)
-        for seed, (name, config, prefix) in enumerate(MODELS):
-            hf_dir, ted_dir = os.path.join(tmp, "hf-" + name), os.path.join(tmp, "ted-" + name)
+
+        def build(seed, spec):
+            _, config, prefix = spec
             tok = transformers.BartTokenizer(vocab_file, merges_file, add_prefix_space=prefix)
-            model = build_model(config, tok, 70 + seed, sentences)
-            model.save_pretrained(hf_dir)
-            tok.save_pretrained(hf_dir)
-            problem = export(hf_dir, ted_dir)
-            report(f"export/{name}", problem)
-            if problem:
-                continue
-            tok = transformers.BartTokenizer.from_pretrained(hf_dir)
+            return build_model(config, tok, 70 + seed, sentences), tok, True
+        for seed, (name, *_), model, hf_dir, ted_dir, tok in each_exported(tmp, MODELS, build):
             check_tokenize(name, ted_dir, tok, sentences)
-            check_decode(name, ted_dir, tok, sentences)
+            check_bart_decode(name, ted_dir, tok, sentences)
             pairs = list(zip(sentences[:8], sentences[8:16]))
-            check_logits(f"logits/{name}", ted_dir, model, tok, pairs)
-            check_translations(name, ted_dir, model, tok, sentences)
+            check_logits(f"logits/{name}", ted_dir, model,
+                         lambda m, pair: reference_logits(m, tok, pair), pair_cases(pairs))
+            check_bart_translations(name, ted_dir, model, tok, sentences)
             if seed == 0:
-                check_refusals(tmp, hf_dir)
+                check_bart_refusals(tmp, hf_dir)
                 check_generate_cnn(tmp, tok, sentences)
 
 

@@ -39,8 +39,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
 import reference_models  # noqa: E402
 import ted_format  # noqa: E402
-from ted_test import (TED, failures, only_groups, parse_logits, report, run,  # noqa: E402
-                      scratch_directory, ted_problem)
+from ted_test import (TED, failures, only_groups, report, run, scratch_directory,  # noqa: E402
+                      ted_logits, ted_problem)
 
 # Rounding the weights to bf16 (8 significant bits) moves the toy model's
 # logits (up to 29) by 0.055 in PyTorch itself: no bf16 computation comes
@@ -55,18 +55,6 @@ MODELS = [("toy", os.path.join(ROOT, "models", "toy-en-fr")),
 GROUPS = ["file", "pytorch", "logits", "quality", "quantize"]
 
 
-read_lines = reference_models.read_lines
-
-
-def ted_logits(model_dir, source, target):
-    """ted logits as a float64 array, or raises ValueError."""
-    out, problem = ted_problem(["logits", "-m", model_dir, "--source", source,
-                                "--target", target])
-    if problem:
-        raise ValueError(problem)
-    return parse_logits(out)
-
-
 def ted_ids(model_dir, text, *flags):
     out, problem = ted_problem(["tokenize", "-m", model_dir, *flags, text])
     if problem:
@@ -74,28 +62,14 @@ def ted_ids(model_dir, text, *flags):
     return [int(t) for t in out.split()]
 
 
-def raw_tensors(path):
-    """name -> (dtype, numpy array of the stored bits or floats)."""
-    header, start, data = ted_format.read_safetensors(path)
-    out = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = entry["data_offsets"]
-        dtype = np.uint16 if entry["dtype"] == "BF16" else np.float32
-        out[name] = (entry["dtype"], np.frombuffer(data[start + begin:start + end],
-                                                   dtype=dtype).reshape(entry["shape"]))
-    return out
-
-
 def check_file(name, model_dir, bf16_dir):
-    fp32 = raw_tensors(os.path.join(model_dir, "model.safetensors"))
-    bf16 = raw_tensors(os.path.join(bf16_dir, "model.safetensors"))
+    fp32, _ = reference_models.stored_arrays(model_dir)
+    bf16, dtypes = reference_models.stored_arrays(bf16_dir)
     if sorted(fp32) != sorted(bf16):
         return report(f"file/{name}", "the tensor names differ")
     matrices = 0
-    for tensor, (_, want) in fp32.items():
-        dtype, got = bf16[tensor]
+    for tensor, want in fp32.items():
+        dtype, got = dtypes[tensor], bf16[tensor]
         if want.ndim == 2:
             rounded = torch.from_numpy(want.copy()).bfloat16().view(torch.int16).numpy()
             if dtype != "BF16" or not np.array_equal(got, rounded.view(np.uint16)):
@@ -165,11 +139,6 @@ def marian_logits(model_dir):
     return build, logits
 
 
-def sentences(model_dir):
-    return list(zip(read_lines(os.path.join(model_dir, "test.en"))[:LOGIT_SENTENCES],
-                    read_lines(os.path.join(model_dir, "test.fr"))[:LOGIT_SENTENCES]))
-
-
 def check_pytorch(name, model_dir, bf16_dir):
     try:
         build, logits = (toy_logits if name == "toy" else marian_logits)(model_dir)
@@ -177,7 +146,7 @@ def check_pytorch(name, model_dir, bf16_dir):
                  ted_format.read_tensors(os.path.join(model_dir, "model.safetensors")).items()}
         fp32_model, rounded_model = build(state), build(rounded_state(state))
         exact, cost = 0.0, 0.0
-        for source, target in sentences(model_dir):
+        for source, target in reference_models.test_pairs(model_dir, LOGIT_SENTENCES):
             want = logits(rounded_model, source, target)
             exact = max(exact, float(np.abs(ted_logits(bf16_dir, source, target) - want).max()))
             cost = max(cost, float(np.abs(logits(fp32_model, source, target) - want).max()))
@@ -191,18 +160,8 @@ def check_pytorch(name, model_dir, bf16_dir):
 
 
 def check_logits(name, model_dir, bf16_dir):
-    worst, largest = 0.0, 0.0
-    try:
-        for source, target in sentences(model_dir):
-            want = ted_logits(model_dir, source, target)
-            worst = max(worst, float(np.abs(ted_logits(bf16_dir, source, target) - want).max()))
-            largest = max(largest, float(np.abs(want).max()))
-    except ValueError as e:
-        return report(f"logits/{name}", str(e))
-    detail = (f"bf16 vs fp32 max abs diff {worst:.3g} (|logits| up to {largest:.1f}; bound "
-              f"{BF16_VS_FP32})")
-    report(f"logits/{name}", None if worst <= BF16_VS_FP32 else detail,
-           detail if worst <= BF16_VS_FP32 else "")
+    reference_models.check_logits_vs_fp32(f"logits/{name}", "bf16", model_dir, bf16_dir,
+                                          LOGIT_SENTENCES, BF16_VS_FP32)
 
 
 def check_quality(name, model_dir, bf16_dir):

@@ -45,8 +45,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
 import reference_models  # noqa: E402
 import ted_format  # noqa: E402
-from ted_test import (failures, only_groups, parse_logits, report, run,  # noqa: E402
-                      scratch_directory, ted_problem, TED)
+from ted_test import (TED, failures, only_groups, report, run, scratch_directory,  # noqa: E402
+                      ted_logits, ted_problem)
 
 # Measured (bench/quality.py, docs/performance.md#int4-weights): top-1
 # agreement 99.9-100%, identical translations 99.7-99.9%, logits within
@@ -65,32 +65,6 @@ MODELS = [("toy", os.path.join(ROOT, "models", "toy-en-fr")),
 GROUPS = ["layout", "quality", "pytorch", "quantize"]
 
 
-read_lines = reference_models.read_lines
-
-
-def ted_logits(model_dir, source, target):
-    out, problem = ted_problem(["logits", "-m", model_dir, "--source", source,
-                                "--target", target])
-    if problem:
-        raise ValueError(problem)
-    return parse_logits(out)
-
-
-def read_arrays(model_dir):
-    header, start, data = ted_format.read_safetensors(os.path.join(model_dir,
-                                                                   "model.safetensors"))
-    kinds = {"U8": np.uint8, "I8": np.int8, "F32": np.float32}
-    arrays, dtypes = {}, {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = entry["data_offsets"]
-        arrays[name] = np.frombuffer(data[start + begin:start + end],
-                                     dtype=kinds[entry["dtype"]]).reshape(entry["shape"])
-        dtypes[name] = entry["dtype"]
-    return arrays, dtypes
-
-
 def unpack_int4(packed, cols):
     """U8 (rows, groups * 16) -> int values q (rows, cols), q in [-8, 7]."""
     rows, groups = packed.shape[0], packed.shape[1] // (GROUP // 2)
@@ -101,7 +75,7 @@ def unpack_int4(packed, cols):
 
 def dequantized_state(int4_dir, fp32_arrays):
     """The int4 model's weights as float32 tensors: q * scale."""
-    arrays, dtypes = read_arrays(int4_dir)
+    arrays, dtypes = reference_models.stored_arrays(int4_dir)
     state = {}
     for name, array in arrays.items():
         if name.endswith(".scale"):
@@ -117,8 +91,8 @@ def dequantized_state(int4_dir, fp32_arrays):
 
 
 def check_layout(model_dir, int4_dir):
-    fp32, _ = read_arrays(model_dir)
-    arrays, dtypes = read_arrays(int4_dir)
+    fp32, _ = reference_models.stored_arrays(model_dir)
+    arrays, dtypes = reference_models.stored_arrays(int4_dir)
     matrices = [n for n, a in fp32.items() if a.ndim == 2]
     int4 = [n for n in matrices if dtypes.get(n) == "U8"]
     int8 = [n for n in matrices if dtypes.get(n) == "I8"]
@@ -152,7 +126,8 @@ def check_layout(model_dir, int4_dir):
 
 
 def check_quality(name, model_dir, int4_dir):
-    text = "".join(s + "\n" for s in read_lines(os.path.join(model_dir, "test.en")))
+    test_en = reference_models.read_lines(os.path.join(model_dir, "test.en"))
+    text = "".join(s + "\n" for s in test_en)
     outs = {}
     for kind, d in (("fp32", model_dir), ("int4", int4_dir)):
         outs[kind], problem = ted_problem(["translate", "-m", d], text)
@@ -162,18 +137,13 @@ def check_quality(name, model_dir, int4_dir):
     if len(fp32) != len(int4) or not fp32:
         return report(f"quality/{name}", f"{len(int4)} int4 lines for {len(fp32)} fp32 lines")
     identical = sum(a == b for a, b in zip(fp32, int4)) / len(fp32)
-    sources = read_lines(os.path.join(model_dir, "test.en"))[:LOGIT_SENTENCES]
-    targets = read_lines(os.path.join(model_dir, "test.fr"))[:LOGIT_SENTENCES]
-    agree = positions = 0
-    worst = 0.0
     try:
-        for source, target in zip(sources, targets):
-            want, got = ted_logits(model_dir, source, target), ted_logits(int4_dir, source, target)
-            agree += int((want.argmax(axis=1) == got.argmax(axis=1)).sum())
-            positions += len(want)
-            worst = max(worst, float(np.abs(got - want).max()))
+        logits = reference_models.logits_vs_fp32(model_dir, int4_dir, LOGIT_SENTENCES)
     except ValueError as e:
         return report(f"quality/{name}", str(e))
+    agree = sum(int((want.argmax(axis=1) == got.argmax(axis=1)).sum()) for want, got in logits)
+    positions = sum(len(want) for want, _ in logits)
+    worst = float(np.max([np.abs(got - want).max() for want, got in logits]))
     top1 = agree / positions
     detail = (f"top-1 agreement {top1:.2%} of {positions} positions (bound {MIN_TOP1:.0%}); "
               f"{identical:.2%} of {len(fp32)} translations identical (bound "
@@ -184,7 +154,7 @@ def check_quality(name, model_dir, int4_dir):
 
 def check_pytorch(model_dir, int4_dir):
     """The toy model (tutorial layout, whitespace tokens, lowercase)."""
-    fp32, _ = read_arrays(model_dir)
+    fp32, _ = reference_models.stored_arrays(model_dir)
     state = dequantized_state(int4_dir, fp32)
     try:
         model = reference_models.toy_model(state)

@@ -45,8 +45,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
 import reference_models  # noqa: E402
 import ted_format  # noqa: E402
-from ted_test import (TED, failures, only_groups, parse_logits, report, run,  # noqa: E402
-                      scratch_directory, ted_problem)
+from ted_test import (TED, failures, only_groups, report, run, scratch_directory,  # noqa: E402
+                      ted_logits, ted_problem)
 
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporters' Python
 MIN_IDENTICAL = 0.98        # of the test lines, int8 output = float32 output
@@ -111,45 +111,9 @@ def check_quality(name, model_dir, int8_dir, flags, tmp):
     report(f"quality/{name}", detail=detail)
 
 
-def ted_logits(model_dir, source, target):
-    """ted logits as a float64 array, or raises ValueError."""
-    out, problem = ted_problem(["logits", "-m", model_dir, "--source", source,
-                                "--target", target])
-    if problem:
-        raise ValueError(problem)
-    return parse_logits(out)
-
-
-def check_logits(name, model_dir, int8_dir):
-    sources = read_lines(os.path.join(model_dir, "test.en"))[:LOGIT_SENTENCES]
-    targets = read_lines(os.path.join(model_dir, "test.fr"))[:LOGIT_SENTENCES]
-    worst, largest = 0.0, 0.0
-    try:
-        for source, target in zip(sources, targets):
-            want = ted_logits(model_dir, source, target)
-            got = ted_logits(int8_dir, source, target)
-            worst = max(worst, float(np.abs(got - want).max()))
-            largest = max(largest, float(np.abs(want).max()))
-    except ValueError as e:
-        return report(f"logits/{name}", str(e))
-    detail = (f"int8 vs fp32 max abs diff {worst:.3g} over {len(sources)} sentences "
-              f"(|logits| up to {largest:.1f}; bound {LOGITS_VS_FP32})")
-    report(f"logits/{name}", None if worst <= LOGITS_VS_FP32 else detail,
-           detail if worst <= LOGITS_VS_FP32 else "")
-
-
 def dequantized_state(int8_dir):
     """The int8 model's weights as float32 tensors: q * scale per row."""
-    header, start, data = ted_format.read_safetensors(os.path.join(int8_dir,
-                                                                   "model.safetensors"))
-    arrays = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = entry["data_offsets"]
-        dtype = np.int8 if entry["dtype"] == "I8" else np.float32
-        arrays[name] = np.frombuffer(data[start + begin:start + end],
-                                     dtype=dtype).reshape(entry["shape"])
+    arrays, _ = reference_models.stored_arrays(int8_dir)
     state = {}
     for name, array in arrays.items():
         if name.endswith(".scale"):
@@ -277,7 +241,9 @@ def main():
             if "quality" in only:
                 check_quality(name, model_dir, int8_dirs[name], flags, tmp)
             if "logits" in only:
-                check_logits(name, model_dir, int8_dirs[name])
+                reference_models.check_logits_vs_fp32(f"logits/{name}", "int8", model_dir,
+                                                      int8_dirs[name], LOGIT_SENTENCES,
+                                                      LOGITS_VS_FP32)
         toy_dir, toy_int8 = MODELS[0][1], int8_dirs["toy"]
         if os.path.isdir(toy_int8):
             if "pytorch" in only:

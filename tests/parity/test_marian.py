@@ -41,7 +41,6 @@ model.safetensors and as pytorch_model.bin. Checks (one "ok NAME" or
                file lacks, and greedy translations against transformers)
 TED_PARITY_KEEP=1 keeps the temporary directories (printed on stderr).
 """
-import copy
 import json
 import os
 import random
@@ -56,15 +55,16 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
 import ted_format  # noqa: E402
+from hf_parity import (EXPORTER, PYTHON, TOLERANCE, check_decode, check_logits,  # noqa: E402
+                       check_refusal, check_refusals, check_token_ids, export,
+                       generate_batches, ids_text, logits_difference, pair_cases,
+                       teacher_forced_logits)
 from reference_models import (CONFIGS, LANGUAGE_CODES, MAX_LENGTH, WORDS,  # noqa: E402
                               build_model, sentence, write_tokenizer)
 from ted_test import reference_transformers  # noqa: E402
-from ted_test import (TED, compare_lines, edit_json, failures, parse_logits, quote,  # noqa: E402
-                      report, run, scratch_directory, ted_lines, ted_problem)
+from ted_test import (TED, compare_lines, edit_json, failures, report, run,  # noqa: E402
+                      scratch_directory, ted_lines)
 
-EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
-PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
-TOLERANCE = 1e-4
 BEAM_AGREEMENT = 0.98
 TOKENIZE_LINES = 1200
 SENTENCES = 48          # per model, for greedy and beam search
@@ -105,12 +105,6 @@ def translation_sentences(rng, multilingual):
     return out
 
 
-def export(hf_dir, out_dir):
-    """(True, "") when tools/export_hf.py succeeds, else (False, why)."""
-    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", out_dir])
-    return status == 0, err.strip()
-
-
 def same_files(a, b):
     for name in sorted(os.listdir(a)):
         if name != "config.yaml" and open(os.path.join(a, name), "rb").read() != open(
@@ -129,9 +123,9 @@ def save_and_export(spec, model, tok, tmp):
         model.save_pretrained(hf_dir, safe_serialization=safe)
         tok.save_pretrained(hf_dir)
         dirs[fmt] = os.path.join(tmp, f"ted-{name}-{fmt}")
-        ok, why = export(hf_dir, dirs[fmt])
-        if not ok:
-            report(f"export/{name}-{fmt}", why)
+        problem = export(hf_dir, dirs[fmt])
+        if problem:
+            report(f"export/{name}-{fmt}", problem)
             return None
     differs = same_files(dirs["safetensors"], dirs["bin"])
     if differs:
@@ -144,69 +138,33 @@ def save_and_export(spec, model, tok, tmp):
     return dirs["safetensors"]
 
 
-# ---- running ted --------------------------------------------------------------
-
 # ---- checks -------------------------------------------------------------------
 
 def check_tokenize(name, ted_dir, tok, lines, rng):
     """Source ids, target ids and the text of target ids, line by line."""
-    source = [" ".join(map(str, tok(line).input_ids)) for line in lines]
     target_ids = [tok(text_target=line).input_ids[:-1] for line in lines]
-    target = [" ".join(map(str, ids)) for ids in target_ids]
-    for side, args, want in (("source", [], source), ("target", ["--target"], target)):
-        got, problem = ted_lines(["tokenize", "-m", ted_dir] + args, lines)
-        if problem:
-            report(f"tokenize/{name}-{side}-ids", problem)
-        else:
-            compare_lines(f"tokenize/{name}-{side}-ids", got, want, lines, "lines")
+    check_token_ids(name, ted_dir, lines, [ids_text(tok(line).input_ids) for line in lines],
+                    [ids_text(ids) for ids in target_ids], "lines")
     # ted's text stops at the first EOS, as a translation does; transformers
     # drops it and goes on: ids with an EOS inside are left out.
     eos = tok.eos_token_id
     sequences = [ids for ids in target_ids if eos not in ids]
     vocab = [i for i in range(len(tok.decoder)) if i != eos]
     sequences += [[rng.choice(vocab) for _ in range(rng.randint(0, 20))] for _ in range(400)]
-    texts = [" ".join(map(str, ids)) for ids in sequences]
-    got, problem = ted_lines(["tokenize", "-m", ted_dir, "--decode"], texts)
-    if problem:
-        return report(f"tokenize/{name}-decode", problem)
-    want = [tok.decode(ids, skip_special_tokens=True) for ids in sequences]
-    compare_lines(f"tokenize/{name}-decode", got, want, texts, "id sequences")
+    check_decode(f"tokenize/{name}-decode", ted_dir, tok, sequences)
 
 
-def reference_logits(model, tok, source, target):
+def reference_logits(model, tok, pair):
     """MarianMTModel's teacher-forced logits: the decoder fed its start
     token and the target's ids (without the EOS MarianTokenizer adds)."""
-    decoder = [model.config.decoder_start_token_id] + tok(text_target=target).input_ids[:-1]
-    torch.set_default_dtype(torch.float64)  # transformers builds its masks in it
-    try:
-        with torch.no_grad():
-            out = model(input_ids=torch.tensor([tok(source).input_ids]),
-                        decoder_input_ids=torch.tensor([decoder]))
-    finally:
-        torch.set_default_dtype(torch.float32)
-    return out.logits[0].numpy()
+    source, target = pair
+    return teacher_forced_logits(model, tok(source).input_ids, [
+        model.config.decoder_start_token_id] + tok(text_target=target).input_ids[:-1])
 
 
-def check_logits(name, ted_dir, model, tok, pairs):
-    reference = copy.deepcopy(model).double()
-    worst, largest = 0.0, 0.0
-    for source, target in pairs:
-        args = ["logits", "-m", ted_dir, "--source", source, "--target", target]
-        out, problem = ted_problem(args)
-        if problem:
-            return report(name, problem)
-        want = reference_logits(reference, tok, source, target)
-        try:
-            got = parse_logits(out, *want.shape)
-        except ValueError as e:
-            return report(name, f"`{quote([TED] + args)}`: {e}")
-        diff = float(np.abs(got - want).max())
-        worst, largest = max(worst, diff), max(largest, float(np.abs(want).max()))
-        if not diff <= TOLERANCE:
-            return report(name, f"max abs diff {diff:.3g} > {TOLERANCE} for "
-                                f"{source!r} -> {target!r}")
-    report(name, detail=f"max abs diff {worst:.2e} over {len(pairs)} sentence pairs "
-                        f"(logits up to {largest:.1f})")
+def marian_logits(name, ted_dir, model, tok, pairs):
+    check_logits(name, ted_dir, model, lambda m, pair: reference_logits(m, tok, pair),
+                 pair_cases(pairs))
 
 
 def logits_pairs(rng):
@@ -219,10 +177,7 @@ def logits_pairs(rng):
 def hf_translate(model, tok, sentences, **options):
     """generate()'s translations, and how many ended before max_length."""
     out, early = [], 0
-    for start in range(0, len(sentences), 16):
-        batch = tok(sentences[start:start + 16], return_tensors="pt", padding=True)
-        with torch.no_grad():
-            ids = model.generate(**batch, **options)
+    for ids in generate_batches(model, tok, sentences, 16, **options):
         out += tok.batch_decode(ids, skip_special_tokens=True)
         early += sum(tok.eos_token_id in row[:MAX_LENGTH - 1] for row in ids.tolist())
     return out, early
@@ -281,19 +236,13 @@ def check_target_languages(ted_dir, model, tok):
                                num_beams=1, do_sample=False)
         compare_lines(f"languages/greedy-target-{code}", got, want, sentences, "sentences",
                 note=f" ({len(set(want))} different translations)")
-    reference = copy.deepcopy(model).double()
     source, target = sentence(rng, high=8), sentence(rng, high=5)
-    args = ["logits", "-m", ted_dir, "--target-lang", codes[-1], "--source", source,
-            "--target", target]
-    out, problem = ted_problem(args)
-    if problem:
-        return report("languages/logits-target-code", problem)
-    want = reference_logits(reference, tok, f"{tok.supported_language_codes[-1]} {source}",
-                            target)
-    diff = float(np.abs(parse_logits(out, *want.shape) - want).max())
-    report("languages/logits-target-code",
-           None if diff <= TOLERANCE else f"max abs diff {diff:.3g} > {TOLERANCE}",
-           f"max abs diff {diff:.2e}")
+    diff, problem = logits_difference(
+        ted_dir, model, lambda m, pair: reference_logits(m, tok, pair),
+        [(["--target-lang", codes[-1], "--source", source, "--target", target],
+          (f"{tok.supported_language_codes[-1]} {source}", target))], TOLERANCE)
+    report("languages/logits-target-code", problem if diff is None else None,
+           f"max abs diff {diff:.2e}" if diff is not None else "")
 
 
 def check_beam(beam_results):
@@ -456,12 +405,12 @@ def check_accepted(good_hf, good_ted, model, tok, tmp):
     if prefixed:
         return report("accepted/marian-model", f"not a MarianModel's checkpoint: {prefixed[0]}")
     out = os.path.join(tmp, "ted-marian-model")
-    ok_, why = export(bare, out)
-    if not ok_:
-        return report("accepted/marian-model", why)
+    problem = export(bare, out)
+    if problem:
+        return report("accepted/marian-model", problem)
     reference = MarianMTModel.from_pretrained(bare).eval()
-    check_logits("accepted/marian-model-logits", out, reference, tok,
-                 logits_pairs(random.Random(31)))
+    marian_logits("accepted/marian-model-logits", out, reference, tok,
+                  logits_pairs(random.Random(31)))
 
 
 def check_sharded(model, tok, tmp):
@@ -483,12 +432,12 @@ def check_sharded(model, tok, tmp):
             report(f"accepted/sharded-{fmt}", f"{index} names {len(shards)} file")
             continue
         out = os.path.join(tmp, f"ted-sharded-{fmt}")
-        ok_, why = export(hf_dir, out)
-        if not ok_:
-            report(f"accepted/sharded-{fmt}", why)
+        problem = export(hf_dir, out)
+        if problem:
+            report(f"accepted/sharded-{fmt}", problem)
             continue
-        check_logits(f"accepted/sharded-{fmt}-logits", out, model, tok,
-                     logits_pairs(random.Random(37)))
+        marian_logits(f"accepted/sharded-{fmt}-logits", out, model, tok,
+                      logits_pairs(random.Random(37)))
 
 
 def check_short_vocab(good_hf, tmp, rng):
@@ -522,7 +471,7 @@ def check_short_vocab(good_hf, tmp, rng):
     tok = MarianTokenizer.from_pretrained(case)
     model = MarianMTModel.from_pretrained(case).eval()
     lines = [sentence(rng) for _ in range(100)]
-    want = [" ".join(map(str, tok(line).input_ids)) for line in lines]
+    want = [ids_text(tok(line).input_ids) for line in lines]
     got, problem = ted_lines(["tokenize", "-m", out], lines)
     if problem:
         report("accepted/vocab-short-source-ids", problem)
@@ -531,39 +480,16 @@ def check_short_vocab(good_hf, tmp, rng):
     ids = [i for i in range(model.config.vocab_size) if i != tok.eos_token_id]
     sequences = [[rng.choice(ids + missing * 20) for _ in range(rng.randint(1, 12))]
                  for _ in range(300)]
-    texts = [" ".join(map(str, seq)) for seq in sequences]
-    got, problem = ted_lines(["tokenize", "-m", out, "--decode"], texts)
-    if problem:
-        return report("accepted/vocab-short-decode", problem)
-    want = [tok.decode(seq, skip_special_tokens=True) for seq in sequences]
-    compare_lines("accepted/vocab-short-decode", got, want, texts, "id sequences",
-            note=f" ({sum('<unk>' in w for w in want)} with transformers' <unk>)")
+    unknown = sum("<unk>" in tok.decode(seq, skip_special_tokens=True) for seq in sequences)
+    check_decode("accepted/vocab-short-decode", out, tok, sequences,
+                 note=f" ({unknown} with transformers' <unk>)")
     sentences = [sentence(rng) for _ in range(SENTENCES)]
     got, problem = ted_lines(["translate", "-m", out, "--beam", "1"], sentences)
     if problem:
         return report("accepted/vocab-short-greedy", problem)
     want, _ = hf_translate(model, tok, sentences, num_beams=1, do_sample=False)
     compare_lines("accepted/vocab-short-greedy", got, want, sentences, "sentences",
-            note=f" ({sum('<unk>' in w for w in want)} with transformers' <unk>)")
-
-
-def check_refusal(name, pattern, hf_dir, tmp):
-    import re
-
-    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", os.path.join(tmp, "out")])
-    lines = err.strip().splitlines()
-    if status != 1 or len(lines) != 1 or not re.search(pattern, lines[0]):
-        return report(name, f"exit {status}, stderr {err.strip()[:300]!r}, expected one "
-                            f"line matching {pattern!r}")
-    report(name, detail=lines[0])
-
-
-def check_refusals(good_dir, tmp):
-    for name, pattern, edit in REFUSALS:
-        hf_dir = os.path.join(tmp, "refuse-" + name)
-        shutil.copytree(good_dir, hf_dir)
-        edit(hf_dir)
-        check_refusal("export/refuses-" + name, pattern, hf_dir, tmp)
+                  note=f" ({sum('<unk>' in w for w in want)} with transformers' <unk>)")
 
 
 def check_positional_tables(model, tok, ted_dir, tmp):
@@ -580,11 +506,11 @@ def check_positional_tables(model, tok, ted_dir, tmp):
         torch.save(dict(state, **{name: table}), os.path.join(hf_dir, "pytorch_model.bin"))
         if case == "interleaved-positions":
             check_refusal("export/refuses-" + case, f"tensor {name} is not the sinusoidal "
-                          "table", hf_dir, tmp)
+                          "table", hf_dir, hf_dir + "-ted")
             continue
         out = os.path.join(tmp, "ted-" + case)
-        ok, why = export(hf_dir, out)
-        differs = why if not ok else same_files(ted_dir, out)
+        problem = export(hf_dir, out)
+        differs = problem or same_files(ted_dir, out)
         report("export/" + case, differs and f"{differs} differs",
                "the positional tables checked, then left out")
 
@@ -607,7 +533,7 @@ def check_model(spec, tok, lines, tmp, rng, seed, beam_results):
         return None
     if lines:
         check_tokenize(spec[7], ted_dir, tok, lines, rng)
-    check_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(rng))
+    marian_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(rng))
     check_translations(name, ted_dir, model, tok,
                        translation_sentences(rng, spec[7] == "multilingual"), beam_results)
     if spec[7] == "multilingual":
@@ -634,7 +560,8 @@ def main():
             if k == 0 and result:
                 check_positional_tables(result[0], tokenizers[kind], result[1], tmp)
                 good_hf = os.path.join(tmp, f"hf-{spec[0]}-safetensors")
-                check_refusals(good_hf, tmp)
+                check_refusals(tmp, "export/refuses-", [(name, good_hf, pattern, edit)
+                                                        for name, pattern, edit in REFUSALS])
                 check_accepted(good_hf, result[1], result[0], tokenizers[kind], tmp)
                 check_short_vocab(good_hf, tmp, rng)
         check_beam(beam_results)

@@ -54,14 +54,14 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
+from hf_parity import (EXPORTER, PYTHON, SEARCHES, TOLERANCE, check_decode,  # noqa: E402
+                       check_logits, check_refusals, check_token_ids, each_exported, export,
+                       generate_batches, ids_text, read_sentences, save_and_export,
+                       teacher_forced_logits, ted_texts, train_spm)
 from ted_test import reference_transformers  # noqa: E402
-from ted_test import (TED, compare_lines, edit_json, failures, parse_logits, quote,  # noqa: E402
-                      report, run, scratch_directory, ted_lines, ted_problem)
+from ted_test import (TED, compare_lines, edit_json, failures, report, run,  # noqa: E402
+                      scratch_directory, ted_lines, ted_problem)
 
-EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
-PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
-SENTENCES = os.path.join(ROOT, "tests", "data", "multilingual-sentences.txt")
-TOLERANCE = 1e-4
 GREEDY_AGREEMENT = 0.99
 BEAM_AGREEMENT = 0.95
 MARGIN = 1e-3
@@ -79,24 +79,11 @@ MODELS = [
 ]
 
 
-def read_sentences():
-    with open(SENTENCES, encoding="utf-8", newline="\n") as f:
-        return f.read().split("\n")[:-1]
-
-
 # ---- building the models ------------------------------------------------------------
 
-def train_spm(tmp, sentences):
+def train_nllb_spm(tmp, sentences):
     """A SentencePiece BPE model with NLLB's layout (<unk> <s> </s> first)."""
-    import sentencepiece as spm
-    corpus = os.path.join(tmp, "corpus.txt")
-    with open(corpus, "w", encoding="utf-8") as f:
-        f.write("".join(line.strip() + "\n" for line in sentences * 3))
-    spm.SentencePieceTrainer.train(
-        input=corpus, model_prefix=os.path.join(tmp, "spm"), vocab_size=900, model_type="bpe",
-        character_coverage=0.999, unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
-        hard_vocab_limit=False, minloglevel=2, num_threads=1)
-    return os.path.join(tmp, "spm.model")
+    return train_spm(tmp, sentences, "spm", "bpe", 900, unk_id=0, bos_id=1, eos_id=2, pad_id=-1)
 
 
 def m2m100_vocab(tmp, spm_path):
@@ -168,30 +155,6 @@ def build_model(kind, tok, sizes, seed):
     return randomize(model, seed)
 
 
-def export(hf_dir, out_dir):
-    """None when tools/export_hf.py succeeds, else why."""
-    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", out_dir])
-    return None if status == 0 else err.strip() or f"exit {status}"
-
-
-def save_and_export(name, model, tok, safetensors, tmp):
-    """The Hugging Face directory (reloaded tokenizer) and the ted one, or
-    None after reporting a failure."""
-    hf_dir, ted_dir = os.path.join(tmp, "hf-" + name), os.path.join(tmp, "ted-" + name)
-    model.save_pretrained(hf_dir, safe_serialization=safetensors)
-    tok.save_pretrained(hf_dir)
-    problem = export(hf_dir, ted_dir)
-    report(f"export/{name}", problem, "pytorch_model.bin" if not safetensors else
-           "model.safetensors")
-    return None if problem else (hf_dir, ted_dir)
-
-
-# ---- running ted ----------------------------------------------------------------------
-
-def ids_text(ids):
-    return " ".join(map(str, ids))
-
-
 # ---- checks ---------------------------------------------------------------------------
 
 def hf_language(tok, code):
@@ -207,14 +170,9 @@ def check_tokenize(name, ted_dir, tok, sentences, code):
     source = [tok(line).input_ids for line in sentences]
     target = [tok(text_target=line).input_ids for line in sentences]
     codes = {tok.convert_tokens_to_ids(code)}
-    want = {"source": [ids_text([i for i in ids if i not in codes]) for ids in source],
-            "target": [ids_text([i for i in ids if i not in codes][:-1]) for ids in target]}
-    for side, args in (("source", []), ("target", ["--target"])):
-        got, problem = ted_lines(["tokenize", "-m", ted_dir] + args, sentences)
-        if problem:
-            report(f"tokenize/{name}-{side}-ids", problem)
-        else:
-            compare_lines(f"tokenize/{name}-{side}-ids", got, want[side], sentences, "sentences")
+    check_token_ids(name, ted_dir, sentences,
+                    [ids_text([i for i in ids if i not in codes]) for ids in source],
+                    [ids_text([i for i in ids if i not in codes][:-1]) for ids in target])
     rng = np.random.default_rng(5)
     eos = tok.eos_token_id
     sequences = [[i for i in ids if i not in codes and i != eos] for ids in target]
@@ -223,14 +181,8 @@ def check_tokenize(name, ted_dir, tok, sentences, code):
     mask = tok.convert_tokens_to_ids("<mask>") if "<mask>" in tok.get_vocab() else None
     sequences += [[int(i) for i in rng.integers(4, len(tok), rng.integers(0, 16))]
                   for _ in range(200)]
-    sequences = [ids for ids in sequences if eos not in ids and mask not in ids]
-    got, problem = ted_lines(["tokenize", "-m", ted_dir, "--decode"],
-                             [ids_text(ids) for ids in sequences])
-    if problem:
-        return report(f"tokenize/{name}-decode", problem)
-    want = [tok.decode(ids, skip_special_tokens=True) for ids in sequences]
-    compare_lines(f"tokenize/{name}-decode", got, want, [ids_text(s) for s in sequences],
-            "id sequences")
+    check_decode(f"tokenize/{name}-decode", ted_dir, tok,
+                 [ids for ids in sequences if eos not in ids and mask not in ids])
 
 
 def reference_logits(model, tok, pair, languages):
@@ -241,41 +193,16 @@ def reference_logits(model, tok, pair, languages):
     tok.src_lang, tok.tgt_lang = (hf_language(tok, code) for code in languages)
     code = tok.convert_tokens_to_ids(languages[1])
     target_ids = tok(text_target=target, add_special_tokens=False).input_ids
-    decoder = [model.config.decoder_start_token_id, code] + target_ids
-    torch.set_default_dtype(torch.float64)  # transformers builds its masks in it
-    try:
-        with torch.no_grad():
-            out = model(input_ids=torch.tensor([tok(source).input_ids]),
-                        decoder_input_ids=torch.tensor([decoder]))
-    finally:
-        torch.set_default_dtype(torch.float32)
-    return out.logits[0].numpy()
+    return teacher_forced_logits(model, tok(source).input_ids,
+                                 [model.config.decoder_start_token_id, code] + target_ids)
 
 
-def check_logits(name, ted_dir, model, tok, pairs, directions, tolerance=TOLERANCE):
-    reference = model.double()
-    worst, largest, count = 0.0, 0.0, 0
-    for languages in directions:
-        for pair in pairs:
-            args = ["logits", "-m", ted_dir, "--source", pair[0], "--target", pair[1],
-                    "--source-lang", languages[0], "--target-lang", languages[1]]
-            out, problem = ted_problem(args)
-            if problem:
-                return report(name, problem)
-            want = reference_logits(reference, tok, pair, languages)
-            try:
-                got = parse_logits(out, *want.shape)
-            except ValueError as e:
-                return report(name, f"`{quote([TED] + args)}`: {e}")
-            diff = float(np.abs(got - want).max())
-            worst, largest = max(worst, diff), max(largest, float(np.abs(want).max()))
-            count += 1
-            if not diff <= tolerance:
-                return report(name, f"max abs diff {diff:.3g} > {tolerance} for {pair!r} "
-                                    f"{languages}")
-    model.float()
-    report(name, detail=f"max abs diff {worst:.2e} over {count} sentence pairs "
-                        f"(logits up to {largest:.1f})")
+def language_logits(name, ted_dir, model, tok, pairs, directions, tolerance=TOLERANCE):
+    """check_logits of each pair in each direction (source, target):
+    `ted logits --source-lang --target-lang`."""
+    check_logits(name, ted_dir, model, lambda m, case: reference_logits(m, tok, *case),
+                 [(["--source", s, "--target", t, "--source-lang", a, "--target-lang", b],
+                   ((s, t), (a, b))) for a, b in directions for s, t in pairs], tolerance)
 
 
 def hf_generate(model, tok, sentences, languages, **options):
@@ -284,12 +211,9 @@ def hf_generate(model, tok, sentences, languages, **options):
     tok.src_lang = hf_language(tok, languages[0])
     code = tok.convert_tokens_to_ids(languages[1])
     out, margins = [], []
-    for start in range(0, len(sentences), 32):
-        batch = tok(sentences[start:start + 32], return_tensors="pt", padding=True)
-        with torch.no_grad():
-            result = model.generate(**batch, forced_bos_token_id=code, do_sample=False,
-                                    output_scores=True, return_dict_in_generate=True,
-                                    **options)
+    for result in generate_batches(model, tok, sentences, forced_bos_token_id=code,
+                                   do_sample=False, output_scores=True,
+                                   return_dict_in_generate=True, **options):
         scores = torch.stack(result.scores[1:], 1) if len(result.scores) > 1 else None
         for row, ids in enumerate(result.sequences.tolist()):
             ids = ids[2:]
@@ -303,21 +227,13 @@ def hf_generate(model, tok, sentences, languages, **options):
     return out, margins
 
 
-def detokenized(ted_dir, sequences):
-    texts, problem = ted_lines(["tokenize", "-m", ted_dir, "--decode"],
-                               [ids_text(ids) for ids in sequences])
-    return texts, problem
-
-
 def check_translations(name, ted_dir, model, tok, sentences, directions):
     for source, target in directions:
         direction = f"{name}-{source}-{target}"
-        for kind, beam, lines, options in (
-                ("greedy", "1", sentences, dict(num_beams=1)),
-                ("beam", "4", sentences[:BEAM_SENTENCES],
-                 dict(num_beams=4, early_stopping=True, length_penalty=1.0))):
+        for kind, beam, options in SEARCHES:
             if kind == "beam" and (source, target) != directions[0]:
                 continue
+            lines = sentences if kind == "greedy" else sentences[:BEAM_SENTENCES]
             args = ["translate", "-m", ted_dir, "--beam", beam, "--source-lang", source,
                     "--target-lang", target]
             if kind == "beam":
@@ -327,17 +243,18 @@ def check_translations(name, ted_dir, model, tok, sentences, directions):
                 report(f"{kind}/{direction}", problem)
                 continue
             ids, margins = hf_generate(model, tok, lines, (source, target), **options)
-            want, problem = detokenized(ted_dir, ids)
+            want, problem = ted_texts(ted_dir, ids)
             if problem:
                 report(f"{kind}/{direction}", problem)
                 continue
             if kind == "greedy":
                 clear = [i for i, m in enumerate(margins) if m > MARGIN]
-                compare_lines(f"{kind}/{direction}", got, want, lines, "sentences", GREEDY_AGREEMENT,
-                        f" of {len(clear)} with top-2 margins > {MARGIN} "
-                        f"({len(set(want))} different translations)", among=clear)
+                compare_lines(f"{kind}/{direction}", got, want, lines, "sentences",
+                              GREEDY_AGREEMENT, f" of {len(clear)} with top-2 margins > {MARGIN} "
+                              f"({len(set(want))} different translations)", among=clear)
             else:
-                compare_lines(f"{kind}/{direction}", got, want, lines, "sentences", BEAM_AGREEMENT)
+                compare_lines(f"{kind}/{direction}", got, want, lines, "sentences",
+                              BEAM_AGREEMENT)
 
 
 # ---- the exporter's refusals, NLLB's legacy order -----------------------------------
@@ -352,31 +269,21 @@ def shrink_tensor(name):
     return edit
 
 
-REFUSALS = [
-    ("mbart50", "mbart25-tokenizer", r"tokenizer_config\.json: tokenizer_class MBartTokenizer: .*"
-     r"mBART-25", edit_json("tokenizer_config.json", tokenizer_class="MBartTokenizer")),
-    ("mbart50", "no-spm", r"sentencepiece\.bpe\.model: missing",
-     lambda d: os.remove(os.path.join(d, "sentencepiece.bpe.model"))),
-    ("m2m100", "language-codes", r"tokenizer_config\.json: language_codes \"xx\"",
-     edit_json("tokenizer_config.json", language_codes="xx")),
-    ("mbart50", "positions-shape", r"tensor model\.encoder\.embed_positions\.weight has shape",
-     shrink_tensor("model.encoder.embed_positions.weight")),
-]
-
-
-def check_refusals(tmp):
-    import re
-    import shutil
-    for name, case, pattern, edit in REFUSALS:
-        hf_dir = os.path.join(tmp, f"refuse-{case}")
-        shutil.copytree(os.path.join(tmp, "hf-" + name), hf_dir)
-        edit(hf_dir)
-        status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", hf_dir + "-ted"])
-        lines = err.strip().splitlines()
-        good = status == 1 and len(lines) == 1 and re.search(pattern, lines[0])
-        report(f"export/refuses-{case}", None if good else
-               f"exit {status}, stderr {err.strip()[:300]!r}, expected one line matching "
-               f"{pattern!r}", lines[0] if lines else "")
+def check_multilingual_refusals(tmp):
+    """What the exporter cannot map, in copies of the models' directories."""
+    mbart50, m2m100 = os.path.join(tmp, "hf-mbart50"), os.path.join(tmp, "hf-m2m100")
+    check_refusals(tmp, "export/refuses-", [
+        ("mbart25-tokenizer", mbart50, r"tokenizer_config\.json: tokenizer_class "
+         r"MBartTokenizer: .*mBART-25",
+         edit_json("tokenizer_config.json", tokenizer_class="MBartTokenizer")),
+        ("no-spm", mbart50, r"sentencepiece\.bpe\.model: missing",
+         lambda d: os.remove(os.path.join(d, "sentencepiece.bpe.model"))),
+        ("language-codes", m2m100, r"tokenizer_config\.json: language_codes \"xx\"",
+         edit_json("tokenizer_config.json", language_codes="xx")),
+        ("positions-shape", mbart50,
+         r"tensor model\.encoder\.embed_positions\.weight has shape",
+         shrink_tensor("model.encoder.embed_positions.weight")),
+    ])
 
 
 def check_legacy(model, tok_class, pairs, tmp):
@@ -389,8 +296,8 @@ def check_legacy(model, tok_class, pairs, tmp):
     report("export/nllb-legacy", problem, "legacy_behaviour: true")
     if problem is None:
         tok = tok_class.from_pretrained(hf_dir)
-        check_logits("logits/nllb-legacy", hf_dir + "-ted", model, tok, pairs[:2],
-                     [("eng_Latn", "fra_Latn")])
+        language_logits("logits/nllb-legacy", hf_dir + "-ted", model, tok, pairs[:2],
+                        [("eng_Latn", "fra_Latn")])
 
 
 def check_languages_option(tmp):
@@ -446,8 +353,8 @@ def check_int8(name, ted_dir, model, tok, pairs, languages, tmp):
             if q.dtype == np.int8:
                 scale = tensors[tensor + ".scale"][:, None]
                 params[tensor].copy_(torch.from_numpy(q.astype(np.float32) * scale))
-    check_logits(f"int8/{name}", int8_dir, dequantized, tok, pairs, [languages],
-                 LOGITS_VS_DEQUANTIZED)
+    language_logits(f"int8/{name}", int8_dir, dequantized, tok, pairs, [languages],
+                    LOGITS_VS_DEQUANTIZED)
 
 
 # ---- half precision ---------------------------------------------------------------------
@@ -481,11 +388,11 @@ def check_half(model, tok, pairs, directions, tmp):
         upcast = type(model)(model.config)
         upcast.load_state_dict({k: v.float() for k, v in half.state_dict().items()})
         upcast.eval()
-        check_logits(f"half/{label}-export", dirs[1], upcast, tok, pairs, directions[:1])
+        language_logits(f"half/{label}-export", dirs[1], upcast, tok, pairs, directions[:1])
         stored = rewrite_weights(dirs[1], os.path.join(tmp, f"ted-nllb-{label}-stored"), dtype)
         _, header = read_dtypes(os.path.join(stored, "model.safetensors"))
-        check_logits(f"half/{label}-tensors-{'+'.join(sorted(header))}", stored, upcast, tok,
-                     pairs, directions[:1])
+        language_logits(f"half/{label}-tensors-{'+'.join(sorted(header))}", stored, upcast,
+                        tok, pairs, directions[:1])
 
 
 def read_dtypes(path):
@@ -510,29 +417,27 @@ def main():
         return
     sentences = read_sentences()
     with scratch_directory("ted-multilingual-") as tmp:
-        spm_path = train_spm(tmp, sentences)
-        for seed, (name, tok_kind, kind, sizes, safetensors, directions) in enumerate(MODELS):
+        spm_path = train_nllb_spm(tmp, sentences)
+
+        def build(seed, spec):
+            name, tok_kind, kind, sizes, safetensors, _ = spec
             tok_dir = os.path.join(tmp, "tok-" + name)
             os.makedirs(tok_dir)
             tok = make_tokenizer(tok_kind, tok_dir, spm_path)
-            model = build_model(kind, tok, sizes, 20 + seed)
-            dirs = save_and_export(name, model, tok, safetensors, tmp)
-            if dirs is None:
-                continue
-            tok = type(tok).from_pretrained(dirs[0])  # as a hub download loads it
-            check_tokenize(name, dirs[1], tok, sentences, directions[0][0])
-            check_logits(f"logits/{name}", dirs[1], model, tok, logits_pairs(sentences),
-                         directions)
-            check_translations(name, dirs[1], model, tok, sentences, directions)
+            return build_model(kind, tok, sizes, 20 + seed), tok, safetensors
+        for _, spec, model, _, ted_dir, tok in each_exported(tmp, MODELS, build):
+            name, directions = spec[0], spec[-1]
+            pairs = logits_pairs(sentences)
+            check_tokenize(name, ted_dir, tok, sentences, directions[0][0])
+            language_logits(f"logits/{name}", ted_dir, model, tok, pairs, directions)
+            check_translations(name, ted_dir, model, tok, sentences, directions)
             if name == "mbart50":
-                check_int8(name, dirs[1], model, tok, logits_pairs(sentences), directions[0],
-                           tmp)
+                check_int8(name, ted_dir, model, tok, pairs, directions[0], tmp)
             if name == "nllb":
-                check_half(model, tok, logits_pairs(sentences), directions, tmp)
-                check_legacy(model, type(tok), logits_pairs(sentences), tmp)
+                check_half(model, tok, pairs, directions, tmp)
+                check_legacy(model, type(tok), pairs, tmp)
                 check_languages_option(tmp)
-        check_refusals(tmp)
-
+        check_multilingual_refusals(tmp)
 
 if __name__ == "__main__":
     main()

@@ -46,17 +46,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
 
+from hf_parity import (check_refusals, each_exported, export, export_half,  # noqa: E402
+                       raise_eos_bias, read_sentences, train_spm)
 from ted_test import reference_transformers  # noqa: E402
-from ted_test import (compare_lines, edit_json, failures, report, run,  # noqa: E402
-                      scratch_directory)
-from test_t5 import (check_logits, check_tokenize, logits_pairs, read_sentences, train_spm,  # noqa: E402
-                     translations)
-
-EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
-PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
-TRANSLATED = 48          # sentences translated per model
-BEAM_SENTENCES = 24
-MAX_LENGTH = 20          # generate()'s default, which the export keeps
+from ted_test import edit_json, failures, report, scratch_directory  # noqa: E402
+from test_t5 import check_model, check_tokenize, logits_pairs, t5_logits  # noqa: E402
 
 # (name, config, extra embedding rows, safetensors)
 MODELS = [
@@ -102,20 +96,6 @@ def randomize(model, seed):
     return model.eval()
 
 
-def favour_eos(model, tok, sentences):
-    """Raises EOS's output bias until EOS is the most likely token at about
-    one greedy step in twenty, so that translations end at various lengths."""
-    batch = tok(sentences[:16], return_tensors="pt", padding=True)
-    eos = tok.eos_token_id
-    with torch.no_grad():
-        out = model.generate(**batch, num_beams=1, do_sample=False, max_length=MAX_LENGTH,
-                             output_scores=True, return_dict_in_generate=True)
-        scores = torch.stack(out.scores[:-1], 1)
-        gap = torch.quantile((scores.max(-1).values - scores[..., eos]).flatten(), 0.05)
-        model.final_logits_bias[0, eos] += gap
-    return model
-
-
 def build_model(config, extra_rows, tok, seed, sentences):
     import transformers
     config = transformers.PegasusConfig(**dict(
@@ -123,45 +103,21 @@ def build_model(config, extra_rows, tok, seed, sentences):
              attention_dropout=0.0, activation_dropout=0.0, pad_token_id=0, eos_token_id=1,
              decoder_start_token_id=0, forced_eos_token_id=1), **config))
     model = randomize(transformers.PegasusForConditionalGeneration(config), seed)
-    return favour_eos(model, tok, sentences)
-
-
-def export(hf_dir, out_dir):
-    """None when tools/export_hf.py succeeds, else why."""
-    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", out_dir])
-    return None if status == 0 else err.strip() or f"exit {status}"
-
-
-def check_translations(name, ted_dir, model, tok, sentences):
-    for kind, beam, lines, options in (
-            ("greedy", "1", sentences[:TRANSLATED], dict(num_beams=1)),
-            ("beam", "4", sentences[:BEAM_SENTENCES],
-             dict(num_beams=4, early_stopping=True, length_penalty=1.0))):
-        check = f"{kind}/{name}"
-        result = translations(check, ted_dir, model, tok, lines, beam, options)
-        if result:
-            got, want = result
-            compare_lines(check, got, want, lines, "sentences",
-                          note=f" ({len(set(want))} different translations)")
+    return raise_eos_bias(model, tok, sentences)
 
 
 def check_half(tmp, model, tok, pairs):
-    import copy
-    hf_dir = os.path.join(tmp, "hf-half")
-    copy.deepcopy(model).half().save_pretrained(hf_dir)
-    tok.save_pretrained(hf_dir)
-    problem = export(hf_dir, hf_dir + "-ted")
-    report("half/export", problem, "float16 model.safetensors")
-    if problem is None:
+    half = export_half(tmp, model, tok)
+    if half:
         # The float32 model of the half weights; its positional tables are
         # the float32 ones, which ted computes (the checkpoint's are
         # float16 copies, within 1e-3)
-        upcast = type(model).from_pretrained(hf_dir, torch_dtype=torch.float32).eval()
+        upcast = half[0]
         with torch.no_grad():
             for stack in ("encoder", "decoder"):
                 getattr(upcast.model, stack).embed_positions.weight.copy_(
                     getattr(model.model, stack).embed_positions.weight)
-        check_logits("half/logits", hf_dir + "-ted", upcast, tok, pairs)
+        t5_logits("half/logits", half[1], upcast, tok, pairs)
 
 
 def edit_tensors(change):
@@ -185,34 +141,23 @@ def shift_positions(tensors):
     tensors[name] = torch.roll(tensors[name], 1, dims=0).contiguous()
 
 
-def check_refusals(tmp, hf_dir):
-    import re
-    import shutil
-    cases = [
-        ("model-type", r"config\.json: model_type \"bigbird_pegasus\" asks for another",
+def check_pegasus_refusals(tmp, hf_dir):
+    check_refusals(tmp, "refuse/", [
+        ("model-type", hf_dir, r"config\.json: model_type \"bigbird_pegasus\" asks for another",
          edit_json("config.json", model_type="bigbird_pegasus")),
-        ("no-spiece", r"spiece\.model: missing",
+        ("no-spiece", hf_dir, r"spiece\.model: missing",
          lambda d: os.remove(os.path.join(d, "spiece.model"))),
-        ("tokenizer", r"tokenizer_class T5Tokenizer: a PegasusForConditionalGeneration",
+        ("tokenizer", hf_dir, r"tokenizer_class T5Tokenizer: a PegasusForConditionalGeneration",
          edit_json("tokenizer_config.json", tokenizer_class="T5Tokenizer")),
-        ("hidden-piece", r"spiece\.model: piece \".*\" \(id 7\) takes id 110, which added "
-         r"token \"<mask_9>\" holds", edit_json("tokenizer_config.json", added_tokens_decoder={
-             "110": {"content": "<mask_9>", "special": True}})),
-        ("embedding-norm", r"tensor model\.encoder\.layernorm_embedding\.weight is not part "
-         r"of a PegasusForConditionalGeneration", edit_tensors(add_embedding_norm)),
-        ("positions", r"tensor model\.encoder\.embed_positions\.weight is not the sinusoidal",
-         edit_tensors(shift_positions)),
-    ]
-    for case, pattern, edit in cases:
-        case_dir = os.path.join(tmp, f"refuse-{case}")
-        shutil.copytree(hf_dir, case_dir)
-        edit(case_dir)
-        status, _, err = run([PYTHON, EXPORTER, case_dir, "--out", case_dir + "-ted"])
-        lines = err.strip().splitlines()
-        good = status == 1 and len(lines) == 1 and re.search(pattern, lines[0])
-        report(f"refuse/{case}", None if good else
-               f"exit {status}, stderr {err.strip()[:300]!r}, expected one line matching "
-               f"{pattern!r}", lines[0] if lines else "")
+        ("hidden-piece", hf_dir, r"spiece\.model: piece \".*\" \(id 7\) takes id 110, which "
+         r"added token \"<mask_9>\" holds",
+         edit_json("tokenizer_config.json",
+                   added_tokens_decoder={"110": {"content": "<mask_9>", "special": True}})),
+        ("embedding-norm", hf_dir, r"tensor model\.encoder\.layernorm_embedding\.weight is not "
+         r"part of a PegasusForConditionalGeneration", edit_tensors(add_embedding_norm)),
+        ("positions", hf_dir, r"tensor model\.encoder\.embed_positions\.weight is not the "
+         r"sinusoidal", edit_tensors(shift_positions)),
+    ])
 
 
 def drop_added_tokens(hf_dir):
@@ -263,29 +208,19 @@ def main():
     sentences = read_sentences()
     with scratch_directory("ted-pegasus-") as tmp:
         spm_path = train_spm(tmp, sentences)
-        for seed, (name, config, extra_rows, safetensors) in enumerate(MODELS):
-            hf_dir, ted_dir = os.path.join(tmp, "hf-" + name), os.path.join(tmp, "ted-" + name)
+
+        def build(seed, spec):
             tok = transformers.PegasusTokenizer(spm_path)
-            model = build_model(config, extra_rows, tok, 60 + seed, sentences)
-            model.save_pretrained(hf_dir, safe_serialization=safetensors)
-            tok.save_pretrained(hf_dir)
-            problem = export(hf_dir, ted_dir)
-            report(f"export/{name}", problem,
-                   "model.safetensors" if safetensors else "pytorch_model.bin")
-            if problem:
-                continue
-            tok = transformers.PegasusTokenizer.from_pretrained(hf_dir)
+            return build_model(*spec[1:3], tok, 60 + seed, sentences), tok, spec[3]
+        for seed, (name, *_), model, hf_dir, ted_dir, tok in each_exported(tmp, MODELS, build):
             if seed == 0:
                 check_layout(tok)
-            check_tokenize(name, ted_dir, tok, sentences)
-            check_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(sentences))
-            check_translations(name, ted_dir, model, tok, sentences)
+            check_model(name, ted_dir, model, tok, sentences, token_batches=False)
             if seed == 0:
                 check_tokenizer_configs(tmp, hf_dir, sentences)
-                check_refusals(tmp, hf_dir)
+                check_pegasus_refusals(tmp, hf_dir)
             else:
                 check_half(tmp, model, tok, logits_pairs(sentences))
-
 
 if __name__ == "__main__":
     main()

@@ -45,23 +45,20 @@ TED_PARITY_KEEP=1 keeps the temporary directory (printed on stderr).
 import os
 import sys
 
-import numpy as np
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
+from hf_parity import (BEAM_SENTENCES, SEARCHES, TRANSLATED, check_logits,  # noqa: E402
+                       check_refusals, check_token_ids, check_translations, each_exported,
+                       eos_gap, export, export_half, hf_generate, ids_text, logits_difference,
+                       pair_cases, read_sentences, teacher_forced_logits, ted_texts, train_spm,
+                       translate_args, translations)
 from ted_test import reference_transformers  # noqa: E402
-from ted_test import (TED, compare_lines, edit_json, failures, parse_logits, quote,  # noqa: E402
-                      report, run, scratch_directory, ted_lines, ted_problem)
+from ted_test import (TED, compare_lines, edit_json, failures, report, run,  # noqa: E402
+                      scratch_directory, ted_lines)
 
-EXPORTER = os.path.join(ROOT, "tools", "export_hf.py")
-PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")  # the exporter's Python
-SENTENCES = os.path.join(ROOT, "tests", "data", "multilingual-sentences.txt")
-TOLERANCE = 1e-4
-TRANSLATED = 48          # sentences translated per model
-BEAM_SENTENCES = 24
-MAX_LENGTH = 20          # generate()'s default, which the export keeps
 INT8_LOGITS = 0.5        # max abs diff of the int8 model's logits (logits are O(1-10))
 INT8_AGREEMENT = 0.5     # of its greedy translations equal to transformers'
 
@@ -80,31 +77,7 @@ MODELS = [
 ]
 
 
-def read_sentences():
-    with open(SENTENCES, encoding="utf-8", newline="\n") as f:
-        return [line for line in f.read().split("\n")[:-1] if line.strip()]
-
-
-def ids_text(ids):
-    return " ".join(map(str, ids))
-
-
 # ---- building the models ---------------------------------------------------------------
-
-def train_spm(tmp, sentences, name="spiece", **layout):
-    """A SentencePiece unigram model of `sentences`, TMP/NAME.model, with
-    the special pieces of `layout` (trainer options), by default T5's:
-    <pad> 0, </s> 1, <unk> 2."""
-    import sentencepiece as spm
-    corpus = os.path.join(tmp, f"{name}-corpus.txt")
-    with open(corpus, "w", encoding="utf-8") as f:
-        f.write("".join(line.strip() + "\n" for line in sentences * 3))
-    spm.SentencePieceTrainer.train(
-        input=corpus, model_prefix=os.path.join(tmp, name), vocab_size=600,
-        model_type="unigram", character_coverage=0.999, bos_id=-1, hard_vocab_limit=False,
-        minloglevel=2, num_threads=1, **(layout or dict(pad_id=0, eos_id=1, unk_id=2)))
-    return os.path.join(tmp, f"{name}.model")
-
 
 def randomize(model, seed):
     """Weights scaled so that the logits are O(1-10), attention is far from
@@ -126,19 +99,13 @@ def favour_eos(model, tok, sentences):
     """Moves EOS's output row along the mean final hidden state until EOS is
     the most likely token at about one greedy step in twenty, so that
     translations end at various lengths."""
-    batch = tok(sentences[:16], return_tensors="pt", padding=True)
-    eos = tok.eos_token_id
+    gap, out = eos_gap(model, tok, sentences, output_hidden_states=True)
     with torch.no_grad():
-        out = model.generate(**batch, num_beams=1, do_sample=False, max_length=MAX_LENGTH,
-                             output_scores=True,
-                             return_dict_in_generate=True, output_hidden_states=True)
-        scores = torch.stack(out.scores[:-1], 1)
-        gap = torch.quantile((scores.max(-1).values - scores[..., eos]).flatten(), 0.05)
         hidden = torch.cat([step[-1][:, -1] for step in out.decoder_hidden_states])
         if model.config.tie_word_embeddings:
             hidden = hidden * model.config.d_model ** -0.5
         mean = hidden.mean(0)
-        model.get_output_embeddings().weight[eos] += gap * mean / mean.dot(mean)
+        model.get_output_embeddings().weight[tok.eos_token_id] += gap * mean / mean.dot(mean)
     return model
 
 
@@ -153,118 +120,35 @@ def build_model(kind, config, tok, seed, sentences):
     return favour_eos(model, tok, sentences)
 
 
-def export(hf_dir, out_dir):
-    """None when tools/export_hf.py succeeds, else why."""
-    status, _, err = run([PYTHON, EXPORTER, hf_dir, "--out", out_dir])
-    return None if status == 0 else err.strip() or f"exit {status}"
-
-
 # ---- checks -----------------------------------------------------------------------------
 
 def check_tokenize(name, ted_dir, tok, sentences):
-    want = {"source": [ids_text(tok(line).input_ids) for line in sentences],
-            "target": [ids_text(tok(text_target=line).input_ids[:-1]) for line in sentences]}
-    for side, args in (("source", []), ("target", ["--target"])):
-        got, problem = ted_lines(["tokenize", "-m", ted_dir] + args, sentences)
-        if problem:
-            report(f"tokenize/{name}-{side}-ids", problem)
-        else:
-            compare_lines(f"tokenize/{name}-{side}-ids", got, want[side], sentences,
-                          "sentences")
+    check_token_ids(name, ted_dir, sentences,
+                    [ids_text(tok(line).input_ids) for line in sentences],
+                    [ids_text(tok(text_target=line).input_ids[:-1]) for line in sentences])
 
 
 def reference_logits(model, tok, pair):
     """Teacher-forced logits, float64: the decoder fed its start, then the
     target's tokens."""
     source, target = pair
-    decoder = [model.config.decoder_start_token_id] + \
-        tok(text_target=target, add_special_tokens=False).input_ids
-    torch.set_default_dtype(torch.float64)  # transformers builds its masks in it
-    try:
-        with torch.no_grad():
-            out = model(input_ids=torch.tensor([tok(source).input_ids]),
-                        decoder_input_ids=torch.tensor([decoder]))
-    finally:
-        torch.set_default_dtype(torch.float32)
-    return out.logits[0].numpy()
+    return teacher_forced_logits(model, tok(source).input_ids, [
+        model.config.decoder_start_token_id] + tok(text_target=target,
+                                                  add_special_tokens=False).input_ids)
 
 
-def logits_difference(ted_dir, model, tok, pairs):
-    """(largest max abs diff of `ted logits` over the pairs, largest logit),
-    or (None, why)."""
-    reference = model.double()
-    worst, largest = 0.0, 0.0
-    try:
-        for pair in pairs:
-            args = ["logits", "-m", ted_dir, "--source", pair[0], "--target", pair[1]]
-            out, problem = ted_problem(args)
-            if problem:
-                return None, problem
-            want = reference_logits(reference, tok, pair)
-            try:
-                got = parse_logits(out, *want.shape)
-            except ValueError as e:
-                return None, f"`{quote([TED] + args)}`: {e}"
-            worst = max(worst, float(np.abs(got - want).max()))
-            largest = max(largest, float(np.abs(want).max()))
-    finally:
-        model.float()
-    return worst, largest
+def t5_logits(name, ted_dir, model, tok, pairs):
+    """check_logits with T5's reference_logits (Pegasus's too)."""
+    check_logits(name, ted_dir, model, lambda m, pair: reference_logits(m, tok, pair),
+                 pair_cases(pairs))
 
 
-def check_logits(name, ted_dir, model, tok, pairs, tolerance=TOLERANCE):
-    worst, largest = logits_difference(ted_dir, model, tok, pairs)
-    if worst is None:
-        return report(name, largest)
-    report(name, None if worst <= tolerance else f"max abs diff {worst:.3g} > {tolerance}",
-           f"max abs diff {worst:.2e} over {len(pairs)} sentence pairs (logits up to "
-           f"{largest:.1f})")
-
-
-def hf_generate(model, tok, sentences, **options):
-    """generate()'s target ids, the decoder start dropped, cut at EOS."""
-    out = []
-    for start in range(0, len(sentences), 32):
-        batch = tok(sentences[start:start + 32], return_tensors="pt", padding=True)
-        with torch.no_grad():
-            result = model.generate(**batch, do_sample=False, max_length=MAX_LENGTH, **options)
-        for ids in result.tolist():
-            ids = ids[1:]
-            out.append(ids[:ids.index(tok.eos_token_id)] if tok.eos_token_id in ids else ids)
-    return out
-
-
-def translations(name, ted_dir, model, tok, lines, beam, options, batches=()):
-    """(ted's lines, transformers' as ted writes their ids), or None after
-    reporting why; `batches`: ted's batching options."""
-    args = ["translate", "-m", ted_dir, "--beam", beam] + list(batches)
-    if beam != "1":
-        args += ["--early-stopping", "true", "--length-normalization", "power",
-                 "--length-penalty", "1.0"]
-    got, problem = ted_lines(args, lines)
-    if problem:
-        return report(name, problem)
-    ids = hf_generate(model, tok, lines, **options)
-    want, problem = ted_lines(["tokenize", "-m", ted_dir, "--decode"],
-                              [ids_text(i) for i in ids])
-    if problem:
-        return report(name, problem)
-    return got, want
-
-
-def check_translations(name, ted_dir, model, tok, sentences):
-    for kind, beam, lines, options in (
-            ("greedy", "1", sentences[:TRANSLATED], dict(num_beams=1)),
-            ("beam", "4", sentences[:BEAM_SENTENCES],
-             dict(num_beams=4, early_stopping=True, length_penalty=1.0))):
-        for suffix, batches in (("", ()), ("-token-batches",
-                                           ("--max-batch-tokens", "48", "--workers", "2"))):
-            check = f"{kind}{suffix}/{name}"
-            result = translations(check, ted_dir, model, tok, lines, beam, options, batches)
-            if result:
-                got, want = result
-                compare_lines(check, got, want, lines, "sentences",
-                              note=f" ({len(set(want))} different translations)")
+def check_model(name, ted_dir, model, tok, sentences, token_batches=True):
+    """tokenize/*, logits/* and the translations' checks of a model of T5's
+    SentencePiece layout (T5's, Pegasus's)."""
+    check_tokenize(name, ted_dir, tok, sentences)
+    t5_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(sentences))
+    check_translations(name, ted_dir, model, tok, sentences, token_batches)
 
 
 def check_int8(name, ted_dir, model, tok, sentences, pairs):
@@ -274,53 +158,36 @@ def check_int8(name, ted_dir, model, tok, sentences, pairs):
     status, _, err = run([TED, "quantize", ted_dir, out_dir])
     if status != 0:
         return report(f"int8/{name}", f"ted quantize exited {status}: {err.strip()[-200:]}")
-    worst, largest = logits_difference(out_dir, model, tok, pairs)
+    worst, largest = logits_difference(out_dir, model,
+                                       lambda m, pair: reference_logits(m, tok, pair),
+                                       pair_cases(pairs), INT8_LOGITS)
     if worst is None:
         return report(f"int8/{name}-logits", largest)
-    report(f"int8/{name}-logits", None if worst <= INT8_LOGITS else
-           f"max abs diff {worst:.3g} > {INT8_LOGITS}", f"max abs diff {worst:.2e}")
+    report(f"int8/{name}-logits", detail=f"max abs diff {worst:.2e}")
     result = translations(f"int8/{name}-greedy", out_dir, model, tok, sentences[:TRANSLATED],
-                          "1", dict(num_beams=1))
+                          *SEARCHES[0][1:])
     if result:
         compare_lines(f"int8/{name}-greedy", *result, sentences[:TRANSLATED], "sentences",
                       INT8_AGREEMENT)
 
 
 def check_half(tmp, model, tok, pairs):
-    import copy
-    hf_dir = os.path.join(tmp, "hf-half")
-    copy.deepcopy(model).half().save_pretrained(hf_dir)
-    tok.save_pretrained(hf_dir)
-    problem = export(hf_dir, hf_dir + "-ted")
-    report("half/export", problem, "float16 model.safetensors")
-    if problem is None:
-        upcast = type(model).from_pretrained(hf_dir, torch_dtype=torch.float32).eval()
-        check_logits("half/logits", hf_dir + "-ted", upcast, tok, pairs)
+    half = export_half(tmp, model, tok)
+    if half:
+        t5_logits("half/logits", half[1], half[0], tok, pairs)
 
 
-def check_refusals(tmp, hf_dir):
-    import re
-    import shutil
-    cases = [
-        ("feed-forward", r"config\.json: feed_forward_proj \"gated-tanh\" is not supported",
+def check_t5_refusals(tmp, hf_dir):
+    check_refusals(tmp, "refuse/", [
+        ("feed-forward", hf_dir, r"config\.json: feed_forward_proj \"gated-tanh\" is not supported",
          edit_json("config.json", feed_forward_proj="gated-tanh")),
-        ("umt5", r"config\.json: model_type \"umt5\"", edit_json("config.json",
-                                                                 model_type="umt5")),
-        ("no-spiece", r"spiece\.model: missing",
+        ("umt5", hf_dir, r"config\.json: model_type \"umt5\"",
+         edit_json("config.json", model_type="umt5")),
+        ("no-spiece", hf_dir, r"spiece\.model: missing",
          lambda d: os.remove(os.path.join(d, "spiece.model"))),
-        ("extra-bias", r"tensor encoder\.block\.1\.layer\.0\.SelfAttention\."
+        ("extra-bias", hf_dir, r"tensor encoder\.block\.1\.layer\.0\.SelfAttention\."
          r"relative_attention_bias\.weight is not part of", add_bias_to_block_1),
-    ]
-    for case, pattern, edit in cases:
-        case_dir = os.path.join(tmp, f"refuse-{case}")
-        shutil.copytree(hf_dir, case_dir)
-        edit(case_dir)
-        status, _, err = run([PYTHON, EXPORTER, case_dir, "--out", case_dir + "-ted"])
-        lines = err.strip().splitlines()
-        good = status == 1 and len(lines) == 1 and re.search(pattern, lines[0])
-        report(f"refuse/{case}", None if good else
-               f"exit {status}, stderr {err.strip()[:300]!r}, expected one line matching "
-               f"{pattern!r}", lines[0] if lines else "")
+    ])
 
 
 def add_bias_to_block_1(hf_dir):
@@ -351,23 +218,18 @@ def train_madlad_spm(tmp, sentences):
                      user_defined_symbols=[f"<2{c}>" for c in MADLAD_CODES])
 
 
-def madlad_translations(name, ted_dir, model, tok, sentences, code, beam, text_code=False):
+def madlad_translations(name, ted_dir, model, tok, sentences, code, search, text_code=False):
     """ted's translations into `code` (--target-lang, or with text_code the
-    text's own "<2xx> ") against generate() on "<2xx> " + each sentence."""
+    text's own "<2xx> ") against generate() on "<2xx> " + each sentence;
+    `search`: one of SEARCHES."""
+    _, beam, options = search
     tagged = [f"<2{code}> {line}" for line in sentences]
-    args = ["translate", "-m", ted_dir, "--beam", str(beam)]
-    if beam > 1:
-        args += ["--early-stopping", "true", "--length-normalization", "power",
-                 "--length-penalty", "1.0"]
-    got, problem = ted_lines(args + ([] if text_code else ["--target-lang", code]),
+    got, problem = ted_lines(translate_args(ted_dir, beam) +
+                             ([] if text_code else ["--target-lang", code]),
                              tagged if text_code else sentences)
     if problem:
         return report(name, problem)
-    options = dict(num_beams=beam) if beam == 1 else \
-        dict(num_beams=beam, early_stopping=True, length_penalty=1.0)
-    ids = hf_generate(model, tok, tagged, **options)
-    want, problem = ted_lines(["tokenize", "-m", ted_dir, "--decode"],
-                              [ids_text(i) for i in ids])
+    want, problem = ted_texts(ted_dir, hf_generate(model, tok, tagged, **options))
     if problem:
         return report(name, problem)
     compare_lines(name, got, want, sentences, "sentences",
@@ -395,11 +257,11 @@ def check_madlad(tmp, sentences):
         compare_lines("madlad/tokenize", got, [ids_text(tok(t).input_ids) for t in tagged],
                       tagged, "sentences")
     madlad_translations("madlad/greedy-fr", ted_dir, model, tok, sentences[:TRANSLATED],
-                        "fr", 1)
+                        "fr", SEARCHES[0])
     madlad_translations("madlad/beam-es", ted_dir, model, tok, sentences[:BEAM_SENTENCES],
-                        "es", 4)
+                        "es", SEARCHES[1])
     madlad_translations("madlad/text-code-de", ted_dir, model, tok,
-                        sentences[TRANSLATED:2 * TRANSLATED], "de", 1, text_code=True)
+                        sentences[TRANSLATED:2 * TRANSLATED], "de", SEARCHES[0], text_code=True)
 
 
 def logits_pairs(sentences):
@@ -414,24 +276,15 @@ def main():
     sentences = read_sentences()
     with scratch_directory("ted-t5-") as tmp:
         spm_path = train_spm(tmp, sentences)
-        for seed, (name, kind, config, safetensors) in enumerate(MODELS):
-            hf_dir, ted_dir = os.path.join(tmp, "hf-" + name), os.path.join(tmp, "ted-" + name)
+
+        def build(seed, spec):
             tok = transformers.T5Tokenizer(spm_path, legacy=True)
-            model = build_model(kind, config, tok, 40 + seed, sentences)
-            model.save_pretrained(hf_dir, safe_serialization=safetensors)
-            tok.save_pretrained(hf_dir)
-            problem = export(hf_dir, ted_dir)
-            report(f"export/{name}", problem,
-                   "model.safetensors" if safetensors else "pytorch_model.bin")
-            if problem:
-                continue
-            tok = transformers.T5Tokenizer.from_pretrained(hf_dir)
-            check_tokenize(name, ted_dir, tok, sentences)
-            check_logits(f"logits/{name}", ted_dir, model, tok, logits_pairs(sentences))
-            check_translations(name, ted_dir, model, tok, sentences)
+            return build_model(*spec[1:3], tok, 40 + seed, sentences), tok, spec[3]
+        for seed, (name, *_), model, hf_dir, ted_dir, tok in each_exported(tmp, MODELS, build):
+            check_model(name, ted_dir, model, tok, sentences)
             if seed == 0:
                 check_int8(name, ted_dir, model, tok, sentences, logits_pairs(sentences))
-                check_refusals(tmp, hf_dir)
+                check_t5_refusals(tmp, hf_dir)
             else:
                 check_half(tmp, model, tok, logits_pairs(sentences))
         check_madlad(tmp, sentences)
