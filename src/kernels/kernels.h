@@ -94,6 +94,15 @@ typedef struct ted_matrix {
  * for the whole matrix, 127 / max |x|. */
 #define TED_I8_WHOLE (-1.0f)
 
+/* The multiplier TED_I8_WHOLE stands for, of an x whose largest |x| is
+ * `max_magnitude` (ted_max_magnitude): 127 / max_magnitude, as Marian's
+ * intgemm computes it; FLT_MIN for an x of zeros (whose q are zeros
+ * whatever the multiplier). */
+float ted_i8_whole_mult(float max_magnitude);
+
+/* max |x[i]| over x (n). */
+float ted_max_magnitude(const float *x, size_t n);
+
 /* ---- int4 weights ------------------------------------------------------------
  * Each row of W (rows, cols) in groups of TED_I4_GROUP columns (the last
  * one padded with zeros), each group with its own float scale, symmetric:

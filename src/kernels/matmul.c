@@ -365,12 +365,22 @@ static inline int8_t i8_element(ted_matrix W, int row, int c, int cols)
     return (int8_t)(group[(size_t)(c / 4) * 64 + 4 * (row % TED_I8_GROUP_ROWS) + c % 4] ^ 0x80);
 }
 
-/* Marian's multiplier of all of x (n): 127 / max |x|; 0 when x is all
+float ted_max_magnitude(const float *x, size_t n)
+{
+    return ted_kernels()->max_magnitude(x, n);
+}
+
+float ted_i8_whole_mult(float max_magnitude)
+{
+    float m = max_magnitude;
+    return m > 0.0f ? 127.0f / m : m == 0.0f ? FLT_MIN : m;
+}
+
+/* Marian's multiplier of all of x (n): 127 / max |x|; FLT_MIN when x is all
  * zeros, NaN when x holds a NaN or an infinity. */
 static float whole_factor(const float *x, size_t n)
 {
-    float m = ted_kernels()->max_magnitude(x, n);
-    return m > 0.0f ? 127.0f / m : m == 0.0f ? 0.0f : m;
+    return ted_i8_whole_mult(ted_max_magnitude(x, n));
 }
 
 /* Without memory for the quantized x: the same numbers, one row of x at a
@@ -458,8 +468,6 @@ static int8_t *quantize_rows(const ted_kernel_table *k, const float *x, int rows
     *x_sum = (int32_t *)(*x_scale + rows);
     float factor = x_mult > 0.0f ? x_mult
                    : x_mult != 0.0f ? whole_factor(x, (size_t)rows * in_features) : 0.0f;
-    if (x_mult != 0.0f && factor == 0.0f)
-        factor = FLT_MIN;  /* x all zeros: q all zeros, whatever the multiplier */
     quantize_job quantize = {k, xq, *x_scale, *x_sum, x, rows, in_features, *ldx, factor};
     ted_parallel_for((rows + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task, &quantize);
     return xq;

@@ -242,14 +242,13 @@ void ted_multi_head_attention(float *out, const float *x, const ted_attention_we
     ted_kv_cache cache = keys.cache;
 
     ted_split_heads(scratch->queries, p.q, p.stride, shape, shape.seq, 0);
-    int appended = 0;
     if (keys.source == TED_KV_FROM_X) {
         split_heads_at(cache.k, p.k, p.stride, shape, cache.capacity, cache.lengths,
                        cache.length);
         split_heads_at(cache.v, p.v, p.stride, shape, cache.capacity, cache.lengths,
                        cache.length);
-        appended = shape.seq;
     }
+    int appended = keys.source == TED_KV_FROM_CACHE ? 0 : shape.seq;
 
     float scale = keys.scale ? keys.scale : 1.0f / sqrtf((float)shape.query_size);
     heads_job job = {scratch->queries, scratch->context, scratch->scores, kept_weights,

@@ -90,6 +90,9 @@ typedef enum ted_kv_source {
                         * appended to the cache */
     TED_KV_FROM_CACHE, /* already in the cache: encoder-decoder attention, whose
                         * K and V ted_attention_cache_kv computed from the memory */
+    TED_KV_WRITTEN,    /* self-attention whose caller wrote the K and V of x's
+                        * positions into the cache, where TED_KV_FROM_X appends them
+                        * (the decoder's, when it projects every position again) */
 } ted_kv_source;
 
 /* The keys and values one call attends over: where they come from, the

@@ -140,6 +140,12 @@ struct ted_model {
     ted_shortlist shortlist;     /* the vocabulary shortlist, when has_shortlist */
     bool has_shortlist;
     bool unpacked;               /* ted_model_load_unpacked's: no panels, nothing to run */
+    bool reprojects_self_kv;     /* the decoder's self-attention K and V are int8 products
+                                  * whose x is quantized with 127 / max |x| over the whole
+                                  * matrix (TED_I8_WHOLE: Marian's intgemm8), which Marian
+                                  * forms of every prefix position of every row each step:
+                                  * each step projects them all again (model/decoder.c) in
+                                  * place of caching each position's */
 };
 
 /* ted_model_load without the copies the products read (the Linear weights
