@@ -103,6 +103,8 @@ typedef struct ted_attention_keys {
     ted_attention_mask mask;
     const ted_position_bias *bias;  /* added to the scores (T5), or NULL */
     float scale;                    /* the factor of q . k; 0: 1 / sqrt(query_size) */
+    void (*softmax)(float *x, int n);  /* of a query's scores: NULL, ted_softmax; or a
+                                        * model's own (Marian's, layers/marian_ops.h) */
 } ted_attention_keys;
 
 /* Buffers one call works in, sized for rows = batch * seq. */
