@@ -30,10 +30,11 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
               products as Marian's: x quantized with 127 / max |x| over the
               whole matrix) against Marian's on the same file, one sentence per
               batch on both sides (the multiplier is the batch's): greedy and
-              beam-4 translations identical on >= 97 % with either decoder
+              beam-4 translations identical on >= 98 % with either decoder
               (dequantized float products fall well below, and so does
               caching the Transformer decoder's self-attention keys and
-              values, which Marian projects again each step: docs/marian.md)
+              values, which Marian projects again each step, or ted's own
+              float arithmetic in place of Marian's: docs/marian.md)
   shortlist/ssru/*   a binary shortlist (pymarian convert --shortlist lex.s2t
               50 20 0 --dump-shortlist, of a lexical table of the training
               text) in the SSRU model's directory: ted, which uses it as
@@ -83,10 +84,11 @@ TOLERANCE = 1e-3
 # int8 against Marian's int8 (greedy and beam 4, one sentence per batch):
 # both decoders run every product as Marian does (the Transformer decoder's
 # self-attention keys and values projected again each step over the whole
-# prefix with the prefix's multiplier); a sentence differs where float
-# noise (ted's and Marian's float operations round differently) moves a
-# value across a rounding boundary of an int8 quantization (docs/marian.md)
-INT8_AGREEMENT = {"ssru": 0.97, "transformer": 0.97}
+# prefix with the prefix's multiplier), with Marian's float arithmetic
+# before each quantization but for attention's two float products, whose
+# summation order is MKL's (docs/marian.md): a sentence differs where that
+# moves a value across a rounding boundary of an int8 quantization
+INT8_AGREEMENT = {"ssru": 0.98, "transformer": 0.98}
 SHIPPED_INT8_AGREEMENT = 0.99
 SERVED = 40
 SHORTLIST = (50, 20)  # firstNum, bestNum
