@@ -205,11 +205,12 @@ static bool kept_int8(const mapping *m, const ted_marian_tensor *t)
 }
 
 /* Floats of `values` that the tensors of `m` take: the matrix as floats,
- * or kept as int8 (rounded up to floats), its row scales and its x_mult. */
+ * or kept as int8 (rounded up to floats), its row scales, its x_mult and
+ * its w_mult. */
 static size_t floats_of(const mapping *m, const ted_marian_tensor *t)
 {
     size_t n = (size_t)m->rows * (size_t)(m->cols ? m->cols : 1);
-    return kept_int8(m, t) ? (n + 3) / 4 + (size_t)m->cols + 1 : n;
+    return kept_int8(m, t) ? (n + 3) / 4 + (size_t)m->cols + 2 : n;
 }
 
 /* Marian's activation multiplier of the int8 matrix `t`: browsermt's
@@ -246,8 +247,10 @@ static ted_status describe_vector(ted_st_tensor *st, const char *name, float *va
     return TED_OK;
 }
 
-/* The int8 weight of `m` as ted's three tensors at `at`: NAME (out, in)
- * int8 as stored, NAME.scale (out) 1 / Marian's multiplier, NAME.x_mult. */
+/* The int8 weight of `m` as ted's four tensors at `at`: NAME (out, in)
+ * int8 as stored, NAME.scale (out) 1 / Marian's multiplier qm_B,
+ * NAME.x_mult, and NAME.w_mult qm_B itself, by which Marian's products
+ * scale their dots (1 / (qm_A * qm_B): ted_matrix.w_mult). */
 static ted_status keep_int8(ted_st_tensor *st, const mapping *m, const ted_marian_tensor *t,
                             float x_mult, float *at, ted_error *err)
 {
@@ -261,6 +264,7 @@ static ted_status keep_int8(ted_st_tensor *st, const mapping *m, const ted_maria
     for (int64_t o = 0; o < out; o++)
         scale[o] = 1.0f / t->quant_mult;
     scale[out] = x_mult;
+    scale[out + 1] = t->quant_mult;
     char name[160];
     if (!(st[0].name = strdup(m->ted)))
         return ted_fail(err, TED_ERR_NOMEM, "%s: out of memory", m->ted);
@@ -269,7 +273,10 @@ static ted_status keep_int8(ted_st_tensor *st, const mapping *m, const ted_maria
     snprintf(name, sizeof name, "%s.scale", m->ted);
     ted_status s = describe_vector(&st[1], name, scale, out, err);
     snprintf(name, sizeof name, "%s.x_mult", m->ted);
-    return s ? s : describe_vector(&st[2], name, scale + out, 1, err);
+    if (!s)
+        s = describe_vector(&st[2], name, scale + out, 1, err);
+    snprintf(name, sizeof name, "%s.w_mult", m->ted);
+    return s ? s : describe_vector(&st[3], name, scale + out + 1, 1, err);
 }
 
 static int by_name(const void *a, const void *b)
@@ -296,7 +303,7 @@ static ted_status find_all(const ted_marian_file *file, const plan *p, const cha
     return TED_OK;
 }
 
-/* The tensors of mapping `m` (one, or three when kept int8) from index n. */
+/* The tensors of mapping `m` (one, or four when kept int8) from index n. */
 static ted_status fill_one(const ted_marian_file *file, const mapping *m,
                            const ted_marian_tensor *t, const char *path, float *at,
                            ted_marian_weights *weights, ted_error *err)
@@ -314,7 +321,7 @@ static ted_status fill_one(const ted_marian_file *file, const mapping *m,
     ted_status s = x_mult_of(file, t, path, &x_mult, err);
     if (!s)
         s = keep_int8(st, m, t, x_mult, at, err);
-    for (int k = 0; k < 3 && st[k].name; k++)
+    for (int k = 0; k < 4 && st[k].name; k++)
         weights->tensors.count++;
     return s;
 }
@@ -330,7 +337,7 @@ static ted_status fill(const ted_marian_file *file, const plan *p, const char *p
     ted_status s = find_all(file, p, path, found, &total, err);
     if (!s) {
         weights->values = malloc(total * sizeof(float) + 1);
-        weights->tensors.tensors = calloc((size_t)(3 * p->count + 1), sizeof(ted_st_tensor));
+        weights->tensors.tensors = calloc((size_t)(4 * p->count + 1), sizeof(ted_st_tensor));
         if (!weights->values || !weights->tensors.tensors)
             s = ted_fail(err, TED_ERR_NOMEM, "%s: out of memory for %zu floats", path, total);
     }

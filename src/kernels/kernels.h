@@ -88,11 +88,24 @@ typedef struct ted_matrix {
                              its own scale (ted's int8); > 0, all of x times x_mult
                              (Marian's precomputed multipliers); TED_I8_WHOLE, all of x
                              times 127 / max |x| over the whole matrix (Marian's intgemm) */
+    float w_mult;         /* with i8 and x_mult != 0: 0, or Marian's multiplier qm_B of
+                             W, and every dot is scaled by 1 / (qm_A * qm_B) as
+                             Marian's intgemm scales it (not by 1 / qm_A * scale[j],
+                             which can differ in the last bit) */
 } ted_matrix;
 
 /* ted_matrix.x_mult of an int8 W whose x is quantized with one multiplier
  * for the whole matrix, 127 / max |x|. */
 #define TED_I8_WHOLE (-1.0f)
+
+/* The multiplier TED_I8_WHOLE stands for, of an x whose largest |x| is
+ * `max_magnitude` (ted_max_magnitude): 127 / max_magnitude, as Marian's
+ * intgemm computes it; FLT_MIN for an x of zeros (whose q are zeros
+ * whatever the multiplier). */
+float ted_i8_whole_mult(float max_magnitude);
+
+/* max |x[i]| over x (n). */
+float ted_max_magnitude(const float *x, size_t n);
 
 /* ---- int4 weights ------------------------------------------------------------
  * Each row of W (rows, cols) in groups of TED_I4_GROUP columns (the last
@@ -161,7 +174,7 @@ static inline ted_matrix ted_matrix_rows(ted_matrix W, size_t first, int cols)
         bool whole = W.i8_packed && first % TED_I8_GROUP_ROWS == 0;
         size_t group_bytes = ((size_t)cols + 3) / 4 * 64;
         return (ted_matrix){.i8 = W.i8 ? W.i8 + first * cols : NULL, .scale = W.scale + first,
-                            .x_mult = W.x_mult,
+                            .x_mult = W.x_mult, .w_mult = W.w_mult,
                             .i8_packed = whole ? W.i8_packed + first / TED_I8_GROUP_ROWS *
                                                                    group_bytes
                                                : NULL};

@@ -365,12 +365,31 @@ static inline int8_t i8_element(ted_matrix W, int row, int c, int cols)
     return (int8_t)(group[(size_t)(c / 4) * 64 + 4 * (row % TED_I8_GROUP_ROWS) + c % 4] ^ 0x80);
 }
 
-/* Marian's multiplier of all of x (n): 127 / max |x|; 0 when x is all
+float ted_max_magnitude(const float *x, size_t n)
+{
+    return ted_kernels()->max_magnitude(x, n);
+}
+
+float ted_i8_whole_mult(float max_magnitude)
+{
+    float m = max_magnitude;
+    return m > 0.0f ? 127.0f / m : m == 0.0f ? FLT_MIN : m;
+}
+
+/* Marian's multiplier of all of x (n): 127 / max |x|; FLT_MIN when x is all
  * zeros, NaN when x holds a NaN or an infinity. */
 static float whole_factor(const float *x, size_t n)
 {
-    float m = ted_kernels()->max_magnitude(x, n);
-    return m > 0.0f ? 127.0f / m : m == 0.0f ? 0.0f : m;
+    return ted_i8_whole_mult(ted_max_magnitude(x, n));
+}
+
+/* The factor of every dot of a product whose x is quantized with `factor`
+ * and W with Marian's w_mult: 1 / (factor * w_mult), in that order, as
+ * Marian's intgemm computes it; 0 where that overflows (an x of zeros). */
+static float marian_unquant(float factor, float w_mult)
+{
+    float unquant = 1.0f / (factor * w_mult);
+    return isinf(unquant) ? 0.0f : unquant;
 }
 
 /* Without memory for the quantized x: the same numbers, one row of x at a
@@ -387,9 +406,11 @@ static void matmul_i8_in_pieces(float *y, const float *x, ted_matrix W, const fl
         for (int k = 0; k < K; k++)
             m = fabsf(xi[k]) > m ? fabsf(xi[k]) : m;
         float factor = m > 0.0f ? 127.0f / m : 0.0f, x_scale = m / 127.0f;
+        bool marian = W.x_mult != 0.0f && W.w_mult > 0.0f;
         if (W.x_mult != 0.0f) {  /* one multiplier for all of x */
             factor = W.x_mult > 0.0f ? W.x_mult : whole_factor(x, (size_t)rows * K);
-            x_scale = factor > 0.0f ? 1.0f / factor : factor;
+            x_scale = marian ? marian_unquant(factor, W.w_mult)
+                             : factor > 0.0f ? 1.0f / factor : factor;
         }
         for (int j = 0; j < out; j++) {
             int32_t dot = 0;
@@ -402,7 +423,7 @@ static void matmul_i8_in_pieces(float *y, const float *x, ted_matrix W, const fl
                 for (int k = 0; k < n; k++)
                     dot += q[k] * i8_element(W, j, k0 + k, K);
             }
-            float v = (float)dot * (x_scale * W.scale[j]);
+            float v = (float)dot * (marian ? x_scale : x_scale * W.scale[j]);
             y[(size_t)i * out + j] = b ? v + b[j] : v;
         }
     }
@@ -439,30 +460,53 @@ static void quantize_task(void *context, int index)
                               j->x + (size_t)first * j->K, rows, j->K, j->ldq);
 }
 
+/* x quantized for a product with W (out_features rows): its rows
+ * (ldx bytes apart), their scales and sums, and the scales of W's rows
+ * that the dots are multiplied by. */
+typedef struct quantized_x {
+    int8_t *q;
+    float *scale;
+    int32_t *sum;
+    int ldx;
+    const float *w_scale;
+} quantized_x;
+
 /* x (rows, in_features) quantized to int8 in this thread's scratch (its
  * rows ldx bytes apart, ldx in_features rounded up to 64), with each row's
- * scale and sum: per row when x_mult is 0, else with x_mult or (TED_I8_WHOLE)
- * 127 / max |x| for all rows (ted_matrix.x_mult); the kernels' own
- * quantization, rows in parallel. NULL when the scratch cannot be had. */
-static int8_t *quantize_rows(const ted_kernel_table *k, const float *x, int rows, int in_features,
-                             float x_mult, float **x_scale, int32_t **x_sum, int *ldx)
+ * scale and sum: per row when W.x_mult is 0, else with x_mult or
+ * (TED_I8_WHOLE) 127 / max |x| for all rows (ted_matrix.x_mult); the
+ * kernels' own quantization, rows in parallel. With Marian's W.w_mult,
+ * every row's scale is 1 / (qm_A * qm_B) and W's row scales are ones (in
+ * the scratch too). False when the scratch cannot be had. */
+static bool quantize_rows(const ted_kernel_table *k, const float *x, int rows, int in_features,
+                          ted_matrix W, int out_features, quantized_x *out)
 {
-    *ldx = (in_features + 63) / 64 * 64;
-    /* floats: the quantized rows (bytes), then the scales, then the sums */
-    size_t floats = (size_t)rows * *ldx / sizeof(float) + 2 * (size_t)rows;
-    float *buffer = thread_scratch(SCRATCH_X, floats);
+    bool marian = W.x_mult != 0.0f && W.w_mult > 0.0f;
+    out->ldx = (in_features + 63) / 64 * 64;
+    /* floats: the quantized rows (bytes), the scales, the sums, then the ones */
+    size_t at = (size_t)rows * out->ldx / sizeof(float);
+    float *buffer = thread_scratch(SCRATCH_X, at + 2 * (size_t)rows +
+                                                   (marian ? (size_t)out_features : 0));
     if (!buffer)
-        return NULL;
-    int8_t *xq = (int8_t *)buffer;
-    *x_scale = buffer + (size_t)rows * *ldx / sizeof(float);
-    *x_sum = (int32_t *)(*x_scale + rows);
-    float factor = x_mult > 0.0f ? x_mult
-                   : x_mult != 0.0f ? whole_factor(x, (size_t)rows * in_features) : 0.0f;
-    if (x_mult != 0.0f && factor == 0.0f)
-        factor = FLT_MIN;  /* x all zeros: q all zeros, whatever the multiplier */
-    quantize_job quantize = {k, xq, *x_scale, *x_sum, x, rows, in_features, *ldx, factor};
+        return false;
+    out->q = (int8_t *)buffer;
+    out->scale = buffer + at;
+    out->sum = (int32_t *)(out->scale + rows);
+    out->w_scale = W.scale;
+    float factor = W.x_mult > 0.0f ? W.x_mult
+                   : W.x_mult != 0.0f ? whole_factor(x, (size_t)rows * in_features) : 0.0f;
+    quantize_job quantize = {k, out->q, out->scale, out->sum, x, rows, in_features, out->ldx,
+                             factor};
     ted_parallel_for((rows + QUANTIZE_ROWS - 1) / QUANTIZE_ROWS, quantize_task, &quantize);
-    return xq;
+    if (marian) {
+        float *ones = buffer + at + 2 * (size_t)rows, unquant = marian_unquant(factor, W.w_mult);
+        for (int i = 0; i < rows; i++)
+            out->scale[i] = unquant;
+        for (int j = 0; j < out_features; j++)
+            ones[j] = 1.0f;
+        out->w_scale = ones;
+    }
+    return true;
 }
 
 /* ted_matmul_i8, reading W from `packed` (ted_pack_i8) when it is set. */
@@ -471,18 +515,18 @@ static void matmul_i8(float *y, const float *x, ted_matrix W8, const float *b, i
 {
     const int8_t *W = W8.i8;
     const uint8_t *packed = W8.i8_packed;
-    const float *w_scale = W8.scale;
-    float *x_scale;
-    int32_t *x_sum;
-    int ldx;
-    int8_t *xq = quantize_rows(ted_kernels(), x, rows, in_features, W8.x_mult, &x_scale, &x_sum,
-                               &ldx);
-    if (!xq) {
-        ted_matrix matrix = {.i8 = W, .i8_packed = packed, .scale = w_scale,
-                             .x_mult = W8.x_mult};
+    quantized_x qx;
+    if (!quantize_rows(ted_kernels(), x, rows, in_features, W8, out_features, &qx)) {
+        ted_matrix matrix = {.i8 = W, .i8_packed = packed, .scale = W8.scale,
+                             .x_mult = W8.x_mult, .w_mult = W8.w_mult};
         matmul_i8_in_pieces(y, x, matrix, b, rows, in_features, out_features);
         return;
     }
+    int8_t *xq = qx.q;
+    float *x_scale = qx.scale;
+    int32_t *x_sum = qx.sum;
+    int ldx = qx.ldx;
+    const float *w_scale = qx.w_scale;
     i8_job job = {ted_kernels(), y, xq, W, x_scale, w_scale, b, x_sum, rows, ldx, in_features,
                   out_features, 0};
     i8_packed_job packed_job = {job.kernels, y, xq, W, packed, NULL, x_scale, w_scale, b,
@@ -556,15 +600,13 @@ static void matmul_i4_float(float *y, const float *x, const uint8_t *W, const fl
 void ted_matmul_i4(float *y, const float *x, const uint8_t *W, const float *w_scale,
                    const float *b, int rows, int in_features, int out_features)
 {
-    float *x_scale;
-    int32_t *x_sum;
-    int ldx;
-    int8_t *xq = quantize_rows(ted_kernels(), x, rows, in_features, 0.0f, &x_scale, &x_sum, &ldx);
-    if (!xq) {
+    quantized_x qx;
+    if (!quantize_rows(ted_kernels(), x, rows, in_features, (ted_matrix){.scale = w_scale},
+                       out_features, &qx)) {
         matmul_i4_float(y, x, W, w_scale, b, rows, in_features, out_features);
         return;
     }
-    i4_job job = {ted_kernels(), y, xq, W, x_scale, w_scale, b, rows, ldx, in_features,
+    i4_job job = {ted_kernels(), y, qx.q, W, qx.scale, w_scale, b, rows, qx.ldx, in_features,
                   out_features, columns_per_task(out_features)};
     int per_task = job.columns_per_task;
     ted_parallel_for((out_features + per_task - 1) / per_task, i4_task, &job);

@@ -140,6 +140,7 @@ typedef struct heads_job {
     ted_attention_mask mask;
     const ted_position_bias *bias;  /* or NULL */
     float scale;           /* of q . k */
+    void (*softmax)(float *x, int n);
     ted_attention_shape shape;
 } heads_job;
 
@@ -160,7 +161,7 @@ static inline void scores(float *weights, const float *q, const float *keys, int
     ted_scaled_dots(weights, q, keys, visible, j->shape.query_size, j->scale);
     if (j->bias)
         ted_add_position_bias(weights, j->bias, at.head, at.position, visible);
-    ted_softmax(weights, visible);
+    j->softmax(weights, visible);
 }
 
 /* The position of batch row b's query 0: the keys the row held before. */
@@ -242,18 +243,18 @@ void ted_multi_head_attention(float *out, const float *x, const ted_attention_we
     ted_kv_cache cache = keys.cache;
 
     ted_split_heads(scratch->queries, p.q, p.stride, shape, shape.seq, 0);
-    int appended = 0;
     if (keys.source == TED_KV_FROM_X) {
         split_heads_at(cache.k, p.k, p.stride, shape, cache.capacity, cache.lengths,
                        cache.length);
         split_heads_at(cache.v, p.v, p.stride, shape, cache.capacity, cache.lengths,
                        cache.length);
-        appended = shape.seq;
     }
+    int appended = keys.source == TED_KV_FROM_CACHE ? 0 : shape.seq;
 
     float scale = keys.scale ? keys.scale : 1.0f / sqrtf((float)shape.query_size);
     heads_job job = {scratch->queries, scratch->context, scratch->scores, kept_weights,
-                     cache, appended, keys.mask, keys.bias, scale, shape};
+                     cache, appended, keys.mask, keys.bias, scale,
+                     keys.softmax ? keys.softmax : ted_softmax, shape};
     attend_every_head(&job);
 
     ted_merge_heads(scratch->merged, scratch->context, shape);

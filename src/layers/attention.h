@@ -90,6 +90,9 @@ typedef enum ted_kv_source {
                         * appended to the cache */
     TED_KV_FROM_CACHE, /* already in the cache: encoder-decoder attention, whose
                         * K and V ted_attention_cache_kv computed from the memory */
+    TED_KV_WRITTEN,    /* self-attention whose caller wrote the K and V of x's
+                        * positions into the cache, where TED_KV_FROM_X appends them
+                        * (the decoder's, when it projects every position again) */
 } ted_kv_source;
 
 /* The keys and values one call attends over: where they come from, the
@@ -100,6 +103,8 @@ typedef struct ted_attention_keys {
     ted_attention_mask mask;
     const ted_position_bias *bias;  /* added to the scores (T5), or NULL */
     float scale;                    /* the factor of q . k; 0: 1 / sqrt(query_size) */
+    void (*softmax)(float *x, int n);  /* of a query's scores: NULL, ted_softmax; or a
+                                        * model's own (Marian's, layers/marian_ops.h) */
 } ted_attention_keys;
 
 /* Buffers one call works in, sized for rows = batch * seq. */

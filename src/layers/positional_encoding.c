@@ -56,6 +56,26 @@ static void fill_fairseq(float *table, int count, int d_model)
     sinusoids(table, count, d_model, 1.0 / (d_model / 2 - 1), false);
 }
 
+/* fairseq's sinusoids as Marian computes them (marian-dev
+ * src/tensors/cpu/tensor_operators.cpp, SinusoidalPositionEmbeddings):
+ * every operation in float, the angle pos * exp(-i * log(10000) / (half -
+ * 1)) rounded to a float before its sine and cosine, whose rounding moves
+ * them up to a few millionths from the exact values that fill_fairseq
+ * gives; an int8 product's quantization of the sum can turn on that. */
+static void fill_marian(float *table, int count, int d_model)
+{
+    int half = d_model / 2;
+    float increment = logf(10000.0f) / ((float)d_model / 2.0f - 1.0f);
+    for (int i = 0; i < half; i++) {
+        float frequency = expf((float)i * -increment);
+        for (int pos = 0; pos < count; pos++) {
+            float angle = (float)pos * frequency;
+            table[(size_t)pos * d_model + i] = sinf(angle);
+            table[(size_t)pos * d_model + half + i] = cosf(angle);
+        }
+    }
+}
+
 /* x (d_model) += the table's row of `position`. */
 static void add_row(float *x, const float *table, int position, int d_model)
 {
@@ -88,7 +108,7 @@ const ted_position_kind ted_concatenated_positions = {"concatenated", fill_conca
                                                       add_every_row};
 const ted_position_kind ted_fairseq_positions = {"fairseq", fill_fairseq, add_but_padding};
 const ted_position_kind ted_learned_positions = {"learned", NULL, add_every_row};
-const ted_position_kind ted_marian_positions = {"marian", fill_fairseq, add_every_row};
+const ted_position_kind ted_marian_positions = {"marian", fill_marian, add_every_row};
 
 /* The relative kind's fill and add: the embeddings take no position. */
 static void fill_nothing(float *table, int count, int d_model)

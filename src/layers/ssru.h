@@ -5,7 +5,9 @@
  *   c_t = f_t * c_{t-1} + (1 - f_t) * (x_t W)
  *   h_t = ReLU(c_t)
  * c_{-1} = 0. Only c is carried from step to step: one vector per row,
- * where self-attention keeps every earlier position's keys and values. */
+ * where self-attention keeps every earlier position's keys and values.
+ * The sigmoid is Marian's (layers/marian_ops.h): the SSRU is a layer of
+ * Marian's models alone. */
 #ifndef TED_LAYERS_SSRU_H
 #define TED_LAYERS_SSRU_H
 

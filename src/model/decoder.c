@@ -8,7 +8,9 @@
 #include "model/decoder.h"
 
 #include <stddef.h>
+#include <string.h>
 
+#include "kernels/kernels.h"
 #include "layers/embedding.h"
 #include "layers/output.h"
 #include "layers/positional_encoding.h"
@@ -49,7 +51,7 @@ static void cross_and_feed_forward(const ted_model *m, const ted_decoder_layer *
     float *x = a->x;
     int rows = shape.batch, d = m->config.d_model;
     ted_attention_keys cross = {TED_KV_FROM_CACHE, cache->cross, {st->source_lengths, false},
-                                NULL, m->attention_scale};
+                                NULL, m->attention_scale, m->attention_softmax};
 
     const float *in = ted_add_norm_input(x, a->normed, &w->norm2, norm, rows, d);
     ted_multi_head_attention(a->sublayer, in, &w->cross_attention, cross, shape, &a->attention,
@@ -83,6 +85,41 @@ static void after_first_sublayer(const ted_model *m, const ted_decoder_layer *w,
     cross_and_feed_forward(m, w, shape, st, cache, kept.cross);
 }
 
+/* Marian's int8 self-attention keys and values (ted_model.reprojects_self_kv):
+ * the layer's input `in` (batch, d_model) joins row b's inputs at its
+ * position steps[b]; then the K and V of positions 0..steps[b] of every row
+ * are projected again into the self cache, their x quantized with one
+ * multiplier, 127 / max |x| over all of them, as Marian's products over its
+ * decoder state (the inputs of every position so far of every hypothesis
+ * of the batch, one matrix) quantize it. */
+static void reproject_self_kv(const ted_model *m, const ted_attention_weights *w,
+                              ted_attention_shape shape, const ted_decoder_state *st,
+                              const ted_decoder_cache *cache, const float *in)
+{
+    int d = m->config.d_model, inner = shape.heads * shape.query_size;
+    int capacity = cache->self.capacity;
+    size_t row = (size_t)capacity * d, heads = (size_t)shape.heads * capacity * shape.query_size;
+    float most = 0.0f;
+    for (int b = 0; b < shape.batch; b++) {
+        float *inputs = cache->inputs + b * row;
+        memcpy(inputs + (size_t)st->steps[b] * d, in + (size_t)b * d, sizeof(float) * d);
+        float here = ted_max_magnitude(inputs, (size_t)(st->steps[b] + 1) * d);
+        most = here > most || here != here ? here : most;
+    }
+    ted_matrix k = w->k_weight, v = w->v_weight;
+    k.x_mult = v.x_mult = ted_i8_whole_mult(most);
+    for (int b = 0; b < shape.batch; b++) {
+        int n = st->steps[b] + 1;
+        const float *x = cache->inputs + b * row;
+        float *keys = st->prefix_kv, *values = st->prefix_kv + (size_t)n * inner;
+        ted_linear(keys, x, k, w->k_bias, n, d, inner);
+        ted_linear(values, x, v, w->v_bias, n, d, inner);
+        ted_attention_shape one = {1, n, shape.heads, shape.query_size, d};
+        ted_split_heads(cache->self.k + b * heads, keys, inner, one, capacity, 0);
+        ted_split_heads(cache->self.v + b * heads, values, inner, one, capacity, 0);
+    }
+}
+
 /* One decoder layer, in place on st->activations.x (batch, 1, d_model):
  * masked self-attention, Add & Norm, encoder-decoder attention, Add & Norm,
  * feed-forward, Add & Norm. */
@@ -94,9 +131,13 @@ static void self_attention_layer(const ted_model *m, const ted_decoder_layer *w,
     const ted_position_bias *bias = m->weights.decoder_bias.table ? &m->weights.decoder_bias
                                                                   : NULL;
     ted_attention_keys self = {TED_KV_FROM_X, cache->self, {NULL, true}, bias,
-                               m->attention_scale};
+                               m->attention_scale, m->attention_softmax};
 
     const float *in = first_sublayer_input(m, w, shape, st);
+    if (cache->inputs) {
+        reproject_self_kv(m, &w->self_attention, shape, st, cache, in);
+        self.source = TED_KV_WRITTEN;
+    }
     ted_multi_head_attention(a->sublayer, in, &w->self_attention, self, shape, &a->attention,
                              kept.self);
     after_first_sublayer(m, w, shape, st, cache, kept);

@@ -13,6 +13,9 @@ typedef struct ted_decoder_cache {
     ted_kv_cache self;   /* the prefix's K and V: row b holds steps[b] positions
                           * (self.lengths), self.length the most of them */
     ted_kv_cache cross;  /* the memory's K and V: length = source_len */
+    float *inputs;       /* (batch, self.capacity, d_model): the layer's input at each
+                          * position, from which each step projects the self cache's K
+                          * and V again (ted_model.reprojects_self_kv); else NULL */
 } ted_decoder_cache;
 
 /* Attention weights of the last step, when kept (else NULL):
@@ -36,6 +39,9 @@ typedef struct ted_decoder_state {
     ted_step_attention kept;      /* NULLs, or the last step's weights */
     const ted_output_subset *subset;  /* a vocabulary shortlist's final Linear, or NULL:
                                        * the whole vocabulary's */
+    float *prefix_kv;             /* (self.capacity, 2 * heads * query_size): one row's K
+                                   * and V projected again, with caches[l].inputs; else
+                                   * NULL */
 } ted_decoder_state;
 
 /* A decoder layer kind: one step of layer `w` of model `m`, in place on

@@ -51,7 +51,8 @@ static void encoder_layer(const ted_model *m, const ted_encoder_layer *w,
     int rows = shape.batch * shape.seq, d = m->config.d_model;
     ted_attention_mask padding = {st->source_lengths, false};
     ted_attention_keys self = {TED_KV_FROM_X, st->layer_kv, padding, m->weights.encoder_bias.table
-                               ? &m->weights.encoder_bias : NULL, m->attention_scale};
+                               ? &m->weights.encoder_bias : NULL, m->attention_scale,
+                               m->attention_softmax};
     self.cache.length = 0;  /* each layer attends over its own K and V */
 
     const float *in = ted_add_norm_input(x, a->normed, &w->norm1, norm, rows, d);

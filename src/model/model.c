@@ -16,6 +16,7 @@
 #include "io/config.h"
 #include "io/marian_model.h"
 #include "kernels/kernels.h"
+#include "layers/marian_ops.h"
 
 /* ---- the model directory ------------------------------------------------ */
 
@@ -225,6 +226,12 @@ static ted_status load_marian(ted_model *m, const char *dir, const ted_marian_fi
         (s = load_sentencepiece(m, dir, err)))
         return s;
     snprintf(m->marian_type, sizeof m->marian_type, "%s", mm.weights.model_type);
+    /* Marian's float arithmetic before each quantization (layers/marian_ops.h) */
+    m->kinds.norm.kind = &ted_marian_layer_norm_kind;
+    m->attention_softmax = ted_marian_softmax;
+    m->reprojects_self_kv = m->kinds.decoder_layer == &ted_self_attention_decoder_layer &&
+                            m->config.decoder_layers > 0 &&
+                            m->weights.decoder[0].self_attention.k_weight.x_mult == TED_I8_WHOLE;
     s = marian_vocab(&m->src_vocab, m->src_spm, files->src_spm, m->config.src_vocab_size,
                      &m->config, err);
     if (!s)

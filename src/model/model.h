@@ -113,6 +113,8 @@ struct ted_model {
     float output_scale;          /* d_model^-0.5 (scale_output), or 1 */
     float attention_scale;       /* of q . k (ted_attention_keys.scale): 0, 1 / sqrt
                                   * (query_size), or 1 without scale_attention */
+    void (*attention_softmax)(float *x, int n);  /* ted_attention_keys.softmax: NULL, or
+                                                  * Marian's for a Marian model */
     int *buckets;                /* relative positions: both stacks' bucket tables
                                   * (weights.encoder_bias.buckets, decoder_bias's) */
     ted_safetensors file;
@@ -140,6 +142,12 @@ struct ted_model {
     ted_shortlist shortlist;     /* the vocabulary shortlist, when has_shortlist */
     bool has_shortlist;
     bool unpacked;               /* ted_model_load_unpacked's: no panels, nothing to run */
+    bool reprojects_self_kv;     /* the decoder's self-attention K and V are int8 products
+                                  * whose x is quantized with 127 / max |x| over the whole
+                                  * matrix (TED_I8_WHOLE: Marian's intgemm8), which Marian
+                                  * forms of every prefix position of every row each step:
+                                  * each step projects them all again (model/decoder.c) in
+                                  * place of caching each position's */
 };
 
 /* ted_model_load without the copies the products read (the Linear weights

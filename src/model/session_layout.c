@@ -136,10 +136,13 @@ static void layout(ted_session *s, arena *a, int batch, int source_len, int max_
     take_cache(a, &encoder->layer_kv, s->encodes ? B : 0, source_len, inner);
 
     take_activations(a, &decoder->activations, B, s->model, product(B, h, T > S ? T : S));
+    bool inputs = s->model->reprojects_self_kv;
     for (int l = 0; l < c->decoder_layers; l++) {
         take_cache(a, &decoder->caches[l].self, B, max_steps, inner);
         take_cache(a, &decoder->caches[l].cross, B, source_len, inner);
+        decoder->caches[l].inputs = inputs ? take(a, product(B, T, d), sizeof(float)) : NULL;
     }
+    decoder->prefix_kv = inputs ? take(a, product(T, inner, 2), sizeof(float)) : NULL;
     s->logits = take(a, ted_mul_size(B, c->tgt_vocab_size), sizeof(float));
     take_kept(s, a, B, S, T);
 
@@ -171,7 +174,7 @@ static int carried_buffers(const ted_session *s, ted_carried *list)
 {
     const ted_config *c = &s->model->config;
     size_t S = s->source_len, T = s->max_steps, h = c->heads, q = c->query_size;
-    size_t f = sizeof(float);
+    size_t d = c->d_model, f = sizeof(float);
     const ted_decoder_state *decoder = &s->decoder;
     int n = 0;
     const int *steps = decoder->steps, *sources = s->source_lengths;
@@ -184,6 +187,8 @@ static int carried_buffers(const ted_session *s, ted_carried *list)
         list[n++] = (ted_carried){cache->self.v, 1, (int)h, T * q * f, steps, q * f};
         list[n++] = (ted_carried){cache->cross.k, 1, (int)h, S * q * f, sources, q * f};
         list[n++] = (ted_carried){cache->cross.v, 1, (int)h, S * q * f, sources, q * f};
+        if (cache->inputs)
+            list[n++] = (ted_carried){cache->inputs, 1, 1, T * d * f, steps, d * f};
     }
     if (s->keep_encoder_attention)
         list[n++] = (ted_carried){s->encoder.kept_attention, c->encoder_layers, (int)(h * S),
@@ -197,7 +202,7 @@ static int carried_buffers(const ted_session *s, ted_carried *list)
 
 int ted_carried_capacity(const ted_config *c)
 {
-    return 3 + 4 * c->decoder_layers + 3;
+    return 3 + 5 * c->decoder_layers + 3;
 }
 
 /* The bytes of each block that row r of `to` takes from `from`: what the

@@ -358,6 +358,29 @@ static ted_status bind_x_mult(weight_binder *b, ted_matrix *field, const char *n
     return TED_OK;
 }
 
+/* The optional "NAME.w_mult" (F32, shape (1)) of an int8 matrix NAME with
+ * an x_mult: Marian's multiplier qm_B of W (ted_matrix.w_mult), by which
+ * its products scale their dots as 1 / (qm_A * qm_B). */
+static ted_status bind_w_mult(weight_binder *b, ted_matrix *field, const char *name)
+{
+    char mult_name[300];
+    const ted_st_tensor *t;
+    snprintf(mult_name, sizeof mult_name, "%s.w_mult", name);
+    if (!ted_safetensors_find(&b->model->file, mult_name))
+        return TED_OK;
+    ted_status s = find_shaped(b, mult_name, 1, 0, &t);
+    if (s)
+        return s;
+    float v = 0.0f;
+    if (t->dtype == TED_DTYPE_F32)
+        memcpy(&v, t->data, sizeof v);
+    if (t->dtype != TED_DTYPE_F32 || !(v > 0.0f && v <= FLT_MAX) || field->x_mult == 0.0f)
+        return ted_fail(b->err, TED_ERR_WEIGHTS, "%s: tensor '%s' must be one F32 above 0, "
+                        "beside a '%s.x_mult'", b->path, mult_name, name);
+    field->w_mult = v;
+    return TED_OK;
+}
+
 /* Binds the matrix NAME (rows, cols): BF16 used in place from the mapping
  * (converted to float when its data is not 2-byte aligned), F32 or F16
  * as floats, I8 with its scales, or U8 (int4) with its group scales. */
@@ -387,7 +410,9 @@ static ted_status bind_matrix(weight_binder *b, ted_matrix *field, int64_t rows,
     if (t->dtype == TED_DTYPE_I8) {
         field->i8 = t->data;
         s = bind_scales(b, field, name, rows, cols);
-        return s ? s : bind_x_mult(b, field, name);
+        if (!s)
+            s = bind_x_mult(b, field, name);
+        return s ? s : bind_w_mult(b, field, name);
     }
     if (t->dtype == TED_DTYPE_BF16 && (uintptr_t)t->data % sizeof(uint16_t) == 0) {
         field->bf16 = t->data;

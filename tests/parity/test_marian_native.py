@@ -30,10 +30,11 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
               products as Marian's: x quantized with 127 / max |x| over the
               whole matrix) against Marian's on the same file, one sentence per
               batch on both sides (the multiplier is the batch's): greedy and
-              beam-4 translations identical on >= 97 % with the SSRU decoder
-              (dequantized float products fall well below), >= 50 % with the
-              Transformer decoder, whose self-attention keys and values Marian
-              projects again each step and ted caches (docs/marian.md)
+              beam-4 translations identical on >= 98 % with either decoder
+              (dequantized float products fall well below, and so does
+              caching the Transformer decoder's self-attention keys and
+              values, which Marian projects again each step, or ted's own
+              float arithmetic in place of Marian's: docs/marian.md)
   shortlist/ssru/*   a binary shortlist (pymarian convert --shortlist lex.s2t
               50 20 0 --dump-shortlist, of a lexical table of the training
               text) in the SSRU model's directory: ted, which uses it as
@@ -51,7 +52,7 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
   shipped/bergamot-en-fr   models/bergamot-en-fr as shipped (trained by
               tools/train_bergamot.py): `ted translate` (decoder.yml: beam 4)
               against Marian on its .npz, >= 99 % identical; on its intgemm8/
-              (int8 .bin and binary shortlist, one sentence per batch), >= 50 %
+              (int8 .bin and binary shortlist, one sentence per batch), >= 99 %
   refuse/*    a directory with a model but no vocabulary, one with two
               models, a model.yml with pre-norm layers or another dim-emb, a
               model without one of its tensors: one line naming the
@@ -80,14 +81,15 @@ COUNT = 200
 BEAM = 4
 AGREEMENT = 0.99
 TOLERANCE = 1e-3
-# int8 against Marian's int8 (greedy and beam 4, one sentence per batch): the
-# SSRU decoder (the Bergamot students') runs every product as Marian does, and
-# only a value at a rounding boundary that float noise moves apart differs;
-# the Transformer decoder's self-attention keys and values, which Marian
-# projects again each step over the whole prefix with the prefix's
-# multiplier, ted projects once and caches
-INT8_AGREEMENT = {"ssru": 0.97, "transformer": 0.5}
-SHIPPED_INT8_AGREEMENT = 0.5
+# int8 against Marian's int8 (greedy and beam 4, one sentence per batch):
+# both decoders run every product as Marian does (the Transformer decoder's
+# self-attention keys and values projected again each step over the whole
+# prefix with the prefix's multiplier), with Marian's float arithmetic
+# before each quantization but for attention's two float products, whose
+# summation order is MKL's (docs/marian.md): a sentence differs where that
+# moves a value across a rounding boundary of an int8 quantization
+INT8_AGREEMENT = {"ssru": 0.98, "transformer": 0.98}
+SHIPPED_INT8_AGREEMENT = 0.99
 SERVED = 40
 SHORTLIST = (50, 20)  # firstNum, bestNum
 

@@ -143,7 +143,7 @@ static void self_attention_padded(int heads, const float *expected_out,
     float *weights = filled((size_t)B * heads * S * CAP, 123.0f);
     float *out = nans((size_t)B * S * D);
 
-    ted_attention_keys keys = {TED_KV_FROM_X, cache, padding, NULL, 0.0f};
+    ted_attention_keys keys = {TED_KV_FROM_X, cache, padding, NULL, 0.0f, NULL};
     ted_multi_head_attention(out, att_x, &W, keys, shape, &scratch, weights);
 
     double worst = 0.0;
@@ -213,7 +213,7 @@ static void causal_attention(int heads, const int *chunk_sizes, int chunks, bool
         ted_attention_shape shape = {B, n, heads, D / heads, D};
         ted_attention_mask mask = {causal ? NULL : counts, causal};
 
-        ted_attention_keys keys = {TED_KV_FROM_X, cache, mask, NULL, 0.0f};
+        ted_attention_keys keys = {TED_KV_FROM_X, cache, mask, NULL, 0.0f, NULL};
         ted_multi_head_attention(out, x, &W, keys, shape, &scratch, weights);
         cache.length += n;
 
@@ -285,7 +285,7 @@ static void cross_attention(int heads, const float *expected_out, const float *e
                            scratch.projected);
     cache.length = K;
     ted_attention_mask padding = {att_k_lengths, false};
-    ted_attention_keys keys = {TED_KV_FROM_CACHE, cache, padding, NULL, 0.0f};
+    ted_attention_keys keys = {TED_KV_FROM_CACHE, cache, padding, NULL, 0.0f, NULL};
     ted_attention_shape shape = {B, Q, heads, D / heads, D};
     ted_multi_head_attention(out, att_query, &W, keys, shape, &scratch, weights);
 
@@ -338,7 +338,7 @@ Test(attention, separate_weights_give_what_packed_weights_give)
     ted_attention_scratch scratch = new_scratch(B * S, HEADS, S);
     float *packed_out = nans((size_t)B * S * D), *separate_out = nans((size_t)B * S * D);
 
-    ted_attention_keys keys = {TED_KV_FROM_X, cache, padding, NULL, 0.0f};
+    ted_attention_keys keys = {TED_KV_FROM_X, cache, padding, NULL, 0.0f, NULL};
     ted_multi_head_attention(packed_out, att_x, &W, keys, shape, &scratch, NULL);
     ted_multi_head_attention(separate_out, att_x, &separate, keys, shape, &scratch, NULL);
     for (int b = 0; b < B; b++) {

@@ -1037,6 +1037,81 @@ static void check_i8_whole(const char *variant)
         }
 }
 
+/* Marian's products (ted_matrix.w_mult: W's multiplier qm_B): every dot
+ * times 1 / (qm_A * qm_B), computed as Marian's intgemm computes it, plus
+ * b, to the bit, in every way W is read. Across the shapes the factor
+ * differs in the last bit from (1 / qm_A) * (1 / qm_B) for some x, which
+ * the reference counts: a product scaled the other way fails there. */
+static int marian_result(const char *variant, const i8_product *p, float x_mult, float w_mult,
+                         const float *y, const char *how)
+{
+    float m = 0.0f;
+    for (int i = 0; i < p->rows * p->in; i++)
+        m = fmaxf(m, fabsf(p->x[i]));
+    float factor = x_mult > 0.0f ? x_mult : 127.0f / m;
+    float unquant = 1.0f / (factor * w_mult);
+    for (int i = 0; i < p->rows; i++)
+        for (int j = 0; j < p->out; j++) {
+            int64_t dot = 0;
+            for (int k = 0; k < p->in; k++)
+                dot += (int64_t)reference_whole_q(p->x[(size_t)i * p->in + k], factor) *
+                       p->W[(size_t)j * p->in + k];
+            float expected = (float)dot * unquant + p->b[j], got = y[(size_t)i * p->out + j];
+            cr_assert(got == expected,
+                      "%s Marian int8 x_mult %g w_mult %g rows %d in %d out %d (%s) [%d][%d]: "
+                      "got %.9g, Marian's %.9g", variant, (double)x_mult, (double)w_mult,
+                      p->rows, p->in, p->out, how, i, j, got, expected);
+        }
+    return unquant != 1.0f / factor * (1.0f / w_mult);
+}
+
+static int check_marian_product(const char *variant, const i8_product *p, float x_mult,
+                                float w_mult)
+{
+    float *y = malloc(sizeof(float) * p->rows * p->out);
+    cr_assert(y);
+    ted_matrix W = {.i8 = p->W, .scale = p->w_scale, .x_mult = x_mult, .w_mult = w_mult};
+    ted_linear(y, p->x, W, p->b, p->rows, p->in, p->out);
+    int differs = marian_result(variant, p, x_mult, w_mult, y, "W as stored");
+    uint8_t *packed = packed_i8(p->W, p->out, p->in), *groups = groups_i8(p->W, p->out, p->in);
+    if (packed) {
+        W.i8_packed = packed;
+        ted_linear(y, p->x, W, p->b, p->rows, p->in, p->out);
+        marian_result(variant, p, x_mult, w_mult, y, "W packed at load");
+    }
+    W = (ted_matrix){.scale = p->w_scale, .i8_packed = groups, .x_mult = x_mult,
+                     .w_mult = w_mult};
+    ted_linear(y, p->x, W, p->b, p->rows, p->in, p->out);
+    marian_result(variant, p, x_mult, w_mult, y, "W's groups alone");
+    free(packed);
+    free(groups);
+    free(y);
+    return differs;
+}
+
+static void check_i8_marian(const char *variant)
+{
+    use_variant(variant);
+    static const int rows[] = {1, 3, 17, 71};
+    static const int marian_shapes[][2] = {{31, 5}, {100, 17}, {515, 9}};
+    int differs = 0;
+    for (size_t r = 0; r < COUNT(rows); r++)
+        for (size_t s = 0; s < COUNT(marian_shapes); s++)
+            for (int scaled = 0; scaled < 8; scaled++) {
+                i8_product p = make_i8_product(rows[r], marian_shapes[s][0], marian_shapes[s][1]);
+                float w_mult = 127.0f / (0.37f + 0.11f * (float)scaled);
+                for (int j = 0; j < p.out; j++)
+                    p.w_scale[j] = 1.0f / w_mult;
+                for (int i = 0; i < p.rows * p.in; i++)
+                    p.x[i] *= 1.0f + 0.3f * (float)scaled;
+                differs += check_marian_product(variant, &p, TED_I8_WHOLE, w_mult);
+                differs += check_marian_product(variant, &p, 2.0f + 0.1f * (float)scaled, w_mult);
+                free_i8_product(&p);
+            }
+    cr_assert(differs > 0, "%s: no product where 1 / (qm_A * qm_B) differs from "
+              "(1 / qm_A) * (1 / qm_B): the check cannot tell them apart", variant);
+}
+
 #define VARIANT_TESTS(name)                                                                   \
     Test(kernels, matmul_##name)                                                              \
     {                                                                                         \
@@ -1061,6 +1136,7 @@ static void check_i8_whole(const char *variant)
     Test(kernels, matmul_i8_whole_##name)                                                     \
     {                                                                                         \
         check_i8_whole(#name);                                                                \
+        check_i8_marian(#name);                                                               \
     }
 
 VARIANT_TESTS(portable)

@@ -49,6 +49,13 @@ static inline int32_t dot_i8(const int8_t *x, const int8_t *w, int n)
 static inline float dequantize(int32_t dot, float x_scale, float w_scale, const float *b)
 {
     float v = (float)dot * (x_scale * w_scale);
+    /* rounded before the bias is added, as in the vector kernels: the sets
+     * compile with -ffp-contract=fast, which would fuse the two here */
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__("" : "+x"(v));
+#elif defined(__aarch64__)
+    __asm__("" : "+w"(v));
+#endif
     return b ? v + *b : v;
 }
 
