@@ -3,11 +3,9 @@
 
 #include <stdlib.h>
 
-#include "core/alloc.h"
-#include "core/clock.h"
-#include "core/error.h"
 #include "frontend/options.h"
 #include "serve/metrics.h"
+#include "ted/util.h"
 
 /* ---- sentences ------------------------------------------------------------- */
 

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/limits.h"
+#include "frontend/limits.h"
 #include "serve/model.h"
 
 /* One file of the page. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "ted/util.h"
 
 void http_start_answering(request *r)
 {

@@ -10,13 +10,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/alloc.h"
-#include "core/clock.h"
-#include "core/cpus.h"
-#include "core/error.h"
 #include "serve/batch.h"
 #include "serve/beam_worker.h"
 #include "serve/metrics.h"
+#include "ted/util.h"
 
 /* Sentence `index` of `job`, waiting to join the batch. */
 typedef struct waiting {

@@ -4,9 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
-#include "core/error.h"
 #include "serve/fields.h"
+#include "ted/util.h"
 
 /* The answer of a job whose sentences are all done, or that the loop refused. */
 static enum MHD_Result answer_job(request *r)

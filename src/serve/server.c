@@ -29,10 +29,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/alloc.h"
-#include "core/clock.h"
-#include "core/error.h"
-#include "core/utf8.h"
 #include "serve/connections.h"
 #include "serve/detect.h"
 #include "serve/explore.h"
@@ -41,6 +37,7 @@
 #include "serve/routes_libre.h"
 #include "serve/routes_v1.h"
 #include "serve/watchdog.h"
+#include "ted/util.h"
 
 static bool is_draining(server *s)
 {
