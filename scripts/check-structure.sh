@@ -55,15 +55,11 @@ LIBRARY='core kernels layers io model learn'
 # Private headers of libted that a front end still includes, as "FILE
 # HEADER", each for the reason under it.
 PRIVATE_ALLOWED='
-src/serve/batch.h model/rows.h
 src/serve/beam_worker.c core/alloc.h
 src/serve/beam_worker.c core/clock.h
 src/serve/beam_worker.c core/error.h
 src/serve/beam_worker.c core/order.h
 '
-# serve/batch.h: the running batch steps its rows with the library's rows
-#   engine and chooser (model/rows.h, model/choose.h), whose structs hold
-#   the library's generators and scratch: no public form yet.
 # serve/beam_worker.c: its core headers (alloc, clock, error, order)
 #   declare for it only what ted/util.h does.
 

@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "ted/rows.h"
 #include "ted/ted.h"
 #include "ted/util.h"
 
@@ -172,4 +173,33 @@ Test(null, utilities)
     cr_assert(!ted_same_file(NULL, TOY_DIR));
     cr_assert_eq(fd, -1);
     cr_assert_null(text);
+}
+
+Test(null, rows)
+{
+    ted_decode_options greedy = {.strategy = TED_DECODE_GREEDY, .n_best = 1};
+    ted_row_sentence_spec spec = {.max_length = 4};
+    ted_row_sentence *sentence = NULL;
+    ted_rows *rows = NULL;
+    ted_hypothesis h = {0};
+    REFUSED(ted_row_sentence_new(NULL, &greedy, &spec, &sentence, &err), "m is NULL");
+    REFUSED(ted_row_sentence_new(model, NULL, &spec, &sentence, &err), "o is NULL");
+    REFUSED(ted_row_sentence_new(model, &greedy, NULL, &sentence, &err), "spec is NULL");
+    REFUSED(ted_row_sentence_new(model, &greedy, &spec, NULL, &err), "sentence is NULL");
+    REFUSED(ted_row_sentence_result(NULL, &h, &err), "s is NULL");
+    REFUSED(ted_rows_new(NULL, 4, &rows, &err), "m is NULL");
+    REFUSED(ted_rows_new(model, 4, NULL, &err), "rows is NULL");
+    REFUSED(ted_rows_choose(NULL, NULL, NULL, &err), "r is NULL");
+    cr_assert_eq(ted_rows_new(model, 4, &rows, NULL), TED_OK);
+    REFUSED(ted_rows_choose(rows, NULL, NULL, &err), "step is NULL");
+    REFUSED(ted_rows_choose(rows, NULL, &(ted_rows_step){.count = 1}, &err), "logits is NULL");
+    REFUSED(ted_rows_choose(rows, (float[1]){0}, &(ted_rows_step){.count = 1}, &err),
+            "rows is NULL");
+    cr_assert_eq(ted_row_samples(NULL), 0);
+    cr_assert_eq(ted_row_sentence_samples(NULL), 0);
+    ted_row_sentence_stop(NULL);
+    ted_row_sentence_free(NULL);
+    ted_rows_free(rows);
+    ted_rows_free(NULL);
+    cr_assert_null(sentence);
 }
