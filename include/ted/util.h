@@ -5,9 +5,6 @@
  * the monotonic clock. ted's own front ends (ted translate, ted serve)
  * reach the library through ted.h, learn.h, quantize.h and this header
  * alone.
- *
- * POSIX: ted_deadline takes a clockid_t (<time.h> with _POSIX_C_SOURCE
- * 200809L or a default GNU dialect).
  */
 #ifndef TED_UTIL_H
 #define TED_UTIL_H
@@ -77,7 +74,7 @@ TED_API ted_status ted_parse_file(const char *path, size_t max_bytes, ted_status
 
 /* Whether the paths `a` and `b` lead to one file (the same device and
  * inode, whatever links or spellings lead there); false when either does
- * not exist. */
+ * not exist or is NULL. */
 TED_API bool ted_same_file(const char *a, const char *b);
 
 /* ---- text and order ---------------------------------------------------------- */
@@ -104,10 +101,10 @@ TED_API ted_status ted_order_by_key(int *indices, int n, const int *keys, const 
 /* Seconds on CLOCK_MONOTONIC (from an unspecified start), for durations. */
 TED_API double ted_seconds(void);
 
-/* The time `ms` milliseconds from now on `clock`, the clock of the
- * condition variable waited on (CLOCK_REALTIME unless its attributes set
- * another): pthread_cond_timedwait's deadline. */
-TED_API struct timespec ted_deadline(clockid_t clock, long ms);
+/* The time `ms` milliseconds from now on `clock` (a clockid_t: the clock
+ * of the condition variable waited on, CLOCK_REALTIME unless its
+ * attributes set another): pthread_cond_timedwait's deadline. */
+TED_API struct timespec ted_deadline(int clock, long ms);
 
 #ifdef __cplusplus
 }

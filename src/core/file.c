@@ -99,6 +99,6 @@ ted_status ted_parse_file(const char *path, size_t max_bytes, ted_status too_lar
 bool ted_same_file(const char *a, const char *b)
 {
     struct stat x, y;
-    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+    return a && b && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
            x.st_ino == y.st_ino;
 }
