@@ -22,6 +22,10 @@
  * those rows in the session (unless they are every row, in order) and
  * feeds their tokens at the next step. A sentence whose rows have all
  * ended gives its hypotheses with ted_row_sentence_result.
+ *
+ * A ted_rows, like the session it chooses for, is used by one thread at a
+ * time, and so are the sentences of its steps (ted_rows_choose runs the
+ * choices of a step on the thread pool of ted_threads_use).
  */
 #ifndef TED_ROWS_H
 #define TED_ROWS_H
@@ -68,7 +72,8 @@ TED_API ted_status ted_row_sentence_new(const ted_model *model, const ted_decode
 TED_API int ted_row_sentence_samples(const ted_row_sentence *sentence);
 
 /* Stops the sentence: from the next ted_rows_choose on, its rows choose
- * nothing and end (a client that left). */
+ * nothing and end (a client that left). Called between two steps, on the
+ * thread that steps. */
 TED_API void ted_row_sentence_stop(ted_row_sentence *sentence);
 
 /* Once its rows have all ended: its samples' hypotheses, each totalled,
