@@ -6,7 +6,7 @@
 #include <sys/resource.h>
 
 #include "cli/cli.h"
-#include "core/clock.h"
+#include "ted/util.h"
 
 static const char usage[] =
     "usage: ted bench -m DIR [OPTIONS]\n"

@@ -489,7 +489,7 @@ int cli_output_open(cli_output *o, const char *path, const char *command)
         return 0;
     install_removal_handlers();
     ted_error err = {0};
-    if (ted_output_open(&o->output, path, &err) != TED_OK)
+    if (frontend_output_open(&o->output, path, &err) != TED_OK)
         return command ? cli_error("%s: cannot write '%s': %s", command, path,
                                    strerror(o->output.error))
                        : cli_error("%s", err.message);
@@ -505,7 +505,7 @@ int cli_output_close(cli_output *o, int status)
     if (o->file == stdout)
         return status;
     ted_error err = {0};
-    if (ted_output_close(&o->output, o->name, status == 0, &err) != TED_OK && status == 0)
+    if (frontend_output_close(&o->output, o->name, status == 0, &err) != TED_OK && status == 0)
         status = o->command ? cli_error("%s: error writing '%s': %s", o->command, o->name,
                                         strerror(o->output.error))
                             : cli_error("%s", err.message);

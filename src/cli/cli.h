@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "core/limits.h"
-#include "core/output.h"
+#include "frontend/limits.h"
+#include "frontend/output.h"
 #include "ted/learn.h"
 #include "ted/ted.h"
 
@@ -165,14 +165,14 @@ int cli_read_bounded_line(FILE *in, const char *file, long number, char **line,
  * a line was read. */
 bool cli_read_line(FILE *in, char **line, size_t *capacity, size_t *length);
 
-/* An output file (-o FILE, --html FILE) as core/output.h writes it, its
+/* An output file (-o FILE, --html FILE) as frontend/output.h writes it, its
  * temporary file also removed when SIGTERM, SIGINT or SIGHUP ends the
  * program; NULL or "-" is standard output. */
 typedef struct cli_output {
     FILE *file;        /* where to write */
     const char *name;  /* for messages: the path, or "the standard output" */
     const char *command;  /* "attention": messages "attention: cannot write 'PATH': ..." */
-    ted_output output;
+    frontend_output output;
     int slot;          /* among the temporary files removed at a signal; -1: none */
 } cli_output;
 

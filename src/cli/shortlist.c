@@ -446,7 +446,7 @@ static void close_corpus(corpus *in)
 
 /* -o FILE is none of the inputs (the corpus, the model's files and its
  * shortlist) and, without --force, no file that exists
- * (ted_output_check, the rule of ted quantize's directory). */
+ * (frontend_output_check, the rule of ted quantize's directory). */
 static int check_output(const ted_model *model, const char *model_dir, const shortlist_args *o)
 {
     const ted_config *config = ted_model_config(model);
@@ -467,8 +467,8 @@ static int check_output(const ted_model *model, const char *model_dir, const sho
         inputs[n++] = paths[files.count];
     }
     ted_error err = {0};
-    if (strcmp(o->output, "-") && ted_output_check(o->output, inputs, n, "--force", o->force,
-                                                   &err))
+    if (strcmp(o->output, "-") &&
+        frontend_output_check(o->output, inputs, n, "--force", o->force, &err))
         return cli_error("shortlist: -o %s", err.message);
     return 0;
 }

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "core/clock.h"
 #include "document/document.h"
 #include "frontend/options.h"
+#include "ted/util.h"
 
 static const char head[] =
     "usage: ted translate -m DIR [OPTIONS] [TEXT...]\n"

@@ -1,16 +1,13 @@
-/* Allocation that checks sizes before it allocates. */
+/* Allocation that checks sizes before it allocates: ted_alloc and
+ * ted_mul_size (ted/util.h), and the library's own buffers of weights. */
 #ifndef TED_CORE_ALLOC_H
 #define TED_CORE_ALLOC_H
 
 #include <stddef.h>
 
-#include "ted/ted.h"
+#include "ted/util.h"
 
-/* Zeroed memory for `count` items of `size` bytes, or NULL with an error
- * naming `what` when the product overflows or memory runs out. */
-void *ted_alloc(size_t count, size_t size, const char *what, ted_error *err);
-
-/* Same, for float buffers of `count` elements. */
+/* ted_alloc for float buffers of `count` elements. */
 float *ted_alloc_floats(size_t count, const char *what, ted_error *err);
 
 /* Zeroed memory for `bytes` (page-aligned), every page mapped at once
@@ -22,9 +19,5 @@ float *ted_alloc_floats(size_t count, const char *what, ted_error *err);
  * frees it. */
 void *ted_alloc_prefaulted(size_t bytes);
 void ted_free_prefaulted(void *p, size_t bytes);
-
-/* a * b, or SIZE_MAX when it overflows: sizes from files are multiplied
- * through this before anything is allocated. */
-size_t ted_mul_size(size_t a, size_t b);
 
 #endif

@@ -10,10 +10,10 @@ double ted_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-struct timespec ted_deadline(clockid_t clock, long ms)
+struct timespec ted_deadline(int clock, long ms)
 {
     struct timespec t;
-    clock_gettime(clock, &t);
+    clock_gettime((clockid_t)clock, &t);
     t.tv_sec += ms / 1000;
     t.tv_nsec += (ms % 1000) * 1000000L;
     t.tv_sec += t.tv_nsec / 1000000000L;

@@ -1,17 +1,8 @@
-/* The time of the monotonic clock, for durations: the server's request and
- * step timings, the command line's progress and bench figures; and the
- * deadlines of timed waits. */
+/* The monotonic clock: ted_seconds and ted_deadline, declared
+ * for callers of the library in ted/util.h. */
 #ifndef TED_CORE_CLOCK_H
 #define TED_CORE_CLOCK_H
 
-#include <time.h>
-
-/* Seconds on CLOCK_MONOTONIC (from an unspecified start). */
-double ted_seconds(void);
-
-/* The time `ms` milliseconds from now on `clock`, the clock of the
- * condition variable waited on (CLOCK_REALTIME unless its attributes set
- * another): pthread_cond_timedwait's deadline. */
-struct timespec ted_deadline(clockid_t clock, long ms);
+#include "ted/util.h"
 
 #endif

@@ -14,6 +14,8 @@
 
 ted_status ted_open_regular(const char *path, int *fd, ted_error *err)
 {
+    TED_REQUIRE(path, err);
+    TED_REQUIRE(fd, err);
     int d = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (d < 0)
         return ted_fail(err, TED_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -39,6 +41,8 @@ ted_status ted_open_regular(const char *path, int *fd, ted_error *err)
 ted_status ted_read_file(const char *path, size_t max_bytes, ted_status too_large,
                          const char *what, char **text, size_t *length, ted_error *err)
 {
+    TED_REQUIRE(text, err);
+    TED_REQUIRE(length, err);
     int fd;
     ted_status status = ted_open_regular(path, &fd, err);
     if (status != TED_OK)
@@ -81,6 +85,7 @@ ted_status ted_parse_file(const char *path, size_t max_bytes, ted_status too_lar
                           const char *what, ted_text_parser *parse, void *into,
                           ted_error *err)
 {
+    TED_REQUIRE(parse, err);
     char *text = NULL;
     size_t length = 0;
     ted_status status = ted_read_file(path, max_bytes, too_large, what, &text, &length, err);
@@ -89,4 +94,11 @@ ted_status ted_parse_file(const char *path, size_t max_bytes, ted_status too_lar
     status = parse(text, length, path, into, err);
     free(text);
     return status;
+}
+
+bool ted_same_file(const char *a, const char *b)
+{
+    struct stat x, y;
+    return a && b && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+           x.st_ino == y.st_ino;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
+#include "core/error.h"
 
 typedef struct keyed {
     int key, index;
@@ -20,6 +21,10 @@ static int by_key(const void *a, const void *b)
 ted_status ted_order_by_key(int *indices, int n, const int *keys, const char *what,
                             ted_error *err)
 {
+    if (n > 0) {
+        TED_REQUIRE(indices, err);
+        TED_REQUIRE(keys, err);
+    }
     keyed *k = ted_alloc(n > 0 ? n : 1, sizeof *k, what, err);
     if (!k)
         return TED_ERR_NOMEM;

@@ -1,14 +1,8 @@
-/* Orders of indices. */
+/* Orders of indices: ted_order_by_key, declared
+ * for callers of the library in ted/util.h. */
 #ifndef TED_CORE_ORDER_H
 #define TED_CORE_ORDER_H
 
-#include "ted/ted.h"
-
-/* Sorts indices[0..n) by keys[index], ascending, an index before a larger
- * one among equal keys: the order in which sentences of these lengths
- * (keys) decode, shortest first. `keys` is read at every index listed.
- * TED_ERR_NOMEM (naming `what`) when the sort's memory cannot be had. */
-ted_status ted_order_by_key(int *indices, int n, const int *keys, const char *what,
-                            ted_error *err);
+#include "ted/util.h"
 
 #endif

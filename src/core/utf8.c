@@ -37,6 +37,8 @@ static int announced(unsigned char c, unsigned char *low, unsigned char *high,
 
 int ted_utf8_char(const unsigned char *s, size_t available, const char **problem)
 {
+    if (!s || available == 0)
+        return refuse(problem, "no bytes to read", 0);
     unsigned char low, high;
     int n = announced(s[0], &low, &high, problem);
     for (int i = 1; i < n; i++) {

@@ -6,11 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/error.h"
 #include "document/html.h"
 #include "document/parts.h"
 #include "document/sentences.h"
+#include "ted/util.h"
 
 bool document_format_from_name(const char *name, document_format *format)
 {

@@ -23,10 +23,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/alloc.h"
-#include "core/error.h"
 #include "document/inert.h"
 #include "document/sentences.h"
+#include "ted/util.h"
 
 /* Elements inside a sentence: they do not end a block. */
 static const char *const inline_elements[] = {

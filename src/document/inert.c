@@ -11,9 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/alloc.h"
-#include "core/error.h"
 #include "document/foreign.h"
+#include "ted/util.h"
 
 enum { PLAIN = HTML_TEXT, TAG = HTML_TAG, RAW = HTML_BLANK, INERT = HTML_INERT };
 

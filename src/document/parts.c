@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/error.h"
+#include "ted/util.h"
 
 ted_status document_new(const char *text, size_t length, bool html, document **out,
                         ted_error *err)

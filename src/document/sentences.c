@@ -11,9 +11,7 @@
 #include <unicode/utext.h>
 #include <unicode/utf8.h>
 
-#include "core/alloc.h"
-#include "core/error.h"
-#include "core/utf8.h"
+#include "ted/util.h"
 
 /* Titles that precede a name, which ICU's English suppressions lack: a
  * break after one of them, as a word of its own, is not a sentence end. */

@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "ted/util.h"
 
 bool frontend_option_word(ted_option option, const char *word, int *value)
 {

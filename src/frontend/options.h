@@ -5,7 +5,7 @@
 #ifndef TED_FRONTEND_OPTIONS_H
 #define TED_FRONTEND_OPTIONS_H
 
-#include "core/limits.h"
+#include "frontend/limits.h"
 #include "ted/ted.h"
 
 /* The largest values ted translate's options and ted serve's fields take:

@@ -21,7 +21,6 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/file.h"
-#include "core/output.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
 #include "model/weights.h"

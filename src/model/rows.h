@@ -1,7 +1,8 @@
 /* Rows that decode on their own: greedy decoding and sampling, as
- * ted_decode runs them over one batch (model/independent.c) and as ted
- * serve's running batch steps sentences that join and leave it
- * (serve/batch.c). The rules of a row live here, once:
+ * ted_decode runs them over one batch (model/independent.c) and as the
+ * public steps of ted/rows.h (ted_rows_choose, which ted serve's running
+ * batch calls for sentences that join and leave it) run them. The rules of
+ * a row live here, once:
  *
  * - A sentence decodes `samples` hypotheses (n_best when sampling, else
  *   1), each on a row of its own that never reads the others.
@@ -25,11 +26,13 @@
 #include <stdint.h>
 
 #include "model/choose.h"
+#include "ted/rows.h"
 
 /* One sentence decoded by rows that go on alone. The caller sets
  * max_length, the prefix, scored, found and room, then calls
- * ted_row_sentence_start. */
-typedef struct ted_row_sentence {
+ * ted_row_sentence_start (ted_row_sentence_new: both, found and room its
+ * own). */
+struct ted_row_sentence {
     int max_length;          /* tokens, EOS counted (ted_max_target_length) */
     const int *prefix_ids;   /* (prefix_length): the tokens it begins with, or NULL */
     int prefix_length;
@@ -44,10 +47,11 @@ typedef struct ted_row_sentence {
     const ted_sampling_params *sampling;  /* NULL: the best allowed token */
     const ted_logits_rules *rules;        /* NULL: none on */
     ted_rng rng;             /* sampling: its generator, (seed, stream) */
-} ted_row_sentence;
-
-/* The hypotheses a sentence decodes: n_best when sampling, else 1. */
-int ted_row_samples(const ted_decode_options *options);
+    /* ted_rows_choose's */
+    bool stopped;            /* ted_row_sentence_stop: its rows choose nothing */
+    ted_error failure;       /* status TED_OK, or why its rows ended (a hypothesis out of
+                              * memory) */
+};
 
 /* The sentence's samples, EOS, strategy, rules and generator, from the
  * options (checked, and outliving the sentence) and its stream; its first

@@ -3,11 +3,9 @@
 
 #include <stdlib.h>
 
-#include "core/alloc.h"
-#include "core/clock.h"
-#include "core/error.h"
 #include "frontend/options.h"
 #include "serve/metrics.h"
+#include "ted/util.h"
 
 /* ---- sentences ------------------------------------------------------------- */
 
@@ -19,9 +17,7 @@ int serve_charge(int max_batch, int samples)
 
 void serve_sentence_free(serve_sentence *d)
 {
-    ted_hypotheses_free(d->rows.found, d->rows.samples);
-    free(d->rows.found);
-    free(d->rows.room);
+    ted_row_sentence_free(d->rows);
     free(d);
 }
 
@@ -32,22 +28,21 @@ serve_sentence *serve_sentence_new(const ted_model *m, serve_job *job, int index
     if (!d)
         return NULL;
     *d = (serve_sentence){.job = job, .index = index};
-    d->rows = (ted_row_sentence){
-        .max_length = ted_max_target_length(m, job->lengths[index], job->options.max_length),
+    d->max_length = ted_max_target_length(m, job->lengths[index], job->options.max_length);
+    ted_row_sentence_spec spec = {
+        .source_ids = job->ids[index],
+        .source_length = job->lengths[index],
         .prefix_ids = job->prefix_ids[index],
         .prefix_length = job->prefix_lengths[index],
-        .source = {job->ids[index], job->lengths[index]},
+        .max_length = d->max_length,
+        .stream = job->options.first_index + (uint64_t)index,
         .scored = job->log_probs,
     };
-    ted_row_sentence_start(&d->rows, m, &job->options.decode,
-                           job->options.first_index + (uint64_t)index);
-    int samples = d->unfinished = d->rows.samples;
-    d->rows.found = ted_alloc(samples, sizeof *d->rows.found, "sentence", err);
-    d->rows.room = ted_alloc(samples, sizeof *d->rows.room, "sentence", err);
-    if (!d->rows.found || !d->rows.room) {
+    if (ted_row_sentence_new(m, &job->options.decode, &spec, &d->rows, err)) {
         serve_sentence_free(d);
         return NULL;
     }
+    d->samples = d->unfinished = ted_row_sentence_samples(d->rows);
     return d;
 }
 
@@ -56,17 +51,17 @@ serve_sentence *serve_sentence_new(const ted_model *m, serve_job *job, int index
 static void finish(const serve_batch *b, serve_sentence *d)
 {
     serve_job *job = d->job;
-    ted_translation *out = job->outputs + (size_t)d->index * d->rows.samples;
+    ted_translation *out = job->outputs + (size_t)d->index * d->samples;
     ted_error err = {0};
-    ted_status s = TED_OK;
-    ted_row_sentence_finish(&d->rows);
-    for (int k = 0; k < d->rows.samples; k++) {
-        out[k].hypothesis = d->rows.found[k];
-        d->rows.found[k] = (ted_hypothesis){0};
-        if (!s && !(out[k].text = ted_decode_target(job->model, out[k].hypothesis.ids,
-                                                    out[k].hypothesis.length)))
+    ted_hypothesis *found = ted_alloc(d->samples, sizeof *found, "sentence", &err);
+    ted_status s = found ? ted_row_sentence_result(d->rows, found, &err) : TED_ERR_NOMEM;
+    for (int k = 0; !s && k < d->samples; k++)
+        out[k].hypothesis = found[k];
+    for (int k = 0; !s && k < d->samples; k++)
+        if (!(out[k].text = ted_decode_target(job->model, out[k].hypothesis.ids,
+                                              out[k].hypothesis.length)))
             s = ted_fail(&err, TED_ERR_NOMEM, "text[%d]: out of memory", d->index);
-    }
+    free(found);
     if (job->progress && !s)
         job->progress(job, d->index, -1);
     serve_sentence_free(d);
@@ -104,14 +99,14 @@ static int by_sentence(const void *a, const void *b)
     const serve_row_key *x = a, *y = b;
     if (x->serial != y->serial)
         return x->serial < y->serial ? -1 : 1;
-    return (x->sample > y->sample) - (x->sample < y->sample);
+    return (x->row > y->row) - (x->row < y->row);
 }
 
-/* b->order: the rows of each sentence together, its samples in order. */
+/* b->order: the rows of each sentence together. */
 static void order_rows(serve_batch *b)
 {
     for (int r = 0; r < b->rows; r++)
-        b->order[r] = (serve_row_key){b->now.owner[r]->serial, b->now.sample[r], r};
+        b->order[r] = (serve_row_key){b->now.owner[r]->serial, r};
     qsort(b->order, b->rows, sizeof *b->order, by_sentence);
 }
 
@@ -139,27 +134,12 @@ ted_status serve_batch_join(serve_batch *b, ted_session *session,
             continue;
         }
         d->serial = b->joined++;
-        b->charged += serve_charge(b->max_batch, d->rows.samples);
+        b->charged += serve_charge(b->max_batch, d->samples);
         b->now.owner[b->rows] = d;
-        b->now.sample[b->rows] = 0;
+        b->now.rows[b->rows] = (ted_row){d->rows, 0};
         b->now.tokens[b->rows++] = bos;
     }
     return s;
-}
-
-/* The choice of each row, in b->order (ted_row_plan): the token its
- * prefix forces, the best allowed token, or a draw from its sentence's
- * generator (at the sentence's first step, the first token of every
- * sample). */
-static void plan_choices(serve_batch *b)
-{
-    int drawn = 0;
-    for (int k = 0; k < b->rows; k++) {
-        int r = b->order[k].row;
-        b->choices[k] = ted_row_plan(&b->now.owner[r]->rows, b->now.sample[r], r,
-                                     b->tokens + drawn, b->log_probs + drawn);
-        drawn += b->choices[k].draws;
-    }
 }
 
 /* How often the batch looks at its clients' connections: a client that
@@ -179,35 +159,28 @@ static void look_at_clients(serve_batch *b)
             serve_job_left(b->now.owner[r]->job);
 }
 
-/* A sentence whose client left stops: its samples leave the batch at this
- * step, and it is dropped once the last of them has (take_tokens). */
+/* A sentence whose client left stops (ted_row_sentence_stop): its samples
+ * leave the batch at this step, and it is dropped once the last of them
+ * has (answer_row). */
 static void check_cancelled(serve_sentence *d)
 {
     if (!d->failure.status && !d->dropped && serve_job_is_cancelled(d->job)) {
         serve_job_cancelled_error(&d->failure, d->index);
         d->dropped = true;
+        ted_row_sentence_stop(d->rows);
     }
 }
 
-/* Appends a choice's tokens to its samples (ted_row_take; a streamed
- * sentence of one hypothesis hands its token to job->progress). The
- * samples that go on are kept for the next step; returns how many are
- * kept so far. The others end, and the sentence with them once its last
- * sample has. */
-static int take_tokens(serve_batch *b, const ted_choice *ch, int kept)
+/* After a step, what row r's choice means to its sentence: a streamed
+ * sentence of one hypothesis hands its token to job->progress; the
+ * samples that ended at row r end, and the sentence with them once its
+ * last sample has. */
+static void answer_row(serve_batch *b, int r)
 {
-    serve_sentence *d = b->now.owner[ch->row];
-    int from = kept, token = ch->tokens[0];
-    check_cancelled(d);
-    if (!d->failure.status)
-        ted_row_take(&d->rows, b->now.sample[ch->row], ch,
-                     (ted_rows_next){b->keep, b->next.sample, b->next.tokens}, &kept,
-                     &d->failure);
-    if (!d->failure.status && token != d->rows.eos && d->rows.samples == 1 && d->job->progress)
-        d->job->progress(d->job, d->index, token);
-    for (int k = from; k < kept; k++)
-        b->next.owner[k] = d;
-    for (int ended = ch->draws - (kept - from); ended > 0; ended--) {
+    serve_sentence *d = b->now.owner[r];
+    if (b->token[r] >= 0 && d->samples == 1 && d->job->progress)
+        d->job->progress(d->job, d->index, b->token[r]);
+    for (int ended = b->ended[r]; ended > 0; ended--) {
         b->charged -= serve_charge(b->max_batch, d->unfinished) -
                       serve_charge(b->max_batch, d->unfinished - 1);
         if (--d->unfinished == 0) {  /* its last sample still decoding ended */
@@ -215,7 +188,6 @@ static int take_tokens(serve_batch *b, const ted_choice *ch, int kept)
             break;
         }
     }
-    return kept;
 }
 
 /* True when some old row goes on twice: a sentence's first step, which
@@ -234,11 +206,13 @@ static bool repeats_a_row(serve_batch *b, int kept)
 
 /* Places the rows that go on so that select() copies the fewest: a row
  * inside the new batch stays where it is, and the rows past it take the
- * places of the rows that ended. */
-static void arrange(serve_batch *b, int kept)
+ * places of the rows that ended. False when a row repeats (nothing is
+ * placed); true when placed, every old row then in its place when every
+ * row goes on. */
+static bool arrange(serve_batch *b, int kept)
 {
     if (repeats_a_row(b, kept))
-        return;
+        return false;
     for (int k = 0; k < kept; k++)
         if (b->keep[k] < kept)
             b->kept[b->keep[k]] = 1;  /* its place is taken */
@@ -251,7 +225,7 @@ static void arrange(serve_batch *b, int kept)
             place = free++;
         }
         b->spare.owner[place] = b->next.owner[k];
-        b->spare.sample[place] = b->next.sample[k];
+        b->spare.rows[place] = b->next.rows[k];
         b->spare.tokens[place] = b->next.tokens[k];
         b->spare_keep[place] = b->keep[k];
     }
@@ -263,16 +237,15 @@ static void arrange(serve_batch *b, int kept)
     int *keep = b->keep;
     b->keep = b->spare_keep;
     b->spare_keep = keep;
+    return true;
 }
 
 /* The step's time and rows, and the tokens chosen, counted before any
  * sentence that ended is answered. */
-static void count_step(const serve_batch *b, double start)
+static void count_step(const serve_batch *b, double start, int drawn)
 {
-    unsigned long long chosen = 0;
-    for (int k = 0; k < b->rows; k++)
-        chosen += (unsigned long long)b->choices[k].draws;
-    atomic_fetch_add_explicit(&b->metrics->tokens, chosen, memory_order_relaxed);
+    atomic_fetch_add_explicit(&b->metrics->tokens, (unsigned long long)drawn,
+                              memory_order_relaxed);
     serve_histogram_observe(&b->metrics->step_seconds, ted_seconds() - start);
     serve_histogram_observe(&b->metrics->step_rows, b->rows);
 }
@@ -284,22 +257,26 @@ void serve_batch_step(serve_batch *b)
     ted_error err = {0};
     look_at_clients(b);
     double start = ted_seconds();
-    if (ted_session_step(b->session, b->now.tokens, &logits, &err)) {
+    for (int r = 0; r < b->rows; r++)
+        check_cancelled(b->now.owner[r]);
+    ted_rows_step step = {.rows = b->now.rows, .count = b->rows, .keep = b->keep,
+                          .next = b->next.rows, .tokens = b->next.tokens, .token = b->token,
+                          .ended = b->ended};
+    if (ted_session_step(b->session, b->now.tokens, &logits, &err) ||
+        ted_rows_choose(b->engine, logits, &step, &err)) {
         fail_rows(b, &err);
         return;
     }
-    int kept = 0;
-    order_rows(b);
-    plan_choices(b);
-    ted_choose(&b->chooser, logits, b->choices, b->rows);
-    count_step(b, start);
-    for (int k = 0; k < b->rows; k++)
-        kept = take_tokens(b, &b->choices[k], kept);
-    arrange(b, kept);
+    int kept = step.kept;
+    count_step(b, start, step.drawn);
+    for (int k = 0; k < kept; k++)
+        b->next.owner[k] = b->now.owner[b->keep[k]];
+    for (int r = 0; r < b->rows; r++)
+        answer_row(b, r);
+    bool same = arrange(b, kept) && kept == b->rows;  /* no row moves: no select() */
     serve_row_set swap = b->now;
     b->now = b->next;
     b->next = swap;
-    bool same = ted_rows_keep_all(b->keep, kept, b->rows);
     b->rows = kept;
     if (kept == 0)
         ted_session_empty(b->session);
@@ -310,20 +287,20 @@ void serve_batch_step(serve_batch *b)
 void serve_batch_free(serve_batch *b)
 {
     ted_session_free(b->session);
-    free(b->now.owner), free(b->now.sample), free(b->now.tokens);
-    free(b->next.owner), free(b->next.sample), free(b->next.tokens);
-    free(b->spare.owner), free(b->spare.sample), free(b->spare.tokens);
+    free(b->now.owner), free(b->now.rows), free(b->now.tokens);
+    free(b->next.owner), free(b->next.rows), free(b->next.tokens);
+    free(b->spare.owner), free(b->spare.rows), free(b->spare.tokens);
     free(b->keep), free(b->spare_keep), free(b->kept), free(b->order);
-    free(b->choices), free(b->tokens), free(b->log_probs);
-    ted_chooser_free(&b->chooser);
+    free(b->token), free(b->ended);
+    ted_rows_free(b->engine);
 }
 
 static ted_status new_rows(serve_row_set *r, int capacity, ted_error *err)
 {
     r->owner = ted_alloc(capacity, sizeof *r->owner, "batch rows", err);
-    r->sample = ted_alloc(capacity, sizeof *r->sample, "batch rows", err);
+    r->rows = ted_alloc(capacity, sizeof *r->rows, "batch rows", err);
     r->tokens = ted_alloc(capacity, sizeof *r->tokens, "batch rows", err);
-    return r->owner && r->sample && r->tokens ? TED_OK : TED_ERR_NOMEM;
+    return r->owner && r->rows && r->tokens ? TED_OK : TED_ERR_NOMEM;
 }
 
 ted_status serve_batch_init(serve_batch *b, const ted_model *m, int max_batch,
@@ -344,12 +321,10 @@ ted_status serve_batch_init(serve_batch *b, const ted_model *m, int max_batch,
     b->spare_keep = ted_alloc(rows, sizeof *b->spare_keep, "batch rows", err);
     b->kept = ted_alloc(rows, sizeof *b->kept, "batch rows", err);
     b->order = ted_alloc(rows, sizeof *b->order, "batch rows", err);
-    b->choices = ted_alloc(rows, sizeof *b->choices, "batch rows", err);
-    b->tokens = ted_alloc(rows, sizeof *b->tokens, "batch rows", err);
-    b->log_probs = ted_alloc(rows, sizeof *b->log_probs, "batch rows", err);
-    bool all = b->keep && b->spare_keep && b->kept && b->order && b->choices && b->tokens &&
-               b->log_probs;
+    b->token = ted_alloc(rows, sizeof *b->token, "batch rows", err);
+    b->ended = ted_alloc(rows, sizeof *b->ended, "batch rows", err);
+    bool all = b->keep && b->spare_keep && b->kept && b->order && b->token && b->ended;
     if (!s && !all)
         s = TED_ERR_NOMEM;
-    return s ? s : ted_chooser_init(&b->chooser, m, true, err);
+    return s ? s : ted_rows_new(m, rows, &b->engine, err);
 }

@@ -1,15 +1,15 @@
 /* The running batch of a model's decoding loop (serve/loop.h): the
  * session that the batching thread owns, its rows, the sentences they
- * decode, and a step of them. A row goes on alone by the rules of
- * model/rows.h, as ted translate's rows do; the batch adds what a server
- * needs: sentences that join between two steps and leave the step they
- * end, in any order, from any request; streamed tokens; clients that
- * leave. */
+ * decode, and a step of them. A row goes on alone by the rules of the
+ * library's rows engine (ted/rows.h), the one ted translate's rows follow;
+ * the batch adds what a server needs: sentences that join between two
+ * steps and leave the step they end, in any order, from any request;
+ * streamed tokens; clients that leave. */
 #ifndef TED_SERVE_BATCH_H
 #define TED_SERVE_BATCH_H
 
-#include "model/rows.h"
 #include "serve/job.h"
+#include "ted/rows.h"
 
 struct serve_loop_metrics;
 
@@ -18,10 +18,12 @@ typedef struct serve_sentence {
     serve_job *job;
     long serial;        /* the order it joined in */
     int index;          /* in its job */
+    int samples;        /* its hypotheses (ted_row_sentence_samples) */
+    int max_length;     /* tokens, EOS counted */
     int unfinished;     /* samples still decoding */
     bool dropped;       /* its client left (serve_job_cancel) */
-    ted_row_sentence rows;  /* its samples, their rules and their tokens so far; its
-                             * generator is stream `index` of the job's seed */
+    ted_row_sentence *rows;  /* its samples, their rules and their tokens so far; its
+                              * generator is stream `index` of the job's seed */
     ted_error failure;  /* status TED_OK, or why its samples stop: it fails once the
                          * last of them leaves the batch */
 } serve_sentence;
@@ -45,20 +47,17 @@ typedef struct serve_batch_calls {
     void *data;
 } serve_batch_calls;
 
-/* Rows of the batch: row r decodes sample sample[r] of owner[r] and feeds
- * tokens[r] at the next step. */
+/* Rows of the batch: row r decodes rows[r] (a sample of owner[r]->rows)
+ * and feeds tokens[r] at the next step. */
 typedef struct serve_row_set {
     serve_sentence **owner;
-    int *sample;
+    ted_row *rows;
     int *tokens;
 } serve_row_set;
 
-/* A row, by the sentence it decodes (the order it joined in) and its
- * sample: the order in which the rows choose their tokens, so that a
- * sentence's samples draw from its generator in their own order. */
+/* A row, by the sentence it decodes (the order it joined in). */
 typedef struct serve_row_key {
     long serial;
-    int sample;
     int row;
 } serve_row_key;
 
@@ -76,11 +75,10 @@ typedef struct serve_batch {
     int *keep;                /* (row_capacity): the old row of each row that goes on */
     int *spare_keep;          /* (row_capacity) */
     unsigned char *kept;      /* (row_capacity): old rows seen in keep, for arrange() */
-    serve_row_key *order;     /* (row_capacity): the rows in the order they choose */
-    ted_choice *choices;      /* (row_capacity): in that order */
-    int *tokens;              /* (row_capacity): what the choices chose */
-    float *log_probs;         /* (row_capacity) */
-    ted_chooser chooser;
+    serve_row_key *order;     /* (row_capacity): the rows by sentence, for fail_rows() */
+    int *token;               /* (row_capacity): the token each row streams, or -1 */
+    int *ended;               /* (row_capacity): the samples that ended at each row */
+    ted_rows *engine;         /* the choices of a step (ted_rows_choose) */
     serve_batch_calls calls;
     struct serve_loop_metrics *metrics;  /* the steps and the tokens chosen */
     double looked;            /* when the step last looked at its clients' connections */

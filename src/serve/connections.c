@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "core/clock.h"
+#include "ted/util.h"
 
 /* A client's address as the caps on connections count it: IPv4, or the
  * /64 network of IPv6 (one host's share), an IPv4-mapped address as IPv4. */

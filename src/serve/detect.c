@@ -12,8 +12,7 @@
 #include <string.h>
 #include <textcat.h>
 
-#include "core/alloc.h"
-#include "core/error.h"
+#include "ted/util.h"
 
 #ifndef SERVE_PROFILES
 #define SERVE_PROFILES "/usr/share/libexttextcat"

@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/error.h"
+#include "ted/util.h"
 
 ted_status serve_documents_parse(const char *const *texts, int count,
                                  const document_options *options, serve_documents *d,

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/file.h"
-#include "ted/learn.h"
 #include "serve/request.h"
+#include "ted/learn.h"
+#include "ted/util.h"
 
 /* ---- the page ----------------------------------------------------------------- */
 

@@ -7,14 +7,14 @@
  *                      computation in the words of multi-head attention
  *   POST /v1/beam      a beam search, step by step, and its final ranking
  * The explorer decodes on the HTTP thread with a session of its own (the
- * models are read-only), within the EXPLORE_MAX_ limits of core/limits.h. */
+ * models are read-only), within the EXPLORE_MAX_ limits of frontend/limits.h. */
 #ifndef TED_SERVE_EXPLORE_H
 #define TED_SERVE_EXPLORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/limits.h"
+#include "frontend/limits.h"
 #include "serve/model.h"
 
 /* One file of the page. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "ted/util.h"
 
 void http_start_answering(request *r)
 {
@@ -117,4 +117,32 @@ enum MHD_Result http_wrong_method(request *r, const char *allowed)
 {
     return http_refuse(r, MHD_HTTP_METHOD_NOT_ALLOWED, MHD_HTTP_HEADER_ALLOW, allowed,
                        "%s takes %s, not %s", r->path, allowed, r->method);
+}
+
+/* Whether a request with API key `key` may go on (--api-keys); when not,
+ * `*answer` is its refusal: 403 without a valid key, 429 over its limit. */
+bool http_key_allowed(request *r, const char *key, enum MHD_Result *answer)
+{
+    int retry = 1;
+    serve_key_verdict verdict =
+        r->server->keys ? serve_keys_check(r->server->keys, key, ted_seconds(), &retry) : SERVE_KEY_OK;
+    char after[16];
+    snprintf(after, sizeof after, "%d", retry);
+    if (verdict == SERVE_KEY_MISSING)
+        *answer = http_refuse(r, MHD_HTTP_FORBIDDEN, NULL, NULL,
+                              "this server requires an API key: give it in the api_key field");
+    else if (verdict == SERVE_KEY_INVALID)
+        *answer = http_refuse(r, MHD_HTTP_FORBIDDEN, NULL, NULL, "Invalid API key");
+    else if (verdict == SERVE_KEY_LIMITED)
+        *answer = http_refuse(r, MHD_HTTP_TOO_MANY_REQUESTS, MHD_HTTP_HEADER_RETRY_AFTER, after,
+                              "Slowdown: this key's requests per minute are spent; retry in %d s",
+                              retry);
+    return verdict == SERVE_KEY_OK;
+}
+
+void http_resume(serve_job *job, void *data)
+{
+    (void)job;
+    request *r = data;
+    MHD_resume_connection(r->connection);
 }

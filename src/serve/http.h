@@ -1,12 +1,16 @@
 /* What the parts of ted serve's HTTP service share (serve/server.c and the
  * files it hands a request to): the server's state, one request's state,
- * and the answers every route sends (serve/http.c). The parts, each a job:
- * serve/server.c (libmicrohttpd's callbacks, the route table, starting
- * and stopping), serve/routes_v1.c (POST /v1/translate and the legs of
- * every translation job), serve/routes_libre.c (LibreTranslate's POST
- * /translate and /detect), serve/routes_explorer.c (the explorer's page and
- * decodes, /openapi.yaml), serve/connections.c (the caps on connections),
- * serve/watchdog.c (connections too slow or idle too long). */
+ * and the answers every route sends (serve/http.c). The parts, each a job,
+ * in the order a translation request goes through them (CONTRIBUTING.md,
+ * "A request's path through ted serve"): serve/connections.c (the caps on
+ * connections), serve/server.c (libmicrohttpd's access handler, the route
+ * table, starting and stopping), serve/routes_v1.c (POST /v1/translate)
+ * and serve/routes_libre.c (LibreTranslate's POST /translate and
+ * /detect), serve/legs.c (each leg's job handed to its model's loop),
+ * serve/answer.c (the answer once the job is done, and the log line);
+ * beside them serve/routes_explorer.c (the explorer's page and decodes,
+ * /openapi.yaml) and serve/watchdog.c (connections too slow or idle too
+ * long). */
 #ifndef TED_SERVE_HTTP_H
 #define TED_SERVE_HTTP_H
 
@@ -129,5 +133,15 @@ enum MHD_Result http_wrong_method(request *r, const char *allowed);
 
 /* A CORS preflight (OPTIONS, with --cors): what a page may send. */
 enum MHD_Result http_preflight(request *r);
+
+/* Whether a request with API key `key` may go on (--api-keys); when not,
+ * `*answer` is its refusal: 403 without a valid key, 429 over its limit. */
+bool http_key_allowed(request *r, const char *key, enum MHD_Result *answer);
+
+/* A serve_job's done callback (`data`: its request): resumes the
+ * request's suspended connection, from the decoding thread once every
+ * sentence of the job is done; libmicrohttpd then hands the request to
+ * serve/answer.h (through handle). */
+void http_resume(serve_job *job, void *data);
 
 #endif

@@ -7,8 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "core/alloc.h"
-#include "core/error.h"
+#include "ted/util.h"
 
 /* Sentence i's n_best outputs: empty texts and hypotheses. */
 static ted_status fill_blank(serve_job *job, int i, ted_error *err)

@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/error.h"
-#include "core/file.h"
+#include "ted/util.h"
 
 enum { KEY_SIZE = 256, LINE_SIZE = 1024 };
 

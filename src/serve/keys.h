@@ -3,7 +3,7 @@
 #ifndef TED_SERVE_KEYS_H
 #define TED_SERVE_KEYS_H
 
-#include "core/limits.h"
+#include "frontend/limits.h"
 #include "ted/ted.h"
 
 typedef struct serve_keys serve_keys;

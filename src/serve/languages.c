@@ -10,8 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/alloc.h"
-#include "core/error.h"
+#include "ted/util.h"
 
 /* ---- ISO codes ------------------------------------------------------------------ */
 

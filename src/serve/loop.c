@@ -10,13 +10,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/alloc.h"
-#include "core/clock.h"
-#include "core/cpus.h"
-#include "core/error.h"
 #include "serve/batch.h"
 #include "serve/beam_worker.h"
 #include "serve/metrics.h"
+#include "ted/util.h"
 
 /* Sentence `index` of `job`, waiting to join the batch. */
 typedef struct waiting {
@@ -217,8 +214,8 @@ static void encode_group(serve_loop *l, group *g, const waiting *taken, int coun
         g->sentences[g->count] = d;
         g->ids[g->count] = d->job->ids[d->index];
         g->lengths[g->count++] = d->job->lengths[d->index];
-        g->rows += serve_charge(l->max_batch, d->rows.samples);
-        max_steps = d->rows.max_length > max_steps ? d->rows.max_length : max_steps;
+        g->rows += serve_charge(l->max_batch, d->samples);
+        max_steps = d->max_length > max_steps ? d->max_length : max_steps;
     }
     if (g->count == 0)
         return;

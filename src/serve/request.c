@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/utf8.h"
+#include "ted/util.h"
 
 const frontend_option_names serve_field_names = {
     [TED_OPTION_BEAM_SIZE] = "beam",

@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/limits.h"
 #include "document/document.h"
+#include "frontend/limits.h"
 #include "frontend/options.h"
 #include "serve/job.h"
 #include "serve/loop.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/routes_v1.h"
+#include "serve/legs.h"
 
 /* Reads the fields of a LibreTranslate POST and checks its key; false
  * when it is refused (`*answer`). */

@@ -1,5 +1,5 @@
 /* LibreTranslate's POST /translate (its texts go through the legs of
- * serve/routes_v1.h) and POST /detect, their fields read by serve/libre.h. */
+ * serve/legs.h) and POST /detect, their fields read by serve/libre.h. */
 #ifndef TED_SERVE_ROUTES_LIBRE_H
 #define TED_SERVE_ROUTES_LIBRE_H
 

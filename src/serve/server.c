@@ -29,10 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/alloc.h"
-#include "core/clock.h"
-#include "core/error.h"
-#include "core/utf8.h"
+#include "serve/answer.h"
 #include "serve/connections.h"
 #include "serve/detect.h"
 #include "serve/explore.h"
@@ -41,6 +38,7 @@
 #include "serve/routes_libre.h"
 #include "serve/routes_v1.h"
 #include "serve/watchdog.h"
+#include "ted/util.h"
 
 static bool is_draining(server *s)
 {
@@ -236,75 +234,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         *upload_size = 0;
         return MHD_YES;
     }
-    if (r->job)  /* resumed: the job is done, or was refused */
-        return http_after_job(r);
+    if (r->job)  /* resumed (http_resume): its job is done, or was refused */
+        return http_answer(r);
     if (!strcmp(r->path, "/translate"))
         return http_libre_translate(r);
     if (!strcmp(r->path, "/detect"))
         return http_libre_detect(r);
     return serve_explorer_endpoint(r->path) ? http_explore(r) : http_translate(r);
-}
-
-/* `text` as the log shows a client's bytes: a control character, a
- * backslash or a byte that is not UTF-8 as \xHH, so that no client can
- * write a line of its own. */
-static const char *log_escape(const char *text, char *out, size_t size)
-{
-    const unsigned char *s = (const unsigned char *)text;
-    size_t n = strlen(text), at = 0;
-    for (size_t i = 0; i < n;) {
-        int length = s[i] < 0x20 || s[i] == 0x7f || s[i] == '\\' ? 0
-                                                                  : ted_utf8_char(s + i, n - i, NULL);
-        size_t bytes = length > 0 ? (size_t)length : 4;
-        if (at + bytes >= size)
-            break;
-        if (length > 0)
-            memcpy(out + at, s + i, bytes);
-        else
-            snprintf(out + at, 5, "\\x%02x", s[i]);
-        at += bytes;
-        i += length > 0 ? (size_t)length : 1;
-    }
-    out[at] = '\0';
-    return out;
-}
-
-/* The request is over (answered, or its connection closed): one log line. */
-static void completed(void *cls, struct MHD_Connection *c, void **context,
-                      enum MHD_RequestTerminationCode why)
-{
-    (void)c;
-    (void)why;
-    server *s = cls;
-    request *r = *context;
-    if (!r)
-        return;
-    char status[16], method[4 * sizeof r->method], path[4 * sizeof r->path];
-    bool cut = r->stream && serve_stream_close(r->stream);  /* frees the job when last */
-    snprintf(status, sizeof status, r->status && !cut ? "%d" : "cut", r->status);
-    int sentences = r->fields.count;
-    double seconds = ted_seconds() - r->start;
-    serve_http_metrics_count(&s->metrics, cut ? 0 : r->status, seconds);
-    fprintf(stderr, "ted serve: %s %s %s %d sentence%s %.1f ms\n",
-            log_escape(r->method, method, sizeof method), log_escape(r->path, path, sizeof path),
-            status, sentences, sentences == 1 ? "" : "s", seconds * 1e3);
-    pthread_mutex_lock(&s->lock);
-    s->in_flight -= r->counted;
-    if (r->link) {
-        r->link->answering = r->link->receiving = false;
-        r->link->waiting_since = ted_seconds();
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (!r->stream)
-        serve_job_free(r->job);
-    serve_documents_free(&r->documents);
-    serve_request_free(&r->fields);
-    if (r->libre)
-        libre_request_free(r->libre);
-    free(r->libre);
-    free(r->body);
-    free(r);
-    *context = NULL;
 }
 
 /* libmicrohttpd's own messages: why it cannot start, kept for the error
@@ -386,7 +322,7 @@ static struct MHD_Daemon *start_daemon(server *s, int fd, bool v6)
         log_library, s, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)(2 * s->max_connections + 2 * HTTP_THREADS), MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)c->timeout, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+        (unsigned)c->timeout, MHD_OPTION_NOTIFY_COMPLETED, http_completed, s,
         MHD_OPTION_NOTIFY_CONNECTION, http_on_connection, s, MHD_OPTION_URI_LOG_CALLBACK,
         http_request_begins, s, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_END);
 }

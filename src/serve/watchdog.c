@@ -5,7 +5,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
-#include "core/clock.h"
+#include "ted/util.h"
 
 /* Whether the client's bytes wait in the socket, sent but not yet read:
  * then the server is behind, not the client. */

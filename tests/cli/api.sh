@@ -4,7 +4,7 @@
 # the n-best lists and the greedy translation `ted translate` gives; a bad
 # model directory is one message and exit status 1; libted.so exports the
 # functions of include/ted/*.h and nothing else; docs/limits.md gives the
-# values of src/core/limits.h. Each check prints
+# values of src/core/limits.h and src/frontend/limits.h. Each check prints
 # "ok NAME" or "FAIL NAME: why".
 TED=${TED:-build/ted}
 BUILD=${BUILD:-build}
@@ -88,13 +88,15 @@ else
     fi
 fi
 
-# docs/limits.md's table holds every bound of src/core/limits.h, with the
-# value the compiler gives it.
+# docs/limits.md's table holds every bound of src/core/limits.h (libted's)
+# and src/frontend/limits.h (the front ends'), with the value the compiler
+# gives it.
 names=$(sed -n 's/^#define \([A-Z][A-Z0-9_]*\) .*/\1/p; s/^ *\([A-Z][A-Z0-9_]*\) = .*/\1/p' \
-    src/core/limits.h | grep -vx 'TED_CORE_LIMITS_H')
+    src/core/limits.h src/frontend/limits.h | grep -vx 'TED_CORE_LIMITS_H\|FRONTEND_LIMITS_H')
 {
     echo '#include <stdio.h>'
     echo '#include "core/limits.h"'
+    echo '#include "frontend/limits.h"'
     echo 'int main(void) {'
     for name in $names; do
         printf '    printf("%s %%llu\\n", (unsigned long long)(%s));\n' "$name" "$name"

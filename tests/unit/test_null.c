@@ -5,7 +5,9 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "ted/rows.h"
 #include "ted/ted.h"
+#include "ted/util.h"
 
 #define TOY_DIR "models/toy-en-fr"
 
@@ -136,4 +138,68 @@ Test(null, translation)
     REFUSED(ted_model_load(NULL, &model, &err), "NULL");
     REFUSED(ted_model_check_weights(NULL, &err), "NULL");
     ted_translations_free(NULL, 2);
+}
+
+static ted_status parse_nothing(const char *text, size_t length, const char *name, void *into,
+                                ted_error *err)
+{
+    (void)text, (void)length, (void)name, (void)into, (void)err;
+    return TED_OK;
+}
+
+Test(null, utilities)
+{
+    int fd = -1, indices[2] = {1, 0};
+    char *text = NULL;
+    size_t length = 0;
+    const char *problem = NULL;
+    REFUSED(ted_open_regular(NULL, &fd, &err), "path is NULL");
+    REFUSED(ted_open_regular(TOY_DIR "/config.yaml", NULL, &err), "fd is NULL");
+    REFUSED(ted_read_file(NULL, 16, TED_ERR_IO, "a file", &text, &length, &err), "path");
+    REFUSED(ted_read_file(TOY_DIR "/config.yaml", 16, TED_ERR_IO, "a file", NULL, &length,
+                          &err),
+            "text is NULL");
+    REFUSED(ted_parse_file(TOY_DIR "/config.yaml", 1 << 20, TED_ERR_IO, "a file", NULL, NULL,
+                           &err),
+            "parse is NULL");
+    REFUSED(ted_parse_file(NULL, 16, TED_ERR_IO, "a file", parse_nothing, NULL, &err), "path");
+    REFUSED(ted_order_by_key(NULL, 2, (int[2]){0}, "order", &err), "indices is NULL");
+    REFUSED(ted_order_by_key(indices, 2, NULL, "order", &err), "keys is NULL");
+    cr_assert_eq(ted_utf8_char(NULL, 4, &problem), 0);
+    cr_assert_not_null(problem);
+    cr_assert_eq(ted_fail_context(NULL, "x"), TED_ERR_ARGUMENT);
+    cr_assert_eq(ted_fail(NULL, TED_ERR_IO, "x"), TED_ERR_IO);
+    cr_assert_null(ted_alloc(SIZE_MAX, 2, "x", NULL));
+    cr_assert(!ted_same_file(NULL, TOY_DIR));
+    cr_assert_eq(fd, -1);
+    cr_assert_null(text);
+}
+
+Test(null, rows)
+{
+    ted_decode_options greedy = {.strategy = TED_DECODE_GREEDY, .n_best = 1};
+    ted_row_sentence_spec spec = {.max_length = 4};
+    ted_row_sentence *sentence = NULL;
+    ted_rows *rows = NULL;
+    ted_hypothesis h = {0};
+    REFUSED(ted_row_sentence_new(NULL, &greedy, &spec, &sentence, &err), "m is NULL");
+    REFUSED(ted_row_sentence_new(model, NULL, &spec, &sentence, &err), "o is NULL");
+    REFUSED(ted_row_sentence_new(model, &greedy, NULL, &sentence, &err), "spec is NULL");
+    REFUSED(ted_row_sentence_new(model, &greedy, &spec, NULL, &err), "sentence is NULL");
+    REFUSED(ted_row_sentence_result(NULL, &h, &err), "s is NULL");
+    REFUSED(ted_rows_new(NULL, 4, &rows, &err), "m is NULL");
+    REFUSED(ted_rows_new(model, 4, NULL, &err), "rows is NULL");
+    REFUSED(ted_rows_choose(NULL, NULL, NULL, &err), "r is NULL");
+    cr_assert_eq(ted_rows_new(model, 4, &rows, NULL), TED_OK);
+    REFUSED(ted_rows_choose(rows, NULL, NULL, &err), "step is NULL");
+    REFUSED(ted_rows_choose(rows, NULL, &(ted_rows_step){.count = 1}, &err), "logits is NULL");
+    REFUSED(ted_rows_choose(rows, (float[1]){0}, &(ted_rows_step){.count = 1}, &err),
+            "rows is NULL");
+    cr_assert_eq(ted_row_samples(NULL), 0);
+    cr_assert_eq(ted_row_sentence_samples(NULL), 0);
+    ted_row_sentence_stop(NULL);
+    ted_row_sentence_free(NULL);
+    ted_rows_free(rows);
+    ted_rows_free(NULL);
+    cr_assert_null(sentence);
 }

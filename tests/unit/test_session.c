@@ -23,6 +23,7 @@
 #include "layer_fixtures.h"
 #include "model/session_hooks.h"
 #include "model_dir.h"
+#include "ted/rows.h"
 #include "ted/ted.h"
 
 enum { STEPS = TINY_STEPS, VOCAB = TINY_TGT_VOCAB };
@@ -1169,6 +1170,126 @@ Test(session, greedy_rows_that_join_late_give_the_tutorials_tokens)
         ted_session_free(s);
         ted_model_free(model);
     }
+}
+
+/* The rows of one step through the public engine (ted/rows.h); returns
+ * how many go on, listed in rows/tokens and selected in the session. */
+static int choose_rows(ted_session *s, ted_rows *engine, ted_row *rows, int *tokens, int count)
+{
+    const float *logits = NULL;
+    ted_error err = {0};
+    int keep[4], token[4], ended[4], feed[4];
+    ted_row next[4];
+    cr_assert_eq(ted_session_step(s, tokens, &logits, &err), TED_OK, "%s", err.message);
+    ted_rows_step step = {.rows = rows, .count = count, .keep = keep, .next = next,
+                          .tokens = feed, .token = token, .ended = ended};
+    cr_assert_eq(ted_rows_choose(engine, logits, &step, &err), TED_OK, "%s", err.message);
+    int kept = step.kept;
+    if (kept > 0)
+        select_rows(s, keep, kept);
+    for (int k = 0; k < kept; k++) {
+        rows[k] = next[k];
+        tokens[k] = feed[k];
+    }
+    return kept;
+}
+
+/* The rows engine of ted/rows.h, sentences joining a running session
+ * while others decode (as ted serve's batch steps them): greedy rows give
+ * the tutorial's greedy_decode tokens (PyTorch), sentence by sentence; a
+ * stopped sentence's rows end at the next step. */
+Test(session, the_public_rows_engine_gives_the_tutorials_greedy_tokens)
+{
+    const tiny_model *m = &tiny_models[0];
+    ted_model *model = load(m->dir);
+    int bos = ted_model_config(model)->bos_id;
+    ted_decode_options greedy = {.strategy = TED_DECODE_GREEDY, .n_best = 1};
+    static const int order[3] = {0, 1, 0};  /* sentence r decodes source order[r] */
+    ted_row_sentence *sentence[3];
+    ted_rows *engine = NULL;
+    ted_error err = {0};
+    int most = 0;  /* the longest max_length */
+    cr_assert_eq(ted_rows_new(model, 4, &engine, &err), TED_OK, "%s", err.message);
+    for (int r = 0; r < 3; r++) {
+        ted_row_sentence_spec spec = {
+            .source_ids = sources[order[r]], .source_length = source_lengths[order[r]],
+            .max_length = ted_max_target_length(model, source_lengths[order[r]], 0),
+            .stream = (uint64_t)r};
+        most = spec.max_length > most ? spec.max_length : most;
+        cr_assert_eq(ted_row_sentence_new(model, &greedy, &spec, &sentence[r], &err), TED_OK,
+                     "%s", err.message);
+        cr_assert_eq(ted_row_sentence_samples(sentence[r]), 1);
+    }
+    ted_session *s = new_session(model), *encoded = new_session(model);
+    encode(s, order, 1);
+    ted_row rows[4] = {{sentence[0], 0}};
+    int tokens[4] = {bos}, batch = 1;
+    for (int step = 0; batch > 0; step++) {
+        if (step == 2) {  /* sentence 1 joins; sentence 2 too, to be stopped */
+            join_encoded(s, encoded, order + 1, 2, most);
+            rows[batch] = (ted_row){sentence[1], 0};
+            tokens[batch++] = bos;
+            rows[batch] = (ted_row){sentence[2], 0};
+            tokens[batch++] = bos;
+            ted_row_sentence_stop(sentence[2]);
+        }
+        batch = choose_rows(s, engine, rows, tokens, batch);
+    }
+    for (int r = 0; r < 2; r++) {
+        ted_hypothesis h = {0};
+        int n = m->greedy_length[order[r]];
+        cr_assert_eq(ted_row_sentence_result(sentence[r], &h, &err), TED_OK, "%s", err.message);
+        cr_assert_eq(h.length, n, "sentence %d: %d tokens, the tutorial %d", r, h.length, n);
+        for (int i = 0; i < n; i++)
+            cr_assert_eq(h.ids[i], m->greedy[order[r]][i], "sentence %d token %d: %d, the tutorial %d",
+                         r, i, h.ids[i], m->greedy[order[r]][i]);
+        ted_hypotheses_free(&h, 1);
+    }
+    ted_hypothesis h = {0};
+    cr_assert_eq(ted_row_sentence_result(sentence[2], &h, &err), TED_ERR_CANCELLED);
+    cr_assert_eq(h.length, 0, "a stopped sentence gives nothing");
+    for (int r = 0; r < 3; r++)
+        ted_row_sentence_free(sentence[r]);
+    ted_rows_free(engine);
+    ted_session_free(encoded);
+    ted_session_free(s);
+    ted_model_free(model);
+}
+
+/* ted_rows_choose refuses rows beyond its capacity and a sample that is
+ * not its sentence's, before it changes any sentence. */
+Test(session, the_public_rows_engine_refuses_rows_it_cannot_take)
+{
+    ted_model *model = load(tiny_models[0].dir);
+    ted_decode_options sample = {.strategy = TED_DECODE_SAMPLE, .n_best = 3,
+                                 .sampling = {.temperature = 1.0f, .top_p = 1.0f}};
+    ted_row_sentence_spec spec = {.source_ids = sources[0], .source_length = source_lengths[0],
+                                  .max_length = 4};
+    ted_row_sentence *sentence = NULL;
+    ted_rows *engine = NULL;
+    ted_error err = {0};
+    cr_assert_eq(ted_row_sentence_new(model, &sample, &spec, &sentence, &err), TED_OK, "%s",
+                 err.message);
+    cr_assert_eq(ted_row_sentence_samples(sentence), 3);
+    cr_assert_eq(ted_rows_new(model, 2, &engine, &err), TED_OK, "%s", err.message);
+    static const float logits[VOCAB];
+    int keep[4], tokens[4], token[4], ended[4];
+    ted_row next[4], rows[1] = {{sentence, 0}};
+    ted_rows_step step = {.rows = rows, .count = 1, .keep = keep, .next = next,
+                          .tokens = tokens, .token = token, .ended = ended};
+    cr_assert_eq(ted_rows_choose(engine, logits, &step, &err), TED_ERR_ARGUMENT);
+    cr_assert(strstr(err.message, "draw 3 tokens"), "%s", err.message);
+    rows[0].sample = 1;
+    cr_assert_eq(ted_rows_choose(engine, logits, &step, &err), TED_ERR_ARGUMENT);
+    cr_assert(strstr(err.message, "rows[0].sample 1"), "%s", err.message);
+    spec.max_length = 0;
+    ted_row_sentence *bad = NULL;
+    cr_assert_eq(ted_row_sentence_new(model, &sample, &spec, &bad, &err), TED_ERR_ARGUMENT);
+    cr_assert(strstr(err.message, "max_length"), "%s", err.message);
+    cr_assert_null(bad);
+    ted_rows_free(engine);
+    ted_row_sentence_free(sentence);
+    ted_model_free(model);
 }
 
 /* ---- greedy decoding ------------------------------------------------------ */

@@ -1,4 +1,4 @@
-#include "core/output.h"
+#include "frontend/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,12 +11,12 @@
 #include <sys/vfs.h>
 #endif
 
-#include "core/error.h"
+#include "ted/util.h"
 
 enum { MAX_LINKS = 40 };  /* as Linux's limit on links followed by one open() */
 
 /* Records why `path` cannot be written, in `err` and in o->error. */
-static ted_status cannot_write(ted_output *o, const char *path, int error, ted_error *err)
+static ted_status cannot_write(frontend_output *o, const char *path, int error, ted_error *err)
 {
     o->error = error ? error : EIO;
     return ted_fail(err, o->error == ENOMEM ? TED_ERR_NOMEM : TED_ERR_IO, "cannot write %s: %s",
@@ -82,7 +82,7 @@ static char *link_target(const char *name)
 /* Follows the symbolic links `path` ends in, as open() would, to the name
  * of the file they lead to (*target, malloc'ed; it may not exist yet).
  * *descriptor is set when a link names an open descriptor instead. */
-static ted_status follow_links(ted_output *o, const char *path, char **target,
+static ted_status follow_links(frontend_output *o, const char *path, char **target,
                                bool *descriptor, ted_error *err)
 {
     char *name = strdup(path);
@@ -110,7 +110,7 @@ static ted_status follow_links(ted_output *o, const char *path, char **target,
 
 /* A device, a FIFO, a terminal or an open descriptor's name: written as it
  * is, appending (what was written there before stays). */
-static ted_status open_directly(ted_output *o, const char *path, ted_error *err)
+static ted_status open_directly(frontend_output *o, const char *path, ted_error *err)
 {
     int fd = open(path, O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
     if (fd < 0 || !(o->file = fdopen(fd, "w"))) {
@@ -144,7 +144,7 @@ static int give_permissions(int fd, const struct stat *old)
 }
 
 /* A regular file, or a new one: written to "TARGET.XXXXXX" next to it. */
-static ted_status open_temporary(ted_output *o, const char *path, const struct stat *old,
+static ted_status open_temporary(frontend_output *o, const char *path, const struct stat *old,
                                  ted_error *err)
 {
     size_t n = strlen(o->target);
@@ -170,9 +170,9 @@ static ted_status open_temporary(ted_output *o, const char *path, const struct s
     return TED_OK;
 }
 
-ted_status ted_output_open(ted_output *o, const char *path, ted_error *err)
+ted_status frontend_output_open(frontend_output *o, const char *path, ted_error *err)
 {
-    *o = (ted_output){0};
+    *o = (frontend_output){0};
     bool descriptor;
     ted_status status = follow_links(o, path, &o->target, &descriptor, err);
     if (status != TED_OK)
@@ -195,7 +195,8 @@ ted_status ted_output_open(ted_output *o, const char *path, ted_error *err)
     return status;
 }
 
-ted_status ted_output_close(ted_output *o, const char *path, bool keep, ted_error *err)
+ted_status frontend_output_close(frontend_output *o, const char *path, bool keep,
+                                 ted_error *err)
 {
     ted_status status = TED_OK;
     if (o->file) {
@@ -220,23 +221,16 @@ ted_status ted_output_close(ted_output *o, const char *path, bool keep, ted_erro
     free(o->temp);
     free(o->target);
     int error = o->error;
-    *o = (ted_output){.error = error};
+    *o = (frontend_output){.error = error};
     return status;
 }
 
-bool ted_same_file(const char *a, const char *b)
-{
-    struct stat x, y;
-    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
-           x.st_ino == y.st_ino;
-}
-
-ted_status ted_output_check(const char *path, const char *const *inputs, int count,
-                            const char *replace_option, bool replace, ted_error *err)
+ted_status frontend_output_check(const char *path, const char *const *inputs, int count,
+                                 const char *replace_option, bool replace, ted_error *err)
 {
     struct stat info;
     if (stat(path, &info) != 0)
-        return TED_OK;  /* a new file; ted_output_open says why one cannot be made */
+        return TED_OK;  /* a new file; frontend_output_open says why one cannot be made */
     for (int i = 0; i < count; i++)
         if (inputs[i] && ted_same_file(path, inputs[i]))
             return ted_fail(err, TED_ERR_ARGUMENT,
