@@ -55,13 +55,7 @@ LIBRARY='core kernels layers io model learn'
 # Private headers of libted that a front end still includes, as "FILE
 # HEADER", each for the reason under it.
 PRIVATE_ALLOWED='
-src/serve/beam_worker.c core/alloc.h
-src/serve/beam_worker.c core/clock.h
-src/serve/beam_worker.c core/error.h
-src/serve/beam_worker.c core/order.h
 '
-# serve/beam_worker.c: its core headers (alloc, clock, error, order)
-#   declare for it only what ted/util.h does.
 
 # Include cycles between modules still open, as the line the check prints,
 # each for the reason under it.

@@ -4,10 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/alloc.h"
-#include "core/clock.h"
-#include "core/error.h"
-#include "core/order.h"
+#include "ted/util.h"
 
 /* How often the watch thread looks at the running job's client: a turn
  * outlives its client by about this long, and a step or two. */
