@@ -334,23 +334,36 @@ static ted_status bind_i8_groups(weight_binder *b, ted_matrix *field, const ted_
     return s;
 }
 
+/* The optional one-value tensor "NAME.SUFFIX" of the matrix NAME: *found
+ * says whether the file has it; *v is its value when it is one F32, NaN
+ * when it is another dtype (which no multiplier check accepts). */
+static ted_status read_multiplier(weight_binder *b, const char *name, const char *suffix,
+                                  char *full, size_t full_size, int *found, float *v)
+{
+    const ted_st_tensor *t;
+    snprintf(full, full_size, "%s.%s", name, suffix);
+    *found = ted_safetensors_find(&b->model->file, full) != NULL;
+    *v = NAN;
+    if (!*found)
+        return TED_OK;
+    ted_status s = find_shaped(b, full, 1, 0, &t);
+    if (!s && t->dtype == TED_DTYPE_F32)
+        memcpy(v, t->data, sizeof *v);
+    return s;
+}
+
 /* The optional "NAME.x_mult" (F32, shape (1)) of the int8 matrix NAME: how
  * its products quantize x (ted_matrix.x_mult), a multiplier > 0 or
  * TED_I8_WHOLE; without it, each row with its own scale. */
 static ted_status bind_x_mult(weight_binder *b, ted_matrix *field, const char *name)
 {
     char mult_name[300];
-    const ted_st_tensor *t;
-    snprintf(mult_name, sizeof mult_name, "%s.x_mult", name);
-    if (!ted_safetensors_find(&b->model->file, mult_name))
-        return TED_OK;
-    ted_status s = find_shaped(b, mult_name, 1, 0, &t);
-    if (s)
+    int found;
+    float v;
+    ted_status s = read_multiplier(b, name, "x_mult", mult_name, sizeof mult_name, &found, &v);
+    if (s || !found)
         return s;
-    float v = 0.0f;
-    if (t->dtype == TED_DTYPE_F32)
-        memcpy(&v, t->data, sizeof v);
-    if (t->dtype != TED_DTYPE_F32 || !(v == TED_I8_WHOLE || (v > 0.0f && v <= FLT_MAX)))
+    if (!(v == TED_I8_WHOLE || (v > 0.0f && v <= FLT_MAX)))
         return ted_fail(b->err, TED_ERR_WEIGHTS, "%s: tensor '%s' must be one F32, a "
                         "multiplier above 0 or %g (127 / max |x| per product)", b->path,
                         mult_name, (double)TED_I8_WHOLE);
@@ -364,17 +377,12 @@ static ted_status bind_x_mult(weight_binder *b, ted_matrix *field, const char *n
 static ted_status bind_w_mult(weight_binder *b, ted_matrix *field, const char *name)
 {
     char mult_name[300];
-    const ted_st_tensor *t;
-    snprintf(mult_name, sizeof mult_name, "%s.w_mult", name);
-    if (!ted_safetensors_find(&b->model->file, mult_name))
-        return TED_OK;
-    ted_status s = find_shaped(b, mult_name, 1, 0, &t);
-    if (s)
+    int found;
+    float v;
+    ted_status s = read_multiplier(b, name, "w_mult", mult_name, sizeof mult_name, &found, &v);
+    if (s || !found)
         return s;
-    float v = 0.0f;
-    if (t->dtype == TED_DTYPE_F32)
-        memcpy(&v, t->data, sizeof v);
-    if (t->dtype != TED_DTYPE_F32 || !(v > 0.0f && v <= FLT_MAX) || field->x_mult == 0.0f)
+    if (!(v > 0.0f && v <= FLT_MAX) || field->x_mult == 0.0f)
         return ted_fail(b->err, TED_ERR_WEIGHTS, "%s: tensor '%s' must be one F32 above 0, "
                         "beside a '%s.x_mult'", b->path, mult_name, name);
     field->w_mult = v;

@@ -969,19 +969,32 @@ static int8_t reference_whole_q(float x, float factor)
     return (int8_t)(v > 127.0f ? 127 : v < -127.0f ? -127 : v);
 }
 
-static void check_whole_result(const char *variant, const i8_product *p, float x_mult,
-                               const float *y, const char *how)
+/* The multiplier of x of a whole-matrix product: x_mult, or 127 / max |x|. */
+static float whole_factor(const i8_product *p, float x_mult)
 {
     float m = 0.0f;
     for (int i = 0; i < p->rows * p->in; i++)
         m = fmaxf(m, fabsf(p->x[i]));
-    float factor = x_mult > 0.0f ? x_mult : 127.0f / m;
+    return x_mult > 0.0f ? x_mult : 127.0f / m;
+}
+
+/* The exact integer dot of row i of x, quantized by factor, and row j of W. */
+static int64_t whole_dot(const i8_product *p, float factor, int i, int j)
+{
+    int64_t dot = 0;
+    for (int k = 0; k < p->in; k++)
+        dot += (int64_t)reference_whole_q(p->x[(size_t)i * p->in + k], factor) *
+               p->W[(size_t)j * p->in + k];
+    return dot;
+}
+
+static void check_whole_result(const char *variant, const i8_product *p, float x_mult,
+                               const float *y, const char *how)
+{
+    float factor = whole_factor(p, x_mult);
     for (int i = 0; i < p->rows; i++)
         for (int j = 0; j < p->out; j++) {
-            int64_t dot = 0;
-            for (int k = 0; k < p->in; k++)
-                dot += (int64_t)reference_whole_q(p->x[(size_t)i * p->in + k], factor) *
-                       p->W[(size_t)j * p->in + k];
+            int64_t dot = whole_dot(p, factor, i, j);
             double scaled = (double)((float)dot * (1.0f / factor * p->w_scale[j]));
             double expected = scaled + p->b[j], got = y[(size_t)i * p->out + j];
             cr_assert(fabs(got - expected) <= I8_TOL_RELATIVE * (fabs(scaled) + fabs(p->b[j])) +
@@ -1045,17 +1058,11 @@ static void check_i8_whole(const char *variant)
 static int marian_result(const char *variant, const i8_product *p, float x_mult, float w_mult,
                          const float *y, const char *how)
 {
-    float m = 0.0f;
-    for (int i = 0; i < p->rows * p->in; i++)
-        m = fmaxf(m, fabsf(p->x[i]));
-    float factor = x_mult > 0.0f ? x_mult : 127.0f / m;
+    float factor = whole_factor(p, x_mult);
     float unquant = 1.0f / (factor * w_mult);
     for (int i = 0; i < p->rows; i++)
         for (int j = 0; j < p->out; j++) {
-            int64_t dot = 0;
-            for (int k = 0; k < p->in; k++)
-                dot += (int64_t)reference_whole_q(p->x[(size_t)i * p->in + k], factor) *
-                       p->W[(size_t)j * p->in + k];
+            int64_t dot = whole_dot(p, factor, i, j);
             float expected = (float)dot * unquant + p->b[j], got = y[(size_t)i * p->out + j];
             cr_assert(got == expected,
                       "%s Marian int8 x_mult %g w_mult %g rows %d in %d out %d (%s) [%d][%d]: "
