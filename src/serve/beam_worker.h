@@ -1,35 +1,59 @@
 /* The beam search thread of a model's decoding loop (serve/loop.h): beam
- * search requests in turns, in arrival order, a batch of a request's
- * sentences a turn: the batches ted translate makes of the same lines,
- * each decoded through ted_translate_ids_cancellable. A second thread
- * watches the client of the turn's job: libmicrohttpd does not see a
- * suspended connection close, so a client that leaves during a turn of
- * many steps would otherwise hold the thread until the turn ends; it is
- * cancelled (serve_job_cancel), and the turn stops at its next step. */
+ * search requests in turns. A turn takes the job first in the queue and,
+ * behind it in arrival order, every waiting job whose decoding is the
+ * same (same_decoding in beam_worker.c), up to the batch of options.batch_size
+ * sentences, each job's shortest first; it decodes them together through
+ * ted_translate_ids_cancellable (one sentence per request, as
+ * LibreTranslate's clients send, thus decodes in batches, not one at a
+ * time), and hands each job its own sentences' translations. A job with
+ * sentences left goes back to the end of the queue: a request of many
+ * sentences holds the others back by a batch at a time, and the first job
+ * is in every turn, so none waits without bound. A job alone in its turn
+ * gets the batches ted translate makes of the same lines.
+ *
+ * A second thread watches the clients of the turn's jobs: libmicrohttpd
+ * does not see a suspended connection close, so a client that leaves
+ * during a turn of many steps is seen there and its job cancelled
+ * (serve_job_cancel). A turn of one job stops at its next step; a turn of
+ * several stops once every job in it is cancelled, and until then decodes
+ * on for the others: a job cancelled meanwhile gets no translation (its
+ * sentences count as dropped) and takes no part in a later turn. */
 #ifndef TED_SERVE_BEAM_WORKER_H
 #define TED_SERVE_BEAM_WORKER_H
 
 #include <pthread.h>
 
 #include "serve/job.h"
+#include "serve/metrics.h"
 
 /* What the beam search thread calls, and where it computes. */
 typedef struct serve_beam_calls {
     serve_sentences_done_fn *done;  /* sentences of a job are done */
     void *done_data;
     ted_threads *threads;           /* the pool it computes on (NULL: the process's) */
+    serve_histogram *turn_requests; /* observes the jobs of each turn (NULL: none) */
 } serve_beam_calls;
 
+/* A job's part in a turn. */
+typedef struct serve_beam_share {
+    serve_job *job;
+    int sentences;  /* its sentences decoded in the turn: its shortest left */
+    bool again;     /* it has more and goes back to the queue after the turn */
+} serve_beam_share;
+
 typedef struct serve_beam_worker {
-    pthread_mutex_t *lock;      /* the loop's: guards the queue and `stopping` */
+    pthread_mutex_t *lock;      /* the loop's: guards the queue, the turn and `stopping` */
     pthread_cond_t work;        /* a job arrived, or stop */
     serve_job *first, *last;    /* the jobs waiting, in order */
-    serve_job *running;         /* the job of the turn being decoded, or NULL */
-    pthread_cond_t turn;        /* a turn began, or stop: for the watch thread */
+    serve_beam_share *turn;     /* (turn_room): the jobs of the turn taken or decoded */
+    int turn_jobs, turn_room;
+    bool running;               /* the turn is being decoded: for the watch thread */
+    ted_cancel *stop;           /* stops a turn of several jobs, once all are cancelled */
+    pthread_cond_t turn_began;  /* a turn began, or stop: for the watch thread */
     bool stopping;
     serve_beam_calls calls;
     pthread_t thread;
-    pthread_t watch;            /* looks at the running job's client (WATCH_MS) */
+    pthread_t watch;            /* looks at the running jobs' clients (WATCH_MS) */
 } serve_beam_worker;
 
 /* Starts the threads; jobs are queued under `lock`. */
