@@ -77,17 +77,17 @@ static int turn_sentences(const serve_job *job)
 
 /* ---- taking a turn ------------------------------------------------------------ */
 
-/* Room for `n` jobs in the turn; false (the room as it was) when the
- * memory cannot be had. */
-static bool make_room(serve_beam_worker *w, int n)
+/* Room for `n` jobs in the lane's turn; false (the room as it was) when
+ * the memory cannot be had. */
+static bool make_room(serve_beam_lane *t, int n)
 {
-    if (n <= w->turn_room)
+    if (n <= t->turn_room)
         return true;
-    serve_beam_share *turn = realloc(w->turn, (size_t)n * sizeof *turn);
+    serve_beam_share *turn = realloc(t->turn, (size_t)n * sizeof *turn);
     if (!turn)
         return false;
-    w->turn = turn;
-    w->turn_room = n;
+    t->turn = turn;
+    t->turn_room = n;
     return true;
 }
 
@@ -100,27 +100,28 @@ static void unlink_job(serve_beam_worker *w, serve_job *before, serve_job *job)
     job->next = NULL;
 }
 
-/* The next turn, out of the queue: its first job, then each later one that
- * decodes as it does (same_decoding), in their order, until the turn holds
- * turn_sentences(); the jobs passed by keep their places. False when
- * stopping and nothing is queued. */
-static bool take_turn(serve_beam_worker *w)
+/* The lane's next turn, out of the queue: its first job, then each later
+ * one that decodes as it does (same_decoding), in their order, until the
+ * turn holds turn_sentences(); the jobs passed by keep their places.
+ * False when stopping and nothing is queued. */
+static bool take_turn(serve_beam_lane *t)
 {
+    serve_beam_worker *w = t->worker;
     pthread_mutex_lock(w->lock);
     while (!w->first && !w->stopping)
         pthread_cond_wait(&w->work, w->lock);
     serve_job *head = w->first;
-    w->turn_jobs = 0;
+    t->turn_jobs = 0;
     if (head) {
         int left = turn_sentences(head);
-        int jobs = make_room(w, left) ? left : w->turn_room;
+        int jobs = make_room(t, left) ? left : t->turn_room;
         serve_job *before = NULL, *job = head;
-        while (job && left > 0 && w->turn_jobs < jobs) {
+        while (job && left > 0 && t->turn_jobs < jobs) {
             serve_job *next = job->next;
             if (job == head || same_decoding(head, job)) {
                 int n = job->unfinished < left ? job->unfinished : left;
                 unlink_job(w, before, job);
-                w->turn[w->turn_jobs++] = (serve_beam_share){job, n, false};
+                t->turn[t->turn_jobs++] = (serve_beam_share){job, n, false};
                 left -= n;
             } else {
                 before = job;
@@ -134,22 +135,23 @@ static bool take_turn(serve_beam_worker *w)
 
 /* The turn's jobs whose client has left leave it: their sentences left
  * fail (serve_job_cancelled_error), undecoded. */
-static void drop_departed(serve_beam_worker *w)
+static void drop_departed(serve_beam_lane *t)
 {
+    const serve_beam_calls *calls = &t->worker->calls;
     int kept = 0;
-    for (int k = 0; k < w->turn_jobs; k++) {
-        serve_job *job = w->turn[k].job;
+    for (int k = 0; k < t->turn_jobs; k++) {
+        serve_job *job = t->turn[k].job;
         if (serve_job_client_gone(job))
             serve_job_cancel(job);
         if (!serve_job_is_cancelled(job)) {
-            w->turn[kept++] = w->turn[k];
+            t->turn[kept++] = t->turn[k];
             continue;
         }
         ted_error err = {0};
         serve_job_cancelled_error(&err, 0);
-        w->calls.done(w->calls.done_data, job, job->unfinished, &err);
+        calls->done(calls->done_data, job, job->unfinished, &err);
     }
-    w->turn_jobs = kept;
+    t->turn_jobs = kept;
 }
 
 /* ---- decoding a turn ----------------------------------------------------------- */
@@ -175,16 +177,16 @@ static ted_status shortest(const serve_job *job, int n, int *sentence, ted_error
 
 /* The turn's sentences, job after job: ids and lengths (n) of each, and
  * its index among its job's sentences in `sentence` (n). */
-static ted_status gather(const serve_beam_worker *w, const int **ids, int *lengths,
+static ted_status gather(const serve_beam_lane *t, const int **ids, int *lengths,
                          int *sentence, ted_error *err)
 {
     int at = 0;
-    for (int k = 0; k < w->turn_jobs; k++) {
-        const serve_job *job = w->turn[k].job;
-        ted_status s = shortest(job, w->turn[k].sentences, sentence + at, err);
+    for (int k = 0; k < t->turn_jobs; k++) {
+        const serve_job *job = t->turn[k].job;
+        ted_status s = shortest(job, t->turn[k].sentences, sentence + at, err);
         if (s)
             return s;
-        for (int end = at + w->turn[k].sentences; at < end; at++) {
+        for (int end = at + t->turn[k].sentences; at < end; at++) {
             ids[at] = job->ids[sentence[at]];
             lengths[at] = job->lengths[sentence[at]];
         }
@@ -193,13 +195,13 @@ static ted_status gather(const serve_beam_worker *w, const int **ids, int *lengt
 }
 
 /* found (n, n_best), in the order of gather(), moved into each job's outputs. */
-static void hand_out(const serve_beam_worker *w, const int *sentence, ted_translation *found)
+static void hand_out(const serve_beam_lane *t, const int *sentence, ted_translation *found)
 {
-    int n_best = w->turn[0].job->options.decode.n_best, at = 0;
-    for (int k = 0; k < w->turn_jobs; k++)
-        for (int end = at + w->turn[k].sentences; at < end; at++)
+    int n_best = t->turn[0].job->options.decode.n_best, at = 0;
+    for (int k = 0; k < t->turn_jobs; k++)
+        for (int end = at + t->turn[k].sentences; at < end; at++)
             for (int j = 0; j < n_best; j++)
-                w->turn[k].job->outputs[(size_t)sentence[at] * n_best + j] =
+                t->turn[k].job->outputs[(size_t)sentence[at] * n_best + j] =
                     found[(size_t)at * n_best + j];
 }
 
@@ -208,9 +210,9 @@ static void hand_out(const serve_beam_worker *w, const int *sentence, ted_transl
  * input, into the jobs' outputs. A job alone stops at its own stop flag
  * (raised when its client leaves), several at the turn's (raised once all
  * have left): TED_ERR_CANCELLED between two steps, nothing in the outputs. */
-static ted_status decode_turn(serve_beam_worker *w, int n, ted_error *err)
+static ted_status decode_turn(serve_beam_lane *t, int n, ted_error *err)
 {
-    const serve_job *head = w->turn[0].job;
+    const serve_job *head = t->turn[0].job;
     int n_best = head->options.decode.n_best;
     const int **ids = ted_alloc(n, sizeof *ids, "beam turn", err);
     int *lengths = ted_alloc(n, sizeof *lengths, "beam turn", err);
@@ -218,12 +220,12 @@ static ted_status decode_turn(serve_beam_worker *w, int n, ted_error *err)
     ted_translation *found = ted_alloc(ted_mul_size(n, n_best), sizeof *found, "beam turn", err);
     ted_status s = ids && lengths && sentence && found ? TED_OK : TED_ERR_NOMEM;
     if (!s)
-        s = gather(w, ids, lengths, sentence, err);
-    ted_translate_call call = {&head->options, w->turn_jobs == 1 ? head->stop : w->stop};
+        s = gather(t, ids, lengths, sentence, err);
+    ted_translate_call call = {&head->options, t->turn_jobs == 1 ? head->stop : t->stop};
     if (!s)
         s = ted_translate_ids_cancellable(head->model, ids, lengths, n, &call, found, err);
     if (!s)
-        hand_out(w, sentence, found);
+        hand_out(t, sentence, found);
     free(ids);
     free(lengths);
     free(sentence);
@@ -236,19 +238,20 @@ static ted_status decode_turn(serve_beam_worker *w, int n, ted_error *err)
  * before done() (once its last sentence is done a job may be freed); a
  * job cancelled, or every job of a turn that failed, fails the sentences
  * it has left. */
-static void finish_turn(serve_beam_worker *w, const ted_error *failure)
+static void finish_turn(serve_beam_lane *t, const ted_error *failure)
 {
+    serve_beam_worker *w = t->worker;
     pthread_mutex_lock(w->lock);
-    for (int k = 0; k < w->turn_jobs; k++) {
-        serve_beam_share *share = &w->turn[k];
+    for (int k = 0; k < t->turn_jobs; k++) {
+        serve_beam_share *share = &t->turn[k];
         share->again = !failure && !serve_job_is_cancelled(share->job) &&
                        share->job->unfinished > share->sentences;
         if (share->again)
             serve_beam_submit(w, share->job);
     }
     pthread_mutex_unlock(w->lock);
-    for (int k = 0; k < w->turn_jobs; k++) {
-        serve_beam_share *share = &w->turn[k];
+    for (int k = 0; k < t->turn_jobs; k++) {
+        serve_beam_share *share = &t->turn[k];
         ted_error err = {0};
         if (share->again || (!failure && !serve_job_is_cancelled(share->job))) {
             w->calls.done(w->calls.done_data, share->job, share->sentences, NULL);
@@ -263,51 +266,62 @@ static void finish_turn(serve_beam_worker *w, const ted_error *failure)
 }
 
 /* Decodes the turn taken (take_turn) and hands out its translations. */
-static void run_turn(serve_beam_worker *w)
+static void run_turn(serve_beam_lane *t)
 {
-    drop_departed(w);
-    if (w->turn_jobs == 0)
+    serve_beam_worker *w = t->worker;
+    drop_departed(t);
+    if (t->turn_jobs == 0)
         return;
     int n = 0;
-    for (int k = 0; k < w->turn_jobs; k++)
-        n += w->turn[k].sentences;
+    for (int k = 0; k < t->turn_jobs; k++)
+        n += t->turn[k].sentences;
     if (w->calls.turn_requests)
-        serve_histogram_observe(w->calls.turn_requests, w->turn_jobs);
+        serve_histogram_observe(w->calls.turn_requests, t->turn_jobs);
     pthread_mutex_lock(w->lock);
-    ted_cancel_reset(w->stop);
-    w->running = true;
+    ted_cancel_reset(t->stop);
+    t->running = true;
+    w->running++;
     pthread_cond_signal(&w->turn_began);
     pthread_mutex_unlock(w->lock);
     ted_error err = {0};
-    ted_status s = decode_turn(w, n, &err);
+    ted_status s = decode_turn(t, n, &err);
     pthread_mutex_lock(w->lock);
-    w->running = false;
+    t->running = false;
+    w->running--;
     pthread_mutex_unlock(w->lock);
-    finish_turn(w, s ? &err : NULL);
+    finish_turn(t, s ? &err : NULL);
 }
 
 /* ---- the threads --------------------------------------------------------------- */
 
-/* While a turn decodes, every WATCH_MS: have its jobs' clients left? Once
- * every job of the turn is cancelled, the turn stops. */
+/* A lane's turn, while it decodes: have its jobs' clients left? Once every
+ * job of the turn is cancelled, the turn stops. Under the lock. */
+static void watch_turn(serve_beam_lane *t)
+{
+    bool all_left = true;
+    for (int k = 0; k < t->turn_jobs; k++) {
+        serve_job *job = t->turn[k].job;
+        if (!serve_job_is_cancelled(job) && serve_job_client_gone(job))
+            serve_job_cancel(job);
+        all_left = all_left && serve_job_is_cancelled(job);
+    }
+    if (all_left)
+        ted_cancel_request(t->stop);
+}
+
+/* While turns decode, every WATCH_MS, each one watched (watch_turn). */
 static void *watch_main(void *arg)
 {
     serve_beam_worker *w = arg;
     pthread_mutex_lock(w->lock);
-    while (!w->stopping || w->running) {
-        if (!w->running) {
+    while (!w->stopping || w->running > 0) {
+        if (w->running == 0) {
             pthread_cond_wait(&w->turn_began, w->lock);
             continue;
         }
-        bool all_left = true;
-        for (int k = 0; k < w->turn_jobs; k++) {
-            serve_job *job = w->turn[k].job;
-            if (!serve_job_is_cancelled(job) && serve_job_client_gone(job))
-                serve_job_cancel(job);
-            all_left = all_left && serve_job_is_cancelled(job);
-        }
-        if (all_left)
-            ted_cancel_request(w->stop);
+        for (int i = 0; i < w->lane_count; i++)
+            if (w->lanes[i].running)
+                watch_turn(&w->lanes[i]);
         struct timespec until = ted_deadline(CLOCK_REALTIME, WATCH_MS);
         pthread_cond_timedwait(&w->turn_began, w->lock, &until);
     }
@@ -315,12 +329,12 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-static void *beam_main(void *arg)
+static void *lane_main(void *arg)
 {
-    serve_beam_worker *w = arg;
-    ted_threads_use(w->calls.threads);
-    while (take_turn(w))
-        run_turn(w);
+    serve_beam_lane *t = arg;
+    ted_threads_use(t->threads);
+    while (take_turn(t))
+        run_turn(t);
     return NULL;
 }
 
@@ -328,9 +342,29 @@ static void free_worker(serve_beam_worker *w)
 {
     pthread_cond_destroy(&w->work);
     pthread_cond_destroy(&w->turn_began);
-    ted_cancel_free(w->stop);
-    free(w->turn);
+    for (int i = 0; i < SERVE_BEAM_LANES; i++) {
+        ted_cancel_free(w->lanes[i].stop);
+        free(w->lanes[i].turn);
+    }
     w->lock = NULL;
+}
+
+/* The lanes' flags and first room, and the watch thread. */
+static ted_status prepare(serve_beam_worker *w, ted_error *err)
+{
+    for (int i = 0; i < SERVE_BEAM_LANES; i++) {
+        serve_beam_lane *t = &w->lanes[i];
+        t->worker = w;
+        t->threads = i == 0 ? w->calls.threads : w->calls.side_threads;
+        ted_status s = ted_cancel_new(&t->stop, err);
+        if (s)
+            return s;
+        if (!make_room(t, 1))
+            return ted_fail(err, TED_ERR_NOMEM, "beam search turn: out of memory");
+    }
+    if (pthread_create(&w->watch, NULL, watch_main, w))
+        return ted_fail(err, TED_ERR_NOMEM, "cannot start the beam search watch thread");
+    return TED_OK;
 }
 
 ted_status serve_beam_start(serve_beam_worker *w, pthread_mutex_t *lock, serve_beam_calls calls,
@@ -339,22 +373,18 @@ ted_status serve_beam_start(serve_beam_worker *w, pthread_mutex_t *lock, serve_b
     *w = (serve_beam_worker){.lock = lock, .calls = calls};
     pthread_cond_init(&w->work, NULL);
     pthread_cond_init(&w->turn_began, NULL);
-    ted_status s = ted_cancel_new(&w->stop, err);
-    if (!s && !make_room(w, 1))
-        s = ted_fail(err, TED_ERR_NOMEM, "beam search turn: out of memory");
-    if (!s && pthread_create(&w->watch, NULL, watch_main, w))
-        s = ted_fail(err, TED_ERR_NOMEM, "cannot start the beam search watch thread");
+    ted_status s = prepare(w, err);
     if (s) {
         free_worker(w);
         return s;
     }
-    if (pthread_create(&w->thread, NULL, beam_main, w)) {
-        pthread_mutex_lock(lock);
-        w->stopping = true;
-        pthread_cond_signal(&w->turn_began);
-        pthread_mutex_unlock(lock);
-        pthread_join(w->watch, NULL);
-        free_worker(w);
+    int lanes = calls.side_threads ? SERVE_BEAM_LANES : 1;
+    while (w->lane_count < lanes &&
+           !pthread_create(&w->lanes[w->lane_count].thread, NULL, lane_main,
+                           &w->lanes[w->lane_count]))
+        w->lane_count++;
+    if (w->lane_count == 0) {
+        serve_beam_stop(w);
         return ted_fail(err, TED_ERR_NOMEM, "cannot start the beam search thread");
     }
     return TED_OK;
@@ -377,7 +407,8 @@ void serve_beam_stop(serve_beam_worker *w)
     pthread_cond_broadcast(&w->work);
     pthread_cond_signal(&w->turn_began);
     pthread_mutex_unlock(w->lock);
-    pthread_join(w->thread, NULL);
+    for (int i = 0; i < w->lane_count; i++)
+        pthread_join(w->lanes[i].thread, NULL);
     pthread_join(w->watch, NULL);
     free_worker(w);
 }

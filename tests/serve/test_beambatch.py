@@ -6,18 +6,19 @@ same into one turn of its beam search thread, and each request gets what
 
     TED=build/ted /usr/bin/python3 tests/serve/test_beambatch.py
 
-A first request (beam 2, 8 sentences of 3 000 tokens each: seconds of
-work) holds the beam search thread while the others arrive, each on a
+Two first requests (beam 2 and beam 3, each 8 sentences of 3 000 tokens:
+seconds of work) hold the beam search threads (two where the server has a
+second CPU, else one and the queue) while the others arrive, each on a
 connection of its own, one sentence each, in an order of their threads':
 8 of beam 4, 4 of beam 3 with n_best 2 and scores, and 8 of beam 4 with
 min_length = max_length = 500 (a turn of about a second), 2 of whose
-clients leave. Once all are held, the first client leaves. Each group's
+clients leave. Once all are held, the first two clients leave. Each group's
 sentences have different lengths, so ted translate, given the group's
 sentences as one file, decodes them in the batch the turn makes, row for
 row: its texts are the reference, and its scores within 1e-4.
 
 Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
-  beambatch/held       the 20 requests wait behind the first one
+  beambatch/held       the 20 requests wait behind the first two
   beambatch/beam-4     each of the 8 beam 4 requests gets ted translate
                        --beam 4's translation of its sentence
   beambatch/n-best     each of the 4 beam 3 requests gets ted translate
@@ -30,7 +31,7 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                        translate's translations of their sentences, after
                        2 clients of their turn left while it decoded
   departed/dropped     /metrics: the 2 departed requests' sentences and the
-                       first request's 8 counted dropped, the others
+                       first two requests' 16 counted dropped, the others
                        translated
   alive/*              exit 0, no sanitizer report
 """
@@ -50,7 +51,8 @@ from ted_test import (SLOW, answer_difference, check, failures, metric_counts,  
 TOY = os.path.join(ROOT, "models", "toy-en-fr")
 TIMEOUT = 120 * SLOW
 TOLERANCE, RELATIVE = 1e-4, 2e-6  # as tests/serve/test_serve.py
-BLOCKER = {"beam": 2, "min_length": 3000, "max_length": 3000}
+BLOCKERS = ({"beam": 2, "min_length": 3000, "max_length": 3000},
+            {"beam": 3, "min_length": 3000, "max_length": 3000})
 BEAM4 = {"beam": 4}
 NBEST = {"beam": 3, "n_best": 2, "scores": True}
 LONG = {"beam": 4, "min_length": 500, "max_length": 500}
@@ -126,9 +128,11 @@ def test_turns(server, lines):
               "n-best": (NBEST, distinct_lengths(lines, range(12, 16))),
               "long": (LONG, distinct_lengths(lines, range(16, 24)))}
     before = metric_counts(server)
-    blocker = send(server, dict(BLOCKER, text=lines[:8]))
     deadline = time.monotonic() + 30 * SLOW
-    wait_for(server, "sentences", 8, deadline)
+    blockers = []
+    for options in BLOCKERS:
+        blockers.append(send(server, dict(options, text=lines[:8])))
+        wait_for(server, "sentences", 8 * len(blockers), deadline)
     sockets = {name: [None] * len(texts) for name, (_, texts) in groups.items()}
 
     def client(name, k):
@@ -141,9 +145,10 @@ def test_turns(server, lines):
         t.start()
     for t in threads:
         t.join()
-    check("beambatch/held", wait_for(server, "sentences", 28, deadline),
-          f"{stats(server)}: 28 sentences expected")
-    blocker.close()
+    check("beambatch/held", wait_for(server, "sentences", 36, deadline),
+          f"{stats(server)}: 36 sentences expected")
+    for blocker in blockers:
+        blocker.close()
     results = {name: [answer(c) for c in sockets[name]] for name in ("beam-4", "n-best")}
     for name in ("beam-4", "n-best"):
         options, texts = groups[name]
@@ -171,8 +176,8 @@ def test_departed(server, before, group, clients):
     wait_for(server, "sentences", 0, deadline)
     after = metric_counts(server)
     delta = {k: after.get(k, 0) - before.get(k, 0) for k in ("translated", "dropped", "failed")}
-    check("departed/dropped", delta == {"translated": 18, "dropped": 10, "failed": 0},
-          f"sentences: {delta}, expected 18 translated, 10 dropped")
+    check("departed/dropped", delta == {"translated": 18, "dropped": 18, "failed": 0},
+          f"sentences: {delta}, expected 18 translated, 18 dropped")
 
 
 def main():
