@@ -121,7 +121,7 @@ static bool take_turn(serve_beam_lane *t)
             if (job == head || same_decoding(head, job)) {
                 int n = job->unfinished < left ? job->unfinished : left;
                 unlink_job(w, before, job);
-                t->turn[t->turn_jobs++] = (serve_beam_share){job, n, false};
+                t->turn[t->turn_jobs++] = (serve_beam_share){job, n};
                 left -= n;
             } else {
                 before = job;
@@ -169,6 +169,8 @@ static ted_status shortest(const serve_job *job, int n, int *sentence, ted_error
         if (serve_job_pending(job, i))
             pending[count++] = i;
     ted_status s = ted_order_by_key(pending, count, job->lengths, "beam job", err);
+    if (!s && count < n)
+        s = ted_fail(err, TED_ERR_ARGUMENT, "beam job: %d sentences to decode, %d left", n, count);
     for (int k = 0; !s && k < n; k++)
         sentence[k] = pending[k];
     free(pending);
@@ -233,35 +235,33 @@ static ted_status decode_turn(serve_beam_lane *t, int n, ted_error *err)
     return s;
 }
 
-/* Each job of the turn told what became of its sentences. A job that
- * translated its share and has more goes back to the end of the queue,
- * before done() (once its last sentence is done a job may be freed); a
- * job cancelled, or every job of a turn that failed, fails the sentences
- * it has left. */
+/* Each job of the turn told what became of its sentences: one that
+ * translated its share and has more goes back to the end of the queue
+ * once done() has counted them (before, another lane could take it with
+ * its count not yet down; after, it is not freed: its sentences left keep
+ * it); a job cancelled, or every job of a turn that failed, fails the
+ * sentences it has left. */
 static void finish_turn(serve_beam_lane *t, const ted_error *failure)
 {
     serve_beam_worker *w = t->worker;
-    pthread_mutex_lock(w->lock);
     for (int k = 0; k < t->turn_jobs; k++) {
-        serve_beam_share *share = &t->turn[k];
-        share->again = !failure && !serve_job_is_cancelled(share->job) &&
-                       share->job->unfinished > share->sentences;
-        if (share->again)
-            serve_beam_submit(w, share->job);
-    }
-    pthread_mutex_unlock(w->lock);
-    for (int k = 0; k < t->turn_jobs; k++) {
-        serve_beam_share *share = &t->turn[k];
+        serve_job *job = t->turn[k].job;
         ted_error err = {0};
-        if (share->again || (!failure && !serve_job_is_cancelled(share->job))) {
-            w->calls.done(w->calls.done_data, share->job, share->sentences, NULL);
+        if (!failure && !serve_job_is_cancelled(job)) {
+            bool again = job->unfinished > t->turn[k].sentences;
+            w->calls.done(w->calls.done_data, job, t->turn[k].sentences, NULL);
+            if (again) {
+                pthread_mutex_lock(w->lock);
+                serve_beam_submit(w, job);
+                pthread_mutex_unlock(w->lock);
+            }
             continue;
         }
-        if (serve_job_is_cancelled(share->job))
+        if (serve_job_is_cancelled(job))
             serve_job_cancelled_error(&err, 0);
         else
             err = *failure;
-        w->calls.done(w->calls.done_data, share->job, share->job->unfinished, &err);
+        w->calls.done(w->calls.done_data, job, job->unfinished, &err);
     }
 }
 

@@ -47,7 +47,6 @@ typedef struct serve_beam_calls {
 typedef struct serve_beam_share {
     serve_job *job;
     int sentences;  /* its sentences decoded in the turn: its shortest left */
-    bool again;     /* it has more and goes back to the queue after the turn */
 } serve_beam_share;
 
 typedef struct serve_beam_worker serve_beam_worker;
