@@ -68,11 +68,19 @@ static bool same_decoding(const serve_job *a, const serve_job *b)
            same_code(x->languages.target, y->languages.target);
 }
 
-/* The sentences a turn decodes at most: the batch of options.batch_size,
- * as ted translate makes its batches. */
-static int turn_sentences(const serve_job *job)
+/* The sentences a turn decodes at most: as many as max_rows holds, each
+ * sentence taking as many rows as its beam is wide (as the running batch
+ * counts a sentence's samples), within the batch of options.batch_size
+ * that ted translate would make; one at least. A step over many rows
+ * costs more for each: beam search moves every row's caches at every
+ * step, and beyond a few rows of a small model they no longer stay in the
+ * core's cache (docs/serving.md#against-libretranslate). */
+static int turn_sentences(const serve_job *job, int max_rows)
 {
-    return job->options.batch_size > 0 ? job->options.batch_size : 1;
+    int beam = job->options.decode.beam.beam_size > 0 ? job->options.decode.beam.beam_size : 1;
+    int n = max_rows > 0 ? max_rows / beam : job->options.batch_size;
+    n = n < job->options.batch_size ? n : job->options.batch_size;
+    return n > 0 ? n : 1;
 }
 
 /* ---- taking a turn ------------------------------------------------------------ */
@@ -113,7 +121,7 @@ static bool take_turn(serve_beam_lane *t)
     serve_job *head = w->first;
     t->turn_jobs = 0;
     if (head) {
-        int left = turn_sentences(head);
+        int left = turn_sentences(head, w->calls.max_rows);
         int jobs = make_room(t, left) ? left : t->turn_room;
         serve_job *before = NULL, *job = head;
         while (job && left > 0 && t->turn_jobs < jobs) {

@@ -1,15 +1,15 @@
 /* The beam search threads of a model's decoding loop (serve/loop.h): beam
  * search requests in turns. A turn takes the job first in the queue and,
  * behind it in arrival order, every waiting job whose decoding is the
- * same (same_decoding in beam_worker.c), up to the batch of
- * options.batch_size sentences, each job's shortest first; it decodes
+ * same (same_decoding in beam_worker.c), up to --max-batch rows (a
+ * sentence counts its beam's width, within options.batch_size sentences:
+ * turn_sentences in beam_worker.c), each job's shortest first; it decodes
  * them together through ted_translate_ids_cancellable (so one-sentence
  * requests, as LibreTranslate's clients send them, decode in batches),
  * and hands each job its own sentences' translations. A job with
  * sentences left goes back to the end of the queue: a request of many
  * sentences holds the others back by a batch at a time, and the first job
- * is in every turn, so none waits without bound. A job alone in its turns
- * gets the batches ted translate makes of the same lines.
+ * is in every turn, so none waits without bound.
  *
  * Where the loop has CPUs beyond its pool's (it encodes beside its steps,
  * on a second pool), a second thread decodes turns on that pool beside
@@ -41,6 +41,8 @@ typedef struct serve_beam_calls {
     ted_threads *side_threads;      /* a second thread's, on the CPUs beyond the first
                                      * pool's (the loop's encoding pool); NULL: one thread */
     serve_histogram *turn_requests; /* observes the jobs of each turn (NULL: none) */
+    int max_rows;                   /* --max-batch: the rows a turn decodes together,
+                                     * each sentence's beam counted */
 } serve_beam_calls;
 
 /* A job's part in a turn. */
