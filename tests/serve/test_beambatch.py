@@ -11,7 +11,7 @@ seconds of work) hold the beam search threads (two where the server has a
 second CPU, else one and the queue) while the others arrive, each on a
 connection of its own, one sentence each, in an order of their threads':
 8 of beam 4, 4 of beam 3 with n_best 2 and scores, and 8 of beam 4 with
-min_length = max_length = 500 (a turn of about a second), 2 of whose
+min_length = max_length = 300 (100 under SAN=1: a turn of about half a second), 2 of whose
 clients leave. Once all are held, the first two clients leave. Each group's
 sentences have different lengths, so ted translate, given the group's
 sentences as one file, decodes them in the batch the turn makes, row for
@@ -45,7 +45,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import ted_test  # noqa: E402
-from ted_test import (SLOW, answer_difference, check, failures, metric_counts,  # noqa: E402
+from ted_test import (SAN, SLOW, answer_difference, check, failures, metric_counts,  # noqa: E402
                       translate_answer)
 
 TOY = os.path.join(ROOT, "models", "toy-en-fr")
@@ -55,7 +55,9 @@ BLOCKERS = ({"beam": 2, "min_length": 3000, "max_length": 3000},
             {"beam": 3, "min_length": 3000, "max_length": 3000})
 BEAM4 = {"beam": 4}
 NBEST = {"beam": 3, "n_best": 2, "scores": True}
-LONG = {"beam": 4, "min_length": 500, "max_length": 500}
+# a turn of about half a second (AddressSanitizer's build is about 10 times slower)
+LONG_STEPS = 100 if SAN else 300
+LONG = {"beam": 4, "min_length": LONG_STEPS, "max_length": LONG_STEPS}
 
 
 def distinct_lengths(lines, words):
@@ -162,8 +164,8 @@ def test_turns(server, lines):
 def test_departed(server, before, group, clients):
     options, texts = group
     deadline = time.monotonic() + 30 * SLOW
-    wait_for(server, "sentences", 8, deadline)  # the turn of the long ones has begun
-    time.sleep(0.1)
+    wait_for(server, "sentences", 8, deadline)  # the turn of the long ones begins
+    time.sleep(0.05)
     for client in clients[:2]:
         client.close()
     stayed = [answer(c) for c in clients[2:]]
