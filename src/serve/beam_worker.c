@@ -1,4 +1,4 @@
-/* The beam search thread (serve/beam_worker.h). */
+/* The beam search threads (serve/beam_worker.h). */
 #include "serve/beam_worker.h"
 
 #include <stdint.h>
@@ -34,10 +34,10 @@ static bool same_rules(const ted_logits_rules *a, const ted_logits_rules *b)
            !memcmp(a->bad_words, b->bad_words, (size_t)words * sizeof *a->bad_words);
 }
 
-/* same_decoding weighs every field of ted_translate_options as they are
- * now, 1160 bytes on a 64-bit machine: a field added there changes the
- * size, and is to be compared there (or said to be left out) before the
- * size here changes with it. */
+/* same_decoding weighs every field that ted_translate_options has now
+ * (1160 bytes on a 64-bit machine): a field added there changes the size
+ * and stops the build here until same_decoding compares it (or says why
+ * it leaves it out) and the size here follows. */
 #if UINTPTR_MAX == UINT64_MAX
 _Static_assert(sizeof(ted_translate_options) == 1160,
                "a new field of ted_translate_options: weigh it in same_decoding");
