@@ -35,7 +35,9 @@ max_length_offset).
 The trace: requests of one sentence of models/en-fr/test.en each, {"q",
 "source": "en", "target": "fr"}, sent by bench/openloop.c. Saturation: 64
 requests kept open for --saturation-seconds: the sentences a second each
-server answers. Then Poisson arrivals at 25, 50 and 75 % of LibreTranslate's
+server answers, and the CPU time its processes take per sentence (on a
+machine that other work shares, the measure the others' load moves the
+least: a server gets the cores the others leave it). Then Poisson arrivals at 25, 50 and 75 % of LibreTranslate's
 saturation for --warmup then --seconds seconds, each server in turn (the
 order swapped from level to level, so the load of a shared machine falls
 on both alike): p50 and p99 latency (from the scheduled arrival to the
@@ -186,6 +188,20 @@ class Server:
         self.stop()
         raise SystemExit(f"lt_bench: {name} did not answer GET /languages in 180 s")
 
+    def cpu_seconds(self):
+        """The CPU time (user and system) that the server's processes (its
+        session: LibreTranslate's workers too) have taken so far."""
+        ticks = 0
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == self.proc.pid:  # the session id
+                ticks += int(fields[11]) + int(fields[12])
+        return ticks / os.sysconf("SC_CLK_TCK")
+
     def stop(self):
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
@@ -286,8 +302,13 @@ def measure(servers, args):
         generate(s, "c8", 0, 2, args)  # warm-up: LibreTranslate loads its models lazily
     order = list(servers)
     for s in order:
-        r[s.name]["saturation"] = generate(s, "c64", 2, args.saturation_seconds, args)
-        log(f"{s.name}: saturation {r[s.name]['saturation']['per_s']:.1f} sentences/s")
+        cpu = s.cpu_seconds()
+        x = r[s.name]["saturation"] = generate(s, "c64", 2, args.saturation_seconds, args)
+        # the CPU time of the warm-up's answers too, at the rate measured
+        x["cpu_ms"] = (s.cpu_seconds() - cpu) * 1e3 / max(
+            x["per_s"] * (2 + args.saturation_seconds), 1)
+        log(f"{s.name}: saturation {x['per_s']:.1f} sentences/s, "
+            f"{x['cpu_ms']:.1f} CPU ms a sentence")
     lt_rate = r["LibreTranslate"]["saturation"]["per_s"]
     for k, level in enumerate(LEVELS):
         for s in (order if k % 2 else order[::-1]):
@@ -333,9 +354,10 @@ def table(results, args):
              f"{args.ted_threads}; LibreTranslate: 2 CTranslate2 replicas of 1 thread, 4 web "
              f"threads. Saturation {args.saturation_seconds:g} s (64 open), each load "
              f"{args.warmup:g} + {args.seconds:g} s.", "",
-             "| model | beam | server | saturation sentences/s | ÷ LibreTranslate | load "
-             "| arrivals/s | answered/s | short p50 / p99 ms | long p50 / p99 ms | failed |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| model | beam | server | saturation sentences/s | ÷ LibreTranslate "
+             "| CPU ms / sentence | load | arrivals/s | answered/s | short p50 / p99 ms "
+             "| long p50 / p99 ms | failed |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for key, r in results["models"].items():
         name, beam = key.rsplit(" beam ", 1)
         lt = r["LibreTranslate"]["saturation"]["per_s"]
@@ -343,10 +365,11 @@ def table(results, args):
             if server == "agreement":
                 continue
             sat = x["saturation"]["per_s"]
-            lines.append(f"| {name} | {beam} | {server} | {sat:.1f} | {sat / lt:.2f}× | | | | "
+            lines.append(f"| {name} | {beam} | {server} | {sat:.1f} | {sat / lt:.2f}× | "
+                         f"{x['saturation']['cpu_ms']:.1f} | | | | "
                          f"{cells(x['saturation'])} | {x['saturation']['failed']} |")
             for lv in x["levels"]:
-                lines.append(f"| {name} | {beam} | {server} | | | {lv['level']:.0%} | "
+                lines.append(f"| {name} | {beam} | {server} | | | | {lv['level']:.0%} | "
                              f"{lv['rate_per_s']:.2f} | {lv['per_s']:.2f} | {cells(lv)} | "
                              f"{lv['failed']} |")
     lines += ["", "The same translation from both servers (the first sentences of the trace, "

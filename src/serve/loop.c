@@ -506,7 +506,8 @@ static void join_threads(serve_loop *l, bool encoding, bool batching)
  * batching thread; on failure, those started are stopped. */
 static ted_status start_threads(serve_loop *l, ted_error *err)
 {
-    serve_beam_calls calls = {sentences_done, l, l->pool};
+    serve_beam_calls calls = {sentences_done, l, l->pool, l->side_pool,
+                             &l->metrics.beam_turn_requests, l->max_batch};
     ted_status s = serve_beam_start(&l->beam, &l->lock, calls, err);
     if (s) {
         join_threads(l, false, false);

@@ -20,8 +20,9 @@
  * encoding thread and hands the encoded groups to the batching thread;
  * the running batch and its step are serve/batch.c's.
  *
- * Beam search requests go to a second thread, one request at a time
- * through ted_translate_ids, as ted translate decodes them. */
+ * Beam search requests go to a second thread, in turns that decode the
+ * sentences of the requests alike together through ted_translate_ids, as
+ * ted translate decodes them (serve/beam_worker.h). */
 #ifndef TED_SERVE_LOOP_H
 #define TED_SERVE_LOOP_H
 

@@ -39,6 +39,7 @@ void serve_loop_metrics_init(serve_loop_metrics *m)
     init_histogram(&m->step_seconds, SECONDS, COUNT(SECONDS));
     init_histogram(&m->step_rows, ROWS, COUNT(ROWS));
     init_histogram(&m->encode_seconds, SECONDS, COUNT(SECONDS));
+    init_histogram(&m->beam_turn_requests, ROWS, COUNT(ROWS));
     atomic_init(&m->tokens, 0);
     atomic_init(&m->translated, 0);
     atomic_init(&m->failed, 0);
@@ -139,13 +140,16 @@ static void model_histograms(FILE *out, const serve_model_metrics *models, int c
         {"ted_step_rows", "Decoder steps of a model's batch, by the rows they fed."},
         {"ted_encode_seconds", "Encoder passes over the sentences joining a model's batch, "
                                "by their time."},
+        {"ted_beam_turn_requests", "Turns of a model's beam search thread, by the requests "
+                                   "whose sentences they decoded together."},
     };
     for (int k = 0; k < COUNT(families); k++) {
         family(out, families[k].name, "histogram", families[k].help);
         for (int i = 0; i < count; i++) {
             const serve_loop_metrics *m = models[i].loop;
             /* in the order of families[] */
-            const serve_histogram *of[] = {&m->step_seconds, &m->step_rows, &m->encode_seconds};
+            const serve_histogram *of[] = {&m->step_seconds, &m->step_rows, &m->encode_seconds,
+                                           &m->beam_turn_requests};
             histogram(out, families[k].name, models[i].name, of[k]);
         }
     }

@@ -28,6 +28,7 @@ typedef struct serve_loop_metrics {
                                       * choice of every row's token */
     serve_histogram step_rows;       /* the rows each step fed */
     serve_histogram encode_seconds;  /* one encoder pass over the sentences joining */
+    serve_histogram beam_turn_requests;  /* the jobs of each beam search turn */
     atomic_ullong tokens;            /* tokens chosen, EOS included: a row's one a step
                                       * (a sampled sentence's first step draws each of
                                       * its samples) */
