@@ -25,9 +25,11 @@ length up to a token budget (all tasks mixed), seeded. Every --eval-every
 steps it prints the validation loss and the exact match of greedy decoding
 (model.generate, num_beams 1) on the first --valid-decode validation
 sentences of each task, and saves the model when the mean exact match is
-the best so far, its weights rounded to --save-dtype. At the end it loads
-the saved model back (upcast to float32, as from_pretrained does) and
-prints its exact match per task on the first --test-lines test sentences.
+the best so far, its weights rounded to --save-dtype. It stops after
+--steps, --max-steps (the schedule still that of --steps) or --max-minutes,
+evaluating first. At the end it loads the saved model back (upcast to
+float32, as from_pretrained does) and prints its exact match per task on
+the first --test-lines test sentences.
 
 Rerun (needs transformers: the test virtualenv; CPU, seeded):
 
@@ -35,7 +37,7 @@ Rerun (needs transformers: the test virtualenv; CPU, seeded):
         --test-out build/toy/t5/tokenized
     /usr/bin/python3 tools/toy/naturalize.py --es --tokenized build/toy/t5/tokenized \\
         --out build/toy/t5 --test-out build/toy/t5
-    nice -n 5 .venv/bin/python tools/train_t5.py > build/toy/t5/train.out
+    nice -n 5 .venv/bin/python tools/train_t5.py --max-steps 1834 > build/toy/t5/train.out
 
 writes build/toy/t5/hf/ (--out), a directory that
 T5ForConditionalGeneration and T5Tokenizer load with from_pretrained
@@ -191,8 +193,11 @@ def parse_args():
                     help="relative_attention_num_buckets")
     ap.add_argument("--max-distance", type=int, default=128,
                     help="relative_attention_max_distance")
-    ap.add_argument("--steps", type=int, default=2000,
+    ap.add_argument("--steps", type=int, default=3000,
                     help="training steps: the length of the learning-rate schedule")
+    ap.add_argument("--max-steps", type=int, default=0,
+                    help="stop (evaluating and saving) after this many steps, the schedule "
+                         "that of --steps (0: --steps)")
     ap.add_argument("--max-minutes", type=float, default=0,
                     help="stop (evaluating and saving) once this long has passed (0: never)")
     ap.add_argument("--valid-decode", type=int, default=50,
@@ -278,9 +283,11 @@ class Trainer:
                         best_valid_exact_match=self.best[0])
         self.write_log()
 
-    def out_of_time(self):
+    def stop_early(self, step):
+        """Whether --max-steps or --max-minutes ends the run at STEP."""
         limit = self.args.max_minutes
-        return limit > 0 and time.time() - self.start >= limit * 60
+        return (0 < self.args.max_steps <= step
+                or limit > 0 and time.time() - self.start >= limit * 60)
 
     def run(self):
         rng = random.Random(self.args.seed)
@@ -296,7 +303,7 @@ class Trainer:
                     print(f"  step {step}/{self.args.steps} loss {run_loss / run_n:.4f} "
                           f"lr {lr:.2e} {time.time() - self.start:.0f}s", flush=True)
                     run_loss, run_n = 0.0, 0
-                done = step == self.args.steps or self.out_of_time()
+                done = step == self.args.steps or self.stop_early(step)
                 if step % self.args.eval_every == 0 or done:
                     self.evaluate(step, sum(since_eval) / len(since_eval))
                     since_eval = []
