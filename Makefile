@@ -428,6 +428,29 @@ multi-model: venv
 eval-multi: all
 	$(PYTHON) tools/toy/evaluate_multilingual.py --ted $(TED) --model $(MULTI_MODEL)
 
+# The T5 model (models/t5-en-fr-es, T5 v1.1's layout, three tasks named by a
+# text prefix): `make t5-model` regenerates the data with Spanish, trains a
+# T5ForConditionalGeneration with transformers (the test virtualenv; about 23
+# minutes on a shared core), exports it with bfloat16 weights and keeps the
+# transformers checkpoint (hf/) and the first 300 test sentences beside it.
+T5 := $(BUILD)/toy/t5
+T5_MODEL := models/t5-en-fr-es
+.PHONY: t5-model
+T5_HF_FILES := config.json generation_config.json model.safetensors spiece.model \
+               tokenizer_config.json special_tokens_map.json added_tokens.json
+t5-model: venv all
+	$(PYTHON) tools/toy/generate.py --es --out $(T5)/tokenized --test-out $(T5)/tokenized
+	$(PYTHON) tools/toy/naturalize.py --es --tokenized $(T5)/tokenized --out $(T5) --test-out $(T5)
+	nice -n 5 $(VENV_PYTHON) tools/train_t5.py --data $(T5) --out $(T5)/hf \
+	    --max-steps 1834 > $(T5)/train.out
+	rm -rf $(T5)/export $(T5)/bf16
+	$(PYTHON) tools/export_hf.py $(T5)/hf --out $(T5)/export
+	$(TED) quantize --dtype bf16 $(T5)/export $(T5)/bf16
+	mkdir -p $(T5_MODEL)/hf
+	cp $(T5)/bf16/* $(T5_MODEL)/
+	for f in $(T5_HF_FILES); do cp $(T5)/hf/$$f $(T5_MODEL)/hf/; done
+	for lang in en fr es; do head -n 300 $(T5)/test.$$lang > $(T5_MODEL)/test.$$lang; done
+
 # ted against PyTorch (float32 and quantize_dynamic int8) and CTranslate2 on the
 # same Transformer-base-sized Marian checkpoint (bench/run.py), then the
 # real-size check: ted fp32 and int8 on a model of NLLB-200-distilled-600M's
