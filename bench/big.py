@@ -411,7 +411,10 @@ def cpu_info():
 
 
 def tokens(row, key):
+    """A cell's tokens/s from its step's time (ted bench rounds tokens_per_s to 0.1)."""
     cell = row.get("cells", {}).get(key) or {}
+    if cell.get("per_token_ms"):
+        return cell["batch"] * 1e3 / cell["per_token_ms"]
     return cell.get("tokens_per_s")
 
 
@@ -437,9 +440,17 @@ def cell_text(row, key, field, fmt):
     return fmt.format(cell[field]) if cell.get(field) is not None else "—"
 
 
+def speed_text(row, key):
+    """tokens/s to three significant digits, without an exponent."""
+    value = tokens(row, key)
+    if value is None:
+        return cell_text(row, key, "tokens_per_s", "{}")
+    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+
+
 def row_line(results, row, keys):
     peak = [cell_text(row, k, "peak_rss_mib", "{:,.0f}") for k in keys]
-    speed = [cell_text(row, k, "tokens_per_s", "{:.3g}") for k in keys]
+    speed = [speed_text(row, k) for k in keys]
     loads = median(c.get("load_ms") for c in row.get("cells", {}).values())
     fractions = [fraction(results, row, t) for t in results["threads"]]
     reads = f"{row['step_bytes'] / 1e6:,.0f}" if row.get("step_bytes") else "—"
