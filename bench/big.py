@@ -21,7 +21,8 @@ the larger).
     /work/main/.venv/bin/python bench/big.py [--shape 1.3b|3.3b|both|small] [--out DIR]
         [--ted build/ted] [--machine build/bench-machine] [--ct2] [--no-fp32]
         [--batches 1,16] [--threads 1,2] [--new-tokens N] [--repeat R]
-        [--new-tokens-batch N] [--repeat-batch R] [--keep-hf]
+        [--new-tokens-batch N] [--repeat-batch R] [--rounds R] [--results NAME]
+        [--only NAME] [--keep-hf] [--share] [--report]
 
 DIR (default build/bench/big) keeps each shape's models in DIR/SHAPE between
 runs: fp32, bf16, int8, int8-mapped, int4, int4-mapped and ct2-int8 (about
@@ -31,8 +32,10 @@ about one tensor at a time, CTranslate2's converter the float16 model
 (loaded with --low_cpu_mem_usage): 6.7 GB for 3.3b. A cell runs only when
 the machine's available memory holds the model's file and 2 GiB more than
 the cell needs (the table says which did not: fp32 3.3b needs 14 GB). The
-figures go to DIR/SHAPE/results.json, the tables to DIR/table.md (Markdown,
-for docs/performance.md). --only NAME measures rows again into the same
+figures go to DIR/SHAPE/results.json (--results NAME: NAME.json), the tables
+of every results file to DIR/table.md (Markdown, for docs/performance.md).
+--rounds R measures every row R times, the rows' rounds interleaved, so that
+a shared machine's changes of load fall on all rows alike. --only NAME measures rows again into the same
 results; --share measures two `ted serve` processes on each mapped model
 (DIR/SHAPE/share.json); --report writes the tables again.
 """
@@ -463,9 +466,15 @@ def row_line(results, row, keys):
 
 
 def ratio(results, a, b, key):
+    """a's tokens/s over b's, and over several rounds each round's."""
     rows = {r["name"]: r for r in results["rows"]}
     x, y = tokens(rows.get(a, {}), key), tokens(rows.get(b, {}), key)
-    return f"{x / y:.2f}×" if x and y else "—"
+    if not x or not y:
+        return "—"
+    xs, ys = ((rows[n]["cells"][key].get("rounds_tokens_per_s") or []) for n in (a, b))
+    each = f" (rounds: {', '.join(f'{p / q:.2f}' for p, q in zip(xs, ys))})" \
+        if len(xs) > 1 and len(xs) == len(ys) else ""
+    return f"{x / y:.2f}×{each}"
 
 
 def goals(results):
@@ -500,7 +509,10 @@ def table(results):
              + f". Cells: batch × threads. `ted bench --source-len {SOURCE_LEN}`, batch 1: --new-tokens "
              f"{results['cells_args']['new_tokens']} --repeat {results['cells_args']['repeat']}; "
              f"larger batches: --new-tokens {results['cells_args']['new_tokens_batch']} "
-             f"--repeat {results['cells_args']['repeat_batch']} (medians); load: the median of "
+             f"--repeat {results['cells_args']['repeat_batch']} (medians)"
+             + (f"; {results['cells_args']['rounds']} rounds, the rows interleaved, each cell "
+                "the round of median tokens/s" if results["cells_args"].get("rounds", 1) > 1
+                else "") + "; load: the median of "
              "the cells' loads, the file in the page cache. base (`ted info` on the mapped "
              f"int8 model, no weight read): {base or '—'} MiB.", ""]
     head = " | ".join([f"peak RSS MiB {k.replace('x', ' × ')}" for k in keys]
@@ -538,30 +550,53 @@ def run_shape(args, shape):
                "conversion": conversion, "threads": args.threads,
                "cells_args": {k: getattr(args, k) for k in (
                    "batches", "threads", "new_tokens", "repeat", "new_tokens_batch",
-                   "repeat_batch")}, "rows": []}
-    for name, dirname, quantize_args in VARIANTS:
-        if args.only and name not in args.only:
-            continue
-        results["rows"].append(ted_row(args, shape_dir, name, dirname, quantize_args))
-        loads += [c["load_average"] for c in results["rows"][-1]["cells"].values()
+                   "repeat_batch", "rounds")}, "rows": []}
+    rounds = []
+    for _ in range(args.rounds):
+        rounds.append(measure_rows(args, shape_dir))
+        loads += [c["load_average"] for row in rounds[-1] for c in row["cells"].values()
                   if "load_average" in c]
-    if args.ct2 and (not args.only or CT2 in args.only):
-        results["rows"].append(ct2_row(args, shape_dir))
+    results["rows"] = [median_round([r[i] for r in rounds]) for i in range(len(rounds[0]))]
     after, machine_after = machine_bandwidth(args.machine, args.threads)
     loads.append(os.getloadavg()[0])
     results["read_gbs"] = {k: max(v, after.get(k, 0)) for k, v in before.items()}
     results["machine"] = {"before": machine, "after": machine_after}
     results["load_averages"] = [round(x, 2) for x in loads]
+    path = os.path.join(shape_dir, args.results + ".json")
     if args.only:
-        results["rows"] = merged_rows(shape_dir, results["rows"])
+        results["rows"] = merged_rows(path, results["rows"])
     results["base_rss_mib"] = info_rss(args.ted, os.path.join(shape_dir, "int8-mapped"))
-    with open(os.path.join(shape_dir, "results.json"), "w") as f:
+    with open(path, "w") as f:
         json.dump(results, f, indent=1)
 
 
-def merged_rows(shape_dir, rows):
-    """The rows of DIR/SHAPE/results.json, those measured again replaced, in VARIANTS' order."""
-    old = (read_json(os.path.join(shape_dir, "results.json")) or {}).get("rows", [])
+def measure_rows(args, shape_dir):
+    """One round: every row asked for, each cell once."""
+    rows = [ted_row(args, shape_dir, name, dirname, quantize_args)
+            for name, dirname, quantize_args in VARIANTS if not args.only or name in args.only]
+    if args.ct2 and (not args.only or CT2 in args.only):
+        rows.append(ct2_row(args, shape_dir))
+    return rows
+
+
+def median_round(rows):
+    """One row of several rounds: each cell the round of median tokens/s, with
+    every round's tokens/s (rounds_tokens_per_s)."""
+    row = dict(rows[0], cells={})
+    for key in rows[0]["cells"]:
+        timed = sorted((r for r in rows if tokens(r, key)), key=lambda r: tokens(r, key))
+        if not timed:
+            row["cells"][key] = rows[0]["cells"][key]
+            continue
+        row["cells"][key] = dict(timed[(len(timed) - 1) // 2]["cells"][key],
+                                 rounds_tokens_per_s=[round(tokens(r, key), 3) for r in rows
+                                                      if tokens(r, key)])
+    return row
+
+
+def merged_rows(path, rows):
+    """The rows of the results file, those measured again replaced, in VARIANTS' order."""
+    old = (read_json(path) or {}).get("rows", [])
     by_name = {r["name"]: r for r in old}
     by_name.update({r["name"]: r for r in rows})
     order = [name for name, _, _ in VARIANTS] + [CT2]
@@ -572,9 +607,11 @@ def write_tables(out_dir):
     """DIR/table.md: the table of every shape with results."""
     parts = []
     for shape in BOTH + ["small"]:
-        results = read_json(os.path.join(out_dir, shape, "results.json"))
-        if results:
-            parts.append(table(results))
+        shape_dir = os.path.join(out_dir, shape)
+        names = sorted(n for n in os.listdir(shape_dir) if re.fullmatch(r"results.*\.json", n)) \
+            if os.path.isdir(shape_dir) else []
+        for name in names:
+            parts.append(table(read_json(os.path.join(shape_dir, name))))
     text = "\n".join(parts)
     with open(os.path.join(out_dir, "table.md"), "w") as f:
         f.write(text)
@@ -600,6 +637,11 @@ def parse(argv):
                         help="decoder steps at the larger batches")
     parser.add_argument("--repeat-batch", type=int, default=1,
                         help="timed runs at the larger batches")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="measure every row R times, the rows' rounds interleaved; each "
+                        "cell the round of median tokens/s")
+    parser.add_argument("--results", default="results",
+                        help="the results' name: DIR/SHAPE/NAME.json (default results)")
     parser.add_argument("--no-fp32", action="store_true")
     parser.add_argument("--ct2", action="store_true")
     parser.add_argument("--keep-hf", action="store_true")
