@@ -167,7 +167,8 @@ def make_model(shape_dir, shape, args):
         conversion = {}
     hf_dir, fp32_dir = os.path.join(shape_dir, "hf"), os.path.join(shape_dir, "fp32")
     ct2_dir = os.path.join(shape_dir, "ct2-int8")
-    need_export = "export_s" not in conversion
+    need_export = "export_s" not in conversion or not os.path.isfile(
+        os.path.join(fp32_dir, "model.safetensors"))
     need_ct2 = args.ct2 and not os.path.isfile(os.path.join(ct2_dir, "model.bin"))
     if (need_export or need_ct2) and not os.path.isfile(os.path.join(hf_dir, "model.safetensors")):
         shutil.rmtree(hf_dir, ignore_errors=True)
