@@ -469,7 +469,7 @@ bench-run: all $(VENV)/bench-installed
 # batch 1 and 16 on one and two threads, the fraction of the read bandwidth
 # bench-machine measures; CTranslate2's int8 beside them. BIG_ARGS: options of
 # bench/big.py, e.g. --shape 3.3b. Models kept in $(BUILD)/bench/big/SHAPE
-# (about 13 and 33 GiB); the tables in $(BUILD)/bench/big/table.md.
+# (about 14 and 33 GiB); the tables in $(BUILD)/bench/big/table.md.
 bench-big: all $(VENV)/bench-installed
 	$(CC) $(BENCH_CFLAGS) bench/machine.c $(BENCH_LIBS) -o $(BENCH_MACHINE)
 	nice $(VENV_PYTHON) bench/big.py --ted $(TED) --machine $(BENCH_MACHINE) --ct2 \

@@ -26,7 +26,7 @@ the larger).
 
 DIR (default build/bench/big) keeps each shape's models in DIR/SHAPE between
 runs: fp32, bf16, int8, int8-mapped, int4, int4-mapped and ct2-int8 (about
-13 GiB for 1.3b, 33 GiB for 3.3b); the Hugging Face directory DIR/SHAPE/hf is
+14 GiB for 1.3b, 33 GiB for 3.3b); the Hugging Face directory DIR/SHAPE/hf is
 removed once converted (--keep-hf keeps it). Building and converting hold
 about one tensor at a time, CTranslate2's converter the float16 model
 (loaded with --low_cpu_mem_usage): 6.7 GB for 3.3b. A cell runs only when
