@@ -487,16 +487,17 @@ bench-run: all $(VENV)/bench-installed
 	@$(MAKE) --no-print-directory bench-marian
 	@$(MAKE) --no-print-directory bench-big
 
-# Real sizes (bench/big.py): NLLB-200-distilled-1.3B's shape, random weights
-# from a fixed seed, in float32, bf16, int8 and int4 (portable and mapped):
-# load time, peak RSS, batch-1 tokens/s on one thread and the fraction of the
-# read bandwidth bench-machine measures; CTranslate2's int8 beside them.
-# Models kept in $(BUILD)/bench/big* (about 19 GB); the table in
-# $(BUILD)/bench/big/table.md.
+# Real sizes (bench/big.py): NLLB-200-distilled-1.3B's and NLLB-200-3.3B's
+# shapes, random weights from a fixed seed, in float32 (where memory holds it),
+# bf16, int8 and int4 (portable and mapped): load time, peak RSS, tokens/s at
+# batch 1 and 16 on one and two threads, the fraction of the read bandwidth
+# bench-machine measures; CTranslate2's int8 beside them. BIG_ARGS: options of
+# bench/big.py, e.g. --shape 3.3b. Models kept in $(BUILD)/bench/big/SHAPE
+# (about 14 and 33 GiB); the tables in $(BUILD)/bench/big/table.md.
 bench-big: all $(VENV)/bench-installed
 	$(CC) $(BENCH_CFLAGS) bench/machine.c $(BENCH_LIBS) -o $(BENCH_MACHINE)
 	nice $(VENV_PYTHON) bench/big.py --ted $(TED) --machine $(BENCH_MACHINE) --ct2 \
-	    --out $(BUILD)/bench/big
+	    --out $(BUILD)/bench/big $(BIG_ARGS)
 
 # The vocabulary shortlist (bench/shortlist.py): exact match and chrF of the
 # shipped models with and without a shortlist built from their training data
