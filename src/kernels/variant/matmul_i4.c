@@ -7,10 +7,12 @@
  *
  *   avx512    with AVX512_VNNI (when the CPU has it), from PANEL_MIN_ROWS
  *             rows: panels of 16 columns unpacked once into int8 (below);
- *             under that, and for the columns left: two groups a step,
- *             64 bytes: vpdpbusd of w + 8 (unsigned, the nibbles as
- *             stored) and x, started from -8 * x's sums, in tiles of 4
- *             rows and 4 columns; without VNNI the avx2 code below.
+ *             under that, and for the columns left: four groups a step,
+ *             64 bytes of W as stored: vpdpbusd of the nibbles w + 8
+ *             (unsigned) and x, 16 groups' int32 sums a vector, less 8
+ *             times x's group sums, one conversion and one FMA with their
+ *             scales; tiles of 2 rows and 2 columns, or 1 row and 4
+ *             columns (below); without VNNI the avx2 code below.
  *   avx2      from PANEL_MIN_ROWS rows: panels of 8 columns (below);
  *             under that, and for the columns left: the nibbles of a
  *             group widened to 32 bytes (w - 8 in
@@ -277,63 +279,240 @@ static void product_avx2_all(float *y, int ldy, const int8_t *x, const float *x_
 
 #if defined(__AVX512F__)
 #define TED_VNNI __attribute__((target("avx512vnni,avx512bw,avx512dq,avx512f")))
-enum { VNNI_ROWS = 4, VNNI_COLUMNS = 4 };
 
-/* Groups g and g + 1 of a row of W (`two`; else g alone, the second group
- * zeros) as 64 unsigned bytes w + 8 in [0, 15], in the order of x. */
-TED_VNNI static inline __m512i unpack_pair(const uint8_t *w, bool two)
+/* Products of few rows (under PANEL_MIN_ROWS: a decoder step of one
+ * sentence or a small beam; and the columns the panels leave). W is read
+ * as stored, 64 bytes a step: four groups, 128-bit lane L holding group
+ * g + L, its low nibbles (w + 8 of columns 0..15) and its high nibbles
+ * (columns 16..31) one AND and one shift each. x's 128 bytes of the same
+ * four groups are split into those two orders once a step and row (two
+ * vshufi64x2), shared by the tile's columns; vpdpbusd of the nibbles
+ * (unsigned) and x leaves each group's (w + 8) . x in the four dwords of
+ * its lane. Four steps (a block of 16 groups) are added across lanes into
+ * one vector of 16 group sums; minus 8 times the groups' sums of x
+ * (once a product for each row: eight_sums), each is w . x exactly, and
+ * one conversion and one FMA with the 16 groups' scales (permuted to the
+ * sums' order) apply them: per 512 products of a column, 12 instructions
+ * to unpack, 8 vpdpbusd and 13 to sum and scale.
+ * measurements: docs/performance.md#int4-few-rows */
+enum { STEP_GROUPS = 4, BLOCK_GROUPS = 16, CHUNK_BLOCKS = 32, SMALL_ROWS = 4 };
+
+/* What the tiles of one product share: x, W and its scales, and for
+ * rows [0, SMALL_ROWS) of the chunk of blocks [b0, b1) 8 times the
+ * groups' sums of x, in the order of block_sums. */
+typedef struct i4_small {
+    const int8_t *x;
+    const uint8_t *W;
+    const float *w_scale;
+    const int32_t *eight_sums;  /* (SMALL_ROWS, b1 - b0, 16) */
+    size_t row_bytes;
+    int ldx, groups, r0, b0, b1;  /* eight_sums: rows [r0, r0 + SMALL_ROWS), blocks [b0, b1) */
+} i4_small;
+
+static inline uint64_t byte_mask(int bytes)
 {
-    __m256i p = two ? _mm256_loadu_si256((const __m256i *)w)
-                    : _mm256_inserti128_si256(_mm256_setzero_si256(),
-                                              _mm_loadu_si128((const __m128i *)w), 0);
-    const __m256i low = _mm256_set1_epi8(15);
-    __m256i lo = _mm256_and_si256(p, low), hi = _mm256_and_si256(_mm256_srli_epi16(p, 4), low);
-    __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);  /* lo0 lo1 hi0 hi1 */
-    return _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(3, 1, 2, 0));         /* lo0 hi0 lo1 hi1 */
+    return bytes >= 64 ? ~0ull : bytes <= 0 ? 0ull : (1ull << bytes) - 1;
 }
 
-/* The scales of groups g and g + 1 (0 for a second group there is not),
- * each over the 8 lanes of its group's sums. */
-TED_VNNI static inline __m512 pair_scales(const float *scale, bool two)
+/* The step of groups [g, g + 4) of a row of x (only `valid` of them
+ * read when not `full`): lo holds their bytes 0..15, hi 16..31. */
+TED_VNNI static inline __attribute__((always_inline)) void x_step(__m512i *lo, __m512i *hi,
+                                                                   const int8_t *x, int valid,
+                                                                   bool full)
 {
-    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(scale[0])),
-                              _mm256_set1_ps(two ? scale[1] : 0.0f), 1);
+    __m512i a = full ? _mm512_loadu_si512(x)
+                     : _mm512_maskz_loadu_epi8(byte_mask(32 * valid), x);
+    __m512i b = full ? _mm512_loadu_si512(x + 64)
+                     : _mm512_maskz_loadu_epi8(byte_mask(32 * (valid - 2)), x + 64);
+    *lo = _mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    *hi = _mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(3, 1, 3, 1));
 }
 
-/* y[i][j0 + c] for ROWS rows of x and COLUMNS columns of W, two groups a
- * step: vpdpbusd of the unsigned w + 8 and x, started from -8 * the sums
- * of x's bytes (vpdpbusd of 8 and x), gives (w + 8 - 8) . x in each lane.
- * x is read 64 bytes at a time: a lone last group reads the zeros past K. */
-TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
-    float *y, int ldy, const int8_t *x, const float *x_scale, int ldx, const uint8_t *W,
-    const float *w_scale, const float *b, int j0, int groups, const int ROWS, const int COLUMNS)
+/* The same groups of a row of W: the low and the high nibbles (w + 8). */
+TED_VNNI static inline __attribute__((always_inline)) void w_step(__m512i *lo, __m512i *hi,
+                                                                   const uint8_t *w, int valid,
+                                                                   bool full)
 {
-    size_t row_bytes = (size_t)groups * (TED_I4_GROUP / 2);
+    const __m512i low = _mm512_set1_epi8(15);
+    __m512i p = full ? _mm512_loadu_si512(w)
+                     : _mm512_maskz_loadu_epi8(byte_mask(16 * valid), w);
+    *lo = _mm512_and_si512(p, low);
+    *hi = _mm512_and_si512(_mm512_srli_epi16(p, 4), low);
+}
+
+/* Lane by lane (128 bits), the dwords of a and b summed in pairs: [a0 +
+ * a2, b0 + b2, a1 + a3, b1 + b3]. */
+TED_VNNI static inline __m512i pair_sums(__m512i a, __m512i b)
+{
+    return _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+}
+
+/* The 16 group sums of a block from its steps' dwords (pair_sums of
+ * steps 0, 1 and of 2, 3): dword 4L + d holds group 4d + L. */
+TED_VNNI static inline __m512i block_sums(__m512i t01, __m512i t23)
+{
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23));
+}
+
+/* The scales of a block's `valid` groups in the order of block_sums. */
+TED_VNNI static inline __attribute__((always_inline)) __m512 block_scales(const float *s,
+                                                                           int valid, bool full)
+{
+    const __m512i order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    __m512 v = full ? _mm512_loadu_ps(s)
+                    : _mm512_maskz_loadu_ps((__mmask16)((1u << valid) - 1), s);
+    return _mm512_permutexvar_ps(order, v);
+}
+
+/* 8 times the sums of x's groups, block by block, for rows [r0, r0 + n)
+ * and the chunk's blocks, into eight_sums. */
+TED_VNNI static void x_eight_sums(int32_t *eight_sums, const i4_small *m, int n)
+{
     const __m512i eights = _mm512_set1_epi8(8), zero = _mm512_setzero_si512();
-    __m512 acc[VNNI_ROWS][VNNI_COLUMNS];
-    for (int i = 0; i < ROWS; i++)
-        for (int c = 0; c < COLUMNS; c++)
-            acc[i][c] = _mm512_setzero_ps();
-    for (int g = 0; g < groups; g += 2) {
-        bool two = g + 1 < groups;
-        __m512i u[VNNI_COLUMNS];
-        __m512 s[VNNI_COLUMNS];
-        for (int c = 0; c < COLUMNS; c++) {
-            u[c] = unpack_pair(W + (size_t)(j0 + c) * row_bytes + (size_t)g * 16, two);
-            s[c] = pair_scales(w_scale + (size_t)(j0 + c) * groups + g, two);
+    for (int i = 0; i < n; i++)
+        for (int bk = m->b0; bk < m->b1; bk++) {
+            __m512i t[2];
+            #pragma GCC unroll 4
+            for (int h = 0; h < 2; h++) {
+                __m512i d[2];
+                #pragma GCC unroll 4
+                for (int s = 0; s < 2; s++) {
+                    int g = bk * BLOCK_GROUPS + (2 * h + s) * STEP_GROUPS;
+                    __m512i lo, hi;
+                    x_step(&lo, &hi, m->x + (size_t)(m->r0 + i) * m->ldx + (size_t)g * TED_I4_GROUP,
+                           m->groups - g, false);
+                    d[s] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, eights, lo), eights, hi);
+                }
+                t[h] = pair_sums(d[0], d[1]);
+            }
+            _mm512_storeu_si512(eight_sums + ((size_t)i * (m->b1 - m->b0) + (bk - m->b0)) * 16,
+                                block_sums(t[0], t[1]));
         }
-        for (int i = 0; i < ROWS; i++) {
-            __m512i xv = _mm512_loadu_si512(x + (size_t)i * ldx + (size_t)g * TED_I4_GROUP);
-            __m512i start = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, eights, xv));
+}
+
+/* acc[i][c] += block bk of rows [i0, i0 + ROWS) and columns [j0, j0 +
+ * COLUMNS): each group's w . x times its scale, 16 groups a vector. */
+TED_VNNI static inline __attribute__((always_inline)) void block_tile(
+    __m512 acc[2][4], const i4_small *m, int i0, int j0, int bk, bool full, const int ROWS,
+    const int COLUMNS)
+{
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i t[2][2][4];
+    #pragma GCC unroll 4
+    for (int h = 0; h < 2; h++) {
+        __m512i d[2][2][4];
+        #pragma GCC unroll 4
+        for (int s = 0; s < 2; s++) {
+            int g = bk * BLOCK_GROUPS + (2 * h + s) * STEP_GROUPS, valid = m->groups - g;
+            __m512i xlo[2], xhi[2];
+            #pragma GCC unroll 4
+            for (int i = 0; i < ROWS; i++)
+                x_step(&xlo[i], &xhi[i],
+                       m->x + (size_t)(i0 + i) * m->ldx + (size_t)g * TED_I4_GROUP, valid, full);
+            #pragma GCC unroll 4
+            for (int c = 0; c < COLUMNS; c++) {
+                __m512i wlo, whi;
+                w_step(&wlo, &whi, m->W + (size_t)(j0 + c) * m->row_bytes + (size_t)g * 16,
+                       valid, full);
+                #pragma GCC unroll 4
+                for (int i = 0; i < ROWS; i++)
+                    d[s][i][c] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, wlo, xlo[i]),
+                                                     whi, xhi[i]);
+            }
+        }
+        #pragma GCC unroll 4
+        for (int i = 0; i < ROWS; i++)
+            #pragma GCC unroll 4
             for (int c = 0; c < COLUMNS; c++)
-                acc[i][c] = _mm512_fmadd_ps(
-                    _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(start, u[c], xv)), s[c], acc[i][c]);
+                t[h][i][c] = pair_sums(d[0][i][c], d[1][i][c]);
+    }
+    int g = bk * BLOCK_GROUPS, valid = m->groups - g;
+    #pragma GCC unroll 4
+    for (int c = 0; c < COLUMNS; c++) {
+        __m512 s = block_scales(m->w_scale + (size_t)(j0 + c) * m->groups + g, valid, full);
+        #pragma GCC unroll 4
+        for (int i = 0; i < ROWS; i++) {
+            size_t row = (size_t)(i0 + i - m->r0);
+            const int32_t *e = m->eight_sums + (row * (m->b1 - m->b0) + (bk - m->b0)) * 16;
+            __m512i sums = _mm512_sub_epi32(block_sums(t[0][i][c], t[1][i][c]),
+                                            _mm512_loadu_si512(e));
+            acc[i][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), s, acc[i][c]);
         }
     }
+}
+
+/* y[i][j] for rows [i0, i0 + ROWS) and columns [j0, j0 + COLUMNS), the
+ * chunk's blocks: added to y's partial sums when `add`, finished with x's
+ * scale and the bias when `done`. */
+TED_VNNI static inline __attribute__((always_inline)) void small_tile(
+    float *y, int ldy, const float *x_scale, const float *b, const i4_small *m, int i0, int j0,
+    bool add, bool done, const int ROWS, const int COLUMNS)
+{
+    __m512 acc[2][4];
+    #pragma GCC unroll 4
     for (int i = 0; i < ROWS; i++)
+        #pragma GCC unroll 4
         for (int c = 0; c < COLUMNS; c++)
-            y[(size_t)i * ldy + j0 + c] =
-                finish(_mm512_reduce_add_ps(acc[i][c]), x_scale[i], b, j0 + c);
+            acc[i][c] = _mm512_setzero_ps();
+    int full = m->groups / BLOCK_GROUPS < m->b1 ? m->groups / BLOCK_GROUPS : m->b1;
+    for (int bk = m->b0; bk < full; bk++)
+        block_tile(acc, m, i0, j0, bk, true, ROWS, COLUMNS);
+    if (full < m->b1)
+        block_tile(acc, m, i0, j0, full, false, ROWS, COLUMNS);
+    #pragma GCC unroll 4
+    for (int i = 0; i < ROWS; i++)
+        #pragma GCC unroll 4
+        for (int c = 0; c < COLUMNS; c++) {
+            float *out = y + (size_t)(i0 + i) * ldy + j0 + c;
+            float v = _mm512_reduce_add_ps(acc[i][c]) + (add ? *out : 0.0f);
+            *out = done ? finish(v, x_scale[i0 + i], b, j0 + c) : v;
+        }
+}
+
+/* Rows [r0, r0 + n) (n at most SMALL_ROWS) and columns [first, last):
+ * tiles of 2 rows and 2 columns, a row left in tiles of 4 columns. */
+TED_VNNI static void small_rows(float *y, int ldy, const float *x_scale, const float *b,
+                                const i4_small *m, int n, int first, int last, bool add,
+                                bool done)
+{
+    int i = m->r0, end = m->r0 + n;
+    for (; i + 2 <= end; i += 2) {
+        int j = first;
+        for (; j + 2 <= last; j += 2)
+            small_tile(y, ldy, x_scale, b, m, i, j, add, done, 2, 2);
+        for (; j < last; j++)
+            small_tile(y, ldy, x_scale, b, m, i, j, add, done, 2, 1);
+    }
+    if (i < end) {
+        int j = first;
+        for (; j + 4 <= last; j += 4)
+            small_tile(y, ldy, x_scale, b, m, i, j, add, done, 1, 4);
+        for (; j < last; j++)
+            small_tile(y, ldy, x_scale, b, m, i, j, add, done, 1, 1);
+    }
+}
+
+/* Columns [first, last) of y for every row, SMALL_ROWS rows at a time,
+ * the groups in chunks of CHUNK_BLOCKS blocks (one chunk up to K = 16384),
+ * each chunk's partial sums kept in y. */
+TED_VNNI static void columns_small(float *y, int ldy, const int8_t *x, const float *x_scale,
+                                   int ldx, const uint8_t *W, const float *w_scale,
+                                   const float *b, int rows, int groups, int first, int last)
+{
+    _Alignas(64) int32_t eight_sums[SMALL_ROWS * CHUNK_BLOCKS * BLOCK_GROUPS];  /* 8 KiB */
+    int blocks = (groups + BLOCK_GROUPS - 1) / BLOCK_GROUPS;
+    i4_small m = {x, W, w_scale, eight_sums, (size_t)groups * (TED_I4_GROUP / 2), ldx, groups,
+                  0, 0, 0};
+    for (m.r0 = 0; m.r0 < rows; m.r0 += SMALL_ROWS) {
+        int n = rows - m.r0 < SMALL_ROWS ? rows - m.r0 : SMALL_ROWS;
+        for (m.b0 = 0;; m.b0 = m.b1) {
+            m.b1 = blocks - m.b0 < CHUNK_BLOCKS ? blocks : m.b0 + CHUNK_BLOCKS;
+            x_eight_sums(eight_sums, &m, n);
+            small_rows(y, ldy, x_scale, b, &m, n, first, last, m.b0 > 0, m.b1 == blocks);
+            if (m.b1 == blocks)
+                break;
+        }
+    }
 }
 
 /* Products of many rows (PANEL_MIN_ROWS and more): PANEL_COLUMNS columns of
@@ -469,8 +648,8 @@ TED_VNNI static void panel_columns(float *y, int ldy, const int8_t *x, const flo
     }
 }
 
-/* Tiles of 4 rows and 4 columns, then the rows and columns left one by
- * one. */
+/* The panels from PANEL_MIN_ROWS rows, then the few-row tiles for the
+ * rest. */
 TED_VNNI static void columns_vnni(float *y, int ldy, const int8_t *x, const float *x_scale,
                                   int ldx, const uint8_t *W, const float *w_scale,
                                   const float *b, int rows, int K, int first, int last)
@@ -479,24 +658,8 @@ TED_VNNI static void columns_vnni(float *y, int ldy, const int8_t *x, const floa
     if (rows >= PANEL_MIN_ROWS)
         for (; j + PANEL_COLUMNS <= last; j += PANEL_COLUMNS)
             panel_columns(y, ldy, x, x_scale, ldx, W, w_scale, b, rows, groups, j);
-    for (; j + VNNI_COLUMNS <= last; j += VNNI_COLUMNS) {
-        int i = 0;
-        for (; i + VNNI_ROWS <= rows; i += VNNI_ROWS)
-            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
-                      w_scale, b, j, groups, VNNI_ROWS, VNNI_COLUMNS);
-        for (; i < rows; i++)
-            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
-                      w_scale, b, j, groups, 1, VNNI_COLUMNS);
-    }
-    for (; j < last; j++) {
-        int i = 0;
-        for (; i + VNNI_ROWS <= rows; i += VNNI_ROWS)
-            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
-                      w_scale, b, j, groups, VNNI_ROWS, 1);
-        for (; i < rows; i++)
-            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
-                      w_scale, b, j, groups, 1, 1);
-    }
+    if (j < last)
+        columns_small(y, ldy, x, x_scale, ldx, W, w_scale, b, rows, groups, j, last);
 }
 #endif
 
