@@ -14,11 +14,11 @@
  *             scales; tiles of 2 rows and 2 columns, or 1 row and 4
  *             columns (below); without VNNI the avx2 code below.
  *   avx2      from PANEL_MIN_ROWS rows: panels of 8 columns (below);
- *             under that, and for the columns left: the nibbles of a
- *             group widened to 32 bytes (w - 8 in
- *             [-8, 7]), vpmaddubsw + vpmaddwd with the sign trick of
- *             variant/matmul_i8.c: each pair of products is at most
- *             2 * 8 * 127, so the int16 sums cannot saturate.
+ *             under that, and for the columns left: two groups a step,
+ *             32 bytes of W as stored, vpmaddubsw of the nibbles w + 8
+ *             and x less that of 8 and x (no int16 sum saturates), one
+ *             vpmaddwd, one conversion and one FMA with the two groups'
+ *             scales (below).
  *   portable  plain C, widened to int32.
  *
  * x comes quantized (ted_quantize_rows_fn), rows `ldx` bytes apart, zero
@@ -34,8 +34,13 @@
 #include <immintrin.h>
 #endif
 
-/* Rows of x a tile takes at once, against one column of W. */
-enum { I4_TILE_ROWS = 4 };
+/* How far ahead of the step each row of W is prefetched (its scales a
+ * quarter as far: 4 bytes a group against 16): with a lone row of x the
+ * loads of W are too few in flight without it, and the product stays
+ * under the memory's speed (measurements: docs/performance.md#int4-few-rows). */
+#ifndef PREFETCH_BYTES
+#define PREFETCH_BYTES 2048
+#endif
 
 /* The dot product of one group: 32 bytes of x and 16 bytes of W. */
 static inline int32_t dot_group(const int8_t *x, const uint8_t *w)
@@ -72,58 +77,141 @@ static inline __m256i unpack_group(const uint8_t *w)
     return _mm256_sub_epi8(_mm256_set_m128i(hi, lo), _mm256_set1_epi8(8));
 }
 
-/* y[i][j] for ROWS rows of x and one column j of W (row `w`, scales
- * `scale`); PRODUCT sums a group's products in fours. */
-#define I4_TILE(NAME, ATTRIBUTE, PRODUCT)                                                       \
-    ATTRIBUTE static inline __attribute__((always_inline)) void NAME(                          \
-        float *y, int ldy, const int8_t *x, const float *x_scale, int ldx, const uint8_t *w,  \
-        const float *scale, const float *b, int j, int groups, const int ROWS)               \
-    {                                                                                          \
-        __m256 acc[I4_TILE_ROWS];                                                              \
-        for (int i = 0; i < ROWS; i++)                                                         \
-            acc[i] = _mm256_setzero_ps();                                                      \
-        for (int g = 0; g < groups; g++) {                                                     \
-            __m256i wv = unpack_group(w + (size_t)g * (TED_I4_GROUP / 2));                     \
-            __m256i magnitude = _mm256_abs_epi8(wv);                                           \
-            __m256 s = _mm256_set1_ps(scale[g]);                                               \
-            for (int i = 0; i < ROWS; i++) {                                                   \
-                __m256i xv = _mm256_loadu_si256(                                               \
-                    (const __m256i *)(x + (size_t)i * ldx + (size_t)g * TED_I4_GROUP));       \
-                __m256i dots = PRODUCT(magnitude, _mm256_sign_epi8(xv, wv));                   \
-                acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots), s, acc[i]);                 \
-            }                                                                                  \
-        }                                                                                      \
-        for (int i = 0; i < ROWS; i++)                                                         \
-            y[(size_t)i * ldy + j] = finish(sum_lanes_ps(acc[i]), x_scale[i], b, j);          \
-    }
+/* Products of few rows without VNNI (under PANEL_MIN_ROWS, and the
+ * columns the panels leave): W read as stored, 32 bytes a step (two
+ * groups, 128-bit lane L holding group g + L), its low and high nibbles
+ * (w + 8) one AND and one shift each; x's 64 bytes of the same groups split
+ * into those two orders once a step and row (two vperm2i128), with 8 times
+ * their pairs' sums (vpmaddubsw of 8s) beside them. vpmaddubsw of the
+ * nibbles and x, the two added and less the 8s' pairs, hold the pairs of
+ * (w + 8 - 8) . x: each at most 2 * 8 * 128 in magnitude, 2 * 15 * 128
+ * before the subtraction, so no int16 sum saturates; one vpmaddwd to
+ * int32, one conversion and one FMA with the two groups' scales. Tiles of
+ * 2 rows and 2 columns, or 1 row and 4 columns. */
+enum { AVX2_STEP_GROUPS = 2, AVX2_BLOCK_GROUPS = 8 };
 
-static inline __m256i product_avx2(__m256i u, __m256i s)
+typedef struct i4_small_avx2 {
+    const int8_t *x;
+    const uint8_t *W;
+    const float *w_scale;
+    size_t row_bytes;
+    int ldx, groups;
+} i4_small_avx2;
+
+/* Groups g and g + 1 of a row of x (those of them that are `valid`):
+ * lo holds their bytes 0..15, hi 16..31, eights the pairs of 8 . x. */
+static inline __attribute__((always_inline)) void x_step_avx2(__m256i *lo, __m256i *hi,
+                                                              __m256i *eights, const int8_t *x,
+                                                              int valid)
 {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+    const __m256i zero = _mm256_setzero_si256(), eight = _mm256_set1_epi8(8);
+    __m256i a = valid >= 1 ? _mm256_loadu_si256((const __m256i *)x) : zero;
+    __m256i b = valid >= 2 ? _mm256_loadu_si256((const __m256i *)(x + 32)) : zero;
+    *lo = _mm256_permute2x128_si256(a, b, 0x20);
+    *hi = _mm256_permute2x128_si256(a, b, 0x31);
+    *eights = _mm256_add_epi16(_mm256_maddubs_epi16(eight, *lo), _mm256_maddubs_epi16(eight, *hi));
 }
-I4_TILE(tile_avx2, , product_avx2)
 
-/* Every tile of `rows` rows and columns [first, last). */
-#define I4_COLUMNS(NAME, ATTRIBUTE, TILE)                                                      \
-    ATTRIBUTE static void NAME(float *y, int ldy, const int8_t *x, const float *x_scale,      \
-                               int ldx, const uint8_t *W, const float *w_scale, const float *b, \
-                               int rows, int K, int first, int last)                          \
-    {                                                                                          \
-        int groups = (K + TED_I4_GROUP - 1) / TED_I4_GROUP;                                    \
-        size_t row_bytes = (size_t)groups * (TED_I4_GROUP / 2);                                \
-        for (int j = first; j < last; j++) {                                                   \
-            const uint8_t *w = W + (size_t)j * row_bytes;                                      \
-            const float *s = w_scale + (size_t)j * groups;                                     \
-            int i = 0;                                                                         \
-            for (; i + I4_TILE_ROWS <= rows; i += I4_TILE_ROWS)                                \
-                TILE(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, w, s, b, \
-                     j, groups, I4_TILE_ROWS);                                                 \
-            for (; i < rows; i++)                                                              \
-                TILE(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, w, s, b, \
-                     j, groups, 1);                                                            \
-        }                                                                                      \
+/* The same groups of a row of W: the low and the high nibbles (w + 8). */
+static inline __attribute__((always_inline)) void w_step_avx2(__m256i *lo, __m256i *hi,
+                                                              const uint8_t *w, int valid)
+{
+    const __m256i low = _mm256_set1_epi8(15), zero = _mm256_setzero_si256();
+    __m256i p = valid >= 2   ? _mm256_loadu_si256((const __m256i *)w)
+                : valid == 1 ? _mm256_inserti128_si256(zero, _mm_loadu_si128((const __m128i *)w), 0)
+                             : zero;
+    *lo = _mm256_and_si256(p, low);
+    *hi = _mm256_and_si256(_mm256_srli_epi16(p, 4), low);
+}
+
+/* acc[i][c] += the block of groups [g0, g0 + 8) (those under `groups`)
+ * of rows [i0, i0 + ROWS) and columns [j0, j0 + COLUMNS). */
+static inline __attribute__((always_inline)) void block_avx2(__m256 acc[2][4],
+                                                             const i4_small_avx2 *m, int i0,
+                                                             int j0, int g0, const int ROWS,
+                                                             const int COLUMNS)
+{
+    const __m256i ones16 = _mm256_set1_epi16(1);
+    int left = m->groups - g0;
+    __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(left),
+                                       _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0));
+    __m256 scales[4];
+#pragma GCC unroll 4
+    for (int c = 0; c < COLUMNS; c++) {
+        const float *s = m->w_scale + (size_t)(j0 + c) * m->groups + g0;
+        scales[c] = left >= AVX2_BLOCK_GROUPS ? _mm256_loadu_ps(s) : _mm256_maskload_ps(s, lanes);
     }
-I4_COLUMNS(columns_avx2, , tile_avx2)
+#pragma GCC unroll 4
+    for (int st = 0; st < AVX2_BLOCK_GROUPS / AVX2_STEP_GROUPS; st++) {
+        int g = g0 + st * AVX2_STEP_GROUPS;
+        __m256i xlo[2], xhi[2], eights[2];
+#pragma GCC unroll 2
+        for (int i = 0; i < ROWS; i++)
+            x_step_avx2(&xlo[i], &xhi[i], &eights[i],
+                        m->x + (size_t)(i0 + i) * m->ldx + (size_t)g * TED_I4_GROUP, left - 2 * st);
+        const __m256i order = _mm256_set_epi32(2 * st + 1, 2 * st + 1, 2 * st + 1, 2 * st + 1,
+                                               2 * st, 2 * st, 2 * st, 2 * st);
+#pragma GCC unroll 4
+        for (int c = 0; c < COLUMNS; c++) {
+            const uint8_t *w = m->W + (size_t)(j0 + c) * m->row_bytes + (size_t)g * 16;
+            if (st % 2 == 0)  /* a 64-byte line every two steps */
+                _mm_prefetch((const char *)w + PREFETCH_BYTES, _MM_HINT_T0);
+            __m256i wlo, whi;
+            w_step_avx2(&wlo, &whi, w, left - 2 * st);
+            __m256 s = _mm256_permutevar8x32_ps(scales[c], order);
+#pragma GCC unroll 2
+            for (int i = 0; i < ROWS; i++) {
+                __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(wlo, xlo[i]),
+                                                 _mm256_maddubs_epi16(whi, xhi[i]));
+                __m256i d = _mm256_madd_epi16(_mm256_sub_epi16(pairs, eights[i]), ones16);
+                acc[i][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), s, acc[i][c]);
+            }
+        }
+    }
+}
+
+/* y[i][j] for rows [i0, i0 + ROWS) and columns [j0, j0 + COLUMNS). */
+static inline __attribute__((always_inline)) void small_tile_avx2(
+    float *y, int ldy, const float *x_scale, const float *b, const i4_small_avx2 *m, int i0,
+    int j0, const int ROWS, const int COLUMNS)
+{
+    __m256 acc[2][4];
+#pragma GCC unroll 2
+    for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 4
+        for (int c = 0; c < COLUMNS; c++)
+            acc[i][c] = _mm256_setzero_ps();
+    for (int g0 = 0; g0 < m->groups; g0 += AVX2_BLOCK_GROUPS)
+        block_avx2(acc, m, i0, j0, g0, ROWS, COLUMNS);
+    for (int i = 0; i < ROWS; i++)
+        for (int c = 0; c < COLUMNS; c++)
+            y[(size_t)(i0 + i) * ldy + j0 + c] =
+                finish(sum_lanes_ps(acc[i][c]), x_scale[i0 + i], b, j0 + c);
+}
+
+/* Columns [first, last) of y for every row: tiles of 2 rows and 2
+ * columns, a row left in tiles of 4 columns. */
+static void columns_avx2(float *y, int ldy, const int8_t *x, const float *x_scale, int ldx,
+                         const uint8_t *W, const float *w_scale, const float *b, int rows, int K,
+                         int first, int last)
+{
+    int groups = (K + TED_I4_GROUP - 1) / TED_I4_GROUP, i = 0;
+    i4_small_avx2 m = {x, W, w_scale, (size_t)groups * (TED_I4_GROUP / 2), ldx, groups};
+    for (; i + 2 <= rows; i += 2) {
+        int j = first;
+        for (; j + 2 <= last; j += 2)
+            small_tile_avx2(y, ldy, x_scale, b, &m, i, j, 2, 2);
+        for (; j < last; j++)
+            small_tile_avx2(y, ldy, x_scale, b, &m, i, j, 2, 1);
+    }
+    if (i < rows) {
+        int j = first;
+        for (; j + 4 <= last; j += 4)
+            small_tile_avx2(y, ldy, x_scale, b, &m, i, j, 1, 4);
+        for (; j < last; j++)
+            small_tile_avx2(y, ldy, x_scale, b, &m, i, j, 1, 1);
+    }
+}
 
 /* The panels of many rows (PANEL_MIN_ROWS and more; measurements:
  * docs/performance.md#int4-panels): PANEL_COLUMNS columns (16 with
@@ -297,6 +385,7 @@ static void product_avx2_all(float *y, int ldy, const int8_t *x, const float *x_
  * measurements: docs/performance.md#int4-few-rows */
 enum { STEP_GROUPS = 4, BLOCK_GROUPS = 16, CHUNK_BLOCKS = 32, SMALL_ROWS = 4 };
 
+
 /* What the tiles of one product share: x, W and its scales, and for
  * rows [0, SMALL_ROWS) of the chunk of blocks [b0, b1) 8 times the
  * groups' sums of x, in the order of block_sums. */
@@ -411,9 +500,10 @@ TED_VNNI static inline __attribute__((always_inline)) void block_tile(
                        m->x + (size_t)(i0 + i) * m->ldx + (size_t)g * TED_I4_GROUP, valid, full);
             #pragma GCC unroll 4
             for (int c = 0; c < COLUMNS; c++) {
+                const uint8_t *w = m->W + (size_t)(j0 + c) * m->row_bytes + (size_t)g * 16;
+                _mm_prefetch((const char *)w + PREFETCH_BYTES, _MM_HINT_T0);
                 __m512i wlo, whi;
-                w_step(&wlo, &whi, m->W + (size_t)(j0 + c) * m->row_bytes + (size_t)g * 16,
-                       valid, full);
+                w_step(&wlo, &whi, w, valid, full);
                 #pragma GCC unroll 4
                 for (int i = 0; i < ROWS; i++)
                     d[s][i][c] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, wlo, xlo[i]),
@@ -429,7 +519,9 @@ TED_VNNI static inline __attribute__((always_inline)) void block_tile(
     int g = bk * BLOCK_GROUPS, valid = m->groups - g;
     #pragma GCC unroll 4
     for (int c = 0; c < COLUMNS; c++) {
-        __m512 s = block_scales(m->w_scale + (size_t)(j0 + c) * m->groups + g, valid, full);
+        const float *scale = m->w_scale + (size_t)(j0 + c) * m->groups + g;
+        _mm_prefetch((const char *)scale + PREFETCH_BYTES / 4, _MM_HINT_T0);
+        __m512 s = block_scales(scale, valid, full);
         #pragma GCC unroll 4
         for (int i = 0; i < ROWS; i++) {
             size_t row = (size_t)(i0 + i - m->r0);
