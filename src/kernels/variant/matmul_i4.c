@@ -124,22 +124,23 @@ static inline __attribute__((always_inline)) void w_step_avx2(__m256i *lo, __m25
     *hi = _mm256_and_si256(_mm256_srli_epi16(p, 4), low);
 }
 
-/* acc[i][c] += the block of groups [g0, g0 + 8) (those under `groups`)
- * of rows [i0, i0 + ROWS) and columns [j0, j0 + COLUMNS). */
+/* acc[i][c] += the block of groups [g0, g0 + 8) (those under `groups`;
+ * all of them when `full`) of rows [i0, i0 + ROWS) and columns [j0, j0 +
+ * COLUMNS). */
 static inline __attribute__((always_inline)) void block_avx2(__m256 acc[2][4],
                                                              const i4_small_avx2 *m, int i0,
-                                                             int j0, int g0, const int ROWS,
-                                                             const int COLUMNS)
+                                                             int j0, int g0, bool full,
+                                                             const int ROWS, const int COLUMNS)
 {
     const __m256i ones16 = _mm256_set1_epi16(1);
-    int left = m->groups - g0;
+    int left = full ? AVX2_BLOCK_GROUPS : m->groups - g0;
     __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(left),
                                        _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0));
     __m256 scales[4];
 #pragma GCC unroll 4
     for (int c = 0; c < COLUMNS; c++) {
         const float *s = m->w_scale + (size_t)(j0 + c) * m->groups + g0;
-        scales[c] = left >= AVX2_BLOCK_GROUPS ? _mm256_loadu_ps(s) : _mm256_maskload_ps(s, lanes);
+        scales[c] = full ? _mm256_loadu_ps(s) : _mm256_maskload_ps(s, lanes);
     }
 #pragma GCC unroll 4
     for (int st = 0; st < AVX2_BLOCK_GROUPS / AVX2_STEP_GROUPS; st++) {
@@ -181,8 +182,11 @@ static inline __attribute__((always_inline)) void small_tile_avx2(
 #pragma GCC unroll 4
         for (int c = 0; c < COLUMNS; c++)
             acc[i][c] = _mm256_setzero_ps();
-    for (int g0 = 0; g0 < m->groups; g0 += AVX2_BLOCK_GROUPS)
-        block_avx2(acc, m, i0, j0, g0, ROWS, COLUMNS);
+    int g0 = 0;
+    for (; g0 + AVX2_BLOCK_GROUPS <= m->groups; g0 += AVX2_BLOCK_GROUPS)
+        block_avx2(acc, m, i0, j0, g0, true, ROWS, COLUMNS);
+    if (g0 < m->groups)
+        block_avx2(acc, m, i0, j0, g0, false, ROWS, COLUMNS);
     for (int i = 0; i < ROWS; i++)
         for (int c = 0; c < COLUMNS; c++)
             y[(size_t)(i0 + i) * ldy + j0 + c] =
