@@ -465,10 +465,10 @@ TED_VNNI static void x_eight_sums(int32_t *eight_sums, const i4_small *m, int n)
     for (int i = 0; i < n; i++)
         for (int bk = m->b0; bk < m->b1; bk++) {
             __m512i t[2];
-            #pragma GCC unroll 4
+#pragma GCC unroll 4
             for (int h = 0; h < 2; h++) {
                 __m512i d[2];
-                #pragma GCC unroll 4
+#pragma GCC unroll 4
                 for (int s = 0; s < 2; s++) {
                     int g = bk * BLOCK_GROUPS + (2 * h + s) * STEP_GROUPS;
                     __m512i lo, hi;
@@ -491,42 +491,42 @@ TED_VNNI static inline __attribute__((always_inline)) void block_tile(
 {
     const __m512i zero = _mm512_setzero_si512();
     __m512i t[2][2][4];
-    #pragma GCC unroll 4
+#pragma GCC unroll 4
     for (int h = 0; h < 2; h++) {
         __m512i d[2][2][4];
-        #pragma GCC unroll 4
+#pragma GCC unroll 4
         for (int s = 0; s < 2; s++) {
             int g = bk * BLOCK_GROUPS + (2 * h + s) * STEP_GROUPS, valid = m->groups - g;
             __m512i xlo[2], xhi[2];
-            #pragma GCC unroll 4
+#pragma GCC unroll 4
             for (int i = 0; i < ROWS; i++)
                 x_step(&xlo[i], &xhi[i],
                        m->x + (size_t)(i0 + i) * m->ldx + (size_t)g * TED_I4_GROUP, valid, full);
-            #pragma GCC unroll 4
+#pragma GCC unroll 4
             for (int c = 0; c < COLUMNS; c++) {
                 const uint8_t *w = m->W + (size_t)(j0 + c) * m->row_bytes + (size_t)g * 16;
                 _mm_prefetch((const char *)w + PREFETCH_BYTES, _MM_HINT_T0);
                 __m512i wlo, whi;
                 w_step(&wlo, &whi, w, valid, full);
-                #pragma GCC unroll 4
+#pragma GCC unroll 4
                 for (int i = 0; i < ROWS; i++)
                     d[s][i][c] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, wlo, xlo[i]),
                                                      whi, xhi[i]);
             }
         }
-        #pragma GCC unroll 4
+#pragma GCC unroll 4
         for (int i = 0; i < ROWS; i++)
-            #pragma GCC unroll 4
+#pragma GCC unroll 4
             for (int c = 0; c < COLUMNS; c++)
                 t[h][i][c] = pair_sums(d[0][i][c], d[1][i][c]);
     }
     int g = bk * BLOCK_GROUPS, valid = m->groups - g;
-    #pragma GCC unroll 4
+#pragma GCC unroll 4
     for (int c = 0; c < COLUMNS; c++) {
         const float *scale = m->w_scale + (size_t)(j0 + c) * m->groups + g;
         _mm_prefetch((const char *)scale + PREFETCH_BYTES / 4, _MM_HINT_T0);
         __m512 s = block_scales(scale, valid, full);
-        #pragma GCC unroll 4
+#pragma GCC unroll 4
         for (int i = 0; i < ROWS; i++) {
             size_t row = (size_t)(i0 + i - m->r0);
             const int32_t *e = m->eight_sums + (row * (m->b1 - m->b0) + (bk - m->b0)) * 16;
@@ -545,9 +545,9 @@ TED_VNNI static inline __attribute__((always_inline)) void small_tile(
     bool add, bool done, const int ROWS, const int COLUMNS)
 {
     __m512 acc[2][4];
-    #pragma GCC unroll 4
+#pragma GCC unroll 4
     for (int i = 0; i < ROWS; i++)
-        #pragma GCC unroll 4
+#pragma GCC unroll 4
         for (int c = 0; c < COLUMNS; c++)
             acc[i][c] = _mm512_setzero_ps();
     int full = m->groups / BLOCK_GROUPS < m->b1 ? m->groups / BLOCK_GROUPS : m->b1;
@@ -555,9 +555,9 @@ TED_VNNI static inline __attribute__((always_inline)) void small_tile(
         block_tile(acc, m, i0, j0, bk, true, ROWS, COLUMNS);
     if (full < m->b1)
         block_tile(acc, m, i0, j0, full, false, ROWS, COLUMNS);
-    #pragma GCC unroll 4
+#pragma GCC unroll 4
     for (int i = 0; i < ROWS; i++)
-        #pragma GCC unroll 4
+#pragma GCC unroll 4
         for (int c = 0; c < COLUMNS; c++) {
             float *out = y + (size_t)(i0 + i) * ldy + j0 + c;
             float v = _mm512_reduce_add_ps(acc[i][c]) + (add ? *out : 0.0f);
