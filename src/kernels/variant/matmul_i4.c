@@ -384,15 +384,14 @@ static void product_avx2_all(float *y, int ldy, const int8_t *x, const float *x_
  * one vector of 16 group sums; minus 8 times the groups' sums of x
  * (once a product for each row: eight_sums), each is w . x exactly, and
  * one conversion and one FMA with the 16 groups' scales (permuted to the
- * sums' order) apply them: per 512 products of a column, 12 instructions
- * to unpack, 8 vpdpbusd and 13 to sum and scale.
+ * sums' order) apply them: a block of a column takes 8 vpdpbusd, 12
+ * instructions to unpack W and 13 to sum and scale.
  * measurements: docs/performance.md#int4-few-rows */
 enum { STEP_GROUPS = 4, BLOCK_GROUPS = 16, CHUNK_BLOCKS = 32, SMALL_ROWS = 4 };
 
-
 /* What the tiles of one product share: x, W and its scales, and for
- * rows [0, SMALL_ROWS) of the chunk of blocks [b0, b1) 8 times the
- * groups' sums of x, in the order of block_sums. */
+ * rows [r0, r0 + SMALL_ROWS) and the chunk of blocks [b0, b1) 8 times
+ * the groups' sums of x, in the order of block_sums. */
 typedef struct i4_small {
     const int8_t *x;
     const uint8_t *W;
