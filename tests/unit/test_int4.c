@@ -156,14 +156,16 @@ static void check_product(const char *what, const i4_product *p, bool bias, bool
     free(y);
 }
 
-/* Rows 1 to 9 and 17 (the tiles of 4 rows and their remainders; from 8
- * rows the panels of 16 columns, in tiles of 8 rows), in features in and
- * across groups of 32 (a partial last group; past 1024, the panels' chunks
- * of 32 groups), out features split over 1 and 2 threads (past 16, two
- * panels and the columns left). */
+/* Rows 1 to 9 and 17 (the few-row tiles of 2 rows and of 1, in groups
+ * of 4 rows; from 8 rows the panels of 16 columns, in tiles of 8 rows),
+ * in features in and across groups of 32 (a partial last group; blocks of
+ * 16 groups and their last one partial at 1, 2 or 3 groups of a step;
+ * past 1024, the panels' chunks of 32 groups; past 16384, the few-row
+ * chunks of 512 groups), out features split over 1 and 2 threads (past
+ * 16, two panels and the columns left). */
 static const int row_counts[] = {1, 2, 3, 4, 5, 7, 9, 17};
-static const int shapes[][2] = {{1, 1},   {31, 5},   {32, 3}, {33, 7},
-                                {80, 6},  {100, 17}, {512, 9}, {1100, 37}};
+static const int shapes[][2] = {{1, 1},   {31, 5},   {32, 3},   {33, 7},    {80, 6},
+                                {100, 17}, {512, 9}, {545, 4}, {1100, 37}, {16416, 3}};
 
 static void check_matmul_i4(const char *variant)
 {

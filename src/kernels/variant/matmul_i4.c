@@ -7,16 +7,18 @@
  *
  *   avx512    with AVX512_VNNI (when the CPU has it), from PANEL_MIN_ROWS
  *             rows: panels of 16 columns unpacked once into int8 (below);
- *             under that, and for the columns left: two groups a step,
- *             64 bytes: vpdpbusd of w + 8 (unsigned, the nibbles as
- *             stored) and x, started from -8 * x's sums, in tiles of 4
- *             rows and 4 columns; without VNNI the avx2 code below.
+ *             under that, and for the columns left: four groups a step,
+ *             64 bytes of W as stored: vpdpbusd of the nibbles w + 8
+ *             (unsigned) and x, 16 groups' int32 sums a vector, less 8
+ *             times x's group sums, one conversion and one FMA with their
+ *             scales; tiles of 2 rows and 2 columns, or 1 row and 4
+ *             columns (below); without VNNI the avx2 code below.
  *   avx2      from PANEL_MIN_ROWS rows: panels of 8 columns (below);
- *             under that, and for the columns left: the nibbles of a
- *             group widened to 32 bytes (w - 8 in
- *             [-8, 7]), vpmaddubsw + vpmaddwd with the sign trick of
- *             variant/matmul_i8.c: each pair of products is at most
- *             2 * 8 * 127, so the int16 sums cannot saturate.
+ *             under that, and for the columns left: two groups a step,
+ *             32 bytes of W as stored, vpmaddubsw of the nibbles w + 8
+ *             and x less that of 8 and x (no int16 sum saturates), one
+ *             vpmaddwd, one conversion and one FMA with the two groups'
+ *             scales (below).
  *   portable  plain C, widened to int32.
  *
  * x comes quantized (ted_quantize_rows_fn), rows `ldx` bytes apart, zero
@@ -32,8 +34,13 @@
 #include <immintrin.h>
 #endif
 
-/* Rows of x a tile takes at once, against one column of W. */
-enum { I4_TILE_ROWS = 4 };
+/* How far ahead of the step each row of W is prefetched (its scales a
+ * quarter as far: 4 bytes a group against 16): with a lone row of x the
+ * loads of W are too few in flight without it, and the product stays
+ * under the memory's speed (measurements: docs/performance.md#int4-few-rows). */
+#ifndef PREFETCH_BYTES
+#define PREFETCH_BYTES 2048
+#endif
 
 /* The dot product of one group: 32 bytes of x and 16 bytes of W. */
 static inline int32_t dot_group(const int8_t *x, const uint8_t *w)
@@ -70,58 +77,145 @@ static inline __m256i unpack_group(const uint8_t *w)
     return _mm256_sub_epi8(_mm256_set_m128i(hi, lo), _mm256_set1_epi8(8));
 }
 
-/* y[i][j] for ROWS rows of x and one column j of W (row `w`, scales
- * `scale`); PRODUCT sums a group's products in fours. */
-#define I4_TILE(NAME, ATTRIBUTE, PRODUCT)                                                       \
-    ATTRIBUTE static inline __attribute__((always_inline)) void NAME(                          \
-        float *y, int ldy, const int8_t *x, const float *x_scale, int ldx, const uint8_t *w,  \
-        const float *scale, const float *b, int j, int groups, const int ROWS)               \
-    {                                                                                          \
-        __m256 acc[I4_TILE_ROWS];                                                              \
-        for (int i = 0; i < ROWS; i++)                                                         \
-            acc[i] = _mm256_setzero_ps();                                                      \
-        for (int g = 0; g < groups; g++) {                                                     \
-            __m256i wv = unpack_group(w + (size_t)g * (TED_I4_GROUP / 2));                     \
-            __m256i magnitude = _mm256_abs_epi8(wv);                                           \
-            __m256 s = _mm256_set1_ps(scale[g]);                                               \
-            for (int i = 0; i < ROWS; i++) {                                                   \
-                __m256i xv = _mm256_loadu_si256(                                               \
-                    (const __m256i *)(x + (size_t)i * ldx + (size_t)g * TED_I4_GROUP));       \
-                __m256i dots = PRODUCT(magnitude, _mm256_sign_epi8(xv, wv));                   \
-                acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots), s, acc[i]);                 \
-            }                                                                                  \
-        }                                                                                      \
-        for (int i = 0; i < ROWS; i++)                                                         \
-            y[(size_t)i * ldy + j] = finish(sum_lanes_ps(acc[i]), x_scale[i], b, j);          \
-    }
+/* Products of few rows without VNNI (under PANEL_MIN_ROWS, and the
+ * columns the panels leave): W read as stored, 32 bytes a step (two
+ * groups, 128-bit lane L holding group g + L), its low and high nibbles
+ * (w + 8) one AND and one shift each; x's 64 bytes of the same groups split
+ * into those two orders once a step and row (two vperm2i128), with 8 times
+ * their pairs' sums (vpmaddubsw of 8s) beside them. vpmaddubsw of the
+ * nibbles and x, the two added and less the 8s' pairs, hold the pairs of
+ * (w + 8 - 8) . x: each at most 2 * 8 * 128 in magnitude, 2 * 15 * 128
+ * before the subtraction, so no int16 sum saturates; one vpmaddwd to
+ * int32, one conversion and one FMA with the two groups' scales. Tiles of
+ * 2 rows and 2 columns, or 1 row and 4 columns. */
+enum { AVX2_STEP_GROUPS = 2, AVX2_BLOCK_GROUPS = 8 };
 
-static inline __m256i product_avx2(__m256i u, __m256i s)
+typedef struct i4_small_avx2 {
+    const int8_t *x;
+    const uint8_t *W;
+    const float *w_scale;
+    size_t row_bytes;
+    int ldx, groups;
+} i4_small_avx2;
+
+/* Groups g and g + 1 of a row of x (those of them that are `valid`):
+ * lo holds their bytes 0..15, hi 16..31, eights the pairs of 8 . x. */
+static inline __attribute__((always_inline)) void x_step_avx2(__m256i *lo, __m256i *hi,
+                                                              __m256i *eights, const int8_t *x,
+                                                              int valid)
 {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+    const __m256i zero = _mm256_setzero_si256(), eight = _mm256_set1_epi8(8);
+    __m256i a = valid >= 1 ? _mm256_loadu_si256((const __m256i *)x) : zero;
+    __m256i b = valid >= 2 ? _mm256_loadu_si256((const __m256i *)(x + 32)) : zero;
+    *lo = _mm256_permute2x128_si256(a, b, 0x20);
+    *hi = _mm256_permute2x128_si256(a, b, 0x31);
+    *eights = _mm256_add_epi16(_mm256_maddubs_epi16(eight, *lo), _mm256_maddubs_epi16(eight, *hi));
 }
-I4_TILE(tile_avx2, , product_avx2)
 
-/* Every tile of `rows` rows and columns [first, last). */
-#define I4_COLUMNS(NAME, ATTRIBUTE, TILE)                                                      \
-    ATTRIBUTE static void NAME(float *y, int ldy, const int8_t *x, const float *x_scale,      \
-                               int ldx, const uint8_t *W, const float *w_scale, const float *b, \
-                               int rows, int K, int first, int last)                          \
-    {                                                                                          \
-        int groups = (K + TED_I4_GROUP - 1) / TED_I4_GROUP;                                    \
-        size_t row_bytes = (size_t)groups * (TED_I4_GROUP / 2);                                \
-        for (int j = first; j < last; j++) {                                                   \
-            const uint8_t *w = W + (size_t)j * row_bytes;                                      \
-            const float *s = w_scale + (size_t)j * groups;                                     \
-            int i = 0;                                                                         \
-            for (; i + I4_TILE_ROWS <= rows; i += I4_TILE_ROWS)                                \
-                TILE(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, w, s, b, \
-                     j, groups, I4_TILE_ROWS);                                                 \
-            for (; i < rows; i++)                                                              \
-                TILE(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, w, s, b, \
-                     j, groups, 1);                                                            \
-        }                                                                                      \
+/* The same groups of a row of W: the low and the high nibbles (w + 8). */
+static inline __attribute__((always_inline)) void w_step_avx2(__m256i *lo, __m256i *hi,
+                                                              const uint8_t *w, int valid)
+{
+    const __m256i low = _mm256_set1_epi8(15), zero = _mm256_setzero_si256();
+    __m256i p = valid >= 2   ? _mm256_loadu_si256((const __m256i *)w)
+                : valid == 1 ? _mm256_inserti128_si256(zero, _mm_loadu_si128((const __m128i *)w), 0)
+                             : zero;
+    *lo = _mm256_and_si256(p, low);
+    *hi = _mm256_and_si256(_mm256_srli_epi16(p, 4), low);
+}
+
+/* acc[i][c] += the block of groups [g0, g0 + 8) (those under `groups`;
+ * all of them when `full`) of rows [i0, i0 + ROWS) and columns [j0, j0 +
+ * COLUMNS). */
+static inline __attribute__((always_inline)) void block_avx2(__m256 acc[2][4],
+                                                             const i4_small_avx2 *m, int i0,
+                                                             int j0, int g0, bool full,
+                                                             const int ROWS, const int COLUMNS)
+{
+    const __m256i ones16 = _mm256_set1_epi16(1);
+    int left = full ? AVX2_BLOCK_GROUPS : m->groups - g0;
+    __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(left),
+                                       _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0));
+    __m256 scales[4];
+#pragma GCC unroll 4
+    for (int c = 0; c < COLUMNS; c++) {
+        const float *s = m->w_scale + (size_t)(j0 + c) * m->groups + g0;
+        scales[c] = full ? _mm256_loadu_ps(s) : _mm256_maskload_ps(s, lanes);
     }
-I4_COLUMNS(columns_avx2, , tile_avx2)
+#pragma GCC unroll 4
+    for (int st = 0; st < AVX2_BLOCK_GROUPS / AVX2_STEP_GROUPS; st++) {
+        int g = g0 + st * AVX2_STEP_GROUPS;
+        __m256i xlo[2], xhi[2], eights[2];
+#pragma GCC unroll 2
+        for (int i = 0; i < ROWS; i++)
+            x_step_avx2(&xlo[i], &xhi[i], &eights[i],
+                        m->x + (size_t)(i0 + i) * m->ldx + (size_t)g * TED_I4_GROUP, left - 2 * st);
+        const __m256i order = _mm256_set_epi32(2 * st + 1, 2 * st + 1, 2 * st + 1, 2 * st + 1,
+                                               2 * st, 2 * st, 2 * st, 2 * st);
+#pragma GCC unroll 4
+        for (int c = 0; c < COLUMNS; c++) {
+            const uint8_t *w = m->W + (size_t)(j0 + c) * m->row_bytes + (size_t)g * 16;
+            if (st % 2 == 0)  /* a 64-byte line every two steps */
+                _mm_prefetch((const char *)w + PREFETCH_BYTES, _MM_HINT_T0);
+            __m256i wlo, whi;
+            w_step_avx2(&wlo, &whi, w, left - 2 * st);
+            __m256 s = _mm256_permutevar8x32_ps(scales[c], order);
+#pragma GCC unroll 2
+            for (int i = 0; i < ROWS; i++) {
+                __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(wlo, xlo[i]),
+                                                 _mm256_maddubs_epi16(whi, xhi[i]));
+                __m256i d = _mm256_madd_epi16(_mm256_sub_epi16(pairs, eights[i]), ones16);
+                acc[i][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), s, acc[i][c]);
+            }
+        }
+    }
+}
+
+/* y[i][j] for rows [i0, i0 + ROWS) and columns [j0, j0 + COLUMNS). */
+static inline __attribute__((always_inline)) void small_tile_avx2(
+    float *y, int ldy, const float *x_scale, const float *b, const i4_small_avx2 *m, int i0,
+    int j0, const int ROWS, const int COLUMNS)
+{
+    __m256 acc[2][4];
+#pragma GCC unroll 2
+    for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 4
+        for (int c = 0; c < COLUMNS; c++)
+            acc[i][c] = _mm256_setzero_ps();
+    int g0 = 0;
+    for (; g0 + AVX2_BLOCK_GROUPS <= m->groups; g0 += AVX2_BLOCK_GROUPS)
+        block_avx2(acc, m, i0, j0, g0, true, ROWS, COLUMNS);
+    if (g0 < m->groups)
+        block_avx2(acc, m, i0, j0, g0, false, ROWS, COLUMNS);
+    for (int i = 0; i < ROWS; i++)
+        for (int c = 0; c < COLUMNS; c++)
+            y[(size_t)(i0 + i) * ldy + j0 + c] =
+                finish(sum_lanes_ps(acc[i][c]), x_scale[i0 + i], b, j0 + c);
+}
+
+/* Columns [first, last) of y for every row: tiles of 2 rows and 2
+ * columns, a row left in tiles of 4 columns. */
+static void columns_avx2(float *y, int ldy, const int8_t *x, const float *x_scale, int ldx,
+                         const uint8_t *W, const float *w_scale, const float *b, int rows, int K,
+                         int first, int last)
+{
+    int groups = (K + TED_I4_GROUP - 1) / TED_I4_GROUP, i = 0;
+    i4_small_avx2 m = {x, W, w_scale, (size_t)groups * (TED_I4_GROUP / 2), ldx, groups};
+    for (; i + 2 <= rows; i += 2) {
+        int j = first;
+        for (; j + 2 <= last; j += 2)
+            small_tile_avx2(y, ldy, x_scale, b, &m, i, j, 2, 2);
+        for (; j < last; j++)
+            small_tile_avx2(y, ldy, x_scale, b, &m, i, j, 2, 1);
+    }
+    if (i < rows) {
+        int j = first;
+        for (; j + 4 <= last; j += 4)
+            small_tile_avx2(y, ldy, x_scale, b, &m, i, j, 1, 4);
+        for (; j < last; j++)
+            small_tile_avx2(y, ldy, x_scale, b, &m, i, j, 1, 1);
+    }
+}
 
 /* The panels of many rows (PANEL_MIN_ROWS and more; measurements:
  * docs/performance.md#int4-panels): PANEL_COLUMNS columns (16 with
@@ -277,63 +371,243 @@ static void product_avx2_all(float *y, int ldy, const int8_t *x, const float *x_
 
 #if defined(__AVX512F__)
 #define TED_VNNI __attribute__((target("avx512vnni,avx512bw,avx512dq,avx512f")))
-enum { VNNI_ROWS = 4, VNNI_COLUMNS = 4 };
 
-/* Groups g and g + 1 of a row of W (`two`; else g alone, the second group
- * zeros) as 64 unsigned bytes w + 8 in [0, 15], in the order of x. */
-TED_VNNI static inline __m512i unpack_pair(const uint8_t *w, bool two)
+/* Products of few rows (under PANEL_MIN_ROWS: a decoder step of one
+ * sentence or a small beam; and the columns the panels leave). W is read
+ * as stored, 64 bytes a step: four groups, 128-bit lane L holding group
+ * g + L, its low nibbles (w + 8 of columns 0..15) and its high nibbles
+ * (columns 16..31) one AND and one shift each. x's 128 bytes of the same
+ * four groups are split into those two orders once a step and row (two
+ * vshufi64x2), shared by the tile's columns; vpdpbusd of the nibbles
+ * (unsigned) and x leaves each group's (w + 8) . x in the four dwords of
+ * its lane. Four steps (a block of 16 groups) are added across lanes into
+ * one vector of 16 group sums; minus 8 times the groups' sums of x
+ * (once a product for each row: eight_sums), each is w . x exactly, and
+ * one conversion and one FMA with the 16 groups' scales (permuted to the
+ * sums' order) apply them: a block of a column takes 8 vpdpbusd, 12
+ * instructions to unpack W and 13 to sum and scale.
+ * measurements: docs/performance.md#int4-few-rows */
+enum { STEP_GROUPS = 4, BLOCK_GROUPS = 16, CHUNK_BLOCKS = 32, SMALL_ROWS = 4 };
+
+/* What the tiles of one product share: x, W and its scales, and for
+ * rows [r0, r0 + SMALL_ROWS) and the chunk of blocks [b0, b1) 8 times
+ * the groups' sums of x, in the order of block_sums. */
+typedef struct i4_small {
+    const int8_t *x;
+    const uint8_t *W;
+    const float *w_scale;
+    const int32_t *eight_sums;  /* (SMALL_ROWS, b1 - b0, 16) */
+    size_t row_bytes;
+    int ldx, groups, r0, b0, b1;  /* eight_sums: rows [r0, r0 + SMALL_ROWS), blocks [b0, b1) */
+} i4_small;
+
+static inline uint64_t byte_mask(int bytes)
 {
-    __m256i p = two ? _mm256_loadu_si256((const __m256i *)w)
-                    : _mm256_inserti128_si256(_mm256_setzero_si256(),
-                                              _mm_loadu_si128((const __m128i *)w), 0);
-    const __m256i low = _mm256_set1_epi8(15);
-    __m256i lo = _mm256_and_si256(p, low), hi = _mm256_and_si256(_mm256_srli_epi16(p, 4), low);
-    __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);  /* lo0 lo1 hi0 hi1 */
-    return _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(3, 1, 2, 0));         /* lo0 hi0 lo1 hi1 */
+    return bytes >= 64 ? ~0ull : bytes <= 0 ? 0ull : (1ull << bytes) - 1;
 }
 
-/* The scales of groups g and g + 1 (0 for a second group there is not),
- * each over the 8 lanes of its group's sums. */
-TED_VNNI static inline __m512 pair_scales(const float *scale, bool two)
+/* The step of groups [g, g + 4) of a row of x (only `valid` of them
+ * read when not `full`): lo holds their bytes 0..15, hi 16..31. */
+TED_VNNI static inline __attribute__((always_inline)) void x_step(__m512i *lo, __m512i *hi,
+                                                                   const int8_t *x, int valid,
+                                                                   bool full)
 {
-    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(scale[0])),
-                              _mm256_set1_ps(two ? scale[1] : 0.0f), 1);
+    __m512i a = full ? _mm512_loadu_si512(x)
+                     : _mm512_maskz_loadu_epi8(byte_mask(32 * valid), x);
+    __m512i b = full ? _mm512_loadu_si512(x + 64)
+                     : _mm512_maskz_loadu_epi8(byte_mask(32 * (valid - 2)), x + 64);
+    *lo = _mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    *hi = _mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(3, 1, 3, 1));
 }
 
-/* y[i][j0 + c] for ROWS rows of x and COLUMNS columns of W, two groups a
- * step: vpdpbusd of the unsigned w + 8 and x, started from -8 * the sums
- * of x's bytes (vpdpbusd of 8 and x), gives (w + 8 - 8) . x in each lane.
- * x is read 64 bytes at a time: a lone last group reads the zeros past K. */
-TED_VNNI static inline __attribute__((always_inline)) void tile_vnni(
-    float *y, int ldy, const int8_t *x, const float *x_scale, int ldx, const uint8_t *W,
-    const float *w_scale, const float *b, int j0, int groups, const int ROWS, const int COLUMNS)
+/* The same groups of a row of W: the low and the high nibbles (w + 8). */
+TED_VNNI static inline __attribute__((always_inline)) void w_step(__m512i *lo, __m512i *hi,
+                                                                   const uint8_t *w, int valid,
+                                                                   bool full)
 {
-    size_t row_bytes = (size_t)groups * (TED_I4_GROUP / 2);
+    const __m512i low = _mm512_set1_epi8(15);
+    __m512i p = full ? _mm512_loadu_si512(w)
+                     : _mm512_maskz_loadu_epi8(byte_mask(16 * valid), w);
+    *lo = _mm512_and_si512(p, low);
+    *hi = _mm512_and_si512(_mm512_srli_epi16(p, 4), low);
+}
+
+/* Lane by lane (128 bits), the dwords of a and b summed in pairs: [a0 +
+ * a2, b0 + b2, a1 + a3, b1 + b3]. */
+TED_VNNI static inline __m512i pair_sums(__m512i a, __m512i b)
+{
+    return _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+}
+
+/* The 16 group sums of a block from its steps' dwords (pair_sums of
+ * steps 0, 1 and of 2, 3): dword 4L + d holds group 4d + L. */
+TED_VNNI static inline __m512i block_sums(__m512i t01, __m512i t23)
+{
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23));
+}
+
+/* The scales of a block's `valid` groups in the order of block_sums. */
+TED_VNNI static inline __attribute__((always_inline)) __m512 block_scales(const float *s,
+                                                                           int valid, bool full)
+{
+    const __m512i order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    __m512 v = full ? _mm512_loadu_ps(s)
+                    : _mm512_maskz_loadu_ps((__mmask16)((1u << valid) - 1), s);
+    return _mm512_permutexvar_ps(order, v);
+}
+
+/* 8 times the sums of x's groups, block by block, for rows [r0, r0 + n)
+ * and the chunk's blocks, into eight_sums. */
+TED_VNNI static void x_eight_sums(int32_t *eight_sums, const i4_small *m, int n)
+{
     const __m512i eights = _mm512_set1_epi8(8), zero = _mm512_setzero_si512();
-    __m512 acc[VNNI_ROWS][VNNI_COLUMNS];
-    for (int i = 0; i < ROWS; i++)
-        for (int c = 0; c < COLUMNS; c++)
-            acc[i][c] = _mm512_setzero_ps();
-    for (int g = 0; g < groups; g += 2) {
-        bool two = g + 1 < groups;
-        __m512i u[VNNI_COLUMNS];
-        __m512 s[VNNI_COLUMNS];
-        for (int c = 0; c < COLUMNS; c++) {
-            u[c] = unpack_pair(W + (size_t)(j0 + c) * row_bytes + (size_t)g * 16, two);
-            s[c] = pair_scales(w_scale + (size_t)(j0 + c) * groups + g, two);
+    for (int i = 0; i < n; i++)
+        for (int bk = m->b0; bk < m->b1; bk++) {
+            __m512i t[2];
+#pragma GCC unroll 4
+            for (int h = 0; h < 2; h++) {
+                __m512i d[2];
+#pragma GCC unroll 4
+                for (int s = 0; s < 2; s++) {
+                    int g = bk * BLOCK_GROUPS + (2 * h + s) * STEP_GROUPS;
+                    __m512i lo, hi;
+                    x_step(&lo, &hi, m->x + (size_t)(m->r0 + i) * m->ldx + (size_t)g * TED_I4_GROUP,
+                           m->groups - g, false);
+                    d[s] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, eights, lo), eights, hi);
+                }
+                t[h] = pair_sums(d[0], d[1]);
+            }
+            _mm512_storeu_si512(eight_sums + ((size_t)i * (m->b1 - m->b0) + (bk - m->b0)) * 16,
+                                block_sums(t[0], t[1]));
         }
-        for (int i = 0; i < ROWS; i++) {
-            __m512i xv = _mm512_loadu_si512(x + (size_t)i * ldx + (size_t)g * TED_I4_GROUP);
-            __m512i start = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, eights, xv));
+}
+
+/* acc[i][c] += block bk of rows [i0, i0 + ROWS) and columns [j0, j0 +
+ * COLUMNS): each group's w . x times its scale, 16 groups a vector. */
+TED_VNNI static inline __attribute__((always_inline)) void block_tile(
+    __m512 acc[2][4], const i4_small *m, int i0, int j0, int bk, bool full, const int ROWS,
+    const int COLUMNS)
+{
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i t[2][2][4];
+#pragma GCC unroll 4
+    for (int h = 0; h < 2; h++) {
+        __m512i d[2][2][4];
+#pragma GCC unroll 4
+        for (int s = 0; s < 2; s++) {
+            int g = bk * BLOCK_GROUPS + (2 * h + s) * STEP_GROUPS, valid = m->groups - g;
+            __m512i xlo[2], xhi[2];
+#pragma GCC unroll 4
+            for (int i = 0; i < ROWS; i++)
+                x_step(&xlo[i], &xhi[i],
+                       m->x + (size_t)(i0 + i) * m->ldx + (size_t)g * TED_I4_GROUP, valid, full);
+#pragma GCC unroll 4
+            for (int c = 0; c < COLUMNS; c++) {
+                const uint8_t *w = m->W + (size_t)(j0 + c) * m->row_bytes + (size_t)g * 16;
+                _mm_prefetch((const char *)w + PREFETCH_BYTES, _MM_HINT_T0);
+                __m512i wlo, whi;
+                w_step(&wlo, &whi, w, valid, full);
+#pragma GCC unroll 4
+                for (int i = 0; i < ROWS; i++)
+                    d[s][i][c] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(zero, wlo, xlo[i]),
+                                                     whi, xhi[i]);
+            }
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 4
             for (int c = 0; c < COLUMNS; c++)
-                acc[i][c] = _mm512_fmadd_ps(
-                    _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(start, u[c], xv)), s[c], acc[i][c]);
+                t[h][i][c] = pair_sums(d[0][i][c], d[1][i][c]);
+    }
+    int g = bk * BLOCK_GROUPS, valid = m->groups - g;
+#pragma GCC unroll 4
+    for (int c = 0; c < COLUMNS; c++) {
+        const float *scale = m->w_scale + (size_t)(j0 + c) * m->groups + g;
+        _mm_prefetch((const char *)scale + PREFETCH_BYTES / 4, _MM_HINT_T0);
+        __m512 s = block_scales(scale, valid, full);
+#pragma GCC unroll 4
+        for (int i = 0; i < ROWS; i++) {
+            size_t row = (size_t)(i0 + i - m->r0);
+            const int32_t *e = m->eight_sums + (row * (m->b1 - m->b0) + (bk - m->b0)) * 16;
+            __m512i sums = _mm512_sub_epi32(block_sums(t[0][i][c], t[1][i][c]),
+                                            _mm512_loadu_si512(e));
+            acc[i][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), s, acc[i][c]);
         }
     }
+}
+
+/* y[i][j] for rows [i0, i0 + ROWS) and columns [j0, j0 + COLUMNS), the
+ * chunk's blocks: added to y's partial sums when `add`, finished with x's
+ * scale and the bias when `done`. */
+TED_VNNI static inline __attribute__((always_inline)) void small_tile(
+    float *y, int ldy, const float *x_scale, const float *b, const i4_small *m, int i0, int j0,
+    bool add, bool done, const int ROWS, const int COLUMNS)
+{
+    __m512 acc[2][4];
+#pragma GCC unroll 4
     for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 4
         for (int c = 0; c < COLUMNS; c++)
-            y[(size_t)i * ldy + j0 + c] =
-                finish(_mm512_reduce_add_ps(acc[i][c]), x_scale[i], b, j0 + c);
+            acc[i][c] = _mm512_setzero_ps();
+    int full = m->groups / BLOCK_GROUPS < m->b1 ? m->groups / BLOCK_GROUPS : m->b1;
+    for (int bk = m->b0; bk < full; bk++)
+        block_tile(acc, m, i0, j0, bk, true, ROWS, COLUMNS);
+    if (full < m->b1)
+        block_tile(acc, m, i0, j0, full, false, ROWS, COLUMNS);
+#pragma GCC unroll 4
+    for (int i = 0; i < ROWS; i++)
+#pragma GCC unroll 4
+        for (int c = 0; c < COLUMNS; c++) {
+            float *out = y + (size_t)(i0 + i) * ldy + j0 + c;
+            float v = _mm512_reduce_add_ps(acc[i][c]) + (add ? *out : 0.0f);
+            *out = done ? finish(v, x_scale[i0 + i], b, j0 + c) : v;
+        }
+}
+
+/* Rows [r0, r0 + n) (n at most SMALL_ROWS) and columns [first, last):
+ * tiles of 2 rows and 2 columns, a row left in tiles of 4 columns. */
+TED_VNNI static void small_rows(float *y, int ldy, const float *x_scale, const float *b,
+                                const i4_small *m, int n, int first, int last, bool add,
+                                bool done)
+{
+    int i = m->r0, end = m->r0 + n;
+    for (; i + 2 <= end; i += 2) {
+        int j = first;
+        for (; j + 2 <= last; j += 2)
+            small_tile(y, ldy, x_scale, b, m, i, j, add, done, 2, 2);
+        for (; j < last; j++)
+            small_tile(y, ldy, x_scale, b, m, i, j, add, done, 2, 1);
+    }
+    if (i < end) {
+        int j = first;
+        for (; j + 4 <= last; j += 4)
+            small_tile(y, ldy, x_scale, b, m, i, j, add, done, 1, 4);
+        for (; j < last; j++)
+            small_tile(y, ldy, x_scale, b, m, i, j, add, done, 1, 1);
+    }
+}
+
+/* Columns [first, last) of y for every row, SMALL_ROWS rows at a time,
+ * the groups in chunks of CHUNK_BLOCKS blocks (one chunk up to K = 16384),
+ * each chunk's partial sums kept in y. */
+TED_VNNI static void columns_small(float *y, int ldy, const int8_t *x, const float *x_scale,
+                                   int ldx, const uint8_t *W, const float *w_scale,
+                                   const float *b, int rows, int groups, int first, int last)
+{
+    _Alignas(64) int32_t eight_sums[SMALL_ROWS * CHUNK_BLOCKS * BLOCK_GROUPS];  /* 8 KiB */
+    int blocks = (groups + BLOCK_GROUPS - 1) / BLOCK_GROUPS;
+    i4_small m = {x, W, w_scale, eight_sums, (size_t)groups * (TED_I4_GROUP / 2), ldx, groups,
+                  0, 0, 0};
+    for (m.r0 = 0; m.r0 < rows; m.r0 += SMALL_ROWS) {
+        int n = rows - m.r0 < SMALL_ROWS ? rows - m.r0 : SMALL_ROWS;
+        for (m.b0 = 0;; m.b0 = m.b1) {
+            m.b1 = blocks - m.b0 < CHUNK_BLOCKS ? blocks : m.b0 + CHUNK_BLOCKS;
+            x_eight_sums(eight_sums, &m, n);
+            small_rows(y, ldy, x_scale, b, &m, n, first, last, m.b0 > 0, m.b1 == blocks);
+            if (m.b1 == blocks)
+                break;
+        }
+    }
 }
 
 /* Products of many rows (PANEL_MIN_ROWS and more): PANEL_COLUMNS columns of
@@ -469,8 +743,8 @@ TED_VNNI static void panel_columns(float *y, int ldy, const int8_t *x, const flo
     }
 }
 
-/* Tiles of 4 rows and 4 columns, then the rows and columns left one by
- * one. */
+/* The panels from PANEL_MIN_ROWS rows, then the few-row tiles for the
+ * rest. */
 TED_VNNI static void columns_vnni(float *y, int ldy, const int8_t *x, const float *x_scale,
                                   int ldx, const uint8_t *W, const float *w_scale,
                                   const float *b, int rows, int K, int first, int last)
@@ -479,24 +753,8 @@ TED_VNNI static void columns_vnni(float *y, int ldy, const int8_t *x, const floa
     if (rows >= PANEL_MIN_ROWS)
         for (; j + PANEL_COLUMNS <= last; j += PANEL_COLUMNS)
             panel_columns(y, ldy, x, x_scale, ldx, W, w_scale, b, rows, groups, j);
-    for (; j + VNNI_COLUMNS <= last; j += VNNI_COLUMNS) {
-        int i = 0;
-        for (; i + VNNI_ROWS <= rows; i += VNNI_ROWS)
-            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
-                      w_scale, b, j, groups, VNNI_ROWS, VNNI_COLUMNS);
-        for (; i < rows; i++)
-            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
-                      w_scale, b, j, groups, 1, VNNI_COLUMNS);
-    }
-    for (; j < last; j++) {
-        int i = 0;
-        for (; i + VNNI_ROWS <= rows; i += VNNI_ROWS)
-            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
-                      w_scale, b, j, groups, VNNI_ROWS, 1);
-        for (; i < rows; i++)
-            tile_vnni(y + (size_t)i * ldy, ldy, x + (size_t)i * ldx, x_scale + i, ldx, W,
-                      w_scale, b, j, groups, 1, 1);
-    }
+    if (j < last)
+        columns_small(y, ldy, x, x_scale, ldx, W, w_scale, b, rows, groups, j, last);
 }
 #endif
 
