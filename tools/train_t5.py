@@ -64,7 +64,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "toy"))
 
 from train import batches, lr_at  # noqa: E402
-from train_marian import (add_training_arguments, apply_step, batch_loss,  # noqa: E402
+from train_marian import (add_training_arguments, apply_step, batch_loss, run_steps,  # noqa: E402
                           exact_match, read_lines, valid_loss)
 
 DATA = os.path.join(ROOT, "build", "toy", "t5")
@@ -290,26 +290,7 @@ class Trainer:
                 or limit > 0 and time.time() - self.start >= limit * 60)
 
     def run(self):
-        rng = random.Random(self.args.seed)
-        step, run_loss, run_n, since_eval = 0, 0.0, 0, []
-        while step < self.args.steps:
-            for idx in batches(self.train, self.args.max_tokens, rng):
-                loss, lr = self.step(step, idx)
-                step += 1
-                run_loss += loss
-                run_n += 1
-                since_eval.append(loss)
-                if step % self.args.report == 0:
-                    print(f"  step {step}/{self.args.steps} loss {run_loss / run_n:.4f} "
-                          f"lr {lr:.2e} {time.time() - self.start:.0f}s", flush=True)
-                    run_loss, run_n = 0.0, 0
-                done = step == self.args.steps or self.stop_early(step)
-                if step % self.args.eval_every == 0 or done:
-                    self.evaluate(step, sum(since_eval) / len(since_eval))
-                    since_eval = []
-                if done:
-                    return step
-        return step
+        return run_steps(self, self.args, self.stop_early)
 
     def test(self):
         """The saved model's exact match per task on the first --test-lines

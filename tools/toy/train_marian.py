@@ -197,6 +197,35 @@ def apply_step(model, optimizer, loss, lr, clip):
     return float(loss), lr
 
 
+def run_steps(trainer, args, stop_early=None):
+    """The training loop of TRAINER (its train pairs, start time,
+    step(step, idx) -> (loss, lr) and evaluate(step, mean train loss)):
+    batches of --max-tokens in an order seeded by --seed, the loss printed
+    every --report steps, an evaluation every --eval-every steps and at the
+    last; it ends after --steps, or at the step STOP_EARLY(step) is true.
+    Returns the steps taken."""
+    rng = random.Random(args.seed)
+    step, run_loss, run_n, since_eval = 0, 0.0, 0, []
+    while step < args.steps:
+        for idx in batches(trainer.train, args.max_tokens, rng):
+            loss, lr = trainer.step(step, idx)
+            step += 1
+            run_loss += loss
+            run_n += 1
+            since_eval.append(loss)
+            if step % args.report == 0:
+                print(f"  step {step}/{args.steps} loss {run_loss / run_n:.4f} "
+                      f"lr {lr:.2e} {time.time() - trainer.start:.0f}s", flush=True)
+                run_loss, run_n = 0.0, 0
+            done = step == args.steps or (stop_early is not None and stop_early(step))
+            if step % args.eval_every == 0 or done:
+                trainer.evaluate(step, sum(since_eval) / len(since_eval))
+                since_eval = []
+            if done:
+                return step
+    return step
+
+
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

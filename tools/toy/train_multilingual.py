@@ -65,7 +65,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from train import batches, lr_at  # noqa: E402
-from train_marian import (add_training_arguments, apply_step, batch_loss,  # noqa: E402
+from train_marian import (add_training_arguments, apply_step, batch_loss, run_steps,  # noqa: E402
                           exact_match, read_lines, valid_loss)
 
 MULTI = os.path.join(ROOT, "build", "toy", "multi")
@@ -253,25 +253,7 @@ class Trainer:
             json.dump(self.log, f, indent=2)
 
     def run(self):
-        rng = random.Random(self.args.seed)
-        step, run_loss, run_n, since_eval = 0, 0.0, 0, []
-        while step < self.args.steps:
-            for idx in batches(self.train, self.args.max_tokens, rng):
-                loss, lr = self.step(step, idx)
-                step += 1
-                run_loss += loss
-                run_n += 1
-                since_eval.append(loss)
-                if step % self.args.report == 0:
-                    print(f"  step {step}/{self.args.steps} loss {run_loss / run_n:.4f} "
-                          f"lr {lr:.2e} {time.time() - self.start:.0f}s", flush=True)
-                    run_loss, run_n = 0.0, 0
-                if step % self.args.eval_every == 0 or step == self.args.steps:
-                    self.evaluate(step, sum(since_eval) / len(since_eval))
-                    since_eval = []
-                if step == self.args.steps:
-                    break
-        return step
+        return run_steps(self, self.args)
 
 
 def main():
