@@ -430,8 +430,8 @@ eval-multi: all
 
 # The T5 model (models/t5-en-fr-es, T5 v1.1's layout, three tasks named by a
 # text prefix): `make t5-model` regenerates the data with Spanish, trains a
-# T5ForConditionalGeneration with transformers (the test virtualenv; about 23
-# minutes on a shared core), exports it with bfloat16 weights and keeps the
+# T5ForConditionalGeneration with transformers (the test virtualenv; about 19
+# minutes on one core), exports it with bfloat16 weights and keeps the
 # transformers checkpoint (hf/) and the first 300 test sentences beside it.
 T5 := $(BUILD)/toy/t5
 T5_MODEL := models/t5-en-fr-es
@@ -441,8 +441,7 @@ T5_HF_FILES := config.json generation_config.json model.safetensors spiece.model
 t5-model: venv all
 	$(PYTHON) tools/toy/generate.py --es --out $(T5)/tokenized --test-out $(T5)/tokenized
 	$(PYTHON) tools/toy/naturalize.py --es --tokenized $(T5)/tokenized --out $(T5) --test-out $(T5)
-	nice -n 5 $(VENV_PYTHON) tools/train_t5.py --data $(T5) --out $(T5)/hf \
-	    --max-steps 1834 > $(T5)/train.out
+	nice -n 5 $(VENV_PYTHON) tools/train_t5.py --data $(T5) --out $(T5)/hf > $(T5)/train.out
 	rm -rf $(T5)/export $(T5)/bf16
 	$(PYTHON) tools/export_hf.py $(T5)/hf --out $(T5)/export
 	$(TED) quantize --dtype bf16 $(T5)/export $(T5)/bf16

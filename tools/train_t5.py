@@ -37,7 +37,7 @@ Rerun (needs transformers: the test virtualenv; CPU, seeded):
         --test-out build/toy/t5/tokenized
     /usr/bin/python3 tools/toy/naturalize.py --es --tokenized build/toy/t5/tokenized \\
         --out build/toy/t5 --test-out build/toy/t5
-    nice -n 5 .venv/bin/python tools/train_t5.py --max-steps 1834 > build/toy/t5/train.out
+    nice -n 5 .venv/bin/python tools/train_t5.py > build/toy/t5/train.out
 
 writes build/toy/t5/hf/ (--out), a directory that
 T5ForConditionalGeneration and T5Tokenizer load with from_pretrained
@@ -193,7 +193,7 @@ def parse_args():
                     help="relative_attention_num_buckets")
     ap.add_argument("--max-distance", type=int, default=128,
                     help="relative_attention_max_distance")
-    ap.add_argument("--steps", type=int, default=3000,
+    ap.add_argument("--steps", type=int, default=5000,
                     help="training steps: the length of the learning-rate schedule")
     ap.add_argument("--max-steps", type=int, default=0,
                     help="stop (evaluating and saving) after this many steps, the schedule "
