@@ -48,8 +48,6 @@ time) beside them.
 """
 import argparse
 import copy
-import json
-import math
 import os
 import random
 import sys
@@ -63,9 +61,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "toy"))
 
-from train import batches, lr_at  # noqa: E402
-from train_marian import (add_training_arguments, apply_step, batch_loss, run_steps,  # noqa: E402
-                          exact_match, read_lines, valid_loss)
+from train_marian import (TaskTrainer, add_training_arguments, run_steps,  # noqa: E402
+                          exact_match, read_lines)
 
 DATA = os.path.join(ROOT, "build", "toy", "t5")
 # (name, prefix, source language, target language): the data suffixes
@@ -211,7 +208,7 @@ def parse_args():
     return ap.parse_args()
 
 
-class Trainer:
+class Trainer(TaskTrainer):
     """The loop's state: model, optimizer, data, the best evaluation so far
     and the log."""
 
@@ -227,61 +224,16 @@ class Trainer:
         check_tokenizer(self.tokenizer, self.valid_texts, valid)
         self.valid = random.Random(0).sample(valid, min(len(valid), args.valid_loss_pairs))
         self.model = build_model(args, self.tokenizer)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.lr,
-                                          betas=(0.9, 0.98), eps=1e-9)
-        self.best = (-1.0, math.inf)
-        self.start = time.time()
-        params = sum(p.numel() for p in self.model.parameters())
-        lengths = [len(s) + len(t) for s, t, _ in self.train]
-        self.log = {"hyperparameters": vars(args), "parameters": params,
-                    "vocab_size": len(self.tokenizer), "train_pairs": len(self.train),
-                    "mean_ids_per_pair": sum(lengths) / len(lengths), "evaluations": []}
-        print(f"train {len(self.train)} pairs ({len(TASKS)} tasks) vocab "
-              f"{len(self.tokenizer)} parameters {params} ({params * 4 / 1e6:.1f} MB fp32) "
-              f"source + target ids per pair {self.log['mean_ids_per_pair']:.1f} steps "
-              f"{args.steps} ({len(batches(self.train, args.max_tokens, random.Random(0)))}"
-              "/epoch)", flush=True)
-
-    def step(self, step, idx):
-        self.model.train()
-        loss, _ = batch_loss(self.model, self.train, idx, self.pad_id, self.start_id,
-                             self.args.label_smoothing)
-        return apply_step(self.model, self.optimizer, loss,
-                          lr_at(step, self.args.steps, self.args.warmup, self.args.lr),
-                          self.args.clip)
+        self.begin(f"{len(TASKS)} tasks")
 
     def save(self):
         saved = copy.deepcopy(self.model).to(getattr(torch, self.args.save_dtype))
         saved.save_pretrained(self.args.out, safe_serialization=True)
         self.tokenizer.save_pretrained(self.args.out)
 
-    def write_log(self):
-        with open(os.path.join(self.args.out, "train_log.json"), "w") as f:
-            json.dump(self.log, f, indent=2)
-
-    def evaluate(self, step, train_loss):
-        """Validates, saves the model if it is the best so far."""
-        vloss = valid_loss(self.model, self.valid, self.pad_id, self.start_id,
-                           self.args.max_tokens)
-        ems = task_exact_matches(self.model, self.tokenizer, self.valid_texts,
-                                 self.args.valid_decode)
-        em = sum(ems.values()) / len(ems)
-        elapsed = time.time() - self.start
-        saved = (em, -vloss) > (self.best[0], -self.best[1])
-        if saved:
-            self.best = (em, vloss)
-            self.save()
-        print(f"step {step} train loss {train_loss:.4f} valid loss {vloss:.4f} "
-              f"valid exact match {em:.3f} "
-              + " ".join(f"{d} {v:.3f}" for d, v in ems.items())
-              + f" ({self.args.valid_decode} sentences each) {elapsed:.0f}s"
-              + (" saved" if saved else ""), flush=True)
-        self.log["evaluations"].append({"step": step, "train_loss": train_loss,
-                                        "valid_loss": vloss, "valid_exact_match": ems,
-                                        "seconds": round(elapsed, 1), "saved": saved})
-        self.log.update(steps=step, wall_seconds=round(elapsed, 1),
-                        best_valid_exact_match=self.best[0])
-        self.write_log()
+    def exact_matches(self):
+        return task_exact_matches(self.model, self.tokenizer, self.valid_texts,
+                                  self.args.valid_decode)
 
     def stop_early(self, step):
         """Whether --max-steps or --max-minutes ends the run at STEP."""

@@ -226,6 +226,69 @@ def run_steps(trainer, args, stop_early=None):
     return step
 
 
+class TaskTrainer:
+    """What the trainers of several tasks (directions, prefixes) share: the
+    optimizer, the step, the evaluation that saves the best model, the log.
+    A subclass sets args, model, tokenizer, train, valid (the pairs of the
+    validation loss), pad_id and start_id, then calls begin(); it gives
+    exact_matches() ({task: exact match on --valid-decode sentences}) and
+    save() (the model into --out)."""
+
+    def begin(self, tasks):
+        """The optimizer, the clock and the log; prints the run's first line,
+        TASKS saying what the pairs are ("3 tasks")."""
+        args = self.args
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.lr,
+                                          betas=(0.9, 0.98), eps=1e-9)
+        self.best = (-1.0, math.inf)
+        self.start = time.time()
+        params = sum(p.numel() for p in self.model.parameters())
+        lengths = [len(s) + len(t) for s, t, _ in self.train]
+        self.log = {"hyperparameters": vars(args), "parameters": params,
+                    "vocab_size": len(self.tokenizer), "train_pairs": len(self.train),
+                    "mean_ids_per_pair": sum(lengths) / len(lengths), "evaluations": []}
+        print(f"train {len(self.train)} pairs ({tasks}) vocab {len(self.tokenizer)} "
+              f"parameters {params} ({params * 4 / 1e6:.1f} MB fp32) source + target ids "
+              f"per pair {self.log['mean_ids_per_pair']:.1f} steps {args.steps} "
+              f"({len(batches(self.train, args.max_tokens, random.Random(0)))}/epoch)",
+              flush=True)
+
+    def step(self, step, idx):
+        self.model.train()
+        loss, _ = batch_loss(self.model, self.train, idx, self.pad_id, self.start_id,
+                             self.args.label_smoothing)
+        return apply_step(self.model, self.optimizer, loss,
+                          lr_at(step, self.args.steps, self.args.warmup, self.args.lr),
+                          self.args.clip)
+
+    def write_log(self):
+        with open(os.path.join(self.args.out, "train_log.json"), "w") as f:
+            json.dump(self.log, f, indent=2)
+
+    def evaluate(self, step, train_loss):
+        """Validates, saves the model if it is the best so far."""
+        vloss = valid_loss(self.model, self.valid, self.pad_id, self.start_id,
+                           self.args.max_tokens)
+        ems = self.exact_matches()
+        em = sum(ems.values()) / len(ems)
+        elapsed = time.time() - self.start
+        saved = (em, -vloss) > (self.best[0], -self.best[1])
+        if saved:
+            self.best = (em, vloss)
+            self.save()
+        print(f"step {step} train loss {train_loss:.4f} valid loss {vloss:.4f} "
+              f"valid exact match {em:.3f} "
+              + " ".join(f"{d} {v:.3f}" for d, v in ems.items())
+              + f" ({self.args.valid_decode} sentences each) {elapsed:.0f}s"
+              + (" saved" if saved else ""), flush=True)
+        self.log["evaluations"].append({"step": step, "train_loss": train_loss,
+                                        "valid_loss": vloss, "valid_exact_match": ems,
+                                        "seconds": round(elapsed, 1), "saved": saved})
+        self.log.update(steps=step, wall_seconds=round(elapsed, 1),
+                        best_valid_exact_match=self.best[0])
+        self.write_log()
+
+
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

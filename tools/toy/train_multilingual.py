@@ -48,8 +48,6 @@ and the model answers it in English), which config.yaml's top-level
 `languages` then says.
 """
 import argparse
-import json
-import math
 import os
 import random
 import sys
@@ -64,9 +62,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from train import batches, lr_at  # noqa: E402
-from train_marian import (add_training_arguments, apply_step, batch_loss, run_steps,  # noqa: E402
-                          exact_match, read_lines, valid_loss)
+from train_marian import (TaskTrainer, add_training_arguments, run_steps,  # noqa: E402
+                          exact_match, read_lines)
 
 MULTI = os.path.join(ROOT, "build", "toy", "multi")
 # The file suffixes of the data and the NLLB codes of the three languages.
@@ -179,7 +176,7 @@ def parse_args():
     return ap.parse_args()
 
 
-class Trainer:
+class Trainer(TaskTrainer):
     """The loop's state: model, optimizer, data, the best evaluation so far
     and the log."""
 
@@ -194,29 +191,7 @@ class Trainer:
         self.valid_texts, valid = load_set(self.tokenizer, args.data, "valid", self.dirs)
         self.valid = random.Random(0).sample(valid, min(len(valid), args.valid_loss_pairs))
         self.model = build_model(args, len(self.tokenizer), self.tokenizer)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.lr,
-                                          betas=(0.9, 0.98), eps=1e-9)
-        self.best = (-1.0, math.inf)
-        self.start = time.time()
-        params = sum(p.numel() for p in self.model.parameters())
-        lengths = [len(s) + len(t) for s, t, _ in self.train]
-        self.log = {"hyperparameters": vars(args), "parameters": params,
-                    "vocab_size": len(self.tokenizer), "train_pairs": len(self.train),
-                    "mean_ids_per_pair": sum(lengths) / len(lengths), "evaluations": []}
-        print(f"train {len(self.train)} pairs ({len(self.dirs)} directions) "
-              f"vocab {len(self.tokenizer)} parameters {params} "
-              f"({params * 4 / 1e6:.1f} MB fp32) source + target ids per pair "
-              f"{self.log['mean_ids_per_pair']:.1f} steps {args.steps} "
-              f"({len(batches(self.train, args.max_tokens, random.Random(0)))}/epoch)",
-              flush=True)
-
-    def step(self, step, idx):
-        self.model.train()
-        loss, _ = batch_loss(self.model, self.train, idx, self.pad_id, self.start_id,
-                             self.args.label_smoothing)
-        return apply_step(self.model, self.optimizer, loss,
-                          lr_at(step, self.args.steps, self.args.warmup, self.args.lr),
-                          self.args.clip)
+        self.begin(f"{len(self.dirs)} directions")
 
     def exact_matches(self):
         n = self.args.valid_decode
@@ -225,32 +200,11 @@ class Trainer:
                     self.valid_texts[tgt][:n])
                 for src, tgt in self.dirs}
 
-    def evaluate(self, step, train_loss):
-        """Validates, saves the model if it is the best so far."""
-        vloss = valid_loss(self.model, self.valid, self.pad_id, self.start_id,
-                           self.args.max_tokens)
-        ems = self.exact_matches()
-        em = sum(ems.values()) / len(ems)
-        elapsed = time.time() - self.start
-        saved = (em, -vloss) > (self.best[0], -self.best[1])
-        if saved:
-            self.best = (em, vloss)
-            self.model.save_pretrained(self.args.out, safe_serialization=True)
-            self.tokenizer.save_pretrained(self.args.out)
-            with open(os.path.join(self.args.out, "languages.txt"), "w") as f:
-                f.write(",".join(f"{CODES[src]}>{CODES[tgt]}" for src, tgt in self.dirs) + "\n")
-        print(f"step {step} train loss {train_loss:.4f} valid loss {vloss:.4f} "
-              f"valid exact match {em:.3f} "
-              + " ".join(f"{d} {v:.3f}" for d, v in ems.items())
-              + f" ({self.args.valid_decode} sentences each) {elapsed:.0f}s"
-              + (" saved" if saved else ""), flush=True)
-        self.log["evaluations"].append({"step": step, "train_loss": train_loss,
-                                        "valid_loss": vloss, "valid_exact_match": ems,
-                                        "seconds": round(elapsed, 1), "saved": saved})
-        self.log.update(steps=step, wall_seconds=round(elapsed, 1),
-                        best_valid_exact_match=self.best[0])
-        with open(os.path.join(self.args.out, "train_log.json"), "w") as f:
-            json.dump(self.log, f, indent=2)
+    def save(self):
+        self.model.save_pretrained(self.args.out, safe_serialization=True)
+        self.tokenizer.save_pretrained(self.args.out)
+        with open(os.path.join(self.args.out, "languages.txt"), "w") as f:
+            f.write(",".join(f"{CODES[src]}>{CODES[tgt]}" for src, tgt in self.dirs) + "\n")
 
     def run(self):
         return run_steps(self, self.args)
