@@ -61,8 +61,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "toy"))
 
-from train_marian import (TaskTrainer, add_training_arguments, run_steps,  # noqa: E402
-                          exact_match, read_lines)
+from train_marian import (TaskTrainer, add_task_arguments, add_training_arguments,  # noqa: E402
+                          exact_match, read_lines, run_steps)
 
 DATA = os.path.join(ROOT, "build", "toy", "t5")
 # (name, prefix, source language, target language): the data suffixes
@@ -190,17 +190,12 @@ def parse_args():
                     help="relative_attention_num_buckets")
     ap.add_argument("--max-distance", type=int, default=128,
                     help="relative_attention_max_distance")
-    ap.add_argument("--steps", type=int, default=5000,
-                    help="training steps: the length of the learning-rate schedule")
+    add_task_arguments(ap, steps=5000, valid_loss_pairs=1500, task="task")
     ap.add_argument("--max-steps", type=int, default=0,
                     help="stop (evaluating and saving) after this many steps, the schedule "
                          "that of --steps (0: --steps)")
     ap.add_argument("--max-minutes", type=float, default=0,
                     help="stop (evaluating and saving) once this long has passed (0: never)")
-    ap.add_argument("--valid-decode", type=int, default=50,
-                    help="validation sentences greedy-decoded per task at each evaluation")
-    ap.add_argument("--valid-loss-pairs", type=int, default=1500,
-                    help="validation pairs (all tasks) of the validation loss")
     ap.add_argument("--test-lines", type=int, default=300,
                     help="test sentences per task measured at the end")
     ap.add_argument("--save-dtype", default="bfloat16", choices=("float32", "bfloat16"),
@@ -209,8 +204,8 @@ def parse_args():
 
 
 class Trainer(TaskTrainer):
-    """The loop's state: model, optimizer, data, the best evaluation so far
-    and the log."""
+    """T5's run: its SentencePiece model and T5Tokenizer, the pairs of the
+    three prefixed tasks, the model; saved in --save-dtype."""
 
     def __init__(self, args):
         self.args = args

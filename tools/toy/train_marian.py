@@ -184,6 +184,17 @@ def add_training_arguments(ap, max_positions, max_tokens):
     ap.add_argument("--report", type=int, default=100, help="print the loss every N steps")
 
 
+def add_task_arguments(ap, steps, valid_loss_pairs, task):
+    """The options of a run over several tasks (TASK: "task", "direction"):
+    its schedule and what each evaluation decodes."""
+    ap.add_argument("--steps", type=int, default=steps,
+                    help="training steps: the length of the learning-rate schedule")
+    ap.add_argument("--valid-decode", type=int, default=50,
+                    help=f"validation sentences greedy-decoded per {task} at each evaluation")
+    ap.add_argument("--valid-loss-pairs", type=int, default=valid_loss_pairs,
+                    help=f"validation pairs (all {task}s) of the validation loss")
+
+
 def apply_step(model, optimizer, loss, lr, clip):
     """One optimizer step at learning rate LR from LOSS, the gradient norm
     clipped to CLIP (0: not clipped). Returns (loss, lr)."""

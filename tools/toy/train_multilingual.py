@@ -62,8 +62,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from train_marian import (TaskTrainer, add_training_arguments, run_steps,  # noqa: E402
-                          exact_match, read_lines)
+from train_marian import (TaskTrainer, add_task_arguments, add_training_arguments,  # noqa: E402
+                          exact_match, read_lines, run_steps)
 
 MULTI = os.path.join(ROOT, "build", "toy", "multi")
 # The file suffixes of the data and the NLLB codes of the three languages.
@@ -167,18 +167,13 @@ def parse_args():
                     help="SentencePiece pieces (the vocabulary adds 205 ids)")
     add_training_arguments(ap, max_positions=256, max_tokens=1500)
     ap.add_argument("--init-std", type=float, default=0.02)
-    ap.add_argument("--steps", type=int, default=4000,
-                    help="training steps: the length of the learning-rate schedule")
-    ap.add_argument("--valid-decode", type=int, default=50,
-                    help="validation sentences greedy-decoded per direction at each evaluation")
-    ap.add_argument("--valid-loss-pairs", type=int, default=2000,
-                    help="validation pairs (all directions) of the validation loss")
+    add_task_arguments(ap, steps=4000, valid_loss_pairs=2000, task="direction")
     return ap.parse_args()
 
 
 class Trainer(TaskTrainer):
-    """The loop's state: model, optimizer, data, the best evaluation so far
-    and the log."""
+    """The multilingual run: its SentencePiece model and NllbTokenizer, the
+    pairs of the --directions, the model; saved with languages.txt."""
 
     def __init__(self, args):
         self.args = args
