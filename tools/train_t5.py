@@ -62,7 +62,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "toy"))
 
 from train_marian import (TaskTrainer, add_task_arguments, add_training_arguments,  # noqa: E402
-                          exact_match, read_lines, run_steps)
+                          exact_match, read_lines, run_steps, translate)
 
 DATA = os.path.join(ROOT, "build", "toy", "t5")
 # (name, prefix, source language, target language): the data suffixes
@@ -131,24 +131,10 @@ def check_tokenizer(tokenizer, texts, pairs, count=200):
                          "from the SentencePiece model's")
 
 
-@torch.no_grad()
-def generate(model, tokenizer, sources, batch_size=50):
-    """Greedy outputs by model.generate (the generation config's num_beams
-    1, max_length)."""
-    model.eval()
-    out = []
-    for start in range(0, len(sources), batch_size):
-        inputs = tokenizer(sources[start:start + batch_size], return_tensors="pt",
-                           padding=True)
-        ids = model.generate(**inputs)
-        out += tokenizer.batch_decode(ids, skip_special_tokens=True)
-    return out
-
-
 def task_exact_matches(model, tokenizer, texts, count):
     """{task: exact match of greedy decoding} on the first COUNT texts."""
-    return {name: exact_match(generate(model, tokenizer,
-                                       [prefix + t for t in texts[src][:count]]),
+    return {name: exact_match(translate(model, tokenizer,
+                                        [prefix + t for t in texts[src][:count]]),
                               texts[tgt][:count])
             for name, prefix, src, tgt in TASKS}
 
