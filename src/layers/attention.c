@@ -122,13 +122,6 @@ void ted_merge_heads(float *x, const float *heads, ted_attention_shape shape)
 
 /* ---- scaled dot-product attention, one head at a time --------------------- */
 
-/* One query's context: the weights (visible) times the values (visible,
- * query_size) -> context (query_size). */
-static inline void weigh(float *context, const float *weights, const float *values,
-                         int visible, int query_size)
-{
-    ted_weighted_sum(context, weights, values, visible, query_size);
-}
 
 typedef struct heads_job {
     const float *queries;  /* (batch, heads, seq, query_size) */
@@ -140,15 +133,16 @@ typedef struct heads_job {
     ted_attention_mask mask;
     const ted_position_bias *bias;  /* or NULL */
     float scale;           /* of q . k */
-    void (*softmax)(float *x, int n);
+    const ted_attention_arithmetic *arithmetic;  /* or NULL: ted's kernels */
     ted_attention_shape shape;
 } heads_job;
 
-/* Where one query is: its head, and its position in the keys' sequence
- * (for the position bias). */
+/* Where one query is: its head, its position in the keys' sequence (for
+ * the position bias), and its place in the call's products. */
 typedef struct query_place {
     int head;
     int position;
+    ted_product_place product;
 } query_place;
 
 /* One query's scores: q (query_size) against the first `visible` keys
@@ -158,10 +152,29 @@ typedef struct query_place {
 static inline void scores(float *weights, const float *q, const float *keys, int visible,
                           const heads_job *j, query_place at)
 {
-    ted_scaled_dots(weights, q, keys, visible, j->shape.query_size, j->scale);
+    int size = j->shape.query_size;
+    if (j->arithmetic)
+        j->arithmetic->dots(weights, q, keys, visible, size, j->scale, at.product);
+    else
+        ted_scaled_dots(weights, q, keys, visible, size, j->scale);
     if (j->bias)
         ted_add_position_bias(weights, j->bias, at.head, at.position, visible);
-    j->softmax(weights, visible);
+    if (j->arithmetic)
+        j->arithmetic->softmax(weights, visible);
+    else
+        ted_softmax(weights, visible);
+}
+
+/* One query's context: the weights (visible) times the values (visible,
+ * query_size) -> context (query_size). */
+static inline void weigh(float *context, const float *weights, const float *values,
+                         int visible, const heads_job *j, query_place at)
+{
+    if (j->arithmetic)
+        j->arithmetic->weigh(context, weights, values, visible, j->shape.query_size,
+                             at.product);
+    else
+        ted_weighted_sum(context, weights, values, visible, j->shape.query_size);
 }
 
 /* The position of batch row b's query 0: the keys the row held before. */
@@ -189,7 +202,7 @@ static void attend_head(void *context, int index)
     const heads_job *j = context;
     ted_attention_shape shape = j->shape;
     int b = index / shape.heads, capacity = j->cache.capacity, size = shape.query_size;
-    int head = index % shape.heads;
+    int head = index % shape.heads, columns = j->cache.length + j->appended;
     const float *keys = j->cache.k + (size_t)index * capacity * size;
     const float *values = j->cache.v + (size_t)index * capacity * size;
     for (int i = 0; i < shape.seq; i++) {
@@ -200,9 +213,9 @@ static void attend_head(void *context, int index)
             weights = j->kept_weights + query * capacity;
             memset(weights, 0, sizeof(float) * capacity);
         }
-        query_place at = {head, first_position(j, b) + i};
+        query_place at = {head, first_position(j, b) + i, {i, shape.seq, columns}};
         scores(weights, j->queries + query * size, keys, visible, j, at);
-        weigh(j->context + query * size, weights, values, visible, size);
+        weigh(j->context + query * size, weights, values, visible, j, at);
     }
 }
 
@@ -253,8 +266,7 @@ void ted_multi_head_attention(float *out, const float *x, const ted_attention_we
 
     float scale = keys.scale ? keys.scale : 1.0f / sqrtf((float)shape.query_size);
     heads_job job = {scratch->queries, scratch->context, scratch->scores, kept_weights,
-                     cache, appended, keys.mask, keys.bias, scale,
-                     keys.softmax ? keys.softmax : ted_softmax, shape};
+                     cache, appended, keys.mask, keys.bias, scale, keys.arithmetic, shape};
     attend_every_head(&job);
 
     ted_merge_heads(scratch->merged, scratch->context, shape);

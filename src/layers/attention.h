@@ -97,14 +97,32 @@ typedef enum ted_kv_source {
 
 /* The keys and values one call attends over: where they come from, the
  * cache that holds them, and which of them each query may see. */
+/* Where a query's row of attention's two products lies: query `row` of the
+ * `rows` queries of this call, against the `columns` keys of the longest
+ * batch row (its scores are columns 0 .. count - 1 of that product). */
+typedef struct ted_product_place {
+    int row, rows, columns;
+} ted_product_place;
+
+/* A model's own attention arithmetic (Marian's, layers/marian_ops.h) in
+ * place of ted's kernels: a query's scores q . k_j * scale of `count`
+ * keys (count, size), their softmax, and the weights times the values
+ * (count, size) -> out (size). */
+typedef struct ted_attention_arithmetic {
+    void (*dots)(float *scores, const float *q, const float *keys, int count, int size,
+                 float scale, ted_product_place at);
+    void (*softmax)(float *x, int n);
+    void (*weigh)(float *out, const float *weights, const float *values, int count, int size,
+                  ted_product_place at);
+} ted_attention_arithmetic;
+
 typedef struct ted_attention_keys {
     ted_kv_source source;
     ted_kv_cache cache;
     ted_attention_mask mask;
     const ted_position_bias *bias;  /* added to the scores (T5), or NULL */
     float scale;                    /* the factor of q . k; 0: 1 / sqrt(query_size) */
-    void (*softmax)(float *x, int n);  /* of a query's scores: NULL, ted_softmax; or a
-                                        * model's own (Marian's, layers/marian_ops.h) */
+    const ted_attention_arithmetic *arithmetic;  /* NULL: ted's kernels */
 } ted_attention_keys;
 
 /* Buffers one call works in, sized for rows = batch * seq. */

@@ -1,9 +1,11 @@
 /* Marian's float arithmetic (layers/marian_ops.h). The expressions are
  * written in Marian's order; the build contracts no multiply-add into an
- * FMA (-std=c11), as the vector code it follows has none. */
+ * FMA (-std=c11), as Marian's vector code has none; MKL's fused
+ * multiply-adds are written as fmaf. */
 #include "layers/marian_ops.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -106,3 +108,167 @@ static void marian_layer_norm(float *y, const float *x, const ted_norm_weights *
 }
 
 const ted_norm_kind ted_marian_layer_norm_kind = {"LayerNorm", marian_layer_norm};
+
+/* ---- attention's products in MKL's order ------------------------------------ */
+
+/* The entry points in two copies, one for CPUs with FMA, where fmaf is an
+ * instruction rather than a call; the same results from either. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define WITH_FMA_COPY __attribute__((target_clones("fma", "default")))
+#define IN_EACH_COPY __attribute__((always_inline)) inline
+#else
+#define WITH_FMA_COPY
+#define IN_EACH_COPY inline
+#endif
+
+/* The orders MKL's AVX2 sgemm sums a dot product of n products in. */
+typedef enum sum_order {
+    ONE_CHAIN,          /* x_0, then each next one fused in */
+    TWO_CHAINS,         /* the even and the odd products each one fused chain, the
+                         * chains added, an odd last product fused in */
+    TWO_ROUNDED_CHAINS, /* the same with each product rounded before it is added */
+    PAIRS_OF_16,        /* 8 lanes of x_i + x_{i+8} a block of 16 (one query) */
+    LANES_OF_16,        /* 16 fused lanes of every 16th product, halved */
+    LANES_OF_8          /* 8 rounded lanes of every 8th product, halved */
+} sum_order;
+
+/* One dot product of a (n) and b (n, every `stride`-th float). */
+static IN_EACH_COPY float one_chain(const float *a, const float *b, size_t stride, int n)
+{
+    float s = a[0] * b[0];
+    for (int i = 1; i < n; i++)
+        s = fmaf(a[i], b[i * stride], s);
+    return s;
+}
+
+/* one_chain of 8 outputs side by side: out[l] of a (n) and b + l (n, every
+ * `stride`-th float). */
+static IN_EACH_COPY void one_chain_of_8(float *out, const float *a, const float *b,
+                                        size_t stride, int n)
+{
+    float s[8];
+    for (int l = 0; l < 8; l++)
+        s[l] = a[0] * b[l];
+    for (int i = 1; i < n; i++)
+        for (int l = 0; l < 8; l++)
+            s[l] = fmaf(a[i], b[i * stride + l], s[l]);
+    memcpy(out, s, sizeof s);
+}
+
+static IN_EACH_COPY float two_chains(const float *a, const float *b, size_t stride, int n,
+                                      bool fused)
+{
+    if (n < 2)
+        return a[0] * b[0];
+    float chain[2] = {a[0] * b[0], a[1] * b[stride]};
+    int even = n / 2 * 2;
+    for (int i = 2; i < even; i++)
+        chain[i % 2] = fused ? fmaf(a[i], b[i * stride], chain[i % 2])
+                             : chain[i % 2] + a[i] * b[i * stride];
+    float s = chain[0] + chain[1];
+    if (n % 2)
+        s = fused ? fmaf(a[n - 1], b[(n - 1) * stride], s) : s + a[n - 1] * b[(n - 1) * stride];
+    return s;
+}
+
+/* The 8 lanes' pairs of the 16 products from a and b. */
+static IN_EACH_COPY void pairs(float *pair, const float *a, const float *b)
+{
+    for (int l = 0; l < 8; l++)
+        pair[l] = fmaf(a[l], b[l], a[l + 8] * b[l + 8]);
+}
+
+static IN_EACH_COPY float pairs_of_16(const float *a, const float *b, int n)
+{
+    float lane[8], pair[8];
+    pairs(lane, a, b);
+    for (int block = 16; block < n; block += 16) {
+        pairs(pair, a + block, b + block);
+        for (int l = 0; l < 8; l++)
+            lane[l] = lane[l] + pair[l];
+    }
+    return ((lane[0] + lane[1]) + (lane[4] + lane[5])) +
+           ((lane[2] + lane[3]) + (lane[6] + lane[7]));
+}
+
+/* `width` lanes, lane l the chain of products l, l + width, ...; then lane
+ * l + w/2 added to lane l, w halving down to 1. */
+static IN_EACH_COPY float lanes(const float *a, const float *b, int n, int width, bool fused)
+{
+    float lane[16];
+    for (int l = 0; l < width; l++) {
+        lane[l] = a[l] * b[l];
+        for (int i = l + width; i < n; i += width)
+            lane[l] = fused ? fmaf(a[i], b[i], lane[l]) : lane[l] + a[i] * b[i];
+    }
+    for (int w = width / 2; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++)
+            lane[l] = lane[l] + lane[l + w];
+    return lane[0];
+}
+
+static IN_EACH_COPY float dot_in(sum_order order, const float *a, const float *b,
+                                  size_t stride, int n)
+{
+    switch (order) {
+    case TWO_CHAINS: return two_chains(a, b, stride, n, true);
+    case TWO_ROUNDED_CHAINS: return two_chains(a, b, stride, n, false);
+    case PAIRS_OF_16: return pairs_of_16(a, b, n);
+    case LANES_OF_16: return lanes(a, b, n, 16, true);
+    case LANES_OF_8: return lanes(a, b, n, 8, false);
+    case ONE_CHAIN: break;
+    }
+    return one_chain(a, b, stride, n);
+}
+
+/* The order of a row in the last block of 1 to 3 rows of a product of 6
+ * rows a block; ONE_CHAIN for the other rows. */
+static IN_EACH_COPY sum_order last_rows_order(ted_product_place at)
+{
+    int left = at.rows >= 6 ? at.rows % 6 : 0;
+    if (left == 0 || left > 3 || at.row < at.rows - left)
+        return ONE_CHAIN;
+    return left == 3 ? TWO_CHAINS : TWO_ROUNDED_CHAINS;
+}
+
+static IN_EACH_COPY sum_order scores_order(ted_product_place at, int column, int size)
+{
+    if (size % 16)
+        return ONE_CHAIN;
+    if (at.rows == 1)
+        return PAIRS_OF_16;
+    if (at.rows <= 3)
+        return at.row % 2 ? LANES_OF_8 : LANES_OF_16;
+    sum_order last = last_rows_order(at);
+    if (last != ONE_CHAIN)
+        return last;
+    bool whole = column < at.columns / 16 * 16 || at.columns % 16 > 8;
+    return whole ? ONE_CHAIN : TWO_CHAINS;
+}
+
+WITH_FMA_COPY
+static void marian_dots(float *scores, const float *q, const float *keys, int count, int size,
+                        float scale, ted_product_place at)
+{
+    for (int j = 0; j < count; j++) {
+        sum_order order = scores_order(at, j, size);
+        scores[j] = dot_in(order, q, keys + (size_t)j * size, 1, size) * scale;
+    }
+}
+
+WITH_FMA_COPY
+static void marian_weigh(float *out, const float *weights, const float *values, int count,
+                         int size, ted_product_place at)
+{
+    sum_order order = at.rows == 1 ? ONE_CHAIN
+                      : at.rows <= 3 ? TWO_CHAINS : last_rows_order(at);
+    int i = 0;
+    if (order == ONE_CHAIN)  /* 8 outputs at a time, each its own chain */
+        for (; i + 8 <= size; i += 8)
+            one_chain_of_8(out + i, weights, values + i, (size_t)size, count);
+    for (; i < size; i++)
+        out[i] = dot_in(order, weights, values + i, (size_t)size, count);
+}
+
+const ted_attention_arithmetic ted_marian_attention = {marian_dots, ted_marian_softmax,
+                                                       marian_weigh};

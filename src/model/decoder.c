@@ -51,7 +51,7 @@ static void cross_and_feed_forward(const ted_model *m, const ted_decoder_layer *
     float *x = a->x;
     int rows = shape.batch, d = m->config.d_model;
     ted_attention_keys cross = {TED_KV_FROM_CACHE, cache->cross, {st->source_lengths, false},
-                                NULL, m->attention_scale, m->attention_softmax};
+                                NULL, m->attention_scale, m->attention_arithmetic};
 
     const float *in = ted_add_norm_input(x, a->normed, &w->norm2, norm, rows, d);
     ted_multi_head_attention(a->sublayer, in, &w->cross_attention, cross, shape, &a->attention,
@@ -131,7 +131,7 @@ static void self_attention_layer(const ted_model *m, const ted_decoder_layer *w,
     const ted_position_bias *bias = m->weights.decoder_bias.table ? &m->weights.decoder_bias
                                                                   : NULL;
     ted_attention_keys self = {TED_KV_FROM_X, cache->self, {NULL, true}, bias,
-                               m->attention_scale, m->attention_softmax};
+                               m->attention_scale, m->attention_arithmetic};
 
     const float *in = first_sublayer_input(m, w, shape, st);
     if (cache->inputs) {

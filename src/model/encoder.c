@@ -52,7 +52,7 @@ static void encoder_layer(const ted_model *m, const ted_encoder_layer *w,
     ted_attention_mask padding = {st->source_lengths, false};
     ted_attention_keys self = {TED_KV_FROM_X, st->layer_kv, padding, m->weights.encoder_bias.table
                                ? &m->weights.encoder_bias : NULL, m->attention_scale,
-                               m->attention_softmax};
+                               m->attention_arithmetic};
     self.cache.length = 0;  /* each layer attends over its own K and V */
 
     const float *in = ted_add_norm_input(x, a->normed, &w->norm1, norm, rows, d);

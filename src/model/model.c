@@ -228,7 +228,7 @@ static ted_status load_marian(ted_model *m, const char *dir, const ted_marian_fi
     snprintf(m->marian_type, sizeof m->marian_type, "%s", mm.weights.model_type);
     /* Marian's float arithmetic before each quantization (layers/marian_ops.h) */
     m->kinds.norm.kind = &ted_marian_layer_norm_kind;
-    m->attention_softmax = ted_marian_softmax;
+    m->attention_arithmetic = &ted_marian_attention;
     m->reprojects_self_kv = m->kinds.decoder_layer == &ted_self_attention_decoder_layer &&
                             m->config.decoder_layers > 0 &&
                             m->weights.decoder[0].self_attention.k_weight.x_mult == TED_I8_WHOLE;

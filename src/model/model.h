@@ -113,8 +113,8 @@ struct ted_model {
     float output_scale;          /* d_model^-0.5 (scale_output), or 1 */
     float attention_scale;       /* of q . k (ted_attention_keys.scale): 0, 1 / sqrt
                                   * (query_size), or 1 without scale_attention */
-    void (*attention_softmax)(float *x, int n);  /* ted_attention_keys.softmax: NULL, or
-                                                  * Marian's for a Marian model */
+    const ted_attention_arithmetic *attention_arithmetic;  /* ted_attention_keys
+                                  * .arithmetic: NULL, or Marian's for a Marian model */
     int *buckets;                /* relative positions: both stacks' bucket tables
                                   * (weights.encoder_bias.buckets, decoder_bias's) */
     ted_safetensors file;
