@@ -141,17 +141,17 @@ static IN_EACH_COPY float one_chain(const float *a, const float *b, size_t strid
     return s;
 }
 
-/* one_chain of 8 outputs side by side: out[l] of a (n) and b + l (n, every
- * `stride`-th float). */
+/* one_chain of 8 dot products side by side: out[l] of a (n) and b + l *
+ * across (n, every `along`-th float). */
 static IN_EACH_COPY void one_chain_of_8(float *out, const float *a, const float *b,
-                                        size_t stride, int n)
+                                        size_t along, size_t across, int n)
 {
     float s[8];
     for (int l = 0; l < 8; l++)
-        s[l] = a[0] * b[l];
+        s[l] = a[0] * b[l * across];
     for (int i = 1; i < n; i++)
         for (int l = 0; l < 8; l++)
-            s[l] = fmaf(a[i], b[i * stride + l], s[l]);
+            s[l] = fmaf(a[i], b[i * along + l * across], s[l]);
     memcpy(out, s, sizeof s);
 }
 
@@ -250,7 +250,15 @@ WITH_FMA_COPY
 static void marian_dots(float *scores, const float *q, const float *keys, int count, int size,
                         float scale, ted_product_place at)
 {
-    for (int j = 0; j < count; j++) {
+    int j = 0;
+    /* 8 keys at a time while they sum in one chain (the columns that do not
+     * are the last ones) */
+    for (; j + 8 <= count && scores_order(at, j + 7, size) == ONE_CHAIN; j += 8) {
+        one_chain_of_8(scores + j, q, keys + (size_t)j * size, 1, (size_t)size, size);
+        for (int l = 0; l < 8; l++)
+            scores[j + l] = scores[j + l] * scale;
+    }
+    for (; j < count; j++) {
         sum_order order = scores_order(at, j, size);
         scores[j] = dot_in(order, q, keys + (size_t)j * size, 1, size) * scale;
     }
@@ -265,7 +273,7 @@ static void marian_weigh(float *out, const float *weights, const float *values, 
     int i = 0;
     if (order == ONE_CHAIN)  /* 8 outputs at a time, each its own chain */
         for (; i + 8 <= size; i += 8)
-            one_chain_of_8(out + i, weights, values + i, (size_t)size, count);
+            one_chain_of_8(out + i, weights, values + i, (size_t)size, 1, count);
     for (; i < size; i++)
         out[i] = dot_in(order, weights, values + i, (size_t)size, count);
 }
