@@ -121,7 +121,9 @@ ted_status ted_session_encode(ted_session *s, const int *const *source_ids,
     s->step_limit = max_steps;
 
     s->batch = batch;
+    s->origins_given = (uint64_t)batch;
     for (int b = 0; b < batch; b++) {
+        s->origins[b] = (uint64_t)b;
         s->source_lengths[b] = source_lengths[b];
         s->decoder.steps[b] = 0;
         ted_copy_padded(s->source_ids + (size_t)b * source_len, source_ids[b],

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "model/decoder.h"
@@ -40,6 +41,8 @@ typedef struct ted_carried {
                              * row holds, by its row in this buffer: the buffers of
                              * lengths are carried before the caches they measure */
     size_t position_bytes;  /* with lengths: the bytes of one position in a block */
+    bool per_source;        /* the same in every row of one source (ted_session.origins):
+                             * select() copies a row only into a row of another */
 } ted_carried;
 
 struct ted_session {
@@ -61,6 +64,10 @@ struct ted_session {
                             * not a size that is allocated */
     int *source_ids;       /* (batch, source_len), padded with pad_id */
     int *source_lengths;   /* (batch) */
+    uint64_t *origins;     /* (batch): which encoded or joined source each row decodes;
+                            * rows of one origin hold the same per-source buffers
+                            * (ted_carried.per_source) */
+    uint64_t origins_given;  /* the origins handed out since the last encode */
     float *positions;      /* (position_offset + max(source_len, max_steps), d_model):
                             * the sinusoidal encoding of every position this decode
                             * reaches (unused with learned tables) */

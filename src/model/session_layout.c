@@ -127,6 +127,7 @@ static void layout(ted_session *s, arena *a, int batch, int source_len, int max_
     ted_decoder_state *decoder = &s->decoder;
 
     s->source_lengths = take(a, B, sizeof(int));
+    s->origins = take(a, B, sizeof(uint64_t));
     s->source_ids = take(a, ted_mul_size(B, S), sizeof(int));
     decoder->steps = take(a, B, sizeof(int));
     s->positions = take(a, product((S > T ? S : T) + c->position_offset, d, 1), sizeof(float));
@@ -178,31 +179,36 @@ static int carried_buffers(const ted_session *s, ted_carried *list)
     const ted_decoder_state *decoder = &s->decoder;
     int n = 0;
     const int *steps = decoder->steps, *sources = s->source_lengths;
-    list[n++] = (ted_carried){s->source_lengths, 1, 1, sizeof(int), NULL, 0};
-    list[n++] = (ted_carried){decoder->steps, 1, 1, sizeof(int), NULL, 0};
-    list[n++] = (ted_carried){s->source_ids, 1, 1, S * sizeof(int), NULL, 0};
+    list[n++] = (ted_carried){s->source_lengths, 1, 1, sizeof(int), NULL, 0, true};
+    list[n++] = (ted_carried){decoder->steps, 1, 1, sizeof(int), NULL, 0, false};
+    list[n++] = (ted_carried){s->source_ids, 1, 1, S * sizeof(int), NULL, 0, true};
     for (int l = 0; l < c->decoder_layers; l++) {
         const ted_decoder_cache *cache = &decoder->caches[l];
-        list[n++] = (ted_carried){cache->self.k, 1, (int)h, T * q * f, steps, q * f};
-        list[n++] = (ted_carried){cache->self.v, 1, (int)h, T * q * f, steps, q * f};
-        list[n++] = (ted_carried){cache->cross.k, 1, (int)h, S * q * f, sources, q * f};
-        list[n++] = (ted_carried){cache->cross.v, 1, (int)h, S * q * f, sources, q * f};
+        list[n++] = (ted_carried){cache->self.k, 1, (int)h, T * q * f, steps, q * f, false};
+        list[n++] = (ted_carried){cache->self.v, 1, (int)h, T * q * f, steps, q * f, false};
+        list[n++] = (ted_carried){cache->cross.k, 1, (int)h, S * q * f, sources, q * f, true};
+        list[n++] = (ted_carried){cache->cross.v, 1, (int)h, S * q * f, sources, q * f, true};
         if (cache->inputs)
-            list[n++] = (ted_carried){cache->inputs, 1, 1, T * d * f, steps, d * f};
+            list[n++] = (ted_carried){cache->inputs, 1, 1, T * d * f, steps, d * f, false};
     }
     if (s->keep_encoder_attention)
         list[n++] = (ted_carried){s->encoder.kept_attention, c->encoder_layers, (int)(h * S),
-                                  S * f, NULL, 0};
+                                  S * f, NULL, 0, true};
     if (s->keep_attention) {
-        list[n++] = (ted_carried){decoder->kept.self, c->decoder_layers, (int)h, T * f, NULL, 0};
-        list[n++] = (ted_carried){decoder->kept.cross, c->decoder_layers, (int)h, S * f, NULL, 0};
+        list[n++] = (ted_carried){decoder->kept.self, c->decoder_layers, (int)h, T * f, NULL,
+                                  0, false};
+        list[n++] = (ted_carried){decoder->kept.cross, c->decoder_layers, (int)h, S * f, NULL,
+                                  0, false};
     }
+    /* last, and not per source: select() reads the rows' old origins until
+     * here */
+    list[n++] = (ted_carried){s->origins, 1, 1, sizeof(uint64_t), NULL, 0, false};
     return n;
 }
 
 int ted_carried_capacity(const ted_config *c)
 {
-    return 3 + 5 * c->decoder_layers + 3;
+    return 3 + 5 * c->decoder_layers + 3 + 1;
 }
 
 /* The bytes of each block that row r of `to` takes from `from`: what the
@@ -243,26 +249,43 @@ static void gather_layers(ted_carried buffer, int batch, const int *rows, int co
     }
 }
 
-/* True when every row either stays (rows[r] == r) or comes from past the
- * new batch (rows[r] >= count): as when rows ended and the last rows
- * take their places. No row is then read after it is written. */
-static bool fills_from_the_end(const int *rows, int count)
+/* The rows before a select(), which hold what they hold; the rows past
+ * them hold nothing yet. */
+typedef struct old_rows {
+    int batch;
+    const uint64_t *origins;
+} old_rows;
+
+/* Whether row r of a one-layer buffer takes another row's bytes: it takes
+ * row rows[r] in its place, but for a per-source buffer when it already
+ * holds that row's source. */
+static bool takes(ted_carried buffer, const int *rows, int r, old_rows old)
 {
-    for (int r = 0; r < count; r++)
-        if (rows[r] != r && rows[r] < count)
-            return false;
-    return true;
+    bool same_source = r < old.batch && old.origins[rows[r]] == old.origins[r];
+    return rows[r] != r && !(buffer.per_source && same_source);
 }
 
-/* One layer's rows in place: only the rows that move are copied. */
-static void fill_rows(ted_carried buffer, const int *rows, int count)
+/* One layer's rows in place, row r from row rows[r]: only the rows that
+ * take another's are written. A row read that is written over is read into
+ * scratch (count, row_bytes) first. */
+static void take_rows(ted_carried buffer, const int *rows, int count, old_rows old,
+                      char *scratch)
 {
-    size_t bytes = row_bytes(buffer);
+    size_t bytes = row_bytes(buffer), block = buffer.block_bytes;
     char *data = buffer.data;
     for (int r = 0; r < count; r++)
-        if (rows[r] != r)
-            copy_row(data + r * bytes, buffer.block_bytes, data + rows[r] * bytes,
-                     buffer.block_bytes, buffer.blocks, used_bytes(buffer, buffer, r));
+        if (takes(buffer, rows, r, old) && rows[r] < count &&
+            takes(buffer, rows, rows[r], old))
+            copy_row(scratch + r * bytes, block, data + rows[r] * bytes, block, buffer.blocks,
+                     used_bytes(buffer, buffer, r));
+    for (int r = 0; r < count; r++) {
+        if (!takes(buffer, rows, r, old))
+            continue;
+        bool kept_aside = rows[r] < count && takes(buffer, rows, rows[r], old);
+        const char *from = kept_aside ? scratch + r * bytes : data + rows[r] * bytes;
+        copy_row(data + r * bytes, block, from, block, buffer.blocks,
+                 used_bytes(buffer, buffer, r));
+    }
 }
 
 /* (layers, batch, blocks) in `from` -> (layers, count, blocks) in `to`,
@@ -284,10 +307,10 @@ static void copy_layer_rows(ted_carried to, ted_carried from, int batch, const i
 void ted_arena_gather(ted_session *s, const int *keep, int kept)
 {
     int buffers = carried_buffers(s, s->old_carried);
-    bool in_place = fills_from_the_end(keep, kept);
+    old_rows old = {s->batch, s->origins};
     for (int i = 0; i < buffers; i++) {
-        if (in_place && s->old_carried[i].layers == 1)
-            fill_rows(s->old_carried[i], keep, kept);
+        if (s->old_carried[i].layers == 1)
+            take_rows(s->old_carried[i], keep, kept, old, (char *)s->gather);
         else
             gather_layers(s->old_carried[i], s->batch, keep, kept, (char *)s->gather);
     }
@@ -315,6 +338,8 @@ void ted_arena_copy_joining(ted_session *s, const ted_session *joining)
         to.lengths = to.lengths ? to.lengths + s->batch : NULL;
         copy_layer_rows(to, joining->old_carried[i], joining->batch, NULL, joining->batch);
     }
+    for (int r = s->batch; r < s->batch + joining->batch; r++)
+        s->origins[r] = s->origins_given++;
     pad_source_ids(s, s->batch, joining->batch);
 }
 
