@@ -112,13 +112,17 @@ const ted_norm_kind ted_marian_layer_norm_kind = {"LayerNorm", marian_layer_norm
 /* ---- attention's products in MKL's order ------------------------------------ */
 
 /* The entry points in two copies, one for CPUs with FMA, where fmaf is an
- * instruction rather than a call; the same results from either. */
+ * instruction rather than a call; the same results from either. (A copy
+ * chosen by the CPU at each call, not target_clones: an ifunc resolver
+ * runs before ThreadSanitizer's runtime is up.) */
 #if defined(__x86_64__) && defined(__GNUC__)
-#define WITH_FMA_COPY __attribute__((target_clones("fma", "default")))
+#define FMA_COPY __attribute__((target("fma")))
 #define IN_EACH_COPY __attribute__((always_inline)) inline
+#define CPU_HAS_FMA() __builtin_cpu_supports("fma")
 #else
-#define WITH_FMA_COPY
+#define FMA_COPY
 #define IN_EACH_COPY inline
+#define CPU_HAS_FMA() 0
 #endif
 
 /* The orders MKL's AVX2 sgemm sums a dot product of n products in. */
@@ -246,9 +250,8 @@ static IN_EACH_COPY sum_order scores_order(ted_product_place at, int column, int
     return whole ? ONE_CHAIN : TWO_CHAINS;
 }
 
-WITH_FMA_COPY
-static void marian_dots(float *scores, const float *q, const float *keys, int count, int size,
-                        float scale, ted_product_place at)
+static IN_EACH_COPY void dots(float *scores, const float *q, const float *keys, int count, int size,
+                               float scale, ted_product_place at)
 {
     int j = 0;
     /* 8 keys at a time while they sum in one chain (the columns that do not
@@ -264,9 +267,8 @@ static void marian_dots(float *scores, const float *q, const float *keys, int co
     }
 }
 
-WITH_FMA_COPY
-static void marian_weigh(float *out, const float *weights, const float *values, int count,
-                         int size, ted_product_place at)
+static IN_EACH_COPY void weigh(float *out, const float *weights, const float *values, int count,
+                                int size, ted_product_place at)
 {
     sum_order order = at.rows == 1 ? ONE_CHAIN
                       : at.rows <= 3 ? TWO_CHAINS : last_rows_order(at);
@@ -276,6 +278,38 @@ static void marian_weigh(float *out, const float *weights, const float *values, 
             one_chain_of_8(out + i, weights, values + i, (size_t)size, 1, count);
     for (; i < size; i++)
         out[i] = dot_in(order, weights, values + i, (size_t)size, count);
+}
+
+FMA_COPY
+static void dots_fma(float *scores, const float *q, const float *keys, int count, int size,
+                     float scale, ted_product_place at)
+{
+    dots(scores, q, keys, count, size, scale, at);
+}
+
+static void marian_dots(float *scores, const float *q, const float *keys, int count, int size,
+                        float scale, ted_product_place at)
+{
+    if (CPU_HAS_FMA())
+        dots_fma(scores, q, keys, count, size, scale, at);
+    else
+        dots(scores, q, keys, count, size, scale, at);
+}
+
+FMA_COPY
+static void weigh_fma(float *out, const float *weights, const float *values, int count,
+                      int size, ted_product_place at)
+{
+    weigh(out, weights, values, count, size, at);
+}
+
+static void marian_weigh(float *out, const float *weights, const float *values, int count,
+                         int size, ted_product_place at)
+{
+    if (CPU_HAS_FMA())
+        weigh_fma(out, weights, values, count, size, at);
+    else
+        weigh(out, weights, values, count, size, at);
 }
 
 const ted_attention_arithmetic ted_marian_attention = {marian_dots, ted_marian_softmax,
