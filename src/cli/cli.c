@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/text.h"
+#include "frontend/options.h"
 #include "ted/learn.h"
 
 int cli_error(const char *format, ...)
@@ -167,6 +168,35 @@ bool cli_take_int(cli_args *a, const char *option, int min, int max, int *out)
         return false;
     }
     return true;
+}
+
+bool cli_take_bad_words(cli_args *a, const char *option, frontend_choice *d)
+{
+    if (!cli_take_value(a, option))
+        return false;
+    int ids[TED_BAD_WORDS_MAX], count = 0;
+    const char *at = a->value;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long id = strtol(at, &end, 10);
+        if (end == at || errno || id < 0 || id > INT_MAX || count == TED_BAD_WORDS_MAX ||
+            (*end != ',' && *end != '\0'))
+            break;
+        ids[count++] = (int)id;
+        if (*end == '\0') {
+            if (frontend_add_bad_words(d, ids, count))
+                return true;
+            cli_error("%s: more than %d ids in all (each sequence's and one more)", option,
+                      TED_BAD_WORDS_MAX);
+            a->failed = true;
+            return false;
+        }
+        at = end + 1;
+    }
+    cli_error("%s: '%s' is not token ids separated by commas (5,17)", option, a->value);
+    a->failed = true;
+    return false;
 }
 
 ted_model *cli_load_model(const char *dir)

@@ -88,6 +88,10 @@ void cli_unknown_option(cli_args *a, const char *option);
 bool cli_require_model(const cli_args *a);
 /* Parses the value as an int in [min, max]. */
 bool cli_take_int(cli_args *a, const char *option, int min, int max, int *out);
+/* --bad-words-ids IDS: one sequence, its ids separated by commas, added to
+ * those of the option's other uses. */
+struct frontend_choice;
+bool cli_take_bad_words(cli_args *a, const char *option, struct frontend_choice *d);
 
 /* Loads a model, printing the error on failure. */
 ted_model *cli_load_model(const char *dir);

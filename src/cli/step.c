@@ -50,7 +50,7 @@ static const char usage[] =
     "                        Linear + Softmax\n"
     "  --max-length N        at most N steps (default: the model's decoding rule)\n"
     "  --no-repeat-ngram-size N, --encoder-no-repeat-ngram-size N,\n"
-    "  --repetition-penalty R, --min-length N, --min-new-tokens N\n"
+    "  --repetition-penalty R, --min-length N, --min-new-tokens N, --bad-words-ids IDS\n"
     "                        the rules on the scores, as ted translate takes them\n"
     "                        (default: the model's config); each candidate a rule\n"
     "                        changed says which and why (\"banned: would repeat the\n"
@@ -525,6 +525,8 @@ static bool rule_option(cli_args *a, const char *option, frontend_choice *d)
         d->min_length_given = cli_take_int(a, option, 0, max, &d->min_length);
     else if (!strcmp(option, "--min-new-tokens"))
         d->min_new_tokens_given = cli_take_int(a, option, 0, max, &d->min_new_tokens);
+    else if (!strcmp(option, "--bad-words-ids"))
+        cli_take_bad_words(a, option, d);
     else if (strcmp(option, "--repetition-penalty"))
         return cli_language_option(a, option, &d->languages);
     else if (cli_take_value(a, option)) {
@@ -587,6 +589,7 @@ static int step_command(ted_model *model, const cli_args *a, void *options)
         [TED_OPTION_MIN_LENGTH] = "--min-length",
         [TED_OPTION_MIN_NEW_TOKENS] = "--min-new-tokens",
         [TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE] = "--encoder-no-repeat-ngram-size",
+        [TED_OPTION_BAD_WORDS_IDS] = "--bad-words-ids",
     };
     ted_translate_options chosen;
     ted_error err = {0};

@@ -723,37 +723,6 @@ static bool take_number(cli_args *a, const char *option, ted_option which, float
     return take_float(a, option, min, included, max, out);
 }
 
-/* --bad-words-ids IDS: one sequence, its ids separated by commas, added to
- * those of the option's other uses. */
-static bool take_bad_words(cli_args *a, const char *option, frontend_choice *d)
-{
-    if (!cli_take_value(a, option))
-        return false;
-    int ids[TED_BAD_WORDS_MAX], count = 0;
-    const char *at = a->value;
-    for (;;) {
-        char *end;
-        errno = 0;
-        long id = strtol(at, &end, 10);
-        if (end == at || errno || id < 0 || id > INT_MAX || count == TED_BAD_WORDS_MAX ||
-            (*end != ',' && *end != '\0'))
-            break;
-        ids[count++] = (int)id;
-        if (*end == '\0') {
-            if (frontend_add_bad_words(d, ids, count))
-                return true;
-            cli_error("%s: more than %d ids in all (each sequence's and one more)", option,
-                      TED_BAD_WORDS_MAX);
-            a->failed = true;
-            return false;
-        }
-        at = end + 1;
-    }
-    cli_error("%s: '%s' is not token ids separated by commas (5,17)", option, a->value);
-    a->failed = true;
-    return false;
-}
-
 /* Everything the command line says, until the model is loaded. */
 typedef struct translate_args {
     translate_job job;
@@ -802,7 +771,7 @@ static bool decoding_option(cli_args *a, const char *option, frontend_choice *d)
         d->min_new_tokens_given =
             take_whole(a, option, TED_OPTION_MIN_NEW_TOKENS, &d->min_new_tokens);
     else if (!strcmp(option, "--bad-words-ids"))
-        take_bad_words(a, option, d);
+        cli_take_bad_words(a, option, d);
     else if (!strcmp(option, "--encoder-no-repeat-ngram-size"))
         d->encoder_ngram_given = take_whole(a, option, TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE,
                                             &d->encoder_ngram);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # What `ted step` says a rule on the scores did to each candidate
-# (no_repeat_ngram_size, min_length, repetition_penalty, the config's
-# banned_ids), held to transformers' logits processors: at every step, the
+# (no_repeat_ngram_size, min_length, repetition_penalty, bad_words_ids, the
+# config's banned_ids), held to transformers' logits processors: at every step, the
 # candidates ted says a rule banned or penalised are exactly those the
 # processor, given the same prefix, sets to -infinity or changes, and the
 # n-gram ted names is the prefix's last tokens and the candidate; a model
@@ -28,9 +28,16 @@ step_run() {
     fi
 }
 
+# target ids of the toy vocabulary (line n is id n - 1)
+target_id() {
+    echo $(($(grep -n -x "$1" "$MODEL/vocab.tgt" | cut -d: -f1) - 1))
+}
+
 step_run ngram --no-repeat-ngram-size 2 &&
     step_run min-length --min-length 9 &&
     step_run penalty --repetition-penalty 1.5 &&
+    step_run bad-words --bad-words-ids "$(target_id le),$(target_id chat)" \
+        --bad-words-ids "$(target_id mange)" &&
     step_run plain || exit 0
 
 if ! "$TEST_PYTHON" -c "import torch, transformers" 2>/dev/null; then
@@ -43,8 +50,8 @@ import re
 import sys
 
 import torch
-from transformers import (MinLengthLogitsProcessor, NoRepeatNGramLogitsProcessor,
-                          RepetitionPenaltyLogitsProcessor)
+from transformers import (MinLengthLogitsProcessor, NoBadWordsLogitsProcessor,
+                          NoRepeatNGramLogitsProcessor, RepetitionPenaltyLogitsProcessor)
 
 work, model = sys.argv[1], sys.argv[2]
 with open(model + "/vocab.tgt", encoding="utf-8") as f:
@@ -120,6 +127,19 @@ def penalised(prefix, token, changed):
 
 
 check("step-repetition-penalty", "penalty", RepetitionPenaltyLogitsProcessor(1.5), penalised, "penalised")
+
+
+def bad_word(prefix, token, changed):
+    if not changed:
+        return ""
+    if token == "mange":
+        return "banned: a bad word (bad_words_ids)"
+    return "banned: would complete the bad words '%s %s' (bad_words_ids)" % (prefix[-1], token)
+
+
+check("step-bad-words", "bad-words",
+      NoBadWordsLogitsProcessor([[ids["le"], ids["chat"]], [ids["mange"]]], eos), bad_word,
+      "banned: would complete")
 
 # Without a rule no candidate carries a reason, and the banned 2-gram's
 # token is the model's own first choice: the rule changes the translation.
