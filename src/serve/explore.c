@@ -396,6 +396,10 @@ static bool read_rule(const cJSON *v, const char *name, frontend_choice *d, bool
             *ok = whole_number(v, 0, EXPLORE_MAX_STEPS, (int *)((char *)d + rules[i].value));
             return true;
         }
+    if (!strcmp(name, "bad_words_ids")) {
+        *ok = serve_read_bad_words(v, d);
+        return true;
+    }
     if (strcmp(name, "repetition_penalty"))
         return false;
     d->repetition_penalty_given = true;
@@ -411,6 +415,9 @@ static bool read_field(const cJSON *v, explore_request *r, bool beam, serve_refu
     if (read_rule(v, name, &r->choice, &ok)) {
         if (!strcmp(name, "repetition_penalty"))
             return ok || serve_refuse(no, 400, "%s: expected a number", name);
+        if (!strcmp(name, "bad_words_ids"))
+            return ok || serve_refuse(no, 400, "%s: expected lists of token ids, in all fewer "
+                                      "than %d ids and lists", name, TED_BAD_WORDS_MAX);
         return ok || serve_refuse(no, 400, "%s: expected a whole number from 0 to %d", name,
                                   EXPLORE_MAX_STEPS);
     }
@@ -598,6 +605,16 @@ static cJSON *rules_json(const ted_logits_rules *r)
     cJSON_AddNumberToObject(o, "encoder_no_repeat_ngram_size", r->encoder_no_repeat_ngram_size);
     cJSON_AddNumberToObject(o, "min_length", r->min_length);
     cJSON_AddNumberToObject(o, "min_new_tokens", r->min_new_tokens);
+    cJSON *lists = cJSON_AddArrayToObject(o, "bad_words_ids"), *list = NULL;
+    for (int i = 0; lists && i < r->bad_words_length && i < TED_BAD_WORDS_MAX; i++) {
+        if (r->bad_words[i] < 0) {
+            list = NULL;
+            continue;
+        }
+        if (!list)
+            cJSON_AddItemToArray(lists, list = cJSON_CreateArray());
+        cJSON_AddItemToArray(list, cJSON_CreateNumber(r->bad_words[i]));
+    }
     return o;
 }
 

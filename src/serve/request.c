@@ -199,8 +199,7 @@ static const char *expected(field_kind kind, char *words, size_t size)
     return "";
 }
 
-/* bad_words_ids: [[5, 17], [9]], each list a sequence of target ids. */
-static bool read_bad_words(const cJSON *v, frontend_choice *d)
+bool serve_read_bad_words(const cJSON *v, frontend_choice *d)
 {
     const cJSON *list, *item;
     if (!cJSON_IsArray(v))
@@ -253,7 +252,7 @@ static bool store(const field *f, const cJSON *v, serve_request *r)
     case FIELD_EARLY_STOPPING:
         return serve_option_word(TED_OPTION_EARLY_STOPPING, v, (int *)at);
     case FIELD_BAD_WORDS:
-        return read_bad_words(v, &r->choice);
+        return serve_read_bad_words(v, &r->choice);
     }
     return false;
 }

@@ -37,6 +37,10 @@ bool serve_option_word(ted_option option, const struct cJSON *v, int *value);
 /* The words of `option` as a request gives them: 'false, true or "never"'. */
 void serve_option_words(ted_option option, char *out, size_t size);
 
+/* bad_words_ids: [[5, 17], [9]], each list a sequence of target ids, added
+ * to d's; false when `v` is not such lists or they are too many. */
+bool serve_read_bad_words(const struct cJSON *v, frontend_choice *d);
+
 /* Parses a body: a JSON object of known fields, each of its type. Returns
  * false with the reason in `message` (a 400 answer). */
 bool serve_parse_request(const char *body, size_t length, serve_request *request,

@@ -51,7 +51,12 @@ Checks (one "ok NAME" or "FAIL NAME: why" line each; exit 1 if one fails):
                are struck out with "banned: would repeat the 2-gram '...'",
                and the translation is ted translate --no-repeat-ngram-size
                2's; min_length typed into the rules form bans EOS, said so
-               beside it, at exactly the steps before min_length
+               beside it, at exactly the steps before min_length; a URL with
+               bad_words_ids=6,84; 312 ('le chat', 'mange') gives ted translate
+               --bad-words-ids's translation, the form shows the sequences,
+               and exactly the candidates the rule's definition bans are
+               struck out with "banned: would complete the bad words 'le
+               chat'" or "banned: a bad word"
   network/*    no request left 127.0.0.1 (the DevTools network events), none
                failed, every answer 200 (no 503: the page never sends an
                explorer request while another is decoded); no console
@@ -1028,6 +1033,57 @@ def test_rules(browser, server):
           f"{bad[:3]} of {marks}; shown at step {first}: {shown}")
 
 
+def bad_words_banned(prefix, sequences):
+    """The tokens NoBadWordsLogitsProcessor's definition bans after `prefix`:
+    each sequence's last token where the prefix ends with the rest of it."""
+    return {seq[-1] for seq in sequences
+            if len(seq) == 1 or prefix[len(prefix) - (len(seq) - 1):] == seq[:-1]}
+
+
+def test_bad_words(browser, server):
+    """bad_words_ids in the URL: the translation is ted translate
+    --bad-words-ids's; the candidates the rule bans, and only those, are
+    struck out with why; the rules form shows the sequences."""
+    vocab = [line.rstrip("\n") for line in open(os.path.join(MODEL, "vocab.tgt"),
+                                                  encoding="utf-8")]
+    sequences = [["le", "chat"], ["mange"]]
+    ids = [[vocab.index(t) for t in seq] for seq in sequences]
+    text_ids = "; ".join(",".join(str(i) for i in seq) for seq in ids)
+    expected = ted("translate", "-m", MODEL, *[a for seq in ids for a in
+                   ("--bad-words-ids", ",".join(str(i) for i in seq))], RULES_SENTENCE).strip()
+    query = urllib.parse.urlencode({"model": os.path.basename(MODEL), "source": RULES_SENTENCE,
+                                    "bad_words_ids": text_ids})
+    if not browser.navigate(server.base + "/?" + query + "&step=end"):
+        fail("rules/bad-words", "the page did not load")
+        return
+    data = browser.evaluate("window.ted.state.data")
+    text = shown_text(browser.evaluate(SHOWN), data)
+    form = browser.evaluate("document.getElementById('rule-bad_words_ids').value")
+    check(f"rules/bad-words-translation-is-ted-translate ({text}; form '{form}')",
+          text == expected and form == text_ids,
+          f"page '{text}', ted translate --bad-words-ids '{expected}'; form '{form}'")
+    wrong, seen = [], []
+    for i, step in enumerate(data["steps"]):
+        browser.key("Home", keycode=36)
+        for _ in range(i):
+            browser.key("ArrowRight", keycode=39)
+        browser.wait_for(f"window.ted.state.step === {i + 1}")
+        prefix = [s["input"]["token"] for s in data["steps"][:i + 1]]
+        banned = bad_words_banned(prefix, sequences)
+        for c in browser.evaluate(CANDIDATES):
+            want = ""
+            if c["token"] in banned:
+                want = "banned: a bad word (bad_words_ids)" if c["token"] == "mange" else \
+                    f"banned: would complete the bad words '{prefix[-1]} {c['token']}' (bad_words_ids)"
+            if c["why"] != want or c["banned"] != bool(want):
+                wrong.append(f"step {i + 1} '{c['token']}': shown {c['why']!r}, want {want!r}")
+            if want:
+                seen.append(f"step {i + 1} '{c['token']}'")
+    check(f"rules/bad-words-banned-shown ({', '.join(seen)})",
+          any("chat" in x for x in seen) and not wrong,
+          "; ".join(wrong[:3]) or f"no sequence's last token banned ({seen})")
+
+
 def test_network(browser, server):
     events = browser.events
     urls = [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
@@ -1078,6 +1134,7 @@ def main():
                 test_model_switch(browser)
                 test_languages(browser, multilingual)
         test_rules(browser, server)
+        test_bad_words(browser, server)
         test_network(browser, server)
         test_trained(browser, work)
         test_t5_bias(browser, work)

@@ -3,7 +3,8 @@
 // POST /v1/explore (a greedy decode with every step's top-k and attention
 // weights), POST /v1/beam (a beam search, step by step). The state lives in
 // the URL: ?model=NAME&source_lang=CODE&target_lang=CODE&source=TEXT&forced=N:TOKEN...
-// &step=N|end&beam=N, and the rules on the scores given (&no_repeat_ngram_size=N...)
+// &step=N|end&beam=N, and the rules on the scores given (&no_repeat_ngram_size=N...,
+// &bad_words_ids=6,84;312)
 'use strict';
 
 (function () {
@@ -12,6 +13,16 @@
   // the inputs of the rules form (#rule-KEY).
   const RULES = ['no_repeat_ngram_size', 'encoder_no_repeat_ngram_size', 'repetition_penalty',
     'min_length', 'min_new_tokens'];
+  // bad_words_ids, lists of target ids, as the URL and the form write them:
+  // "6,84; 312" <-> [[6, 84], [312]] (null: not lists of ids)
+  const BAD_WORDS = 'bad_words_ids';
+  function parseBadWords(text) {
+    const lists = text.split(';').map((part) => part.trim()).filter((part) => part !== '')
+      .map((part) => part.split(',').map((id) => id.trim()));
+    const ids = lists.flat();
+    return ids.every((id) => /^[0-9]+$/.test(id)) ? lists.map((l) => l.map(Number)) : null;
+  }
+  function badWordsText(lists) { return lists.map((l) => l.join(',')).join('; '); }
   const KINDS = [
     { key: 'encoder', name: 'Encoder self-attention', query: 'source', keys: 'source' },
     { key: 'self', name: 'Masked decoder self-attention', query: 'target', keys: 'target' },
@@ -130,6 +141,8 @@
       const value = parseFloat(q.get(key));
       if (q.has(key) && value >= 0) rules[key] = value;
     }
+    const badWords = parseBadWords(q.get(BAD_WORDS) || '');
+    if (badWords && badWords.length) rules[BAD_WORDS] = badWords;
     return {
       model: q.get('model'), source: q.get('source') || '', forced, rules,
       languages: { source: q.get('source_lang'), target: q.get('target_lang') },
@@ -146,6 +159,7 @@
     if (state.source) q.set('source', state.source);
     for (const f of state.forced) q.append('forced', f.step + ':' + f.token);
     for (const key of RULES) if (key in state.rules) q.set(key, String(state.rules[key]));
+    if (state.rules[BAD_WORDS]) q.set(BAD_WORDS, badWordsText(state.rules[BAD_WORDS]));
     if (state.data) q.set('step', state.step === steps() ? 'end' : String(state.step));
     if (state.beam) q.set('beam', String(state.beam));
     history.replaceState(null, '', '?' + q.toString());
@@ -315,6 +329,7 @@
   function renderRules() {
     if (!state.data || !state.data.rules) return;
     for (const key of RULES) $('rule-' + key).value = String(state.data.rules[key]);
+    $('rule-' + BAD_WORDS).value = badWordsText(state.data.rules[BAD_WORDS] || []);
   }
 
   function renderTokens() {
@@ -772,8 +787,12 @@
     $('last').addEventListener('click', () => go(steps()));
     $('rules-form').addEventListener('change', (event) => {
       const key = event.target.id.replace(/^rule-/, ''), value = parseFloat(event.target.value);
-      if (!RULES.includes(key) || !(value >= 0)) return;
-      state.rules[key] = value;
+      const badWords = key === BAD_WORDS ? parseBadWords(event.target.value) : null;
+      if (key === BAD_WORDS && !badWords) return;
+      if (key !== BAD_WORDS && (!RULES.includes(key) || !(value >= 0))) return;
+      if (key !== BAD_WORDS) state.rules[key] = value;
+      else if (badWords.length) state.rules[key] = badWords;
+      else delete state.rules[key];
       state.beamData = null;
       state.forced = [];
       if (state.source) decode(state.step);
