@@ -122,7 +122,6 @@ void ted_merge_heads(float *x, const float *heads, ted_attention_shape shape)
 
 /* ---- scaled dot-product attention, one head at a time --------------------- */
 
-
 typedef struct heads_job {
     const float *queries;  /* (batch, heads, seq, query_size) */
     float *context;        /* (batch, heads, seq, query_size) */

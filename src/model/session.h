@@ -42,7 +42,8 @@ typedef struct ted_carried {
                              * lengths are carried before the caches they measure */
     size_t position_bytes;  /* with lengths: the bytes of one position in a block */
     bool per_source;        /* the same in every row of one source (ted_session.origins):
-                             * select() copies a row only into a row of another */
+                             * select() copies a row of such a one-layer buffer only
+                             * into a row of another source */
 } ted_carried;
 
 struct ted_session {
