@@ -973,6 +973,18 @@ CANDIDATES = """[...document.querySelectorAll('#candidates li')].map(e => ({
   why: (e.querySelector('.why') || {}).textContent || ''}))"""
 
 
+def shown_steps(browser, data):
+    """Each step of the decode as the page shows it, gone to with the keys:
+    (step index from 0, the prefix its decoder read, the candidates shown)."""
+    for i in range(len(data["steps"])):
+        browser.key("Home", keycode=36)
+        for _ in range(i):
+            browser.key("ArrowRight", keycode=39)
+        browser.wait_for(f"window.ted.state.step === {i + 1}")
+        prefix = [s["input"]["token"] for s in data["steps"][:i + 1]]
+        yield i, prefix, browser.evaluate(CANDIDATES)
+
+
 def ngram_banned(prefix, n):
     """The tokens NoRepeatNGramLogitsProcessor's definition bans after
     `prefix` (the decoder's start token first): those that followed an
@@ -994,14 +1006,9 @@ def test_rules(browser, server):
     check(f"rules/translation-is-ted-translate ({text})", text == expected,
           f"page '{text}', ted translate --no-repeat-ngram-size 2 '{expected}'")
     wrong, seen = [], []
-    for i, step in enumerate(data["steps"]):
-        browser.key("Home", keycode=36)
-        for _ in range(i):
-            browser.key("ArrowRight", keycode=39)
-        browser.wait_for(f"window.ted.state.step === {i + 1}")
-        prefix = [s["input"]["token"] for s in data["steps"][:i + 1]]
+    for i, prefix, candidates in shown_steps(browser, data):
         banned = ngram_banned(prefix, 2)
-        for c in browser.evaluate(CANDIDATES):
+        for c in candidates:
             want = f"banned: would repeat the 2-gram '{prefix[-1]} {c['token']}'" \
                 if c["token"] in banned else ""
             if c["why"] != want or c["banned"] != bool(want):
@@ -1063,14 +1070,9 @@ def test_bad_words(browser, server):
           text == expected and form == text_ids,
           f"page '{text}', ted translate --bad-words-ids '{expected}'; form '{form}'")
     wrong, seen = [], []
-    for i, step in enumerate(data["steps"]):
-        browser.key("Home", keycode=36)
-        for _ in range(i):
-            browser.key("ArrowRight", keycode=39)
-        browser.wait_for(f"window.ted.state.step === {i + 1}")
-        prefix = [s["input"]["token"] for s in data["steps"][:i + 1]]
+    for i, prefix, candidates in shown_steps(browser, data):
         banned = bad_words_banned(prefix, sequences)
-        for c in browser.evaluate(CANDIDATES):
+        for c in candidates:
             want = ""
             if c["token"] in banned:
                 want = "banned: a bad word (bad_words_ids)" if c["token"] == "mange" else \
