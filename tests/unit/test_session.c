@@ -340,6 +340,36 @@ Test(session, select_swaps_and_duplicates_rows)
     }
 }
 
+/* Rows of two sources that trade places: a row that keeps its source keeps
+ * its source's buffers (the encoder-decoder keys and values are not copied
+ * into it), and a row that takes another source's gets them. */
+Test(session, select_moves_rows_between_sources)
+{
+    for (int k = 0; k < MODEL_COUNT; k++) {
+        const tiny_model *m = &tiny_models[k];
+        ted_model *model = load(m->dir);
+        ted_session *s = new_session(model);
+        static const int both[2] = {0, 1}, doubled[4] = {0, 0, 1, 1};
+        static const int traded[4] = {1, 0, 0, 1};
+        encode(s, both, 2);
+        step(s, both, 2);
+        select_rows(s, (const int[]){0, 0, 1, 1}, 4);
+        const float *logits = step(s, doubled, 4);
+        for (int r = 0; r < 4; r++)
+            check_row(m, logits, r, doubled[r], 1, "each source twice");
+        /* row 0 takes source 1, row 1 stays source 0 from another row of
+         * source 0, row 2 takes source 0, row 3 stays */
+        select_rows(s, (const int[]){2, 0, 1, 3}, 4);
+        for (int t = 2; t < STEPS; t++) {
+            logits = step(s, traded, 4);
+            for (int r = 0; r < 4; r++)
+                check_row(m, logits, r, traded[r], t, "sources traded");
+        }
+        ted_session_free(s);
+        ted_model_free(model);
+    }
+}
+
 /* A decode with more rows but fewer steps than the one before: the buffers
  * grow for the rows, and the strides must follow this decode's steps, not
  * the capacity left by the longer one, or select() copies the caches
