@@ -170,6 +170,26 @@ bool cli_take_int(cli_args *a, const char *option, int min, int max, int *out)
     return true;
 }
 
+const char *const cli_option_names[TED_OPTION_COUNT] = {
+    [TED_OPTION_BEAM_SIZE] = "--beam",
+    [TED_OPTION_SAMPLE] = "--sample",
+    [TED_OPTION_N_BEST] = "--n-best",
+    [TED_OPTION_LENGTH_PENALTY] = "--length-penalty",
+    [TED_OPTION_LENGTH_NORMALIZATION] = "--length-normalization",
+    [TED_OPTION_EARLY_STOPPING] = "--early-stopping",
+    [TED_OPTION_TEMPERATURE] = "--temperature",
+    [TED_OPTION_TOP_K] = "--top-k",
+    [TED_OPTION_TOP_P] = "--top-p",
+    [TED_OPTION_SEED] = "--seed",
+    [TED_OPTION_MAX_LENGTH] = "--max-length",
+    [TED_OPTION_REPETITION_PENALTY] = "--repetition-penalty",
+    [TED_OPTION_NO_REPEAT_NGRAM_SIZE] = "--no-repeat-ngram-size",
+    [TED_OPTION_MIN_LENGTH] = "--min-length",
+    [TED_OPTION_MIN_NEW_TOKENS] = "--min-new-tokens",
+    [TED_OPTION_BAD_WORDS_IDS] = "--bad-words-ids",
+    [TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE] = "--encoder-no-repeat-ngram-size",
+};
+
 bool cli_take_bad_words(cli_args *a, const char *option, frontend_choice *d)
 {
     if (!cli_take_value(a, option))

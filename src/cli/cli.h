@@ -88,6 +88,9 @@ void cli_unknown_option(cli_args *a, const char *option);
 bool cli_require_model(const cli_args *a);
 /* Parses the value as an int in [min, max]. */
 bool cli_take_int(cli_args *a, const char *option, int min, int max, int *out);
+/* The decoding options as the commands spell them, for
+ * frontend_choose_options' errors. */
+extern const char *const cli_option_names[TED_OPTION_COUNT];
 /* --bad-words-ids IDS: one sequence, its ids separated by commas, added to
  * those of the option's other uses. */
 struct frontend_choice;

@@ -583,17 +583,9 @@ static int step_command(ted_model *model, const cli_args *a, void *options)
     for (int i = 0; i < args->force_count; i++)
         if (!add_forced(o, model, args->forces[i]))
             return 1;
-    static const frontend_option_names names = {
-        [TED_OPTION_REPETITION_PENALTY] = "--repetition-penalty",
-        [TED_OPTION_NO_REPEAT_NGRAM_SIZE] = "--no-repeat-ngram-size",
-        [TED_OPTION_MIN_LENGTH] = "--min-length",
-        [TED_OPTION_MIN_NEW_TOKENS] = "--min-new-tokens",
-        [TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE] = "--encoder-no-repeat-ngram-size",
-        [TED_OPTION_BAD_WORDS_IDS] = "--bad-words-ids",
-    };
     ted_translate_options chosen;
     ted_error err = {0};
-    if (frontend_choose_options(model, &o->rules, names, &chosen, &err))
+    if (frontend_choose_options(model, &o->rules, cli_option_names, &chosen, &err))
         return cli_error("step: %s", err.message);
     o->chosen_rules = chosen.decode.rules;
     o->model_dir = a->model_dir;

@@ -814,32 +814,13 @@ static bool translate_option(cli_args *a, const char *option, void *options)
 
 static int translate_command(ted_model *model, const cli_args *a, void *options)
 {
-    static const frontend_option_names names = {
-        [TED_OPTION_BEAM_SIZE] = "--beam",
-        [TED_OPTION_SAMPLE] = "--sample",
-        [TED_OPTION_N_BEST] = "--n-best",
-        [TED_OPTION_LENGTH_PENALTY] = "--length-penalty",
-        [TED_OPTION_LENGTH_NORMALIZATION] = "--length-normalization",
-        [TED_OPTION_EARLY_STOPPING] = "--early-stopping",
-        [TED_OPTION_TEMPERATURE] = "--temperature",
-        [TED_OPTION_TOP_K] = "--top-k",
-        [TED_OPTION_TOP_P] = "--top-p",
-        [TED_OPTION_SEED] = "--seed",
-        [TED_OPTION_MAX_LENGTH] = "--max-length",
-        [TED_OPTION_REPETITION_PENALTY] = "--repetition-penalty",
-        [TED_OPTION_NO_REPEAT_NGRAM_SIZE] = "--no-repeat-ngram-size",
-        [TED_OPTION_MIN_LENGTH] = "--min-length",
-        [TED_OPTION_MIN_NEW_TOKENS] = "--min-new-tokens",
-        [TED_OPTION_BAD_WORDS_IDS] = "--bad-words-ids",
-        [TED_OPTION_ENCODER_NO_REPEAT_NGRAM_SIZE] = "--encoder-no-repeat-ngram-size",
-    };
     translate_args *t = options;
     translate_job *job = &t->job;
     job->model = model;
     ted_error err = {0};
     if (cli_use_shortlist(model, t->shortlist, a->command))
         return 1;
-    if (frontend_choose_options(model, &t->d, names, &job->options, &err))
+    if (frontend_choose_options(model, &t->d, cli_option_names, &job->options, &err))
         return cli_error("%s: %s", a->command, err.message);
     job->moses = job->scores || job->options.decode.n_best > 1;
     job->options.decode.tokens_only = !job->moses;  /* no scores printed: none computed */
